@@ -1,0 +1,40 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "mapgate",
+    products: [
+        .executable(name: "mapgate", targets: ["mapgate"]),
+        .library(name: "MapGate", targets: ["MapGate"]),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CCurl", pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(
+            name: "CSQLite", pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(
+            name: "CZlib", pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(
+            name: "CCrypto", pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]),
+        .target(
+            name: "MapGate",
+            dependencies: ["CCurl", "CSQLite", "CZlib", "CCrypto"]),
+        .target(
+            name: "MapGateOrigin",
+            dependencies: ["MapGate"]),
+        .executableTarget(
+            name: "mapgate",
+            dependencies: ["MapGate", "MapGateOrigin"]),
+        .testTarget(
+            name: "MapGateTests",
+            dependencies: ["MapGate", "MapGateOrigin"]),
+        .testTarget(
+            name: "mapgateTests",
+            dependencies: ["MapGate", "MapGateOrigin"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

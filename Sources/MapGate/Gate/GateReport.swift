@@ -1,0 +1,47 @@
+import Foundation
+
+/// Everything `check` and `status` show about the gate.
+public struct GateReport: Sendable {
+    public var installedVersion: String
+    public var record: GateRecord
+    public var phase: GatePhase
+    /// When the prompts start (or started), if a newer version is pending.
+    public var graceEnd: Date?
+    /// The time the decision was made at (never earlier than any time seen before).
+    public var now: Date
+    /// This run's lookup error, when it looked up and failed.
+    public var lookupError: LookupError?
+    /// Whether this run looked the store up.
+    public var lookedUp: Bool
+    /// A damaged state database was replaced while opening.
+    public var recoveryNote: String?
+
+    /// The version to install, if any.
+    public var requiredVersion: String? { record.pendingVersion }
+    public var storeURL: String? { record.lastRelease?.storeURL }
+}
+
+/// The gate is closed: the command is refused until the app is updated (exit 77).
+public struct GateClosedError: MapGateFailure, LocalizedError, Sendable {
+    public let installedVersion: String
+    public let requiredVersion: String
+    public let storeURL: String?
+    public var kind: FailureKind { .updateRequired }
+    public var errorDescription: String? {
+        var text = "update required: mapgate \(installedVersion) may no longer be used; install version \(requiredVersion)"
+        if let storeURL { text += " from \(storeURL)" }
+        return text
+    }
+}
+
+/// Proof that the gate allowed one use. Only ``Gate`` makes these; opening tiles, serving and
+/// installing regions take one, so no command can forget the gate.
+public struct GateAuthorization: Sendable {
+    public let decision: UseDecision
+    public let report: GateReport
+
+    init(decision: UseDecision, report: GateReport) {
+        self.decision = decision
+        self.report = report
+    }
+}

@@ -1,0 +1,66 @@
+import CCurl
+import Foundation
+
+/// `curl_global_init` runs once, the first time a handle is made.
+private let curlGlobalInitialization: CURLcode = curl_global_init(Int(CURL_GLOBAL_ALL))
+
+/// Owns one libcurl easy handle: made in `init`, cleaned up in `deinit`.
+///
+/// Not `Sendable`: a handle belongs to the thread running its transfer.
+final class CurlEasy {
+    let handle: UnsafeMutableRawPointer
+    private var headerList: UnsafeMutablePointer<curl_slist>?
+
+    init(url: String) throws {
+        guard curlGlobalInitialization == CURLE_OK, let handle = curl_easy_init() else {
+            throw HTTPError.transport(code: -1, message: "libcurl could not be initialised", url: url)
+        }
+        self.handle = handle
+    }
+
+    deinit {
+        curl_easy_cleanup(handle)
+        if let headerList { curl_slist_free_all(headerList) }
+    }
+
+    func set(_ option: CURLoption, _ value: Int) {
+        _ = ccurl_setopt_long(handle, option, value)
+    }
+
+    func set(_ option: CURLoption, _ value: String) {
+        // libcurl copies string options, so the temporary C string may go away afterwards.
+        _ = value.withCString { ccurl_setopt_string(handle, option, $0) }
+    }
+
+    func set(_ option: CURLoption, pointer: UnsafeMutableRawPointer?) {
+        _ = ccurl_setopt_pointer(handle, option, pointer)
+    }
+
+    func setHeaders(_ headers: [(name: String, value: String)]) {
+        var list: UnsafeMutablePointer<curl_slist>?
+        for header in headers {
+            list = curl_slist_append(list, "\(header.name): \(header.value)")
+        }
+        if let headerList { curl_slist_free_all(headerList) }
+        headerList = list
+        _ = ccurl_setopt_pointer(handle, CURLOPT_HTTPHEADER, list.map { UnsafeMutableRawPointer($0) })
+    }
+
+    var responseCode: Int {
+        var code = 0
+        _ = ccurl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &code)
+        return code
+    }
+
+    var effectiveURL: String? {
+        var pointer: UnsafeMutablePointer<CChar>?
+        guard ccurl_getinfo_string(handle, CURLINFO_EFFECTIVE_URL, &pointer) == CURLE_OK,
+            let pointer
+        else { return nil }
+        return String(cString: pointer)
+    }
+
+    static func describe(_ code: CURLcode) -> String {
+        String(cString: curl_easy_strerror(code))
+    }
+}

@@ -1,0 +1,188 @@
+import CCurl
+import Foundation
+
+/// The project's only network stack: GET requests through libcurl.
+///
+/// TLS verification is always on. Proxy variables (`http_proxy`, `https_proxy`, `no_proxy`) are
+/// honoured by libcurl itself.
+public struct HTTPClient: Sendable {
+    public var userAgent: String
+    /// A CA bundle (PEM) to trust instead of the system bundle, for a publisher with its own CA.
+    public var caFile: String?
+
+    public init(userAgent: String = BuildInfo.userAgent, caFile: String? = nil) {
+        self.userAgent = userAgent
+        self.caFile = caFile
+    }
+
+    /// Fetches `request` with the body in memory. Any HTTP status is returned, not thrown.
+    ///
+    /// - Parameter maxBodyBytes: a body larger than this fails the request.
+    public func get(_ request: HTTPRequest, maxBodyBytes: Int = 32 << 20) throws -> HTTPResponse {
+        var body = Data()
+        let head = try stream(request, onHead: { _ in body.removeAll(keepingCapacity: true) }) { chunk in
+            guard body.count + chunk.count <= maxBodyBytes else {
+                throw HTTPError.transport(
+                    code: -1, message: "response larger than \(maxBodyBytes) bytes", url: request.url)
+            }
+            body.append(contentsOf: chunk)
+        }
+        return HTTPResponse(head: head, body: body)
+    }
+
+    /// Fetches `request`, handing the body to `onBody` chunk by chunk as it arrives.
+    ///
+    /// `onHead` runs once, before the first body byte (or after the transfer when there is no
+    /// body); it may throw to refuse the response, as may `onBody`. `progress` gets the bytes
+    /// received and expected (0 when unknown) and returns `false` to cancel.
+    @discardableResult
+    public func stream(
+        _ request: HTTPRequest,
+        onHead: (HTTPResponseHead) throws -> Void = { _ in },
+        progress: ((Int64, Int64) -> Bool)? = nil,
+        onBody: (UnsafeRawBufferPointer) throws -> Void
+    ) throws -> HTTPResponseHead {
+        try withoutActuallyEscaping(onHead) { onHead in
+            try withoutActuallyEscaping(onBody) { onBody in
+                let transfer = try Transfer(url: request.url, onHead: onHead, onBody: onBody)
+                transfer.progress = progress
+                configure(transfer, for: request)
+                return try transfer.perform()
+            }
+        }
+    }
+
+    private func configure(_ transfer: Transfer, for request: HTTPRequest) {
+        let easy = transfer.easy
+        easy.set(CURLOPT_URL, request.url)
+        easy.set(CURLOPT_PROTOCOLS_STR, "http,https,file")
+        easy.set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
+        easy.set(CURLOPT_FOLLOWLOCATION, 1)
+        easy.set(CURLOPT_MAXREDIRS, request.maxRedirects)
+        easy.set(CURLOPT_CONNECTTIMEOUT_MS, Int(request.connectTimeout * 1000))
+        easy.set(CURLOPT_TIMEOUT_MS, request.totalTimeout.map { Int($0 * 1000) } ?? 0)
+        easy.set(CURLOPT_LOW_SPEED_LIMIT, request.lowSpeedLimit)
+        easy.set(CURLOPT_LOW_SPEED_TIME, request.lowSpeedTime)
+        easy.set(CURLOPT_NOSIGNAL, 1)
+        easy.set(CURLOPT_USERAGENT, userAgent)
+        easy.set(CURLOPT_SSL_VERIFYPEER, 1)
+        easy.set(CURLOPT_SSL_VERIFYHOST, 2)
+        if let caFile { easy.set(CURLOPT_CAINFO, caFile) }
+        easy.setHeaders(request.headers)
+    }
+}
+
+/// The state of one running transfer, reached from libcurl's C callbacks through `Unmanaged`.
+private final class Transfer {
+    let url: String
+    let easy: CurlEasy
+    let onHead: (HTTPResponseHead) throws -> Void
+    let onBody: (UnsafeRawBufferPointer) throws -> Void
+    var progress: ((Int64, Int64) -> Bool)?
+    var headers: [(name: String, value: String)] = []
+    var head: HTTPResponseHead?
+    var callbackError: (any Error)?
+    var cancelled = false
+    var errorBuffer = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+
+    init(
+        url: String, onHead: @escaping (HTTPResponseHead) throws -> Void,
+        onBody: @escaping (UnsafeRawBufferPointer) throws -> Void
+    ) throws {
+        self.url = url
+        self.easy = try CurlEasy(url: url)
+        self.onHead = onHead
+        self.onBody = onBody
+    }
+
+    func perform() throws -> HTTPResponseHead {
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        _ = ccurl_setopt_write_callback(easy.handle, CURLOPT_WRITEFUNCTION, transferWrite)
+        easy.set(CURLOPT_WRITEDATA, pointer: me)
+        _ = ccurl_setopt_write_callback(easy.handle, CURLOPT_HEADERFUNCTION, transferHeader)
+        easy.set(CURLOPT_HEADERDATA, pointer: me)
+        _ = ccurl_setopt_xferinfo_callback(easy.handle, CURLOPT_XFERINFOFUNCTION, transferProgress)
+        easy.set(CURLOPT_XFERINFODATA, pointer: me)
+        easy.set(CURLOPT_NOPROGRESS, progress == nil ? 1 : 0)
+
+        let code = errorBuffer.withUnsafeMutableBufferPointer { buffer in
+            easy.set(CURLOPT_ERRORBUFFER, pointer: UnsafeMutableRawPointer(buffer.baseAddress))
+            defer { easy.set(CURLOPT_ERRORBUFFER, pointer: nil) }
+            return withExtendedLifetime(self) { curl_easy_perform(easy.handle) }
+        }
+        if let callbackError { throw callbackError }
+        if cancelled { throw HTTPError.cancelled(url: url) }
+        guard code == CURLE_OK else { throw transportError(code) }
+        try deliverHeadIfNeeded()
+        return head ?? HTTPResponseHead(status: easy.responseCode, headers: headers, effectiveURL: url)
+    }
+
+    func deliverHeadIfNeeded() throws {
+        guard head == nil else { return }
+        let delivered = HTTPResponseHead(
+            status: easy.responseCode, headers: headers, effectiveURL: easy.effectiveURL ?? url)
+        head = delivered
+        try onHead(delivered)
+    }
+
+    func receiveHeaderLine(_ line: String) {
+        let trimmed = line.trimmingCharacters(in: .whitespacesAndNewlines)
+        if trimmed.hasPrefix("HTTP/") {
+            headers.removeAll()  // a new response (after a redirect or a 100 Continue)
+        } else if let colon = trimmed.firstIndex(of: ":") {
+            let name = String(trimmed[..<colon])
+            let value = trimmed[trimmed.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            headers.append((name, value))
+        }
+    }
+
+    private func transportError(_ code: CURLcode) -> HTTPError {
+        let detail = errorBuffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        var message = detail.isEmpty ? CurlEasy.describe(code) : detail
+        switch code {
+        case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM,
+            CURLE_SSL_CIPHER, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ENGINE_NOTFOUND:
+            message = "TLS error: \(message)"
+        case CURLE_OPERATION_TIMEDOUT:
+            message = "timed out: \(message)"
+        default:
+            break
+        }
+        return .transport(code: Int(code.rawValue), message: message, url: url)
+    }
+}
+
+private func transfer(from userdata: UnsafeMutableRawPointer?) -> Transfer? {
+    userdata.map { Unmanaged<Transfer>.fromOpaque($0).takeUnretainedValue() }
+}
+
+private let transferWrite: curl_write_callback = { data, size, count, userdata in
+    let length = size * count
+    guard let transfer = transfer(from: userdata) else { return 0 }
+    guard length > 0 else { return 0 }
+    guard let data else { return 0 }
+    do {
+        try transfer.deliverHeadIfNeeded()
+        try transfer.onBody(UnsafeRawBufferPointer(start: data, count: length))
+        return length
+    } catch {
+        transfer.callbackError = error
+        return 0  // anything but `length` makes libcurl stop with CURLE_WRITE_ERROR
+    }
+}
+
+private let transferHeader: curl_write_callback = { data, size, count, userdata in
+    let length = size * count
+    guard let transfer = transfer(from: userdata), let data else { return 0 }
+    let bytes = UnsafeRawBufferPointer(start: data, count: length)
+    transfer.receiveHeaderLine(String(decoding: bytes, as: UTF8.self))
+    return length
+}
+
+private let transferProgress: curl_xferinfo_callback = { userdata, total, now, _, _ in
+    guard let transfer = transfer(from: userdata) else { return 1 }
+    guard let progress = transfer.progress else { return 0 }
+    if progress(Int64(now), Int64(total)) { return 0 }
+    transfer.cancelled = true
+    return 1
+}

@@ -1,0 +1,33 @@
+import Foundation
+
+/// A request that failed: at the transport (curl) level, or with an HTTP error status.
+public enum HTTPError: MapGateFailure, LocalizedError, Sendable, Equatable {
+    /// libcurl failed: its error code, its message and the URL.
+    case transport(code: Int, message: String, url: String)
+    /// The server answered with a status the caller does not accept.
+    case status(Int, url: String)
+    /// The caller stopped the transfer (from a progress callback).
+    case cancelled(url: String)
+
+    public var kind: FailureKind { .unavailable }
+
+    /// Whether trying again later might succeed (network errors and 5xx, not 4xx).
+    public var isTransient: Bool {
+        switch self {
+        case .transport: true
+        case .status(let code, _): code >= 500 || code == 408 || code == 429
+        case .cancelled: false
+        }
+    }
+
+    public var errorDescription: String? {
+        switch self {
+        case .transport(let code, let message, let url):
+            "\(message) (curl error \(code)) for \(url)"
+        case .status(let code, let url):
+            "HTTP \(code) from \(url)"
+        case .cancelled(let url):
+            "transfer of \(url) cancelled"
+        }
+    }
+}

@@ -1,0 +1,122 @@
+import Foundation
+
+/// Asks the App Store lookup service (iTunes Lookup JSON) for the app's newest version.
+public struct StoreLookup: Sendable {
+    public var client: HTTPClient
+    public var endpoint: String
+    public var appID: Int?
+    public var bundleID: String?
+    public var country: String
+    /// Seconds to connect; ordinary runs use a short one so an offline run is not held up.
+    public var connectTimeout: Double
+    public var totalTimeout: Double
+
+    public init(
+        client: HTTPClient, endpoint: String, appID: Int?, bundleID: String?, country: String,
+        connectTimeout: Double = 3, totalTimeout: Double = 10
+    ) {
+        self.client = client
+        self.endpoint = endpoint
+        self.appID = appID
+        self.bundleID = bundleID
+        self.country = country
+        self.connectTimeout = connectTimeout
+        self.totalTimeout = totalTimeout
+    }
+
+    public init(configuration: Configuration, client: HTTPClient, connectTimeout: Double = 3) {
+        self.init(
+            client: client, endpoint: configuration.lookupURL, appID: configuration.appID,
+            bundleID: configuration.bundleID, country: configuration.country, connectTimeout: connectTimeout)
+    }
+
+    /// The request URL: the app, the storefront and a cache-busting parameter (the live service
+    /// caches answers for about a day).
+    public func requestURL(cacheBuster: String) throws -> String {
+        var query: [String] = []
+        if let appID {
+            query.append("id=\(appID)")
+        } else if let bundleID, let encoded = bundleID.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(.init(charactersIn: ".-_"))) {
+            query.append("bundleId=\(encoded)")
+        } else {
+            throw LookupError.notConfigured
+        }
+        query.append("country=\(country)")
+        query.append("_=\(cacheBuster)")
+        let separator = endpoint.contains("?") ? "&" : "?"
+        return endpoint + separator + query.joined(separator: "&")
+    }
+
+    private var appDescription: String {
+        if let appID { return "app id \(appID)" }
+        return "bundle id \(bundleID ?? "?")"
+    }
+
+    /// Looks up now. Throws a ``LookupError`` for each way it can fail.
+    public func fetch(cacheBuster: String = String(UInt64.random(in: 0...UInt64.max), radix: 36)) throws -> StoreRelease {
+        let url = try requestURL(cacheBuster: cacheBuster)
+        let request = HTTPRequest(
+            url: url, headers: [("Cache-Control", "no-cache"), ("Accept", "application/json")],
+            connectTimeout: connectTimeout, totalTimeout: totalTimeout, lowSpeedTime: 5)
+        let response: HTTPResponse
+        do {
+            response = try client.get(request, maxBodyBytes: 4 << 20)
+        } catch let error as HTTPError {
+            throw LookupError.network(error.localizedDescription)
+        }
+        guard (200..<300).contains(response.status) else {
+            if let message = try? Self.errorMessage(in: response.body) {
+                throw LookupError.serviceError(message: message, url: endpoint)
+            }
+            throw LookupError.httpStatus(response.status, url: endpoint)
+        }
+        return try decode(response.body)
+    }
+
+    /// Reads a lookup answer. Public so the saved last answer and fixtures go through one parser.
+    public func decode(_ body: Data) throws -> StoreRelease {
+        guard let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any] else {
+            throw LookupError.malformed(reason: "the body is not a JSON object", url: endpoint)
+        }
+        if let message = object["errorMessage"] as? String {
+            throw LookupError.serviceError(message: message, url: endpoint)
+        }
+        guard let count = object["resultCount"] as? Int, let results = object["results"] as? [Any] else {
+            throw LookupError.malformed(reason: "no resultCount and results", url: endpoint)
+        }
+        guard count > 0, let first = results.first else {
+            throw LookupError.notPublished(app: appDescription, country: country)
+        }
+        guard let result = first as? [String: Any] else {
+            throw LookupError.malformed(reason: "results[0] is not an object", url: endpoint)
+        }
+        guard let version = result["version"] as? String else {
+            throw LookupError.malformed(reason: "results[0] has no version", url: endpoint)
+        }
+        do {
+            _ = try AppVersion(version)
+        } catch {
+            throw LookupError.malformed(reason: "version \"\(version)\" is not a version number", url: endpoint)
+        }
+        return StoreRelease(
+            version: version.trimmingCharacters(in: .whitespacesAndNewlines),
+            releaseNotes: result["releaseNotes"] as? String,
+            storeURL: result["trackViewUrl"] as? String,
+            releaseDate: (result["currentVersionReleaseDate"] as? String).flatMap(Self.parseDate),
+            trackID: result["trackId"] as? Int,
+            bundleID: result["bundleId"] as? String)
+    }
+
+    private static func errorMessage(in body: Data) throws -> String? {
+        let object = try JSONSerialization.jsonObject(with: body) as? [String: Any]
+        return object?["errorMessage"] as? String
+    }
+
+    static func parseDate(_ text: String) -> Date? {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime]
+        if let date = formatter.date(from: text) { return date }
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.date(from: text)
+    }
+}

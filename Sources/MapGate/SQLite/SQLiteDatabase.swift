@@ -1,0 +1,108 @@
+import CSQLite
+import Foundation
+
+/// Owns one SQLite connection: opened in `init`, closed in `deinit`.
+///
+/// Not `Sendable`: a connection is confined to one thread, which lets SQLite's own mutex stay off
+/// (`SQLITE_OPEN_NOMUTEX`).
+public final class SQLiteDatabase {
+    public enum Mode: Sendable {
+        /// For files mapgate only reads (installed regions, packages being validated).
+        case readOnly
+        /// Read and write, creating the file when missing.
+        case readWriteCreate
+    }
+
+    let connection: OpaquePointer
+    public let path: String
+
+    public init(path: String, mode: Mode, busyTimeout: Duration = .seconds(10)) throws {
+        var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
+        switch mode {
+        case .readOnly: flags |= SQLITE_OPEN_READONLY
+        case .readWriteCreate: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+        }
+        var handle: OpaquePointer?
+        let code = sqlite3_open_v2(path, &handle, flags, nil)
+        guard code == SQLITE_OK, let handle else {
+            let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
+            sqlite3_close_v2(handle)
+            throw SQLiteError(code: code, message: message, path: path)
+        }
+        self.connection = handle
+        self.path = path
+        sqlite3_extended_result_codes(handle, 1)
+        let milliseconds = busyTimeout.components.seconds * 1000
+            + busyTimeout.components.attoseconds / 1_000_000_000_000_000
+        sqlite3_busy_timeout(handle, Int32(clamping: milliseconds))
+    }
+
+    deinit {
+        sqlite3_close_v2(connection)
+    }
+
+    /// Runs one or more statements that return no rows.
+    public func execute(_ sql: String) throws {
+        try check(sqlite3_exec(connection, sql, nil, nil, nil), sql: sql)
+    }
+
+    /// Runs one statement with arguments, discarding any rows.
+    public func execute(_ sql: String, _ arguments: [SQLiteValue]) throws {
+        let statement = try prepare(sql)
+        try statement.bind(arguments)
+        while try statement.step() {}
+    }
+
+    public func prepare(_ sql: String) throws -> SQLiteStatement {
+        try SQLiteStatement(database: self, sql: sql)
+    }
+
+    /// The rows of a query, each read by `read`.
+    public func query<T>(
+        _ sql: String, _ arguments: [SQLiteValue] = [], read: (SQLiteStatement) throws -> T
+    ) throws -> [T] {
+        let statement = try prepare(sql)
+        try statement.bind(arguments)
+        var rows: [T] = []
+        while try statement.step() { rows.append(try read(statement)) }
+        return rows
+    }
+
+    public enum TransactionKind: String, Sendable {
+        case deferred = "DEFERRED"
+        /// Takes the write lock at once: use it for read-modify-write, so that two processes
+        /// never both read the old value.
+        case immediate = "IMMEDIATE"
+    }
+
+    /// Runs `body` in a transaction: commits when it returns, rolls back when it throws and
+    /// rethrows that first error (a failing ROLLBACK never hides it).
+    public func transaction<T>(_ kind: TransactionKind = .immediate, _ body: () throws -> T) throws -> T {
+        try execute("BEGIN \(kind.rawValue)")
+        let result: T
+        do {
+            result = try body()
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+        do {
+            try execute("COMMIT")
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+        return result
+    }
+
+    /// Throws a ``SQLiteError`` for any code other than OK, ROW and DONE.
+    func check(_ code: Int32, sql: String?) throws {
+        switch code {
+        case SQLITE_OK, SQLITE_ROW, SQLITE_DONE: return
+        default:
+            throw SQLiteError(
+                code: sqlite3_extended_errcode(connection),
+                message: String(cString: sqlite3_errmsg(connection)), sql: sql, path: path)
+        }
+    }
+}

@@ -1,0 +1,196 @@
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Handles the requests of one connection at a time. A server keeps a pool of handlers and
+/// lends each to one connection, so a handler may own resources such as a SQLite connection.
+public protocol HTTPRequestHandler: AnyObject {
+    func respond(to request: HTTPServerRequest, with writer: HTTPResponseWriter)
+}
+
+/// An error starting a server.
+public struct HTTPServerError: MapGateFailure, LocalizedError, Sendable {
+    public let message: String
+    public var kind: FailureKind { .io }
+    public var errorDescription: String? { message }
+}
+
+/// A small HTTP/1.1 server over POSIX sockets: keep-alive, pipelining, limits on request size,
+/// read and idle timeouts, at most `maxConnections` connections served at once (one thread
+/// each), and a clean stop that lets requests in flight finish.
+public final class HTTPServer: Sendable {
+    public struct Settings: Sendable {
+        public var host: String = "127.0.0.1"
+        /// 0 picks a free port.
+        public var port: UInt16 = 0
+        public var maxConnections: Int = 256
+        public var maxHeaderBytes: Int = 16 << 10
+        /// Seconds a client has to finish a request it started.
+        public var readTimeout: Double = 10
+        /// Seconds a keep-alive connection may sit idle between requests.
+        public var idleTimeout: Double = 30
+        public init() {}
+    }
+
+    public struct LogEntry: Sendable {
+        public var method: String
+        public var path: String
+        public var status: Int
+        public var bytes: Int
+        public var seconds: Double
+    }
+
+    public let settings: Settings
+    /// The port actually bound (useful when `settings.port` is 0).
+    public let port: UInt16
+    private let listener: Int32
+    private let makeHandler: @Sendable () -> any HTTPRequestHandler
+    private let log: (@Sendable (LogEntry) -> Void)?
+    private let state = Mutex(ServerState())
+    private let finished = DispatchGroup()
+
+    private struct ServerState: ~Copyable {
+        var stopping = false
+        var active = 0
+        /// Handlers not lent to a connection right now. Only touched under the mutex.
+        var idleHandlers: [UnsafeSendable<any HTTPRequestHandler>] = []
+    }
+
+    public init(
+        settings: Settings, log: (@Sendable (LogEntry) -> Void)? = nil,
+        makeHandler: @escaping @Sendable () -> any HTTPRequestHandler
+    ) throws {
+        self.settings = settings
+        self.makeHandler = makeHandler
+        self.log = log
+        (listener, port) = try Self.listen(host: settings.host, port: settings.port)
+        let thread = Thread { [self] in acceptLoop() }
+        thread.name = "http-accept"
+        finished.enter()
+        thread.start()
+    }
+
+    deinit {
+        close(listener)
+    }
+
+    /// The base URL, such as `http://127.0.0.1:8080`.
+    public var baseURL: String {
+        let host = settings.host.contains(":") ? "[\(settings.host)]" : settings.host
+        return "http://\(host):\(port)"
+    }
+
+    /// Stops accepting, lets requests in flight finish, closes idle connections, and waits.
+    public func stop() {
+        let wasStopping = state.withLock { state in
+            defer { state.stopping = true }
+            return state.stopping
+        }
+        if !wasStopping { shutdown(listener, Int32(SHUT_RDWR)) }
+        finished.wait()
+    }
+
+    private var isStopping: Bool { state.withLock { $0.stopping } }
+
+    private static func listen(host: String, port: UInt16) throws -> (Int32, UInt16) {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV
+        var info: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(host, String(port), &hints, &info)
+        guard status == 0, let first = info else {
+            throw HTTPServerError(message: "cannot listen on \(host):\(port): \(String(cString: gai_strerror(status)))")
+        }
+        defer { freeaddrinfo(info) }
+        let fd = socket(first.pointee.ai_family, first.pointee.ai_socktype, first.pointee.ai_protocol)
+        guard fd >= 0 else { throw HTTPServerError(message: "cannot create a socket: \(String(cString: strerror(errno)))") }
+        var yes: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        guard bind(fd, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0, Glibc.listen(fd, 512) == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(fd)
+            throw HTTPServerError(message: "cannot listen on \(host):\(port): \(reason)")
+        }
+        var address = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        guard bound == 0 else { close(fd); throw HTTPServerError(message: "getsockname failed") }
+        let family = address.ss_family
+        let boundPort = withUnsafePointer(to: &address) { pointer -> UInt16 in
+            if family == sa_family_t(AF_INET6) {
+                return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin6_port) }
+            }
+            return pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin_port) }
+        }
+        return (fd, boundPort)
+    }
+
+    private func acceptLoop() {
+        defer { finished.leave() }
+        while true {
+            let client = accept(listener, nil, nil)
+            if client < 0 {
+                if errno == EINTR || errno == ECONNABORTED { continue }
+                if isStopping { return }
+                if errno == EMFILE || errno == ENFILE { usleep(10_000); continue }
+                return
+            }
+            let admitted = state.withLock { state -> Bool in
+                guard !state.stopping, state.active < settings.maxConnections else { return false }
+                state.active += 1
+                return true
+            }
+            guard admitted else {
+                let busy = HTTPResponseWriter(socket: client)
+                busy.keepAlive = false
+                busy.respond(status: 503, headers: [("Retry-After", "1")], body: Data("server busy\n".utf8))
+                close(client)
+                continue
+            }
+            var noDelay: Int32 = 1
+            setsockopt(client, Int32(IPPROTO_TCP), TCP_NODELAY, &noDelay, socklen_t(MemoryLayout<Int32>.size))
+            finished.enter()
+            let thread = Thread { [self] in
+                serve(client)
+                finished.leave()
+            }
+            thread.stackSize = 512 << 10
+            thread.start()
+        }
+    }
+
+    private func borrowHandler() -> any HTTPRequestHandler {
+        if let handler = state.withLock({ $0.idleHandlers.popLast() }) { return handler.value }
+        return makeHandler()
+    }
+
+    private func serve(_ client: Int32) {
+        let handler = borrowHandler()
+        let connection = HTTPConnection(socket: client, settings: settings) { [self] in isStopping }
+        connection.run { request, writer in
+            let started = DispatchTime.now().uptimeNanoseconds
+            handler.respond(to: request, with: writer)
+            if let log {
+                let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+                log(LogEntry(method: request.method, path: request.target, status: writer.status, bytes: writer.bytesWritten, seconds: seconds))
+            }
+        }
+        close(client)
+        state.withLock { state in
+            state.active -= 1
+            state.idleHandlers.append(UnsafeSendable(handler))
+        }
+    }
+}
+
+/// Carries a value across threads where a lock guarantees one thread at a time uses it.
+struct UnsafeSendable<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}

@@ -1,0 +1,35 @@
+import Foundation
+
+/// The layout of mapgate's data directory.
+///
+/// ```
+/// <data>/state.sqlite          gate state and installed regions (SQLite, WAL)
+/// <data>/regions/<id>.mbtiles  installed regions
+/// <data>/partial/              resumable downloads and files being installed
+/// <data>/lock                  held by the one process changing the directory
+/// ```
+public struct DataDirectory: Sendable, Equatable {
+    public let path: String
+
+    public init(path: String) {
+        self.path = path
+    }
+
+    public var statePath: String { path + "/state.sqlite" }
+    public var regionsPath: String { path + "/regions" }
+    public var partialPath: String { path + "/partial" }
+    public var lockPath: String { path + "/lock" }
+
+    public func regionPath(_ id: String) -> String { regionsPath + "/\(id).mbtiles" }
+
+    /// Creates the directory and its folders when missing.
+    public func prepare() throws {
+        for folder in [path, regionsPath, partialPath] {
+            do {
+                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            } catch {
+                throw GeneralFailure("data directory \(folder): cannot create it: \(error.localizedDescription)", kind: .io)
+            }
+        }
+    }
+}

@@ -1,0 +1,201 @@
+import Foundation
+import MapGate
+import Synchronization
+
+/// A real HTTP/1.1 origin on 127.0.0.1 for the tests and the demo: static files from a folder,
+/// `Range` (206/416), `ETag`/`If-None-Match` (304), and faults asked for in the path.
+///
+/// A fault is a path prefix `/_fault/<spec>/` before the file's path, `<spec>` being
+/// comma-separated items:
+/// - `status=N`: answer status N with a short body;
+/// - `cut=N`: announce the whole length but send only N body bytes, then close;
+/// - `stall=S`: after the head (and the `cut` bytes, if any) send nothing for S seconds;
+/// - `drop`: close the connection without answering;
+/// - `redirect`: answer 302 to the same path without the fault;
+/// - `times=N`: apply the fault to the first N requests of this URL only, then serve normally.
+public final class TestOrigin: Sendable {
+    public struct Hit: Sendable {
+        public var method: String
+        public var path: String
+        public var range: String?
+        public var ifRange: String?
+        public var userAgent: String?
+        public var target: String
+    }
+
+    public let root: String
+    private let server: HTTPServer
+    private let hits = Mutex<[Hit]>([])
+    private let faultCounts = Mutex<[String: Int]>([:])
+
+    public init(root: String, port: UInt16 = 0) throws {
+        self.root = (root as NSString).standardizingPath
+        var settings = HTTPServer.Settings()
+        settings.port = port
+        settings.idleTimeout = 5
+        let box = Mutex<TestOrigin?>(nil)
+        server = try HTTPServer(settings: settings) {
+            OriginHandler { box.withLock { $0 } }
+        }
+        box.withLock { $0 = self }
+    }
+
+    public var baseURL: String { server.baseURL }
+    public var port: UInt16 { server.port }
+
+    /// Every request served so far, oldest first.
+    public var requests: [Hit] { hits.withLock { $0 } }
+
+    public func clearRequests() { hits.withLock { $0.removeAll() } }
+
+    public func stop() { server.stop() }
+
+    func record(_ hit: Hit) { hits.withLock { $0.append(hit) } }
+
+    /// Counts a faulty URL's uses; true while the fault still applies.
+    func faultApplies(key: String, times: Int?) -> Bool {
+        guard let times else { return true }
+        return faultCounts.withLock { counts in
+            let used = counts[key, default: 0]
+            counts[key] = used + 1
+            return used < times
+        }
+    }
+}
+
+/// The per-connection handler; it reaches its origin lazily (the origin exists only after its
+/// server has started).
+private final class OriginHandler: HTTPRequestHandler {
+    let origin: () -> TestOrigin?
+    init(origin: @escaping () -> TestOrigin?) { self.origin = origin }
+
+    func respond(to request: HTTPServerRequest, with writer: HTTPResponseWriter) {
+        guard let origin = origin() else {
+            writer.respond(status: 503)
+            return
+        }
+        origin.record(
+            TestOrigin.Hit(
+                method: request.method, path: request.path, range: request.header("Range"),
+                ifRange: request.header("If-Range"), userAgent: request.header("User-Agent"), target: request.target))
+        var path = request.path
+        var fault = Fault()
+        if path.hasPrefix("/_fault/") {
+            let rest = path.dropFirst("/_fault/".count)
+            let spec = rest.prefix { $0 != "/" }
+            path = String(rest.dropFirst(spec.count))
+            let parsed = Fault(spec: String(spec))
+            if origin.faultApplies(key: request.path, times: parsed.times) { fault = parsed }
+        }
+        if fault.drop {
+            writer.closeAfterResponse()
+            return
+        }
+        if fault.redirect {
+            writer.respond(status: 302, headers: [("Location", path + (request.query.map { "?" + $0 } ?? ""))])
+            return
+        }
+        if let status = fault.status {
+            writer.respond(status: status, headers: [("Content-Type", "text/plain")], body: Data("fault: status \(status)\n".utf8))
+            return
+        }
+        serveFile(origin: origin, path: path, request: request, fault: fault, writer: writer)
+    }
+
+    private func serveFile(origin: TestOrigin, path: String, request: HTTPServerRequest, fault: Fault, writer: HTTPResponseWriter) {
+        guard request.method == "GET" || request.method == "HEAD" else {
+            writer.respond(status: 405, headers: [("Allow", "GET, HEAD")])
+            return
+        }
+        let full = (origin.root + "/" + path).replacingOccurrences(of: "//", with: "/")
+        let resolved = (full as NSString).standardizingPath
+        var isDirectory: ObjCBool = false
+        guard resolved.hasPrefix(origin.root + "/"), FileManager.default.fileExists(atPath: resolved, isDirectory: &isDirectory),
+            !isDirectory.boolValue, let attributes = try? FileManager.default.attributesOfItem(atPath: resolved),
+            let handle = FileHandle(forReadingAtPath: resolved)
+        else {
+            writer.respond(status: 404, headers: [("Content-Type", "text/plain")], body: Data("not found: \(path)\n".utf8))
+            return
+        }
+        defer { try? handle.close() }
+        let size = (attributes[.size] as? NSNumber)?.intValue ?? 0
+        let modified = (attributes[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
+        let etag = "\"\(String(size, radix: 16))-\(String(Int(modified * 1000), radix: 16))\""
+        var headers: [(String, String)] = [("ETag", etag), ("Accept-Ranges", "bytes"), ("Content-Type", contentType(path))]
+        if let match = request.header("If-None-Match"), match == etag || match == "*" {
+            writer.respond(status: 304, headers: [("ETag", etag)])
+            return
+        }
+        var range = 0..<size
+        var status = 200
+        if let rangeHeader = request.header("Range"), request.header("If-Range").map({ $0 == etag }) ?? true {
+            guard let requested = Self.parseRange(rangeHeader, size: size) else {
+                writer.respond(status: 416, headers: [("Content-Range", "bytes */\(size)")])
+                return
+            }
+            range = requested
+            status = 206
+            headers.append(("Content-Range", "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(size)"))
+        }
+        headers.append(("Content-Length", String(range.count)))
+        writer.writeHead(status: status, headers: headers)
+        guard request.method == "GET" else { return }
+        var toSend = range.count
+        if let cut = fault.cut { toSend = min(toSend, cut) }
+        try? handle.seek(toOffset: UInt64(range.lowerBound))
+        while toSend > 0, let chunk = try? handle.read(upToCount: min(toSend, 256 << 10)), !chunk.isEmpty {
+            guard chunk.withUnsafeBytes({ writer.writeBody($0) }) else { return }
+            toSend -= chunk.count
+        }
+        if let stall = fault.stall { Thread.sleep(forTimeInterval: stall) }
+        if fault.cut != nil || fault.stall != nil { writer.closeAfterResponse() }
+    }
+
+    /// `bytes=a-b`, `bytes=a-` or `bytes=-n`; nil when unsatisfiable.
+    static func parseRange(_ header: String, size: Int) -> Range<Int>? {
+        guard header.hasPrefix("bytes="), !header.contains(",") else { return nil }
+        let parts = header.dropFirst(6).split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2 else { return nil }
+        if parts[0].isEmpty {
+            guard let suffix = Int(parts[1]), suffix > 0, size > 0 else { return nil }
+            return max(0, size - suffix)..<size
+        }
+        guard let start = Int(parts[0]), start < size else { return nil }
+        let end = parts[1].isEmpty ? size - 1 : min(Int(parts[1]) ?? -1, size - 1)
+        guard end >= start else { return nil }
+        return start..<(end + 1)
+    }
+
+    private func contentType(_ path: String) -> String {
+        if path.hasSuffix(".json") { return "application/json" }
+        if path.hasSuffix(".html") { return "text/html" }
+        return "application/octet-stream"
+    }
+}
+
+private struct Fault {
+    var status: Int?
+    var cut: Int?
+    var stall: Double?
+    var drop = false
+    var redirect = false
+    var times: Int?
+
+    init() {}
+
+    init(spec: String) {
+        for item in spec.split(separator: ",") {
+            let pair = item.split(separator: "=", maxSplits: 1).map(String.init)
+            let value = pair.count > 1 ? pair[1] : ""
+            switch pair[0] {
+            case "status": status = Int(value)
+            case "cut": cut = Int(value)
+            case "stall": stall = Double(value)
+            case "drop": drop = true
+            case "redirect": redirect = true
+            case "times": times = Int(value)
+            default: break
+            }
+        }
+    }
+}
