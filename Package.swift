@@ -24,17 +24,17 @@ let package = Package(
             name: "MapGate",
             dependencies: ["CCurl", "CSQLite", "CZlib", "CCrypto"]),
         .target(
-            name: "MapGateOrigin",
+            name: "MapGateDemo",
             dependencies: ["MapGate"]),
         .executableTarget(
             name: "mapgate",
-            dependencies: ["MapGate", "MapGateOrigin"]),
+            dependencies: ["MapGate", "MapGateDemo"]),
         .testTarget(
             name: "MapGateTests",
-            dependencies: ["MapGate", "MapGateOrigin"]),
+            dependencies: ["MapGate", "MapGateDemo"]),
         .testTarget(
             name: "mapgateTests",
-            dependencies: ["MapGate", "MapGateOrigin"]),
+            dependencies: ["MapGate", "MapGateDemo"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,1 +1,9 @@
-print("x")
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// A closed pipe (`mapgate tile … | head -c 10`) is an error to handle, not a reason to die.
+signal(SIGPIPE, SIG_IGN)
+exit(MapGateCLI.main(CommandLine.arguments, environment: ProcessInfo.processInfo.environment))

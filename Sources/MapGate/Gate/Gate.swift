@@ -9,8 +9,9 @@ public final class Gate {
     private let lookup: StoreLookup?
     private let checkInterval: TimeInterval
 
-    /// - Parameter installed: the app's version; always ``BuildInfo/version`` outside tests.
-    init(
+    /// - Parameter installed: the app's version; ``BuildInfo/version`` everywhere but in the
+    ///   tests and the demo's "after the update" step. Package access: no user can reach it.
+    package init(
         directory: DataDirectory, configuration: Configuration, client: HTTPClient, clock: Clock,
         installed: AppVersion
     ) throws {
@@ -115,7 +116,8 @@ public final class Gate {
     private func report(_ record: GateRecord, now: Date, lookedUp: Bool, error: LookupError?) -> GateReport {
         GateReport(
             installedVersion: policy.installed.text, record: record, phase: policy.phase(of: record, at: now),
-            graceEnd: record.pendingVersion == nil ? nil : policy.graceEnd(of: record), now: now,
+            graceEnd: record.pendingVersion == nil ? nil : policy.graceEnd(of: record),
+            maxPrompts: policy.maxPrompts, now: now,
             lookupError: error, lookedUp: lookedUp, recoveryNote: state.recoveryNote)
     }
 }

@@ -7,6 +7,8 @@ public struct GateReport: Sendable {
     public var phase: GatePhase
     /// When the prompts start (or started), if a newer version is pending.
     public var graceEnd: Date?
+    /// Prompted uses allowed after the grace period (`maxPrompts`).
+    public var maxPrompts: Int
     /// The time the decision was made at (never earlier than any time seen before).
     public var now: Date
     /// This run's lookup error, when it looked up and failed.
@@ -19,6 +21,29 @@ public struct GateReport: Sendable {
     /// The version to install, if any.
     public var requiredVersion: String? { record.pendingVersion }
     public var storeURL: String? { record.lastRelease?.storeURL }
+
+    /// One line saying where the gate stands.
+    public var summary: String {
+        let pending = requiredVersion ?? "?"
+        switch phase {
+        case .upToDate:
+            return "up to date"
+        case .grace(let until):
+            return "newer version \(pending) known since \(Self.day(record.firstSeen)), grace until \(Self.day(until))"
+        case .prompting(let left):
+            return "newer version \(pending) available: \(left) \(left == 1 ? "use" : "uses") left before the update is required"
+        case .closed:
+            return "update required: install version \(pending)"
+        }
+    }
+
+    /// A date as `YYYY-MM-DD` in UTC.
+    public static func day(_ date: Date?) -> String {
+        guard let date else { return "?" }
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withFullDate]
+        return formatter.string(from: date)
+    }
 }
 
 /// The gate is closed: the command is refused until the app is updated (exit 77).

@@ -1,0 +1,114 @@
+import Foundation
+import MapGate
+
+/// `mapgate demo`: the whole story on the project's own fixtures, against a local origin on
+/// 127.0.0.1, with a simulated clock so thirty days pass in a second.
+public final class Demo {
+    /// What the demo tells, in order; the executable prints it.
+    public enum Event: Sendable {
+        case step(String)
+        case line(String)
+    }
+
+    private let fixtures: String
+    private let work: String
+    private let tell: (Event) -> Void
+    private let time: ManualTime
+    private var clock: Clock { time.clock }
+
+    /// - Parameters:
+    ///   - fixtures: the project's `Fixtures/` folder.
+    ///   - workDirectory: a throw-away folder for the configuration and the data directory.
+    public init(fixtures: String, workDirectory: String, start: Date = Date(), tell: @escaping (Event) -> Void) {
+        self.fixtures = fixtures
+        self.work = workDirectory
+        self.tell = tell
+        time = ManualTime(start)
+    }
+
+    private func advance(days: Double) { time.advance(days: days) }
+    private func setTime(_ date: Date) { time.set(date) }
+
+    public func run() throws {
+        guard FileManager.default.fileExists(atPath: fixtures + "/lookup/store-1.5.0.json") else {
+            throw GeneralFailure("demo fixtures not found in \(fixtures) (run from the repository or pass --fixtures DIR)", kind: .io)
+        }
+        let origin = try TestOrigin(root: fixtures)
+        defer { origin.stop() }
+        let directory = DataDirectory(path: work + "/data")
+        var configuration = Configuration()
+        configuration.bundleID = "org.mapgate.demo"
+        configuration.country = "us"
+        configuration.lookupURL = origin.baseURL + "/lookup/store-\(BuildInfo.version).json"
+        let client = HTTPClient()
+        let start = clock.now
+        func gate(installed: String = BuildInfo.version) throws -> Gate {
+            try Gate(directory: directory, configuration: configuration, client: client, clock: clock, installed: try AppVersion(installed))
+        }
+        func day() -> String { "day \(Int(clock.now.timeIntervalSince(start) / 86_400))" }
+
+        tell(.step("A local origin serves the project's fixtures at \(origin.baseURL); data in \(directory.path)"))
+        tell(.step("\(day()): mapgate \(BuildInfo.version) checks the store"))
+        try show(try gate().check())
+
+        configuration.lookupURL = origin.baseURL + "/lookup/store-1.5.0.json"
+        tell(.step("\(day()): the publisher releases 1.5.0; the next check sees it and the grace period starts"))
+        try show(try gate().check())
+
+        advance(days: 29)
+        tell(.step("\(day()): a use within the grace period runs without a prompt"))
+        try use(gate())
+
+        advance(days: 1)
+        tell(.step("\(day()): the grace period is over; each use prompts and counts down"))
+        for _ in 1...configuration.maxPrompts {
+            try use(gate())
+            advance(days: 0.25)
+        }
+        tell(.step("\(day()): the next use is refused"))
+        try use(gate())
+
+        configuration.lookupURL = "http://127.0.0.1:1/lookup"
+        tell(.step("going offline does not reopen the gate"))
+        try use(gate())
+
+        let later = clock.now
+        setTime(start)
+        tell(.step("setting the clock back to day 0 does not reopen it either"))
+        try use(gate())
+        setTime(later)
+
+        configuration.lookupURL = origin.baseURL + "/lookup/store-1.5.0.json"
+        tell(.step("after updating to 1.5.0 the gate is open again, even before the next lookup"))
+        let updated = try gate(installed: "1.5.0")
+        try show(try updated.status())
+        try use(updated)
+        tell(.step("the demo origin answered \(origin.requests.count) requests; nothing left 127.0.0.1"))
+    }
+
+    private func show(_ report: GateReport) throws {
+        if let error = report.lookupError { tell(.line("lookup failed: \(error.localizedDescription)")) }
+        if let release = report.record.lastRelease { tell(.line("store version \(release.version), installed \(report.installedVersion)")) }
+        tell(.line("gate: \(report.summary)"))
+    }
+
+    private var configurationMaxPrompts: Int { Configuration().maxPrompts }
+
+    private func use(_ gate: Gate) throws {
+        do {
+            let authorization = try gate.authorizeUse()
+            switch authorization.decision {
+            case .allowed: tell(.line("use allowed"))
+            case .notice: tell(.line("use allowed; notice: \(authorization.report.summary)"))
+            case .prompt(let left):
+                let lines = GatePrompt(report: authorization.report, usesLeft: left).lines
+                // The whole prompt once; after that its last line, which is what changes.
+                for line in left == configurationMaxPrompts ? lines : [lines.last ?? ""] { tell(.line("prompt: " + line)) }
+                tell(.line("the user answers \"later\" and the command runs"))
+            case .refused: tell(.line("refused"))
+            }
+        } catch let error as GateClosedError {
+            tell(.line("refused (exit 77): \(error.localizedDescription)"))
+        }
+    }
+}

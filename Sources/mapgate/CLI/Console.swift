@@ -1,0 +1,85 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The terminal: human output to stdout, diagnostics to stderr, colour only on a TTY and never
+/// with `NO_COLOR`.
+struct Console {
+    let quiet: Bool
+    let json: Bool
+    let stdoutIsTTY = isatty(STDOUT_FILENO) == 1
+    let stderrIsTTY = isatty(STDERR_FILENO) == 1
+    /// True when a person can answer a question (stdin and stderr are terminals).
+    let isInteractive = isatty(STDIN_FILENO) == 1 && isatty(STDERR_FILENO) == 1
+    let colorAllowed: Bool
+
+    init(quiet: Bool, json: Bool, environment: [String: String]) {
+        self.quiet = quiet
+        self.json = json
+        colorAllowed = environment["NO_COLOR"] == nil && environment["TERM"] != "dumb"
+    }
+
+    /// Normal output (suppressed by `--quiet`).
+    func print(_ text: String) {
+        guard !quiet else { return }
+        write(text + "\n", to: STDOUT_FILENO)
+    }
+
+    /// Output that `--quiet` does not suppress (data the user asked for, JSON).
+    func data(_ text: String) {
+        write(text + "\n", to: STDOUT_FILENO)
+    }
+
+    /// A notice on stderr (suppressed by `--quiet`).
+    func note(_ text: String) {
+        guard !quiet else { return }
+        write(text + "\n", to: STDERR_FILENO)
+    }
+
+    /// An error on stderr, always shown.
+    func error(_ text: String) {
+        write(paint("error:", .red, onStderr: true) + " " + text + "\n", to: STDERR_FILENO)
+    }
+
+    /// A warning on stderr, always shown.
+    func warning(_ text: String) {
+        write(paint("warning:", .yellow, onStderr: true) + " " + text + "\n", to: STDERR_FILENO)
+    }
+
+    enum Color: String {
+        case red = "31"
+        case green = "32"
+        case yellow = "33"
+        case bold = "1"
+    }
+
+    func paint(_ text: String, _ color: Color, onStderr: Bool = false) -> String {
+        let tty = onStderr ? stderrIsTTY : stdoutIsTTY
+        guard tty, colorAllowed else { return text }
+        return "\u{1B}[\(color.rawValue)m\(text)\u{1B}[0m"
+    }
+
+    /// Prints one JSON object on a line, keys sorted so the output is stable.
+    func json(_ object: [String: Any]) {
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
+        write(String(decoding: data, as: UTF8.self) + "\n", to: STDOUT_FILENO)
+    }
+
+    /// Asks a question on stderr and reads one line from stdin.
+    func ask(_ question: String) -> String? {
+        write(question, to: STDERR_FILENO)
+        return readLine()
+    }
+
+    private func write(_ text: String, to descriptor: Int32) {
+        var bytes = Array(text.utf8)[...]
+        while !bytes.isEmpty {
+            let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+            if written < 0, errno == EINTR { continue }
+            guard written > 0 else { return }  // a closed pipe: nothing more to do
+            bytes = bytes.dropFirst(written)
+        }
+    }
+}

@@ -1,0 +1,45 @@
+import Foundation
+import MapGate
+
+/// What a command runs with: its settings, the console, and the library's parts.
+final class Context {
+    let arguments: ParsedArguments
+    let console: Console
+    let environment: [String: String]
+    let clock = Clock.system
+    private var loadedConfiguration: Configuration?
+
+    init(arguments: ParsedArguments, environment: [String: String]) {
+        self.arguments = arguments
+        self.environment = environment
+        console = Console(quiet: arguments.has("quiet"), json: arguments.has("json"), environment: environment)
+    }
+
+    var json: Bool { arguments.has("json") }
+
+    var configurationPath: (path: String, mustExist: Bool) {
+        Locations.configFile(flag: arguments.value("config"), environment: environment)
+    }
+
+    /// The configuration, read once. Errors name the file and the key (exit 64).
+    func configuration() throws -> Configuration {
+        if let loadedConfiguration { return loadedConfiguration }
+        let location = configurationPath
+        let configuration = try Configuration.load(path: location.path, mustExist: location.mustExist)
+        loadedConfiguration = configuration
+        return configuration
+    }
+
+    var dataDirectory: DataDirectory {
+        Locations.dataDirectory(flag: arguments.value("data-dir"), environment: environment)
+    }
+
+    func httpClient() throws -> HTTPClient {
+        HTTPClient(caFile: try configuration().caFile)
+    }
+
+    func makeGate() throws -> Gate {
+        let gate = try Gate(directory: dataDirectory, configuration: try configuration(), client: try httpClient(), clock: clock)
+        return gate
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import MapGate
+
+/// The command table and the one place that maps errors to output and exit codes.
+enum MapGateCLI {
+    static let commands: [any Command.Type] = [
+        CheckCommand.self, StatusCommand.self, DemoCommand.self,
+    ]
+
+    /// Commands a later issue implements. They say so and exit 1.
+    static let planned: [(name: String, abstract: String)] = [
+        ("catalog", "List the regions the publisher offers"),
+        ("sync", "Install or update map regions from the catalog"),
+        ("list", "List installed regions"),
+        ("remove", "Remove an installed region"),
+        ("verify", "Check installed regions against what was recorded at install"),
+        ("open", "Open a region in the viewer page"),
+        ("serve", "Serve installed regions over local HTTP"),
+        ("tile", "Write one tile to stdout or a file"),
+    ]
+
+    static func main(_ argv: [String], environment: [String: String]) -> Int32 {
+        let arguments: ParsedArguments
+        do {
+            arguments = try ParsedArguments.parse(Array(argv.dropFirst())) { name in
+                commands.first { $0.name == name }?.options
+            }
+        } catch let error as UsageError {
+            return usageFailure(error, environment: environment)
+        } catch {
+            return ExitCode.failure
+        }
+        let context = Context(arguments: arguments, environment: environment)
+        let console = context.console
+        if arguments.isVersion {
+            console.data("mapgate \(BuildInfo.version)")
+            return ExitCode.success
+        }
+        guard let name = arguments.command else {
+            if arguments.isHelp {
+                console.data(Help.root())
+                return ExitCode.success
+            }
+            FileHandle.standardError.write(Data((Help.root() + "\n").utf8))
+            return ExitCode.usage
+        }
+        if name == "help" {
+            let topic = arguments.positional.first
+            if let topic, let command = commands.first(where: { $0.name == topic }) {
+                console.data(Help.command(command))
+            } else {
+                console.data(Help.root())
+            }
+            return ExitCode.success
+        }
+        guard let command = commands.first(where: { $0.name == name }) else {
+            if let plan = planned.first(where: { $0.name == name }) {
+                if arguments.isHelp {
+                    console.data("mapgate \(plan.name): \(plan.abstract).\nThis command is not available yet.")
+                    return ExitCode.success
+                }
+                console.error("mapgate \(plan.name) is not available yet in mapgate \(BuildInfo.version)")
+                return ExitCode.failure
+            }
+            return usageFailure(UsageError(message: "unknown command '\(name)'", usage: "mapgate --help"), environment: environment)
+        }
+        if arguments.isHelp {
+            console.data(Help.command(command))
+            return ExitCode.success
+        }
+        do {
+            let instance = try command.init(parsing: arguments)
+            return try instance.run(context)
+        } catch let error as UsageError {
+            return usageFailure(error, environment: environment)
+        } catch {
+            console.error(describe(error))
+            return ExitCode.forError(error)
+        }
+    }
+
+    static func describe(_ error: any Error) -> String {
+        (error as? LocalizedError)?.errorDescription ?? String(describing: error)
+    }
+
+    private static func usageFailure(_ error: UsageError, environment: [String: String]) -> Int32 {
+        let console = Console(quiet: false, json: false, environment: environment)
+        console.error(error.message)
+        FileHandle.standardError.write(Data("usage: \(error.usage)\n".utf8))
+        return ExitCode.usage
+    }
+}

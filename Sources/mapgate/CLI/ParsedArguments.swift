@@ -1,0 +1,92 @@
+/// A command line split into global options, the command's options, and positional arguments.
+struct ParsedArguments {
+    var command: String?
+    var positional: [String] = []
+    var flags: Set<String> = []
+    var values: [String: String] = [:]
+
+    var isHelp: Bool { flags.contains("help") }
+    var isVersion: Bool { flags.contains("version") }
+
+    func value(_ name: String) -> String? { values[name] }
+    func has(_ flag: String) -> Bool { flags.contains(flag) }
+
+    /// Options every command takes, before or after the command name.
+    static let globalOptions: [OptionSpec] = [
+        OptionSpec(name: "config", value: "FILE", help: "configuration file (else $MAPGATE_CONFIG, else $XDG_CONFIG_HOME/mapgate/config.json)"),
+        OptionSpec(name: "data-dir", value: "DIR", help: "data directory (else $MAPGATE_DATA_DIR, else $XDG_DATA_HOME/mapgate)"),
+        OptionSpec(name: "json", help: "machine-readable output (one JSON object per line)"),
+        OptionSpec(name: "quiet", short: "q", help: "print only errors"),
+        OptionSpec(name: "help", short: "h", help: "show help"),
+        OptionSpec(name: "version", help: "print mapgate's version"),
+    ]
+
+    /// Parses `arguments` (without the program name). The command's options are looked up in
+    /// `commandOptions` once the command name is known.
+    static func parse(_ arguments: [String], commandOptions: (String) -> [OptionSpec]?) throws -> ParsedArguments {
+        var parsed = ParsedArguments()
+        var index = 0
+        var onlyPositional = false
+        func options() -> [OptionSpec] {
+            globalOptions + (parsed.command.flatMap(commandOptions) ?? [])
+        }
+        func usage() -> String {
+            parsed.command.map { "mapgate \($0) --help" } ?? "mapgate --help"
+        }
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            if onlyPositional || argument == "-" || !argument.hasPrefix("-") || isNegativeNumber(argument) {
+                if parsed.command == nil, !onlyPositional {
+                    parsed.command = argument
+                } else {
+                    parsed.positional.append(argument)
+                }
+                continue
+            }
+            if argument == "--" {
+                onlyPositional = true
+                continue
+            }
+            var name: String
+            var inlineValue: String?
+            if argument.hasPrefix("--") {
+                let body = argument.dropFirst(2)
+                if let equals = body.firstIndex(of: "=") {
+                    name = String(body[..<equals])
+                    inlineValue = String(body[body.index(after: equals)...])
+                } else {
+                    name = String(body)
+                }
+            } else {
+                guard argument.count == 2, let spec = options().first(where: { $0.short == argument.last }) else {
+                    throw UsageError(message: "unknown option \(argument)", usage: usage())
+                }
+                name = spec.name
+            }
+            guard let spec = options().first(where: { $0.name == name }) else {
+                throw UsageError(message: "unknown option --\(name)", usage: usage())
+            }
+            if spec.value == nil {
+                guard inlineValue == nil else {
+                    throw UsageError(message: "option --\(name) takes no value", usage: usage())
+                }
+                parsed.flags.insert(name)
+            } else {
+                if inlineValue == nil {
+                    guard index < arguments.count else {
+                        throw UsageError(message: "option --\(name) needs a value (\(spec.value!))", usage: usage())
+                    }
+                    inlineValue = arguments[index]
+                    index += 1
+                }
+                parsed.values[name] = inlineValue
+            }
+        }
+        return parsed
+    }
+
+    private static func isNegativeNumber(_ text: String) -> Bool {
+        text.count > 1 && text.hasPrefix("-") && Double(text) != nil
+    }
+}

@@ -1,0 +1,59 @@
+import MapGate
+
+/// `mapgate check`: look the store up now and show the gate.
+struct CheckCommand: Command {
+    static let name = "check"
+    static let abstract = "Look up the newest app version now and show the update gate"
+    static let discussion = """
+        Always asks the App Store lookup service. Exit 0 when the gate is open, 77 when it is
+        closed, 69 when the lookup failed (the saved state is still shown).
+        """
+
+    init(parsing arguments: ParsedArguments) throws {
+        try requireNoPositional(arguments, command: Self.self)
+    }
+
+    func run(_ context: Context) throws -> Int32 {
+        let report = try context.makeGate().check()
+        GateOutput.show(report, context: context)
+        if let error = report.lookupError {
+            context.console.error(MapGateCLI.describe(error))
+            return ExitCode.forError(error) == ExitCode.badData ? ExitCode.badData : ExitCode.unavailable
+        }
+        return report.phase.isClosed ? ExitCode.updateRequired : ExitCode.success
+    }
+}
+
+/// `mapgate status`: the gate from the saved state, without the network.
+struct StatusCommand: Command {
+    static let name = "status"
+    static let abstract = "Show the update gate from the saved state, without the network"
+
+    init(parsing arguments: ParsedArguments) throws {
+        try requireNoPositional(arguments, command: Self.self)
+    }
+
+    func run(_ context: Context) throws -> Int32 {
+        let report = try context.makeGate().status()
+        GateOutput.show(report, context: context)
+        return report.phase.isClosed ? ExitCode.updateRequired : ExitCode.success
+    }
+}
+
+/// Shows a gate report as JSON or as aligned lines.
+enum GateOutput {
+    static func show(_ report: GateReport, context: Context) {
+        if let note = report.recoveryNote { context.console.warning(note) }
+        if context.json {
+            context.console.json(report.jsonObject)
+        } else {
+            for line in report.humanLines(console: context.console) { context.console.print(line) }
+        }
+    }
+}
+
+func requireNoPositional(_ arguments: ParsedArguments, command: any Command.Type) throws {
+    if let extra = arguments.positional.first {
+        throw UsageError(message: "unexpected argument '\(extra)'", usage: command.usage)
+    }
+}

@@ -1,0 +1,65 @@
+import Foundation
+import MapGate
+import MapGateDemo
+
+/// `mapgate demo`: the main job on the bundled fixtures, against a local origin.
+struct DemoCommand: Command {
+    static let name = "demo"
+    static let abstract = "Run the whole story on bundled fixtures against a local origin (no internet)"
+    static let discussion = """
+        Starts a local HTTP origin on 127.0.0.1 over the project's Fixtures/ folder, points a
+        throw-away configuration and data directory at it, and runs mapgate's main flow with a
+        simulated clock: a newer version appears, the grace period passes, the uses count down,
+        the gate closes, and updating opens it again.
+        """
+    static let options = [
+        OptionSpec(name: "fixtures", value: "DIR", help: "the Fixtures/ folder (default: ./Fixtures, else beside the binary's checkout)"),
+        OptionSpec(name: "keep", help: "keep the throw-away folder and print where it is"),
+    ]
+
+    let fixtures: String?
+    let keep: Bool
+
+    init(parsing arguments: ParsedArguments) throws {
+        try requireNoPositional(arguments, command: Self.self)
+        fixtures = arguments.value("fixtures")
+        keep = arguments.has("keep")
+    }
+
+    func run(_ context: Context) throws -> Int32 {
+        let work = NSTemporaryDirectory() + "mapgate-demo-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        defer {
+            if keep {
+                context.console.note("demo files kept in \(work)")
+            } else {
+                try? FileManager.default.removeItem(atPath: work)
+            }
+        }
+        let console = context.console
+        let demo = Demo(fixtures: fixtures ?? Self.defaultFixtures(), workDirectory: work) { event in
+            switch event {
+            case .step(let text):
+                if context.json { console.json(["step": text]) } else { console.print(console.paint("==> ", .green) + console.paint(text, .bold)) }
+            case .line(let text):
+                if context.json { console.json(["line": text]) } else { console.print("    " + text) }
+            }
+        }
+        try demo.run()
+        return ExitCode.success
+    }
+
+    /// `./Fixtures`, else the `Fixtures/` of the checkout the binary was built in
+    /// (`<checkout>/.build/<triple>/<config>/mapgate`).
+    static func defaultFixtures() -> String {
+        let local = FileManager.default.currentDirectoryPath + "/Fixtures"
+        if FileManager.default.fileExists(atPath: local) { return local }
+        var url = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        for _ in 0..<5 {
+            url.deleteLastPathComponent()
+            let candidate = url.path + "/Fixtures"
+            if FileManager.default.fileExists(atPath: candidate + "/lookup") { return candidate }
+        }
+        return local
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+import MapGate
+
+extension GateReport {
+    /// The stable `state` value of `--json`.
+    var stateName: String {
+        switch phase {
+        case .upToDate: "up-to-date"
+        case .grace: "grace"
+        case .prompting: "prompting"
+        case .closed: "closed"
+        }
+    }
+
+    var usesLeft: Int {
+        switch phase {
+        case .prompting(let left): left
+        case .closed: 0
+        case .upToDate, .grace: max(0, maxPrompts - record.promptsShown)
+        }
+    }
+
+    /// The `--json` object of `check` and `status`. Keys are documented in the README.
+    var jsonObject: [String: Any] {
+        let release = record.lastRelease
+        return [
+            "installedVersion": installedVersion,
+            "storeVersion": release?.version ?? NSNull(),
+            "releaseDate": Format.isoOrNull(release?.releaseDate),
+            "releaseNotes": release?.releaseNotes ?? NSNull(),
+            "storeURL": release?.storeURL ?? NSNull(),
+            "state": stateName,
+            "pendingVersion": record.pendingVersion ?? NSNull(),
+            "firstSeen": Format.isoOrNull(record.firstSeen),
+            "graceUntil": Format.isoOrNull(graceEnd),
+            "usesLeft": usesLeft,
+            "promptsShown": record.promptsShown,
+            "lastLookup": Format.isoOrNull(record.lastLookupAt),
+            "lookupError": lookupError.map { MapGateCLI.describe($0) } ?? record.lastLookupError ?? NSNull(),
+        ]
+    }
+
+    /// The human form of the same data.
+    func humanLines(console: Console) -> [String] {
+        let release = record.lastRelease
+        var rows: [(String, String)] = [("installed version", installedVersion)]
+        if let release {
+            var store = release.version
+            if let date = release.releaseDate { store += " (released \(Format.date(date)))" }
+            rows.append(("store version", store))
+            if let url = release.storeURL { rows.append(("store URL", url)) }
+            if let notes = release.releaseNotes, !notes.isEmpty {
+                rows.append(("release notes", Format.firstLines(notes, count: 3).joined(separator: "\n" + String(repeating: " ", count: 20))))
+            }
+        } else {
+            rows.append(("store version", "unknown (no successful lookup yet)"))
+        }
+        if let last = record.lastLookupAt { rows.append(("last lookup", Format.dateTime(last))) }
+        let color: Console.Color = phase.isClosed ? .red : (phase == .upToDate ? .green : .yellow)
+        rows.append(("gate", console.paint(summary, color)))
+        return rows.map { $0.0.padding(toLength: 20, withPad: " ", startingAt: 0) + $0.1 }
+    }
+}
+
+/// Dates and text as mapgate shows them: UTC, ISO 8601 in JSON.
+enum Format {
+    static func iso(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime]
+        return formatter.string(from: date)
+    }
+
+    static func isoOrNull(_ date: Date?) -> Any { date.map(iso) ?? NSNull() }
+
+    static func date(_ date: Date?) -> String {
+        guard let date else { return "?" }
+        return String(iso(date).prefix(10))
+    }
+
+    static func dateTime(_ date: Date) -> String {
+        iso(date).replacingOccurrences(of: "T", with: " ").replacingOccurrences(of: "Z", with: " UTC")
+    }
+
+    static func firstLines(_ text: String, count: Int) -> [String] {
+        let lines = text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        return lines.count > count ? Array(lines.prefix(count)) + ["…"] : lines
+    }
+
+    static func bytes(_ count: Int64) -> String {
+        let units = ["B", "KB", "MB", "GB", "TB"]
+        var value = Double(count)
+        var unit = 0
+        while value >= 1000, unit < units.count - 1 {
+            value /= 1000
+            unit += 1
+        }
+        return unit == 0 ? "\(count) B" : String(format: "%.1f %@", value, units[unit])
+    }
+}
