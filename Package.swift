@@ -29,12 +29,16 @@ let package = Package(
         .executableTarget(
             name: "mapgate",
             dependencies: ["MapGate", "MapGateDemo"]),
+        .target(
+            name: "TestSupport",
+            dependencies: ["MapGate", "MapGateDemo"],
+            path: "Tests/TestSupport"),
         .testTarget(
             name: "MapGateTests",
-            dependencies: ["MapGate", "MapGateDemo"]),
+            dependencies: ["MapGate", "MapGateDemo", "TestSupport"]),
         .testTarget(
             name: "mapgateTests",
-            dependencies: ["MapGate", "MapGateDemo"]),
+            dependencies: ["MapGate", "MapGateDemo", "TestSupport", "mapgate"]),
     ],
     swiftLanguageModes: [.v6]
 )

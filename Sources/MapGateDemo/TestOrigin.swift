@@ -141,7 +141,11 @@ private final class OriginHandler: HTTPRequestHandler {
         writer.writeHead(status: status, headers: headers)
         guard request.method == "GET" else { return }
         var toSend = range.count
-        if let cut = fault.cut { toSend = min(toSend, cut) }
+        if let cut = fault.cut {
+            toSend = min(toSend, cut)
+        } else if fault.stall != nil {
+            toSend = 0
+        }
         try? handle.seek(toOffset: UInt64(range.lowerBound))
         while toSend > 0, let chunk = try? handle.read(upToCount: min(toSend, 256 << 10)), !chunk.isEmpty {
             guard chunk.withUnsafeBytes({ writer.writeBody($0) }) else { return }

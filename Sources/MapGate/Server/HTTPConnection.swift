@@ -57,6 +57,13 @@ final class HTTPConnection {
         var started = !buffer.isEmpty
         while true {
             if let end = findHeadEnd() { return end }
+            if let first = buffer.first, !(65...90).contains(first) {
+                // Not an HTTP request line (a TLS handshake, binary noise): answer at once.
+                let writer = HTTPResponseWriter(socket: socket)
+                writer.keepAlive = false
+                writer.respond(status: 400, body: Data("not an HTTP/1.1 request\n".utf8))
+                return nil
+            }
             if buffer.count > settings.maxHeaderBytes {
                 let writer = HTTPResponseWriter(socket: socket)
                 writer.keepAlive = false

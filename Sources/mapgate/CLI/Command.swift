@@ -11,7 +11,7 @@ struct OptionSpec {
 
 /// A subcommand, in the shape of swift-argument-parser: a static description, `init(parsing:)`
 /// that validates, and `run`.
-protocol Command {
+protocol Command: Sendable {
     static var name: String { get }
     static var abstract: String { get }
     /// The arguments after the command name, for the usage line (`REGION Z X Y`).

@@ -1,0 +1,171 @@
+import Foundation
+import MapGate
+import MapGateDemo
+import TestSupport
+import Testing
+
+/// The libcurl client against a real HTTP server on 127.0.0.1 (the test origin).
+@Suite struct HTTPClientTests {
+    let root: TemporaryDirectory
+    let origin: TestOrigin
+    let client = HTTPClient()
+    let payload: Data
+
+    init() throws {
+        root = try TemporaryDirectory()
+        payload = Data((0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 8) })
+        try payload.write(to: URL(fileURLWithPath: root.file("blob.bin")))
+        try root.write("hello.txt", "hello, map\n")
+        origin = try TestOrigin(root: root.path)
+    }
+
+    func url(_ path: String) -> String { origin.baseURL + path }
+
+    @Test func getReturnsBodyStatusAndHeaders() throws {
+        let response = try client.get(HTTPRequest(url: url("/hello.txt")))
+        #expect(response.status == 200)
+        #expect(String(decoding: response.body, as: UTF8.self) == "hello, map\n")
+        #expect(response.header("content-length") == "11")
+        #expect(response.header("ETag")?.hasPrefix("\"") == true)
+        #expect(origin.requests.last?.userAgent == "mapgate/\(BuildInfo.version)")
+    }
+
+    @Test func missingFileIs404NotAnError() throws {
+        let response = try client.get(HTTPRequest(url: url("/nope.txt")))
+        #expect(response.status == 404)
+    }
+
+    @Test func redirectIsFollowed() throws {
+        let response = try client.get(HTTPRequest(url: url("/_fault/redirect/hello.txt")))
+        #expect(response.status == 200)
+        #expect(response.head.effectiveURL == url("/hello.txt"))
+        #expect(String(decoding: response.body, as: UTF8.self) == "hello, map\n")
+    }
+
+    @Test func redirectLimitIsEnforced() throws {
+        let error = #expect(throws: HTTPError.self) {
+            try client.get(HTTPRequest(url: url("/_fault/redirect/hello.txt"), maxRedirects: 0))
+        }
+        guard case .transport(let code, _, let failedURL) = error else { Issue.record("wrong error \(String(describing: error))"); return }
+        #expect(code == 47)  // CURLE_TOO_MANY_REDIRECTS
+        #expect(failedURL.contains("/_fault/redirect/"))
+    }
+
+    @Test func rangeRequestResumesWithPartialContent() throws {
+        let first = try client.get(HTTPRequest(url: url("/blob.bin")))
+        let etag = try #require(first.header("ETag"))
+        let response = try client.get(
+            HTTPRequest(url: url("/blob.bin"), headers: [("Range", "bytes=150000-"), ("If-Range", etag)]))
+        #expect(response.status == 206)
+        #expect(response.header("Content-Range") == "bytes 150000-199999/200000")
+        #expect(response.body == payload[150_000...])
+        #expect(origin.requests.last?.range == "bytes=150000-")
+    }
+
+    @Test func ifRangeMismatchSendsTheWholeFile() throws {
+        let response = try client.get(
+            HTTPRequest(url: url("/blob.bin"), headers: [("Range", "bytes=100-"), ("If-Range", "\"stale\"")]))
+        #expect(response.status == 200)
+        #expect(response.body == payload)
+    }
+
+    @Test func unsatisfiableRangeIs416() throws {
+        let response = try client.get(HTTPRequest(url: url("/blob.bin"), headers: [("Range", "bytes=999999-")]))
+        #expect(response.status == 416)
+    }
+
+    @Test func ifNoneMatchGives304() throws {
+        let etag = try #require(try client.get(HTTPRequest(url: url("/hello.txt"))).header("ETag"))
+        let response = try client.get(HTTPRequest(url: url("/hello.txt"), headers: [("If-None-Match", etag)]))
+        #expect(response.status == 304)
+        #expect(response.body.isEmpty)
+    }
+
+    @Test func streamDeliversHeadBeforeBodyInChunks() throws {
+        var chunks = 0
+        var received = Data()
+        var status = 0
+        try client.stream(
+            HTTPRequest(url: url("/blob.bin")),
+            onHead: { head in
+                #expect(received.isEmpty)
+                status = head.status
+            },
+            onBody: { chunk in
+                chunks += 1
+                received.append(contentsOf: chunk)
+            })
+        #expect(status == 200)
+        #expect(received == payload)
+        #expect(chunks > 1)
+    }
+
+    @Test func stalledTransferHitsTheLowSpeedTimeout() throws {
+        let started = Date()
+        let error = #expect(throws: HTTPError.self) {
+            try client.get(HTTPRequest(url: url("/_fault/cut=1000,stall=10/blob.bin"), lowSpeedLimit: 100, lowSpeedTime: 1))
+        }
+        #expect(Date().timeIntervalSince(started) < 9.5)  // the origin stalls for 10 s
+        guard case .transport(let code, let message, _) = error else { Issue.record("wrong error"); return }
+        #expect(code == 28)  // CURLE_OPERATION_TIMEDOUT
+        #expect(message.contains("timed out"))
+    }
+
+    @Test func cutBodyIsAnError() throws {
+        let error = #expect(throws: HTTPError.self) {
+            try client.get(HTTPRequest(url: url("/_fault/cut=5000/blob.bin")))
+        }
+        guard case .transport(let code, _, let failedURL) = error else { Issue.record("wrong error"); return }
+        #expect(code == 18)  // CURLE_PARTIAL_FILE
+        #expect(failedURL.hasSuffix("/blob.bin"))
+    }
+
+    @Test func droppedConnectionIsAnError() throws {
+        let error = #expect(throws: HTTPError.self) {
+            try client.get(HTTPRequest(url: url("/_fault/drop/hello.txt")))
+        }
+        #expect(error?.isTransient == true)
+    }
+
+    @Test func faultStatusIsReturned() throws {
+        let response = try client.get(HTTPRequest(url: url("/_fault/status=503/hello.txt")))
+        #expect(response.status == 503)
+    }
+
+    @Test func httpsToAPlainHTTPPortFailsWithATLSError() throws {
+        let error = #expect(throws: HTTPError.self) {
+            try client.get(HTTPRequest(url: "https://127.0.0.1:\(origin.port)/hello.txt", connectTimeout: 5, totalTimeout: 10))
+        }
+        #expect(error?.localizedDescription.contains("TLS error") == true, "\(String(describing: error))")
+        #expect(error?.localizedDescription.contains("https://127.0.0.1:\(origin.port)/hello.txt") == true)
+    }
+
+    @Test func connectionRefusedNamesTheURL() throws {
+        let error = #expect(throws: HTTPError.self) {
+            try client.get(HTTPRequest(url: "http://127.0.0.1:1/x", connectTimeout: 2))
+        }
+        guard case .transport(let code, _, let failedURL) = error else { Issue.record("wrong error"); return }
+        #expect(code == 7)  // CURLE_COULDNT_CONNECT
+        #expect(failedURL == "http://127.0.0.1:1/x")
+    }
+
+    @Test func progressCallbackCancels() throws {
+        let error = #expect(throws: HTTPError.self) {
+            try client.stream(HTTPRequest(url: url("/blob.bin")), progress: { received, _ in received < 1 }) { _ in }
+        }
+        #expect(error == .cancelled(url: url("/blob.bin")))
+    }
+
+    @Test func sinkErrorStopsTheTransferAndIsRethrown() throws {
+        struct Full: Error {}
+        #expect(throws: Full.self) {
+            try client.stream(HTTPRequest(url: url("/blob.bin"))) { _ in throw Full() }
+        }
+    }
+
+    @Test func bodyLimitIsEnforced() throws {
+        #expect(throws: HTTPError.self) {
+            try client.get(HTTPRequest(url: url("/blob.bin")), maxBodyBytes: 1000)
+        }
+    }
+}

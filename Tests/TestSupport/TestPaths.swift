@@ -1,0 +1,69 @@
+import Foundation
+
+/// Where the tests find the checkout, the built binary and the fixtures.
+public enum TestPaths {
+    /// The repository root (this file is `Tests/TestSupport/TestPaths.swift`).
+    public static let repository: String = {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().path
+    }()
+
+    /// The project's own `Fixtures/`.
+    public static var fixtures: String { repository + "/Fixtures" }
+
+    /// A real-world fixture from `../shared/fixtures/`. Throws, failing the test out loud, when
+    /// the folder is missing: these tests never pass in silence without their data.
+    public static func shared(_ relative: String) throws -> String {
+        let path = URL(fileURLWithPath: repository + "/../shared/fixtures/" + relative).standardized.path
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw MissingFixture(path: path)
+        }
+        return path
+    }
+
+    /// The `mapgate` binary that `swift build` / `swift test` made.
+    public static func binary() throws -> String {
+        let candidates = [
+            ProcessInfo.processInfo.environment["MAPGATE_BINARY"],
+            Bundle.main.bundleURL.deletingLastPathComponent().path + "/mapgate",
+            repository + "/.build/debug/mapgate",
+        ].compactMap { $0 }
+        for candidate in candidates where FileManager.default.isExecutableFile(atPath: candidate) {
+            return candidate
+        }
+        throw MissingFixture(path: candidates.joined(separator: " or "))
+    }
+}
+
+public struct MissingFixture: Error, CustomStringConvertible {
+    public let path: String
+    public var description: String {
+        "test data missing: \(path) does not exist (the real-world fixtures live in ../shared/fixtures beside the checkout)"
+    }
+}
+
+/// A temporary directory removed when the value goes away.
+public final class TemporaryDirectory: @unchecked Sendable {
+    // Immutable after init; removal happens once in deinit.
+    public let path: String
+
+    public init() throws {
+        path = NSTemporaryDirectory() + "mapgate-test-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(atPath: path)
+    }
+
+    public func file(_ name: String) -> String { path + "/" + name }
+
+    @discardableResult
+    public func write(_ name: String, _ text: String) throws -> String {
+        let file = file(name)
+        try FileManager.default.createDirectory(
+            atPath: (file as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try Data(text.utf8).write(to: URL(fileURLWithPath: file))
+        return file
+    }
+}
