@@ -1,0 +1,134 @@
+import Foundation
+import MapGate
+import TestSupport
+import Testing
+
+/// The command-line shell, run as a subprocess: help, version, usage errors, exit codes.
+@Suite struct CLIShellTests {
+    let work: TemporaryDirectory
+    let mapgate: MapGateBinary
+
+    init() throws {
+        work = try TemporaryDirectory()
+        mapgate = try MapGateBinary(workDirectory: work.path)
+    }
+
+    @Test func versionPrintsTheCompiledInVersion() throws {
+        let result = try mapgate.runBare(["--version"])
+        #expect(result.status == 0)
+        #expect(result.stdout == "mapgate \(BuildInfo.version)\n")
+    }
+
+    @Test func rootHelpListsCommandsKeysAndExitCodes() throws {
+        let result = try mapgate.runBare(["--help"])
+        #expect(result.status == 0)
+        #expect(result.stderr.isEmpty)
+        for command in ["check", "status", "catalog", "sync", "list", "remove", "verify", "open", "serve", "tile", "demo"] {
+            #expect(result.stdout.contains("\n  \(command) "), "command \(command) missing from help")
+        }
+        for key in Configuration.keys.map(\.name) {
+            #expect(result.stdout.contains("  \(key) "), "config key \(key) missing from help")
+        }
+        #expect(result.stdout.contains("77 update required"))
+        #expect(result.stdout.contains("--data-dir DIR"))
+    }
+
+    @Test func noCommandIsAUsageError() throws {
+        let result = try mapgate.runBare([])
+        #expect(result.status == 64)
+        #expect(result.stdout.isEmpty)
+        #expect(result.stderr.contains("usage: mapgate"))
+    }
+
+    @Test(arguments: [["frobnicate"], ["--frob", "status"], ["status", "--frob"], ["status", "extra"], ["check", "--config"]])
+    func usageErrorsExit64(arguments: [String]) throws {
+        let result = try mapgate.runBare(arguments)
+        #expect(result.status == 64)
+        #expect(result.stderr.hasPrefix("error: "))
+        #expect(result.stderr.contains("usage: "))
+    }
+
+    @Test(arguments: ["check", "status", "demo", "catalog", "sync", "list", "remove", "verify", "open", "serve", "tile"])
+    func everyCommandHasHelp(command: String) throws {
+        let result = try mapgate.runBare([command, "--help"])
+        #expect(result.status == 0)
+        #expect(result.stdout.contains("mapgate \(command)"))
+        let viaHelp = try mapgate.runBare(["help", command])
+        #expect(viaHelp.status == 0)
+    }
+
+    @Test(arguments: ["catalog", "sync", "list", "remove", "verify", "open", "serve", "tile"])
+    func plannedCommandsSaySoAndExit1(command: String) throws {
+        let result = try mapgate.run([command])
+        #expect(result.status == 1)
+        #expect(result.stdout.isEmpty)
+        #expect(result.stderr.contains("not available yet"))
+    }
+
+    @Test func configErrorNamesTheKeyAndExits64() throws {
+        try mapgate.writeConfig(["graceDays": "thirty"])
+        let result = try mapgate.run(["status"])
+        #expect(result.status == 64)
+        #expect(result.stderr.contains("key \"graceDays\": must be an integer"))
+        #expect(result.stderr.contains(mapgate.configPath))
+    }
+
+    @Test func unknownConfigKeyIsAnError() throws {
+        try mapgate.writeConfig(["apiKey": "x"])
+        let result = try mapgate.run(["status"])
+        #expect(result.status == 64)
+        #expect(result.stderr.contains("key \"apiKey\": unknown key"))
+    }
+
+    @Test func namedConfigFileMustExist() throws {
+        let result = try mapgate.run(["status"])
+        #expect(result.status == 64)
+        #expect(result.stderr.contains("no such file"))
+    }
+
+    @Test func configAndDataDirComeFromTheEnvironmentToo() throws {
+        try mapgate.writeConfig(["maxPrompts": 2])
+        let result = try mapgate.runBare(
+            ["status", "--json"], environment: ["MAPGATE_CONFIG": mapgate.configPath, "MAPGATE_DATA_DIR": mapgate.dataDirectory])
+        #expect(result.status == 0)
+        #expect(try MapGateBinary.json(result.stdout)["usesLeft"] as? Int == 2)
+        #expect(FileManager.default.fileExists(atPath: mapgate.dataDirectory + "/state.sqlite"))
+    }
+
+    @Test func globalOptionsWorkBeforeAndAfterTheCommand() throws {
+        try mapgate.writeConfig([:])
+        let before = try mapgate.runBare(["--json", "--config", mapgate.configPath, "--data-dir", mapgate.dataDirectory, "status"])
+        let after = try mapgate.run(["status", "--json"])
+        #expect(before.status == 0)
+        #expect(after.status == 0)
+        #expect(before.stdout == after.stdout)
+        #expect(try MapGateBinary.json(after.stdout)["state"] as? String == "up-to-date")
+    }
+
+    @Test func quietPrintsNothingOnSuccess() throws {
+        try mapgate.writeConfig([:])
+        let result = try mapgate.run(["status", "--quiet"])
+        #expect(result.status == 0)
+        #expect(result.stdout.isEmpty)
+        #expect(result.stderr.isEmpty)
+    }
+
+    @Test func demoRunsTheWholeStory() throws {
+        let result = try runProcess(mapgate.path, ["demo", "--fixtures", TestPaths.fixtures], environment: ["NO_COLOR": "1"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("gate: newer version 1.5.0 known since"))
+        #expect(result.stdout.contains("5 uses left"))
+        #expect(result.stdout.contains("1 use left"))
+        #expect(result.stdout.contains("refused (exit 77)"))
+        #expect(result.stdout.contains("after updating to 1.5.0"))
+        #expect(!result.stdout.contains("\u{1B}["))
+    }
+
+    @Test func demoFixturesAreNewerThanTheInstalledVersion() throws {
+        // The demo's story needs its "newer" answer to stay newer when the version is bumped.
+        let data = try Data(contentsOf: URL(fileURLWithPath: TestPaths.fixtures + "/lookup/store-1.5.0.json"))
+        let release = try StoreLookup(client: HTTPClient(), endpoint: "fixture", appID: 1, bundleID: nil, country: "us").decode(data)
+        #expect(try AppVersion(BuildInfo.version) < AppVersion(release.version))
+        #expect(FileManager.default.fileExists(atPath: TestPaths.fixtures + "/lookup/store-\(BuildInfo.version).json"))
+    }
+}
