@@ -37,6 +37,7 @@ public enum TestPaths {
 
 public struct MissingFixture: Error, CustomStringConvertible {
     public let path: String
+    public init(path: String) { self.path = path }
     public var description: String {
         "test data missing: \(path) does not exist (the real-world fixtures live in ../shared/fixtures beside the checkout)"
     }

@@ -12,24 +12,36 @@ public final class Gate {
     /// - Parameter installed: the app's version; ``BuildInfo/version`` everywhere but in the
     ///   tests and the demo's "after the update" step. Package access: no user can reach it.
     package init(
-        directory: DataDirectory, configuration: Configuration, client: HTTPClient, clock: Clock,
-        installed: AppVersion
-    ) throws {
+        state: StateDatabase, configuration: Configuration, client: HTTPClient, clock: Clock, installed: AppVersion
+    ) {
         policy = GatePolicy(installed: installed, graceDays: configuration.graceDays, maxPrompts: configuration.maxPrompts)
-        state = try StateDatabase(directory: directory, clock: clock)
+        self.state = state
         self.clock = clock
         checkInterval = configuration.checkIntervalHours * 3600
         let configured = configuration.appID != nil || configuration.bundleID != nil
         lookup = configured ? StoreLookup(configuration: configuration, client: client) : nil
     }
 
+    package convenience init(
+        directory: DataDirectory, configuration: Configuration, client: HTTPClient, clock: Clock, installed: AppVersion
+    ) throws {
+        self.init(
+            state: try StateDatabase(directory: directory, clock: clock), configuration: configuration, client: client,
+            clock: clock, installed: installed)
+    }
+
+    /// The gate of the installed app (``BuildInfo/version``) over an open state database.
+    public convenience init(
+        state: StateDatabase, configuration: Configuration, client: HTTPClient, clock: Clock = .system
+    ) throws {
+        // The compiled-in version is valid by construction; a typo there fails every test.
+        self.init(state: state, configuration: configuration, client: client, clock: clock, installed: try AppVersion(BuildInfo.version))
+    }
+
     public convenience init(
         directory: DataDirectory, configuration: Configuration, client: HTTPClient, clock: Clock = .system
     ) throws {
-        // The compiled-in version is valid by construction; a typo there fails every test.
-        try self.init(
-            directory: directory, configuration: configuration, client: client, clock: clock,
-            installed: try AppVersion(BuildInfo.version))
+        try self.init(state: try StateDatabase(directory: directory, clock: clock), configuration: configuration, client: client, clock: clock)
     }
 
     /// Looks the store up now (`mapgate check`). A failed lookup is in the report's

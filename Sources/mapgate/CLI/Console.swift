@@ -38,6 +38,11 @@ struct Console {
         write(text + "\n", to: STDERR_FILENO)
     }
 
+    /// The update prompt on stderr: shown even with `--quiet`, since it counts a use.
+    func prompt(_ text: String) {
+        write(paint(text, .yellow, onStderr: true) + "\n", to: STDERR_FILENO)
+    }
+
     /// An error on stderr, always shown.
     func error(_ text: String) {
         write(paint("error:", .red, onStderr: true) + " " + text + "\n", to: STDERR_FILENO)

@@ -38,8 +38,22 @@ final class Context {
         HTTPClient(caFile: try configuration().caFile)
     }
 
+    private var openedState: StateDatabase?
+
+    /// The state database, opened once per run. A damaged one is replaced, with a warning.
+    func state() throws -> StateDatabase {
+        if let openedState { return openedState }
+        let state = try StateDatabase(directory: dataDirectory, clock: clock)
+        if let note = state.recoveryNote { console.warning(note) }
+        openedState = state
+        return state
+    }
+
     func makeGate() throws -> Gate {
-        let gate = try Gate(directory: dataDirectory, configuration: try configuration(), client: try httpClient(), clock: clock)
-        return gate
+        try Gate(state: try state(), configuration: try configuration(), client: try httpClient(), clock: clock)
+    }
+
+    func regionLibrary() throws -> RegionLibrary {
+        RegionLibrary(directory: dataDirectory, state: try state())
     }
 }

@@ -4,19 +4,14 @@ import MapGate
 /// The command table and the one place that maps errors to output and exit codes.
 enum MapGateCLI {
     static let commands: [any Command.Type] = [
-        CheckCommand.self, StatusCommand.self, DemoCommand.self,
+        CheckCommand.self, StatusCommand.self, CatalogCommand.self, SyncCommand.self, ListCommand.self,
+        RemoveCommand.self, VerifyCommand.self, TileCommand.self, DemoCommand.self,
     ]
 
     /// Commands a later issue implements. They say so and exit 1.
     static let planned: [(name: String, abstract: String)] = [
-        ("catalog", "List the regions the publisher offers"),
-        ("sync", "Install or update map regions from the catalog"),
-        ("list", "List installed regions"),
-        ("remove", "Remove an installed region"),
-        ("verify", "Check installed regions against what was recorded at install"),
         ("open", "Open a region in the viewer page"),
         ("serve", "Serve installed regions over local HTTP"),
-        ("tile", "Write one tile to stdout or a file"),
     ]
 
     static func main(_ argv: [String], environment: [String: String]) -> Int32 {

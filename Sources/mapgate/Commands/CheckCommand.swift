@@ -43,7 +43,6 @@ struct StatusCommand: Command {
 /// Shows a gate report as JSON or as aligned lines.
 enum GateOutput {
     static func show(_ report: GateReport, context: Context) {
-        if let note = report.recoveryNote { context.console.warning(note) }
         if context.json {
             context.console.json(report.jsonObject)
         } else {

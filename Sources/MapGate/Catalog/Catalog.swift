@@ -1,0 +1,146 @@
+import Foundation
+
+/// The publisher's catalog of map regions (`formatVersion` 1), documented in the README.
+public struct Catalog: Sendable, Equatable {
+    public var publisher: String
+    public var generated: Date?
+    public var minimumAppVersion: String?
+    public var regions: [CatalogRegion]
+    /// The URL the catalog came from; region URLs are resolved against it.
+    public var sourceURL: String
+
+    public func region(_ id: String) -> CatalogRegion? { regions.first { $0.id == id } }
+}
+
+/// One region on offer.
+public struct CatalogRegion: Sendable, Equatable {
+    public var id: String
+    public var name: String
+    public var version: String
+    /// Absolute URL of the package (resolved against the catalog's URL).
+    public var url: String
+    /// Size and SHA-256 of the file as downloaded (gzip or not).
+    public var size: Int64
+    public var sha256: String
+    /// Size of the MBTiles file once decompressed.
+    public var installedSize: Int64
+    public var format: TileFormat
+    public var bounds: [Double]?
+    public var minzoom: Int
+    public var maxzoom: Int
+    public var minimumAppVersion: String?
+}
+
+/// A catalog that cannot be used. Raised before anything is downloaded.
+public struct CatalogError: MapGateFailure, LocalizedError, Sendable, Equatable {
+    public let source: String
+    /// The region concerned, when there is one.
+    public let region: String?
+    public let reason: String
+    public var kind: FailureKind { .badData }
+    public var errorDescription: String? {
+        if let region { return "catalog \(source): region \(region): \(reason)" }
+        return "catalog \(source): \(reason)"
+    }
+}
+
+extension Catalog {
+    /// The largest package or installed size accepted (1 TiB): anything above is absurd.
+    public static let maximumSize: Int64 = 1 << 40
+
+    /// Whether `id` is a valid region id: `[a-z0-9][a-z0-9._-]{0,63}`, and never `.` or `..`.
+    public static func isValidRegionID(_ id: String) -> Bool {
+        guard (1...64).contains(id.utf8.count), id != ".", id != ".." else { return false }
+        for (offset, byte) in id.utf8.enumerated() {
+            let alphanumeric = (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte)
+            if offset == 0 ? !alphanumeric : !(alphanumeric || byte == 0x2E || byte == 0x5F || byte == 0x2D) {
+                return false
+            }
+        }
+        return true
+    }
+
+    /// Parses and validates a catalog document fetched from `sourceURL`.
+    public static func parse(_ data: Data, sourceURL: String) throws -> Catalog {
+        func fail(_ reason: String, region: String? = nil) -> CatalogError {
+            CatalogError(source: sourceURL, region: region, reason: reason)
+        }
+        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+            throw fail("not a JSON object")
+        }
+        guard let formatVersion = object["formatVersion"] as? Int else { throw fail("formatVersion is missing") }
+        guard formatVersion == 1 else { throw fail("formatVersion \(formatVersion) is not supported (mapgate reads 1)") }
+        guard let publisher = object["publisher"] as? String else { throw fail("publisher is missing") }
+        let generated = (object["generated"] as? String).flatMap(StoreLookup.parseDate)
+        let minimum = object["minimumAppVersion"] as? String
+        if let minimum, (try? AppVersion(minimum)) == nil { throw fail("minimumAppVersion \"\(minimum)\" is not a version") }
+        guard let entries = object["regions"] as? [Any] else { throw fail("regions is missing") }
+        var seen = Set<String>()
+        var regions: [CatalogRegion] = []
+        for (index, entry) in entries.enumerated() {
+            guard let fields = entry as? [String: Any] else { throw fail("regions[\(index)] is not an object") }
+            let region = try parseRegion(fields, index: index, sourceURL: sourceURL)
+            guard seen.insert(region.id).inserted else { throw fail("duplicate id", region: region.id) }
+            regions.append(region)
+        }
+        return Catalog(publisher: publisher, generated: generated, minimumAppVersion: minimum, regions: regions, sourceURL: sourceURL)
+    }
+
+    private static func parseRegion(_ fields: [String: Any], index: Int, sourceURL: String) throws -> CatalogRegion {
+        guard let id = fields["id"] as? String else {
+            throw CatalogError(source: sourceURL, region: nil, reason: "regions[\(index)] has no id")
+        }
+        func fail(_ reason: String) -> CatalogError { CatalogError(source: sourceURL, region: id, reason: reason) }
+        guard isValidRegionID(id) else {
+            throw CatalogError(source: sourceURL, region: nil, reason: "regions[\(index)]: invalid id \"\(id)\" (allowed: [a-z0-9][a-z0-9._-]{0,63})")
+        }
+        func string(_ key: String) throws -> String {
+            guard let value = fields[key] as? String, !value.isEmpty else { throw fail("\(key) is missing or not a string") }
+            return value
+        }
+        func size(_ key: String) throws -> Int64 {
+            guard let number = fields[key] as? NSNumber, !(fields[key] is String), let value = Int64(exactly: number.doubleValue) else {
+                throw fail("\(key) is missing or not an integer")
+            }
+            guard value > 0, value <= maximumSize else { throw fail("\(key) \(value) is out of range (1…\(maximumSize))") }
+            return value
+        }
+        func zoom(_ key: String) throws -> Int {
+            guard let number = fields[key] as? Int, (0...30).contains(number) else { throw fail("\(key) must be an integer 0…30") }
+            return number
+        }
+        let version = try string("version")
+        let hash = try string("sha256").lowercased()
+        guard hash.count == 64, hash.allSatisfy({ $0.isHexDigit }) else { throw fail("sha256 \"\(hash)\" is not 64 hex digits") }
+        let formatText = try string("format")
+        guard let format = TileFormat(rawValue: formatText) else { throw fail("format \"\(formatText)\" is not png, jpg, webp or pbf") }
+        let url = try resolve(try string("url"), against: sourceURL, fail: fail)
+        let minzoom = try zoom("minzoom")
+        let maxzoom = try zoom("maxzoom")
+        guard minzoom <= maxzoom else { throw fail("minzoom \(minzoom) is above maxzoom \(maxzoom)") }
+        var bounds: [Double]?
+        if let raw = fields["bounds"] {
+            guard let values = raw as? [NSNumber], values.count == 4 else { throw fail("bounds must be [west, south, east, north]") }
+            let b = values.map(\.doubleValue)
+            guard (-180...180).contains(b[0]), (-180...180).contains(b[2]), (-90...90).contains(b[1]), (-90...90).contains(b[3]), b[1] <= b[3] else {
+                throw fail("bounds \(b) are outside the world")
+            }
+            bounds = b
+        }
+        let minimum = fields["minimumAppVersion"] as? String
+        if let minimum, (try? AppVersion(minimum)) == nil { throw fail("minimumAppVersion \"\(minimum)\" is not a version") }
+        return CatalogRegion(
+            id: id, name: (fields["name"] as? String) ?? id, version: version, url: url, size: try size("size"), sha256: hash,
+            installedSize: try size("installedSize"), format: format, bounds: bounds, minzoom: minzoom, maxzoom: maxzoom,
+            minimumAppVersion: minimum)
+    }
+
+    /// Resolves a package URL (absolute, or relative to the catalog) and checks its scheme.
+    private static func resolve(_ text: String, against base: String, fail: (String) -> CatalogError) throws -> String {
+        guard let resolved = URL(string: text, relativeTo: URL(string: base))?.absoluteURL,
+            let scheme = resolved.scheme?.lowercased()
+        else { throw fail("url \"\(text)\" is not a URL") }
+        guard ["http", "https", "file"].contains(scheme) else { throw fail("url scheme \"\(scheme)\" is not http, https or file") }
+        return resolved.absoluteString
+    }
+}

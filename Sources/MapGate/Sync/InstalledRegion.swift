@@ -1,0 +1,63 @@
+import Foundation
+
+/// A region installed in the data directory, as recorded in the state database.
+public struct InstalledRegion: Sendable, Equatable {
+    public var id: String
+    public var name: String
+    public var version: String
+    public var format: TileFormat
+    /// SHA-256 and size of the installed `.mbtiles` file.
+    public var sha256: String
+    public var size: Int64
+    public var installedAt: Date
+    public var minzoom: Int?
+    public var maxzoom: Int?
+    public var bounds: [Double]?
+    public var sourceURL: String?
+}
+
+/// The `regions` table of the state database.
+public struct RegionRegistry {
+    let database: SQLiteDatabase
+
+    public init(state: StateDatabase) {
+        database = state.database
+    }
+
+    public func all() throws -> [InstalledRegion] {
+        try database.query(
+            "SELECT id, name, version, format, sha256, size, installed_at, minzoom, maxzoom, bounds, source_url FROM regions ORDER BY id"
+        ) { row in
+            InstalledRegion(
+                id: row.text(0) ?? "", name: row.text(1) ?? "", version: row.text(2) ?? "",
+                format: TileFormat(rawValue: row.text(3) ?? "") ?? .png, sha256: row.text(4) ?? "", size: row.int64(5),
+                installedAt: row.date(6) ?? Date(timeIntervalSince1970: 0),
+                minzoom: row.isNull(7) ? nil : row.int(7), maxzoom: row.isNull(8) ? nil : row.int(8),
+                bounds: row.text(9).map { $0.split(separator: ",").compactMap { Double($0) } },
+                sourceURL: row.text(10))
+        }
+    }
+
+    public func region(_ id: String) throws -> InstalledRegion? {
+        try all().first { $0.id == id }
+    }
+
+    /// Records an installed region (in the caller's transaction, if any).
+    func save(_ region: InstalledRegion) throws {
+        try database.execute(
+            """
+            INSERT OR REPLACE INTO regions (id, name, version, format, sha256, size, installed_at, minzoom, maxzoom, bounds, source_url)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            [
+                .text(region.id), .text(region.name), .text(region.version), .text(region.format.rawValue), .text(region.sha256),
+                .integer(region.size), .dateOrNull(region.installedAt), region.minzoom.map { .integer(Int64($0)) } ?? .null,
+                region.maxzoom.map { .integer(Int64($0)) } ?? .null,
+                .textOrNull(region.bounds?.map { String($0) }.joined(separator: ",")), .textOrNull(region.sourceURL),
+            ])
+    }
+
+    func delete(_ id: String) throws {
+        try database.execute("DELETE FROM regions WHERE id = ?", [.text(id)])
+    }
+}

@@ -1,0 +1,148 @@
+import Foundation
+
+/// Downloads one region package into the partial folder: resumable, retried, verified by size
+/// and SHA-256 and gunzipped while it streams.
+public struct PackageDownloader: Sendable {
+    public var client: HTTPClient
+    public var retry: RetryPolicy
+    /// A transfer slower than this many bytes/s for `stallSeconds` fails as stalled (and is retried).
+    public var stallBytesPerSecond: Int
+    public var stallSeconds: Int
+
+    public init(client: HTTPClient, retry: RetryPolicy = RetryPolicy(), stallBytesPerSecond: Int = 1024, stallSeconds: Int = 30) {
+        self.client = client
+        self.retry = retry
+        self.stallBytesPerSecond = stallBytesPerSecond
+        self.stallSeconds = stallSeconds
+    }
+
+    /// What a finished download produced: the unpacked MBTiles file beside its destination.
+    struct Result {
+        var outputPath: String
+        var sha256: String
+        var size: Int64
+        var resumedFrom: Int64
+    }
+
+    /// The validator saved beside a partial file, so a resumed request can say `If-Range`.
+    private struct PartialInfo: Codable {
+        var url: String
+        var etag: String?
+        var lastModified: String?
+    }
+
+    func download(
+        _ region: CatalogRegion, into directory: DataDirectory, progress: @escaping (Int64, Int64) -> Void
+    ) throws -> Result {
+        let partialPath = Self.partialPath(region, in: directory)
+        let infoPath = partialPath + ".json"
+        let outputPath = directory.partialPath + "/\(region.id).installing.mbtiles"
+        removeStalePartials(of: region, keeping: partialPath, in: directory)
+
+        var info = (try? JSONDecoder().decode(PartialInfo.self, from: Data(contentsOf: URL(fileURLWithPath: infoPath))))
+        if info?.url != region.url { info = nil }
+        let sink = try PackageSink(region: region, partialPath: partialPath, outputPath: outputPath)
+        if info?.etag == nil && info?.lastModified == nil {
+            try sink.restart()  // nothing to check a resumed range against: start over
+        }
+        let resumedFrom = try sink.replayPartial()
+        if sink.downloadedBytes > region.size { try sink.restart() }
+
+        do {
+            try fetchRemaining(region, sink: sink, info: &info, infoPath: infoPath, progress: progress)
+            let (sha256, size) = try sink.finish()
+            return Result(outputPath: outputPath, sha256: sha256, size: size, resumedFrom: resumedFrom)
+        } catch {
+            // Only a resumable partial may stay behind, and only when the package may be good.
+            try? FileManager.default.removeItem(atPath: outputPath)
+            if let error = error as? RegionError, error.kind == .badData { discardPartial(region, in: directory) }
+            throw error
+        }
+    }
+
+    /// Fetches until the partial file holds the whole package, retrying network errors and 5xx
+    /// with backoff, never 4xx.
+    private func fetchRemaining(
+        _ region: CatalogRegion, sink: PackageSink, info: inout PartialInfo?, infoPath: String,
+        progress: @escaping (Int64, Int64) -> Void
+    ) throws {
+        var attempt = 0
+        while sink.downloadedBytes < region.size {
+            attempt += 1
+            do {
+                try fetch(region, sink: sink, info: &info, infoPath: infoPath, progress: progress)
+            } catch let error as HTTPError where error.isTransient && attempt < retry.maxAttempts {
+                retry.sleep(retry.delay(afterAttempt: attempt))
+                continue
+            } catch let error as HTTPError {
+                let tries = attempt == 1 ? "" : " (after \(attempt) tries)"
+                throw RegionError(region: region.id, reason: "download failed: \(error.localizedDescription)\(tries)", kind: .unavailable)
+            }
+            if sink.downloadedBytes < region.size {
+                // The server finished its answer, and it is shorter than the catalog says.
+                throw RegionError(
+                    region: region.id, reason: "size mismatch: got \(sink.downloadedBytes) bytes, the catalog declares \(region.size)",
+                    kind: .badData)
+            }
+        }
+    }
+
+    private func fetch(
+        _ region: CatalogRegion, sink: PackageSink, info: inout PartialInfo?, infoPath: String, progress: @escaping (Int64, Int64) -> Void
+    ) throws {
+        var headers: [(name: String, value: String)] = []
+        let offset = sink.downloadedBytes
+        if offset > 0, !region.url.lowercased().hasPrefix("file:"), let validator = info?.etag ?? info?.lastModified {
+            headers = [("Range", "bytes=\(offset)-"), ("If-Range", validator)]
+        }
+        let request = HTTPRequest(
+            url: region.url, headers: headers, connectTimeout: 15, totalTimeout: nil, lowSpeedLimit: stallBytesPerSecond,
+            lowSpeedTime: stallSeconds)
+        try client.stream(
+            request,
+            onHead: { head in
+                let url = region.url
+                // file:// answers have no status; they always hold the whole file.
+                let status = url.lowercased().hasPrefix("file:") ? 200 : head.status
+                if status == 206, offset > 0, head.header("Content-Range")?.hasPrefix("bytes \(offset)-") == true {
+                    // Resumed where the partial file ends.
+                } else if status == 200 {
+                    // The whole file: the server ignored the range, or the file changed (If-Range).
+                    if sink.downloadedBytes > 0 { try sink.restart() }
+                } else if status == 416 || status == 206 {
+                    try sink.restart()
+                    throw HTTPError.transport(code: -2, message: "the server cannot resume at byte \(offset); starting over", url: url)
+                } else {
+                    throw HTTPError.status(status, url: url)
+                }
+                // Saved at once, so a transfer cut short later can still be resumed.
+                let validator = PartialInfo(url: url, etag: head.header("ETag"), lastModified: head.header("Last-Modified"))
+                info = validator
+                if let data = try? JSONEncoder().encode(validator) { try? data.write(to: URL(fileURLWithPath: infoPath)) }
+            },
+            progress: { _, _ in
+                progress(sink.downloadedBytes, region.size)
+                return true
+            },
+            onBody: { try sink.receive($0) })
+    }
+
+    static func partialPath(_ region: CatalogRegion, in directory: DataDirectory) -> String {
+        directory.partialPath + "/\(region.id).\(region.sha256.prefix(16)).part"
+    }
+
+    func discardPartial(_ region: CatalogRegion, in directory: DataDirectory) {
+        let path = Self.partialPath(region, in: directory)
+        try? FileManager.default.removeItem(atPath: path)
+        try? FileManager.default.removeItem(atPath: path + ".json")
+    }
+
+    /// Partials of another version of the same region can never be resumed: remove them.
+    private func removeStalePartials(of region: CatalogRegion, keeping path: String, in directory: DataDirectory) {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.partialPath)) ?? []
+        let keep = (path as NSString).lastPathComponent
+        for name in names where name.hasPrefix(region.id + ".") && name.contains(".part") && !name.hasPrefix(keep) {
+            try? FileManager.default.removeItem(atPath: directory.partialPath + "/" + name)
+        }
+    }
+}

@@ -1,0 +1,162 @@
+import Foundation
+
+/// Where a package's bytes go as they stream in: the resumable partial file, the SHA-256 of
+/// the download, and the MBTiles file being written beside its destination (gunzipped on the
+/// fly when the payload starts with the gzip magic bytes), with its own SHA-256.
+final class PackageSink {
+    let region: CatalogRegion
+    let partialPath: String
+    let outputPath: String
+    private var partial: FileHandle
+    private var output: FileHandle
+    private let downloadHash = SHA256Hasher()
+    private let outputHash = SHA256Hasher()
+    private var inflater: GzipInflater?
+    /// The first bytes, held until gzip can be told from SQLite.
+    private var head = Data()
+    private var isGzip: Bool?
+    private(set) var downloadedBytes: Int64 = 0
+    private(set) var outputBytes: Int64 = 0
+    private var outputBuffer = Data()
+
+    init(region: CatalogRegion, partialPath: String, outputPath: String) throws {
+        self.region = region
+        self.partialPath = partialPath
+        self.outputPath = outputPath
+        if !FileManager.default.fileExists(atPath: partialPath) {
+            FileManager.default.createFile(atPath: partialPath, contents: nil)
+        }
+        FileManager.default.createFile(atPath: outputPath, contents: nil)
+        guard let partial = FileHandle(forUpdatingAtPath: partialPath), let output = FileHandle(forWritingAtPath: outputPath) else {
+            throw RegionError(region: region.id, reason: "cannot write in \((partialPath as NSString).deletingLastPathComponent)", kind: .io)
+        }
+        self.partial = partial
+        self.output = output
+    }
+
+    deinit {
+        try? partial.close()
+        try? output.close()
+    }
+
+    /// Feeds the bytes already in the partial file (from an earlier, interrupted run) through
+    /// the hash and the decompressor, so the download can go on from where it stopped.
+    func replayPartial() throws -> Int64 {
+        try partial.seek(toOffset: 0)
+        while let chunk = try partial.read(upToCount: 1 << 20), !chunk.isEmpty {
+            try chunk.withUnsafeBytes { try process($0) }
+            downloadedBytes += Int64(chunk.count)
+        }
+        return downloadedBytes
+    }
+
+    /// Starts over: the server sent the whole file, or the partial could not be resumed.
+    func restart() throws {
+        try partial.truncate(atOffset: 0)
+        try output.truncate(atOffset: 0)
+        downloadedBytes = 0
+        outputBytes = 0
+        outputBuffer.removeAll(keepingCapacity: true)
+        inflater = nil
+        isGzip = nil
+        head = Data()
+        _ = downloadHash.finalizeHex()
+        _ = outputHash.finalizeHex()
+    }
+
+    /// Takes bytes from the network.
+    func receive(_ bytes: UnsafeRawBufferPointer) throws {
+        guard downloadedBytes + Int64(bytes.count) <= region.size else {
+            throw RegionError(region: region.id, reason: "size mismatch: the server sent more than the \(region.size) bytes the catalog declares", kind: .badData)
+        }
+        try write(bytes, to: partial, what: "partial download")
+        downloadedBytes += Int64(bytes.count)
+        try process(bytes)
+    }
+
+    private func process(_ bytes: UnsafeRawBufferPointer) throws {
+        downloadHash.update(bytes)
+        guard isGzip != nil else {
+            // Hold the first bytes until gzip can be told from SQLite by its magic number.
+            head.append(contentsOf: bytes)
+            guard head.count >= 2 else { return }
+            try decideFormat()
+            return
+        }
+        try unpack(bytes)
+    }
+
+    private func decideFormat() throws {
+        isGzip = GzipInflater.isGzip(head)
+        if isGzip == true { inflater = try GzipInflater() }
+        let first = head
+        head = Data()
+        try first.withUnsafeBytes { try unpack($0) }
+    }
+
+    private func unpack(_ bytes: UnsafeRawBufferPointer) throws {
+        guard let inflater else { return try emit(bytes) }
+        do {
+            try inflater.inflate(bytes) { try emit($0) }
+        } catch let error as GzipError {
+            throw RegionError(region: region.id, reason: error.localizedDescription, kind: .badData)
+        }
+    }
+
+    private func emit(_ bytes: UnsafeRawBufferPointer) throws {
+        outputBytes += Int64(bytes.count)
+        guard outputBytes <= region.installedSize else {
+            throw RegionError(
+                region: region.id,
+                reason: "the package unpacks to more than the \(region.installedSize) bytes the catalog declares (installedSize)",
+                kind: .badData)
+        }
+        outputHash.update(bytes)
+        // Writes are batched: inflate hands out small pieces.
+        outputBuffer.append(contentsOf: bytes)
+        if outputBuffer.count >= 1 << 20 { try flushOutput() }
+    }
+
+    private func flushOutput() throws {
+        guard !outputBuffer.isEmpty else { return }
+        try outputBuffer.withUnsafeBytes { try write($0, to: output, what: "region file") }
+        outputBuffer.removeAll(keepingCapacity: true)
+    }
+
+    private func write(_ bytes: UnsafeRawBufferPointer, to handle: FileHandle, what: String) throws {
+        do {
+            try handle.write(contentsOf: Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: bytes.baseAddress!), count: bytes.count, deallocator: .none))
+        } catch {
+            let path = handle === partial ? partialPath : outputPath
+            throw RegionError(region: region.id, reason: "cannot write the \(what) \(path): \(error.localizedDescription)", kind: .io)
+        }
+    }
+
+    /// After the last byte: checks size, hash and the gzip trailer, flushes and fsyncs the
+    /// output. Returns the SHA-256 and size of the MBTiles file.
+    func finish() throws -> (sha256: String, size: Int64) {
+        guard downloadedBytes == region.size else {
+            throw RegionError(region: region.id, reason: "size mismatch: got \(downloadedBytes) bytes, the catalog declares \(region.size)", kind: .badData)
+        }
+        let hash = downloadHash.finalizeHex()
+        guard hash == region.sha256 else {
+            throw RegionError(region: region.id, reason: "hash mismatch: SHA-256 is \(hash), the catalog declares \(region.sha256)", kind: .badData)
+        }
+        if isGzip == nil, !head.isEmpty { try decideFormat() }
+        if let inflater {
+            do {
+                try inflater.finish()
+            } catch let error as GzipError {
+                throw RegionError(region: region.id, reason: error.localizedDescription, kind: .badData)
+            }
+        }
+        try flushOutput()
+        do {
+            try output.synchronize()
+            try output.close()
+        } catch {
+            throw RegionError(region: region.id, reason: "cannot write the region file \(outputPath): \(error.localizedDescription)", kind: .io)
+        }
+        return (outputHash.finalizeHex(), outputBytes)
+    }
+}

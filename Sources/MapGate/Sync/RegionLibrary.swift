@@ -1,0 +1,82 @@
+import Foundation
+
+/// The installed regions: listing, opening for tiles (behind the gate), removing, verifying.
+public final class RegionLibrary {
+    public let directory: DataDirectory
+    private let registry: RegionRegistry
+
+    public init(directory: DataDirectory, state: StateDatabase) {
+        self.directory = directory
+        registry = RegionRegistry(state: state)
+    }
+
+    public func installed() throws -> [InstalledRegion] {
+        try registry.all()
+    }
+
+    /// The record of an installed region, or an error listing those that are installed.
+    public func region(_ id: String) throws -> InstalledRegion {
+        if let region = try registry.region(id), FileManager.default.fileExists(atPath: directory.regionPath(id)) {
+            return region
+        }
+        throw try notInstalled(id)
+    }
+
+    private func notInstalled(_ id: String) throws -> RegionError {
+        let names = try installed().map(\.id)
+        let listing = names.isEmpty ? "no region is installed; see 'mapgate catalog' and 'mapgate sync REGION'" : "installed: " + names.joined(separator: ", ")
+        return RegionError(region: id, reason: "not installed (\(listing))", kind: .failure)
+    }
+
+    /// Opens an installed region's tiles. Takes the gate's authorization: no tiles without it.
+    public func open(_ id: String, authorization: GateAuthorization) throws -> MBTilesFile {
+        _ = try region(id)
+        return try MBTilesFile(path: directory.regionPath(id))
+    }
+
+    /// Removes a region's file and record. Needs the data-directory lock.
+    public func remove(_ id: String, lock: DirectoryLock) throws -> InstalledRegion {
+        guard let record = try registry.region(id) else { throw try notInstalled(id) }
+        try registry.database.transaction { try registry.delete(id) }
+        let path = directory.regionPath(id)
+        if FileManager.default.fileExists(atPath: path) {
+            do {
+                try FileManager.default.removeItem(atPath: path)
+            } catch {
+                throw RegionError(region: id, reason: "cannot delete \(path): \(error.localizedDescription)", kind: .io)
+            }
+        }
+        return record
+    }
+
+    public struct Verification: Sendable {
+        public var region: InstalledRegion
+        /// Nil when the region is intact; otherwise what is wrong.
+        public var problem: String?
+        public var isIntact: Bool { problem == nil }
+    }
+
+    /// Checks a region's file: present, same size and SHA-256 as recorded at install, and SQLite's
+    /// integrity check passes.
+    public func verify(_ id: String) throws -> Verification {
+        guard let record = try registry.region(id) else { throw try notInstalled(id) }
+        let path = directory.regionPath(id)
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else {
+            return Verification(region: record, problem: "the file \(path) is missing")
+        }
+        let size = (attributes[.size] as? NSNumber)?.int64Value ?? -1
+        guard size == record.size else {
+            return Verification(region: record, problem: "size is \(size) bytes, \(record.size) were installed")
+        }
+        let hash = try SHA256Hasher.hex(ofFileAt: path)
+        guard hash == record.sha256 else {
+            return Verification(region: record, problem: "SHA-256 is \(hash), \(record.sha256) was installed")
+        }
+        do {
+            try MBTilesFile(path: path).checkIntegrity()
+        } catch let error as MBTilesError {
+            return Verification(region: record, problem: error.reason)
+        }
+        return Verification(region: record, problem: nil)
+    }
+}

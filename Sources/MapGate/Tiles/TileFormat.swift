@@ -1,0 +1,43 @@
+import Foundation
+
+/// The encoding of a region's tiles.
+public enum TileFormat: String, Sendable, CaseIterable, Codable {
+    case png, jpg, webp, pbf
+
+    /// The MIME type served for it.
+    public var contentType: String {
+        switch self {
+        case .png: "image/png"
+        case .jpg: "image/jpeg"
+        case .webp: "image/webp"
+        case .pbf: "application/x-protobuf"
+        }
+    }
+
+    /// Reads a `format` metadata value (`jpeg` is accepted for `jpg`).
+    public init?(metadata value: String) {
+        switch value.lowercased() {
+        case "png": self = .png
+        case "jpg", "jpeg": self = .jpg
+        case "webp": self = .webp
+        case "pbf", "mvt": self = .pbf
+        default: return nil
+        }
+    }
+
+    /// Recognises a tile by its first bytes: PNG, JPEG, WebP, or gzip (a compressed `pbf`).
+    public init?(sniffing bytes: Data) {
+        let b = [UInt8](bytes.prefix(12))
+        if b.starts(with: [0x89, 0x50, 0x4E, 0x47]) {
+            self = .png
+        } else if b.starts(with: [0xFF, 0xD8, 0xFF]) {
+            self = .jpg
+        } else if b.count >= 12, b.starts(with: Array("RIFF".utf8)), Array(b[8..<12]) == Array("WEBP".utf8) {
+            self = .webp
+        } else if b.starts(with: [0x1F, 0x8B]) {
+            self = .pbf
+        } else {
+            return nil
+        }
+    }
+}

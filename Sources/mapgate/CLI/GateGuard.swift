@@ -1,0 +1,45 @@
+import Foundation
+import MapGate
+
+/// Asks the gate for one use (sync, open, serve, tile) and talks to the user about it.
+enum GateGuard {
+    /// The authorization for this run, or nil when the user chose "update now" (the command
+    /// then exits 0 without running). A closed gate throws ``GateClosedError`` (exit 77).
+    static func authorize(_ context: Context) throws -> GateAuthorization? {
+        let authorization = try context.makeGate().authorizeUse()
+        let console = context.console
+        switch authorization.decision {
+        case .allowed, .refused:
+            return authorization
+        case .notice(let until):
+            console.note(
+                "note: mapgate \(authorization.report.requiredVersion ?? "?") is available; please update (prompts start \(GateReport.day(until)))")
+            return authorization
+        case .prompt(let usesLeft):
+            let prompt = GatePrompt(report: authorization.report, usesLeft: usesLeft)
+            for line in prompt.lines { console.prompt(line) }
+            guard console.isInteractive, !context.json else { return authorization }
+            let answer = console.ask("Update now or later? [u]pdate now / [l]ater: ")?.lowercased() ?? "l"
+            guard answer.hasPrefix("u") || answer == "now" else { return authorization }
+            openStore(prompt.storeURL, console: console)
+            return nil
+        }
+    }
+
+    private static func openStore(_ url: String?, console: Console) {
+        guard let url else {
+            console.prompt("Update mapgate from your app store.")
+            return
+        }
+        let opener = Process()
+        opener.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        opener.arguments = ["xdg-open", url]
+        opener.standardOutput = FileHandle.nullDevice
+        opener.standardError = FileHandle.nullDevice
+        if (try? opener.run()) != nil {
+            opener.waitUntilExit()
+            if opener.terminationStatus == 0 { return }
+        }
+        console.prompt("Open \(url) to update.")
+    }
+}

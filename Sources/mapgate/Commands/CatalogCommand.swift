@@ -1,0 +1,77 @@
+import Foundation
+import MapGate
+
+/// `mapgate catalog`: the regions on offer, against what is installed.
+struct CatalogCommand: Command {
+    static let name = "catalog"
+    static let abstract = "List the regions the publisher offers, with installed versions"
+    static let discussion = """
+        Reads the catalog at the configured catalogURL. With --json, one object per region per line:
+        id, name, version, size, installedSize, format, minzoom, maxzoom, installedVersion (or null),
+        status ("not-installed", "installed", "update-available", "needs-newer-app").
+        """
+
+    init(parsing arguments: ParsedArguments) throws {
+        try requireNoPositional(arguments, command: Self.self)
+    }
+
+    func run(_ context: Context) throws -> Int32 {
+        let catalog = try context.fetchCatalog()
+        let installed = Dictionary(uniqueKeysWithValues: try context.regionLibrary().installed().map { ($0.id, $0) })
+        let app = try AppVersion(BuildInfo.version)
+        let console = context.console
+        if !context.json {
+            console.print("\(catalog.publisher): \(catalog.regions.count) regions" + (catalog.generated.map { ", generated \(GateReport.day($0))" } ?? ""))
+            console.print(Table.row(["ID", "NAME", "VERSION", "DOWNLOAD", "FORMAT", "ZOOM", "INSTALLED", "STATUS"], widths: Self.widths))
+        }
+        for region in catalog.regions {
+            let current = installed[region.id]?.version
+            let minimum = region.minimumAppVersion ?? catalog.minimumAppVersion
+            let status: String
+            if let minimum, let required = try? AppVersion(minimum), app < required {
+                status = "needs-newer-app"
+            } else if current == nil {
+                status = "not-installed"
+            } else if current == region.version {
+                status = "installed"
+            } else {
+                status = "update-available"
+            }
+            if context.json {
+                console.json([
+                    "id": region.id, "name": region.name, "version": region.version, "size": region.size,
+                    "installedSize": region.installedSize, "format": region.format.rawValue, "minzoom": region.minzoom,
+                    "maxzoom": region.maxzoom, "installedVersion": current ?? NSNull(), "status": status,
+                ])
+            } else {
+                let shown = status == "needs-newer-app" ? "needs mapgate \(minimum ?? "?")" : status.replacingOccurrences(of: "-", with: " ")
+                console.print(
+                    Table.row(
+                        [region.id, region.name, region.version, Format.bytes(region.size), region.format.rawValue,
+                         "\(region.minzoom)-\(region.maxzoom)", current ?? "-", shown], widths: Self.widths))
+            }
+        }
+        return ExitCode.success
+    }
+
+    static let widths = [14, 22, 10, 10, 7, 6, 10, 0]
+}
+
+/// Fixed-width columns for human tables.
+enum Table {
+    static func row(_ cells: [String], widths: [Int]) -> String {
+        zip(cells, widths).map { cell, width in
+            width == 0 || cell.count >= width ? cell + " " : cell.padding(toLength: width, withPad: " ", startingAt: 0)
+        }.joined(separator: " ").trimmingCharacters(in: .whitespaces)
+    }
+}
+
+extension Context {
+    /// The catalog at the configured `catalogURL`.
+    func fetchCatalog() throws -> Catalog {
+        guard let url = try configuration().catalogURL else {
+            throw GeneralFailure("no catalog: set catalogURL in the configuration (\(configurationPath.path))", kind: .usage)
+        }
+        return try Catalog.fetch(from: url, client: try httpClient())
+    }
+}

@@ -1,0 +1,54 @@
+import Foundation
+import MapGate
+
+/// `mapgate tile REGION Z X Y [-o FILE]`: one tile, exactly as stored.
+struct TileCommand: Command {
+    static let name = "tile"
+    static let abstract = "Write one tile (XYZ coordinates) to stdout or a file"
+    static let arguments = "REGION Z X Y"
+    static let discussion = "Writes the tile's bytes exactly as stored (pbf tiles stay gzip-compressed). A use of the update gate."
+    static let options = [OptionSpec(name: "output", short: "o", value: "FILE", help: "write the tile to FILE instead of stdout")]
+
+    let region: String
+    let z: Int
+    let x: Int
+    let y: Int
+    let output: String?
+
+    init(parsing arguments: ParsedArguments) throws {
+        let values = arguments.positional
+        guard values.count == 4 else { throw UsageError(message: "expected REGION Z X Y", usage: Self.usage) }
+        guard let z = Int(values[1]), let x = Int(values[2]), let y = Int(values[3]), (0...30).contains(z), x >= 0, y >= 0,
+            x < 1 << z, y < 1 << z
+        else {
+            throw UsageError(message: "tile coordinates \(values[1])/\(values[2])/\(values[3]) are not valid XYZ coordinates", usage: Self.usage)
+        }
+        region = values[0]
+        self.z = z
+        self.x = x
+        self.y = y
+        output = arguments.value("output")
+    }
+
+    func run(_ context: Context) throws -> Int32 {
+        guard let authorization = try GateGuard.authorize(context) else { return ExitCode.success }
+        let file = try context.regionLibrary().open(region, authorization: authorization)
+        guard let tile = try file.tile(z: z, x: x, y: y) else {
+            throw RegionError(region: region, reason: "no tile at \(z)/\(x)/\(y)", kind: .failure)
+        }
+        if let output {
+            do {
+                try tile.write(to: URL(fileURLWithPath: output), options: .atomic)
+            } catch {
+                throw GeneralFailure("cannot write \(output): \(error.localizedDescription)", kind: .io)
+            }
+        } else {
+            do {
+                try FileHandle.standardOutput.write(contentsOf: tile)
+            } catch {
+                throw GeneralFailure("cannot write the tile to stdout: \(error.localizedDescription)", kind: .io)
+            }
+        }
+        return ExitCode.success
+    }
+}

@@ -1,0 +1,269 @@
+import Foundation
+import MapGate
+import MapGateDemo
+import TestSupport
+import Testing
+
+/// Syncing regions against the test origin, with the real MBTiles files from ../shared/fixtures.
+@Suite struct RegionInstallerTests {
+    @Test(arguments: [
+        ("mbtileserver-world_cities.mbtiles", "pbf", 196, true),
+        ("mbtileserver-geography-class-png.mbtiles", "png", 5, true),
+        ("node-mbtiles-plain_1.mbtiles", "png", 285, false),
+    ])
+    func realFileInstallsAndReadsBackTileForTile(name: String, format: String, tileCount: Int, gzip: Bool) throws {
+        let harness = try SyncHarness()
+        let source = try TestPaths.shared("mbtiles/" + name)
+        try harness.builder.add(id: "real", source: source, format: format, gzip: gzip)
+        let outcome = try harness.sync("real")
+        guard case .installed(let version, nil, _, 0) = outcome else { Issue.record("unexpected \(outcome)"); return }
+        #expect(version == "1")
+        let installedPath = harness.directory.regionPath("real")
+        let installed = try SyncHarness.tiles(of: installedPath)
+        #expect(installed.count == tileCount)
+        #expect(installed == (try SyncHarness.tiles(of: source)))
+        #expect(try SHA256Hasher.hex(ofFileAt: installedPath) == (try SHA256Hasher.hex(ofFileAt: source)))
+        let record = try #require(try harness.library.installed().first)
+        #expect(record.format.rawValue == format)
+        #expect(record.sha256 == (try SHA256Hasher.hex(ofFileAt: source)))
+        #expect(harness.leftovers.isEmpty)
+        #expect(try harness.library.verify("real").isIntact)
+    }
+
+    @Test func xyzReadsFlipTheTMSRows() throws {
+        let harness = try SyncHarness()
+        let source = try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles")
+        try harness.builder.add(id: "plain", source: source, format: "png")
+        try harness.sync("plain")
+        let file = try harness.library.open("plain", authorization: try harness.authorization())
+        // Read the raw TMS row with sqlite3 itself and compare with our XYZ read.
+        let raw = try runProcess("/usr/bin/sqlite3", [source, "SELECT hex(tile_data) FROM tiles WHERE zoom_level=2 AND tile_column=1 AND tile_row=0"])
+        let tile = try #require(try file.tile(z: 2, x: 1, y: 3))
+        #expect(tile.map { String(format: "%02X", $0) }.joined() == raw.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+        #expect(try file.tile(z: 2, x: 1, y: 0) != tile)
+        #expect(try file.tile(z: 9, x: 0, y: 0) == nil)
+    }
+
+    @Test func sameVersionIsLeftAloneWithoutDownloading() throws {
+        let harness = try SyncHarness()
+        try harness.builder.add(id: "cities", source: try TestPaths.shared("mbtiles/mbtileserver-world_cities.mbtiles"), format: "pbf")
+        try harness.sync("cities")
+        harness.origin.clearRequests()
+        #expect(try harness.sync("cities") == .upToDate(version: "1"))
+        #expect(harness.origin.requests.allSatisfy { $0.path == "/catalog.json" })
+    }
+
+    @Test func updateReplacesTheOldVersion() throws {
+        let harness = try SyncHarness()
+        try harness.builder.add(id: "r", source: try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles"), version: "1", format: "png")
+        try harness.sync("r")
+        try harness.builder.add(id: "r", source: try TestPaths.shared("mbtiles/mbtileserver-geography-class-png.mbtiles"), version: "2", format: "png")
+        let outcome = try harness.sync("r")
+        guard case .installed("2", "1", _, _) = outcome else { Issue.record("unexpected \(outcome)"); return }
+        #expect(try SyncHarness.tiles(of: harness.directory.regionPath("r")).count == 5)
+        #expect(try harness.library.region("r").version == "2")
+    }
+
+    /// Each bad package: a clear error naming the region, version 1 still installed and
+    /// readable, nothing left behind but (for network failures) a resumable partial.
+    enum Bad: String, CaseIterable {
+        case notFound, serverError, stalled, cutShort, sizeTooBig, sizeTooSmall, hashMismatch, corruptGzip, notSQLite
+        case noTiles, damagedSQLite, fullDisk, formatMismatch, zoomOutside, unpacksTooLarge
+    }
+
+    @Test(arguments: Bad.allCases)
+    func badInputLosesNothing(bad: Bad) throws {
+        let harness = try SyncHarness()
+        let good = try TestPaths.shared("mbtiles/mbtileserver-geography-class-png.mbtiles")
+        try harness.builder.add(id: "kr-seoul", source: good, version: "1", format: "png")
+        try harness.sync("kr-seoul")
+        let before = try SyncHarness.tiles(of: harness.directory.regionPath("kr-seoul"))
+
+        let plain = try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles")
+        var source = plain
+        var overrides: [String: Any] = [:]
+        var gzip = true
+        var format = "png"
+        var expected: String
+        var stallSeconds = 30
+        switch bad {
+        case .notFound:
+            overrides["url"] = "/missing.mbtiles.gz"
+            expected = "HTTP 404"
+        case .serverError:
+            overrides["url"] = "/_fault/status=500/packages/kr-seoul-2.mbtiles.gz"
+            expected = "HTTP 500"
+        case .stalled:
+            overrides["url"] = "/_fault/cut=1000,stall=8/packages/kr-seoul-2.mbtiles.gz"
+            stallSeconds = 1
+            expected = "timed out"
+        case .cutShort:
+            overrides["url"] = "/_fault/cut=100/packages/kr-seoul-2.mbtiles.gz"
+            expected = "after 4 tries"
+        case .sizeTooBig:
+            overrides["size"] = 10
+            expected = "size mismatch"
+        case .sizeTooSmall:
+            overrides["size"] = 10_000_000
+            overrides["installedSize"] = 20_000_000
+            expected = "size mismatch"
+        case .hashMismatch:
+            overrides["sha256"] = String(repeating: "ab", count: 32)
+            expected = "hash mismatch"
+        case .corruptGzip:
+            source = try corruptGzipCopy(of: plain, in: harness.work)
+            gzip = false
+            expected = "corrupt gzip data"
+        case .notSQLite:
+            source = try harness.work.write("text.mbtiles", String(repeating: "not a database\n", count: 500))
+            expected = "invalid package"
+        case .noTiles:
+            source = try TestPaths.shared("mbtiles/mbtileserver-invalid.mbtiles")
+            expected = "no tiles table or view"
+        case .damagedSQLite:
+            source = try TestPaths.shared("mbtiles/node-mbtiles-corrupt.mbtiles")
+            expected = "invalid package"
+        case .fullDisk:
+            harness.freeSpace = { _ in 1000 }
+            expected = "not enough free disk space"
+        case .formatMismatch:
+            format = "jpg"
+            expected = "tiles are png, the catalog says jpg"
+        case .zoomOutside:
+            overrides["maxzoom"] = 2
+            expected = "outside the catalog's 0–2"
+        case .unpacksTooLarge:
+            overrides["installedSize"] = 1000
+            expected = "unpacks to more than"
+        }
+        try harness.builder.add(id: "kr-seoul", source: source, version: "2", format: format, gzip: gzip, overrides: overrides)
+        let error = #expect(throws: RegionError.self) {
+            try harness.sync("kr-seoul", installer: try harness.installer(stallSeconds: stallSeconds))
+        }
+        #expect(error?.region == "kr-seoul")
+        #expect(error?.localizedDescription.contains(expected) == true, "\(error?.localizedDescription ?? "no error")")
+        #expect(error.map { ExitCode.forError($0) } != 0)
+        // Version 1 is untouched and usable.
+        #expect(try harness.library.region("kr-seoul").version == "1")
+        #expect(try SyncHarness.tiles(of: harness.directory.regionPath("kr-seoul")) == before)
+        #expect(try harness.library.verify("kr-seoul").isIntact)
+        // Nothing left behind but a resumable partial.
+        #expect(harness.leftovers.allSatisfy { $0.contains(".part") }, "\(harness.leftovers)")
+        #expect(!harness.leftovers.contains { $0.contains("installing") })
+    }
+
+    func corruptGzipCopy(of source: String, in work: TemporaryDirectory) throws -> String {
+        let path = work.file("corrupt.mbtiles.gz")
+        let result = try runProcess("/bin/sh", ["-c", "gzip -c \"$0\" > \"$1\"", source, path])
+        #expect(result.status == 0)
+        var data = try Data(contentsOf: URL(fileURLWithPath: path))
+        for index in stride(from: 200, to: data.count - 100, by: 97) { data[index] ^= 0xFF }
+        try data.write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    @Test func serverErrorsAreRetriedWithBackoffButNot4xx() throws {
+        let harness = try SyncHarness()
+        let source = try TestPaths.shared("mbtiles/mbtileserver-geography-class-png.mbtiles")
+        try harness.builder.add(id: "flaky", source: source, format: "png", overrides: ["url": "/_fault/status=503,times=2/packages/flaky-1.mbtiles.gz"])
+        try harness.builder.add(id: "gone", source: source, format: "png", overrides: ["url": "/_fault/status=410/packages/flaky-1.mbtiles.gz"])
+        #expect(throws: Never.self) { try harness.sync("flaky") }
+        #expect(harness.origin.requests.filter { $0.path.contains("flaky") }.count == 3)
+        harness.origin.clearRequests()
+        #expect(throws: RegionError.self) { try harness.sync("gone") }
+        #expect(harness.origin.requests.filter { $0.path.contains("/packages/") }.count == 1)
+    }
+
+    @Test func cutBodyResumesWithRangeAndFetchesTheFileOnce() throws {
+        let harness = try SyncHarness()
+        let source = try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles")
+        let entry = try harness.builder.add(
+            id: "resume", source: source, format: "png", gzip: false, overrides: ["url": "/_fault/cut=300000,times=1/packages/resume-1.mbtiles"])
+        let size = try #require(entry["size"] as? Int64)
+        let outcome = try harness.sync("resume")
+        guard case .installed = outcome else { Issue.record("unexpected \(outcome)"); return }
+        let hits = harness.origin.requests.filter { $0.path.contains("/packages/") }
+        #expect(hits.count == 2)
+        #expect(hits[0].range == nil)
+        #expect(hits[1].range == "bytes=300000-")
+        #expect(hits[1].ifRange?.hasPrefix("\"") == true)
+        #expect(size > 300_000)
+        #expect(try SyncHarness.tiles(of: harness.directory.regionPath("resume")) == (try SyncHarness.tiles(of: source)))
+    }
+
+    @Test func interruptedDownloadResumesInTheNextRun() throws {
+        let harness = try SyncHarness()
+        let source = try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles")
+        try harness.builder.add(id: "later", source: source, format: "png", overrides: ["url": "/_fault/cut=50000,times=1/packages/later-1.mbtiles.gz"])
+        #expect(throws: RegionError.self) { try harness.sync("later", installer: try harness.installer(maxAttempts: 1)) }
+        #expect(harness.leftovers.contains { $0.hasSuffix(".part") })
+        harness.origin.clearRequests()
+        let outcome = try harness.sync("later")
+        guard case .installed(_, _, _, let resumedFrom) = outcome else { Issue.record("unexpected \(outcome)"); return }
+        #expect(resumedFrom == 50_000)
+        #expect(harness.origin.requests.filter { $0.path.contains("/packages/") }.map(\.range) == ["bytes=50000-"])
+        #expect(harness.leftovers.isEmpty)
+    }
+
+    @Test func changedFileOnTheServerStartsOver() throws {
+        let harness = try SyncHarness()
+        let source = try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles")
+        try harness.builder.add(id: "changed", source: source, format: "png", overrides: ["url": "/_fault/cut=50000,times=1/packages/changed-1.mbtiles.gz"])
+        #expect(throws: RegionError.self) { try harness.sync("changed", installer: try harness.installer(maxAttempts: 1)) }
+        // The publisher rebuilds the file under the same catalog entry: a new ETag.
+        let package = harness.builder.root + "/packages/changed-1.mbtiles.gz"
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(60)], ofItemAtPath: package)
+        harness.origin.clearRequests()
+        let outcome = try harness.sync("changed")
+        guard case .installed(_, _, _, _) = outcome else { Issue.record("unexpected \(outcome)"); return }
+        #expect(try SyncHarness.tiles(of: harness.directory.regionPath("changed")) == (try SyncHarness.tiles(of: source)))
+    }
+
+    @Test func regionNeedingANewerAppIsNotInstalled() throws {
+        let harness = try SyncHarness()
+        try harness.builder.add(
+            id: "future", source: try TestPaths.shared("mbtiles/mbtileserver-geography-class-png.mbtiles"), format: "png",
+            overrides: ["minimumAppVersion": "9.0"])
+        let error = #expect(throws: RegionError.self) { try harness.sync("future") }
+        #expect(error?.kind == .updateRequired)
+        #expect(error?.localizedDescription.contains("needs mapgate 9.0 or newer") == true)
+        #expect(harness.origin.requests.allSatisfy { !$0.path.contains("/packages/") })
+        #expect(try harness.library.installed().isEmpty)
+    }
+
+    @Test func secondWriterWaitsThenFailsClearly() throws {
+        let harness = try SyncHarness()
+        let first = try DirectoryLock(directory: harness.directory)
+        var waited = false
+        let error = #expect(throws: GeneralFailure.self) {
+            try DirectoryLock(directory: harness.directory, timeout: 0.3) { waited = true }
+        }
+        #expect(waited)
+        #expect(error?.message.contains("another mapgate is changing") == true)
+        _ = first
+    }
+
+    @Test func removeDeletesFileAndRecord() throws {
+        let harness = try SyncHarness()
+        try harness.builder.add(id: "gone", source: try TestPaths.shared("mbtiles/mbtileserver-geography-class-png.mbtiles"), format: "png")
+        try harness.sync("gone")
+        let removed = try harness.library.remove("gone", lock: try DirectoryLock(directory: harness.directory))
+        #expect(removed.version == "1")
+        #expect(!FileManager.default.fileExists(atPath: harness.directory.regionPath("gone")))
+        let error = #expect(throws: RegionError.self) { try harness.library.region("gone") }
+        #expect(error?.localizedDescription.contains("not installed") == true)
+    }
+
+    @Test func verifyFindsADamagedFile() throws {
+        let harness = try SyncHarness()
+        try harness.builder.add(id: "v", source: try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles"), format: "png")
+        try harness.sync("v")
+        let handle = try #require(FileHandle(forUpdatingAtPath: harness.directory.regionPath("v")))
+        try handle.seek(toOffset: 5000)
+        try handle.write(contentsOf: Data(repeating: 0xA5, count: 100))
+        try handle.close()
+        let result = try harness.library.verify("v")
+        #expect(!result.isIntact)
+        #expect(result.problem?.contains("SHA-256") == true)
+    }
+}

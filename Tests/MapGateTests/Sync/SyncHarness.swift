@@ -1,0 +1,72 @@
+import Foundation
+import MapGate
+import MapGateDemo
+import TestSupport
+
+/// A data directory, an origin serving packages and a catalog, and the parts that sync them.
+final class SyncHarness {
+    let work: TemporaryDirectory
+    let origin: TestOrigin
+    let builder: CatalogBuilder
+    let directory: DataDirectory
+    let state: StateDatabase
+    var freeSpace: (String) -> Int64? = freeDiskSpace(at:)
+    var sleeps: [Double] = []
+
+    init() throws {
+        work = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: work.file("www"), withIntermediateDirectories: true)
+        origin = try TestOrigin(root: work.file("www"))
+        builder = CatalogBuilder(root: work.file("www"))
+        directory = DataDirectory(path: work.file("data"))
+        state = try StateDatabase(directory: directory)
+    }
+
+    func catalog(path: String = "/catalog.json") throws -> Catalog {
+        try builder.write()
+        return try Catalog.fetch(from: origin.baseURL + path, client: HTTPClient())
+    }
+
+    func authorization() throws -> GateAuthorization {
+        try Gate(state: state, configuration: Configuration(), client: HTTPClient()).authorizeUse()
+    }
+
+    func installer(maxAttempts: Int = 4, stallSeconds: Int = 30, appVersion: String = BuildInfo.version) throws -> RegionInstaller {
+        let recorder = SleepRecorder()
+        let downloader = PackageDownloader(
+            client: HTTPClient(), retry: RetryPolicy(maxAttempts: maxAttempts, initialDelay: 0.01, sleep: { recorder.record($0) }),
+            stallBytesPerSecond: 1000, stallSeconds: stallSeconds)
+        return RegionInstaller(
+            directory: directory, state: state, downloader: downloader, appVersion: try AppVersion(appVersion), freeSpace: freeSpace)
+    }
+
+    @discardableResult
+    func sync(_ id: String, catalog: Catalog? = nil, installer: RegionInstaller? = nil) throws -> RegionInstaller.Outcome {
+        let catalog = try catalog ?? self.catalog()
+        let lock = try DirectoryLock(directory: directory)
+        guard let region = catalog.region(id) else { throw MissingFixture(path: "region \(id) in the catalog") }
+        return try (installer ?? self.installer()).sync(region, from: catalog, authorization: try authorization(), lock: lock)
+    }
+
+    var library: RegionLibrary { RegionLibrary(directory: directory, state: state) }
+
+    /// Files left in the partial folder.
+    var leftovers: [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory.partialPath)) ?? []).sorted()
+    }
+
+    /// All tiles of an MBTiles file as "z/x/y" → bytes.
+    static func tiles(of path: String) throws -> [String: Data] {
+        var tiles: [String: Data] = [:]
+        try MBTilesFile(path: path).forEachTile { z, x, y, data in tiles["\(z)/\(x)/\(y)"] = data }
+        return tiles
+    }
+}
+
+final class SleepRecorder: @unchecked Sendable {
+    // Guarded by `lock`.
+    private let lock = NSLock()
+    private var delays: [Double] = []
+    func record(_ delay: Double) { lock.withLock { delays.append(delay) } }
+    var recorded: [Double] { lock.withLock { delays } }
+}
