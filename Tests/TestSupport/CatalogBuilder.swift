@@ -34,8 +34,11 @@ public final class CatalogBuilder {
             "format": format, "minzoom": minzoom, "maxzoom": maxzoom, "bounds": [-180, -85, 180, 85],
         ]
         entry.merge(overrides) { $1 }
-        regions.removeAll { ($0["id"] as? String) == id }
-        regions.append(entry)
+        if let index = regions.firstIndex(where: { ($0["id"] as? String) == id }) {
+            regions[index] = entry
+        } else {
+            regions.append(entry)
+        }
         return entry
     }
 

@@ -1,0 +1,93 @@
+import Foundation
+import MapGate
+import Testing
+
+@Suite struct CatalogTests {
+    static let hash = String(repeating: "0f", count: 32)
+
+    func region(_ overrides: [String: Any] = [:]) -> [String: Any] {
+        var fields: [String: Any] = [
+            "id": "kr-seoul", "name": "Seoul", "version": "2026.11", "url": "packages/kr-seoul.mbtiles.gz", "size": 1000,
+            "sha256": Self.hash, "installedSize": 4000, "format": "pbf", "bounds": [126.7, 37.4, 127.2, 37.7], "minzoom": 0,
+            "maxzoom": 14,
+        ]
+        fields.merge(overrides) { $1 }
+        return fields
+    }
+
+    func parse(regions: [[String: Any]], extra: [String: Any] = [:]) throws -> Catalog {
+        var object: [String: Any] = ["formatVersion": 1, "publisher": "Example Maps", "generated": "2026-11-01T00:00:00Z", "regions": regions]
+        object.merge(extra) { $1 }
+        return try Catalog.parse(try JSONSerialization.data(withJSONObject: object), sourceURL: "https://maps.example.com/v1/catalog.json")
+    }
+
+    @Test func validCatalogIsReadAndURLsResolved() throws {
+        let catalog = try parse(regions: [
+            region(), region(["id": "jp-tokyo", "url": "https://cdn.example.com/jp.mbtiles", "format": "png"]),
+            region(["id": "local", "url": "/abs/path.mbtiles"]),
+        ])
+        #expect(catalog.publisher == "Example Maps")
+        #expect(catalog.generated == Date(timeIntervalSince1970: 1_793_491_200))
+        #expect(catalog.regions.count == 3)
+        #expect(catalog.region("kr-seoul")?.url == "https://maps.example.com/v1/packages/kr-seoul.mbtiles.gz")
+        #expect(catalog.region("jp-tokyo")?.url == "https://cdn.example.com/jp.mbtiles")
+        #expect(catalog.region("local")?.url == "https://maps.example.com/abs/path.mbtiles")
+        #expect(catalog.region("kr-seoul")?.format == .pbf)
+        #expect(catalog.region("kr-seoul")?.bounds == [126.7, 37.4, 127.2, 37.7])
+    }
+
+    @Test(arguments: ["../etc", "a/b", "/abs", "..", ".", "Seoul", "a b", "-lead", "_lead", "", String(repeating: "a", count: 65), "a\\b", "é"])
+    func invalidRegionIDIsRejected(id: String) {
+        let error = #expect(throws: CatalogError.self) { try parse(regions: [region(["id": id])]) }
+        #expect(error?.reason.contains("invalid id") == true, "\(error?.reason ?? "")")
+    }
+
+    @Test(arguments: ["a", "kr-seoul", "v1.2_x", "0", String(repeating: "z", count: 64)])
+    func validRegionIDIsAccepted(id: String) {
+        #expect(Catalog.isValidRegionID(id))
+    }
+
+    @Test(arguments: [
+        (#"{"size": -1}"#, "size -1 is out of range"),
+        (#"{"size": 0}"#, "out of range"),
+        (#"{"installedSize": 1e15}"#, "out of range"),
+        (#"{"size": "1000"}"#, "size is missing or not an integer"),
+        (#"{"sha256": "abc"}"#, "is not 64 hex digits"),
+        (#"{"sha256": "gggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggg"}"#, "is not 64 hex digits"),
+        (#"{"url": "ftp://example.com/x.mbtiles"}"#, "url scheme \"ftp\""),
+        (#"{"url": "javascript:alert(1)"}"#, "url scheme"),
+        (#"{"format": "gif"}"#, "format \"gif\""),
+        (#"{"minzoom": 5, "maxzoom": 2}"#, "minzoom 5 is above maxzoom 2"),
+        (#"{"maxzoom": 31}"#, "maxzoom must be"),
+        (#"{"bounds": [1, 2, 3]}"#, "bounds must be"),
+        (#"{"bounds": [0, -95, 10, 10]}"#, "outside the world"),
+        (#"{"version": ""}"#, "version is missing"),
+        (#"{"minimumAppVersion": "soon"}"#, "not a version"),
+    ])
+    func badRegionFieldIsRejectedNamingTheRegion(overrides: String, reason: String) throws {
+        let fields = try #require(try JSONSerialization.jsonObject(with: Data(overrides.utf8)) as? [String: Any])
+        let error = #expect(throws: CatalogError.self) { try parse(regions: [region(fields)]) }
+        #expect(error?.region == "kr-seoul")
+        #expect(error?.reason.contains(reason) == true, "\(error?.reason ?? "")")
+        #expect(error?.localizedDescription.hasPrefix("catalog https://maps.example.com/v1/catalog.json: region kr-seoul:") == true)
+    }
+
+    @Test func duplicateIDIsRejected() {
+        let error = #expect(throws: CatalogError.self) { try parse(regions: [region(), region()]) }
+        #expect(error?.reason == "duplicate id")
+    }
+
+    @Test(arguments: [
+        (#"{"formatVersion": 2}"#, "formatVersion 2 is not supported"),
+        (#"{"formatVersion": "1"}"#, "formatVersion is missing"),
+        (#"{"publisher": 3}"#, "publisher is missing"),
+        (#"{"regions": "none"}"#, "regions is missing"),
+        (#"{"minimumAppVersion": "x"}"#, "not a version"),
+    ])
+    func badTopLevelIsRejected(extraJSON: String, reason: String) throws {
+        let extra = try #require(try JSONSerialization.jsonObject(with: Data(extraJSON.utf8)) as? [String: Any])
+        let error = #expect(throws: CatalogError.self) { try parse(regions: [region()], extra: extra) }
+        #expect(error?.reason.contains(reason) == true, "\(error?.reason ?? "")")
+        #expect(error?.kind == .badData)
+    }
+}

@@ -1,0 +1,148 @@
+import Foundation
+import MapGate
+import MapGateDemo
+import TestSupport
+import Testing
+
+/// `sync`, `list`, `tile`, `verify`, `remove`, `catalog` run as subprocesses against the origin.
+@Suite struct SyncCommandTests {
+    let work: TemporaryDirectory
+    let origin: TestOrigin
+    let builder: CatalogBuilder
+    let mapgate: MapGateBinary
+
+    init() throws {
+        work = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: work.file("www"), withIntermediateDirectories: true)
+        origin = try TestOrigin(root: work.file("www"))
+        builder = CatalogBuilder(root: work.file("www"))
+        mapgate = try MapGateBinary(workDirectory: work.path)
+        try mapgate.writeConfig(["catalogURL": origin.baseURL + "/catalog.json"])
+    }
+
+    var partialFiles: [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: mapgate.dataDirectory + "/partial")) ?? []).sorted()
+    }
+
+    @Test func syncListTileVerifyRemove() throws {
+        let source = try TestPaths.shared("mbtiles/mbtileserver-world_cities.mbtiles")
+        try builder.add(id: "cities", source: source, version: "2026.1", format: "pbf", maxzoom: 6)
+        try builder.write()
+
+        let sync = try mapgate.run(["sync", "cities"])
+        #expect(sync.status == 0, "\(sync.stderr)")
+        #expect(sync.stdout.contains("cities 2026.1: installed"))
+
+        let list = try mapgate.run(["list", "--json"])
+        #expect(list.status == 0)
+        let row = try MapGateBinary.json(list.stdout)
+        #expect(row["id"] as? String == "cities")
+        #expect(row["format"] as? String == "pbf")
+        #expect(row["tiles"] as? Int == 196)
+        #expect(row["minzoom"] as? Int == 0)
+        #expect(row["maxzoom"] as? Int == 6)
+
+        let tile = try mapgate.run(["tile", "cities", "1", "1", "0"])
+        #expect(tile.status == 0)
+        let expected = try runProcess(
+            "/usr/bin/sqlite3", [source, "SELECT hex(tile_data) FROM tiles WHERE zoom_level=1 AND tile_column=1 AND tile_row=1"])
+        #expect(tile.stdoutData.map { String(format: "%02X", $0) }.joined() == expected.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+        #expect(tile.stdoutData.starts(with: [0x1F, 0x8B]))  // exactly as stored: gzip
+
+        let file = work.file("tile.pbf")
+        #expect(try mapgate.run(["tile", "cities", "1", "1", "0", "-o", file]).status == 0)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == tile.stdoutData)
+
+        let missing = try mapgate.run(["tile", "cities", "6", "0", "0"])
+        #expect(missing.status == 1)
+        #expect(missing.stderr.contains("region cities: no tile at 6/0/0"))
+
+        #expect(try mapgate.run(["verify"]).stdout.contains("cities 2026.1: ok"))
+        let again = try mapgate.run(["sync", "--json"])
+        #expect(try MapGateBinary.json(again.stdout)["action"] as? String == "up-to-date")
+
+        let remove = try mapgate.run(["remove", "cities"])
+        #expect(remove.status == 0)
+        #expect(try mapgate.run(["list"]).stdout.contains("No region is installed"))
+        let gone = try mapgate.run(["tile", "cities", "0", "0", "0"])
+        #expect(gone.status == 1)
+        #expect(gone.stderr.contains("region cities: not installed"))
+    }
+
+    @Test func catalogShowsOfferAgainstInstalled() throws {
+        try builder.add(id: "a", source: try TestPaths.shared("mbtiles/mbtileserver-geography-class-png.mbtiles"), format: "png")
+        try builder.add(id: "b", source: try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles"), format: "png", overrides: ["minimumAppVersion": "99"])
+        try builder.write()
+        #expect(try mapgate.run(["sync", "a"]).status == 0)
+        try builder.add(id: "a", source: try TestPaths.shared("mbtiles/mbtileserver-geography-class-png.mbtiles"), version: "2", format: "png")
+        try builder.write()
+        let result = try mapgate.run(["catalog", "--json"])
+        #expect(result.status == 0)
+        let rows = try result.stdout.split(separator: "\n").map { try MapGateBinary.json(String($0)) }
+        #expect(rows.map { $0["status"] as? String } == ["update-available", "needs-newer-app"])
+        #expect(rows.first?["installedVersion"] as? String == "1")
+        let human = try mapgate.run(["catalog"])
+        #expect(human.stdout.contains("update available"))
+        #expect(human.stdout.contains("needs mapgate 99"))
+
+        let refused = try mapgate.run(["sync", "b"])
+        #expect(refused.status == 77)
+        #expect(refused.stderr.contains("region b: this region needs mapgate 99 or newer"))
+    }
+
+    @Test func unknownRegionAndBadIDAreClearErrors() throws {
+        try builder.add(id: "a", source: try TestPaths.shared("mbtiles/mbtileserver-geography-class-png.mbtiles"), format: "png")
+        try builder.write()
+        let unknown = try mapgate.run(["sync", "zz"])
+        #expect(unknown.status == 1)
+        #expect(unknown.stderr.contains("region zz: not in the catalog (offered: a)"))
+        let bad = try mapgate.run(["sync", "../etc"])
+        #expect(bad.status == 64)
+        let noCatalog = try { try mapgate.writeConfig([:]); return try mapgate.run(["sync", "a"]) }()
+        #expect(noCatalog.status == 64)
+        #expect(noCatalog.stderr.contains("set catalogURL"))
+    }
+
+    @Test func failedSyncNamesRegionAndKeepsTheInstalledVersion() throws {
+        let good = try TestPaths.shared("mbtiles/mbtileserver-geography-class-png.mbtiles")
+        try builder.add(id: "r", source: good, format: "png")
+        try builder.write()
+        #expect(try mapgate.run(["sync", "r"]).status == 0)
+        try builder.add(id: "r", source: try TestPaths.shared("mbtiles/node-mbtiles-corrupt.mbtiles"), version: "2", format: "png")
+        try builder.write()
+        let result = try mapgate.run(["sync", "--json"])
+        #expect(result.status == 65)
+        let row = try MapGateBinary.json(result.stdout)
+        #expect(row["action"] as? String == "failed")
+        #expect((row["error"] as? String)?.hasPrefix("region r: invalid package") == true)
+        #expect(try mapgate.run(["tile", "r", "0", "0", "0"]).status == 0)
+        #expect(partialFiles.isEmpty)
+    }
+
+    /// Killed (SIGKILL) during each stage, then synced again: the region ends up installed,
+    /// whole, and nothing is left over.
+    @Test(arguments: ["downloading@100000", "validating", "installing"])
+    func killDuringAStageThenSyncAgain(stage: String) throws {
+        let source = try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles")
+        // The first run is served slowly (a stall after 200000 bytes) so the kill lands mid-download.
+        let url = stage.hasPrefix("downloading") ? "/_fault/cut=200000,stall=3,times=1/packages/big-1.mbtiles" : "packages/big-1.mbtiles"
+        try builder.add(id: "big", source: source, format: "png", gzip: false, overrides: ["url": url])
+        try builder.write()
+        let killed = try mapgate.run(["sync", "big"], environment: ["MAPGATE_FAULT_KILL_AT": stage])
+        #expect(killed.status != 0)
+        #expect(!FileManager.default.fileExists(atPath: mapgate.dataDirectory + "/regions/big.mbtiles") || stage == "installing")
+
+        origin.clearRequests()
+        let again = try mapgate.run(["sync", "big"])
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(try mapgate.run(["verify", "big"]).status == 0)
+        let installed = try MBTilesFile(path: mapgate.dataDirectory + "/regions/big.mbtiles")
+        #expect(try installed.tileCount() == 285)
+        #expect(partialFiles.isEmpty, "\(partialFiles)")
+        if stage.hasPrefix("downloading") {
+            let ranges = origin.requests.filter { $0.path.contains("big-1") }.map(\.range)
+            #expect(ranges.count == 1)
+            #expect(ranges.first??.hasPrefix("bytes=") == true, "the second run resumes: \(ranges)")
+        }
+    }
+}
