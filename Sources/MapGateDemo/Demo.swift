@@ -51,6 +51,27 @@ public final class Demo {
         tell(.step("\(day()): mapgate \(BuildInfo.version) checks the store"))
         try show(try gate().check())
 
+        let state = try StateDatabase(directory: directory, clock: clock)
+        let library = RegionLibrary(directory: directory, state: state)
+        self.library = library
+        let catalog = try Catalog.fetch(from: origin.baseURL + "/catalog.json", client: client)
+        tell(.step("\(day()): sync: the catalog of \(catalog.publisher) offers \(catalog.regions.map(\.id).joined(separator: ", "))"))
+        let installer = RegionInstaller(
+            directory: directory, state: state, downloader: PackageDownloader(client: client), clock: clock,
+            appVersion: try AppVersion(BuildInfo.version))
+        let lock = try DirectoryLock(directory: directory)
+        for region in catalog.regions {
+            let outcome = try installer.sync(region, from: catalog, authorization: try gate().authorizeUse(), lock: lock)
+            tell(.line("\(region.id): \(outcome)"))
+            demoRegion = region.id
+        }
+        for region in try library.installed() {
+            let file = try library.open(region.id, authorization: try gate().authorizeUse())
+            tell(.line("installed \(region.id) \(region.version): \(region.format.rawValue), zoom \(region.minzoom ?? 0)-\(region.maxzoom ?? 0), \(try file.tileCount()) tiles, SHA-256 \(region.sha256.prefix(12))…"))
+            let tile = try file.tile(z: 1, x: 1, y: 0)
+            tell(.line("tile 1/1/0 of \(region.id): \(tile?.count ?? 0) bytes of \(tile.flatMap { TileFormat(sniffing: $0) }?.rawValue ?? "?")"))
+        }
+
         configuration.lookupURL = origin.baseURL + "/lookup/store-1.5.0.json"
         tell(.step("\(day()): the publisher releases 1.5.0; the next check sees it and the grace period starts"))
         try show(try gate().check())
@@ -65,7 +86,7 @@ public final class Demo {
             try use(gate())
             advance(days: 0.25)
         }
-        tell(.step("\(day()): the next use is refused"))
+        tell(.step("\(day()): the next use is refused: no sync, no tiles"))
         try use(gate())
 
         configuration.lookupURL = "http://127.0.0.1:1/lookup"
@@ -93,10 +114,18 @@ public final class Demo {
     }
 
     private var configurationMaxPrompts: Int { Configuration().maxPrompts }
+    private var demoRegion: String?
+    private var library: RegionLibrary?
 
+    /// One use: the gate decides, then (when allowed) a tile is read from the demo region.
     private func use(_ gate: Gate) throws {
         do {
             let authorization = try gate.authorizeUse()
+            defer {
+                if let library, let demoRegion, let tile = try? library.open(demoRegion, authorization: authorization).tile(z: 0, x: 0, y: 0) {
+                    tell(.line("tile 0/0/0 of \(demoRegion): \(tile.count) bytes"))
+                }
+            }
             switch authorization.decision {
             case .allowed: tell(.line("use allowed"))
             case .notice: tell(.line("use allowed; notice: \(authorization.report.summary)"))
@@ -109,6 +138,7 @@ public final class Demo {
             }
         } catch let error as GateClosedError {
             tell(.line("refused (exit 77): \(error.localizedDescription)"))
+            tell(.line("sync, open, serve and tile all refuse; list, status and check still work"))
         }
     }
 }

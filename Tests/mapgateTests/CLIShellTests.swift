@@ -116,6 +116,8 @@ import Testing
     @Test func demoRunsTheWholeStory() throws {
         let result = try runProcess(mapgate.path, ["demo", "--fixtures", TestPaths.fixtures], environment: ["NO_COLOR": "1"])
         #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("demo-world: installed 2026.11"))
+        #expect(result.stdout.contains("85 tiles"))
         #expect(result.stdout.contains("gate: newer version 1.5.0 known since"))
         #expect(result.stdout.contains("5 uses left"))
         #expect(result.stdout.contains("1 use left"))

@@ -76,9 +76,11 @@ public final class Gate {
         return GateAuthorization(decision: decision, report: useReport)
     }
 
-    /// Re-reads the saved state without counting a use: the server calls this every minute.
-    public func currentPhase() throws -> GateReport {
-        try status()
+    /// Looks the store up if an ordinary run would now (on the check interval), without
+    /// counting a use; nil when no lookup was due. A running server calls this.
+    public func refreshIfDue() throws -> GateReport? {
+        guard let lookup, try isLookupDue() else { return nil }
+        return try refresh(using: lookup)
     }
 
     func closedError(_ report: GateReport) -> GateClosedError {

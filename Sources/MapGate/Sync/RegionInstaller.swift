@@ -13,11 +13,21 @@ public final class RegionInstaller {
         case downloading, validating, installing
     }
 
-    public enum Outcome: Sendable, Equatable {
+    public enum Outcome: Sendable, Equatable, CustomStringConvertible {
         /// Installed or updated; `previous` is the version it replaced.
         case installed(version: String, previous: String?, downloaded: Int64, resumedFrom: Int64)
         /// The installed version equals the catalog's.
         case upToDate(version: String)
+
+        public var description: String {
+            switch self {
+            case .upToDate(let version):
+                return "\(version) up to date"
+            case .installed(let version, let previous, let downloaded, let resumedFrom):
+                let what = previous.map { "updated from \($0) to \(version)" } ?? "installed \(version)"
+                return what + " (\(downloaded) bytes downloaded" + (resumedFrom > 0 ? ", resumed at byte \(resumedFrom))" : ")")
+            }
+        }
     }
 
     private let directory: DataDirectory

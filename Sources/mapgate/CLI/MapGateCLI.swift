@@ -5,13 +5,11 @@ import MapGate
 enum MapGateCLI {
     static let commands: [any Command.Type] = [
         CheckCommand.self, StatusCommand.self, CatalogCommand.self, SyncCommand.self, ListCommand.self,
-        RemoveCommand.self, VerifyCommand.self, TileCommand.self, DemoCommand.self,
+        RemoveCommand.self, VerifyCommand.self, OpenCommand.self, ServeCommand.self, TileCommand.self, DemoCommand.self,
     ]
 
     /// Commands a later issue implements. They say so and exit 1.
     static let planned: [(name: String, abstract: String)] = [
-        ("open", "Open a region in the viewer page"),
-        ("serve", "Serve installed regions over local HTTP"),
     ]
 
     static func main(_ argv: [String], environment: [String: String]) -> Int32 {

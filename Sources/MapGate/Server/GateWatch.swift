@@ -1,0 +1,107 @@
+import Foundation
+import Synchronization
+
+/// What a running server knows about the gate, shared by its workers.
+public final class GateWatch: Sendable {
+    public struct Closure: Sendable, Equatable {
+        public var requiredVersion: String
+        public var storeURL: String?
+    }
+
+    private let closure = Mutex<Closure?>(nil)
+
+    public init() {}
+
+    /// Non-nil once the gate is closed: every tile and TileJSON request is then refused.
+    public var closed: Closure? { closure.withLock { $0 } }
+
+    public func update(_ report: GateReport) {
+        closure.withLock {
+            $0 = report.phase.isClosed ? Closure(requiredVersion: report.requiredVersion ?? "newer", storeURL: report.storeURL) : nil
+        }
+    }
+}
+
+/// Keeps a running server's gate current: re-reads the saved state every `refresh` seconds
+/// (another mapgate may have spent the last use), lets the gate look the store up on its
+/// interval, and counts one use for each 24 hours of serving after the grace period.
+public final class GateMonitor: @unchecked Sendable {
+    // All mutable state is touched only on the monitor's own thread after `start`.
+    private let makeGate: @Sendable () throws -> Gate
+    private let watch: GateWatch
+    private let refresh: Double
+    private let clock: Clock
+    private let stopping = Mutex(false)
+    private let done = DispatchSemaphore(value: 0)
+    private var lastCounted: Date
+    private let onChange: @Sendable (GateReport, UseDecision?) -> Void
+
+    /// - Parameters:
+    ///   - makeGate: opens the gate on the monitor's thread (a gate owns a database connection).
+    ///   - startedAt: when the server started, which counted as a use.
+    public init(
+        watch: GateWatch, refresh: Double = 60, clock: Clock = .system, startedAt: Date,
+        makeGate: @escaping @Sendable () throws -> Gate, onChange: @escaping @Sendable (GateReport, UseDecision?) -> Void = { _, _ in }
+    ) {
+        self.watch = watch
+        self.refresh = refresh
+        self.clock = clock
+        self.makeGate = makeGate
+        self.lastCounted = startedAt
+        self.onChange = onChange
+    }
+
+    public func start() {
+        let thread = Thread { [self] in run() }
+        thread.name = "gate-monitor"
+        thread.start()
+    }
+
+    public func stop() {
+        let wasRunning = stopping.withLock { value in
+            defer { value = true }
+            return !value
+        }
+        if wasRunning { done.wait() }
+    }
+
+    private func run() {
+        defer { done.signal() }
+        let gate = try? makeGate()
+        while true {
+            let deadline = Date().addingTimeInterval(refresh)
+            while Date() < deadline {
+                if stopping.withLock({ $0 }) { return }
+                Thread.sleep(forTimeInterval: min(0.05, refresh))
+            }
+            guard let gate else { continue }
+            tick(gate)
+        }
+    }
+
+    /// One look at the gate: counts a use per 24 h of serving, else just re-reads the state.
+    func tick(_ gate: Gate) {
+        do {
+            let report = try gate.status()
+            var decision: UseDecision?
+            var latest = report
+            if case .prompting = report.phase, report.now.timeIntervalSince(lastCounted) >= 86_400 {
+                lastCounted = report.now
+                do {
+                    let authorization = try gate.authorizeUse()
+                    decision = authorization.decision
+                    latest = authorization.report
+                } catch is GateClosedError {
+                    latest = try gate.status()
+                }
+            } else if let refreshed = try? gate.refreshIfDue() {
+                latest = refreshed
+            }
+            let wasClosed = watch.closed != nil
+            watch.update(latest)
+            if decision != nil || wasClosed != (watch.closed != nil) { onChange(latest, decision) }
+        } catch {
+            // A state that cannot be read leaves the last decision in place.
+        }
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+
+/// The HTML mapgate serves: the viewer page (Leaflet from Debian's libjs-leaflet, served by
+/// mapgate itself so it works offline), the region list, and the "update required" page.
+enum ViewerPage {
+    static func escape(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+            .replacingOccurrences(of: "'", with: "&#39;")
+    }
+
+    static func document(title: String, head: String = "", body: String) -> String {
+        """
+        <!DOCTYPE html>
+        <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+        <title>\(escape(title))</title>
+        <style>body{font:15px system-ui,sans-serif;margin:0}main{padding:1em 2em}.notice{padding:2em;background:#fdecea;color:#611a15}</style>
+        \(head)</head><body>\(body)</body></html>
+        """
+    }
+
+    static func closed(_ closure: GateWatch.Closure) -> String {
+        let store = closure.storeURL.map { " <a href=\"\(escape($0))\">Update from the store</a>." } ?? ""
+        return document(
+            title: "Update required",
+            body: "<div class=\"notice\" id=\"gate\"><h1>Update required</h1><p>Install mapgate \(escape(closure.requiredVersion)) to keep using these maps.\(store)</p></div>")
+    }
+
+    static func viewer(region: TileService.Region, hasLeaflet: Bool, leafletPath: String) -> String {
+        let id = region.record.id
+        guard hasLeaflet else {
+            return document(
+                title: region.name,
+                body: """
+                    <main><h1>\(escape(region.name))</h1><p class="notice" id="no-leaflet">The map viewer needs Leaflet, which is not
+                    installed at \(escape(leafletPath)). Install it with <code>sudo apt-get install libjs-leaflet</code>
+                    (or set <code>leafletPath</code> in mapgate's configuration), then reload this page.</p>
+                    <p>Tiles are still served: <a href="/\(escape(id)).json">TileJSON</a>.</p></main>
+                    """)
+        }
+        let b = region.bounds
+        let bounds = "[[\(b[1]), \(b[0])], [\(b[3]), \(b[2])]]"
+        let ext = TileRequestHandler.extensions(region.record.format)[0]
+        let layer: String
+        if region.record.format == .pbf {
+            // Vector tiles: show the tile grid the region covers and its layers (from TileJSON).
+            layer = """
+                const Grid = L.GridLayer.extend({ createTile: function (c) {
+                  const t = document.createElement('div'); t.className = 'grid'; t.textContent = c.z + '/' + c.x + '/' + c.y; return t; } });
+                new Grid({ bounds: bounds, minZoom: \(region.minzoom), maxNativeZoom: \(region.maxzoom) }).addTo(map);
+                """
+        } else {
+            layer = """
+                L.tileLayer('/\(id)/{z}/{x}/{y}.\(ext)', { bounds: bounds, minZoom: 0, maxNativeZoom: \(region.maxzoom),
+                  maxZoom: \(region.maxzoom + 3), attribution: \(jsonString(region.attribution ?? "")) }).addTo(map);
+                """
+        }
+        return document(
+            title: region.name,
+            head: """
+                <link rel="stylesheet" href="/_leaflet/leaflet.css"><script src="/_leaflet/leaflet.js"></script>
+                <style>#map{position:absolute;inset:0}#panel{position:absolute;z-index:1000;top:10px;right:10px;background:#fff;padding:.5em 1em;
+                border-radius:4px;box-shadow:0 1px 4px #0004;max-width:40%}.grid{outline:1px solid #3388ff;color:#3388ff;font:12px monospace;padding:4px}
+                #gate{position:absolute;z-index:2000;inset:0;display:none}</style>
+                """,
+            body: """
+                <div id="map"></div><div id="panel"><b>\(escape(region.name))</b> \(escape(region.record.version))<div id="layers"></div></div>
+                <div class="notice" id="gate"></div>
+                <script>
+                const bounds = \(bounds);
+                const map = L.map('map', { zoomSnap: 0 });
+                map.fitBounds(bounds);
+                \(layer)
+                function watchGate() {
+                  fetch('/\(id).json').then(function (r) { return r.json().then(function (j) { return [r.status, j]; }); }).then(function (a) {
+                    const gate = document.getElementById('gate');
+                    if (a[0] === 403) { gate.style.display = 'block'; gate.innerHTML = '<h1>Update required</h1><p></p>';
+                      gate.querySelector('p').textContent = a[1].message + (a[1].storeURL ? ' — ' + a[1].storeURL : ''); return; }
+                    const layers = a[1].vector_layers || [];
+                    if (layers.length) document.getElementById('layers').textContent = 'layers: ' + layers.map(function (l) { return l.id; }).join(', ');
+                  }).catch(function () {});
+                }
+                watchGate(); setInterval(watchGate, 30000);
+                </script>
+                """)
+    }
+
+    private static func jsonString(_ text: String) -> String {
+        let data = (try? JSONSerialization.data(withJSONObject: [text])) ?? Data("[\"\"]".utf8)
+        return String(decoding: data.dropFirst().dropLast(), as: UTF8.self).replacingOccurrences(of: "</", with: "<\\/")
+    }
+}

@@ -1,0 +1,55 @@
+import Foundation
+import MapGate
+
+/// `mapgate open REGION`: serve a region and print its viewer page.
+struct OpenCommand: Command {
+    static let name = "open"
+    static let abstract = "Open a region: serve it and print the URL of its viewer page"
+    static let arguments = "REGION"
+    static let discussion = """
+        Checks the update gate (a use), refuses a region that is not installed, starts the local
+        tile server and prints the viewer page's URL. The page works offline with Leaflet from
+        Debian's libjs-leaflet. Runs until Ctrl-C.
+        """
+    static let options = [
+        OptionSpec(name: "host", value: "ADDRESS", help: "address to bind (default 127.0.0.1)"),
+        OptionSpec(name: "port", short: "p", value: "PORT", help: "port (default 0: a free one)"),
+        OptionSpec(name: "browser", help: "open the viewer page with xdg-open"),
+        OptionSpec(name: "verbose", short: "v", help: "log each request on stderr"),
+    ]
+
+    let region: String
+    let settings: HTTPServer.Settings
+    let browser: Bool
+    let verbose: Bool
+
+    init(parsing arguments: ParsedArguments) throws {
+        guard arguments.positional.count == 1 else { throw UsageError(message: "name one region to open", usage: Self.usage) }
+        region = arguments.positional[0]
+        settings = try ServeCommand.settings(arguments, defaultPort: 0, usage: Self.usage)
+        browser = arguments.has("browser")
+        verbose = arguments.has("verbose")
+    }
+
+    func run(_ context: Context) throws -> Int32 {
+        guard let authorization = try GateGuard.authorize(context) else { return ExitCode.success }
+        _ = try context.regionLibrary().region(region)
+        let server = try startServer(context, authorization: authorization, settings: settings, verbose: verbose)
+        let url = "\(server.baseURL)/view/\(region)"
+        if context.json {
+            context.console.json(["region": region, "viewer": url, "tilejson": "\(server.baseURL)/\(region).json"])
+        } else {
+            context.console.data(url)
+            context.console.note("serving \(region) until Ctrl-C")
+        }
+        if browser {
+            let opener = Process()
+            opener.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            opener.arguments = ["xdg-open", url]
+            if (try? opener.run()) == nil { context.console.warning("cannot run xdg-open; open \(url) yourself") }
+        }
+        waitForTermination()
+        server.stop()
+        return ExitCode.success
+    }
+}

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Download benchmark (issue: map packages). Installs one ~200 MB gzip region package served by
+# nginx on 127.0.0.1 and compares, in the same run:
+#   mapgate sync big      (download + SHA-256 + gunzip while streaming, validate, atomic install)
+#   curl -o && sha256sum && gunzip   (the baseline: the same work as three separate steps)
+# and reports mapgate's peak memory (GNU time). Usage: bench/download.sh [MEGABYTES] [RUNS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+megabytes=${1:-200}
+runs=${2:-5}
+scripts/install-deps
+need=()
+for tool in nginx:nginx-light hyperfine:hyperfine /usr/bin/time:time curl:curl; do
+  command -v "${tool%%:*}" >/dev/null || need+=("${tool##*:}")
+done
+if ((${#need[@]})); then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null; fi
+
+work=$(mktemp -d /tmp/mapgate-bench.XXXXXX)
+chmod 755 "$work"
+trap 'kill $(cat "$work/nginx.pid" 2>/dev/null) 2>/dev/null || true; rm -rf "$work"' EXIT
+python3 bench/make-package.py "$work/www" "$megabytes"
+
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+cat > "$work/nginx.conf" <<CONF
+daemon on; pid $work/nginx.pid; error_log $work/nginx-error.log; worker_processes 1;
+events { worker_connections 1024; }
+http { access_log off; sendfile on;
+  server { listen 127.0.0.1:$port; root $work/www; } }
+CONF
+nginx -c "$work/nginx.conf"
+url="http://127.0.0.1:$port"
+
+swift build -c release --product mapgate >/dev/null
+mapgate=$PWD/.build/release/mapgate
+echo "{\"catalogURL\": \"$url/catalog.json\"}" > "$work/config.json"
+
+hyperfine --runs "$runs" --export-json "$work/hyperfine.json" \
+  --prepare "rm -rf $work/data $work/base; mkdir -p $work/base" \
+  -n mapgate "$mapgate sync big --quiet --config $work/config.json --data-dir $work/data" \
+  -n curl+sha256sum+gunzip "curl -s -o $work/base/big.gz $url/big.mbtiles.gz && sha256sum $work/base/big.gz >/dev/null && gunzip -c $work/base/big.gz > $work/base/big.mbtiles"
+
+rm -rf "$work/data"
+/usr/bin/time -f "%M" -o "$work/rss" "$mapgate" sync big --quiet --config "$work/config.json" --data-dir "$work/data"
+python3 - "$work/hyperfine.json" "$work/rss" <<'PY'
+import json, sys
+results = {r["command"]: r for r in json.load(open(sys.argv[1]))["results"]}
+m, b = results["mapgate"]["median"], results["curl+sha256sum+gunzip"]["median"]
+rss = int(open(sys.argv[2]).read().split()[-1]) / 1024
+print(f"median wall time: mapgate {m:.2f} s, curl+sha256sum+gunzip {b:.2f} s, ratio {m / b:.2f}")
+print(f"mapgate peak memory (max RSS): {rss:.1f} MB (limit 64 MB)")
+PY
