@@ -15,9 +15,10 @@ public final class GateWatch: Sendable {
     /// Non-nil once the gate is closed: every tile and TileJSON request is then refused.
     public var closed: Closure? { closure.withLock { $0 } }
 
-    public func update(_ report: GateReport) {
+    /// Opens or closes the server's gate after a look at `report`.
+    public func update(_ report: GateReport, isClosed: Bool) {
         closure.withLock {
-            $0 = report.phase.isClosed ? Closure(requiredVersion: report.requiredVersion ?? "newer", storeURL: report.storeURL) : nil
+            $0 = isClosed ? Closure(requiredVersion: report.requiredVersion ?? "newer", storeURL: report.storeURL) : nil
         }
     }
 }
@@ -25,6 +26,10 @@ public final class GateWatch: Sendable {
 /// Keeps a running server's gate current: re-reads the saved state every `refresh` seconds
 /// (another mapgate may have spent the last use), lets the gate look the store up on its
 /// interval, and counts one use for each 24 hours of serving after the grace period.
+///
+/// Each use this server counts (its start, then one per day) lets it serve for 24 hours. When
+/// the gate is closed it answers 403, unless the use that closed it is this server's own and
+/// less than a day old: the fifth use runs its command, as for any other command.
 public final class GateMonitor: @unchecked Sendable {
     // All mutable state is touched only on the monitor's own thread after `start`.
     private let makeGate: @Sendable () throws -> Gate
@@ -34,21 +39,32 @@ public final class GateMonitor: @unchecked Sendable {
     private let stopping = Mutex(false)
     private let done = DispatchSemaphore(value: 0)
     private var lastCounted: Date
+    /// `promptsShown` right after this server's last counted use, if it counted one.
+    private var ownCount: Int?
     private let onChange: @Sendable (GateReport, UseDecision?) -> Void
 
     /// - Parameters:
     ///   - makeGate: opens the gate on the monitor's thread (a gate owns a database connection).
-    ///   - startedAt: when the server started, which counted as a use.
+    ///   - start: the authorization of the server's start, which was a use.
     public init(
-        watch: GateWatch, refresh: Double = 60, clock: Clock = .system, startedAt: Date,
+        watch: GateWatch, refresh: Double = 60, clock: Clock = .system, start: GateAuthorization,
         makeGate: @escaping @Sendable () throws -> Gate, onChange: @escaping @Sendable (GateReport, UseDecision?) -> Void = { _, _ in }
     ) {
         self.watch = watch
         self.refresh = refresh
         self.clock = clock
         self.makeGate = makeGate
-        self.lastCounted = startedAt
+        lastCounted = start.report.now
+        if case .prompt = start.decision { ownCount = start.report.record.promptsShown }
         self.onChange = onChange
+        watch.update(start.report, isClosed: isClosed(start.report))
+    }
+
+    /// Closed for this server: the gate is closed, and not by this server's own use of today.
+    private func isClosed(_ report: GateReport) -> Bool {
+        guard report.phase.isClosed else { return false }
+        let ownUseStillRunning = ownCount == report.record.promptsShown && report.now.timeIntervalSince(lastCounted) < 86_400
+        return !ownUseStillRunning
     }
 
     public func start() {
@@ -91,6 +107,7 @@ public final class GateMonitor: @unchecked Sendable {
                     let authorization = try gate.authorizeUse()
                     decision = authorization.decision
                     latest = authorization.report
+                    if case .prompt = authorization.decision { ownCount = latest.record.promptsShown }
                 } catch is GateClosedError {
                     latest = try gate.status()
                 }
@@ -98,7 +115,7 @@ public final class GateMonitor: @unchecked Sendable {
                 latest = refreshed
             }
             let wasClosed = watch.closed != nil
-            watch.update(latest)
+            watch.update(latest, isClosed: isClosed(latest))
             if decision != nil || wasClosed != (watch.closed != nil) { onChange(latest, decision) }
         } catch {
             // A state that cannot be read leaves the last decision in place.

@@ -56,7 +56,7 @@ final class HTTPConnection {
     private func readHead() -> Int? {
         var started = !buffer.isEmpty
         while true {
-            if let end = findHeadEnd() { return end }
+            if let end = findHeadEnd(), end <= settings.maxHeaderBytes { return end }
             if let first = buffer.first, !(65...90).contains(first) {
                 // Not an HTTP request line (a TLS handshake, binary noise): answer at once.
                 let writer = HTTPResponseWriter(socket: socket)

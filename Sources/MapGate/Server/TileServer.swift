@@ -20,7 +20,9 @@ public final class TileServer: Sendable {
         onGateChange: @escaping @Sendable (GateReport, UseDecision?) -> Void = { _, _ in }
     ) throws {
         let watch = GateWatch()
-        watch.update(authorization.report)
+        // The monitor sets the watch from this start's authorization before any request comes.
+        let monitor = GateMonitor(
+            watch: watch, refresh: gateRefresh, clock: clock, start: authorization, makeGate: makeGate, onChange: onGateChange)
         let regions = try TileService.loadRegions(from: library)
         // The service needs the bound port, which exists only once the server listens; handlers
         // read it when their first request comes.
@@ -33,9 +35,7 @@ public final class TileServer: Sendable {
         box.withLock { $0 = service }
         self.http = http
         self.service = service
-        monitor = GateMonitor(
-            watch: watch, refresh: gateRefresh, clock: clock, startedAt: authorization.report.now, makeGate: makeGate,
-            onChange: onGateChange)
+        self.monitor = monitor
         monitor.start()
     }
 

@@ -1,0 +1,101 @@
+import Foundation
+import MapGate
+import MapGateDemo
+import TestSupport
+import Testing
+
+/// The gate while a server runs: a use per 24 h of serving, and 403 once closed.
+@Suite struct ServingGateTests {
+    let harness: SyncHarness
+    let time = ManualTime(Date(timeIntervalSince1970: 1_800_000_000))
+    var configuration = Configuration()
+
+    init() throws {
+        harness = try SyncHarness()
+        try harness.builder.add(id: "plain", source: try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles"), format: "png")
+        try harness.sync("plain")
+        try harness.work.write("www/lookup.json", #"{"resultCount":1,"results":[{"version":"1.5.0","trackViewUrl":"https://apps.example/mapgate"}]}"#)
+        configuration.appID = 7
+        configuration.lookupURL = harness.origin.baseURL + "/lookup.json"
+        configuration.maxPrompts = 2
+    }
+
+    func makeGate() throws -> Gate {
+        try Gate(directory: harness.directory, configuration: configuration, client: HTTPClient(), clock: time.clock, installed: AppVersion("1.4.0"))
+    }
+
+    func startServer() throws -> TileServer {
+        let directory = harness.directory
+        let configuration = configuration
+        let clock = time.clock
+        return try TileServer(
+            library: harness.library, authorization: try makeGate().authorizeUse(), settings: HTTPServer.Settings(),
+            leafletPath: "/nonexistent", clock: clock, gateRefresh: 0.05,
+            makeGate: { try Gate(directory: directory, configuration: configuration, client: HTTPClient(), clock: clock, installed: AppVersion("1.4.0")) })
+    }
+
+    func status(_ server: TileServer, _ path: String) throws -> HTTPResponse {
+        try HTTPClient().get(HTTPRequest(url: server.baseURL + path))
+    }
+
+    func waitFor(_ condition: () throws -> Bool) rethrows -> Bool {
+        let deadline = Date().addingTimeInterval(5)
+        while Date() < deadline {
+            if try condition() { return true }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        return false
+    }
+
+    @Test func servingCountsAUsePerDayAndAnswers403OnceClosed() throws {
+        #expect(try makeGate().check().phase != .upToDate)
+        let server = try startServer()
+        defer { server.stop() }
+        #expect(try status(server, "/plain/0/0/0.png").status == 200)
+
+        time.advance(days: 31)  // past the grace period: the monitor counts the first served day
+        #expect(try waitFor { try makeGate().status().record.promptsShown == 1 })
+        #expect(try status(server, "/plain/0/0/0.png").status == 200)
+        time.advance(days: 1.01)  // another day of serving: the last use, which runs for a day
+        #expect(try waitFor { try makeGate().status().record.promptsShown == 2 })
+        Thread.sleep(forTimeInterval: 0.3)
+        #expect(try status(server, "/plain/0/0/0.png").status == 200)
+        time.advance(days: 1.01)  // no use left for another day
+        #expect(try waitFor { try status(server, "/plain/0/0/0.png").status == 403 })
+        #expect(try makeGate().status().record.promptsShown == 2)
+
+        let refused = try status(server, "/plain.json")
+        #expect(refused.status == 403)
+        let body = try #require(try JSONSerialization.jsonObject(with: refused.body) as? [String: Any])
+        #expect(body["requiredVersion"] as? String == "1.5.0")
+        #expect(body["storeURL"] as? String == "https://apps.example/mapgate")
+        let page = try status(server, "/view/plain")
+        #expect(page.status == 403)
+        #expect(String(decoding: page.body, as: UTF8.self).contains("Install mapgate 1.5.0"))
+    }
+
+    @Test func anotherProcessSpendingTheLastUseClosesTheRunningServer() throws {
+        #expect(try makeGate().check().phase != .upToDate)
+        time.advance(days: 30.5)
+        let server = try startServer()  // this start is the first of two prompted uses
+        defer { server.stop() }
+        Thread.sleep(forTimeInterval: 0.3)
+        #expect(try status(server, "/plain/0/0/0.png").status == 200)
+        // Another mapgate spends the last use; the running server follows within its refresh.
+        #expect(try makeGate().authorizeUse().decision == .prompt(usesLeft: 1))
+        #expect(try waitFor { try status(server, "/plain/0/0/0.png").status == 403 })
+    }
+
+    @Test mutating func startingWithTheLastUseServesForItsDay() throws {
+        configuration.maxPrompts = 1
+        #expect(try makeGate().check().phase != .upToDate)
+        time.advance(days: 30.5)
+        let server = try startServer()  // the last use: it runs, as any command's last use does
+        defer { server.stop() }
+        Thread.sleep(forTimeInterval: 0.3)
+        #expect(try status(server, "/plain/0/0/0.png").status == 200)
+        #expect(throws: GateClosedError.self) { try makeGate().authorizeUse() }  // a new start is refused
+        time.advance(days: 1.01)
+        #expect(try waitFor { try status(server, "/plain/0/0/0.png").status == 403 })
+    }
+}

@@ -1,0 +1,206 @@
+import Foundation
+import MapGate
+import MapGateDemo
+import TestSupport
+import Testing
+
+/// A real tile server over real installed regions, asked with libcurl and with raw sockets.
+@Suite(.serialized) struct TileServerTests {
+    let harness: SyncHarness
+    let server: TileServer
+    let client = HTTPClient()
+
+    init() throws {
+        harness = try SyncHarness()
+        try harness.builder.add(id: "cities", source: try TestPaths.shared("mbtiles/mbtileserver-world_cities.mbtiles"), format: "pbf")
+        try harness.builder.add(id: "plain", source: try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles"), format: "png")
+        try harness.sync("cities")
+        try harness.sync("plain")
+        var settings = HTTPServer.Settings()
+        settings.readTimeout = 1
+        settings.idleTimeout = 2
+        let directory = harness.directory
+        server = try TileServer(
+            library: harness.library, authorization: try harness.authorization(), settings: settings, leafletPath: "/nonexistent",
+            makeGate: { try Gate(directory: directory, configuration: Configuration(), client: HTTPClient()) })
+    }
+
+    func get(_ path: String, headers: [(name: String, value: String)] = []) throws -> HTTPResponse {
+        try client.get(HTTPRequest(url: server.baseURL + path, headers: headers))
+    }
+
+    @Test func tileJSONDescribesTheRegion() throws {
+        let response = try get("/cities.json")
+        #expect(response.status == 200)
+        #expect(response.header("Content-Type") == "application/json")
+        #expect(response.header("Access-Control-Allow-Origin") == "*")
+        let json = try #require(try JSONSerialization.jsonObject(with: response.body) as? [String: Any])
+        #expect(json["tilejson"] as? String == "3.0.0")
+        #expect(json["tiles"] as? [String] == ["\(server.baseURL)/cities/{z}/{x}/{y}.pbf"])
+        #expect(json["format"] as? String == "pbf")
+        #expect(json["minzoom"] as? Int == 0)
+        #expect(json["maxzoom"] as? Int == 6)
+        #expect((json["bounds"] as? [Double])?.count == 4)
+        #expect((json["center"] as? [Double])?.count == 3)
+        #expect(json["name"] is String)
+        let layers = try #require(json["vector_layers"] as? [[String: Any]])
+        #expect(layers.first?["id"] as? String != nil)
+        let png = try #require(try JSONSerialization.jsonObject(with: get("/plain.json").body) as? [String: Any])
+        #expect(png["vector_layers"] == nil)
+        #expect(png["tiles"] as? [String] == ["\(server.baseURL)/plain/{z}/{x}/{y}.png"])
+    }
+
+    @Test func everyTileMatchesTheFileWithTheTMSRowFlipped() throws {
+        let stored = try SyncHarness.tiles(of: try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles"))
+        #expect(stored.count == 285)
+        for (key, data) in stored {
+            let response = try get("/plain/\(key).png")
+            #expect(response.status == 200, "\(key)")
+            #expect(response.body == data, "tile \(key) differs")
+            #expect(response.header("Content-Type") == "image/png")
+        }
+    }
+
+    @Test func gzipPbfIsSentAsStoredOrDecompressed() throws {
+        let stored = try SyncHarness.tiles(of: try TestPaths.shared("mbtiles/mbtileserver-world_cities.mbtiles"))
+        let raw = try #require(stored["2/2/1"])
+        #expect(raw.starts(with: [0x1F, 0x8B]))
+        let gz = try get("/cities/2/2/1.pbf", headers: [("Accept-Encoding", "gzip, deflate")])
+        #expect(gz.header("Content-Encoding") == "gzip")
+        #expect(gz.header("Content-Type") == "application/x-protobuf")
+        #expect(gz.body == raw)
+        let plain = try get("/cities/2/2/1.pbf")
+        #expect(plain.header("Content-Encoding") == nil)
+        #expect(plain.body == (try TileRequestHandlerGunzip.gunzip(raw)))
+        #expect(gz.header("ETag") != plain.header("ETag"))
+    }
+
+    @Test func etagGives304() throws {
+        let first = try get("/plain/1/0/0.png")
+        let etag = try #require(first.header("ETag"))
+        #expect(etag.hasPrefix("\"") && !etag.hasPrefix("W/"))
+        let second = try get("/plain/1/0/0.png", headers: [("If-None-Match", etag)])
+        #expect(second.status == 304)
+        #expect(second.body.isEmpty)
+        #expect(try get("/plain/1/0/0.png", headers: [("If-None-Match", "\"other\"")]).status == 200)
+    }
+
+    @Test(arguments: [
+        ("/plain/1/0/0.jpg", 400), ("/plain/1/2/0.png", 400), ("/plain/a/0/0.png", 400), ("/plain/1/0/0", 400),
+        ("/plain/4/0/0.png", 200), ("/plain/9/0/0.png", 404), ("/nowhere/0/0/0.png", 404), ("/nowhere.json", 404),
+        ("/plain/-1/0/0.png", 400), ("/%2e%2e/state.sqlite", 400), ("/plain/%2e%2e/0/0.png", 400),
+        ("/_leaflet/%2e%2e/%2e%2e/etc/passwd", 400), ("/view/plain", 200), ("/view/nowhere", 404), ("/", 200), ("/x/y", 404),
+    ])
+    func statusCodes(path: String, status: Int) throws {
+        #expect(try get(path).status == status)
+    }
+
+    @Test(arguments: ["/../state.sqlite", "/_leaflet/../../../etc/passwd", "/plain/../../data/state.sqlite", "/%2E%2E/%2e%2e/etc/passwd"])
+    func dotDotPathsAreRefused(path: String) throws {
+        // Sent as is over a raw socket: libcurl would normalise the dots away.
+        let connection = try RawConnection(port: server.http.port)
+        connection.send("GET \(path) HTTP/1.1\r\nHost: x\r\n\r\n")
+        let response = try #require(connection.readResponse())
+        #expect(response.status == 400)
+        #expect(!String(decoding: response.body, as: UTF8.self).contains("root:"))
+    }
+
+    @Test func headHasHeadersButNoBody() throws {
+        let connection = try RawConnection(port: server.http.port)
+        connection.send("HEAD /plain/0/0/0.png HTTP/1.1\r\nHost: x\r\n\r\n")
+        let response = try #require(connection.readResponse(head: true))
+        #expect(response.status == 200)
+        #expect(Int(response.headers["content-length"] ?? "") ?? 0 > 0)
+        #expect(response.body.isEmpty)
+        connection.send("GET /plain/0/0/0.png HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(connection.readResponse()?.body.count == Int(response.headers["content-length"] ?? ""))
+    }
+
+    @Test(arguments: ["POST", "PUT", "DELETE", "OPTIONS"])
+    func otherMethodsAre405(method: String) throws {
+        let connection = try RawConnection(port: server.http.port)
+        connection.send("\(method) /plain/0/0/0.png HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
+        let response = try #require(connection.readResponse())
+        #expect(response.status == 405)
+        #expect(response.headers["allow"] == "GET, HEAD")
+    }
+
+    @Test func keepAliveServesSeveralRequestsOnOneConnection() throws {
+        let connection = try RawConnection(port: server.http.port)
+        for path in ["/plain/0/0/0.png", "/plain.json", "/plain/1/1/1.png", "/nope"] {
+            connection.send("GET \(path) HTTP/1.1\r\nHost: x\r\n\r\n")
+            let response = try #require(connection.readResponse())
+            #expect(response.headers["connection"] == "keep-alive")
+            #expect([200, 404].contains(response.status))
+        }
+    }
+
+    @Test func pipelinedRequestsAreAnsweredInOrder() throws {
+        let connection = try RawConnection(port: server.http.port)
+        let paths = ["/plain/0/0/0.png", "/plain/1/0/0.png", "/plain/1/0/1.png", "/cities.json"]
+        connection.send(paths.map { "GET \($0) HTTP/1.1\r\nHost: x\r\n\r\n" }.joined())
+        let stored = try SyncHarness.tiles(of: try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles"))
+        for (index, path) in paths.enumerated() {
+            let response = try #require(connection.readResponse(), "response \(index)")
+            #expect(response.status == 200)
+            if index < 3 { #expect(response.body == stored[String(path.dropFirst(7).dropLast(4))]) }
+        }
+    }
+
+    @Test func oversizedHeaderIs431() throws {
+        let connection = try RawConnection(port: server.http.port)
+        connection.send("GET / HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "a", count: 20_000))\r\n\r\n")
+        #expect(connection.readResponse()?.status == 431)
+    }
+
+    @Test func halfARequestThenSilenceTimesOut() throws {
+        let connection = try RawConnection(port: server.http.port, timeout: 5)
+        let started = Date()
+        connection.send("GET /plain/0/0/0.png HTTP/1.1\r\nHost: x\r\n")
+        #expect(connection.readResponse()?.status == 408)
+        #expect(connection.isClosedByServer())
+        #expect(Date().timeIntervalSince(started) < 4)
+    }
+
+    @Test func idleKeepAliveConnectionIsClosed() throws {
+        let connection = try RawConnection(port: server.http.port, timeout: 5)
+        connection.send("GET /plain.json HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(connection.readResponse()?.status == 200)
+        #expect(connection.isClosedByServer())  // after the 2 s idle timeout
+    }
+
+    @Test func malformedRequestLineIs400() throws {
+        let connection = try RawConnection(port: server.http.port)
+        connection.send("GARBAGE\r\n\r\n")
+        #expect(connection.readResponse()?.status == 400)
+    }
+
+    @Test func hundredConcurrentConnections() throws {
+        let failures = SleepRecorder()
+        let base = server.baseURL
+        DispatchQueue.concurrentPerform(iterations: 100) { index in
+            let z = index % 5
+            let path = "/plain/\(z)/0/0.png"
+            for _ in 0..<5 {
+                let status = (try? HTTPClient().get(HTTPRequest(url: base + path)).status) ?? -1
+                if status != 200 { failures.record(Double(status)) }
+            }
+        }
+        #expect(failures.recorded.isEmpty, "\(failures.recorded)")
+    }
+
+    @Test func viewerPageSaysHowToInstallLeafletWhenMissing() throws {
+        let page = String(decoding: try get("/view/plain").body, as: UTF8.self)
+        #expect(page.contains("apt-get install libjs-leaflet"))
+    }
+}
+
+enum TileRequestHandlerGunzip {
+    static func gunzip(_ data: Data) throws -> Data {
+        let inflater = try GzipInflater()
+        var output = Data()
+        try data.withUnsafeBytes { try inflater.inflate($0) { output.append(contentsOf: $0) } }
+        try inflater.finish()
+        return output
+    }
+}

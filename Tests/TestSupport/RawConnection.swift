@@ -1,0 +1,82 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A plain TCP client for what libcurl will not do: pipelining, half requests, odd methods.
+public final class RawConnection {
+    private let fd: Int32
+    private var buffer: [UInt8] = []
+
+    public struct Response {
+        public var status: Int
+        public var headers: [String: String]
+        public var body: Data
+    }
+
+    public init(port: UInt16, timeout: Double = 5) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var time = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - Double(Int(timeout))) * 1e6))
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { close(fd); throw MissingFixture(path: "a server on 127.0.0.1:\(port)") }
+    }
+
+    deinit { close(fd) }
+
+    public func send(_ text: String) {
+        let bytes = Array(text.utf8)
+        _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    }
+
+    /// Reads one response (a body of `Content-Length` bytes, none for HEAD/304); nil when the
+    /// server closed the connection or went silent.
+    public func readResponse(head: Bool = false) -> Response? {
+        while true {
+            if let end = find([13, 10, 13, 10]) {
+                let lines = String(decoding: buffer[0..<end], as: UTF8.self).components(separatedBy: "\r\n")
+                let status = Int(lines[0].split(separator: " ").dropFirst().first ?? "") ?? 0
+                var headers: [String: String] = [:]
+                for line in lines.dropFirst() {
+                    guard let colon = line.firstIndex(of: ":") else { continue }
+                    headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+                }
+                let length = head || status == 304 ? 0 : Int(headers["content-length"] ?? "0") ?? 0
+                while buffer.count < end + 4 + length { guard fill() else { return nil } }
+                let body = Data(buffer[(end + 4)..<(end + 4 + length)])
+                buffer.removeFirst(end + 4 + length)
+                return Response(status: status, headers: headers, body: body)
+            }
+            guard fill() else { return nil }
+        }
+    }
+
+    /// True when the server has closed its side (reads end of stream).
+    public func isClosedByServer() -> Bool {
+        var byte: UInt8 = 0
+        return recv(fd, &byte, 1, 0) == 0
+    }
+
+    private func fill() -> Bool {
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        guard count > 0 else { return false }
+        buffer += chunk[0..<count]
+        return true
+    }
+
+    private func find(_ pattern: [UInt8]) -> Int? {
+        guard buffer.count >= pattern.count else { return nil }
+        for index in 0...(buffer.count - pattern.count) where buffer[index] == pattern[0] {
+            if Array(buffer[index..<(index + pattern.count)]) == pattern { return index }
+        }
+        return nil
+    }
+}
