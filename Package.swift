@@ -31,7 +31,7 @@ let package = Package(
             dependencies: ["MapGate", "MapGateDemo"]),
         .target(
             name: "TestSupport",
-            dependencies: ["MapGate", "MapGateDemo"],
+            dependencies: ["MapGate", "MapGateDemo", "CZlib"],
             path: "Tests/TestSupport"),
         .testTarget(
             name: "MapGateTests",

@@ -31,6 +31,14 @@ public struct MapGateBinary: Sendable {
         return try runProcess(path, full, environment: env, stdin: stdin)
     }
 
+    /// Starts a long-running `mapgate` (serve, open), at `time` if given.
+    public func start(_ arguments: [String], at time: String? = nil, environment: [String: String] = [:]) throws -> BackgroundProcess {
+        let full = arguments + ["--config", configPath, "--data-dir", dataDirectory]
+        let env = environment.merging(["NO_COLOR": "1", "TZ": "UTC"]) { $1 }
+        if let time { return try BackgroundProcess("/usr/bin/faketime", [time, path] + full, environment: env) }
+        return try BackgroundProcess(path, full, environment: env)
+    }
+
     /// Runs `mapgate` with exactly these arguments (no config or data directory added).
     public func runBare(_ arguments: [String], environment: [String: String] = [:]) throws -> ProcessResult {
         try runProcess(path, arguments, environment: environment.merging(["NO_COLOR": "1"]) { $1 })

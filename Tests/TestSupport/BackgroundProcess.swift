@@ -1,0 +1,68 @@
+import Foundation
+
+/// A long-running subprocess (`mapgate serve`): read its first output line, signal it, wait.
+public final class BackgroundProcess: @unchecked Sendable {
+    // `output` and `errors` are guarded by `lock`; the rest is set once.
+    private let process = Process()
+    private let lock = NSLock()
+    private var output = Data()
+    private var errors = Data()
+
+    public init(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws {
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        for (key, value) in environment { env[key] = value }
+        process.environment = env
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        out.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let data = handle.availableData
+            self?.lock.withLock { self?.output.append(data) }
+        }
+        err.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let data = handle.availableData
+            self?.lock.withLock { self?.errors.append(data) }
+        }
+        try process.run()
+    }
+
+    deinit {
+        if process.isRunning { process.terminate() }
+    }
+
+    public var stdout: String { lock.withLock { String(decoding: output, as: UTF8.self) } }
+    public var stderr: String { lock.withLock { String(decoding: errors, as: UTF8.self) } }
+
+    /// Waits until stdout holds a whole line, and returns the first one.
+    public func firstLine(timeout: Double = 20) -> String? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            let text = stdout
+            if let newline = text.firstIndex(of: "\n") { return String(text[..<newline]) }
+            if !process.isRunning { return nil }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        return nil
+    }
+
+    /// Signals the process and its children (a `faketime` wrapper runs the program as its child).
+    public func signal(_ number: Int32) {
+        let pid = process.processIdentifier
+        let children = (try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8)) ?? ""
+        for child in children.split(separator: " ").compactMap({ Int32($0) }) { kill(child, number) }
+        kill(pid, number)
+    }
+
+    /// Waits for the process to end; nil if it is still running after `timeout`.
+    public func wait(timeout: Double = 10) -> Int32? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        if process.isRunning { return nil }
+        Thread.sleep(forTimeInterval: 0.1)  // let the pipes drain
+        return process.terminationStatus
+    }
+}
