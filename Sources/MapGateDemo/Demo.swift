@@ -19,7 +19,13 @@ public final class Demo {
     /// - Parameters:
     ///   - fixtures: the project's `Fixtures/` folder.
     ///   - workDirectory: a throw-away folder for the configuration and the data directory.
-    public init(fixtures: String, workDirectory: String, start: Date = Date(), tell: @escaping (Event) -> Void) {
+    private let leafletPath: String
+
+    public init(
+        fixtures: String, workDirectory: String, leafletPath: String = Configuration().leafletPath, start: Date = Date(),
+        tell: @escaping (Event) -> Void
+    ) {
+        self.leafletPath = leafletPath
         self.fixtures = fixtures
         self.work = workDirectory
         self.tell = tell
@@ -29,7 +35,9 @@ public final class Demo {
     private func advance(days: Double) { time.advance(days: days) }
     private func setTime(_ date: Date) { time.set(date) }
 
-    public func run() throws {
+    /// Runs the story and returns the tile server it ends with (the caller stops it), whose
+    /// viewer page the last step names.
+    public func run() throws -> TileServer? {
         guard FileManager.default.fileExists(atPath: fixtures + "/lookup/store-1.5.0.json") else {
             throw GeneralFailure("demo fixtures not found in \(fixtures) (run from the repository or pass --fixtures DIR)", kind: .io)
         }
@@ -104,7 +112,22 @@ public final class Demo {
         let updated = try gate(installed: "1.5.0")
         try show(try updated.status())
         try use(updated)
-        tell(.step("the demo origin answered \(origin.requests.count) requests; nothing left 127.0.0.1"))
+
+        guard let region = demoRegion else { return nil }
+        tell(.step("open \(region): the local tile server serves it to map clients"))
+        let serverClock = clock
+        let finalConfiguration = configuration
+        let server = try TileServer(
+            library: try library ?? RegionLibrary(directory: directory, state: state), authorization: try updated.authorizeUse(),
+            settings: HTTPServer.Settings(), leafletPath: leafletPath, clock: serverClock,
+            makeGate: { try Gate(directory: directory, configuration: finalConfiguration, client: client, clock: serverClock, installed: AppVersion("1.5.0")) })
+        let tileJSON = try client.get(HTTPRequest(url: "\(server.baseURL)/\(region).json"))
+        tell(.line("GET /\(region).json → \(tileJSON.status), TileJSON \(tileJSON.body.count) bytes"))
+        let tile = try client.get(HTTPRequest(url: "\(server.baseURL)/\(region)/2/1/1.png"))
+        tell(.line("GET /\(region)/2/1/1.png → \(tile.status), \(tile.header("Content-Type") ?? "?"), \(tile.body.count) bytes"))
+        tell(.line("the demo's local origin answered \(origin.requests.count) requests"))
+        tell(.step("viewer: \(server.baseURL)/view/\(region)"))
+        return server
     }
 
     private func show(_ report: GateReport) throws {

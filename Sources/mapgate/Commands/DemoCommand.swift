@@ -45,7 +45,14 @@ struct DemoCommand: Command {
                 if context.json { console.json(["line": text]) } else { console.print("    " + text) }
             }
         }
-        try demo.run()
+        let server = try demo.run()
+        if let server {
+            if console.isInteractive && !context.json {
+                console.print("The viewer is served until Ctrl-C.")
+                waitForTermination()
+            }
+            server.stop()
+        }
         return ExitCode.success
     }
 
