@@ -57,14 +57,6 @@ import Testing
         #expect(viaHelp.status == 0)
     }
 
-    @Test(arguments: ["open", "serve"])
-    func plannedCommandsSaySoAndExit1(command: String) throws {
-        let result = try mapgate.run([command])
-        #expect(result.status == 1)
-        #expect(result.stdout.isEmpty)
-        #expect(result.stderr.contains("not available yet"))
-    }
-
     @Test func configErrorNamesTheKeyAndExits64() throws {
         try mapgate.writeConfig(["graceDays": "thirty"])
         let result = try mapgate.run(["status"])

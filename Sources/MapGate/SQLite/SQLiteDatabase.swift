@@ -9,6 +9,10 @@ public final class SQLiteDatabase {
     public enum Mode: Sendable {
         /// For files mapgate only reads (installed regions, packages being validated).
         case readOnly
+        /// For files nobody changes while they are open (installed regions being served: an
+        /// update replaces the file by `rename`, it never writes into it). SQLite then takes no
+        /// locks and checks for no journal on each query.
+        case immutable
         /// Read and write, creating the file when missing.
         case readWriteCreate
     }
@@ -18,12 +22,17 @@ public final class SQLiteDatabase {
 
     public init(path: String, mode: Mode, busyTimeout: Duration = .seconds(10)) throws {
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
+        var target = path
         switch mode {
         case .readOnly: flags |= SQLITE_OPEN_READONLY
+        case .immutable:
+            flags |= SQLITE_OPEN_READONLY | SQLITE_OPEN_URI
+            let escaped = path.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(.init(charactersIn: "?#"))) ?? path
+            target = "file:\(escaped)?immutable=1"
         case .readWriteCreate: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
         }
         var handle: OpaquePointer?
-        let code = sqlite3_open_v2(path, &handle, flags, nil)
+        let code = sqlite3_open_v2(target, &handle, flags, nil)
         guard code == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
             sqlite3_close_v2(handle)

@@ -9,17 +9,23 @@ public final class GateWatch: Sendable {
     }
 
     private let closure = Mutex<Closure?>(nil)
+    /// Read on every request: an atomic, so open gates cost no lock.
+    private let isClosed = Atomic<Bool>(false)
 
     public init() {}
 
     /// Non-nil once the gate is closed: every tile and TileJSON request is then refused.
-    public var closed: Closure? { closure.withLock { $0 } }
+    public var closed: Closure? {
+        guard isClosed.load(ordering: .acquiring) else { return nil }
+        return closure.withLock { $0 }
+    }
 
     /// Opens or closes the server's gate after a look at `report`.
     public func update(_ report: GateReport, isClosed: Bool) {
         closure.withLock {
             $0 = isClosed ? Closure(requiredVersion: report.requiredVersion ?? "newer", storeURL: report.storeURL) : nil
         }
+        self.isClosed.store(isClosed, ordering: .releasing)
     }
 }
 

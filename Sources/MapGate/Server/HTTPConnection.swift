@@ -12,6 +12,7 @@ final class HTTPConnection {
     private let isStopping: () -> Bool
     private var buffer: [UInt8] = []
     private var scanned = 0
+    private var chunk = [UInt8](repeating: 0, count: 16 << 10)
 
     init(socket: Int32, settings: HTTPServer.Settings, isStopping: @escaping () -> Bool) {
         self.socket = socket
@@ -103,25 +104,24 @@ final class HTTPConnection {
         return nil
     }
 
-    /// Waits for bytes in slices, so a stopping server can close an idle connection quickly.
+    /// Waits for bytes with a blocking `recv` that gives up every 250 ms (`SO_RCVTIMEO`, set
+    /// by the server), so a stopping server can close an idle connection quickly and a silent
+    /// client runs into its timeout. One system call per read in the common case.
     private func receive(timeout: Double, idle: Bool) -> Bool {
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(timeout * 1e9)
-        var poller = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
         while true {
+            if let received = readAvailable(flags: 0) { return received }
             if idle, isStopping() { return false }
-            let now = DispatchTime.now().uptimeNanoseconds
-            guard now < deadline else { return false }
-            let slice = Int32(min(250, (deadline - now) / 1_000_000 + 1))
-            let ready = poll(&poller, 1, slice)
-            if ready < 0, errno == EINTR { continue }
-            if ready < 0 { return false }
-            if ready == 0 { continue }
-            var chunk = [UInt8](repeating: 0, count: 16 << 10)
-            let count = chunk.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
-            if count < 0, errno == EINTR || errno == EAGAIN { continue }
-            guard count > 0 else { return false }
-            buffer.append(contentsOf: chunk[0..<count])
-            return true
+            guard DispatchTime.now().uptimeNanoseconds < deadline else { return false }
         }
+    }
+
+    /// One `recv`: true when bytes came, false when the peer closed or failed, nil to wait.
+    private func readAvailable(flags: Int32) -> Bool? {
+        let count = chunk.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, flags) }
+        if count < 0, errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK { return nil }
+        guard count > 0 else { return false }
+        buffer.append(contentsOf: chunk[0..<count])
+        return true
     }
 }

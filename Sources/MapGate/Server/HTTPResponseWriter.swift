@@ -40,23 +40,29 @@ public final class HTTPResponseWriter {
         }
     }
 
-    /// Sends a whole response. `Content-Length` and `Connection` are added here.
+    /// Sends a whole response in one write. `Content-Length` and `Connection` are added here.
     public func respond(
         status: Int, headers: [(String, String)] = [], body: Data = Data(), sendBody: Bool = true
     ) {
-        writeHead(status: status, headers: headers + [("Content-Length", String(body.count))])
-        if sendBody, !body.isEmpty { body.withUnsafeBytes { _ = writeBody($0) } }
+        var bytes = head(status: status, headers: headers, contentLength: body.count)
+        let headLength = bytes.count
+        if sendBody { bytes.append(contentsOf: body) }
+        if bytes.withUnsafeBytes({ writeRaw($0) }) { bytesWritten += bytes.count - headLength }
     }
 
     /// Sends the status line and headers; the body follows with ``writeBody(_:)``.
     public func writeHead(status: Int, headers: [(String, String)]) {
+        let bytes = head(status: status, headers: headers, contentLength: nil)
+        _ = bytes.withUnsafeBytes { writeRaw($0) }
+    }
+
+    private func head(status: Int, headers: [(String, String)], contentLength: Int?) -> [UInt8] {
         self.status = status
         var head = "HTTP/1.1 \(status) \(Self.reason(status))\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
-        head += keepAlive && !closesConnection ? "Connection: keep-alive\r\n" : "Connection: close\r\n"
-        head += "\r\n"
-        var bytes = Array(head.utf8)
-        _ = bytes.withUnsafeMutableBytes { writeRaw(UnsafeRawBufferPointer($0)) }
+        if let contentLength { head += "Content-Length: \(contentLength)\r\n" }
+        head += keepAlive && !closesConnection ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n"
+        return Array(head.utf8)
     }
 
     /// Sends body bytes; returns false once the client has gone.

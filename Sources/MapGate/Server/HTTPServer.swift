@@ -52,8 +52,10 @@ public final class HTTPServer: Sendable {
     private let state = Mutex(ServerState())
     private let finished = DispatchGroup()
 
+    /// Read on every request by every worker: an atomic, not the mutex.
+    private let stopping = Atomic<Bool>(false)
+
     private struct ServerState: ~Copyable {
-        var stopping = false
         var active = 0
         /// Handlers not lent to a connection right now. Only touched under the mutex.
         var idleHandlers: [UnsafeSendable<any HTTPRequestHandler>] = []
@@ -85,15 +87,12 @@ public final class HTTPServer: Sendable {
 
     /// Stops accepting, lets requests in flight finish, closes idle connections, and waits.
     public func stop() {
-        let wasStopping = state.withLock { state in
-            defer { state.stopping = true }
-            return state.stopping
-        }
-        if !wasStopping { shutdown(listener, Int32(SHUT_RDWR)) }
+        let (exchanged, _) = stopping.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent)
+        if exchanged { shutdown(listener, Int32(SHUT_RDWR)) }
         finished.wait()
     }
 
-    private var isStopping: Bool { state.withLock { $0.stopping } }
+    private var isStopping: Bool { stopping.load(ordering: .relaxed) }
 
     private static func listen(host: String, port: UInt16) throws -> (Int32, UInt16) {
         var hints = addrinfo()
@@ -141,8 +140,9 @@ public final class HTTPServer: Sendable {
                 if errno == EMFILE || errno == ENFILE { usleep(10_000); continue }
                 return
             }
+            let stoppingNow = isStopping
             let admitted = state.withLock { state -> Bool in
-                guard !state.stopping, state.active < settings.maxConnections else { return false }
+                guard !stoppingNow, state.active < settings.maxConnections else { return false }
                 state.active += 1
                 return true
             }
@@ -155,6 +155,9 @@ public final class HTTPServer: Sendable {
             }
             var noDelay: Int32 = 1
             setsockopt(client, Int32(IPPROTO_TCP), TCP_NODELAY, &noDelay, socklen_t(MemoryLayout<Int32>.size))
+            // Reads wake up at least every 250 ms to check timeouts and a stopping server.
+            var slice = timeval(tv_sec: 0, tv_usec: 250_000)
+            setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &slice, socklen_t(MemoryLayout<timeval>.size))
             finished.enter()
             let thread = Thread { [self] in
                 serve(client)

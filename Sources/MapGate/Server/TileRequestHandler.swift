@@ -24,7 +24,7 @@ public final class TileRequestHandler: HTTPRequestHandler {
             return send(writer, 405, text: "method \(request.method) not allowed\n", extra: [("Allow", "GET, HEAD")], head: head)
         }
         let path = request.path
-        guard !path.contains(".."), !path.contains("//"), !path.contains("\\"), !path.contains("\0") else {
+        guard Self.isSafe(path) else {
             return send(writer, 400, text: "bad path\n", head: head)
         }
         if path == "/" { return index(request, writer, head: head) }
@@ -153,7 +153,8 @@ public final class TileRequestHandler: HTTPRequestHandler {
 
     private func file(for region: TileService.Region) throws -> MBTilesFile {
         if let file = files[region.record.id] { return file }
-        let file = try MBTilesFile(path: region.path)
+        // Installed files are replaced by rename, never written in place: no locking needed.
+        let file = try MBTilesFile(path: region.path, immutable: true)
         files[region.record.id] = file
         return file
     }
@@ -164,6 +165,17 @@ public final class TileRequestHandler: HTTPRequestHandler {
             return "http://\(host)"
         }
         return service.fallbackHost
+    }
+
+    /// No `..`, `//`, backslash or NUL anywhere in the (decoded) path.
+    static func isSafe(_ path: String) -> Bool {
+        var previous: UInt8 = 0
+        for byte in path.utf8 {
+            if byte == 0x5C || byte == 0 { return false }
+            if byte == previous, byte == 0x2E || byte == 0x2F { return false }
+            previous = byte
+        }
+        return true
     }
 
     static func extensions(_ format: TileFormat) -> [String] {

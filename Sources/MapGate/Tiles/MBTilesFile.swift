@@ -19,10 +19,15 @@ public final class MBTilesFile {
         "SELECT tile_data FROM tiles WHERE zoom_level = ? AND tile_column = ? AND tile_row = ?")
 
     /// Opens `path` read-only and checks that it is an MBTiles file at all.
-    public init(path: String) throws {
+    ///
+    /// - Parameter immutable: the file will not change while open (see ``SQLiteDatabase/Mode/immutable``).
+    public init(path: String, immutable: Bool = false) throws {
         self.path = path
         do {
-            database = try SQLiteDatabase(path: path, mode: .readOnly)
+            database = try SQLiteDatabase(path: path, mode: immutable ? .immutable : .readOnly)
+            // A server keeps one connection per worker and region: each keeps a small private
+            // page cache, and the OS page cache holds the file once for all of them.
+            try database.execute("PRAGMA cache_size = -256")
             let objects = try database.query(
                 "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name IN ('tiles', 'metadata')"
             ) { $0.text(0) ?? "" }

@@ -10,8 +10,7 @@ enum Help {
             "",
             "commands:",
         ]
-        var rows = MapGateCLI.commands.map { ($0.name, $0.abstract) }
-        rows += MapGateCLI.planned.map { ($0.name, $0.abstract + " (not available yet)") }
+        let rows = MapGateCLI.commands.map { ($0.name, $0.abstract) }
         lines += rows.map { "  " + pad($0.0, 10) + $0.1 }
         lines += ["", "global options (before or after the command):"]
         lines += ParsedArguments.globalOptions.map(optionLine)

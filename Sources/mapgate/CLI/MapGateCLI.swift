@@ -8,10 +8,6 @@ enum MapGateCLI {
         RemoveCommand.self, VerifyCommand.self, OpenCommand.self, ServeCommand.self, TileCommand.self, DemoCommand.self,
     ]
 
-    /// Commands a later issue implements. They say so and exit 1.
-    static let planned: [(name: String, abstract: String)] = [
-    ]
-
     static func main(_ argv: [String], environment: [String: String]) -> Int32 {
         let arguments: ParsedArguments
         do {
@@ -47,14 +43,6 @@ enum MapGateCLI {
             return ExitCode.success
         }
         guard let command = commands.first(where: { $0.name == name }) else {
-            if let plan = planned.first(where: { $0.name == name }) {
-                if arguments.isHelp {
-                    console.data("mapgate \(plan.name): \(plan.abstract).\nThis command is not available yet.")
-                    return ExitCode.success
-                }
-                console.error("mapgate \(plan.name) is not available yet in mapgate \(BuildInfo.version)")
-                return ExitCode.failure
-            }
             return usageFailure(UsageError(message: "unknown command '\(name)'", usage: "mapgate --help"), environment: environment)
         }
         if arguments.isHelp {

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Serving benchmark (issue: open and serve). wrk on loopback, 64 connections, random existing
+# tiles of a 21,845-tile region, against three servers in the same run:
+#   mapgate serve                      (our HTTP server over the MBTiles file)
+#   nginx                              (the same tiles as static files; the baseline)
+#   datasette + datasette-tiles (PyPI) (the Python MBTiles server)
+# Reports requests/s and p99 latency for each, the ratios to nginx, and mapgate's memory (RSS)
+# before and after the load. Usage: bench/serve.sh [SECONDS] [ROUNDS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-10}
+rounds=${2:-3}
+scripts/install-deps --runtime
+need=()
+for tool in nginx:nginx-light wrk:wrk; do command -v "${tool%%:*}" >/dev/null || need+=("${tool##*:}"); done
+if ((${#need[@]})); then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null; fi
+
+work=$(mktemp -d /tmp/mapgate-serve-bench.XXXXXX)
+chmod 755 "$work"
+pids=()
+cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; kill "$(cat "$work/nginx.pid" 2>/dev/null)" 2>/dev/null || true; rm -rf "$work"; }
+trap cleanup EXIT
+python3 bench/make-tiles.py "$work" 7
+python3 -m venv "$work/venv" >/dev/null
+"$work/venv/bin/pip" install -q datasette datasette-tiles >/dev/null
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# mapgate: install the region through a file:// catalog, then serve it.
+swift build -c release --product mapgate >/dev/null
+mapgate=$PWD/.build/release/mapgate
+size=$(stat -c %s "$work/bench.mbtiles")
+sha=$(sha256sum "$work/bench.mbtiles" | cut -d' ' -f1)
+cat > "$work/catalog.json" <<JSON
+{"formatVersion": 1, "publisher": "bench", "regions": [{"id": "bench", "name": "bench", "version": "1",
+ "url": "file://$work/bench.mbtiles", "size": $size, "sha256": "$sha", "installedSize": $size, "format": "png",
+ "minzoom": 0, "maxzoom": 7}]}
+JSON
+echo "{\"catalogURL\": \"file://$work/catalog.json\"}" > "$work/config.json"
+"$mapgate" sync bench --quiet --config "$work/config.json" --data-dir "$work/data"
+mport=$(free_port)
+"$mapgate" serve --port "$mport" --quiet --config "$work/config.json" --data-dir "$work/data" &
+pids+=($!)
+mpid=$!
+
+nport=$(free_port)
+cat > "$work/nginx.conf" <<CONF
+daemon on; pid $work/nginx.pid; error_log $work/nginx-error.log; worker_processes auto;
+events { worker_connections 4096; }
+http { access_log off; sendfile on; keepalive_requests 1000000;
+  server { listen 127.0.0.1:$nport; root $work/www; } }
+CONF
+nginx -c "$work/nginx.conf"
+
+dport=$(free_port)
+(cd "$work" && exec "$work/venv/bin/datasette" serve bench.mbtiles --port "$dport" >/dev/null 2>&1) &
+pids+=($!)
+sleep 3
+curl -sf -o /dev/null "http://127.0.0.1:$mport/bench/0/0/0.png"
+curl -sf -o /dev/null "http://127.0.0.1:$nport/bench/0/0/0.png"
+curl -sf -o /dev/null "http://127.0.0.1:$dport/-/tiles/bench/0/0/0.png"
+
+rss() { ps -o rss= -p "$mpid" | tr -d ' '; }
+before=$(rss)
+run() { # name url-prefix port
+  TILE_PREFIX=$2 wrk -t2 -c64 -d"${seconds}s" --latency -s "$work/paths.lua" "http://127.0.0.1:$3" > "$work/wrk-$1-$round.txt"
+}
+for round in $(seq "$rounds"); do
+  run mapgate "" "$mport"
+  run nginx "" "$nport"
+  run datasette "/-/tiles" "$dport"
+done
+after=$(rss)
+python3 - "$work" "$rounds" "$before" "$after" <<'PY'
+import re, statistics, sys
+work, rounds, before, after = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+def parse(name, r):
+    text = open(f"{work}/wrk-{name}-{r}.txt").read()
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
+    p99 = re.search(r"99%\s+([\d.]+)(us|ms|s)", text)
+    ms = float(p99.group(1)) * {"us": 0.001, "ms": 1, "s": 1000}[p99.group(2)]
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
+    return rps, ms, int(errors.group(1)) if errors else 0
+res = {n: [parse(n, r) for r in range(1, rounds + 1)] for n in ("mapgate", "nginx", "datasette")}
+med = {n: (statistics.median(x[0] for x in v), statistics.median(x[1] for x in v), sum(x[2] for x in v)) for n, v in res.items()}
+for n, (rps, p99, errors) in med.items():
+    print(f"{n:10s} median {rps:10.0f} req/s   p99 {p99:8.2f} ms   non-2xx {errors}")
+m, n, d = med["mapgate"], med["nginx"], med["datasette"]
+print(f"mapgate/nginx req/s ratio {m[0] / n[0]:.2f} (goal >= 0.5); p99 ratio {m[1] / n[1]:.2f} (goal <= 2)")
+print(f"mapgate/datasette-tiles req/s ratio {m[0] / d[0]:.1f} (goal > 1)")
+print(f"mapgate RSS before {before / 1024:.1f} MB, after {after / 1024:.1f} MB")
+PY
