@@ -4,8 +4,8 @@
 #   mapgate serve                      (our HTTP server over the MBTiles file)
 #   nginx                              (the same tiles as static files; the baseline)
 #   datasette + datasette-tiles (PyPI) (the Python MBTiles server)
-# Reports requests/s and p99 latency for each, the ratios to nginx, and mapgate's memory (RSS)
-# before and after the load. Usage: bench/serve.sh [SECONDS] [ROUNDS]
+# Reports requests/s and p99 latency for each (medians over the rounds), the ratios to nginx, and
+# mapgate's memory (RSS) idle, after the first round (64 workers warmed up) and after the last. Usage: bench/serve.sh [SECONDS] [ROUNDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-10}
@@ -67,13 +67,14 @@ run() { # name url-prefix port
 }
 for round in $(seq "$rounds"); do
   run mapgate "" "$mport"
+  [ "$round" -eq 1 ] && warm=$(rss)
   run nginx "" "$nport"
   run datasette "/-/tiles" "$dport"
 done
 after=$(rss)
-python3 - "$work" "$rounds" "$before" "$after" <<'PY'
+python3 - "$work" "$rounds" "$before" "$warm" "$after" <<'PY'
 import re, statistics, sys
-work, rounds, before, after = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+work, rounds, before, warm, after = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 def parse(name, r):
     text = open(f"{work}/wrk-{name}-{r}.txt").read()
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
@@ -88,5 +89,5 @@ for n, (rps, p99, errors) in med.items():
 m, n, d = med["mapgate"], med["nginx"], med["datasette"]
 print(f"mapgate/nginx req/s ratio {m[0] / n[0]:.2f} (goal >= 0.5); p99 ratio {m[1] / n[1]:.2f} (goal <= 2)")
 print(f"mapgate/datasette-tiles req/s ratio {m[0] / d[0]:.1f} (goal > 1)")
-print(f"mapgate RSS before {before / 1024:.1f} MB, after {after / 1024:.1f} MB")
+print(f"mapgate RSS idle {before / 1024:.1f} MB, after round 1 {warm / 1024:.1f} MB, after round {rounds} {after / 1024:.1f} MB")
 PY

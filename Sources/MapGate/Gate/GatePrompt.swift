@@ -28,7 +28,8 @@ public struct GatePrompt: Sendable, Equatable {
         return lines
     }
 
-    static func firstLines(_ text: String, count: Int) -> [String] {
+    /// The first `count` non-empty lines, trimmed, with `…` when there were more.
+    public static func firstLines(_ text: String, count: Int) -> [String] {
         let lines = text.split(whereSeparator: \.isNewline)
             .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         return lines.count > count ? Array(lines.prefix(count)) + ["…"] : lines

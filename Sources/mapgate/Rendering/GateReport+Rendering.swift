@@ -46,11 +46,11 @@ extension GateReport {
         var rows: [(String, String)] = [("installed version", installedVersion)]
         if let release {
             var store = release.version
-            if let date = release.releaseDate { store += " (released \(Format.date(date)))" }
+            if let date = release.releaseDate { store += " (released \(GateReport.day(date)))" }
             rows.append(("store version", store))
             if let url = release.storeURL { rows.append(("store URL", url)) }
             if let notes = release.releaseNotes, !notes.isEmpty {
-                rows.append(("release notes", Format.firstLines(notes, count: 3).joined(separator: "\n" + String(repeating: " ", count: 20))))
+                rows.append(("release notes", GatePrompt.firstLines(notes, count: 3).joined(separator: "\n" + String(repeating: " ", count: 20))))
             }
         } else {
             rows.append(("store version", "unknown (no successful lookup yet)"))
@@ -72,18 +72,8 @@ enum Format {
 
     static func isoOrNull(_ date: Date?) -> Any { date.map(iso) ?? NSNull() }
 
-    static func date(_ date: Date?) -> String {
-        guard let date else { return "?" }
-        return String(iso(date).prefix(10))
-    }
-
     static func dateTime(_ date: Date) -> String {
         iso(date).replacingOccurrences(of: "T", with: " ").replacingOccurrences(of: "Z", with: " UTC")
-    }
-
-    static func firstLines(_ text: String, count: Int) -> [String] {
-        let lines = text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        return lines.count > count ? Array(lines.prefix(count)) + ["…"] : lines
     }
 
     static func bytes(_ count: Int64) -> String {

@@ -1,0 +1,67 @@
+import Foundation
+import MapGate
+import MapGateDemo
+import TestSupport
+import Testing
+
+/// mapgate on a terminal: the prompt's question and the progress bar, run under script(1),
+/// which gives the binary a pseudo-terminal.
+@Suite struct TerminalTests {
+    let work: TemporaryDirectory
+    let origin: TestOrigin
+    let mapgate: MapGateBinary
+
+    init() throws {
+        work = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: work.file("www"), withIntermediateDirectories: true)
+        try work.write("www/lookup.json", #"{"resultCount":1,"results":[{"version":"1.5.0","trackViewUrl":"https://apps.example/mapgate"}]}"#)
+        origin = try TestOrigin(root: work.file("www"))
+        let builder = CatalogBuilder(root: work.file("www"))
+        try builder.add(id: "geo", source: try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles"), format: "png")
+        try builder.write()
+        mapgate = try MapGateBinary(workDirectory: work.path)
+        try mapgate.writeConfig(["appID": 1, "lookupURL": origin.baseURL + "/lookup.json", "catalogURL": origin.baseURL + "/catalog.json"])
+    }
+
+    /// Runs mapgate on a pseudo-terminal at `time`, typing `input`; returns what the terminal showed.
+    func onTerminal(_ arguments: [String], at time: String, input: String = "") throws -> ProcessResult {
+        let command = (["/usr/bin/faketime", "'\(time)'", mapgate.path] + arguments + ["--config", mapgate.configPath, "--data-dir", mapgate.dataDirectory])
+            .joined(separator: " ")
+        // PATH without xdg-open, so "update now" prints the store URL instead of opening it.
+        return try runProcess("/usr/bin/script", ["-qec", command, "/dev/null"], environment: ["PATH": "/usr/bin:/bin", "TERM": "xterm"], stdin: input)
+    }
+
+    @Test func updateNowOpensTheStoreAndSkipsTheCommand() throws {
+        #expect(try mapgate.run(["sync", "geo"], at: "2027-01-01 00:00:00").status == 0)
+        let result = try onTerminal(["tile", "geo", "0", "0", "0", "-o", work.file("tile.png")], at: "2027-02-05 00:00:00", input: "u\n")
+        #expect(result.stdout.contains("5 uses left"))
+        #expect(result.stdout.contains("Update now or later? [u]pdate now / [l]ater:"))
+        #expect(result.stdout.contains("Open https://apps.example/mapgate to update."))
+        #expect(result.status == 0)
+        #expect(!FileManager.default.fileExists(atPath: work.file("tile.png")), "the command must not run")
+        // The use was spent when the prompt was shown.
+        let status = try MapGateBinary.json(try mapgate.run(["status", "--json"], at: "2027-02-05 00:01:00").stdout)
+        #expect(status["promptsShown"] as? Int == 1)
+    }
+
+    @Test func laterRunsTheCommand() throws {
+        #expect(try mapgate.run(["sync", "geo"], at: "2027-01-01 00:00:00").status == 0)
+        let result = try onTerminal(["tile", "geo", "0", "0", "0", "-o", work.file("tile.png")], at: "2027-02-05 00:00:00", input: "l\n")
+        #expect(result.stdout.contains("Update now or later?"))
+        #expect(result.status == 0)
+        #expect(FileManager.default.fileExists(atPath: work.file("tile.png")))
+    }
+
+    @Test func syncDrawsAProgressBarOnATerminalOnly() throws {
+        let terminal = try onTerminal(["sync", "geo"], at: "2027-01-01 00:00:00")
+        #expect(terminal.status == 0)
+        #expect(terminal.stdout.contains("geo [#"), "no bar: \(terminal.stdout)")
+        #expect(terminal.stdout.contains("100%"))
+        #expect(terminal.stdout.contains("\u{1B}["))  // colour and line clearing on a terminal
+        try FileManager.default.removeItem(atPath: mapgate.dataDirectory)
+        let piped = try mapgate.run(["sync", "geo"], at: "2027-01-01 00:00:00")
+        #expect(!piped.stderr.contains("[#"))
+        #expect(!piped.stdout.contains("\u{1B}["))
+        #expect(piped.stdout.contains("geo 1: installed"))
+    }
+}
