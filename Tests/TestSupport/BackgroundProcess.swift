@@ -11,9 +11,7 @@ public final class BackgroundProcess: @unchecked Sendable {
     public init(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws {
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
-        var env = ProcessInfo.processInfo.environment
-        for (key, value) in environment { env[key] = value }
-        process.environment = env
+        process.environment = environmentWith(environment)
         let out = Pipe()
         let err = Pipe()
         process.standardOutput = out

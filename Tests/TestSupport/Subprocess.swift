@@ -8,6 +8,11 @@ public struct ProcessResult: Sendable {
     public var stdoutData: Data
 }
 
+/// This process's environment with `additions` on top.
+func environmentWith(_ additions: [String: String]) -> [String: String] {
+    ProcessInfo.processInfo.environment.merging(additions) { $1 }
+}
+
 /// Runs a program with arguments and environment additions, collecting its output.
 public func runProcess(
     _ executable: String, _ arguments: [String], environment: [String: String] = [:], stdin: String? = nil,
@@ -16,9 +21,7 @@ public func runProcess(
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
-    var env = ProcessInfo.processInfo.environment
-    for (key, value) in environment { env[key] = value }
-    process.environment = env
+    process.environment = environmentWith(environment)
     let out = Pipe()
     let err = Pipe()
     let input = Pipe()

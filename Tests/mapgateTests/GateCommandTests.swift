@@ -6,18 +6,15 @@ import Testing
 
 /// `check` and `status` run as subprocesses against the test origin, time moved by faketime.
 @Suite struct GateCommandTests {
-    let work: TemporaryDirectory
-    let origin: TestOrigin
-    let mapgate: MapGateBinary
+    let workspace: CLIWorkspace
+    var origin: TestOrigin { workspace.origin }
+    var mapgate: MapGateBinary { workspace.mapgate }
 
     init() throws {
-        work = try TemporaryDirectory()
-        try FileManager.default.createDirectory(atPath: work.file("www"), withIntermediateDirectories: true)
+        workspace = try CLIWorkspace()
         for name in ["itunes-lookup-com.facebook.Facebook.json", "itunes-lookup-empty.json", "itunes-lookup-invalid-id.json"] {
-            try FileManager.default.copyItem(atPath: try TestPaths.shared("lookup/" + name), toPath: work.file("www/" + name))
+            try FileManager.default.copyItem(atPath: try TestPaths.shared("lookup/" + name), toPath: workspace.work.file("www/" + name))
         }
-        origin = try TestOrigin(root: work.file("www"))
-        mapgate = try MapGateBinary(workDirectory: work.path)
     }
 
     func configure(lookup path: String, extra: [String: Any] = [:]) throws {

@@ -6,19 +6,14 @@ import Testing
 
 /// The gate on real uses (`tile`, `sync`), with time moved by faketime.
 @Suite struct GateUseTests {
-    let work: TemporaryDirectory
-    let origin: TestOrigin
-    let mapgate: MapGateBinary
+    let workspace: CLIWorkspace
+    var origin: TestOrigin { workspace.origin }
+    var mapgate: MapGateBinary { workspace.mapgate }
 
     init() throws {
-        work = try TemporaryDirectory()
-        try FileManager.default.createDirectory(atPath: work.file("www"), withIntermediateDirectories: true)
-        try work.write("www/lookup.json", #"{"resultCount":1,"results":[{"version":"1.5.0","trackViewUrl":"https://apps.example/mapgate","releaseNotes":"Line one\nLine two"}]}"#)
-        origin = try TestOrigin(root: work.file("www"))
-        let builder = CatalogBuilder(root: work.file("www"))
-        try builder.add(id: "geo", source: try TestPaths.shared("mbtiles/mbtileserver-geography-class-png.mbtiles"), format: "png")
-        try builder.write()
-        mapgate = try MapGateBinary(workDirectory: work.path)
+        workspace = try CLIWorkspace()
+        try workspace.publish(version: "1.5.0", notes: "Line one\nLine two")
+        try workspace.offer("geo", fixture: "mbtileserver-geography-class-png.mbtiles", format: "png")
     }
 
     func configure(maxPrompts: Int = 5) throws {
@@ -77,6 +72,7 @@ import Testing
         try configure(maxPrompts: 100)
         #expect(try mapgate.run(["sync", "geo"], at: "2027-01-01 00:00:00").status == 0)
         let runs = 8
+        let mapgate = self.mapgate
         DispatchQueue.concurrentPerform(iterations: 2) { _ in
             for _ in 0..<runs { _ = try? mapgate.run(["tile", "geo", "0", "0", "0"], at: "2027-02-05 00:00:00") }
         }

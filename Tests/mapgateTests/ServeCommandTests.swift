@@ -6,20 +6,15 @@ import Testing
 
 /// `serve` and `open` run as subprocesses: start, answer, log, stop cleanly on a signal.
 @Suite struct ServeCommandTests {
-    let work: TemporaryDirectory
-    let origin: TestOrigin
-    let mapgate: MapGateBinary
+    let workspace: CLIWorkspace
+    var origin: TestOrigin { workspace.origin }
+    var mapgate: MapGateBinary { workspace.mapgate }
 
     init() throws {
-        work = try TemporaryDirectory()
-        try FileManager.default.createDirectory(atPath: work.file("www"), withIntermediateDirectories: true)
-        try work.write("www/lookup.json", #"{"resultCount":1,"results":[{"version":"1.5.0","trackViewUrl":"https://apps.example/mapgate"}]}"#)
-        origin = try TestOrigin(root: work.file("www"))
-        let builder = CatalogBuilder(root: work.file("www"))
-        try builder.add(id: "plain", source: try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles"), format: "png")
-        try builder.write()
-        mapgate = try MapGateBinary(workDirectory: work.path)
-        try mapgate.writeConfig(["catalogURL": origin.baseURL + "/catalog.json"])
+        workspace = try CLIWorkspace()
+        try workspace.publish(version: "1.5.0")
+        try workspace.offer("plain", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
+        try mapgate.writeConfig(["catalogURL": workspace.catalogURL])
         #expect(try mapgate.run(["sync", "plain"]).status == 0)
     }
 

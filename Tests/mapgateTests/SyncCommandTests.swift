@@ -6,18 +6,15 @@ import Testing
 
 /// `sync`, `list`, `tile`, `verify`, `remove`, `catalog` run as subprocesses against the origin.
 @Suite struct SyncCommandTests {
-    let work: TemporaryDirectory
-    let origin: TestOrigin
-    let builder: CatalogBuilder
-    let mapgate: MapGateBinary
+    let workspace: CLIWorkspace
+    var work: TemporaryDirectory { workspace.work }
+    var origin: TestOrigin { workspace.origin }
+    var builder: CatalogBuilder { workspace.builder }
+    var mapgate: MapGateBinary { workspace.mapgate }
 
     init() throws {
-        work = try TemporaryDirectory()
-        try FileManager.default.createDirectory(atPath: work.file("www"), withIntermediateDirectories: true)
-        origin = try TestOrigin(root: work.file("www"))
-        builder = CatalogBuilder(root: work.file("www"))
-        mapgate = try MapGateBinary(workDirectory: work.path)
-        try mapgate.writeConfig(["catalogURL": origin.baseURL + "/catalog.json"])
+        workspace = try CLIWorkspace()
+        try mapgate.writeConfig(["catalogURL": workspace.catalogURL])
     }
 
     var partialFiles: [String] {

@@ -7,20 +7,15 @@ import Testing
 /// mapgate on a terminal: the prompt's question and the progress bar, run under script(1),
 /// which gives the binary a pseudo-terminal.
 @Suite struct TerminalTests {
-    let work: TemporaryDirectory
-    let origin: TestOrigin
-    let mapgate: MapGateBinary
+    let workspace: CLIWorkspace
+    var work: TemporaryDirectory { workspace.work }
+    var mapgate: MapGateBinary { workspace.mapgate }
 
     init() throws {
-        work = try TemporaryDirectory()
-        try FileManager.default.createDirectory(atPath: work.file("www"), withIntermediateDirectories: true)
-        try work.write("www/lookup.json", #"{"resultCount":1,"results":[{"version":"1.5.0","trackViewUrl":"https://apps.example/mapgate"}]}"#)
-        origin = try TestOrigin(root: work.file("www"))
-        let builder = CatalogBuilder(root: work.file("www"))
-        try builder.add(id: "geo", source: try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles"), format: "png")
-        try builder.write()
-        mapgate = try MapGateBinary(workDirectory: work.path)
-        try mapgate.writeConfig(["appID": 1, "lookupURL": origin.baseURL + "/lookup.json", "catalogURL": origin.baseURL + "/catalog.json"])
+        workspace = try CLIWorkspace()
+        try workspace.publish(version: "1.5.0")
+        try workspace.offer("geo", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
+        try mapgate.writeConfig(["appID": 1, "lookupURL": workspace.lookupURL, "catalogURL": workspace.catalogURL])
     }
 
     /// Runs mapgate on a pseudo-terminal at `time`, typing `input`; returns what the terminal showed.

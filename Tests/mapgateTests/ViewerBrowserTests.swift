@@ -11,11 +11,25 @@ import Testing
     /// their checkerboard shade.
     static let tileColors: [(UInt8, UInt8, UInt8)] = [(40, 180, 99), (34, 153, 84), (241, 196, 15), (204, 166, 12), (46, 134, 193), (39, 113, 164)]
 
-    @Test func viewerShowsTheMapTiles() throws {
-        let chromium = "/usr/bin/chromium"
+    static let chromium = "/usr/bin/chromium"
+
+    /// An 800×600 screenshot of `url` taken by headless Chromium.
+    static func screenshot(_ url: String, in work: TemporaryDirectory, waitMilliseconds: Int) throws -> PNGImage {
         guard FileManager.default.isExecutableFile(atPath: chromium) else {
             throw MissingFixture(path: "\(chromium) (Debian package chromium; .ci/run installs it)")
         }
+        let shot = work.file("screenshot-\(UUID().uuidString).png")
+        let result = try runProcess(
+            chromium,
+            [
+                "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--user-data-dir=\(work.file("profile"))",
+                "--window-size=800,600", "--virtual-time-budget=\(waitMilliseconds)", "--screenshot=\(shot)", url,
+            ], environment: ["HOME": work.path], timeout: 90)
+        guard FileManager.default.fileExists(atPath: shot) else { throw MissingFixture(path: "a screenshot (chromium: \(result.stderr))") }
+        return try PNGImage(contentsOf: shot)
+    }
+
+    @Test func viewerShowsTheMapTiles() throws {
         guard FileManager.default.fileExists(atPath: "/usr/share/javascript/leaflet/leaflet.js") else {
             throw MissingFixture(path: "/usr/share/javascript/leaflet/leaflet.js (Debian package libjs-leaflet)")
         }
@@ -31,25 +45,13 @@ import Testing
             _ = opened.wait()
         }
         let url = try #require(opened.firstLine(), "stderr: \(opened.stderr)")
-        let shot = work.file("viewer.png")
-        let result = try runProcess(
-            chromium,
-            [
-                "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--user-data-dir=\(work.file("profile"))",
-                "--window-size=800,600", "--virtual-time-budget=8000", "--screenshot=\(shot)", url,
-            ], environment: ["HOME": work.path], timeout: 90)
-        #expect(FileManager.default.fileExists(atPath: shot), "chromium: \(result.stderr)")
-        let image = try PNGImage(contentsOf: shot)
+        let image = try Self.screenshot(url, in: work, waitMilliseconds: 8000)
         #expect(image.width == 800)
         let covered = image.fraction(near: Self.tileColors)
         #expect(covered > 0.4, "only \(Int(covered * 100))% of the screenshot shows tile colours")
     }
 
     @Test func viewerShowsUpdateRequiredOnceTheGateCloses() throws {
-        let chromium = "/usr/bin/chromium"
-        guard FileManager.default.isExecutableFile(atPath: chromium) else {
-            throw MissingFixture(path: "\(chromium) (Debian package chromium; .ci/run installs it)")
-        }
         let work = try TemporaryDirectory()
         try work.write("www/lookup.json", #"{"resultCount":1,"results":[{"version":"9.0","trackViewUrl":"https://apps.example/m"}]}"#)
         try FileManager.default.copyItem(atPath: TestPaths.fixtures + "/regions", toPath: work.file("www/regions"))
@@ -68,15 +70,7 @@ import Testing
         // Another mapgate spends the last use; the running server closes within its refresh.
         #expect(try mapgate.run(["tile", "demo-world", "0", "0", "0"], at: "2027-02-10 00:00:05").status == 0)
         Thread.sleep(forTimeInterval: 1)
-        let shot = work.file("closed.png")
-        let result = try runProcess(
-            chromium,
-            [
-                "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--user-data-dir=\(work.file("profile"))",
-                "--window-size=800,600", "--virtual-time-budget=3000", "--screenshot=\(shot)", url,
-            ], environment: ["HOME": work.path], timeout: 90)
-        #expect(FileManager.default.fileExists(atPath: shot), "chromium: \(result.stderr)")
-        let image = try PNGImage(contentsOf: shot)
+        let image = try Self.screenshot(url, in: work, waitMilliseconds: 3000)
         #expect(image.fraction(near: Self.tileColors) < 0.01)
         #expect(image.fraction(near: [(253, 236, 234)], tolerance: 4) > 0.02, "the update-required notice is not on screen")
         let page = try HTTPClient().get(HTTPRequest(url: url))

@@ -89,6 +89,15 @@ public final class GzipInflater {
         } while stream.pointee.avail_out == 0 || stream.pointee.avail_in > 0 && !memberEnded
     }
 
+    /// Decompresses a whole gzip buffer held in memory (a `pbf` tile).
+    public static func decompress(_ data: Data) throws -> Data {
+        let inflater = try GzipInflater()
+        var output = Data()
+        try data.withUnsafeBytes { try inflater.inflate($0) { output.append(contentsOf: $0) } }
+        try inflater.finish()
+        return output
+    }
+
     /// Throws unless the stream ended cleanly (a cut-short file fails here).
     public func finish() throws {
         guard isFinished else { throw GzipError(message: "the stream ends before the gzip trailer") }

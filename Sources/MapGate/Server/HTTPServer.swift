@@ -19,8 +19,9 @@ public struct HTTPServerError: MapGateFailure, LocalizedError, Sendable {
 }
 
 /// A small HTTP/1.1 server over POSIX sockets: keep-alive, pipelining, limits on request size,
-/// read and idle timeouts, at most `maxConnections` connections served at once (one thread
-/// each), and a clean stop that lets requests in flight finish.
+/// read and idle timeouts, at most `maxConnections` connections open at once (one thread each,
+/// with at most two requests per core being answered at a time), and a clean stop that lets
+/// requests in flight finish.
 public final class HTTPServer: Sendable {
     public struct Settings: Sendable {
         public var host: String = "127.0.0.1"
@@ -51,6 +52,9 @@ public final class HTTPServer: Sendable {
     private let log: (@Sendable (LogEntry) -> Void)?
     private let state = Mutex(ServerState())
     private let finished = DispatchGroup()
+    /// At most two requests per core are being answered at once; the other connections wait
+    /// their turn here instead of crowding the run queue (which mostly hurts tail latency).
+    private let processing = DispatchSemaphore(value: max(2, 2 * ProcessInfo.processInfo.activeProcessorCount))
 
     /// Read on every request by every worker: an atomic, not the mutex.
     private let stopping = Atomic<Bool>(false)
@@ -177,6 +181,8 @@ public final class HTTPServer: Sendable {
         let handler = borrowHandler()
         let connection = HTTPConnection(socket: client, settings: settings) { [self] in isStopping }
         connection.run { request, writer in
+            processing.wait()
+            defer { processing.signal() }
             let started = DispatchTime.now().uptimeNanoseconds
             handler.respond(to: request, with: writer)
             if let log {

@@ -105,7 +105,7 @@ public final class TileRequestHandler: HTTPRequestHandler {
             if Self.acceptsGzip(request) {
                 headers.append(("Content-Encoding", "gzip"))
                 etag += "-gz"
-            } else if let plain = try? Self.gunzip(body) {
+            } else if let plain = try? GzipInflater.decompress(body) {
                 body = plain
             }
         }
@@ -198,14 +198,6 @@ public final class TileRequestHandler: HTTPRequestHandler {
             let parts = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
             return (parts.first == "gzip" || parts.first == "*") && !parts.dropFirst().contains("q=0")
         }
-    }
-
-    static func gunzip(_ data: Data) throws -> Data {
-        let inflater = try GzipInflater()
-        var output = Data()
-        try data.withUnsafeBytes { try inflater.inflate($0) { output.append(contentsOf: $0) } }
-        try inflater.finish()
-        return output
     }
 
     private func send(_ writer: HTTPResponseWriter, _ status: Int, text: String, extra: [(String, String)] = [], head: Bool) {
