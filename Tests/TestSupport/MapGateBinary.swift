@@ -23,7 +23,9 @@ public struct MapGateBinary: Sendable {
     /// (`"2027-01-01 00:00:00"`, UTC).
     public func run(_ arguments: [String], at time: String? = nil, environment: [String: String] = [:], stdin: String? = nil) throws -> ProcessResult {
         let full = arguments + ["--config", configPath, "--data-dir", dataDirectory]
-        var env = ["NO_COLOR": "1", "TZ": "UTC"]
+        // The wall clock is faked (and frozen) for the run; the monotonic clock stays real so
+        // timeouts and waits still end.
+        var env = ["NO_COLOR": "1", "TZ": "UTC", "DONT_FAKE_MONOTONIC": "1"]
         for (key, value) in environment { env[key] = value }
         if let time {
             return try runProcess("/usr/bin/faketime", [time, path] + full, environment: env, stdin: stdin)
@@ -34,7 +36,7 @@ public struct MapGateBinary: Sendable {
     /// Starts a long-running `mapgate` (serve, open), at `time` if given.
     public func start(_ arguments: [String], at time: String? = nil, environment: [String: String] = [:]) throws -> BackgroundProcess {
         let full = arguments + ["--config", configPath, "--data-dir", dataDirectory]
-        let env = environment.merging(["NO_COLOR": "1", "TZ": "UTC"]) { $1 }
+        let env = environment.merging(["NO_COLOR": "1", "TZ": "UTC", "DONT_FAKE_MONOTONIC": "1"]) { $1 }
         if let time { return try BackgroundProcess("/usr/bin/faketime", [time, path] + full, environment: env) }
         return try BackgroundProcess(path, full, environment: env)
     }

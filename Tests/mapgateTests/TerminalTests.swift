@@ -23,7 +23,9 @@ import Testing
         let command = (["/usr/bin/faketime", "'\(time)'", mapgate.path] + arguments + ["--config", mapgate.configPath, "--data-dir", mapgate.dataDirectory])
             .joined(separator: " ")
         // PATH without xdg-open, so "update now" prints the store URL instead of opening it.
-        return try runProcess("/usr/bin/script", ["-qec", command, "/dev/null"], environment: ["PATH": "/usr/bin:/bin", "TERM": "xterm"], stdin: input)
+        return try runProcess(
+            "/usr/bin/script", ["-qec", command, "/dev/null"],
+            environment: ["PATH": "/usr/bin:/bin", "TERM": "xterm", "DONT_FAKE_MONOTONIC": "1"], stdin: input)
     }
 
     @Test func updateNowOpensTheStoreAndSkipsTheCommand() throws {

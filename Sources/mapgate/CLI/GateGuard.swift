@@ -31,15 +31,7 @@ enum GateGuard {
             console.prompt("Update mapgate from your app store.")
             return
         }
-        let opener = Process()
-        opener.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        opener.arguments = ["xdg-open", url]
-        opener.standardOutput = FileHandle.nullDevice
-        opener.standardError = FileHandle.nullDevice
-        if (try? opener.run()) != nil {
-            opener.waitUntilExit()
-            if opener.terminationStatus == 0 { return }
-        }
+        if spawn(["xdg-open", url], wait: true) == 0 { return }
         console.prompt("Open \(url) to update.")
     }
 }

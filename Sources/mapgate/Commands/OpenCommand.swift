@@ -43,10 +43,7 @@ struct OpenCommand: Command {
             context.console.note("serving \(region) until Ctrl-C")
         }
         if browser {
-            let opener = Process()
-            opener.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            opener.arguments = ["xdg-open", url]
-            if (try? opener.run()) == nil { context.console.warning("cannot run xdg-open; open \(url) yourself") }
+            if spawn(["xdg-open", url], wait: false) == nil { context.console.warning("cannot run xdg-open; open \(url) yourself") }
         }
         waitForTermination()
         server.stop()

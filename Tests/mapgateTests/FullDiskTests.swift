@@ -1,0 +1,81 @@
+import Foundation
+import MapGate
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A really full disk: the data directory on a 2 MiB tmpfs (needs root to mount; the skip
+/// says so out loud otherwise).
+@Suite(.enabled(if: TinyDisk.canMount, "mounting a tmpfs needs root (CI runs as root)"))
+struct FullDiskTests {
+    @Test func notEnoughSpaceIsRefusedBeforeDownloading() throws {
+        let workspace = try CLIWorkspace()
+        let disk = try TinyDisk(at: workspace.mapgate.dataDirectory)
+        defer { disk.unmount() }
+        try workspace.offer("big", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")  // ~560 KB unpacked
+        try workspace.mapgate.writeConfig(["catalogURL": workspace.catalogURL])
+        try Data(repeating: 1, count: 1_300_000).write(to: URL(fileURLWithPath: workspace.mapgate.dataDirectory + "/filler"))
+        let result = try workspace.mapgate.run(["sync", "big"])
+        #expect(result.status == 74)
+        #expect(result.stderr.contains("region big: not enough free disk space"))
+        #expect(!workspace.origin.requests.contains { $0.path.contains("/packages/") })
+    }
+
+    @Test func diskFillingUpDuringTheDownloadLosesNothing() throws {
+        let workspace = try CLIWorkspace()
+        let disk = try TinyDisk(at: workspace.mapgate.dataDirectory)
+        defer { disk.unmount() }
+        try workspace.offer("small", fixture: "mbtileserver-geography-class-png.mbtiles", format: "png")
+        try workspace.mapgate.writeConfig(["catalogURL": workspace.catalogURL])
+        #expect(try workspace.mapgate.run(["sync", "small"]).status == 0)
+        // Version 2 is served slowly: 100 kB, a 2 s pause, then the connection drops. While it
+        // pauses, something else fills the disk; the retry's writes then fail.
+        try workspace.builder.add(
+            id: "small", source: try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles"), version: "2", format: "png", gzip: false,
+            overrides: ["url": "/_fault/cut=100000,stall=2,times=1/packages/small-2.mbtiles"])
+        try workspace.builder.write()
+        let sync = try workspace.mapgate.start(["sync", "small"])
+        Thread.sleep(forTimeInterval: 1)
+        let filler = workspace.mapgate.dataDirectory + "/filler"
+        FileManager.default.createFile(atPath: filler, contents: nil)
+        let handle = try #require(FileHandle(forWritingAtPath: filler))
+        while (try? handle.write(contentsOf: Data(repeating: 1, count: 4096))) != nil {}
+        try? handle.close()
+        let status = sync.wait(timeout: 30)
+        #expect(status == 74, "\(sync.stderr)")
+        #expect(sync.stderr.contains("region small: cannot write"), "\(sync.stderr)")
+        #expect(try workspace.mapgate.run(["verify", "small"]).stdout.contains("small 1: ok"))
+        #expect(try workspace.mapgate.run(["tile", "small", "0", "0", "0"]).status == 0)
+        let partial = (try? FileManager.default.contentsOfDirectory(atPath: workspace.mapgate.dataDirectory + "/partial")) ?? []
+        #expect(partial.allSatisfy { $0.contains(".part") }, "\(partial)")
+        try FileManager.default.removeItem(atPath: filler)
+        #expect(try workspace.mapgate.run(["sync", "small"]).status == 0)  // room again: it finishes
+        #expect(try workspace.mapgate.run(["verify", "small"]).stdout.contains("small 2: ok"))
+    }
+}
+
+/// A 2 MiB tmpfs mounted on a folder for the length of a test.
+struct TinyDisk {
+    let path: String
+
+    static let canMount: Bool = {
+        guard getuid() == 0, let probe = try? TemporaryDirectory() else { return false }
+        guard let disk = try? TinyDisk(at: probe.file("mnt")) else { return false }
+        disk.unmount()
+        return true
+    }()
+
+    init(at path: String) throws {
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        let result = try runProcess("/bin/mount", ["-t", "tmpfs", "-o", "size=2m", "tmpfs", path])
+        guard result.status == 0 else { throw MissingFixture(path: "a tmpfs at \(path): \(result.stderr)") }
+        self.path = path
+    }
+
+    func unmount() {
+        _ = try? runProcess("/bin/umount", [path])
+    }
+}
