@@ -87,6 +87,17 @@ import Testing
         #expect(refused.stderr.contains("region b: this region needs mapgate 99 or newer"))
     }
 
+    @Test func syncWithoutNamesKeepsARegionThePublisherDropped() throws {
+        try builder.add(id: "a", source: try TestPaths.shared("mbtiles/mbtileserver-geography-class-png.mbtiles"), format: "png")
+        try builder.write()
+        #expect(try mapgate.run(["sync", "a"]).status == 0)
+        try builder.write(extra: ["regions": [] as [Any]])
+        let result = try mapgate.run(["sync"])
+        #expect(result.status == 0)
+        #expect(result.stderr.contains("a: no longer in the catalog; the installed version stays"))
+        #expect(try mapgate.run(["verify", "a"]).status == 0)
+    }
+
     @Test func unknownRegionAndBadIDAreClearErrors() throws {
         try builder.add(id: "a", source: try TestPaths.shared("mbtiles/mbtileserver-geography-class-png.mbtiles"), format: "png")
         try builder.write()

@@ -36,11 +36,16 @@ struct SyncCommand: Command {
 
         var targets = regions
         if targets.isEmpty {
-            targets = try library.installed().map(\.id)
-            if targets.isEmpty {
+            let installed = try library.installed().map(\.id)
+            if installed.isEmpty {
                 console.print("No region is installed yet: name the regions to install (see 'mapgate catalog').")
                 return ExitCode.success
             }
+            // An installed region the publisher no longer offers stays as it is.
+            for id in installed where catalog.region(id) == nil {
+                console.note("\(id): no longer in the catalog; the installed version stays")
+            }
+            targets = installed.filter { catalog.region($0) != nil }
         }
         let offered = catalog.regions.map(\.id)
         for id in targets where catalog.region(id) == nil {
