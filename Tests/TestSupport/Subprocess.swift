@@ -9,7 +9,7 @@ public struct ProcessResult: Sendable {
 }
 
 /// This process's environment with `additions` on top.
-func environmentWith(_ additions: [String: String]) -> [String: String] {
+public func environmentWith(_ additions: [String: String]) -> [String: String] {
     ProcessInfo.processInfo.environment.merging(additions) { $1 }
 }
 

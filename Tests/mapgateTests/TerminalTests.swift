@@ -28,6 +28,17 @@ import Testing
             environment: ["PATH": "/usr/bin:/bin", "TERM": "xterm", "DONT_FAKE_MONOTONIC": "1"], stdin: input)
     }
 
+    @Test func colourOnATerminalUnlessNoColorIsSet() throws {
+        try mapgate.writeConfig([:])
+        let command = "\(mapgate.path) status --config \(mapgate.configPath) --data-dir \(mapgate.dataDirectory)"
+        let environment = environmentWith(["TERM": "xterm"]).filter { $0.key != "NO_COLOR" }
+        let coloured = try runProcess("/usr/bin/env", ["-i"] + environment.map { "\($0.key)=\($0.value)" } + ["/usr/bin/script", "-qec", command, "/dev/null"])
+        #expect(coloured.stdout.contains("\u{1B}[32mup to date\u{1B}[0m"), "\(coloured.stdout)")
+        let plain = try runProcess("/usr/bin/script", ["-qec", command, "/dev/null"], environment: ["TERM": "xterm", "NO_COLOR": "1"])
+        #expect(plain.stdout.contains("up to date"))
+        #expect(!plain.stdout.contains("\u{1B}["))
+    }
+
     @Test func updateNowOpensTheStoreAndSkipsTheCommand() throws {
         #expect(try mapgate.run(["sync", "geo"], at: "2027-01-01 00:00:00").status == 0)
         let result = try onTerminal(["tile", "geo", "0", "0", "0", "-o", work.file("tile.png")], at: "2027-02-05 00:00:00", input: "u\n")
