@@ -119,7 +119,7 @@ public final class Demo {
         let finalConfiguration = configuration
         let server = try TileServer(
             library: try library ?? RegionLibrary(directory: directory, state: state), authorization: try updated.authorizeUse(),
-            settings: HTTPServer.Settings(), leafletPath: leafletPath, clock: serverClock,
+            settings: HTTPServer.Settings(), leafletPath: leafletPath,
             makeGate: { try Gate(directory: directory, configuration: finalConfiguration, client: client, clock: serverClock, installed: AppVersion("1.5.0")) })
         let tileJSON = try client.get(HTTPRequest(url: "\(server.baseURL)/\(region).json"))
         tell(.line("GET /\(region).json → \(tileJSON.status), TileJSON \(tileJSON.body.count) bytes"))

@@ -56,22 +56,19 @@ public final class Gate {
 
     /// The gate from the saved state, without the network (`mapgate status`).
     public func status() throws -> GateReport {
-        try update { record, now in report(record, now: now, lookedUp: false, error: nil) }
+        try update { record, now in report(record, now: now, error: nil) }
     }
 
     /// Decides one use (sync, open, serve, tile): looks up when due, counts the use when it
     /// prompts, and throws ``GateClosedError`` when the gate is closed.
     public func authorizeUse() throws -> GateAuthorization {
-        var lookedUp = false
         var lookupError: LookupError?
         if let lookup, try isLookupDue() {
-            let refreshed = try refresh(using: lookup)
-            lookedUp = true
-            lookupError = refreshed.lookupError
+            lookupError = try refresh(using: lookup).lookupError
         }
         let (decision, useReport) = try update { record, now -> (UseDecision, GateReport) in
             let decision = policy.use(&record, at: now)
-            return (decision, report(record, now: now, lookedUp: lookedUp, error: lookupError))
+            return (decision, report(record, now: now, error: lookupError))
         }
         if decision == .refused { throw closedError(useReport) }
         return GateAuthorization(decision: decision, report: useReport)
@@ -106,11 +103,11 @@ public final class Gate {
             switch result {
             case .success(let release):
                 try policy.record(release, at: now, into: &record)
-                return report(record, now: now, lookedUp: true, error: nil)
+                return report(record, now: now, error: nil)
             case .failure(let error):
                 let failure = error as? LookupError ?? .network(error.localizedDescription)
                 policy.recordFailure(failure.localizedDescription, at: now, into: &record)
-                return report(record, now: now, lookedUp: true, error: failure)
+                return report(record, now: now, error: failure)
             }
         }
     }
@@ -128,11 +125,11 @@ public final class Gate {
         }
     }
 
-    private func report(_ record: GateRecord, now: Date, lookedUp: Bool, error: LookupError?) -> GateReport {
+    private func report(_ record: GateRecord, now: Date, error: LookupError?) -> GateReport {
         GateReport(
             installedVersion: policy.installed.text, record: record, phase: policy.phase(of: record, at: now),
             graceEnd: record.pendingVersion == nil ? nil : policy.graceEnd(of: record),
             maxPrompts: policy.maxPrompts, now: now,
-            lookupError: error, lookedUp: lookedUp, recoveryNote: state.recoveryNote)
+            lookupError: error, recoveryNote: state.recoveryNote)
     }
 }

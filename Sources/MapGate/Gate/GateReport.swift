@@ -13,8 +13,6 @@ public struct GateReport: Sendable {
     public var now: Date
     /// This run's lookup error, when it looked up and failed.
     public var lookupError: LookupError?
-    /// Whether this run looked the store up.
-    public var lookedUp: Bool
     /// A damaged state database was replaced while opening.
     public var recoveryNote: String?
 

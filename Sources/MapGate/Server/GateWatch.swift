@@ -41,7 +41,6 @@ public final class GateMonitor: @unchecked Sendable {
     private let makeGate: @Sendable () throws -> Gate
     private let watch: GateWatch
     private let refresh: Double
-    private let clock: Clock
     private let stopping = Mutex(false)
     private let done = DispatchSemaphore(value: 0)
     private var lastCounted: Date
@@ -53,12 +52,11 @@ public final class GateMonitor: @unchecked Sendable {
     ///   - makeGate: opens the gate on the monitor's thread (a gate owns a database connection).
     ///   - start: the authorization of the server's start, which was a use.
     public init(
-        watch: GateWatch, refresh: Double = 60, clock: Clock = .system, start: GateAuthorization,
+        watch: GateWatch, refresh: Double = 60, start: GateAuthorization,
         makeGate: @escaping @Sendable () throws -> Gate, onChange: @escaping @Sendable (GateReport, UseDecision?) -> Void = { _, _ in }
     ) {
         self.watch = watch
         self.refresh = refresh
-        self.clock = clock
         self.makeGate = makeGate
         lastCounted = start.report.now
         if case .prompt = start.decision { ownCount = start.report.record.promptsShown }

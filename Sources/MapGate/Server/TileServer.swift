@@ -15,14 +15,14 @@ public final class TileServer: Sendable {
     ///   - gateRefresh: seconds between looks at the saved gate state (60 by default).
     public init(
         library: RegionLibrary, authorization: GateAuthorization, settings: HTTPServer.Settings, leafletPath: String,
-        clock: Clock = .system, gateRefresh: Double = 60, makeGate: @escaping @Sendable () throws -> Gate,
+        gateRefresh: Double = 60, makeGate: @escaping @Sendable () throws -> Gate,
         log: (@Sendable (HTTPServer.LogEntry) -> Void)? = nil,
         onGateChange: @escaping @Sendable (GateReport, UseDecision?) -> Void = { _, _ in }
     ) throws {
         let watch = GateWatch()
         // The monitor sets the watch from this start's authorization before any request comes.
         let monitor = GateMonitor(
-            watch: watch, refresh: gateRefresh, clock: clock, start: authorization, makeGate: makeGate, onChange: onGateChange)
+            watch: watch, refresh: gateRefresh, start: authorization, makeGate: makeGate, onChange: onGateChange)
         let regions = try TileService.loadRegions(from: library)
         // The service needs the bound port, which exists only once the server listens; handlers
         // read it when their first request comes.

@@ -45,13 +45,13 @@ public struct PackageDownloader: Sendable {
         if info?.etag == nil && info?.lastModified == nil {
             try sink.restart()  // nothing to check a resumed range against: start over
         }
-        let resumedFrom = try sink.replayPartial()
+        try sink.replayPartial()
         if sink.downloadedBytes > region.size { try sink.restart() }
 
         do {
             try fetchRemaining(region, sink: sink, info: &info, infoPath: infoPath, progress: progress)
             let (sha256, size) = try sink.finish()
-            return Result(outputPath: outputPath, sha256: sha256, size: size, resumedFrom: resumedFrom)
+            return Result(outputPath: outputPath, sha256: sha256, size: size, resumedFrom: sink.resumedBytes)
         } catch {
             // Only a resumable partial may stay behind, and only when the package may be good.
             try? FileManager.default.removeItem(atPath: outputPath)

@@ -16,6 +16,8 @@ final class PackageSink {
     private var head = Data()
     private var isGzip: Bool?
     private(set) var downloadedBytes: Int64 = 0
+    /// Bytes kept from an earlier, interrupted run (0 once the download starts over).
+    private(set) var resumedBytes: Int64 = 0
     private(set) var outputBytes: Int64 = 0
     private var outputBuffer = Data()
 
@@ -41,13 +43,13 @@ final class PackageSink {
 
     /// Feeds the bytes already in the partial file (from an earlier, interrupted run) through
     /// the hash and the decompressor, so the download can go on from where it stopped.
-    func replayPartial() throws -> Int64 {
+    func replayPartial() throws {
         try partial.seek(toOffset: 0)
         while let chunk = try partial.read(upToCount: 1 << 20), !chunk.isEmpty {
             try chunk.withUnsafeBytes { try process($0) }
             downloadedBytes += Int64(chunk.count)
         }
-        return downloadedBytes
+        resumedBytes = downloadedBytes
     }
 
     /// Starts over: the server sent the whole file, or the partial could not be resumed.
@@ -55,6 +57,7 @@ final class PackageSink {
         try partial.truncate(atOffset: 0)
         try output.truncate(atOffset: 0)
         downloadedBytes = 0
+        resumedBytes = 0
         outputBytes = 0
         outputBuffer.removeAll(keepingCapacity: true)
         inflater = nil

@@ -30,7 +30,7 @@ import Testing
         let clock = time.clock
         return try TileServer(
             library: harness.library, authorization: try makeGate().authorizeUse(), settings: HTTPServer.Settings(),
-            leafletPath: "/nonexistent", clock: clock, gateRefresh: 0.05,
+            leafletPath: "/nonexistent", gateRefresh: 0.05,
             makeGate: { try Gate(directory: directory, configuration: configuration, client: HTTPClient(), clock: clock, installed: AppVersion("1.4.0")) })
     }
 
