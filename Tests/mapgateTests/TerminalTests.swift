@@ -60,6 +60,17 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: work.file("tile.png")))
     }
 
+    @Test func tileRefusesToWriteBinaryToATerminal() throws {
+        #expect(try mapgate.run(["sync", "geo"], at: "2027-01-01 00:00:00").status == 0)
+        let refused = try onTerminal(["tile", "geo", "0", "0", "0"], at: "2027-01-02 00:00:00")
+        #expect(refused.status == 64)
+        #expect(refused.stdout.contains("use -o FILE or redirect"), "\(refused.stdout)")
+        #expect(!refused.stdout.contains("PNG"))
+        let forced = try onTerminal(["tile", "geo", "0", "0", "0", "-o", "-"], at: "2027-01-02 00:00:00")
+        #expect(forced.status == 0)
+        #expect(forced.stdout.contains("PNG"))
+    }
+
     @Test func syncDrawsAProgressBarOnATerminalOnly() throws {
         let terminal = try onTerminal(["sync", "geo"], at: "2027-01-01 00:00:00")
         #expect(terminal.status == 0)

@@ -7,7 +7,7 @@ struct TileCommand: Command {
     static let abstract = "Write one tile (XYZ coordinates) to stdout or a file"
     static let arguments = "REGION Z X Y"
     static let discussion = "Writes the tile's bytes exactly as stored (pbf tiles stay gzip-compressed). A use of the update gate."
-    static let options = [OptionSpec(name: "output", short: "o", value: "FILE", help: "write the tile to FILE instead of stdout")]
+    static let options = [OptionSpec(name: "output", short: "o", value: "FILE", help: "write the tile to FILE (- for stdout, even a terminal); a device or FIFO is written through, a regular file replaced atomically")]
 
     let region: String
     let z: Int
@@ -31,24 +31,16 @@ struct TileCommand: Command {
     }
 
     func run(_ context: Context) throws -> Int32 {
+        // Everything that can be checked is checked before the gate counts a use.
+        let destination = try OutputDestination.resolve(output)
+        let library = try context.regionLibrary()
+        _ = try library.region(region)
         guard let authorization = try GateGuard.authorize(context) else { return ExitCode.success }
-        let file = try context.regionLibrary().open(region, authorization: authorization)
+        let file = try library.open(region, authorization: authorization)
         guard let tile = try file.tile(z: z, x: x, y: y) else {
             throw RegionError(region: region, reason: "no tile at \(z)/\(x)/\(y)", kind: .failure)
         }
-        if let output {
-            do {
-                try tile.write(to: URL(fileURLWithPath: output), options: .atomic)
-            } catch {
-                throw GeneralFailure("cannot write \(output): \(error.localizedDescription)", kind: .io)
-            }
-        } else {
-            do {
-                try FileHandle.standardOutput.write(contentsOf: tile)
-            } catch {
-                throw GeneralFailure("cannot write the tile to stdout: \(error.localizedDescription)", kind: .io)
-            }
-        }
+        try destination.write(tile)
         return ExitCode.success
     }
 }

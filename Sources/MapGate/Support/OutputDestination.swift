@@ -1,0 +1,161 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where the user asked output to go (`-o FILE`), looked at before anything is written, so that a
+/// mistake is reported before the command does its job (and before a gate use is counted).
+///
+/// mapgate writes *into* what the user named, never over it:
+/// - a regular file, or a path that does not exist yet, is replaced atomically (a temporary file
+///   in the same folder, fsync, `rename`), keeping an existing file's permissions;
+/// - a character device (`/dev/null`, a terminal) or a FIFO is written through: opened and
+///   written, never replaced, so running as root cannot turn `/dev/null` into a regular file;
+/// - `-` is standard output; so is a path that resolves to one of this process's open files
+///   (`/dev/stdout`, `/proc/self/fd/1`), which is written through (appending, as the shell
+///   opened it);
+/// - a symlink is followed: what it points to is what is written;
+/// - a directory, a block device (a disk) or a socket is an error naming the path.
+public struct OutputDestination: Sendable, Equatable {
+    public enum Kind: Sendable, Equatable {
+        /// Standard output. `explicit` when the user asked for it with `-`.
+        case standardOutput(explicit: Bool)
+        /// A regular file at `path` (symlinks resolved), or a new one: replaced atomically.
+        case replace(path: String)
+        /// A device, FIFO or open file of this process: opened and written through.
+        case writeThrough(path: String, append: Bool)
+    }
+
+    public let argument: String?
+    public let kind: Kind
+
+    /// Looks at `argument` (nil when no `-o` was given, `-` for stdout). Throws an
+    /// ``OutputError`` for a directory, a block device, a socket or a missing folder, and, without
+    /// `-o`, when standard output is a terminal and the data is binary.
+    public static func resolve(_ argument: String?, binary: Bool = true, stdoutIsTerminal: Bool = isatty(STDOUT_FILENO) == 1) throws
+        -> OutputDestination
+    {
+        guard let argument else {
+            if binary, stdoutIsTerminal {
+                throw OutputError(
+                    path: "standard output",
+                    reason: "it is a terminal; refusing to write binary tile data to it: use -o FILE or redirect (-o - writes it anyway)",
+                    kind: .usage)
+            }
+            return OutputDestination(argument: nil, kind: .standardOutput(explicit: false))
+        }
+        if argument == "-" { return OutputDestination(argument: argument, kind: .standardOutput(explicit: true)) }
+        guard !argument.isEmpty else { throw OutputError(path: "''", reason: "it is not a file name", kind: .usage) }
+
+        var info = stat()
+        if stat(argument, &info) != 0 {
+            let code = errno
+            var linkInfo = stat()
+            if lstat(argument, &linkInfo) == 0, (linkInfo.st_mode & S_IFMT) == S_IFLNK {
+                // A dangling symlink: follow it, creating the file it names.
+                return OutputDestination(argument: argument, kind: .writeThrough(path: argument, append: false))
+            }
+            guard code == ENOENT else { throw OutputError(path: argument, reason: String(cString: strerror(code)), kind: .io) }
+            let folder = (argument as NSString).deletingLastPathComponent
+            let parent = folder.isEmpty ? "." : folder
+            var folderInfo = stat()
+            guard stat(parent, &folderInfo) == 0, (folderInfo.st_mode & S_IFMT) == S_IFDIR else {
+                throw OutputError(path: argument, reason: "the folder \(parent) does not exist", kind: .io)
+            }
+            return OutputDestination(argument: argument, kind: .replace(path: argument))
+        }
+        let resolved = realpath(argument, nil).map { pointer in
+            defer { free(pointer) }
+            return String(cString: pointer)
+        } ?? argument
+        switch info.st_mode & S_IFMT {
+        case S_IFDIR:
+            throw OutputError(path: argument, reason: "it is a directory; name a file in it", kind: .usage)
+        case S_IFBLK:
+            throw OutputError(path: argument, reason: "it is a block device; mapgate does not write tiles onto disks", kind: .usage)
+        case S_IFSOCK:
+            throw OutputError(path: argument, reason: "it is a socket", kind: .usage)
+        case S_IFCHR, S_IFIFO:
+            return OutputDestination(argument: argument, kind: .writeThrough(path: argument, append: false))
+        case S_IFREG where resolved.hasPrefix("/proc/"):
+            // `/dev/stdout` redirected to a file: the shell owns it; write where it points.
+            return OutputDestination(argument: argument, kind: .writeThrough(path: argument, append: true))
+        case S_IFREG:
+            return OutputDestination(argument: argument, kind: .replace(path: resolved))
+        default:
+            throw OutputError(path: argument, reason: "it is not a regular file, a device or a FIFO", kind: .usage)
+        }
+    }
+
+    /// Writes `data` to the destination.
+    public func write(_ data: Data) throws {
+        switch kind {
+        case .standardOutput:
+            try Self.writeAll(data, to: STDOUT_FILENO, name: "standard output")
+        case .writeThrough(let path, let append):
+            let flags = O_WRONLY | O_CREAT | O_NOCTTY | O_CLOEXEC | (append ? O_APPEND : 0)
+            let descriptor = open(path, flags, 0o666)
+            guard descriptor >= 0 else { throw OutputError(path: path, reason: "open: \(Self.lastError())", kind: .io) }
+            defer { close(descriptor) }
+            try Self.writeAll(data, to: descriptor, name: path)
+        case .replace(let path):
+            try Self.replaceAtomically(path, with: data)
+        }
+    }
+
+    /// Writes into a temporary file beside `path`, then renames it over `path`. An existing file
+    /// keeps its permission bits (and, when running as root, its owner).
+    private static func replaceAtomically(_ path: String, with data: Data) throws {
+        let folder = (path as NSString).deletingLastPathComponent
+        let name = (path as NSString).lastPathComponent
+        var template = Array(((folder.isEmpty ? "." : folder) + "/.\(name).mapgate-XXXXXX").utf8CString)
+        let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard descriptor >= 0 else { throw OutputError(path: path, reason: "creating a temporary file beside it: \(lastError())", kind: .io) }
+        let temporary = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        var renamed = false
+        defer {
+            if !renamed { unlink(temporary) }
+        }
+        do {
+            defer { close(descriptor) }
+            var existing = stat()
+            if stat(path, &existing) == 0 {
+                fchmod(descriptor, existing.st_mode & 0o7777)
+                if geteuid() == 0 { fchown(descriptor, existing.st_uid, existing.st_gid) }
+            } else {
+                let mask = umask(0)
+                umask(mask)
+                fchmod(descriptor, 0o666 & ~mask)
+            }
+            try writeAll(data, to: descriptor, name: path)
+            guard fsync(descriptor) == 0 else { throw OutputError(path: path, reason: "fsync: \(lastError())", kind: .io) }
+        }
+        guard rename(temporary, path) == 0 else { throw OutputError(path: path, reason: "rename: \(lastError())", kind: .io) }
+        renamed = true
+    }
+
+    private static func writeAll(_ data: Data, to descriptor: Int32, name: String) throws {
+        try data.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    throw OutputError(path: name, reason: "write: \(lastError())", kind: .io)
+                }
+                offset += written
+            }
+        }
+    }
+
+    private static func lastError() -> String { String(cString: strerror(errno)) }
+}
+
+/// Output that cannot go where the user asked, with the path and the reason.
+public struct OutputError: MapGateFailure, LocalizedError, Sendable, Equatable {
+    public let path: String
+    public let reason: String
+    public let kind: FailureKind
+    public var errorDescription: String? { "cannot write to \(path): \(reason)" }
+}

@@ -1,0 +1,116 @@
+import Foundation
+import MapGate
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `-o FILE`: written into what the user named, never over a device, FIFO or directory.
+@Suite struct OutputDestinationTests {
+    let work: TemporaryDirectory
+    let tile = Data([0x89, 0x50, 0x4E, 0x47, 1, 2, 3])
+
+    init() throws {
+        work = try TemporaryDirectory()
+    }
+
+    /// glibc's `makedev` is a macro; for majors below 4096 and minors below 256 it is this.
+    func device(_ major: UInt64, _ minor: UInt64) -> dev_t { dev_t((major << 8) | minor) }
+
+    func fileType(_ path: String) -> mode_t {
+        var info = stat()
+        return lstat(path, &info) == 0 ? info.st_mode & S_IFMT : 0
+    }
+
+    /// A character device node like /dev/null (1:3), made in the temporary folder: never the real one.
+    @Test(.enabled(if: geteuid() == 0, "mknod needs root (CI runs as root)"))
+    func characterDeviceIsWrittenThroughNotReplaced() throws {
+        let node = work.file("null")
+        #expect(mknod(node, S_IFCHR | 0o666, device(1, 3)) == 0)
+        let destination = try OutputDestination.resolve(node)
+        #expect(destination.kind == .writeThrough(path: node, append: false))
+        try destination.write(tile)
+        #expect(fileType(node) == S_IFCHR)
+    }
+
+    @Test(.enabled(if: geteuid() == 0, "mknod needs root (CI runs as root)"))
+    func blockDeviceIsRefused() throws {
+        // Major 240 is reserved for local use: no driver answers it, so even a bug writes nowhere.
+        let node = work.file("disk")
+        #expect(mknod(node, S_IFBLK | 0o600, device(240, 0)) == 0)
+        #expect(throws: OutputError.self) { try OutputDestination.resolve(node) }
+        #expect(fileType(node) == S_IFBLK)
+    }
+
+    @Test func fifoIsWrittenThrough() throws {
+        let fifo = work.file("pipe")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let destination = try OutputDestination.resolve(fifo)
+        nonisolated(unsafe) var received = Data()
+        let reader = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            received = FileHandle(forReadingAtPath: fifo)?.readDataToEndOfFile() ?? Data()
+            reader.signal()
+        }
+        try destination.write(tile)
+        #expect(reader.wait(timeout: .now() + 10) == .success)
+        #expect(received == tile)
+        #expect(fileType(fifo) == S_IFIFO)
+    }
+
+    @Test func directoryIsAClearError() throws {
+        let error = try #require(throws: OutputError.self) { try OutputDestination.resolve(work.path) }
+        #expect(error.errorDescription == "cannot write to \(work.path): it is a directory; name a file in it")
+        #expect(error.kind == .usage)
+    }
+
+    @Test func missingFolderIsAClearError() throws {
+        let error = try #require(throws: OutputError.self) { try OutputDestination.resolve(work.file("nope/tile.png")) }
+        #expect(error.reason.contains("does not exist"))
+    }
+
+    @Test func newFileIsWrittenAtomicallyWithTheUmask() throws {
+        let path = work.file("tile.png")
+        let destination = try OutputDestination.resolve(path)
+        #expect(destination.kind == .replace(path: path))
+        try destination.write(tile)
+        #expect(FileManager.default.contents(atPath: path) == tile)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work.path) == ["tile.png"])  // no temporary left
+    }
+
+    @Test func regularFileIsReplacedKeepingItsMode() throws {
+        let path = try work.write("tile.png", "old contents that are longer than the tile")
+        #expect(chmod(path, 0o640) == 0)
+        try OutputDestination.resolve(path).write(tile)
+        #expect(FileManager.default.contents(atPath: path) == tile)
+        var info = stat()
+        #expect(stat(path, &info) == 0)
+        #expect(info.st_mode & 0o777 == 0o640)
+    }
+
+    @Test func symlinkIsFollowedNotReplaced() throws {
+        let target = try work.write("real.png", "old")
+        let link = work.file("link.png")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
+        try OutputDestination.resolve(link).write(tile)
+        #expect(fileType(link) == S_IFLNK)
+        #expect(FileManager.default.contents(atPath: target) == tile)
+    }
+
+    @Test func danglingSymlinkCreatesItsTarget() throws {
+        let link = work.file("link.png")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: work.file("made.png"))
+        try OutputDestination.resolve(link).write(tile)
+        #expect(fileType(link) == S_IFLNK)
+        #expect(FileManager.default.contents(atPath: work.file("made.png")) == tile)
+    }
+
+    @Test func binaryToATerminalIsRefusedUnlessAskedFor() throws {
+        let error = try #require(throws: OutputError.self) { try OutputDestination.resolve(nil, stdoutIsTerminal: true) }
+        #expect(error.reason.contains("use -o FILE or redirect"))
+        #expect(try OutputDestination.resolve("-", stdoutIsTerminal: true).kind == .standardOutput(explicit: true))
+        #expect(try OutputDestination.resolve(nil, stdoutIsTerminal: false).kind == .standardOutput(explicit: false))
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+import MapGate
+import MapGateDemo
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `mapgate tile … -o`: never replaces a device, a FIFO or a symlink, and a mistake costs no use.
+@Suite struct TileCommandTests {
+    let workspace: CLIWorkspace
+    var mapgate: MapGateBinary { workspace.mapgate }
+    var work: TemporaryDirectory { workspace.work }
+
+    init() throws {
+        workspace = try CLIWorkspace()
+        try workspace.publish(version: "1.5.0")
+        try workspace.offer("geo", fixture: "mbtileserver-geography-class-png.mbtiles", format: "png")
+        try mapgate.writeConfig(["appID": 1, "lookupURL": workspace.lookupURL, "catalogURL": workspace.catalogURL])
+        #expect(try mapgate.run(["sync", "geo"], at: "2027-01-01 00:00:00").status == 0)
+    }
+
+    func promptsShown() throws -> Int? {
+        let status = try mapgate.run(["status", "--json"], at: "2027-03-01 00:00:00")
+        return try MapGateBinary.json(status.stdout)["promptsShown"] as? Int
+    }
+
+    /// The `/dev/null` that `tile -o` once replaced with a regular file, as a node in the temporary folder.
+    @Test(.enabled(if: geteuid() == 0, "mknod needs root (CI runs as root)"))
+    func characterDeviceStaysADevice() throws {
+        let node = work.file("null")
+        #expect(mknod(node, S_IFCHR | 0o666, dev_t((1 << 8) | 3)) == 0)
+        let result = try mapgate.run(["tile", "geo", "0", "0", "0", "-o", node])
+        #expect(result.status == 0, "\(result.stderr)")
+        var info = stat()
+        #expect(lstat(node, &info) == 0)
+        #expect(info.st_mode & S_IFMT == S_IFCHR)
+    }
+
+    @Test func devStdoutIntoAPipeIsWrittenThrough() throws {
+        let result = try mapgate.run(["tile", "geo", "0", "0", "0", "-o", "/dev/stdout"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdoutData.starts(with: [0x89, 0x50, 0x4E, 0x47]))
+    }
+
+    @Test func symlinkIsFollowed() throws {
+        let target = try work.write("real.png", "old")
+        try FileManager.default.createSymbolicLink(atPath: work.file("link.png"), withDestinationPath: target)
+        #expect(try mapgate.run(["tile", "geo", "0", "0", "0", "-o", work.file("link.png")]).status == 0)
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: work.file("link.png")) == target)
+        #expect(FileManager.default.contents(atPath: target)?.starts(with: [0x89, 0x50, 0x4E, 0x47]) == true)
+    }
+
+    @Test func directoryIsAClearErrorAndCostsNoUse() throws {
+        let result = try mapgate.run(["tile", "geo", "0", "0", "0", "-o", work.path], at: "2027-03-01 00:00:00")
+        #expect(result.status == 64)
+        #expect(result.stderr.contains("cannot write to \(work.path): it is a directory"), "\(result.stderr)")
+        #expect(!result.stderr.contains("NSCocoaErrorDomain"))
+        #expect(!result.stderr.contains("uses left"))
+        #expect(try promptsShown() == 0)
+    }
+}
