@@ -71,7 +71,7 @@ extension Catalog {
         guard let formatVersion = object["formatVersion"] as? Int else { throw fail("formatVersion is missing") }
         guard formatVersion == 1 else { throw fail("formatVersion \(formatVersion) is not supported (mapgate reads 1)") }
         guard let publisher = object["publisher"] as? String else { throw fail("publisher is missing") }
-        let generated = (object["generated"] as? String).flatMap(StoreLookup.parseDate)
+        let generated = (object["generated"] as? String).flatMap(ISODate.parse)
         let minimum = object["minimumAppVersion"] as? String
         if let minimum, (try? AppVersion(minimum)) == nil { throw fail("minimumAppVersion \"\(minimum)\" is not a version") }
         guard let entries = object["regions"] as? [Any] else { throw fail("regions is missing") }

@@ -27,20 +27,12 @@ public struct GateReport: Sendable {
         case .upToDate:
             return "up to date"
         case .grace(let until):
-            return "newer version \(pending) known since \(Self.day(record.firstSeen)), grace until \(Self.day(until))"
+            return "newer version \(pending) known since \(ISODate.day(record.firstSeen)), grace until \(ISODate.day(until))"
         case .prompting(let left):
             return "newer version \(pending) available: \(left) \(left == 1 ? "use" : "uses") left before the update is required"
         case .closed:
             return "update required: install version \(pending)"
         }
-    }
-
-    /// A date as `YYYY-MM-DD` in UTC.
-    public static func day(_ date: Date?) -> String {
-        guard let date else { return "?" }
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withFullDate]
-        return formatter.string(from: date)
     }
 }
 

@@ -102,7 +102,7 @@ public struct StoreLookup: Sendable {
             version: version.trimmingCharacters(in: .whitespacesAndNewlines),
             releaseNotes: result["releaseNotes"] as? String,
             storeURL: result["trackViewUrl"] as? String,
-            releaseDate: (result["currentVersionReleaseDate"] as? String).flatMap(Self.parseDate),
+            releaseDate: (result["currentVersionReleaseDate"] as? String).flatMap(ISODate.parse),
             trackID: result["trackId"] as? Int,
             bundleID: result["bundleId"] as? String)
     }
@@ -110,13 +110,5 @@ public struct StoreLookup: Sendable {
     private static func errorMessage(in body: Data) throws -> String? {
         let object = try JSONSerialization.jsonObject(with: body) as? [String: Any]
         return object?["errorMessage"] as? String
-    }
-
-    static func parseDate(_ text: String) -> Date? {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime]
-        if let date = formatter.date(from: text) { return date }
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.date(from: text)
     }
 }

@@ -13,7 +13,7 @@ enum GateGuard {
             return authorization
         case .notice(let until):
             console.note(
-                "note: mapgate \(authorization.report.requiredVersion ?? "?") is available; please update (prompts start \(GateReport.day(until)))")
+                "note: mapgate \(authorization.report.requiredVersion ?? "?") is available; please update (prompts start \(ISODate.day(until)))")
             return authorization
         case .prompt(let usesLeft):
             let prompt = GatePrompt(report: authorization.report, usesLeft: usesLeft)

@@ -21,7 +21,7 @@ struct CatalogCommand: Command {
         let app = try AppVersion(BuildInfo.version)
         let console = context.console
         if !context.json {
-            console.print("\(catalog.publisher): \(catalog.regions.count) regions" + (catalog.generated.map { ", generated \(GateReport.day($0))" } ?? ""))
+            console.print("\(catalog.publisher): \(catalog.regions.count) regions" + (catalog.generated.map { ", generated \(ISODate.day($0))" } ?? ""))
             console.print(Table.row(["ID", "NAME", "VERSION", "DOWNLOAD", "FORMAT", "ZOOM", "INSTALLED", "STATUS"], widths: Self.widths))
         }
         for region in catalog.regions {

@@ -46,7 +46,7 @@ extension GateReport {
         var rows: [(String, String)] = [("installed version", installedVersion)]
         if let release {
             var store = release.version
-            if let date = release.releaseDate { store += " (released \(GateReport.day(date)))" }
+            if let date = release.releaseDate { store += " (released \(ISODate.day(date)))" }
             rows.append(("store version", store))
             if let url = release.storeURL { rows.append(("store URL", url)) }
             if let notes = release.releaseNotes, !notes.isEmpty {
@@ -64,11 +64,7 @@ extension GateReport {
 
 /// Dates and text as mapgate shows them: UTC, ISO 8601 in JSON.
 enum Format {
-    static func iso(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime]
-        return formatter.string(from: date)
-    }
+    static func iso(_ date: Date) -> String { ISODate.string(date) }
 
     static func isoOrNull(_ date: Date?) -> Any { date.map(iso) ?? NSNull() }
 
