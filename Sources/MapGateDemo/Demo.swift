@@ -22,7 +22,7 @@ public final class Demo {
     private let leafletPath: String
 
     public init(
-        fixtures: String, workDirectory: String, leafletPath: String = Configuration().leafletPath, start: Date = Date(),
+        fixtures: String, workDirectory: String, leafletPath: String = Configuration().leafletPath, start: Date = Demo.releaseDay,
         tell: @escaping (Event) -> Void
     ) {
         self.leafletPath = leafletPath
@@ -31,6 +31,13 @@ public final class Demo {
         self.tell = tell
         time = ManualTime(start)
     }
+
+    /// The day the fixtures' store answer says 1.5.0 was released: the simulated story starts then.
+    public static let releaseDay = Date(timeIntervalSince1970: 1_762_075_800)  // 2026-11-02T09:30:00Z
+
+    /// The demo installs and serves this package and no other, whatever `--fixtures` holds: the
+    /// demo runs its own gate, so it must be no way to serve other map data around the real one.
+    public static let bundledRegion = (id: "demo-world", sha256: "94e7dfc754be76d2eda159f58e67b6f99131f968cac5e90690f330ddb026d6c2")
 
     private func advance(days: Double) { time.advance(days: days) }
     private func setTime(_ date: Date) { time.set(date) }
@@ -44,14 +51,15 @@ public final class Demo {
         let origin = try TestOrigin(root: fixtures)
         defer { origin.stop() }
         let directory = DataDirectory(path: work + "/data")
-        var configuration = Configuration()
-        configuration.bundleID = "org.mapgate.demo"
-        configuration.country = "us"
-        configuration.lookupURL = origin.baseURL + "/lookup/store-\(BuildInfo.version).json"
+        // The demo's own rules and its own gate state, in its throw-away folder: the user's real
+        // gate is neither read nor changed.
+        var settings = GateSettings(appID: 6_450_000_001, lookupURL: origin.baseURL + "/lookup/store-\(BuildInfo.version).json")
+        let stateFolder = work + "/state"
         let client = HTTPClient()
         let start = clock.now
         func gate(installed: String = BuildInfo.version) throws -> Gate {
-            try Gate(directory: directory, configuration: configuration, client: client, clock: clock, installed: try AppVersion(installed))
+            let store = try GateStore(stateFolder: stateFolder, directory: directory, clock: clock)
+            return Gate(store: store, settings: settings, clock: clock, installed: try AppVersion(installed))
         }
         func day() -> String { "day \(Int(clock.now.timeIntervalSince(start) / 86_400))" }
 
@@ -63,6 +71,13 @@ public final class Demo {
         let library = RegionLibrary(directory: directory, state: state)
         self.library = library
         let catalog = try Catalog.fetch(from: origin.baseURL + "/catalog.json", client: client)
+        guard catalog.regions.count == 1, let bundled = catalog.regions.first, bundled.id == Self.bundledRegion.id,
+            bundled.sha256 == Self.bundledRegion.sha256
+        else {
+            throw GeneralFailure(
+                "demo fixtures in \(fixtures) are not the bundled demo region (\(Self.bundledRegion.id), SHA-256 \(Self.bundledRegion.sha256.prefix(12))…): the demo installs nothing else",
+                kind: .badData)
+        }
         tell(.step("\(day()): sync: the catalog of \(catalog.publisher) offers \(catalog.regions.map(\.id).joined(separator: ", "))"))
         let installer = RegionInstaller(
             directory: directory, state: state, downloader: PackageDownloader(client: client), clock: clock,
@@ -80,7 +95,7 @@ public final class Demo {
             tell(.line("tile 1/1/0 of \(region.id): \(tile?.count ?? 0) bytes of \(tile.flatMap { TileFormat(sniffing: $0) }?.rawValue ?? "?")"))
         }
 
-        configuration.lookupURL = origin.baseURL + "/lookup/store-1.5.0.json"
+        settings.lookupURL = origin.baseURL + "/lookup/store-1.5.0.json"
         tell(.step("\(day()): the publisher releases 1.5.0; the next check sees it and the grace period starts"))
         try show(try gate().check())
 
@@ -90,14 +105,14 @@ public final class Demo {
 
         advance(days: 1)
         tell(.step("\(day()): the grace period is over; each use prompts and counts down"))
-        for _ in 1...configuration.maxPrompts {
+        for _ in 1...settings.maxPrompts {
             try use(gate())
             advance(days: 0.25)
         }
         tell(.step("\(day()): the next use is refused: no sync, no tiles"))
         try use(gate())
 
-        configuration.lookupURL = "http://127.0.0.1:1/lookup"
+        settings.lookupURL = "http://127.0.0.1:1/lookup"
         tell(.step("going offline does not reopen the gate"))
         try use(gate())
 
@@ -107,7 +122,7 @@ public final class Demo {
         try use(gate())
         setTime(later)
 
-        configuration.lookupURL = origin.baseURL + "/lookup/store-1.5.0.json"
+        settings.lookupURL = origin.baseURL + "/lookup/store-1.5.0.json"
         tell(.step("after updating to 1.5.0 the gate is open again, even before the next lookup"))
         let updated = try gate(installed: "1.5.0")
         try show(try updated.status())
@@ -116,11 +131,15 @@ public final class Demo {
         guard let region = demoRegion else { return nil }
         tell(.step("open \(region): the local tile server serves it to map clients"))
         let serverClock = clock
-        let finalConfiguration = configuration
+        let finalSettings = settings
         let server = try TileServer(
-            library: try library ?? RegionLibrary(directory: directory, state: state), authorization: try updated.authorizeUse(),
+            library: library, authorization: try updated.authorizeUse(),
             settings: HTTPServer.Settings(), leafletPath: leafletPath,
-            makeGate: { try Gate(directory: directory, configuration: finalConfiguration, client: client, clock: serverClock, installed: AppVersion("1.5.0")) })
+            makeGate: {
+                Gate(
+                    store: try GateStore(stateFolder: stateFolder, directory: directory, clock: serverClock), settings: finalSettings,
+                    clock: serverClock, installed: try AppVersion("1.5.0"))
+            })
         let tileJSON = try client.get(HTTPRequest(url: "\(server.baseURL)/\(region).json"))
         tell(.line("GET /\(region).json → \(tileJSON.status), TileJSON \(tileJSON.body.count) bytes"))
         let tile = try client.get(HTTPRequest(url: "\(server.baseURL)/\(region)/2/1/1.png"))
@@ -136,7 +155,7 @@ public final class Demo {
         tell(.line("gate: \(report.summary)"))
     }
 
-    private var configurationMaxPrompts: Int { Configuration().maxPrompts }
+    private var configurationMaxPrompts: Int { GateSettings().maxPrompts }
     private var demoRegion: String?
     private var library: RegionLibrary?
 

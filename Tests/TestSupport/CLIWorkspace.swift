@@ -24,7 +24,7 @@ public final class CLIWorkspace {
 
     /// Makes the origin's lookup answer report `version`.
     public func publish(version: String, storeURL: String = "https://apps.example/mapgate", notes: String? = nil) throws {
-        var result: [String: Any] = ["version": version, "trackViewUrl": storeURL]
+        var result: [String: Any] = ["version": version, "trackViewUrl": storeURL, "trackId": 1]
         if let notes { result["releaseNotes"] = notes }
         let answer: [String: Any] = ["resultCount": 1, "results": [result]]
         try JSONSerialization.data(withJSONObject: answer).write(to: URL(fileURLWithPath: work.file("www/lookup.json")))

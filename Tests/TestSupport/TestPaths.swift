@@ -1,4 +1,5 @@
 import Foundation
+import MapGate
 
 /// Where the tests find the checkout, the built binary and the fixtures.
 public enum TestPaths {
@@ -67,4 +68,10 @@ public final class TemporaryDirectory: @unchecked Sendable {
         try Data(text.utf8).write(to: URL(fileURLWithPath: file))
         return file
     }
+}
+
+extension GateSettings {
+    /// Settings for library tests whose gate must never look anything up: a made-up app and a
+    /// lookup endpoint nobody answers on (never the real store).
+    public static let unreachable = GateSettings(appID: 1, lookupURL: "http://127.0.0.1:1/lookup")
 }

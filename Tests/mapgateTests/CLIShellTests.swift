@@ -58,15 +58,15 @@ import Testing
     }
 
     @Test func configErrorNamesTheKeyAndExits64() throws {
-        try mapgate.writeConfig(["graceDays": "thirty"])
+        try mapgate.configure(["graceDays": "thirty"])
         let result = try mapgate.run(["status"])
         #expect(result.status == 64)
         #expect(result.stderr.contains("key \"graceDays\": must be an integer"))
-        #expect(result.stderr.contains(mapgate.configPath))
+        #expect(result.stderr.contains("managed policy \(mapgate.policyPath)"))
     }
 
     @Test func unknownConfigKeyIsAnError() throws {
-        try mapgate.writeConfig(["apiKey": "x"])
+        try mapgate.configure(["apiKey": "x"])
         let result = try mapgate.run(["status"])
         #expect(result.status == 64)
         #expect(result.stderr.contains("key \"apiKey\": unknown key"))
@@ -79,7 +79,7 @@ import Testing
     }
 
     @Test func configAndDataDirComeFromTheEnvironmentToo() throws {
-        try mapgate.writeConfig(["maxPrompts": 2])
+        try mapgate.configure(["maxPrompts": 2])
         let result = try mapgate.runBare(
             ["status", "--json"], environment: ["MAPGATE_CONFIG": mapgate.configPath, "MAPGATE_DATA_DIR": mapgate.dataDirectory])
         #expect(result.status == 0)
@@ -88,7 +88,7 @@ import Testing
     }
 
     @Test func globalOptionsWorkBeforeAndAfterTheCommand() throws {
-        try mapgate.writeConfig([:])
+        try mapgate.configure([:])
         let before = try mapgate.runBare(["--json", "--config", mapgate.configPath, "--data-dir", mapgate.dataDirectory, "status"])
         let after = try mapgate.run(["status", "--json"])
         #expect(before.status == 0)
@@ -98,7 +98,7 @@ import Testing
     }
 
     @Test func quietPrintsNothingOnSuccess() throws {
-        try mapgate.writeConfig([:])
+        try mapgate.configure([:])
         let result = try mapgate.run(["status", "--quiet"])
         #expect(result.status == 0)
         #expect(result.stdout.isEmpty)
@@ -123,7 +123,7 @@ import Testing
     @Test func demoFixturesAreNewerThanTheInstalledVersion() throws {
         // The demo's story needs its "newer" answer to stay newer when the version is bumped.
         let data = try Data(contentsOf: URL(fileURLWithPath: TestPaths.fixtures + "/lookup/store-1.5.0.json"))
-        let release = try StoreLookup(client: HTTPClient(), endpoint: "fixture", appID: 1, bundleID: nil, country: "us").decode(data)
+        let release = try StoreLookup(client: HTTPClient(), endpoint: "fixture", appID: 6_450_000_001, bundleID: nil, country: "us").decode(data)
         #expect(try AppVersion(BuildInfo.version) < AppVersion(release.version))
         #expect(FileManager.default.fileExists(atPath: TestPaths.fixtures + "/lookup/store-\(BuildInfo.version).json"))
     }

@@ -16,7 +16,7 @@ struct FullDiskTests {
         let disk = try TinyDisk(at: workspace.mapgate.dataDirectory)
         defer { disk.unmount() }
         try workspace.offer("big", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")  // ~560 KB unpacked
-        try workspace.mapgate.writeConfig(["catalogURL": workspace.catalogURL])
+        try workspace.mapgate.configure(["catalogURL": workspace.catalogURL])
         try Data(repeating: 1, count: 1_300_000).write(to: URL(fileURLWithPath: workspace.mapgate.dataDirectory + "/filler"))
         let result = try workspace.mapgate.run(["sync", "big"])
         #expect(result.status == 74)
@@ -29,7 +29,7 @@ struct FullDiskTests {
         let disk = try TinyDisk(at: workspace.mapgate.dataDirectory)
         defer { disk.unmount() }
         try workspace.offer("small", fixture: "mbtileserver-geography-class-png.mbtiles", format: "png")
-        try workspace.mapgate.writeConfig(["catalogURL": workspace.catalogURL])
+        try workspace.mapgate.configure(["catalogURL": workspace.catalogURL])
         #expect(try workspace.mapgate.run(["sync", "small"]).status == 0)
         // Version 2 is served slowly: 100 kB, a 2 s pause, then the connection drops. While it
         // pauses, something else fills the disk; the retry's writes then fail.
@@ -48,10 +48,14 @@ struct FullDiskTests {
         #expect(status == 74, "\(sync.stderr)")
         #expect(sync.stderr.contains("region small: cannot write"), "\(sync.stderr)")
         #expect(try workspace.mapgate.run(["verify", "small"]).stdout.contains("small 1: ok"))
-        #expect(try workspace.mapgate.run(["tile", "small", "0", "0", "0"]).status == 0)
+        // The gate cannot record a use on a full disk: it refuses, saying why, and counts nothing.
+        let tile = try workspace.mapgate.run(["tile", "small", "0", "0", "0"])
+        #expect(tile.status == 74, "\(tile.stderr)")
+        #expect(tile.stderr.contains("disk is full"), "\(tile.stderr)")
         let partial = (try? FileManager.default.contentsOfDirectory(atPath: workspace.mapgate.dataDirectory + "/partial")) ?? []
         #expect(partial.allSatisfy { $0.contains(".part") }, "\(partial)")
         try FileManager.default.removeItem(atPath: filler)
+        #expect(try workspace.mapgate.run(["tile", "small", "0", "0", "0"]).status == 0)
         #expect(try workspace.mapgate.run(["sync", "small"]).status == 0)  // room again: it finishes
         #expect(try workspace.mapgate.run(["verify", "small"]).stdout.contains("small 2: ok"))
     }

@@ -20,7 +20,7 @@ import Testing
     func configure(lookup path: String, extra: [String: Any] = [:]) throws {
         var fields: [String: Any] = ["appID": 284_882_215, "country": "us", "lookupURL": origin.baseURL + path]
         fields.merge(extra) { $1 }
-        try mapgate.writeConfig(fields)
+        try mapgate.configure(fields)
     }
 
     @Test func checkWithARealAnswerStartsTheGracePeriod() throws {
@@ -99,7 +99,7 @@ import Testing
     }
 
     @Test func networkFailureExits69AndStillShowsTheSavedState() throws {
-        try mapgate.writeConfig(["appID": 1, "lookupURL": "http://127.0.0.1:1/lookup"])
+        try mapgate.configure(["appID": 1, "lookupURL": "http://127.0.0.1:1/lookup"])
         let result = try mapgate.run(["check"])
         #expect(result.status == 69)
         #expect(result.stderr.contains("store lookup:"))
@@ -107,15 +107,8 @@ import Testing
         #expect(result.stdout.contains("installed version   1.4.0"))
     }
 
-    @Test func checkWithoutAnAppIsAUsageError() throws {
-        try mapgate.writeConfig([:])
-        let result = try mapgate.run(["check"])
-        #expect(result.status == 64)
-        #expect(result.stderr.contains("set appID or bundleID"))
-    }
-
     @Test func damagedStateIsReportedAndReplaced() throws {
-        try mapgate.writeConfig([:])
+        try mapgate.configure([:])
         try FileManager.default.createDirectory(atPath: mapgate.dataDirectory, withIntermediateDirectories: true)
         try Data(repeating: 0x42, count: 4096).write(to: URL(fileURLWithPath: mapgate.dataDirectory + "/state.sqlite"))
         let result = try mapgate.run(["status"])

@@ -17,7 +17,7 @@ import Testing
     }
 
     func configure(maxPrompts: Int = 5) throws {
-        try mapgate.writeConfig([
+        try mapgate.configure([
             "appID": 1, "lookupURL": origin.baseURL + "/lookup.json", "catalogURL": origin.baseURL + "/catalog.json", "maxPrompts": maxPrompts,
         ])
     }
@@ -45,7 +45,7 @@ import Testing
         let syncRefused = try mapgate.run(["sync", "geo"], at: "2027-02-02 08:00:00")
         #expect(syncRefused.status == 77)
         // Offline and with the clock set back it stays closed.
-        try mapgate.writeConfig(["appID": 1, "lookupURL": "http://127.0.0.1:1/lookup", "catalogURL": origin.baseURL + "/catalog.json"])
+        try mapgate.configure(["appID": 1, "lookupURL": "http://127.0.0.1:1/lookup", "catalogURL": origin.baseURL + "/catalog.json"])
         #expect(try mapgate.run(["tile", "geo", "0", "0", "0"], at: "2027-03-05 08:00:00").status == 77)
         #expect(try mapgate.run(["tile", "geo", "0", "0", "0"], at: "2026-12-01 08:00:00").status == 77)
     }
@@ -80,16 +80,29 @@ import Testing
         #expect(try MapGateBinary.json(status.stdout)["promptsShown"] as? Int == 2 * runs)
     }
 
-    @Test func updatedAppOpensTheGateEvenOffline() throws {
-        // The saved pending version is no newer than this build: as after an update.
+    /// 1.4.0 reopened a closed gate after `UPDATE gate SET prompts_shown = 0`. Now the edited copy
+    /// is recognised by its seal; with both copies edited the gate fails closed until a lookup.
+    @Test func editingTheStateWithSQLiteDoesNotReopenTheGate() throws {
         try configure(maxPrompts: 0)
         #expect(try mapgate.run(["sync", "geo"], at: "2027-01-01 00:00:00").status == 0)
         #expect(try mapgate.run(["tile", "geo", "0", "0", "0"], at: "2027-03-01 00:00:00").status == 77)
-        let state = mapgate.dataDirectory + "/state.sqlite"
-        #expect(try runProcess("/usr/bin/sqlite3", [state, "UPDATE gate SET pending_version = '\(BuildInfo.version)'"]).status == 0)
-        try mapgate.writeConfig(["appID": 1, "lookupURL": "http://127.0.0.1:1/lookup", "catalogURL": origin.baseURL + "/catalog.json", "maxPrompts": 0])
-        #expect(try mapgate.run(["tile", "geo", "0", "0", "0"], at: "2027-03-02 00:00:00").status == 0)
-        let status = try MapGateBinary.json(try mapgate.run(["status", "--json"], at: "2027-03-02 00:00:00").stdout)
-        #expect(status["state"] as? String == "up-to-date")
+        let copies = [mapgate.dataDirectory + "/state.sqlite", mapgate.stateHome + "/mapgate/state.sqlite"]
+        let edit = "UPDATE gate SET prompts_shown = 0, pending_version = NULL, first_seen = NULL"
+        #expect(try runProcess("/usr/bin/sqlite3", [copies[0], edit]).status == 0)
+        let one = try mapgate.run(["tile", "geo", "0", "0", "0"], at: "2027-03-02 00:00:00")
+        #expect(one.status == 77)
+        #expect(one.stderr.contains("changed outside mapgate"), "\(one.stderr)")
+        #expect(try runProcess("/usr/bin/sqlite3", [copies[0], edit]).status == 0)
+        #expect(try runProcess("/usr/bin/sqlite3", [copies[1], edit]).status == 0)
+        // Both edited, the store unreachable: no tiles, no use counted, a clear reason.
+        try mapgate.configure(["appID": 1, "lookupURL": "http://127.0.0.1:1/lookup", "catalogURL": origin.baseURL + "/catalog.json", "maxPrompts": 0])
+        let both = try mapgate.run(["tile", "geo", "0", "0", "0"], at: "2027-03-03 00:00:00")
+        #expect(both.status == 69)
+        #expect(both.stdout.isEmpty)
+        #expect(both.stderr.contains("must reach the App Store once"), "\(both.stderr)")
+        // Back online: the release (first seen 2027-01-01 here, no release date) is past its grace: closed.
+        try configure(maxPrompts: 5)
+        let online = try mapgate.run(["tile", "geo", "0", "0", "0"], at: "2027-03-04 00:00:00")
+        #expect(online.status == 77, "\(online.stderr)")
     }
 }

@@ -14,7 +14,7 @@ import Testing
         workspace = try CLIWorkspace()
         try workspace.publish(version: "1.5.0")
         try workspace.offer("plain", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
-        try mapgate.writeConfig(["catalogURL": workspace.catalogURL])
+        try mapgate.configure(["catalogURL": workspace.catalogURL])
         #expect(try mapgate.run(["sync", "plain"]).status == 0)
     }
 
@@ -61,7 +61,7 @@ import Testing
     }
 
     @Test func closedGateRefusesToServe() throws {
-        try mapgate.writeConfig(["appID": 1, "lookupURL": origin.baseURL + "/lookup.json", "maxPrompts": 0])
+        try mapgate.configure(["appID": 1, "lookupURL": origin.baseURL + "/lookup.json", "maxPrompts": 0])
         #expect(try mapgate.run(["check"], at: "2027-01-01 00:00:00").status == 0)
         let serve = try mapgate.run(["serve", "--port", "0"], at: "2027-03-01 00:00:00")
         #expect(serve.status == 77)
@@ -71,7 +71,7 @@ import Testing
     }
 
     @Test func runningServerClosesWhenAnotherProcessSpendsTheLastUse() throws {
-        try mapgate.writeConfig(["appID": 1, "lookupURL": origin.baseURL + "/lookup.json", "maxPrompts": 2])
+        try mapgate.configure(["appID": 1, "lookupURL": origin.baseURL + "/lookup.json", "maxPrompts": 2])
         #expect(try mapgate.run(["check"], at: "2027-01-01 00:00:00").status == 0)
         let server = try mapgate.start(
             ["serve", "--port", "0"], at: "2027-02-15 00:00:00", environment: ["MAPGATE_GATE_REFRESH_SECONDS": "0.2"])

@@ -15,7 +15,7 @@ import Testing
         workspace = try CLIWorkspace()
         try workspace.publish(version: "1.5.0")
         try workspace.offer("geo", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
-        try mapgate.writeConfig(["appID": 1, "lookupURL": workspace.lookupURL, "catalogURL": workspace.catalogURL])
+        try mapgate.configure(["appID": 1, "lookupURL": workspace.lookupURL, "catalogURL": workspace.catalogURL])
     }
 
     /// Runs mapgate on a pseudo-terminal at `time`, typing `input`; returns what the terminal showed.
@@ -25,16 +25,17 @@ import Testing
         // PATH without xdg-open, so "update now" prints the store URL instead of opening it.
         return try runProcess(
             "/usr/bin/script", ["-qec", command, "/dev/null"],
-            environment: ["PATH": "/usr/bin:/bin", "TERM": "xterm", "DONT_FAKE_MONOTONIC": "1"], stdin: input)
+            environment: mapgate.baseEnvironment.merging(["PATH": "/usr/bin:/bin", "TERM": "xterm"]) { $1 }.filter { $0.key != "NO_COLOR" },
+            stdin: input)
     }
 
     @Test func colourOnATerminalUnlessNoColorIsSet() throws {
-        try mapgate.writeConfig([:])
+        try mapgate.configure([:])
         let command = "\(mapgate.path) status --config \(mapgate.configPath) --data-dir \(mapgate.dataDirectory)"
-        let environment = environmentWith(["TERM": "xterm"]).filter { $0.key != "NO_COLOR" }
+        let environment = environmentWith(mapgate.baseEnvironment.merging(["TERM": "xterm"]) { $1 }).filter { $0.key != "NO_COLOR" }
         let coloured = try runProcess("/usr/bin/env", ["-i"] + environment.map { "\($0.key)=\($0.value)" } + ["/usr/bin/script", "-qec", command, "/dev/null"])
         #expect(coloured.stdout.contains("\u{1B}[32mup to date\u{1B}[0m"), "\(coloured.stdout)")
-        let plain = try runProcess("/usr/bin/script", ["-qec", command, "/dev/null"], environment: ["TERM": "xterm", "NO_COLOR": "1"])
+        let plain = try runProcess("/usr/bin/script", ["-qec", command, "/dev/null"], environment: mapgate.baseEnvironment.merging(["TERM": "xterm"]) { $1 })
         #expect(plain.stdout.contains("up to date"))
         #expect(!plain.stdout.contains("\u{1B}["))
     }

@@ -18,7 +18,7 @@ import Glibc
         workspace = try CLIWorkspace()
         try workspace.publish(version: "1.5.0")
         try workspace.offer("geo", fixture: "mbtileserver-geography-class-png.mbtiles", format: "png")
-        try mapgate.writeConfig(["appID": 1, "lookupURL": workspace.lookupURL, "catalogURL": workspace.catalogURL])
+        try mapgate.configure(["appID": 1, "lookupURL": workspace.lookupURL, "catalogURL": workspace.catalogURL])
         #expect(try mapgate.run(["sync", "geo"], at: "2027-01-01 00:00:00").status == 0)
     }
 

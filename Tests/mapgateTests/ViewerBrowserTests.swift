@@ -37,7 +37,7 @@ import Testing
         let origin = try TestOrigin(root: TestPaths.fixtures)
         defer { origin.stop() }
         let mapgate = try MapGateBinary(workDirectory: work.path)
-        try mapgate.writeConfig(["catalogURL": origin.baseURL + "/catalog.json"])
+        try mapgate.configure(["catalogURL": origin.baseURL + "/catalog.json"])
         #expect(try mapgate.run(["sync", "demo-world"]).status == 0)
         let opened = try mapgate.start(["open", "demo-world"])
         defer {
@@ -53,13 +53,13 @@ import Testing
 
     @Test func viewerShowsUpdateRequiredOnceTheGateCloses() throws {
         let work = try TemporaryDirectory()
-        try work.write("www/lookup.json", #"{"resultCount":1,"results":[{"version":"9.0","trackViewUrl":"https://apps.example/m"}]}"#)
+        try work.write("www/lookup.json", #"{"resultCount":1,"results":[{"trackId":1,"version":"9.0","trackViewUrl":"https://apps.example/m"}]}"#)
         try FileManager.default.copyItem(atPath: TestPaths.fixtures + "/regions", toPath: work.file("www/regions"))
         try FileManager.default.copyItem(atPath: TestPaths.fixtures + "/catalog.json", toPath: work.file("www/catalog.json"))
         let origin = try TestOrigin(root: work.file("www"))
         defer { origin.stop() }
         let mapgate = try MapGateBinary(workDirectory: work.path)
-        try mapgate.writeConfig(["catalogURL": origin.baseURL + "/catalog.json", "appID": 1, "lookupURL": origin.baseURL + "/lookup.json", "maxPrompts": 2])
+        try mapgate.configure(["catalogURL": origin.baseURL + "/catalog.json", "appID": 1, "lookupURL": origin.baseURL + "/lookup.json", "maxPrompts": 2])
         #expect(try mapgate.run(["sync", "demo-world"], at: "2027-01-01 00:00:00").status == 0)
         let opened = try mapgate.start(["open", "demo-world"], at: "2027-02-10 00:00:00", environment: ["MAPGATE_GATE_REFRESH_SECONDS": "0.2"])
         defer {

@@ -19,6 +19,19 @@ public enum Locations {
         return DataDirectory(path: base(environment, xdg: "XDG_DATA_HOME", fallback: ".local/share") + "/mapgate")
     }
 
+    /// The gate's own state folder: `$XDG_STATE_HOME/mapgate` (`~/.local/state` when unset).
+    /// It belongs to the user, not to a data directory, so a new `--data-dir` starts no new gate.
+    public static func stateFolder(environment: [String: String]) -> String {
+        base(environment, xdg: "XDG_STATE_HOME", fallback: ".local/state") + "/mapgate"
+    }
+
+    /// The managed policy: the file `MAPGATE_POLICY` names (which must exist), else
+    /// `/etc/mapgate/policy.json` when present.
+    public static func policyFile(environment: [String: String]) -> (path: String, mustExist: Bool) {
+        if let path = environment["MAPGATE_POLICY"], !path.isEmpty { return (path, true) }
+        return (ManagedPolicy.defaultPath, false)
+    }
+
     private static func base(_ environment: [String: String], xdg: String, fallback: String) -> String {
         if let value = environment[xdg], value.hasPrefix("/") { return value }
         let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()

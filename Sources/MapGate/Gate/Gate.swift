@@ -1,53 +1,36 @@
 import Foundation
 
-/// The version gate: looks the store up, keeps its state in the state database, and decides
-/// each use. Confined to one thread (it owns a database connection).
+/// The version gate: looks the store up, keeps its record in the ``GateStore``, and decides each
+/// use. Confined to one thread (it owns database connections).
 public final class Gate {
     public let policy: GatePolicy
-    private let state: StateDatabase
+    private let store: GateStore
     private let clock: Clock
-    private let lookup: StoreLookup?
+    private let lookup: StoreLookup
     private let checkInterval: TimeInterval
 
     /// - Parameter installed: the app's version; ``BuildInfo/version`` everywhere but in the
     ///   tests and the demo's "after the update" step. Package access: no user can reach it.
-    package init(
-        state: StateDatabase, configuration: Configuration, client: HTTPClient, clock: Clock, installed: AppVersion
-    ) {
-        policy = GatePolicy(installed: installed, graceDays: configuration.graceDays, maxPrompts: configuration.maxPrompts)
-        self.state = state
+    package init(store: GateStore, settings: GateSettings, clock: Clock, installed: AppVersion, lookup: StoreLookup? = nil) {
+        policy = GatePolicy(installed: installed, settings: settings)
+        self.store = store
         self.clock = clock
-        checkInterval = configuration.checkIntervalHours * 3600
-        let configured = configuration.appID != nil || configuration.bundleID != nil
-        lookup = configured ? StoreLookup(configuration: configuration, client: client) : nil
+        checkInterval = min(settings.checkIntervalHours, GateSettings.maximumCheckIntervalHours) * 3600
+        self.lookup = lookup ?? StoreLookup(settings: settings)
     }
 
-    package convenience init(
-        directory: DataDirectory, configuration: Configuration, client: HTTPClient, clock: Clock, installed: AppVersion
-    ) throws {
-        self.init(
-            state: try StateDatabase(directory: directory, clock: clock), configuration: configuration, client: client,
-            clock: clock, installed: installed)
-    }
-
-    /// The gate of the installed app (``BuildInfo/version``) over an open state database.
-    public convenience init(
-        state: StateDatabase, configuration: Configuration, client: HTTPClient, clock: Clock = .system
-    ) throws {
+    /// The gate of the installed app (``BuildInfo/version``) under the publisher's `settings`.
+    public convenience init(store: GateStore, settings: GateSettings, clock: Clock = .system) throws {
         // The compiled-in version is valid by construction; a typo there fails every test.
-        self.init(state: state, configuration: configuration, client: client, clock: clock, installed: try AppVersion(BuildInfo.version))
+        self.init(store: store, settings: settings, clock: clock, installed: try AppVersion(BuildInfo.version))
     }
 
-    public convenience init(
-        directory: DataDirectory, configuration: Configuration, client: HTTPClient, clock: Clock = .system
-    ) throws {
-        try self.init(state: try StateDatabase(directory: directory, clock: clock), configuration: configuration, client: client, clock: clock)
-    }
+    /// What the last look at the saved copies found wrong with them (for a warning).
+    public var stateNotes: [String] { store.notes }
 
     /// Looks the store up now (`mapgate check`). A failed lookup is in the report's
     /// `lookupError`; the saved state still decides.
     public func check() throws -> GateReport {
-        guard let lookup else { throw LookupError.notConfigured }
         // The user asked for this lookup: give the network more time than an ordinary run does.
         var patient = lookup
         patient.connectTimeout = 10
@@ -60,16 +43,19 @@ public final class Gate {
     }
 
     /// Decides one use (sync, open, serve, tile): looks up when due, counts the use when it
-    /// prompts, and throws ``GateClosedError`` when the gate is closed.
+    /// prompts, and throws ``GateClosedError`` when the gate is closed (or
+    /// ``GateRecoveryError`` when lost state needs a lookup that failed).
     public func authorizeUse() throws -> GateAuthorization {
         var lookupError: LookupError?
-        if let lookup, try isLookupDue() {
+        if try isLookupDue() {
             lookupError = try refresh(using: lookup).lookupError
         }
-        let (decision, useReport) = try update { record, now -> (UseDecision, GateReport) in
+        let (decision, useReport, recovering) = try update { record, now -> (UseDecision, GateReport, Bool) in
+            if record.isRecovering { return (.refused, report(record, now: now, error: lookupError), true) }
             let decision = policy.use(&record, at: now)
-            return (decision, report(record, now: now, error: lookupError))
+            return (decision, report(record, now: now, error: lookupError), false)
         }
+        if recovering { throw GateRecoveryError(lookupError: lookupError) }
         if decision == .refused { throw closedError(useReport) }
         return GateAuthorization(decision: decision, report: useReport)
     }
@@ -77,7 +63,7 @@ public final class Gate {
     /// Looks the store up if an ordinary run would now (on the check interval), without
     /// counting a use; nil when no lookup was due. A running server calls this.
     public func refreshIfDue() throws -> GateReport? {
-        guard let lookup, try isLookupDue() else { return nil }
+        guard try isLookupDue() else { return nil }
         return try refresh(using: lookup)
     }
 
@@ -88,11 +74,9 @@ public final class Gate {
     }
 
     private func isLookupDue() throws -> Bool {
-        try update { record, now in
-            guard let last = record.lastAttemptAt else { return true }
-            // A failed attempt is retried after an hour at most, a good one after the interval.
-            let interval = record.lastLookupError == nil ? checkInterval : min(checkInterval, 3600)
-            return now.timeIntervalSince(last) >= interval
+        let reading = clock.now
+        return try update { record, now in
+            policy.isLookupDue(record, reading: reading, now: now, interval: checkInterval)
         }
     }
 
@@ -101,9 +85,9 @@ public final class Gate {
         let result = Result { try lookup.fetch() }
         return try update { record, now in
             switch result {
-            case .success(let release):
-                try policy.record(release, at: now, into: &record)
-                return report(record, now: now, error: nil)
+            case .success(let answer):
+                let decided = try policy.record(answer.release, trustedTime: answer.trustedTime, at: now, into: &record)
+                return report(record, now: decided, error: nil)
             case .failure(let error):
                 let failure = error as? LookupError ?? .network(error.localizedDescription)
                 policy.recordFailure(failure.localizedDescription, at: now, into: &record)
@@ -112,16 +96,14 @@ public final class Gate {
         }
     }
 
-    /// Runs `body` on the saved record in one write transaction, after moving the clock's
-    /// high-water mark and reconciling with the installed version, then saves it.
+    /// Runs `body` on the saved record in one write transaction (on every copy), after moving
+    /// the clock's high-water mark and reconciling with the installed version, then saves it.
     private func update<T>(_ body: (inout GateRecord, Date) throws -> T) throws -> T {
-        try state.database.transaction(.immediate) {
-            var record = try GateRecord.load(from: state.database)
-            let now = policy.advanceClock(&record, reading: clock.now)
+        let reading = clock.now
+        return try store.update { record in
+            let now = policy.advanceClock(&record, reading: reading)
             policy.reconcile(&record)
-            let result = try body(&record, now)
-            try record.save(to: state.database)
-            return result
+            return try body(&record, now)
         }
     }
 
@@ -129,7 +111,6 @@ public final class Gate {
         GateReport(
             installedVersion: policy.installed.text, record: record, phase: policy.phase(of: record, at: now),
             graceEnd: record.pendingVersion == nil ? nil : policy.graceEnd(of: record),
-            maxPrompts: policy.maxPrompts, now: now,
-            lookupError: error, recoveryNote: state.recoveryNote)
+            maxPrompts: policy.maxPrompts, now: now, lookupError: error)
     }
 }

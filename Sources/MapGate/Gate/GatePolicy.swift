@@ -8,7 +8,7 @@ public enum GatePhase: Sendable, Equatable {
     case grace(until: Date)
     /// Past the grace period: each use prompts; `usesLeft` counts the prompt about to be shown.
     case prompting(usesLeft: Int)
-    /// All prompted uses are spent: the app must be updated.
+    /// All prompted uses are spent (or `closeAfterDays` passed): the app must be updated.
     case closed
 
     public var isClosed: Bool { self == .closed }
@@ -31,12 +31,24 @@ public struct GatePolicy: Sendable {
     public var installed: AppVersion
     public var graceDays: Int
     public var maxPrompts: Int
+    /// Days after the grace period when the gate closes whatever the count; nil: never.
+    public var closeAfterDays: Int?
 
-    public init(installed: AppVersion, graceDays: Int = 30, maxPrompts: Int = 5) {
+    /// How long one counted use lets a server serve.
+    public static let servingDay: TimeInterval = 86_400
+
+    public init(installed: AppVersion, graceDays: Int = 30, maxPrompts: Int = 5, closeAfterDays: Int? = nil) {
         self.installed = installed
         self.graceDays = graceDays
         self.maxPrompts = maxPrompts
+        self.closeAfterDays = closeAfterDays
     }
+
+    public init(installed: AppVersion, settings: GateSettings) {
+        self.init(installed: installed, graceDays: settings.graceDays, maxPrompts: settings.maxPrompts, closeAfterDays: settings.closeAfterDays)
+    }
+
+    private var grace: TimeInterval { TimeInterval(graceDays) * 86_400 }
 
     /// Reads the clock through the record's high-water mark and moves the mark forward.
     public func advanceClock(_ record: inout GateRecord, reading: Date) -> Date {
@@ -55,26 +67,60 @@ public struct GatePolicy: Sendable {
         }
     }
 
-    /// Takes in a good lookup answer.
+    /// Whether an ordinary run should look the store up now: on the interval after a good lookup,
+    /// within an hour after a failed one, at once when recovering or when the clock reads earlier
+    /// than the last attempt (a clock set back is a reason to look, not to wait).
+    public func isLookupDue(_ record: GateRecord, reading: Date, now: Date, interval: TimeInterval) -> Bool {
+        if record.isRecovering { return true }
+        guard let last = record.lastAttemptAt else { return true }
+        if reading < last { return true }
+        let wait = record.lastLookupError == nil ? interval : min(interval, 3600)
+        return now.timeIntervalSince(last) >= wait
+    }
+
+    /// Takes in a good lookup answer; returns the time to decide with from now on.
     ///
-    /// A first newer version starts the grace period. A further newer version while one is
-    /// pending keeps the original start, so frequent releases never postpone the gate. A store
-    /// version that is not newer than the installed app resets everything.
-    public func record(_ release: StoreRelease, at now: Date, into record: inout GateRecord) throws {
+    /// - `trustedTime` (an HTTPS answer's `Date`) becomes the clock's high-water mark, replacing
+    ///   one a wrong clock pushed into the future; no recorded moment stays later than it.
+    /// - A first newer version starts the grace period at the earlier of now and its release
+    ///   date, so neither fresh state nor a sighting far in the future buys a new 30 days. A
+    ///   further newer version while one is pending keeps the original start. A store version that
+    ///   is not newer than the installed app resets everything.
+    /// - A recovering record (lost state while map data was installed) takes a newer version
+    ///   whose grace is over as having no uses left.
+    @discardableResult
+    public func record(_ release: StoreRelease, trustedTime: Date? = nil, at reading: Date, into record: inout GateRecord) throws -> Date {
         let store = try AppVersion(release.version)
+        var now = reading
+        if let trustedTime {
+            now = trustedTime
+            record.latestClock = trustedTime
+            for keyPath in [\GateRecord.firstSeen, \.lastAttemptAt, \.lastLookupAt] {
+                if let date = record[keyPath: keyPath], date > trustedTime { record[keyPath: keyPath] = trustedTime }
+            }
+        }
+        let recovering = record.isRecovering
+        record.isRecovering = false
         record.lastRelease = release
         record.lastLookupAt = now
         record.lastAttemptAt = now
         record.lastLookupError = nil
         guard installed < store else {
             record.resetPending()
-            return
+            return now
         }
         if record.pendingVersion == nil {
-            record.firstSeen = now
             record.promptsShown = 0
         }
+        let released = release.releaseDate ?? now
+        record.firstSeen = min(record.firstSeen ?? now, released, now)
         record.pendingVersion = store.text
+        if recovering {
+            // Without a release date the grace cannot be shown to be running: fail closed.
+            if release.releaseDate == nil { record.firstSeen = now.addingTimeInterval(-grace) }
+            if case .grace = phase(of: record, at: now) {} else { record.promptsShown = max(record.promptsShown, maxPrompts) }
+        }
+        return now
     }
 
     /// Notes a failed lookup. It changes nothing else: going offline is no way around the gate.
@@ -84,12 +130,13 @@ public struct GatePolicy: Sendable {
     }
 
     public func graceEnd(of record: GateRecord) -> Date? {
-        record.firstSeen.map { $0.addingTimeInterval(TimeInterval(graceDays) * 86_400) }
+        record.firstSeen.map { $0.addingTimeInterval(grace) }
     }
 
     public func phase(of record: GateRecord, at now: Date) -> GatePhase {
         guard record.pendingVersion != nil, let graceEnd = graceEnd(of: record) else { return .upToDate }
         if now < graceEnd { return .grace(until: graceEnd) }
+        if let closeAfterDays, now >= graceEnd.addingTimeInterval(TimeInterval(closeAfterDays) * 86_400) { return .closed }
         let left = maxPrompts - record.promptsShown
         return left > 0 ? .prompting(usesLeft: left) : .closed
     }
@@ -104,5 +151,31 @@ public struct GatePolicy: Sendable {
             record.promptsShown += 1
             return .prompt(usesLeft: usesLeft)
         }
+    }
+
+    // MARK: Serving
+
+    /// Whether a running server must count its next use: past the grace period, once a day of
+    /// serving has passed since its last counted use.
+    public func isServingUseDue(_ phase: GatePhase, lastCounted: Date, now: Date) -> Bool {
+        guard case .prompting = phase else { return false }
+        return now.timeIntervalSince(lastCounted) >= Self.servingDay
+    }
+
+    /// Whether a running server must refuse tiles: the gate is closed, unless the use that closed
+    /// it is this server's own and less than a day old (the last use runs its day, as the last use
+    /// of any command runs that command).
+    ///
+    /// - Parameter ownCount: `promptsShown` right after this server's last counted use, if any.
+    public func isClosedForServer(_ phase: GatePhase, promptsShown: Int, ownCount: Int?, lastCounted: Date, now: Date) -> Bool {
+        guard phase.isClosed else { return false }
+        let ownUseRunning = ownCount == promptsShown && now.timeIntervalSince(lastCounted) < Self.servingDay
+        return !ownUseRunning
+    }
+
+    /// Until when a server may serve on its own last use, or nil when that does not apply.
+    public func lastServingDay(_ phase: GatePhase, promptsShown: Int, ownCount: Int?, lastCounted: Date) -> Date? {
+        guard phase.isClosed, ownCount == promptsShown else { return nil }
+        return lastCounted.addingTimeInterval(Self.servingDay)
     }
 }

@@ -1,15 +1,16 @@
 import Foundation
 
-/// What the version gate remembers between runs (one row of the state database).
+/// What the version gate remembers between runs (one row in each copy of the gate state).
 public struct GateRecord: Sendable, Equatable {
     /// The newer store version waiting to be installed, or nil when up to date.
     public var pendingVersion: String?
-    /// When `pendingVersion` (or the first newer version before it) was first seen.
+    /// When the grace period started: the earlier of the first local sighting of a newer version
+    /// and the store's release date of it.
     public var firstSeen: Date?
     /// Prompts shown, i.e. uses counted, since the grace period ended.
     public var promptsShown: Int = 0
-    /// The latest clock reading ever seen. An earlier reading counts as this one, so setting the
-    /// clock back neither restarts the grace period nor gives uses back.
+    /// The latest clock reading ever seen (or the last trusted time). An earlier reading counts as
+    /// this one, so setting the clock back neither restarts the grace period nor gives uses back.
     public var latestClock: Date?
     /// The last good lookup answer and when it came.
     public var lastRelease: StoreRelease?
@@ -17,6 +18,11 @@ public struct GateRecord: Sendable, Equatable {
     /// The last lookup attempt, good or not, and its error when it failed.
     public var lastAttemptAt: Date?
     public var lastLookupError: String?
+    /// The saved state was lost or damaged while map data was installed: the next use needs a
+    /// successful lookup first, and a newer version whose grace is over has no uses left.
+    public var isRecovering = false
+    /// Grows by one with every saved change; of two copies the higher generation wins.
+    public var generation: Int64 = 0
 
     public init() {}
 
@@ -25,5 +31,15 @@ public struct GateRecord: Sendable, Equatable {
         pendingVersion = nil
         firstSeen = nil
         promptsShown = 0
+    }
+
+    /// True when `self` restricts the user at least as much as `other` (more uses spent, an
+    /// earlier start of the grace period, recovering): of two copies of equal generation, the
+    /// more restrictive one wins.
+    func isMoreRestrictive(than other: GateRecord) -> Bool {
+        if isRecovering != other.isRecovering { return isRecovering }
+        if promptsShown != other.promptsShown { return promptsShown > other.promptsShown }
+        if (pendingVersion == nil) != (other.pendingVersion == nil) { return pendingVersion != nil }
+        return (firstSeen ?? .distantFuture) <= (other.firstSeen ?? .distantFuture)
     }
 }

@@ -13,8 +13,6 @@ public struct GateReport: Sendable {
     public var now: Date
     /// This run's lookup error, when it looked up and failed.
     public var lookupError: LookupError?
-    /// A damaged state database was replaced while opening.
-    public var recoveryNote: String?
 
     /// The version to install, if any.
     public var requiredVersion: String? { record.pendingVersion }
@@ -46,6 +44,17 @@ public struct GateClosedError: MapGateFailure, LocalizedError, Sendable {
         var text = "update required: mapgate \(installedVersion) may no longer be used; install version \(requiredVersion)"
         if let storeURL { text += " from \(storeURL)" }
         return text
+    }
+}
+
+/// The gate's saved state was lost or damaged while map data is installed, and the lookup that
+/// must come first failed: the use is refused (not counted) until the store can be reached.
+public struct GateRecoveryError: MapGateFailure, LocalizedError, Sendable {
+    public let lookupError: LookupError?
+    public var kind: FailureKind { lookupError?.kind == .badData ? .badData : .unavailable }
+    public var errorDescription: String? {
+        "the update gate's saved state was lost or damaged while map data is installed; mapgate must reach the App Store once before it can be used again"
+            + (lookupError.map { " (\($0.localizedDescription))" } ?? "")
     }
 }
 

@@ -24,10 +24,12 @@ public struct StoreLookup: Sendable {
         self.totalTimeout = totalTimeout
     }
 
-    public init(configuration: Configuration, client: HTTPClient, connectTimeout: Double = 3) {
+    /// The lookup the publisher's rules describe. Its client trusts the system CA bundle, or the
+    /// policy's `lookupCAFile`: never the user's `caFile`.
+    public init(settings: GateSettings, connectTimeout: Double = 3) {
         self.init(
-            client: client, endpoint: configuration.lookupURL, appID: configuration.appID,
-            bundleID: configuration.bundleID, country: configuration.country, connectTimeout: connectTimeout)
+            client: HTTPClient(caFile: settings.lookupCAFile), endpoint: settings.lookupURL, appID: settings.appID,
+            bundleID: settings.bundleID, country: settings.country, connectTimeout: connectTimeout)
     }
 
     /// The request URL: the app, the storefront and a cache-busting parameter (the live service
@@ -53,7 +55,7 @@ public struct StoreLookup: Sendable {
     }
 
     /// Looks up now. Throws a ``LookupError`` for each way it can fail.
-    public func fetch(cacheBuster: String = String(UInt64.random(in: 0...UInt64.max), radix: 36)) throws -> StoreRelease {
+    public func fetch(cacheBuster: String = String(UInt64.random(in: 0...UInt64.max), radix: 36)) throws -> LookupAnswer {
         let url = try requestURL(cacheBuster: cacheBuster)
         let request = HTTPRequest(
             url: url, headers: [("Cache-Control", "no-cache"), ("Accept", "application/json")],
@@ -70,7 +72,11 @@ public struct StoreLookup: Sendable {
             }
             throw LookupError.httpStatus(response.status, url: endpoint)
         }
-        return try decode(response.body)
+        let release = try decode(response.body)
+        // Only an answer that came over verified TLS may set the gate's clock.
+        let isTLS = URL(string: response.head.effectiveURL)?.scheme?.lowercased() == "https"
+        let trustedTime = isTLS ? response.header("Date").flatMap(HTTPDate.parse) : nil
+        return LookupAnswer(release: release, trustedTime: trustedTime)
     }
 
     /// Reads a lookup answer. Public so the saved last answer and fixtures go through one parser.
@@ -98,13 +104,22 @@ public struct StoreLookup: Sendable {
         } catch {
             throw LookupError.malformed(reason: "version \"\(version)\" is not a version number", url: endpoint)
         }
+        let trackID = result["trackId"] as? Int
+        let bundleID = result["bundleId"] as? String
+        // An answer about another app (a wrong or hostile endpoint) must not move the gate.
+        if let appID, trackID != appID {
+            throw LookupError.malformed(reason: "the answer is for trackId \(trackID.map(String.init) ?? "none"), not app id \(appID)", url: endpoint)
+        }
+        if appID == nil, let expected = self.bundleID, bundleID != expected {
+            throw LookupError.malformed(reason: "the answer is for bundleId \(bundleID ?? "none"), not \(expected)", url: endpoint)
+        }
         return StoreRelease(
             version: version.trimmingCharacters(in: .whitespacesAndNewlines),
             releaseNotes: result["releaseNotes"] as? String,
             storeURL: result["trackViewUrl"] as? String,
             releaseDate: (result["currentVersionReleaseDate"] as? String).flatMap(ISODate.parse),
-            trackID: result["trackId"] as? Int,
-            bundleID: result["bundleId"] as? String)
+            trackID: trackID,
+            bundleID: bundleID)
     }
 
     private static func errorMessage(in body: Data) throws -> String? {

@@ -24,6 +24,18 @@ public struct StoreRelease: Sendable, Equatable, Codable {
     }
 }
 
+/// One good lookup: the release, and the time the server said it answered when that can be
+/// trusted (an HTTPS answer's `Date` header).
+public struct LookupAnswer: Sendable, Equatable {
+    public var release: StoreRelease
+    public var trustedTime: Date?
+
+    public init(release: StoreRelease, trustedTime: Date? = nil) {
+        self.release = release
+        self.trustedTime = trustedTime
+    }
+}
+
 /// A lookup that gave no usable answer. Each shape is its own case.
 public enum LookupError: MapGateFailure, LocalizedError, Sendable, Equatable {
     /// `resultCount` 0: the app is not in that storefront, or the id is wrong.
@@ -36,7 +48,7 @@ public enum LookupError: MapGateFailure, LocalizedError, Sendable, Equatable {
     case httpStatus(Int, url: String)
     /// The service could not be reached (timeout, no network, TLS).
     case network(String)
-    /// Neither `appID` nor `bundleID` is configured.
+    /// Neither `appID` nor `bundleID` is set in the product profile or the managed policy.
     case notConfigured
 
     public var kind: FailureKind {
@@ -60,7 +72,7 @@ public enum LookupError: MapGateFailure, LocalizedError, Sendable, Equatable {
         case .network(let message):
             "store lookup: \(message)"
         case .notConfigured:
-            "store lookup: set appID or bundleID in the configuration"
+            "store lookup: neither appID nor bundleID is set in the product profile or the managed policy"
         }
     }
 }

@@ -1,39 +1,62 @@
 import Foundation
 
 extension GateRecord {
-    /// Reads the gate row of the state database.
-    static func load(from database: SQLiteDatabase) throws -> GateRecord {
+    /// How one copy of the gate's record read.
+    enum Loaded {
+        /// A record whose seal matches.
+        case sealed(GateRecord)
+        /// A record from before records were sealed, read once while the database was upgraded.
+        case legacy(GateRecord)
+        /// No record yet (a new database).
+        case missing
+        /// The seal does not match: the row was edited outside mapgate.
+        case tampered
+    }
+
+    /// Reads the gate row of one state database and checks its seal.
+    static func load(from database: SQLiteDatabase, acceptingUnsealed: Bool) throws -> Loaded {
         let sql = """
             SELECT pending_version, first_seen, prompts_shown, latest_clock, last_release,
-                   last_lookup_at, last_attempt_at, last_lookup_error FROM gate WHERE id = 1
+                   last_lookup_at, last_attempt_at, last_lookup_error, recovering, generation, seal
+            FROM gate WHERE id = 1
             """
-        let rows = try database.query(sql) { row -> GateRecord in
+        let rows = try database.query(sql) { row -> (GateRecord, String?, String?) in
             var record = GateRecord()
             record.pendingVersion = row.text(0)
             record.firstSeen = row.date(1)
             record.promptsShown = row.int(2)
             record.latestClock = row.date(3)
-            record.lastRelease = row.text(4).flatMap { try? JSONDecoder().decode(StoreRelease.self, from: Data($0.utf8)) }
+            let release = row.text(4)
+            record.lastRelease = release.flatMap { try? JSONDecoder().decode(StoreRelease.self, from: Data($0.utf8)) }
             record.lastLookupAt = row.date(5)
             record.lastAttemptAt = row.date(6)
             record.lastLookupError = row.text(7)
-            return record
+            record.isRecovering = row.int(8) != 0
+            record.generation = row.int64(9)
+            return (record, release, row.text(10))
         }
-        return rows.first ?? GateRecord()
+        guard let (record, release, seal) = rows.first else { return .missing }
+        guard let seal else {
+            if record == GateRecord() { return .missing }
+            return acceptingUnsealed ? .legacy(record) : .tampered
+        }
+        return seal == GateRecordSeal.seal(record, releaseJSON: release) ? .sealed(record) : .tampered
     }
 
+    /// Writes the record with its seal.
     func save(to database: SQLiteDatabase) throws {
         let release = try lastRelease.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
         try database.execute(
             """
             INSERT OR REPLACE INTO gate (id, pending_version, first_seen, prompts_shown, latest_clock,
-                last_release, last_lookup_at, last_attempt_at, last_lookup_error)
-            VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?)
+                last_release, last_lookup_at, last_attempt_at, last_lookup_error, recovering, generation, seal)
+            VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
                 .textOrNull(pendingVersion), .dateOrNull(firstSeen), .integer(Int64(promptsShown)),
                 .dateOrNull(latestClock), .textOrNull(release), .dateOrNull(lastLookupAt),
-                .dateOrNull(lastAttemptAt), .textOrNull(lastLookupError),
+                .dateOrNull(lastAttemptAt), .textOrNull(lastLookupError), .integer(isRecovering ? 1 : 0),
+                .integer(generation), .text(GateRecordSeal.seal(self, releaseJSON: release)),
             ])
     }
 }

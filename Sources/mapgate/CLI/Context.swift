@@ -30,6 +30,18 @@ final class Context {
         return configuration
     }
 
+    /// The publisher's rules: the compiled-in profile with the managed policy applied, read once.
+    /// A policy file that is not root's alone, or not valid, is an error (exit 64).
+    func gateSettings() throws -> GateSettings {
+        if let loadedSettings { return loadedSettings }
+        let location = Locations.policyFile(environment: environment)
+        let settings = try ManagedPolicy.apply(path: location.path, mustExist: location.mustExist)
+        loadedSettings = settings
+        return settings
+    }
+
+    private var loadedSettings: GateSettings?
+
     var dataDirectory: DataDirectory {
         Locations.dataDirectory(flag: arguments.value("data-dir"), environment: environment)
     }
@@ -49,8 +61,17 @@ final class Context {
         return state
     }
 
+    /// The folder of the gate's own copy of its state (`$XDG_STATE_HOME/mapgate`).
+    var stateFolder: String { Locations.stateFolder(environment: environment) }
+
     func makeGate() throws -> Gate {
-        try Gate(state: try state(), configuration: try configuration(), client: try httpClient(), clock: clock)
+        let store = try GateStore(stateFolder: stateFolder, directory: dataDirectory, clock: clock)
+        return try Gate(store: store, settings: try gateSettings(), clock: clock)
+    }
+
+    /// Warns about what the gate found wrong with its saved copies (missing, damaged, edited).
+    func warnAboutState(_ gate: Gate) {
+        for note in gate.stateNotes { console.warning(note) }
     }
 
     func regionLibrary() throws -> RegionLibrary {

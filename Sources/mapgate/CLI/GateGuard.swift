@@ -6,7 +6,9 @@ enum GateGuard {
     /// The authorization for this run, or nil when the user chose "update now" (the command
     /// then exits 0 without running). A closed gate throws ``GateClosedError`` (exit 77).
     static func authorize(_ context: Context) throws -> GateAuthorization? {
-        let authorization = try context.makeGate().authorizeUse()
+        let gate = try context.makeGate()
+        defer { context.warnAboutState(gate) }
+        let authorization = try gate.authorizeUse()
         let console = context.console
         switch authorization.decision {
         case .allowed, .refused:

@@ -51,6 +51,9 @@ enum MapGateCLI {
         }
         do {
             let instance = try command.init(parsing: arguments)
+            // Every command reads and checks the user's configuration and the publisher's policy.
+            _ = try context.configuration()
+            _ = try context.gateSettings()
             return try instance.run(context)
         } catch let error as UsageError {
             return usageFailure(error, environment: environment)

@@ -67,9 +67,9 @@ enum Table {
 }
 
 extension Context {
-    /// The catalog at the configured `catalogURL`.
+    /// The catalog at the user's `catalogURL` (a mirror), else the publisher's.
     func fetchCatalog() throws -> Catalog {
-        guard let url = try configuration().catalogURL else {
+        guard let url = try configuration().catalogURL ?? gateSettings().catalogURL else {
             throw GeneralFailure("no catalog: set catalogURL in the configuration (\(configurationPath.path))", kind: .usage)
         }
         return try Catalog.fetch(from: url, client: try httpClient())

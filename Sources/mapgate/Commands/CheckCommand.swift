@@ -6,7 +6,8 @@ struct CheckCommand: Command {
     static let abstract = "Look up the newest app version now and show the update gate"
     static let discussion = """
         Always asks the App Store lookup service. Exit 0 when the gate is open, 77 when it is
-        closed, 69 when the lookup failed (the saved state is still shown).
+        closed, 69 when the lookup failed (network) and 65 when its answer was unusable (the
+        saved state is still shown in both cases).
         """
 
     init(parsing arguments: ParsedArguments) throws {
@@ -14,7 +15,9 @@ struct CheckCommand: Command {
     }
 
     func run(_ context: Context) throws -> Int32 {
-        let report = try context.makeGate().check()
+        let gate = try context.makeGate()
+        let report = try gate.check()
+        context.warnAboutState(gate)
         GateOutput.show(report, context: context)
         if let error = report.lookupError {
             context.console.error(MapGateCLI.describe(error))
@@ -34,7 +37,9 @@ struct StatusCommand: Command {
     }
 
     func run(_ context: Context) throws -> Int32 {
-        let report = try context.makeGate().status()
+        let gate = try context.makeGate()
+        let report = try gate.status()
+        context.warnAboutState(gate)
         GateOutput.show(report, context: context)
         return report.phase.isClosed ? ExitCode.updateRequired : ExitCode.success
     }

@@ -58,12 +58,15 @@ struct ServeCommand: Command {
 /// Starts the tile server for `serve` and `open`.
 func startServer(_ context: Context, authorization: GateAuthorization, settings: HTTPServer.Settings, verbose: Bool) throws -> TileServer {
     let configuration = try context.configuration()
+    let gateSettings = try context.gateSettings()
     let directory = context.dataDirectory
-    let client = try context.httpClient()
+    let stateFolder = context.stateFolder
     let console = context.console
     // Tests shorten the minute between looks at the gate; it can only be made shorter.
     let refresh = min(60, Double(context.environment["MAPGATE_GATE_REFRESH_SECONDS"] ?? "") ?? 60)
-    let makeGate: @Sendable () throws -> Gate = { try Gate(directory: directory, configuration: configuration, client: client) }
+    let makeGate: @Sendable () throws -> Gate = {
+        try Gate(store: try GateStore(stateFolder: stateFolder, directory: directory), settings: gateSettings)
+    }
     return try TileServer(
         library: try context.regionLibrary(), authorization: authorization, settings: settings, leafletPath: configuration.leafletPath,
         gateRefresh: refresh, makeGate: makeGate, log: verbose ? logRequest : nil,

@@ -11,49 +11,24 @@ import Testing
     @Test func everyKeyIsRead() throws {
         let config = try parse(
             """
-            {"appID": 284882215, "bundleID": "com.example.maps", "country": "KR",
-             "lookupURL": "http://127.0.0.1:9/lookup", "catalogURL": "file:///srv/catalog.json",
-             "graceDays": 10, "maxPrompts": 3, "checkIntervalHours": 1.5, "caFile": "/etc/ca.pem",
-             "leafletPath": "/opt/leaflet"}
+            {"catalogURL": "file:///srv/catalog.json", "caFile": "/etc/ca.pem", "leafletPath": "/opt/leaflet"}
             """)
-        #expect(config.appID == 284_882_215)
-        #expect(config.bundleID == "com.example.maps")
-        #expect(config.country == "kr")
-        #expect(config.lookupURL == "http://127.0.0.1:9/lookup")
         #expect(config.catalogURL == "file:///srv/catalog.json")
-        #expect(config.graceDays == 10)
-        #expect(config.maxPrompts == 3)
-        #expect(config.checkIntervalHours == 1.5)
         #expect(config.caFile == "/etc/ca.pem")
         #expect(config.leafletPath == "/opt/leaflet")
-        #expect(Configuration.keys.count == 10)
+        #expect(Configuration.keys.count == 3)
     }
 
     @Test func emptyObjectGivesDefaults() throws {
-        let config = try parse("{}")
-        #expect(config == Configuration())
-        #expect(config.graceDays == 30)
-        #expect(config.maxPrompts == 5)
-        #expect(config.checkIntervalHours == 24)
-        #expect(config.lookupURL == "https://itunes.apple.com/lookup")
+        #expect(try parse("{}") == Configuration())
     }
 
     @Test(arguments: [
-        (#"{"graceDay": 3}"#, "graceDay", "unknown key"),
-        (#"{"graceDays": "30"}"#, "graceDays", "must be an integer"),
-        (#"{"graceDays": 2.5}"#, "graceDays", "must be an integer"),
-        (#"{"graceDays": true}"#, "graceDays", "must be an integer"),
-        (#"{"graceDays": -1}"#, "graceDays", "out of range"),
-        (#"{"maxPrompts": 1e9}"#, "maxPrompts", "out of range"),
-        (#"{"country": "usa"}"#, "country", "invalid value"),
-        (#"{"country": "1a"}"#, "country", "invalid value"),
-        (#"{"country": 12}"#, "country", "must be a string"),
-        (#"{"lookupURL": "ftp://example.com/lookup"}"#, "lookupURL", "not an absolute"),
-        (#"{"lookupURL": "itunes.apple.com/lookup"}"#, "lookupURL", "not an absolute"),
+        (#"{"catalogUrl": 3}"#, "catalogUrl", "unknown key"),
         (#"{"catalogURL": "gopher://x/"}"#, "catalogURL", "not an absolute"),
-        (#"{"checkIntervalHours": "daily"}"#, "checkIntervalHours", "must be a number"),
-        (#"{"appID": 0}"#, "appID", "out of range"),
-        (#"{"bundleID": "has space"}"#, "bundleID", "invalid value"),
+        (#"{"catalogURL": true}"#, "catalogURL", "must be a string"),
+        (#"{"caFile": ""}"#, "caFile", "invalid value"),
+        (#"{"leafletPath": 1}"#, "leafletPath", "must be a string"),
     ])
     func badValueNamesTheKey(json: String, key: String, reason: String) throws {
         let error = #expect(throws: ConfigurationError.self) { try parse(json) }
@@ -61,6 +36,20 @@ import Testing
         #expect(error?.reason.contains(reason) == true, "\(error?.reason ?? "")")
         #expect(error?.localizedDescription.contains("key \"\(key)\"") == true)
         #expect(error?.kind == .usage)
+    }
+
+    /// The gate's rules are the publisher's: each of them in the user's file is an error that
+    /// says where it belongs (1.4.0 let `"maxPrompts": 1000` open the gate).
+    @Test(arguments: GateSettings.keys.map(\.name).filter { $0 != "catalogURL" })
+    func gateKeyInTheUserConfigBelongsToTheManagedPolicy(key: String) throws {
+        let error = #expect(throws: ConfigurationError.self) { try parse(#"{"\#(key)": 1000}"#) }
+        #expect(error?.key == key)
+        #expect(error?.reason.contains("belongs to the managed policy (/etc/mapgate/policy.json)") == true)
+    }
+
+    @Test func truncatedJSONSaysWhere() {
+        let error = #expect(throws: ConfigurationError.self) { try parse(#"{"catalogURL": "http://x"#) }
+        #expect(error?.reason.hasPrefix("not valid JSON (") == true, "\(error?.reason ?? "")")
     }
 
     @Test(arguments: ["not json", "[1, 2]", "\"text\""])
@@ -89,5 +78,9 @@ import Testing
         #expect(Locations.dataDirectory(flag: nil, environment: env.merging(["MAPGATE_DATA_DIR": "/e"]) { $1 }).path == "/e")
         #expect(Locations.dataDirectory(flag: nil, environment: env).path == "/xdg/data/mapgate")
         #expect(Locations.dataDirectory(flag: nil, environment: ["HOME": "/home/u"]).path == "/home/u/.local/share/mapgate")
+        #expect(Locations.stateFolder(environment: ["HOME": "/home/u", "XDG_STATE_HOME": "/xdg/state"]) == "/xdg/state/mapgate")
+        #expect(Locations.stateFolder(environment: ["HOME": "/home/u"]) == "/home/u/.local/state/mapgate")
+        #expect(Locations.policyFile(environment: [:]) == ("/etc/mapgate/policy.json", false))
+        #expect(Locations.policyFile(environment: ["MAPGATE_POLICY": "/p.json"]) == ("/p.json", true))
     }
 }

@@ -197,7 +197,7 @@ import Testing
         #expect(try harness.makeGate().status().record.promptsShown == 2 * perThread)
     }
 
-    @Test func damagedStateDatabaseIsMovedAsideAndStartedAfresh() throws {
+    @Test func damagedStateDatabaseIsMovedAsideAndRestoredFromTheOtherCopy() throws {
         let harness = try GateHarness()
         try harness.serve("1.5.0")
         _ = try harness.use()
@@ -207,8 +207,9 @@ import Testing
         try Data(repeating: 0x41, count: 8192).write(to: URL(fileURLWithPath: path))
         let gate = try harness.makeGate()
         let report = try gate.status()
-        #expect(report.recoveryNote?.contains("damaged") == true)
-        #expect(report.record.pendingVersion == nil)
+        #expect(gate.stateNotes.contains { $0.contains("damaged") })
+        // The copy in the state folder still holds the record.
+        #expect(report.record.pendingVersion == "1.5.0")
         let moved = try FileManager.default.contentsOfDirectory(atPath: harness.directory.path)
             .filter { $0.hasPrefix("state.sqlite.damaged-") }
         #expect(moved.count == 1)
@@ -223,28 +224,31 @@ final class GateHarness: @unchecked Sendable {
     let directory: DataDirectory
     let start = Date(timeIntervalSince1970: 1_790_000_000)
     let time: ManualTime
-    var configuration = Configuration()
+    var settings = GateSettings(appID: 42)
+    var stateFolder: String { root.path + "/state" }
 
-    init(maxPrompts: Int = 5) throws {
+    init(maxPrompts: Int = 5, closeAfterDays: Int? = nil) throws {
         root = try TemporaryDirectory()
         origin = try TestOrigin(root: root.path)
         directory = DataDirectory(path: root.path + "/data")
         time = ManualTime(start)
-        configuration.appID = 42
-        configuration.maxPrompts = maxPrompts
+        settings.maxPrompts = maxPrompts
+        settings.closeAfterDays = closeAfterDays
     }
 
     var lookups: Int { origin.requests.filter { $0.path.hasPrefix("/lookup") || $0.path.contains(".json") }.count }
 
-    func serve(_ version: String?) throws {
+    /// The store reports `version` (nil: the network is gone), released at `released` if given.
+    func serve(_ version: String?, released: Date? = nil, trackID: Int = 42) throws {
         guard let version else {
-            configuration.lookupURL = "http://127.0.0.1:1/lookup"
+            settings.lookupURL = "http://127.0.0.1:1/lookup"
             return
         }
+        let date = released.map { #","currentVersionReleaseDate":"\#(ISODate.string($0))""# } ?? ""
         try root.write(
             "lookup.json",
-            #"{"resultCount":1,"results":[{"version":"\#(version)","trackViewUrl":"https://apps.example/mapgate","releaseNotes":"Notes"}]}"#)
-        configuration.lookupURL = origin.baseURL + "/lookup.json"
+            #"{"resultCount":1,"results":[{"trackId":\#(trackID),"version":"\#(version)","trackViewUrl":"https://apps.example/mapgate","releaseNotes":"Notes"\#(date)}]}"#)
+        settings.lookupURL = origin.baseURL + "/lookup.json"
         // A new answer is picked up by the next lookup that is due.
     }
 
@@ -252,18 +256,22 @@ final class GateHarness: @unchecked Sendable {
         switch kind {
         case "not-json":
             try root.write("broken.json", "<html>")
-            configuration.lookupURL = origin.baseURL + "/broken.json"
-        case "status-503": configuration.lookupURL = origin.baseURL + "/_fault/status=503/lookup.json"
-        case "stall": configuration.lookupURL = origin.baseURL + "/_fault/stall=12/lookup.json"
-        case "offline": configuration.lookupURL = "http://127.0.0.1:1/lookup"
+            settings.lookupURL = origin.baseURL + "/broken.json"
+        case "status-503": settings.lookupURL = origin.baseURL + "/_fault/status=503/lookup.json"
+        case "stall": settings.lookupURL = origin.baseURL + "/_fault/stall=12/lookup.json"
+        case "offline": settings.lookupURL = "http://127.0.0.1:1/lookup"
         default:
             try FileManager.default.copyItem(atPath: try TestPaths.shared("lookup/" + kind), toPath: root.file("shared-" + kind))
-            configuration.lookupURL = origin.baseURL + "/shared-" + kind
+            settings.lookupURL = origin.baseURL + "/shared-" + kind
         }
     }
 
+    func makeStore() throws -> GateStore {
+        try GateStore(stateFolder: stateFolder, directory: directory, clock: time.clock)
+    }
+
     func makeGate(installed: String = "1.4.0") throws -> Gate {
-        try Gate(directory: directory, configuration: configuration, client: HTTPClient(), clock: time.clock, installed: AppVersion(installed))
+        Gate(store: try makeStore(), settings: settings, clock: time.clock, installed: try AppVersion(installed))
     }
 
     func use() throws -> GateScenarioTests.Expected {

@@ -27,7 +27,7 @@ import Testing
     }
 
     @Test func realAnswerIsRead() throws {
-        let release = try lookup("/itunes-lookup-com.facebook.Facebook.json").fetch()
+        let release = try lookup("/itunes-lookup-com.facebook.Facebook.json").fetch().release
         #expect(release.version == "15.0")
         #expect(release.storeURL?.hasPrefix("https://itunes.apple.com/") == true)
         #expect(release.releaseNotes?.isEmpty == false)
@@ -45,8 +45,8 @@ import Testing
     }
 
     @Test func releaseDateIsParsedAsUTC() throws {
-        try root.write("dated.json", #"{"resultCount":1,"results":[{"version":"2.0","currentVersionReleaseDate":"2024-11-20T13:36:18Z"}]}"#)
-        let release = try lookup("/dated.json").fetch()
+        try root.write("dated.json", #"{"resultCount":1,"results":[{"trackId":284882215,"version":"2.0","currentVersionReleaseDate":"2024-11-20T13:36:18Z"}]}"#)
+        let release = try lookup("/dated.json").fetch().release
         #expect(release.releaseDate == Date(timeIntervalSince1970: 1_732_109_778))
     }
 
@@ -84,6 +84,24 @@ import Testing
             client: HTTPClient(), endpoint: "http://127.0.0.1:1/lookup", appID: 1, bundleID: nil, country: "us")
         let error = #expect(throws: LookupError.self) { try offline.fetch() }
         #expect(error?.kind == .unavailable)
+    }
+
+    /// A lookup endpoint that answers for another app (or a hand-made answer without the app's
+    /// id) must not move the gate: "1.4.0" from any other app is no reason to reset it.
+    @Test func answerForAnotherAppIsRefused() throws {
+        try root.write("other.json", #"{"resultCount":1,"results":[{"trackId":999,"bundleId":"com.other","version":"1.4.0"}]}"#)
+        try root.write("anonymous.json", #"{"resultCount":1,"results":[{"version":"1.4.0"}]}"#)
+        let other = #expect(throws: LookupError.self) { try lookup("/other.json").fetch() }
+        #expect(other?.localizedDescription.contains("the answer is for trackId 999, not app id 284882215") == true)
+        #expect(other?.kind == .badData)
+        #expect(throws: LookupError.self) { try lookup("/anonymous.json").fetch() }
+        let byBundle = #expect(throws: LookupError.self) { try lookup("/other.json", appID: nil, bundleID: "com.facebook.Facebook").fetch() }
+        #expect(byBundle?.localizedDescription.contains("bundleId com.other, not com.facebook.Facebook") == true)
+        #expect(try lookup("/itunes-lookup-com.facebook.Facebook.json", appID: nil, bundleID: "com.facebook.Facebook").fetch().release.version == "15.0")
+    }
+
+    @Test func plainHTTPAnswerCarriesNoTrustedTime() throws {
+        #expect(try lookup("/itunes-lookup-com.facebook.Facebook.json").fetch().trustedTime == nil)
     }
 
     @Test func unconfiguredAppIsAUsageError() {

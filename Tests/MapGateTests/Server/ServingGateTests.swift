@@ -8,30 +8,28 @@ import Testing
 @Suite struct ServingGateTests {
     let harness: SyncHarness
     let time = ManualTime(Date(timeIntervalSince1970: 1_800_000_000))
-    var configuration = Configuration()
+    var settings = GateSettings(appID: 7, maxPrompts: 2)
 
     init() throws {
         harness = try SyncHarness()
         try harness.builder.add(id: "plain", source: try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles"), format: "png")
         try harness.sync("plain")
-        try harness.work.write("www/lookup.json", #"{"resultCount":1,"results":[{"version":"1.5.0","trackViewUrl":"https://apps.example/mapgate"}]}"#)
-        configuration.appID = 7
-        configuration.lookupURL = harness.origin.baseURL + "/lookup.json"
-        configuration.maxPrompts = 2
+        try harness.work.write("www/lookup.json", #"{"resultCount":1,"results":[{"trackId":7,"version":"1.5.0","trackViewUrl":"https://apps.example/mapgate"}]}"#)
+        settings.lookupURL = harness.origin.baseURL + "/lookup.json"
     }
 
     func makeGate() throws -> Gate {
-        try Gate(directory: harness.directory, configuration: configuration, client: HTTPClient(), clock: time.clock, installed: AppVersion("1.4.0"))
+        Gate(store: try harness.gateStore(clock: time.clock), settings: settings, clock: time.clock, installed: try AppVersion("1.4.0"))
     }
 
     func startServer() throws -> TileServer {
-        let directory = harness.directory
-        let configuration = configuration
+        let harness = harness
+        let settings = settings
         let clock = time.clock
         return try TileServer(
             library: harness.library, authorization: try makeGate().authorizeUse(), settings: HTTPServer.Settings(),
             leafletPath: "/nonexistent", gateRefresh: 0.05,
-            makeGate: { try Gate(directory: directory, configuration: configuration, client: HTTPClient(), clock: clock, installed: AppVersion("1.4.0")) })
+            makeGate: { Gate(store: try harness.gateStore(clock: clock), settings: settings, clock: clock, installed: try AppVersion("1.4.0")) })
     }
 
     func status(_ server: TileServer, _ path: String) throws -> HTTPResponse {
@@ -87,7 +85,7 @@ import Testing
     }
 
     @Test mutating func startingWithTheLastUseServesForItsDay() throws {
-        configuration.maxPrompts = 1
+        settings.maxPrompts = 1
         #expect(try makeGate().check().phase != .upToDate)
         time.advance(days: 30.5)
         let server = try startServer()  // the last use: it runs, as any command's last use does

@@ -19,10 +19,10 @@ import Testing
         var settings = HTTPServer.Settings()
         settings.readTimeout = 1
         settings.idleTimeout = 2
-        let directory = harness.directory
+        let harness = harness
         server = try TileServer(
             library: harness.library, authorization: try harness.authorization(), settings: settings, leafletPath: "/nonexistent",
-            makeGate: { try Gate(directory: directory, configuration: Configuration(), client: HTTPClient()) })
+            makeGate: { try Gate(store: try harness.gateStore(), settings: .unreachable) })
     }
 
     func get(_ path: String, headers: [(name: String, value: String)] = []) throws -> HTTPResponse {

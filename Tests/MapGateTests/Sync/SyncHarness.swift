@@ -4,7 +4,8 @@ import MapGateDemo
 import TestSupport
 
 /// A data directory, an origin serving packages and a catalog, and the parts that sync them.
-final class SyncHarness {
+final class SyncHarness: @unchecked Sendable {
+    // Its parts are set once in init; a test's server thread only opens new gate stores from it.
     let work: TemporaryDirectory
     let origin: TestOrigin
     let builder: CatalogBuilder
@@ -27,8 +28,13 @@ final class SyncHarness {
         return try Catalog.fetch(from: origin.baseURL + path, client: HTTPClient())
     }
 
+    /// The gate's copies: the harness's own state folder and the data directory.
+    func gateStore(clock: Clock = .system) throws -> GateStore {
+        try GateStore(stateFolder: work.file("state"), directory: directory, clock: clock)
+    }
+
     func authorization() throws -> GateAuthorization {
-        try Gate(state: state, configuration: Configuration(), client: HTTPClient()).authorizeUse()
+        try Gate(store: try gateStore(), settings: .unreachable).authorizeUse()
     }
 
     func installer(maxAttempts: Int = 4, stallSeconds: Int = 30, appVersion: String = BuildInfo.version) throws -> RegionInstaller {

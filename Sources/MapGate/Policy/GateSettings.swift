@@ -1,0 +1,72 @@
+import Foundation
+
+/// The publisher's rules for the version gate and the catalog: which app to look up where, how
+/// long the grace lasts, how many prompted uses follow, which keys sign the catalog.
+///
+/// They come from the compiled-in ``ProductProfile``, replaced key by key by a root-owned
+/// ``ManagedPolicy``, and (for `graceDays`, `maxPrompts`, `closeAfterDays` and
+/// `minimumAppVersion`) by a signed catalog's `gate` object. Never from the user's configuration.
+public struct GateSettings: Sendable, Equatable {
+    /// The App Store id (`trackId`) of the app, looked up as `?id=`.
+    public var appID: Int?
+    /// The bundle id, looked up as `?bundleId=` when `appID` is not set; also checked in answers.
+    public var bundleID: String?
+    /// The two-letter storefront code.
+    public var country: String
+    /// The iTunes Lookup endpoint.
+    public var lookupURL: String
+    /// A CA bundle for the lookup only (a deployment's own store mirror, the tests' HTTPS origin).
+    public var lookupCAFile: String?
+    /// Days after a newer version is released (or first seen, if earlier) before prompts start.
+    public var graceDays: Int
+    /// Prompted uses after the grace period before the gate closes.
+    public var maxPrompts: Int
+    /// Hours between store lookups on ordinary runs; at most 24.
+    public var checkIntervalHours: Double
+    /// Days after the grace period when the gate closes whatever the count (nil: never).
+    public var closeAfterDays: Int?
+    /// The publisher's catalog (a user's configuration may name a mirror).
+    public var catalogURL: String?
+    /// minisign public keys (`RW…`) trusted to sign the catalog.
+    public var trustedKeys: [String]
+    /// Refuse an unsigned catalog (a managed policy may turn this off for a private deployment).
+    public var requireSignedCatalog: Bool
+
+    public init(
+        appID: Int? = nil, bundleID: String? = nil, country: String = "us", lookupURL: String = "https://itunes.apple.com/lookup",
+        lookupCAFile: String? = nil, graceDays: Int = 30, maxPrompts: Int = 5, checkIntervalHours: Double = 24,
+        closeAfterDays: Int? = nil, catalogURL: String? = nil, trustedKeys: [String] = [], requireSignedCatalog: Bool = true
+    ) {
+        self.appID = appID
+        self.bundleID = bundleID
+        self.country = country
+        self.lookupURL = lookupURL
+        self.lookupCAFile = lookupCAFile
+        self.graceDays = graceDays
+        self.maxPrompts = maxPrompts
+        self.checkIntervalHours = min(checkIntervalHours, Self.maximumCheckIntervalHours)
+        self.closeAfterDays = closeAfterDays
+        self.catalogURL = catalogURL
+        self.trustedKeys = trustedKeys
+        self.requireSignedCatalog = requireSignedCatalog
+    }
+
+    /// No source may make lookups rarer than daily.
+    public static let maximumCheckIntervalHours: Double = 24
+
+    /// Every key a managed policy may set, with its type and meaning, for `--help` and the README.
+    public static let keys: [(name: String, type: String, summary: String)] = [
+        ("appID", "integer", "App Store id of the app (looked up as ?id=)"),
+        ("bundleID", "string", "bundle id of the app (looked up as ?bundleId= when appID is unset; checked in answers)"),
+        ("country", "string", "two-letter storefront code"),
+        ("lookupURL", "string", "iTunes Lookup endpoint (http or https)"),
+        ("lookupCAFile", "string", "PEM CA bundle for the lookup only"),
+        ("graceDays", "integer", "days after a newer version is released before prompts start (0-365)"),
+        ("maxPrompts", "integer", "prompted uses before the gate closes (0-100)"),
+        ("checkIntervalHours", "number", "hours between store lookups on ordinary runs (0-24)"),
+        ("closeAfterDays", "integer", "days after the grace period when the gate closes whatever the count"),
+        ("catalogURL", "string", "the publisher's region catalog (http, https or file)"),
+        ("trustedKeys", "list", "minisign public keys (RW…) trusted to sign the catalog"),
+        ("requireSignedCatalog", "boolean", "refuse catalogs without a valid signature (default true)"),
+    ]
+}

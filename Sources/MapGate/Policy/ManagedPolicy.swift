@@ -1,0 +1,58 @@
+import Foundation
+
+/// A deployment's replacement of the ``ProductProfile``'s values: `/etc/mapgate/policy.json`, or
+/// the file `MAPGATE_POLICY` names (the caller hands that in; the library reads no environment).
+///
+/// Honoured only when the file and every folder above it are owned by root and writable by nobody
+/// else (a sticky folder such as `/tmp` is fine): see ``TrustedFile``. Anything else, like an
+/// unknown key or a bad value, is an error (exit 64), never ignored.
+public enum ManagedPolicy {
+    public static let defaultPath = "/etc/mapgate/policy.json"
+
+    /// The profile with the policy at `path` applied. A missing file means "no policy" unless
+    /// `mustExist` (a path the user named).
+    public static func apply(path: String, mustExist: Bool, to profile: GateSettings = ProductProfile.settings) throws -> GateSettings {
+        var info = stat()
+        guard lstat(path, &info) == 0 else {
+            if mustExist || errno != ENOENT {
+                throw ConfigurationError(file: .managedPolicy, path: path, key: nil, reason: String(cString: strerror(errno)))
+            }
+            return profile
+        }
+        do {
+            try TrustedFile.check(path)
+        } catch let error as TrustedFile.Violation {
+            throw ConfigurationError(file: .managedPolicy, path: path, key: nil, reason: "refusing it: \(error.description)")
+        }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ConfigurationError(file: .managedPolicy, path: path, key: nil, reason: "cannot be read")
+        }
+        return try parse(data, path: path, over: profile)
+    }
+
+    /// Parses a policy's JSON text over `profile`.
+    public static func parse(_ data: Data, path: String, over profile: GateSettings) throws -> GateSettings {
+        var reader = try JSONFields(data: data, path: path, file: .managedPolicy)
+        var settings = profile
+        if let appID = try reader.integer("appID", range: 1...Int.max) { settings.appID = appID }
+        if let bundleID = try reader.string("bundleID", valid: { !$0.isEmpty && !$0.contains(where: \.isWhitespace) }) {
+            settings.bundleID = bundleID
+        }
+        if let country = try reader.string("country", valid: { $0.count == 2 && $0.allSatisfy { $0.isASCII && $0.isLetter } }) {
+            settings.country = country.lowercased()
+        }
+        if let url = try reader.url("lookupURL", schemes: ["http", "https"]) { settings.lookupURL = url }
+        if let file = try reader.string("lookupCAFile", valid: { $0.hasPrefix("/") }) { settings.lookupCAFile = file }
+        if let days = try reader.integer("graceDays", range: 0...365) { settings.graceDays = days }
+        if let prompts = try reader.integer("maxPrompts", range: 0...100) { settings.maxPrompts = prompts }
+        if let hours = try reader.number("checkIntervalHours", range: 0...GateSettings.maximumCheckIntervalHours) {
+            settings.checkIntervalHours = hours
+        }
+        if let days = try reader.integer("closeAfterDays", range: 0...3650) { settings.closeAfterDays = days }
+        if let url = try reader.url("catalogURL", schemes: ["http", "https", "file"]) { settings.catalogURL = url }
+        if let keys = try reader.strings("trustedKeys", valid: { $0.hasPrefix("RW") && $0.count == 56 }) { settings.trustedKeys = keys }
+        if let required = try reader.boolean("requireSignedCatalog") { settings.requireSignedCatalog = required }
+        try reader.rejectUnknownKeys(known: GateSettings.keys.map(\.name))
+        return settings
+    }
+}

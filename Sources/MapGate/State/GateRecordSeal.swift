@@ -1,0 +1,28 @@
+import CCrypto
+import Foundation
+
+/// A keyed hash (HMAC-SHA256) over every field of a gate record, stored beside it, so that a row
+/// edited with `sqlite3` (`UPDATE gate SET prompts_shown = 0`) is recognised as tampered.
+///
+/// The key is compiled into mapgate; someone who takes the binary apart can find it (see the
+/// README's threat model). It makes the record tamper-evident to everyone else.
+enum GateRecordSeal {
+    private static let key = Array("mapgate gate record seal, v1: 6b1f0c59-2a7e-4d3b-9f64-3e0a8c71d5b2".utf8)
+
+    /// The seal of `record`; `releaseJSON` is the stored text of its last answer.
+    static func seal(_ record: GateRecord, releaseJSON: String?) -> String {
+        func date(_ value: Date?) -> String { value.map { String($0.timeIntervalSince1970.bitPattern) } ?? "-" }
+        let fields = [
+            "v1", record.pendingVersion ?? "-", date(record.firstSeen), String(record.promptsShown), date(record.latestClock),
+            releaseJSON ?? "-", date(record.lastLookupAt), date(record.lastAttemptAt), record.lastLookupError ?? "-",
+            record.isRecovering ? "1" : "0", String(record.generation),
+        ]
+        // Each field is length-prefixed so that no two records share a text.
+        let text = fields.map { "\($0.utf8.count):\($0)" }.joined(separator: "|")
+        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        let message = Array(text.utf8)
+        _ = HMAC(EVP_sha256(), key, Int32(key.count), message, message.count, &digest, &length)
+        return digest.prefix(Int(length)).map { String(format: "%02x", $0) }.joined()
+    }
+}

@@ -1,0 +1,137 @@
+import Foundation
+
+/// Reads typed fields of a settings file's JSON object (the user's configuration, the managed
+/// policy), remembering which keys were used so that an unknown key is an error, never ignored.
+struct JSONFields {
+    let path: String
+    let file: SettingsFile
+    let fields: [String: Any]
+    var used: Set<String> = []
+
+    /// Parses `data` as one JSON object; errors name the file and, with a parse error, the position.
+    init(data: Data, path: String, file: SettingsFile) throws {
+        self.path = path
+        self.file = file
+        let object: Any
+        do {
+            object = try JSONSerialization.jsonObject(with: data)
+        } catch {
+            let detail = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String
+            throw ConfigurationError(file: file, path: path, key: nil, reason: "not valid JSON" + (detail.map { " (\($0))" } ?? ""))
+        }
+        guard let fields = object as? [String: Any] else {
+            throw ConfigurationError(file: file, path: path, key: nil, reason: "must be a JSON object")
+        }
+        self.fields = fields
+    }
+
+    func fail(_ key: String, _ reason: String) -> ConfigurationError {
+        ConfigurationError(file: file, path: path, key: key, reason: reason)
+    }
+
+    var keys: Dictionary<String, Any>.Keys { fields.keys }
+
+    /// The raw value, or nil when absent or JSON null. JSON booleans are told apart from numbers.
+    private mutating func raw(_ key: String) -> Any? {
+        used.insert(key)
+        guard let value = fields[key], !(value is NSNull) else { return nil }
+        return value
+    }
+
+    private func isBoolean(_ value: Any) -> Bool {
+        guard let number = value as? NSNumber else { return false }
+        return String(cString: number.objCType) == "c"
+    }
+
+    mutating func string(_ key: String, valid: (String) -> Bool) throws -> String? {
+        guard let value = raw(key) else { return nil }
+        guard let text = value as? String else { throw fail(key, "must be a string") }
+        guard valid(text) else { throw fail(key, "invalid value \"\(text)\"") }
+        return text
+    }
+
+    mutating func strings(_ key: String, valid: (String) -> Bool) throws -> [String]? {
+        guard let value = raw(key) else { return nil }
+        guard let list = value as? [Any], let texts = list as? [String] else { throw fail(key, "must be a list of strings") }
+        if let bad = texts.first(where: { !valid($0) }) { throw fail(key, "invalid value \"\(bad)\"") }
+        return texts
+    }
+
+    mutating func boolean(_ key: String) throws -> Bool? {
+        guard let value = raw(key) else { return nil }
+        guard isBoolean(value), let number = value as? NSNumber else { throw fail(key, "must be true or false") }
+        return number.boolValue
+    }
+
+    mutating func url(_ key: String, schemes: Set<String>) throws -> String? {
+        guard let text = try string(key, valid: { _ in true }) else { return nil }
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), schemes.contains(scheme),
+            scheme == "file" || url.host?.isEmpty == false
+        else {
+            throw fail(key, "\"\(text)\" is not an absolute \(schemes.sorted().joined(separator: "/")) URL")
+        }
+        return text
+    }
+
+    mutating func number(_ key: String, range: ClosedRange<Double>) throws -> Double? {
+        guard let value = raw(key) else { return nil }
+        guard !(value is String), !isBoolean(value), let number = (value as? NSNumber)?.doubleValue, number.isFinite else {
+            throw fail(key, "must be a number")
+        }
+        guard range.contains(number) else {
+            throw fail(key, "\(number) is out of range \(range.lowerBound)…\(range.upperBound)")
+        }
+        return number
+    }
+
+    mutating func integer(_ key: String, range: ClosedRange<Int>) throws -> Int? {
+        guard let value = raw(key) else { return nil }
+        guard !(value is String), !isBoolean(value), let number = value as? NSNumber else {
+            throw fail(key, "must be an integer")
+        }
+        let double = number.doubleValue
+        guard double.rounded() == double, let integer = Int(exactly: double) else {
+            throw fail(key, "must be an integer")
+        }
+        guard range.contains(integer) else {
+            throw fail(key, "\(integer) is out of range \(range.lowerBound)…\(range.upperBound)")
+        }
+        return integer
+    }
+
+    /// Throws for the first key (in sorted order) that no reader asked for.
+    func rejectUnknownKeys(known: [String], explain: (String) -> String? = { _ in nil }) throws {
+        if let unknown = fields.keys.sorted().first(where: { !used.contains($0) }) {
+            throw fail(unknown, explain(unknown) ?? "unknown key (known keys: \(known.joined(separator: ", ")))")
+        }
+    }
+}
+
+/// Which settings file an error is about.
+public enum SettingsFile: String, Sendable, Equatable {
+    /// The user's preferences (`config.json`).
+    case configuration = "config"
+    /// The administrator's or publisher's rules (`/etc/mapgate/policy.json`).
+    case managedPolicy = "managed policy"
+}
+
+/// A settings file that cannot be used. Always names the file, and the key when there is one.
+public struct ConfigurationError: MapGateFailure, LocalizedError, Sendable, Equatable {
+    public let file: SettingsFile
+    public let path: String
+    public let key: String?
+    public let reason: String
+    public var kind: FailureKind { .usage }
+
+    public init(file: SettingsFile = .configuration, path: String, key: String?, reason: String) {
+        self.file = file
+        self.path = path
+        self.key = key
+        self.reason = reason
+    }
+
+    public var errorDescription: String? {
+        if let key { return "\(file.rawValue) \(path): key \"\(key)\": \(reason)" }
+        return "\(file.rawValue) \(path): \(reason)"
+    }
+}
