@@ -1,7 +1,7 @@
 import Foundation
 
 /// Everything `check` and `status` show about the gate.
-public struct GateReport: Sendable {
+public struct GateReport: Sendable, Equatable {
     public var installedVersion: String
     public var record: GateRecord
     public var phase: GatePhase

@@ -65,14 +65,24 @@ public final class HTTPServer: Sendable {
         var idleHandlers: [UnsafeSendable<any HTTPRequestHandler>] = []
     }
 
-    public init(
+    /// Binds `settings.host:settings.port` and starts serving.
+    public convenience init(
         settings: Settings, log: (@Sendable (LogEntry) -> Void)? = nil,
         makeHandler: @escaping @Sendable () -> any HTTPRequestHandler
     ) throws {
+        try self.init(listener: HTTPListener(host: settings.host, port: settings.port), settings: settings, log: log, makeHandler: makeHandler)
+    }
+
+    /// Starts serving on a socket bound before (so a caller can bind, then do what it must do
+    /// only once the port is known to be free, then start with a ready handler).
+    public init(
+        listener bound: HTTPListener, settings: Settings, log: (@Sendable (LogEntry) -> Void)? = nil,
+        makeHandler: @escaping @Sendable () -> any HTTPRequestHandler
+    ) {
         self.settings = settings
         self.makeHandler = makeHandler
         self.log = log
-        (listener, port) = try Self.listen(host: settings.host, port: settings.port)
+        (listener, port) = (bound.take(), bound.port)
         let thread = Thread { [self] in acceptLoop() }
         thread.name = "http-accept"
         finished.enter()
@@ -97,42 +107,6 @@ public final class HTTPServer: Sendable {
     }
 
     private var isStopping: Bool { stopping.load(ordering: .relaxed) }
-
-    private static func listen(host: String, port: UInt16) throws -> (Int32, UInt16) {
-        var hints = addrinfo()
-        hints.ai_family = AF_UNSPEC
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV
-        var info: UnsafeMutablePointer<addrinfo>?
-        let status = getaddrinfo(host, String(port), &hints, &info)
-        guard status == 0, let first = info else {
-            throw HTTPServerError(message: "cannot listen on \(host):\(port): \(String(cString: gai_strerror(status)))")
-        }
-        defer { freeaddrinfo(info) }
-        let fd = socket(first.pointee.ai_family, first.pointee.ai_socktype, first.pointee.ai_protocol)
-        guard fd >= 0 else { throw HTTPServerError(message: "cannot create a socket: \(String(cString: strerror(errno)))") }
-        var yes: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-        guard bind(fd, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0, Glibc.listen(fd, 512) == 0 else {
-            let reason = String(cString: strerror(errno))
-            close(fd)
-            throw HTTPServerError(message: "cannot listen on \(host):\(port): \(reason)")
-        }
-        var address = sockaddr_storage()
-        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        guard bound == 0 else { close(fd); throw HTTPServerError(message: "getsockname failed") }
-        let family = address.ss_family
-        let boundPort = withUnsafePointer(to: &address) { pointer -> UInt16 in
-            if family == sa_family_t(AF_INET6) {
-                return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin6_port) }
-            }
-            return pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin_port) }
-        }
-        return (fd, boundPort)
-    }
 
     private func acceptLoop() {
         defer { finished.leave() }

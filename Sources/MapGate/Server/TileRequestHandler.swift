@@ -3,23 +3,17 @@ import Foundation
 /// Serves one connection's requests: the region list, TileJSON, XYZ tiles, the viewer page and
 /// Leaflet's files. Owns its own read-only SQLite connection per region it has served.
 public final class TileRequestHandler: HTTPRequestHandler {
-    private let serviceSource: () -> TileService?
+    private let service: TileService
     private var files: [String: MBTilesFile] = [:]
 
-    public init(service: @escaping () -> TileService?) {
-        serviceSource = service
+    public init(service: TileService) {
+        self.service = service
     }
-
-    private var resolved: TileService?
-    /// Set at the start of `respond`, before any route runs.
-    private var service: TileService { resolved! }
 
     private static let common: [(String, String)] = [("Access-Control-Allow-Origin", "*")]
 
     public func respond(to request: HTTPServerRequest, with writer: HTTPResponseWriter) {
         let head = request.method == "HEAD"
-        guard let service = resolved ?? serviceSource() else { return send(writer, 503, text: "starting\n", head: head) }
-        resolved = service
         guard request.method == "GET" || head else {
             return send(writer, 405, text: "method \(request.method) not allowed\n", extra: [("Allow", "GET, HEAD")], head: head)
         }
@@ -130,17 +124,27 @@ public final class TileRequestHandler: HTTPRequestHandler {
     }
 
     private func leaflet(_ name: String, _ writer: HTTPResponseWriter, head: Bool) {
-        guard name.allSatisfy({ $0.isLetter || $0.isNumber || "._-/".contains($0) }), !name.hasPrefix("/"),
-            let data = FileManager.default.contents(atPath: service.leafletPath + "/" + name)
-        else { return send(writer, 404, text: "not found\n", head: head) }
+        guard let data = LeafletFiles.contents(of: name, in: service.leafletPath) else {
+            return send(writer, 404, text: "not found\n", head: head)
+        }
         let type = name.hasSuffix(".js") ? "text/javascript" : name.hasSuffix(".css") ? "text/css" : name.hasSuffix(".png") ? "image/png" : "application/octet-stream"
         writer.respond(status: 200, headers: Self.common + [("Content-Type", type), ("Cache-Control", "max-age=86400")], body: data, sendBody: !head)
     }
 
     // MARK: Helpers
 
-    /// The 403 answer while the gate is closed, naming the required version and the store URL.
+    /// The 403 answer while the gate is closed, naming the required version and the store URL;
+    /// 503 while the server cannot read or write the gate's state (it fails closed).
     private func refuseWhenClosed(json: Bool, _ writer: HTTPResponseWriter, head: Bool) -> Bool {
+        if let failure = service.gate.failure {
+            let message = "the update gate cannot be checked (\(failure)); tiles are withheld until it can"
+            if json {
+                send(writer, 503, json: ["error": "gate-unavailable", "message": message], extra: [("Retry-After", "5")], head: head)
+            } else {
+                send(writer, 503, html: ViewerPage.document(title: "gate unavailable", body: "<p>\(ViewerPage.escape(message))</p>"), extra: [("Retry-After", "5")], head: head)
+            }
+            return true
+        }
         guard let closed = service.gate.closed else { return false }
         let message = "update required: install mapgate \(closed.requiredVersion) to keep using these maps"
         if json {
@@ -204,12 +208,13 @@ public final class TileRequestHandler: HTTPRequestHandler {
         writer.respond(status: status, headers: Self.common + extra + [("Content-Type", "text/plain; charset=utf-8")], body: Data(text.utf8), sendBody: !head)
     }
 
-    private func send(_ writer: HTTPResponseWriter, _ status: Int, json: [String: Any], head: Bool) {
+    private func send(_ writer: HTTPResponseWriter, _ status: Int, json: [String: Any], extra: [(String, String)] = [], head: Bool) {
         let data = (try? JSONSerialization.data(withJSONObject: json, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
-        writer.respond(status: status, headers: Self.common + [("Content-Type", "application/json")], body: data, sendBody: !head)
+        writer.respond(status: status, headers: Self.common + extra + [("Content-Type", "application/json")], body: data, sendBody: !head)
     }
 
-    private func send(_ writer: HTTPResponseWriter, _ status: Int, html: String, head: Bool) {
-        writer.respond(status: status, headers: Self.common + [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-cache")], body: Data(html.utf8), sendBody: !head)
+    private func send(_ writer: HTTPResponseWriter, _ status: Int, html: String, extra: [(String, String)] = [], head: Bool) {
+        let headers = Self.common + extra + [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-cache")]
+        writer.respond(status: status, headers: headers, body: Data(html.utf8), sendBody: !head)
     }
 }

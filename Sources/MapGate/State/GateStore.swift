@@ -27,9 +27,11 @@ public final class GateStore {
     }
 
     /// The usual store: the copy in the user's state folder and the one in the data directory.
-    public convenience init(stateFolder: String, directory: DataDirectory, clock: Clock = .system) throws {
-        let home = try StateDatabase(path: stateFolder + "/state.sqlite", clock: clock)
-        let data = try StateDatabase(directory: directory, clock: clock)
+    ///
+    /// - Parameter busyTimeout: how long to wait for another process's write lock.
+    public convenience init(stateFolder: String, directory: DataDirectory, clock: Clock = .system, busyTimeout: Double = 10) throws {
+        let home = try StateDatabase(path: stateFolder + "/state.sqlite", clock: clock, busyTimeout: busyTimeout)
+        let data = try StateDatabase(directory: directory, clock: clock, busyTimeout: busyTimeout)
         self.init(copies: [home, data], regionsFolder: directory.regionsPath)
     }
 

@@ -16,13 +16,13 @@ public final class StateDatabase {
     let upgradedFromUnsealed: Bool
 
     /// The state database of a data directory (creating the directory's folders).
-    public convenience init(directory: DataDirectory, clock: Clock = .system) throws {
+    public convenience init(directory: DataDirectory, clock: Clock = .system, busyTimeout: Double = 10) throws {
         try directory.prepare()
-        try self.init(path: directory.statePath, clock: clock)
+        try self.init(path: directory.statePath, clock: clock, busyTimeout: busyTimeout)
     }
 
     /// The state database at `path`, creating its folder (mode 0700) when missing.
-    public init(path: String, clock: Clock = .system) throws {
+    public init(path: String, clock: Clock = .system, busyTimeout: Double = 10) throws {
         self.path = path
         let folder = (path as NSString).deletingLastPathComponent
         do {
@@ -31,19 +31,19 @@ public final class StateDatabase {
             throw GeneralFailure("state folder \(folder): cannot create it: \(error.localizedDescription)", kind: .io)
         }
         do {
-            (database, upgradedFromUnsealed) = try Self.openChecked(path)
+            (database, upgradedFromUnsealed) = try Self.openChecked(path, busyTimeout: busyTimeout)
         } catch let error as SQLiteError where error.isCorruption {
             let aside = path + ".damaged-\(Int(clock.now.timeIntervalSince1970))"
             for suffix in ["", "-wal", "-shm"] {
                 try? FileManager.default.moveItem(atPath: path + suffix, toPath: aside + suffix)
             }
-            (database, upgradedFromUnsealed) = try Self.openChecked(path)
+            (database, upgradedFromUnsealed) = try Self.openChecked(path, busyTimeout: busyTimeout)
             recoveryNote = "state database \(path) was damaged (\(error.message)); moved it to \(aside) and started afresh"
         }
     }
 
-    private static func openChecked(_ path: String) throws -> (SQLiteDatabase, Bool) {
-        let database = try SQLiteDatabase(path: path, mode: .readWriteCreate)
+    private static func openChecked(_ path: String, busyTimeout: Double) throws -> (SQLiteDatabase, Bool) {
+        let database = try SQLiteDatabase(path: path, mode: .readWriteCreate, busyTimeout: .milliseconds(Int(busyTimeout * 1000)))
         try database.execute("PRAGMA journal_mode=WAL")
         let check = try database.query("PRAGMA quick_check") { $0.text(0) ?? "" }
         guard check == ["ok"] else {

@@ -32,9 +32,11 @@ struct OpenCommand: Command {
     }
 
     func run(_ context: Context) throws -> Int32 {
-        guard let authorization = try GateGuard.authorize(context) else { return ExitCode.success }
+        // Everything that can fail is checked (the region, the port) before the gate counts a use.
         _ = try context.regionLibrary().region(region)
-        let server = try startServer(context, authorization: authorization, settings: settings, verbose: verbose)
+        let launch = try ServerLaunch(context, settings: settings, verbose: verbose)
+        guard let authorization = try GateGuard.authorize(context) else { return ExitCode.success }
+        let server = try launch.start(authorization: authorization)
         let url = "\(server.baseURL)/view/\(region)"
         if context.json {
             context.console.json(["region": region, "viewer": url, "tilejson": "\(server.baseURL)/\(region).json"])
@@ -46,6 +48,7 @@ struct OpenCommand: Command {
             if spawn(["xdg-open", url], wait: false) == nil { context.console.warning("cannot run xdg-open; open \(url) yourself") }
         }
         waitForTermination()
+        context.console.note("stopping…")
         server.stop()
         return ExitCode.success
     }

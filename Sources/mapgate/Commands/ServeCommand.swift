@@ -44,8 +44,10 @@ struct ServeCommand: Command {
     }
 
     func run(_ context: Context) throws -> Int32 {
+        // Bind first, count second: a busy port or a bad setting costs no use.
+        let launch = try ServerLaunch(context, settings: settings, verbose: verbose)
         guard let authorization = try GateGuard.authorize(context) else { return ExitCode.success }
-        let server = try startServer(context, authorization: authorization, settings: settings, verbose: verbose)
+        let server = try launch.start(authorization: authorization)
         let count = server.service.regions.count
         context.console.print("serving \(count) \(count == 1 ? "region" : "regions") at \(server.baseURL)/ (Ctrl-C to stop)")
         waitForTermination()
@@ -53,31 +55,6 @@ struct ServeCommand: Command {
         server.stop()
         return ExitCode.success
     }
-}
-
-/// Starts the tile server for `serve` and `open`.
-func startServer(_ context: Context, authorization: GateAuthorization, settings: HTTPServer.Settings, verbose: Bool) throws -> TileServer {
-    let configuration = try context.configuration()
-    let gateSettings = try context.gateSettings()
-    let directory = context.dataDirectory
-    let stateFolder = context.stateFolder
-    let console = context.console
-    // Tests shorten the minute between looks at the gate; it can only be made shorter.
-    let refresh = min(60, Double(context.environment["MAPGATE_GATE_REFRESH_SECONDS"] ?? "") ?? 60)
-    let makeGate: @Sendable () throws -> Gate = {
-        try Gate(store: try GateStore(stateFolder: stateFolder, directory: directory), settings: gateSettings)
-    }
-    return try TileServer(
-        library: try context.regionLibrary(), authorization: authorization, settings: settings, leafletPath: configuration.leafletPath,
-        gateRefresh: refresh, makeGate: makeGate, log: verbose ? logRequest : nil,
-        onGateChange: { report, decision in
-            if case .prompt(let left) = decision {
-                for line in GatePrompt(report: report, usesLeft: left).lines { console.prompt(line) }
-            }
-            if report.phase.isClosed {
-                console.warning("update required: the gate is closed; tiles are now answered 403 (install \(report.requiredVersion ?? "the update"))")
-            }
-        })
 }
 
 /// The access log line of `--verbose`: method, path, status, bytes, time.

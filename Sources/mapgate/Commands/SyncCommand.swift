@@ -28,9 +28,9 @@ struct SyncCommand: Command {
     }
 
     func run(_ context: Context) throws -> Int32 {
-        guard let authorization = try GateGuard.authorize(context) else { return ExitCode.success }
+        // The catalog is read, the regions resolved and the data directory locked before the gate
+        // counts a use: an unreachable catalog, a typo or nothing to do costs none.
         let catalog = try context.fetchCatalog()
-        let lock = try context.lockDataDirectory()
         let library = try context.regionLibrary()
         let console = context.console
 
@@ -51,6 +51,8 @@ struct SyncCommand: Command {
         for id in targets where catalog.region(id) == nil {
             throw RegionError(region: id, reason: "not in the catalog (offered: \(offered.joined(separator: ", ")))", kind: .failure)
         }
+        let lock = try context.lockDataDirectory()
+        guard let authorization = try GateGuard.authorize(context) else { return ExitCode.success }
 
         let installer = try RegionInstaller(
             directory: context.dataDirectory, state: try context.state(), downloader: PackageDownloader(client: try context.httpClient()))

@@ -1,0 +1,162 @@
+import Foundation
+import Synchronization
+
+/// Keeps a running server's gate current: re-reads the saved state every `refresh` seconds
+/// (another mapgate may have spent the last use), lets the gate look the store up on its
+/// interval, and counts one use for each day of serving after the grace period (the rules are
+/// ``GatePolicy``'s: ``GatePolicy/isServingUseDue(_:lastCounted:now:)`` and
+/// ``GatePolicy/isClosedForServer(_:promptsShown:ownCount:lastCounted:now:)``).
+///
+/// It fails closed: when the state cannot be read or written for longer than `refresh`, tiles
+/// are answered 503 until it can, and every such fault reaches `onEvent`, never a silent `catch`.
+public final class GateMonitor: @unchecked Sendable {
+    // `lastCounted`, `ownCount`, `failingSince`, `lastState` and `gate` are touched only on the
+    // monitor's own thread after `start` (and in `init` before it).
+    private let makeGate: @Sendable () throws -> Gate
+    private let watch: GateWatch
+    private let refresh: Double
+    private let stopping = Atomic<Bool>(false)
+    private let wake = DispatchSemaphore(value: 0)
+    private let done = DispatchSemaphore(value: 0)
+    private let policy: GatePolicy
+    private var lastCounted: Date
+    /// `promptsShown` right after this server's last counted use, if it counted one.
+    private var ownCount: Int?
+    private var failingSince: DispatchTime?
+    private var lastState: String?
+    private var gate: Gate?
+    private let onEvent: @Sendable (Event) -> Void
+
+    /// What the monitor tells the command that runs the server.
+    public enum Event: Sendable {
+        /// A day of serving passed: one more use was counted (show the prompt).
+        case counted(GateReport, usesLeft: Int)
+        /// The gate closed on this server's own last use: it serves until `until`, then refuses.
+        case lastDay(GateReport, until: Date)
+        /// The gate is closed: tiles are answered 403.
+        case closed(GateReport)
+        /// The state cannot be read or written: tiles are answered 503 until it can.
+        case failing(String)
+        /// The state is readable again after a failure.
+        case recovered
+
+        /// Which state it reports, for telling each change once.
+        var state: String {
+            switch self {
+            case .counted: "counted"
+            case .lastDay: "last-day"
+            case .closed: "closed"
+            case .failing: "failing"
+            case .recovered: "recovered"
+            }
+        }
+    }
+
+    /// - Parameters:
+    ///   - makeGate: opens the gate on the monitor's thread (a gate owns database connections).
+    ///   - start: the authorization of the server's start, which was a use.
+    public init(
+        watch: GateWatch, refresh: Double = 60, policy: GatePolicy, start: GateAuthorization,
+        makeGate: @escaping @Sendable () throws -> Gate, onEvent: @escaping @Sendable (Event) -> Void = { _ in }
+    ) {
+        self.watch = watch
+        self.refresh = refresh
+        self.policy = policy
+        self.makeGate = makeGate
+        lastCounted = start.report.now
+        if case .prompt = start.decision { ownCount = start.report.record.promptsShown }
+        self.onEvent = onEvent
+        watch.update(start.report, isClosed: isClosed(start.report))
+    }
+
+    private func isClosed(_ report: GateReport) -> Bool {
+        policy.isClosedForServer(report.phase, promptsShown: report.record.promptsShown, ownCount: ownCount, lastCounted: lastCounted, now: report.now)
+    }
+
+    public func start() {
+        let thread = Thread { [self] in run() }
+        thread.name = "gate-monitor"
+        thread.start()
+    }
+
+    /// Stops the monitor and waits for its thread (at most one state access in progress).
+    public func stop() {
+        let (exchanged, _) = stopping.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent)
+        guard exchanged else { return }
+        wake.signal()
+        done.wait()
+    }
+
+    private func run() {
+        defer { done.signal() }
+        while true {
+            _ = wake.wait(timeout: .now() + refresh)
+            if stopping.load(ordering: .acquiring) { return }
+            tick()
+        }
+    }
+
+    /// One look at the gate: counts a use per day of serving, else re-reads the state.
+    func tick() {
+        let started = DispatchTime.now()
+        do {
+            let gate = try self.gate ?? makeGate()
+            self.gate = gate
+            var latest = try gate.status()
+            var counted: Int?
+            if policy.isServingUseDue(latest.phase, lastCounted: lastCounted, now: latest.now) {
+                lastCounted = latest.now
+                do {
+                    let authorization = try gate.authorizeUse()
+                    latest = authorization.report
+                    if case .prompt(let left) = authorization.decision {
+                        ownCount = latest.record.promptsShown
+                        counted = left
+                    }
+                } catch is GateClosedError {
+                    latest = try gate.status()
+                }
+            } else if let refreshed = try gate.refreshIfDue() {
+                latest = refreshed
+            }
+            failingSince = nil
+            watch.update(latest, isClosed: isClosed(latest))
+            if let counted { onEvent(.counted(latest, usesLeft: counted)) }
+            report(state(of: latest))
+        } catch {
+            // Reopen next time: the connection may be what failed.
+            gate = nil
+            let since = failingSince ?? started
+            failingSince = since
+            let elapsed = Double(DispatchTime.now().uptimeNanoseconds - since.uptimeNanoseconds) / 1e9
+            if elapsed >= refresh {
+                let message = (error as? LocalizedError)?.errorDescription ?? String(describing: error)
+                watch.fail(message)
+                report(.failing(message))
+            }
+        }
+    }
+
+    /// The event that describes where the server stands now, if worth telling.
+    private func state(of report: GateReport) -> Event? {
+        if let until = policy.lastServingDay(report.phase, promptsShown: report.record.promptsShown, ownCount: ownCount, lastCounted: lastCounted),
+            !isClosed(report)
+        {
+            return .lastDay(report, until: until)
+        }
+        if isClosed(report) { return .closed(report) }
+        if lastState == "failing" { return .recovered }
+        return nil
+    }
+
+    /// Tells each change of state once.
+    private func report(_ event: Event?) {
+        guard let event else {
+            lastState = nil
+            return
+        }
+        guard event.state != lastState else { return }
+        lastState = event.state == "recovered" ? nil : event.state
+        onEvent(event)
+    }
+}

@@ -1,0 +1,31 @@
+import Foundation
+
+/// The files of Leaflet that the viewer page loads, and no others: `leaflet.js`, `leaflet.css`
+/// and the PNGs of its `images/` folder, each a regular file inside the Leaflet folder (no
+/// symlink leading out of it). `leafletPath` is the user's to set, so it must not become a way
+/// to read other files (a region, or anything on the machine) from the server.
+public enum LeafletFiles {
+    /// The bytes of `name` (as in `/_leaflet/NAME`) from `folder`, or nil when it is not one of
+    /// Leaflet's files.
+    public static func contents(of name: String, in folder: String) -> Data? {
+        guard isLeafletName(name) else { return nil }
+        let path = folder + "/" + name
+        // Follow no symlink: the file itself, and the `images` folder for images, must be real.
+        var info = stat()
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size <= 4 << 20 else { return nil }
+        if name.hasPrefix("images/") {
+            guard lstat(folder + "/images", &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { return nil }
+        }
+        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        return try? FileHandle(fileDescriptor: descriptor, closeOnDealloc: true).readToEnd()
+    }
+
+    /// `leaflet.js`, `leaflet.css`, or `images/<letters, digits, - _>.png`.
+    static func isLeafletName(_ name: String) -> Bool {
+        if name == "leaflet.js" || name == "leaflet.css" { return true }
+        guard name.hasPrefix("images/"), name.hasSuffix(".png") else { return false }
+        let stem = name.dropFirst("images/".count).dropLast(".png".count)
+        return !stem.isEmpty && stem.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }
+    }
+}

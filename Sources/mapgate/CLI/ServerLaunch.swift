@@ -1,0 +1,64 @@
+import Foundation
+import MapGate
+
+/// What `serve` and `open` check and bind before the gate counts a use: the settings, the
+/// refresh override and the listening socket. `start` then runs the tile server with the use.
+struct ServerLaunch {
+    let context: Context
+    let listener: HTTPListener
+    let settings: HTTPServer.Settings
+    let verbose: Bool
+    let refresh: Double
+
+    /// Tests shorten the minute between looks at the gate with `MAPGATE_GATE_REFRESH_SECONDS`:
+    /// 0.05 to 60 seconds, anything else is an error (0 or less once made the monitor spin).
+    static let refreshRange = 0.05...60.0
+
+    init(_ context: Context, settings: HTTPServer.Settings, verbose: Bool) throws {
+        self.context = context
+        self.settings = settings
+        self.verbose = verbose
+        if let text = context.environment["MAPGATE_GATE_REFRESH_SECONDS"] {
+            guard let value = Double(text), Self.refreshRange.contains(value) else {
+                throw GeneralFailure("MAPGATE_GATE_REFRESH_SECONDS=\(text): must be a number of seconds from 0.05 to 60", kind: .usage)
+            }
+            refresh = value
+        } else {
+            refresh = 60
+        }
+        _ = try context.regionLibrary().installed()
+        listener = try HTTPListener(host: settings.host, port: settings.port)
+    }
+
+    func start(authorization: GateAuthorization) throws -> TileServer {
+        let configuration = try context.configuration()
+        let gateSettings = try context.gateSettings()
+        let directory = context.dataDirectory
+        let stateFolder = context.stateFolder
+        let console = context.console
+        // A held lock must not stall the monitor past its refresh: it then fails closed.
+        let busyTimeout = min(10, refresh)
+        let makeGate: @Sendable () throws -> Gate = {
+            try Gate(store: try GateStore(stateFolder: stateFolder, directory: directory, busyTimeout: busyTimeout), settings: gateSettings)
+        }
+        return try TileServer(
+            listener: listener, library: try context.regionLibrary(), authorization: authorization, settings: settings,
+            leafletPath: configuration.leafletPath, gateRefresh: refresh, makeGate: makeGate, log: verbose ? logRequest : nil,
+            onGateEvent: { event in
+                switch event {
+                case .counted(let report, let left):
+                    for line in GatePrompt(report: report, usesLeft: left).lines { console.prompt(line) }
+                case .lastDay(let report, let until):
+                    console.warning(
+                        "update required: that was the last use; this server serves its last day until \(Format.dateTime(until)), then refuses (install \(report.requiredVersion ?? "the update"))"
+                    )
+                case .closed(let report):
+                    console.warning("update required: the gate is closed; tiles are now answered 403 (install \(report.requiredVersion ?? "the update"))")
+                case .failing(let reason):
+                    console.warning("cannot check the update gate (\(reason)); tiles are answered 503 until it can")
+                case .recovered:
+                    console.note("the update gate can be checked again; serving")
+                }
+            })
+    }
+}
