@@ -1,0 +1,186 @@
+import Foundation
+import MapGate
+import MapGateDemo
+import TestSupport
+import Testing
+
+/// The gate against a user who edits its files, moves the clock or points it elsewhere. Each
+/// test here got tiles out of a closed gate (or kept it from closing) in 1.4.0.
+@Suite struct GateIntegrityTests {
+    let day: TimeInterval = 86_400
+
+    @Test func graceCountsFromTheReleaseDateNotAFreshSighting() throws {
+        let harness = try GateHarness()
+        try harness.serve("1.5.0", released: harness.start.addingTimeInterval(-40 * day))
+        #expect(try harness.use() == .prompt(5))
+        try harness.serve("1.5.0", released: harness.start.addingTimeInterval(-10 * day))
+        let other = try GateHarness()
+        try other.serve("1.5.0", released: other.start.addingTimeInterval(-10 * day))
+        #expect(try other.use() == .grace)
+        other.time.advance(days: 20)
+        #expect(try other.use() == .prompt(5))
+    }
+
+    /// 1.4.0: one run with the clock in 2076 made the release "first seen" then, and every later
+    /// run an uncounted grace use.
+    @Test func aClockFarAheadBuysNoGrace() throws {
+        let harness = try GateHarness()
+        try harness.serve("1.5.0", released: harness.start)
+        harness.time.set(harness.start.addingTimeInterval(50 * 365 * day))
+        #expect(try harness.use() == .prompt(5))
+        harness.time.set(harness.start.addingTimeInterval(day))
+        let before = harness.lookups
+        #expect(try harness.use() == .prompt(4))
+        // A clock that reads earlier than the last attempt makes a lookup due at once.
+        #expect(harness.lookups == before + 1)
+    }
+
+    @Test func anAnswerForAnotherAppNeitherResetsNorStartsAnything() throws {
+        let harness = try GateHarness()
+        try harness.serve("1.5.0")
+        #expect(try harness.use() == .grace)
+        harness.time.advance(days: 31)
+        #expect(try harness.use() == .prompt(5))
+        try harness.serve("1.4.0", trackID: 43)  // "up to date" from somebody else's app
+        harness.time.advance(days: 2)
+        let report = try harness.makeGate().check()
+        #expect(report.lookupError?.localizedDescription.contains("not app id 42") == true)
+        #expect(try harness.use() == .prompt(4))
+    }
+
+    @Test func closeAfterDaysClosesWhateverTheCount() throws {
+        let harness = try GateHarness(closeAfterDays: 10)
+        try harness.serve("1.5.0")
+        #expect(try harness.use() == .grace)
+        harness.time.advance(days: 31)
+        #expect(try harness.use() == .prompt(5))
+        harness.time.advance(days: 10)
+        #expect(try harness.use() == .refused)
+    }
+
+    // MARK: Two copies
+
+    func closeToTwoLeft(_ harness: GateHarness) throws {
+        try harness.serve("1.5.0")
+        #expect(try harness.use() == .grace)
+        harness.time.advance(days: 31)
+        #expect(try harness.use() == .prompt(5))
+        #expect(try harness.use() == .prompt(4))
+        #expect(try harness.use() == .prompt(3))
+    }
+
+    var copies: (GateHarness) -> [String] {
+        { [$0.stateFolder + "/state.sqlite", $0.directory.statePath] }
+    }
+
+    func remove(_ path: String) {
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    }
+
+    @Test(arguments: [0, 1])
+    func eitherCopyDeletedIsRestoredFromTheOther(index: Int) throws {
+        let harness = try GateHarness()
+        try closeToTwoLeft(harness)
+        remove(copies(harness)[index])
+        let gate = try harness.makeGate()
+        #expect(try gate.authorizeUse().decision == .prompt(usesLeft: 2))
+        #expect(gate.stateNotes.contains { $0.contains("was missing") })
+        #expect(FileManager.default.fileExists(atPath: copies(harness)[index]))
+    }
+
+    /// 1.4.0: copy `state.sqlite` while open, copy it back once closed, and it was open again.
+    @Test(arguments: [0, 1])
+    func aCopyRolledBackLosesToTheNewerGeneration(index: Int) throws {
+        let harness = try GateHarness()
+        try closeToTwoLeft(harness)
+        let path = copies(harness)[index]
+        let saved = harness.root.file("saved.sqlite")
+        _ = try harness.makeGate().status()  // checkpoint-free copy: the WAL is folded in below
+        try FileManager.default.copyItem(atPath: path, toPath: saved)
+        for suffix in ["-wal", "-shm"] where FileManager.default.fileExists(atPath: path + suffix) {
+            try FileManager.default.copyItem(atPath: path + suffix, toPath: saved + suffix)
+        }
+        #expect(try harness.use() == .prompt(2))
+        #expect(try harness.use() == .prompt(1))
+        #expect(try harness.use() == .refused)
+        remove(path)
+        for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: saved + suffix) {
+            try FileManager.default.copyItem(atPath: saved + suffix, toPath: path + suffix)
+        }
+        let gate = try harness.makeGate()
+        #expect(throws: GateClosedError.self) { try gate.authorizeUse() }
+        #expect(gate.stateNotes.contains { $0.contains("disagreed") })
+    }
+
+    @Test func bothCopiesDamagedFailClosedUntilALookup() throws {
+        let harness = try GateHarness()
+        try closeToTwoLeft(harness)
+        try FileManager.default.createDirectory(atPath: harness.directory.regionsPath, withIntermediateDirectories: true)
+        try Data("a region".utf8).write(to: URL(fileURLWithPath: harness.directory.regionPath("r")))
+        for path in copies(harness) {
+            remove(path)
+            try Data(repeating: 0x41, count: 8192).write(to: URL(fileURLWithPath: path))
+        }
+        // Offline: refused without counting, with the reason.
+        try harness.serve(nil)
+        let error = #expect(throws: GateRecoveryError.self) { try harness.makeGate().authorizeUse() }
+        #expect(error.map { ExitCode.forError($0) } == 69)
+        // Online, the release (no date in this answer) counts as past its grace: no uses left.
+        try harness.serve("1.5.0")
+        #expect(try harness.use() == .refused)
+    }
+
+    @Test func bothCopiesLostWithARecentReleaseKeepTheGrace() throws {
+        let harness = try GateHarness()
+        try FileManager.default.createDirectory(atPath: harness.directory.regionsPath, withIntermediateDirectories: true)
+        try Data("a region".utf8).write(to: URL(fileURLWithPath: harness.directory.regionPath("r")))
+        try harness.serve("1.5.0", released: harness.start.addingTimeInterval(-3 * day))
+        #expect(try harness.use() == .grace)
+        #expect(try harness.makeGate().status().record.isRecovering == false)
+    }
+
+    @Test func aNewUserWithNothingInstalledStartsAsBefore() throws {
+        let harness = try GateHarness()
+        try harness.serve(nil)
+        #expect(try harness.use() == .open)
+    }
+
+    // MARK: Trusted time
+
+    /// An HTTPS answer's `Date` ahead of a clock the user set back: the gate goes by the `Date`.
+    @Test func trustedTimeAheadOfTheLocalClockWins() throws {
+        let store = try HTTPSStoreOrigin()
+        let harness = try GateHarness()
+        harness.settings.lookupURL = store.lookupURL
+        harness.settings.lookupCAFile = store.certificate
+        try store.answer(version: "1.5.0", trackID: 42, released: harness.start, date: harness.start.addingTimeInterval(40 * day))
+        #expect(try harness.use() == .prompt(5))
+        let report = try harness.makeGate().status()
+        #expect(report.record.latestClock == harness.start.addingTimeInterval(40 * day))
+    }
+
+    /// A clock pushed far ahead (before the release was seen) is pulled back by trusted time, so
+    /// the grace ends when it should and not 30 days after 2076.
+    @Test func trustedTimeBehindAFutureClockReplacesTheHighWaterMark() throws {
+        let store = try HTTPSStoreOrigin()
+        let harness = try GateHarness()
+        harness.settings.lookupURL = store.lookupURL
+        harness.settings.lookupCAFile = store.certificate
+        harness.time.set(harness.start.addingTimeInterval(50 * 365 * day))
+        try store.answer(version: "1.4.0", trackID: 42, date: harness.start)
+        #expect(try harness.use() == .open)
+        // The clock is right again; the release appears. Without trusted time it would be
+        // "first seen" in 2076 (the high-water mark) and in grace for 50 years.
+        harness.time.set(harness.start.addingTimeInterval(day))
+        try store.answer(version: "1.5.0", trackID: 42, date: harness.start.addingTimeInterval(day))
+        #expect(try harness.use() == .grace)
+        let report = try harness.makeGate().status()
+        #expect(report.record.firstSeen == harness.start.addingTimeInterval(day))
+        // Offline with the clock right again: the grace ends 30 days after the trusted sighting.
+        harness.settings.lookupURL = "http://127.0.0.1:1/lookup"
+        harness.time.set(harness.start.addingTimeInterval(20 * day))
+        #expect(try harness.use() == .grace)
+        harness.time.set(harness.start.addingTimeInterval(32 * day))
+        #expect(try harness.use() == .prompt(5))
+    }
+}

@@ -1,0 +1,130 @@
+import Foundation
+import MapGate
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The managed policy: honoured only when root's alone, strict about its keys.
+@Suite struct ManagedPolicyTests {
+    let work: TemporaryDirectory
+    let nobody: uid_t = 65534
+
+    init() throws {
+        work = try TemporaryDirectory()
+    }
+
+    func policy(_ json: String, name: String = "policy.json") throws -> String {
+        try work.write(name, json)
+    }
+
+    @Test func everyKeyReplacesTheProfile() throws {
+        let path = try policy(
+            """
+            {"appID": 7, "bundleID": "com.example.maps", "country": "KR", "lookupURL": "http://127.0.0.1:9/l",
+             "lookupCAFile": "/etc/ca.pem", "graceDays": 10, "maxPrompts": 3, "checkIntervalHours": 1.5,
+             "closeAfterDays": 60, "catalogURL": "file:///srv/c.json",
+             "trustedKeys": ["RWQf6LRCGA9i53mlYecO4IzT51TGPpvWucNSCh1CBM0QTaLn73Y7GFO3"], "requireSignedCatalog": false}
+            """)
+        let settings = try ManagedPolicy.apply(path: path, mustExist: true)
+        #expect(settings.appID == 7)
+        #expect(settings.bundleID == "com.example.maps")
+        #expect(settings.country == "kr")
+        #expect(settings.lookupURL == "http://127.0.0.1:9/l")
+        #expect(settings.lookupCAFile == "/etc/ca.pem")
+        #expect(settings.graceDays == 10)
+        #expect(settings.maxPrompts == 3)
+        #expect(settings.checkIntervalHours == 1.5)
+        #expect(settings.closeAfterDays == 60)
+        #expect(settings.catalogURL == "file:///srv/c.json")
+        #expect(settings.trustedKeys.count == 1)
+        #expect(settings.requireSignedCatalog == false)
+    }
+
+    @Test func noFileMeansTheProfileUnlessNamed() throws {
+        #expect(try ManagedPolicy.apply(path: work.file("none.json"), mustExist: false) == ProductProfile.settings)
+        #expect(throws: ConfigurationError.self) { try ManagedPolicy.apply(path: work.file("none.json"), mustExist: true) }
+    }
+
+    @Test(arguments: [
+        (#"{"checkIntervalHours": 8760}"#, "checkIntervalHours", "out of range"),
+        (#"{"maxPrompts": 1000}"#, "maxPrompts", "out of range"),
+        (#"{"graceDays": 3650}"#, "graceDays", "out of range"),
+        (#"{"graceDays": true}"#, "graceDays", "must be an integer"),
+        (#"{"requireSignedCatalog": "no"}"#, "requireSignedCatalog", "must be true or false"),
+        (#"{"trustedKeys": ["nope"]}"#, "trustedKeys", "invalid value"),
+        (#"{"lookupURL": "file:///etc/lookup.json"}"#, "lookupURL", "not an absolute"),
+        (#"{"maxPrompt": 3}"#, "maxPrompt", "unknown key"),
+    ])
+    func badValueNamesTheKey(json: String, key: String, reason: String) throws {
+        let path = try policy(json)
+        let error = #expect(throws: ConfigurationError.self) { try ManagedPolicy.apply(path: path, mustExist: true) }
+        #expect(error?.key == key)
+        #expect(error?.reason.contains(reason) == true, "\(error?.reason ?? "")")
+        #expect(error?.localizedDescription.hasPrefix("managed policy \(path):") == true)
+    }
+
+    @Test func gateSettingsNeverLookUpLessThanDaily() {
+        #expect(GateSettings(checkIntervalHours: 10_000).checkIntervalHours == 24)
+    }
+
+    // MARK: Ownership (the temporary folder is root's: the tests run as root)
+
+    @Test(.enabled(if: geteuid() == 0, "chown needs root (CI runs as root)"))
+    func rootOwnedFileInRootOwnedFoldersIsHonoured() throws {
+        let path = try policy(#"{"maxPrompts": 2}"#)
+        #expect(try ManagedPolicy.apply(path: path, mustExist: true).maxPrompts == 2)
+    }
+
+    @Test(.enabled(if: geteuid() == 0, "chown needs root (CI runs as root)"))
+    func fileOwnedBySomebodyElseIsRefused() throws {
+        let path = try policy(#"{"maxPrompts": 100}"#)
+        #expect(chown(path, nobody, gid_t(nobody)) == 0)
+        let error = #expect(throws: ConfigurationError.self) { try ManagedPolicy.apply(path: path, mustExist: true) }
+        #expect(error?.reason.contains("\(path) is owned by uid 65534, not root") == true, "\(error?.reason ?? "")")
+    }
+
+    @Test(.enabled(if: geteuid() == 0, "chmod of root's files needs root"), arguments: [0o664, 0o646])
+    func fileWritableByOthersIsRefused(mode: Int) throws {
+        let path = try policy("{}")
+        #expect(chmod(path, mode_t(mode)) == 0)
+        let error = #expect(throws: ConfigurationError.self) { try ManagedPolicy.apply(path: path, mustExist: true) }
+        #expect(error?.reason.contains("writable by") == true, "\(error?.reason ?? "")")
+    }
+
+    @Test(.enabled(if: geteuid() == 0, "chown needs root (CI runs as root)"))
+    func folderOwnedOrWritableBySomebodyElseIsRefused() throws {
+        let folder = work.file("etc")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let path = try policy("{}", name: "etc/policy.json")
+        #expect(chmod(folder, 0o775) == 0)
+        let group = #expect(throws: ConfigurationError.self) { try ManagedPolicy.apply(path: path, mustExist: true) }
+        #expect(group?.reason.contains("\(folder) is writable by group") == true, "\(group?.reason ?? "")")
+        #expect(chmod(folder, 0o755) == 0)
+        #expect(chown(folder, nobody, gid_t(nobody)) == 0)
+        let owner = #expect(throws: ConfigurationError.self) { try ManagedPolicy.apply(path: path, mustExist: true) }
+        #expect(owner?.reason.contains("\(folder) is owned by uid 65534") == true)
+        // A sticky folder writable by all (like /tmp) is fine: nobody can replace root's file in it.
+        #expect(chown(folder, 0, 0) == 0)
+        #expect(chmod(folder, 0o1777) == 0)
+        #expect(try ManagedPolicy.apply(path: path, mustExist: true) == ProductProfile.settings)
+        #expect(chmod(folder, 0o777) == 0)
+        #expect(throws: ConfigurationError.self) { try ManagedPolicy.apply(path: path, mustExist: true) }
+    }
+
+    @Test(.enabled(if: geteuid() == 0, "chown needs root (CI runs as root)"))
+    func symlinkIsJudgedByWhatItLeadsTo() throws {
+        let theirs = try policy(#"{"maxPrompts": 100}"#, name: "theirs.json")
+        #expect(chown(theirs, nobody, gid_t(nobody)) == 0)
+        let link = work.file("link.json")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: theirs)
+        let error = #expect(throws: ConfigurationError.self) { try ManagedPolicy.apply(path: link, mustExist: true) }
+        #expect(error?.reason.contains("owned by uid 65534") == true)
+        let roots = try policy(#"{"maxPrompts": 2}"#, name: "roots.json")
+        let good = work.file("good.json")
+        try FileManager.default.createSymbolicLink(atPath: good, withDestinationPath: roots)
+        #expect(try ManagedPolicy.apply(path: good, mustExist: true).maxPrompts == 2)
+    }
+}
