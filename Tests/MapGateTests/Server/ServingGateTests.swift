@@ -22,14 +22,55 @@ import Testing
         Gate(store: try harness.gateStore(clock: time.clock), settings: settings, clock: time.clock, installed: try AppVersion("1.4.0"))
     }
 
-    func startServer() throws -> TileServer {
+    func startServer(events: EventLog? = nil) throws -> TileServer {
         let harness = harness
         let settings = settings
         let clock = time.clock
         return try TileServer(
             library: harness.library, authorization: try makeGate().authorizeUse(), settings: HTTPServer.Settings(),
             leafletPath: "/nonexistent", gateRefresh: 0.05,
-            makeGate: { Gate(store: try harness.gateStore(clock: clock), settings: settings, clock: clock, installed: try AppVersion("1.4.0")) })
+            makeGate: {
+                Gate(store: try harness.gateStore(clock: clock, busyTimeout: 0.05), settings: settings, clock: clock, installed: try AppVersion("1.4.0"))
+            },
+            onGateEvent: { events?.append($0) })
+    }
+
+    /// What the monitor told the server's command, in order.
+    final class EventLog: @unchecked Sendable {
+        private let lock = NSLock()
+        private var events: [String] = []  // guarded by `lock`
+        func append(_ event: GateMonitor.Event) {
+            let text: String
+            switch event {
+            case .counted(_, let left): text = "counted \(left)"
+            case .lastDay: text = "last day"
+            case .closed: text = "closed"
+            case .failing(let reason): text = "failing: \(reason)"
+            case .recovered: text = "recovered"
+            }
+            lock.withLock { events.append(text) }
+        }
+        var all: [String] { lock.withLock { events } }
+    }
+
+    /// 1.4.0: any SQLite client holding `BEGIN IMMEDIATE` on the state kept a server serving for
+    /// months, its monitor swallowing the error. Now it fails closed with a 503 until it can check.
+    @Test func serverFailsClosedWhileTheStateIsLocked() throws {
+        let events = EventLog()
+        let server = try startServer(events: events)
+        defer { server.stop() }
+        #expect(try status(server, "/plain/0/0/0.png").status == 200)
+        let holder = try SQLiteDatabase(path: harness.directory.statePath, mode: .readWriteCreate)
+        try holder.execute("BEGIN IMMEDIATE")
+        #expect(try waitFor { try status(server, "/plain/0/0/0.png").status == 503 })
+        let refused = try status(server, "/plain.json")
+        #expect(refused.status == 503)
+        #expect(refused.header("Retry-After") != nil)
+        #expect(String(decoding: refused.body, as: UTF8.self).contains("gate-unavailable"))
+        #expect(events.all.contains { $0.hasPrefix("failing: ") })
+        try holder.execute("ROLLBACK")
+        #expect(try waitFor { try status(server, "/plain/0/0/0.png").status == 200 })
+        #expect(try waitFor { events.all.last == "recovered" })
     }
 
     func status(_ server: TileServer, _ path: String) throws -> HTTPResponse {
@@ -88,12 +129,16 @@ import Testing
         settings.maxPrompts = 1
         #expect(try makeGate().check().phase != .upToDate)
         time.advance(days: 30.5)
-        let server = try startServer()  // the last use: it runs, as any command's last use does
+        let events = EventLog()
+        let server = try startServer(events: events)  // the last use: it runs, as any command's last use does
         defer { server.stop() }
         Thread.sleep(forTimeInterval: 0.3)
         #expect(try status(server, "/plain/0/0/0.png").status == 200)
+        #expect(events.all.contains("last day"))
+        #expect(!events.all.contains("closed"))  // it says what is true: serving its last day
         #expect(throws: GateClosedError.self) { try makeGate().authorizeUse() }  // a new start is refused
         time.advance(days: 1.01)
         #expect(try waitFor { try status(server, "/plain/0/0/0.png").status == 403 })
+        #expect(try waitFor { events.all.last == "closed" })
     }
 }

@@ -29,8 +29,8 @@ final class SyncHarness: @unchecked Sendable {
     }
 
     /// The gate's copies: the harness's own state folder and the data directory.
-    func gateStore(clock: Clock = .system) throws -> GateStore {
-        try GateStore(stateFolder: work.file("state"), directory: directory, clock: clock)
+    func gateStore(clock: Clock = .system, busyTimeout: Double = 10) throws -> GateStore {
+        try GateStore(stateFolder: work.file("state"), directory: directory, clock: clock, busyTimeout: busyTimeout)
     }
 
     func authorization() throws -> GateAuthorization {
