@@ -1,0 +1,57 @@
+import Foundation
+
+/// What apply needs to know about a delta file attached to the connection.
+struct DeltaFile {
+    let baseHash: String
+    let targetHash: String
+    /// `SELECT zoom_level, tile_column, tile_row, tile_data` over the delta's rows, NULL data for removals.
+    let rowsSQL: String
+
+    static func inspect(in database: SQLiteDatabase, schema: String, path: String) throws -> DeltaFile {
+        let objects = try TileStoreLayout.objectTypes(in: database, schema: schema, path: path)
+        guard objects["metadata"] != nil else {
+            throw DeltaError(path: path, reason: .notADelta("no metadata table"))
+        }
+        if objects["bsdiffraw"] != nil || objects["bsdiffrawgz"] != nil {
+            throw DeltaError(
+                path: path, reason: .unsupported("binary-diff deltas (martin's --patch-type bin-diff-*) are not supported"))
+        }
+        var hashes: [String] = []
+        for key in [MBTilesDelta.beforeApplyKey, MBTilesDelta.afterApplyKey] {
+            guard let value = try TileStoreLayout.metadataValue(key, in: database, schema: schema) else {
+                throw DeltaError(path: path, reason: .notADelta("no \(key) in its metadata"))
+            }
+            // Newer martin can hash with fnv1a, xxh64 or xxh3 (its hash_algorithm key); those
+            // values are not 32 hex digits and end up here.
+            guard value.count == 32, value.allSatisfy(\.isHexDigit) else {
+                throw DeltaError(path: path, reason: .notADelta("\(key) is \"\(value)\", not an MD5 hash"))
+            }
+            hashes.append(value.uppercased())
+        }
+        return DeltaFile(baseHash: hashes[0], targetHash: hashes[1], rowsSQL: try rowsSQL(in: database, schema: schema, objects: objects, path: path))
+    }
+
+    /// martin writes a delta in its base's layout; removals in a normalized one are `map` rows
+    /// without an image, which the `tiles` view (an inner join) would hide.
+    private static func rowsSQL(
+        in database: SQLiteDatabase, schema: String, objects: [String: String], path: String
+    ) throws -> String {
+        let coordinates = TileStoreLayout.coordinateColumns
+        if objects["map"] == "table", objects["images"] == "table",
+            try TileStoreLayout.columns(of: "map", in: database, schema: schema).isSuperset(of: coordinates.union(["tile_id"])),
+            try TileStoreLayout.columns(of: "images", in: database, schema: schema).isSuperset(of: ["tile_id", "tile_data"])
+        {
+            return """
+                SELECT m.zoom_level AS zoom_level, m.tile_column AS tile_column, m.tile_row AS tile_row,
+                       i.tile_data AS tile_data
+                FROM "\(schema)".map AS m LEFT JOIN "\(schema)".images AS i ON i.tile_id = m.tile_id
+                """
+        }
+        for table in ["tiles_with_hash", "tiles"] where objects[table] != nil {
+            guard try TileStoreLayout.columns(of: table, in: database, schema: schema).isSuperset(of: coordinates.union(["tile_data"]))
+            else { continue }
+            return "SELECT zoom_level, tile_column, tile_row, tile_data FROM \"\(schema)\".\(table)"
+        }
+        throw DeltaError(path: path, reason: .notADelta("no tiles table with zoom_level, tile_column, tile_row and tile_data"))
+    }
+}

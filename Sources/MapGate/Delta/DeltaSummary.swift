@@ -1,0 +1,33 @@
+/// What a tile delta holds: the hashes it goes from and to, and how many tiles and metadata
+/// entries it writes or removes.
+public struct DeltaSummary: Sendable, Equatable {
+    /// `agg_tiles_hash_before_apply`: the hash of the tileset the delta applies to.
+    public let baseHash: String
+    /// `agg_tiles_hash_after_apply`: the hash of the tileset it gives.
+    public let targetHash: String
+    /// Tiles added or changed.
+    public let tilesWritten: Int
+    /// Tiles removed (rows with NULL `tile_data`).
+    public let tilesRemoved: Int
+    /// Metadata entries added or changed (the three hash keys not counted).
+    public let metadataWritten: Int
+    /// Metadata entries removed (rows with NULL `value`).
+    public let metadataRemoved: Int
+
+    public init(
+        baseHash: String, targetHash: String, tilesWritten: Int, tilesRemoved: Int, metadataWritten: Int,
+        metadataRemoved: Int
+    ) {
+        self.baseHash = baseHash
+        self.targetHash = targetHash
+        self.tilesWritten = tilesWritten
+        self.tilesRemoved = tilesRemoved
+        self.metadataWritten = metadataWritten
+        self.metadataRemoved = metadataRemoved
+    }
+
+    /// Whether the delta changes nothing.
+    public var isEmpty: Bool {
+        tilesWritten == 0 && tilesRemoved == 0 && metadataWritten == 0 && metadataRemoved == 0
+    }
+}

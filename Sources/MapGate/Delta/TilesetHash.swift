@@ -1,0 +1,55 @@
+import Foundation
+
+/// martin's `agg_tiles_hash` of an MBTiles tileset, with the number of tiles it covers.
+///
+/// Defined by martin's `mbtiles` tool (`calc_agg_tiles_hash`) as
+/// `md5_concat_hex(CAST(zoom_level AS TEXT), CAST(tile_column AS TEXT), CAST(tile_row AS TEXT),
+/// tile_data ORDER BY zoom_level, tile_column, tile_row)` over the `tiles` table or view, in upper
+/// case, where NULL values are skipped and an empty tileset hashes to the MD5 of nothing. Computed
+/// here by reading the rows in that order and feeding MD5 in Swift, which gives the same bytes
+/// without needing SQLite 3.44's ordered aggregates.
+public struct TilesetHash: Sendable, Equatable, CustomStringConvertible {
+    /// The hash of a tileset with no tiles (the MD5 of no bytes).
+    public static let emptyHex = "D41D8CD98F00B204E9800998ECF8427E"
+
+    /// 32 upper-case hex digits.
+    public let hex: String
+    /// How many rows of `tiles` were hashed.
+    public let tileCount: Int
+    /// How many of them have a NULL `tile_data`.
+    public let nullTileCount: Int
+
+    public var description: String { hex }
+
+    /// Hashes the tiles of the MBTiles file at `path`, read through its `tiles` table or view.
+    public static func compute(ofFileAt path: String) throws -> TilesetHash {
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw DeltaError(path: path, reason: .missingFile)
+        }
+        let database = try SQLiteDatabase(path: path, mode: .readOnly)
+        return try compute(in: database, schema: "main", path: path)
+    }
+
+    /// Hashes `schema.tiles` on an open connection (the main database or an attached one), inside
+    /// whatever transaction is open, so that it sees uncommitted changes.
+    static func compute(in database: SQLiteDatabase, schema: String, path: String) throws -> TilesetHash {
+        try TileStoreLayout.requireMBTiles(in: database, schema: schema, path: path)
+        let statement = try database.prepare(
+            """
+            SELECT CAST(zoom_level AS TEXT), CAST(tile_column AS TEXT), CAST(tile_row AS TEXT), tile_data,
+                   typeof(tile_data) IN ('integer', 'real')
+            FROM "\(schema)".tiles ORDER BY zoom_level, tile_column, tile_row
+            """)
+        let hasher = TilesetHasher()
+        while try statement.step() {
+            if statement.int(4) != 0 {
+                let tile = [0, 1, 2].map { statement.text($0) ?? "NULL" }.joined(separator: "/")
+                throw DeltaError(
+                    path: path, reason: .unsupported(
+                        "tile \(tile) has a number as tile_data, not bytes: agg_tiles_hash is not defined for it"))
+            }
+            hasher.addRow(of: statement)
+        }
+        return hasher.finalize()
+    }
+}

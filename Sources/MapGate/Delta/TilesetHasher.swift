@@ -1,0 +1,57 @@
+import Foundation
+
+/// Computes martin's `agg_tiles_hash` incrementally, from tiles handed over one by one in
+/// (zoom, column, row) order: for example while a tileset is written, so that no second pass over
+/// the file is needed.
+///
+/// The hash is MD5 over, for each tile in order, the decimal text of `zoom_level`, `tile_column`
+/// and `tile_row` followed by the `tile_data` bytes, with no separators (a NULL `tile_data`
+/// contributes nothing). See ``TilesetHash``. Not `Sendable`: it owns a digest context.
+public final class TilesetHasher {
+    private let md5 = MD5Hasher()
+    private var last: (zoom: Int, column: Int, row: Int)?
+    public private(set) var tileCount = 0
+    public private(set) var nullTileCount = 0
+
+    public init() {}
+
+    /// Adds one tile. `row` is the TMS row as MBTiles stores it; `data` nil stands for a NULL
+    /// `tile_data`. Throws when the tile does not come strictly after the previous one.
+    public func add(zoom: Int, column: Int, row: Int, data: Data?) throws {
+        if let last, !(last < (zoom, column, row)) {
+            throw DeltaError(
+                path: "agg_tiles_hash", reason: .outOfOrder(
+                    "\(zoom)/\(column)/\(row) after \(last.zoom)/\(last.column)/\(last.row); "
+                        + "tiles must come in increasing (zoom_level, tile_column, tile_row) order, each once"))
+        }
+        last = (zoom, column, row)
+        for number in [zoom, column, row] {
+            Array(String(number).utf8).withUnsafeBytes { md5.update($0) }
+        }
+        if let data {
+            data.withUnsafeBytes { md5.update($0) }
+        } else {
+            nullTileCount += 1
+        }
+        tileCount += 1
+    }
+
+    /// Adds the row a statement stands on: columns 0–2 are the coordinates already rendered as
+    /// text by SQLite, column 3 is `tile_data`. The statement's ORDER BY guarantees the order.
+    func addRow(of statement: SQLiteStatement) {
+        for column in Int32(0)..<4 {
+            statement.withBlob(column) { md5.update($0) }
+        }
+        if statement.isNull(3) { nullTileCount += 1 }
+        tileCount += 1
+    }
+
+    /// The hash of everything added so far. The hasher starts afresh afterwards.
+    public func finalize() -> TilesetHash {
+        let hash = TilesetHash(hex: md5.finalizeHex(), tileCount: tileCount, nullTileCount: nullTileCount)
+        last = nil
+        tileCount = 0
+        nullTileCount = 0
+        return hash
+    }
+}

@@ -1,0 +1,305 @@
+import Foundation
+import MapGate
+import TestSupport
+import Testing
+
+extension DeltaTests {
+    @Suite struct MBTilesDeltaTests {
+        typealias Files = DeltaTestFiles
+
+        // MARK: - martin's format
+
+        /// `make` of martin's v1 and v2 gives exactly the diff martin's `mbtiles diff` records.
+        @Test(arguments: [(Files.Layout.martinFlat, Files.Layout.martinFlat), (.normalized, .flat), (.flat, .martinNormalized)])
+        func reproducesMartinsDiff(baseLayout: Files.Layout, targetLayout: Files.Layout) throws {
+            let directory = try TemporaryDirectory()
+            let v1 = directory.file("v1.mbtiles")
+            let v2 = directory.file("v2.mbtiles")
+            try Files.write(v1, layout: baseLayout, tiles: MartinSnapshots.v1Tiles, metadata: MartinSnapshots.v1Metadata)
+            try Files.write(v2, layout: targetLayout, tiles: MartinSnapshots.v2Tiles, metadata: MartinSnapshots.v2Metadata)
+            let delta = directory.file("dif.mbtiles")
+            let summary = try MBTilesDelta.make(from: v1, to: v2, output: delta)
+
+            #expect(try Files.tiles(of: delta) == MartinSnapshots.difTiles)
+            #expect(try Files.metadata(of: delta) == MartinSnapshots.difMetadata)
+            #expect(
+                summary == DeltaSummary(
+                    baseHash: MartinSnapshots.v1Hash, targetHash: MartinSnapshots.v2Hash, tilesWritten: 6, tilesRemoved: 3,
+                    metadataWritten: 2, metadataRemoved: 1))
+            // martin's flat schema: a tiles table keyed by the coordinates, a metadata table keyed by name.
+            let database = try SQLiteDatabase(path: delta, mode: .readOnly)
+            let schema = try database.query("SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view') ORDER BY name") {
+                "\($0.text(0) ?? "") \($0.text(1) ?? "")"
+            }
+            #expect(schema == ["metadata table", "tiles table"])
+        }
+
+        /// A diff as martin writes it (flat, or normalized with its '' / NULL removal rows) applies to
+        /// v1 in either layout and gives v2, metadata and stored hash included.
+        @Test(arguments: [
+            (Files.Layout.martinFlat, Files.Layout.flat), (.martinFlat, .normalized), (.martinNormalized, .martinFlat),
+            (.martinNormalized, .normalized), (.martinFlat, .martinFlatWithHash),
+        ])
+        func appliesMartinsDiff(deltaLayout: Files.Layout, baseLayout: Files.Layout) throws {
+            let directory = try TemporaryDirectory()
+            let base = directory.file("v1.mbtiles")
+            let delta = directory.file("dif.mbtiles")
+            try Files.write(base, layout: baseLayout, tiles: MartinSnapshots.v1Tiles, metadata: MartinSnapshots.v1Metadata)
+            try Files.write(delta, layout: deltaLayout, tiles: MartinSnapshots.difTiles, metadata: MartinSnapshots.difMetadata)
+
+            let summary = try MBTilesDelta.apply(delta: delta, to: base)
+
+            #expect(try Files.tiles(of: base) == MartinSnapshots.v2Tiles)
+            #expect(try Files.metadata(of: base) == MartinSnapshots.v2Metadata)
+            #expect(summary.tilesWritten == 6 && summary.tilesRemoved == 3)
+            #expect(summary.metadataWritten == 2 && summary.metadataRemoved == 1)
+            #expect(try TilesetHash.compute(ofFileAt: base).hex == MartinSnapshots.v2Hash)
+            if baseLayout == .normalized { try Self.expectNoOrphanImages(base) }
+        }
+
+        /// Into martin's flat-with-hash layout, each new tile gets the MD5 martin's own snapshot
+        /// records for it (`copy__databases@hash__v2.snap`).
+        @Test func flatWithHashBaseGetsMartinsTileHashes() throws {
+            let directory = try TemporaryDirectory()
+            let base = directory.file("v1.mbtiles")
+            let delta = directory.file("dif.mbtiles")
+            try Files.write(base, layout: .martinFlatWithHash, tiles: MartinSnapshots.v1Tiles, metadata: MartinSnapshots.v1Metadata)
+            try Files.write(delta, layout: .martinFlat, tiles: MartinSnapshots.difTiles, metadata: MartinSnapshots.difMetadata)
+
+            try MBTilesDelta.apply(delta: delta, to: base)
+
+            let database = try SQLiteDatabase(path: base, mode: .readOnly)
+            let hashes = try database.query(
+                "SELECT zoom_level, tile_column, tile_row, tile_hash FROM tiles_with_hash WHERE zoom_level >= 5 AND tile_column >= 1"
+            ) { (TileKey($0.int(0), $0.int(1), $0.int(2)), $0.text(3) ?? "") }
+            #expect(
+                Dictionary(uniqueKeysWithValues: hashes) == [
+                    TileKey(5, 1, 1): "FF76830FF90D79BB335884F256031731", TileKey(5, 1, 2): "99DEE0E66806ECF1C20C09F64B2C0A34",
+                    TileKey(5, 1, 3): "D41D8CD98F00B204E9800998ECF8427E", TileKey(5, 3, 7): "22AF645D1859CB5CA6DA0C484F1F37EA",
+                    TileKey(5, 3, 8): "22AF645D1859CB5CA6DA0C484F1F37EA", TileKey(6, 1, 4): "03132BFACDB00CC63D6B7DD98D974DD5",
+                ])
+            #expect(try Files.tiles(of: base) == MartinSnapshots.v2Tiles)
+        }
+
+        // MARK: - Round trips
+
+        @Test(arguments: [(Files.Layout.flat, Files.Layout.flat, true), (.flat, .flat, false), (.normalized, .flat, true), (.flat, .normalized, false), (.normalized, .normalized, true)])
+        func makeThenApplyGivesTheTarget(baseLayout: Files.Layout, targetLayout: Files.Layout, png: Bool) throws {
+            let directory = try TemporaryDirectory()
+            let baseTiles = Files.pyramid(maxZoom: 4, png: png, seed: 3)
+            let targetTiles = Self.edited(baseTiles, png: png, seed: 4)
+            let base = directory.file("base.mbtiles")
+            let target = directory.file("target.mbtiles")
+            try Files.write(base, layout: baseLayout, tiles: baseTiles, metadata: Self.baseMetadata)
+            try Files.write(target, layout: targetLayout, tiles: targetTiles, metadata: Self.targetMetadata)
+            let delta = directory.file("delta.mbtiles")
+
+            let made = try MBTilesDelta.make(from: base, to: target, output: delta)
+            let copy = try Files.copy(base, to: directory, as: "copy.mbtiles")
+            let applied = try MBTilesDelta.apply(delta: delta, to: copy)
+
+            let result = try Files.tiles(of: copy)
+            #expect(result.count == targetTiles.count)
+            #expect(result == targetTiles, "tiles differ from the target's")
+            #expect(try Files.metadataWithoutHashes(of: copy) == Files.metadataWithoutHashes(of: target))
+            let targetHash = try TilesetHash.compute(ofFileAt: target).hex
+            #expect(try Files.metadata(of: copy)[MBTilesDelta.hashKey] == .some(targetHash))
+            #expect(made == applied)
+            #expect(made.targetHash == targetHash)
+            #expect(made.tilesRemoved == 20 && made.tilesWritten == 40 + 64)
+            #expect(made.metadataWritten == 2 && made.metadataRemoved == 1)
+            // The delta holds only the differences.
+            #expect(try Files.tiles(of: delta).count == 20 + 40 + 64)
+            // A de-duplicated base stays de-duplicated, with no image left that no tile uses.
+            let database = try SQLiteDatabase(path: copy, mode: .readOnly)
+            let tilesType = try database.query("SELECT type FROM sqlite_master WHERE name = 'tiles'") { $0.text(0) ?? "" }
+            #expect(tilesType == [baseLayout == .flat ? "table" : "view"])
+            if baseLayout == .normalized { try Self.expectNoOrphanImages(copy) }
+        }
+
+        @Test func identicalFilesGiveAnEmptyDelta() throws {
+            let directory = try TemporaryDirectory()
+            let tiles = Files.pyramid(maxZoom: 3, png: true, seed: 5)
+            let base = directory.file("base.mbtiles")
+            let same = directory.file("same.mbtiles")
+            try Files.write(base, layout: .flat, tiles: tiles, metadata: Self.baseMetadata)
+            // The same tiles in the other layout are the same tileset.
+            try Files.write(same, layout: .normalized, tiles: tiles, metadata: Self.baseMetadata)
+            let delta = directory.file("delta.mbtiles")
+
+            let summary = try MBTilesDelta.make(from: base, to: same, output: delta)
+
+            #expect(summary.isEmpty)
+            #expect(summary.baseHash == summary.targetHash)
+            #expect(try Files.tiles(of: delta).isEmpty)
+            let hash = try TilesetHash.compute(ofFileAt: base).hex
+            #expect(
+                try Files.metadata(of: delta) == [
+                    MBTilesDelta.hashKey: TilesetHash.emptyHex, MBTilesDelta.beforeApplyKey: hash, MBTilesDelta.afterApplyKey: hash,
+                ])
+            try MBTilesDelta.apply(delta: delta, to: base)
+            #expect(try Files.tiles(of: base) == tiles)
+        }
+
+        // MARK: - Refusals
+
+        @Test func wrongBaseFailsBeforeChangingAnything() throws {
+            let directory = try TemporaryDirectory()
+            let baseTiles = Files.pyramid(maxZoom: 3, png: true, seed: 6)
+            let base = directory.file("base.mbtiles")
+            let target = directory.file("target.mbtiles")
+            let other = directory.file("other.mbtiles")
+            try Files.write(base, tiles: baseTiles, metadata: Self.baseMetadata)
+            try Files.write(target, tiles: Self.edited(baseTiles, png: true, seed: 7), metadata: Self.targetMetadata)
+            try Files.write(other, layout: .normalized, tiles: Self.edited(baseTiles, png: true, seed: 8), metadata: Self.baseMetadata)
+            let delta = directory.file("delta.mbtiles")
+            try MBTilesDelta.make(from: base, to: target, output: delta)
+            let before = try Files.fingerprint(other)
+
+            let error = #expect(throws: DeltaError.self) { try MBTilesDelta.apply(delta: delta, to: other) }
+
+            let expected = try TilesetHash.compute(ofFileAt: base).hex
+            let actual = try TilesetHash.compute(ofFileAt: other).hex
+            #expect(error == DeltaError(path: delta, reason: .baseMismatch(expected: expected, actual: actual)))
+            #expect(error?.kind == .badData)
+            #expect(error?.localizedDescription.contains("expects agg_tiles_hash \(expected), the base has \(actual)") == true)
+            #expect(try Files.fingerprint(other) == before, "the wrong base was changed")
+        }
+
+        @Test func tamperedDeltaFailsTheResultCheckAndChangesNothing() throws {
+            let directory = try TemporaryDirectory()
+            let baseTiles = Files.pyramid(maxZoom: 3, png: false, seed: 9)
+            let base = directory.file("base.mbtiles")
+            let target = directory.file("target.mbtiles")
+            try Files.write(base, layout: .normalized, tiles: baseTiles, metadata: Self.baseMetadata)
+            try Files.write(target, tiles: Self.edited(baseTiles, png: false, seed: 10), metadata: Self.targetMetadata)
+            let delta = directory.file("delta.mbtiles")
+            try MBTilesDelta.make(from: base, to: target, output: delta)
+            let tampering = try SQLiteDatabase(path: delta, mode: .readWriteCreate)
+            try tampering.execute(
+                """
+                UPDATE tiles SET tile_data = X'1F8B0800DEADBEEF' WHERE rowid =
+                    (SELECT rowid FROM tiles WHERE tile_data IS NOT NULL ORDER BY zoom_level, tile_column, tile_row LIMIT 1)
+                """)
+            let before = try Files.fingerprint(base)
+
+            let error = #expect(throws: DeltaError.self) { try MBTilesDelta.apply(delta: delta, to: base) }
+
+            guard case .resultMismatch(let expected, let actual)? = error?.reason else {
+                Issue.record("expected resultMismatch, got \(String(describing: error))")
+                return
+            }
+            #expect(expected == (try TilesetHash.compute(ofFileAt: target).hex))
+            #expect(actual != expected)
+            #expect(error?.path == delta)
+            #expect(try Files.fingerprint(base) == before, "a failed apply changed the base")
+        }
+
+        @Test func filesThatAreNoDeltaAreRefused() throws {
+            let directory = try TemporaryDirectory()
+            let base = directory.file("base.mbtiles")
+            try Files.write(base, tiles: Files.pyramid(maxZoom: 1, png: true, seed: 1), metadata: Self.baseMetadata)
+            let plain = try Files.copy(base, to: directory, as: "plain.mbtiles")
+            let noDelta = #expect(throws: DeltaError.self) { try MBTilesDelta.apply(delta: plain, to: base) }
+            #expect(noDelta == DeltaError(path: plain, reason: .notADelta("no agg_tiles_hash_before_apply in its metadata")))
+
+            let invalid = try TestPaths.shared("mbtiles/mbtileserver-invalid.mbtiles")
+            let noMetadata = #expect(throws: DeltaError.self) { try MBTilesDelta.apply(delta: invalid, to: base) }
+            #expect(noMetadata == DeltaError(path: invalid, reason: .notADelta("no metadata table")))
+
+            let badHash = directory.file("bad-hash.mbtiles")
+            try Files.write(
+                badHash, layout: .martinFlat, tiles: [:],
+                metadata: [MBTilesDelta.beforeApplyKey: "not a hash", MBTilesDelta.afterApplyKey: TilesetHash.emptyHex])
+            let notMD5 = #expect(throws: DeltaError.self) { try MBTilesDelta.apply(delta: badHash, to: base) }
+            #expect(notMD5?.reason == .notADelta("agg_tiles_hash_before_apply is \"not a hash\", not an MD5 hash"))
+
+            let binary = directory.file("bindiff.mbtiles")
+            try Files.write(binary, layout: .martinFlat, tiles: [:], metadata: MartinSnapshots.difMetadata)
+            try SQLiteDatabase(path: binary, mode: .readWriteCreate).execute("CREATE TABLE bsdiffraw (zoom_level INTEGER)")
+            let unsupported = #expect(throws: DeltaError.self) { try MBTilesDelta.apply(delta: binary, to: base) }
+            #expect(unsupported?.localizedDescription.contains("binary-diff deltas") == true)
+
+            let same = #expect(throws: DeltaError.self) { try MBTilesDelta.apply(delta: base, to: base) }
+            #expect(same?.localizedDescription.contains("are the same file") == true)
+
+            let oddView = directory.file("odd-view.mbtiles")
+            let odd = try SQLiteDatabase(path: oddView, mode: .readWriteCreate)
+            try odd.execute(
+                """
+                CREATE TABLE metadata (name TEXT, value TEXT);
+                CREATE TABLE pyramid (z INTEGER, x INTEGER, y INTEGER, bytes BLOB);
+                CREATE VIEW tiles AS SELECT z AS zoom_level, x AS tile_column, y AS tile_row, bytes AS tile_data FROM pyramid;
+                """)
+            let unknownLayout = #expect(throws: DeltaError.self) { try MBTilesDelta.apply(delta: binary, to: oddView) }
+            #expect(unknownLayout?.localizedDescription.contains("tiles is a view over tables mapgate does not know how to update") == true)
+
+            let missing = #expect(throws: DeltaError.self) { try MBTilesDelta.apply(delta: directory.file("none"), to: base) }
+            #expect(missing == DeltaError(path: directory.file("none"), reason: .missingFile))
+            #expect(missing?.kind == .io)
+        }
+
+        @Test func makeRefusesDeltasExistingOutputAndNullTiles() throws {
+            let directory = try TemporaryDirectory()
+            let base = directory.file("base.mbtiles")
+            let target = directory.file("target.mbtiles")
+            try Files.write(base, tiles: MartinSnapshots.v1Tiles, metadata: [:])
+            try Files.write(target, tiles: MartinSnapshots.v2Tiles, metadata: [:])
+            let delta = directory.file("delta.mbtiles")
+            try MBTilesDelta.make(from: base, to: target, output: delta)
+
+            let exists = #expect(throws: DeltaError.self) { try MBTilesDelta.make(from: base, to: target, output: delta) }
+            #expect(exists == DeltaError(path: delta, reason: .outputExists))
+
+            let again = directory.file("again.mbtiles")
+            let isDelta = #expect(throws: DeltaError.self) { try MBTilesDelta.make(from: base, to: delta, output: again) }
+            #expect(isDelta == DeltaError(path: delta, reason: .isADelta))
+            #expect(!FileManager.default.fileExists(atPath: again), "a failed make left its output behind")
+
+            let holes = directory.file("holes.mbtiles")
+            try Files.write(holes, tiles: MartinSnapshots.difTiles, metadata: [:])
+            let nullTiles = #expect(throws: DeltaError.self) { try MBTilesDelta.make(from: base, to: holes, output: again) }
+            #expect(nullTiles?.path == holes)
+            #expect(nullTiles?.localizedDescription.contains("3 tiles have a NULL tile_data") == true)
+            #expect(!FileManager.default.fileExists(atPath: again))
+        }
+
+        // MARK: - Helpers
+
+        static let baseMetadata: [String: String?] = [
+            "name": "region", "format": "png", "description": "to be removed", "version": "1",
+        ]
+        static let targetMetadata: [String: String?] = [
+            "name": "region", "format": "png", "version": "2", "attribution": "© contributors",
+        ]
+
+        /// The base's tiles with 40 changed, 20 removed (none of them changed) and the 64 tiles of
+        /// zoom 5's first 8 × 8 block added.
+        static func edited(_ tiles: [TileKey: Data?], png: Bool, seed: UInt64) -> [TileKey: Data?] {
+            var generator = SeededGenerator(seed: seed)
+            var result = tiles
+            let keys = tiles.keys.sorted().shuffled(using: &generator)
+            for key in keys.prefix(40) {
+                result[key] = .some(Files.tileBytes(png: png, size: Int.random(in: 20...300, using: &generator), using: &generator))
+            }
+            for key in keys.dropFirst(40).prefix(20) { result[key] = nil }
+            for column in 0..<8 {
+                for row in 0..<8 {
+                    result[TileKey(5, column, row)] = .some(Files.tileBytes(png: png, size: 50, using: &generator))
+                }
+            }
+            return result
+        }
+
+        static func expectNoOrphanImages(_ path: String) throws {
+            expectNoOrphanImagesIn(try SQLiteDatabase(path: path, mode: .readOnly))
+        }
+
+        static func expectNoOrphanImagesIn(_ database: SQLiteDatabase) {
+            let orphans = try? database.query(
+                "SELECT count(*) FROM images WHERE tile_id NOT IN (SELECT tile_id FROM map WHERE tile_id IS NOT NULL)"
+            ) { $0.int(0) }
+            #expect(orphans == [0], "images no tile uses are left in \(database.path)")
+        }
+    }
+}

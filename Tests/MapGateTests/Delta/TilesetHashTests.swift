@@ -1,0 +1,124 @@
+import Foundation
+import MapGate
+import TestSupport
+import Testing
+
+extension DeltaTests {
+    @Suite struct TilesetHashTests {
+        /// martin's own published values for its test databases (see ``MartinSnapshots``).
+        @Test(arguments: [
+            ("v1", MartinSnapshots.v1Tiles, MartinSnapshots.v1Hash),
+            ("v2", MartinSnapshots.v2Tiles, MartinSnapshots.v2Hash),
+            ("dif", MartinSnapshots.difTiles, MartinSnapshots.difHash),
+            ("empty", [:], TilesetHash.emptyHex),
+        ])
+        func matchesMartinsPublishedHashes(name: String, tiles: [TileKey: Data?], expected: String) throws {
+            let directory = try TemporaryDirectory()
+            for layout in [DeltaTestFiles.Layout.martinFlat, .flat] {
+                let path = directory.file("\(name)-\(layout).mbtiles")
+                try DeltaTestFiles.write(path, layout: layout, tiles: tiles, metadata: [:])
+                let hash = try TilesetHash.compute(ofFileAt: path)
+                #expect(hash.hex == expected, "\(name) as \(layout)")
+                #expect(hash.tileCount == tiles.count)
+                #expect(hash.nullTileCount == tiles.values.filter { $0 == nil }.count)
+            }
+        }
+
+        /// Real files, including two de-duplicated ones read through their view. Expected values by two
+        /// other implementations: utiles 0.9.0's `agg-hash` (PyPI, Rust) when these notes were written,
+        /// and the sqlite3 program + md5sum, run here.
+        @Test(arguments: [
+            ("mbtileserver-world_cities.mbtiles", "84792BF4EE9AEDDC5B1A60E707011FEE", 196),
+            ("node-mbtiles-plain_1.mbtiles", "B022AC7C8C41FEF958506C19E856038E", 285),
+            ("mbtileserver-geography-class-png.mbtiles", "A85C80BA1CE047E2D93DAC25C5179775", 5),
+        ])
+        func matchesOtherImplementationsOnRealFiles(name: String, utilesHash: String, count: Int) throws {
+            let path = try TestPaths.shared("mbtiles/" + name)
+            let hash = try TilesetHash.compute(ofFileAt: path)
+            #expect(hash.hex == utilesHash)
+            #expect(hash.tileCount == count)
+            #expect(hash.hex == (try Self.sqliteAndMD5sum(path)))
+        }
+
+        @Test func generatedFilesMatchSQLiteAndMD5sum() throws {
+            let directory = try TemporaryDirectory()
+            for layout in [DeltaTestFiles.Layout.flat, .normalized] {
+                let path = directory.file("pyramid-\(layout).mbtiles")
+                try DeltaTestFiles.write(
+                    path, layout: layout, tiles: DeltaTestFiles.pyramid(maxZoom: 4, png: layout == .flat, seed: 11),
+                    metadata: ["name": "pyramid"])
+                let hash = try TilesetHash.compute(ofFileAt: path)
+                #expect(hash.tileCount == 341)
+                #expect(hash.hex == (try Self.sqliteAndMD5sum(path)), "\(layout)")
+            }
+        }
+
+        @Test func incrementalHasherGivesTheSameHash() throws {
+            let hasher = TilesetHasher()
+            for key in MartinSnapshots.difTiles.keys.sorted() {
+                try hasher.add(zoom: key.zoom, column: key.column, row: key.row, data: MartinSnapshots.difTiles[key] ?? nil)
+            }
+            let hash = hasher.finalize()
+            #expect(hash.hex == MartinSnapshots.difHash)
+            #expect(hash.tileCount == 9)
+            #expect(hash.nullTileCount == 3)
+            // It starts afresh after finalize.
+            #expect(hasher.finalize().hex == TilesetHash.emptyHex)
+        }
+
+        @Test func incrementalHasherRefusesTilesOutOfOrder() throws {
+            let hasher = TilesetHasher()
+            try hasher.add(zoom: 5, column: 1, row: 1, data: Data("a".utf8))
+            let backwards = #expect(throws: DeltaError.self) {
+                try hasher.add(zoom: 5, column: 0, row: 9, data: Data("b".utf8))
+            }
+            guard case .outOfOrder(let detail)? = backwards?.reason else {
+                Issue.record("expected outOfOrder, got \(String(describing: backwards))")
+                return
+            }
+            #expect(detail.contains("5/0/9 after 5/1/1"))
+            #expect(throws: DeltaError.self) { try hasher.add(zoom: 5, column: 1, row: 1, data: nil) }
+        }
+
+        @Test func numericTileDataIsRefused() throws {
+            let directory = try TemporaryDirectory()
+            let path = directory.file("numbers.mbtiles")
+            try DeltaTestFiles.write(path, tiles: [TileKey(0, 0, 0): Data("x".utf8)], metadata: [:])
+            let database = try SQLiteDatabase(path: path, mode: .readWriteCreate)
+            try database.execute("INSERT INTO tiles VALUES (1, 0, 0, 42)")
+            let error = #expect(throws: DeltaError.self) { try TilesetHash.compute(ofFileAt: path) }
+            #expect(error?.localizedDescription.contains("tile 1/0/0 has a number as tile_data") == true)
+        }
+
+        @Test func missingAndNonMBTilesFilesAreNamed() throws {
+            let directory = try TemporaryDirectory()
+            let missing = #expect(throws: DeltaError.self) { try TilesetHash.compute(ofFileAt: directory.file("none.mbtiles")) }
+            #expect(missing?.reason == .missingFile)
+            let invalid = #expect(throws: DeltaError.self) {
+                try TilesetHash.compute(ofFileAt: try TestPaths.shared("mbtiles/mbtileserver-invalid.mbtiles"))
+            }
+            #expect(invalid?.reason == .notMBTiles("no tiles table or view"))
+            let corrupt = #expect(throws: DeltaError.self) {
+                try TilesetHash.compute(ofFileAt: try TestPaths.shared("mbtiles/node-mbtiles-corrupt.mbtiles"))
+            }
+            #expect(corrupt?.localizedDescription.contains("malformed") == true, "\(String(describing: corrupt))")
+        }
+
+        /// The hash by other programs: sqlite3 writes each row as hex (z, x, y as text, then the
+        /// bytes), basenc turns the hex back into bytes and md5sum hashes them.
+        static func sqliteAndMD5sum(_ path: String) throws -> String {
+            let sql = """
+                SELECT hex(CAST(zoom_level AS TEXT)) || hex(CAST(tile_column AS TEXT)) || hex(CAST(tile_row AS TEXT))
+                       || hex(tile_data)
+                FROM tiles ORDER BY zoom_level, tile_column, tile_row
+                """
+            let quoted = "'" + path.replacingOccurrences(of: "'", with: "'\\''") + "'"
+            let result = try runProcess(
+                "/bin/bash", ["-o", "pipefail", "-c", "sqlite3 -readonly \(quoted) \"\(sql)\" | tr -d '\\n' | basenc --base16 -d | md5sum"])
+            guard result.status == 0, let digest = result.stdout.split(separator: " ").first, digest.count == 32 else {
+                throw MissingFixture(path: "sqlite3, basenc and md5sum (from scripts/install-deps): \(result.stderr)")
+            }
+            return digest.uppercased()
+        }
+    }
+}
