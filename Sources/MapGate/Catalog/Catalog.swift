@@ -8,8 +8,31 @@ public struct Catalog: Sendable, Equatable {
     public var regions: [CatalogRegion]
     /// The URL the catalog came from; region URLs are resolved against it.
     public var sourceURL: String
+    /// Raised by the publisher with every change; a lower one than already accepted is a rollback.
+    public var serial: Int64?
+    /// After this moment the catalog is stale and refused (freeze protection).
+    public var expires: Date?
+    /// The publisher's gate rules (honoured only from a signed catalog).
+    public var gate: PublisherGate?
 
     public func region(_ id: String) -> CatalogRegion? { regions.first { $0.id == id } }
+}
+
+/// The publisher's rules for the gate, inside the signed catalog: they replace the profile's and
+/// the managed policy's, and are saved with the gate's state so they hold offline.
+public struct PublisherGate: Sendable, Equatable, Codable {
+    /// An installed app below this version is closed at once: no grace, no uses.
+    public var minimumAppVersion: String?
+    public var graceDays: Int?
+    public var maxPrompts: Int?
+    public var closeAfterDays: Int?
+
+    public init(minimumAppVersion: String? = nil, graceDays: Int? = nil, maxPrompts: Int? = nil, closeAfterDays: Int? = nil) {
+        self.minimumAppVersion = minimumAppVersion
+        self.graceDays = graceDays
+        self.maxPrompts = maxPrompts
+        self.closeAfterDays = closeAfterDays
+    }
 }
 
 /// One region on offer.
@@ -74,6 +97,19 @@ extension Catalog {
         let generated = (object["generated"] as? String).flatMap(ISODate.parse)
         let minimum = object["minimumAppVersion"] as? String
         if let minimum, (try? AppVersion(minimum)) == nil { throw fail("minimumAppVersion \"\(minimum)\" is not a version") }
+        var serial: Int64?
+        if let raw = object["serial"] {
+            guard let number = raw as? NSNumber, !isBoolean(raw), let value = Int64(exactly: number.doubleValue), value >= 0 else {
+                throw fail("serial must be a non-negative integer")
+            }
+            serial = value
+        }
+        var expires: Date?
+        if let raw = object["expires"] {
+            guard let text = raw as? String, let date = ISODate.parse(text) else { throw fail("expires must be an ISO 8601 date") }
+            expires = date
+        }
+        let gate = try object["gate"].map { try parseGate($0, fail: { fail($0) }) }
         guard let entries = object["regions"] as? [Any] else { throw fail("regions is missing") }
         var seen = Set<String>()
         var regions: [CatalogRegion] = []
@@ -83,7 +119,36 @@ extension Catalog {
             guard seen.insert(region.id).inserted else { throw fail("duplicate id", region: region.id) }
             regions.append(region)
         }
-        return Catalog(publisher: publisher, generated: generated, minimumAppVersion: minimum, regions: regions, sourceURL: sourceURL)
+        return Catalog(
+            publisher: publisher, generated: generated, minimumAppVersion: minimum, regions: regions, sourceURL: sourceURL,
+            serial: serial, expires: expires, gate: gate)
+    }
+
+    /// JSON booleans are NSNumbers too: `true` is not the number 1.
+    static func isBoolean(_ value: Any) -> Bool {
+        guard let number = value as? NSNumber else { return false }
+        return String(cString: number.objCType) == "c"
+    }
+
+    private static func parseGate(_ raw: Any, fail: (String) -> CatalogError) throws -> PublisherGate {
+        guard let fields = raw as? [String: Any] else { throw fail("gate must be an object") }
+        let known: Set<String> = ["minimumAppVersion", "graceDays", "maxPrompts", "closeAfterDays"]
+        if let unknown = fields.keys.sorted().first(where: { !known.contains($0) }) { throw fail("gate: unknown key \"\(unknown)\"") }
+        func integer(_ key: String, _ range: ClosedRange<Int>) throws -> Int? {
+            guard let raw = fields[key] else { return nil }
+            guard let number = raw as? NSNumber, !isBoolean(raw), let value = Int(exactly: number.doubleValue), range.contains(value) else {
+                throw fail("gate: \(key) must be an integer \(range.lowerBound)…\(range.upperBound)")
+            }
+            return value
+        }
+        var gate = PublisherGate(
+            graceDays: try integer("graceDays", 0...365), maxPrompts: try integer("maxPrompts", 0...100),
+            closeAfterDays: try integer("closeAfterDays", 0...3650))
+        if let raw = fields["minimumAppVersion"] {
+            guard let text = raw as? String, (try? AppVersion(text)) != nil else { throw fail("gate: minimumAppVersion is not a version") }
+            gate.minimumAppVersion = text
+        }
+        return gate
     }
 
     private static func parseRegion(_ fields: [String: Any], index: Int, sourceURL: String) throws -> CatalogRegion {
@@ -99,7 +164,7 @@ extension Catalog {
             return value
         }
         func size(_ key: String) throws -> Int64 {
-            guard let number = fields[key] as? NSNumber, !(fields[key] is String), let value = Int64(exactly: number.doubleValue) else {
+            guard let raw = fields[key], let number = raw as? NSNumber, !isBoolean(raw), let value = Int64(exactly: number.doubleValue) else {
                 throw fail("\(key) is missing or not an integer")
             }
             guard value > 0, value <= maximumSize else { throw fail("\(key) \(value) is out of range (1…\(maximumSize))") }

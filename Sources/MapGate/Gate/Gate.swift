@@ -39,7 +39,7 @@ public final class Gate {
 
     /// The gate from the saved state, without the network (`mapgate status`).
     public func status() throws -> GateReport {
-        try update { record, now in report(record, now: now, error: nil) }
+        try update { record, now, policy in report(record, now: now, policy: policy, error: nil) }
     }
 
     /// Decides one use (sync, open, serve, tile): looks up when due, counts the use when it
@@ -50,10 +50,10 @@ public final class Gate {
         if try isLookupDue() {
             lookupError = try refresh(using: lookup).lookupError
         }
-        let (decision, useReport, recovering) = try update { record, now -> (UseDecision, GateReport, Bool) in
-            if record.isRecovering { return (.refused, report(record, now: now, error: lookupError), true) }
+        let (decision, useReport, recovering) = try update { record, now, policy -> (UseDecision, GateReport, Bool) in
+            if record.isRecovering { return (.refused, report(record, now: now, policy: policy, error: lookupError), true) }
             let decision = policy.use(&record, at: now)
-            return (decision, report(record, now: now, error: lookupError), false)
+            return (decision, report(record, now: now, policy: policy, error: lookupError), false)
         }
         if recovering { throw GateRecoveryError(lookupError: lookupError) }
         if decision == .refused { throw closedError(useReport) }
@@ -75,7 +75,7 @@ public final class Gate {
 
     private func isLookupDue() throws -> Bool {
         let reading = clock.now
-        return try update { record, now in
+        return try update { record, now, policy in
             policy.isLookupDue(record, reading: reading, now: now, interval: checkInterval)
         }
     }
@@ -83,34 +83,70 @@ public final class Gate {
     private func refresh(using lookup: StoreLookup) throws -> GateReport {
         // The network call runs outside any transaction so no lock is held while waiting.
         let result = Result { try lookup.fetch() }
-        return try update { record, now in
+        return try update { record, now, policy in
             switch result {
             case .success(let answer):
                 let decided = try policy.record(answer.release, trustedTime: answer.trustedTime, at: now, into: &record)
-                return report(record, now: decided, error: nil)
+                return report(record, now: decided, policy: policy, error: nil)
             case .failure(let error):
                 let failure = error as? LookupError ?? .network(error.localizedDescription)
                 policy.recordFailure(failure.localizedDescription, at: now, into: &record)
-                return report(record, now: now, error: failure)
+                return report(record, now: now, policy: policy, error: failure)
             }
+        }
+    }
+
+    /// Takes in a catalog whose signature was verified (or that the policy lets go unsigned):
+    /// refuses a rollback (a lower serial than already accepted), the same serial with other
+    /// bytes, and a catalog past its `expires` by the gate's clock (trusted time when online,
+    /// never earlier than the latest time seen). A signed catalog's `gate` rules are saved with
+    /// the state, so they hold from the next decision on, offline too.
+    public func accept(_ catalog: Catalog, sha256: String, isSigned: Bool) throws {
+        try update { record, now, _ in
+            if let expires = catalog.expires, now >= expires {
+                throw CatalogError(
+                    source: catalog.sourceURL, region: nil,
+                    reason: "expired on \(ISODate.string(expires)) (the time is \(ISODate.string(now))): refusing a stale catalog")
+            }
+            if let saved = record.catalogSerial {
+                let serial = catalog.serial ?? -1
+                if serial < saved {
+                    throw CatalogError(
+                        source: catalog.sourceURL, region: nil,
+                        reason: "serial \(catalog.serial.map(String.init) ?? "none") is lower than \(saved), already accepted: refusing a rollback")
+                }
+                if serial == saved, let digest = record.catalogSHA256, digest != sha256 {
+                    throw CatalogError(
+                        source: catalog.sourceURL, region: nil,
+                        reason: "serial \(serial) was accepted with other contents (SHA-256 \(digest.prefix(12))…, now \(sha256.prefix(12))…): the publisher must raise the serial")
+                }
+            }
+            if let serial = catalog.serial {
+                record.catalogSerial = serial
+                record.catalogSHA256 = sha256
+            }
+            if isSigned { record.publisherGate = catalog.gate }
         }
     }
 
     /// Runs `body` on the saved record in one write transaction (on every copy), after moving
     /// the clock's high-water mark and reconciling with the installed version, then saves it.
-    private func update<T>(_ body: (inout GateRecord, Date) throws -> T) throws -> T {
+    /// `body` gets the rules in force: the settings' with the saved publisher rules applied.
+    private func update<T>(_ body: (inout GateRecord, Date, GatePolicy) throws -> T) throws -> T {
         let reading = clock.now
         return try store.update { record in
+            let policy = self.policy.applying(record.publisherGate)
             let now = policy.advanceClock(&record, reading: reading)
             policy.reconcile(&record)
-            return try body(&record, now)
+            return try body(&record, now, policy)
         }
     }
 
-    private func report(_ record: GateRecord, now: Date, error: LookupError?) -> GateReport {
+    private func report(_ record: GateRecord, now: Date, policy: GatePolicy, error: LookupError?) -> GateReport {
         GateReport(
             installedVersion: policy.installed.text, record: record, phase: policy.phase(of: record, at: now),
             graceEnd: record.pendingVersion == nil ? nil : policy.graceEnd(of: record),
-            maxPrompts: policy.maxPrompts, now: now, lookupError: error)
+            maxPrompts: policy.maxPrompts, now: now, lookupError: error,
+            minimumAppVersion: policy.isBelowMinimum ? policy.minimumAppVersion?.text : nil)
     }
 }

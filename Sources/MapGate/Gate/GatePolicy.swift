@@ -33,6 +33,8 @@ public struct GatePolicy: Sendable {
     public var maxPrompts: Int
     /// Days after the grace period when the gate closes whatever the count; nil: never.
     public var closeAfterDays: Int?
+    /// The publisher's critical update: an installed app below it is closed at once.
+    public var minimumAppVersion: AppVersion?
 
     /// How long one counted use lets a server serve.
     public static let servingDay: TimeInterval = 86_400
@@ -49,6 +51,20 @@ public struct GatePolicy: Sendable {
     }
 
     private var grace: TimeInterval { TimeInterval(graceDays) * 86_400 }
+
+    /// These rules with a signed catalog's `gate` object applied (its values win).
+    public func applying(_ gate: PublisherGate?) -> GatePolicy {
+        guard let gate else { return self }
+        var policy = self
+        if let days = gate.graceDays { policy.graceDays = days }
+        if let prompts = gate.maxPrompts { policy.maxPrompts = prompts }
+        if let days = gate.closeAfterDays { policy.closeAfterDays = days }
+        if let minimum = gate.minimumAppVersion.flatMap({ try? AppVersion($0) }) { policy.minimumAppVersion = minimum }
+        return policy
+    }
+
+    /// True when the publisher requires a newer app than this one: closed, no grace, no uses.
+    public var isBelowMinimum: Bool { minimumAppVersion.map { installed < $0 } ?? false }
 
     /// Reads the clock through the record's high-water mark and moves the mark forward.
     public func advanceClock(_ record: inout GateRecord, reading: Date) -> Date {
@@ -134,6 +150,7 @@ public struct GatePolicy: Sendable {
     }
 
     public func phase(of record: GateRecord, at now: Date) -> GatePhase {
+        if isBelowMinimum { return .closed }
         guard record.pendingVersion != nil, let graceEnd = graceEnd(of: record) else { return .upToDate }
         if now < graceEnd { return .grace(until: graceEnd) }
         if let closeAfterDays, now >= graceEnd.addingTimeInterval(TimeInterval(closeAfterDays) * 86_400) { return .closed }

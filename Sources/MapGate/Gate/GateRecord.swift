@@ -23,6 +23,12 @@ public struct GateRecord: Sendable, Equatable {
     public var isRecovering = false
     /// Grows by one with every saved change; of two copies the higher generation wins.
     public var generation: Int64 = 0
+    /// The highest catalog serial accepted, and the SHA-256 of that catalog's bytes: a lower
+    /// serial is a rollback, the same serial with other bytes a forgery.
+    public var catalogSerial: Int64?
+    public var catalogSHA256: String?
+    /// The gate rules of the last signed catalog accepted; they hold offline too.
+    public var publisherGate: PublisherGate?
 
     public init() {}
 
@@ -38,6 +44,7 @@ public struct GateRecord: Sendable, Equatable {
     /// more restrictive one wins.
     func isMoreRestrictive(than other: GateRecord) -> Bool {
         if isRecovering != other.isRecovering { return isRecovering }
+        if (catalogSerial ?? -1) != (other.catalogSerial ?? -1) { return (catalogSerial ?? -1) > (other.catalogSerial ?? -1) }
         if promptsShown != other.promptsShown { return promptsShown > other.promptsShown }
         if (pendingVersion == nil) != (other.pendingVersion == nil) { return pendingVersion != nil }
         return (firstSeen ?? .distantFuture) <= (other.firstSeen ?? .distantFuture)

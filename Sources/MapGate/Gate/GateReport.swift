@@ -13,9 +13,11 @@ public struct GateReport: Sendable, Equatable {
     public var now: Date
     /// This run's lookup error, when it looked up and failed.
     public var lookupError: LookupError?
+    /// The publisher's minimum version, when the installed app is below it (a critical update).
+    public var minimumAppVersion: String?
 
     /// The version to install, if any.
-    public var requiredVersion: String? { record.pendingVersion }
+    public var requiredVersion: String? { record.pendingVersion ?? minimumAppVersion }
     public var storeURL: String? { record.lastRelease?.storeURL }
 
     /// One line saying where the gate stands.
@@ -29,6 +31,9 @@ public struct GateReport: Sendable, Equatable {
         case .prompting(let left):
             return "newer version \(pending) available: \(left) \(left == 1 ? "use" : "uses") left before the update is required"
         case .closed:
+            if let minimumAppVersion, record.pendingVersion == nil {
+                return "update required: the publisher requires mapgate \(minimumAppVersion) or later"
+            }
             return "update required: install version \(pending)"
         }
     }

@@ -22,8 +22,7 @@ public struct HTTPClient: Sendable {
         var body = Data()
         let head = try stream(request, onHead: { _ in body.removeAll(keepingCapacity: true) }) { chunk in
             guard body.count + chunk.count <= maxBodyBytes else {
-                throw HTTPError.transport(
-                    code: -1, message: "response larger than \(maxBodyBytes) bytes", url: request.url)
+                throw HTTPError.tooLarge(limit: maxBodyBytes, url: request.url)
             }
             body.append(contentsOf: chunk)
         }

@@ -8,15 +8,20 @@ public enum HTTPError: MapGateFailure, LocalizedError, Sendable, Equatable {
     case status(Int, url: String)
     /// The caller stopped the transfer (from a progress callback).
     case cancelled(url: String)
+    /// The body was larger than the caller accepts.
+    case tooLarge(limit: Int, url: String)
 
-    public var kind: FailureKind { .unavailable }
+    public var kind: FailureKind {
+        if case .tooLarge = self { return .badData }
+        return .unavailable
+    }
 
     /// Whether trying again later might succeed (network errors and 5xx, not 4xx).
     public var isTransient: Bool {
         switch self {
         case .transport: true
         case .status(let code, _): code >= 500 || code == 408 || code == 429
-        case .cancelled: false
+        case .cancelled, .tooLarge: false
         }
     }
 
@@ -28,6 +33,8 @@ public enum HTTPError: MapGateFailure, LocalizedError, Sendable, Equatable {
             "HTTP \(code) from \(url)"
         case .cancelled(let url):
             "transfer of \(url) cancelled"
+        case .tooLarge(let limit, let url):
+            "\(url) is larger than \(limit >= 1 << 20 ? "\(limit >> 20) MiB" : "\(limit) bytes")"
         }
     }
 }

@@ -17,10 +17,11 @@ extension GateRecord {
     static func load(from database: SQLiteDatabase, acceptingUnsealed: Bool) throws -> Loaded {
         let sql = """
             SELECT pending_version, first_seen, prompts_shown, latest_clock, last_release,
-                   last_lookup_at, last_attempt_at, last_lookup_error, recovering, generation, seal
+                   last_lookup_at, last_attempt_at, last_lookup_error, recovering, generation, seal,
+                   catalog_serial, catalog_sha256, publisher_gate
             FROM gate WHERE id = 1
             """
-        let rows = try database.query(sql) { row -> (GateRecord, String?, String?) in
+        let rows = try database.query(sql) { row -> (GateRecord, GateRecordSeal.Texts, String?) in
             var record = GateRecord()
             record.pendingVersion = row.text(0)
             record.firstSeen = row.date(1)
@@ -33,30 +34,40 @@ extension GateRecord {
             record.lastLookupError = row.text(7)
             record.isRecovering = row.int(8) != 0
             record.generation = row.int64(9)
-            return (record, release, row.text(10))
+            record.catalogSerial = row.isNull(11) ? nil : row.int64(11)
+            record.catalogSHA256 = row.text(12)
+            let gate = row.text(13)
+            record.publisherGate = gate.flatMap { try? JSONDecoder().decode(PublisherGate.self, from: Data($0.utf8)) }
+            return (record, GateRecordSeal.Texts(release: release, publisherGate: gate), row.text(10))
         }
-        guard let (record, release, seal) = rows.first else { return .missing }
+        guard let (record, texts, seal) = rows.first else { return .missing }
         guard let seal else {
             if record == GateRecord() { return .missing }
             return acceptingUnsealed ? .legacy(record) : .tampered
         }
-        return seal == GateRecordSeal.seal(record, releaseJSON: release) ? .sealed(record) : .tampered
+        return seal == GateRecordSeal.seal(record, texts) ? .sealed(record) : .tampered
     }
 
     /// Writes the record with its seal.
     func save(to database: SQLiteDatabase) throws {
-        let release = try lastRelease.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let release = try lastRelease.map { String(decoding: try encoder.encode($0), as: UTF8.self) }
+        let gate = try publisherGate.map { String(decoding: try encoder.encode($0), as: UTF8.self) }
+        let texts = GateRecordSeal.Texts(release: release, publisherGate: gate)
         try database.execute(
             """
             INSERT OR REPLACE INTO gate (id, pending_version, first_seen, prompts_shown, latest_clock,
-                last_release, last_lookup_at, last_attempt_at, last_lookup_error, recovering, generation, seal)
-            VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                last_release, last_lookup_at, last_attempt_at, last_lookup_error, recovering, generation, seal,
+                catalog_serial, catalog_sha256, publisher_gate)
+            VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
                 .textOrNull(pendingVersion), .dateOrNull(firstSeen), .integer(Int64(promptsShown)),
                 .dateOrNull(latestClock), .textOrNull(release), .dateOrNull(lastLookupAt),
                 .dateOrNull(lastAttemptAt), .textOrNull(lastLookupError), .integer(isRecovering ? 1 : 0),
-                .integer(generation), .text(GateRecordSeal.seal(self, releaseJSON: release)),
+                .integer(generation), .text(GateRecordSeal.seal(self, texts)),
+                catalogSerial.map { .integer($0) } ?? .null, .textOrNull(catalogSHA256), .textOrNull(gate),
             ])
     }
 }

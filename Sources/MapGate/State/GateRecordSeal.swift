@@ -9,13 +9,20 @@ import Foundation
 enum GateRecordSeal {
     private static let key = Array("mapgate gate record seal, v1: 6b1f0c59-2a7e-4d3b-9f64-3e0a8c71d5b2".utf8)
 
-    /// The seal of `record`; `releaseJSON` is the stored text of its last answer.
-    static func seal(_ record: GateRecord, releaseJSON: String?) -> String {
+    /// The stored JSON texts of a record's nested values, sealed as stored.
+    struct Texts {
+        var release: String?
+        var publisherGate: String?
+    }
+
+    /// The seal of `record`, whose nested values are stored as `texts`.
+    static func seal(_ record: GateRecord, _ texts: Texts) -> String {
         func date(_ value: Date?) -> String { value.map { String($0.timeIntervalSince1970.bitPattern) } ?? "-" }
         let fields = [
             "v1", record.pendingVersion ?? "-", date(record.firstSeen), String(record.promptsShown), date(record.latestClock),
-            releaseJSON ?? "-", date(record.lastLookupAt), date(record.lastAttemptAt), record.lastLookupError ?? "-",
+            texts.release ?? "-", date(record.lastLookupAt), date(record.lastAttemptAt), record.lastLookupError ?? "-",
             record.isRecovering ? "1" : "0", String(record.generation),
+            record.catalogSerial.map(String.init) ?? "-", record.catalogSHA256 ?? "-", texts.publisherGate ?? "-",
         ]
         // Each field is length-prefixed so that no two records share a text.
         let text = fields.map { "\($0.utf8.count):\($0)" }.joined(separator: "|")

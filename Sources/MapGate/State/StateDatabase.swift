@@ -77,6 +77,11 @@ public final class StateDatabase {
         ALTER TABLE gate ADD COLUMN generation INTEGER NOT NULL DEFAULT 0;
         ALTER TABLE gate ADD COLUMN seal TEXT;
         """,
+        """
+        ALTER TABLE gate ADD COLUMN catalog_serial INTEGER;
+        ALTER TABLE gate ADD COLUMN catalog_sha256 TEXT;
+        ALTER TABLE gate ADD COLUMN publisher_gate TEXT;
+        """,
     ]
 
     /// Brings the schema up to date; returns the version it found.

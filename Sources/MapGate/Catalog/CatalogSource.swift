@@ -1,0 +1,108 @@
+import Foundation
+
+/// Where the catalog comes from and how it is trusted: fetched with its detached minisign
+/// signature (`<url>.minisig`), verified against the publisher's keys before anything else is
+/// read from it.
+public struct CatalogSource: Sendable {
+    public var url: String
+    /// minisign public keys (`RW…`) from the product profile and the managed policy.
+    public var trustedKeys: [String]
+    /// False only where a managed policy allows unsigned catalogs (a private deployment).
+    public var requiresSignature: Bool
+    public var client: HTTPClient
+
+    /// A catalog over 16 MiB is refused: no real catalog comes near it.
+    public static let maximumBytes = 16 << 20
+
+    public init(url: String, trustedKeys: [String], requiresSignature: Bool, client: HTTPClient) {
+        self.url = url
+        self.trustedKeys = trustedKeys
+        self.requiresSignature = requiresSignature
+        self.client = client
+    }
+
+    public init(settings: GateSettings, configuration: Configuration, client: HTTPClient) throws {
+        guard let url = configuration.catalogURL ?? settings.catalogURL else {
+            throw GeneralFailure("no catalog: set catalogURL in the configuration", kind: .usage)
+        }
+        self.init(url: url, trustedKeys: settings.trustedKeys, requiresSignature: settings.requireSignedCatalog, client: client)
+    }
+
+    /// A catalog as fetched: its parsed form, the SHA-256 of its exact bytes, and who signed it.
+    public struct Fetched: Sendable {
+        public var catalog: Catalog
+        public var sha256: String
+        /// Nil when unsigned (allowed only when the policy says so).
+        public var signature: MinisignVerification?
+    }
+
+    /// Fetches, verifies and parses the catalog. A missing, bad or unknown signature is refused
+    /// before anything is parsed or downloaded (exit 65).
+    public func fetch() throws -> Fetched {
+        let bytes = try get(url, limit: Self.maximumBytes, what: "catalog")
+        var verification: MinisignVerification?
+        if requiresSignature || !trustedKeys.isEmpty {
+            verification = try verify(bytes)
+        }
+        return Fetched(catalog: try Catalog.parse(bytes, sourceURL: url), sha256: SHA256Hasher.hex(of: bytes), signature: verification)
+    }
+
+    private func verify(_ bytes: Data) throws -> MinisignVerification {
+        let keys: [MinisignPublicKey]
+        do {
+            keys = try trustedKeys.map { try MinisignPublicKey(text: $0) }
+        } catch {
+            throw CatalogError(source: url, region: nil, reason: "a trusted key is not a minisign public key: \(error.localizedDescription)")
+        }
+        guard !keys.isEmpty else {
+            throw CatalogError(
+                source: url, region: nil,
+                reason: "signed catalogs are required but no trusted key is set (trustedKeys in the product profile or the managed policy)")
+        }
+        let signatureURL = url + ".minisig"
+        let signature: Data
+        do {
+            signature = try get(signatureURL, limit: MinisignSignature.maximumFileSize, what: "signature")
+        } catch let error as CatalogFetchError where error.isMissing {
+            throw CatalogError(source: url, region: nil, reason: "no signature at \(signatureURL) (\(error.detail)): refusing an unsigned catalog")
+        }
+        do {
+            return try MinisignVerifier(trustedKeys: keys).verify(signatureFile: signature, message: bytes)
+        } catch let error as SignatureError {
+            throw CatalogError(source: url, region: nil, reason: "signature refused: \(error.localizedDescription)")
+        }
+    }
+
+    private func get(_ target: String, limit: Int, what: String) throws -> Data {
+        let response: HTTPResponse
+        do {
+            response = try client.get(HTTPRequest(url: target, connectTimeout: 10, totalTimeout: 60), maxBodyBytes: limit)
+        } catch let error as HTTPError {
+            if case .tooLarge = error {
+                throw CatalogError(source: url, region: nil, reason: "\(what) larger than \(limit >= 1 << 20 ? "\(limit >> 20) MiB" : "\(limit) bytes"): refused")
+            }
+            // A file:// signature that does not exist is curl error 37.
+            if case .transport(let code, let message, _) = error, code == 37 {
+                throw CatalogFetchError(isMissing: true, detail: message, target: "\(what) \(target)")
+            }
+            throw GeneralFailure("\(what) \(target): \(error.localizedDescription)", kind: .unavailable)
+        }
+        // file:// answers carry no status.
+        guard response.status == 0 || (200..<300).contains(response.status) else {
+            if response.status == 404 || response.status == 410 {
+                throw CatalogFetchError(isMissing: true, detail: "HTTP \(response.status)", target: "\(what) \(target)")
+            }
+            throw GeneralFailure("\(what) \(target): HTTP \(response.status)", kind: .unavailable)
+        }
+        return response.body
+    }
+}
+
+/// A catalog or signature that is not there (404, no such file).
+struct CatalogFetchError: MapGateFailure, LocalizedError {
+    var isMissing: Bool
+    var detail: String
+    var target = ""
+    var kind: FailureKind { .unavailable }
+    var errorDescription: String? { "\(target): \(detail)" }
+}
