@@ -1,2 +1,5 @@
 #include <openssl/evp.h>
 #include <openssl/err.h>
+#include <openssl/crypto.h>
+#include <openssl/params.h>
+#include <openssl/core_names.h>
