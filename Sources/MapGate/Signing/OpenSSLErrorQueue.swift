@@ -1,0 +1,27 @@
+import CCrypto
+
+/// libcrypto's per-thread error queue, read out for an error message.
+enum OpenSSLErrorQueue {
+    /// Every queued error, oldest first, on one line; the queue is empty afterwards.
+    static func takeMessages() -> String {
+        var messages: [String] = []
+        while case let code = ERR_get_error(), code != 0 {
+            var buffer = [CChar](repeating: 0, count: 256)
+            ERR_error_string_n(code, &buffer, buffer.count)
+            let bytes = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+            messages.append(String(decoding: bytes, as: UTF8.self))
+        }
+        return messages.isEmpty ? "libcrypto gave no reason" : messages.joined(separator: "; ")
+    }
+
+    /// Drops queued errors that were expected (a signature that does not verify queues some), so
+    /// they do not show up in a later, unrelated message.
+    static func clear() {
+        ERR_clear_error()
+    }
+
+    /// A ``SignatureError/libcrypto(operation:detail:)`` with what the queue holds.
+    static func error(_ operation: String) -> SignatureError {
+        .libcrypto(operation: operation, detail: takeMessages())
+    }
+}
