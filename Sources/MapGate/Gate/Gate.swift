@@ -102,23 +102,21 @@ public final class Gate {
     /// never earlier than the latest time seen). A signed catalog's `gate` rules are saved with
     /// the state, so they hold from the next decision on, offline too.
     public func accept(_ catalog: Catalog, sha256: String, isSigned: Bool) throws {
-        try update { record, now, _ in
+        // A refusal is returned, not thrown, inside the transaction: the clock's high-water mark
+        // it moved is saved either way.
+        let refusal = try update { record, now, _ -> CatalogError? in
+            func refuse(_ reason: String) -> CatalogError { CatalogError(source: catalog.sourceURL, region: nil, reason: reason) }
             if let expires = catalog.expires, now >= expires {
-                throw CatalogError(
-                    source: catalog.sourceURL, region: nil,
-                    reason: "expired on \(ISODate.string(expires)) (the time is \(ISODate.string(now))): refusing a stale catalog")
+                return refuse("expired on \(ISODate.string(expires)) (the time is \(ISODate.string(now))): refusing a stale catalog")
             }
             if let saved = record.catalogSerial {
                 let serial = catalog.serial ?? -1
                 if serial < saved {
-                    throw CatalogError(
-                        source: catalog.sourceURL, region: nil,
-                        reason: "serial \(catalog.serial.map(String.init) ?? "none") is lower than \(saved), already accepted: refusing a rollback")
+                    return refuse("serial \(catalog.serial.map(String.init) ?? "none") is lower than \(saved), already accepted: refusing a rollback")
                 }
                 if serial == saved, let digest = record.catalogSHA256, digest != sha256 {
-                    throw CatalogError(
-                        source: catalog.sourceURL, region: nil,
-                        reason: "serial \(serial) was accepted with other contents (SHA-256 \(digest.prefix(12))…, now \(sha256.prefix(12))…): the publisher must raise the serial")
+                    return refuse(
+                        "serial \(serial) was accepted with other contents (SHA-256 \(digest.prefix(12))…, now \(sha256.prefix(12))…): the publisher must raise the serial")
                 }
             }
             if let serial = catalog.serial {
@@ -126,7 +124,9 @@ public final class Gate {
                 record.catalogSHA256 = sha256
             }
             if isSigned { record.publisherGate = catalog.gate }
+            return nil
         }
+        if let refusal { throw refusal }
     }
 
     /// Runs `body` on the saved record in one write transaction (on every copy), after moving

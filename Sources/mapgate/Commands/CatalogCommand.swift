@@ -6,9 +6,11 @@ struct CatalogCommand: Command {
     static let name = "catalog"
     static let abstract = "List the regions the publisher offers, with installed versions"
     static let discussion = """
-        Reads the catalog at the configured catalogURL. With --json, one object per region per line:
+        Reads the catalog at the configured catalogURL and checks its signature. Prints the
+        publisher, serial, expiry and signing key. With --json, one object per region per line:
         id, name, version, size, installedSize, format, minzoom, maxzoom, installedVersion (or null),
-        status ("not-installed", "installed", "update-available", "needs-newer-app").
+        status ("not-installed", "installed", "update-available", "needs-newer-app"), publisher,
+        serial, expires, signedBy (the key id, or null when unsigned).
         """
 
     init(parsing arguments: ParsedArguments) throws {
@@ -16,12 +18,18 @@ struct CatalogCommand: Command {
     }
 
     func run(_ context: Context) throws -> Int32 {
-        let catalog = try context.fetchCatalog()
+        let fetched = try context.fetchCatalog()
+        let catalog = fetched.catalog
         let installed = Dictionary(uniqueKeysWithValues: try context.regionLibrary().installed().map { ($0.id, $0) })
         let app = try AppVersion(BuildInfo.version)
         let console = context.console
         if !context.json {
-            console.print("\(catalog.publisher): \(catalog.regions.count) regions" + (catalog.generated.map { ", generated \(ISODate.day($0))" } ?? ""))
+            var facts = ["\(catalog.regions.count) regions"]
+            if let generated = catalog.generated { facts.append("generated \(ISODate.day(generated))") }
+            if let serial = catalog.serial { facts.append("serial \(serial)") }
+            if let expires = catalog.expires { facts.append("expires \(ISODate.day(expires))") }
+            facts.append(fetched.signature.map { "signed by key \($0.keyID.hex)" } ?? "unsigned")
+            console.print("\(catalog.publisher): " + facts.joined(separator: ", "))
             console.print(Table.row(["ID", "NAME", "VERSION", "DOWNLOAD", "FORMAT", "ZOOM", "INSTALLED", "STATUS"], widths: Self.widths))
         }
         for region in catalog.regions {
@@ -42,6 +50,8 @@ struct CatalogCommand: Command {
                     "id": region.id, "name": region.name, "version": region.version, "size": region.size,
                     "installedSize": region.installedSize, "format": region.format.rawValue, "minzoom": region.minzoom,
                     "maxzoom": region.maxzoom, "installedVersion": current ?? NSNull(), "status": status,
+                    "publisher": catalog.publisher, "serial": catalog.serial ?? NSNull(),
+                    "expires": Format.isoOrNull(catalog.expires), "signedBy": fetched.signature?.keyID.hex ?? NSNull(),
                 ])
             } else {
                 let shown = status == "needs-newer-app" ? "needs mapgate \(minimum ?? "?")" : status.replacingOccurrences(of: "-", with: " ")
@@ -67,11 +77,15 @@ enum Table {
 }
 
 extension Context {
-    /// The catalog at the user's `catalogURL` (a mirror), else the publisher's.
-    func fetchCatalog() throws -> Catalog {
-        guard let url = try configuration().catalogURL ?? gateSettings().catalogURL else {
-            throw GeneralFailure("no catalog: set catalogURL in the configuration (\(configurationPath.path))", kind: .usage)
-        }
-        return try Catalog.fetch(from: url, client: try httpClient())
+    /// The catalog at the user's `catalogURL` (a mirror), else the publisher's: its signature
+    /// verified against the publisher's keys, then accepted by the gate (no rollback, not
+    /// expired), whose state keeps the serial and the publisher's gate rules.
+    func fetchCatalog() throws -> CatalogSource.Fetched {
+        let source = try CatalogSource(settings: try gateSettings(), configuration: try configuration(), client: try httpClient())
+        let fetched = try source.fetch()
+        let gate = try makeGate()
+        defer { warnAboutState(gate) }
+        try gate.accept(fetched.catalog, sha256: fetched.sha256, isSigned: fetched.signature != nil)
+        return fetched
     }
 }

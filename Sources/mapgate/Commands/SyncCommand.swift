@@ -30,7 +30,7 @@ struct SyncCommand: Command {
     func run(_ context: Context) throws -> Int32 {
         // The catalog is read, the regions resolved and the data directory locked before the gate
         // counts a use: an unreachable catalog, a typo or nothing to do costs none.
-        let catalog = try context.fetchCatalog()
+        let catalog = try context.fetchCatalog().catalog
         let library = try context.regionLibrary()
         let console = context.console
 

@@ -1,0 +1,158 @@
+import Foundation
+import MapGate
+import MapGateDemo
+import TestSupport
+import Testing
+
+/// Signed catalogs with the real `minisign`, through the built binary: each way a catalog can be
+/// forged, replayed or left to go stale is refused before anything is downloaded.
+@Suite struct SignedCatalogTests {
+    let workspace: CLIWorkspace
+    let key: PublisherKey
+    var mapgate: MapGateBinary { workspace.mapgate }
+    var builder: CatalogBuilder { workspace.builder }
+    var catalogPath: String { workspace.work.file("www/catalog.json") }
+
+    init() throws {
+        workspace = try CLIWorkspace()
+        key = try PublisherKey(in: workspace.work.path)
+        try workspace.publish(version: "1.4.0")
+        try builder.add(id: "geo", source: try TestPaths.shared("mbtiles/mbtileserver-geography-class-png.mbtiles"), format: "png")
+        try trust([key])
+        try mapgate.writeConfig(["catalogURL": workspace.catalogURL])
+    }
+
+    func trust(_ keys: [PublisherKey]) throws {
+        try mapgate.writePolicy([
+            "lookupURL": workspace.lookupURL, "requireSignedCatalog": true, "trustedKeys": try keys.map { try $0.publicKeyLine },
+        ])
+    }
+
+    /// Writes and signs the catalog with `signer` (the trusted key by default).
+    func publish(serial: Int = 1, expires: String = "2030-01-01T00:00:00Z", extra: [String: Any] = [:], signer: PublisherKey? = nil) throws {
+        try builder.write(extra: ["serial": serial, "expires": expires].merging(extra) { $1 })
+        try (signer ?? key).sign(catalogPath)
+    }
+
+    func sync(at time: String = "2027-01-01 00:00:00") throws -> ProcessResult {
+        workspace.origin.clearRequests()
+        return try mapgate.run(["sync", "geo"], at: time)
+    }
+
+    func expectRefused(_ result: ProcessResult, _ reason: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(result.status == 65, "\(result.stderr)", sourceLocation: sourceLocation)
+        #expect(result.stderr.contains(reason), "\(result.stderr)", sourceLocation: sourceLocation)
+        #expect(!workspace.origin.requests.contains { $0.path.contains("/packages/") }, sourceLocation: sourceLocation)
+    }
+
+    @Test func aGoodSignatureInstallsAndCatalogShowsTheKey() throws {
+        try publish(serial: 7)
+        #expect(try sync().status == 0)
+        let listing = try mapgate.run(["catalog"])
+        #expect(listing.stdout.contains("Test Maps: 1 regions, generated 2026-11-01, serial 7, expires 2030-01-01, signed by key "))
+        let json = try MapGateBinary.json(try mapgate.run(["catalog", "--json"]).stdout.split(separator: "\n").first.map(String.init) ?? "")
+        #expect(json["serial"] as? Int == 7)
+        #expect((json["signedBy"] as? String)?.count == 16)
+    }
+
+    @Test func noSignatureIsRefused() throws {
+        try publish()
+        try FileManager.default.removeItem(atPath: catalogPath + ".minisig")
+        expectRefused(try sync(), "no signature at \(workspace.catalogURL).minisig")
+    }
+
+    @Test func aCatalogChangedAfterSigningIsRefused() throws {
+        try publish()
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: catalogPath))
+        let index = try #require(bytes.firstIndex(of: UInt8(ascii: "T")))  // "Test Maps" → "Uest Maps"
+        bytes[index] = UInt8(ascii: "U")
+        try bytes.write(to: URL(fileURLWithPath: catalogPath))
+        expectRefused(try sync(), "changed after signing")
+    }
+
+    @Test(arguments: ["signature", "trusted comment", "algorithm", "truncated"])
+    func aDamagedSignatureIsRefused(part: String) throws {
+        try publish()
+        var lines = try String(contentsOfFile: catalogPath + ".minisig", encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        switch part {
+        case "signature":
+            var bytes = try #require(Data(base64Encoded: lines[1]))
+            bytes[bytes.count - 1] ^= 1
+            lines[1] = bytes.base64EncodedString()
+        case "trusted comment":
+            lines[2] += " (edited)"
+        case "algorithm":
+            var bytes = try #require(Data(base64Encoded: lines[1]))
+            bytes[0] = UInt8(ascii: "X")
+            lines[1] = bytes.base64EncodedString()
+        default:
+            lines = Array(lines.prefix(2))
+        }
+        try lines.joined(separator: "\n").write(toFile: catalogPath + ".minisig", atomically: true, encoding: .utf8)
+        let result = try sync()
+        expectRefused(result, "signature refused")
+    }
+
+    @Test func aSignatureByAnUnknownKeyIsRefused() throws {
+        let stranger = try PublisherKey(in: workspace.work.path, name: "stranger")
+        try publish(signer: stranger)
+        expectRefused(try sync(), "which is not trusted")
+    }
+
+    @Test func eitherOfTwoTrustedKeysWorks() throws {
+        let next = try PublisherKey(in: workspace.work.path, name: "next")
+        try trust([key, next])
+        try publish(serial: 1, signer: next)
+        #expect(try sync().status == 0)
+    }
+
+    @Test func anOlderSerialIsARollback() throws {
+        try publish(serial: 5)
+        #expect(try mapgate.run(["catalog"]).status == 0)
+        try publish(serial: 4)
+        expectRefused(try sync(), "serial 4 is lower than 5, already accepted: refusing a rollback")
+    }
+
+    @Test func theSameSerialWithOtherBytesIsRefused() throws {
+        try publish(serial: 5)
+        #expect(try mapgate.run(["catalog"]).status == 0)
+        try publish(serial: 5, extra: ["publisher": "Other Maps"])
+        expectRefused(try sync(), "serial 5 was accepted with other contents")
+    }
+
+    @Test func anExpiredCatalogIsRefusedEvenWithTheClockSetBack() throws {
+        try publish(serial: 1, expires: "2027-03-01T00:00:00Z")
+        #expect(try mapgate.run(["catalog"], at: "2027-02-01 00:00:00").status == 0)
+        expectRefused(try sync(at: "2027-04-01 00:00:00"), "expired on 2027-03-01T00:00:00Z")
+        // The gate's clock never goes back: set to January, the catalog is still stale.
+        expectRefused(try sync(at: "2027-01-15 00:00:00"), "expired on 2027-03-01T00:00:00Z")
+    }
+
+    @Test func aCatalogOver16MiBIsRefusedWithThatReason() throws {
+        try publish()
+        try Data(repeating: 0x20, count: (16 << 20) + 1).write(to: URL(fileURLWithPath: catalogPath))
+        expectRefused(try sync(), "catalog larger than 16 MiB")
+    }
+
+    /// The publisher's critical update: a signed `gate.minimumAppVersion` closes an older app at
+    /// once, and keeps it closed offline on the next run.
+    @Test func thePublishersMinimumVersionClosesTheGateAtOnce() throws {
+        try publish(serial: 1)
+        #expect(try sync().status == 0)
+        try publish(serial: 2, extra: ["gate": ["minimumAppVersion": "9.0"]])
+        #expect(try mapgate.run(["catalog"]).status == 0)
+        try mapgate.writePolicy(["lookupURL": "http://127.0.0.1:1/lookup", "requireSignedCatalog": true, "trustedKeys": [try key.publicKeyLine]])
+        let refused = try mapgate.run(["tile", "geo", "0", "0", "0"])
+        #expect(refused.status == 77)
+        #expect(refused.stderr.contains("install version 9.0"), "\(refused.stderr)")
+        let status = try mapgate.run(["status"])
+        #expect(status.stdout.contains("the publisher requires mapgate 9.0 or later"), "\(status.stdout)")
+    }
+
+    @Test func anUnsignedCatalogCannotSetTheGate() throws {
+        try mapgate.writePolicy(["lookupURL": workspace.lookupURL, "requireSignedCatalog": false])
+        try builder.write(extra: ["gate": ["maxPrompts": 0, "minimumAppVersion": "9.0"]])
+        #expect(try sync().status == 0)
+        #expect(try mapgate.run(["tile", "geo", "0", "0", "0"]).status == 0)
+    }
+}
