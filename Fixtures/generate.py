@@ -1,6 +1,10 @@
 #!/usr/bin/env python3
 """Writes the demo's map data: Fixtures/regions/*.mbtiles.gz and Fixtures/catalog.json.
 
+After running it, sign the catalog with the demo key (the demo trusts Fixtures/keys/demo.pub):
+    minisign -S -s Fixtures/keys/demo.key -m Fixtures/catalog.json -t "mapgate demo catalog"
+
+
 The files are committed; run this again only to change them (python3, standard library only).
 Each tile is a 256x256 PNG with a colour for its zoom level, a dark border and a cross, so a
 screenshot of the viewer shows tiles that a test can recognise by their pixels.
@@ -69,7 +73,8 @@ def main():
         entries.append({"id": rid, "name": name, "version": version, "url": "regions/" + rid + ".mbtiles.gz",
                         "size": len(packed), "sha256": hashlib.sha256(packed).hexdigest(), "installedSize": len(data),
                         "format": "png", "bounds": bounds, "minzoom": 0, "maxzoom": maxzoom})
-    catalog = {"formatVersion": 1, "publisher": "mapgate demo", "generated": "2026-11-30T00:00:00Z", "regions": entries}
+    catalog = {"formatVersion": 1, "publisher": "mapgate demo", "generated": "2026-11-30T00:00:00Z",
+               "serial": 1, "expires": "2036-01-01T00:00:00Z", "regions": entries}
     with open(os.path.join(HERE, "catalog.json"), "w") as out:
         json.dump(catalog, out, indent=2)
         out.write("\n")

@@ -33,11 +33,15 @@ public final class Demo {
     }
 
     /// The day the fixtures' store answer says 1.5.0 was released: the simulated story starts then.
-    public static let releaseDay = Date(timeIntervalSince1970: 1_762_075_800)  // 2026-11-02T09:30:00Z
+    public static let releaseDay = Date(timeIntervalSince1970: 1_793_611_800)  // 2026-11-02T09:30:00Z
 
     /// The demo installs and serves this package and no other, whatever `--fixtures` holds: the
     /// demo runs its own gate, so it must be no way to serve other map data around the real one.
     public static let bundledRegion = (id: "demo-world", sha256: "94e7dfc754be76d2eda159f58e67b6f99131f968cac5e90690f330ddb026d6c2")
+
+    /// The demo publisher's public key (`Fixtures/keys/demo.pub`); the demo's catalog is signed
+    /// with its secret half, as a publisher's would be.
+    public static let publisherKey = "RWR3FrpUU/yaSpsVqdL/nIPgTaAyEjBZc0vtcivX4Y+pDFGQgMG3PX1y"
 
     private func advance(days: Double) { time.advance(days: days) }
     private func setTime(_ date: Date) { time.set(date) }
@@ -70,7 +74,10 @@ public final class Demo {
         let state = try StateDatabase(directory: directory, clock: clock)
         let library = RegionLibrary(directory: directory, state: state)
         self.library = library
-        let catalog = try Catalog.fetch(from: origin.baseURL + "/catalog.json", client: client)
+        let source = CatalogSource(url: origin.baseURL + "/catalog.json", trustedKeys: [Self.publisherKey], requiresSignature: true, client: client)
+        let fetched = try source.fetch()
+        let catalog = fetched.catalog
+        try gate().accept(catalog, sha256: fetched.sha256, isSigned: true)
         guard catalog.regions.count == 1, let bundled = catalog.regions.first, bundled.id == Self.bundledRegion.id,
             bundled.sha256 == Self.bundledRegion.sha256
         else {
@@ -79,6 +86,8 @@ public final class Demo {
                 kind: .badData)
         }
         tell(.step("\(day()): sync: the catalog of \(catalog.publisher) offers \(catalog.regions.map(\.id).joined(separator: ", "))"))
+        tell(.line("catalog serial \(catalog.serial.map(String.init) ?? "-"), signed by key \(fetched.signature?.keyID.hex ?? "?"): signature verified"))
+        try showTamperedCatalogRefused(signature: fixtures + "/catalog.json.minisig", catalog: fixtures + "/catalog.json", client: client)
         let installer = RegionInstaller(
             directory: directory, state: state, downloader: PackageDownloader(client: client), clock: clock,
             appVersion: try AppVersion(BuildInfo.version))
@@ -147,6 +156,23 @@ public final class Demo {
         tell(.line("the demo's local origin answered \(origin.requests.count) requests"))
         tell(.step("viewer: \(server.baseURL)/view/\(region)"))
         return server
+    }
+
+    /// A catalog changed after signing (say by a hostile mirror) is refused before any download.
+    private func showTamperedCatalogRefused(signature: String, catalog: String, client: HTTPClient) throws {
+        let folder = work + "/tampered"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let original = try String(contentsOfFile: catalog, encoding: .utf8)
+        try original.replacingOccurrences(of: "\"version\": \"2026.11\"", with: "\"version\": \"2026.12\"")
+            .write(toFile: folder + "/catalog.json", atomically: true, encoding: .utf8)
+        try FileManager.default.copyItem(atPath: signature, toPath: folder + "/catalog.json.minisig")
+        let tampered = CatalogSource(url: "file://" + folder + "/catalog.json", trustedKeys: [Self.publisherKey], requiresSignature: true, client: client)
+        do {
+            _ = try tampered.fetch()
+            tell(.line("a tampered catalog was accepted: this must not happen"))
+        } catch {
+            tell(.line("a copy of the catalog with one version edited is refused: \((error as? LocalizedError)?.errorDescription ?? "\(error)")"))
+        }
     }
 
     private func show(_ report: GateReport) throws {

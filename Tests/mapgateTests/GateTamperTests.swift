@@ -138,6 +138,12 @@ import Glibc
         let catalog = try String(contentsOfFile: fixtures + "/catalog.json", encoding: .utf8)
         try catalog.replacingOccurrences(of: "94e7dfc754be76d2eda159f58e67b6f99131f968cac5e90690f330ddb026d6c2", with: String(repeating: "ab", count: 32))
             .write(toFile: fixtures + "/catalog.json", atomically: true, encoding: .utf8)
+        let unsigned = try runProcess(mapgate.path, ["demo", "--fixtures", fixtures], environment: mapgate.baseEnvironment)
+        #expect(unsigned.status == 65)
+        #expect(unsigned.stderr.contains("catalog changed after signing"), "\(unsigned.stderr)")
+        // Signed again with the demo key (which ships in the repository): still not the bundled region.
+        let signed = try runProcess("/usr/bin/minisign", ["-S", "-s", TestPaths.fixtures + "/keys/demo.key", "-m", fixtures + "/catalog.json"])
+        #expect(signed.status == 0, "\(signed.stderr)")
         let result = try runProcess(mapgate.path, ["demo", "--fixtures", fixtures], environment: mapgate.baseEnvironment)
         #expect(result.status == 65)
         #expect(result.stderr.contains("not the bundled demo region"), "\(result.stderr)")
