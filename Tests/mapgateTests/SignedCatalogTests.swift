@@ -156,3 +156,29 @@ import Testing
         #expect(try mapgate.run(["tile", "geo", "0", "0", "0"]).status == 0)
     }
 }
+
+/// Text from a hostile publisher or store never reaches the terminal raw.
+@Suite struct HostileTextTests {
+    @Test func catalogNamesAndReleaseNotesAreEscaped() throws {
+        let workspace = try CLIWorkspace()
+        let mapgate = workspace.mapgate
+        let evil = "Evil\u{1B}[2J\u{1B}]0;pwned\u{07}\r\nerror: fake line\u{9B}31m"
+        try workspace.publish(version: "1.5.0", notes: "Notes \u{1B}]0;title\u{07}\rover")
+        try workspace.builder.add(
+            id: "geo", source: try TestPaths.shared("mbtiles/mbtileserver-geography-class-png.mbtiles"), format: "png",
+            overrides: ["name": evil, "version": "1\u{1B}[31m"])
+        try workspace.builder.write(extra: ["publisher": evil])
+        try mapgate.configure(["appID": 1, "lookupURL": workspace.lookupURL, "catalogURL": workspace.catalogURL])
+        #expect(try mapgate.run(["sync", "geo"]).status == 0)
+        for arguments in [["catalog"], ["list"], ["check"], ["status"], ["sync", "geo"]] {
+            let result = try mapgate.run(arguments)
+            for output in [result.stdout, result.stderr] {
+                #expect(!output.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" }, "\(arguments): \(output)")
+                #expect(!output.unicodeScalars.contains { (0x7F...0x9F).contains($0.value) }, "\(arguments)")
+                #expect(!output.split(separator: "\n").contains { $0.hasPrefix("error: fake") }, "\(arguments): \(output)")
+            }
+        }
+        let catalog = try mapgate.run(["catalog"]).stdout
+        #expect(catalog.contains("Evil\\e[2J\\e]0;pwned\\x07\\r\\nerror: fake line\\x9b31m"), "\(catalog)")
+    }
+}

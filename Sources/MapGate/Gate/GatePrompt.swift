@@ -20,7 +20,7 @@ public struct GatePrompt: Sendable, Equatable {
     public var lines: [String] {
         var lines = ["mapgate \(availableVersion) is available (you have \(installedVersion))."]
         lines += releaseNotes.map { "  " + $0 }
-        if let storeURL { lines.append("Update: \(storeURL)") }
+        if let storeURL { lines.append("Update: \(TerminalText.inline(storeURL))") }
         let after = usesLeft - 1
         lines.append(
             "\(usesLeft) \(usesLeft == 1 ? "use" : "uses") left, this one included: "
@@ -28,10 +28,11 @@ public struct GatePrompt: Sendable, Equatable {
         return lines
     }
 
-    /// The first `count` non-empty lines, trimmed, with `…` when there were more.
+    /// The first `count` non-empty lines, trimmed, with `…` when there were more; control
+    /// characters in them escaped (the notes come from the store answer).
     public static func firstLines(_ text: String, count: Int) -> [String] {
         let lines = text.split(whereSeparator: \.isNewline)
-            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            .map { TerminalText.inline($0.trimmingCharacters(in: .whitespaces)) }.filter { !$0.isEmpty }
         return lines.count > count ? Array(lines.prefix(count)) + ["…"] : lines
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import MapGate
 
 #if canImport(Glibc)
 import Glibc
@@ -43,14 +44,15 @@ struct Console {
         write(paint(text, .yellow, onStderr: true) + "\n", to: STDERR_FILENO)
     }
 
-    /// An error on stderr, always shown.
+    /// An error on stderr, always shown. The message often names things from outside (a
+    /// region's name, a URL): every control character in it is escaped.
     func error(_ text: String) {
-        write(paint("error:", .red, onStderr: true) + " " + text + "\n", to: STDERR_FILENO)
+        write(paint("error:", .red, onStderr: true) + " " + TerminalText.block(text) + "\n", to: STDERR_FILENO)
     }
 
     /// A warning on stderr, always shown.
     func warning(_ text: String) {
-        write(paint("warning:", .yellow, onStderr: true) + " " + text + "\n", to: STDERR_FILENO)
+        write(paint("warning:", .yellow, onStderr: true) + " " + TerminalText.block(text) + "\n", to: STDERR_FILENO)
     }
 
     enum Color: String {
@@ -67,9 +69,20 @@ struct Console {
     }
 
     /// Prints one JSON object on a line, keys sorted so the output is stable.
+    /// JSON escapes C0 controls itself; DEL, C1 and the Unicode line separators, which JSON lets
+    /// through raw, are written as `\uXXXX` so no terminal acts on them.
     func json(_ object: [String: Any]) {
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
-        write(String(decoding: data, as: UTF8.self) + "\n", to: STDOUT_FILENO)
+        var text = ""
+        for scalar in String(decoding: data, as: UTF8.self).unicodeScalars {
+            if scalar.value == 0x7F || (0x80...0x9F).contains(scalar.value) || scalar.value == 0x2028 || scalar.value == 0x2029 {
+                let hex = String(scalar.value, radix: 16)
+                text += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            } else {
+                text.unicodeScalars.append(scalar)
+            }
+        }
+        writeBytes(text + "\n", to: STDOUT_FILENO)
     }
 
     /// Asks a question on stderr and reads one line from stdin.
@@ -78,7 +91,13 @@ struct Console {
         return readLine()
     }
 
+    /// Writes `text`; whatever it carries from outside, only mapgate's own colours, newlines and
+    /// tabs reach the terminal (``TerminalText/allowingColour(_:)``).
     private func write(_ text: String, to descriptor: Int32) {
+        writeBytes(TerminalText.allowingColour(text), to: descriptor)
+    }
+
+    private func writeBytes(_ text: String, to descriptor: Int32) {
         var bytes = Array(text.utf8)[...]
         while !bytes.isEmpty {
             let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }

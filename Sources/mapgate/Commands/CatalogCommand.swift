@@ -29,7 +29,7 @@ struct CatalogCommand: Command {
             if let serial = catalog.serial { facts.append("serial \(serial)") }
             if let expires = catalog.expires { facts.append("expires \(ISODate.day(expires))") }
             facts.append(fetched.signature.map { "signed by key \($0.keyID.hex)" } ?? "unsigned")
-            console.print("\(catalog.publisher): " + facts.joined(separator: ", "))
+            console.print(TerminalText.inline(catalog.publisher) + ": " + facts.joined(separator: ", "))
             console.print(Table.row(["ID", "NAME", "VERSION", "DOWNLOAD", "FORMAT", "ZOOM", "INSTALLED", "STATUS"], widths: Self.widths))
         }
         for region in catalog.regions {
@@ -69,8 +69,9 @@ struct CatalogCommand: Command {
 
 /// Fixed-width columns for human tables.
 enum Table {
+    /// One row; every cell is made safe for the terminal first (names come from outside).
     static func row(_ cells: [String], widths: [Int]) -> String {
-        zip(cells, widths).map { cell, width in
+        zip(cells.map(TerminalText.inline), widths).map { cell, width in
             width == 0 || cell.count >= width ? cell + " " : cell.padding(toLength: width, withPad: " ", startingAt: 0)
         }.joined(separator: " ").trimmingCharacters(in: .whitespaces)
     }

@@ -90,7 +90,7 @@ struct SyncCommand: Command {
             if context.json {
                 context.console.json(["region": region.id, "action": "up-to-date", "version": version])
             } else {
-                context.console.print("\(region.id) \(version): up to date")
+                context.console.print("\(region.id) \(TerminalText.inline(version)): up to date")
             }
         case .installed(let version, let previous, let downloaded, let resumedFrom):
             if context.json {
@@ -99,9 +99,9 @@ struct SyncCommand: Command {
                     "previousVersion": previous ?? NSNull(), "bytes": downloaded, "resumedFrom": resumedFrom,
                 ])
             } else {
-                let what = previous.map { "updated from \($0)" } ?? "installed"
+                let what = previous.map { "updated from \(TerminalText.inline($0))" } ?? "installed"
                 let resumed = resumedFrom > 0 ? ", resumed at \(Format.bytes(resumedFrom))" : ""
-                context.console.print("\(region.id) \(version): \(what) (\(Format.bytes(downloaded)) downloaded\(resumed))")
+                context.console.print("\(region.id) \(TerminalText.inline(version)): \(what) (\(Format.bytes(downloaded)) downloaded\(resumed))")
             }
         }
     }

@@ -48,7 +48,7 @@ extension GateReport {
             var store = release.version
             if let date = release.releaseDate { store += " (released \(ISODate.day(date)))" }
             rows.append(("store version", store))
-            if let url = release.storeURL { rows.append(("store URL", url)) }
+            if let url = release.storeURL { rows.append(("store URL", TerminalText.inline(url))) }
             if let notes = release.releaseNotes, !notes.isEmpty {
                 rows.append(("release notes", GatePrompt.firstLines(notes, count: 3).joined(separator: "\n" + String(repeating: " ", count: 20))))
             }
