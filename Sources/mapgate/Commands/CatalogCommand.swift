@@ -66,27 +66,3 @@ struct CatalogCommand: Command {
 
     static let widths = [14, 22, 10, 10, 7, 6, 10, 0]
 }
-
-/// Fixed-width columns for human tables.
-enum Table {
-    /// One row; every cell is made safe for the terminal first (names come from outside).
-    static func row(_ cells: [String], widths: [Int]) -> String {
-        zip(cells.map(TerminalText.inline), widths).map { cell, width in
-            width == 0 || cell.count >= width ? cell + " " : cell.padding(toLength: width, withPad: " ", startingAt: 0)
-        }.joined(separator: " ").trimmingCharacters(in: .whitespaces)
-    }
-}
-
-extension Context {
-    /// The catalog at the user's `catalogURL` (a mirror), else the publisher's: its signature
-    /// verified against the publisher's keys, then accepted by the gate (no rollback, not
-    /// expired), whose state keeps the serial and the publisher's gate rules.
-    func fetchCatalog() throws -> CatalogSource.Fetched {
-        let source = try CatalogSource(settings: try gateSettings(), configuration: try configuration(), client: try httpClient())
-        let fetched = try source.fetch()
-        let gate = try makeGate()
-        defer { warnAboutState(gate) }
-        try gate.accept(fetched.catalog, sha256: fetched.sha256, isSigned: fetched.signature != nil)
-        return fetched
-    }
-}

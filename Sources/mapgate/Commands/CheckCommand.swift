@@ -26,38 +26,3 @@ struct CheckCommand: Command {
         return report.phase.isClosed ? ExitCode.updateRequired : ExitCode.success
     }
 }
-
-/// `mapgate status`: the gate from the saved state, without the network.
-struct StatusCommand: Command {
-    static let name = "status"
-    static let abstract = "Show the update gate from the saved state, without the network"
-
-    init(parsing arguments: ParsedArguments) throws {
-        try requireNoPositional(arguments, command: Self.self)
-    }
-
-    func run(_ context: Context) throws -> Int32 {
-        let gate = try context.makeGate()
-        let report = try gate.status()
-        context.warnAboutState(gate)
-        GateOutput.show(report, context: context)
-        return report.phase.isClosed ? ExitCode.updateRequired : ExitCode.success
-    }
-}
-
-/// Shows a gate report as JSON or as aligned lines.
-enum GateOutput {
-    static func show(_ report: GateReport, context: Context) {
-        if context.json {
-            context.console.json(report.jsonObject)
-        } else {
-            for line in report.humanLines(console: context.console) { context.console.print(line) }
-        }
-    }
-}
-
-func requireNoPositional(_ arguments: ParsedArguments, command: any Command.Type) throws {
-    if let extra = arguments.positional.first {
-        throw UsageError(message: "unexpected argument '\(extra)'", usage: command.usage)
-    }
-}

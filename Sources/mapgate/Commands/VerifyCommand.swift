@@ -1,0 +1,33 @@
+import Foundation
+import MapGate
+
+/// `mapgate verify [REGION...]`.
+struct VerifyCommand: Command {
+    static let name = "verify"
+    static let abstract = "Check installed regions against the hash recorded at install"
+    static let arguments = "[REGION...]"
+    static let discussion = "Checks each region's size, SHA-256 and SQLite integrity. Exit 65 when one is damaged."
+    let regions: [String]
+
+    init(parsing arguments: ParsedArguments) throws {
+        regions = arguments.positional
+    }
+
+    func run(_ context: Context) throws -> Int32 {
+        let library = try context.regionLibrary()
+        let ids = regions.isEmpty ? try library.installed().map(\.id) : regions
+        var damaged = 0
+        for id in ids {
+            let result = try library.verify(id)
+            if !result.isIntact { damaged += 1 }
+            if context.json {
+                context.console.json(["region": id, "version": result.region.version, "ok": result.isIntact, "problem": result.problem ?? NSNull()])
+            } else if let problem = result.problem {
+                context.console.error("region \(id): damaged: \(problem); run 'mapgate remove \(id)' and 'mapgate sync \(id)'")
+            } else {
+                context.console.print("\(id) \(result.region.version): ok")
+            }
+        }
+        return damaged == 0 ? ExitCode.success : ExitCode.badData
+    }
+}
