@@ -58,8 +58,11 @@ public final class RegionInstaller {
         _ region: CatalogRegion, from catalog: Catalog, authorization: GateAuthorization, lock: DirectoryLock,
         stage: (Stage) -> Void = { _ in }, progress: @escaping (Int64, Int64) -> Void = { _, _ in }
     ) throws -> Outcome {
-        try requireAppVersion(catalog.minimumAppVersion, for: region.id, what: "the catalog")
-        try requireAppVersion(region.minimumAppVersion, for: region.id, what: "this region")
+        if let required = catalog.requiredAppVersion(for: region, app: appVersion) {
+            throw RegionError(
+                region: region.id, reason: "needs mapgate \(required.text) or newer (this is \(appVersion.text)); update the app to install it",
+                kind: .updateRequired)
+        }
         let previous = try registry.region(region.id)
         if let previous, previous.version == region.version,
             FileManager.default.fileExists(atPath: directory.regionPath(region.id))
@@ -83,13 +86,6 @@ public final class RegionInstaller {
         }
         downloader.discardPartial(region, in: directory)
         return .installed(version: region.version, previous: previous?.version, downloaded: region.size - download.resumedFrom, resumedFrom: download.resumedFrom)
-    }
-
-    private func requireAppVersion(_ minimum: String?, for region: String, what: String) throws {
-        guard let minimum, let required = try? AppVersion(minimum), appVersion < required else { return }
-        throw RegionError(
-            region: region, reason: "\(what) needs mapgate \(minimum) or newer (this is \(appVersion.text)); update the app to install it",
-            kind: .updateRequired)
     }
 
     private func checkFreeSpace(for region: CatalogRegion) throws {

@@ -34,10 +34,15 @@ public final class RegionLibrary {
         return try MBTilesFile(path: directory.regionPath(id))
     }
 
-    /// Removes a region's file and record. Needs the data-directory lock.
+    /// Removes a region's file, its record and its partial downloads. Needs the data-directory lock.
     public func remove(_ id: String, lock: DirectoryLock) throws -> InstalledRegion {
         guard let record = try registry.region(id) else { throw try notInstalled(id) }
         try registry.database.transaction { try registry.delete(id) }
+        // `<id>.<hash>.part` (+ `.json`) and `<id>.installing.mbtiles`: the dot ends the id.
+        let partials = (try? FileManager.default.contentsOfDirectory(atPath: directory.partialPath)) ?? []
+        for name in partials where name.hasPrefix(id + ".") {
+            try? FileManager.default.removeItem(atPath: directory.partialPath + "/" + name)
+        }
         let path = directory.regionPath(id)
         if FileManager.default.fileExists(atPath: path) {
             do {

@@ -15,14 +15,14 @@ enum MapGateCLI {
                 commands.first { $0.name == name }?.options
             }
         } catch let error as UsageError {
-            return usageFailure(error, environment: environment)
+            return usageFailure(error, environment: environment, json: argv.contains("--json"))
         } catch {
             return ExitCode.failure
         }
         let context = Context(arguments: arguments, environment: environment)
         let console = context.console
         if arguments.isVersion {
-            console.data("mapgate \(BuildInfo.version)")
+            if context.json { console.json(["version": BuildInfo.version]) } else { console.data("mapgate \(BuildInfo.version)") }
             return ExitCode.success
         }
         guard let name = arguments.command else {
@@ -43,7 +43,7 @@ enum MapGateCLI {
             return ExitCode.success
         }
         guard let command = commands.first(where: { $0.name == name }) else {
-            return usageFailure(UsageError(message: "unknown command '\(name)'", usage: "mapgate --help"), environment: environment)
+            return usageFailure(UsageError(message: "unknown command '\(name)'", usage: "mapgate --help"), environment: environment, json: context.json)
         }
         if arguments.isHelp {
             console.data(Help.command(command))
@@ -56,10 +56,12 @@ enum MapGateCLI {
             _ = try context.gateSettings()
             return try instance.run(context)
         } catch let error as UsageError {
-            return usageFailure(error, environment: environment)
+            return usageFailure(error, environment: environment, json: context.json)
         } catch {
+            let code = ExitCode.forError(error)
             console.error(describe(error))
-            return ExitCode.forError(error)
+            if context.json { console.json(["error": describe(error), "exitCode": code]) }
+            return code
         }
     }
 
@@ -67,10 +69,13 @@ enum MapGateCLI {
         (error as? LocalizedError)?.errorDescription ?? String(describing: error)
     }
 
-    private static func usageFailure(_ error: UsageError, environment: [String: String]) -> Int32 {
-        let console = Console(quiet: false, json: false, environment: environment)
+    /// A usage error: the message and the usage on stderr (and, with `--json`, the error object
+    /// on stdout), exit 64.
+    private static func usageFailure(_ error: UsageError, environment: [String: String], json: Bool) -> Int32 {
+        let console = Console(quiet: false, json: json, environment: environment)
         console.error(error.message)
         FileHandle.standardError.write(Data("usage: \(error.usage)\n".utf8))
+        if json { console.json(["error": error.message, "exitCode": ExitCode.usage]) }
         return ExitCode.usage
     }
 }

@@ -34,28 +34,19 @@ struct CatalogCommand: Command {
         }
         for region in catalog.regions {
             let current = installed[region.id]?.version
-            let minimum = region.minimumAppVersion ?? catalog.minimumAppVersion
-            let status: String
-            if let minimum, let required = try? AppVersion(minimum), app < required {
-                status = "needs-newer-app"
-            } else if current == nil {
-                status = "not-installed"
-            } else if current == region.version {
-                status = "installed"
-            } else {
-                status = "update-available"
-            }
+            let status = RegionStatus(region, in: catalog, installedVersion: current, app: app)
             if context.json {
                 console.json([
                     "id": region.id, "name": region.name, "version": region.version, "size": region.size,
                     "installedSize": region.installedSize, "format": region.format.rawValue, "minzoom": region.minzoom,
-                    "maxzoom": region.maxzoom, "installedVersion": current ?? NSNull(), "status": status,
+                    "maxzoom": region.maxzoom, "installedVersion": current ?? NSNull(), "status": status.rawValue,
                     "publisher": catalog.publisher, "serial": catalog.serial ?? NSNull(),
                     "expires": Format.isoOrNull(catalog.expires), "signedBy": fetched.signature?.keyID.hex ?? NSNull(),
                 ])
             } else {
-                let shown = status == "needs-newer-app" ? "needs mapgate \(minimum ?? "?")" : status.replacingOccurrences(of: "-", with: " ")
-                console.print(
+                let required = catalog.requiredAppVersion(for: region, app: app)
+                let shown = required.map { "needs mapgate \($0.text)" } ?? status.rawValue.replacingOccurrences(of: "-", with: " ")
+                console.data(
                     Table.row(
                         [region.id, region.name, region.version, Format.bytes(region.size), region.format.rawValue,
                          "\(region.minzoom)-\(region.maxzoom)", current ?? "-", shown], widths: Self.widths))

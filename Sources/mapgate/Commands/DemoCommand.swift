@@ -40,9 +40,9 @@ struct DemoCommand: Command {
         let demo = Demo(fixtures: fixtures ?? Self.defaultFixtures(), workDirectory: work) { event in
             switch event {
             case .step(let text):
-                if context.json { console.json(["step": text]) } else { console.print(console.paint("==> ", .green) + console.paint(text, .bold)) }
+                if context.json { console.json(["kind": "step", "text": text]) } else { console.print(console.paint("==> ", .green) + console.paint(text, .bold)) }
             case .line(let text):
-                if context.json { console.json(["line": text]) } else { console.print("    " + text) }
+                if context.json { console.json(["kind": "line", "text": text]) } else { console.print("    " + text) }
             }
         }
         let server = try demo.run()

@@ -6,6 +6,11 @@ struct RemoveCommand: Command {
     static let name = "remove"
     static let abstract = "Remove an installed region"
     static let arguments = "REGION..."
+    static let discussion = """
+        Deletes each region's file, its record and any partial download of it. Takes the data
+        directory's lock. With --json, one object per region: region, action ("removed" or
+        "failed"), version, error, exitCode.
+        """
     let regions: [String]
 
     init(parsing arguments: ParsedArguments) throws {
@@ -16,14 +21,27 @@ struct RemoveCommand: Command {
     func run(_ context: Context) throws -> Int32 {
         let lock = try context.lockDataDirectory()
         let library = try context.regionLibrary()
+        var firstFailure: (any Error)?
         for id in regions {
-            let removed = try library.remove(id, lock: lock)
-            if context.json {
-                context.console.json(["region": id, "action": "removed", "version": removed.version])
-            } else {
-                context.console.print("removed \(id) \(removed.version)")
+            do {
+                let removed = try library.remove(id, lock: lock)
+                if context.json {
+                    context.console.json(["region": id, "action": "removed", "version": removed.version, "error": NSNull(), "exitCode": NSNull()])
+                } else {
+                    context.console.print("removed \(id) \(TerminalText.inline(removed.version))")
+                }
+            } catch {
+                firstFailure = firstFailure ?? error
+                let message = MapGateCLI.describe(error)
+                if context.json {
+                    context.console.json([
+                        "region": id, "action": "failed", "version": NSNull(), "error": message, "exitCode": ExitCode.forError(error),
+                    ])
+                } else {
+                    context.console.error(message)
+                }
             }
         }
-        return ExitCode.success
+        return firstFailure.map { ExitCode.forError($0) } ?? ExitCode.success
     }
 }

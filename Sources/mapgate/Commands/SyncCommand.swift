@@ -15,8 +15,9 @@ struct SyncCommand: Command {
         region. A region whose installed version equals the catalog's is left alone. Downloads
         resume, are verified by size and SHA-256, are gunzipped while they stream, and replace the
         installed file atomically. A use of the update gate.
-        With --json, one object per region: region, action ("installed", "updated", "up-to-date",
-        "failed"), version, previousVersion, bytes, resumedFrom, error.
+        With --json, one object per region, the same keys for every outcome: region, action
+        ("installed", "updated", "up-to-date", "kept" (no longer offered), "failed"), version,
+        previousVersion, bytes, resumedFrom, transfer ("full", or null), error, exitCode.
         """
     let regions: [String]
 
@@ -33,24 +34,18 @@ struct SyncCommand: Command {
         let catalog = try context.fetchCatalog().catalog
         let library = try context.regionLibrary()
         let console = context.console
-
-        var targets = regions
-        if targets.isEmpty {
-            let installed = try library.installed().map(\.id)
-            if installed.isEmpty {
-                console.print("No region is installed yet: name the regions to install (see 'mapgate catalog').")
-                return ExitCode.success
-            }
-            // An installed region the publisher no longer offers stays as it is.
-            for id in installed where catalog.region(id) == nil {
-                console.note("\(id): no longer in the catalog; the installed version stays")
-            }
-            targets = installed.filter { catalog.region($0) != nil }
+        let plan = try SyncPlan(requested: regions, installed: try library.installed().map(\.id), catalog: catalog)
+        if plan.isEmpty {
+            if !context.json { console.print("No region is installed yet: name the regions to install (see 'mapgate catalog').") }
+            return ExitCode.success
         }
-        let offered = catalog.regions.map(\.id)
-        for id in targets where catalog.region(id) == nil {
-            throw RegionError(region: id, reason: "not in the catalog (offered: \(offered.joined(separator: ", ")))", kind: .failure)
+        for id in plan.kept {
+            let version = try library.region(id).version
+            report(SyncLine(region: id, action: "kept", version: version), context: context) {
+                "\(id) \(TerminalText.inline(version)): no longer in the catalog; the installed version stays"
+            }
         }
+        guard !plan.targets.isEmpty else { return ExitCode.success }
         let lock = try context.lockDataDirectory()
         guard let authorization = try GateGuard.authorize(context) else { return ExitCode.success }
 
@@ -58,9 +53,8 @@ struct SyncCommand: Command {
             directory: context.dataDirectory, state: try context.state(), downloader: PackageDownloader(client: try context.httpClient()))
         let killAt = FaultInjection(environment: context.environment)
         var firstFailure: (any Error)?
-        for id in targets {
-            guard let region = catalog.region(id) else { continue }
-            let bar = ProgressBar.isWanted(console) ? ProgressBar(label: id, console: console) : nil
+        for region in plan.targets {
+            let bar = ProgressBar.isWanted(console) ? ProgressBar(label: region.id, console: console) : nil
             do {
                 let outcome = try installer.sync(
                     region, from: catalog, authorization: authorization, lock: lock,
@@ -74,34 +68,60 @@ struct SyncCommand: Command {
             } catch {
                 bar?.finish()
                 firstFailure = firstFailure ?? error
+                let message = MapGateCLI.describe(error)
                 if context.json {
-                    console.json(["region": id, "action": "failed", "version": region.version, "error": MapGateCLI.describe(error)])
+                    report(SyncLine(region: region.id, action: "failed", version: region.version, error: message, exitCode: ExitCode.forError(error)), context: context) { "" }
                 } else {
-                    console.error(MapGateCLI.describe(error))
+                    console.error(message)
                 }
             }
         }
         return firstFailure.map { ExitCode.forError($0) } ?? ExitCode.success
     }
 
+    /// One region's line of `sync --json`: the same keys for every outcome (README: "JSON output").
+    struct SyncLine {
+        var region: String
+        var action: String
+        var version: String
+        var previousVersion: String? = nil
+        var bytes: Int64 = 0
+        var resumedFrom: Int64 = 0
+        var transfer: String? = nil
+        var error: String? = nil
+        var exitCode: Int32? = nil
+
+        var json: [String: Any] {
+            [
+                "region": region, "action": action, "version": version, "previousVersion": previousVersion ?? NSNull(),
+                "bytes": bytes, "resumedFrom": resumedFrom, "transfer": transfer ?? NSNull(), "error": error ?? NSNull(),
+                "exitCode": exitCode ?? NSNull(),
+            ]
+        }
+    }
+
+    private func report(_ line: SyncLine, context: Context, human: () -> String) {
+        if context.json {
+            context.console.json(line.json)
+        } else {
+            context.console.print(human())
+        }
+    }
+
     private func report(_ outcome: RegionInstaller.Outcome, region: CatalogRegion, context: Context) {
         switch outcome {
         case .upToDate(let version):
-            if context.json {
-                context.console.json(["region": region.id, "action": "up-to-date", "version": version])
-            } else {
-                context.console.print("\(region.id) \(TerminalText.inline(version)): up to date")
+            report(SyncLine(region: region.id, action: "up-to-date", version: version), context: context) {
+                "\(region.id) \(TerminalText.inline(version)): up to date"
             }
         case .installed(let version, let previous, let downloaded, let resumedFrom):
-            if context.json {
-                context.console.json([
-                    "region": region.id, "action": previous == nil ? "installed" : "updated", "version": version,
-                    "previousVersion": previous ?? NSNull(), "bytes": downloaded, "resumedFrom": resumedFrom,
-                ])
-            } else {
+            let line = SyncLine(
+                region: region.id, action: previous == nil ? "installed" : "updated", version: version, previousVersion: previous,
+                bytes: downloaded, resumedFrom: resumedFrom, transfer: "full")
+            report(line, context: context) {
                 let what = previous.map { "updated from \(TerminalText.inline($0))" } ?? "installed"
                 let resumed = resumedFrom > 0 ? ", resumed at \(Format.bytes(resumedFrom))" : ""
-                context.console.print("\(region.id) \(TerminalText.inline(version)): \(what) (\(Format.bytes(downloaded)) downloaded\(resumed))")
+                return "\(region.id) \(TerminalText.inline(version)): \(what) (\(Format.bytes(downloaded)) downloaded\(resumed))"
             }
         }
     }

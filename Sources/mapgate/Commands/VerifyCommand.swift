@@ -16,6 +16,9 @@ struct VerifyCommand: Command {
     func run(_ context: Context) throws -> Int32 {
         let library = try context.regionLibrary()
         let ids = regions.isEmpty ? try library.installed().map(\.id) : regions
+        if ids.isEmpty, !context.json {
+            context.console.print("No region is installed: nothing to verify.")
+        }
         var damaged = 0
         for id in ids {
             let result = try library.verify(id)
