@@ -27,12 +27,12 @@ struct ListCommand: Command {
         }
         for region in regions {
             // Tile counts come from the file itself (read-only; no gate use: nothing is served).
-            let tiles = (try? MBTilesFile(path: library.directory.regionPath(region.id)).tileCount()) ?? -1
+            let tiles = try? MBTilesFile(path: library.directory.regionPath(region.id)).tileCount()
             let bounds = region.bounds?.map { String(format: "%.4g", $0) }.joined(separator: ",")
             if context.json {
                 console.json([
                     "id": region.id, "name": region.name, "version": region.version, "format": region.format.rawValue,
-                    "minzoom": region.minzoom ?? NSNull(), "maxzoom": region.maxzoom ?? NSNull(), "tiles": tiles,
+                    "minzoom": region.minzoom ?? NSNull(), "maxzoom": region.maxzoom ?? NSNull(), "tiles": tiles ?? NSNull(),
                     "sizeOnDisk": region.size, "bounds": region.bounds ?? NSNull(), "installedAt": Format.iso(region.installedAt),
                     "sha256": region.sha256,
                 ])
@@ -40,7 +40,7 @@ struct ListCommand: Command {
                 let zoom = region.minzoom.map { "\($0)-\(region.maxzoom ?? $0)" } ?? "?"
                 console.print(
                     Table.row(
-                        [region.id, region.name, region.version, region.format.rawValue, zoom, tiles < 0 ? "?" : String(tiles),
+                        [region.id, region.name, region.version, region.format.rawValue, zoom, tiles.map(String.init) ?? "?",
                          Format.bytes(region.size), bounds ?? "-"], widths: Self.widths))
             }
         }

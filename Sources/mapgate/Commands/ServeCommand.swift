@@ -49,7 +49,11 @@ struct ServeCommand: Command {
         guard let authorization = try GateGuard.authorize(context) else { return ExitCode.success }
         let server = try launch.start(authorization: authorization)
         let count = server.service.regions.count
-        context.console.print("serving \(count) \(count == 1 ? "region" : "regions") at \(server.baseURL)/ (Ctrl-C to stop)")
+        if context.json {
+            context.console.json(["url": server.baseURL + "/", "regions": count])
+        } else {
+            context.console.print("serving \(count) \(count == 1 ? "region" : "regions") at \(server.baseURL)/ (Ctrl-C to stop)")
+        }
         waitForTermination()
         context.console.note("stopping…")
         server.stop()
