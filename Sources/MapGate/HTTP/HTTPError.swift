@@ -16,10 +16,16 @@ public enum HTTPError: MapGateFailure, LocalizedError, Sendable, Equatable {
         return .unavailable
     }
 
+    /// libcurl errors that may pass on a retry: a name that did not resolve, a connection that
+    /// failed, was cut or timed out, a TLS handshake that broke off. Not an unsupported protocol
+    /// (a redirect to `file://`), a redirect loop, a missing `file://` path or a bad certificate:
+    /// those say what happened at once. (-2 is ours: a server that cannot resume.)
+    static let transientCurlCodes: Set<Int> = [-2, 5, 6, 7, 16, 18, 28, 35, 52, 55, 56, 92]
+
     /// Whether trying again later might succeed (network errors and 5xx, not 4xx).
     public var isTransient: Bool {
         switch self {
-        case .transport: true
+        case .transport(let code, _, _): Self.transientCurlCodes.contains(code)
         case .status(let code, _): code >= 500 || code == 408 || code == 429
         case .cancelled, .tooLarge: false
         }

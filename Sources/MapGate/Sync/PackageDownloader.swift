@@ -53,9 +53,10 @@ public struct PackageDownloader: Sendable {
             let (sha256, size) = try sink.finish()
             return Result(outputPath: outputPath, sha256: sha256, size: size, resumedFrom: sink.resumedBytes)
         } catch {
-            // Only a resumable partial may stay behind, and only when the package may be good.
+            // Only a resumable partial may stay behind, and only when the package may be good and
+            // something of it arrived (a 404 leaves nothing).
             try? FileManager.default.removeItem(atPath: outputPath)
-            if let error = error as? RegionError, error.kind == .badData { discardPartial(region, in: directory) }
+            if (error as? RegionError)?.kind == .badData || sink.downloadedBytes == 0 { discardPartial(region, in: directory) }
             throw error
         }
     }
@@ -76,7 +77,11 @@ public struct PackageDownloader: Sendable {
                 continue
             } catch let error as HTTPError {
                 let tries = attempt == 1 ? "" : " (after \(attempt) tries)"
-                throw RegionError(region: region.id, reason: "download failed: \(error.localizedDescription)\(tries)", kind: .unavailable)
+                // A failure no retry can mend says so at once: a redirect to another protocol, a
+                // redirect loop, a bad URL are the publisher's (65), a missing local file is I/O (74).
+                var kind = FailureKind.unavailable
+                if case .transport(let code, _, _) = error, !error.isTransient { kind = code == 37 ? .io : .badData }
+                throw RegionError(region: region.id, reason: "download failed: \(error.localizedDescription)\(tries)", kind: kind)
             }
             if sink.downloadedBytes < region.size {
                 // The server finished its answer, and it is shorter than the catalog says.

@@ -70,6 +70,7 @@ public final class RegionInstaller {
             return .upToDate(version: previous.version)
         }
         try directory.prepare()
+        try Self.checkSource(of: region, in: catalog)
         try checkFreeSpace(for: region)
 
         stage(.downloading)
@@ -86,6 +87,22 @@ public final class RegionInstaller {
         }
         downloader.discardPartial(region, in: directory)
         return .installed(version: region.version, previous: previous?.version, downloaded: region.size - download.resumedFrom, resumedFrom: download.resumedFrom)
+    }
+
+    /// A `file://` package only from a `file://` catalog (an http(s) catalog must not make mapgate
+    /// read local files), and only a regular file (never a FIFO that hangs, or `/dev/stdin`).
+    static func checkSource(of region: CatalogRegion, in catalog: Catalog) throws {
+        guard let url = URL(string: region.url), url.scheme?.lowercased() == "file" else { return }
+        guard URL(string: catalog.sourceURL)?.scheme?.lowercased() == "file" else {
+            throw RegionError(region: region.id, reason: "the package \(region.url) is a local file named by a remote catalog: refused", kind: .badData)
+        }
+        var info = stat()
+        guard stat(url.path, &info) == 0 else {
+            throw RegionError(region: region.id, reason: "the package \(url.path) cannot be read: \(String(cString: strerror(errno)))", kind: .io)
+        }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            throw RegionError(region: region.id, reason: "the package \(url.path) is not a regular file: refused", kind: .badData)
+        }
     }
 
     private func checkFreeSpace(for region: CatalogRegion) throws {

@@ -1,0 +1,73 @@
+import Foundation
+import MapGate
+import MapGateDemo
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where a package may come from, and which failures are worth a retry.
+@Suite struct PackageSourceTests {
+    /// 1.4.0: an http(s) catalog could name `file:///etc/passwd`, a FIFO (which hung `sync` with
+    /// the lock held) or `file:///dev/stdin`.
+    @Test(arguments: ["file:///etc/passwd", "file:///dev/stdin"])
+    func aRemoteCatalogCannotNameALocalFile(url: String) throws {
+        let harness = try SyncHarness()
+        try harness.builder.add(
+            id: "geo", source: try TestPaths.shared("mbtiles/mbtileserver-geography-class-png.mbtiles"), format: "png", overrides: ["url": url])
+        let error = #expect(throws: RegionError.self) { try harness.sync("geo") }
+        #expect(error?.reason.contains("local file named by a remote catalog") == true, "\(error?.reason ?? "")")
+        #expect(error?.kind == .badData)
+    }
+
+    @Test func aFileCatalogsPackageMustBeARegularFile() throws {
+        let harness = try SyncHarness()
+        let fifo = harness.work.file("www/packages/fifo.mbtiles")
+        try harness.builder.add(id: "geo", source: try TestPaths.shared("mbtiles/mbtileserver-geography-class-png.mbtiles"), format: "png")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        try harness.builder.add(
+            id: "geo", source: try TestPaths.shared("mbtiles/mbtileserver-geography-class-png.mbtiles"), format: "png",
+            overrides: ["url": "file://" + fifo])
+        try harness.builder.write()
+        let catalog = try Catalog.parse(
+            try Data(contentsOf: URL(fileURLWithPath: harness.work.file("www/catalog.json"))), sourceURL: "file://" + harness.work.file("www/catalog.json"))
+        let error = #expect(throws: RegionError.self) { try harness.sync("geo", catalog: catalog) }
+        #expect(error?.reason.contains("is not a regular file") == true, "\(error?.reason ?? "")")
+    }
+
+    /// 1.4.0 retried a missing `file://` path four times (7 s) and called it "unavailable".
+    @Test func aMissingLocalPackageFailsAtOnceAsIO() throws {
+        let harness = try SyncHarness()
+        try harness.builder.add(
+            id: "geo", source: try TestPaths.shared("mbtiles/mbtileserver-geography-class-png.mbtiles"), format: "png")
+        try harness.builder.write()
+        let path = harness.work.file("www/catalog.json")
+        var catalog = try Catalog.parse(try Data(contentsOf: URL(fileURLWithPath: path)), sourceURL: "file://" + path)
+        catalog.regions[0].url = "file://" + harness.work.file("www/packages/gone.mbtiles.gz")
+        // Checked before the download: a missing local file is named at once.
+        let error = #expect(throws: RegionError.self) { try harness.sync("geo", catalog: catalog) }
+        #expect(error?.kind == .io)
+        #expect(error?.reason.contains("after") == false)
+    }
+
+    @Test func onlyFailuresARetryCanMendAreTransient() {
+        #expect(HTTPError.transport(code: 7, message: "refused", url: "x").isTransient)
+        #expect(HTTPError.transport(code: 28, message: "timeout", url: "x").isTransient)
+        #expect(!HTTPError.transport(code: 1, message: "unsupported protocol", url: "x").isTransient)
+        #expect(!HTTPError.transport(code: 47, message: "too many redirects", url: "x").isTransient)
+        #expect(!HTTPError.transport(code: 37, message: "no such file", url: "x").isTransient)
+        #expect(!HTTPError.status(404, url: "x").isTransient)
+        #expect(HTTPError.status(503, url: "x").isTransient)
+    }
+
+    @Test func a404LeavesNoPartialFile() throws {
+        let harness = try SyncHarness()
+        try harness.builder.add(
+            id: "geo", source: try TestPaths.shared("mbtiles/mbtileserver-geography-class-png.mbtiles"), format: "png",
+            overrides: ["url": "/_fault/status=404/packages/geo-1.mbtiles.gz"])
+        #expect(throws: RegionError.self) { try harness.sync("geo") }
+        #expect(harness.leftovers.isEmpty, "\(harness.leftovers)")
+    }
+}
