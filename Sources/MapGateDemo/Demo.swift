@@ -48,7 +48,10 @@ public final class Demo {
 
     /// Runs the story and returns the tile server it ends with (the caller stops it), whose
     /// viewer page the last step names.
-    public func run() throws -> TileServer? {
+    ///
+    /// - Parameter keepsServing: the caller serves the viewer on after the story (on a terminal,
+    ///   until Ctrl-C); otherwise the last step says the server stops with the demo.
+    public func run(keepsServing: Bool = true) throws -> TileServer? {
         guard FileManager.default.fileExists(atPath: fixtures + "/lookup/store-1.5.0.json") else {
             throw GeneralFailure("demo fixtures not found in \(fixtures) (run from the repository or pass --fixtures DIR)", kind: .io)
         }
@@ -154,7 +157,11 @@ public final class Demo {
         let tile = try client.get(HTTPRequest(url: "\(server.baseURL)/\(region)/2/1/1.png"))
         tell(.line("GET /\(region)/2/1/1.png → \(tile.status), \(tile.header("Content-Type") ?? "?"), \(tile.body.count) bytes"))
         tell(.line("the demo's local origin answered \(origin.requests.count) requests"))
-        tell(.step("viewer: \(server.baseURL)/view/\(region)"))
+        if keepsServing {
+            tell(.step("viewer: \(server.baseURL)/view/\(region)"))
+        } else {
+            tell(.step("the viewer was served at \(server.baseURL)/view/\(region) and stops with the demo (on a terminal the demo keeps serving it until Ctrl-C)"))
+        }
         return server
     }
 

@@ -156,4 +156,22 @@ import Testing
             #expect(ranges.first??.hasPrefix("bytes=") == true, "the second run resumes: \(ranges)")
         }
     }
+
+    /// 1.4.0 left `partial/<id>.installing.mbtiles` behind on SIGTERM. Now it goes; the resumable
+    /// `.part` stays, the installed version is untouched, and the exit code says SIGTERM.
+    @Test func sigtermDuringASyncLeavesNothingHalfBuilt() throws {
+        let source = try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles")
+        try builder.add(id: "big", source: source, format: "png", gzip: false, overrides: ["url": "/_fault/cut=200000,stall=5,times=1/packages/big-1.mbtiles"])
+        try builder.write()
+        let sync = try mapgate.start(["sync", "big"])
+        let installing = mapgate.dataDirectory + "/partial/big.installing.mbtiles"
+        let deadline = Date().addingTimeInterval(10)
+        while !FileManager.default.fileExists(atPath: installing), Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        Thread.sleep(forTimeInterval: 0.5)
+        sync.signal(SIGTERM)
+        #expect(sync.wait() == 143)
+        #expect(sync.stderr.contains("stopping…"))
+        #expect(!FileManager.default.fileExists(atPath: installing))
+        #expect(partialFiles.contains { $0.hasSuffix(".part") }, "\(partialFiles)")
+    }
 }

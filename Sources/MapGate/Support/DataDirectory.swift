@@ -22,6 +22,9 @@ public struct DataDirectory: Sendable, Equatable {
 
     public func regionPath(_ id: String) -> String { regionsPath + "/\(id).mbtiles" }
 
+    /// The file a sync assembles (gunzipped, validated) before renaming it over `regionPath`.
+    public func installingPath(_ id: String) -> String { partialPath + "/\(id).installing.mbtiles" }
+
     /// Creates the directory and its folders when missing.
     public func prepare() throws {
         for folder in [path, regionsPath, partialPath] {

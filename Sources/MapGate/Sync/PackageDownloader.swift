@@ -36,7 +36,7 @@ public struct PackageDownloader: Sendable {
     ) throws -> Result {
         let partialPath = Self.partialPath(region, in: directory)
         let infoPath = partialPath + ".json"
-        let outputPath = directory.partialPath + "/\(region.id).installing.mbtiles"
+        let outputPath = directory.installingPath(region.id)
         removeStalePartials(of: region, keeping: partialPath, in: directory)
 
         var info = (try? JSONDecoder().decode(PartialInfo.self, from: Data(contentsOf: URL(fileURLWithPath: infoPath))))

@@ -30,8 +30,8 @@ struct CatalogCommand: Command {
             if let expires = catalog.expires { facts.append("expires \(ISODate.day(expires))") }
             facts.append(fetched.signature.map { "signed by key \($0.keyID.hex)" } ?? "unsigned")
             console.print(TerminalText.inline(catalog.publisher) + ": " + facts.joined(separator: ", "))
-            console.print(Table.row(["ID", "NAME", "VERSION", "DOWNLOAD", "FORMAT", "ZOOM", "INSTALLED", "STATUS"], widths: Self.widths))
         }
+        var table = Table(header: ["ID", "NAME", "VERSION", "DOWNLOAD", "FORMAT", "ZOOM", "INSTALLED", "STATUS"])
         for region in catalog.regions {
             let current = installed[region.id]?.version
             let status = RegionStatus(region, in: catalog, installedVersion: current, app: app)
@@ -46,14 +46,13 @@ struct CatalogCommand: Command {
             } else {
                 let required = catalog.requiredAppVersion(for: region, app: app)
                 let shown = required.map { "needs mapgate \($0.text)" } ?? status.rawValue.replacingOccurrences(of: "-", with: " ")
-                console.data(
-                    Table.row(
-                        [region.id, region.name, region.version, Format.bytes(region.size), region.format.rawValue,
-                         "\(region.minzoom)-\(region.maxzoom)", current ?? "-", shown], widths: Self.widths))
+                table.append([
+                    region.id, region.name, region.version, Format.bytes(region.size), region.format.rawValue,
+                    "\(region.minzoom)-\(region.maxzoom)", current ?? "-", shown,
+                ])
             }
         }
+        if !context.json { table.print(to: console) }
         return ExitCode.success
     }
-
-    static let widths = [14, 22, 10, 10, 7, 6, 10, 0]
 }

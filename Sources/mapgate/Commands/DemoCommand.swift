@@ -45,9 +45,10 @@ struct DemoCommand: Command {
                 if context.json { console.json(["kind": "line", "text": text]) } else { console.print("    " + text) }
             }
         }
-        let server = try demo.run()
+        let keepsServing = console.isInteractive && !context.json
+        let server = try demo.run(keepsServing: keepsServing)
         if let server {
-            if console.isInteractive && !context.json {
+            if keepsServing {
                 console.print("The viewer is served until Ctrl-C.")
                 waitForTermination()
             }

@@ -23,8 +23,8 @@ struct ListCommand: Command {
                 console.print("No region is installed. See 'mapgate catalog' and 'mapgate sync REGION'.")
                 return ExitCode.success
             }
-            console.print(Table.row(["ID", "NAME", "VERSION", "FORMAT", "ZOOM", "TILES", "SIZE", "BOUNDS"], widths: Self.widths))
         }
+        var table = Table(header: ["ID", "NAME", "VERSION", "FORMAT", "ZOOM", "TILES", "SIZE", "BOUNDS"])
         for region in regions {
             // Tile counts come from the file itself (read-only; no gate use: nothing is served).
             let tiles = try? MBTilesFile(path: library.directory.regionPath(region.id)).tileCount()
@@ -38,14 +38,13 @@ struct ListCommand: Command {
                 ])
             } else {
                 let zoom = region.minzoom.map { "\($0)-\(region.maxzoom ?? $0)" } ?? "?"
-                console.print(
-                    Table.row(
-                        [region.id, region.name, region.version, region.format.rawValue, zoom, tiles.map(String.init) ?? "?",
-                         Format.bytes(region.size), bounds ?? "-"], widths: Self.widths))
+                table.append([
+                    region.id, region.name, region.version, region.format.rawValue, zoom, tiles.map(String.init) ?? "?",
+                    Format.bytes(region.size), bounds ?? "-",
+                ])
             }
         }
+        if !context.json { table.print(to: console) }
         return ExitCode.success
     }
-
-    static let widths = [14, 22, 10, 7, 6, 7, 10, 0]
 }

@@ -52,6 +52,9 @@ struct SyncCommand: Command {
         let installer = try RegionInstaller(
             directory: context.dataDirectory, state: try context.state(), downloader: PackageDownloader(client: try context.httpClient()))
         let killAt = FaultInjection(environment: context.environment)
+        let cleanup = InterruptCleanup(
+            removing: plan.targets.map { context.dataDirectory.installingPath($0.id) }, console: console)
+        defer { withExtendedLifetime(cleanup) {} }
         var firstFailure: (any Error)?
         for region in plan.targets {
             let bar = ProgressBar.isWanted(console) ? ProgressBar(label: region.id, console: console) : nil

@@ -1,0 +1,32 @@
+import Dispatch
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// On SIGINT or SIGTERM, removes the files a `sync` was assembling (`partial/<id>.installing.mbtiles`)
+/// and exits with 128 + the signal, as a shell would report it. Resumable `.part` files stay; the
+/// installed regions are never touched (an install is one `rename`).
+final class InterruptCleanup {
+    private let sources: [any DispatchSourceSignal]
+
+    init(removing paths: [String], console: Console) {
+        for number in [SIGINT, SIGTERM] { signal(number, SIG_IGN) }
+        sources = [SIGINT, SIGTERM].map { number in
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                console.note("stopping…")
+                for path in paths { unlink(path) }
+                exit(128 + number)
+            }
+            source.resume()
+            return source
+        }
+    }
+
+    deinit {
+        sources.forEach { $0.cancel() }
+        for number in [SIGINT, SIGTERM] { signal(number, SIG_DFL) }
+    }
+}
