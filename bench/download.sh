@@ -33,6 +33,7 @@ url="http://127.0.0.1:$port"
 swift build -c release --product mapgate >/dev/null
 mapgate=$PWD/.build/release/mapgate
 echo "{\"catalogURL\": \"$url/catalog.json\"}" > "$work/config.json"
+source bench/bench-env.sh
 
 hyperfine --runs "$runs" --export-json "$work/hyperfine.json" \
   --prepare "rm -rf $work/data $work/base; mkdir -p $work/base" \
