@@ -1,9 +1,18 @@
 import Foundation
+import Synchronization
 
 /// Where a package's bytes go as they stream in: the resumable partial file, the SHA-256 of
 /// the download, and the MBTiles file being written beside its destination (gunzipped on the
 /// fly when the payload starts with the gzip magic bytes), with its own SHA-256.
-final class PackageSink {
+///
+/// Two threads share the work: the caller's (libcurl's) writes the partial file and hashes the
+/// download; a worker inflates, hashes and writes the MBTiles file. At most `depth` chunks of
+/// 1 MiB wait between them, so memory stays bounded whatever the package's size.
+final class PackageSink: @unchecked Sendable {
+    // Invariant: `partial`, `downloadHash`, `downloadedBytes`, `resumedBytes` and `pending` are
+    // the caller's; `output`, `outputHash`, `inflater`, `head`, `isGzip`, `outputBytes` and
+    // `outputBuffer` belong to the worker queue, and the caller reads or resets them only after
+    // `drain()`, when the worker is idle.
     let region: CatalogRegion
     let partialPath: String
     let outputPath: String
@@ -20,6 +29,13 @@ final class PackageSink {
     private(set) var resumedBytes: Int64 = 0
     private(set) var outputBytes: Int64 = 0
     private var outputBuffer = Data()
+    /// Download bytes not yet handed to the worker.
+    private var pending = Data()
+    private let worker = DispatchQueue(label: "mapgate.package-unpack")
+    private static let depth = 4
+    private static let chunkSize = 1 << 20
+    private let slots = DispatchSemaphore(value: PackageSink.depth)
+    private let workerError = Mutex<(any Error)?>(nil)
 
     init(region: CatalogRegion, partialPath: String, outputPath: String) throws {
         self.region = region
@@ -37,6 +53,7 @@ final class PackageSink {
     }
 
     deinit {
+        drain()
         try? partial.close()
         try? output.close()
     }
@@ -45,8 +62,9 @@ final class PackageSink {
     /// the hash and the decompressor, so the download can go on from where it stopped.
     func replayPartial() throws {
         try partial.seek(toOffset: 0)
-        while let chunk = try partial.read(upToCount: 1 << 20), !chunk.isEmpty {
-            try chunk.withUnsafeBytes { try process($0) }
+        while let chunk = try partial.read(upToCount: Self.chunkSize), !chunk.isEmpty {
+            chunk.withUnsafeBytes { downloadHash.update($0) }
+            try hand(chunk)
             downloadedBytes += Int64(chunk.count)
         }
         resumedBytes = downloadedBytes
@@ -54,6 +72,9 @@ final class PackageSink {
 
     /// Starts over: the server sent the whole file, or the partial could not be resumed.
     func restart() throws {
+        drain()
+        workerError.withLock { $0 = nil }
+        pending.removeAll(keepingCapacity: true)
         try partial.truncate(atOffset: 0)
         try output.truncate(atOffset: 0)
         downloadedBytes = 0
@@ -74,11 +95,36 @@ final class PackageSink {
         }
         try write(bytes, to: partial, what: "partial download")
         downloadedBytes += Int64(bytes.count)
-        try process(bytes)
+        downloadHash.update(bytes)
+        pending.append(contentsOf: bytes)
+        if pending.count >= Self.chunkSize {
+            try hand(pending)
+            pending = Data(capacity: Self.chunkSize)
+        }
+    }
+
+    /// Gives a chunk to the worker, waiting while `depth` chunks are already queued. Throws the
+    /// worker's first error, so a bad package stops the download early.
+    private func hand(_ chunk: Data) throws {
+        if let error = workerError.withLock({ $0 }) { throw error }
+        slots.wait()
+        worker.async { [self] in
+            defer { slots.signal() }
+            guard workerError.withLock({ $0 }) == nil else { return }
+            do {
+                try chunk.withUnsafeBytes { try process($0) }
+            } catch {
+                workerError.withLock { $0 = $0 ?? error }
+            }
+        }
+    }
+
+    /// Waits until the worker has processed every chunk handed to it.
+    private func drain() {
+        worker.sync {}
     }
 
     private func process(_ bytes: UnsafeRawBufferPointer) throws {
-        downloadHash.update(bytes)
         guard isGzip != nil else {
             // Hold the first bytes until gzip can be told from SQLite by its magic number.
             head.append(contentsOf: bytes)
@@ -138,6 +184,12 @@ final class PackageSink {
     /// After the last byte: checks size, hash and the gzip trailer, flushes and fsyncs the
     /// output. Returns the SHA-256 and size of the MBTiles file.
     func finish() throws -> (sha256: String, size: Int64) {
+        if !pending.isEmpty {
+            try hand(pending)
+            pending = Data()
+        }
+        drain()
+        if let error = workerError.withLock({ $0 }) { throw error }
         guard downloadedBytes == region.size else {
             throw RegionError(region: region.id, reason: "size mismatch: got \(downloadedBytes) bytes, the catalog declares \(region.size)", kind: .badData)
         }
