@@ -36,10 +36,16 @@ hyperfine --runs "$runs" --export-json "$work/hyperfine.json" \
   -n publish "$mapgate publish $work/in --out $work/out --key $work/key.sec --quiet --config $work/config.json" \
   -n gzip+sha256sum "gzip -6 -c $work/in/big.mbtiles > $work/base/out.gz && sha256sum $work/base/out.gz >/dev/null"
 
+# hyperfine's --prepare removed the last outputs: make each once more to compare their sizes.
+rm -rf "$work/out" && "$mapgate" publish "$work/in" --out "$work/out" --key "$work/key.sec" --quiet --config "$work/config.json"
+gzip -6 -c "$work/in/big.mbtiles" > "$work/base/out.gz"
 python3 - "$work/hyperfine.json" "$work/out/packages/big-1.mbtiles.gz" "$work/base/out.gz" <<'PY'
 import json, os, sys
 results = {r["command"]: r for r in json.load(open(sys.argv[1]))["results"]}
 m, b = results["publish"]["median"], results["gzip+sha256sum"]["median"]
 print(f"median wall time: publish {m:.2f} s, gzip -6 + sha256sum {b:.2f} s, ratio {m / b:.2f}")
+for name in ("publish", "gzip+sha256sum"):
+    r = results[name]
+    print(f"  {name}: mean {r['mean']:.2f} s ± {r['stddev']:.2f}, user {r['user']:.2f} s, system {r['system']:.2f} s")
 print(f"package sizes: publish {os.path.getsize(sys.argv[2]) / 1e6:.1f} MB, gzip -6 {os.path.getsize(sys.argv[3]) / 1e6:.1f} MB")
 PY
