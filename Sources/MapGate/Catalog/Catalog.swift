@@ -52,6 +52,31 @@ public struct CatalogRegion: Sendable, Equatable {
     public var minzoom: Int
     public var maxzoom: Int
     public var minimumAppVersion: String?
+    /// martin's `agg_tiles_hash` of the region's tiles (32 upper-case hex digits), when given.
+    public var contentHash: String? = nil
+    /// Tile-level deltas from earlier versions to this one (see ``MBTilesDelta``).
+    public var deltas: [CatalogDelta] = []
+}
+
+/// A delta package on offer: applied to the tiles of `fromVersion` (whose `agg_tiles_hash` is
+/// `fromHash`), it gives the region's current version.
+public struct CatalogDelta: Sendable, Equatable {
+    public var fromVersion: String
+    /// 32 upper-case hex digits.
+    public var fromHash: String
+    /// Absolute URL of the delta (resolved against the catalog's URL).
+    public var url: String
+    /// Size and SHA-256 of the file as downloaded (gzip or not).
+    public var size: Int64
+    public var sha256: String
+
+    public init(fromVersion: String, fromHash: String, url: String, size: Int64, sha256: String) {
+        self.fromVersion = fromVersion
+        self.fromHash = fromHash
+        self.url = url
+        self.size = size
+        self.sha256 = sha256
+    }
 }
 
 /// A catalog that cannot be used. Raised before anything is downloaded.
@@ -194,10 +219,47 @@ extension Catalog {
         }
         let minimum = fields["minimumAppVersion"] as? String
         if let minimum, (try? AppVersion(minimum)) == nil { throw fail("minimumAppVersion \"\(minimum)\" is not a version") }
+        var contentHash: String?
+        if let raw = fields["contentHash"] {
+            guard let text = raw as? String, isTilesetHash(text) else { throw fail("contentHash must be 32 hex digits") }
+            contentHash = text.uppercased()
+        }
+        var deltas: [CatalogDelta] = []
+        if let raw = fields["deltas"] {
+            guard let entries = raw as? [Any] else { throw fail("deltas must be an array") }
+            for (offset, entry) in entries.enumerated() {
+                guard let delta = entry as? [String: Any] else { throw fail("deltas[\(offset)] is not an object") }
+                deltas.append(try parseDelta(delta, sourceURL: sourceURL, fail: { fail("deltas[\(offset)]: \($0)") }))
+            }
+        }
         return CatalogRegion(
             id: id, name: (fields["name"] as? String) ?? id, version: version, url: url, size: try size("size"), sha256: hash,
             installedSize: try size("installedSize"), format: format, bounds: bounds, minzoom: minzoom, maxzoom: maxzoom,
-            minimumAppVersion: minimum)
+            minimumAppVersion: minimum, contentHash: contentHash, deltas: deltas)
+    }
+
+    /// Whether `text` is a martin `agg_tiles_hash`: 32 hex digits.
+    static func isTilesetHash(_ text: String) -> Bool {
+        text.utf8.count == 32 && text.allSatisfy { $0.isASCII && $0.isHexDigit }
+    }
+
+    /// One entry of a region's `deltas`, checked as strictly as the region's own package.
+    private static func parseDelta(_ fields: [String: Any], sourceURL: String, fail: (String) -> CatalogError) throws -> CatalogDelta {
+        func string(_ key: String) throws -> String {
+            guard let value = fields[key] as? String, !value.isEmpty else { throw fail("\(key) is missing or not a string") }
+            return value
+        }
+        let fromVersion = try string("fromVersion")
+        let fromHash = try string("fromHash")
+        guard isTilesetHash(fromHash) else { throw fail("fromHash \"\(fromHash)\" is not 32 hex digits") }
+        let hash = try string("sha256").lowercased()
+        guard hash.count == 64, hash.allSatisfy({ $0.isASCII && $0.isHexDigit }) else { throw fail("sha256 \"\(hash)\" is not 64 hex digits") }
+        guard let raw = fields["size"], let number = raw as? NSNumber, !isBoolean(raw), let size = Int64(exactly: number.doubleValue) else {
+            throw fail("size is missing or not an integer")
+        }
+        guard size > 0, size <= maximumSize else { throw fail("size \(size) is out of range (1…\(maximumSize))") }
+        let url = try resolve(try string("url"), against: sourceURL, fail: fail)
+        return CatalogDelta(fromVersion: fromVersion, fromHash: fromHash.uppercased(), url: url, size: size, sha256: hash)
     }
 
     /// Resolves a package URL (absolute, or relative to the catalog) and checks its scheme.

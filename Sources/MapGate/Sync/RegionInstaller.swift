@@ -127,15 +127,14 @@ public final class RegionInstaller {
     static func validate(_ path: String, against region: CatalogRegion) throws -> Details {
         func fail(_ reason: String) -> RegionError { RegionError(region: region.id, reason: "invalid package: \(reason)", kind: .badData) }
         do {
-            let file = try MBTilesFile(path: path)
-            try file.checkIntegrity()
-            guard let format = try file.format() else { throw fail("the tile format is unknown (no format metadata, no recognisable tile)") }
+            let inspection = try MBTilesInspection.inspect(path)
+            let format = inspection.format
             guard format == region.format else { throw fail("tiles are \(format.rawValue), the catalog says \(region.format.rawValue)") }
-            guard let zoom = try file.zoomRange() else { throw fail("it holds no tiles") }
+            let zoom = inspection.zoom
             guard zoom.lowerBound >= region.minzoom, zoom.upperBound <= region.maxzoom else {
                 throw fail("zoom \(zoom.lowerBound)–\(zoom.upperBound) is outside the catalog's \(region.minzoom)–\(region.maxzoom)")
             }
-            return Details(format: format, zoom: zoom, bounds: try file.bounds() ?? region.bounds)
+            return Details(format: format, zoom: zoom, bounds: inspection.bounds ?? region.bounds)
         } catch let error as MBTilesError {
             throw fail(error.reason)
         }

@@ -73,6 +73,11 @@ public final class MBTilesFile {
         if let low = metadata["minzoom"].flatMap({ Int($0) }), let high = metadata["maxzoom"].flatMap({ Int($0) }), low <= high {
             return low...high
         }
+        return try tileZoomRange()
+    }
+
+    /// The zoom range of the tiles themselves, whatever the metadata says; nil without tiles.
+    public func tileZoomRange() throws -> ClosedRange<Int>? {
         let rows = try wrap {
             try database.query("SELECT MIN(zoom_level), MAX(zoom_level) FROM tiles") { row -> ClosedRange<Int>? in
                 row.isNull(0) ? nil : row.int(0)...row.int(1)

@@ -1,0 +1,25 @@
+import Foundation
+
+/// Work started on another thread now, whose result (or error) is collected later with `wait()`.
+///
+/// `@unchecked Sendable`: `result` is written once, on the worker, before `group.leave()`, and
+/// read only after `group.wait()` returned, which orders the two.
+final class BackgroundJob<Value: Sendable>: @unchecked Sendable {
+    private let group = DispatchGroup()
+    private var result: Result<Value, any Error>?
+
+    init(_ body: @escaping @Sendable () throws -> Value) {
+        group.enter()
+        Thread.detachNewThread { [self] in
+            result = Result { try body() }
+            group.leave()
+        }
+    }
+
+    /// Waits for the job and returns its value, or throws its error.
+    func wait() throws -> Value {
+        group.wait()
+        guard let result else { throw GeneralFailure("a background job ended without a result") }
+        return try result.get()
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+
+/// Size and SHA-256 of a file written.
+struct PackedFile: Sendable, Equatable {
+    var size: Int64
+    var sha256: String
+}
+
+/// Gzips a file into a package: deterministic (``GzipDeflater``), streamed in 1 MiB chunks, with
+/// the SHA-256 of the output computed in the same pass. Compression runs on the calling thread;
+/// hashing and writing the output run on another, so the two overlap on a machine with two cores.
+enum PackageCompressor {
+    static let chunkSize = 1 << 20
+
+    /// Writes the gzip of `source` to `destination` (replaced if it exists). On failure nothing
+    /// is left at `destination`. `progress` gets (bytes read, bytes in total).
+    static func pack(_ source: String, to destination: String, progress: (Int64, Int64) -> Void = { _, _ in }) throws -> PackedFile {
+        guard let input = FileHandle(forReadingAtPath: source) else {
+            throw PublishError(source, "cannot read it", kind: .io)
+        }
+        defer { try? input.close() }
+        let total = (try? FileManager.default.attributesOfItem(atPath: source)[.size] as? NSNumber)?.int64Value ?? 0
+        try? FileManager.default.removeItem(atPath: destination)
+        guard FileManager.default.createFile(atPath: destination, contents: nil) else {
+            throw PublishError(destination, "cannot create it", kind: .io)
+        }
+        let channel = ChunkChannel()
+        let writer = BackgroundJob<PackedFile> {
+            do {
+                return try write(channel, to: destination)
+            } catch {
+                channel.abandon()
+                throw PublishError(destination, "cannot write it: \(error.localizedDescription)", kind: .io)
+            }
+        }
+        do {
+            try compress(input, into: channel, total: total, progress: progress)
+        } catch {
+            channel.close()
+            _ = try? writer.wait()
+            try? FileManager.default.removeItem(atPath: destination)
+            throw error
+        }
+        channel.close()
+        do {
+            return try writer.wait()
+        } catch {
+            try? FileManager.default.removeItem(atPath: destination)
+            throw error
+        }
+    }
+
+    private static func compress(_ input: FileHandle, into channel: ChunkChannel, total: Int64, progress: (Int64, Int64) -> Void) throws {
+        let deflater = try GzipDeflater()
+        var pending = Data()
+        var done: Int64 = 0
+        while let chunk = try input.read(upToCount: chunkSize), !chunk.isEmpty {
+            try chunk.withUnsafeBytes { try deflater.compress($0) { pending.append(contentsOf: $0) } }
+            if pending.count >= chunkSize {
+                // The writer gave up: its error is the one to report.
+                guard channel.send(pending) else { return }
+                pending = Data()
+            }
+            done += Int64(chunk.count)
+            progress(done, total)
+        }
+        try deflater.finish { pending.append(contentsOf: $0) }
+        if !pending.isEmpty { _ = channel.send(pending) }
+    }
+
+    private static func write(_ channel: ChunkChannel, to destination: String) throws -> PackedFile {
+        guard let output = FileHandle(forWritingAtPath: destination) else {
+            throw PublishError(destination, "cannot open it for writing", kind: .io)
+        }
+        defer { try? output.close() }
+        let hasher = SHA256Hasher()
+        var size: Int64 = 0
+        while let chunk = channel.receive() {
+            hasher.update(chunk)
+            try output.write(contentsOf: chunk)
+            size += Int64(chunk.count)
+        }
+        try output.synchronize()
+        return PackedFile(size: size, sha256: hasher.finalizeHex())
+    }
+}

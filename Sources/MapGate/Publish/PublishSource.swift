@@ -1,0 +1,54 @@
+import Foundation
+
+/// One `.mbtiles` file of the input folder and what the catalog calls it.
+struct PublishSource: Sendable, Equatable {
+    var path: String
+    var fileName: String
+    var id: String
+    var name: String
+    var version: String
+    var minimumAppVersion: String?
+    /// The file's size: the catalog's `installedSize`.
+    var installedSize: Int64
+
+    /// Versions become part of file names (`<id>-<version>.mbtiles.gz`): they must be safe there.
+    static func isValidVersion(_ text: String) -> Bool {
+        guard (1...64).contains(text.utf8.count), text != ".", text != ".." else { return false }
+        for (offset, byte) in text.utf8.enumerated() {
+            let alphanumeric = (0x61...0x7A).contains(byte) || (0x41...0x5A).contains(byte) || (0x30...0x39).contains(byte)
+            if offset == 0 ? !alphanumeric : !(alphanumeric || [0x2E, 0x5F, 0x2D, 0x2B].contains(byte)) { return false }
+        }
+        return true
+    }
+
+    /// Reads the identity of the file at `path`: id from the file name, name and version from its
+    /// metadata, each replaced by `override` when given. Opening the file is the first check that
+    /// it is an MBTiles file at all.
+    static func read(path: String, override: RegionOverride?) throws -> PublishSource {
+        let fileName = (path as NSString).lastPathComponent
+        let stem = (fileName as NSString).deletingPathExtension
+        func fail(_ reason: String) -> PublishError { PublishError(path, reason) }
+        let metadata: [String: String]
+        do {
+            metadata = try MBTilesFile(path: path).metadata()
+        } catch let error as MBTilesError {
+            throw fail(error.reason)
+        }
+        let id = override?.id ?? stem
+        guard Catalog.isValidRegionID(id) else {
+            let origin = override?.id == nil ? "the file name" : "regions.json"
+            throw fail("region id \"\(id)\" from \(origin) is not valid ([a-z0-9][a-z0-9._-]{0,63}); rename the file or set \"id\" in regions.json")
+        }
+        guard let version = override?.version ?? metadata["version"].map({ $0.trimmingCharacters(in: .whitespaces) }), !version.isEmpty else {
+            throw fail("no version: set metadata \"version\" in the file or give \"version\" for \"\(fileName)\" in regions.json")
+        }
+        guard isValidVersion(version) else {
+            throw fail("version \"\(version)\" cannot be part of a file name ([A-Za-z0-9][A-Za-z0-9._+-]{0,63})")
+        }
+        let name = override?.name ?? metadata["name"].flatMap { $0.isEmpty ? nil : $0 } ?? id
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value ?? 0
+        return PublishSource(
+            path: path, fileName: fileName, id: id, name: name, version: version, minimumAppVersion: override?.minimumAppVersion,
+            installedSize: size)
+    }
+}

@@ -1,0 +1,121 @@
+import Foundation
+
+extension Publisher {
+    /// A new version as a dry run sees it: checked, but with no package made.
+    func provisionalVersion(_ source: PublishSource, sourceSHA256: String) throws -> PublishedVersion {
+        let facts = try RegionFacts.read(path: source.path, hashing: false)
+        return PublishedVersion(
+            version: source.version, sourceSHA256: sourceSHA256, contentHash: "", package: Self.packageName(source), size: 0, sha256: "",
+            installedSize: source.installedSize, format: facts.format.rawValue, bounds: facts.bounds, minzoom: facts.minzoom,
+            maxzoom: facts.maxzoom)
+    }
+
+    static func packageName(_ source: PublishSource) -> String { "\(source.id)-\(source.version).mbtiles.gz" }
+
+    /// Makes a new version's package, its deltas from the kept `bases` (newest first) and its own
+    /// base copy. The file is checked (on another thread) while it is compressed; a file that
+    /// fails the checks leaves nothing behind.
+    func makeVersion(
+        _ source: PublishSource, sourceSHA256: String, bases: [PublishedVersion], progress: (Int64, Int64) -> Void
+    ) throws -> (version: PublishedVersion, notes: [String]) {
+        let packageName = Self.packageName(source)
+        let partial = scratchPath + "/" + packageName + ".part"
+        let basePath = basesPath + "/\(source.id)-\(source.version).mbtiles"
+        let copyBase = options.keep >= 2
+        let path = source.path
+        let scratchBase = scratchPath + "/\(source.id)-\(source.version).mbtiles.part"
+        let analysis = BackgroundJob<RegionFacts> {
+            let facts = try RegionFacts.read(path: path, hashing: true)
+            if copyBase {
+                try? FileManager.default.removeItem(atPath: scratchBase)
+                do {
+                    try FileManager.default.copyItem(atPath: path, toPath: scratchBase)
+                } catch {
+                    throw PublishError(scratchBase, "cannot copy \(path) here: \(error.localizedDescription)", kind: .io)
+                }
+            }
+            return facts
+        }
+        let packed: PackedFile
+        let facts: RegionFacts
+        do {
+            packed = try PackageCompressor.pack(source.path, to: partial, progress: progress)
+            facts = try analysis.wait()
+        } catch {
+            _ = try? analysis.wait()
+            for leftover in [partial, scratchBase] { try? FileManager.default.removeItem(atPath: leftover) }
+            throw error
+        }
+        try moveIntoPlace(partial, packagesPath + "/" + packageName)
+        var version = PublishedVersion(
+            version: source.version, sourceSHA256: sourceSHA256, contentHash: facts.contentHash ?? "", package: packageName,
+            size: packed.size, sha256: packed.sha256, installedSize: source.installedSize, format: facts.format.rawValue,
+            bounds: facts.bounds, minzoom: facts.minzoom, maxzoom: facts.maxzoom)
+        var notes: [String] = []
+        for base in bases {
+            switch makeDelta(source, to: version, from: base) {
+            case .success(let delta?): version.deltas.append(delta)
+            case .success(nil): continue
+            case .failure(let note): notes.append(note.message)
+            }
+        }
+        if copyBase {
+            try moveIntoPlace(scratchBase, basePath)
+            version.base = (basePath as NSString).lastPathComponent
+        }
+        return (version, notes)
+    }
+
+    /// Why a delta was left out.
+    struct DeltaNote: Error {
+        var message: String
+    }
+
+    /// Makes, checks and packs the delta from `base` to `target`. Nil when there is no base copy
+    /// to make it from; a note when it failed, did not check out or is over half the package.
+    private func makeDelta(_ source: PublishSource, to target: PublishedVersion, from base: PublishedVersion) -> Result<PublishedDelta?, DeltaNote> {
+        guard let baseFile = base.base, FileManager.default.fileExists(atPath: basesPath + "/" + baseFile) else { return .success(nil) }
+        let basePath = basesPath + "/" + baseFile
+        let stem = "\(source.id)-\(base.version)-to-\(target.version).delta.mbtiles"
+        let raw = scratchPath + "/" + stem
+        let check = scratchPath + "/" + stem + ".check"
+        let partial = scratchPath + "/" + stem + ".gz.part"
+        func clean() {
+            for path in [raw, check, partial] {
+                for suffix in ["", "-journal", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+            }
+        }
+        clean()
+        defer { clean() }
+        let what = "region \(source.id): no delta from \(base.version) to \(target.version)"
+        do {
+            try MBTilesDelta.make(from: basePath, to: source.path, output: raw)
+            // Check it as a client would use it: applied to a copy of the base, it must give the new tiles.
+            try FileManager.default.copyItem(atPath: basePath, toPath: check)
+            try MBTilesDelta.apply(delta: raw, to: check)
+            let result = try TilesetHash.compute(ofFileAt: check).hex
+            guard result == target.contentHash else {
+                return .failure(DeltaNote(message: "\(what): applied to \(base.version) it gives tiles \(result), not \(target.contentHash)"))
+            }
+            let packed = try PackageCompressor.pack(raw, to: partial)
+            guard packed.size * 2 <= target.size else {
+                return .failure(
+                    DeltaNote(message: "\(what): \(packed.size) bytes is over half the full package (\(target.size) bytes), left out"))
+            }
+            let name = stem + ".gz"
+            try moveIntoPlace(partial, packagesPath + "/" + name)
+            return .success(PublishedDelta(fromVersion: base.version, fromHash: base.contentHash, package: name, size: packed.size, sha256: packed.sha256))
+        } catch {
+            return .failure(DeltaNote(message: "\(what): \((error as? LocalizedError)?.errorDescription ?? String(describing: error))"))
+        }
+    }
+
+    /// Renames a finished file over its final name.
+    func moveIntoPlace(_ from: String, _ to: String) throws {
+        guard rename(from, to) == 0 else {
+            let reason = String(cString: strerror(errno))
+            try? FileManager.default.removeItem(atPath: from)
+            throw PublishError(to, "cannot move \(from) here: \(reason)", kind: .io)
+        }
+    }
+}

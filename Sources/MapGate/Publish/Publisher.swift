@@ -1,0 +1,241 @@
+import Foundation
+
+/// The publisher's side of map packages: turns a folder of MBTiles files into the static tree
+/// `sync` reads (`catalog.json`, `catalog.json.minisig`, `packages/`), keeping earlier versions
+/// and deltas from them.
+///
+/// `OUT_DIR/.publish/` holds what it remembers (`history.json`) and the MBTiles copies deltas are
+/// made from (`bases/`); it is not meant to be served. Nothing is changed when no region changed.
+/// Not `Sendable`: one publish runs on one thread (which starts its own helpers).
+public final class Publisher {
+    public let options: PublishOptions
+    private let clock: Clock
+
+    public init(options: PublishOptions, clock: Clock = .system) {
+        self.options = options
+        self.clock = clock
+    }
+
+    var catalogPath: String { options.outputDirectory + "/catalog.json" }
+    var signaturePath: String { catalogPath + ".minisig" }
+    var packagesPath: String { options.outputDirectory + "/packages" }
+    var statePath: String { options.outputDirectory + "/.publish" }
+    var historyPath: String { statePath + "/history.json" }
+    var basesPath: String { statePath + "/bases" }
+    var scratchPath: String { statePath + "/tmp" }
+
+    /// What a publish would do, without writing anything: the inputs are read and checked as
+    /// they would be, but no package is made (sizes and hashes of new packages are unknown).
+    public func plan() throws -> PublishReport {
+        try run(signingKey: nil, progress: { _, _, _ in })
+    }
+
+    /// Publishes: makes the packages and deltas of new versions, writes and signs the catalog,
+    /// and removes versions beyond ``PublishOptions/keep``. `progress` gets (region id, bytes read,
+    /// bytes in total) while a package is compressed.
+    @discardableResult
+    public func publish(signingKey: MinisignSecretKey, progress: (String, Int64, Int64) -> Void = { _, _, _ in }) throws -> PublishReport {
+        try run(signingKey: signingKey, progress: progress)
+    }
+
+    /// The `.mbtiles` files of the input folder, sorted by name, with their identities.
+    func readSources() throws -> [PublishSource] {
+        let input = options.inputDirectory
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: input, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw PublishError(input, "not a folder", kind: .usage)
+        }
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: input).filter { $0.hasSuffix(".mbtiles") }.sorted()
+        } catch {
+            throw PublishError(input, "cannot list it: \(error.localizedDescription)", kind: .io)
+        }
+        guard !names.isEmpty else { throw PublishError(input, "no .mbtiles file in it") }
+        let overridesPath = input + "/regions.json"
+        let overrides = try RegionOverride.load(path: overridesPath)
+        if let stray = overrides.keys.sorted().first(where: { !names.contains($0) }) {
+            throw PublishError(overridesPath, "\"\(stray)\" names no .mbtiles file in \(input)")
+        }
+        var sources: [PublishSource] = []
+        var owners: [String: String] = [:]
+        for name in names {
+            let source = try PublishSource.read(path: input + "/" + name, override: overrides[name])
+            if let other = owners[source.id] {
+                throw PublishError(source.path, "region id \"\(source.id)\" is also the id of \(other); set distinct ids in regions.json")
+            }
+            owners[source.id] = name
+            sources.append(source)
+        }
+        return sources
+    }
+
+    /// How one input is handled.
+    enum Decision {
+        /// Published before from the very same file: its package is reused.
+        case reuse(PublishedVersion)
+        /// A new version: make its package (and deltas).
+        case make(sourceSHA256: String)
+    }
+
+    private func decide(_ source: PublishSource, history: PublishHistory) throws -> Decision {
+        let sha = try SHA256Hasher.hex(ofFileAt: source.path)
+        let versions = history.regions[source.id] ?? []
+        guard let record = versions.first(where: { $0.version == source.version }) else { return .make(sourceSHA256: sha) }
+        guard record.sourceSHA256 == sha else {
+            throw PublishError(
+                source.path,
+                "version \"\(source.version)\" of region \(source.id) was published before from another file; raise the version (metadata \"version\" or regions.json)")
+        }
+        // A package someone removed by hand is made again.
+        guard FileManager.default.fileExists(atPath: packagesPath + "/" + record.package) else { return .make(sourceSHA256: sha) }
+        return .reuse(record)
+    }
+
+    private func run(signingKey: MinisignSecretKey?, progress: (String, Int64, Int64) -> Void) throws -> PublishReport {
+        try options.validate()
+        let isDryRun = signingKey == nil
+        let sources = try readSources()
+        let previous = try PreviousCatalog.load(path: catalogPath)
+        var history = try PublishHistory.load(path: historyPath)
+        if let serial = options.serial, let old = previous?.serial, serial <= old {
+            throw PublishError("--serial \(serial)", "must be above the current catalog's serial \(old) (clients refuse a lower one)", kind: .usage)
+        }
+
+        var notes: [String] = []
+        var entries: [[String: Any]] = []
+        var regions: [PublishReport.Region] = []
+        var removedFiles: [String] = []
+        for source in sources {
+            let versions = history.regions[source.id] ?? []
+            let record: PublishedVersion
+            switch try decide(source, history: history) {
+            case .reuse(let kept):
+                record = kept
+            case .make(let sha):
+                if isDryRun {
+                    record = try provisionalVersion(source, sourceSHA256: sha)
+                } else {
+                    try prepareFolders()
+                    let made = try makeVersion(source, sourceSHA256: sha, bases: Array(versions.prefix(options.keep - 1))) {
+                        progress(source.id, $0, $1)
+                    }
+                    record = made.version
+                    notes += made.notes
+                }
+            }
+            let entry = CatalogDocument.entry(for: source, record: record, baseURL: options.baseURL)
+            entries.append(entry)
+            let old = previous?.regions[source.id]
+            let action: PublishReport.Action
+            if old == nil {
+                action = .added
+            } else if CatalogDocument.canonical(old as Any) == CatalogDocument.canonical(entry) {
+                action = .unchanged
+            } else {
+                action = .updated
+            }
+            let oldVersion = old?["version"] as? String
+            regions.append(
+                PublishReport.Region(
+                    id: source.id, action: action, version: record.version,
+                    previousVersion: oldVersion == record.version ? nil : oldVersion, package: "packages/" + record.package,
+                    size: isDryRun && record.size == 0 ? nil : record.size, sha256: record.sha256.isEmpty ? nil : record.sha256,
+                    installedSize: record.installedSize, deltaCount: record.deltas.count))
+            if !isDryRun {
+                let trimmed = trim([record] + versions.filter { $0.version != record.version })
+                history.regions[source.id] = trimmed.kept
+                removedFiles += trimmed.files
+            }
+        }
+        let offered = Set(sources.map(\.id))
+        for (id, entry) in (previous?.regions ?? [:]).sorted(by: { $0.key < $1.key }) where !offered.contains(id) {
+            let version = entry["version"] as? String ?? "?"
+            regions.append(
+                PublishReport.Region(
+                    id: id, action: .removed, version: version, previousVersion: version, package: nil, size: nil, sha256: nil,
+                    installedSize: nil, deltaCount: 0))
+        }
+
+        let regionsChanged = regions.contains { $0.action != .unchanged }
+        let publisherChanged = previous.map { $0.object["publisher"] as? String != options.publisher } ?? true
+        var catalogChanged = regionsChanged || publisherChanged || options.serial != nil
+        if !catalogChanged, let signingKey, let previous {
+            catalogChanged = !isSigned(previous.bytes, by: signingKey)
+        } else if !catalogChanged, !FileManager.default.fileExists(atPath: signaturePath) {
+            catalogChanged = true
+        }
+        let serial = catalogChanged ? (options.serial ?? (previous?.serial ?? 0) + 1) : previous?.serial
+        guard catalogChanged, let signingKey, let serial else {
+            return PublishReport(
+                regions: regions, catalogChanged: catalogChanged, serial: serial, isDryRun: isDryRun, removedFiles: [], notes: notes)
+        }
+
+        let now = Date(timeIntervalSince1970: clock.now.timeIntervalSince1970.rounded(.down))
+        let document = CatalogDocument.document(
+            publisher: options.publisher, generated: now, expires: now.addingTimeInterval(Double(options.expiresDays) * 86_400),
+            serial: serial, regions: entries, carried: previous?.object ?? [:])
+        let bytes = try CatalogDocument.encode(document)
+        // What clients will do with it: refuse it if mapgate's own reader would.
+        _ = try Catalog.parse(bytes, sourceURL: URL(fileURLWithPath: catalogPath).absoluteString)
+        let signature = try signingKey.sign(
+            message: bytes, trustedComment: "timestamp:\(Int64(now.timeIntervalSince1970))\tfile:catalog.json\tserial:\(serial)")
+        try prepareFolders()
+        try write(history.encoded(), to: historyPath)
+        try write(bytes, to: catalogPath)
+        try write(Data(signature.utf8), to: signaturePath)
+        for file in removedFiles {
+            try? FileManager.default.removeItem(atPath: options.outputDirectory + "/" + file)
+        }
+        return PublishReport(
+            regions: regions, catalogChanged: true, serial: serial, isDryRun: false, removedFiles: removedFiles, notes: notes)
+    }
+
+    private func isSigned(_ bytes: Data, by key: MinisignSecretKey) -> Bool {
+        guard let signature = FileManager.default.contents(atPath: signaturePath) else { return false }
+        return (try? MinisignVerifier(trustedKeys: [key.publicKey]).verify(signatureFile: signature, message: bytes)) != nil
+    }
+
+    /// Keeps the newest ``PublishOptions/keep`` versions; returns them and the files (relative to
+    /// the output folder) of the others, and of deltas from versions no longer kept.
+    private func trim(_ versions: [PublishedVersion]) -> (kept: [PublishedVersion], files: [String]) {
+        var kept = Array(versions.prefix(options.keep))
+        var files: [String] = []
+        for dropped in versions.dropFirst(options.keep) {
+            files.append("packages/" + dropped.package)
+            files += dropped.deltas.map { "packages/" + $0.package }
+            if let base = dropped.base { files.append(".publish/bases/" + base) }
+        }
+        let keptVersions = Set(kept.map(\.version))
+        for index in kept.indices {
+            let (stay, go) = (kept[index].deltas.filter { keptVersions.contains($0.fromVersion) }, kept[index].deltas.filter { !keptVersions.contains($0.fromVersion) })
+            files += go.map { "packages/" + $0.package }
+            kept[index].deltas = stay
+            // With keep 1 no delta will ever be made from this version: its base is not needed.
+            if options.keep < 2, let base = kept[index].base {
+                files.append(".publish/bases/" + base)
+                kept[index].base = nil
+            }
+        }
+        return (kept, files)
+    }
+
+    func prepareFolders() throws {
+        for folder in [options.outputDirectory, packagesPath, statePath, basesPath, scratchPath] {
+            do {
+                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            } catch {
+                throw PublishError(folder, "cannot create it: \(error.localizedDescription)", kind: .io)
+            }
+        }
+    }
+
+    /// Writes `data` to a temporary file beside `path`, then renames it over `path`.
+    func write(_ data: Data, to path: String) throws {
+        do {
+            try data.write(to: URL(fileURLWithPath: path), options: .atomic)
+        } catch {
+            throw PublishError(path, "cannot write it: \(error.localizedDescription)", kind: .io)
+        }
+    }
+}

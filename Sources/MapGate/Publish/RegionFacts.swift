@@ -1,0 +1,49 @@
+import Foundation
+
+/// What the catalog says about a region's tiles, read from the MBTiles file after it passed the
+/// checks `sync` makes (``MBTilesInspection``) and `publish`'s own (finite bounds in range).
+struct RegionFacts: Sendable, Equatable {
+    var format: TileFormat
+    /// The tiles' zoom range, widened to the metadata's `minzoom`/`maxzoom` when those say more:
+    /// `sync` checks the declared range against the catalog's.
+    var minzoom: Int
+    var maxzoom: Int
+    var bounds: [Double]?
+    /// martin's `agg_tiles_hash`; nil when not asked for (a dry run).
+    var contentHash: String?
+
+    /// Checks the file at `path` and reads its facts. Errors name the file.
+    static func read(path: String, hashing: Bool) throws -> RegionFacts {
+        func fail(_ reason: String) -> PublishError { PublishError(path, reason) }
+        let inspection: MBTilesInspection
+        do {
+            inspection = try MBTilesInspection.inspect(path)
+        } catch let error as MBTilesError {
+            throw fail(error.reason)
+        }
+        let minzoom = min(inspection.tileZoom.lowerBound, inspection.zoom.lowerBound)
+        let maxzoom = max(inspection.tileZoom.upperBound, inspection.zoom.upperBound)
+        guard minzoom >= 0, maxzoom <= 30 else { throw fail("zoom \(minzoom)–\(maxzoom) is outside 0–30") }
+        var bounds: [Double]?
+        if let text = inspection.boundsText {
+            guard let values = inspection.bounds, values.allSatisfy(\.isFinite),
+                (-180...180).contains(values[0]), (-180...180).contains(values[2]),
+                (-90...90).contains(values[1]), (-90...90).contains(values[3]), values[1] <= values[3]
+            else {
+                throw fail("metadata bounds \"\(text)\" are not four finite numbers west,south,east,north inside the world")
+            }
+            bounds = values
+        }
+        var contentHash: String?
+        if hashing {
+            do {
+                contentHash = try TilesetHash.compute(ofFileAt: path).hex
+            } catch let error as DeltaError {
+                throw fail("cannot compute its agg_tiles_hash: \(error.localizedDescription)")
+            } catch let error as SQLiteError {
+                throw fail("cannot compute its agg_tiles_hash: \(error.message)")
+            }
+        }
+        return RegionFacts(format: inspection.format, minzoom: minzoom, maxzoom: maxzoom, bounds: bounds, contentHash: contentHash)
+    }
+}

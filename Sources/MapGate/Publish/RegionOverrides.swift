@@ -1,0 +1,49 @@
+import Foundation
+
+/// What `regions.json` in the input folder says about one file: replacements for the values
+/// `publish` would derive (id from the file name, name and version from the metadata).
+public struct RegionOverride: Sendable, Equatable {
+    public var id: String?
+    public var name: String?
+    public var version: String?
+    public var minimumAppVersion: String?
+
+    public static let keys = ["id", "name", "version", "minimumAppVersion"]
+
+    /// Reads `regions.json`: an object keyed by file name (`kr-seoul.mbtiles`), each value an
+    /// object of ``keys``. A missing file means no overrides; anything malformed is an error
+    /// naming the file, the entry and the key.
+    public static func load(path: String) throws -> [String: RegionOverride] {
+        guard FileManager.default.fileExists(atPath: path) else { return [:] }
+        func fail(_ reason: String) -> PublishError { PublishError(path, reason) }
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw PublishError(path, "cannot read it: \(error.localizedDescription)", kind: .io)
+        }
+        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+            throw fail("not a JSON object keyed by file name")
+        }
+        var result: [String: RegionOverride] = [:]
+        for fileName in object.keys.sorted() {
+            guard let fields = object[fileName] as? [String: Any] else { throw fail("\"\(fileName)\" is not an object") }
+            if let unknown = fields.keys.sorted().first(where: { !keys.contains($0) }) {
+                throw fail("\"\(fileName)\": unknown key \"\(unknown)\" (allowed: \(keys.joined(separator: ", ")))")
+            }
+            func string(_ key: String) throws -> String? {
+                guard let raw = fields[key] else { return nil }
+                guard let text = raw as? String, !text.isEmpty else { throw fail("\"\(fileName)\": \(key) must be a non-empty string") }
+                return text
+            }
+            let entry = RegionOverride(
+                id: try string("id"), name: try string("name"), version: try string("version"),
+                minimumAppVersion: try string("minimumAppVersion"))
+            if let minimum = entry.minimumAppVersion, (try? AppVersion(minimum)) == nil {
+                throw fail("\"\(fileName)\": minimumAppVersion \"\(minimum)\" is not a version")
+            }
+            result[fileName] = entry
+        }
+        return result
+    }
+}

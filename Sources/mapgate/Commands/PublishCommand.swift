@@ -1,0 +1,187 @@
+import Foundation
+import MapGate
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `mapgate publish INPUT_DIR --out OUT_DIR --key SECRET_KEY_FILE`: the publisher's side.
+struct PublishCommand: Command {
+    static let name = "publish"
+    static let abstract = "Make the signed catalog and packages of a folder of MBTiles files"
+    static let arguments = "INPUT_DIR"
+    static let discussion = """
+        Reads every .mbtiles file of INPUT_DIR (and INPUT_DIR/regions.json, which may set "id",
+        "name", "version" and "minimumAppVersion" per file name), checks each as sync would, and
+        writes OUT_DIR/catalog.json, its minisign signature catalog.json.minisig and gzip packages
+        in OUT_DIR/packages/, with deltas from the kept earlier versions. When nothing changed,
+        nothing is written. OUT_DIR/.publish/ holds the history and the copies deltas are made
+        from: keep it, but do not serve it. A password-protected key's password comes from
+        $MAPGATE_KEY_PASSWORD, else from one line of standard input. Not a use of the update gate.
+        With --json, one object per region: region, action ("added", "updated", "unchanged",
+        "removed"), version, previousVersion, package, size, sha256, deltas.
+        """
+    static let options = [
+        OptionSpec(name: "out", value: "OUT_DIR", help: "the folder to publish into (required)"),
+        OptionSpec(name: "key", value: "SECRET_KEY_FILE", help: "the minisign secret key that signs the catalog (required but with --dry-run)"),
+        OptionSpec(name: "base-url", value: "URL", help: "absolute URL OUT_DIR is served at (package URLs are relative without it)"),
+        OptionSpec(name: "publisher", value: "NAME", help: "the catalog's publisher (default \"\(PublishOptions.defaultPublisher)\")"),
+        OptionSpec(name: "expires-days", value: "N", help: "the catalog expires N days from now (default \(PublishOptions.defaultExpiresDays))"),
+        OptionSpec(name: "serial", value: "N", help: "the catalog's serial (default: the previous one + 1); always writes a new catalog"),
+        OptionSpec(name: "keep", value: "N", help: "versions of each region kept in packages/ (default \(PublishOptions.defaultKeep))"),
+        OptionSpec(name: "dry-run", help: "say what would change, write nothing"),
+    ]
+
+    static let passwordVariable = "MAPGATE_KEY_PASSWORD"
+
+    let options: PublishOptions
+    let keyPath: String?
+    let isDryRun: Bool
+
+    init(parsing arguments: ParsedArguments) throws {
+        guard arguments.positional.count == 1, let input = arguments.positional.first else {
+            throw UsageError(message: "expected one INPUT_DIR", usage: Self.usage)
+        }
+        guard let output = arguments.value("out") else { throw UsageError(message: "--out OUT_DIR is required", usage: Self.usage) }
+        isDryRun = arguments.has("dry-run")
+        keyPath = arguments.value("key")
+        if keyPath == nil, !isDryRun { throw UsageError(message: "--key SECRET_KEY_FILE is required", usage: Self.usage) }
+        func number(_ name: String) throws -> Int64? {
+            guard let text = arguments.value(name) else { return nil }
+            guard let value = Int64(text) else { throw UsageError(message: "--\(name) \(text) is not a whole number", usage: Self.usage) }
+            return value
+        }
+        var options = PublishOptions(inputDirectory: input, outputDirectory: output, baseURL: arguments.value("base-url"))
+        if let publisher = arguments.value("publisher") { options.publisher = publisher }
+        if let days = try number("expires-days") { options.expiresDays = Int(clamping: days) }
+        if let keep = try number("keep") { options.keep = Int(clamping: keep) }
+        options.serial = try number("serial")
+        do {
+            try options.validate()
+        } catch let error as PublishError {
+            throw UsageError(message: error.errorDescription ?? error.reason, usage: Self.usage)
+        }
+        self.options = options
+    }
+
+    func run(_ context: Context) throws -> Int32 {
+        let publisher = Publisher(options: options, clock: context.clock)
+        let report: PublishReport
+        if isDryRun {
+            report = try publisher.plan()
+        } else {
+            let key = try loadKey(context)
+            let console = context.console
+            var bar: ProgressBar?
+            var barRegion = ""
+            report = try publisher.publish(signingKey: key) { region, done, total in
+                guard ProgressBar.isWanted(console) else { return }
+                if region != barRegion {
+                    bar?.finish()
+                    bar = ProgressBar(label: region, console: console)
+                    barRegion = region
+                }
+                bar?.update(done, of: total)
+            }
+            bar?.finish()
+        }
+        render(report, context: context)
+        return ExitCode.success
+    }
+
+    /// Reads the secret key; asks for its password only when it has one.
+    private func loadKey(_ context: Context) throws -> MinisignSecretKey {
+        guard let keyPath else { throw UsageError(message: "--key SECRET_KEY_FILE is required", usage: Self.usage) }
+        guard let data = FileManager.default.contents(atPath: keyPath) else {
+            throw GeneralFailure("\(keyPath): cannot read the secret key", kind: .io)
+        }
+        let text = String(decoding: data, as: UTF8.self)
+        func fail(_ error: SignatureError) -> GeneralFailure {
+            GeneralFailure("\(keyPath): \(error.localizedDescription)", kind: .usage)
+        }
+        do {
+            return try MinisignSecretKey(text: text, password: context.environment[Self.passwordVariable])
+        } catch SignatureError.passwordRequired {
+            guard let password = readPassword(context) else {
+                throw GeneralFailure(
+                    "\(keyPath): the key is password-protected: set \(Self.passwordVariable) or give the password on standard input",
+                    kind: .usage)
+            }
+            do {
+                return try MinisignSecretKey(text: text, password: password)
+            } catch let error as SignatureError {
+                throw fail(error)
+            }
+        } catch let error as SignatureError {
+            throw fail(error)
+        }
+    }
+
+    /// One line of standard input, without its newline; on a terminal asked for without echo.
+    private func readPassword(_ context: Context) -> String? {
+        guard context.console.isInteractive else { return readLine(strippingNewline: true) }
+        var saved = termios()
+        let canHide = tcgetattr(STDIN_FILENO, &saved) == 0
+        if canHide {
+            var hidden = saved
+            hidden.c_lflag &= ~tcflag_t(ECHO)
+            tcsetattr(STDIN_FILENO, TCSAFLUSH, &hidden)
+        }
+        FileHandle.standardError.write(Data("password for the secret key: ".utf8))
+        let line = readLine(strippingNewline: true)
+        if canHide {
+            tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved)
+            FileHandle.standardError.write(Data("\n".utf8))
+        }
+        return line
+    }
+
+    private func render(_ report: PublishReport, context: Context) {
+        let console = context.console
+        for note in report.notes { console.warning(note) }
+        for region in report.regions {
+            if context.json {
+                console.json([
+                    "region": region.id, "action": region.action.rawValue, "version": region.version,
+                    "previousVersion": region.previousVersion ?? NSNull(), "package": region.package ?? NSNull(),
+                    "size": region.size ?? NSNull(), "sha256": region.sha256 ?? NSNull(), "deltas": region.deltaCount,
+                ])
+            } else {
+                console.print(line(for: region, isDryRun: report.isDryRun))
+            }
+        }
+        guard !context.json else { return }
+        let serial = report.serial.map { "serial \($0)" } ?? "no serial"
+        if !report.catalogChanged {
+            console.print("no change: \(options.outputDirectory)/catalog.json, its signature and the packages are left as they were")
+        } else if report.isDryRun {
+            console.print("dry run: would write \(options.outputDirectory)/catalog.json (\(serial)); nothing was written")
+        } else {
+            let removed = report.removedFiles.isEmpty ? "" : ", \(report.removedFiles.count) old files removed"
+            console.print("wrote \(options.outputDirectory)/catalog.json (\(serial)) and its signature\(removed)")
+        }
+    }
+
+    private func line(for region: PublishReport.Region, isDryRun: Bool) -> String {
+        let head = "\(region.id) \(region.version): "
+        var details: [String] = []
+        if let package = region.package, region.action != .unchanged { details.append(package) }
+        if region.action != .unchanged, region.action != .removed {
+            if let size = region.size {
+                details.append(Format.bytes(size))
+            } else if let installed = region.installedSize {
+                details.append("\(Format.bytes(installed)) to compress")
+            }
+            if region.deltaCount > 0 { details.append(region.deltaCount == 1 ? "1 delta" : "\(region.deltaCount) deltas") }
+        }
+        let would = isDryRun && region.action != .unchanged ? "would be " : ""
+        let what: String
+        switch region.action {
+        case .added: what = would + "added"
+        case .updated: what = would + (region.previousVersion.map { "updated from \($0)" } ?? "updated")
+        case .unchanged: what = "unchanged"
+        case .removed: what = would + "removed"
+        }
+        return head + what + (details.isEmpty ? "" : " (\(details.joined(separator: ", ")))")
+    }
+}

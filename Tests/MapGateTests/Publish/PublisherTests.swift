@@ -1,0 +1,215 @@
+import Foundation
+import MapGate
+import TestSupport
+import Testing
+
+@Suite struct PublisherTests {
+    let workspace: PublishWorkspace
+    let tiles = DeltaTestFiles.pyramid(maxZoom: 4, png: true, seed: 1)
+
+    init() throws {
+        workspace = try PublishWorkspace()
+    }
+
+    @Test func publishesACatalogThatParsesAndVerifies() throws {
+        let alpha = try workspace.writeRegion("alpha.mbtiles", tiles: tiles, metadata: ["name": "Alpha", "version": "1", "bounds": "-10,-20,30,40"])
+        let cities = workspace.input + "/cities.mbtiles"
+        try FileManager.default.copyItem(atPath: try TestPaths.shared("mbtiles/mbtileserver-world_cities.mbtiles"), toPath: cities)
+
+        let report = try workspace.publish()
+        #expect(report.catalogChanged)
+        #expect(report.serial == 1)
+        #expect(report.regions.map(\.action) == [.added, .added])
+
+        let catalog = try workspace.catalog()
+        #expect(catalog.serial == 1)
+        #expect(catalog.publisher == "mapgate publish")
+        #expect(catalog.expires == workspace.time.now.addingTimeInterval(30 * 86_400))
+        #expect(catalog.regions.map(\.id) == ["alpha", "cities"])
+        let region = try #require(catalog.region("alpha"))
+        #expect(region.name == "Alpha")
+        #expect(region.version == "1")
+        #expect(region.format == .png)
+        #expect(region.minzoom == 0 && region.maxzoom == 4)
+        #expect(region.bounds == [-10, -20, 30, 40])
+        #expect(region.contentHash == (try TilesetHash.compute(ofFileAt: alpha).hex))
+        #expect(region.installedSize == (try CatalogBuilder.size(alpha)))
+        #expect(region.url.hasSuffix("/out/packages/alpha-1.mbtiles.gz"))
+        let package = workspace.output + "/packages/alpha-1.mbtiles.gz"
+        #expect(region.size == (try CatalogBuilder.size(package)))
+        #expect(region.sha256 == (try SHA256Hasher.hex(ofFileAt: package)))
+        let unpacked = try workspace.gunzip("packages/alpha-1.mbtiles.gz", to: "alpha.check")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: unpacked)) == (try Data(contentsOf: URL(fileURLWithPath: alpha))))
+        let vector = try #require(catalog.region("cities"))
+        #expect(vector.format == .pbf)
+        #expect(vector.version == "2")
+        #expect(vector.name == "Major cities from Natural Earth data")
+
+        // mapgate's own verifier and the real minisign both accept the signature.
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: workspace.catalogPath))
+        let signature = try Data(contentsOf: URL(fileURLWithPath: workspace.catalogPath + ".minisig"))
+        let verification = try MinisignVerifier(trustedKeys: [workspace.secretKey.publicKey]).verify(signatureFile: signature, message: bytes)
+        #expect(verification.trustedComment.contains("serial:1"))
+        let real = try workspace.minisign.run(["-V", "-p", workspace.keys.publicKeyFile, "-m", workspace.catalogPath])
+        #expect(real.status == 0, "\(real.stderr)")
+    }
+
+    @Test func noChangeLeavesEveryByteAsItWas() throws {
+        try workspace.writeRegion("alpha.mbtiles", tiles: tiles, metadata: ["version": "1"])
+        try workspace.publish()
+        let before = try workspace.snapshot()
+        workspace.time.advance(days: 3)
+        let again = try workspace.publish()
+        #expect(!again.catalogChanged)
+        #expect(again.serial == 1)
+        #expect(again.regions.map(\.action) == [.unchanged])
+        #expect(try workspace.snapshot() == before)
+
+        // An explicit serial always makes a new catalog (how an unchanged one is renewed).
+        let renewed = try workspace.publish { $0.serial = 7 }
+        #expect(renewed.catalogChanged)
+        #expect(try workspace.catalog().serial == 7)
+        #expect(throws: PublishError.self) { try workspace.publish { $0.serial = 7 } }
+    }
+
+    @Test func aNewVersionRaisesTheSerialAndListsACheckedDelta() throws {
+        let first = try workspace.writeRegion("alpha.mbtiles", tiles: tiles, metadata: ["version": "1"])
+        try workspace.publish()
+        let firstHash = try TilesetHash.compute(ofFileAt: first).hex
+        let firstCopy = workspace.work.file("alpha-1.mbtiles")
+        try FileManager.default.copyItem(atPath: first, toPath: firstCopy)
+
+        let second = try workspace.writeRegion(
+            "alpha.mbtiles", tiles: DeltaTestFiles.changing(3, of: tiles, seed: 2), metadata: ["version": "2"])
+        let report = try workspace.publish()
+        #expect(report.serial == 2)
+        let row = try #require(report.regions.first)
+        #expect(row.action == .updated)
+        #expect(row.previousVersion == "1")
+        #expect(row.deltaCount == 1)
+
+        let region = try #require(try workspace.catalog().region("alpha"))
+        #expect(region.version == "2")
+        let delta = try #require(region.deltas.first)
+        #expect(delta.fromVersion == "1")
+        #expect(delta.fromHash == firstHash)
+        #expect(delta.url.hasSuffix("/packages/alpha-1-to-2.delta.mbtiles.gz"))
+        #expect(delta.size * 2 <= region.size)
+        #expect(delta.sha256 == (try SHA256Hasher.hex(ofFileAt: workspace.output + "/packages/alpha-1-to-2.delta.mbtiles.gz")))
+        // A client's use of it: unpacked and applied to version 1, it gives version 2's tiles.
+        let unpacked = try workspace.gunzip("packages/alpha-1-to-2.delta.mbtiles.gz", to: "delta.mbtiles")
+        try MBTilesDelta.apply(delta: unpacked, to: firstCopy)
+        #expect(try TilesetHash.compute(ofFileAt: firstCopy).hex == region.contentHash)
+        #expect(region.contentHash == (try TilesetHash.compute(ofFileAt: second).hex))
+        // The previous version's package stays for clients that still hold the previous catalog.
+        #expect(workspace.exists("packages/alpha-1.mbtiles.gz"))
+    }
+
+    @Test func aDeltaOverHalfThePackageIsLeftOut() throws {
+        try workspace.writeRegion("alpha.mbtiles", tiles: tiles, metadata: ["version": "1"])
+        try workspace.publish()
+        try workspace.writeRegion("alpha.mbtiles", tiles: DeltaTestFiles.pyramid(maxZoom: 4, png: true, seed: 99), metadata: ["version": "2"])
+        let report = try workspace.publish()
+        #expect(report.regions.first?.deltaCount == 0)
+        #expect(report.notes.contains { $0.contains("region alpha: no delta from 1 to 2") && $0.contains("over half the full package") })
+        #expect(try workspace.catalog().region("alpha")?.deltas == [])
+        #expect(!workspace.exists("packages/alpha-1-to-2.delta.mbtiles.gz"))
+    }
+
+    @Test func keepTrimsOlderVersions() throws {
+        for version in 1...3 {
+            try workspace.writeRegion(
+                "alpha.mbtiles", tiles: DeltaTestFiles.changing(version, of: tiles, seed: UInt64(version)), metadata: ["version": "\(version)"])
+            try workspace.publish { $0.keep = 2 }
+        }
+        #expect(!workspace.exists("packages/alpha-1.mbtiles.gz"))
+        #expect(!workspace.exists(".publish/bases/alpha-1.mbtiles"))
+        #expect(!workspace.exists("packages/alpha-1-to-2.delta.mbtiles.gz"))
+        #expect(workspace.exists("packages/alpha-2.mbtiles.gz"))
+        #expect(workspace.exists("packages/alpha-3.mbtiles.gz"))
+        #expect(workspace.exists(".publish/bases/alpha-2.mbtiles"))
+        #expect(workspace.exists(".publish/bases/alpha-3.mbtiles"))
+        let region = try #require(try workspace.catalog().region("alpha"))
+        #expect(region.deltas.map(\.fromVersion) == ["2"])
+        #expect(try workspace.catalog().serial == 3)
+        let history = try String(contentsOfFile: workspace.output + "/.publish/history.json", encoding: .utf8)
+        #expect(history.contains("alpha-3.mbtiles.gz") && !history.contains("alpha-1.mbtiles.gz"))
+    }
+
+    @Test func aRemovedFileIsReportedAndLeavesTheCatalog() throws {
+        try workspace.writeRegion("alpha.mbtiles", tiles: tiles, metadata: ["version": "1"])
+        let beta = try workspace.writeRegion("beta.mbtiles", tiles: tiles, metadata: ["version": "5"])
+        try workspace.publish()
+        try FileManager.default.removeItem(atPath: beta)
+        let report = try workspace.publish()
+        #expect(report.regions.map(\.action) == [.unchanged, .removed])
+        #expect(report.regions.last?.id == "beta")
+        #expect(try workspace.catalog().regions.map(\.id) == ["alpha"])
+    }
+
+    @Test func regionsJSONOverridesTheDerivedValues() throws {
+        try workspace.writeRegion("alpha.mbtiles", tiles: tiles, metadata: [:])
+        try workspace.work.write(
+            "in/regions.json", #"{"alpha.mbtiles": {"id": "kr-seoul", "name": "Seoul", "version": "2026.11", "minimumAppVersion": "1.3"}}"#)
+        try workspace.publish { $0.baseURL = "https://maps.example/offline/" }
+        let region = try #require(try workspace.catalog().region("kr-seoul"))
+        #expect(region.name == "Seoul")
+        #expect(region.version == "2026.11")
+        #expect(region.minimumAppVersion == "1.3")
+        #expect(region.url == "https://maps.example/offline/packages/kr-seoul-2026.11.mbtiles.gz")
+    }
+
+    @Test func aDryRunWritesNothing() throws {
+        try workspace.writeRegion("alpha.mbtiles", tiles: tiles, metadata: ["version": "1"])
+        let report = try Publisher(options: workspace.options(), clock: workspace.time.clock).plan()
+        #expect(report.isDryRun)
+        #expect(report.catalogChanged)
+        #expect(report.regions.map(\.action) == [.added])
+        #expect(report.regions.first?.size == nil)
+        #expect(!FileManager.default.fileExists(atPath: workspace.output))
+    }
+
+    @Test func aChangedFileUnderAPublishedVersionIsRefused() throws {
+        try workspace.writeRegion("alpha.mbtiles", tiles: tiles, metadata: ["version": "1"])
+        try workspace.publish()
+        try workspace.writeRegion("alpha.mbtiles", tiles: DeltaTestFiles.changing(2, of: tiles, seed: 5), metadata: ["version": "1"])
+        let error = try #require(throws: PublishError.self) { try workspace.publish() }
+        #expect(error.errorDescription?.contains("alpha.mbtiles: version \"1\" of region alpha was published before from another file") == true)
+    }
+
+    enum BadInput: String, CaseIterable, Sendable {
+        case notSQLite, noTiles, badID, noVersion, badBounds, unknownOverrideKey
+    }
+
+    @Test(arguments: BadInput.allCases)
+    func badInputsAreClearErrorsNamingTheFile(_ input: BadInput) throws {
+        let expected: (file: String, reason: String)
+        switch input {
+        case .notSQLite:
+            try workspace.work.write("in/broken.mbtiles", String(repeating: "not a database\n", count: 200))
+            expected = ("broken.mbtiles", "not a readable SQLite file")
+        case .noTiles:
+            try workspace.writeRegion("empty.mbtiles", tiles: [:], metadata: ["version": "1"])
+            expected = ("empty.mbtiles", "it holds no tiles")
+        case .badID:
+            try workspace.writeRegion("Bad_ID.mbtiles", tiles: tiles, metadata: ["version": "1"])
+            expected = ("Bad_ID.mbtiles", "region id \"Bad_ID\" from the file name is not valid")
+        case .noVersion:
+            try workspace.writeRegion("alpha.mbtiles", tiles: tiles, metadata: [:])
+            expected = ("alpha.mbtiles", "no version: set metadata \"version\"")
+        case .badBounds:
+            try workspace.writeRegion("alpha.mbtiles", tiles: tiles, metadata: ["version": "1", "bounds": "-190,0,10,10"])
+            expected = ("alpha.mbtiles", "metadata bounds \"-190,0,10,10\"")
+        case .unknownOverrideKey:
+            try workspace.writeRegion("alpha.mbtiles", tiles: tiles, metadata: ["version": "1"])
+            try workspace.work.write("in/regions.json", #"{"alpha.mbtiles": {"colour": "red"}}"#)
+            expected = ("regions.json", "\"alpha.mbtiles\": unknown key \"colour\"")
+        }
+        let error = try #require(throws: PublishError.self) { try workspace.publish() }
+        let message = error.errorDescription ?? ""
+        #expect(message.contains(expected.file), "\(message)")
+        #expect(message.contains(expected.reason), "\(message)")
+        #expect(!FileManager.default.fileExists(atPath: workspace.catalogPath))
+        #expect(!workspace.exists("packages/alpha-1.mbtiles.gz"))
+    }
+}

@@ -1,0 +1,124 @@
+import Foundation
+import MapGate
+import MapGateDemo
+import TestSupport
+import Testing
+
+/// `publish` run as a subprocess on the shared real-world fixtures, and its output read back by
+/// `sync` over HTTP.
+@Suite struct PublishCommandTests {
+    let work: TemporaryDirectory
+    let mapgate: MapGateBinary
+
+    init() throws {
+        work = try TemporaryDirectory()
+        mapgate = try MapGateBinary(workDirectory: work.path)
+        try mapgate.writeConfig([:])
+        try FileManager.default.createDirectory(atPath: work.file("in"), withIntermediateDirectories: true)
+    }
+
+    var input: String { work.file("in") }
+    var output: String { work.file("out") }
+
+    /// Copies a shared fixture into the input folder (fails out loud when it is missing).
+    @discardableResult
+    func offer(_ fixture: String, as name: String) throws -> String {
+        let path = input + "/" + name
+        try FileManager.default.copyItem(atPath: try TestPaths.shared("mbtiles/" + fixture), toPath: path)
+        return path
+    }
+
+    /// `minisign -G` into the work folder; returns (public key line, secret key path).
+    func makeKey(password: String? = nil) throws -> (publicKey: String, secretKey: String) {
+        let pub = work.file("publisher.pub")
+        let sec = work.file("publisher.key")
+        let arguments = password == nil ? ["-G", "-W", "-p", pub, "-s", sec] : ["-G", "-p", pub, "-s", sec]
+        let result = try runProcess("/usr/bin/minisign", arguments, stdin: password.map { "\($0)\n\($0)\n" }, timeout: 120)
+        #expect(result.status == 0, "minisign -G: \(result.stderr)")
+        let lines = try String(contentsOfFile: pub, encoding: .utf8).split(separator: "\n")
+        return (String(lines.last ?? ""), sec)
+    }
+
+    @Test func publishedTreeIsSyncedOverHTTPWithTheSameTiles() throws {
+        let cities = try offer("mbtileserver-world_cities.mbtiles", as: "cities.mbtiles")
+        let geo = try offer("mbtileserver-geography-class-png.mbtiles", as: "geo.mbtiles")
+        let key = try makeKey()
+
+        let published = try mapgate.run(["publish", input, "--out", output, "--key", key.secretKey, "--publisher", "Test Maps"])
+        #expect(published.status == 0, "\(published.stderr)")
+        #expect(published.stdout.contains("cities 2: added (packages/cities-2.mbtiles.gz"))
+        #expect(published.stdout.contains("geo 1.0.0: added"))
+        #expect(published.stdout.contains("(serial 1)"))
+        let verified = try runProcess("/usr/bin/minisign", ["-V", "-p", work.file("publisher.pub"), "-m", output + "/catalog.json"])
+        #expect(verified.status == 0, "\(verified.stderr)")
+
+        let origin = try TestOrigin(root: output)
+        defer { origin.stop() }
+        try mapgate.writePolicy(["trustedKeys": [key.publicKey], "requireSignedCatalog": true])
+        try mapgate.writeConfig(["catalogURL": origin.baseURL + "/catalog.json"])
+        let sync = try mapgate.run(["sync", "cities", "geo"])
+        #expect(sync.status == 0, "\(sync.stderr)")
+        #expect(sync.stdout.contains("cities 2: installed"))
+        #expect(sync.stdout.contains("geo 1.0.0: installed"))
+
+        // Every tile comes out byte for byte as it went in.
+        for (id, source) in [("cities", cities), ("geo", geo)] {
+            var expected: [String: Data] = [:]
+            try MBTilesFile(path: source).forEachTile { z, x, y, data in expected["\(z)/\(x)/\(y)"] = data }
+            var installed: [String: Data] = [:]
+            try MBTilesFile(path: mapgate.dataDirectory + "/regions/\(id).mbtiles").forEachTile { z, x, y, data in installed["\(z)/\(x)/\(y)"] = data }
+            #expect(!expected.isEmpty)
+            #expect(installed == expected, "region \(id)")
+        }
+        let tile = try mapgate.run(["tile", "cities", "1", "1", "0"])
+        #expect(tile.status == 0)
+        #expect(tile.stdoutData == (try MBTilesFile(path: cities).tile(z: 1, x: 1, y: 0)))
+
+        // Nothing changed: nothing is written.
+        let catalogBefore = try Data(contentsOf: URL(fileURLWithPath: output + "/catalog.json"))
+        let again = try mapgate.run(["publish", input, "--out", output, "--key", key.secretKey, "--publisher", "Test Maps", "--json"])
+        #expect(again.status == 0, "\(again.stderr)")
+        let rows = try again.stdout.split(separator: "\n").map { try MapGateBinary.json(String($0)) }
+        #expect(rows.map { $0["action"] as? String } == ["unchanged", "unchanged"])
+        #expect(rows.first?["region"] as? String == "cities")
+        #expect(Set(rows.first?.keys.map { $0 } ?? []) == ["region", "action", "version", "previousVersion", "package", "size", "sha256", "deltas"])
+        #expect(try Data(contentsOf: URL(fileURLWithPath: output + "/catalog.json")) == catalogBefore)
+    }
+
+    @Test(arguments: [true, false])
+    func passwordProtectedKeyFromTheEnvironmentOrStandardInput(fromEnvironment: Bool) throws {
+        try offer("mbtileserver-world_cities.mbtiles", as: "cities.mbtiles")
+        let key = try makeKey(password: "correct horse")
+        let arguments = ["publish", input, "--out", output, "--key", key.secretKey]
+        let result = fromEnvironment
+            ? try mapgate.run(arguments, environment: ["MAPGATE_KEY_PASSWORD": "correct horse"])
+            : try mapgate.run(arguments, stdin: "correct horse\n")
+        #expect(result.status == 0, "\(result.stderr)")
+        let verified = try runProcess("/usr/bin/minisign", ["-V", "-p", work.file("publisher.pub"), "-m", output + "/catalog.json"])
+        #expect(verified.status == 0, "\(verified.stderr)")
+
+        let wrong = try mapgate.run(arguments + ["--serial", "9"], environment: ["MAPGATE_KEY_PASSWORD": "wrong"])
+        #expect(wrong.status == 64)
+        #expect(wrong.stderr.contains("publisher.key"))
+    }
+
+    @Test func dryRunWritesNothingAndUsageErrorsExit64() throws {
+        try offer("mbtileserver-geography-class-png.mbtiles", as: "geo.mbtiles")
+        let dry = try mapgate.run(["publish", input, "--out", output, "--dry-run"])
+        #expect(dry.status == 0, "\(dry.stderr)")
+        #expect(dry.stdout.contains("geo 1.0.0: would be added"))
+        #expect(dry.stdout.contains("nothing was written"))
+        #expect(!FileManager.default.fileExists(atPath: output))
+
+        let noKey = try mapgate.run(["publish", input, "--out", output])
+        #expect(noKey.status == 64)
+        #expect(noKey.stderr.contains("--key SECRET_KEY_FILE is required"))
+        let badKeep = try mapgate.run(["publish", input, "--out", output, "--dry-run", "--keep", "0"])
+        #expect(badKeep.status == 64)
+
+        try offer("node-mbtiles-corrupt.mbtiles", as: "corrupt.mbtiles")
+        let corrupt = try mapgate.run(["publish", input, "--out", output, "--dry-run"])
+        #expect(corrupt.status == 65)
+        #expect(corrupt.stderr.contains("corrupt.mbtiles"))
+    }
+}
