@@ -82,6 +82,10 @@ public final class StateDatabase {
         ALTER TABLE gate ADD COLUMN catalog_sha256 TEXT;
         ALTER TABLE gate ADD COLUMN publisher_gate TEXT;
         """,
+        """
+        ALTER TABLE regions ADD COLUMN content_hash TEXT;
+        ALTER TABLE regions ADD COLUMN tile_count INTEGER;
+        """,
     ]
 
     /// Brings the schema up to date; returns the version it found.

@@ -25,6 +25,9 @@ public struct DataDirectory: Sendable, Equatable {
     /// The file a sync assembles (gunzipped, validated) before renaming it over `regionPath`.
     public func installingPath(_ id: String) -> String { partialPath + "/\(id).installing.mbtiles" }
 
+    /// The copy of an installed region a delta is applied to, before it replaces `regionPath`.
+    public func patchingPath(_ id: String) -> String { partialPath + "/\(id).patching.mbtiles" }
+
     /// Creates the directory and its folders when missing.
     public func prepare() throws {
         for folder in [path, regionsPath, partialPath] {

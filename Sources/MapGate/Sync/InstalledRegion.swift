@@ -14,6 +14,11 @@ public struct InstalledRegion: Sendable, Equatable {
     public var maxzoom: Int?
     public var bounds: [Double]?
     public var sourceURL: String?
+    /// martin's `agg_tiles_hash` of the tiles, computed at install: what a delta's `fromHash` is
+    /// matched against (nil for regions installed before mapgate recorded it).
+    public var contentHash: String? = nil
+    /// The number of tiles, counted once at install (nil for regions installed before).
+    public var tileCount: Int? = nil
 }
 
 /// The `regions` table of the state database.
@@ -26,7 +31,10 @@ public struct RegionRegistry {
 
     public func all() throws -> [InstalledRegion] {
         try database.query(
-            "SELECT id, name, version, format, sha256, size, installed_at, minzoom, maxzoom, bounds, source_url FROM regions ORDER BY id"
+            """
+            SELECT id, name, version, format, sha256, size, installed_at, minzoom, maxzoom, bounds, source_url, content_hash, tile_count
+            FROM regions ORDER BY id
+            """
         ) { row in
             InstalledRegion(
                 id: row.text(0) ?? "", name: row.text(1) ?? "", version: row.text(2) ?? "",
@@ -34,7 +42,7 @@ public struct RegionRegistry {
                 installedAt: row.date(6) ?? Date(timeIntervalSince1970: 0),
                 minzoom: row.isNull(7) ? nil : row.int(7), maxzoom: row.isNull(8) ? nil : row.int(8),
                 bounds: row.text(9).map { $0.split(separator: ",").compactMap { Double($0) } },
-                sourceURL: row.text(10))
+                sourceURL: row.text(10), contentHash: row.text(11), tileCount: row.isNull(12) ? nil : row.int(12))
         }
     }
 
@@ -46,14 +54,16 @@ public struct RegionRegistry {
     func save(_ region: InstalledRegion) throws {
         try database.execute(
             """
-            INSERT OR REPLACE INTO regions (id, name, version, format, sha256, size, installed_at, minzoom, maxzoom, bounds, source_url)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT OR REPLACE INTO regions (id, name, version, format, sha256, size, installed_at, minzoom, maxzoom, bounds, source_url,
+                content_hash, tile_count)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
                 .text(region.id), .text(region.name), .text(region.version), .text(region.format.rawValue), .text(region.sha256),
                 .integer(region.size), .dateOrNull(region.installedAt), region.minzoom.map { .integer(Int64($0)) } ?? .null,
                 region.maxzoom.map { .integer(Int64($0)) } ?? .null,
                 .textOrNull(region.bounds?.map { String($0) }.joined(separator: ",")), .textOrNull(region.sourceURL),
+                .textOrNull(region.contentHash), region.tileCount.map { .integer(Int64($0)) } ?? .null,
             ])
     }
 

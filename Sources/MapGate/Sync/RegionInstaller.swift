@@ -10,12 +10,15 @@ import Glibc
 public final class RegionInstaller {
     /// The stages of one region's sync, reported as they start.
     public enum Stage: String, Sendable {
-        case downloading, validating, installing
+        case downloading, applying, validating, installing
     }
 
     public enum Outcome: Sendable, Equatable, CustomStringConvertible {
-        /// Installed or updated; `previous` is the version it replaced.
+        /// Installed or updated from the full package; `previous` is the version it replaced.
         case installed(version: String, previous: String?, downloaded: Int64, resumedFrom: Int64)
+        /// Updated by applying a delta to the installed version: `downloaded` bytes of the delta
+        /// instead of the full package's `fullSize`.
+        case patched(version: String, previous: String, downloaded: Int64, fullSize: Int64)
         /// The installed version equals the catalog's.
         case upToDate(version: String)
 
@@ -26,6 +29,8 @@ public final class RegionInstaller {
             case .installed(let version, let previous, let downloaded, let resumedFrom):
                 let what = previous.map { "updated from \($0) to \(version)" } ?? "installed \(version)"
                 return what + " (\(downloaded) bytes downloaded" + (resumedFrom > 0 ? ", resumed at byte \(resumedFrom))" : ")")
+            case .patched(let version, let previous, let downloaded, let fullSize):
+                return "updated from \(previous) to \(version) (delta, \(downloaded) of \(fullSize) bytes)"
             }
         }
     }
@@ -54,9 +59,15 @@ public final class RegionInstaller {
     }
 
     /// Syncs one region. Needs the gate's authorization for this run and the data-directory lock.
+    ///
+    /// When the installed file's tiles hash to one of the region's `deltas`' `fromHash`, the delta
+    /// is tried first: downloaded like a package, applied to a copy of the installed file, checked
+    /// against the catalog's `contentHash`, validated like a package and swapped in. Any failure
+    /// falls back to the full package, told once through `notice`.
     public func sync(
         _ region: CatalogRegion, from catalog: Catalog, authorization: GateAuthorization, lock: DirectoryLock,
-        stage: (Stage) -> Void = { _ in }, progress: @escaping (Int64, Int64) -> Void = { _, _ in }
+        stage: (Stage) -> Void = { _ in }, progress: @escaping (Int64, Int64) -> Void = { _, _ in },
+        notice: (String) -> Void = { _ in }
     ) throws -> Outcome {
         if let required = catalog.requiredAppVersion(for: region, app: appVersion) {
             throw RegionError(
@@ -70,6 +81,15 @@ public final class RegionInstaller {
             return .upToDate(version: previous.version)
         }
         try directory.prepare()
+        if let previous, let delta = usableDelta(for: region, installed: previous) {
+            do {
+                return try patch(region, with: delta, previous: previous, catalog: catalog, stage: stage, progress: progress)
+            } catch {
+                try? FileManager.default.removeItem(atPath: directory.patchingPath(region.id))
+                try? FileManager.default.removeItem(atPath: directory.installingPath(region.id))
+                notice("region \(region.id): the delta from \(delta.fromVersion) could not be used (\((error as? LocalizedError)?.errorDescription ?? "\(error)")); downloading the full package")
+            }
+        }
         try Self.checkSource(of: region, in: catalog)
         try checkFreeSpace(for: region)
 
@@ -77,9 +97,10 @@ public final class RegionInstaller {
         let download = try downloader.download(region, into: directory, progress: progress)
         do {
             stage(.validating)
+            let content = ContentHashing(path: download.outputPath)
             let details = try Self.validate(download.outputPath, against: region)
             stage(.installing)
-            try install(download, region: region, details: details)
+            try install(download.outputPath, sha256: download.sha256, size: download.size, content: try content.result(region: region.id), region: region, details: details)
         } catch {
             try? FileManager.default.removeItem(atPath: download.outputPath)
             if (error as? RegionError)?.kind == .badData { downloader.discardPartial(region, in: directory) }
@@ -140,10 +161,62 @@ public final class RegionInstaller {
         }
     }
 
-    /// fsync, rename over the old file, fsync the folder, then record it in one transaction.
-    private func install(_ download: PackageDownloader.Result, region: CatalogRegion, details: Details) throws {
+    /// The delta whose `fromHash` is the installed file's content hash, if the file is there.
+    private func usableDelta(for region: CatalogRegion, installed: InstalledRegion) -> CatalogDelta? {
+        guard let hash = installed.contentHash, FileManager.default.fileExists(atPath: directory.regionPath(region.id)) else { return nil }
+        return region.deltas.first { $0.fromHash.uppercased() == hash.uppercased() }
+    }
+
+    /// Updates through `delta`: download, apply to a copy, check, validate, install.
+    private func patch(
+        _ region: CatalogRegion, with delta: CatalogDelta, previous: InstalledRegion, catalog: Catalog, stage: (Stage) -> Void,
+        progress: @escaping (Int64, Int64) -> Void
+    ) throws -> Outcome {
+        // The delta travels like a package: same resume, retries, streaming hash and limits.
+        let package = CatalogRegion(
+            id: region.id, name: region.name, version: region.version, url: delta.url, size: delta.size, sha256: delta.sha256,
+            installedSize: region.installedSize, format: region.format, bounds: region.bounds, minzoom: region.minzoom,
+            maxzoom: region.maxzoom)
+        try Self.checkSource(of: package, in: catalog)
+        try checkFreeSpace(for: package)
+        stage(.downloading)
+        let download = try downloader.download(package, into: directory, progress: progress)
+        defer { try? FileManager.default.removeItem(atPath: download.outputPath) }
+
+        stage(.applying)
+        let patched = directory.patchingPath(region.id)
+        try? FileManager.default.removeItem(atPath: patched)
+        do {
+            try FileManager.default.copyItem(atPath: directory.regionPath(region.id), toPath: patched)
+        } catch {
+            throw RegionError(region: region.id, reason: "cannot copy the installed file to apply the delta: \(error.localizedDescription)", kind: .io)
+        }
+        let summary = try MBTilesDelta.apply(delta: download.outputPath, to: patched)
+        if let expected = region.contentHash, summary.targetHash.uppercased() != expected.uppercased() {
+            throw RegionError(
+                region: region.id, reason: "the delta gives tiles with hash \(summary.targetHash), the catalog declares \(expected)", kind: .badData)
+        }
+        stage(.validating)
+        let content = ContentHashing(path: patched)
+        let details = try Self.validate(patched, against: region)
+        stage(.installing)
+        let size = (try? FileManager.default.attributesOfItem(atPath: patched)[.size] as? NSNumber)?.int64Value ?? 0
+        try install(
+            patched, sha256: try SHA256Hasher.hex(ofFileAt: patched), size: size, content: try content.result(region: region.id), region: region,
+            details: details)
+        downloader.discardPartial(package, in: directory)
+        return .patched(version: region.version, previous: previous.version, downloaded: delta.size - download.resumedFrom, fullSize: region.size)
+    }
+
+    /// fsync, rename over the old file, fsync the folder, then record it (with the tiles' content
+    /// hash and count, computed once from the file about to be installed) in one transaction.
+    private func install(_ path: String, sha256: String, size: Int64, content: TilesetHash, region: CatalogRegion, details: Details) throws {
+        if let file = try? FileHandle(forUpdating: URL(fileURLWithPath: path)) {
+            try? file.synchronize()
+            try? file.close()
+        }
         let destination = directory.regionPath(region.id)
-        guard rename(download.outputPath, destination) == 0 else {
+        guard rename(path, destination) == 0 else {
             throw RegionError(region: region.id, reason: "cannot move the new file into \(destination): \(String(cString: strerror(errno)))", kind: .io)
         }
         let folder = open(directory.regionsPath, O_RDONLY | O_DIRECTORY)
@@ -152,9 +225,34 @@ public final class RegionInstaller {
             close(folder)
         }
         let record = InstalledRegion(
-            id: region.id, name: region.name, version: region.version, format: details.format, sha256: download.sha256,
-            size: download.size, installedAt: clock.now, minzoom: details.zoom.lowerBound, maxzoom: details.zoom.upperBound,
-            bounds: details.bounds, sourceURL: region.url)
+            id: region.id, name: region.name, version: region.version, format: details.format, sha256: sha256,
+            size: size, installedAt: clock.now, minzoom: details.zoom.lowerBound, maxzoom: details.zoom.upperBound,
+            bounds: details.bounds, sourceURL: region.url, contentHash: content.hex, tileCount: content.tileCount)
         try registry.database.transaction { try registry.save(record) }
+    }
+}
+
+/// The tiles' content hash (martin's `agg_tiles_hash`) and count, computed on another thread
+/// (its own read-only connection) while the file is validated: both read the whole file.
+private final class ContentHashing: @unchecked Sendable {
+    // `outcome` is written once on the worker before `done` is signalled, read after the wait.
+    private var outcome: Result<TilesetHash, any Error>?
+    private let done = DispatchSemaphore(value: 0)
+
+    init(path: String) {
+        DispatchQueue.global().async { [self] in
+            outcome = Result { try TilesetHash.compute(ofFileAt: path) }
+            done.signal()
+        }
+    }
+
+    func result(region: String) throws -> TilesetHash {
+        done.wait()
+        do {
+            guard let outcome else { throw GeneralFailure("content hash was not computed", kind: .failure) }
+            return try outcome.get()
+        } catch {
+            throw RegionError(region: region, reason: "invalid package: \((error as? LocalizedError)?.errorDescription ?? "\(error)")", kind: .badData)
+        }
     }
 }

@@ -7,7 +7,7 @@ struct ListCommand: Command {
     static let abstract = "List installed regions"
     static let discussion = """
         With --json, one object per region per line: id, name, version, format, minzoom, maxzoom,
-        tiles, sizeOnDisk, bounds, installedAt, sha256.
+        tiles, sizeOnDisk, bounds, installedAt, sha256, contentHash (martin's agg_tiles_hash of the tiles).
         """
 
     init(parsing arguments: ParsedArguments) throws {
@@ -27,14 +27,15 @@ struct ListCommand: Command {
         var table = Table(header: ["ID", "NAME", "VERSION", "FORMAT", "ZOOM", "TILES", "SIZE", "BOUNDS"])
         for region in regions {
             // Tile counts come from the file itself (read-only; no gate use: nothing is served).
-            let tiles = try? MBTilesFile(path: library.directory.regionPath(region.id)).tileCount()
+            // Counted once at install; regions installed before that are counted now.
+            let tiles = region.tileCount ?? (try? MBTilesFile(path: library.directory.regionPath(region.id)).tileCount())
             let bounds = region.bounds?.map { String(format: "%.4g", $0) }.joined(separator: ",")
             if context.json {
                 console.json([
                     "id": region.id, "name": region.name, "version": region.version, "format": region.format.rawValue,
                     "minzoom": region.minzoom ?? NSNull(), "maxzoom": region.maxzoom ?? NSNull(), "tiles": tiles ?? NSNull(),
                     "sizeOnDisk": region.size, "bounds": region.bounds ?? NSNull(), "installedAt": Format.iso(region.installedAt),
-                    "sha256": region.sha256,
+                    "sha256": region.sha256, "contentHash": region.contentHash ?? NSNull(),
                 ])
             } else {
                 let zoom = region.minzoom.map { "\($0)-\(region.maxzoom ?? $0)" } ?? "?"

@@ -17,7 +17,7 @@ struct SyncCommand: Command {
         installed file atomically. A use of the update gate.
         With --json, one object per region, the same keys for every outcome: region, action
         ("installed", "updated", "up-to-date", "kept" (no longer offered), "failed"), version,
-        previousVersion, bytes, resumedFrom, transfer ("full", or null), error, exitCode.
+        previousVersion, bytes, resumedFrom, transfer ("full", "delta", or null), error, exitCode.
         """
     let regions: [String]
 
@@ -53,7 +53,8 @@ struct SyncCommand: Command {
             directory: context.dataDirectory, state: try context.state(), downloader: PackageDownloader(client: try context.httpClient()))
         let killAt = FaultInjection(environment: context.environment)
         let cleanup = InterruptCleanup(
-            removing: plan.targets.map { context.dataDirectory.installingPath($0.id) }, console: console)
+            removing: plan.targets.flatMap { [context.dataDirectory.installingPath($0.id), context.dataDirectory.patchingPath($0.id)] },
+            console: console)
         defer { withExtendedLifetime(cleanup) {} }
         var firstFailure: (any Error)?
         for region in plan.targets {
@@ -65,7 +66,8 @@ struct SyncCommand: Command {
                     progress: { received, total in
                         killAt.reachedBytes(received)
                         bar?.update(received, of: total)
-                    })
+                    },
+                    notice: { console.warning($0) })
                 bar?.finish()
                 report(outcome, region: region, context: context)
             } catch {
@@ -116,6 +118,12 @@ struct SyncCommand: Command {
         case .upToDate(let version):
             report(SyncLine(region: region.id, action: "up-to-date", version: version), context: context) {
                 "\(region.id) \(TerminalText.inline(version)): up to date"
+            }
+        case .patched(let version, let previous, let downloaded, let fullSize):
+            let line = SyncLine(
+                region: region.id, action: "updated", version: version, previousVersion: previous, bytes: downloaded, transfer: "delta")
+            report(line, context: context) {
+                "\(region.id) \(TerminalText.inline(previous)) → \(TerminalText.inline(version)): updated (delta, \(Format.bytes(downloaded)) of \(Format.bytes(fullSize)))"
             }
         case .installed(let version, let previous, let downloaded, let resumedFrom):
             let line = SyncLine(

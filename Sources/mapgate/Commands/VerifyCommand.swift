@@ -24,11 +24,14 @@ struct VerifyCommand: Command {
             let result = try library.verify(id)
             if !result.isIntact { damaged += 1 }
             if context.json {
-                context.console.json(["region": id, "version": result.region.version, "ok": result.isIntact, "problem": result.problem ?? NSNull()])
+                context.console.json([
+                    "region": id, "version": result.region.version, "ok": result.isIntact, "problem": result.problem ?? NSNull(),
+                    "contentHash": result.region.contentHash ?? NSNull(),
+                ])
             } else if let problem = result.problem {
                 context.console.error("region \(id): damaged: \(problem); run 'mapgate remove \(id)' and 'mapgate sync \(id)'")
             } else {
-                context.console.print("\(id) \(result.region.version): ok")
+                context.console.print("\(id) \(TerminalText.inline(result.region.version)): ok" + (result.region.contentHash.map { " (tiles \($0))" } ?? ""))
             }
         }
         return damaged == 0 ? ExitCode.success : ExitCode.badData

@@ -1,0 +1,142 @@
+import Foundation
+import MapGate
+import MapGateDemo
+import TestSupport
+import Testing
+
+/// `sync` through deltas that `mapgate publish` made: three published versions, synced from each
+/// older one, compared tile for tile with a fresh full install; every failure falls back.
+@Suite struct DeltaSyncTests {
+    let publish: PublishWorkspace
+    let origin: TestOrigin
+    let versions: [[TileKey: Data?]]
+
+    init() throws {
+        publish = try PublishWorkspace()
+        let first = DeltaTestFiles.pyramid(maxZoom: 5, png: true, seed: 1)
+        var second = DeltaTestFiles.changing(20, of: first, seed: 2)
+        second.removeValue(forKey: try #require(second.keys.sorted().last))  // a removed tile
+        let third = DeltaTestFiles.changing(20, of: second, seed: 3)
+        versions = [first, second, third]
+        try FileManager.default.createDirectory(atPath: publish.output, withIntermediateDirectories: true)
+        origin = try TestOrigin(root: publish.output)
+    }
+
+    /// Publishes versions `from`...`upTo` in turn, each with its own metadata description.
+    func publishVersions(from first: Int = 1, upTo last: Int) throws {
+        for index in (first - 1)..<last {
+            try publish.writeRegion("alpha.mbtiles", tiles: versions[index], metadata: ["version": "\(index + 1)", "description": "v\(index + 1)"])
+            try publish.publish()
+        }
+    }
+
+    /// A client's data directory with its own gate (nothing to look up).
+    final class Client {
+        let work: TemporaryDirectory
+        let directory: DataDirectory
+        let state: StateDatabase
+        let baseURL: String
+        var notices: [String] = []
+
+        init(baseURL: String) throws {
+            work = try TemporaryDirectory()
+            directory = DataDirectory(path: work.file("data"))
+            state = try StateDatabase(directory: directory)
+            self.baseURL = baseURL
+        }
+
+        func catalog() throws -> Catalog {
+            try CatalogSource(url: baseURL + "/catalog.json", trustedKeys: [], requiresSignature: false, client: HTTPClient()).fetch().catalog
+        }
+
+        @discardableResult
+        func sync(catalog: Catalog? = nil) throws -> RegionInstaller.Outcome {
+            let catalog = try catalog ?? self.catalog()
+            let installer = RegionInstaller(
+                directory: directory, state: state,
+                downloader: PackageDownloader(client: HTTPClient(), retry: RetryPolicy(maxAttempts: 1, initialDelay: 0, sleep: { _ in })),
+                appVersion: try AppVersion(BuildInfo.version))
+            let gate = Gate(store: try GateStore(stateFolder: work.file("state"), directory: directory), settings: .unreachable, clock: .system, installed: try AppVersion(BuildInfo.version))
+            let region = try #require(catalog.region("alpha"))
+            return try installer.sync(
+                region, from: catalog, authorization: try gate.authorizeUse(), lock: try DirectoryLock(directory: directory),
+                notice: { self.notices.append($0) })
+        }
+
+        var tiles: [TileKey: Data?] { get throws { try DeltaTestFiles.tiles(of: directory.regionPath("alpha")) } }
+        var metadata: [String: String?] { get throws { try DeltaTestFiles.metadataWithoutHashes(of: directory.regionPath("alpha")) } }
+    }
+
+    @Test(arguments: [1, 2])
+    func fromEachOlderVersionByDeltaToTheNewest(start: Int) throws {
+        try publishVersions(upTo: start)
+        let client = try Client(baseURL: origin.baseURL)
+        try client.sync()
+        try publishVersions(from: start + 1, upTo: 3)
+        origin.clearRequests()
+        let outcome = try client.sync()
+        guard case .patched(let version, let previous, let downloaded, let fullSize) = outcome else {
+            Issue.record("expected a delta, got \(outcome); notices: \(client.notices)")
+            return
+        }
+        #expect(version == "3")
+        #expect(previous == "\(start)")
+        #expect(downloaded < fullSize / 2)
+        #expect(!origin.requests.contains { $0.path.hasSuffix("alpha-3.mbtiles.gz") }, "the full package was not fetched")
+        let fresh = try Client(baseURL: origin.baseURL)
+        try fresh.sync()
+        #expect(try client.tiles == (try fresh.tiles))
+        #expect(try client.metadata["description"] == "v3")
+        #expect(try client.metadata == (try fresh.metadata))
+        #expect(try RegionLibrary(directory: client.directory, state: client.state).verify("alpha").isIntact)
+        let record = try #require(try RegionRegistry(state: client.state).region("alpha"))
+        #expect(record.contentHash == (try client.catalog().region("alpha")?.contentHash))
+    }
+
+    @Test func aRegionChangedLocallyTakesTheFullPackage() throws {
+        try publishVersions(upTo: 1)
+        let client = try Client(baseURL: origin.baseURL)
+        try client.sync()
+        // The file no longer matches its recorded content hash: record a different one.
+        try client.state.database.execute("UPDATE regions SET content_hash = '00000000000000000000000000000000'")
+        try publishVersions(from: 2, upTo: 2)
+        guard case .installed = try client.sync() else { Issue.record("expected the full package"); return }
+        #expect(client.notices.isEmpty)  // no delta matched: nothing to fall back from
+    }
+
+    @Test(arguments: ["corrupt", "wrong-result", "404"])
+    func aBadDeltaFallsBackToTheFullPackage(fault: String) throws {
+        try publishVersions(upTo: 1)
+        let client = try Client(baseURL: origin.baseURL)
+        try client.sync()
+        try publishVersions(from: 2, upTo: 2)
+        var catalog = try client.catalog()
+        let index = try #require(catalog.regions.firstIndex { $0.id == "alpha" })
+        let delta = try #require(catalog.regions[index].deltas.first)
+        switch fault {
+        case "corrupt":
+            // Same size and hash as declared would be needed to get past the download; declare
+            // the hash of garbage served in its place.
+            let garbage = Data(repeating: 0x42, count: Int(delta.size))
+            try garbage.write(to: URL(fileURLWithPath: publish.output + "/packages/garbage.gz"))
+            catalog.regions[index].deltas[0].url = origin.baseURL + "/packages/garbage.gz"
+            catalog.regions[index].deltas[0].sha256 = SHA256Hasher.hex(of: garbage)
+        case "wrong-result":
+            catalog.regions[index].contentHash = "0123456789ABCDEF0123456789ABCDEF"
+        default:
+            catalog.regions[index].deltas[0].url = origin.baseURL + "/_fault/status=404/packages/nothing.gz"
+        }
+        let outcome = try? client.sync(catalog: catalog)
+        if fault == "wrong-result" {
+            // The full package then fails the same declared hash? No: the full path does not check
+            // contentHash, so it installs; the delta was refused first.
+            #expect(outcome.map { if case .installed = $0 { true } else { false } } == true, "\(String(describing: outcome))")
+        } else {
+            guard case .installed = outcome else { Issue.record("expected the full package, got \(String(describing: outcome))"); return }
+        }
+        #expect(client.notices.count == 1, "\(client.notices)")
+        #expect(client.notices.first?.contains("downloading the full package") == true)
+        let leftovers = (try? FileManager.default.contentsOfDirectory(atPath: client.directory.partialPath)) ?? []
+        #expect(!leftovers.contains { $0.contains("patching") || $0.contains("installing") }, "\(leftovers)")
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import MapGate
+import MapGateDemo
+import TestSupport
+import Testing
+
+/// `sync` through a delta made by `mapgate publish`, with the binary: the output says which
+/// transfer it used, and a kill at any stage loses nothing (the next sync finishes the job).
+@Suite struct DeltaSyncCommandTests {
+    let work: TemporaryDirectory
+    let mapgate: MapGateBinary
+    let key: PublisherKey
+    let origin: TestOrigin
+
+    init() throws {
+        work = try TemporaryDirectory()
+        mapgate = try MapGateBinary(workDirectory: work.path)
+        key = try PublisherKey(in: work.path)
+        try FileManager.default.createDirectory(atPath: work.file("in"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: work.file("out"), withIntermediateDirectories: true)
+        origin = try TestOrigin(root: work.file("out"))
+        try mapgate.writePolicy(["trustedKeys": [try key.publicKeyLine], "requireSignedCatalog": true])
+        try mapgate.writeConfig(["catalogURL": origin.baseURL + "/catalog.json"])
+        // Version 1: the real 285-tile fixture as a plain table; version 2: some tiles changed,
+        // one removed, the description changed.
+        let v1 = work.file("v1.mbtiles")
+        try sqlite(v1, """
+            ATTACH '\(try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles"))' AS source;
+            CREATE TABLE metadata (name TEXT, value TEXT);
+            INSERT INTO metadata SELECT name, value FROM source.metadata WHERE name NOT IN ('version', 'format', 'description');
+            INSERT INTO metadata VALUES ('version', '1'), ('format', 'png'), ('description', 'one');
+            CREATE TABLE tiles (zoom_level INTEGER, tile_column INTEGER, tile_row INTEGER, tile_data BLOB);
+            INSERT INTO tiles SELECT zoom_level, tile_column, tile_row, tile_data FROM source.tiles;
+            """)
+        try FileManager.default.copyItem(atPath: v1, toPath: work.file("v2.mbtiles"))
+        try sqlite(work.file("v2.mbtiles"), """
+            UPDATE tiles SET tile_data = (SELECT tile_data FROM tiles WHERE zoom_level = 0) WHERE zoom_level = 4 AND tile_column < 3;
+            DELETE FROM tiles WHERE zoom_level = 4 AND tile_column = 15 AND tile_row = 15;
+            UPDATE metadata SET value = '2' WHERE name = 'version';
+            UPDATE metadata SET value = 'two' WHERE name = 'description';
+            """)
+        try publish("v1.mbtiles")
+        #expect(try mapgate.run(["sync", "plain"]).status == 0)
+        try publish("v2.mbtiles")
+    }
+
+    func sqlite(_ path: String, _ sql: String) throws {
+        let result = try runProcess("/usr/bin/sqlite3", [path, sql])
+        guard result.status == 0 else { throw MissingFixture(path: "sqlite3: \(result.stderr)") }
+    }
+
+    func publish(_ name: String) throws {
+        try? FileManager.default.removeItem(atPath: work.file("in/plain.mbtiles"))
+        try FileManager.default.copyItem(atPath: work.file(name), toPath: work.file("in/plain.mbtiles"))
+        let result = try mapgate.run(["publish", work.file("in"), "--out", work.file("out"), "--key", key.secretKeyFile])
+        guard result.status == 0 else { throw MissingFixture(path: "publish of \(name): \(result.stderr)") }
+    }
+
+    func expectVersionTwoInstalled(sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let installed = try MBTilesFile(path: mapgate.dataDirectory + "/regions/plain.mbtiles")
+        var tiles: [String: Data] = [:]
+        try installed.forEachTile { z, x, y, data in tiles["\(z)/\(x)/\(y)"] = data }
+        let expected = try MBTilesFile(path: work.file("v2.mbtiles"))
+        var wanted: [String: Data] = [:]
+        try expected.forEachTile { z, x, y, data in wanted["\(z)/\(x)/\(y)"] = data }
+        #expect(tiles == wanted, sourceLocation: sourceLocation)
+        #expect(try installed.metadata()["description"] == "two", sourceLocation: sourceLocation)
+        #expect(try mapgate.run(["verify", "plain"]).status == 0, sourceLocation: sourceLocation)
+    }
+
+    @Test func updatesByDeltaAndSaysSo() throws {
+        let result = try mapgate.run(["sync", "plain"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("plain 1 → 2: updated (delta, "), "\(result.stdout)")
+        try expectVersionTwoInstalled()
+        let list = try MapGateBinary.json(try mapgate.run(["list", "--json"]).stdout.trimmingCharacters(in: .newlines))
+        #expect((list["contentHash"] as? String)?.count == 32)
+    }
+
+    @Test func jsonSaysDelta() throws {
+        let line = try MapGateBinary.json(try mapgate.run(["sync", "plain", "--json"]).stdout.trimmingCharacters(in: .newlines))
+        #expect(line["transfer"] as? String == "delta")
+        #expect((line["bytes"] as? Int ?? 0) > 0)
+    }
+
+    @Test(arguments: ["downloading@1", "applying", "validating", "installing"])
+    func killedAtAnyStageTheNextSyncFinishes(stage: String) throws {
+        let killed = try mapgate.run(["sync", "plain"], environment: ["MAPGATE_FAULT_KILL_AT": stage])
+        #expect(killed.status != 0)
+        #expect(try mapgate.run(["verify", "plain"]).status == 0, "the installed region stays intact")
+        let again = try mapgate.run(["sync", "plain"])
+        #expect(again.status == 0, "\(again.stderr)")
+        try expectVersionTwoInstalled()
+        let partial = (try? FileManager.default.contentsOfDirectory(atPath: mapgate.dataDirectory + "/partial")) ?? []
+        #expect(partial.isEmpty, "\(partial)")
+    }
+}
