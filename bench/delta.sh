@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Delta benchmark (issue: delta updates). One large region (make-package.py's barely compressible
+# tiles) is published as version 1, then version 2 with 2 % of its tiles changed; nginx serves the
+# tree on 127.0.0.1. Compared in the same run, from a client that has version 1 installed:
+#   sync (delta)   mapgate sync big  — downloads the delta, applies it to a copy, validates, installs
+#   sync (full)    mapgate sync big  — the same update from the full package (deltas not offered)
+# and prints the delta's size against the full package's. Usage: bench/delta.sh [MEGABYTES] [RUNS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+megabytes=${1:-360}
+runs=${2:-5}
+need=()
+for tool in nginx:nginx-light hyperfine:hyperfine minisign:minisign sqlite3:sqlite3; do
+  command -v "${tool%%:*}" >/dev/null || need+=("${tool##*:}")
+done
+if ((${#need[@]})); then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null; fi
+
+work=$(mktemp -d /tmp/mapgate-delta-bench.XXXXXX)
+chmod 755 "$work"
+trap 'kill $(cat "$work/nginx.pid" 2>/dev/null) 2>/dev/null || true; rm -rf "$work"' EXIT
+python3 bench/make-package.py "$work/gen" "$megabytes" >/dev/null
+mkdir -p "$work/in" "$work/full-in"
+gzip -dc "$work/gen/big.mbtiles.gz" > "$work/v1.mbtiles"
+rm -rf "$work/gen"
+cp "$work/v1.mbtiles" "$work/v2.mbtiles"
+# 2 % of the tiles get new bytes (same size, new content).
+sqlite3 "$work/v2.mbtiles" "UPDATE tiles SET tile_data = randomblob(length(tile_data)) WHERE abs(random()) % 50 = 0;"
+minisign -G -W -p "$work/key.pub" -s "$work/key.sec" >/dev/null
+
+swift build -c release --product mapgate >/dev/null
+mapgate=$PWD/.build/release/mapgate
+echo '{}' > "$work/config.json"
+publish() {  # publish FILE VERSION OUT
+  cp "$1" "$work/in/big.mbtiles"
+  echo "{\"big.mbtiles\": {\"version\": \"$2\"}}" > "$work/in/regions.json"
+  "$mapgate" publish "$work/in" --out "$3" --key "$work/key.sec" --quiet --config "$work/config.json"
+}
+publish "$work/v1.mbtiles" 1 "$work/www"
+cp -r "$work/www" "$work/www-full"           # the same history, later published without deltas
+publish "$work/v2.mbtiles" 2 "$work/www"
+publish "$work/v2.mbtiles" 2 "$work/www-full" && rm -f "$work"/www-full/packages/*delta* && \
+  python3 - "$work/www-full/catalog.json" <<'PY'
+import json, sys
+path = sys.argv[1]
+catalog = json.load(open(path))
+for region in catalog["regions"]:
+    region.pop("deltas", None)
+json.dump(catalog, open(path, "w"), indent=2, sort_keys=True)
+PY
+
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+cat > "$work/nginx.conf" <<CONF
+daemon on; pid $work/nginx.pid; error_log $work/nginx-error.log; worker_processes 1;
+events { worker_connections 1024; }
+http { access_log off; sendfile on;
+  server { listen 127.0.0.1:$port; location / { root $work; } } }
+CONF
+nginx -c "$work/nginx.conf"
+source bench/bench-env.sh
+echo "{\"catalogURL\": \"http://127.0.0.1:$port/www/catalog.json\"}" > "$work/delta.json"
+echo "{\"catalogURL\": \"http://127.0.0.1:$port/www-full/catalog.json\"}" > "$work/full.json"
+
+# A client with version 1 installed, saved once and restored before every run.
+echo "{\"catalogURL\": \"file://$work/v1-tree/catalog.json\"}" > "$work/v1.json"
+mkdir -p "$work/v1-tree" && publish "$work/v1.mbtiles" 1 "$work/v1-tree"
+"$mapgate" sync big --quiet --config "$work/v1.json" --data-dir "$work/client-v1"
+restore="rm -rf $work/client $work/state && cp -r $work/client-v1 $work/client"
+
+hyperfine --runs "$runs" --export-json "$work/hyperfine.json" \
+  --prepare "$restore" -n "sync (delta)" "$mapgate sync big --quiet --config $work/delta.json --data-dir $work/client" \
+  --prepare "$restore" -n "sync (full)" "$mapgate sync big --quiet --config $work/full.json --data-dir $work/client"
+
+python3 - "$work/hyperfine.json" "$work/www/catalog.json" <<'PY'
+import json, sys
+results = {r["command"]: r for r in json.load(open(sys.argv[1]))["results"]}
+d, f = results["sync (delta)"]["median"], results["sync (full)"]["median"]
+region = json.load(open(sys.argv[2]))["regions"][0]
+delta = region["deltas"][0]["size"]
+print(f"delta {delta / 1e6:.1f} MB of a {region['size'] / 1e6:.1f} MB package: {100 * delta / region['size']:.1f} % (goal <= 5 %)")
+print(f"median wall time: sync by delta {d:.2f} s, full sync {f:.2f} s, ratio {d / f:.2f} (goal <= 0.15)")
+PY
