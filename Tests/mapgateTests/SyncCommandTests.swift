@@ -175,3 +175,37 @@ import Testing
         #expect(partialFiles.contains { $0.hasSuffix(".part") }, "\(partialFiles)")
     }
 }
+
+/// 1.4.0: one bad entry made `catalog` and every `sync` fail, good regions included.
+@Suite struct BadCatalogEntryTests {
+    @Test func theGoodRegionsAreListedAndSyncedTheBadOneReported() throws {
+        let workspace = try CLIWorkspace()
+        let mapgate = workspace.mapgate
+        try mapgate.configure(["catalogURL": workspace.catalogURL])
+        try workspace.builder.add(id: "good", source: try TestPaths.shared("mbtiles/mbtileserver-geography-class-png.mbtiles"), format: "png")
+        try workspace.builder.add(
+            id: "bad", source: try TestPaths.shared("mbtiles/mbtileserver-geography-class-png.mbtiles"), format: "png", overrides: ["size": true])
+        try workspace.builder.write()
+        let catalog = try mapgate.run(["catalog"])
+        #expect(catalog.status == 65)
+        #expect(catalog.stdout.contains("good"))
+        #expect(catalog.stderr.contains("region bad: size is missing or not an integer"), "\(catalog.stderr)")
+        let sync = try mapgate.run(["sync", "good", "bad"])
+        #expect(sync.status == 65)
+        #expect(sync.stdout.contains("good 1: installed"), "\(sync.stdout)")
+        #expect(sync.stderr.contains("region bad: size is missing or not an integer"))
+        #expect(FileManager.default.fileExists(atPath: mapgate.dataDirectory + "/regions/good.mbtiles"))
+    }
+
+    @Test func anUnknownRegionNamesAtMostTenOfThoseOffered() throws {
+        let workspace = try CLIWorkspace()
+        try workspace.mapgate.configure(["catalogURL": workspace.catalogURL])
+        for index in 0..<25 {
+            try workspace.builder.add(id: "r\(index)", source: try TestPaths.shared("mbtiles/mbtileserver-geography-class-png.mbtiles"), format: "png")
+        }
+        try workspace.builder.write()
+        let result = try workspace.mapgate.run(["sync", "nowhere"])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("and 15 more; see 'mapgate catalog'"), "\(result.stderr)")
+    }
+}

@@ -14,8 +14,14 @@ public struct Catalog: Sendable, Equatable {
     public var expires: Date?
     /// The publisher's gate rules (honoured only from a signed catalog).
     public var gate: PublisherGate?
+    /// Region entries that could not be used, each with the reason: reported, never installed,
+    /// and no reason to refuse the good ones.
+    public var rejected: [CatalogError] = []
 
     public func region(_ id: String) -> CatalogRegion? { regions.first { $0.id == id } }
+
+    /// Why the entry for `id` was rejected, if it was.
+    public func rejection(of id: String) -> CatalogError? { rejected.first { $0.region == id } }
 }
 
 /// The publisher's rules for the gate, inside the signed catalog: they replace the profile's and
@@ -113,7 +119,15 @@ extension Catalog {
         func fail(_ reason: String, region: String? = nil) -> CatalogError {
             CatalogError(source: sourceURL, region: region, reason: reason)
         }
-        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+        let parsed: Any
+        do {
+            parsed = try JSONSerialization.jsonObject(with: data)
+        } catch {
+            // Foundation says where the text stopped making sense ("… around line 3, column 7").
+            let detail = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String
+            throw fail("not valid JSON" + (detail.map { ": \($0)" } ?? "") + " (\(data.count) bytes; truncated?)")
+        }
+        guard let object = parsed as? [String: Any] else {
             throw fail("not a JSON object")
         }
         guard let formatVersion = object["formatVersion"] as? Int else { throw fail("formatVersion is missing") }
@@ -138,15 +152,24 @@ extension Catalog {
         guard let entries = object["regions"] as? [Any] else { throw fail("regions is missing") }
         var seen = Set<String>()
         var regions: [CatalogRegion] = []
+        var rejected: [CatalogError] = []
         for (index, entry) in entries.enumerated() {
-            guard let fields = entry as? [String: Any] else { throw fail("regions[\(index)] is not an object") }
-            let region = try parseRegion(fields, index: index, sourceURL: sourceURL)
-            guard seen.insert(region.id).inserted else { throw fail("duplicate id", region: region.id) }
-            regions.append(region)
+            do {
+                guard let fields = entry as? [String: Any] else { throw fail("regions[\(index)] is not an object") }
+                let region = try parseRegion(fields, index: index, sourceURL: sourceURL)
+                guard seen.insert(region.id).inserted else {
+                    // Neither copy of a duplicated id can be trusted to be the one meant.
+                    regions.removeAll { $0.id == region.id }
+                    throw fail("duplicate id", region: region.id)
+                }
+                regions.append(region)
+            } catch let error as CatalogError {
+                rejected.append(error)
+            }
         }
         return Catalog(
             publisher: publisher, generated: generated, minimumAppVersion: minimum, regions: regions, sourceURL: sourceURL,
-            serial: serial, expires: expires, gate: gate)
+            serial: serial, expires: expires, gate: gate, rejected: rejected)
     }
 
     /// JSON booleans are NSNumbers too: `true` is not the number 1.

@@ -27,12 +27,19 @@ public struct TilesetHash: Sendable, Equatable, CustomStringConvertible {
             throw DeltaError(path: path, reason: .missingFile)
         }
         let database = try SQLiteDatabase(path: path, mode: .readOnly)
-        return try compute(in: database, schema: "main", path: path)
+        // Bounded: a `tiles` view can generate rows from nothing. No file holds more tiles than a
+        // quarter of its size in bytes, and hashing runs under a time limit.
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue ?? 0
+        do {
+            return try database.withTimeLimit(600) { try compute(in: database, schema: "main", path: path, maximumRows: max(16, size / 4)) }
+        } catch let error as SQLiteError {
+            throw DeltaError(path: path, reason: .unsupported(error.message))
+        }
     }
 
     /// Hashes `schema.tiles` on an open connection (the main database or an attached one), inside
     /// whatever transaction is open, so that it sees uncommitted changes.
-    static func compute(in database: SQLiteDatabase, schema: String, path: String) throws -> TilesetHash {
+    static func compute(in database: SQLiteDatabase, schema: String, path: String, maximumRows: Int = .max) throws -> TilesetHash {
         try TileStoreLayout.requireMBTiles(in: database, schema: schema, path: path)
         let statement = try database.prepare(
             """
@@ -41,7 +48,12 @@ public struct TilesetHash: Sendable, Equatable, CustomStringConvertible {
             FROM "\(schema)".tiles ORDER BY zoom_level, tile_column, tile_row
             """)
         let hasher = TilesetHasher()
+        var rows = 0
         while try statement.step() {
+            rows += 1
+            if rows > maximumRows {
+                throw DeltaError(path: path, reason: .unsupported("its tiles table yields more rows than the file can hold (a view that makes them up?)"))
+            }
             if statement.int(4) != 0 {
                 let tile = [0, 1, 2].map { statement.text($0) ?? "NULL" }.joined(separator: "/")
                 throw DeltaError(

@@ -5,9 +5,12 @@ public struct SyncPlan: Sendable, Equatable {
     public var targets: [CatalogRegion]
     /// Installed regions the publisher no longer offers: they stay as they are.
     public var kept: [String]
+    /// Regions asked for (or installed) whose catalog entry is invalid: each fails with the
+    /// entry's reason (exit 65), the others go on.
+    public var refused: [CatalogError]
 
     /// Nothing asked, nothing installed: nothing to do.
-    public var isEmpty: Bool { targets.isEmpty && kept.isEmpty }
+    public var isEmpty: Bool { targets.isEmpty && kept.isEmpty && refused.isEmpty }
 
     /// - Parameters:
     ///   - requested: the regions named on the command line; empty means every installed one.
@@ -16,17 +19,25 @@ public struct SyncPlan: Sendable, Equatable {
     ///   most ten of those it does.
     public init(requested: [String], installed: [String], catalog: Catalog) throws {
         if requested.isEmpty {
-            kept = installed.filter { catalog.region($0) == nil }
+            refused = installed.compactMap { catalog.rejection(of: $0) }
+            kept = installed.filter { catalog.region($0) == nil && catalog.rejection(of: $0) == nil }
             targets = installed.compactMap { catalog.region($0) }
             return
         }
         kept = []
-        targets = try requested.map { id in
-            guard let region = catalog.region(id) else {
+        var refused: [CatalogError] = []
+        var targets: [CatalogRegion] = []
+        for id in requested {
+            if let region = catalog.region(id) {
+                targets.append(region)
+            } else if let rejection = catalog.rejection(of: id) {
+                refused.append(rejection)
+            } else {
                 throw RegionError(region: id, reason: "not in the catalog (\(Self.describeOffer(catalog)))", kind: .failure)
             }
-            return region
         }
+        self.targets = targets
+        self.refused = refused
     }
 
     static func describeOffer(_ catalog: Catalog) -> String {

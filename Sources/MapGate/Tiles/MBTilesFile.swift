@@ -52,9 +52,17 @@ public final class MBTilesFile {
     }
 
     /// The `metadata` table as a dictionary.
+    /// The longest metadata value kept: 1 MiB for `json` (a vector region's `vector_layers`),
+    /// 16 KiB for any other key. Longer values are left out, so a 50 MB `description` never
+    /// reaches TileJSON, the viewer or the terminal.
+    public static func metadataLimit(for name: String) -> Int { name == "json" ? 1 << 20 : 16 << 10 }
+
+    /// The `metadata` table as a dictionary, without values over ``metadataLimit(for:)``.
     public func metadata() throws -> [String: String] {
         var result: [String: String] = [:]
-        for (name, value) in try wrap({ try database.query("SELECT name, value FROM metadata") { ($0.text(0), $0.text(1)) } }) {
+        let sql = "SELECT name, value FROM metadata WHERE length(CAST(value AS BLOB)) <= CASE WHEN name = 'json' THEN ? ELSE ? END LIMIT 1000"
+        let arguments: [SQLiteValue] = [.integer(Int64(Self.metadataLimit(for: "json"))), .integer(Int64(Self.metadataLimit(for: "")))]
+        for (name, value) in try wrap({ try database.query(sql, arguments) { ($0.text(0), $0.text(1)) } }) {
             if let name, let value { result[name] = value }
         }
         return result
@@ -93,8 +101,33 @@ public final class MBTilesFile {
     /// `[west, south, east, north]` from metadata, if present and well-formed.
     public func bounds() throws -> [Double]? {
         guard let text = try metadata()["bounds"] else { return nil }
-        let values = text.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
-        return values.count == 4 ? values : nil
+        return Self.parseBounds(text)
+    }
+
+    /// `west,south,east,north`, finite and on the globe (south ≤ north); nil otherwise.
+    public static func parseBounds(_ text: String) -> [Double]? {
+        let values = text.split(separator: ",", omittingEmptySubsequences: false).map { Double($0.trimmingCharacters(in: .whitespaces)) }
+        guard values.count == 4, let west = values[0], let south = values[1], let east = values[2], let north = values[3] else { return nil }
+        guard [west, south, east, north].allSatisfy(\.isFinite), (-180...180).contains(west), (-180...180).contains(east),
+            (-90...90).contains(south), (-90...90).contains(north), south <= north
+        else { return nil }
+        return [west, south, east, north]
+    }
+
+    /// `longitude,latitude,zoom`, finite and on the globe; nil otherwise.
+    public static func parseCenter(_ text: String) -> [Double]? {
+        let values = text.split(separator: ",", omittingEmptySubsequences: false).map { Double($0.trimmingCharacters(in: .whitespaces)) }
+        guard values.count == 3, let longitude = values[0], let latitude = values[1], let zoom = values[2],
+            [longitude, latitude, zoom].allSatisfy(\.isFinite), (-180...180).contains(longitude), (-90...90).contains(latitude),
+            (0...30).contains(zoom)
+        else { return nil }
+        return [longitude, latitude, zoom]
+    }
+
+    /// Reads one tile through `tiles`: a view over a missing table fails here, not at the first
+    /// request. False when there is no tile with data.
+    public func canReadATile() throws -> Bool {
+        try wrap { try database.query("SELECT tile_data FROM tiles WHERE tile_data IS NOT NULL LIMIT 1") { $0.blob(0) } }.isEmpty == false
     }
 
     /// The tile at XYZ coordinates `z/x/y` (MBTiles rows are TMS: row = 2^z − 1 − y), exactly as
@@ -123,9 +156,12 @@ public final class MBTilesFile {
         }
     }
 
+    /// Every query on a region's file is bounded in time (the file comes from outside).
+    public static let queryTimeLimit: Double = 10
+
     private func wrap<T>(_ body: () throws -> T) throws -> T {
         do {
-            return try body()
+            return try database.withTimeLimit(Self.queryTimeLimit, body)
         } catch let error as SQLiteError {
             throw MBTilesError(path: path, reason: error.message)
         }

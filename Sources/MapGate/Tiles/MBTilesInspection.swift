@@ -22,10 +22,18 @@ public struct MBTilesInspection: Sendable, Equatable {
         guard let format = try file.format() else {
             throw MBTilesError(path: path, reason: "the tile format is unknown (no format metadata, no recognisable tile)")
         }
-        guard let tileZoom = try file.tileZoomRange(), let zoom = try file.zoomRange() else {
+        guard let tileZoom = try file.tileZoomRange(), let zoom = try file.zoomRange(), try file.canReadATile() else {
             throw MBTilesError(path: path, reason: "it holds no tiles")
         }
         let metadata = try file.metadata()
+        // A region whose bounds or center are not numbers on the globe breaks TileJSON and the
+        // viewer: refused here, at install.
+        if let text = metadata["bounds"], MBTilesFile.parseBounds(text) == nil {
+            throw MBTilesError(path: path, reason: "bounds \"\(text.prefix(80))\" are not finite west,south,east,north on the globe")
+        }
+        if let text = metadata["center"], MBTilesFile.parseCenter(text) == nil {
+            throw MBTilesError(path: path, reason: "center \"\(text.prefix(80))\" is not a finite longitude,latitude,zoom")
+        }
         return MBTilesInspection(
             format: format, zoom: zoom, tileZoom: tileZoom, bounds: try file.bounds(), boundsText: metadata["bounds"], metadata: metadata)
     }

@@ -53,6 +53,11 @@ struct CatalogCommand: Command {
             }
         }
         if !context.json { table.print(to: console) }
-        return ExitCode.success
+        // Bad entries are reported after the good ones, and make the exit code 65.
+        for rejection in catalog.rejected {
+            console.error(MapGateCLI.describe(rejection))
+            if context.json { console.json(["error": MapGateCLI.describe(rejection), "exitCode": ExitCode.forError(rejection)]) }
+        }
+        return catalog.rejected.isEmpty ? ExitCode.success : ExitCode.badData
     }
 }

@@ -45,7 +45,12 @@ struct SyncCommand: Command {
                 "\(id) \(TerminalText.inline(version)): no longer in the catalog; the installed version stays"
             }
         }
-        guard !plan.targets.isEmpty else { return ExitCode.success }
+        var firstFailure: (any Error)?
+        for rejection in plan.refused {
+            firstFailure = firstFailure ?? rejection
+            reportFailure(rejection, region: rejection.region ?? "?", version: "", context: context)
+        }
+        guard !plan.targets.isEmpty else { return firstFailure.map { ExitCode.forError($0) } ?? ExitCode.success }
         let lock = try context.lockDataDirectory()
         guard let authorization = try GateGuard.authorize(context) else { return ExitCode.success }
 
@@ -56,7 +61,6 @@ struct SyncCommand: Command {
             removing: plan.targets.flatMap { [context.dataDirectory.installingPath($0.id), context.dataDirectory.patchingPath($0.id)] },
             console: console)
         defer { withExtendedLifetime(cleanup) {} }
-        var firstFailure: (any Error)?
         for region in plan.targets {
             let bar = ProgressBar.isWanted(console) ? ProgressBar(label: region.id, console: console) : nil
             do {
@@ -73,12 +77,7 @@ struct SyncCommand: Command {
             } catch {
                 bar?.finish()
                 firstFailure = firstFailure ?? error
-                let message = MapGateCLI.describe(error)
-                if context.json {
-                    report(SyncLine(region: region.id, action: "failed", version: region.version, error: message, exitCode: ExitCode.forError(error)), context: context) { "" }
-                } else {
-                    console.error(message)
-                }
+                reportFailure(error, region: region.id, version: region.version, context: context)
             }
         }
         return firstFailure.map { ExitCode.forError($0) } ?? ExitCode.success
@@ -102,6 +101,15 @@ struct SyncCommand: Command {
                 "bytes": bytes, "resumedFrom": resumedFrom, "transfer": transfer ?? NSNull(), "error": error ?? NSNull(),
                 "exitCode": exitCode ?? NSNull(),
             ]
+        }
+    }
+
+    private func reportFailure(_ error: any Error, region: String, version: String, context: Context) {
+        let message = MapGateCLI.describe(error)
+        if context.json {
+            context.console.json(SyncLine(region: region, action: "failed", version: version, error: message, exitCode: ExitCode.forError(error)).json)
+        } else {
+            context.console.error(message)
         }
     }
 

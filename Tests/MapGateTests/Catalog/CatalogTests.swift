@@ -21,6 +21,15 @@ import Testing
         return try Catalog.parse(try JSONSerialization.data(withJSONObject: object), sourceURL: "https://maps.example.com/v1/catalog.json")
     }
 
+    /// The catalog parses; the one bad entry among good ones is rejected with its reason, and
+    /// the good ones stay.
+    func rejection(of bad: [String: Any]) throws -> CatalogError? {
+        let good = region(["id": "good"])
+        let catalog = try parse(regions: [good, bad])
+        #expect(catalog.regions.map(\.id) == ["good"])
+        return catalog.rejected.first
+    }
+
     @Test func validCatalogIsReadAndURLsResolved() throws {
         let catalog = try parse(regions: [
             region(), region(["id": "jp-tokyo", "url": "https://cdn.example.com/jp.mbtiles", "format": "png"]),
@@ -38,7 +47,7 @@ import Testing
 
     @Test(arguments: ["../etc", "a/b", "/abs", "..", ".", "Seoul", "a b", "-lead", "_lead", "", String(repeating: "a", count: 65), "a\\b", "é"])
     func invalidRegionIDIsRejected(id: String) {
-        let error = #expect(throws: CatalogError.self) { try parse(regions: [region(["id": id])]) }
+        let error = try? rejection(of: region(["id": id]))
         #expect(error?.reason.contains("invalid id") == true, "\(error?.reason ?? "")")
     }
 
@@ -66,15 +75,24 @@ import Testing
     ])
     func badRegionFieldIsRejectedNamingTheRegion(overrides: String, reason: String) throws {
         let fields = try #require(try JSONSerialization.jsonObject(with: Data(overrides.utf8)) as? [String: Any])
-        let error = #expect(throws: CatalogError.self) { try parse(regions: [region(fields)]) }
+        let error = try rejection(of: region(fields))
         #expect(error?.region == "kr-seoul")
         #expect(error?.reason.contains(reason) == true, "\(error?.reason ?? "")")
         #expect(error?.localizedDescription.hasPrefix("catalog https://maps.example.com/v1/catalog.json: region kr-seoul:") == true)
     }
 
-    @Test func duplicateIDIsRejected() {
-        let error = #expect(throws: CatalogError.self) { try parse(regions: [region(), region()]) }
-        #expect(error?.reason == "duplicate id")
+    @Test func duplicateIDIsRejectedBothTimes() throws {
+        let catalog = try parse(regions: [region(), region(), region(["id": "other"])])
+        #expect(catalog.regions.map(\.id) == ["other"])
+        #expect(catalog.rejection(of: "kr-seoul")?.reason == "duplicate id")
+    }
+
+    @Test func truncatedJSONSaysWhereItStopped() {
+        let error = #expect(throws: CatalogError.self) {
+            try Catalog.parse(Data(#"{"formatVersion": 1, "regions": [{"id": "a""#.utf8), sourceURL: "https://x/catalog.json")
+        }
+        #expect(error?.reason.hasPrefix("not valid JSON: ") == true, "\(error?.reason ?? "")")
+        #expect(error?.reason.contains("truncated?") == true)
     }
 
     @Test(arguments: [

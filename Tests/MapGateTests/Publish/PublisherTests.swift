@@ -199,7 +199,7 @@ import Testing
             expected = ("alpha.mbtiles", "no version: set metadata \"version\"")
         case .badBounds:
             try workspace.writeRegion("alpha.mbtiles", tiles: tiles, metadata: ["version": "1", "bounds": "-190,0,10,10"])
-            expected = ("alpha.mbtiles", "metadata bounds \"-190,0,10,10\"")
+            expected = ("alpha.mbtiles", "bounds \"-190,0,10,10\" are not finite")
         case .unknownOverrideKey:
             try workspace.writeRegion("alpha.mbtiles", tiles: tiles, metadata: ["version": "1"])
             try workspace.work.write("in/regions.json", #"{"alpha.mbtiles": {"colour": "red"}}"#)
