@@ -23,27 +23,45 @@ final class CurlEasy {
         if let headerList { curl_slist_free_all(headerList) }
     }
 
-    func set(_ option: CURLoption, _ value: Int) {
-        _ = ccurl_setopt_long(handle, option, value)
+    // Every option is checked: one that libcurl refuses (a protocol list, TLS verification, a
+    // timeout) stops the request instead of letting it run without it.
+
+    func set(_ option: CURLoption, _ value: Int) throws {
+        try check(ccurl_setopt_long(handle, option, value), option)
     }
 
-    func set(_ option: CURLoption, _ value: String) {
+    func set(_ option: CURLoption, _ value: String) throws {
         // libcurl copies string options, so the temporary C string may go away afterwards.
-        _ = value.withCString { ccurl_setopt_string(handle, option, $0) }
+        try check(value.withCString { ccurl_setopt_string(handle, option, $0) }, option)
     }
 
-    func set(_ option: CURLoption, pointer: UnsafeMutableRawPointer?) {
-        _ = ccurl_setopt_pointer(handle, option, pointer)
+    func set(_ option: CURLoption, pointer: UnsafeMutableRawPointer?) throws {
+        try check(ccurl_setopt_pointer(handle, option, pointer), option)
     }
 
-    func setHeaders(_ headers: [(name: String, value: String)]) {
+    func set(_ option: CURLoption, writeCallback: curl_write_callback) throws {
+        try check(ccurl_setopt_write_callback(handle, option, writeCallback), option)
+    }
+
+    func set(_ option: CURLoption, progressCallback: curl_xferinfo_callback) throws {
+        try check(ccurl_setopt_xferinfo_callback(handle, option, progressCallback), option)
+    }
+
+    private func check(_ code: CURLcode, _ option: CURLoption) throws {
+        guard code == CURLE_OK else {
+            throw HTTPError.transport(
+                code: Int(code.rawValue), message: "libcurl refused option \(option.rawValue): \(Self.describe(code))", url: "(not started)")
+        }
+    }
+
+    func setHeaders(_ headers: [(name: String, value: String)]) throws {
         var list: UnsafeMutablePointer<curl_slist>?
         for header in headers {
             list = curl_slist_append(list, "\(header.name): \(header.value)")
         }
         if let headerList { curl_slist_free_all(headerList) }
         headerList = list
-        _ = ccurl_setopt_pointer(handle, CURLOPT_HTTPHEADER, list.map { UnsafeMutableRawPointer($0) })
+        try set(CURLOPT_HTTPHEADER, pointer: list.map { UnsafeMutableRawPointer($0) })
     }
 
     var responseCode: Int {

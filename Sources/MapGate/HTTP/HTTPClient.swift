@@ -45,29 +45,29 @@ public struct HTTPClient: Sendable {
             try withoutActuallyEscaping(onBody) { onBody in
                 let transfer = try Transfer(url: request.url, onHead: onHead, onBody: onBody)
                 transfer.progress = progress
-                configure(transfer, for: request)
+                try configure(transfer, for: request)
                 return try transfer.perform()
             }
         }
     }
 
-    private func configure(_ transfer: Transfer, for request: HTTPRequest) {
+    private func configure(_ transfer: Transfer, for request: HTTPRequest) throws {
         let easy = transfer.easy
-        easy.set(CURLOPT_URL, request.url)
-        easy.set(CURLOPT_PROTOCOLS_STR, "http,https,file")
-        easy.set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
-        easy.set(CURLOPT_FOLLOWLOCATION, 1)
-        easy.set(CURLOPT_MAXREDIRS, request.maxRedirects)
-        easy.set(CURLOPT_CONNECTTIMEOUT_MS, Int(request.connectTimeout * 1000))
-        easy.set(CURLOPT_TIMEOUT_MS, request.totalTimeout.map { Int($0 * 1000) } ?? 0)
-        easy.set(CURLOPT_LOW_SPEED_LIMIT, request.lowSpeedLimit)
-        easy.set(CURLOPT_LOW_SPEED_TIME, request.lowSpeedTime)
-        easy.set(CURLOPT_NOSIGNAL, 1)
-        easy.set(CURLOPT_USERAGENT, userAgent)
-        easy.set(CURLOPT_SSL_VERIFYPEER, 1)
-        easy.set(CURLOPT_SSL_VERIFYHOST, 2)
-        if let caFile { easy.set(CURLOPT_CAINFO, caFile) }
-        easy.setHeaders(request.headers)
+        try easy.set(CURLOPT_URL, request.url)
+        try easy.set(CURLOPT_PROTOCOLS_STR, "http,https,file")
+        try easy.set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
+        try easy.set(CURLOPT_FOLLOWLOCATION, 1)
+        try easy.set(CURLOPT_MAXREDIRS, request.maxRedirects)
+        try easy.set(CURLOPT_CONNECTTIMEOUT_MS, Int(request.connectTimeout * 1000))
+        try easy.set(CURLOPT_TIMEOUT_MS, request.totalTimeout.map { Int($0 * 1000) } ?? 0)
+        try easy.set(CURLOPT_LOW_SPEED_LIMIT, request.lowSpeedLimit)
+        try easy.set(CURLOPT_LOW_SPEED_TIME, request.lowSpeedTime)
+        try easy.set(CURLOPT_NOSIGNAL, 1)
+        try easy.set(CURLOPT_USERAGENT, userAgent)
+        try easy.set(CURLOPT_SSL_VERIFYPEER, 1)
+        try easy.set(CURLOPT_SSL_VERIFYHOST, 2)
+        if let caFile { try easy.set(CURLOPT_CAINFO, caFile) }
+        try easy.setHeaders(request.headers)
     }
 }
 
@@ -96,17 +96,18 @@ private final class Transfer {
 
     func perform() throws -> HTTPResponseHead {
         let me = Unmanaged.passUnretained(self).toOpaque()
-        _ = ccurl_setopt_write_callback(easy.handle, CURLOPT_WRITEFUNCTION, transferWrite)
-        easy.set(CURLOPT_WRITEDATA, pointer: me)
-        _ = ccurl_setopt_write_callback(easy.handle, CURLOPT_HEADERFUNCTION, transferHeader)
-        easy.set(CURLOPT_HEADERDATA, pointer: me)
-        _ = ccurl_setopt_xferinfo_callback(easy.handle, CURLOPT_XFERINFOFUNCTION, transferProgress)
-        easy.set(CURLOPT_XFERINFODATA, pointer: me)
-        easy.set(CURLOPT_NOPROGRESS, progress == nil ? 1 : 0)
+        try easy.set(CURLOPT_WRITEFUNCTION, writeCallback: transferWrite)
+        try easy.set(CURLOPT_WRITEDATA, pointer: me)
+        try easy.set(CURLOPT_HEADERFUNCTION, writeCallback: transferHeader)
+        try easy.set(CURLOPT_HEADERDATA, pointer: me)
+        try easy.set(CURLOPT_XFERINFOFUNCTION, progressCallback: transferProgress)
+        try easy.set(CURLOPT_XFERINFODATA, pointer: me)
+        try easy.set(CURLOPT_NOPROGRESS, progress == nil ? 1 : 0)
 
-        let code = errorBuffer.withUnsafeMutableBufferPointer { buffer in
-            easy.set(CURLOPT_ERRORBUFFER, pointer: UnsafeMutableRawPointer(buffer.baseAddress))
-            defer { easy.set(CURLOPT_ERRORBUFFER, pointer: nil) }
+        let code = try errorBuffer.withUnsafeMutableBufferPointer { buffer in
+            try easy.set(CURLOPT_ERRORBUFFER, pointer: UnsafeMutableRawPointer(buffer.baseAddress))
+            // Unsetting a buffer cannot fail: libcurl only stores the pointer.
+            defer { try? easy.set(CURLOPT_ERRORBUFFER, pointer: nil) }
             return withExtendedLifetime(self) { curl_easy_perform(easy.handle) }
         }
         if let callbackError { throw callbackError }

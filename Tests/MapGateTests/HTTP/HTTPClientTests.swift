@@ -168,4 +168,12 @@ import Testing
             try client.get(HTTPRequest(url: url("/blob.bin")), maxBodyBytes: 1000)
         }
     }
+
+    /// Every `curl_easy_setopt` is checked: an option libcurl refuses (here a URL over its 8 MB
+    /// input limit) stops the request with the reason instead of being ignored.
+    @Test func anOptionLibcurlRefusesStopsTheRequest() {
+        let url = "http://127.0.0.1/" + String(repeating: "a", count: 8_000_001)
+        let error = #expect(throws: HTTPError.self) { try HTTPClient().get(HTTPRequest(url: url)) }
+        #expect(error?.localizedDescription.contains("libcurl refused option") == true, "\(String(describing: error))")
+    }
 }
