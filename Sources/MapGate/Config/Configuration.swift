@@ -13,6 +13,9 @@ public struct Configuration: Sendable, Equatable {
     public var caFile: String?
     /// Where Debian's `libjs-leaflet` puts Leaflet, for the viewer page.
     public var leafletPath: String = "/usr/share/javascript/leaflet"
+    /// Where `scripts/install-deps` puts MapLibre GL JS (from the pinned `maplibre` wheel), for
+    /// the viewer of vector regions.
+    public var maplibrePath: String = "/usr/local/share/mapgate/maplibre"
 
     public init() {}
 
@@ -21,6 +24,7 @@ public struct Configuration: Sendable, Equatable {
         ("catalogURL", "string", "a mirror of the publisher's region catalog (http, https or file)"),
         ("caFile", "string", "PEM CA bundle trusted instead of the system's for catalogs and packages"),
         ("leafletPath", "string", "folder holding leaflet.js and leaflet.css (default from libjs-leaflet)"),
+        ("maplibrePath", "string", "folder holding maplibre-gl.js and maplibre-gl.css (default /usr/local/share/mapgate/maplibre)"),
     ]
 }
 
@@ -44,6 +48,7 @@ extension Configuration {
         config.catalogURL = try reader.url("catalogURL", schemes: ["http", "https", "file"])
         config.caFile = try reader.string("caFile") { !$0.isEmpty }
         config.leafletPath = try reader.string("leafletPath") { !$0.isEmpty } ?? config.leafletPath
+        config.maplibrePath = try reader.string("maplibrePath") { !$0.isEmpty } ?? config.maplibrePath
         try reader.rejectUnknownKeys(known: keys.map(\.name)) { key in
             guard GateSettings.keys.contains(where: { $0.name == key }) else { return nil }
             return "belongs to the managed policy (\(ManagedPolicy.defaultPath)), not to the user's configuration: the gate's rules are the publisher's"

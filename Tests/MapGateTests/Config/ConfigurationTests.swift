@@ -16,7 +16,7 @@ import Testing
         #expect(config.catalogURL == "file:///srv/catalog.json")
         #expect(config.caFile == "/etc/ca.pem")
         #expect(config.leafletPath == "/opt/leaflet")
-        #expect(Configuration.keys.count == 3)
+        #expect(Configuration.keys.count == 4)
     }
 
     @Test func emptyObjectGivesDefaults() throws {
