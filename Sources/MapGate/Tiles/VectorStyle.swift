@@ -59,7 +59,7 @@ public enum VectorStyle {
     }
 
     /// Well-separated hues (the golden angle), saturated and mid-dark so they show on a light map.
-    static func color(index: Int) -> String {
+    public static func color(index: Int) -> String {
         let hue = (Double(index) * 137.508).truncatingRemainder(dividingBy: 360) / 360
         let (r, g, b) = hsl(hue, 0.75, 0.45)
         return String(format: "#%02x%02x%02x", Int(r * 255), Int(g * 255), Int(b * 255))
