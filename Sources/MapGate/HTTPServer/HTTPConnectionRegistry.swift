@@ -22,6 +22,8 @@ final class HTTPConnectionRecord: Sendable {
         /// libmicrohttpd said the connection closed: the socket must not be touched any more.
         var isClosed = false
         var timedOut = false
+        /// The HTTP layer answered the request `target` names (else libmicrohttpd refused it).
+        var answered = true
     }
 
     let socket: Int32

@@ -182,7 +182,10 @@ private let uriLogCallback: @convention(c) (UnsafeMutableRawPointer?, UnsafePoin
     _, uri, connection in
     if let uri, let record = connectionRecord(connection) {
         let target = String(cString: uri)
-        record.state.withLock { $0.target = target }
+        record.state.withLock { state in
+            state.target = target
+            state.answered = false
+        }
     }
     return nil
 }
@@ -196,6 +199,12 @@ private let connectionCallback: MHD_NotifyConnectionCallback = { cls, connection
         socketContext.pointee = Unmanaged.passRetained(record).toOpaque()
     } else if let pointer = socketContext.pointee {
         let record = Unmanaged<HTTPConnectionRecord>.fromOpaque(pointer)
+        let state = record.takeUnretainedValue().state.withLock { $0 }
+        if !state.answered, !state.timedOut, !state.target.isEmpty, let log = context.log {
+            // A request libmicrohttpd refused itself (a malformed or oversized head): logged too.
+            let status = connection.flatMap { cmhd_get_connection_info($0, .CONNECTION_INFO_HTTP_STATUS) }.map { Int($0.pointee.http_status) } ?? 0
+            log(HTTPServer.LogEntry(method: "-", path: state.target, status: status, bytes: 0, seconds: 0))
+        }
         context.registry.remove(record.takeUnretainedValue())
         record.release()
         socketContext.pointee = nil
@@ -270,12 +279,14 @@ final class HTTPDaemonContext: Sendable {
         let target: String
         let headers: [(name: String, value: String)]
         let started = HTTPConnectionRegistry.now
+        let record: HTTPConnectionRecord?
         /// The head deadline's watchdog answered 408 on this connection already.
         let timedOut: Bool
 
         init(method: String, version: String, connection: OpaquePointer, record: HTTPConnectionRecord?) {
             self.method = method
             self.version = version
+            self.record = record
             var target = ""
             var timedOut = false
             record?.state.withLock { state in
@@ -331,6 +342,7 @@ final class HTTPDaemonContext: Sendable {
     /// Queues an answer and logs it.
     func send(_ response: HTTPServerResponse, for head: Head, on connection: OpaquePointer) -> MHD_Result {
         let result = queue(response, on: connection, method: head.method)
+        head.record?.state.withLock { $0.answered = true }
         if let log {
             let seconds = Double(HTTPConnectionRegistry.now - head.started) / 1e9
             log(HTTPServer.LogEntry(

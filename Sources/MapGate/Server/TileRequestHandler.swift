@@ -255,7 +255,7 @@ public final class TileRequestHandler: HTTPRequestHandler {
     }
 
     /// RFC 9110 §12.5.3: gzip is acceptable when its own q-value (else that of `*`) is above 0.
-    static func acceptsGzip(_ header: String?) -> Bool {
+    public static func acceptsGzip(_ header: String?) -> Bool {
         guard let header else { return false }
         var gzip: Double?
         var any: Double?
@@ -274,7 +274,7 @@ public final class TileRequestHandler: HTTPRequestHandler {
 
     /// RFC 9110 §13.1.2: `If-None-Match` compares entity tags weakly (`W/"a"` matches `"a"`),
     /// takes a list, and `*` matches any.
-    static func matches(ifNoneMatch header: String, etag: String) -> Bool {
+    public static func matches(ifNoneMatch header: String, etag: String) -> Bool {
         let opaque = etag.hasPrefix("W/") ? String(etag.dropFirst(2)) : etag
         return header.split(separator: ",").contains { item in
             let tag = item.trimmingCharacters(in: .whitespaces)
