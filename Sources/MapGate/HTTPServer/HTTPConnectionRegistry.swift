@@ -56,6 +56,7 @@ final class HTTPConnectionRegistry: Sendable {
     let headTimeout: Double
     private let stopping = Atomic<Bool>(false)
     private let done = DispatchSemaphore(value: 0)
+    private let wake = DispatchSemaphore(value: 0)
     private let onTimeout: @Sendable (String) -> Void
 
     init(headTimeout: Double, gauge: HTTPConnectionGauge, onTimeout: @escaping @Sendable (String) -> Void) {
@@ -84,7 +85,8 @@ final class HTTPConnectionRegistry: Sendable {
             defer { done.signal() }
             let interval = max(0.1, min(1.0, headTimeout / 4))
             while !stopping.load(ordering: .relaxed) {
-                Thread.sleep(forTimeInterval: interval)
+                _ = wake.wait(timeout: .now() + interval)
+                if stopping.load(ordering: .relaxed) { return }
                 scan()
             }
         }
@@ -94,7 +96,9 @@ final class HTTPConnectionRegistry: Sendable {
 
     func stopWatchdog() {
         let (exchanged, _) = stopping.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent)
-        if exchanged { done.wait() }
+        guard exchanged else { return }
+        wake.signal()
+        done.wait()
     }
 
     private static let timeoutAnswer = Array(

@@ -172,7 +172,10 @@ import Glibc
             #expect(response.status == 200)
             #expect(Date().timeIntervalSince(started) < 0.5)
         }
-        _ = stuck
+        // Each is closed by its own deadline: no progress for the idle timeout (3 s here).
+        Thread.sleep(forTimeInterval: 4)
+        let closed = stuck.filter { $0.isClosedByServerDraining() }.count
+        #expect(closed == stuck.count, "\(closed) of \(stuck.count) closed")
     }
 
     @Test func pastMaxConnectionsClientsGet503WithRetryAfter() throws {
