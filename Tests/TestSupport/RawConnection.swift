@@ -64,17 +64,6 @@ public final class RawConnection {
         return recv(fd, &byte, 1, 0) == 0
     }
 
-    /// True when the server has closed its side, reading (and dropping) what it sent first,
-    /// within the connection's read timeout.
-    public func isClosedByServerDraining() -> Bool {
-        var chunk = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if count == 0 { return true }
-            if count < 0 { return errno == ECONNRESET }
-        }
-    }
-
     /// True when the server sent something not read yet (or closed), without waiting.
     public func hasBytesWaiting() -> Bool {
         var byte: UInt8 = 0

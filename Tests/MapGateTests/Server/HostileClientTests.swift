@@ -172,10 +172,11 @@ import Glibc
             #expect(response.status == 200)
             #expect(Date().timeIntervalSince(started) < 0.5)
         }
-        // Each is closed by its own deadline: no progress for the idle timeout (3 s here).
-        Thread.sleep(forTimeInterval: 4)
-        let closed = stuck.filter { $0.isClosedByServerDraining() }.count
-        #expect(closed == stuck.count, "\(closed) of \(stuck.count) closed")
+        // Each is closed by its own deadline: no progress for the idle timeout (3 s here). The
+        // client sees the FIN only behind the answers it never read: count on the server's side.
+        #expect(server.http.openConnections >= stuck.count)
+        Thread.sleep(forTimeInterval: 5)
+        #expect(server.http.openConnections <= 1, "\(server.http.openConnections) connections still open")
     }
 
     @Test func pastMaxConnectionsClientsGet503WithRetryAfter() throws {
