@@ -180,19 +180,34 @@ def attack(port, seconds, never_read, trickle, pid, path):
     if slow:
         print(f"tricklers: {len(closed)} of {len(slow)} closed by the server"
               + (f", after {min(closed):.1f}-{max(closed):.1f} s" if closed else "") + f"; answers {answers}", flush=True)
-    ended = 0
-    for s in stuck:
-        try:
-            if s.recv(1, socket.MSG_PEEK) == b"":
-                ended += 1
-        except BlockingIOError:
-            pass
-        except OSError:
-            ended += 1
-    if stuck:
-        print(f"never-readers: {ended} of {len(stuck)} closed by the server within {time.monotonic() - started:.1f} s", flush=True)
+    if stuck and not pid and time.monotonic() - started + 1 < seconds:
+        # The server closes a never-reader after 30 s without progress; its FIN waits behind
+        # the answers the client never read, so ask the server how many connections it has.
+        time.sleep(max(0.0, min(seconds, 33) - (time.monotonic() - started)))
+        print(f"never-readers: {len(stuck)} still open on the client's side; the server has "
+              f"{open_connections(port)} connections open {time.monotonic() - started:.0f} s after the attack began", flush=True)
     for s in stuck + [c[0] for c in slow]:
         s.close()
+
+
+def open_connections(port):
+    """mapgate_http_open_connections from /metrics (the probe's own connection included)."""
+    try:
+        s = socket.create_connection((HOST, port), timeout=5)
+        s.sendall(f"GET /metrics HTTP/1.1\r\nHost: {HOST}\r\nConnection: close\r\n\r\n".encode())
+        data = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+        s.close()
+        for line in data.decode(errors="replace").splitlines():
+            if line.startswith("mapgate_http_open_connections "):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return "?"
 
 
 def main(argv):
