@@ -272,7 +272,9 @@ final class HTTPDaemonContext: Sendable {
         }
     }
 
-    /// A request head as libmicrohttpd parsed it, kept from its first call to its answer.
+    /// A request head as libmicrohttpd parsed it, kept from its first call to its answer in the
+    /// request's context pointer. Not `Sendable`, and needs not be: libmicrohttpd runs all the
+    /// callbacks of one connection on the same thread.
     final class Head {
         let method: String
         let version: String
