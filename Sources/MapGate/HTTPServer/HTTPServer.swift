@@ -79,7 +79,10 @@ public final class HTTPServer: Sendable {
         let socket = bound.take()
         guard socket >= 0 else { throw HTTPServerError(message: "the listening socket was already handed to a server") }
         let flags = fcntl(socket, F_GETFL)
-        _ = fcntl(socket, F_SETFL, flags | O_NONBLOCK)
+        guard flags >= 0, fcntl(socket, F_SETFL, flags | O_NONBLOCK) == 0 else {
+            close(socket)
+            throw HTTPServerError(message: "cannot make the listening socket of \(bound.baseURL) non-blocking: \(String(cString: strerror(errno)))")
+        }
         context = HTTPDaemonContext(settings: settings, gauge: gauge, log: log, makeHandler: makeHandler)
         let unmanaged = Unmanaged.passUnretained(context).toOpaque()
         var options: [MHD_OptionItem] = [
@@ -412,7 +415,8 @@ final class HTTPDaemonContext: Sendable {
             }
         }
         if response.closesConnection || isStopping.load(ordering: .relaxed) {
-            _ = MHD_add_response_header(made, "Connection", "close")
+            // Without the header the connection would stay open: close it without an answer.
+            guard MHD_add_response_header(made, "Connection", "close") == .YES else { return .NO }
         }
         return MHD_queue_response(connection, UInt32(response.status), made)
     }
