@@ -109,12 +109,16 @@ import Testing
         let forged = try RawConnection(port: port)
         forged.send("GET /a\u{1b}[31mred\u{7f} HTTP/1.1\r\nHost: localhost\r\n\r\n")
         _ = forged.readResponse()
+        let oversized = try RawConnection(port: port)
+        oversized.send("GET /big HTTP/1.1\r\nHost: localhost\r\nX-Big: \(String(repeating: "a", count: 20_000))\r\n\r\n")
+        #expect(oversized.readResponse()?.status == 431)
         Thread.sleep(forTimeInterval: 0.2)
         server.signal(SIGTERM)
         #expect(server.wait() == 0)
         #expect(server.stderr.contains("GET /plain/0/0/0.png 421 "))
         #expect(!server.stderr.contains("\u{1b}"), "a raw escape reached the log")
         #expect(server.stderr.contains("/a\\x1b[31mred\\x7f "), "stderr: \(server.stderr)")
+        #expect(server.stderr.contains("- /big refused "), "libmicrohttpd's own 431 is not logged: \(server.stderr)")
     }
 
     @Test func badMaxConnectionsIsAUsageError() throws {

@@ -23,7 +23,8 @@ public final class ServerMetrics: Sendable {
     public func record(route: String, status: Int, bytes: Int, seconds: Double) {
         let bucket = Self.buckets.firstIndex { seconds <= $0 } ?? Self.buckets.count
         counts.withLock { counts in
-            counts.answers["\(route)\t\(status)", default: 0] += 1
+            // 0: libmicrohttpd refused the request itself (a malformed or oversized head).
+            counts.answers["\(route)\t\(status == 0 ? "refused" : String(status))", default: 0] += 1
             counts.bytes += bytes
             counts.latency[bucket] += 1
             counts.latencySum += seconds

@@ -77,7 +77,9 @@ struct ServeCommand: Command {
 /// characters (and backslashes) in what the client sent are escaped, so a request cannot
 /// forge log lines or terminal escapes.
 @Sendable func logRequest(_ entry: HTTPServer.LogEntry) {
-    let line = "\(escapeForLog(entry.method)) \(escapeForLog(entry.path)) \(entry.status) \(entry.bytes) \(String(format: "%.1f", entry.seconds * 1000)) ms\n"
+    // Status 0: libmicrohttpd refused the request itself and does not say with which status.
+    let status = entry.status == 0 ? "refused" : String(entry.status)
+    let line = "\(escapeForLog(entry.method)) \(escapeForLog(entry.path)) \(status) \(entry.bytes) \(String(format: "%.1f", entry.seconds * 1000)) ms\n"
     FileHandle.standardError.write(Data(line.utf8))
 }
 
