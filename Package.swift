@@ -20,9 +20,12 @@ let package = Package(
         .systemLibrary(
             name: "CCrypto", pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(
+            name: "CMicroHTTPD", pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"])]),
         .target(
             name: "MapGate",
-            dependencies: ["CCurl", "CSQLite", "CZlib", "CCrypto"]),
+            dependencies: ["CCurl", "CSQLite", "CZlib", "CCrypto", "CMicroHTTPD"]),
         .target(
             name: "MapGateDemo",
             dependencies: ["MapGate"]),

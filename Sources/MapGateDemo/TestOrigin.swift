@@ -24,33 +24,47 @@ public final class TestOrigin: Sendable {
     }
 
     public let root: String
+    private let state: OriginState
     private let server: HTTPServer
-    private let hits = Mutex<[Hit]>([])
-    private let faultCounts = Mutex<[String: Int]>([:])
 
     public init(root: String, port: UInt16 = 0) throws {
         self.root = (root as NSString).standardizingPath
         var settings = HTTPServer.Settings()
         settings.port = port
         settings.idleTimeout = 5
-        let box = Mutex<TestOrigin?>(nil)
-        server = try HTTPServer(settings: settings) {
-            OriginHandler { box.withLock { $0 } }
-        }
-        box.withLock { $0 = self }
+        // `stall` blocks its connection's thread: one thread per connection, not the event loop.
+        settings.threadPerConnection = true
+        settings.maxConnections = 512
+        let state = OriginState(root: self.root)
+        self.state = state
+        server = try HTTPServer(settings: settings) { OriginHandler(origin: state) }
     }
 
     public var baseURL: String { server.baseURL }
     public var port: UInt16 { server.port }
 
     /// Every request served so far, oldest first.
-    public var requests: [Hit] { hits.withLock { $0 } }
+    public var requests: [Hit] { state.hits.withLock { $0 } }
 
-    public func clearRequests() { hits.withLock { $0.removeAll() } }
+    public func clearRequests() { state.hits.withLock { $0.removeAll() } }
 
-    public func stop() { server.stop() }
+    /// Stops serving; a stalled answer gives up at once.
+    public func stop() {
+        state.stopping.store(true, ordering: .relaxed)
+        server.stop()
+    }
+}
 
-    func record(_ hit: Hit) { hits.withLock { $0.append(hit) } }
+/// What the origin's handlers share: the folder, the requests seen, the faults' counts.
+private final class OriginState: Sendable {
+    let root: String
+    let hits = Mutex<[TestOrigin.Hit]>([])
+    let faultCounts = Mutex<[String: Int]>([:])
+    let stopping = Atomic<Bool>(false)
+
+    init(root: String) { self.root = root }
+
+    func record(_ hit: TestOrigin.Hit) { hits.withLock { $0.append(hit) } }
 
     /// Counts a faulty URL's uses; true while the fault still applies.
     func faultApplies(key: String, times: Int?) -> Bool {
@@ -63,17 +77,12 @@ public final class TestOrigin: Sendable {
     }
 }
 
-/// The per-connection handler; it reaches its origin lazily (the origin exists only after its
-/// server has started).
+/// The handler lent to each request.
 private final class OriginHandler: HTTPRequestHandler {
-    let origin: () -> TestOrigin?
-    init(origin: @escaping () -> TestOrigin?) { self.origin = origin }
+    let origin: OriginState
+    init(origin: OriginState) { self.origin = origin }
 
-    func respond(to request: HTTPServerRequest, with writer: HTTPResponseWriter) {
-        guard let origin = origin() else {
-            writer.respond(status: 503)
-            return
-        }
+    func respond(to request: HTTPServerRequest) -> HTTPServerResponse {
         origin.record(
             TestOrigin.Hit(
                 method: request.method, path: request.path, range: request.header("Range"),
@@ -87,25 +96,19 @@ private final class OriginHandler: HTTPRequestHandler {
             let parsed = Fault(spec: String(spec))
             if origin.faultApplies(key: request.path, times: parsed.times) { fault = parsed }
         }
-        if fault.drop {
-            writer.closeAfterResponse()
-            return
-        }
+        if fault.drop { return .drop }
         if fault.redirect {
-            writer.respond(status: 302, headers: [("Location", path + (request.query.map { "?" + $0 } ?? ""))])
-            return
+            return HTTPServerResponse(status: 302, headers: [("Location", path + (request.query.map { "?" + $0 } ?? ""))])
         }
         if let status = fault.status {
-            writer.respond(status: status, headers: [("Content-Type", "text/plain")], body: Data("fault: status \(status)\n".utf8))
-            return
+            return HTTPServerResponse(status: status, headers: [("Content-Type", "text/plain")], body: Data("fault: status \(status)\n".utf8))
         }
-        serveFile(origin: origin, path: path, request: request, fault: fault, writer: writer)
+        return serveFile(path: path, request: request, fault: fault)
     }
 
-    private func serveFile(origin: TestOrigin, path: String, request: HTTPServerRequest, fault: Fault, writer: HTTPResponseWriter) {
+    private func serveFile(path: String, request: HTTPServerRequest, fault: Fault) -> HTTPServerResponse {
         guard request.method == "GET" || request.method == "HEAD" else {
-            writer.respond(status: 405, headers: [("Allow", "GET, HEAD")])
-            return
+            return HTTPServerResponse(status: 405, headers: [("Allow", "GET, HEAD")])
         }
         let full = (origin.root + "/" + path).replacingOccurrences(of: "//", with: "/")
         let resolved = (full as NSString).standardizingPath
@@ -114,45 +117,35 @@ private final class OriginHandler: HTTPRequestHandler {
             !isDirectory.boolValue, let attributes = try? FileManager.default.attributesOfItem(atPath: resolved),
             let handle = FileHandle(forReadingAtPath: resolved)
         else {
-            writer.respond(status: 404, headers: [("Content-Type", "text/plain")], body: Data("not found: \(path)\n".utf8))
-            return
+            return HTTPServerResponse(status: 404, headers: [("Content-Type", "text/plain")], body: Data("not found: \(path)\n".utf8))
         }
-        defer { try? handle.close() }
         let size = (attributes[.size] as? NSNumber)?.intValue ?? 0
         let modified = (attributes[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
         let etag = "\"\(String(size, radix: 16))-\(String(Int(modified * 1000), radix: 16))\""
-        var headers: [(String, String)] = [("ETag", etag), ("Accept-Ranges", "bytes"), ("Content-Type", contentType(path))]
+        var headers: [(name: String, value: String)] = [("ETag", etag), ("Accept-Ranges", "bytes"), ("Content-Type", contentType(path))]
         if let match = request.header("If-None-Match"), match == etag || match == "*" {
-            writer.respond(status: 304, headers: [("ETag", etag)])
-            return
+            return HTTPServerResponse(status: 304, headers: [("ETag", etag)])
         }
         var range = 0..<size
         var status = 200
         if let rangeHeader = request.header("Range"), request.header("If-Range").map({ $0 == etag }) ?? true {
             guard let requested = Self.parseRange(rangeHeader, size: size) else {
-                writer.respond(status: 416, headers: [("Content-Range", "bytes */\(size)")])
-                return
+                return HTTPServerResponse(status: 416, headers: [("Content-Range", "bytes */\(size)")])
             }
             range = requested
             status = 206
             headers.append(("Content-Range", "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(size)"))
         }
-        headers.append(("Content-Length", String(range.count)))
-        writer.writeHead(status: status, headers: headers)
-        guard request.method == "GET" else { return }
         var toSend = range.count
         if let cut = fault.cut {
             toSend = min(toSend, cut)
         } else if fault.stall != nil {
             toSend = 0
         }
-        try? handle.seek(toOffset: UInt64(range.lowerBound))
-        while toSend > 0, let chunk = try? handle.read(upToCount: min(toSend, 256 << 10)), !chunk.isEmpty {
-            guard chunk.withUnsafeBytes({ writer.writeBody($0) }) else { return }
-            toSend -= chunk.count
-        }
-        if let stall = fault.stall { Thread.sleep(forTimeInterval: stall) }
-        if fault.cut != nil || fault.stall != nil { writer.closeAfterResponse() }
+        let body = FileBody(handle: handle, start: range.lowerBound, sending: toSend, length: range.count, stall: fault.stall, stopping: origin)
+        var response = HTTPServerResponse(status: status, headers: headers, length: range.count, stream: body)
+        if fault.cut != nil || fault.stall != nil { response.closesConnection = true }
+        return response
     }
 
     /// `bytes=a-b`, `bytes=a-` or `bytes=-n`; nil when unsatisfiable.
@@ -174,6 +167,38 @@ private final class OriginHandler: HTTPRequestHandler {
         if path.hasSuffix(".json") { return "application/json" }
         if path.hasSuffix(".html") { return "text/html" }
         return "application/octet-stream"
+    }
+}
+
+/// A file's bytes as the client takes them: `sending` bytes of the `length` announced, then
+/// (for `stall`) nothing for that long, then the connection closes when it falls short.
+private final class FileBody: HTTPBodyStream {
+    let handle: FileHandle
+    let start: Int
+    let sending: Int
+    let length: Int
+    let stall: Double?
+    let stopping: OriginState
+
+    init(handle: FileHandle, start: Int, sending: Int, length: Int, stall: Double?, stopping: OriginState) {
+        (self.handle, self.start, self.sending, self.length, self.stall, self.stopping) = (handle, start, sending, length, stall, stopping)
+    }
+
+    deinit { try? handle.close() }
+
+    func read(at offset: Int, into buffer: UnsafeMutableRawBufferPointer) -> HTTPBodyChunk {
+        guard offset < sending else {
+            if let stall {
+                let deadline = Date().addingTimeInterval(stall)
+                while Date() < deadline, !stopping.stopping.load(ordering: .relaxed) { Thread.sleep(forTimeInterval: 0.02) }
+            }
+            return .abort
+        }
+        guard (try? handle.seek(toOffset: UInt64(start + offset))) != nil,
+            let chunk = try? handle.read(upToCount: min(buffer.count, sending - offset)), !chunk.isEmpty
+        else { return .abort }
+        chunk.copyBytes(to: buffer)
+        return .bytes(chunk.count)
     }
 }
 

@@ -64,6 +64,18 @@ public final class RawConnection {
         return recv(fd, &byte, 1, 0) == 0
     }
 
+    /// True when the server sent something not read yet (or closed), without waiting.
+    public func hasBytesWaiting() -> Bool {
+        var byte: UInt8 = 0
+        return !buffer.isEmpty || recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) >= 0
+    }
+
+    /// A small receive buffer, so a client that never reads fills it quickly.
+    public func shrinkReceiveBuffer() {
+        var size: Int32 = 4096
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+    }
+
     private func fill() -> Bool {
         var chunk = [UInt8](repeating: 0, count: 65_536)
         let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }

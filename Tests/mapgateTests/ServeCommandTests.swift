@@ -91,4 +91,62 @@ import Testing
         #expect(server.wait() == 0)
         #expect(server.stderr.contains("the gate is closed"))
     }
+
+    func port(of server: BackgroundProcess) throws -> UInt16 {
+        let line = try #require(server.firstLine(), "no output; stderr: \(server.stderr)")
+        let base = try #require(line.split(separator: " ").first { $0.hasPrefix("http://") })
+        return try #require(UInt16(base.dropLast().split(separator: ":").last ?? ""))
+    }
+
+    @Test func serveAnswersAllowedHostsOnlyAndLogsEveryAnswerEscaped() throws {
+        let server = try start(["serve", "--port", "0", "--verbose", "--allow-host", "maps.example", "--allow-host", "tiles.example"])
+        let port = try port(of: server)
+        for (host, status) in [("evil.example", 421), ("maps.example", 200), ("tiles.example:8080", 200), ("localhost", 200)] {
+            let connection = try RawConnection(port: port)
+            connection.send("GET /plain/0/0/0.png HTTP/1.1\r\nHost: \(host)\r\n\r\n")
+            #expect(connection.readResponse()?.status == status, "Host: \(host)")
+        }
+        let forged = try RawConnection(port: port)
+        forged.send("GET /a\u{1b}[31mred\u{7f} HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        _ = forged.readResponse()
+        let oversized = try RawConnection(port: port)
+        oversized.send("GET /big HTTP/1.1\r\nHost: localhost\r\nX-Big: \(String(repeating: "a", count: 20_000))\r\n\r\n")
+        #expect(oversized.readResponse()?.status == 431)
+        Thread.sleep(forTimeInterval: 0.2)
+        server.signal(SIGTERM)
+        #expect(server.wait() == 0)
+        #expect(server.stderr.contains("GET /plain/0/0/0.png 421 "))
+        #expect(!server.stderr.contains("\u{1b}"), "a raw escape reached the log")
+        #expect(server.stderr.contains("/a\\x1b[31mred\\x7f "), "stderr: \(server.stderr)")
+        #expect(server.stderr.contains("- /big refused "), "libmicrohttpd's own 431 is not logged: \(server.stderr)")
+    }
+
+    @Test func badMaxConnectionsIsAUsageError() throws {
+        let result = try mapgate.run(["serve", "--max-connections", "0"])
+        #expect(result.status == 64)
+        #expect(result.stderr.contains("--max-connections 0"))
+    }
+
+    /// SIGTERM stops the server within 2 s while clients trickle and never read.
+    @Test func sigtermStopsTheServerQuicklyUnderAttack() throws {
+        let server = try start(["serve", "--port", "0"])
+        let port = try port(of: server)
+        var attackers: [RawConnection] = []
+        for index in 0..<120 {
+            let connection = try RawConnection(port: port, timeout: 1)
+            if index % 4 == 0 {
+                connection.shrinkReceiveBuffer()
+                connection.send(String(repeating: "GET /plain/0/0/0.png HTTP/1.1\r\nHost: localhost\r\n\r\n", count: 300))
+            } else {
+                connection.send("GET /plain/0/0/0.png HTTP/1.1\r\nHo")
+            }
+            attackers.append(connection)
+        }
+        Thread.sleep(forTimeInterval: 0.3)
+        let started = Date()
+        server.signal(SIGTERM)
+        #expect(server.wait(timeout: 5) == 0)
+        #expect(Date().timeIntervalSince(started) < 2, "stopped after \(Date().timeIntervalSince(started)) s")
+        _ = attackers
+    }
 }

@@ -11,6 +11,7 @@ public final class GateWatch: Sendable {
 
     private let closure = Mutex<Closure?>(nil)
     private let failureMessage = Mutex<String?>(nil)
+    private let left = Mutex<Int?>(nil)
     /// Read on every request: an atomic, so an open gate costs no lock.
     private let isRefusing = Atomic<Bool>(false)
 
@@ -28,8 +29,18 @@ public final class GateWatch: Sendable {
         return failureMessage.withLock { $0 }
     }
 
+    /// `open`, `closed` or `failing`, for `/health` and `/metrics`.
+    public var state: String {
+        guard isRefusing.load(ordering: .acquiring) else { return "open" }
+        return failureMessage.withLock { $0 } != nil ? "failing" : "closed"
+    }
+
+    /// Prompted uses left after the last look at the gate (nil when no update is pending).
+    public var usesLeft: Int? { left.withLock { $0 } }
+
     /// Opens or closes the server's gate after a look at `report`.
     public func update(_ report: GateReport, isClosed: Bool) {
+        left.withLock { $0 = report.requiredVersion == nil ? nil : max(0, report.maxPrompts - report.record.promptsShown) }
         closure.withLock {
             $0 = isClosed ? Closure(requiredVersion: report.requiredVersion ?? "newer", storeURL: report.storeURL) : nil
         }

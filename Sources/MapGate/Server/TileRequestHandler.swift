@@ -1,40 +1,98 @@
 import Foundation
 
-/// Serves one connection's requests: the region list, TileJSON, XYZ tiles, the viewer page and
-/// Leaflet's files. Owns its own read-only SQLite connection per region it has served.
+/// Serves one request at a time: the region list, TileJSON, XYZ tiles, the viewer page,
+/// Leaflet's files, `/health` and `/metrics`. Owns a read-only SQLite connection per region it
+/// has served, reopened when the region's file changed. Knows nothing of sockets.
+///
+/// CORS: tiles, TileJSON and Leaflet's files are public map data, read with GET and no
+/// credentials, so they carry `Access-Control-Allow-Origin: *` (and OPTIONS preflights for them
+/// are granted). The region list, the viewer, `/health` and `/metrics` carry none: another web
+/// page cannot read them.
 public final class TileRequestHandler: HTTPRequestHandler {
     private let service: TileService
-    private var files: [String: MBTilesFile] = [:]
+    private var files: [String: (identity: TileService.FileIdentity, file: MBTilesFile)] = [:]
 
     public init(service: TileService) {
         self.service = service
     }
 
-    private static let common: [(String, String)] = [("Access-Control-Allow-Origin", "*")]
+    private static let anyOrigin: [(name: String, value: String)] = [("Access-Control-Allow-Origin", "*")]
 
-    public func respond(to request: HTTPServerRequest, with writer: HTTPResponseWriter) {
-        let head = request.method == "HEAD"
-        guard request.method == "GET" || head else {
-            return send(writer, 405, text: "method \(request.method) not allowed\n", extra: [("Allow", "GET, HEAD")], head: head)
-        }
+    /// The route a request target belongs to, for metrics.
+    public static func route(of target: String) -> String {
+        let path = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? target
+        if path == "/" { return "index" }
+        if path == "/health" { return "health" }
+        if path == "/metrics" { return "metrics" }
+        if path.hasPrefix("/_leaflet/") { return "leaflet" }
+        if path.hasPrefix("/view/") { return "viewer" }
+        let parts = path.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
+        if parts.count == 1, parts[0].hasSuffix(".json") { return "tilejson" }
+        if parts.count == 4 { return "tile" }
+        return "other"
+    }
+
+    public func respond(to request: HTTPServerRequest) -> HTTPServerResponse {
         let path = request.path
-        guard Self.isSafe(path) else {
-            return send(writer, 400, text: "bad path\n", head: head)
+        guard Self.isSafe(path) else { return text(400, "bad path\n") }
+        let isPublic = Self.isPublic(path)
+        if request.method == "OPTIONS" { return preflight(request, isPublic: isPublic) }
+        guard request.method == "GET" || request.method == "HEAD" else {
+            return text(405, "method \(request.method) not allowed\n", extra: [("Allow", "GET, HEAD, OPTIONS")])
         }
-        if path == "/" { return index(request, writer, head: head) }
-        if path.hasPrefix("/_leaflet/") { return leaflet(String(path.dropFirst("/_leaflet/".count)), writer, head: head) }
-        if path.hasPrefix("/view/") { return viewer(String(path.dropFirst("/view/".count)), request, writer, head: head) }
+        if path == "/" { return index(request) }
+        if path == "/health" { return health() }
+        if path == "/metrics" {
+            return HTTPServerResponse(
+                status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8"), ("Cache-Control", "no-store")],
+                body: Data(service.metrics.render(gate: service.gate).utf8))
+        }
+        if path.hasPrefix("/_leaflet/") { return leaflet(String(path.dropFirst("/_leaflet/".count))) }
+        if path.hasPrefix("/view/") { return viewer(String(path.dropFirst("/view/".count))) }
         let parts = path.dropFirst().split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-        if parts.count == 1, parts[0].hasSuffix(".json") {
-            return tileJSON(String(parts[0].dropLast(5)), request, writer, head: head)
+        if parts.count == 1, parts[0].hasSuffix(".json") { return tileJSON(String(parts[0].dropLast(5)), request) }
+        if parts.count == 4 { return tile(parts, request) }
+        return text(404, "not found: \(path)\n")
+    }
+
+    /// Tiles, TileJSON and Leaflet's files: readable from any origin.
+    static func isPublic(_ path: String) -> Bool {
+        if path.hasPrefix("/_leaflet/") { return true }
+        guard !path.hasPrefix("/view/"), path != "/health", path != "/metrics", path != "/" else { return false }
+        let parts = path.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
+        return (parts.count == 1 && parts[0].hasSuffix(".json")) || parts.count == 4
+    }
+
+    /// A CORS preflight: 204, granting GET and HEAD (and the headers asked for) on public routes.
+    private func preflight(_ request: HTTPServerRequest, isPublic: Bool) -> HTTPServerResponse {
+        var headers: [(name: String, value: String)] = [("Allow", "GET, HEAD, OPTIONS")]
+        if isPublic {
+            headers += Self.anyOrigin + [("Access-Control-Allow-Methods", "GET, HEAD"), ("Access-Control-Max-Age", "600")]
+            if let asked = request.header("Access-Control-Request-Headers"), asked.count <= 1024,
+                asked.utf8.allSatisfy({ $0 == 0x2C || $0 == 0x20 || $0 == 0x2D || $0 == 0x5F || (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) })
+            {
+                headers.append(("Access-Control-Allow-Headers", asked))
+            }
         }
-        if parts.count == 4 { return tile(parts, request, writer, head: head) }
-        send(writer, 404, text: "not found: \(path)\n", head: head)
+        return HTTPServerResponse(status: 204, headers: headers)
+    }
+
+    /// 200 with the gate's state once the regions are open; 503 while the gate refuses.
+    private func health() -> HTTPServerResponse {
+        let state = service.gate.state
+        var object: [String: Any] = ["status": state == "open" ? "ok" : "refusing", "gate": state, "regions": service.regions.count]
+        if let left = service.gate.usesLeft { object["usesLeft"] = left }
+        if let failure = service.gate.failure { object["message"] = failure }
+        if let closed = service.gate.closed { object["requiredVersion"] = closed.requiredVersion }
+        var response = json(state == "open" ? 200 : 503, object, cors: false)
+        response.headers.append(("Cache-Control", "no-store"))
+        if state != "open" { response.headers.append(("Retry-After", "5")) }
+        return response
     }
 
     // MARK: Routes
 
-    private func index(_ request: HTTPServerRequest, _ writer: HTTPResponseWriter, head: Bool) {
+    private func index(_ request: HTTPServerRequest) -> HTTPServerResponse {
         let regions = service.regions.values.sorted { $0.record.id < $1.record.id }
         if request.header("Accept")?.contains("application/json") == true {
             let list: [[String: Any]] = regions.map { region in
@@ -43,19 +101,19 @@ public final class TileRequestHandler: HTTPRequestHandler {
                     "tilejson": baseURL(request) + "/\(region.record.id).json", "viewer": baseURL(request) + "/view/\(region.record.id)",
                 ]
             }
-            return send(writer, 200, json: ["regions": list], head: head)
+            return json(200, ["regions": list], cors: false)
         }
         let items = regions.map { region in
             let id = ViewerPage.escape(region.record.id)
             return "<li><a href=\"/view/\(id)\">\(ViewerPage.escape(region.name))</a> \(ViewerPage.escape(region.record.version)), \(region.record.format.rawValue) · <a href=\"/\(id).json\">TileJSON</a></li>"
         }.joined(separator: "\n")
         let body = ViewerPage.document(title: "mapgate", body: "<h1>mapgate regions</h1><ul>\n\(items.isEmpty ? "<li>No region is installed.</li>" : items)\n</ul>")
-        send(writer, 200, html: body, head: head)
+        return html(200, body)
     }
 
-    private func tileJSON(_ id: String, _ request: HTTPServerRequest, _ writer: HTTPResponseWriter, head: Bool) {
-        if refuseWhenClosed(json: true, writer, head: head) { return }
-        guard let region = service.regions[id] else { return send(writer, 404, text: "region \(id) is not installed\n", head: head) }
+    private func tileJSON(_ id: String, _ request: HTTPServerRequest) -> HTTPServerResponse {
+        if let refusal = refusalWhileClosed(json: true) { return refusal }
+        guard let region = service.region(id) else { return text(404, "region \(id) is not installed\n", cors: true) }
         let base = baseURL(request)
         var object: [String: Any] = [
             "tilejson": "3.0.0",
@@ -70,33 +128,34 @@ public final class TileRequestHandler: HTTPRequestHandler {
             let layers = region.vectorLayersJSON.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) }
             object["vector_layers"] = layers ?? []
         }
-        send(writer, 200, json: object, head: head)
+        return json(200, object, cors: true)
     }
 
-    private func tile(_ parts: [String], _ request: HTTPServerRequest, _ writer: HTTPResponseWriter, head: Bool) {
+    private func tile(_ parts: [String], _ request: HTTPServerRequest) -> HTTPServerResponse {
         let id = parts[0]
-        if refuseWhenClosed(json: true, writer, head: head) { return }
-        guard let region = service.regions[id] else { return send(writer, 404, text: "region \(id) is not installed\n", head: head) }
+        if let refusal = refusalWhileClosed(json: true) { return refusal }
+        guard let region = service.region(id) else { return text(404, "region \(id) is not installed\n", cors: true) }
         let last = parts[3].split(separator: ".", omittingEmptySubsequences: false)
         guard last.count == 2, let z = Self.number(parts[1]), let x = Self.number(parts[2]), let y = Self.number(String(last[0])),
             z <= 30, x < 1 << z, y < 1 << z
         else {
-            return send(writer, 400, text: "malformed tile coordinates: \(parts[1...].joined(separator: "/"))\n", head: head)
+            return text(400, "malformed tile coordinates: \(parts[1...].joined(separator: "/"))\n", cors: true)
         }
         guard Self.extensions(region.record.format).contains(String(last[1])) else {
-            return send(writer, 400, text: "region \(id) has \(region.record.format.rawValue) tiles, not .\(last[1])\n", head: head)
+            return text(400, "region \(id) has \(region.record.format.rawValue) tiles, not .\(last[1])\n", cors: true)
         }
         let data: Data?
         do {
             data = try file(for: region).tile(z: z, x: x, y: y)
         } catch {
-            return send(writer, 500, text: "cannot read region \(id): \(error.localizedDescription)\n", head: head)
+            files[region.record.id] = nil
+            return text(500, "cannot read region \(id): \(error.localizedDescription)\n", cors: true)
         }
-        guard var body = data else { return send(writer, 404, text: "no tile at \(z)/\(x)/\(y)\n", head: head) }
-        var headers: [(String, String)] = [("Content-Type", region.record.format.contentType), ("Cache-Control", "no-cache")]
+        guard var body = data else { return text(404, "no tile at \(z)/\(x)/\(y)\n", cors: true) }
+        var headers: [(name: String, value: String)] = [("Content-Type", region.record.format.contentType), ("Cache-Control", "no-cache")]
         var etag = "\"\(region.etagPrefix)-\(z)-\(x)-\(y)"
         if region.record.format == .pbf, GzipInflater.isGzip(body) {
-            if Self.acceptsGzip(request) {
+            if Self.acceptsGzip(request.header("Accept-Encoding")) {
                 headers.append(("Content-Encoding", "gzip"))
                 etag += "-gz"
             } else if let plain = try? GzipInflater.decompress(body) {
@@ -106,66 +165,65 @@ public final class TileRequestHandler: HTTPRequestHandler {
         etag += "\""
         headers.append(("ETag", etag))
         headers.append(("Vary", "Accept-Encoding"))
-        if let match = request.header("If-None-Match"), match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag || $0 == "*" }) {
-            writer.respond(status: 304, headers: Self.common + headers.filter { $0.0 != "Content-Type" })
-            return
+        if let match = request.header("If-None-Match"), Self.matches(ifNoneMatch: match, etag: etag) {
+            return HTTPServerResponse(status: 304, headers: Self.anyOrigin + headers.filter { $0.name != "Content-Type" })
         }
-        writer.respond(status: 200, headers: Self.common + headers, body: body, sendBody: !head)
+        return HTTPServerResponse(status: 200, headers: Self.anyOrigin + headers, body: body)
     }
 
-    private func viewer(_ id: String, _ request: HTTPServerRequest, _ writer: HTTPResponseWriter, head: Bool) {
-        if refuseWhenClosed(json: false, writer, head: head) { return }
-        guard let region = service.regions[id] else {
+    private func viewer(_ id: String) -> HTTPServerResponse {
+        if let refusal = refusalWhileClosed(json: false) { return refusal }
+        guard let region = service.region(id) else {
             let names = service.regions.keys.sorted().joined(separator: ", ")
-            return send(writer, 404, html: ViewerPage.document(title: "not installed", body: "<p>Region \(ViewerPage.escape(id)) is not installed. Installed: \(ViewerPage.escape(names)).</p>"), head: head)
+            return html(404, ViewerPage.document(title: "not installed", body: "<p>Region \(ViewerPage.escape(id)) is not installed. Installed: \(ViewerPage.escape(names)).</p>"))
         }
         let hasLeaflet = FileManager.default.fileExists(atPath: service.leafletPath + "/leaflet.js")
-        send(writer, 200, html: ViewerPage.viewer(region: region, hasLeaflet: hasLeaflet, leafletPath: service.leafletPath), head: head)
+        return html(200, ViewerPage.viewer(region: region, hasLeaflet: hasLeaflet, leafletPath: service.leafletPath))
     }
 
-    private func leaflet(_ name: String, _ writer: HTTPResponseWriter, head: Bool) {
-        guard let data = LeafletFiles.contents(of: name, in: service.leafletPath) else {
-            return send(writer, 404, text: "not found\n", head: head)
-        }
+    private func leaflet(_ name: String) -> HTTPServerResponse {
+        guard let data = LeafletFiles.contents(of: name, in: service.leafletPath) else { return text(404, "not found\n", cors: true) }
         let type = name.hasSuffix(".js") ? "text/javascript" : name.hasSuffix(".css") ? "text/css" : name.hasSuffix(".png") ? "image/png" : "application/octet-stream"
-        writer.respond(status: 200, headers: Self.common + [("Content-Type", type), ("Cache-Control", "max-age=86400")], body: data, sendBody: !head)
+        return HTTPServerResponse(status: 200, headers: Self.anyOrigin + [("Content-Type", type), ("Cache-Control", "max-age=86400")], body: data)
     }
 
     // MARK: Helpers
 
     /// The 403 answer while the gate is closed, naming the required version and the store URL;
     /// 503 while the server cannot read or write the gate's state (it fails closed).
-    private func refuseWhenClosed(json: Bool, _ writer: HTTPResponseWriter, head: Bool) -> Bool {
+    private func refusalWhileClosed(json isJSON: Bool) -> HTTPServerResponse? {
         if let failure = service.gate.failure {
             let message = "the update gate cannot be checked (\(failure)); tiles are withheld until it can"
-            if json {
-                send(writer, 503, json: ["error": "gate-unavailable", "message": message], extra: [("Retry-After", "5")], head: head)
-            } else {
-                send(writer, 503, html: ViewerPage.document(title: "gate unavailable", body: "<p>\(ViewerPage.escape(message))</p>"), extra: [("Retry-After", "5")], head: head)
-            }
-            return true
+            var response =
+                isJSON
+                ? json(503, ["error": "gate-unavailable", "message": message], cors: true)
+                : html(503, ViewerPage.document(title: "gate unavailable", body: "<p>\(ViewerPage.escape(message))</p>"))
+            response.headers.append(("Retry-After", "5"))
+            return response
         }
-        guard let closed = service.gate.closed else { return false }
+        guard let closed = service.gate.closed else { return nil }
         let message = "update required: install mapgate \(closed.requiredVersion) to keep using these maps"
-        if json {
-            send(writer, 403, json: ["error": "update-required", "message": message, "requiredVersion": closed.requiredVersion, "storeURL": closed.storeURL ?? NSNull()], head: head)
-        } else {
-            send(writer, 403, html: ViewerPage.closed(closed), head: head)
+        if isJSON {
+            return json(403, ["error": "update-required", "message": message, "requiredVersion": closed.requiredVersion, "storeURL": closed.storeURL ?? NSNull()], cors: true)
         }
-        return true
+        return html(403, ViewerPage.closed(closed))
     }
 
+    /// The region's open file; reopened when the installed file is another one (an update
+    /// renames a new file over it: the old connection would keep reading the old file).
     private func file(for region: TileService.Region) throws -> MBTilesFile {
-        if let file = files[region.record.id] { return file }
+        if let open = files[region.record.id], open.identity == region.file { return open.file }
+        files[region.record.id] = nil
         // Installed files are replaced by rename, never written in place: no locking needed.
         let file = try MBTilesFile(path: region.path, immutable: true)
-        files[region.record.id] = file
+        files[region.record.id] = (region.file, file)
         return file
     }
 
-    /// `http://host:port` as the client reached us (from `Host`), else the bound address.
+    /// `http://host:port` as the client reached us (from `Host`, which the HTTP layer checked
+    /// against the allow-list), else the bound address.
     private func baseURL(_ request: HTTPServerRequest) -> String {
-        if let host = request.header("Host"), !host.isEmpty, host.allSatisfy({ $0.isLetter || $0.isNumber || ".-:[]".contains($0) }) {
+        if let host = request.header("Host"), !host.isEmpty, host.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || ".-:[]".contains($0)) }) {
             return "http://\(host)"
         }
         return service.fallbackHost
@@ -196,25 +254,44 @@ public final class TileRequestHandler: HTTPRequestHandler {
         return Int(text)
     }
 
-    private static func acceptsGzip(_ request: HTTPServerRequest) -> Bool {
-        guard let accept = request.header("Accept-Encoding")?.lowercased() else { return false }
-        return accept.split(separator: ",").contains { item in
+    /// RFC 9110 §12.5.3: gzip is acceptable when its own q-value (else that of `*`) is above 0.
+    public static func acceptsGzip(_ header: String?) -> Bool {
+        guard let header else { return false }
+        var gzip: Double?
+        var any: Double?
+        for item in header.lowercased().split(separator: ",") {
             let parts = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
-            return (parts.first == "gzip" || parts.first == "*") && !parts.dropFirst().contains("q=0")
+            guard let coding = parts.first else { continue }
+            var quality = 1.0
+            for parameter in parts.dropFirst() where parameter.hasPrefix("q=") {
+                quality = Double(parameter.dropFirst(2)) ?? 0
+            }
+            if coding == "gzip" || coding == "x-gzip" { gzip = max(gzip ?? 0, quality) }
+            if coding == "*" { any = quality }
+        }
+        return (gzip ?? any ?? 0) > 0
+    }
+
+    /// RFC 9110 §13.1.2: `If-None-Match` compares entity tags weakly (`W/"a"` matches `"a"`),
+    /// takes a list, and `*` matches any.
+    public static func matches(ifNoneMatch header: String, etag: String) -> Bool {
+        let opaque = etag.hasPrefix("W/") ? String(etag.dropFirst(2)) : etag
+        return header.split(separator: ",").contains { item in
+            let tag = item.trimmingCharacters(in: .whitespaces)
+            return tag == "*" || (tag.hasPrefix("W/") ? String(tag.dropFirst(2)) : tag) == opaque
         }
     }
 
-    private func send(_ writer: HTTPResponseWriter, _ status: Int, text: String, extra: [(String, String)] = [], head: Bool) {
-        writer.respond(status: status, headers: Self.common + extra + [("Content-Type", "text/plain; charset=utf-8")], body: Data(text.utf8), sendBody: !head)
+    private func text(_ status: Int, _ text: String, extra: [(name: String, value: String)] = [], cors: Bool = false) -> HTTPServerResponse {
+        HTTPServerResponse(status: status, headers: (cors ? Self.anyOrigin : []) + extra + [("Content-Type", "text/plain; charset=utf-8")], body: Data(text.utf8))
     }
 
-    private func send(_ writer: HTTPResponseWriter, _ status: Int, json: [String: Any], extra: [(String, String)] = [], head: Bool) {
-        let data = (try? JSONSerialization.data(withJSONObject: json, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
-        writer.respond(status: status, headers: Self.common + extra + [("Content-Type", "application/json")], body: data, sendBody: !head)
+    private func json(_ status: Int, _ object: [String: Any], cors: Bool) -> HTTPServerResponse {
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
+        return HTTPServerResponse(status: status, headers: (cors ? Self.anyOrigin : []) + [("Content-Type", "application/json")], body: data)
     }
 
-    private func send(_ writer: HTTPResponseWriter, _ status: Int, html: String, extra: [(String, String)] = [], head: Bool) {
-        let headers = Self.common + extra + [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-cache")]
-        writer.respond(status: status, headers: headers, body: Data(html.utf8), sendBody: !head)
+    private func html(_ status: Int, _ html: String) -> HTTPServerResponse {
+        HTTPServerResponse(status: status, headers: [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-cache")], body: Data(html.utf8))
     }
 }

@@ -1,36 +1,44 @@
 import Foundation
 import Synchronization
 
-/// A running tile server over the installed regions: the HTTP server, its shared service, and
-/// the gate monitor that answers 403 once the gate closes.
+/// A running tile server over the installed regions: the HTTP layer, the shared tile service
+/// on top of it, the gate monitor that answers 403 once the gate closes, and the watcher that
+/// keeps the regions current.
 public final class TileServer: Sendable {
     public let http: HTTPServer
     public let service: TileService
     private let monitor: GateMonitor
+    private let watcher: RegionWatcher
 
     /// Binds `settings.host:settings.port`, then starts serving. Takes the gate's authorization for
     /// this start (starting is a use): callers that must not count a use for a busy port bind an
     /// ``HTTPListener`` first and use the other initializer.
     public convenience init(
         library: RegionLibrary, authorization: GateAuthorization, settings: HTTPServer.Settings, leafletPath: String,
-        gateRefresh: Double = 60, makeGate: @escaping @Sendable () throws -> Gate,
+        gateRefresh: Double = 60, regionRefresh: Double = 1, makeGate: @escaping @Sendable () throws -> Gate,
         log: (@Sendable (HTTPServer.LogEntry) -> Void)? = nil,
+        onRegionEvent: @escaping @Sendable (RegionWatcher.Event) -> Void = { _ in },
         onGateEvent: @escaping @Sendable (GateMonitor.Event) -> Void = { _ in }
     ) throws {
         try self.init(
             listener: HTTPListener(host: settings.host, port: settings.port), library: library, authorization: authorization,
-            settings: settings, leafletPath: leafletPath, gateRefresh: gateRefresh, makeGate: makeGate, log: log, onGateEvent: onGateEvent)
+            settings: settings, leafletPath: leafletPath, gateRefresh: gateRefresh, regionRefresh: regionRefresh, makeGate: makeGate,
+            log: log, onRegionEvent: onRegionEvent, onGateEvent: onGateEvent)
     }
 
     /// Starts serving on a bound listener, with a service that is ready before the first request.
     ///
     /// - Parameters:
+    ///   - settings: without a host policy, the server answers loopback names and the bound host.
     ///   - makeGate: opens the gate on the monitor's thread.
     ///   - gateRefresh: seconds between looks at the saved gate state (60 by default).
+    ///   - regionRefresh: seconds between looks at the installed regions (1 by default).
+    ///   - log: every answer, rejections included (`serve --verbose`).
     public init(
         listener: HTTPListener, library: RegionLibrary, authorization: GateAuthorization, settings: HTTPServer.Settings, leafletPath: String,
-        gateRefresh: Double = 60, makeGate: @escaping @Sendable () throws -> Gate,
+        gateRefresh: Double = 60, regionRefresh: Double = 1, makeGate: @escaping @Sendable () throws -> Gate,
         log: (@Sendable (HTTPServer.LogEntry) -> Void)? = nil,
+        onRegionEvent: @escaping @Sendable (RegionWatcher.Event) -> Void = { _ in },
         onGateEvent: @escaping @Sendable (GateMonitor.Event) -> Void = { _ in }
     ) throws {
         let watch = GateWatch()
@@ -39,18 +47,29 @@ public final class TileServer: Sendable {
         let monitor = GateMonitor(
             watch: watch, refresh: gateRefresh, policy: policy, start: authorization, makeGate: makeGate, onEvent: onGateEvent)
         let regions = try TileService.loadRegions(from: library)
-        let service = TileService(regions: regions, gate: watch, leafletPath: leafletPath, fallbackHost: listener.baseURL)
-        let http = HTTPServer(listener: listener, settings: settings, log: log) { TileRequestHandler(service: service) }
+        let metrics = ServerMetrics()
+        let service = TileService(regions: regions, gate: watch, leafletPath: leafletPath, fallbackHost: listener.baseURL, metrics: metrics)
+        var settings = settings
+        if settings.hostPolicy == nil { settings.hostPolicy = HTTPHostPolicy(boundHost: listener.host) }
+        let http = try HTTPServer(listener: listener, settings: settings, gauge: metrics.connections) { entry in
+            metrics.record(route: TileRequestHandler.route(of: entry.path), status: entry.status, bytes: entry.bytes, seconds: entry.seconds)
+            log?(entry)
+        } makeHandler: {
+            TileRequestHandler(service: service)
+        }
         self.http = http
         self.service = service
         self.monitor = monitor
+        watcher = RegionWatcher(service: service, directory: library.directory, interval: regionRefresh, onEvent: onRegionEvent)
         monitor.start()
+        watcher.start()
     }
 
     public var baseURL: String { http.baseURL }
 
-    /// Stops the gate monitor, then the server (requests in flight finish).
+    /// Stops the watchers, then the server.
     public func stop() {
+        watcher.stop()
         monitor.stop()
         http.stop()
     }

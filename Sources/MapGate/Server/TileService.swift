@@ -1,12 +1,19 @@
 import Foundation
 import Synchronization
 
-/// What every worker of a tile server shares: the regions on offer, the gate, the settings.
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What every worker of a tile server shares: the regions on offer (kept current while the
+/// server runs), the gate, the metrics and the settings. Knows nothing of sockets.
 public final class TileService: Sendable {
-    /// A served region: its record and the TileJSON facts read once at start.
+    /// A served region: its record and the TileJSON facts read when its file was last seen.
     public struct Region: Sendable {
         public var record: InstalledRegion
         public var path: String
+        /// The file as it was read: an update replaces it by rename, so a new inode means a new file.
+        public var file: FileIdentity
         public var name: String
         public var attribution: String?
         public var description: String?
@@ -20,43 +27,98 @@ public final class TileService: Sendable {
         public var etagPrefix: String { String(record.sha256.prefix(16)) }
     }
 
-    public let regions: [String: Region]
+    /// Device, inode, size and modification time of a file.
+    public struct FileIdentity: Sendable, Equatable {
+        public var device: UInt64
+        public var inode: UInt64
+        public var size: Int64
+        public var modified: Int64
+
+        public init?(path: String) {
+            var info = stat()
+            guard stat(path, &info) == 0 else { return nil }
+            device = UInt64(info.st_dev)
+            inode = UInt64(info.st_ino)
+            size = Int64(info.st_size)
+            modified = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+        }
+    }
+
+    private let current: Mutex<[String: Region]>
     public let gate: GateWatch
+    public let metrics: ServerMetrics
     public let leafletPath: String
     /// The address the server was asked to bind, for URLs when a request has no usable Host.
     public let fallbackHost: String
 
-    public init(regions: [Region], gate: GateWatch, leafletPath: String, fallbackHost: String) {
-        self.regions = Dictionary(uniqueKeysWithValues: regions.map { ($0.record.id, $0) })
+    public init(regions: [Region], gate: GateWatch, leafletPath: String, fallbackHost: String, metrics: ServerMetrics = ServerMetrics()) {
+        current = Mutex(Dictionary(uniqueKeysWithValues: regions.map { ($0.record.id, $0) }))
         self.gate = gate
         self.leafletPath = leafletPath
         self.fallbackHost = fallbackHost
+        self.metrics = metrics
+    }
+
+    /// The regions served right now.
+    public var regions: [String: Region] { current.withLock { $0 } }
+
+    public func region(_ id: String) -> Region? { current.withLock { $0[id] } }
+
+    /// What changed in one look at the installed regions.
+    public struct Changes: Sendable, Equatable {
+        public var added: [String] = []
+        public var updated: [String] = []
+        public var removed: [String] = []
+        public var isEmpty: Bool { added.isEmpty && updated.isEmpty && removed.isEmpty }
+    }
+
+    /// Re-reads the installed regions (records, and each file's identity) and swaps in what
+    /// changed: an installed region is served, an updated one re-read, a removed one is 404.
+    @discardableResult
+    public func refresh(from library: RegionLibrary) throws -> Changes {
+        let old = regions
+        var next: [String: Region] = [:]
+        var changes = Changes()
+        for record in try library.installed() {
+            let path = library.directory.regionPath(record.id)
+            guard let identity = FileIdentity(path: path) else { continue }
+            if let known = old[record.id], known.record == record, known.file == identity {
+                next[record.id] = known
+            } else if let region = Self.load(record, path: path) {
+                next[record.id] = region
+                if old[record.id] == nil { changes.added.append(record.id) } else { changes.updated.append(record.id) }
+            }
+        }
+        changes.removed = old.keys.filter { next[$0] == nil }.sorted()
+        if !changes.isEmpty { current.withLock { $0 = next } }
+        return changes
     }
 
     /// Reads the installed regions' facts from their files.
     public static func loadRegions(from library: RegionLibrary) throws -> [Region] {
-        try library.installed().compactMap { record in
-            let path = library.directory.regionPath(record.id)
-            guard let file = try? MBTilesFile(path: path) else { return nil }
-            let metadata = (try? file.metadata()) ?? [:]
-            let zoom = (try? file.zoomRange()) ?? nil
-            let minzoom = zoom?.lowerBound ?? record.minzoom ?? 0
-            let maxzoom = zoom?.upperBound ?? record.maxzoom ?? 14
-            let bounds = (try? file.bounds()) ?? record.bounds ?? [-180, -85.0511, 180, 85.0511]
-            var center = [(bounds[0] + bounds[2]) / 2, (bounds[1] + bounds[3]) / 2, Double(minzoom)]
-            let centerValues = metadata["center"]?.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
-            if let centerValues, centerValues.count == 3 { center = centerValues }
-            var vectorLayers: String?
-            if record.format == .pbf, let json = metadata["json"],
-                let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any],
-                let layers = object["vector_layers"], let data = try? JSONSerialization.data(withJSONObject: layers)
-            {
-                vectorLayers = String(decoding: data, as: UTF8.self)
-            }
-            return Region(
-                record: record, path: path, name: metadata["name"] ?? record.name, attribution: metadata["attribution"],
-                description: metadata["description"], bounds: bounds, center: center, minzoom: minzoom, maxzoom: maxzoom,
-                vectorLayersJSON: vectorLayers)
+        try library.installed().compactMap { load($0, path: library.directory.regionPath($0.id)) }
+    }
+
+    static func load(_ record: InstalledRegion, path: String) -> Region? {
+        guard let identity = FileIdentity(path: path), let file = try? MBTilesFile(path: path) else { return nil }
+        let metadata = (try? file.metadata()) ?? [:]
+        let zoom = (try? file.zoomRange()) ?? nil
+        let minzoom = zoom?.lowerBound ?? record.minzoom ?? 0
+        let maxzoom = zoom?.upperBound ?? record.maxzoom ?? 14
+        let bounds = (try? file.bounds()) ?? record.bounds ?? [-180, -85.0511, 180, 85.0511]
+        var center = [(bounds[0] + bounds[2]) / 2, (bounds[1] + bounds[3]) / 2, Double(minzoom)]
+        let centerValues = metadata["center"]?.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+        if let centerValues, centerValues.count == 3 { center = centerValues }
+        var vectorLayers: String?
+        if record.format == .pbf, let json = metadata["json"],
+            let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any],
+            let layers = object["vector_layers"], let data = try? JSONSerialization.data(withJSONObject: layers)
+        {
+            vectorLayers = String(decoding: data, as: UTF8.self)
         }
+        return Region(
+            record: record, path: path, file: identity, name: metadata["name"] ?? record.name, attribution: metadata["attribution"],
+            description: metadata["description"], bounds: bounds, center: center, minzoom: minzoom, maxzoom: maxzoom,
+            vectorLayersJSON: vectorLayers)
     }
 }

@@ -4,12 +4,16 @@ struct ParsedArguments {
     var positional: [String] = []
     var flags: Set<String> = []
     var values: [String: String] = [:]
+    /// Every value of each option, in order (for repeatable options such as `--allow-host`).
+    var allValues: [String: [String]] = [:]
 
     var isHelp: Bool { flags.contains("help") }
     var isVersion: Bool { flags.contains("version") }
 
     func value(_ name: String) -> String? { values[name] }
     func has(_ flag: String) -> Bool { flags.contains(flag) }
+    /// Every value given to a repeatable option, in order.
+    func values(_ name: String) -> [String] { allValues[name] ?? [] }
 
     /// Options every command takes, before or after the command name.
     static let globalOptions: [OptionSpec] = [
@@ -81,6 +85,7 @@ struct ParsedArguments {
                     index += 1
                 }
                 parsed.values[name] = inlineValue
+                if let inlineValue { parsed.allValues[name, default: []].append(inlineValue) }
             }
         }
         return parsed

@@ -27,6 +27,13 @@ struct ServerLaunch {
             refresh = 60
         }
         _ = try context.regionLibrary().installed()
+        // Each connection is a descriptor; keep some for SQLite files, the state and logs.
+        let needed = settings.maxConnections + settings.reserveConnections + 64
+        let limit = FileDescriptorLimit.raise(toAtLeast: needed)
+        if limit < needed {
+            context.console.warning(
+                "the open-file limit is \(limit) (hard limit), below the \(needed) that --max-connections \(settings.maxConnections) needs; past it, connections are refused")
+        }
         listener = try HTTPListener(host: settings.host, port: settings.port)
     }
 
@@ -44,6 +51,16 @@ struct ServerLaunch {
         return try TileServer(
             listener: listener, library: try context.regionLibrary(), authorization: authorization, settings: settings,
             leafletPath: configuration.leafletPath, gateRefresh: refresh, makeGate: makeGate, log: verbose ? logRequest : nil,
+            onRegionEvent: { event in
+                switch event {
+                case .changed(let changes):
+                    for id in changes.added { console.note("region \(id) installed: now served") }
+                    for id in changes.updated { console.note("region \(id) updated: now serving the new file") }
+                    for id in changes.removed { console.note("region \(id) removed: now 404") }
+                case .failed(let reason):
+                    console.warning("cannot re-read the installed regions (\(reason)); serving those known")
+                }
+            },
             onGateEvent: { event in
                 switch event {
                 case .counted(let report, let left):

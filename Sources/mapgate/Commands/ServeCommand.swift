@@ -12,15 +12,20 @@ struct ServeCommand: Command {
     static let abstract = "Serve installed regions over local HTTP (XYZ tiles, TileJSON, viewer)"
     static let discussion = """
         Routes: / (region list; JSON with Accept: application/json), /REGION.json (TileJSON 3.0.0),
-        /REGION/Z/X/Y.EXT (XYZ tiles), /view/REGION (viewer page). Binds 127.0.0.1 unless --host
-        says otherwise. Starting is a use of the update gate; a running server counts one use per
+        /REGION/Z/X/Y.EXT (XYZ tiles), /view/REGION (viewer page), /health, /metrics (Prometheus).
+        Binds 127.0.0.1 unless --host says otherwise; answers only requests whose Host is a
+        loopback name or address, the bound address, or a name given with --allow-host (else
+        421). Regions installed, updated or removed while it runs are served (or 404) within a
+        second. Starting is a use of the update gate; a running server counts one use per
         24 hours of serving after the grace period and answers 403 once the gate closes.
         Stops cleanly on Ctrl-C (SIGINT) or SIGTERM.
         """
     static let options = [
         OptionSpec(name: "host", value: "ADDRESS", help: "address to bind (default 127.0.0.1)"),
         OptionSpec(name: "port", short: "p", value: "PORT", help: "port to listen on (default 8080; 0 picks a free one)"),
-        OptionSpec(name: "verbose", short: "v", help: "log each request on stderr"),
+        OptionSpec(name: "max-connections", value: "N", help: "connections answered at once (default 10000; then 503)"),
+        OptionSpec(name: "allow-host", value: "NAME", help: "also answer requests for this Host name (repeatable)"),
+        OptionSpec(name: "verbose", short: "v", help: "log each answer on stderr, rejections included"),
     ]
 
     let settings: HTTPServer.Settings
@@ -40,6 +45,17 @@ struct ServeCommand: Command {
             guard let port = UInt16(text) else { throw UsageError(message: "--port \(text) is not a port number (0-65535)", usage: usage) }
             settings.port = port
         }
+        if let text = arguments.value("max-connections") {
+            guard let count = Int(text), (1...1_000_000).contains(count) else {
+                throw UsageError(message: "--max-connections \(text) is not a number from 1 to 1000000", usage: usage)
+            }
+            settings.maxConnections = count
+        }
+        let extra = arguments.values("allow-host")
+        for name in extra where HTTPHostPolicy.hostName(name) == nil || name.contains(":") && !name.hasPrefix("[") {
+            throw UsageError(message: "--allow-host \(name) is not a host name (no port, no scheme)", usage: usage)
+        }
+        settings.hostPolicy = HTTPHostPolicy(boundHost: settings.host, allowing: extra)
         return settings
     }
 
@@ -61,10 +77,26 @@ struct ServeCommand: Command {
     }
 }
 
-/// The access log line of `--verbose`: method, path, status, bytes, time.
+/// The access log line of `--verbose`: method, target, status, bytes, time; control
+/// characters (and backslashes) in what the client sent are escaped, so a request cannot
+/// forge log lines or terminal escapes.
 @Sendable func logRequest(_ entry: HTTPServer.LogEntry) {
-    let line = "\(entry.method) \(entry.path) \(entry.status) \(entry.bytes) \(String(format: "%.1f", entry.seconds * 1000)) ms\n"
+    // Status 0: libmicrohttpd refused the request itself and does not say with which status.
+    let status = entry.status == 0 ? "refused" : String(entry.status)
+    let line = "\(escapeForLog(entry.method)) \(escapeForLog(entry.path)) \(status) \(entry.bytes) \(String(format: "%.1f", entry.seconds * 1000)) ms\n"
     FileHandle.standardError.write(Data(line.utf8))
+}
+
+func escapeForLog(_ text: String) -> String {
+    var escaped = ""
+    for scalar in text.unicodeScalars {
+        switch scalar.value {
+        case 0x5C: escaped += "\\\\"
+        case 0..<0x20, 0x7F, 0x80..<0xA0: escaped += String(format: "\\x%02x", scalar.value)
+        default: escaped.unicodeScalars.append(scalar)
+        }
+    }
+    return escaped
 }
 
 /// Blocks until SIGINT or SIGTERM.

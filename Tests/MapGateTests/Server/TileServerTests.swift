@@ -99,7 +99,7 @@ import Testing
     func dotDotPathsAreRefused(path: String) throws {
         // Sent as is over a raw socket: libcurl would normalise the dots away.
         let connection = try RawConnection(port: server.http.port)
-        connection.send("GET \(path) HTTP/1.1\r\nHost: x\r\n\r\n")
+        connection.send("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         let response = try #require(connection.readResponse())
         #expect(response.status == 400)
         #expect(!String(decoding: response.body, as: UTF8.self).contains("root:"))
@@ -107,30 +107,30 @@ import Testing
 
     @Test func headHasHeadersButNoBody() throws {
         let connection = try RawConnection(port: server.http.port)
-        connection.send("HEAD /plain/0/0/0.png HTTP/1.1\r\nHost: x\r\n\r\n")
+        connection.send("HEAD /plain/0/0/0.png HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         let response = try #require(connection.readResponse(head: true))
         #expect(response.status == 200)
         #expect(Int(response.headers["content-length"] ?? "") ?? 0 > 0)
         #expect(response.body.isEmpty)
-        connection.send("GET /plain/0/0/0.png HTTP/1.1\r\nHost: x\r\n\r\n")
+        connection.send("GET /plain/0/0/0.png HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         #expect(connection.readResponse()?.body.count == Int(response.headers["content-length"] ?? ""))
     }
 
-    @Test(arguments: ["POST", "PUT", "DELETE", "OPTIONS"])
+    @Test(arguments: ["POST", "PUT", "DELETE"])
     func otherMethodsAre405(method: String) throws {
         let connection = try RawConnection(port: server.http.port)
-        connection.send("\(method) /plain/0/0/0.png HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
+        connection.send("\(method) /plain/0/0/0.png HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n")
         let response = try #require(connection.readResponse())
         #expect(response.status == 405)
-        #expect(response.headers["allow"] == "GET, HEAD")
+        #expect(response.headers["allow"] == "GET, HEAD, OPTIONS")
     }
 
     @Test func keepAliveServesSeveralRequestsOnOneConnection() throws {
         let connection = try RawConnection(port: server.http.port)
         for path in ["/plain/0/0/0.png", "/plain.json", "/plain/1/1/1.png", "/nope"] {
-            connection.send("GET \(path) HTTP/1.1\r\nHost: x\r\n\r\n")
+            connection.send("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
             let response = try #require(connection.readResponse())
-            #expect(response.headers["connection"] == "keep-alive")
+            #expect(response.headers["connection"] != "close")  // HTTP/1.1: persistent unless it says close
             #expect([200, 404].contains(response.status))
         }
     }
@@ -138,7 +138,7 @@ import Testing
     @Test func pipelinedRequestsAreAnsweredInOrder() throws {
         let connection = try RawConnection(port: server.http.port)
         let paths = ["/plain/0/0/0.png", "/plain/1/0/0.png", "/plain/1/0/1.png", "/cities.json"]
-        connection.send(paths.map { "GET \($0) HTTP/1.1\r\nHost: x\r\n\r\n" }.joined())
+        connection.send(paths.map { "GET \($0) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" }.joined())
         let stored = try SyncHarness.tiles(of: try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles"))
         for (index, path) in paths.enumerated() {
             let response = try #require(connection.readResponse(), "response \(index)")
@@ -149,14 +149,14 @@ import Testing
 
     @Test func oversizedHeaderIs431() throws {
         let connection = try RawConnection(port: server.http.port)
-        connection.send("GET / HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "a", count: 20_000))\r\n\r\n")
+        connection.send("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: \(String(repeating: "a", count: 20_000))\r\n\r\n")
         #expect(connection.readResponse()?.status == 431)
     }
 
     @Test func halfARequestThenSilenceTimesOut() throws {
         let connection = try RawConnection(port: server.http.port, timeout: 5)
         let started = Date()
-        connection.send("GET /plain/0/0/0.png HTTP/1.1\r\nHost: x\r\n")
+        connection.send("GET /plain/0/0/0.png HTTP/1.1\r\nHost: 127.0.0.1\r\n")
         #expect(connection.readResponse()?.status == 408)
         #expect(connection.isClosedByServer())
         #expect(Date().timeIntervalSince(started) < 4)
@@ -164,15 +164,19 @@ import Testing
 
     @Test func idleKeepAliveConnectionIsClosed() throws {
         let connection = try RawConnection(port: server.http.port, timeout: 5)
-        connection.send("GET /plain.json HTTP/1.1\r\nHost: x\r\n\r\n")
+        connection.send("GET /plain.json HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         #expect(connection.readResponse()?.status == 200)
         #expect(connection.isClosedByServer())  // after the 2 s idle timeout
     }
 
-    @Test func malformedRequestLineIs400() throws {
+    /// libmicrohttpd closes on a request line it cannot parse, without an answer.
+    @Test func malformedRequestLineIsRefused() throws {
         let connection = try RawConnection(port: server.http.port)
         connection.send("GARBAGE\r\n\r\n")
-        #expect(connection.readResponse()?.status == 400)
+        let started = Date()
+        let response = connection.readResponse()
+        #expect(response == nil || response?.status == 400)
+        #expect(Date().timeIntervalSince(started) < 2)
     }
 
     @Test func hundredConcurrentConnections() throws {

@@ -6,7 +6,7 @@ import Glibc
 #endif
 
 /// A listening TCP socket, bound but not yet served: `serve` and `open` bind first and count a
-/// gate use only once the port is known to be theirs. An ``HTTPServer`` takes the socket over;
+/// gate use only once the port is known to be theirs. An ``HTTPServer`` takes the socket over (libmicrohttpd serves it and closes it at stop);
 /// a listener never handed to one closes it.
 public final class HTTPListener: Sendable {
     public let host: String
@@ -53,7 +53,7 @@ public final class HTTPListener: Sendable {
         guard fd >= 0 else { throw HTTPServerError(message: "cannot create a socket: \(String(cString: strerror(errno)))") }
         var yes: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-        guard bind(fd, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0, Glibc.listen(fd, 512) == 0 else {
+        guard bind(fd, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0, Glibc.listen(fd, 4096) == 0 else {
             let reason = String(cString: strerror(errno))
             close(fd)
             throw HTTPServerError(message: "cannot listen on \(host):\(port): \(reason)")

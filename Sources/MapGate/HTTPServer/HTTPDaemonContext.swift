@@ -1,0 +1,176 @@
+import CMicroHTTPD
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What every callback of one daemon shares. Handlers are lent one per request from a pool
+/// (a handler is used by one thread at a time: `handlers` is only touched under its mutex).
+final class HTTPDaemonContext: Sendable {
+    let settings: HTTPServer.Settings
+    let registry: HTTPConnectionRegistry
+    let log: (@Sendable (HTTPServer.LogEntry) -> Void)?
+    private let makeHandler: @Sendable () -> any HTTPRequestHandler
+    private let handlers = Mutex<[UnsafeSendable<any HTTPRequestHandler>]>([])
+    let isStopping = Atomic<Bool>(false)
+
+    init(
+        settings: HTTPServer.Settings, gauge: HTTPConnectionGauge, log: (@Sendable (HTTPServer.LogEntry) -> Void)?,
+        makeHandler: @escaping @Sendable () -> any HTTPRequestHandler
+    ) {
+        self.settings = settings
+        self.log = log
+        self.makeHandler = makeHandler
+        registry = HTTPConnectionRegistry(headTimeout: settings.readTimeout, gauge: gauge) { target in
+            log?(HTTPServer.LogEntry(method: "-", path: target, status: 408, bytes: 18, seconds: settings.readTimeout))
+        }
+    }
+
+    /// A request head as libmicrohttpd parsed it, kept from its first call to its answer in the
+    /// request's context pointer. Not `Sendable`, and needs not be: libmicrohttpd runs all the
+    /// callbacks of one connection on the same thread.
+    final class Head {
+        let method: String
+        let version: String
+        let target: String
+        let headers: [(name: String, value: String)]
+        let started = HTTPConnectionRegistry.now
+        let record: HTTPConnectionRecord?
+        /// The head deadline's watchdog answered 408 on this connection already.
+        let timedOut: Bool
+
+        init(method: String, version: String, connection: OpaquePointer, record: HTTPConnectionRecord?) {
+            self.method = method
+            self.version = version
+            self.record = record
+            var target = ""
+            var timedOut = false
+            record?.state.withLock { state in
+                target = state.target
+                timedOut = state.timedOut
+                state.inRequest = true
+            }
+            self.target = target
+            self.timedOut = timedOut
+            headers = HTTPDaemonContext.headers(of: connection)
+        }
+    }
+
+    /// What the HTTP layer refuses before any route: an unsupported version (505), a message
+    /// that cannot be framed safely (400), a missing or repeated Host (400), a Host not on the
+    /// allow-list (421), a body over 1 MiB (413), a connection past `maxConnections` (503).
+    /// Each closes the connection.
+    func refusal(for head: Head) -> HTTPServerResponse? {
+        guard head.version == "HTTP/1.1" || head.version == "HTTP/1.0" else {
+            return Self.refusal(505, "HTTP version \(head.version) is not supported (HTTP/1.1 is)\n")
+        }
+        if let problem = Self.framingProblem(head.headers) { return Self.refusal(400, problem) }
+        let hosts = head.headers.filter { HTTPServerRequest.equalIgnoringASCIICase($0.name, "Host") }
+        guard hosts.count <= 1, head.version == "HTTP/1.0" || hosts.count == 1 else {
+            return Self.refusal(400, "a request needs exactly one Host header\n")
+        }
+        if let policy = settings.hostPolicy {
+            guard let host = hosts.first?.value, policy.allows(host) else {
+                return Self.refusal(421, "this server does not answer for host \(hosts.first?.value ?? "(none)")\n")
+            }
+        }
+        let length = head.headers.first { HTTPServerRequest.equalIgnoringASCIICase($0.name, "Content-Length") }.flatMap { Int($0.value) }
+        if let length, length > 1 << 20 { return Self.refusal(413, "request body too large\n") }
+        if registry.count > settings.maxConnections || isStopping.load(ordering: .relaxed) {
+            var busy = Self.refusal(503, "server busy\n")
+            busy.headers.append(("Retry-After", "1"))
+            return busy
+        }
+        return nil
+    }
+
+    /// Answers a request whose head (and body, if any) is in.
+    func answer(_ head: Head, on connection: OpaquePointer) -> MHD_Result {
+        guard let request = HTTPServerRequest(method: head.method, target: head.target, version: head.version, headers: head.headers) else {
+            return send(Self.refusal(400, "malformed request target\n"), for: head, on: connection)
+        }
+        let handler = handlers.withLock { $0.popLast() }?.value ?? makeHandler()
+        let response = handler.respond(to: request)
+        handlers.withLock { $0.append(UnsafeSendable(handler)) }
+        return send(response, for: head, on: connection)
+    }
+
+    /// Queues an answer and logs it.
+    func send(_ response: HTTPServerResponse, for head: Head, on connection: OpaquePointer) -> MHD_Result {
+        let result = queue(response, on: connection, method: head.method)
+        head.record?.state.withLock { $0.answered = true }
+        if let log {
+            let seconds = Double(HTTPConnectionRegistry.now - head.started) / 1e9
+            log(HTTPServer.LogEntry(
+                method: head.method, path: head.target, status: response.status, bytes: head.method == "HEAD" ? 0 : response.bodyLength, seconds: seconds))
+        }
+        return result
+    }
+
+    /// RFC 9112 §6.3: a message with both `Content-Length` and `Transfer-Encoding`, or with
+    /// differing lengths, cannot be framed safely (request smuggling): 400, and close.
+    static func framingProblem(_ headers: [(name: String, value: String)]) -> String? {
+        let lengths = headers.filter { HTTPServerRequest.equalIgnoringASCIICase($0.name, "Content-Length") }
+            .flatMap { $0.value.split(separator: ",", omittingEmptySubsequences: false) }
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+        let hasTransferEncoding = headers.contains { HTTPServerRequest.equalIgnoringASCIICase($0.name, "Transfer-Encoding") }
+        if hasTransferEncoding, !lengths.isEmpty { return "both Content-Length and Transfer-Encoding\n" }
+        if hasTransferEncoding { return "request bodies (Transfer-Encoding) are not accepted\n" }
+        guard lengths.allSatisfy({ !$0.isEmpty && $0.count <= 18 && $0.allSatisfy { $0.isASCII && $0.isNumber } }) else {
+            return "malformed Content-Length\n"
+        }
+        if Set(lengths).count > 1 { return "conflicting Content-Length values\n" }
+        return nil
+    }
+
+    private static func refusal(_ status: Int, _ text: String) -> HTTPServerResponse {
+        HTTPServerResponse(
+            status: status, headers: [("Content-Type", "text/plain; charset=utf-8")], body: Data(text.utf8), closesConnection: true)
+    }
+
+    static func headers(of connection: OpaquePointer) -> [(name: String, value: String)] {
+        final class Collected { var headers: [(name: String, value: String)] = [] }
+        let collected = Collected()
+        collected.headers.reserveCapacity(12)
+        withExtendedLifetime(collected) {
+            _ = MHD_get_connection_values(connection, .HEADER_KIND, { cls, _, key, value in
+                guard let cls, let key else { return .NO }
+                let collected = Unmanaged<Collected>.fromOpaque(cls).takeUnretainedValue()
+                collected.headers.append((String(cString: key), value.map { String(cString: $0) } ?? ""))
+                return .YES
+            }, Unmanaged.passUnretained(collected).toOpaque())
+        }
+        return collected.headers
+    }
+
+    /// Builds libmicrohttpd's response and queues it; a header it refuses (a line break in a
+    /// value) turns the answer into a 500 rather than a half-made response.
+    private func queue(_ response: HTTPServerResponse, on connection: OpaquePointer, method: String) -> MHD_Result {
+        if response.dropsConnection { return .NO }
+        let made: OpaquePointer?
+        switch response.body {
+        case .data(let data):
+            made = data.withUnsafeBytes { bytes in
+                MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
+            }
+        case .stream(let length, let stream):
+            let box = Unmanaged.passRetained(HTTPBodyStreamBox(stream)).toOpaque()
+            made = MHD_create_response_from_callback(UInt64(length), 64 << 10, readerCallback, box, readerFreeCallback)
+            if made == nil { Unmanaged<HTTPBodyStreamBox>.fromOpaque(box).release() }
+        }
+        guard let made else { return .NO }
+        defer { MHD_destroy_response(made) }
+        for (name, value) in response.headers where !HTTPServerRequest.equalIgnoringASCIICase(name, "Content-Length") {
+            guard MHD_add_response_header(made, name, value) == .YES else {
+                return queue(HTTPServerResponse(status: 500, body: Data("bad response header \(name)\n".utf8)), on: connection, method: method)
+            }
+        }
+        if response.closesConnection || isStopping.load(ordering: .relaxed) {
+            // Without the header the connection would stay open: close it without an answer.
+            guard MHD_add_response_header(made, "Connection", "close") == .YES else { return .NO }
+        }
+        return MHD_queue_response(connection, UInt32(response.status), made)
+    }
+}

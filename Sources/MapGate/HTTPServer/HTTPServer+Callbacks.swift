@@ -1,0 +1,112 @@
+import CMicroHTTPD
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// MARK: - libmicrohttpd callbacks (each checks its pointers, and answers "no" rather than crash)
+
+func daemonContext(_ cls: UnsafeMutableRawPointer?) -> HTTPDaemonContext? {
+    cls.map { Unmanaged<HTTPDaemonContext>.fromOpaque($0).takeUnretainedValue() }
+}
+
+func connectionRecord(_ connection: OpaquePointer?) -> HTTPConnectionRecord? {
+    guard let connection, let info = cmhd_get_connection_info(connection, .CONNECTION_INFO_SOCKET_CONTEXT),
+        let pointer = info.pointee.socket_context
+    else { return nil }
+    return Unmanaged<HTTPConnectionRecord>.fromOpaque(pointer).takeUnretainedValue()
+}
+
+/// libmicrohttpd calls this once the head is in (`*requestContext` still nil), then with each
+/// piece of a body, then once more with none: the answer is queued then, because an answer
+/// queued at the first call makes it close the connection. Refusals are queued at once (they
+/// close the connection anyway, without reading a body).
+let accessCallback: MHD_AccessHandlerCallback = { cls, connection, _, method, version, _, uploadSize, requestContext in
+    guard let context = daemonContext(cls), let connection, let method, let version, let requestContext, let uploadSize else { return .NO }
+    guard let pointer = requestContext.pointee else {
+        let head = HTTPDaemonContext.Head(method: String(cString: method), version: String(cString: version), connection: connection, record: connectionRecord(connection))
+        if head.timedOut { return .NO }
+        if let refusal = context.refusal(for: head) { return context.send(refusal, for: head, on: connection) }
+        requestContext.pointee = Unmanaged.passRetained(head).toOpaque()
+        return .YES
+    }
+    if uploadSize.pointee > 0 {
+        uploadSize.pointee = 0  // no route takes a body: discard it
+        return .YES
+    }
+    let head = Unmanaged<HTTPDaemonContext.Head>.fromOpaque(pointer).takeRetainedValue()
+    requestContext.pointee = nil
+    return context.answer(head, on: connection)
+}
+
+let uriLogCallback: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?) -> UnsafeMutableRawPointer? = {
+    _, uri, connection in
+    if let uri, let record = connectionRecord(connection) {
+        let target = String(cString: uri)
+        record.state.withLock { state in
+            state.target = target
+            state.answered = false
+        }
+    }
+    return nil
+}
+
+let connectionCallback: MHD_NotifyConnectionCallback = { cls, connection, socketContext, code in
+    guard let context = daemonContext(cls), let socketContext else { return }
+    if code == .CONNECTION_NOTIFY_STARTED {
+        guard let connection, let info = cmhd_get_connection_info(connection, .CONNECTION_INFO_CONNECTION_FD) else { return }
+        let record = HTTPConnectionRecord(socket: info.pointee.connect_fd, now: HTTPConnectionRegistry.now)
+        _ = context.registry.add(record)
+        socketContext.pointee = Unmanaged.passRetained(record).toOpaque()
+    } else if let pointer = socketContext.pointee {
+        let record = Unmanaged<HTTPConnectionRecord>.fromOpaque(pointer)
+        let state = record.takeUnretainedValue().state.withLock { $0 }
+        if !state.answered, !state.timedOut, !state.target.isEmpty, let log = context.log {
+            // A request libmicrohttpd refused itself (a malformed or oversized head): logged too.
+            let status = connection.flatMap { cmhd_get_connection_info($0, .CONNECTION_INFO_HTTP_STATUS) }.map { Int($0.pointee.http_status) } ?? 0
+            log(HTTPServer.LogEntry(method: "-", path: state.target, status: status, bytes: 0, seconds: 0))
+        }
+        context.registry.remove(record.takeUnretainedValue())
+        record.release()
+        socketContext.pointee = nil
+    }
+}
+
+let completedCallback: MHD_RequestCompletedCallback = { _, connection, requestContext, _ in
+    if let requestContext, let pointer = requestContext.pointee {
+        // A request that ended before its answer (the client went): release its head.
+        Unmanaged<HTTPDaemonContext.Head>.fromOpaque(pointer).release()
+        requestContext.pointee = nil
+    }
+    guard let record = connectionRecord(connection) else { return }
+    let received = HTTPConnectionRecord.bytesReceived(record.socket) ?? 0
+    let now = HTTPConnectionRegistry.now
+    record.state.withLock { state in
+        state.inRequest = false
+        state.waitingSince = now
+        state.baselineBytes = received
+        state.headSeenAt = nil
+    }
+}
+
+let readerCallback: MHD_ContentReaderCallback = { cls, position, buffer, max in
+    guard let cls, let buffer else { return cmhd_content_reader_end_with_error() }
+    let stream = Unmanaged<HTTPBodyStreamBox>.fromOpaque(cls).takeUnretainedValue().stream
+    switch stream.read(at: Int(position), into: UnsafeMutableRawBufferPointer(start: buffer, count: max)) {
+    case .bytes(let count) where count > 0: return count
+    case .bytes, .abort: return cmhd_content_reader_end_with_error()
+    }
+}
+
+let readerFreeCallback: MHD_ContentReaderFreeCallback = { cls in
+    guard let cls else { return }
+    Unmanaged<HTTPBodyStreamBox>.fromOpaque(cls).release()
+}
+
+/// Owns a body stream while libmicrohttpd sends it.
+final class HTTPBodyStreamBox {
+    let stream: any HTTPBodyStream
+    init(_ stream: any HTTPBodyStream) { self.stream = stream }
+}

@@ -1,0 +1,147 @@
+import CMicroHTTPD
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An error starting a server.
+public struct HTTPServerError: MapGateFailure, LocalizedError, Sendable {
+    public let message: String
+    public var kind: FailureKind { .io }
+    public var errorDescription: String? { message }
+}
+
+/// The HTTP layer: libmicrohttpd parses requests and runs connections (keep-alive, pipelining,
+/// timeouts, limits); this type adds what it lacks — a total deadline for a request head (408),
+/// RFC 9112 framing checks, a `Host` allow-list (421), 503 + `Retry-After` past
+/// `maxConnections` — and hands each request to a pooled ``HTTPRequestHandler``. It knows
+/// nothing of tiles.
+public final class HTTPServer: Sendable {
+    public struct Settings: Sendable {
+        public var host: String = "127.0.0.1"
+        /// 0 picks a free port.
+        public var port: UInt16 = 0
+        /// Connections answered; past it a client gets 503 with `Retry-After` (and past
+        /// `maxConnections + reserveConnections`, libmicrohttpd refuses the connection).
+        public var maxConnections: Int = 10_000
+        public var reserveConnections: Int = 256
+        /// Memory per connection for its request head and buffers (431 past it).
+        public var maxHeaderBytes: Int = 16 << 10
+        /// Seconds a client has to finish a request head once it started sending it (408).
+        public var readTimeout: Double = 10
+        /// Seconds a connection may make no progress (idle keep-alive, or a client that does
+        /// not read its answer) before it is closed. Whole seconds, at least 1.
+        public var idleTimeout: Double = 30
+        /// Event-loop threads (epoll); 0 means one per core.
+        public var threads: Int = 0
+        /// One thread per connection instead of the event loop, for handlers whose bodies
+        /// block (the test origin's `stall`).
+        public var threadPerConnection = false
+        /// Hosts answered; nil answers any `Host` (the test origin).
+        public var hostPolicy: HTTPHostPolicy?
+        public init() {}
+    }
+
+    /// One answer, rejections included, for the access log and metrics.
+    public struct LogEntry: Sendable {
+        public var method: String
+        public var path: String
+        public var status: Int
+        public var bytes: Int
+        public var seconds: Double
+    }
+
+    public let settings: Settings
+    /// The port actually bound (useful when `settings.port` is 0).
+    public let port: UInt16
+    private let context: HTTPDaemonContext
+    private let daemon: UnsafeSendable<OpaquePointer>
+    private let stopped = Atomic<Bool>(false)
+
+    /// Binds `settings.host:settings.port` and starts serving.
+    public convenience init(
+        settings: Settings, log: (@Sendable (LogEntry) -> Void)? = nil,
+        makeHandler: @escaping @Sendable () -> any HTTPRequestHandler
+    ) throws {
+        try self.init(listener: HTTPListener(host: settings.host, port: settings.port), settings: settings, log: log, makeHandler: makeHandler)
+    }
+
+    /// Starts serving on a socket bound before (so a caller can bind, then do what it must do
+    /// only once the port is known to be free, then start with a ready handler).
+    public init(
+        listener bound: HTTPListener, settings: Settings, gauge: HTTPConnectionGauge = HTTPConnectionGauge(),
+        log: (@Sendable (LogEntry) -> Void)? = nil, makeHandler: @escaping @Sendable () -> any HTTPRequestHandler
+    ) throws {
+        self.settings = settings
+        port = bound.port
+        let socket = bound.take()
+        guard socket >= 0 else { throw HTTPServerError(message: "the listening socket was already handed to a server") }
+        let flags = fcntl(socket, F_GETFL)
+        guard flags >= 0, fcntl(socket, F_SETFL, flags | O_NONBLOCK) == 0 else {
+            close(socket)
+            throw HTTPServerError(message: "cannot make the listening socket of \(bound.baseURL) non-blocking: \(String(cString: strerror(errno)))")
+        }
+        context = HTTPDaemonContext(settings: settings, gauge: gauge, log: log, makeHandler: makeHandler)
+        let unmanaged = Unmanaged.passUnretained(context).toOpaque()
+        var options: [MHD_OptionItem] = [
+            MHD_OptionItem(option: .LISTEN_SOCKET, value: Int(socket), ptr_value: nil),
+            MHD_OptionItem(option: .CONNECTION_LIMIT, value: settings.maxConnections + settings.reserveConnections, ptr_value: nil),
+            MHD_OptionItem(option: .CONNECTION_TIMEOUT, value: max(1, Int(settings.idleTimeout.rounded(.up))), ptr_value: nil),
+            MHD_OptionItem(option: .CONNECTION_MEMORY_LIMIT, value: settings.maxHeaderBytes, ptr_value: nil),
+            MHD_OptionItem(option: .STRICT_FOR_CLIENT, value: 1, ptr_value: nil),
+            MHD_OptionItem(option: .LISTEN_BACKLOG_SIZE, value: 4096, ptr_value: nil),
+            MHD_OptionItem(option: .URI_LOG_CALLBACK, value: unsafeBitCast(uriLogCallback, to: Int.self), ptr_value: unmanaged),
+            MHD_OptionItem(option: .NOTIFY_CONNECTION, value: unsafeBitCast(connectionCallback, to: Int.self), ptr_value: unmanaged),
+            MHD_OptionItem(option: .NOTIFY_COMPLETED, value: unsafeBitCast(completedCallback, to: Int.self), ptr_value: unmanaged),
+        ]
+        var flagBits = MHD_USE_INTERNAL_POLLING_THREAD.rawValue
+        if settings.threadPerConnection {
+            flagBits |= MHD_USE_THREAD_PER_CONNECTION.rawValue | MHD_USE_POLL.rawValue
+        } else {
+            flagBits |= MHD_USE_EPOLL.rawValue | MHD_USE_TURBO.rawValue
+            let threads = settings.threads > 0 ? settings.threads : ProcessInfo.processInfo.activeProcessorCount
+            if threads > 1 { options.append(MHD_OptionItem(option: .THREAD_POOL_SIZE, value: threads, ptr_value: nil)) }
+        }
+        options.append(MHD_OptionItem(option: .END, value: 0, ptr_value: nil))
+        context.registry.startWatchdog()
+        let started = options.withUnsafeMutableBufferPointer { items in
+            cmhd_start_daemon(flagBits, accessCallback, unmanaged, items.baseAddress)
+        }
+        guard let started else {
+            context.registry.stopWatchdog()
+            close(socket)
+            throw HTTPServerError(message: "cannot start the HTTP server on \(bound.baseURL) (libmicrohttpd refused its options)")
+        }
+        daemon = UnsafeSendable(started)
+    }
+
+    deinit {
+        stop()
+    }
+
+    /// The base URL, such as `http://127.0.0.1:8080`.
+    public var baseURL: String {
+        let host = settings.host.contains(":") ? "[\(settings.host)]" : settings.host
+        return "http://\(host):\(port)"
+    }
+
+    /// Connections open right now.
+    public var openConnections: Int { context.registry.count }
+
+    /// Stops: no new connections, the answer being made finishes, every connection closes.
+    public func stop() {
+        let (exchanged, _) = stopped.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent)
+        guard exchanged else { return }
+        context.isStopping.store(true, ordering: .relaxed)
+        MHD_stop_daemon(daemon.value)
+        context.registry.stopWatchdog()
+    }
+}
+
+/// Carries a value across threads where a lock or the C library guarantees one thread at a time uses it.
+struct UnsafeSendable<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}

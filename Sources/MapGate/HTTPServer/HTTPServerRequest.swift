@@ -1,0 +1,81 @@
+import Foundation
+
+/// One HTTP/1.x request, as the HTTP layer hands it to a handler (libmicrohttpd parsed the head).
+public struct HTTPServerRequest: Sendable {
+    public var method: String
+    /// The request target as sent (`/a/b.png?x=1`).
+    public var target: String
+    /// The path, percent-decoded, without the query.
+    public var path: String
+    /// The query string after `?`, undecoded, or nil.
+    public var query: String?
+    public var version: String
+    public var headers: [(name: String, value: String)]
+
+    public func header(_ name: String) -> String? {
+        headers.first { Self.equalIgnoringASCIICase($0.name, name) }?.value
+    }
+
+    /// Header names are ASCII; comparing their UTF-8 bytes avoids Foundation on the hot path.
+    static func equalIgnoringASCIICase(_ a: String, _ b: String) -> Bool {
+        guard a.utf8.count == b.utf8.count else { return false }
+        return zip(a.utf8, b.utf8).allSatisfy { x, y in x == y || (x | 0x20 == y | 0x20 && (x | 0x20) >= 0x61 && (x | 0x20) <= 0x7A) }
+    }
+
+    /// Every value of a header, in order (a repeated header, or one value per line).
+    public func headerValues(_ name: String) -> [String] {
+        headers.filter { Self.equalIgnoringASCIICase($0.name, name) }.map(\.value)
+    }
+
+    public init(method: String, target: String, path: String, query: String?, version: String, headers: [(name: String, value: String)]) {
+        self.method = method
+        self.target = target
+        self.path = path
+        self.query = query
+        self.version = version
+        self.headers = headers
+    }
+
+    /// Splits and percent-decodes a request target (origin form only: it starts with `/`).
+    /// Nil for a target that is not a path or whose escapes are malformed or not UTF-8.
+    init?(method: String, target: String, version: String, headers: [(name: String, value: String)]) {
+        let bytes = Array(target.utf8)[...]
+        guard bytes.first == 0x2F else { return nil }
+        let question = bytes.firstIndex(of: 0x3F)
+        guard let path = Self.percentDecoded(bytes[..<(question ?? bytes.endIndex)]) else { return nil }
+        self.init(
+            method: method, target: target, path: path, query: question.map { String(decoding: bytes[($0 + 1)...], as: UTF8.self) },
+            version: version, headers: headers)
+    }
+
+    /// `%XX` decoding; nil for a malformed escape or bytes that are not UTF-8.
+    static func percentDecoded(_ bytes: ArraySlice<UInt8>) -> String? {
+        guard bytes.contains(0x25) else { return String(validating: bytes, as: UTF8.self) }
+        var output: [UInt8] = []
+        output.reserveCapacity(bytes.count)
+        var index = bytes.startIndex
+        while index < bytes.endIndex {
+            let byte = bytes[index]
+            if byte == 0x25 {
+                guard index + 2 < bytes.endIndex, let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2]) else {
+                    return nil
+                }
+                output.append(high << 4 | low)
+                index += 3
+            } else {
+                output.append(byte)
+                index += 1
+            }
+        }
+        return String(validating: output, as: UTF8.self)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case 0x30...0x39: byte - 0x30
+        case 0x41...0x46: byte - 0x41 + 10
+        case 0x61...0x66: byte - 0x61 + 10
+        default: nil
+        }
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+
+/// What a handler answers: a status, headers and a body, or "drop the connection".
+/// `Content-Length` is the HTTP layer's (from the body); a `Content-Length` header given here is
+/// ignored. `HEAD` answers carry the length of the body they would have sent, without it.
+public struct HTTPServerResponse {
+    public enum Body {
+        case data(Data)
+        /// `length` bytes read from `stream` as the client takes them (a file, a fault).
+        case stream(length: Int, any HTTPBodyStream)
+    }
+
+    public var status: Int
+    public var headers: [(name: String, value: String)]
+    public var body: Body
+    /// Close the connection after this response.
+    public var closesConnection = false
+    /// Close the connection without answering (a fault the test origin can inject).
+    public var dropsConnection = false
+
+    public init(status: Int, headers: [(name: String, value: String)] = [], body: Data = Data(), closesConnection: Bool = false) {
+        self.status = status
+        self.headers = headers
+        self.body = .data(body)
+        self.closesConnection = closesConnection
+    }
+
+    public init(status: Int, headers: [(name: String, value: String)], length: Int, stream: any HTTPBodyStream) {
+        self.status = status
+        self.headers = headers
+        body = .stream(length: length, stream)
+    }
+
+    /// No answer: the connection is closed.
+    public static var drop: HTTPServerResponse {
+        var response = HTTPServerResponse(status: 0)
+        response.dropsConnection = true
+        return response
+    }
+
+    /// Bytes of body the response carries (what a GET would send).
+    public var bodyLength: Int {
+        switch body {
+        case .data(let data): data.count
+        case .stream(let length, _): length
+        }
+    }
+
+    public func header(_ name: String) -> String? {
+        headers.first { HTTPServerRequest.equalIgnoringASCIICase($0.name, name) }?.value
+    }
+}
+
+/// A body produced while it is sent. Called on the thread that serves the connection; in a
+/// thread-per-connection server it may block (the test origin's `stall`).
+public protocol HTTPBodyStream: AnyObject {
+    /// Fills `buffer` with the bytes at `offset`.
+    func read(at offset: Int, into buffer: UnsafeMutableRawBufferPointer) -> HTTPBodyChunk
+}
+
+public enum HTTPBodyChunk {
+    /// This many bytes were written to the buffer.
+    case bytes(Int)
+    /// The body ends here, short of its announced length: the connection is closed (a cut).
+    case abort
+}
+
+/// Handles requests one at a time. A server keeps a pool of handlers and lends one to each
+/// request, so a handler may own resources such as SQLite connections without locking.
+public protocol HTTPRequestHandler: AnyObject {
+    func respond(to request: HTTPServerRequest) -> HTTPServerResponse
+}

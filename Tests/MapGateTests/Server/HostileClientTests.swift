@@ -1,0 +1,213 @@
+import Foundation
+import MapGate
+import MapGateDemo
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The HTTP layer against clients that break the rules (raw sockets on 127.0.0.1, each test
+/// bounded in time and count): RFC 9112 framing, versions, the head deadline, clients that
+/// never read, overload, the Host allow-list and CORS.
+@Suite(.serialized) struct HostileClientTests {
+    let harness: SyncHarness
+    let server: TileServer
+
+    init() throws {
+        harness = try SyncHarness()
+        try harness.builder.add(id: "cities", source: try TestPaths.shared("mbtiles/mbtileserver-world_cities.mbtiles"), format: "pbf")
+        try harness.builder.add(id: "plain", source: try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles"), format: "png")
+        try harness.sync("cities")
+        try harness.sync("plain")
+        var settings = HTTPServer.Settings()
+        settings.readTimeout = 1
+        settings.idleTimeout = 3
+        settings.maxConnections = 200
+        settings.hostPolicy = HTTPHostPolicy(boundHost: "127.0.0.1", allowing: ["maps.example"])
+        let harness = harness
+        server = try TileServer(
+            library: harness.library, authorization: try harness.authorization(), settings: settings, leafletPath: "/nonexistent",
+            makeGate: { try Gate(store: try harness.gateStore(), settings: .unreachable) })
+    }
+
+    func exchange(_ text: String) throws -> (RawConnection.Response?, RawConnection) {
+        let connection = try RawConnection(port: server.http.port, timeout: 3)
+        connection.send(text)
+        return (connection.readResponse(), connection)
+    }
+
+    @Test(arguments: [
+        "GET /plain/0/0/0.png HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+        "GET /plain/0/0/0.png HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd",
+        "GET /plain/0/0/0.png HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 3, 4\r\n\r\nabcd",
+        "GET /plain/0/0/0.png HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: 127.0.0.2\r\n\r\n",
+    ])
+    func ambiguousFramingIs400AndCloses(request: String) throws {
+        let (response, connection) = try exchange(request)
+        let answered = try #require(response, "no answer")
+        // libmicrohttpd may refuse some of these itself (400 too); either way the connection closes.
+        #expect(answered.status == 400)
+        #expect(connection.isClosedByServer())
+    }
+
+    @Test func unknownMinorVersionIs505() throws {
+        let (response, _) = try exchange("GET /plain/0/0/0.png HTTP/1.9\r\nHost: 127.0.0.1\r\n\r\n")
+        #expect(response?.status == 505)
+    }
+
+    @Test func bareLineFeedsDoNotHang() throws {
+        let started = Date()
+        let (response, _) = try exchange("GET /plain/0/0/0.png HTTP/1.1\nHost: 127.0.0.1\n\n")
+        #expect(Date().timeIntervalSince(started) < 2.5, "waited for a head that was complete")
+        if let response { #expect([200, 400].contains(response.status)) }
+    }
+
+    @Test func gzipWithQZeroIsNotSent() throws {
+        let (refused, _) = try exchange("GET /cities/2/2/1.pbf HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept-Encoding: gzip;q=0, identity\r\n\r\n")
+        #expect(refused?.status == 200)
+        #expect(refused?.headers["content-encoding"] == nil)
+        let (starred, _) = try exchange("GET /cities/2/2/1.pbf HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept-Encoding: *;q=0.5, gzip;q=0\r\n\r\n")
+        #expect(starred?.headers["content-encoding"] == nil)
+        let (accepted, _) = try exchange("GET /cities/2/2/1.pbf HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept-Encoding: br, gzip;q=0.3\r\n\r\n")
+        #expect(accepted?.headers["content-encoding"] == "gzip")
+    }
+
+    @Test func weakAndListedEntityTagsGive304() throws {
+        let (first, _) = try exchange("GET /plain/1/0/0.png HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        let etag = try #require(first?.headers["etag"])
+        for match in ["W/\(etag)", "\"nope\", \(etag)", "W/\"x\",W/\(etag)", "*"] {
+            let (response, _) = try exchange("GET /plain/1/0/0.png HTTP/1.1\r\nHost: 127.0.0.1\r\nIf-None-Match: \(match)\r\n\r\n")
+            #expect(response?.status == 304, "If-None-Match: \(match)")
+        }
+        let (other, _) = try exchange("GET /plain/1/0/0.png HTTP/1.1\r\nHost: 127.0.0.1\r\nIf-None-Match: W/\"nope\"\r\n\r\n")
+        #expect(other?.status == 200)
+    }
+
+    @Test(arguments: [
+        ("127.0.0.1", 200), ("127.8.9.10:80", 200), ("localhost", 200), ("LOCALHOST:8080", 200), ("[::1]:1", 200), ("maps.example", 200),
+        ("evil.example", 421), ("127.0.0.1.evil.example", 421), ("localhost.evil.example", 421), ("[::2]", 421), ("", 421),
+    ])
+    func onlyAllowedHostsAreAnswered(host: String, status: Int) throws {
+        let (response, _) = try exchange("GET / HTTP/1.1\r\nHost: \(host)\r\n\r\n")
+        #expect(response?.status == status, "Host: \(host)")
+    }
+
+    @Test func tileJSONUsesTheAllowedHostOfTheRequest() throws {
+        let (response, _) = try exchange("GET /plain.json HTTP/1.1\r\nHost: localhost:\(server.http.port)\r\n\r\n")
+        let body = try #require(response?.body)
+        let json = try #require(try JSONSerialization.jsonObject(with: body) as? [String: Any])
+        #expect(json["tiles"] as? [String] == ["http://localhost:\(server.http.port)/plain/{z}/{x}/{y}.png"])
+    }
+
+    @Test func preflightIsGrantedForMapDataOnly() throws {
+        let ask = "Origin: https://app.example\r\nAccess-Control-Request-Method: GET\r\nAccess-Control-Request-Headers: x-requested-with, if-none-match\r\n"
+        let (tile, _) = try exchange("OPTIONS /plain/0/0/0.png HTTP/1.1\r\nHost: 127.0.0.1\r\n\(ask)\r\n")
+        #expect(tile?.status == 204)
+        #expect(tile?.headers["access-control-allow-origin"] == "*")
+        #expect(tile?.headers["access-control-allow-methods"] == "GET, HEAD")
+        #expect(tile?.headers["access-control-allow-headers"] == "x-requested-with, if-none-match")
+        for path in ["/", "/health", "/metrics", "/view/plain"] {
+            let (preflight, _) = try exchange("OPTIONS \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\(ask)\r\n")
+            #expect(preflight?.status == 204)
+            #expect(preflight?.headers["access-control-allow-origin"] == nil, "\(path)")
+            let (get, _) = try exchange("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: https://app.example\r\n\r\n")
+            #expect(get?.headers["access-control-allow-origin"] == nil, "\(path)")
+        }
+    }
+
+    @Test func healthAndMetrics() throws {
+        let (health, _) = try exchange("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        #expect(health?.status == 200)
+        let healthBody = try #require(health?.body)
+        let object = try #require(try JSONSerialization.jsonObject(with: healthBody) as? [String: Any])
+        #expect(object["gate"] as? String == "open")
+        #expect(object["regions"] as? Int == 2)
+        _ = try exchange("GET /plain/0/0/0.png HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        _ = try exchange("GET / HTTP/1.1\r\nHost: evil.example\r\n\r\n")
+        let (metrics, _) = try exchange("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        let metricsBody = try #require(metrics?.body)
+        let text = String(decoding: metricsBody, as: UTF8.self)
+        #expect(metrics?.headers["content-type"]?.hasPrefix("text/plain; version=0.0.4") == true)
+        #expect(text.contains("mapgate_http_requests_total{route=\"tile\",status=\"200\"}"))
+        #expect(text.contains("mapgate_http_requests_total{route=\"index\",status=\"421\"} 1"))
+        #expect(text.contains("mapgate_http_request_duration_seconds_bucket{le=\"+Inf\"}"))
+        #expect(text.contains("mapgate_http_open_connections "))
+        #expect(text.contains("mapgate_gate_state{state=\"open\"} 1"))
+    }
+
+    /// 1 byte every 0.2 s kept the old server's connection for ever: the head has 1 s in all.
+    @Test func tricklingClientGets408AtItsDeadline() throws {
+        let connection = try RawConnection(port: server.http.port, timeout: 5)
+        let started = Date()
+        var sent = 0
+        let request = Array("GET /plain/0/0/0.png HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ".utf8)
+        while Date().timeIntervalSince(started) < 4, sent < 40 {
+            connection.send(String(decoding: [request[min(sent, request.count - 1)]], as: UTF8.self))
+            sent += 1
+            Thread.sleep(forTimeInterval: 0.2)
+            if connection.hasBytesWaiting() { break }
+        }
+        let response = connection.readResponse()
+        #expect(response?.status == 408)
+        #expect(Date().timeIntervalSince(started) < 2.8, "closed after \(Date().timeIntervalSince(started)) s")
+    }
+
+    /// Clients that send requests and never read must not stall anyone else.
+    @Test func clientsThatNeverReadDoNotStallOthers() throws {
+        var stuck: [RawConnection] = []
+        let requests = String(repeating: "GET /cities/2/2/1.pbf HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", count: 400)
+        for _ in 0..<20 {
+            let connection = try RawConnection(port: server.http.port, timeout: 1)
+            connection.shrinkReceiveBuffer()
+            connection.send(requests)
+            stuck.append(connection)
+        }
+        Thread.sleep(forTimeInterval: 0.3)
+        let client = HTTPClient()
+        for _ in 0..<20 {
+            let started = Date()
+            let response = try client.get(HTTPRequest(url: server.baseURL + "/plain/0/0/0.png"))
+            #expect(response.status == 200)
+            #expect(Date().timeIntervalSince(started) < 0.5)
+        }
+        // Each is closed by its own deadline: no progress for the idle timeout (3 s here). The
+        // client sees the FIN only behind the answers it never read: count on the server's side.
+        #expect(server.http.openConnections >= stuck.count)
+        Thread.sleep(forTimeInterval: 5)
+        #expect(server.http.openConnections <= 1, "\(server.http.openConnections) connections still open")
+    }
+
+    @Test func pastMaxConnectionsClientsGet503WithRetryAfter() throws {
+        var held: [RawConnection] = []
+        for _ in 0..<200 { held.append(try RawConnection(port: server.http.port, timeout: 3)) }
+        Thread.sleep(forTimeInterval: 0.2)
+        let (response, connection) = try exchange("GET /plain/0/0/0.png HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        #expect(response?.status == 503)
+        #expect(response?.headers["retry-after"] == "1")
+        #expect(connection.isClosedByServer())
+        held.removeAll()
+        Thread.sleep(forTimeInterval: 0.3)
+        #expect(try exchange("GET /plain/0/0/0.png HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").0?.status == 200)
+    }
+}
+
+/// Pure parts of the policy, as tables.
+@Suite struct HTTPPolicyTableTests {
+    @Test(arguments: [
+        ("gzip", true), ("gzip;q=0", false), ("GZIP; q=0.001", true), ("*", true), ("*;q=0", false), ("identity", false),
+        ("*, gzip;q=0", false), ("gzip;q=0, *", false), ("deflate, gzip ;q=1.0", true), ("", false),
+    ])
+    func acceptEncoding(header: String, accepts: Bool) {
+        #expect(TileRequestHandler.acceptsGzip(header) == accepts, "\(header)")
+    }
+
+    @Test(arguments: [
+        ("localhost:8080", "localhost"), ("[::1]:80", "::1"), ("Example.COM", "example.com"), ("a:b:c", nil), ("x:99999999", nil),
+        ("user@host", nil), ("", nil), ("[::1", nil),
+    ])
+    func hostNames(value: String, name: String?) {
+        #expect(HTTPHostPolicy.hostName(value) == name)
+    }
+}
