@@ -9,6 +9,12 @@ public enum LeafletFiles {
     /// Leaflet's files.
     public static func contents(of name: String, in folder: String) -> Data? {
         guard isLeafletName(name) else { return nil }
+        return readRegularFile(name, in: folder)
+    }
+
+    /// The bytes of `folder/name` when it and its parent inside `folder` are real (no symlink)
+    /// and at most 4 MiB; nil otherwise.
+    static func readRegularFile(_ name: String, in folder: String) -> Data? {
         let path = folder + "/" + name
         // Follow no symlink: the file itself, and the `images` folder for images, must be real.
         var info = stat()
@@ -27,5 +33,15 @@ public enum LeafletFiles {
         guard name.hasPrefix("images/"), name.hasSuffix(".png") else { return false }
         let stem = name.dropFirst("images/".count).dropLast(".png".count)
         return !stem.isEmpty && stem.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }
+    }
+}
+
+/// MapLibre GL JS's two files, and no others, from `maplibrePath` (the same rules as Leaflet's).
+public enum MapLibreFiles {
+    public static let names: Set<String> = ["maplibre-gl.js", "maplibre-gl.css"]
+
+    public static func contents(of name: String, in folder: String) -> Data? {
+        guard names.contains(name) else { return nil }
+        return LeafletFiles.readRegularFile(name, in: folder)
     }
 }

@@ -25,8 +25,10 @@ public final class TileRequestHandler: HTTPRequestHandler {
         if path == "/health" { return "health" }
         if path == "/metrics" { return "metrics" }
         if path.hasPrefix("/_leaflet/") { return "leaflet" }
+        if path.hasPrefix("/_maplibre/") { return "maplibre" }
         if path.hasPrefix("/view/") { return "viewer" }
         let parts = path.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
+        if parts.count == 2, parts[1] == "style.json" { return "style" }
         if parts.count == 1, parts[0].hasSuffix(".json") { return "tilejson" }
         if parts.count == 4 { return "tile" }
         return "other"
@@ -48,8 +50,10 @@ public final class TileRequestHandler: HTTPRequestHandler {
                 body: Data(service.metrics.render(gate: service.gate).utf8))
         }
         if path.hasPrefix("/_leaflet/") { return leaflet(String(path.dropFirst("/_leaflet/".count))) }
+        if path.hasPrefix("/_maplibre/") { return maplibre(String(path.dropFirst("/_maplibre/".count))) }
         if path.hasPrefix("/view/") { return viewer(String(path.dropFirst("/view/".count))) }
         let parts = path.dropFirst().split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        if parts.count == 2, parts[1] == "style.json" { return style(parts[0], request) }
         if parts.count == 1, parts[0].hasSuffix(".json") { return tileJSON(String(parts[0].dropLast(5)), request) }
         if parts.count == 4 { return tile(parts, request) }
         return text(404, "not found: \(path)\n")
@@ -57,10 +61,10 @@ public final class TileRequestHandler: HTTPRequestHandler {
 
     /// Tiles, TileJSON and Leaflet's files: readable from any origin.
     static func isPublic(_ path: String) -> Bool {
-        if path.hasPrefix("/_leaflet/") { return true }
+        if path.hasPrefix("/_leaflet/") || path.hasPrefix("/_maplibre/") { return true }
         guard !path.hasPrefix("/view/"), path != "/health", path != "/metrics", path != "/" else { return false }
         let parts = path.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
-        return (parts.count == 1 && parts[0].hasSuffix(".json")) || parts.count == 4
+        return (parts.count == 1 && parts[0].hasSuffix(".json")) || parts.count == 4 || (parts.count == 2 && parts[1] == "style.json")
     }
 
     /// A CORS preflight: 204, granting GET and HEAD (and the headers asked for) on public routes.
@@ -177,8 +181,38 @@ public final class TileRequestHandler: HTTPRequestHandler {
             let names = service.regions.keys.sorted().joined(separator: ", ")
             return html(404, ViewerPage.document(title: "not installed", body: "<p>Region \(ViewerPage.escape(id)) is not installed. Installed: \(ViewerPage.escape(names)).</p>"))
         }
+        if region.record.format == .pbf {
+            let hasMapLibre = FileManager.default.fileExists(atPath: service.maplibrePath + "/maplibre-gl.js")
+            return html(200, ViewerPage.vectorViewer(region: region, hasMapLibre: hasMapLibre, maplibrePath: service.maplibrePath))
+        }
         let hasLeaflet = FileManager.default.fileExists(atPath: service.leafletPath + "/leaflet.js")
         return html(200, ViewerPage.viewer(region: region, hasLeaflet: hasLeaflet, leafletPath: service.leafletPath))
+    }
+
+    /// A MapLibre style for the region: made from `vector_layers` for a vector region, a raster
+    /// source for the others; its source points at the region's TileJSON on the request's Host.
+    private func style(_ id: String, _ request: HTTPServerRequest) -> HTTPServerResponse {
+        if let refusal = refusalWhileClosed(json: true) { return refusal }
+        guard let region = service.region(id) else { return text(404, "region \(id) is not installed\n", cors: true) }
+        let base = baseURL(request)
+        let style: [String: Any]
+        if region.record.format == .pbf {
+            style = VectorStyle.style(
+                regionID: id, name: region.name, layers: VectorStyle.layers(fromMetadataJSON: region.metadataJSON), tileJSONURL: base + "/\(id).json")
+        } else {
+            style = [
+                "version": 8, "name": region.name,
+                "sources": [id: ["type": "raster", "url": base + "/\(id).json", "tileSize": 256]],
+                "layers": [["id": id, "type": "raster", "source": id]],
+            ]
+        }
+        return json(200, style, cors: true)
+    }
+
+    private func maplibre(_ name: String) -> HTTPServerResponse {
+        guard let data = MapLibreFiles.contents(of: name, in: service.maplibrePath) else { return text(404, "not found\n", cors: true) }
+        let type = name.hasSuffix(".js") ? "text/javascript" : "text/css"
+        return HTTPServerResponse(status: 200, headers: Self.anyOrigin + [("Content-Type", type), ("Cache-Control", "max-age=86400")], body: data)
     }
 
     private func leaflet(_ name: String) -> HTTPServerResponse {

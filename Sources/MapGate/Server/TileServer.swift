@@ -15,6 +15,7 @@ public final class TileServer: Sendable {
     /// ``HTTPListener`` first and use the other initializer.
     public convenience init(
         library: RegionLibrary, authorization: GateAuthorization, settings: HTTPServer.Settings, leafletPath: String,
+        maplibrePath: String = Configuration().maplibrePath,
         gateRefresh: Double = 60, regionRefresh: Double = 1, makeGate: @escaping @Sendable () throws -> Gate,
         log: (@Sendable (HTTPServer.LogEntry) -> Void)? = nil,
         onRegionEvent: @escaping @Sendable (RegionWatcher.Event) -> Void = { _ in },
@@ -22,7 +23,7 @@ public final class TileServer: Sendable {
     ) throws {
         try self.init(
             listener: HTTPListener(host: settings.host, port: settings.port), library: library, authorization: authorization,
-            settings: settings, leafletPath: leafletPath, gateRefresh: gateRefresh, regionRefresh: regionRefresh, makeGate: makeGate,
+            settings: settings, leafletPath: leafletPath, maplibrePath: maplibrePath, gateRefresh: gateRefresh, regionRefresh: regionRefresh, makeGate: makeGate,
             log: log, onRegionEvent: onRegionEvent, onGateEvent: onGateEvent)
     }
 
@@ -36,6 +37,7 @@ public final class TileServer: Sendable {
     ///   - log: every answer, rejections included (`serve --verbose`).
     public init(
         listener: HTTPListener, library: RegionLibrary, authorization: GateAuthorization, settings: HTTPServer.Settings, leafletPath: String,
+        maplibrePath: String = Configuration().maplibrePath,
         gateRefresh: Double = 60, regionRefresh: Double = 1, makeGate: @escaping @Sendable () throws -> Gate,
         log: (@Sendable (HTTPServer.LogEntry) -> Void)? = nil,
         onRegionEvent: @escaping @Sendable (RegionWatcher.Event) -> Void = { _ in },
@@ -48,7 +50,7 @@ public final class TileServer: Sendable {
             watch: watch, refresh: gateRefresh, policy: policy, start: authorization, makeGate: makeGate, onEvent: onGateEvent)
         let regions = try TileService.loadRegions(from: library)
         let metrics = ServerMetrics()
-        let service = TileService(regions: regions, gate: watch, leafletPath: leafletPath, fallbackHost: listener.baseURL, metrics: metrics)
+        let service = TileService(regions: regions, gate: watch, leafletPath: leafletPath, maplibrePath: maplibrePath, fallbackHost: listener.baseURL, metrics: metrics)
         var settings = settings
         if settings.hostPolicy == nil { settings.hostPolicy = HTTPHostPolicy(boundHost: listener.host) }
         let http = try HTTPServer(listener: listener, settings: settings, gauge: metrics.connections) { entry in

@@ -23,6 +23,8 @@ public final class TileService: Sendable {
         public var maxzoom: Int
         /// `vector_layers` from the `json` metadata of a `pbf` region, as JSON text.
         public var vectorLayersJSON: String?
+        /// The raw `json` metadata (for the vector style's layers).
+        public var metadataJSON: String? = nil
         /// Strong ETags change when the installed file does.
         public var etagPrefix: String { String(record.sha256.prefix(16)) }
     }
@@ -48,10 +50,15 @@ public final class TileService: Sendable {
     public let gate: GateWatch
     public let metrics: ServerMetrics
     public let leafletPath: String
+    public let maplibrePath: String
     /// The address the server was asked to bind, for URLs when a request has no usable Host.
     public let fallbackHost: String
 
-    public init(regions: [Region], gate: GateWatch, leafletPath: String, fallbackHost: String, metrics: ServerMetrics = ServerMetrics()) {
+    public init(
+        regions: [Region], gate: GateWatch, leafletPath: String, maplibrePath: String = Configuration().maplibrePath, fallbackHost: String,
+        metrics: ServerMetrics = ServerMetrics()
+    ) {
+        self.maplibrePath = maplibrePath
         current = Mutex(Dictionary(uniqueKeysWithValues: regions.map { ($0.record.id, $0) }))
         self.gate = gate
         self.leafletPath = leafletPath
@@ -117,8 +124,8 @@ public final class TileService: Sendable {
             vectorLayers = String(decoding: data, as: UTF8.self)
         }
         return Region(
-            record: record, path: path, file: identity, name: metadata["name"] ?? record.name, attribution: metadata["attribution"],
+            record: record, path: path, file: identity, name: record.name, attribution: metadata["attribution"],
             description: metadata["description"], bounds: bounds, center: center, minzoom: minzoom, maxzoom: maxzoom,
-            vectorLayersJSON: vectorLayers)
+            vectorLayersJSON: vectorLayers, metadataJSON: metadata["json"])
     }
 }

@@ -85,6 +85,78 @@ enum ViewerPage {
                 """)
     }
 
+    /// The viewer of a vector region: MapLibre GL JS renders its tiles with the style mapgate
+    /// generates (`/REGION/style.json`); a legend with a checkbox per layer; hovering a feature
+    /// shows its layer and properties. No fonts or sprites, so it works offline.
+    static func vectorViewer(region: TileService.Region, hasMapLibre: Bool, maplibrePath: String) -> String {
+        let id = region.record.id
+        guard hasMapLibre else {
+            return document(
+                title: region.name,
+                body: """
+                    <main><h1>\(escape(region.name))</h1><p class="notice" id="no-maplibre">Vector maps need MapLibre GL JS, which is
+                    not installed at \(escape(maplibrePath)). Run <code>scripts/install-deps</code> from mapgate's checkout (it fetches
+                    the pinned <code>maplibre</code> wheel from PyPI and unpacks maplibre-gl.js and maplibre-gl.css there), or set
+                    <code>maplibrePath</code> in mapgate's configuration, then reload this page.</p>
+                    <p>Tiles are still served: <a href="/\(escape(id)).json">TileJSON</a>, <a href="/\(escape(id))/style.json">style</a>.</p></main>
+                    """)
+        }
+        let b = region.bounds
+        // Web Mercator ends at ±85.0511°.
+        let bounds = "[[\(b[0]), \(max(b[1], -85.0511))], [\(b[2]), \(min(b[3], 85.0511))]]"
+        return document(
+            title: region.name,
+            head: """
+                <link rel="stylesheet" href="/_maplibre/maplibre-gl.css"><script src="/_maplibre/maplibre-gl.js"></script>
+                <style>#map{position:absolute;inset:0}#panel{position:absolute;z-index:1000;top:10px;right:10px;background:#fff;padding:.5em 1em;
+                border-radius:4px;box-shadow:0 1px 4px #0004;max-width:40%;max-height:80%;overflow:auto}#legend label{display:block;white-space:nowrap}
+                .swatch{display:inline-block;width:12px;height:12px;margin:0 6px 0 4px;vertical-align:-1px;border-radius:2px}
+                #info{font:12px monospace;white-space:pre-wrap;margin:.5em 0 0}#gate{position:absolute;z-index:2000;inset:0;display:none}</style>
+                """,
+            body: """
+                <div id="map"></div><div id="panel"><b>\(escape(region.name))</b> \(escape(region.record.version))<div id="legend"></div><pre id="info"></pre></div>
+                <div class="notice" id="gate"></div>
+                <script>
+                const map = new maplibregl.Map({ container: 'map', style: '/\(id)/style.json', bounds: \(bounds),
+                  fitBoundsOptions: { padding: 20 }, attributionControl: false, fadeDuration: 0 });
+                map.on('load', function () {
+                  const legend = document.getElementById('legend');
+                  const groups = {};
+                  map.getStyle().layers.forEach(function (layer) {
+                    const name = layer.metadata && layer.metadata['mapgate:layer'];
+                    if (!name) return;
+                    if (!groups[name]) groups[name] = { ids: [], color: layer.paint && (layer.paint['fill-color'] || layer.paint['line-color'] || layer.paint['circle-color']) };
+                    groups[name].ids.push(layer.id);
+                  });
+                  Object.keys(groups).forEach(function (name) {
+                    const label = document.createElement('label');
+                    const box = document.createElement('input'); box.type = 'checkbox'; box.checked = true;
+                    box.addEventListener('change', function () {
+                      groups[name].ids.forEach(function (id) { map.setLayoutProperty(id, 'visibility', box.checked ? 'visible' : 'none'); });
+                    });
+                    const swatch = document.createElement('span'); swatch.className = 'swatch'; swatch.style.background = groups[name].color;
+                    label.appendChild(box); label.appendChild(swatch); label.appendChild(document.createTextNode(name));
+                    legend.appendChild(label);
+                  });
+                });
+                map.on('mousemove', function (e) {
+                  const features = map.queryRenderedFeatures(e.point);
+                  document.getElementById('info').textContent = features.length
+                    ? features[0].sourceLayer + '\\n' + JSON.stringify(features[0].properties, null, 1) : '';
+                });
+                function watchGate() {
+                  fetch('/\(id).json').then(function (r) { return r.json().then(function (j) { return [r.status, j]; }); }).then(function (a) {
+                    if (a[0] !== 403) return;
+                    const gate = document.getElementById('gate');
+                    gate.style.display = 'block'; gate.innerHTML = '<h1>Update required</h1><p></p>';
+                    gate.querySelector('p').textContent = a[1].message + (a[1].storeURL ? ' — ' + a[1].storeURL : '');
+                  }).catch(function () {});
+                }
+                watchGate(); setInterval(watchGate, 30000);
+                </script>
+                """)
+    }
+
     private static func jsonString(_ text: String) -> String {
         let data = (try? JSONSerialization.data(withJSONObject: [text])) ?? Data("[\"\"]".utf8)
         return String(decoding: data.dropFirst().dropLast(), as: UTF8.self).replacingOccurrences(of: "</", with: "<\\/")

@@ -1,0 +1,124 @@
+import Foundation
+import MapGate
+import MapGateDemo
+import TestSupport
+import Testing
+
+/// Headless Chromium, with SwiftShader's WebGL, renders vector regions in the MapLibre viewer:
+/// the layer's colour must be on screen where the features are, and MapLibre must not complain
+/// about the generated style in the console.
+@Suite struct VectorViewerBrowserTests {
+    static let maplibre = "/usr/local/share/mapgate/maplibre/maplibre-gl.js"
+
+    /// A screenshot and the browser console of `url`.
+    static func render(_ url: String, in work: TemporaryDirectory, budget: Int = 15000) throws -> (image: PNGImage, console: String) {
+        guard FileManager.default.isExecutableFile(atPath: ViewerBrowserTests.chromium) else {
+            throw MissingFixture(path: "\(ViewerBrowserTests.chromium) (Debian package chromium; .ci/run installs it)")
+        }
+        let shot = work.file("screenshot-\(UUID().uuidString).png")
+        let result = try runProcess(
+            ViewerBrowserTests.chromium,
+            [
+                "--headless", "--no-sandbox", "--use-angle=swiftshader", "--enable-unsafe-swiftshader", "--hide-scrollbars",
+                "--user-data-dir=\(work.file("profile"))", "--window-size=800,600", "--virtual-time-budget=\(budget)",
+                "--enable-logging=stderr", "--v=0", "--screenshot=\(shot)", url,
+            ], environment: ["HOME": work.path], timeout: 120)
+        guard FileManager.default.fileExists(atPath: shot) else { throw MissingFixture(path: "a screenshot (chromium: \(result.stderr))") }
+        return (try PNGImage(contentsOf: shot), result.stderr)
+    }
+
+    /// Installs `source` as region `id` (pbf) in a fresh workspace and opens its viewer.
+    func open(_ id: String, source: String, work: TemporaryDirectory) throws -> (MapGateBinary, BackgroundProcess, TestOrigin) {
+        guard FileManager.default.fileExists(atPath: Self.maplibre) else {
+            throw MissingFixture(path: "\(Self.maplibre) (scripts/install-deps unpacks it from the pinned maplibre wheel)")
+        }
+        try FileManager.default.createDirectory(atPath: work.file("www"), withIntermediateDirectories: true)
+        let origin = try TestOrigin(root: work.file("www"))
+        let builder = CatalogBuilder(root: work.file("www"))
+        try builder.add(id: id, source: source, format: "pbf", maxzoom: 14)
+        try builder.write()
+        let mapgate = try MapGateBinary(workDirectory: work.path)
+        try mapgate.configure(["catalogURL": origin.baseURL + "/catalog.json"])
+        let sync = try mapgate.run(["sync", id])
+        #expect(sync.status == 0, "\(sync.stderr)")
+        let opened = try mapgate.start(["open", id])
+        return (mapgate, opened, origin)
+    }
+
+    /// Renders until `drawn` says the map is on screen, with a longer budget each time: on a busy
+    /// machine SwiftShader and MapLibre's workers may not finish within the first one. Still
+    /// fails when the map never shows.
+    static func renderUntilDrawn(_ url: String, in work: TemporaryDirectory, drawn: (PNGImage) -> Bool) throws -> (image: PNGImage, console: String) {
+        var last: (image: PNGImage, console: String)?
+        for budget in [15000, 40000, 90000] {
+            let rendered = try render(url, in: work, budget: budget)
+            if drawn(rendered.image) { return rendered }
+            last = rendered
+        }
+        return try #require(last)
+    }
+
+    func errors(in console: String) -> [String] {
+        console.split(separator: "\n").map(String.init).filter { $0.contains("CONSOLE") && ($0.contains("Error") || $0.contains("error")) }
+    }
+
+    @Test func citiesAreDrawnInTheirLayersColour() throws {
+        let work = try TemporaryDirectory()
+        let (_, opened, origin) = try open("cities", source: try TestPaths.shared("mbtiles/mbtileserver-world_cities.mbtiles"), work: work)
+        defer {
+            opened.signal(SIGTERM)
+            _ = opened.wait()
+            origin.stop()
+        }
+        let url = try #require(opened.firstLine(), "stderr: \(opened.stderr)")
+        let style = try HTTPClient().get(HTTPRequest(url: url.replacingOccurrences(of: "/view/cities", with: "/cities/style.json")))
+        #expect(style.status == 200)
+        let object = try #require(try JSONSerialization.jsonObject(with: style.body) as? [String: Any])
+        #expect(object["version"] as? Int == 8)
+        let color = try #require(Self.rgb(VectorStyle.color(index: 0)))
+        let (image, console) = try Self.renderUntilDrawn(url, in: work) { $0.fraction(near: [color], tolerance: 40) > 0.0003 }
+        #expect(errors(in: console).isEmpty, "\(errors(in: console))")
+        let dots = image.fraction(near: [color], tolerance: 40)
+        // Cities are points: some pixels have the layer's colour, far from all of them.
+        #expect(dots > 0.0003, "only \(dots) of the screenshot in the layer's colour \(VectorStyle.color(index: 0))")
+        #expect(dots < 0.2)
+    }
+
+    @Test func polygonsAreFilledAndLinesDrawn() throws {
+        let work = try TemporaryDirectory()
+        try work.write(
+            "shapes.geojson",
+            """
+            {"type":"FeatureCollection","features":[
+            {"type":"Feature","properties":{"name":"square"},"geometry":{"type":"Polygon","coordinates":[[[-60,-40],[60,-40],[60,40],[-60,40],[-60,-40]]]}},
+            {"type":"Feature","properties":{"name":"road"},"geometry":{"type":"LineString","coordinates":[[-170,60],[170,60]]}}]}
+            """)
+        let made = try runProcess(
+            "/usr/bin/ogr2ogr", ["-f", "MBTILES", work.file("shapes.mbtiles"), work.file("shapes.geojson"), "-dsco", "MAXZOOM=4", "-nln", "shapes"])
+        #expect(made.status == 0, "ogr2ogr (Debian package gdal-bin): \(made.stderr)")
+        let (_, opened, origin) = try open("shapes", source: work.file("shapes.mbtiles"), work: work)
+        defer {
+            opened.signal(SIGTERM)
+            _ = opened.wait()
+            origin.stop()
+        }
+        let url = try #require(opened.firstLine(), "stderr: \(opened.stderr)")
+        let color = try #require(Self.rgb(VectorStyle.color(index: 0)))
+        let (image, console) = try Self.renderUntilDrawn(url, in: work) { $0.fraction(near: [color], tolerance: 40) > 0.0005 }
+        #expect(errors(in: console).isEmpty, "\(errors(in: console))")
+        // The fill: 35 % of the layer's colour over the light background.
+        let background = (244.0, 243.0, 238.0)
+        let fill = (
+            UInt8(0.35 * Double(color.0) + 0.65 * background.0), UInt8(0.35 * Double(color.1) + 0.65 * background.1),
+            UInt8(0.35 * Double(color.2) + 0.65 * background.2))
+        let filled = image.fraction(near: [fill], tolerance: 20)
+        #expect(filled > 0.05, "only \(filled) of the screenshot is the fill colour \(fill)")
+        let outlined = image.fraction(near: [color], tolerance: 40)
+        #expect(outlined > 0.0005, "the road and the square's outline: \(outlined)")
+    }
+
+    static func rgb(_ hex: String) -> (UInt8, UInt8, UInt8)? {
+        guard hex.count == 7, let value = UInt32(hex.dropFirst(), radix: 16) else { return nil }
+        return (UInt8(value >> 16), UInt8((value >> 8) & 0xFF), UInt8(value & 0xFF))
+    }
+}
