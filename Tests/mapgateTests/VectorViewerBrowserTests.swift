@@ -117,6 +117,36 @@ import Testing
         #expect(outlined > 0.0005, "the road and the square's outline: \(outlined)")
     }
 
+    /// The update-required notice covers the vector map too once the gate closes.
+    @Test func theUpdateNoticeCoversTheVectorMapOnceTheGateCloses() throws {
+        let work = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: work.file("www"), withIntermediateDirectories: true)
+        try work.write("www/lookup.json", #"{"resultCount":1,"results":[{"trackId":1,"version":"9.0","trackViewUrl":"https://apps.example/m"}]}"#)
+        let origin = try TestOrigin(root: work.file("www"))
+        defer { origin.stop() }
+        let builder = CatalogBuilder(root: work.file("www"))
+        try builder.add(id: "cities", source: try TestPaths.shared("mbtiles/mbtileserver-world_cities.mbtiles"), format: "pbf", maxzoom: 14)
+        try builder.write()
+        let mapgate = try MapGateBinary(workDirectory: work.path)
+        try mapgate.configure(["catalogURL": origin.baseURL + "/catalog.json", "appID": 1, "lookupURL": origin.baseURL + "/lookup.json", "maxPrompts": 2])
+        #expect(try mapgate.run(["sync", "cities"], at: "2027-01-01 00:00:00").status == 0)
+        let opened = try mapgate.start(["open", "cities"], at: "2027-02-10 00:00:00", environment: ["MAPGATE_GATE_REFRESH_SECONDS": "0.2"])
+        defer {
+            opened.signal(SIGTERM)
+            _ = opened.wait()
+        }
+        let url = try #require(opened.firstLine(), "stderr: \(opened.stderr)")
+        // Another mapgate spends the last use; the running server closes within its refresh.
+        #expect(try mapgate.run(["tile", "cities", "0", "0", "0", "-o", work.file("t.pbf")], at: "2027-02-10 00:00:05").status == 0)
+        Thread.sleep(forTimeInterval: 1)
+        let page = try HTTPClient().get(HTTPRequest(url: url))
+        #expect(page.status == 403)
+        let (image, _) = try Self.render(url, in: work)
+        let color = try #require(Self.rgb(VectorStyle.color(index: 0)))
+        #expect(image.fraction(near: [color], tolerance: 40) < 0.0001)
+        #expect(image.fraction(near: [(253, 236, 234)], tolerance: 4) > 0.02, "the update-required notice is not on screen")
+    }
+
     static func rgb(_ hex: String) -> (UInt8, UInt8, UInt8)? {
         guard hex.count == 7, let value = UInt32(hex.dropFirst(), radix: 16) else { return nil }
         return (UInt8(value >> 16), UInt8((value >> 8) & 0xFF), UInt8(value & 0xFF))
