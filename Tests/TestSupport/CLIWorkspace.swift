@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import MapGate
 import MapGateDemo
 
@@ -11,12 +14,13 @@ public final class CLIWorkspace {
     public let builder: CatalogBuilder
     public let mapgate: MapGateBinary
 
-    public init() throws {
+    /// - Parameter user: run the binary as this uid (see ``MapGateBinary/user``).
+    public init(user: uid_t? = nil) throws {
         work = try TemporaryDirectory()
         try FileManager.default.createDirectory(atPath: work.file("www"), withIntermediateDirectories: true)
         origin = try TestOrigin(root: work.file("www"))
         builder = CatalogBuilder(root: work.file("www"))
-        mapgate = try MapGateBinary(workDirectory: work.path)
+        mapgate = try MapGateBinary(workDirectory: work.path, user: user)
     }
 
     public var lookupURL: String { origin.baseURL + "/lookup.json" }

@@ -1,6 +1,10 @@
 import Foundation
 import MapGate
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Runs the built `mapgate` binary as a user would, optionally at another time (libfaketime).
 public struct MapGateBinary: Sendable {
     public let path: String
@@ -10,6 +14,11 @@ public struct MapGateBinary: Sendable {
     public let policyPath: String
     /// The gate's own state folder (`XDG_STATE_HOME`), inside the test's folder.
     public let stateHome: String
+    /// The user the runs run as (with `setpriv`), when not the tests' own (root): the tests of
+    /// what a user can do to the gate run as an unprivileged user, as the threat is one.
+    public let user: uid_t?
+    /// The folder that user owns (data directory, state folder); nil when running as root.
+    public let userFolder: String?
 
     /// What every test's policy starts from: a made-up app id and a lookup that reaches nothing,
     /// so that no test ever asks the real store. Never mutated.
@@ -18,13 +27,46 @@ public struct MapGateBinary: Sendable {
         "requireSignedCatalog": false,
     ]
 
-    public init(workDirectory: String) throws {
-        path = try TestPaths.binary()
-        dataDirectory = workDirectory + "/data"
+    /// - Parameter user: run every command as this uid (for example 65534, `nobody`). The
+    ///   binary is copied into the test's folder (which anybody may read), the data directory and
+    ///   state folder go into a folder that user owns; the policy stays root's.
+    public init(workDirectory: String, user: uid_t? = nil) throws {
+        self.user = user
         configPath = workDirectory + "/config.json"
         policyPath = workDirectory + "/policy.json"
-        stateHome = workDirectory + "/state"
+        if let user {
+            let folder = workDirectory + "/user"
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            guard chown(folder, user, user) == 0, chmod(workDirectory, 0o755) == 0 else {
+                throw MissingFixture(path: "a folder for uid \(user) (chown needs root)")
+            }
+            userFolder = folder
+            dataDirectory = folder + "/data"
+            stateHome = folder + "/state"
+            path = workDirectory + "/mapgate"
+            try? FileManager.default.removeItem(atPath: path)
+            try FileManager.default.copyItem(atPath: try TestPaths.binary(), toPath: path)
+            chmod(path, 0o755)
+        } else {
+            userFolder = nil
+            path = try TestPaths.binary()
+            dataDirectory = workDirectory + "/data"
+            stateHome = workDirectory + "/state"
+        }
         try writePolicy([:])
+    }
+
+    /// Gives the user's folder back to the user after the test (as root) changed files in it.
+    public func handBack() throws {
+        guard let user, let userFolder else { return }
+        let result = try runProcess("/bin/chown", ["-R", "\(user):\(user)", userFolder])
+        guard result.status == 0 else { throw MissingFixture(path: "chown -R of \(userFolder): \(result.stderr)") }
+    }
+
+    /// The program and arguments that run `arguments` (a program and its arguments) as `user`.
+    public func command(_ arguments: [String]) -> (String, [String]) {
+        guard let user else { return (arguments[0], Array(arguments.dropFirst())) }
+        return ("/usr/bin/setpriv", ["--reuid=\(user)", "--regid=\(user)", "--clear-groups"] + arguments)
     }
 
     /// The environment of every run: the policy, the state home, no colour, UTC.
@@ -60,23 +102,22 @@ public struct MapGateBinary: Sendable {
         // The wall clock is faked (and frozen) for the run; the monotonic clock stays real so
         // timeouts and waits still end.
         let env = baseEnvironment.merging(environment) { $1 }
-        if let time {
-            return try runProcess("/usr/bin/faketime", [time, path] + full, environment: env, stdin: stdin)
-        }
-        return try runProcess(path, full, environment: env, stdin: stdin)
+        let (program, rest) = command((time.map { ["/usr/bin/faketime", $0] } ?? []) + [path] + full)
+        return try runProcess(program, rest, environment: env, stdin: stdin)
     }
 
     /// Starts a long-running `mapgate` (serve, open), at `time` if given.
     public func start(_ arguments: [String], at time: String? = nil, environment: [String: String] = [:]) throws -> BackgroundProcess {
         let full = arguments + ["--config", configPath, "--data-dir", dataDirectory]
         let env = baseEnvironment.merging(environment) { $1 }
-        if let time { return try BackgroundProcess("/usr/bin/faketime", [time, path] + full, environment: env) }
-        return try BackgroundProcess(path, full, environment: env)
+        let (program, rest) = command((time.map { ["/usr/bin/faketime", $0] } ?? []) + [path] + full)
+        return try BackgroundProcess(program, rest, environment: env)
     }
 
     /// Runs `mapgate` with exactly these arguments (no config or data directory added).
     public func runBare(_ arguments: [String], environment: [String: String] = [:]) throws -> ProcessResult {
-        try runProcess(path, arguments, environment: baseEnvironment.merging(environment) { $1 })
+        let (program, rest) = command([path] + arguments)
+        return try runProcess(program, rest, environment: baseEnvironment.merging(environment) { $1 })
     }
 
     /// Parses one line of `--json` output.

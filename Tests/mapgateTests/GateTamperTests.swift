@@ -9,18 +9,27 @@ import Glibc
 #endif
 
 /// The gate against the person at the keyboard, with the real binary: each way that opened or
-/// loosened the gate in 1.4.0, and each mistake that cost one of the five uses.
+/// loosened the gate in 1.4.0, and each mistake that cost one of the five uses. The binary runs as
+/// `nobody` (with `setpriv`; the tests run as root on CI), as the person at the keyboard would.
 @Suite struct GateTamperTests {
+    static let user: uid_t? = geteuid() == 0 ? 65534 : nil
+
     let workspace: CLIWorkspace
     var mapgate: MapGateBinary { workspace.mapgate }
     var work: TemporaryDirectory { workspace.work }
 
     init() throws {
-        workspace = try CLIWorkspace()
+        workspace = try CLIWorkspace(user: Self.user)
         try workspace.publish(version: "1.5.0")
         try workspace.offer("geo", fixture: "mbtileserver-geography-class-png.mbtiles", format: "png")
         try mapgate.configure(["appID": 1, "lookupURL": workspace.lookupURL, "catalogURL": workspace.catalogURL, "maxPrompts": 2])
         #expect(try mapgate.run(["sync", "geo"], at: "2027-01-01 00:00:00").status == 0)
+        if let user = Self.user {
+            // The runs really are the unprivileged user's: what they wrote is theirs.
+            var info = stat()
+            #expect(stat(mapgate.dataDirectory + "/state.sqlite", &info) == 0)
+            #expect(info.st_uid == user)
+        }
     }
 
     func promptsShown(at time: String = "2027-03-01 00:00:00") throws -> Int? {
@@ -44,10 +53,10 @@ import Glibc
     /// five fresh uses. The gate's record is the user's now, not the data directory's.
     @Test func aNewDataDirectoryStartsNoNewGate() throws {
         try closeTheGate()
-        let other = work.file("other-data")
-        let sync = try runProcess(
-            "/usr/bin/faketime", ["2027-02-11 00:00:00", mapgate.path, "sync", "geo", "--config", mapgate.configPath, "--data-dir", other],
-            environment: mapgate.baseEnvironment)
+        let other = (mapgate.userFolder ?? work.path) + "/other-data"
+        let (program, arguments) = mapgate.command(
+            ["/usr/bin/faketime", "2027-02-11 00:00:00", mapgate.path, "sync", "geo", "--config", mapgate.configPath, "--data-dir", other])
+        let sync = try runProcess(program, arguments, environment: mapgate.baseEnvironment)
         #expect(sync.status == 77, "\(sync.stderr)")
         #expect(!FileManager.default.fileExists(atPath: other + "/regions/geo.mbtiles"))
     }
@@ -60,6 +69,7 @@ import Glibc
         try closeTheGate()
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: state + suffix) }
         try FileManager.default.copyItem(atPath: work.file("saved.sqlite"), toPath: state)
+        try mapgate.handBack()
         let result = try mapgate.run(["tile", "geo", "0", "0", "0"], at: "2027-02-11 00:00:00")
         #expect(result.status == 77)
         #expect(result.stderr.contains("disagreed"), "\(result.stderr)")
@@ -138,13 +148,13 @@ import Glibc
         let catalog = try String(contentsOfFile: fixtures + "/catalog.json", encoding: .utf8)
         try catalog.replacingOccurrences(of: "94e7dfc754be76d2eda159f58e67b6f99131f968cac5e90690f330ddb026d6c2", with: String(repeating: "ab", count: 32))
             .write(toFile: fixtures + "/catalog.json", atomically: true, encoding: .utf8)
-        let unsigned = try runProcess(mapgate.path, ["demo", "--fixtures", fixtures], environment: mapgate.baseEnvironment)
+        let unsigned = try mapgate.runBare(["demo", "--fixtures", fixtures])
         #expect(unsigned.status == 65)
         #expect(unsigned.stderr.contains("catalog changed after signing"), "\(unsigned.stderr)")
         // Signed again with the demo key (which ships in the repository): still not the bundled region.
         let signed = try runProcess("/usr/bin/minisign", ["-S", "-s", TestPaths.fixtures + "/keys/demo.key", "-m", fixtures + "/catalog.json"])
         #expect(signed.status == 0, "\(signed.stderr)")
-        let result = try runProcess(mapgate.path, ["demo", "--fixtures", fixtures], environment: mapgate.baseEnvironment)
+        let result = try mapgate.runBare(["demo", "--fixtures", fixtures])
         #expect(result.status == 65)
         #expect(result.stderr.contains("not the bundled demo region"), "\(result.stderr)")
         #expect(!result.stdout.contains("viewer:"))
