@@ -33,11 +33,13 @@ public final class TestOrigin: Sendable {
         var settings = HTTPServer.Settings()
         settings.port = port
         settings.idleTimeout = 5
-        let box = Mutex<TestOrigin?>(nil)
+        // Weak: the origin owns its server, which owns this handler factory; a strong reference
+        // here made a cycle that kept every origin (and all its recorded hits) alive forever.
+        let box = Mutex(WeakOrigin())
         server = try HTTPServer(settings: settings) {
-            OriginHandler { box.withLock { $0 } }
+            OriginHandler { box.withLock { $0.origin } }
         }
-        box.withLock { $0 = self }
+        box.withLock { $0.origin = self }
     }
 
     public var baseURL: String { server.baseURL }
@@ -61,6 +63,11 @@ public final class TestOrigin: Sendable {
             return used < times
         }
     }
+}
+
+/// A reference to an origin that does not keep it alive.
+private struct WeakOrigin: Sendable {
+    weak var origin: TestOrigin?
 }
 
 /// The per-connection handler; it reaches its origin lazily (the origin exists only after its
