@@ -10,6 +10,7 @@ private let directory: String = {
     let base = FileManager.default.isWritableFile(atPath: "/dev/shm") ? "/dev/shm" : NSTemporaryDirectory()
     let path = base + "/mapgate-fuzz-mbtiles-\(getpid())"
     try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    atexit { _ = rmdir(directory) }  // empty by then: each input's files are unlinked after it
     return path
 }()
 private let path = directory + "/region.mbtiles"
