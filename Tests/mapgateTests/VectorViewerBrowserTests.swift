@@ -45,13 +45,23 @@ import Testing
         return (mapgate, opened, origin)
     }
 
-    /// Renders until `drawn` says the map is on screen, with a longer budget each time: on a busy
-    /// machine SwiftShader and MapLibre's workers may not finish within the first one. Still
-    /// fails when the map never shows.
-    static func renderUntilDrawn(_ url: String, in work: TemporaryDirectory, drawn: (PNGImage) -> Bool) throws -> (image: PNGImage, console: String) {
+    /// Renders the viewer at `url` inside a page of `origin` that also asks for an image the origin
+    /// holds back for `seconds` of real time: Chromium's virtual time waits for that request, so
+    /// MapLibre's workers get real time to draw the tiles even on a busy machine (virtual time
+    /// alone runs out while they work). Tries again with more time; still fails when the map
+    /// never shows.
+    static func renderUntilDrawn(
+        _ url: String, in work: TemporaryDirectory, origin: TestOrigin, drawn: (PNGImage) -> Bool
+    ) throws -> (image: PNGImage, console: String) {
         var last: (image: PNGImage, console: String)?
-        for budget in [15000, 40000, 90000] {
-            let rendered = try render(url, in: work, budget: budget)
+        for seconds in [10, 25, 50] {
+            let name = "frame-\(UUID().uuidString).html"
+            try work.write("www/" + name, """
+                <!DOCTYPE html><html><body style="margin:0;overflow:hidden">
+                <iframe src="\(url)" style="border:0;width:800px;height:600px"></iframe>
+                <img src="/_fault/stall=\(seconds)/\(name)" style="display:none"></body></html>
+                """)
+            let rendered = try render(origin.baseURL + "/" + name, in: work, budget: 5000)
             if drawn(rendered.image) { return rendered }
             last = rendered
         }
@@ -76,11 +86,11 @@ import Testing
         let object = try #require(try JSONSerialization.jsonObject(with: style.body) as? [String: Any])
         #expect(object["version"] as? Int == 8)
         let color = try #require(Self.rgb(VectorStyle.color(index: 0)))
-        let (image, console) = try Self.renderUntilDrawn(url, in: work) { $0.fraction(near: [color], tolerance: 40) > 0.0003 }
+        let (image, console) = try Self.renderUntilDrawn(url, in: work, origin: origin) { $0.fraction(near: [color], tolerance: 40) > 0.0003 }
         #expect(errors(in: console).isEmpty, "\(errors(in: console))")
         let dots = image.fraction(near: [color], tolerance: 40)
         // Cities are points: some pixels have the layer's colour, far from all of them.
-        #expect(dots > 0.0003, "only \(dots) of the screenshot in the layer's colour \(VectorStyle.color(index: 0))")
+        #expect(dots > 0.0003, "only \(dots) of the screenshot in the layer's colour \(VectorStyle.color(index: 0)); console: \(console.suffix(3000))")
         #expect(dots < 0.2)
     }
 
@@ -104,7 +114,7 @@ import Testing
         }
         let url = try #require(opened.firstLine(), "stderr: \(opened.stderr)")
         let color = try #require(Self.rgb(VectorStyle.color(index: 0)))
-        let (image, console) = try Self.renderUntilDrawn(url, in: work) { $0.fraction(near: [color], tolerance: 40) > 0.0005 }
+        let (image, console) = try Self.renderUntilDrawn(url, in: work, origin: origin) { $0.fraction(near: [color], tolerance: 40) > 0.0005 }
         #expect(errors(in: console).isEmpty, "\(errors(in: console))")
         // The fill: 35 % of the layer's colour over the light background.
         let background = (244.0, 243.0, 238.0)

@@ -224,7 +224,9 @@ extension Catalog {
         }
         let version = try string("version")
         let hash = try string("sha256").lowercased()
-        guard hash.count == 64, hash.allSatisfy({ $0.isHexDigit }) else { throw fail("sha256 \"\(hash)\" is not 64 hex digits") }
+        // ASCII only: Character.isHexDigit also accepts fullwidth digits, which no digest matches.
+        let isASCIIHex = hash.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+        guard hash.utf8.count == 64, isASCIIHex else { throw fail("sha256 \"\(hash)\" is not 64 hex digits") }
         let formatText = try string("format")
         guard let format = TileFormat(rawValue: formatText) else { throw fail("format \"\(formatText)\" is not png, jpg, webp or pbf") }
         let url = try resolve(try string("url"), against: sourceURL, fail: fail)

@@ -86,12 +86,16 @@ public final class MBTilesFile {
 
     /// The zoom range of the tiles themselves, whatever the metadata says; nil without tiles.
     public func tileZoomRange() throws -> ClosedRange<Int>? {
+        // MIN and MAX order integers below text: a text zoom_level made the range upside down
+        // (a trap). Zoom levels that are not integers make the file unusable.
         let rows = try wrap {
-            try database.query("SELECT MIN(zoom_level), MAX(zoom_level) FROM tiles") { row -> ClosedRange<Int>? in
-                row.isNull(0) ? nil : row.int(0)...row.int(1)
-            }
+            try database.query(
+                "SELECT MIN(zoom_level), MAX(zoom_level), COUNT(*) FILTER (WHERE typeof(zoom_level) <> 'integer') FROM tiles"
+            ) { row in (row.isNull(0) ? nil : (row.int(0), row.int(1)), row.int(2)) }
         }
-        return rows.first ?? nil
+        guard let (bounds, notIntegers) = rows.first else { return nil }
+        guard notIntegers == 0 else { throw MBTilesError(path: path, reason: "\(notIntegers) tiles have a zoom_level that is not an integer") }
+        return bounds.map { $0.0...$0.1 }
     }
 
     public func tileCount() throws -> Int {

@@ -4,6 +4,8 @@ import Foundation
 ///
 /// Dotted numeric components compare as integers, missing components count as 0 (`1.1` = `1.1.0`,
 /// `1.01` = `1.1`), and a pre-release suffix sorts below its release (`1.0b1` < `1.0`).
+/// Pre-release labels that the order cannot tell apart are equal (`rc.07` = `rc7` = `RC-7`), so
+/// that exactly one of `<`, `==`, `>` holds for any two versions.
 public struct AppVersion: Sendable, Comparable, Hashable, CustomStringConvertible {
     /// The text as given, without surrounding whitespace.
     public let text: String
@@ -11,6 +13,8 @@ public struct AppVersion: Sendable, Comparable, Hashable, CustomStringConvertibl
     let components: [Int]
     /// The pre-release suffix (`b1`, `rc.1`), or nil for a release.
     let prerelease: String?
+    /// The pre-release suffix as the order sees it (see ``PrereleasePiece``), or nil for a release.
+    let prereleasePieces: [PrereleasePiece]?
 
     public init(_ string: String) throws {
         let trimmed = string.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -20,6 +24,7 @@ public struct AppVersion: Sendable, Comparable, Hashable, CustomStringConvertibl
         text = trimmed
         components = parsed.components
         prerelease = parsed.prerelease
+        prereleasePieces = parsed.prerelease.map(Self.pieces)
     }
 
     public var description: String { text }
@@ -50,12 +55,12 @@ public struct AppVersion: Sendable, Comparable, Hashable, CustomStringConvertibl
     }
 
     public static func == (lhs: AppVersion, rhs: AppVersion) -> Bool {
-        lhs.components == rhs.components && lhs.prerelease == rhs.prerelease
+        lhs.components == rhs.components && lhs.prereleasePieces == rhs.prereleasePieces
     }
 
     public func hash(into hasher: inout Hasher) {
         hasher.combine(components)
-        hasher.combine(prerelease)
+        hasher.combine(prereleasePieces)
     }
 
     public static func < (lhs: AppVersion, rhs: AppVersion) -> Bool {
@@ -65,30 +70,31 @@ public struct AppVersion: Sendable, Comparable, Hashable, CustomStringConvertibl
             let right = position < rhs.components.count ? rhs.components[position] : 0
             if left != right { return left < right }
         }
-        switch (lhs.prerelease, rhs.prerelease) {
+        switch (lhs.prereleasePieces, rhs.prereleasePieces) {
         case (nil, nil), (nil, _?): return false
         case (_?, nil): return true
-        case (let left?, let right?): return comparePrerelease(left, right)
+        case (let left?, let right?): return left.lexicographicallyPrecedes(right)
         }
     }
 
-    /// Pre-release labels compare piece by piece (split at `.` and `-`): numbers as integers,
-    /// words as text, so `rc.2` < `rc.10` and `b1` < `b2`.
-    private static func comparePrerelease(_ left: String, _ right: String) -> Bool {
-        let leftPieces = pieces(left)
-        let rightPieces = pieces(right)
-        for (a, b) in zip(leftPieces, rightPieces) where a != b {
-            switch (Int(a), Int(b)) {
-            case (let x?, let y?): return x < y
-            case (_?, nil): return true
-            case (nil, _?): return false
-            case (nil, nil): return a < b
+    /// One piece of a pre-release label, split at `.` and `-` and between digits and letters:
+    /// numbers compare as integers and below words, words as lower-case text, so `rc.2` < `rc.10`
+    /// and `b1` < `b2`. A run of digits too long for `Int` is a word.
+    enum PrereleasePiece: Hashable, Comparable, Sendable {
+        case number(Int)
+        case word(String)
+
+        static func < (lhs: Self, rhs: Self) -> Bool {
+            switch (lhs, rhs) {
+            case (.number(let x), .number(let y)): x < y
+            case (.number, .word): true
+            case (.word, .number): false
+            case (.word(let x), .word(let y)): x < y
             }
         }
-        return leftPieces.count < rightPieces.count
     }
 
-    private static func pieces(_ label: String) -> [String] {
+    private static func pieces(_ label: String) -> [PrereleasePiece] {
         var result: [String] = []
         var current = ""
         var currentIsDigit: Bool?
@@ -108,7 +114,7 @@ public struct AppVersion: Sendable, Comparable, Hashable, CustomStringConvertibl
             currentIsDigit = isDigit
         }
         if !current.isEmpty { result.append(current) }
-        return result.map { $0.lowercased() }
+        return result.map { piece in Int(piece).map(PrereleasePiece.number) ?? .word(piece.lowercased()) }
     }
 }
 

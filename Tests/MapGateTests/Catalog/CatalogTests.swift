@@ -63,6 +63,8 @@ import Testing
         (#"{"size": "1000"}"#, "size is missing or not an integer"),
         (#"{"sha256": "abc"}"#, "is not 64 hex digits"),
         (#"{"sha256": "gggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggg"}"#, "is not 64 hex digits"),
+        // Fullwidth digits are hex digits to Character.isHexDigit (found by the catalog fuzz target).
+        (#"{"sha256": "\#(String(repeating: "\u{FF10}", count: 64))"}"#, "is not 64 hex digits"),
         (#"{"url": "ftp://example.com/x.mbtiles"}"#, "url scheme \"ftp\""),
         (#"{"url": "javascript:alert(1)"}"#, "url scheme"),
         (#"{"format": "gif"}"#, "format \"gif\""),

@@ -32,6 +32,19 @@ import Testing
         #expect(try file.tileCount() == count)
     }
 
+    /// Found by Fuzz/targets/mbtiles.swift's seeds: MIN/MAX over an integer and a text zoom
+    /// level made an upside-down range, a trap in sync's validation and in the server.
+    @Test func zoomLevelsThatAreNotIntegersAreAnError() throws {
+        let work = try TemporaryDirectory()
+        let path = work.file("text-zoom.mbtiles")
+        let database = try SQLiteDatabase(path: path, mode: .readWriteCreate)
+        try database.execute("CREATE TABLE metadata (name TEXT, value TEXT)")
+        try database.execute("CREATE TABLE tiles (zoom_level INTEGER, tile_column INTEGER, tile_row INTEGER, tile_data BLOB)")
+        try database.execute("INSERT INTO tiles VALUES (5, 0, 0, x'00'), ('abc', 0, 0, x'00')")
+        let error = #expect(throws: MBTilesError.self) { try MBTilesFile(path: path).zoomRange() }
+        #expect(error?.reason.contains("1 tiles have a zoom_level that is not an integer") == true, "\(error?.reason ?? "")")
+    }
+
     @Test func invalidAndCorruptFilesAreRejected() throws {
         let invalid = #expect(throws: MBTilesError.self) { try MBTilesFile(path: try TestPaths.shared("mbtiles/mbtileserver-invalid.mbtiles")) }
         #expect(invalid?.reason.contains("no tiles table or view") == true)

@@ -4,9 +4,12 @@ import Testing
 @Suite struct AppVersionTests {
     @Test(arguments: [
         ("1.1", "1.1.0"), ("1.01", "1.1"), (" 2.0 ", "2"), ("1.0.0.0", "1"), ("0", "0.0"),
+        // Labels the order cannot tell apart (found by Fuzz/targets/version.swift).
+        ("1.0-rc.07", "1.0-rc.7"), ("1.0-RC1", "1.0-rc.1"), ("1.1b2.", "1.1b2"), ("1.0-rc-1", "1.0.0rc1"),
     ])
     func equal(_ left: String, _ right: String) throws {
         #expect(try AppVersion(left) == AppVersion(right))
+        #expect(try AppVersion(left).hashValue == AppVersion(right).hashValue)
         #expect(!(try AppVersion(left) < AppVersion(right)))
         #expect(!(try AppVersion(right) < AppVersion(left)))
     }
