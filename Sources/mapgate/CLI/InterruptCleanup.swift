@@ -18,7 +18,7 @@ final class InterruptCleanup {
             source.setEventHandler {
                 console.note("stopping…")
                 for path in paths { unlink(path) }
-                exit(128 + number)
+                _exit(128 + number)  // at once: no atexit handlers while other threads still run
             }
             source.resume()
             return source
