@@ -58,8 +58,8 @@ public final class TestOrigin: Sendable {
 /// What the origin's handlers share: the folder, the requests seen, the faults' counts.
 private final class OriginState: Sendable {
     let root: String
-    let hits = Mutex<[TestOrigin.Hit]>([])
-    let faultCounts = Mutex<[String: Int]>([:])
+    let hits = Locked<[TestOrigin.Hit]>([])
+    let faultCounts = Locked<[String: Int]>([:])
     let stopping = Atomic<Bool>(false)
 
     init(root: String) { self.root = root }

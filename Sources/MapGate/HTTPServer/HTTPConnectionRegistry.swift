@@ -27,11 +27,11 @@ final class HTTPConnectionRecord: Sendable {
     }
 
     let socket: Int32
-    let state: Mutex<State>
+    let state: Locked<State>
 
     init(socket: Int32, now: UInt64) {
         self.socket = socket
-        state = Mutex(State(waitingSince: now))
+        state = Locked(State(waitingSince: now))
     }
 
     /// Payload bytes the kernel received on this socket (`tcpi_bytes_received`), nil if unknown.
@@ -51,7 +51,7 @@ final class HTTPConnectionRecord: Sendable {
 /// would hold its connection for ever. Once bytes of a head have arrived, the client has
 /// `headTimeout` seconds to finish it, else it is answered 408 and closed.
 final class HTTPConnectionRegistry: Sendable {
-    private let records = Mutex<[ObjectIdentifier: HTTPConnectionRecord]>([:])
+    private let records = Locked<[ObjectIdentifier: HTTPConnectionRecord]>([:])
     let gauge: HTTPConnectionGauge
     let headTimeout: Double
     private let stopping = Atomic<Bool>(false)

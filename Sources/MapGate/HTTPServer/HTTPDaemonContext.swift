@@ -13,7 +13,7 @@ final class HTTPDaemonContext: Sendable {
     let registry: HTTPConnectionRegistry
     let log: (@Sendable (HTTPServer.LogEntry) -> Void)?
     private let makeHandler: @Sendable () -> any HTTPRequestHandler
-    private let handlers = Mutex<[UnsafeSendable<any HTTPRequestHandler>]>([])
+    private let handlers = Locked<[UnsafeSendable<any HTTPRequestHandler>]>([])
     let isStopping = Atomic<Bool>(false)
 
     init(

@@ -12,13 +12,13 @@ public final class HTTPListener: Sendable {
     public let host: String
     /// The port actually bound (useful when 0 was asked for).
     public let port: UInt16
-    private let descriptor: Mutex<Int32?>
+    private let descriptor: Locked<Int32?>
 
     public init(host: String, port: UInt16) throws {
         self.host = host
         let (fd, bound) = try Self.listen(host: host, port: port)
         self.port = bound
-        descriptor = Mutex(fd)
+        descriptor = Locked(fd)
     }
 
     deinit {

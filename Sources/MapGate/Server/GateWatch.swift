@@ -9,9 +9,9 @@ public final class GateWatch: Sendable {
         public var storeURL: String?
     }
 
-    private let closure = Mutex<Closure?>(nil)
-    private let failureMessage = Mutex<String?>(nil)
-    private let left = Mutex<Int?>(nil)
+    private let closure = Locked<Closure?>(nil)
+    private let failureMessage = Locked<String?>(nil)
+    private let left = Locked<Int?>(nil)
     /// Read on every request: an atomic, so an open gate costs no lock.
     private let isRefusing = Atomic<Bool>(false)
 

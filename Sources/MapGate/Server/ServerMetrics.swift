@@ -15,7 +15,7 @@ public final class ServerMetrics: Sendable {
         var latencyCount = 0
     }
 
-    private let counts = Mutex(Counts())
+    private let counts = Locked(Counts())
 
     public init() {}
 

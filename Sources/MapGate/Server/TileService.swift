@@ -46,7 +46,7 @@ public final class TileService: Sendable {
         }
     }
 
-    private let current: Mutex<[String: Region]>
+    private let current: Locked<[String: Region]>
     public let gate: GateWatch
     public let metrics: ServerMetrics
     public let leafletPath: String
@@ -59,7 +59,7 @@ public final class TileService: Sendable {
         metrics: ServerMetrics = ServerMetrics()
     ) {
         self.maplibrePath = maplibrePath
-        current = Mutex(Dictionary(uniqueKeysWithValues: regions.map { ($0.record.id, $0) }))
+        current = Locked(Dictionary(uniqueKeysWithValues: regions.map { ($0.record.id, $0) }))
         self.gate = gate
         self.leafletPath = leafletPath
         self.fallbackHost = fallbackHost

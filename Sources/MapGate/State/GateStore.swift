@@ -22,7 +22,8 @@ public final class GateStore {
     ///     installed, so lost state must fail closed.
     public init(copies: [StateDatabase], regionsFolder: String?) {
         var seen = Set<String>()
-        self.copies = copies.filter { seen.insert(URL(fileURLWithPath: $0.path).standardizedFileURL.path).inserted }
+        // The same file under two names (a symlinked folder) is one copy: locking it twice would deadlock.
+        self.copies = copies.filter { seen.insert(URL(fileURLWithPath: $0.path).resolvingSymlinksInPath().path).inserted }
         self.regionsFolder = regionsFolder
     }
 

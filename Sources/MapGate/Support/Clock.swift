@@ -12,10 +12,10 @@ public struct Clock: Sendable {
 
 /// A clock that moves only when told: for tests and the demo's simulated month.
 public final class ManualTime: Sendable {
-    private let current: Mutex<Date>
+    private let current: Locked<Date>
 
     public init(_ start: Date) {
-        current = Mutex(start)
+        current = Locked(start)
     }
 
     public var now: Date { current.withLock { $0 } }

@@ -35,7 +35,7 @@ final class PackageSink: @unchecked Sendable {
     private static let depth = 4
     private static let chunkSize = 1 << 20
     private let slots = DispatchSemaphore(value: PackageSink.depth)
-    private let workerError = Mutex<(any Error)?>(nil)
+    private let workerError = Locked<(any Error)?>(nil)
 
     init(region: CatalogRegion, partialPath: String, outputPath: String) throws {
         self.region = region

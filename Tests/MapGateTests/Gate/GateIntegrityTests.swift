@@ -139,6 +139,18 @@ import Testing
         #expect(try harness.makeGate().status().record.isRecovering == false)
     }
 
+    /// A state folder that is the data directory under another name is one copy, not two (two
+    /// write locks on one file would wait on each other).
+    @Test func aStateFolderThatIsTheDataDirectoryIsOneCopy() throws {
+        let harness = try GateHarness()
+        try harness.directory.prepare()
+        try FileManager.default.createSymbolicLink(atPath: harness.stateFolder, withDestinationPath: harness.directory.path)
+        try harness.serve("1.5.0")
+        let started = Date()
+        #expect(try harness.use() == .grace)
+        #expect(Date().timeIntervalSince(started) < 5)
+    }
+
     @Test func aNewUserWithNothingInstalledStartsAsBefore() throws {
         let harness = try GateHarness()
         try harness.serve(nil)

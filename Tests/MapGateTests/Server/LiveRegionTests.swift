@@ -38,7 +38,7 @@ import Testing
         defer { server.stop() }
         #expect(try status("/cities.json").status == 404)
         // Load on the region being replaced, for the whole test.
-        let failures = Mutex<[String]>([])
+        let failures = Locked<[String]>([])
         let served = Atomic<Int>(0)
         let stop = Atomic<Bool>(false)
         let base = server.baseURL
