@@ -26,6 +26,7 @@ struct ServerLaunch {
         } else {
             refresh = 60
         }
+        // The regions must be readable before the port is bound and a use counted.
         _ = try context.regionLibrary().installed()
         // Each connection is a descriptor; keep some for SQLite files, the state and logs.
         let needed = settings.maxConnections + settings.reserveConnections + 64

@@ -25,7 +25,7 @@ final class SyncHarness: @unchecked Sendable {
 
     func catalog(path: String = "/catalog.json") throws -> Catalog {
         try builder.write()
-        return try Catalog.fetch(from: origin.baseURL + path, client: HTTPClient())
+        return try CatalogSource(url: origin.baseURL + path, trustedKeys: [], requiresSignature: false, client: HTTPClient()).fetch().catalog
     }
 
     /// The gate's copies: the harness's own state folder and the data directory.
