@@ -23,9 +23,10 @@ let package = Package(
         .systemLibrary(
             name: "CMicroHTTPD", pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"])]),
+        .systemLibrary(name: "CLinux"),
         .target(
             name: "MapGate",
-            dependencies: ["CCurl", "CSQLite", "CZlib", "CCrypto", "CMicroHTTPD"]),
+            dependencies: ["CCurl", "CSQLite", "CZlib", "CCrypto", "CMicroHTTPD", "CLinux"]),
         .target(
             name: "MapGateDemo",
             dependencies: ["MapGate"]),

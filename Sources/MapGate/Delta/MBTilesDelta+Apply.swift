@@ -15,8 +15,13 @@ extension MBTilesDelta {
     /// tiles lose their UTFGrid link (`map.grid_id`), which the delta format does not carry.
     /// Deltas made by martin in any of its layouts are read (flat, flat-with-hash, normalized);
     /// its binary-diff deltas are refused.
+    ///
+    /// With `hashes: .byCaller` neither hash is computed here (each is a pass over every tile):
+    /// the result's `agg_tiles_hash` is set to the delta's word, and the caller must hash the file
+    /// afterwards (``TilesetHash/compute(ofFileAt:)``) and discard it unless the hash equals the
+    /// summary's `targetHash`. `sync` does so on another thread while it validates the file.
     @discardableResult
-    public static func apply(delta: String, to base: String) throws -> DeltaSummary {
+    public static func apply(delta: String, to base: String, hashes: HashCheck = .inTransaction) throws -> DeltaSummary {
         for path in [delta, base] where !FileManager.default.fileExists(atPath: path) {
             throw DeltaError(path: path, reason: .missingFile)
         }
@@ -31,20 +36,32 @@ extension MBTilesDelta {
         try database.registerMD5HexFunction()
 
         return try database.transaction(.immediate) {
-            let before = try TilesetHash.compute(in: database, schema: "main", path: base)
-            guard before.hex == file.baseHash else {
-                throw DeltaError(path: delta, reason: .baseMismatch(expected: file.baseHash, actual: before.hex))
+            if hashes == .inTransaction {
+                let before = try TilesetHash.compute(in: database, schema: "main", path: base)
+                guard before.hex == file.baseHash else {
+                    throw DeltaError(path: delta, reason: .baseMismatch(expected: file.baseHash, actual: before.hex))
+                }
             }
             try writeTiles(database, layout: layout, rows: file.rowsSQL)
             try writeMetadata(database)
-            let after = try TilesetHash.compute(in: database, schema: "main", path: base)
-            guard after.hex == file.targetHash else {
-                throw DeltaError(path: delta, reason: .resultMismatch(expected: file.targetHash, actual: after.hex))
+            if hashes == .inTransaction {
+                let after = try TilesetHash.compute(in: database, schema: "main", path: base)
+                guard after.hex == file.targetHash else {
+                    throw DeltaError(path: delta, reason: .resultMismatch(expected: file.targetHash, actual: after.hex))
+                }
             }
             try database.execute("DELETE FROM main.metadata WHERE name IN \(reservedKeysSQL)")
-            try database.execute("INSERT INTO main.metadata (name, value) VALUES (?, ?)", [.text(hashKey), .text(after.hex)])
+            try database.execute("INSERT INTO main.metadata (name, value) VALUES (?, ?)", [.text(hashKey), .text(file.targetHash)])
             return try summary(database, schema: "delta", tilesSQL: file.rowsSQL)
         }
+    }
+
+    /// Who checks the base's and the result's tile hashes.
+    public enum HashCheck: Sendable {
+        /// `apply` itself, inside its transaction: a mismatch rolls everything back.
+        case inTransaction
+        /// The caller, after `apply` returns (see ``apply(delta:to:hashes:)``).
+        case byCaller
     }
 
     /// Removes every tile the delta names, then inserts those it gives bytes for.

@@ -27,6 +27,9 @@ public struct TilesetHash: Sendable, Equatable, CustomStringConvertible {
             throw DeltaError(path: path, reason: .missingFile)
         }
         let database = try SQLiteDatabase(path: path, mode: .readOnly)
+        // One pass in key order: a small page cache is enough, and keeps `sync`'s memory low.
+        // (A file that is no database fails below, with the reason.)
+        try? database.execute("PRAGMA cache_size = -512")
         // Bounded: a `tiles` view can generate rows from nothing. No file holds more tiles than a
         // quarter of its size in bytes, and hashing runs under a time limit.
         let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue ?? 0

@@ -1,3 +1,4 @@
+import CLinux
 import Foundation
 import Synchronization
 
@@ -10,9 +11,9 @@ import Synchronization
 /// 1 MiB wait between them, so memory stays bounded whatever the package's size.
 final class PackageSink: @unchecked Sendable {
     // Invariant: `partial`, `downloadHash`, `downloadedBytes`, `resumedBytes` and `pending` are
-    // the caller's; `output`, `outputHash`, `inflater`, `head`, `isGzip`, `outputBytes` and
-    // `outputBuffer` belong to the worker queue, and the caller reads or resets them only after
-    // `drain()`, when the worker is idle.
+    // the caller's; `output`, `outputHash`, `inflater`, `head`, `isGzip`, `outputBytes`,
+    // `writebackStart` and `outputBuffer` belong to the worker queue, and the caller reads or
+    // resets them only after `drain()`, when the worker is idle.
     let region: CatalogRegion
     let partialPath: String
     let outputPath: String
@@ -29,6 +30,8 @@ final class PackageSink: @unchecked Sendable {
     private(set) var resumedBytes: Int64 = 0
     private(set) var outputBytes: Int64 = 0
     private var outputBuffer = Data()
+    /// Where the output's bytes not yet handed to writeback start.
+    private var writebackStart: Int64 = 0
     /// Download bytes not yet handed to the worker.
     private var pending = Data()
     private let worker = DispatchQueue(label: "mapgate.package-unpack")
@@ -80,6 +83,7 @@ final class PackageSink: @unchecked Sendable {
         downloadedBytes = 0
         resumedBytes = 0
         outputBytes = 0
+        writebackStart = 0
         outputBuffer.removeAll(keepingCapacity: true)
         inflater = nil
         isGzip = nil
@@ -170,6 +174,12 @@ final class PackageSink: @unchecked Sendable {
         guard !outputBuffer.isEmpty else { return }
         try outputBuffer.withUnsafeBytes { try write($0, to: output, what: "region file") }
         outputBuffer.removeAll(keepingCapacity: true)
+        // Start writing what is done back to disk as it goes, so the fsync before install has
+        // little left to do. Only a hint: an error here changes nothing.
+        if outputBytes - writebackStart >= 8 << 20 {
+            _ = clinux_start_writeback(output.fileDescriptor, off_t(writebackStart), off_t(outputBytes - writebackStart))
+            writebackStart = outputBytes
+        }
     }
 
     private func write(_ bytes: UnsafeRawBufferPointer, to handle: FileHandle, what: String) throws {
@@ -181,8 +191,7 @@ final class PackageSink: @unchecked Sendable {
         }
     }
 
-    /// After the last byte: checks size, hash and the gzip trailer, flushes and fsyncs the
-    /// output. Returns the SHA-256 and size of the MBTiles file.
+    /// After the last byte: checks size, hash and the gzip trailer, and flushes the output. Returns the SHA-256 and size of the MBTiles file.
     func finish() throws -> (sha256: String, size: Int64) {
         if !pending.isEmpty {
             try hand(pending)
@@ -207,7 +216,7 @@ final class PackageSink: @unchecked Sendable {
         }
         try flushOutput()
         do {
-            try output.synchronize()
+            // Not fsynced here: the installer does that while the file's tiles are hashed.
             try output.close()
         } catch {
             throw RegionError(region: region.id, reason: "cannot write the region file \(outputPath): \(error.localizedDescription)", kind: .io)

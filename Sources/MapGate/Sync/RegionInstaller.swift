@@ -96,11 +96,7 @@ public final class RegionInstaller {
         stage(.downloading)
         let download = try downloader.download(region, into: directory, progress: progress)
         do {
-            stage(.validating)
-            let content = ContentHashing(path: download.outputPath)
-            let details = try Self.validate(download.outputPath, against: region)
-            stage(.installing)
-            try install(download.outputPath, sha256: download.sha256, size: download.size, content: try content.result(region: region.id), region: region, details: details)
+            try checkAndInstall(download.outputPath, sha256: download.sha256, expectedContentHash: nil, region: region, stage: stage)
         } catch {
             try? FileManager.default.removeItem(atPath: download.outputPath)
             if (error as? RegionError)?.kind == .badData { downloader.discardPartial(region, in: directory) }
@@ -187,34 +183,56 @@ public final class RegionInstaller {
         let patched = directory.patchingPath(region.id)
         try? FileManager.default.removeItem(atPath: patched)
         do {
-            try FileManager.default.copyItem(atPath: directory.regionPath(region.id), toPath: patched)
+            try FileCopy.copy(from: directory.regionPath(region.id), to: patched)
         } catch {
-            throw RegionError(region: region.id, reason: "cannot copy the installed file to apply the delta: \(error.localizedDescription)", kind: .io)
+            throw RegionError(region: region.id, reason: "cannot copy the installed file to apply the delta: \((error as? LocalizedError)?.errorDescription ?? "\(error)")", kind: .io)
         }
-        let summary = try MBTilesDelta.apply(delta: download.outputPath, to: patched)
+        // The tile hashes are checked below, on another thread while the file is validated: the
+        // result's against the catalog's. The base's is not hashed again: it was recorded at install,
+        // and a base changed since then cannot give the declared result.
+        let summary = try MBTilesDelta.apply(delta: download.outputPath, to: patched, hashes: .byCaller)
         if let expected = region.contentHash, summary.targetHash.uppercased() != expected.uppercased() {
             throw RegionError(
                 region: region.id, reason: "the delta gives tiles with hash \(summary.targetHash), the catalog declares \(expected)", kind: .badData)
         }
-        stage(.validating)
-        let content = ContentHashing(path: patched)
-        let details = try Self.validate(patched, against: region)
-        stage(.installing)
-        let size = (try? FileManager.default.attributesOfItem(atPath: patched)[.size] as? NSNumber)?.int64Value ?? 0
-        try install(
-            patched, sha256: try SHA256Hasher.hex(ofFileAt: patched), size: size, content: try content.result(region: region.id), region: region,
-            details: details)
+        try checkAndInstall(patched, sha256: nil, expectedContentHash: summary.targetHash, region: region, stage: stage)
         downloader.discardPartial(package, in: directory)
         return .patched(version: region.version, previous: previous.version, downloaded: delta.size - download.resumedFrom, fullSize: region.size)
     }
 
-    /// fsync, rename over the old file, fsync the folder, then record it (with the tiles' content
-    /// hash and count, computed once from the file about to be installed) in one transaction.
-    private func install(_ path: String, sha256: String, size: Int64, content: TilesetHash, region: CatalogRegion, details: Details) throws {
-        if let file = try? FileHandle(forUpdating: URL(fileURLWithPath: path)) {
-            try? file.synchronize()
-            try? file.close()
+    /// Validates the file at `path` and fsyncs it while another thread hashes its tiles (both read
+    /// the whole file), checks the hash when one is expected, then installs it.
+    private func checkAndInstall(_ path: String, sha256: String?, expectedContentHash: String?, region: CatalogRegion, stage: (Stage) -> Void) throws {
+        stage(.validating)
+        let content = ContentHashing(path: path)
+        // On a failure here the hashing thread is left to finish on its own, on a file the caller removes.
+        let details = try Self.validate(path, against: region)
+        let fileHash = try sha256 ?? SHA256Hasher.hex(ofFileAt: path)
+        try Self.flush(path, region: region)
+        let tiles = try content.result(region: region.id)
+        if let expectedContentHash, tiles.hex.uppercased() != expectedContentHash.uppercased() {
+            throw RegionError(
+                region: region.id, reason: "the delta gave tiles with hash \(tiles.hex), not the \(expectedContentHash) it declares", kind: .badData)
         }
+        stage(.installing)
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value ?? 0
+        try install(path, sha256: fileHash, size: size, content: tiles, region: region, details: details)
+    }
+
+    /// fsync: the new file's bytes are on disk before the rename makes it the installed one.
+    private static func flush(_ path: String, region: CatalogRegion) throws {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0, fsync(descriptor) == 0 else {
+            let reason = String(cString: strerror(errno))
+            if descriptor >= 0 { close(descriptor) }
+            throw RegionError(region: region.id, reason: "cannot write the region file \(path): \(reason)", kind: .io)
+        }
+        close(descriptor)
+    }
+
+    /// Renames the checked file over the old one, fsyncs the folder, then records it (with the
+    /// tiles' content hash and count) in one transaction.
+    private func install(_ path: String, sha256: String, size: Int64, content: TilesetHash, region: CatalogRegion, details: Details) throws {
         let destination = directory.regionPath(region.id)
         guard rename(path, destination) == 0 else {
             throw RegionError(region: region.id, reason: "cannot move the new file into \(destination): \(String(cString: strerror(errno)))", kind: .io)

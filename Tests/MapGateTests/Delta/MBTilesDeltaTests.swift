@@ -195,6 +195,34 @@ extension DeltaTests {
             #expect(try Files.fingerprint(base) == before, "a failed apply changed the base")
         }
 
+        /// With `hashes: .byCaller` a wrong base is not caught by `apply`: the result's own hash
+        /// differs from the `targetHash` the caller is told to check, and the file says the target.
+        @Test func byCallerLeavesTheResultCheckToTheCaller() throws {
+            let directory = try TemporaryDirectory()
+            let baseTiles = Files.pyramid(maxZoom: 3, png: true, seed: 11)
+            let targetTiles = Self.edited(baseTiles, png: true, seed: 12)
+            let base = directory.file("base.mbtiles")
+            let target = directory.file("target.mbtiles")
+            try Files.write(base, tiles: baseTiles, metadata: Self.baseMetadata)
+            try Files.write(target, tiles: targetTiles, metadata: Self.targetMetadata)
+            let delta = directory.file("delta.mbtiles")
+            let made = try MBTilesDelta.make(from: base, to: target, output: delta)
+
+            let good = try Files.copy(base, to: directory, as: "good.mbtiles")
+            let applied = try MBTilesDelta.apply(delta: delta, to: good, hashes: .byCaller)
+            #expect(applied == made)
+            #expect(try Files.tiles(of: good) == targetTiles)
+            #expect(try TilesetHash.compute(ofFileAt: good).hex == applied.targetHash)
+
+            let changed = try Files.copy(base, to: directory, as: "changed.mbtiles")
+            let database = try SQLiteDatabase(path: changed, mode: .readWriteCreate)
+            try database.execute("UPDATE tiles SET tile_data = X'00' WHERE zoom_level = 0")
+            let unchecked = try MBTilesDelta.apply(delta: delta, to: changed, hashes: .byCaller)
+            #expect(unchecked.targetHash == made.targetHash)
+            #expect(try Files.metadata(of: changed)[MBTilesDelta.hashKey] == .some(made.targetHash))
+            #expect(try TilesetHash.compute(ofFileAt: changed).hex != unchecked.targetHash, "the caller's check is what catches it")
+        }
+
         @Test func filesThatAreNoDeltaAreRefused() throws {
             let directory = try TemporaryDirectory()
             let base = directory.file("base.mbtiles")

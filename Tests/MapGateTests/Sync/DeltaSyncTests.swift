@@ -104,6 +104,28 @@ import Testing
         #expect(client.notices.isEmpty)  // no delta matched: nothing to fall back from
     }
 
+    /// The installed file itself edited behind mapgate's back (its record unchanged): the delta
+    /// applies, the result's tiles do not hash to the catalog's, and the full package installs.
+    @Test func anInstalledFileEditedInPlaceFallsBackToTheFullPackage() throws {
+        try publishVersions(upTo: 1)
+        let client = try Client(baseURL: origin.baseURL)
+        try client.sync()
+        let edit = try SQLiteDatabase(path: client.directory.regionPath("alpha"), mode: .readWriteCreate)
+        try edit.execute("UPDATE tiles SET tile_data = tile_data || X'00'")  // every tile, so the delta cannot cover it
+        try publishVersions(from: 2, upTo: 2)
+
+        let outcome = try client.sync()
+
+        guard case .installed(let version, _, _, _) = outcome else { Issue.record("expected the full package, got \(outcome)"); return }
+        #expect(version == "2")
+        #expect(client.notices.count == 1, "\(client.notices)")
+        #expect(client.notices.first?.contains("the delta gave tiles with hash") == true, "\(client.notices)")
+        let fresh = try Client(baseURL: origin.baseURL)
+        try fresh.sync()
+        #expect(try client.tiles == (try fresh.tiles))
+        #expect(try RegionLibrary(directory: client.directory, state: client.state).verify("alpha").isIntact)
+    }
+
     @Test(arguments: ["corrupt", "wrong-result", "404"])
     func aBadDeltaFallsBackToTheFullPackage(fault: String) throws {
         try publishVersions(upTo: 1)
