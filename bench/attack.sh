@@ -14,7 +14,7 @@ pid=""
 cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
 python3 bench/make-tiles.py "$work" 3 >/dev/null
-swift build -c release --product mapgate >/dev/null
+swift build -c release --static-swift-stdlib --product mapgate >/dev/null
 mapgate=$PWD/.build/release/mapgate
 size=$(stat -c %s "$work/bench.mbtiles")
 sha=$(sha256sum "$work/bench.mbtiles" | cut -d' ' -f1)

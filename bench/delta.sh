@@ -27,7 +27,7 @@ cp "$work/v1.mbtiles" "$work/v2.mbtiles"
 sqlite3 "$work/v2.mbtiles" "UPDATE tiles SET tile_data = randomblob(length(tile_data)) WHERE abs(random()) % 50 = 0;"
 minisign -G -W -p "$work/key.pub" -s "$work/key.sec" >/dev/null
 
-swift build -c release --product mapgate >/dev/null
+swift build -c release --static-swift-stdlib --product mapgate >/dev/null
 mapgate=$PWD/.build/release/mapgate
 echo '{}' > "$work/config.json"
 publish() {  # publish FILE VERSION OUT

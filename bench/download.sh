@@ -30,7 +30,7 @@ CONF
 nginx -c "$work/nginx.conf"
 url="http://127.0.0.1:$port"
 
-swift build -c release --product mapgate >/dev/null
+swift build -c release --static-swift-stdlib --product mapgate >/dev/null
 mapgate=$PWD/.build/release/mapgate
 echo "{\"catalogURL\": \"$url/catalog.json\"}" > "$work/config.json"
 source bench/bench-env.sh

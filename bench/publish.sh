@@ -27,7 +27,7 @@ echo '{"big.mbtiles": {"version": "1"}}' > "$work/in/regions.json"
 minisign -G -W -p "$work/key.pub" -s "$work/key.sec" >/dev/null
 ls -l "$work/in/big.mbtiles" | awk '{printf "input: %.0f MB MBTiles\n", $5 / 1e6}'
 
-swift build -c release --product mapgate >/dev/null
+swift build -c release --static-swift-stdlib --product mapgate >/dev/null
 mapgate=$PWD/.build/release/mapgate
 echo '{}' > "$work/config.json"
 

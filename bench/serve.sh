@@ -32,7 +32,7 @@ python3 -m venv "$work/venv" >/dev/null
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 # mapgate: install the region through a file:// catalog, then serve it.
-swift build -c release --product mapgate >/dev/null
+swift build -c release --static-swift-stdlib --product mapgate >/dev/null
 mapgate=$PWD/.build/release/mapgate
 size=$(stat -c %s "$work/bench.mbtiles")
 sha=$(sha256sum "$work/bench.mbtiles" | cut -d' ' -f1)

@@ -49,7 +49,7 @@ public final class SHA256Hasher {
         }
         defer { try? handle.close() }
         let hasher = SHA256Hasher()
-        while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty {
+        while let chunk = try handle.read(upToCount: 256 << 10), !chunk.isEmpty {
             hasher.update(chunk)
         }
         return hasher.finalizeHex()

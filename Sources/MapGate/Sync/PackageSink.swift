@@ -4,23 +4,23 @@ import Synchronization
 
 /// Where a package's bytes go as they stream in: the resumable partial file, the SHA-256 of
 /// the download, and the MBTiles file being written beside its destination (gunzipped on the
-/// fly when the payload starts with the gzip magic bytes), with its own SHA-256.
+/// fly when the payload starts with the gzip magic bytes).
 ///
 /// Two threads share the work: the caller's (libcurl's) writes the partial file and hashes the
-/// download; a worker inflates, hashes and writes the MBTiles file. At most `depth` chunks of
-/// 1 MiB wait between them, so memory stays bounded whatever the package's size.
+/// download; a worker inflates and writes the MBTiles file. At most `depth` chunks of 256 KiB
+/// wait between them, so memory stays bounded whatever the package's size. The MBTiles file's
+/// own SHA-256 is left to the installer, which computes it while another thread hashes the tiles.
 final class PackageSink: @unchecked Sendable {
     // Invariant: `partial`, `downloadHash`, `downloadedBytes`, `resumedBytes` and `pending` are
-    // the caller's; `output`, `outputHash`, `inflater`, `head`, `isGzip`, `outputBytes`,
-    // `writebackStart` and `outputBuffer` belong to the worker queue, and the caller reads or
-    // resets them only after `drain()`, when the worker is idle.
+    // the caller's; `output`, `inflater`, `head`, `isGzip`, `outputBytes`, `writebackStart` and
+    // `outputBuffer` belong to the worker queue, and the caller reads or resets them only after
+    // `drain()`, when the worker is idle.
     let region: CatalogRegion
     let partialPath: String
     let outputPath: String
     private var partial: FileHandle
     private var output: FileHandle
     private let downloadHash = SHA256Hasher()
-    private let outputHash = SHA256Hasher()
     private var inflater: GzipInflater?
     /// The first bytes, held until gzip can be told from SQLite.
     private var head = Data()
@@ -36,7 +36,7 @@ final class PackageSink: @unchecked Sendable {
     private var pending = Data()
     private let worker = DispatchQueue(label: "mapgate.package-unpack")
     private static let depth = 4
-    private static let chunkSize = 1 << 20
+    private static let chunkSize = 256 << 10
     private let slots = DispatchSemaphore(value: PackageSink.depth)
     private let workerError = Locked<(any Error)?>(nil)
 
@@ -55,8 +55,10 @@ final class PackageSink: @unchecked Sendable {
         self.output = output
     }
 
+    // No drain here: every block queued on the worker holds the sink, so none is left by the
+    // time it goes (and the last one may be ending on the worker itself, where a drain would
+    // wait for its own queue).
     deinit {
-        drain()
         try? partial.close()
         try? output.close()
     }
@@ -89,7 +91,6 @@ final class PackageSink: @unchecked Sendable {
         isGzip = nil
         head = Data()
         _ = downloadHash.finalizeHex()
-        _ = outputHash.finalizeHex()
     }
 
     /// Takes bytes from the network.
@@ -97,6 +98,7 @@ final class PackageSink: @unchecked Sendable {
         guard downloadedBytes + Int64(bytes.count) <= region.size else {
             throw RegionError(region: region.id, reason: "size mismatch: the server sent more than the \(region.size) bytes the catalog declares", kind: .badData)
         }
+        // Written at once, so that a run killed now resumes after these bytes.
         try write(bytes, to: partial, what: "partial download")
         downloadedBytes += Int64(bytes.count)
         downloadHash.update(bytes)
@@ -164,10 +166,9 @@ final class PackageSink: @unchecked Sendable {
                 reason: "the package unpacks to more than the \(region.installedSize) bytes the catalog declares (installedSize)",
                 kind: .badData)
         }
-        outputHash.update(bytes)
         // Writes are batched: inflate hands out small pieces.
         outputBuffer.append(contentsOf: bytes)
-        if outputBuffer.count >= 1 << 20 { try flushOutput() }
+        if outputBuffer.count >= Self.chunkSize { try flushOutput() }
     }
 
     private func flushOutput() throws {
@@ -191,8 +192,9 @@ final class PackageSink: @unchecked Sendable {
         }
     }
 
-    /// After the last byte: checks size, hash and the gzip trailer, and flushes the output. Returns the SHA-256 and size of the MBTiles file.
-    func finish() throws -> (sha256: String, size: Int64) {
+    /// After the last byte: checks size, hash and the gzip trailer, and flushes the output.
+    /// Returns the size of the MBTiles file.
+    func finish() throws -> Int64 {
         if !pending.isEmpty {
             try hand(pending)
             pending = Data()
@@ -221,6 +223,6 @@ final class PackageSink: @unchecked Sendable {
         } catch {
             throw RegionError(region: region.id, reason: "cannot write the region file \(outputPath): \(error.localizedDescription)", kind: .io)
         }
-        return (outputHash.finalizeHex(), outputBytes)
+        return outputBytes
     }
 }

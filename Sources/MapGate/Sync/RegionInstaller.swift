@@ -96,7 +96,7 @@ public final class RegionInstaller {
         stage(.downloading)
         let download = try downloader.download(region, into: directory, progress: progress)
         do {
-            try checkAndInstall(download.outputPath, sha256: download.sha256, expectedContentHash: nil, region: region, stage: stage)
+            try checkAndInstall(download.outputPath, expectedContentHash: nil, region: region, stage: stage)
         } catch {
             try? FileManager.default.removeItem(atPath: download.outputPath)
             if (error as? RegionError)?.kind == .badData { downloader.discardPartial(region, in: directory) }
@@ -195,19 +195,20 @@ public final class RegionInstaller {
             throw RegionError(
                 region: region.id, reason: "the delta gives tiles with hash \(summary.targetHash), the catalog declares \(expected)", kind: .badData)
         }
-        try checkAndInstall(patched, sha256: nil, expectedContentHash: summary.targetHash, region: region, stage: stage)
+        try checkAndInstall(patched, expectedContentHash: summary.targetHash, region: region, stage: stage)
         downloader.discardPartial(package, in: directory)
         return .patched(version: region.version, previous: previous.version, downloaded: delta.size - download.resumedFrom, fullSize: region.size)
     }
 
-    /// Validates the file at `path` and fsyncs it while another thread hashes its tiles (both read
-    /// the whole file), checks the hash when one is expected, then installs it.
-    private func checkAndInstall(_ path: String, sha256: String?, expectedContentHash: String?, region: CatalogRegion, stage: (Stage) -> Void) throws {
+    /// Validates the file at `path`, takes its SHA-256 and fsyncs it while another thread hashes
+    /// its tiles (each reads the whole file, on its own core), checks the tiles' hash when one is
+    /// expected, then installs it.
+    private func checkAndInstall(_ path: String, expectedContentHash: String?, region: CatalogRegion, stage: (Stage) -> Void) throws {
         stage(.validating)
         let content = ContentHashing(path: path)
         // On a failure here the hashing thread is left to finish on its own, on a file the caller removes.
         let details = try Self.validate(path, against: region)
-        let fileHash = try sha256 ?? SHA256Hasher.hex(ofFileAt: path)
+        let fileHash = try SHA256Hasher.hex(ofFileAt: path)
         try Self.flush(path, region: region)
         let tiles = try content.result(region: region.id)
         if let expectedContentHash, tiles.hex.uppercased() != expectedContentHash.uppercased() {
