@@ -32,6 +32,9 @@ extension MBTilesDelta {
         try TileStoreLayout.requireMBTiles(in: database, schema: "main", path: base)
         let layout = try TileStoreLayout.detect(in: database, schema: "main", path: base)
         try database.execute("ATTACH DATABASE ? AS delta", [.text(delta)])
+        // Small page caches: apply streams through both files once, and `sync` runs it with a
+        // memory budget. Dirty pages beyond the cache go to the file (a copy) early; no harm.
+        try database.execute("PRAGMA main.cache_size = -1024; PRAGMA delta.cache_size = -256")
         let file = try DeltaFile.inspect(in: database, schema: "delta", path: delta)
         try database.registerMD5HexFunction()
 
