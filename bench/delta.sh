@@ -4,6 +4,8 @@
 # tree on 127.0.0.1. Compared in the same run, from a client that has version 1 installed:
 #   sync (delta)   mapgate sync big  — downloads the delta, applies it to a copy, validates, installs
 #   sync (full)    mapgate sync big  — the same update from the full package (deltas not offered)
+#   md5 (floor)    openssl dgst -md5 of the new version's file — the least that checking the
+#                  result's agg_tiles_hash (MD5 over every tile, in order) can cost
 # and prints the delta's size against the full package's. Usage: bench/delta.sh [MEGABYTES] [RUNS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -66,16 +68,19 @@ mkdir -p "$work/v1-tree" && publish "$work/v1.mbtiles" 1 "$work/v1-tree"
 "$mapgate" sync big --quiet --config "$work/v1.json" --data-dir "$work/client-v1"
 restore="rm -rf $work/client $work/state && cp -r $work/client-v1 $work/client"
 
-hyperfine --runs "$runs" --export-json "$work/hyperfine.json" \
+command -v openssl >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssl >/dev/null; }
+hyperfine --warmup 1 --runs "$runs" --export-json "$work/hyperfine.json" \
   --prepare "$restore" -n "sync (delta)" "$mapgate sync big --quiet --config $work/delta.json --data-dir $work/client" \
-  --prepare "$restore" -n "sync (full)" "$mapgate sync big --quiet --config $work/full.json --data-dir $work/client"
+  --prepare "$restore" -n "sync (full)" "$mapgate sync big --quiet --config $work/full.json --data-dir $work/client" \
+  --prepare "true" -n "md5 (floor)" "openssl dgst -md5 $work/v2.mbtiles"
 
 python3 - "$work/hyperfine.json" "$work/www/catalog.json" <<'PY'
 import json, sys
 results = {r["command"]: r for r in json.load(open(sys.argv[1]))["results"]}
-d, f = results["sync (delta)"]["median"], results["sync (full)"]["median"]
+d, f, m = results["sync (delta)"]["median"], results["sync (full)"]["median"], results["md5 (floor)"]["median"]
 region = json.load(open(sys.argv[2]))["regions"][0]
 delta = region["deltas"][0]["size"]
 print(f"delta {delta / 1e6:.1f} MB of a {region['size'] / 1e6:.1f} MB package: {100 * delta / region['size']:.1f} % (goal <= 5 %)")
 print(f"median wall time: sync by delta {d:.2f} s, full sync {f:.2f} s, ratio {d / f:.2f} (goal <= 0.15)")
+print(f"MD5 of the new file alone (the result check's floor): {m:.2f} s, {m / f:.2f} of a full sync")
 PY

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Download benchmark (issue: map packages). Installs one ~200 MB gzip region package served by
+# Download benchmark (issues: map packages, delta updates). Installs one ~200 MB gzip region package served by
 # nginx on 127.0.0.1 and compares, in the same run:
 #   mapgate sync big      (download + SHA-256 + gunzip while streaming, validate, atomic install)
 #   curl -o && sha256sum && gunzip   (the baseline: the same work as three separate steps)
@@ -40,7 +40,7 @@ hyperfine --runs "$runs" --export-json "$work/hyperfine.json" \
   -n mapgate "$mapgate sync big --quiet --config $work/config.json --data-dir $work/data" \
   -n curl+sha256sum+gunzip "curl -s -o $work/base/big.gz $url/big.mbtiles.gz && sha256sum $work/base/big.gz >/dev/null && gunzip -c $work/base/big.gz > $work/base/big.mbtiles"
 
-rm -rf "$work/data"
+rm -rf "$work/data" "$work/state"
 /usr/bin/time -f "%M" -o "$work/rss" "$mapgate" sync big --quiet --config "$work/config.json" --data-dir "$work/data"
 python3 - "$work/hyperfine.json" "$work/rss" <<'PY'
 import json, sys
@@ -48,5 +48,5 @@ results = {r["command"]: r for r in json.load(open(sys.argv[1]))["results"]}
 m, b = results["mapgate"]["median"], results["curl+sha256sum+gunzip"]["median"]
 rss = int(open(sys.argv[2]).read().split()[-1]) / 1024
 print(f"median wall time: mapgate {m:.2f} s, curl+sha256sum+gunzip {b:.2f} s, ratio {m / b:.2f}")
-print(f"mapgate peak memory (max RSS): {rss:.1f} MB (limit 64 MB)")
+print(f"mapgate peak memory (max RSS): {rss:.1f} MB (goal <= 32 MB)")
 PY
