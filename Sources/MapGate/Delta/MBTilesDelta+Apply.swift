@@ -4,11 +4,12 @@ extension MBTilesDelta {
     /// Applies the delta at `delta` to the MBTiles file at `base`, in place; the caller passes a
     /// copy it may lose.
     ///
-    /// In one transaction: checks that the base's ``TilesetHash`` is the delta's
-    /// `agg_tiles_hash_before_apply` (else ``DeltaError/Reason/baseMismatch(expected:actual:)``,
-    /// nothing changed), writes and removes tiles and metadata, checks that the result's hash is
-    /// `agg_tiles_hash_after_apply` (else ``DeltaError/Reason/resultMismatch(expected:actual:)``,
-    /// everything rolled back) and stores it as the base's `agg_tiles_hash`.
+    /// In one transaction, on a connection where neither file's triggers fire and within 600 s:
+    /// checks that the base's ``TilesetHash`` is the delta's `agg_tiles_hash_before_apply` (else
+    /// ``DeltaError/Reason/baseMismatch(expected:actual:)``, nothing changed), writes and removes
+    /// tiles and metadata, checks that the result's hash is `agg_tiles_hash_after_apply` (else
+    /// ``DeltaError/Reason/resultMismatch(expected:actual:)``, everything rolled back) and stores
+    /// it as the base's `agg_tiles_hash`.
     ///
     /// A de-duplicated base (`tiles` a view over `map` + `images`) stays de-duplicated: new tiles
     /// go to `images` under their MD5 id, and images no tile uses any more are removed. Changed
@@ -29,6 +30,9 @@ extension MBTilesDelta {
             throw DeltaError(path: base, reason: .unsupported("the delta and the file to apply it to are the same file"))
         }
         let database = try SQLiteDatabase(path: base, mode: .readWriteCreate)
+        // Both files come from outside: none of their triggers runs, and the whole apply is
+        // bounded in time (a delta's `tiles` may be a view that never ends).
+        try database.distrustSchema()
         try TileStoreLayout.requireMBTiles(in: database, schema: "main", path: base)
         let layout = try TileStoreLayout.detect(in: database, schema: "main", path: base)
         try database.execute("ATTACH DATABASE ? AS delta", [.text(delta)])
@@ -38,7 +42,7 @@ extension MBTilesDelta {
         let file = try DeltaFile.inspect(in: database, schema: "delta", path: delta)
         try database.registerMD5HexFunction()
 
-        return try database.transaction(.immediate) {
+        return try database.withTimeLimit(600) { try database.transaction(.immediate) {
             if hashes == .inTransaction {
                 let before = try TilesetHash.compute(in: database, schema: "main", path: base)
                 guard before.hex == file.baseHash else {
@@ -56,7 +60,7 @@ extension MBTilesDelta {
             try database.execute("DELETE FROM main.metadata WHERE name IN \(reservedKeysSQL)")
             try database.execute("INSERT INTO main.metadata (name, value) VALUES (?, ?)", [.text(hashKey), .text(file.targetHash)])
             return try summary(database, schema: "delta", tilesSQL: file.rowsSQL)
-        }
+        } }
     }
 
     /// Who checks the base's and the result's tile hashes.

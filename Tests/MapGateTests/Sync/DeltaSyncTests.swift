@@ -126,6 +126,26 @@ import Testing
         #expect(try RegionLibrary(directory: client.directory, state: client.state).verify("alpha").isIntact)
     }
 
+    /// A trigger in the installed file (put there by its package, or by hand) never runs when a
+    /// delta is applied to it: an `AFTER INSERT` trigger could write anything, or loop forever.
+    @Test func triggersInTheInstalledFileNeverFire() throws {
+        try publishVersions(upTo: 1)
+        let client = try Client(baseURL: origin.baseURL)
+        try client.sync()
+        let edit = try SQLiteDatabase(path: client.directory.regionPath("alpha"), mode: .readWriteCreate)
+        try edit.execute(
+            """
+            CREATE TRIGGER marker AFTER INSERT ON tiles BEGIN INSERT INTO metadata (name, value) VALUES ('fired', 'yes'); END;
+            CREATE TRIGGER remover AFTER DELETE ON tiles BEGIN DELETE FROM metadata WHERE name = 'description'; END;
+            """)
+        try publishVersions(from: 2, upTo: 2)
+
+        guard case .patched = try client.sync() else { Issue.record("expected the delta; notices: \(client.notices)"); return }
+
+        #expect(try client.metadata["fired"] == nil, "a trigger fired")
+        #expect(try client.metadata["description"] == "v2")
+    }
+
     @Test(arguments: ["corrupt", "wrong-result", "404"])
     func aBadDeltaFallsBackToTheFullPackage(fault: String) throws {
         try publishVersions(upTo: 1)
