@@ -39,15 +39,35 @@ import TestSupport
         #expect(!FileManager.default.fileExists(atPath: directory.file("out.bin")))
     }
 
-    /// A source the kernel cannot copy from (a procfs file reports no size): the bytes go
-    /// through a buffer instead, and all of them arrive.
-    @Test func fallsBackWhereTheKernelCannotCopy() throws {
+    /// Across file systems (tmpfs to the temporary folder's) the kernel refuses to copy (EXDEV on
+    /// Linux 5.19 and later): the bytes go through a buffer instead, and all of them arrive.
+    @Test func copiesAcrossFileSystems() throws {
         let directory = try TemporaryDirectory()
-        let destination = directory.file("mounts.txt")
+        let shared = "/dev/shm/mapgate-filecopy-\(UUID().uuidString)"
+        var bytes = Data(count: (1 << 20) * 2 + 3)
+        for index in stride(from: 0, to: bytes.count, by: 4_093) { bytes[index] = UInt8(truncatingIfNeeded: index) }
+        try bytes.write(to: URL(fileURLWithPath: shared))
+        defer { try? FileManager.default.removeItem(atPath: shared) }
+        let destination = directory.file("copy.bin")
 
-        try FileCopy.copy(from: "/proc/self/mounts", to: destination)
+        try FileCopy.copy(from: shared, to: destination)
 
-        let copied = try String(contentsOfFile: destination, encoding: .utf8)
-        #expect(copied.contains(" / "), "\(copied.prefix(200))")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: destination)) == bytes)
+    }
+
+    /// Only a regular file is copied: a FIFO (which would wait for a writer, then never end) and
+    /// a character device such as /dev/zero (which never ends) are refused before any byte is read.
+    @Test func refusesWhatIsNotARegularFile() throws {
+        let directory = try TemporaryDirectory()
+        let fifo = directory.file("fifo")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let zero = directory.file("zero")
+        try FileManager.default.createSymbolicLink(atPath: zero, withDestinationPath: "/dev/zero")
+        for source in [fifo, zero] {
+            let destination = directory.file("copy-of-\((source as NSString).lastPathComponent)")
+            let error = #expect(throws: GeneralFailure.self) { try FileCopy.copy(from: source, to: destination) }
+            #expect(error?.localizedDescription.contains("is not a regular file") == true, "\(String(describing: error))")
+            #expect(!FileManager.default.fileExists(atPath: destination))
+        }
     }
 }
