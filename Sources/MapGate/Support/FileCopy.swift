@@ -9,13 +9,14 @@ import Glibc
 /// megabytes is copied without passing through this process; falls back to reading and writing
 /// where the kernel or the file system cannot (another file system, an old kernel).
 enum FileCopy {
-    /// Copies `source`, which must be a regular file (not a device or a FIFO that never ends), to
-    /// a new file at `destination` (which must not exist), with mode 0644: the bytes it holds when
-    /// the copy starts. Starts writing the copy back to disk without waiting, so that a later
-    /// fsync has little left to do. On failure the partial destination is removed.
+    /// Copies `source`, which must be a regular file and not a symbolic link (not a device or a
+    /// FIFO that never ends, nor a link planted to make mapgate copy a file it should not read),
+    /// to a new file at `destination` (which must not exist), with mode 0644: the bytes it holds
+    /// when the copy starts. Starts writing the copy back to disk without waiting, so that a
+    /// later fsync has little left to do. On failure the partial destination is removed.
     static func copy(from source: String, to destination: String) throws {
         // O_NONBLOCK: opening a FIFO must not wait for a writer before it can be refused.
-        let input = open(source, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        let input = open(source, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW)
         guard input >= 0 else { throw failure("cannot open \(source)") }
         defer { close(input) }
         var info = stat()

@@ -56,17 +56,21 @@ import TestSupport
     }
 
     /// Only a regular file is copied: a FIFO (which would wait for a writer, then never end) and
-    /// a character device such as /dev/zero (which never ends) are refused before any byte is read.
+    /// a character device such as /dev/zero (which never ends) are refused before any byte is
+    /// read, and so is a symbolic link, even to a regular file (a link planted in a data folder
+    /// would make a sync run as root copy, say, /etc/shadow into a file others can read).
     @Test func refusesWhatIsNotARegularFile() throws {
         let directory = try TemporaryDirectory()
         let fifo = directory.file("fifo")
         #expect(mkfifo(fifo, 0o600) == 0)
-        let zero = directory.file("zero")
-        try FileManager.default.createSymbolicLink(atPath: zero, withDestinationPath: "/dev/zero")
-        for source in [fifo, zero] {
+        let secret = directory.file("secret")
+        try Data("secret".utf8).write(to: URL(fileURLWithPath: secret))
+        let link = directory.file("link")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: secret)
+        for (source, reason) in [(fifo, "is not a regular file"), ("/dev/zero", "is not a regular file"), (link, "symbolic links")] {
             let destination = directory.file("copy-of-\((source as NSString).lastPathComponent)")
             let error = #expect(throws: GeneralFailure.self) { try FileCopy.copy(from: source, to: destination) }
-            #expect(error?.localizedDescription.contains("is not a regular file") == true, "\(String(describing: error))")
+            #expect(error?.localizedDescription.contains(reason) == true, "\(String(describing: error))")
             #expect(!FileManager.default.fileExists(atPath: destination))
         }
     }
