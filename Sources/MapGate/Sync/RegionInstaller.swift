@@ -157,9 +157,14 @@ public final class RegionInstaller {
         }
     }
 
-    /// The delta whose `fromHash` is the installed file's content hash, if the file is there.
+    /// The delta whose `fromHash` is the installed file's content hash, if the file is there and
+    /// the catalog names the result's `contentHash`. Without it the delta's own metadata would be
+    /// the only word on what it gives: a delta to an older version, offered again, would be
+    /// installed under the new version's name.
     private func usableDelta(for region: CatalogRegion, installed: InstalledRegion) -> CatalogDelta? {
-        guard let hash = installed.contentHash, FileManager.default.fileExists(atPath: directory.regionPath(region.id)) else { return nil }
+        guard region.contentHash != nil, let hash = installed.contentHash,
+            FileManager.default.fileExists(atPath: directory.regionPath(region.id))
+        else { return nil }
         return region.deltas.first { $0.fromHash.uppercased() == hash.uppercased() }
     }
 

@@ -104,6 +104,29 @@ import Testing
         #expect(client.notices.isEmpty)  // no delta matched: nothing to fall back from
     }
 
+    /// A catalog that does not name the result's content hash gets no delta used: a delta for an
+    /// older version (here version 2's, offered for version 3) would otherwise install as it says.
+    @Test func noDeltaWithoutTheCatalogsContentHash() throws {
+        try publishVersions(upTo: 1)
+        let client = try Client(baseURL: origin.baseURL)
+        try client.sync()
+        try publishVersions(from: 2, upTo: 2)
+        let older = try #require(try client.catalog().region("alpha")?.deltas.first)
+        try publishVersions(from: 3, upTo: 3)
+        var catalog = try client.catalog()
+        let index = try #require(catalog.regions.firstIndex { $0.id == "alpha" })
+        catalog.regions[index].contentHash = nil
+        catalog.regions[index].deltas = [older]
+
+        guard case .installed(let version, _, _, _) = try client.sync(catalog: catalog) else { Issue.record("expected the full package"); return }
+
+        #expect(version == "3")
+        #expect(client.notices.isEmpty, "\(client.notices)")
+        let fresh = try Client(baseURL: origin.baseURL)
+        try fresh.sync()
+        #expect(try client.tiles == (try fresh.tiles))
+    }
+
     /// The installed file itself edited behind mapgate's back (its record unchanged): the delta
     /// applies, the result's tiles do not hash to the catalog's, and the full package installs.
     @Test func anInstalledFileEditedInPlaceFallsBackToTheFullPackage() throws {
