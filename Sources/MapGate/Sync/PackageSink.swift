@@ -143,7 +143,9 @@ final class PackageSink: @unchecked Sendable {
 
     private func decideFormat() throws {
         isGzip = GzipInflater.isGzip(head)
-        if isGzip == true { inflater = try GzipInflater() }
+        // The trailer's CRC-32 is not computed: the SHA-256 of the same bytes, checked against the
+        // catalog in `finish()`, covers every byte of the package.
+        if isGzip == true { inflater = try GzipInflater(verifiesTrailer: false) }
         let first = head
         head = Data()
         try first.withUnsafeBytes { try unpack($0) }
@@ -166,15 +168,25 @@ final class PackageSink: @unchecked Sendable {
                 reason: "the package unpacks to more than the \(region.installedSize) bytes the catalog declares (installedSize)",
                 kind: .badData)
         }
-        // Writes are batched: inflate hands out small pieces.
-        outputBuffer.append(contentsOf: bytes)
-        if outputBuffer.count >= Self.chunkSize { try flushOutput() }
+        // The inflater hands out whole 256 KiB buffers, written as they are; smaller pieces (an
+        // uncompressed package's first bytes, the inflater's last) are gathered first.
+        if outputBuffer.isEmpty, bytes.count >= Self.chunkSize {
+            try writeOutput(bytes)
+        } else {
+            outputBuffer.append(contentsOf: bytes)
+            if outputBuffer.count >= Self.chunkSize { try flushOutput() }
+        }
     }
 
     private func flushOutput() throws {
         guard !outputBuffer.isEmpty else { return }
-        try outputBuffer.withUnsafeBytes { try write($0, to: output, what: "region file") }
+        try outputBuffer.withUnsafeBytes { try writeOutput($0) }
         outputBuffer.removeAll(keepingCapacity: true)
+    }
+
+    /// Writes to the region file; every byte emitted before these is written already.
+    private func writeOutput(_ bytes: UnsafeRawBufferPointer) throws {
+        try write(bytes, to: output, what: "region file")
         // Start writing what is done back to disk as it goes, so the fsync before install has
         // little left to do. Only a hint: an error here changes nothing.
         if outputBytes - writebackStart >= 8 << 20 {
@@ -211,7 +223,7 @@ final class PackageSink: @unchecked Sendable {
         if isGzip == nil, !head.isEmpty { try decideFormat() }
         if let inflater {
             do {
-                try inflater.finish()
+                try inflater.finish { try emit($0) }
             } catch let error as GzipError {
                 throw RegionError(region: region.id, reason: error.localizedDescription, kind: .badData)
             }
