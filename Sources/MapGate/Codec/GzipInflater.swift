@@ -1,11 +1,15 @@
 import CZlib
 import Foundation
 
-/// A gzip stream that could not be decompressed.
+/// A gzip stream that could not be decompressed, or not within a limit.
 public struct GzipError: MapGateFailure, LocalizedError, Sendable {
     public let message: String
     public var kind: FailureKind { .badData }
-    public var errorDescription: String? { "corrupt gzip data: \(message)" }
+    public var errorDescription: String? { message }
+
+    init(message: String) { self.message = message }
+    init(corrupt reason: String) { message = "corrupt gzip data: \(reason)" }
+    init(unpacksToMoreThan limit: Int) { message = "the gzip data unpacks to more than \(limit) bytes" }
 }
 
 /// Incremental gzip decompression over zlib, fed chunk by chunk while a download streams.
@@ -98,24 +102,31 @@ public final class GzipInflater {
                 return
             default:
                 let reason = stream.pointee.msg.map { String(cString: $0) } ?? "zlib error \(code)"
-                throw GzipError(message: reason)
+                throw GzipError(corrupt: reason)
             }
         } while isFull || stream.pointee.avail_in > 0 && !memberEnded
     }
 
-    /// Decompresses a whole gzip buffer held in memory (a `pbf` tile).
-    public static func decompress(_ data: Data) throws -> Data {
+    /// Decompresses a whole gzip buffer held in memory (a `pbf` tile). Throws as soon as the
+    /// output would pass `maximumSize` bytes: a few kilobytes of deflate can unpack to gigabytes.
+    public static func decompress(_ data: Data, maximumSize: Int = .max) throws -> Data {
         let inflater = try GzipInflater()
         var output = Data()
-        try data.withUnsafeBytes { try inflater.inflate($0) { output.append(contentsOf: $0) } }
-        try inflater.finish { output.append(contentsOf: $0) }
+        let sink = { (bytes: UnsafeRawBufferPointer) in
+            guard bytes.count <= maximumSize - output.count else {
+                throw GzipError(unpacksToMoreThan: maximumSize)
+            }
+            output.append(contentsOf: bytes)
+        }
+        try data.withUnsafeBytes { try inflater.inflate($0, sink: sink) }
+        try inflater.finish(sink: sink)
         return output
     }
 
     /// Throws unless the stream ended cleanly (a cut-short file fails here), then hands the
     /// output not handed out yet to `sink`.
     public func finish(sink: (UnsafeRawBufferPointer) throws -> Void) throws {
-        guard isFinished else { throw GzipError(message: "the stream ends before the gzip trailer") }
+        guard isFinished else { throw GzipError(corrupt: "the stream ends before the gzip trailer") }
         if filled > 0 {
             try sink(UnsafeRawBufferPointer(rebasing: output[0..<filled]))
             filled = 0

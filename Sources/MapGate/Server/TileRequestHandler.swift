@@ -17,6 +17,9 @@ public final class TileRequestHandler: HTTPRequestHandler {
     }
 
     private static let anyOrigin: [(name: String, value: String)] = [("Access-Control-Allow-Origin", "*")]
+    /// The most a gzipped vector tile is unpacked to for a client that does not take gzip (real
+    /// tiles are well under a megabyte; a few kilobytes of deflate can unpack to gigabytes).
+    public static let maximumUnpackedTileSize = 16 << 20
 
     /// The route a request target belongs to, for metrics.
     public static func route(of target: String) -> String {
@@ -162,8 +165,12 @@ public final class TileRequestHandler: HTTPRequestHandler {
             if Self.acceptsGzip(request.header("Accept-Encoding")) {
                 headers.append(("Content-Encoding", "gzip"))
                 etag += "-gz"
-            } else if let plain = try? GzipInflater.decompress(body) {
-                body = plain
+            } else {
+                do {
+                    body = try GzipInflater.decompress(body, maximumSize: Self.maximumUnpackedTileSize)
+                } catch {
+                    return text(500, "cannot unpack tile \(z)/\(x)/\(y) of region \(id): \(error.localizedDescription)\n", cors: true)
+                }
             }
         }
         etag += "\""

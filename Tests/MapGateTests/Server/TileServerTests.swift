@@ -75,6 +75,37 @@ import Testing
         #expect(gz.header("ETag") != plain.header("ETag"))
     }
 
+    /// A vector tile that is a gzip bomb (64 KiB that unpack to 64 MiB) is not unpacked whole for a
+    /// client that does not take gzip: 500 with the reason; its other tiles are still served, and
+    /// a client that takes gzip gets the tile as stored.
+    @Test func aGzipBombTileIsRefusedNotUnpacked() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("bomb.mbtiles")
+        try FileManager.default.copyItem(atPath: try TestPaths.shared("mbtiles/mbtileserver-world_cities.mbtiles"), toPath: path)
+        let bomb = try GzipDeflater.compress(Data(count: 64 << 20))
+        #expect(bomb.count < 100_000)
+        // Tile 2/2/1 in XYZ is row 2 in the file (TMS).
+        try SQLiteDatabase(path: path, mode: .readWriteCreate).execute(
+            "UPDATE tiles SET tile_data = ? WHERE zoom_level = 2 AND tile_column = 2 AND tile_row = 2", [.blob(bomb)])
+        try harness.builder.add(id: "bomb", source: path, format: "pbf")
+        try harness.sync("bomb")
+        let harness = harness
+        let bombServer = try TileServer(
+            library: harness.library, authorization: try harness.authorization(), settings: HTTPServer.Settings(), leafletPath: "/nonexistent",
+            makeGate: { try Gate(store: try harness.gateStore(), settings: .unreachable) })
+        let get = { (path: String, headers: [(name: String, value: String)]) in
+            try self.client.get(HTTPRequest(url: bombServer.baseURL + path, headers: headers))
+        }
+        let refused = try get("/bomb/2/2/1.pbf", [])
+        #expect(refused.status == 500)
+        #expect(String(decoding: refused.body, as: UTF8.self)
+            == "cannot unpack tile 2/2/1 of region bomb: the gzip data unpacks to more than \((16 << 20)) bytes\n")
+        let stored = try get("/bomb/2/2/1.pbf", [("Accept-Encoding", "gzip")])
+        #expect(stored.status == 200 && stored.body == bomb)
+        let other = try get("/bomb/2/2/2.pbf", [])
+        #expect(other.status == 200 && other.header("Content-Encoding") == nil && !GzipInflater.isGzip(other.body))
+    }
+
     @Test func etagGives304() throws {
         let first = try get("/plain/1/0/0.png")
         let etag = try #require(first.header("ETag"))
