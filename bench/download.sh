@@ -47,6 +47,6 @@ import json, sys
 results = {r["command"]: r for r in json.load(open(sys.argv[1]))["results"]}
 m, b = results["mapgate"]["median"], results["curl+sha256sum+gunzip"]["median"]
 rss = int(open(sys.argv[2]).read().split()[-1]) / 1024
-print(f"median wall time: mapgate {m:.2f} s, curl+sha256sum+gunzip {b:.2f} s, ratio {m / b:.2f}")
+print(f"median wall time: mapgate {m:.2f} s, curl+sha256sum+gunzip {b:.2f} s, ratio {m / b:.3f}")
 print(f"mapgate peak memory (max RSS): {rss:.1f} MB (goal <= 32 MB)")
 PY
