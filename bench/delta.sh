@@ -7,6 +7,8 @@
 #   md5 (floor)    openssl dgst -md5 of the new version's file — the least that checking the
 #                  result's agg_tiles_hash (MD5 over every tile, in order) can cost
 # and prints the delta's size against the full package's. Usage: bench/delta.sh [MEGABYTES] [RUNS]
+# With LINK_RATE set (nginx's limit_rate, bytes per second per connection: 12500k is 100 Mbit/s),
+# nginx sends no faster than that, as over a real link; unset, loopback is as fast as it goes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 megabytes=${1:-360}
@@ -54,7 +56,7 @@ port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 cat > "$work/nginx.conf" <<CONF
 daemon on; pid $work/nginx.pid; error_log $work/nginx-error.log; worker_processes 1;
 events { worker_connections 1024; }
-http { access_log off; sendfile on;
+http { access_log off; sendfile on; ${LINK_RATE:+limit_rate $LINK_RATE;}
   server { listen 127.0.0.1:$port; location / { root $work; } } }
 CONF
 nginx -c "$work/nginx.conf"
@@ -75,12 +77,14 @@ hyperfine --warmup 1 --runs "$runs" --export-json "$work/hyperfine.json" \
   --prepare "true" -n "md5 (floor)" "openssl dgst -md5 $work/v2.mbtiles"
 
 python3 - "$work/hyperfine.json" "$work/www/catalog.json" <<'PY'
-import json, sys
+import json, os, sys
 results = {r["command"]: r for r in json.load(open(sys.argv[1]))["results"]}
 d, f, m = results["sync (delta)"]["median"], results["sync (full)"]["median"], results["md5 (floor)"]["median"]
 region = json.load(open(sys.argv[2]))["regions"][0]
 delta = region["deltas"][0]["size"]
 print(f"delta {delta / 1e6:.1f} MB of a {region['size'] / 1e6:.1f} MB package: {100 * delta / region['size']:.1f} % (goal <= 5 %)")
-print(f"median wall time: sync by delta {d:.2f} s, full sync {f:.2f} s, ratio {d / f:.2f} (goal <= 0.15)")
+rate = os.environ.get("LINK_RATE")
+print(f"median wall time: sync by delta {d:.2f} s, full sync {f:.2f} s, ratio {d / f:.3f} (goal <= 0.15)"
+      + (f", nginx sending at most {rate} bytes/s" if rate else ", loopback unthrottled"))
 print(f"MD5 of the new file alone (the result check's floor): {m:.2f} s, {m / f:.2f} of a full sync")
 PY
