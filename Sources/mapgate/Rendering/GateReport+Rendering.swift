@@ -23,6 +23,7 @@ extension GateReport {
     /// The `--json` object of `check` and `status`. Keys are documented in the README.
     var jsonObject: [String: Any] {
         let release = record.lastRelease
+        let lookupMessage: String? = lookupError.map { MapGateCLI.describe($0) } ?? record.lastLookupError
         return [
             "installedVersion": installedVersion,
             "storeVersion": release?.version ?? NSNull(),
@@ -36,7 +37,7 @@ extension GateReport {
             "usesLeft": usesLeft,
             "promptsShown": record.promptsShown,
             "lastLookup": Format.isoOrNull(record.lastLookupAt),
-            "lookupError": lookupError.map { MapGateCLI.describe($0) } ?? record.lastLookupError ?? NSNull(),
+            "lookupError": lookupMessage ?? NSNull(),
         ]
     }
 
