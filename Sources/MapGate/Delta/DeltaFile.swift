@@ -9,8 +9,11 @@ struct DeltaFile {
 
     static func inspect(in database: SQLiteDatabase, schema: String, path: String) throws -> DeltaFile {
         let objects = try TileStoreLayout.objectTypes(in: database, schema: schema, path: path)
-        guard objects["metadata"] != nil else {
-            throw DeltaError(path: path, reason: .notADelta("no metadata table"))
+        // Only tables are read, never views: every layout martin writes has its rows in tables,
+        // and a view can compute rows without end (a recursive CTE) out of a few bytes. Read
+        // from tables, the work is bounded by the file's size.
+        guard objects["metadata"] == "table" else {
+            throw DeltaError(path: path, reason: .notADelta(objects["metadata"] == nil ? "no metadata table" : "metadata is a view, not a table"))
         }
         if objects["bsdiffraw"] != nil || objects["bsdiffrawgz"] != nil {
             throw DeltaError(
@@ -47,11 +50,13 @@ struct DeltaFile {
                 FROM "\(schema)".map AS m LEFT JOIN "\(schema)".images AS i ON i.tile_id = m.tile_id
                 """
         }
-        for table in ["tiles_with_hash", "tiles"] where objects[table] != nil {
+        for table in ["tiles_with_hash", "tiles"] where objects[table] == "table" {
             guard try TileStoreLayout.columns(of: table, in: database, schema: schema).isSuperset(of: coordinates.union(["tile_data"]))
             else { continue }
             return "SELECT zoom_level, tile_column, tile_row, tile_data FROM \"\(schema)\".\(table)"
         }
-        throw DeltaError(path: path, reason: .notADelta("no tiles table with zoom_level, tile_column, tile_row and tile_data"))
+        throw DeltaError(
+            path: path, reason: .notADelta(
+                "no table of tiles with zoom_level, tile_column, tile_row and tile_data (tiles, tiles_with_hash, or map + images; views are not read)"))
     }
 }

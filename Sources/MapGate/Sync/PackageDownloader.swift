@@ -38,13 +38,18 @@ public struct PackageDownloader: Sendable {
         let outputPath = directory.installingPath(region.id)
         removeStalePartials(of: region, keeping: partialPath, in: directory)
 
-        var info = (try? JSONDecoder().decode(PartialInfo.self, from: Data(contentsOf: URL(fileURLWithPath: infoPath))))
+        var info = PartialFile.read(infoPath, limit: 64 << 10).flatMap { try? JSONDecoder().decode(PartialInfo.self, from: $0) }
         if info?.url != region.url { info = nil }
         let sink = try PackageSink(region: region, partialPath: partialPath, outputPath: outputPath)
         if info?.etag == nil && info?.lastModified == nil {
             try sink.restart()  // nothing to check a resumed range against: start over
         }
-        try sink.replayPartial()
+        do {
+            try sink.replayPartial()
+        } catch let error as RegionError where error.kind == .badData {
+            // What an earlier run kept does not unpack: start over instead of failing on it again.
+            try sink.restart()
+        }
         if sink.downloadedBytes > region.size { try sink.restart() }
 
         do {
@@ -122,7 +127,8 @@ public struct PackageDownloader: Sendable {
                 // Saved at once, so a transfer cut short later can still be resumed.
                 let validator = PartialInfo(url: url, etag: head.header("ETag"), lastModified: head.header("Last-Modified"))
                 info = validator
-                if let data = try? JSONEncoder().encode(validator) { try? data.write(to: URL(fileURLWithPath: infoPath)) }
+                // Atomic: replaces whatever stands at that name, never writes through a link.
+                if let data = try? JSONEncoder().encode(validator) { try? data.write(to: URL(fileURLWithPath: infoPath), options: .atomic) }
             },
             progress: { _, _ in
                 progress(sink.downloadedBytes, region.size)

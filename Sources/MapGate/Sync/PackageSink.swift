@@ -44,15 +44,13 @@ final class PackageSink: @unchecked Sendable {
         self.region = region
         self.partialPath = partialPath
         self.outputPath = outputPath
-        if !FileManager.default.fileExists(atPath: partialPath) {
-            FileManager.default.createFile(atPath: partialPath, contents: nil)
+        do {
+            partial = try PartialFile.open(partialPath)
+            output = try PartialFile.open(outputPath)
+            try output.truncate(atOffset: 0)
+        } catch {
+            throw RegionError(region: region.id, reason: (error as? LocalizedError)?.errorDescription ?? "\(error)", kind: .io)
         }
-        FileManager.default.createFile(atPath: outputPath, contents: nil)
-        guard let partial = FileHandle(forUpdatingAtPath: partialPath), let output = FileHandle(forWritingAtPath: outputPath) else {
-            throw RegionError(region: region.id, reason: "cannot write in \((partialPath as NSString).deletingLastPathComponent)", kind: .io)
-        }
-        self.partial = partial
-        self.output = output
     }
 
     // No drain here: every block queued on the worker holds the sink, so none is left by the
@@ -64,7 +62,9 @@ final class PackageSink: @unchecked Sendable {
     }
 
     /// Feeds the bytes already in the partial file (from an earlier, interrupted run) through
-    /// the hash and the decompressor, so the download can go on from where it stopped.
+    /// the hash and the decompressor, so the download can go on from where it stopped. Throws
+    /// when those bytes do not unpack (a mirror served a damaged file then): the caller starts
+    /// over rather than fail on them in every run.
     func replayPartial() throws {
         try partial.seek(toOffset: 0)
         while let chunk = try partial.read(upToCount: Self.chunkSize), !chunk.isEmpty {
@@ -73,6 +73,8 @@ final class PackageSink: @unchecked Sendable {
             downloadedBytes += Int64(chunk.count)
         }
         resumedBytes = downloadedBytes
+        drain()
+        if let error = workerError.withLock({ $0 }) { throw error }
     }
 
     /// Starts over: the server sent the whole file, or the partial could not be resumed.

@@ -96,7 +96,9 @@ public final class RegionInstaller {
         stage(.downloading)
         let download = try downloader.download(region, into: directory, progress: progress)
         do {
-            try checkAndInstall(download.outputPath, expectedContentHash: nil, region: region, stage: stage)
+            // A catalog that names the version's tiles (contentHash) gets exactly those, by
+            // whichever path: the same version never means different tiles on two machines.
+            try checkAndInstall(download.outputPath, expectedContentHash: region.contentHash, from: "the package", region: region, stage: stage)
         } catch {
             try? FileManager.default.removeItem(atPath: download.outputPath)
             if (error as? RegionError)?.kind == .badData { downloader.discardPartial(region, in: directory) }
@@ -200,15 +202,18 @@ public final class RegionInstaller {
             throw RegionError(
                 region: region.id, reason: "the delta gives tiles with hash \(summary.targetHash), the catalog declares \(expected)", kind: .badData)
         }
-        try checkAndInstall(patched, expectedContentHash: summary.targetHash, region: region, stage: stage)
+        try checkAndInstall(patched, expectedContentHash: summary.targetHash, from: "the delta", region: region, stage: stage)
         downloader.discardPartial(package, in: directory)
         return .patched(version: region.version, previous: previous.version, downloaded: delta.size - download.resumedFrom, fullSize: region.size)
     }
 
     /// Validates the file at `path`, takes its SHA-256 and fsyncs it while another thread hashes
     /// its tiles (each reads the whole file, on its own core), checks the tiles' hash when one is
-    /// expected, then installs it.
-    private func checkAndInstall(_ path: String, expectedContentHash: String?, region: CatalogRegion, stage: (Stage) -> Void) throws {
+    /// expected (the catalog's `contentHash`), then installs it. `source` names where the file
+    /// came from, for the error.
+    private func checkAndInstall(
+        _ path: String, expectedContentHash: String?, from source: String, region: CatalogRegion, stage: (Stage) -> Void
+    ) throws {
         stage(.validating)
         let content = ContentHashing(path: path)
         // On a failure here the hashing thread is left to finish on its own, on a file the caller removes.
@@ -218,7 +223,8 @@ public final class RegionInstaller {
         let tiles = try content.result(region: region.id)
         if let expectedContentHash, tiles.hex.uppercased() != expectedContentHash.uppercased() {
             throw RegionError(
-                region: region.id, reason: "the delta gave tiles with hash \(tiles.hex), not the \(expectedContentHash) it declares", kind: .badData)
+                region: region.id, reason: "\(source) gave tiles with hash \(tiles.hex), not the \(expectedContentHash) the catalog declares (contentHash)",
+                kind: .badData)
         }
         stage(.installing)
         let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value ?? 0

@@ -169,7 +169,26 @@ import Testing
         #expect(try client.metadata["description"] == "v2")
     }
 
-    @Test(arguments: ["corrupt", "wrong-result", "404"])
+    /// The published delta with `sql` run on it, packed again and served in its place (the
+    /// catalog entry's size and SHA-256 follow it, as a hostile publisher's would).
+    func tamper(_ delta: inout CatalogDelta, with sql: String) throws {
+        let name = try #require(delta.url.components(separatedBy: "/packages/").last)
+        let packed = try Data(contentsOf: URL(fileURLWithPath: publish.output + "/packages/" + name))
+        let work = try TemporaryDirectory()
+        let file = work.file("delta.mbtiles")
+        try GzipInflater.decompress(packed).write(to: URL(fileURLWithPath: file))
+        try SQLiteDatabase(path: file, mode: .readWriteCreate).execute(sql)
+        let tampered = try GzipDeflater.compress(try Data(contentsOf: URL(fileURLWithPath: file)))
+        try tampered.write(to: URL(fileURLWithPath: publish.output + "/packages/tampered.gz"))
+        delta.url = origin.baseURL + "/packages/tampered.gz"
+        delta.size = Int64(tampered.count)
+        delta.sha256 = SHA256Hasher.hex(of: tampered)
+    }
+
+    /// Each bad delta is refused quickly (a view without end included) and the full package
+    /// installs: "wrong-result" changes a tile but keeps the hashes the delta claims; the views
+    /// replace its `tiles` or `metadata` table by a recursive CTE that never ends.
+    @Test(arguments: ["corrupt", "wrong-result", "404", "tiles-view", "metadata-view"])
     func aBadDeltaFallsBackToTheFullPackage(fault: String) throws {
         try publishVersions(upTo: 1)
         let client = try Client(baseURL: origin.baseURL)
@@ -187,12 +206,32 @@ import Testing
             catalog.regions[index].deltas[0].url = origin.baseURL + "/packages/garbage.gz"
             catalog.regions[index].deltas[0].sha256 = SHA256Hasher.hex(of: garbage)
         case "wrong-result":
-            catalog.regions[index].contentHash = "0123456789ABCDEF0123456789ABCDEF"
+            try tamper(
+                &catalog.regions[index].deltas[0],
+                with: "UPDATE tiles SET tile_data = x'00' || tile_data WHERE rowid = (SELECT min(rowid) FROM tiles WHERE tile_data IS NOT NULL)")
+        case "tiles-view":
+            try tamper(
+                &catalog.regions[index].deltas[0],
+                with: """
+                    DROP TABLE tiles;
+                    CREATE VIEW tiles AS WITH RECURSIVE c(x) AS (SELECT 0 UNION ALL SELECT x + 1 FROM c)
+                        SELECT 7 AS zoom_level, x AS tile_column, 0 AS tile_row, zeroblob(1000) AS tile_data FROM c;
+                    """)
+        case "metadata-view":
+            try tamper(
+                &catalog.regions[index].deltas[0],
+                with: """
+                    DROP TABLE metadata;
+                    CREATE VIEW metadata AS WITH RECURSIVE c(x) AS (SELECT 0 UNION ALL SELECT x + 1 FROM c)
+                        SELECT 'k' || x AS name, 'v' AS value FROM c;
+                    """)
         default:
             catalog.regions[index].deltas[0].url = origin.baseURL + "/_fault/status=404/packages/nothing.gz"
         }
         // The delta is refused; the full package (whose own checks are size and SHA-256) installs.
+        let started = Date()
         let outcome = try? client.sync(catalog: catalog)
+        #expect(Date().timeIntervalSince(started) < 30, "the bad delta held the sync for \(Date().timeIntervalSince(started)) s")
         guard case .installed = outcome else { Issue.record("expected the full package, got \(String(describing: outcome))"); return }
         #expect(client.notices.count == 1, "\(client.notices)")
         #expect(client.notices.first?.contains("downloading the full package") == true)

@@ -4,6 +4,10 @@ import MapGateDemo
 import TestSupport
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Syncing regions against the test origin, with the real MBTiles files from ../shared/fixtures.
 @Suite struct RegionInstallerTests {
     @Test(arguments: [
@@ -217,6 +221,83 @@ import Testing
         let outcome = try harness.sync("changed")
         guard case .installed(_, _, _, _) = outcome else { Issue.record("unexpected \(outcome)"); return }
         #expect(try SyncHarness.tiles(of: harness.directory.regionPath("changed")) == (try SyncHarness.tiles(of: source)))
+    }
+
+    /// The partial file an earlier run kept does not unpack (a mirror served damaged bytes, then
+    /// was mended): the download starts over, instead of failing on those bytes in every run.
+    @Test func aPartialThatDoesNotUnpackIsDroppedAndTheDownloadStartsOver() throws {
+        let harness = try SyncHarness()
+        let source = try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles")
+        try harness.builder.add(id: "kept", source: source, format: "png")
+        let region = try #require(try harness.catalog().region("kept"))
+        try FileManager.default.createDirectory(atPath: harness.directory.partialPath, withIntermediateDirectories: true)
+        let part = harness.directory.partialPath + "/kept.\(region.sha256.prefix(16)).part"
+        // A gzip header, then deflate blocks of an invalid type; more than one 256 KiB chunk.
+        let kept = min(300_000, Int(region.size) - 1)
+        try Data([0x1F, 0x8B, 0x08, 0x00] + [UInt8](repeating: 0xEE, count: kept - 4)).write(to: URL(fileURLWithPath: part))
+        // The package's real validator: the server would resume after those bytes.
+        let etag = try #require(try HTTPClient().get(HTTPRequest(url: region.url)).header("ETag"))
+        let validator = try JSONSerialization.data(withJSONObject: ["url": region.url, "etag": etag])
+        try validator.write(to: URL(fileURLWithPath: part + ".json"))
+        harness.origin.clearRequests()
+
+        let outcome = try harness.sync("kept")
+        guard case .installed(_, _, _, let resumedFrom) = outcome else { Issue.record("unexpected \(outcome)"); return }
+        #expect(resumedFrom == 0)
+        #expect(harness.origin.requests.filter { $0.path.contains("/packages/") }.map(\.range) == [nil])
+        #expect(try SyncHarness.tiles(of: harness.directory.regionPath("kept")) == (try SyncHarness.tiles(of: source)))
+        #expect(harness.leftovers.isEmpty, "\(harness.leftovers)")
+    }
+
+    /// mapgate writes only regular files of its own in `partial/`: a symbolic link there (to a
+    /// file elsewhere) or a FIFO is removed, never written through, read or waited on.
+    @Test func linksAndFIFOsInThePartialFolderAreRemovedNotFollowed() throws {
+        let harness = try SyncHarness()
+        let source = try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles")
+        try harness.builder.add(id: "linked", source: source, format: "png")
+        try harness.builder.add(id: "piped", source: source, format: "png")
+        let catalog = try harness.catalog()
+        try FileManager.default.createDirectory(atPath: harness.directory.partialPath, withIntermediateDirectories: true)
+        func partial(_ id: String) throws -> String {
+            harness.directory.partialPath + "/\(id).\(try #require(catalog.region(id)).sha256.prefix(16)).part"
+        }
+        var victims: [String] = []
+        for (index, link) in [try partial("linked"), try partial("linked") + ".json", harness.directory.installingPath("linked")].enumerated() {
+            let victim = harness.work.file("outside-\(index).txt")
+            try Data("not mapgate's \(index)\n".utf8).write(to: URL(fileURLWithPath: victim))
+            try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: victim)
+            victims.append(victim)
+        }
+        #expect(mkfifo(try partial("piped"), 0o644) == 0)
+        #expect(mkfifo(try partial("piped") + ".json", 0o644) == 0)
+
+        for id in ["linked", "piped"] {
+            guard case .installed = try harness.sync(id, catalog: catalog) else { Issue.record("\(id) not installed"); continue }
+            #expect(try SyncHarness.tiles(of: harness.directory.regionPath(id)) == (try SyncHarness.tiles(of: source)))
+        }
+        for (index, victim) in victims.enumerated() {
+            #expect(try String(contentsOfFile: victim, encoding: .utf8) == "not mapgate's \(index)\n", "\(victim) was written")
+        }
+        #expect(harness.leftovers.isEmpty, "\(harness.leftovers)")
+    }
+
+    /// A catalog that names a version's tiles (`contentHash`) gets exactly those from the full
+    /// package too, not only from a delta: the same version never means different tiles.
+    @Test func aPackageWhoseTilesAreNotTheCatalogsContentHashIsRefused() throws {
+        let harness = try SyncHarness()
+        let source = try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles")
+        try harness.builder.add(id: "named", source: source, format: "png", overrides: ["contentHash": "0123456789ABCDEF0123456789ABCDEF"])
+        let error = #expect(throws: RegionError.self) { try harness.sync("named") }
+        #expect(error?.kind == .badData)
+        #expect(error?.localizedDescription.contains("the package gave tiles with hash") == true, "\(String(describing: error))")
+        #expect(error?.localizedDescription.contains("not the 0123456789ABCDEF0123456789ABCDEF the catalog declares (contentHash)") == true)
+        #expect(!FileManager.default.fileExists(atPath: harness.directory.regionPath("named")))
+        #expect(harness.leftovers.isEmpty, "\(harness.leftovers)")
+
+        let right = try TilesetHash.compute(ofFileAt: source).hex
+        try harness.builder.add(id: "named", source: source, format: "png", overrides: ["contentHash": right])
+        guard case .installed = try harness.sync("named") else { Issue.record("not installed with the right contentHash"); return }
+        #expect(try harness.library.installed().first { $0.id == "named" }?.contentHash == right)
     }
 
     @Test func regionNeedingANewerAppIsNotInstalled() throws {
