@@ -4,7 +4,8 @@ extension MBTilesDelta {
     /// Applies the delta at `delta` to the MBTiles file at `base`, in place; the caller passes a
     /// copy it may lose.
     ///
-    /// In one transaction, on a connection where neither file's triggers fire and within 600 s:
+    /// In one transaction, on a connection where neither file's triggers fire and within the time
+    /// of ``SQLiteDatabase/timeLimit(forPassOver:)`` of both files' sizes:
     /// checks that the base's ``TilesetHash`` is the delta's `agg_tiles_hash_before_apply` (else
     /// ``DeltaError/Reason/baseMismatch(expected:actual:)``, nothing changed), writes and removes
     /// tiles and metadata, checks that the result's hash is `agg_tiles_hash_after_apply` (else
@@ -42,7 +43,8 @@ extension MBTilesDelta {
         let file = try DeltaFile.inspect(in: database, schema: "delta", path: delta)
         try database.registerMD5HexFunction()
 
-        return try database.withTimeLimit(600) { try database.transaction(.immediate) {
+        let sizes = [base, delta].map { (try? FileManager.default.attributesOfItem(atPath: $0)[.size] as? NSNumber)?.intValue ?? 0 }
+        return try database.withTimeLimit(SQLiteDatabase.timeLimit(forPassOver: sizes.reduce(0, +))) { try database.transaction(.immediate) {
             if hashes == .inTransaction {
                 let before = try TilesetHash.compute(in: database, schema: "main", path: base)
                 guard before.hex == file.baseHash else {

@@ -22,7 +22,9 @@ public struct TilesetHash: Sendable, Equatable, CustomStringConvertible {
     public var description: String { hex }
 
     /// Hashes the tiles of the MBTiles file at `path`, read through its `tiles` table or view.
-    public static func compute(ofFileAt path: String) throws -> TilesetHash {
+    /// The pass runs under ``SQLiteDatabase/timeLimit(forPassOver:)`` of the file's size, unless
+    /// `timeLimit` (seconds) says otherwise.
+    public static func compute(ofFileAt path: String, timeLimit: Double? = nil) throws -> TilesetHash {
         guard FileManager.default.fileExists(atPath: path) else {
             throw DeltaError(path: path, reason: .missingFile)
         }
@@ -34,7 +36,9 @@ public struct TilesetHash: Sendable, Equatable, CustomStringConvertible {
         // quarter of its size in bytes, and hashing runs under a time limit.
         let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue ?? 0
         do {
-            return try database.withTimeLimit(600) { try compute(in: database, schema: "main", path: path, maximumRows: max(16, size / 4)) }
+            return try database.withTimeLimit(timeLimit ?? SQLiteDatabase.timeLimit(forPassOver: size)) {
+                try compute(in: database, schema: "main", path: path, maximumRows: max(16, size / 4))
+            }
         } catch let error as SQLiteError {
             throw DeltaError(path: path, reason: .unsupported(error.message))
         }

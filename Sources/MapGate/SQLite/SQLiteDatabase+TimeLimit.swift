@@ -8,6 +8,14 @@ private final class QueryDeadline {
 }
 
 extension SQLiteDatabase {
+    /// The time allowed for one pass over a whole file of `bytes` bytes (hashing its tiles,
+    /// applying a delta to it): 30 s, plus 1 s for every 10 MB, as if it were read at 10 MB/s
+    /// (a slow SD card; a real pass runs at hundreds of MB/s). Fixed by the size, so a small file
+    /// cannot keep mapgate busy for long behind a slow view.
+    public static func timeLimit(forPassOver bytes: Int) -> Double {
+        30 + Double(max(0, bytes)) / 10_000_000
+    }
+
     /// Runs `body`, stopping any statement of this connection that is still running `seconds`
     /// after the start (`SQLITE_INTERRUPT`), and reports that as a ``SQLiteError`` that says so.
     ///

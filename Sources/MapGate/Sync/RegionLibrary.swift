@@ -38,9 +38,11 @@ public final class RegionLibrary {
     public func remove(_ id: String, lock: DirectoryLock) throws -> InstalledRegion {
         guard let record = try registry.region(id) else { throw try notInstalled(id) }
         try registry.database.transaction { try registry.delete(id) }
-        // `<id>.<hash>.part` (+ `.json`) and `<id>.installing.mbtiles`: the dot ends the id.
+        // `<id>.<hash>.part` (+ `.json`), `<id>.installing.mbtiles`, `<id>.patching.mbtiles`; not
+        // those of a region whose id only starts with this one and a dot (`a` and `a.b`).
         let partials = (try? FileManager.default.contentsOfDirectory(atPath: directory.partialPath)) ?? []
-        for name in partials where name.hasPrefix(id + ".") {
+        let assembled = [directory.installingPath(id), directory.patchingPath(id)].map { ($0 as NSString).lastPathComponent }
+        for name in partials where PackageDownloader.isPartial(name, of: id) || assembled.contains(name) {
             try? FileManager.default.removeItem(atPath: directory.partialPath + "/" + name)
         }
         let path = directory.regionPath(id)

@@ -90,6 +90,29 @@ extension DeltaTests {
             #expect(error?.localizedDescription.contains("tile 1/0/0 has a number as tile_data") == true)
         }
 
+        /// A small file cannot hold the hashing pass for long behind a slow view: the pass gets
+        /// 30 s plus 1 s per 10 MB of the file (here a limit of 1 s stands in for it).
+        @Test func aSlowViewIsStoppedByTheTimeLimit() throws {
+            #expect(SQLiteDatabase.timeLimit(forPassOver: 14_000) < 31)
+            #expect(SQLiteDatabase.timeLimit(forPassOver: 360_000_000) == 66)
+            let directory = try TemporaryDirectory()
+            let path = directory.file("slow.mbtiles")
+            try DeltaTestFiles.write(path, tiles: [TileKey(0, 0, 0): Data("x".utf8), TileKey(1, 0, 0): Data("y".utf8)], metadata: [:])
+            // Every row of `tiles` costs a count to ten billion.
+            try SQLiteDatabase(path: path, mode: .readWriteCreate).execute(
+                """
+                ALTER TABLE tiles RENAME TO stored;
+                CREATE VIEW tiles AS SELECT zoom_level, tile_column, tile_row,
+                    (WITH RECURSIVE c(x) AS (SELECT 0 UNION ALL SELECT x + 1 FROM c WHERE x < 10000000000 + stored.tile_row * 0)
+                     SELECT zeroblob(max(x) % 10) FROM c) AS tile_data
+                FROM stored;
+                """)
+            let started = Date()
+            let error = #expect(throws: DeltaError.self) { try TilesetHash.compute(ofFileAt: path, timeLimit: 1) }
+            #expect(error?.localizedDescription.contains("a query took longer than 1 s and was stopped") == true, "\(String(describing: error))")
+            #expect(Date().timeIntervalSince(started) < 10)
+        }
+
         @Test func missingAndNonMBTilesFilesAreNamed() throws {
             let directory = try TemporaryDirectory()
             let missing = #expect(throws: DeltaError.self) { try TilesetHash.compute(ofFileAt: directory.file("none.mbtiles")) }

@@ -335,6 +335,29 @@ import Glibc
         #expect(error?.localizedDescription.contains("not installed") == true)
     }
 
+    /// Regions `a` and `a.b`: syncing or removing `a` leaves `a.b`'s resumable download alone,
+    /// and `a.b` resumes it.
+    @Test func aRegionWhoseIdStartsWithAnothersKeepsItsPartial() throws {
+        let harness = try SyncHarness()
+        let source = try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles")
+        try harness.builder.add(id: "a", source: source, format: "png")
+        try harness.builder.add(id: "a.b", source: source, format: "png", overrides: ["url": "/_fault/cut=50000,times=1/packages/a.b-1.mbtiles.gz"])
+        #expect(throws: RegionError.self) { try harness.sync("a.b", installer: try harness.installer(maxAttempts: 1)) }
+        let kept = harness.leftovers.filter { $0.hasPrefix("a.b.") }
+        #expect(kept.contains { $0.hasSuffix(".part") } && kept.contains { $0.hasSuffix(".part.json") }, "\(kept)")
+        // A stale partial of `a` itself (another version's) does go.
+        let stale = harness.directory.partialPath + "/a.0123456789abcdef.part"
+        try Data("old".utf8).write(to: URL(fileURLWithPath: stale))
+
+        try harness.sync("a")
+        #expect(!FileManager.default.fileExists(atPath: stale))
+        _ = try harness.library.remove("a", lock: try DirectoryLock(directory: harness.directory))
+        #expect(harness.leftovers.filter { $0.hasPrefix("a.b.") } == kept)
+
+        guard case .installed(_, _, _, let resumedFrom) = try harness.sync("a.b") else { Issue.record("a.b not installed"); return }
+        #expect(resumedFrom == 50_000)
+    }
+
     @Test func verifyFindsADamagedFile() throws {
         let harness = try SyncHarness()
         try harness.builder.add(id: "v", source: try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles"), format: "png")
