@@ -197,7 +197,12 @@ public final class RegionInstaller {
         // The tile hashes are checked below, on another thread while the file is validated: the
         // result's against the catalog's. The base's is not hashed again: it was recorded at install,
         // and a base changed since then cannot give the declared result.
-        let summary = try MBTilesDelta.apply(delta: download.outputPath, to: patched, hashes: .byCaller)
+        let summary: DeltaSummary
+        do {
+            summary = try MBTilesDelta.apply(delta: download.outputPath, to: patched, hashes: .byCaller)
+        } catch let error as DeltaError where error.path == download.outputPath {
+            throw DeltaError(path: "the delta \(delta.url)", reason: error.reason)  // named by its URL, not the file in partial/
+        }
         if let expected = region.contentHash, summary.targetHash.uppercased() != expected.uppercased() {
             throw RegionError(
                 region: region.id, reason: "the delta gives tiles with hash \(summary.targetHash), the catalog declares \(expected)", kind: .badData)

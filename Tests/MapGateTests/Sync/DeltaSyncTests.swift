@@ -235,6 +235,10 @@ import Testing
         guard case .installed = outcome else { Issue.record("expected the full package, got \(String(describing: outcome))"); return }
         #expect(client.notices.count == 1, "\(client.notices)")
         #expect(client.notices.first?.contains("downloading the full package") == true)
+        if fault.hasSuffix("-view") {
+            // Named by its URL, not by the file it was unpacked to.
+            #expect(client.notices.first?.contains("(the delta \(catalog.regions[index].deltas[0].url): not a tile delta:") == true, "\(client.notices)")
+        }
         let leftovers = (try? FileManager.default.contentsOfDirectory(atPath: client.directory.partialPath)) ?? []
         #expect(!leftovers.contains { $0.contains("patching") || $0.contains("installing") }, "\(leftovers)")
     }
