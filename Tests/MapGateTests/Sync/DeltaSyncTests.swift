@@ -209,21 +209,16 @@ import Testing
             try tamper(
                 &catalog.regions[index].deltas[0],
                 with: "UPDATE tiles SET tile_data = x'00' || tile_data WHERE rowid = (SELECT min(rowid) FROM tiles WHERE tile_data IS NOT NULL)")
-        case "tiles-view":
+        case "tiles-view", "metadata-view":
+            let table = fault == "tiles-view" ? "tiles" : "metadata"
+            let columns =
+                fault == "tiles-view"
+                ? "7 AS zoom_level, x AS tile_column, 0 AS tile_row, zeroblob(1000) AS tile_data" : "'k' || x AS name, 'v' AS value"
             try tamper(
                 &catalog.regions[index].deltas[0],
                 with: """
-                    DROP TABLE tiles;
-                    CREATE VIEW tiles AS WITH RECURSIVE c(x) AS (SELECT 0 UNION ALL SELECT x + 1 FROM c)
-                        SELECT 7 AS zoom_level, x AS tile_column, 0 AS tile_row, zeroblob(1000) AS tile_data FROM c;
-                    """)
-        case "metadata-view":
-            try tamper(
-                &catalog.regions[index].deltas[0],
-                with: """
-                    DROP TABLE metadata;
-                    CREATE VIEW metadata AS WITH RECURSIVE c(x) AS (SELECT 0 UNION ALL SELECT x + 1 FROM c)
-                        SELECT 'k' || x AS name, 'v' AS value FROM c;
+                    DROP TABLE \(table);
+                    CREATE VIEW \(table) AS WITH RECURSIVE c(x) AS (SELECT 0 UNION ALL SELECT x + 1 FROM c) SELECT \(columns) FROM c;
                     """)
         default:
             catalog.regions[index].deltas[0].url = origin.baseURL + "/_fault/status=404/packages/nothing.gz"
