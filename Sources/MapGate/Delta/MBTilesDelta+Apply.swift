@@ -43,8 +43,8 @@ extension MBTilesDelta {
         let file = try DeltaFile.inspect(in: database, schema: "delta", path: delta)
         try database.registerMD5HexFunction()
 
-        let sizes = [base, delta].map { (try? FileManager.default.attributesOfItem(atPath: $0)[.size] as? NSNumber)?.intValue ?? 0 }
-        return try database.withTimeLimit(SQLiteDatabase.timeLimit(forPassOver: sizes.reduce(0, +))) { try database.transaction(.immediate) {
+        let size = FileManager.default.sizeOfItem(atPath: base) + FileManager.default.sizeOfItem(atPath: delta)
+        return try database.withTimeLimit(SQLiteDatabase.timeLimit(forPassOver: Int(size))) { try database.transaction(.immediate) {
             if hashes == .inTransaction {
                 let before = try TilesetHash.compute(in: database, schema: "main", path: base)
                 guard before.hex == file.baseHash else {

@@ -34,7 +34,7 @@ public struct TilesetHash: Sendable, Equatable, CustomStringConvertible {
         try? database.execute("PRAGMA cache_size = -512")
         // Bounded: a `tiles` view can generate rows from nothing. No file holds more tiles than a
         // quarter of its size in bytes, and hashing runs under a time limit.
-        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue ?? 0
+        let size = Int(FileManager.default.sizeOfItem(atPath: path))
         do {
             return try database.withTimeLimit(timeLimit ?? SQLiteDatabase.timeLimit(forPassOver: size)) {
                 try compute(in: database, schema: "main", path: path, maximumRows: max(16, size / 4))

@@ -19,7 +19,7 @@ enum PackageCompressor {
             throw PublishError(source, "cannot read it", kind: .io)
         }
         defer { try? input.close() }
-        let total = (try? FileManager.default.attributesOfItem(atPath: source)[.size] as? NSNumber)?.int64Value ?? 0
+        let total = FileManager.default.sizeOfItem(atPath: source)
         try? FileManager.default.removeItem(atPath: destination)
         guard FileManager.default.createFile(atPath: destination, contents: nil) else {
             throw PublishError(destination, "cannot create it", kind: .io)

@@ -46,7 +46,7 @@ struct PublishSource: Sendable, Equatable {
             throw fail("version \"\(version)\" cannot be part of a file name ([A-Za-z0-9][A-Za-z0-9._+-]{0,63})")
         }
         let name = override?.name ?? metadata["name"].flatMap { $0.isEmpty ? nil : $0 } ?? id
-        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value ?? 0
+        let size = FileManager.default.sizeOfItem(atPath: path)
         return PublishSource(
             path: path, fileName: fileName, id: id, name: name, version: version, minimumAppVersion: override?.minimumAppVersion,
             installedSize: size)

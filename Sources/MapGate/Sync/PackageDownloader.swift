@@ -19,7 +19,6 @@ public struct PackageDownloader: Sendable {
     /// What a finished download produced: the unpacked MBTiles file beside its destination.
     struct Result {
         var outputPath: String
-        var size: Int64
         var resumedFrom: Int64
     }
 
@@ -54,8 +53,8 @@ public struct PackageDownloader: Sendable {
 
         do {
             try fetchRemaining(region, sink: sink, info: &info, infoPath: infoPath, progress: progress)
-            let size = try sink.finish()
-            return Result(outputPath: outputPath, size: size, resumedFrom: sink.resumedBytes)
+            try sink.finish()
+            return Result(outputPath: outputPath, resumedFrom: sink.resumedBytes)
         } catch {
             // Only a resumable partial may stay behind, and only when the package may be good and
             // something of it arrived (a 404 leaves nothing).

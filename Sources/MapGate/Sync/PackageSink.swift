@@ -207,8 +207,7 @@ final class PackageSink: @unchecked Sendable {
     }
 
     /// After the last byte: checks size, hash and the gzip trailer, and flushes the output.
-    /// Returns the size of the MBTiles file.
-    func finish() throws -> Int64 {
+    func finish() throws {
         if !pending.isEmpty {
             try hand(pending)
             pending = Data()
@@ -237,6 +236,5 @@ final class PackageSink: @unchecked Sendable {
         } catch {
             throw RegionError(region: region.id, reason: "cannot write the region file \(outputPath): \(error.localizedDescription)", kind: .io)
         }
-        return outputBytes
     }
 }

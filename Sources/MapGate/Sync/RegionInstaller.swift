@@ -125,7 +125,7 @@ public final class RegionInstaller {
     }
 
     private func checkFreeSpace(for region: CatalogRegion) throws {
-        let partial = (try? FileManager.default.attributesOfItem(atPath: PackageDownloader.partialPath(region, in: directory))[.size] as? NSNumber)?.int64Value ?? 0
+        let partial = FileManager.default.sizeOfItem(atPath: PackageDownloader.partialPath(region, in: directory))
         let needed = max(0, region.size - partial) + region.installedSize
         guard let free = freeSpace(directory.path) else { return }
         guard free >= needed else {
@@ -232,7 +232,7 @@ public final class RegionInstaller {
                 kind: .badData)
         }
         stage(.installing)
-        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value ?? 0
+        let size = FileManager.default.sizeOfItem(atPath: path)
         try install(path, sha256: fileHash, size: size, content: tiles, region: region, details: details)
     }
 
