@@ -1,4 +1,6 @@
+#include <poll.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -12,3 +14,12 @@ static inline ssize_t clinux_copy_file_range(int in, int out, size_t length) { r
 // sync_file_range(2) with SYNC_FILE_RANGE_WRITE (2): starts writing back a range's dirty pages and
 // returns without waiting, so that a later fsync has little left to do.
 static inline int clinux_start_writeback(int fd, off_t offset, off_t length) { return (int)syscall(SYS_sync_file_range, fd, offset, length, 2u); }
+
+// clock_gettime(CLOCK_BOOTTIME) made by the kernel, not through the C library: a library preloaded
+// to fake the time (libfaketime) replaces clock_gettime(3), never the system call, so this reading
+// cannot be sped up, slowed down or frozen by the user. Nanoseconds since boot; 0 on failure.
+static inline unsigned long long clinux_boottime_ns(void) { struct timespec t; if (syscall(SYS_clock_gettime, CLOCK_BOOTTIME, &t) != 0) return 0; return (unsigned long long)t.tv_sec * 1000000000ull + (unsigned long long)t.tv_nsec; }
+
+// ppoll(2) made by the kernel with a relative timeout (see above): waits until a descriptor is
+// ready or the time has passed, as the kernel measures it. Returns ppoll's result, -1 with errno.
+static inline int clinux_ppoll(struct pollfd *fds, unsigned long count, long long timeout_ns) { struct timespec t = { (time_t)(timeout_ns / 1000000000ll), (long)(timeout_ns % 1000000000ll) }; return (int)syscall(SYS_ppoll, fds, count, &t, (void *)0, (size_t)8); }

@@ -96,7 +96,7 @@ public final class Demo {
             appVersion: try AppVersion(BuildInfo.version))
         let lock = try DirectoryLock(directory: directory)
         for region in catalog.regions {
-            let outcome = try installer.sync(region, from: catalog, authorization: try gate().authorizeUse(), lock: lock)
+            let outcome = try installer.sync(region, from: catalog, authorization: try gate().authorizeUse(installing: [region.id]), lock: lock)
             tell(.line("\(region.id): \(outcome)"))
             demoRegion = region.id
         }
@@ -145,7 +145,7 @@ public final class Demo {
         let serverClock = clock
         let finalSettings = settings
         let server = try TileServer(
-            library: library, authorization: try updated.authorizeUse(),
+            library: library, authorization: try updated.authorizeUse(opening: try library.installed().map(\.id)),
             settings: HTTPServer.Settings(), leafletPath: leafletPath,
             makeGate: {
                 Gate(

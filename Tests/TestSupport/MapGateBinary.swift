@@ -24,7 +24,7 @@ public struct MapGateBinary: Sendable {
     /// so that no test ever asks the real store. Never mutated.
     nonisolated(unsafe) public static let basePolicy: [String: Any] = [
         "appID": 1, "lookupURL": "http://127.0.0.1:1/lookup", "catalogURL": "http://127.0.0.1:1/catalog.json",
-        "requireSignedCatalog": false,
+        "requireSignedCatalog": false, "allowInsecureLookup": true,
     ]
 
     /// - Parameter user: run every command as this uid (for example 65534, `nobody`). The
@@ -107,10 +107,16 @@ public struct MapGateBinary: Sendable {
     }
 
     /// Starts a long-running `mapgate` (serve, open), at `time` if given.
-    public func start(_ arguments: [String], at time: String? = nil, environment: [String: String] = [:]) throws -> BackgroundProcess {
+    ///
+    /// - Parameter fakeTime: a libfaketime specification (`faketime -f`), such as
+    ///   `@2027-02-10 00:00:00 x3600`, instead of `time`.
+    public func start(
+        _ arguments: [String], at time: String? = nil, fakeTime: String? = nil, environment: [String: String] = [:]
+    ) throws -> BackgroundProcess {
         let full = arguments + ["--config", configPath, "--data-dir", dataDirectory]
         let env = baseEnvironment.merging(environment) { $1 }
-        let (program, rest) = command((time.map { ["/usr/bin/faketime", $0] } ?? []) + [path] + full)
+        let faked = fakeTime.map { ["/usr/bin/faketime", "-f", $0] } ?? time.map { ["/usr/bin/faketime", $0] } ?? []
+        let (program, rest) = command(faked + [path] + full)
         return try BackgroundProcess(program, rest, environment: env)
     }
 

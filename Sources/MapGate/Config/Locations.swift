@@ -25,11 +25,16 @@ public enum Locations {
         base(environment, xdg: "XDG_STATE_HOME", fallback: ".local/state") + "/mapgate"
     }
 
-    /// The managed policy: the file `MAPGATE_POLICY` names (which must exist), else
-    /// `/etc/mapgate/policy.json` when present.
-    public static func policyFile(environment: [String: String]) -> (path: String, mustExist: Bool) {
+    /// The managed policy: `/etc/mapgate/policy.json` whenever it exists (a link or anything else
+    /// there counts: it is then judged as the policy), else the file `MAPGATE_POLICY` names (which
+    /// must exist), else none. An administrator's policy can never be replaced from the
+    /// environment; `MAPGATE_POLICY` serves machines without one (tests, a deployment that
+    /// installs its policy elsewhere) and still only names a root-owned file.
+    public static func policyFile(environment: [String: String], systemPath: String = ManagedPolicy.defaultPath) -> (path: String, mustExist: Bool) {
+        var info = stat()
+        if lstat(systemPath, &info) == 0 { return (systemPath, true) }
         if let path = environment["MAPGATE_POLICY"], !path.isEmpty { return (path, true) }
-        return (ManagedPolicy.defaultPath, false)
+        return (systemPath, false)
     }
 
     private static func base(_ environment: [String: String], xdg: String, fallback: String) -> String {

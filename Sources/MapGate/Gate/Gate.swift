@@ -45,14 +45,33 @@ public final class Gate {
     /// Decides one use (sync, open, serve, tile): looks up when due, counts the use when it
     /// prompts, and throws ``GateClosedError`` when the gate is closed (or
     /// ``GateRecoveryError`` when lost state needs a lookup that failed).
-    public func authorizeUse() throws -> GateAuthorization {
+    ///
+    /// - Parameters:
+    ///   - opening: the installed regions this use reads. One that `sync` did not install under
+    ///     this record (a file copied in, or kept while the state was deleted) makes the record
+    ///     recover: a lookup must succeed first, then it is taken in.
+    ///   - installing: the regions this use may install (`sync`); they are taken in.
+    public func authorizeUse(opening: [String] = [], installing: [String] = []) throws -> GateAuthorization {
+        let reading = clock.now
+        let due = try update { record, now, policy -> Bool in
+            let unknown = opening.filter { !record.installedRegions.contains($0) }
+            if !unknown.isEmpty, !record.isRecovering {
+                record.isRecovering = true
+                store.note(
+                    "region \(unknown.joined(separator: ", ")) was not installed by 'mapgate sync' under this gate state: mapgate needs one successful store lookup before the next use")
+            }
+            let due = policy.isLookupDue(record, reading: reading, now: now, interval: checkInterval)
+            record.lastUseReading = reading
+            return due
+        }
         var lookupError: LookupError?
-        if try isLookupDue() {
+        if due {
             lookupError = try refresh(using: lookup).lookupError
         }
         let (decision, useReport, recovering) = try update { record, now, policy -> (UseDecision, GateReport, Bool) in
             if record.isRecovering { return (.refused, report(record, now: now, policy: policy, error: lookupError), true) }
             let decision = policy.use(&record, at: now)
+            if decision != .refused { record.addInstalledRegions(opening + installing) }
             return (decision, report(record, now: now, policy: policy, error: lookupError), false)
         }
         if recovering { throw GateRecoveryError(lookupError: lookupError) }

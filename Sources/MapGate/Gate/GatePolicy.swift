@@ -39,6 +39,10 @@ public struct GatePolicy: Sendable {
     /// How long one counted use lets a server serve.
     public static let servingDay: TimeInterval = 86_400
 
+    /// Gated uses after which a lookup is due whatever the clock says (a frozen clock never
+    /// makes one due by time).
+    public static let maximumUsesBetweenLookups = 20
+
     public init(installed: AppVersion, graceDays: Int = 30, maxPrompts: Int = 5, closeAfterDays: Int? = nil) {
         self.installed = installed
         self.graceDays = graceDays
@@ -84,12 +88,16 @@ public struct GatePolicy: Sendable {
     }
 
     /// Whether an ordinary run should look the store up now: on the interval after a good lookup,
-    /// within an hour after a failed one, at once when recovering or when the clock reads earlier
-    /// than the last attempt (a clock set back is a reason to look, not to wait).
+    /// within an hour after a failed one, and at once when recovering, when the clock reads
+    /// earlier than the last attempt (a clock set back is a reason to look, not to wait), when it
+    /// has not moved since the last use (a frozen clock), or after
+    /// ``maximumUsesBetweenLookups`` uses without a good lookup.
     public func isLookupDue(_ record: GateRecord, reading: Date, now: Date, interval: TimeInterval) -> Bool {
         if record.isRecovering { return true }
         guard let last = record.lastAttemptAt else { return true }
         if reading < last { return true }
+        if let previous = record.lastUseReading, reading <= previous { return true }
+        if record.usesSinceLookup >= Self.maximumUsesBetweenLookups { return true }
         let wait = record.lastLookupError == nil ? interval : min(interval, 3600)
         return now.timeIntervalSince(last) >= wait
     }
@@ -121,6 +129,7 @@ public struct GatePolicy: Sendable {
         record.lastLookupAt = now
         record.lastAttemptAt = now
         record.lastLookupError = nil
+        record.usesSinceLookup = 0
         guard installed < store else {
             record.resetPending()
             return now
@@ -160,7 +169,9 @@ public struct GatePolicy: Sendable {
 
     /// Decides one use and counts it when it prompts.
     public func use(_ record: inout GateRecord, at now: Date) -> UseDecision {
-        switch phase(of: record, at: now) {
+        let phase = phase(of: record, at: now)
+        if !phase.isClosed { record.usesSinceLookup = min(record.usesSinceLookup + 1, GateRecord.maximumCount) }
+        switch phase {
         case .upToDate: return .allowed
         case .grace(let until): return .notice(until: until)
         case .closed: return .refused
@@ -174,9 +185,13 @@ public struct GatePolicy: Sendable {
 
     /// Whether a running server must count its next use: past the grace period, once a day of
     /// serving has passed since its last counted use.
-    public func isServingUseDue(_ phase: GatePhase, lastCounted: Date, now: Date) -> Bool {
+    ///
+    /// - Parameter servedFor: seconds since the server's last counted use: the larger of what
+    ///   the clock says and the real time elapsed, so that neither a clock set back nor one
+    ///   slowed down or frozen stretches a day of serving.
+    public func isServingUseDue(_ phase: GatePhase, servedFor: TimeInterval) -> Bool {
         guard case .prompting = phase else { return false }
-        return now.timeIntervalSince(lastCounted) >= Self.servingDay
+        return servedFor >= Self.servingDay
     }
 
     /// Whether a running server must refuse tiles: the gate is closed, unless the use that closed
@@ -184,9 +199,9 @@ public struct GatePolicy: Sendable {
     /// of any command runs that command).
     ///
     /// - Parameter ownCount: `promptsShown` right after this server's last counted use, if any.
-    public func isClosedForServer(_ phase: GatePhase, promptsShown: Int, ownCount: Int?, lastCounted: Date, now: Date) -> Bool {
+    public func isClosedForServer(_ phase: GatePhase, promptsShown: Int, ownCount: Int?, servedFor: TimeInterval) -> Bool {
         guard phase.isClosed else { return false }
-        let ownUseRunning = ownCount == promptsShown && now.timeIntervalSince(lastCounted) < Self.servingDay
+        let ownUseRunning = ownCount == promptsShown && servedFor < Self.servingDay
         return !ownUseRunning
     }
 

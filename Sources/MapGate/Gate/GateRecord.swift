@@ -29,8 +29,37 @@ public struct GateRecord: Sendable, Equatable {
     public var catalogSHA256: String?
     /// The gate rules of the last signed catalog accepted; they hold offline too.
     public var publisherGate: PublisherGate?
+    /// The regions `sync` was allowed to install under this record (sorted ids). A region file
+    /// that is opened but not listed here came from somewhere else (copied in, or kept while the
+    /// state was deleted): the record then recovers (fails closed until a lookup).
+    public var installedRegions: [String] = []
+    /// Gated uses since the last successful lookup: a lookup is due after
+    /// ``GatePolicy/maximumUsesBetweenLookups`` of them, whatever the clock says.
+    public var usesSinceLookup = 0
+    /// The clock's reading at the last gated use, as read (not the high-water mark): a reading
+    /// that has not moved past it (a frozen clock) makes a lookup due.
+    public var lastUseReading: Date?
 
     public init() {}
+
+    /// Whether every counter and date is one mapgate can have written: a sealed record that
+    /// fails this is treated as tampered with, never clamped into range.
+    var isPlausible: Bool {
+        let dates = [firstSeen, latestClock, lastLookupAt, lastAttemptAt, lastUseReading].compactMap { $0 }
+        return (0...GateRecord.maximumCount).contains(promptsShown) && generation >= 0
+            && (0...GateRecord.maximumCount).contains(usesSinceLookup) && (catalogSerial ?? 0) >= 0
+            && dates.allSatisfy { $0.timeIntervalSince1970.isFinite && $0.timeIntervalSince1970 >= 0 }
+            && installedRegions.allSatisfy(Catalog.isValidRegionID)
+    }
+
+    /// The largest count a record may hold (far beyond any policy's `maxPrompts`).
+    static let maximumCount = 1_000_000
+
+    /// Adds region ids to ``installedRegions``.
+    mutating func addInstalledRegions(_ ids: [String]) {
+        guard !ids.isEmpty else { return }
+        installedRegions = Array(Set(installedRegions).union(ids)).sorted()
+    }
 
     /// Forgets the pending version and the count (the app was updated or the release pulled).
     mutating func resetPending() {

@@ -16,6 +16,17 @@ public struct GateReport: Sendable, Equatable {
     /// The publisher's minimum version, when the installed app is below it (a critical update).
     public var minimumAppVersion: String?
 
+    /// Prompted uses left: none once the gate is closed (by count, `closeAfterDays` or the
+    /// publisher's `minimumAppVersion`), the count while prompting, and before the grace period
+    /// ends those not yet spent. The one rule that `status`, `/health` and `/metrics` show.
+    public var usesLeft: Int {
+        switch phase {
+        case .prompting(let left): left
+        case .closed: 0
+        case .upToDate, .grace: max(0, maxPrompts - record.promptsShown)
+        }
+    }
+
     /// The version to install, if any.
     public var requiredVersion: String? { record.pendingVersion ?? minimumAppVersion }
     public var storeURL: String? { record.lastRelease?.storeURL }

@@ -4,11 +4,16 @@ import Foundation
 /// The project's only network stack: GET requests through libcurl.
 ///
 /// TLS verification is always on. Proxy variables (`http_proxy`, `https_proxy`, `no_proxy`) are
-/// honoured by libcurl itself.
+/// honoured by libcurl itself, unless ``usesProxies`` is off.
 public struct HTTPClient: Sendable {
     public var userAgent: String
     /// A CA bundle (PEM) to trust instead of the system bundle, for a publisher with its own CA.
     public var caFile: String?
+    /// Whether the proxy variables apply. The store lookup turns them off: a proxy the user runs
+    /// could answer for the store.
+    public var usesProxies = true
+    /// Whether a redirect may lead from `https` to plain `http`. The store lookup refuses it.
+    public var allowsDowngrade = true
 
     public init(userAgent: String = BuildInfo.userAgent, caFile: String? = nil) {
         self.userAgent = userAgent
@@ -55,7 +60,10 @@ public struct HTTPClient: Sendable {
         let easy = transfer.easy
         try easy.set(CURLOPT_URL, request.url)
         try easy.set(CURLOPT_PROTOCOLS_STR, "http,https,file")
-        try easy.set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
+        let secure = request.url.lowercased().hasPrefix("https:")
+        try easy.set(CURLOPT_REDIR_PROTOCOLS_STR, secure && !allowsDowngrade ? "https" : "http,https")
+        // An empty proxy name turns proxies off, the variables included (CURLOPT_PROXY(3)).
+        if !usesProxies { try easy.set(CURLOPT_PROXY, "") }
         try easy.set(CURLOPT_FOLLOWLOCATION, 1)
         try easy.set(CURLOPT_MAXREDIRS, request.maxRedirects)
         try easy.set(CURLOPT_CONNECTTIMEOUT_MS, Int(request.connectTimeout * 1000))

@@ -26,9 +26,13 @@ public struct StoreLookup: Sendable {
 
     /// The lookup the publisher's rules describe. Its client trusts the system CA bundle, or the
     /// policy's `lookupCAFile`: never the user's `caFile`.
+    /// Proxies apply only when the policy says `lookupUsesProxy`; a redirect never leaves HTTPS.
     public init(settings: GateSettings, connectTimeout: Double = 3) {
+        var client = HTTPClient(caFile: settings.lookupCAFile)
+        client.usesProxies = settings.lookupUsesProxy
+        client.allowsDowngrade = false
         self.init(
-            client: HTTPClient(caFile: settings.lookupCAFile), endpoint: settings.lookupURL, appID: settings.appID,
+            client: client, endpoint: settings.lookupURL, appID: settings.appID,
             bundleID: settings.bundleID, country: settings.country, connectTimeout: connectTimeout)
     }
 

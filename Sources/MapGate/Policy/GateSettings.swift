@@ -31,11 +31,19 @@ public struct GateSettings: Sendable, Equatable {
     public var trustedKeys: [String]
     /// Refuse an unsigned catalog (a managed policy may turn this off for a private deployment).
     public var requireSignedCatalog: Bool
+    /// Let a managed policy's `lookupURL` be plain HTTP (a deployment's own mirror on a trusted
+    /// network, the tests' origin). Without it an `http:` lookup URL is refused when the policy
+    /// loads: an answer over plain HTTP can be forged by anyone on the path.
+    public var allowInsecureLookup: Bool
+    /// Send the lookup through the proxy that `http_proxy`/`https_proxy` name. Off unless a
+    /// managed policy turns it on: the user's own proxy must not answer for the store.
+    public var lookupUsesProxy: Bool
 
     public init(
         appID: Int? = nil, bundleID: String? = nil, country: String = "us", lookupURL: String = "https://itunes.apple.com/lookup",
         lookupCAFile: String? = nil, graceDays: Int = 30, maxPrompts: Int = 5, checkIntervalHours: Double = 24,
-        closeAfterDays: Int? = nil, catalogURL: String? = nil, trustedKeys: [String] = [], requireSignedCatalog: Bool = true
+        closeAfterDays: Int? = nil, catalogURL: String? = nil, trustedKeys: [String] = [], requireSignedCatalog: Bool = true,
+        allowInsecureLookup: Bool = false, lookupUsesProxy: Bool = false
     ) {
         self.appID = appID
         self.bundleID = bundleID
@@ -49,6 +57,8 @@ public struct GateSettings: Sendable, Equatable {
         self.catalogURL = catalogURL
         self.trustedKeys = trustedKeys
         self.requireSignedCatalog = requireSignedCatalog
+        self.allowInsecureLookup = allowInsecureLookup
+        self.lookupUsesProxy = lookupUsesProxy
     }
 
     /// No source may make lookups rarer than daily.
@@ -59,7 +69,7 @@ public struct GateSettings: Sendable, Equatable {
         ("appID", "integer", "App Store id of the app (looked up as ?id=)"),
         ("bundleID", "string", "bundle id of the app (looked up as ?bundleId= when appID is unset; checked in answers)"),
         ("country", "string", "two-letter storefront code"),
-        ("lookupURL", "string", "iTunes Lookup endpoint (http or https)"),
+        ("lookupURL", "string", "iTunes Lookup endpoint (https; http only with allowInsecureLookup)"),
         ("lookupCAFile", "string", "PEM CA bundle for the lookup only"),
         ("graceDays", "integer", "days after a newer version is released before prompts start (0-365)"),
         ("maxPrompts", "integer", "prompted uses before the gate closes (0-100)"),
@@ -68,5 +78,7 @@ public struct GateSettings: Sendable, Equatable {
         ("catalogURL", "string", "the publisher's region catalog (http, https or file)"),
         ("trustedKeys", "list", "minisign public keys (RW…) trusted to sign the catalog"),
         ("requireSignedCatalog", "boolean", "refuse catalogs without a valid signature (default true)"),
+        ("allowInsecureLookup", "boolean", "let lookupURL be plain http (default false)"),
+        ("lookupUsesProxy", "boolean", "send the lookup through http_proxy/https_proxy (default false: never a proxy)"),
     ]
 }

@@ -1,7 +1,8 @@
 import Foundation
 
-/// A deployment's replacement of the ``ProductProfile``'s values: `/etc/mapgate/policy.json`, or
-/// the file `MAPGATE_POLICY` names (the caller hands that in; the library reads no environment).
+/// A deployment's replacement of the ``ProductProfile``'s values: `/etc/mapgate/policy.json`, or,
+/// only where that file does not exist, the file `MAPGATE_POLICY` names (see
+/// ``Locations/policyFile(environment:systemPath:)``; the library reads no environment).
 ///
 /// Honoured only when the file and every folder above it are owned by root and writable by nobody
 /// else (a sticky folder such as `/tmp` is fine): see ``TrustedFile``. Anything else, like an
@@ -11,7 +12,11 @@ public enum ManagedPolicy {
 
     /// The profile with the policy at `path` applied. A missing file means "no policy" unless
     /// `mustExist` (a path the user named).
-    public static func apply(path: String, mustExist: Bool, to profile: GateSettings = ProductProfile.settings) throws -> GateSettings {
+    ///
+    /// - Parameter afterResolving: for tests, runs between resolving the path and reading it.
+    public static func apply(
+        path: String, mustExist: Bool, to profile: GateSettings = ProductProfile.settings, afterResolving: () -> Void = {}
+    ) throws -> GateSettings {
         var info = stat()
         guard lstat(path, &info) == 0 else {
             if mustExist || errno != ENOENT {
@@ -19,13 +24,11 @@ public enum ManagedPolicy {
             }
             return profile
         }
+        let data: Data
         do {
-            try TrustedFile.check(path)
+            data = try TrustedFile.read(path, afterResolving: afterResolving)
         } catch let error as TrustedFile.Violation {
             throw ConfigurationError(file: .managedPolicy, path: path, key: nil, reason: "refusing it: \(error.description)")
-        }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw ConfigurationError(file: .managedPolicy, path: path, key: nil, reason: "cannot be read")
         }
         return try parse(data, path: path, over: profile)
     }
@@ -52,7 +55,14 @@ public enum ManagedPolicy {
         if let url = try reader.url("catalogURL", schemes: ["http", "https", "file"]) { settings.catalogURL = url }
         if let keys = try reader.strings("trustedKeys", valid: { $0.hasPrefix("RW") && $0.count == 56 }) { settings.trustedKeys = keys }
         if let required = try reader.boolean("requireSignedCatalog") { settings.requireSignedCatalog = required }
+        if let insecure = try reader.boolean("allowInsecureLookup") { settings.allowInsecureLookup = insecure }
+        if let proxy = try reader.boolean("lookupUsesProxy") { settings.lookupUsesProxy = proxy }
         try reader.rejectUnknownKeys(known: GateSettings.keys.map(\.name))
+        if settings.lookupURL.lowercased().hasPrefix("http:"), !settings.allowInsecureLookup {
+            throw ConfigurationError(
+                file: .managedPolicy, path: path, key: "lookupURL",
+                reason: "\(settings.lookupURL) is plain HTTP, whose answers anyone on the path can forge; use https, or set \"allowInsecureLookup\": true")
+        }
         return settings
     }
 }

@@ -1,28 +1,31 @@
 import Foundation
-import Synchronization
 
 /// Keeps a running server's gate current: re-reads the saved state every `refresh` seconds
 /// (another mapgate may have spent the last use), lets the gate look the store up on its
 /// interval, and counts one use for each day of serving after the grace period (the rules are
-/// ``GatePolicy``'s: ``GatePolicy/isServingUseDue(_:lastCounted:now:)`` and
-/// ``GatePolicy/isClosedForServer(_:promptsShown:ownCount:lastCounted:now:)``).
+/// ``GatePolicy``'s: ``GatePolicy/isServingUseDue(_:servedFor:)`` and
+/// ``GatePolicy/isClosedForServer(_:promptsShown:ownCount:servedFor:)``).
 ///
-/// It fails closed: when the state cannot be read or written for longer than `refresh`, tiles
-/// are answered 503 until it can, and every such fault reaches `onEvent`, never a silent `catch`.
+/// It looks every `refresh` seconds of real elapsed time (a ``PeriodicWorker``), and measures a
+/// day of serving by the larger of the clock's and the real elapsed time: a clock set back,
+/// slowed down, sped up or frozen changes neither. It fails closed: when the state cannot be read
+/// or written for longer than `refresh`, tiles are answered 503 until it can, and every such
+/// fault reaches `onEvent`, never a silent `catch`; when the monitor itself stops reporting, the
+/// ``GateWatch``'s snapshot goes stale and the server fails closed too.
 public final class GateMonitor: @unchecked Sendable {
-    // `lastCounted`, `ownCount`, `failingSince`, `lastState` and `gate` are touched only on the
-    // monitor's own thread after `start` (and in `init` before it).
+    // `lastCounted`, `lastCountedElapsed`, `ownCount`, `failingSince`, `lastState` and `gate` are
+    // touched only on the worker's thread after `start` (and in `init` before it).
     private let makeGate: @Sendable () throws -> Gate
     private let watch: GateWatch
     private let refresh: Double
-    private let stopping = Atomic<Bool>(false)
-    private let wake = DispatchSemaphore(value: 0)
-    private let done = DispatchSemaphore(value: 0)
     private let policy: GatePolicy
+    private var worker: PeriodicWorker?
     private var lastCounted: Date
+    /// ``MonotonicClock/seconds`` at the last counted use.
+    private var lastCountedElapsed: Double
     /// `promptsShown` right after this server's last counted use, if it counted one.
     private var ownCount: Int?
-    private var failingSince: DispatchTime?
+    private var failingSince: Double?
     private var lastState: String?
     private var gate: Gate?
     private let onEvent: @Sendable (Event) -> Void
@@ -64,48 +67,44 @@ public final class GateMonitor: @unchecked Sendable {
         self.policy = policy
         self.makeGate = makeGate
         lastCounted = start.report.now
+        lastCountedElapsed = MonotonicClock.seconds
         if case .prompt = start.decision { ownCount = start.report.record.promptsShown }
         self.onEvent = onEvent
         watch.update(start.report, isClosed: isClosed(start.report))
     }
 
-    private func isClosed(_ report: GateReport) -> Bool {
-        policy.isClosedForServer(report.phase, promptsShown: report.record.promptsShown, ownCount: ownCount, lastCounted: lastCounted, now: report.now)
+    /// Seconds since this server's last counted use: the larger of the clock's and the real time.
+    private func servedFor(now: Date) -> TimeInterval {
+        max(now.timeIntervalSince(lastCounted), MonotonicClock.seconds - lastCountedElapsed)
     }
 
+    private func isClosed(_ report: GateReport) -> Bool {
+        policy.isClosedForServer(report.phase, promptsShown: report.record.promptsShown, ownCount: ownCount, servedFor: servedFor(now: report.now))
+    }
+
+    /// Starts looking every `refresh` seconds. Call once, before `stop`.
     public func start() {
-        let thread = Thread { [self] in run() }
-        thread.name = "gate-monitor"
-        thread.start()
+        let worker = PeriodicWorker(name: "gate-monitor", interval: refresh) { [self] in tick() }
+        self.worker = worker
+        worker.start()
     }
 
     /// Stops the monitor and waits for its thread (at most one state access in progress).
     public func stop() {
-        let (exchanged, _) = stopping.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent)
-        guard exchanged else { return }
-        wake.signal()
-        done.wait()
-    }
-
-    private func run() {
-        defer { done.signal() }
-        while true {
-            _ = wake.wait(timeout: .now() + refresh)
-            if stopping.load(ordering: .acquiring) { return }
-            tick()
-        }
+        worker?.stop()
     }
 
     /// One look at the gate: counts a use per day of serving, else re-reads the state.
     func tick() {
-        let started = DispatchTime.now()
+        let started = MonotonicClock.seconds
         do {
             let gate = try self.gate ?? makeGate()
             self.gate = gate
             var latest = try gate.status()
             var counted: Int?
-            if policy.isServingUseDue(latest.phase, lastCounted: lastCounted, now: latest.now) {
+            if policy.isServingUseDue(latest.phase, servedFor: servedFor(now: latest.now)) {
                 lastCounted = latest.now
+                lastCountedElapsed = MonotonicClock.seconds
                 do {
                     let authorization = try gate.authorizeUse()
                     latest = authorization.report
@@ -128,7 +127,7 @@ public final class GateMonitor: @unchecked Sendable {
             gate = nil
             let since = failingSince ?? started
             failingSince = since
-            let elapsed = Double(DispatchTime.now().uptimeNanoseconds - since.uptimeNanoseconds) / 1e9
+            let elapsed = MonotonicClock.seconds - since
             if elapsed >= refresh {
                 let message = (error as? LocalizedError)?.errorDescription ?? String(describing: error)
                 watch.fail(message)

@@ -1,56 +1,100 @@
 import Foundation
-import Synchronization
 
-/// What a running server knows about the gate, shared by its workers: closed (403), failing
-/// (503: the state cannot be read or written, so the server fails closed), or open.
+/// What a running server knows about the gate, shared by its workers: open, closed (403), or
+/// failing (503: the state cannot be checked, so the server fails closed).
+///
+/// It holds one ``Snapshot``, replaced whole by the monitor, never field by field. A snapshot is
+/// good for a limited time of real elapsed time (``MonotonicClock``): when the monitor has not
+/// reported within it (it is stuck, or something slowed it down), the server fails closed.
 public final class GateWatch: Sendable {
     public struct Closure: Sendable, Equatable {
         public var requiredVersion: String
         public var storeURL: String?
     }
 
-    private let closure = Locked<Closure?>(nil)
-    private let failureMessage = Locked<String?>(nil)
-    private let left = Locked<Int?>(nil)
-    /// Read on every request: an atomic, so an open gate costs no lock.
-    private let isRefusing = Atomic<Bool>(false)
+    /// Where the server's gate stands.
+    public enum Standing: Sendable, Equatable {
+        case open
+        case closed(Closure)
+        case failing(String)
+    }
 
-    public init() {}
+    /// One look at the gate, as every request sees it.
+    public struct Snapshot: Sendable, Equatable {
+        public var standing: Standing
+        /// ``GateReport/usesLeft`` while an update is pending, else nil.
+        public var usesLeft: Int?
+    }
+
+    private struct Stamped {
+        var snapshot: Snapshot
+        /// ``MonotonicClock/nanoseconds`` after which the snapshot is stale.
+        var validUntil: UInt64
+    }
+
+    private let current: Locked<Stamped>
+    private let lifetime: UInt64
+
+    /// - Parameter lifetime: seconds of real time a report holds; past it, without a new one, the
+    ///   server fails closed.
+    public init(lifetime: Double = .infinity) {
+        self.lifetime = lifetime.isFinite ? UInt64(max(lifetime, 0) * 1e9) : UInt64.max / 2
+        current = Locked(Stamped(snapshot: Snapshot(standing: .failing("the update gate has not been checked yet"), usesLeft: nil), validUntil: 0))
+    }
+
+    /// Seconds of real time a report holds for a monitor that looks every `refresh` seconds: two
+    /// looks, plus time for a slow lookup, and never under two seconds.
+    public static func lifetime(forRefresh refresh: Double) -> Double {
+        max(2 * refresh + min(refresh, 30), 2)
+    }
+
+    /// The gate as a request sees it now.
+    public var snapshot: Snapshot {
+        let stamped = current.withLock { $0 }
+        guard MonotonicClock.nanoseconds <= stamped.validUntil else {
+            return Snapshot(standing: .failing("the update gate has not been checked for too long"), usesLeft: stamped.snapshot.usesLeft)
+        }
+        return stamped.snapshot
+    }
 
     /// Non-nil once the gate is closed: every tile and TileJSON request is then refused.
     public var closed: Closure? {
-        guard isRefusing.load(ordering: .acquiring) else { return nil }
-        return closure.withLock { $0 }
+        if case .closed(let closure) = snapshot.standing { return closure }
+        return nil
     }
 
     /// Non-nil while the gate's state cannot be checked: tiles are withheld (503) until it can.
     public var failure: String? {
-        guard isRefusing.load(ordering: .acquiring) else { return nil }
-        return failureMessage.withLock { $0 }
+        if case .failing(let message) = snapshot.standing { return message }
+        return nil
     }
 
     /// `open`, `closed` or `failing`, for `/health` and `/metrics`.
     public var state: String {
-        guard isRefusing.load(ordering: .acquiring) else { return "open" }
-        return failureMessage.withLock { $0 } != nil ? "failing" : "closed"
+        switch snapshot.standing {
+        case .open: "open"
+        case .closed: "closed"
+        case .failing: "failing"
+        }
     }
 
     /// Prompted uses left after the last look at the gate (nil when no update is pending).
-    public var usesLeft: Int? { left.withLock { $0 } }
+    public var usesLeft: Int? { snapshot.usesLeft }
 
     /// Opens or closes the server's gate after a look at `report`.
     public func update(_ report: GateReport, isClosed: Bool) {
-        left.withLock { $0 = report.requiredVersion == nil ? nil : max(0, report.maxPrompts - report.record.promptsShown) }
-        closure.withLock {
-            $0 = isClosed ? Closure(requiredVersion: report.requiredVersion ?? "newer", storeURL: report.storeURL) : nil
-        }
-        failureMessage.withLock { $0 = nil }
-        isRefusing.store(isClosed, ordering: .releasing)
+        let closure = Closure(requiredVersion: report.requiredVersion ?? "newer", storeURL: report.storeURL)
+        set(Snapshot(standing: isClosed ? .closed(closure) : .open, usesLeft: report.requiredVersion == nil ? nil : report.usesLeft))
     }
 
     /// Fails closed: the state could not be read or written for longer than the refresh period.
     public func fail(_ message: String) {
-        failureMessage.withLock { $0 = message }
-        isRefusing.store(true, ordering: .releasing)
+        let left = current.withLock { $0.snapshot.usesLeft }
+        set(Snapshot(standing: .failing(message), usesLeft: left))
+    }
+
+    private func set(_ snapshot: Snapshot) {
+        let validUntil = MonotonicClock.nanoseconds &+ lifetime
+        current.withLock { $0 = Stamped(snapshot: snapshot, validUntil: validUntil) }
     }
 }

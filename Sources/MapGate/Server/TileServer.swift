@@ -43,7 +43,7 @@ public final class TileServer: Sendable {
         onRegionEvent: @escaping @Sendable (RegionWatcher.Event) -> Void = { _ in },
         onGateEvent: @escaping @Sendable (GateMonitor.Event) -> Void = { _ in }
     ) throws {
-        let watch = GateWatch()
+        let watch = GateWatch(lifetime: GateWatch.lifetime(forRefresh: gateRefresh))
         // The monitor sets the watch from this start's authorization before any request comes.
         let policy = try makeGate().policy
         let monitor = GateMonitor(

@@ -5,20 +5,19 @@ extension GateRecord {
     enum Loaded {
         /// A record whose seal matches.
         case sealed(GateRecord)
-        /// A record from before records were sealed, read once while the database was upgraded.
-        case legacy(GateRecord)
-        /// No record yet (a new database).
-        case missing
-        /// The seal does not match: the row was edited outside mapgate.
+        /// No sealed record: the row is missing, empty, unsealed (a database from before seals, or
+        /// one made by hand), sealed under an older seal, or its seal does not match: the row was
+        /// made or edited outside this mapgate. Never trusted.
         case tampered
     }
 
     /// Reads the gate row of one state database and checks its seal.
-    static func load(from database: SQLiteDatabase, acceptingUnsealed: Bool) throws -> Loaded {
+    static func load(from database: SQLiteDatabase) throws -> Loaded {
         let sql = """
             SELECT pending_version, first_seen, prompts_shown, latest_clock, last_release,
                    last_lookup_at, last_attempt_at, last_lookup_error, recovering, generation, seal,
-                   catalog_serial, catalog_sha256, publisher_gate
+                   catalog_serial, catalog_sha256, publisher_gate,
+                   installed_regions, uses_since_lookup, last_use_reading
             FROM gate WHERE id = 1
             """
         let rows = try database.query(sql) { row -> (GateRecord, GateRecordSeal.Texts, String?) in
@@ -38,14 +37,14 @@ extension GateRecord {
             record.catalogSHA256 = row.text(12)
             let gate = row.text(13)
             record.publisherGate = gate.flatMap { try? JSONDecoder().decode(PublisherGate.self, from: Data($0.utf8)) }
+            record.installedRegions = (row.text(14) ?? "").split(separator: ",").map(String.init)
+            record.usesSinceLookup = row.int(15)
+            record.lastUseReading = row.date(16)
             return (record, GateRecordSeal.Texts(release: release, publisherGate: gate), row.text(10))
         }
-        guard let (record, texts, seal) = rows.first else { return .missing }
-        guard let seal else {
-            if record == GateRecord() { return .missing }
-            return acceptingUnsealed ? .legacy(record) : .tampered
-        }
-        return seal == GateRecordSeal.seal(record, texts) ? .sealed(record) : .tampered
+        guard let (record, texts, seal) = rows.first, let seal, !seal.isEmpty, seal == GateRecordSeal.seal(record, texts), record.isPlausible
+        else { return .tampered }
+        return .sealed(record)
     }
 
     /// Writes the record with its seal.
@@ -59,8 +58,8 @@ extension GateRecord {
             """
             INSERT OR REPLACE INTO gate (id, pending_version, first_seen, prompts_shown, latest_clock,
                 last_release, last_lookup_at, last_attempt_at, last_lookup_error, recovering, generation, seal,
-                catalog_serial, catalog_sha256, publisher_gate)
-            VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                catalog_serial, catalog_sha256, publisher_gate, installed_regions, uses_since_lookup, last_use_reading)
+            VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
                 .textOrNull(pendingVersion), .dateOrNull(firstSeen), .integer(Int64(promptsShown)),
@@ -68,6 +67,7 @@ extension GateRecord {
                 .dateOrNull(lastAttemptAt), .textOrNull(lastLookupError), .integer(isRecovering ? 1 : 0),
                 .integer(generation), .text(GateRecordSeal.seal(self, texts)),
                 catalogSerial.map { .integer($0) } ?? .null, .textOrNull(catalogSHA256), .textOrNull(gate),
+                .text(installedRegions.joined(separator: ",")), .integer(Int64(usesSinceLookup)), .dateOrNull(lastUseReading),
             ])
     }
 }

@@ -15,21 +15,26 @@ enum GateRecordSeal {
         var publisherGate: String?
     }
 
+    /// The seal's version: a record sealed under another one (or not at all) is not trusted.
+    static let version = "v2"
+
     /// The seal of `record`, whose nested values are stored as `texts`.
     static func seal(_ record: GateRecord, _ texts: Texts) -> String {
         func date(_ value: Date?) -> String { value.map { String($0.timeIntervalSince1970.bitPattern) } ?? "-" }
         let fields = [
-            "v1", record.pendingVersion ?? "-", date(record.firstSeen), String(record.promptsShown), date(record.latestClock),
+            version, record.pendingVersion ?? "-", date(record.firstSeen), String(record.promptsShown), date(record.latestClock),
             texts.release ?? "-", date(record.lastLookupAt), date(record.lastAttemptAt), record.lastLookupError ?? "-",
             record.isRecovering ? "1" : "0", String(record.generation),
             record.catalogSerial.map(String.init) ?? "-", record.catalogSHA256 ?? "-", texts.publisherGate ?? "-",
+            record.installedRegions.joined(separator: ","), String(record.usesSinceLookup), date(record.lastUseReading),
         ]
         // Each field is length-prefixed so that no two records share a text.
         let text = fields.map { "\($0.utf8.count):\($0)" }.joined(separator: "|")
         var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
         var length: UInt32 = 0
         let message = Array(text.utf8)
-        _ = HMAC(EVP_sha256(), key, Int32(key.count), message, message.count, &digest, &length)
+        // A failed HMAC leaves `length` at 0: the empty seal then matches no stored one.
+        guard HMAC(EVP_sha256(), key, Int32(key.count), message, message.count, &digest, &length) != nil else { return "" }
         return digest.prefix(Int(length)).map { String(format: "%02x", $0) }.joined()
     }
 }

@@ -1,3 +1,4 @@
+import CSQLite
 import Foundation
 
 /// The gate's record, kept in several state databases at once: the user's state folder
@@ -6,9 +7,8 @@ import Foundation
 /// Every change goes to every copy inside one `BEGIN IMMEDIATE` per copy (always taken in the
 /// same order, so two processes never deadlock), with a generation that only grows and a seal
 /// over the fields. On load the sealed copy of the highest generation wins; of equal ones the more
-/// restrictive. A copy that is missing, damaged or tampered with is reported and rewritten.
-/// When no copy can be read while map data is installed, the record starts *recovering*: it fails
-/// closed until a lookup succeeds (see ``GatePolicy/record(_:trustedTime:at:into:)``).
+/// restrictive. Lost state (see ``load()``) is reported once and makes the record *recover*: it
+/// fails closed until a lookup succeeds (see ``GatePolicy/record(_:trustedTime:at:into:)``).
 public final class GateStore {
     private let copies: [StateDatabase]
     private let regionsFolder: String?
@@ -54,64 +54,86 @@ public final class GateStore {
     }
 
     /// Reads every copy and picks the one that decides. Runs inside the transactions.
+    ///
+    /// The first copy (the user's state folder) is the one every data directory shares; the
+    /// others follow it. State is *lost* — and the record recovers: it fails closed until a lookup
+    /// succeeds — when a copy was damaged, when a copy that is not new holds no sealed record
+    /// (emptied, made by hand, edited, or from before records were sealed), when the first copy
+    /// is new while another holds a saved record (it was deleted or moved: the other may be an
+    /// old copy brought back), and when nothing was ever saved while region files are installed.
+    /// A new data directory's copy, or one of a lower generation, is normal and says nothing.
     private func load() throws -> GateRecord {
         var notes: [String] = []
         var best: GateRecord?
         var lost = false
-        var generations = Set<Int64>()
+        var latestClock: Date?
         for copy in copies {
-            if let note = copy.recoveryNote { notes.append(note) }
-            let loaded = try GateRecord.load(from: copy.database, acceptingUnsealed: copy.upgradedFromUnsealed)
-            let record: GateRecord
-            switch loaded {
-            case .sealed(let sealed), .legacy(let sealed):
-                record = sealed
-            case .missing:
-                if copy.recoveryNote != nil { lost = true }
-                notes.append("gate state copy \(copy.path) was missing; restoring it")
-                continue
-            case .tampered:
+            if let note = copy.recoveryNote {
                 lost = true
-                notes.append("gate state copy \(copy.path) was changed outside mapgate (its seal does not match); ignoring it")
+                notes.append(note)
+            }
+            let loaded: GateRecord.Loaded
+            do {
+                loaded = try GateRecord.load(from: copy.database)
+            } catch let error as SQLiteError where error.primaryCode == SQLITE_ERROR {
+                loaded = .tampered  // the gate table or a column was dropped
+            }
+            guard case .sealed(let record) = loaded else {
+                lost = true
+                notes.append("gate state \(copy.path) holds no record sealed by this mapgate (it was emptied or edited); ignoring it")
                 continue
             }
-            generations.insert(record.generation)
+            if let clock = record.latestClock { latestClock = max(latestClock ?? clock, clock) }
             if let current = best {
                 if record.generation > current.generation
                     || (record.generation == current.generation && record.isMoreRestrictive(than: current))
                 {
                     best = record
                 }
-                // The clock's high-water mark never goes down, whichever copy wins.
-                let latest = max(current.latestClock ?? .distantPast, record.latestClock ?? .distantPast)
-                best?.latestClock = latest == .distantPast ? nil : latest
             } else {
                 best = record
             }
         }
-        if generations.count > 1 { notes.append("gate state copies disagreed (generations \(generations.sorted().map(String.init).joined(separator: ", "))); the newest wins") }
-        if let best {
-            remember(notes)
-            return best
+        // Only the first load of a run sees the copies as they were found: the first change rewrites them all.
+        if !hasLoaded, let primary = copies.first, primary.isNew, (best?.generation ?? 0) > 0 {
+            lost = true
+            notes.append("gate state \(primary.path) is new while another copy holds a saved record (it was deleted or moved)")
         }
-        // No copy could be read. A new user starts afresh; installed map data fails closed.
-        var fresh = GateRecord()
-        if lost || hasInstalledRegions {
-            fresh.isRecovering = true
-            notes.append("no readable gate state while map data is installed: mapgate needs one successful store lookup before the next use")
-        } else {
-            notes.removeAll { $0.contains("was missing") }  // a new user: nothing was lost
+        var record = best ?? GateRecord()
+        // The clock's high-water mark never goes down, whichever copy wins.
+        record.latestClock = latestClock
+        if !lost, record.generation == 0, hasInstalledRegions {
+            lost = true
+            notes.append("region files are installed in \(regionsFolder ?? "?") but no gate state was ever saved")
         }
+        if lost, !record.isRecovering {
+            record.isRecovering = true
+            notes.append("the update gate's state was lost or changed: mapgate needs one successful store lookup before the next use")
+        }
+        hasLoaded = true
         remember(notes)
-        return fresh
+        return record
     }
+
+    private var hasLoaded = false
+
+    /// Adds a note for the user (said once per run).
+    func note(_ text: String) { remember([text]) }
 
     private func remember(_ found: [String]) {
         for note in found where !notes.contains(note) { notes.append(note) }
     }
 
+    /// Whether `regions/` holds a region file; a folder that exists but cannot be listed (say
+    /// `chmod 0300`) counts as holding one: it fails closed.
     private var hasInstalledRegions: Bool {
-        guard let regionsFolder, let names = try? FileManager.default.contentsOfDirectory(atPath: regionsFolder) else { return false }
-        return names.contains { $0.hasSuffix(".mbtiles") }
+        guard let regionsFolder else { return false }
+        guard let folder = opendir(regionsFolder) else { return errno != ENOENT && errno != ENOTDIR }
+        defer { closedir(folder) }
+        while let entry = readdir(folder) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name.hasSuffix(".mbtiles") { return true }
+        }
+        return false
     }
 }

@@ -11,9 +11,10 @@ public final class StateDatabase {
     public let path: String
     /// Set when a damaged database was moved aside while opening.
     public private(set) var recoveryNote: String?
-    /// True when this open upgraded a database written before gate records were sealed: its
-    /// record is read once without a seal.
-    let upgradedFromUnsealed: Bool
+    /// True when this open made the database (it held no schema): it then holds a fresh sealed
+    /// gate record, written in the transaction that made it. A database that is not new but has
+    /// no sealed record was emptied or made outside mapgate.
+    public let isNew: Bool
 
     /// The state database of a data directory (creating the directory's folders).
     public convenience init(directory: DataDirectory, clock: Clock = .system, busyTimeout: Double = 10) throws {
@@ -31,13 +32,13 @@ public final class StateDatabase {
             throw GeneralFailure("state folder \(folder): cannot create it: \(error.localizedDescription)", kind: .io)
         }
         do {
-            (database, upgradedFromUnsealed) = try Self.openChecked(path, busyTimeout: busyTimeout)
+            (database, isNew) = try Self.openChecked(path, busyTimeout: busyTimeout)
         } catch let error as SQLiteError where error.isCorruption {
             let aside = path + ".damaged-\(Int(clock.now.timeIntervalSince1970))"
             for suffix in ["", "-wal", "-shm"] {
                 try? FileManager.default.moveItem(atPath: path + suffix, toPath: aside + suffix)
             }
-            (database, upgradedFromUnsealed) = try Self.openChecked(path, busyTimeout: busyTimeout)
+            (database, isNew) = try Self.openChecked(path, busyTimeout: busyTimeout)
             recoveryNote = "state database \(path) was damaged (\(error.message)); moved it to \(aside) and started afresh"
         }
     }
@@ -50,11 +51,8 @@ public final class StateDatabase {
             throw SQLiteError(code: 11, message: check.prefix(3).joined(separator: "; "), sql: "PRAGMA quick_check", path: path)
         }
         let before = try migrate(database)
-        return (database, before > 0 && before < sealedSchemaVersion)
+        return (database, before == 0)
     }
-
-    /// The schema version from which gate records carry a seal.
-    private static let sealedSchemaVersion = 3
 
     /// Each migration runs once, in order, tracked by `PRAGMA user_version`.
     private static let migrations: [String] = [
@@ -86,6 +84,11 @@ public final class StateDatabase {
         ALTER TABLE regions ADD COLUMN content_hash TEXT;
         ALTER TABLE regions ADD COLUMN tile_count INTEGER;
         """,
+        """
+        ALTER TABLE gate ADD COLUMN installed_regions TEXT;
+        ALTER TABLE gate ADD COLUMN uses_since_lookup INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE gate ADD COLUMN last_use_reading REAL;
+        """,
     ]
 
     /// Brings the schema up to date; returns the version it found.
@@ -98,6 +101,9 @@ public final class StateDatabase {
             if current < migrations.count {
                 try database.execute("PRAGMA user_version = \(migrations.count)")
             }
+            // A new database starts with a sealed record, so that an empty or unsealed row is
+            // never a new database's: it was emptied or made by hand.
+            if current == 0 { try GateRecord().save(to: database) }
             return current
         }
     }

@@ -63,6 +63,7 @@ public struct OutputDestination: Sendable, Equatable {
             guard stat(parent, &folderInfo) == 0, (folderInfo.st_mode & S_IFMT) == S_IFDIR else {
                 throw OutputError(path: argument, reason: "the folder \(parent) does not exist", kind: .io)
             }
+            try requireWritable(folder: parent, for: argument)
             return OutputDestination(argument: argument, kind: .replace(path: argument))
         }
         let resolved = realpath(argument, nil).map { pointer in
@@ -77,15 +78,33 @@ public struct OutputDestination: Sendable, Equatable {
         case S_IFSOCK:
             throw OutputError(path: argument, reason: "it is a socket", kind: .usage)
         case S_IFCHR, S_IFIFO:
+            try requireWritable(file: argument)
             return OutputDestination(argument: argument, kind: .writeThrough(path: argument, append: false))
         case S_IFREG where resolved.hasPrefix("/proc/"):
             // `/dev/stdout` redirected to a file: the shell owns it; write where it points.
             return OutputDestination(argument: argument, kind: .writeThrough(path: argument, append: true))
         case S_IFREG:
+            // The file is replaced by a rename in its folder; a file the user may not write is
+            // not theirs to replace either (as `cp` would refuse it).
+            try requireWritable(file: resolved)
+            let folder = (resolved as NSString).deletingLastPathComponent
+            try requireWritable(folder: folder.isEmpty ? "/" : folder, for: argument)
             return OutputDestination(argument: argument, kind: .replace(path: resolved))
         default:
             throw OutputError(path: argument, reason: "it is not a regular file, a device or a FIFO", kind: .usage)
         }
+    }
+
+    /// A folder this process may not create files in (permissions, a read-only file system) is
+    /// an error now, before the command does its work.
+    private static func requireWritable(folder: String, for path: String) throws {
+        guard access(folder, W_OK | X_OK) == 0 else {
+            throw OutputError(path: path, reason: "cannot create a file in \(folder): \(lastError())", kind: .io)
+        }
+    }
+
+    private static func requireWritable(file: String) throws {
+        guard access(file, W_OK) == 0 else { throw OutputError(path: file, reason: lastError(), kind: .io) }
     }
 
     /// Writes `data` to the destination.

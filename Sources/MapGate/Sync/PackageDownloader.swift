@@ -136,6 +136,30 @@ public struct PackageDownloader: Sendable {
             onBody: { try sink.receive($0) })
     }
 
+    /// Asks for the package's first byte, so that a package that is not there (a 4xx such as 404)
+    /// fails before the gate counts a use. A failure a retry may mend passes: the download retries
+    /// it. Local (`file://`) packages are checked by ``RegionInstaller/checkSource(of:in:)``.
+    func probe(_ region: CatalogRegion) throws {
+        guard !region.url.lowercased().hasPrefix("file:") else { return }
+        struct HeadSeen: Error {}
+        let request = HTTPRequest(
+            url: region.url, headers: [("Range", "bytes=0-0")], connectTimeout: 15, totalTimeout: 30, lowSpeedLimit: stallBytesPerSecond,
+            lowSpeedTime: stallSeconds)
+        var status = 0
+        do {
+            try client.stream(request, onHead: { head in
+                status = head.status
+                throw HeadSeen()
+            }, onBody: { _ in })
+        } catch is HeadSeen {
+        } catch {
+            return  // the download tries again, with its retries, and says what failed
+        }
+        let error = HTTPError.status(status, url: region.url)
+        guard (400..<500).contains(status), status != 416, !error.isTransient else { return }
+        throw RegionError(region: region.id, reason: "download failed: \(error.localizedDescription)", kind: .unavailable)
+    }
+
     static func partialPath(_ region: CatalogRegion, in directory: DataDirectory) -> String {
         directory.partialPath + "/\(region.id).\(region.sha256.prefix(16)).part"
     }

@@ -69,17 +69,9 @@ public final class RegionInstaller {
         stage: (Stage) -> Void = { _ in }, progress: @escaping (Int64, Int64) -> Void = { _, _ in },
         notice: (String) -> Void = { _ in }
     ) throws -> Outcome {
-        if let required = catalog.requiredAppVersion(for: region, app: appVersion) {
-            throw RegionError(
-                region: region.id, reason: "needs mapgate \(required.text) or newer (this is \(appVersion.text)); update the app to install it",
-                kind: .updateRequired)
-        }
+        try checkAppVersion(for: region, in: catalog)
         let previous = try registry.region(region.id)
-        if let previous, previous.version == region.version,
-            FileManager.default.fileExists(atPath: directory.regionPath(region.id))
-        {
-            return .upToDate(version: previous.version)
-        }
+        if let version = try upToDateVersion(of: region) { return .upToDate(version: version) }
         try directory.prepare()
         if let previous, let delta = usableDelta(for: region, installed: previous) {
             do {
@@ -106,6 +98,35 @@ public final class RegionInstaller {
         }
         downloader.discardPartial(region, in: directory)
         return .installed(version: region.version, previous: previous?.version, downloaded: region.size - download.resumedFrom, resumedFrom: download.resumedFrom)
+    }
+
+    /// What can be decided for `region` before the gate counts a use (`sync` asks this first, so
+    /// that a use is spent only on real work): `.upToDate` when nothing is to be done; nil when
+    /// the region must be synced. Throws when the catalog entry needs a newer app, or its package
+    /// is not there (a local file that is missing, or a 4xx such as 404).
+    public func precheck(_ region: CatalogRegion, from catalog: Catalog) throws -> Outcome? {
+        try checkAppVersion(for: region, in: catalog)
+        if let version = try upToDateVersion(of: region) { return .upToDate(version: version) }
+        if let previous = try registry.region(region.id), usableDelta(for: region, installed: previous) != nil { return nil }
+        try Self.checkSource(of: region, in: catalog)
+        try downloader.probe(region)
+        return nil
+    }
+
+    private func checkAppVersion(for region: CatalogRegion, in catalog: Catalog) throws {
+        if let required = catalog.requiredAppVersion(for: region, app: appVersion) {
+            throw RegionError(
+                region: region.id, reason: "needs mapgate \(required.text) or newer (this is \(appVersion.text)); update the app to install it",
+                kind: .updateRequired)
+        }
+    }
+
+    /// The installed version when it is the catalog's and its file is there.
+    private func upToDateVersion(of region: CatalogRegion) throws -> String? {
+        guard let previous = try registry.region(region.id), previous.version == region.version,
+            FileManager.default.fileExists(atPath: directory.regionPath(region.id))
+        else { return nil }
+        return previous.version
     }
 
     /// A `file://` package only from a `file://` catalog (an http(s) catalog must not make mapgate

@@ -28,9 +28,13 @@ public final class RegionLibrary {
         return RegionError(region: id, reason: "not installed (\(listing))", kind: .failure)
     }
 
-    /// Opens an installed region's tiles. Takes the gate's authorization: no tiles without it.
+    /// Opens an installed region's tiles. Takes the gate's authorization: no tiles without it, and
+    /// none of a region that `sync` did not install under the gate's record (one copied in).
     public func open(_ id: String, authorization: GateAuthorization) throws -> MBTilesFile {
         _ = try region(id)
+        guard authorization.report.record.installedRegions.contains(id) else {
+            throw RegionError(region: id, reason: "was not installed by 'mapgate sync' under this update gate's state; sync it again", kind: .failure)
+        }
         return try MBTilesFile(path: directory.regionPath(id))
     }
 

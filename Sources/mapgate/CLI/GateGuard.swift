@@ -5,10 +5,14 @@ import MapGate
 enum GateGuard {
     /// The authorization for this run, or nil when the user chose "update now" (the command
     /// then exits 0 without running). A closed gate throws ``GateClosedError`` (exit 77).
-    static func authorize(_ context: Context) throws -> GateAuthorization? {
+    ///
+    /// - Parameters:
+    ///   - opening: the installed regions the command reads (see ``Gate/authorizeUse(opening:installing:)``).
+    ///   - installing: the regions `sync` may install.
+    static func authorize(_ context: Context, opening: [String] = [], installing: [String] = []) throws -> GateAuthorization? {
         let gate = try context.makeGate()
         defer { context.warnAboutState(gate) }
-        let authorization = try gate.authorizeUse()
+        let authorization = try gate.authorizeUse(opening: opening, installing: installing)
         let console = context.console
         switch authorization.decision {
         case .allowed, .refused:

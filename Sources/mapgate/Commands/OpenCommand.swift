@@ -35,7 +35,7 @@ struct OpenCommand: Command {
         // Everything that can fail is checked (the region, the port) before the gate counts a use.
         _ = try context.regionLibrary().region(region)
         let launch = try ServerLaunch(context, settings: settings, verbose: verbose)
-        guard let authorization = try GateGuard.authorize(context) else { return ExitCode.success }
+        guard let authorization = try GateGuard.authorize(context, opening: [region]) else { return ExitCode.success }
         let server = try launch.start(authorization: authorization)
         let url = "\(server.baseURL)/view/\(region)"
         if context.json {

@@ -29,8 +29,8 @@ struct SyncCommand: Command {
     }
 
     func run(_ context: Context) throws -> Int32 {
-        // The catalog is read, the regions resolved and the data directory locked before the gate
-        // counts a use: an unreachable catalog, a typo or nothing to do costs none.
+        // The catalog is read, the regions resolved and checked and the data directory locked
+        // before the gate counts a use: an unreachable catalog, a typo or nothing to do costs none.
         let catalog = try context.fetchCatalog().catalog
         let library = try context.regionLibrary()
         let console = context.console
@@ -50,18 +50,33 @@ struct SyncCommand: Command {
             firstFailure = firstFailure ?? rejection
             reportFailure(rejection, region: rejection.region ?? "?", version: "", context: context)
         }
-        guard !plan.targets.isEmpty else { return firstFailure.map { ExitCode.forError($0) } ?? ExitCode.success }
-        let lock = try context.lockDataDirectory()
-        guard let authorization = try GateGuard.authorize(context) else { return ExitCode.success }
-
+        // What can be decided without the gate is decided first: a region that is up to date,
+        // needs a newer app or whose package is not there (404) costs no use.
         let installer = try RegionInstaller(
             directory: context.dataDirectory, state: try context.state(), downloader: PackageDownloader(client: try context.httpClient()))
+        var pending: [CatalogRegion] = []
+        for region in plan.targets {
+            do {
+                if let outcome = try installer.precheck(region, from: catalog) {
+                    report(outcome, region: region, context: context)
+                } else {
+                    pending.append(region)
+                }
+            } catch {
+                firstFailure = firstFailure ?? error
+                reportFailure(error, region: region.id, version: region.version, context: context)
+            }
+        }
+        guard !pending.isEmpty else { return firstFailure.map { ExitCode.forError($0) } ?? ExitCode.success }
+        let lock = try context.lockDataDirectory()
+        guard let authorization = try GateGuard.authorize(context, installing: pending.map(\.id)) else { return ExitCode.success }
+
         let killAt = FaultInjection(environment: context.environment)
         let cleanup = InterruptCleanup(
-            removing: plan.targets.flatMap { [context.dataDirectory.installingPath($0.id), context.dataDirectory.patchingPath($0.id)] },
+            removing: pending.flatMap { [context.dataDirectory.installingPath($0.id), context.dataDirectory.patchingPath($0.id)] },
             console: console)
         defer { withExtendedLifetime(cleanup) {} }
-        for region in plan.targets {
+        for region in pending {
             let bar = ProgressBar.isWanted(console) ? ProgressBar(label: region.id, console: console) : nil
             do {
                 let outcome = try installer.sync(

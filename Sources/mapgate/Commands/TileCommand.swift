@@ -34,8 +34,11 @@ struct TileCommand: Command {
         // Everything that can be checked is checked before the gate counts a use.
         let destination = try OutputDestination.resolve(output)
         let library = try context.regionLibrary()
-        _ = try library.region(region)
-        guard let authorization = try GateGuard.authorize(context) else { return ExitCode.success }
+        let installed = try library.region(region)
+        if let minzoom = installed.minzoom, let maxzoom = installed.maxzoom, !(minzoom...maxzoom).contains(z) {
+            throw RegionError(region: region, reason: "has no tiles at zoom \(z) (its zoom range is \(minzoom)-\(maxzoom))", kind: .failure)
+        }
+        guard let authorization = try GateGuard.authorize(context, opening: [region]) else { return ExitCode.success }
         let file = try library.open(region, authorization: authorization)
         guard let tile = try file.tile(z: z, x: x, y: y) else {
             throw RegionError(region: region, reason: "no tile at \(z)/\(x)/\(y)", kind: .failure)

@@ -12,14 +12,6 @@ extension GateReport {
         }
     }
 
-    var usesLeft: Int {
-        switch phase {
-        case .prompting(let left): left
-        case .closed: 0
-        case .upToDate, .grace: max(0, maxPrompts - record.promptsShown)
-        }
-    }
-
     /// The `--json` object of `check` and `status`. Keys are documented in the README.
     var jsonObject: [String: Any] {
         let release = record.lastRelease

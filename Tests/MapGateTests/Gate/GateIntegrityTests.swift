@@ -77,15 +77,30 @@ import Testing
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
     }
 
-    @Test(arguments: [0, 1])
-    func eitherCopyDeletedIsRestoredFromTheOther(index: Int) throws {
+    /// A data directory's copy follows the user's: losing it loses nothing, and says nothing.
+    @Test func theDataDirectorysCopyDeletedIsRestoredQuietly() throws {
         let harness = try GateHarness()
         try closeToTwoLeft(harness)
-        remove(copies(harness)[index])
+        remove(copies(harness)[1])
         let gate = try harness.makeGate()
         #expect(try gate.authorizeUse().decision == .prompt(usesLeft: 2))
-        #expect(gate.stateNotes.contains { $0.contains("was missing") })
-        #expect(FileManager.default.fileExists(atPath: copies(harness)[index]))
+        #expect(gate.stateNotes.isEmpty, "\(gate.stateNotes)")
+        #expect(FileManager.default.fileExists(atPath: copies(harness)[1]))
+    }
+
+    /// The user's own copy deleted while a data directory's copy survives: that copy may be an
+    /// old one brought back, so the state is lost and fails closed until a lookup (round two).
+    @Test func theUsersCopyDeletedFailsClosed() throws {
+        let harness = try GateHarness()
+        try closeToTwoLeft(harness)
+        remove(copies(harness)[0])
+        try harness.serve(nil)
+        let gate = try harness.makeGate()
+        #expect(throws: GateRecoveryError.self) { try gate.authorizeUse() }
+        #expect(gate.stateNotes.contains { $0.contains("is new while another copy holds a saved record") }, "\(gate.stateNotes)")
+        // Online: the release (no date in this answer) is past its grace: no uses left.
+        try harness.serve("1.5.0")
+        #expect(try harness.use() == .refused)
     }
 
     /// 1.4.0: copy `state.sqlite` while open, copy it back once closed, and it was open again.
@@ -108,8 +123,14 @@ import Testing
             try FileManager.default.copyItem(atPath: saved + suffix, toPath: path + suffix)
         }
         let gate = try harness.makeGate()
-        #expect(throws: GateClosedError.self) { try gate.authorizeUse() }
-        #expect(gate.stateNotes.contains { $0.contains("disagreed") })
+        if index == 0 {
+            // The user's copy rolled back: the data directory's newer one wins.
+            #expect(throws: GateClosedError.self) { try gate.authorizeUse() }
+        } else {
+            // The data directory's copy rolled back: the user's wins, as with any older data directory.
+            #expect(throws: GateClosedError.self) { try gate.authorizeUse() }
+            #expect(gate.stateNotes.isEmpty, "\(gate.stateNotes)")
+        }
     }
 
     @Test func bothCopiesDamagedFailClosedUntilALookup() throws {

@@ -24,6 +24,7 @@ import Glibc
         let path = try policy(
             """
             {"appID": 7, "bundleID": "com.example.maps", "country": "KR", "lookupURL": "http://127.0.0.1:9/l",
+             "allowInsecureLookup": true, "lookupUsesProxy": true,
              "lookupCAFile": "/etc/ca.pem", "graceDays": 10, "maxPrompts": 3, "checkIntervalHours": 1.5,
              "closeAfterDays": 60, "catalogURL": "file:///srv/c.json",
              "trustedKeys": ["RWQf6LRCGA9i53mlYecO4IzT51TGPpvWucNSCh1CBM0QTaLn73Y7GFO3"], "requireSignedCatalog": false}
@@ -41,6 +42,54 @@ import Glibc
         #expect(settings.catalogURL == "file:///srv/c.json")
         #expect(settings.trustedKeys.count == 1)
         #expect(settings.requireSignedCatalog == false)
+        #expect(settings.allowInsecureLookup)
+        #expect(settings.lookupUsesProxy)
+    }
+
+    /// Round two: a plain-HTTP lookup only where the policy says so; proxies off by default.
+    @Test func aPlainHTTPLookupNeedsAllowInsecureLookup() throws {
+        let path = try policy(#"{"lookupURL": "http://store.example/lookup"}"#)
+        let error = #expect(throws: ConfigurationError.self) { try ManagedPolicy.apply(path: path, mustExist: true) }
+        #expect(error?.localizedDescription.contains("allowInsecureLookup") == true, "\(String(describing: error))")
+        #expect(ProductProfile.settings.lookupUsesProxy == false)
+        #expect(ProductProfile.settings.allowInsecureLookup == false)
+    }
+
+    /// Round two: any root-owned file named by `MAPGATE_POLICY` (a `{}` in some checkout) gave
+    /// the profile's uses back once `/etc/mapgate/policy.json` had closed the gate.
+    @Test func theSystemPolicyWinsOverTheEnvironment() throws {
+        let system = try policy(#"{"maxPrompts": 0}"#, name: "system.json")
+        let other = try policy("{}", name: "other.json")
+        let chosen = Locations.policyFile(environment: ["MAPGATE_POLICY": other], systemPath: system)
+        #expect(chosen.path == system)
+        let absent = work.file("absent.json")
+        #expect(Locations.policyFile(environment: ["MAPGATE_POLICY": other], systemPath: absent).path == other)
+        #expect(Locations.policyFile(environment: [:], systemPath: absent) == (absent, false))
+    }
+
+    /// Round two: the check and the read were two opens of the path; a link flipped between
+    /// them loaded the user's own rules. Now the file read is the one checked.
+    @Test(.enabled(if: geteuid() == 0, "chown needs root (CI runs as root)"))
+    func aLinkFlippedBetweenCheckAndReadIsNotFollowed() throws {
+        let good = try policy(#"{"maxPrompts": 1}"#, name: "good.json")
+        let evil = try policy(#"{"maxPrompts": 100}"#, name: "evil.json")
+        #expect(chown(evil, nobody, nobody) == 0)
+        let link = work.file("policy-link.json")
+        #expect(symlink(good, link) == 0)
+        var settings: GateSettings?
+        var refusal: (any Error)?
+        do {
+            settings = try ManagedPolicy.apply(path: link, mustExist: true) {
+                // The swap an attacker's loop wins once in a while: the link now leads to their file.
+                unlink(link)
+                symlink(evil, link)
+            }
+        } catch {
+            refusal = error
+        }
+        // Either the file that was checked is what was read, or the run is refused; never the user's rules.
+        #expect(settings?.maxPrompts != 100, "the user's own policy was loaded")
+        #expect(settings?.maxPrompts == 1 || refusal != nil)
     }
 
     @Test func noFileMeansTheProfileUnlessNamed() throws {

@@ -154,3 +154,30 @@ import Testing
         #expect(try waitFor { events.all.last == "closed" })
     }
 }
+
+extension ServingGateTests {
+    /// Round two: a monitor that stops reporting (stuck, or slowed down by a faked clock) left the
+    /// server serving on its last word. A report holds for a limited real time; past it, 503.
+    @Test func aStuckMonitorFailsClosed() throws {
+        let harness = harness
+        let settings = settings
+        let clock = time.clock
+        let release = DispatchSemaphore(value: 0)
+        let calls = Locked(0)
+        let server = try TileServer(
+            library: harness.library, authorization: try makeGate().authorizeUse(), settings: HTTPServer.Settings(),
+            leafletPath: "/nonexistent", gateRefresh: 0.05,
+            makeGate: {
+                // The server's own first look succeeds; the monitor's then hangs until released.
+                if calls.withLock({ $0 += 1; return $0 }) > 1 { release.wait() }
+                return Gate(store: try harness.gateStore(clock: clock, busyTimeout: 0.05), settings: settings, clock: clock, installed: try AppVersion("1.4.0"))
+            })
+        defer {
+            release.signal()
+            server.stop()
+        }
+        #expect(try status(server, "/plain/0/0/0.png").status == 200)
+        #expect(try waitFor { try status(server, "/plain/0/0/0.png").status == 503 })
+        #expect(server.service.gate.failure?.contains("has not been checked") == true)
+    }
+}

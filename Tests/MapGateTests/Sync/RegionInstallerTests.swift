@@ -39,7 +39,7 @@ import Glibc
         let source = try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles")
         try harness.builder.add(id: "plain", source: source, format: "png")
         try harness.sync("plain")
-        let file = try harness.library.open("plain", authorization: try harness.authorization())
+        let file = try harness.library.open("plain", authorization: try harness.authorization(opening: ["plain"]))
         // Read the raw TMS row with sqlite3 itself and compare with our XYZ read.
         let raw = try runProcess("/usr/bin/sqlite3", [source, "SELECT hex(tile_data) FROM tiles WHERE zoom_level=2 AND tile_column=1 AND tile_row=0"])
         let tile = try #require(try file.tile(z: 2, x: 1, y: 3))

@@ -33,8 +33,8 @@ final class SyncHarness: @unchecked Sendable {
         try GateStore(stateFolder: work.file("state"), directory: directory, clock: clock, busyTimeout: busyTimeout)
     }
 
-    func authorization() throws -> GateAuthorization {
-        try Gate(store: try gateStore(), settings: .unreachable).authorizeUse()
+    func authorization(opening: [String] = [], installing: [String] = []) throws -> GateAuthorization {
+        try Gate(store: try gateStore(), settings: .unreachable).authorizeUse(opening: opening, installing: installing)
     }
 
     func installer(maxAttempts: Int = 4, stallSeconds: Int = 30, appVersion: String = BuildInfo.version) throws -> RegionInstaller {
@@ -51,7 +51,7 @@ final class SyncHarness: @unchecked Sendable {
         let catalog = try catalog ?? self.catalog()
         let lock = try DirectoryLock(directory: directory)
         guard let region = catalog.region(id) else { throw MissingFixture(path: "region \(id) in the catalog") }
-        return try (installer ?? self.installer()).sync(region, from: catalog, authorization: try authorization(), lock: lock)
+        return try (installer ?? self.installer()).sync(region, from: catalog, authorization: try authorization(installing: [id]), lock: lock)
     }
 
     var library: RegionLibrary { RegionLibrary(directory: directory, state: state) }

@@ -1,0 +1,15 @@
+import CLinux
+
+/// Real elapsed time, as the kernel counts it (`CLOCK_BOOTTIME`, read by a system call).
+///
+/// The wall clock is the user's to set, and a preloaded library (libfaketime) can speed up, slow
+/// down or freeze every clock a program reads through the C library, the monotonic one included.
+/// This reading goes around the C library, so no such library changes it; it keeps counting while
+/// the machine sleeps. Use it for how long something has run, never for dates.
+public enum MonotonicClock {
+    /// Nanoseconds since boot.
+    public static var nanoseconds: UInt64 { clinux_boottime_ns() }
+
+    /// Seconds since boot.
+    public static var seconds: Double { Double(nanoseconds) / 1e9 }
+}

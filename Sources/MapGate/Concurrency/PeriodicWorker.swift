@@ -1,0 +1,69 @@
+import CLinux
+import Foundation
+import Synchronization
+
+/// A thread that runs a body every `interval` seconds of real elapsed time until stopped.
+///
+/// It waits with the kernel's own timer (``MonotonicClock``, `ppoll` made as a system call), so a
+/// clock set, sped up, slowed down or frozen by the user or a preloaded library neither delays nor
+/// hurries it. `stop` wakes it at once and waits for a body in progress to finish.
+public final class PeriodicWorker: Sendable {
+    private let name: String
+    private let interval: Double
+    private let body: @Sendable () -> Void
+    /// The pipe `stop` writes to: [read end, write end].
+    private let wakeup: [Int32]
+    private let stopping = Atomic<Bool>(false)
+    private let started = Atomic<Bool>(false)
+    private let finished = DispatchSemaphore(value: 0)
+
+    /// - Parameters:
+    ///   - interval: seconds between the end of one run of `body` and the start of the next.
+    public init(name: String, interval: Double, body: @escaping @Sendable () -> Void) {
+        self.name = name
+        self.interval = max(interval, 0.001)
+        self.body = body
+        var fds: [Int32] = [-1, -1]
+        if pipe(&fds) == 0 {
+            for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        }
+        wakeup = fds
+    }
+
+    deinit {
+        for fd in wakeup where fd >= 0 { close(fd) }
+    }
+
+    /// Starts the thread (once).
+    public func start() {
+        guard started.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent).exchanged else { return }
+        let thread = Thread { [self] in
+            defer { finished.signal() }
+            while waitForNextRun() { body() }
+        }
+        thread.name = name
+        thread.start()
+    }
+
+    /// Stops the thread and waits for it; a body in progress finishes first.
+    public func stop() {
+        guard stopping.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent).exchanged else { return }
+        if wakeup[1] >= 0 {
+            var byte: UInt8 = 1
+            _ = write(wakeup[1], &byte, 1)
+        }
+        if started.load(ordering: .acquiring) { finished.wait() }
+    }
+
+    /// Waits one interval of real time; false once stopped.
+    private func waitForNextRun() -> Bool {
+        let deadline = MonotonicClock.nanoseconds + UInt64(interval * 1e9)
+        while !stopping.load(ordering: .acquiring) {
+            let now = MonotonicClock.nanoseconds
+            guard now < deadline else { return true }
+            var poll = pollfd(fd: wakeup[0], events: Int16(POLLIN), revents: 0)
+            if clinux_ppoll(&poll, 1, Int64(deadline - now)) > 0 { return false }
+        }
+        return false
+    }
+}
