@@ -80,7 +80,7 @@ public final class Demo {
         let source = CatalogSource(url: origin.baseURL + "/catalog.json", trustedKeys: [Self.publisherKey], requiresSignature: true, client: client)
         let fetched = try source.fetch()
         let catalog = fetched.catalog
-        try gate().accept(catalog, sha256: fetched.sha256, isSigned: true)
+        try gate().accept(catalog, sha256: fetched.sha256, signedBy: fetched.signature?.keyID.hex)
         guard catalog.regions.count == 1, let bundled = catalog.regions.first, bundled.id == Self.bundledRegion.id,
             bundled.sha256 == Self.bundledRegion.sha256
         else {

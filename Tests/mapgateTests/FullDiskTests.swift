@@ -35,7 +35,7 @@ struct FullDiskTests {
         // pauses, something else fills the disk; the retry's writes then fail.
         try workspace.builder.add(
             id: "small", source: try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles"), version: "2", format: "png", gzip: false,
-            overrides: ["url": "/_fault/cut=100000,stall=2,times=1/packages/small-2.mbtiles"])
+            overrides: ["url": "/_fault/cut=100000,stall=2,times=2/packages/small-2.mbtiles"])
         try workspace.builder.write()
         let sync = try workspace.mapgate.start(["sync", "small"])
         Thread.sleep(forTimeInterval: 1)

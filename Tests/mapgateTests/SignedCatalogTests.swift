@@ -110,7 +110,7 @@ import Testing
         try publish(serial: 5)
         #expect(try mapgate.run(["catalog"]).status == 0)
         try publish(serial: 4)
-        expectRefused(try sync(), "serial 4 is lower than 5, already accepted: refusing a rollback")
+        expectRefused(try sync(), "serial 4 is lower than 5, already accepted from key ")
     }
 
     @Test func theSameSerialWithOtherBytesIsRefused() throws {
@@ -147,6 +147,32 @@ import Testing
         #expect(refused.stderr.contains("install version 9.0"), "\(refused.stderr)")
         let status = try mapgate.run(["status"])
         #expect(status.stdout.contains("the publisher requires mapgate 9.0 or later"), "\(status.stdout)")
+    }
+
+    /// Round two: serial 5000 from one publisher made another key's serial 1001 "a rollback".
+    /// Serials are remembered per signing key.
+    @Test func serialsAreRememberedPerSigningKey() throws {
+        let other = try PublisherKey(in: workspace.work.path, name: "other")
+        try trust([key, other])
+        try publish(serial: 5000)
+        #expect(try mapgate.run(["catalog"]).status == 0)
+        try publish(serial: 1001, signer: other)
+        #expect(try sync().status == 0)
+        // Each key's own rollback is still one.
+        try publish(serial: 4999)
+        expectRefused(try sync(), "serial 4999 is lower than 5000, already accepted from key ")
+    }
+
+    /// Round two: `requireSignedCatalog: false` with `trustedKeys` refused an unsigned catalog.
+    /// Now it is accepted; a signature that is there is still checked (a bad one is refused).
+    @Test func unsignedIsAllowedWhereThePolicySaysSoButABadSignatureIsNot() throws {
+        try mapgate.writePolicy(["lookupURL": workspace.lookupURL, "requireSignedCatalog": false, "trustedKeys": [try key.publicKeyLine]])
+        try publish()
+        try FileManager.default.removeItem(atPath: catalogPath + ".minisig")
+        #expect(try sync().status == 0)
+        let stranger = try PublisherKey(in: workspace.work.path, name: "stranger")
+        try publish(serial: 2, signer: stranger)
+        expectRefused(try sync(), "which is not trusted")
     }
 
     @Test func anUnsignedCatalogCannotSetTheGate() throws {

@@ -37,7 +37,9 @@ public struct CatalogSource: Sendable {
     }
 
     /// Fetches, verifies and parses the catalog. A missing, bad or unknown signature is refused
-    /// before anything is parsed or downloaded (exit 65).
+    /// before anything is parsed or downloaded (exit 65). Where the policy lets catalogs go
+    /// unsigned (`requireSignedCatalog: false`) a missing signature is accepted, but one that is
+    /// there is still checked against the trusted keys: a bad signature is never ignored.
     public func fetch() throws -> Fetched {
         let bytes = try get(url, limit: Self.maximumBytes, what: "catalog")
         var verification: MinisignVerification?
@@ -47,7 +49,7 @@ public struct CatalogSource: Sendable {
         return Fetched(catalog: try Catalog.parse(bytes, sourceURL: url), sha256: SHA256Hasher.hex(of: bytes), signature: verification)
     }
 
-    private func verify(_ bytes: Data) throws -> MinisignVerification {
+    private func verify(_ bytes: Data) throws -> MinisignVerification? {
         let keys: [MinisignPublicKey]
         do {
             keys = try trustedKeys.map { try MinisignPublicKey(text: $0) }
@@ -64,6 +66,7 @@ public struct CatalogSource: Sendable {
         do {
             signature = try get(signatureURL, limit: MinisignSignature.maximumFileSize, what: "signature")
         } catch let error as CatalogFetchError where error.isMissing {
+            if !requiresSignature { return nil }
             throw CatalogError(source: url, region: nil, reason: "no signature at \(signatureURL) (\(error.detail)): refusing an unsigned catalog")
         }
         do {

@@ -86,7 +86,8 @@ public final class Gate {
         return try refresh(using: lookup)
     }
 
-    func closedError(_ report: GateReport) -> GateClosedError {
+    /// The error a closed gate refuses with, for `report`.
+    public func closedError(_ report: GateReport) -> GateClosedError {
         GateClosedError(
             installedVersion: policy.installed.text, requiredVersion: report.requiredVersion ?? "newer",
             storeURL: report.storeURL)
@@ -116,11 +117,13 @@ public final class Gate {
     }
 
     /// Takes in a catalog whose signature was verified (or that the policy lets go unsigned):
-    /// refuses a rollback (a lower serial than already accepted), the same serial with other
-    /// bytes, and a catalog past its `expires` by the gate's clock (trusted time when online,
-    /// never earlier than the latest time seen). A signed catalog's `gate` rules are saved with
-    /// the state, so they hold from the next decision on, offline too.
-    public func accept(_ catalog: Catalog, sha256: String, isSigned: Bool) throws {
+    /// refuses a rollback (a lower serial than already accepted from the same signing key), the
+    /// same serial with other bytes, and a catalog past its `expires` by the gate's clock (trusted
+    /// time when online, never earlier than the latest time seen). A signed catalog's `gate` rules
+    /// are saved with the state, so they hold from the next decision on, offline too.
+    ///
+    /// - Parameter signedBy: the id of the key that signed it (hex), or nil when unsigned.
+    public func accept(_ catalog: Catalog, sha256: String, signedBy keyID: String?) throws {
         // A refusal is returned, not thrown, inside the transaction: the clock's high-water mark
         // it moved is saved either way.
         let refusal = try update { record, now, _ -> CatalogError? in
@@ -128,21 +131,23 @@ public final class Gate {
             if let expires = catalog.expires, now >= expires {
                 return refuse("expired on \(ISODate.string(expires)) (the time is \(ISODate.string(now))): refusing a stale catalog")
             }
-            if let saved = record.catalogSerial {
+            let signer = keyID ?? "unsigned"
+            let by = keyID.map { " from key \($0)" } ?? " unsigned"
+            if let saved = record.catalogSerials[signer] {
                 let serial = catalog.serial ?? -1
-                if serial < saved {
-                    return refuse("serial \(catalog.serial.map(String.init) ?? "none") is lower than \(saved), already accepted: refusing a rollback")
-                }
-                if serial == saved, let digest = record.catalogSHA256, digest != sha256 {
+                if serial < saved.serial {
                     return refuse(
-                        "serial \(serial) was accepted with other contents (SHA-256 \(digest.prefix(12))…, now \(sha256.prefix(12))…): the publisher must raise the serial")
+                        "serial \(catalog.serial.map(String.init) ?? "none") is lower than \(saved.serial), already accepted\(by): refusing a rollback")
+                }
+                if serial == saved.serial, saved.sha256 != sha256 {
+                    return refuse(
+                        "serial \(serial) was accepted with other contents (SHA-256 \(saved.sha256.prefix(12))…, now \(sha256.prefix(12))…): the publisher must raise the serial")
                 }
             }
             if let serial = catalog.serial {
-                record.catalogSerial = serial
-                record.catalogSHA256 = sha256
+                record.catalogSerials[signer] = GateRecord.CatalogSerial(serial: serial, sha256: sha256)
             }
-            if isSigned { record.publisherGate = catalog.gate }
+            if keyID != nil { record.publisherGate = catalog.gate }
             return nil
         }
         if let refusal { throw refusal }

@@ -23,10 +23,12 @@ public struct GateRecord: Sendable, Equatable {
     public var isRecovering = false
     /// Grows by one with every saved change; of two copies the higher generation wins.
     public var generation: Int64 = 0
-    /// The highest catalog serial accepted, and the SHA-256 of that catalog's bytes: a lower
-    /// serial is a rollback, the same serial with other bytes a forgery.
-    public var catalogSerial: Int64?
-    public var catalogSHA256: String?
+    /// The highest catalog serial accepted from each signing key (by key id, hex; `unsigned` for
+    /// catalogs a policy lets go unsigned), with the SHA-256 of that catalog's bytes: a lower
+    /// serial is a rollback, the same serial with other bytes a forgery. Kept per key, so that
+    /// another publisher's catalog (or one that lost its history and signs with a new key) is not
+    /// taken for a rollback of the first's.
+    public var catalogSerials: [String: CatalogSerial] = [:]
     /// The gate rules of the last signed catalog accepted; they hold offline too.
     public var publisherGate: PublisherGate?
     /// The regions `sync` was allowed to install under this record (sorted ids). A region file
@@ -42,12 +44,18 @@ public struct GateRecord: Sendable, Equatable {
 
     public init() {}
 
+    /// One signing key's highest accepted serial.
+    public struct CatalogSerial: Sendable, Equatable, Codable {
+        public var serial: Int64
+        public var sha256: String
+    }
+
     /// Whether every counter and date is one mapgate can have written: a sealed record that
     /// fails this is treated as tampered with, never clamped into range.
     var isPlausible: Bool {
         let dates = [firstSeen, latestClock, lastLookupAt, lastAttemptAt, lastUseReading].compactMap { $0 }
         return (0...GateRecord.maximumCount).contains(promptsShown) && generation >= 0
-            && (0...GateRecord.maximumCount).contains(usesSinceLookup) && (catalogSerial ?? 0) >= 0
+            && (0...GateRecord.maximumCount).contains(usesSinceLookup) && catalogSerials.values.allSatisfy { $0.serial >= 0 }
             && dates.allSatisfy { $0.timeIntervalSince1970.isFinite && $0.timeIntervalSince1970 >= 0 }
             && installedRegions.allSatisfy(Catalog.isValidRegionID)
     }
@@ -73,7 +81,9 @@ public struct GateRecord: Sendable, Equatable {
     /// more restrictive one wins.
     func isMoreRestrictive(than other: GateRecord) -> Bool {
         if isRecovering != other.isRecovering { return isRecovering }
-        if (catalogSerial ?? -1) != (other.catalogSerial ?? -1) { return (catalogSerial ?? -1) > (other.catalogSerial ?? -1) }
+        let serials = catalogSerials.values.map(\.serial).reduce(0, +)
+        let otherSerials = other.catalogSerials.values.map(\.serial).reduce(0, +)
+        if serials != otherSerials { return serials > otherSerials }
         if promptsShown != other.promptsShown { return promptsShown > other.promptsShown }
         if (pendingVersion == nil) != (other.pendingVersion == nil) { return pendingVersion != nil }
         return (firstSeen ?? .distantFuture) <= (other.firstSeen ?? .distantFuture)

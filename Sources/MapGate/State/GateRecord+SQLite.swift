@@ -17,7 +17,7 @@ extension GateRecord {
             SELECT pending_version, first_seen, prompts_shown, latest_clock, last_release,
                    last_lookup_at, last_attempt_at, last_lookup_error, recovering, generation, seal,
                    catalog_serial, catalog_sha256, publisher_gate,
-                   installed_regions, uses_since_lookup, last_use_reading
+                   installed_regions, uses_since_lookup, last_use_reading, catalog_serials
             FROM gate WHERE id = 1
             """
         let rows = try database.query(sql) { row -> (GateRecord, GateRecordSeal.Texts, String?) in
@@ -33,14 +33,14 @@ extension GateRecord {
             record.lastLookupError = row.text(7)
             record.isRecovering = row.int(8) != 0
             record.generation = row.int64(9)
-            record.catalogSerial = row.isNull(11) ? nil : row.int64(11)
-            record.catalogSHA256 = row.text(12)
             let gate = row.text(13)
             record.publisherGate = gate.flatMap { try? JSONDecoder().decode(PublisherGate.self, from: Data($0.utf8)) }
             record.installedRegions = (row.text(14) ?? "").split(separator: ",").map(String.init)
             record.usesSinceLookup = row.int(15)
             record.lastUseReading = row.date(16)
-            return (record, GateRecordSeal.Texts(release: release, publisherGate: gate), row.text(10))
+            let serials = row.text(17)
+            record.catalogSerials = serials.flatMap { try? JSONDecoder().decode([String: CatalogSerial].self, from: Data($0.utf8)) } ?? [:]
+            return (record, GateRecordSeal.Texts(release: release, publisherGate: gate, catalogSerials: serials), row.text(10))
         }
         guard let (record, texts, seal) = rows.first, let seal, !seal.isEmpty, seal == GateRecordSeal.seal(record, texts), record.isPlausible
         else { return .tampered }
@@ -53,21 +53,22 @@ extension GateRecord {
         encoder.outputFormatting = .sortedKeys
         let release = try lastRelease.map { String(decoding: try encoder.encode($0), as: UTF8.self) }
         let gate = try publisherGate.map { String(decoding: try encoder.encode($0), as: UTF8.self) }
-        let texts = GateRecordSeal.Texts(release: release, publisherGate: gate)
+        let serials = String(decoding: try encoder.encode(catalogSerials), as: UTF8.self)
+        let texts = GateRecordSeal.Texts(release: release, publisherGate: gate, catalogSerials: serials)
         try database.execute(
             """
             INSERT OR REPLACE INTO gate (id, pending_version, first_seen, prompts_shown, latest_clock,
                 last_release, last_lookup_at, last_attempt_at, last_lookup_error, recovering, generation, seal,
-                catalog_serial, catalog_sha256, publisher_gate, installed_regions, uses_since_lookup, last_use_reading)
-            VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                publisher_gate, installed_regions, uses_since_lookup, last_use_reading, catalog_serials)
+            VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
                 .textOrNull(pendingVersion), .dateOrNull(firstSeen), .integer(Int64(promptsShown)),
                 .dateOrNull(latestClock), .textOrNull(release), .dateOrNull(lastLookupAt),
                 .dateOrNull(lastAttemptAt), .textOrNull(lastLookupError), .integer(isRecovering ? 1 : 0),
                 .integer(generation), .text(GateRecordSeal.seal(self, texts)),
-                catalogSerial.map { .integer($0) } ?? .null, .textOrNull(catalogSHA256), .textOrNull(gate),
-                .text(installedRegions.joined(separator: ",")), .integer(Int64(usesSinceLookup)), .dateOrNull(lastUseReading),
+                .textOrNull(gate),
+                .text(installedRegions.joined(separator: ",")), .integer(Int64(usesSinceLookup)), .dateOrNull(lastUseReading), .text(serials),
             ])
     }
 }

@@ -13,6 +13,7 @@ enum GateRecordSeal {
     struct Texts {
         var release: String?
         var publisherGate: String?
+        var catalogSerials: String?
     }
 
     /// The seal's version: a record sealed under another one (or not at all) is not trusted.
@@ -25,7 +26,7 @@ enum GateRecordSeal {
             version, record.pendingVersion ?? "-", date(record.firstSeen), String(record.promptsShown), date(record.latestClock),
             texts.release ?? "-", date(record.lastLookupAt), date(record.lastAttemptAt), record.lastLookupError ?? "-",
             record.isRecovering ? "1" : "0", String(record.generation),
-            record.catalogSerial.map(String.init) ?? "-", record.catalogSHA256 ?? "-", texts.publisherGate ?? "-",
+            texts.catalogSerials ?? "-", texts.publisherGate ?? "-",
             record.installedRegions.joined(separator: ","), String(record.usesSinceLookup), date(record.lastUseReading),
         ]
         // Each field is length-prefixed so that no two records share a text.

@@ -80,7 +80,7 @@ public final class GateStore {
             }
             guard case .sealed(let record) = loaded else {
                 lost = true
-                notes.append("gate state \(copy.path) holds no record sealed by this mapgate (it was emptied or edited); ignoring it")
+                notes.append("gate state \(copy.path) was changed outside mapgate (it holds no record sealed by this mapgate: emptied, edited or made by hand); ignoring it")
                 continue
             }
             if let clock = record.latestClock { latestClock = max(latestClock ?? clock, clock) }

@@ -88,6 +88,7 @@ public final class StateDatabase {
         ALTER TABLE gate ADD COLUMN installed_regions TEXT;
         ALTER TABLE gate ADD COLUMN uses_since_lookup INTEGER NOT NULL DEFAULT 0;
         ALTER TABLE gate ADD COLUMN last_use_reading REAL;
+        ALTER TABLE gate ADD COLUMN catalog_serials TEXT;
         """,
     ]
 

@@ -102,13 +102,15 @@ public final class RegionInstaller {
 
     /// What can be decided for `region` before the gate counts a use (`sync` asks this first, so
     /// that a use is spent only on real work): `.upToDate` when nothing is to be done; nil when
-    /// the region must be synced. Throws when the catalog entry needs a newer app, or its package
-    /// is not there (a local file that is missing, or a 4xx such as 404).
+    /// the region must be synced. Throws when the catalog entry needs a newer app, the disk has no
+    /// room for it, or its package is not there (a local file that is missing, or a 4xx such as
+    /// 404: asked with a one-byte range request).
     public func precheck(_ region: CatalogRegion, from catalog: Catalog) throws -> Outcome? {
         try checkAppVersion(for: region, in: catalog)
         if let version = try upToDateVersion(of: region) { return .upToDate(version: version) }
         if let previous = try registry.region(region.id), usableDelta(for: region, installed: previous) != nil { return nil }
         try Self.checkSource(of: region, in: catalog)
+        try checkFreeSpace(for: region)
         try downloader.probe(region)
         return nil
     }

@@ -10,7 +10,7 @@ extension Context {
         let fetched = try source.fetch()
         let gate = try makeGate()
         defer { warnAboutState(gate) }
-        try gate.accept(fetched.catalog, sha256: fetched.sha256, isSigned: fetched.signature != nil)
+        try gate.accept(fetched.catalog, sha256: fetched.sha256, signedBy: fetched.signature?.keyID.hex)
         return fetched
     }
 }

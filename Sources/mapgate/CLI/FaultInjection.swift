@@ -5,13 +5,18 @@ import Glibc
 #endif
 
 /// For the kill-at-each-stage tests: `MAPGATE_FAULT_KILL_AT=validating|installing|downloading@BYTES`
-/// makes this process SIGKILL itself there, as a power cut or `kill -9` would.
+/// makes this process SIGKILL itself there, as a power cut or `kill -9` would. A test hook: only
+/// debug builds (the ones the tests run) read the variable; a release build never does.
 struct FaultInjection {
     let stage: String?
     let bytes: Int64?
 
     init(environment: [String: String]) {
+        #if DEBUG
         let value = environment["MAPGATE_FAULT_KILL_AT"]
+        #else
+        let value: String? = nil
+        #endif
         if let value, value.hasPrefix("downloading@") {
             stage = nil
             bytes = Int64(value.dropFirst("downloading@".count))

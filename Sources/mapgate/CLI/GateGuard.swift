@@ -32,6 +32,15 @@ enum GateGuard {
         }
     }
 
+    /// Refuses (exit 77) when the gate is closed now, counting nothing: looks the store up first
+    /// when a lookup is due. `sync` asks this before it checks packages on the network.
+    static func refuseIfClosed(_ context: Context) throws {
+        let gate = try context.makeGate()
+        defer { context.warnAboutState(gate) }
+        let report = try gate.refreshIfDue() ?? gate.status()
+        if report.phase.isClosed { throw gate.closedError(report) }
+    }
+
     private static func openStore(_ url: String?, console: Console) {
         guard let url else {
             console.prompt("Update mapgate from your app store.")

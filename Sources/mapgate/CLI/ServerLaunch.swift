@@ -14,11 +14,20 @@ struct ServerLaunch {
     /// 0.05 to 60 seconds, anything else is an error (0 or less once made the monitor spin).
     static let refreshRange = 0.05...60.0
 
+    /// The override, read only by debug builds (the tests'): a release build has no test hooks.
+    private static func refreshOverride(_ environment: [String: String]) -> String? {
+        #if DEBUG
+        return environment["MAPGATE_GATE_REFRESH_SECONDS"]
+        #else
+        return nil
+        #endif
+    }
+
     init(_ context: Context, settings: HTTPServer.Settings, verbose: Bool) throws {
         self.context = context
         self.settings = settings
         self.verbose = verbose
-        if let text = context.environment["MAPGATE_GATE_REFRESH_SECONDS"] {
+        if let text = Self.refreshOverride(context.environment) {
             guard let value = Double(text), Self.refreshRange.contains(value) else {
                 throw GeneralFailure("MAPGATE_GATE_REFRESH_SECONDS=\(text): must be a number of seconds from 0.05 to 60", kind: .usage)
             }

@@ -52,6 +52,7 @@ struct SyncCommand: Command {
         }
         // What can be decided without the gate is decided first: a region that is up to date,
         // needs a newer app or whose package is not there (404) costs no use.
+        try GateGuard.refuseIfClosed(context)
         let installer = try RegionInstaller(
             directory: context.dataDirectory, state: try context.state(), downloader: PackageDownloader(client: try context.httpClient()))
         var pending: [CatalogRegion] = []
