@@ -61,6 +61,46 @@ struct FullDiskTests {
     }
 }
 
+extension FullDiskTests {
+    /// Round two: `list`, `status`, `verify`, `tile` and `serve` failed on a full disk with
+    /// "SQLite error 4874 … disk I/O error (PRAGMA journal_mode=WAL)", and on a read-only data
+    /// directory too. Reading works now; what must write says the disk is full.
+    @Test(arguments: ["full", "read-only"])
+    func readingCommandsWorkOnAFullOrReadOnlyDisk(how: String) throws {
+        let workspace = try CLIWorkspace()
+        let mapgate = workspace.mapgate
+        let disk = try TinyDisk(at: mapgate.dataDirectory)
+        defer { disk.unmount() }
+        try workspace.offer("small", fixture: "mbtileserver-geography-class-png.mbtiles", format: "png")
+        try mapgate.configure(["catalogURL": workspace.catalogURL])
+        #expect(try mapgate.run(["sync", "small"]).status == 0)
+        if how == "full" {
+            let filler = mapgate.dataDirectory + "/filler"
+            FileManager.default.createFile(atPath: filler, contents: nil)
+            let handle = try #require(FileHandle(forWritingAtPath: filler))
+            while (try? handle.write(contentsOf: Data(repeating: 1, count: 4096))) != nil {}
+            try? handle.close()
+        } else {
+            #expect(try runProcess("/bin/mount", ["-o", "remount,ro", disk.path]).status == 0)
+        }
+        let list = try mapgate.run(["list"])
+        #expect(list.status == 0, "\(list.stderr)")
+        #expect(list.stdout.contains("small"), "\(list.stdout)")
+        let verify = try mapgate.run(["verify", "small"])
+        #expect(verify.status == 0, "\(verify.stderr)")
+        #expect(verify.stdout.contains("small 1: ok"), "\(verify.stdout)")
+        let status = try mapgate.run(["status"])
+        #expect(status.status == 0, "\(status.stderr)")
+        // The gate's record is the user's (their state folder has room): a use is recorded there.
+        let tile = try mapgate.run(["tile", "small", "0", "0", "0", "-o", workspace.work.file("t.png")])
+        #expect(tile.status == 0, "\(tile.stderr)")
+        // A command that must write the data directory says why it cannot.
+        let remove = try mapgate.run(["remove", "small"])
+        #expect(remove.status == 74, "\(remove.stderr)")
+        #expect(remove.stderr.contains(how == "full" ? "the disk is full" : "Read-only file system"), "\(remove.stderr)")
+    }
+}
+
 /// A 2 MiB tmpfs mounted on a folder for the length of a test.
 struct TinyDisk {
     let path: String

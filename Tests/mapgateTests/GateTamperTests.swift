@@ -47,6 +47,8 @@ import Glibc
         let result = try mapgate.run(["tile", "geo", "0", "0", "0"], at: "2027-02-10 00:00:00")
         #expect(result.status == 64)
         #expect(result.stderr.contains("key \"maxPrompts\": belongs to the managed policy"), "\(result.stderr)")
+        // The policy in use is named, not a default path that is not there (round two).
+        #expect(result.stderr.contains("belongs to the managed policy (\(mapgate.policyPath))"), "\(result.stderr)")
     }
 
     /// 1.4.0: a new `--data-dir` (or `XDG_DATA_HOME`, `HOME`) and one sync gave a fresh grace and

@@ -30,7 +30,9 @@ public struct Configuration: Sendable, Equatable {
 
 extension Configuration {
     /// Reads a configuration file. A missing file is an error only when `mustExist`.
-    public static func load(path: String, mustExist: Bool) throws -> Configuration {
+    ///
+    /// - Parameter policyPath: the managed policy in use, named when a gate key is refused.
+    public static func load(path: String, mustExist: Bool, policyPath: String = ManagedPolicy.defaultPath) throws -> Configuration {
         guard FileManager.default.fileExists(atPath: path) else {
             if mustExist { throw ConfigurationError(path: path, key: nil, reason: "no such file") }
             return Configuration()
@@ -38,11 +40,11 @@ extension Configuration {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw ConfigurationError(path: path, key: nil, reason: "cannot be read")
         }
-        return try parse(data, path: path)
+        return try parse(data, path: path, policyPath: policyPath)
     }
 
     /// Parses and validates the JSON text of a configuration file.
-    public static func parse(_ data: Data, path: String) throws -> Configuration {
+    public static func parse(_ data: Data, path: String, policyPath: String = ManagedPolicy.defaultPath) throws -> Configuration {
         var reader = try JSONFields(data: data, path: path, file: .configuration)
         var config = Configuration()
         config.catalogURL = try reader.url("catalogURL", schemes: ["http", "https", "file"])
@@ -51,7 +53,7 @@ extension Configuration {
         config.maplibrePath = try reader.string("maplibrePath") { !$0.isEmpty } ?? config.maplibrePath
         try reader.rejectUnknownKeys(known: keys.map(\.name)) { key in
             guard GateSettings.keys.contains(where: { $0.name == key }) else { return nil }
-            return "belongs to the managed policy (\(ManagedPolicy.defaultPath)), not to the user's configuration: the gate's rules are the publisher's"
+            return "belongs to the managed policy (\(policyPath)), not to the user's configuration: the gate's rules are the publisher's"
         }
         return config
     }

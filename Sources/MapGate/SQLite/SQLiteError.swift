@@ -25,8 +25,25 @@ public struct SQLiteError: MapGateFailure, LocalizedError, Sendable, Equatable {
 
     public var kind: FailureKind { isCorruption ? .badData : .io }
 
+    /// Whether the failure is one of writing (a full disk, a read-only file or folder, an I/O
+    /// error, a file that cannot be made): a reader may still get what it needs another way.
+    public var isWriteFailure: Bool {
+        [SQLITE_FULL, SQLITE_READONLY, SQLITE_IOERR, SQLITE_CANTOPEN].contains(primaryCode)
+    }
+
+    /// Whether the disk holding the file is full: `SQLITE_FULL`, or an I/O error while the file
+    /// system has (almost) no space left (a WAL's `-shm` that cannot grow says only "disk I/O error").
+    public var isDiskFull: Bool {
+        if primaryCode == SQLITE_FULL { return true }
+        guard primaryCode == SQLITE_IOERR || primaryCode == SQLITE_CANTOPEN, let path else { return false }
+        var info = statvfs()
+        let folder = (path as NSString).deletingLastPathComponent
+        guard statvfs(folder.isEmpty ? "." : folder, &info) == 0 else { return false }
+        return UInt64(info.f_bavail) * UInt64(info.f_frsize) < 64 << 10
+    }
+
     public var errorDescription: String? {
-        var text = "SQLite error \(code)"
+        var text = isDiskFull ? "the disk is full: SQLite error \(code)" : "SQLite error \(code)"
         if let path { text += " in \(path)" }
         text += ": \(message)"
         if let sql { text += " (while running: \(sql))" }

@@ -32,8 +32,14 @@ public final class GateStore {
     /// - Parameter busyTimeout: how long to wait for another process's write lock.
     public convenience init(stateFolder: String, directory: DataDirectory, clock: Clock = .system, busyTimeout: Double = 10) throws {
         let home = try StateDatabase(path: stateFolder + "/state.sqlite", clock: clock, busyTimeout: busyTimeout)
-        let data = try StateDatabase(directory: directory, clock: clock, busyTimeout: busyTimeout)
-        self.init(copies: [home, data], regionsFolder: directory.regionsPath)
+        // The data directory's copy only follows the user's: on a full disk or a read-only data
+        // directory the gate goes on with the user's copy alone.
+        var copies = [home]
+        do {
+            copies.append(try StateDatabase(directory: directory, clock: clock, busyTimeout: busyTimeout))
+        } catch let error as SQLiteError where error.isWriteFailure && FileManager.default.fileExists(atPath: directory.statePath) {
+        }
+        self.init(copies: copies, regionsFolder: directory.regionsPath)
     }
 
     /// Runs `body` on the record in a write transaction on every copy, then saves it to all of them

@@ -43,6 +43,39 @@ public final class StateDatabase {
         }
     }
 
+    private init(database: SQLiteDatabase, path: String) {
+        self.database = database
+        self.path = path
+        isNew = false
+    }
+
+    /// The data directory's state database, opened to read only: no schema change, no journal
+    /// switch, nothing created (a mistyped `--data-dir` stays uncreated). Where even a read-only
+    /// open of a WAL database cannot work — a full disk or a read-only folder cannot hold its
+    /// `-shm` file — the main file is read as it stands (`immutable`). Without a file there are no
+    /// regions: an empty database in memory stands in. A file from an older mapgate is upgraded
+    /// first, which needs a write.
+    public static func reading(directory: DataDirectory, busyTimeout: Double = 10) throws -> StateDatabase {
+        let path = directory.statePath
+        guard FileManager.default.fileExists(atPath: path) else {
+            let memory = try SQLiteDatabase(path: ":memory:", mode: .readWriteCreate)
+            _ = try migrate(memory)
+            return StateDatabase(database: memory, path: path)
+        }
+        func open(_ mode: SQLiteDatabase.Mode) throws -> SQLiteDatabase? {
+            let database = try SQLiteDatabase(path: path, mode: mode, busyTimeout: .milliseconds(Int(busyTimeout * 1000)))
+            let version = try database.query("PRAGMA user_version") { $0.int(0) }.first ?? 0
+            return version >= migrations.count ? database : nil
+        }
+        do {
+            guard let database = try open(.readOnly) else { return try StateDatabase(directory: directory, busyTimeout: busyTimeout) }
+            return StateDatabase(database: database, path: path)
+        } catch let error as SQLiteError where error.isWriteFailure {
+            guard let database = try open(.immutable) else { throw error }
+            return StateDatabase(database: database, path: path)
+        }
+    }
+
     private static func openChecked(_ path: String, busyTimeout: Double) throws -> (SQLiteDatabase, Bool) {
         let database = try SQLiteDatabase(path: path, mode: .readWriteCreate, busyTimeout: .milliseconds(Int(busyTimeout * 1000)))
         try database.execute("PRAGMA journal_mode=WAL")

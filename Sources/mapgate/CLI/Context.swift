@@ -25,7 +25,8 @@ final class Context {
     func configuration() throws -> Configuration {
         if let loadedConfiguration { return loadedConfiguration }
         let location = configurationPath
-        let configuration = try Configuration.load(path: location.path, mustExist: location.mustExist)
+        let policy = Locations.policyFile(environment: environment).path
+        let configuration = try Configuration.load(path: location.path, mustExist: location.mustExist, policyPath: policy)
         loadedConfiguration = configuration
         return configuration
     }
@@ -74,7 +75,16 @@ final class Context {
         for note in gate.stateNotes { console.warning(note) }
     }
 
+    /// The installed regions, for a command that writes them (`sync`, `remove`).
     func regionLibrary() throws -> RegionLibrary {
         RegionLibrary(directory: dataDirectory, state: try state())
+    }
+
+    /// The installed regions, for a command that only reads them (`list`, `verify`, `catalog`,
+    /// `tile`, `open`, `serve`): works on a full disk and a read-only data directory, and creates
+    /// nothing.
+    func readOnlyRegionLibrary() throws -> RegionLibrary {
+        if let openedState { return RegionLibrary(directory: dataDirectory, state: openedState) }
+        return RegionLibrary(directory: dataDirectory, state: try StateDatabase.reading(directory: dataDirectory))
     }
 }

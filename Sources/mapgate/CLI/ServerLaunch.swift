@@ -36,7 +36,7 @@ struct ServerLaunch {
             refresh = 60
         }
         // The regions must be readable before the port is bound and a use counted.
-        _ = try context.regionLibrary().installed()
+        _ = try context.readOnlyRegionLibrary().installed()
         // Each connection is a descriptor; keep some for SQLite files, the state and logs.
         let needed = settings.maxConnections + settings.reserveConnections + 64
         let limit = FileDescriptorLimit.raise(toAtLeast: needed)
@@ -59,7 +59,7 @@ struct ServerLaunch {
             try Gate(store: try GateStore(stateFolder: stateFolder, directory: directory, busyTimeout: busyTimeout), settings: gateSettings)
         }
         return try TileServer(
-            listener: listener, library: try context.regionLibrary(), authorization: authorization, settings: settings,
+            listener: listener, library: try context.readOnlyRegionLibrary(), authorization: authorization, settings: settings,
             leafletPath: configuration.leafletPath, maplibrePath: configuration.maplibrePath, gateRefresh: refresh, makeGate: makeGate, log: verbose ? logRequest : nil,
             onRegionEvent: { event in
                 switch event {

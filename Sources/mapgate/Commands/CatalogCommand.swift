@@ -20,7 +20,7 @@ struct CatalogCommand: Command {
     func run(_ context: Context) throws -> Int32 {
         let fetched = try context.fetchCatalog()
         let catalog = fetched.catalog
-        let installed = Dictionary(uniqueKeysWithValues: try context.regionLibrary().installed().map { ($0.id, $0) })
+        let installed = Dictionary(uniqueKeysWithValues: try context.readOnlyRegionLibrary().installed().map { ($0.id, $0) })
         let app = try AppVersion(BuildInfo.version)
         let console = context.console
         if !context.json {

@@ -15,7 +15,7 @@ struct ListCommand: Command {
     }
 
     func run(_ context: Context) throws -> Int32 {
-        let library = try context.regionLibrary()
+        let library = try context.readOnlyRegionLibrary()
         let regions = try library.installed()
         let console = context.console
         if !context.json {

@@ -33,7 +33,7 @@ struct OpenCommand: Command {
 
     func run(_ context: Context) throws -> Int32 {
         // Everything that can fail is checked (the region, the port) before the gate counts a use.
-        _ = try context.regionLibrary().region(region)
+        _ = try context.readOnlyRegionLibrary().region(region)
         let launch = try ServerLaunch(context, settings: settings, verbose: verbose)
         guard let authorization = try GateGuard.authorize(context, opening: [region]) else { return ExitCode.success }
         let server = try launch.start(authorization: authorization)

@@ -62,7 +62,7 @@ struct ServeCommand: Command {
     func run(_ context: Context) throws -> Int32 {
         // Bind first, count second: a busy port or a bad setting costs no use.
         let launch = try ServerLaunch(context, settings: settings, verbose: verbose)
-        guard let authorization = try GateGuard.authorize(context, opening: try context.regionLibrary().installed().map(\.id)) else { return ExitCode.success }
+        guard let authorization = try GateGuard.authorize(context, opening: try context.readOnlyRegionLibrary().installed().map(\.id)) else { return ExitCode.success }
         let server = try launch.start(authorization: authorization)
         let count = server.service.regions.count
         if context.json {

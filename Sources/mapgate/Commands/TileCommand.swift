@@ -33,7 +33,7 @@ struct TileCommand: Command {
     func run(_ context: Context) throws -> Int32 {
         // Everything that can be checked is checked before the gate counts a use.
         let destination = try OutputDestination.resolve(output)
-        let library = try context.regionLibrary()
+        let library = try context.readOnlyRegionLibrary()
         let installed = try library.region(region)
         if let minzoom = installed.minzoom, let maxzoom = installed.maxzoom, !(minzoom...maxzoom).contains(z) {
             throw RegionError(region: region, reason: "has no tiles at zoom \(z) (its zoom range is \(minzoom)-\(maxzoom))", kind: .failure)

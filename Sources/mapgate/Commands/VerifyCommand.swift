@@ -14,7 +14,7 @@ struct VerifyCommand: Command {
     }
 
     func run(_ context: Context) throws -> Int32 {
-        let library = try context.regionLibrary()
+        let library = try context.readOnlyRegionLibrary()
         let ids = regions.isEmpty ? try library.installed().map(\.id) : regions
         if ids.isEmpty, !context.json {
             context.console.print("No region is installed: nothing to verify.")
