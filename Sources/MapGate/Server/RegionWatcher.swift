@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Keeps a running server's regions current: once every `interval` it re-reads the regions
 /// table and each file's identity (``TileService/refresh(from:)``), so a region installed,
@@ -11,45 +10,37 @@ public final class RegionWatcher: Sendable {
         case failed(String)
     }
 
-    private let service: TileService
-    private let directory: DataDirectory
-    private let interval: Double
-    private let onEvent: @Sendable (Event) -> Void
-    private let stopping = Atomic<Bool>(false)
-    private let wake = DispatchSemaphore(value: 0)
-    private let done = DispatchSemaphore(value: 0)
+    private let worker: PeriodicWorker
 
     public init(service: TileService, directory: DataDirectory, interval: Double = 1, onEvent: @escaping @Sendable (Event) -> Void) {
-        self.service = service
-        self.directory = directory
-        self.interval = interval
-        self.onEvent = onEvent
+        let look = Look(service: service, directory: directory, onEvent: onEvent)
+        worker = PeriodicWorker(name: "region-watcher", interval: interval) { look.run() }
     }
 
-    public func start() {
-        let thread = Thread { [self] in run() }
-        thread.name = "region-watcher"
-        thread.start()
-    }
+    public func start() { worker.start() }
 
-    public func stop() {
-        let (exchanged, _) = stopping.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent)
-        guard exchanged else { return }
-        wake.signal()
-        done.wait()
-    }
+    public func stop() { worker.stop() }
 
-    private func run() {
-        defer { done.signal() }
-        // The watcher's own connection to the state database, opened on its thread.
+    /// One look, and what it keeps between looks. Touched only on the worker's thread.
+    private final class Look: @unchecked Sendable {
+        let service: TileService
+        let directory: DataDirectory
+        let onEvent: @Sendable (Event) -> Void
+        /// The watcher's own read-only connection to the state database, opened on its thread.
         var library: RegionLibrary?
         var lastFailure: String?
-        while true {
-            _ = wake.wait(timeout: .now() + interval)
-            if stopping.load(ordering: .acquiring) { return }
+
+        init(service: TileService, directory: DataDirectory, onEvent: @escaping @Sendable (Event) -> Void) {
+            self.service = service
+            self.directory = directory
+            self.onEvent = onEvent
+        }
+
+        func run() {
             do {
-                let opened = try library ?? RegionLibrary(directory: directory, state: try StateDatabase(directory: directory, busyTimeout: 0.5))
-                library = opened
+                let opened = try library ?? RegionLibrary(directory: directory, state: try StateDatabase.reading(directory: directory, busyTimeout: 0.5))
+                // Without a state file an empty stand-in was opened: look again next time.
+                library = FileManager.default.fileExists(atPath: directory.statePath) ? opened : nil
                 let changes = try service.refresh(from: opened)
                 lastFailure = nil
                 if !changes.isEmpty { onEvent(.changed(changes)) }
