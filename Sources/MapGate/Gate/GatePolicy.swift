@@ -91,7 +91,7 @@ public struct GatePolicy: Sendable {
     /// within an hour after a failed one, and at once when recovering, when the clock reads
     /// earlier than the last attempt (a clock set back is a reason to look, not to wait), when it
     /// has not moved since the last use (a frozen clock), or after
-    /// ``maximumUsesBetweenLookups`` uses without a good lookup.
+    /// ``maximumUsesBetweenLookups`` uses without a lookup attempt.
     public func isLookupDue(_ record: GateRecord, reading: Date, now: Date, interval: TimeInterval) -> Bool {
         if record.isRecovering { return true }
         guard let last = record.lastAttemptAt else { return true }
@@ -152,6 +152,7 @@ public struct GatePolicy: Sendable {
     public func recordFailure(_ message: String, at now: Date, into record: inout GateRecord) {
         record.lastAttemptAt = now
         record.lastLookupError = message
+        record.usesSinceLookup = 0
     }
 
     public func graceEnd(of record: GateRecord) -> Date? {

@@ -35,7 +35,7 @@ public struct GateRecord: Sendable, Equatable {
     /// that is opened but not listed here came from somewhere else (copied in, or kept while the
     /// state was deleted): the record then recovers (fails closed until a lookup).
     public var installedRegions: [String] = []
-    /// Gated uses since the last successful lookup: a lookup is due after
+    /// Gated uses since the last lookup attempt: a lookup is due after
     /// ``GatePolicy/maximumUsesBetweenLookups`` of them, whatever the clock says.
     public var usesSinceLookup = 0
     /// The clock's reading at the last gated use, as read (not the high-water mark): a reading
