@@ -158,6 +158,17 @@ extension GateTamperTests {
         #expect(workspace.origin.requests.filter { $0.path.hasPrefix("/lookup") }.count == before + 1)
     }
 
+    /// Friction: "gate state copy … was missing; restoring it" on every new data directory, for
+    /// honest users who lost nothing. A new data directory's copy is made without a word.
+    @Test func aNewDataDirectorySaysNothingAboutTheState() throws {
+        let other = (mapgate.userFolder ?? work.path) + "/other-data"
+        let (program, arguments) = mapgate.command(
+            ["/usr/bin/faketime", "2027-01-02 00:00:00", mapgate.path, "status", "--config", mapgate.configPath, "--data-dir", other])
+        let result = try runProcess(program, arguments, environment: mapgate.baseEnvironment)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(!result.stderr.contains("warning"), "\(result.stderr)")
+    }
+
     // MARK: Uses charged for nothing
 
     @Test(.enabled(if: GateTamperTests.user != nil, "a folder the user cannot write needs another user"))
