@@ -29,6 +29,8 @@ public final class GateMonitor: @unchecked Sendable {
     private var lastState: String?
     private var gate: Gate?
     private let onEvent: @Sendable (Event) -> Void
+    /// The ids of the regions the server serves now.
+    private let servedRegions: @Sendable () -> [String]
 
     /// What the monitor tells the command that runs the server.
     public enum Event: Sendable {
@@ -58,10 +60,13 @@ public final class GateMonitor: @unchecked Sendable {
     /// - Parameters:
     ///   - makeGate: opens the gate on the monitor's thread (a gate owns database connections).
     ///   - start: the authorization of the server's start, which was a use.
+    ///   - servedRegions: the regions served now; one the gate's record does not list is a use.
     public init(
         watch: GateWatch, refresh: Double = 60, policy: GatePolicy, start: GateAuthorization,
-        makeGate: @escaping @Sendable () throws -> Gate, onEvent: @escaping @Sendable (Event) -> Void = { _ in }
+        makeGate: @escaping @Sendable () throws -> Gate, servedRegions: @escaping @Sendable () -> [String] = { [] },
+        onEvent: @escaping @Sendable (Event) -> Void = { _ in }
     ) {
+        self.servedRegions = servedRegions
         self.watch = watch
         self.refresh = refresh
         self.policy = policy
@@ -102,7 +107,24 @@ public final class GateMonitor: @unchecked Sendable {
             self.gate = gate
             var latest = try gate.status()
             var counted: Int?
-            if policy.isServingUseDue(latest.phase, servedFor: servedFor(now: latest.now)) {
+            let unknown = servedRegions().filter { !latest.record.installedRegions.contains($0) }
+            if !unknown.isEmpty {
+                // A region that appeared while serving without `sync` installing it under this
+                // record (a file copied in): a use of it, as `open` would be. The record recovers
+                // first (a lookup); offline that throws, and the server fails closed.
+                lastCounted = latest.now
+                lastCountedElapsed = MonotonicClock.seconds
+                do {
+                    let authorization = try gate.authorizeUse(opening: unknown)
+                    latest = authorization.report
+                    if case .prompt(let left) = authorization.decision {
+                        ownCount = latest.record.promptsShown
+                        counted = left
+                    }
+                } catch is GateClosedError {
+                    latest = try gate.status()
+                }
+            } else if policy.isServingUseDue(latest.phase, servedFor: servedFor(now: latest.now)) {
                 lastCounted = latest.now
                 lastCountedElapsed = MonotonicClock.seconds
                 do {

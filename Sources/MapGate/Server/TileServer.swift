@@ -46,11 +46,12 @@ public final class TileServer: Sendable {
         let watch = GateWatch(lifetime: GateWatch.lifetime(forRefresh: gateRefresh))
         // The monitor sets the watch from this start's authorization before any request comes.
         let policy = try makeGate().policy
-        let monitor = GateMonitor(
-            watch: watch, refresh: gateRefresh, policy: policy, start: authorization, makeGate: makeGate, onEvent: onGateEvent)
         let regions = try TileService.loadRegions(from: library)
         let metrics = ServerMetrics()
         let service = TileService(regions: regions, gate: watch, leafletPath: leafletPath, maplibrePath: maplibrePath, fallbackHost: listener.baseURL, metrics: metrics)
+        let monitor = GateMonitor(
+            watch: watch, refresh: gateRefresh, policy: policy, start: authorization, makeGate: makeGate,
+            servedRegions: { Array(service.regions.keys) }, onEvent: onGateEvent)
         var settings = settings
         if settings.hostPolicy == nil { settings.hostPolicy = HTTPHostPolicy(boundHost: listener.host) }
         let http = try HTTPServer(listener: listener, settings: settings, gauge: metrics.connections) { entry in

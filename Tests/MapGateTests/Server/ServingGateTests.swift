@@ -181,3 +181,24 @@ extension ServingGateTests {
         #expect(server.service.gate.failure?.contains("has not been checked") == true)
     }
 }
+
+extension ServingGateTests {
+    /// Round two: a region file copied in with a hand-made `regions` row while a server runs was
+    /// served as if `sync` had installed it. It is a use of it now, after a lookup of the record
+    /// (which recovers): here past the grace, so the server closes.
+    @Test func aRegionCopiedInWhileServingIsAUseAfterALookup() throws {
+        let server = try startServer()
+        defer { server.stop() }
+        #expect(try status(server, "/plain/0/0/0.png").status == 200)
+        try FileManager.default.copyItem(atPath: harness.directory.regionPath("plain"), toPath: harness.directory.regionPath("copy"))
+        let state = try SQLiteDatabase(path: harness.directory.statePath, mode: .readWriteCreate)
+        try state.execute(
+            """
+            INSERT INTO regions (id, name, version, format, sha256, size, installed_at, minzoom, maxzoom, bounds, source_url, content_hash, tile_count)
+            SELECT 'copy', name, version, format, sha256, size, installed_at, minzoom, maxzoom, bounds, source_url, content_hash, tile_count
+            FROM regions WHERE id = 'plain'
+            """)
+        #expect(try waitFor { try status(server, "/plain/0/0/0.png").status == 403 })
+        #expect(try makeGate().status().record.isRecovering == false)
+    }
+}
