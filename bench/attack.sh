@@ -24,7 +24,7 @@ cat > "$work/catalog.json" <<JSON
  "minzoom": 0, "maxzoom": 3}]}
 JSON
 echo "{\"catalogURL\": \"file://$work/catalog.json\"}" > "$work/config.json"
-echo '{"requireSignedCatalog": false, "lookupURL": "http://127.0.0.1:1/lookup"}' > "$work/policy.json"
+echo '{"requireSignedCatalog": false, "lookupURL": "http://127.0.0.1:1/lookup", "allowInsecureLookup": true}' > "$work/policy.json"
 export MAPGATE_POLICY="$work/policy.json" XDG_STATE_HOME="$work/state"
 "$mapgate" sync bench --quiet --config "$work/config.json" --data-dir "$work/data"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')

@@ -43,7 +43,7 @@ cat > "$work/catalog.json" <<JSON
 JSON
 echo "{\"catalogURL\": \"file://$work/catalog.json\"}" > "$work/config.json"
 # The bench catalog is not signed: a managed policy of its own says so (and reaches no store).
-echo '{"requireSignedCatalog": false, "lookupURL": "http://127.0.0.1:1/lookup"}' > "$work/policy.json"
+echo '{"requireSignedCatalog": false, "lookupURL": "http://127.0.0.1:1/lookup", "allowInsecureLookup": true}' > "$work/policy.json"
 export MAPGATE_POLICY="$work/policy.json" XDG_STATE_HOME="$work/state"
 "$mapgate" sync bench --quiet --config "$work/config.json" --data-dir "$work/data"
 mport=$(free_port)
