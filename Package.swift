@@ -23,10 +23,13 @@ let package = Package(
         .systemLibrary(
             name: "CMicroHTTPD", pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"])]),
+        .systemLibrary(
+            name: "CFreeType", pkgConfig: "freetype2",
+            providers: [.apt(["libfreetype-dev"])]),
         .systemLibrary(name: "CLinux"),
         .target(
             name: "MapGate",
-            dependencies: ["CCurl", "CSQLite", "CZlib", "CCrypto", "CMicroHTTPD", "CLinux"]),
+            dependencies: ["CCurl", "CSQLite", "CZlib", "CCrypto", "CMicroHTTPD", "CFreeType", "CLinux"]),
         .target(
             name: "MapGateDemo",
             dependencies: ["MapGate"]),

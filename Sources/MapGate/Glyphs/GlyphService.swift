@@ -1,0 +1,73 @@
+import Foundation
+
+/// Answers MapLibre's glyph requests (`/fonts/{fontstack}/{start}-{end}.pbf`) from the fonts of a
+/// ``FontLibrary``: for each of the range's 256 code points the first font of the fontstack that
+/// has it is rendered at 24 px, turned into a signed distance field (buffer 3, radius 8, cutoff
+/// 0.25, as fontnik and martin make them) and written in MapLibre's glyph protobuf format. Each
+/// range is made once and kept in memory. Safe to share between threads.
+public final class GlyphService: Sendable {
+    public let library: FontLibrary
+    private let cache = Locked<[String: Data]>([:])
+    /// Opened fonts by path; FreeType faces are used under this lock only.
+    private let faces = Locked<[String: FontFace]>([:])
+
+    public init(library: FontLibrary) {
+        self.library = library
+    }
+
+    /// The protobuf of one glyph range.
+    ///
+    /// - Parameters:
+    ///   - fontstack: font names separated by commas, tried in order for each code point.
+    ///   - range: `START-END`, START a multiple of 256, END = START + 255.
+    public func glyphs(fontstack: String, range: String) throws -> Data {
+        let start = try Self.parseRange(range)
+        let names = fontstack.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        let paths = names.compactMap { library.fonts[$0] }
+        guard !paths.isEmpty else { throw GlyphError.unknownFont(name: fontstack, available: library.names) }
+        let key = paths.joined(separator: "\n") + "\n\(start)"
+        if let cached = cache.withLock({ $0[key] }) { return cached }
+        let data = try faces.withLock { opened -> Data in
+            let stack = try paths.map { path -> FontFace in
+                if let face = opened[path] { return face }
+                let face = try FontFace(path: path)
+                opened[path] = face
+                return face
+            }
+            return Self.encode(fontstack: names.joined(separator: ","), start: start, faces: stack)
+        }
+        cache.withLock { $0[key] = data }
+        return data
+    }
+
+    /// The range's first code point; throws for anything but `START-(START+255)`.
+    static func parseRange(_ text: String) throws -> UInt32 {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 2, let start = UInt32(parts[0]), let end = UInt32(parts[1]), start % 256 == 0, end == start + 255, end <= 65_535
+        else { throw GlyphError.badRange(text) }
+        return start
+    }
+
+    private static func encode(fontstack: String, start: UInt32, faces: [FontFace]) -> Data {
+        var writer = ProtobufWriter()
+        writer.message(1) { stack in
+            stack.string(1, fontstack)
+            stack.string(2, "\(start)-\(start + 255)")
+            for codePoint in start...(start + 255) {
+                guard let face = faces.first(where: { $0.hasGlyph(codePoint) }), let glyph = face.render(codePoint) else { continue }
+                stack.message(3) { message in
+                    message.varint(1, UInt64(codePoint))
+                    if glyph.width > 0, glyph.height > 0 {
+                        message.bytes(2, SignedDistanceField.make(coverage: glyph.coverage, width: glyph.width, height: glyph.height))
+                    }
+                    message.varint(3, UInt64(glyph.width))
+                    message.varint(4, UInt64(glyph.height))
+                    message.signed(5, Int32(glyph.left))
+                    message.signed(6, Int32(glyph.top))
+                    message.varint(7, UInt64(max(0, glyph.advance)))
+                }
+            }
+        }
+        return Data(writer.bytes)
+    }
+}
