@@ -151,14 +151,24 @@ public final class TileRequestHandler: HTTPRequestHandler {
         guard Self.extensions(region.record.format).contains(String(last[1])) else {
             return text(400, "region \(id) has \(region.record.format.rawValue) tiles, not .\(last[1])\n", cors: true)
         }
-        let data: Data?
+        let stored: MBTilesFile.StoredTile
         do {
-            data = try file(for: region).tile(z: z, x: x, y: y)
+            stored = try file(for: region).storedTile(z: z, x: x, y: y)
         } catch {
             files[region.record.id] = nil
             return text(500, "cannot read region \(id): \(error.localizedDescription)\n", cors: true)
         }
-        guard var body = data else { return text(404, "no tile at \(z)/\(x)/\(y)\n", cors: true) }
+        var body: Data
+        switch stored {
+        case .absent: return text(404, "no tile at \(z)/\(x)/\(y)\n", cors: true)
+        case .null: return text(404, "tile \(z)/\(x)/\(y) of region \(id) has no data (its tile_data is NULL)\n", cors: true)
+        case .data(let data) where data.isEmpty:
+            // An empty vector tile is a tile without features (204, as martin answers); an
+            // empty image is no image.
+            guard region.record.format == .pbf else { return text(404, "tile \(z)/\(x)/\(y) of region \(id) is empty\n", cors: true) }
+            return HTTPServerResponse(status: 204, headers: Self.anyOrigin + [("Cache-Control", "no-cache")])
+        case .data(let data): body = data
+        }
         var headers: [(name: String, value: String)] = [("Content-Type", region.record.format.contentType), ("Cache-Control", "no-cache")]
         var etag = "\"\(region.etagPrefix)-\(z)-\(x)-\(y)"
         if region.record.format == .pbf, GzipInflater.isGzip(body) {
@@ -177,7 +187,9 @@ public final class TileRequestHandler: HTTPRequestHandler {
         headers.append(("ETag", etag))
         headers.append(("Vary", "Accept-Encoding"))
         if let match = request.header("If-None-Match"), Self.matches(ifNoneMatch: match, etag: etag) {
-            return HTTPServerResponse(status: 304, headers: Self.anyOrigin + headers.filter { $0.name != "Content-Type" })
+            // The length of the tile it stands for, as RFC 9110 §8.6 allows (never a 0).
+            let length = ("Content-Length", String(body.count))
+            return HTTPServerResponse(status: 304, headers: Self.anyOrigin + headers.filter { $0.name != "Content-Type" } + [length])
         }
         return HTTPServerResponse(status: 200, headers: Self.anyOrigin + headers, body: body)
     }
