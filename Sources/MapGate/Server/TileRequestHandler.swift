@@ -129,7 +129,7 @@ public final class TileRequestHandler: HTTPRequestHandler {
             "bounds": region.bounds, "center": region.center, "minzoom": region.minzoom, "maxzoom": region.maxzoom,
             "format": region.record.format.rawValue,
         ]
-        if let attribution = region.attribution { object["attribution"] = attribution }
+        if let attribution = region.attribution { object["attribution"] = AttributionHTML.sanitized(attribution) }
         if let description = region.description { object["description"] = description }
         if region.record.format == .pbf {
             let layers = region.vectorLayersJSON.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) }
@@ -344,7 +344,10 @@ public final class TileRequestHandler: HTTPRequestHandler {
         return HTTPServerResponse(status: status, headers: (cors ? Self.anyOrigin : []) + [("Content-Type", "application/json")], body: data)
     }
 
-    private func html(_ status: Int, _ html: String) -> HTTPServerResponse {
-        HTTPServerResponse(status: status, headers: [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-cache")], body: Data(html.utf8))
+    private func html(_ status: Int, _ page: HTMLPage) -> HTTPServerResponse {
+        HTTPServerResponse(
+            status: status,
+            headers: [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-cache"), ("Content-Security-Policy", page.contentSecurityPolicy)],
+            body: Data(page.html.utf8))
     }
 }

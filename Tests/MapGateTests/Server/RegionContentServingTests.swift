@@ -67,4 +67,47 @@ import Testing
         #expect(response.body.isEmpty)
         #expect(response.header("Content-Length") == nil, "RFC 9110 §8.6: a 204 carries no Content-Length")
     }
+
+    @Test func attributionKeepsOnlyLinksBoldAndItalic() throws {
+        let expected =
+            #"<a href="https://osm.example/copyright">© OSM</a> &lt;img src=x onerror=&quot;alert(1)&quot;&gt;<b>bold</b> <i>it</i> <a>js</a> &lt;script&gt;alert(3)&lt;/script&gt;"#
+        #expect(AttributionHTML.sanitized(Self.attribution) == expected)
+        #expect(AttributionHTML.sanitized("<b>open <i>both") == "<b>open <i>both</i></b>")
+        #expect(AttributionHTML.sanitized("</b>&copy; &#169; &bogus & <A HREF='http://x.example/?a=1&amp;b=2'>x</A>")
+            == "&lt;/b&gt;&copy; &#169; &amp;bogus &amp; <a href=\"http://x.example/?a=1&amp;b=2\">x</a>")
+        let tileJSON = try #require(try JSONSerialization.jsonObject(with: get("/plain.json").body) as? [String: Any])
+        #expect(tileJSON["attribution"] as? String == expected)
+        let page = String(decoding: try get("/view/plain").body, as: UTF8.self)
+        #expect(!page.contains("<img"))
+        #expect(!page.contains("onerror=\\\""))
+        #expect(!page.contains("javascript:"))
+    }
+
+    @Test(arguments: [
+        ["/view/plain", "/", "/view/cities", "/view/missing"],
+    ])
+    func everyHTMLPageHasAContentSecurityPolicy(paths: [String]) throws {
+        for path in paths {
+            let response = try get(path)
+            #expect(response.header("Content-Type")?.hasPrefix("text/html") == true, "\(path)")
+            let policy = try #require(response.header("Content-Security-Policy"), "\(path)")
+            #expect(policy.contains("default-src 'none'"), "\(path): \(policy)")
+            #expect(policy.contains("script-src"), "\(path): \(policy)")
+            #expect(!policy.contains("'unsafe-inline'") && !policy.contains("'unsafe-eval'"), "\(path): \(policy)")
+        }
+    }
+
+    @Test func viewerStartsWithinTheRegionsZoomRange() throws {
+        let raster = String(decoding: try get("/view/plain").body, as: UTF8.self)
+        #expect(raster.contains("minZoom: 3"), "\(raster)")
+        #expect(!raster.contains("minZoom: 0"))
+    }
+
+    @Test func missingMapLibrePageTellsAnInstalledUserWhatToDo() throws {
+        let page = String(decoding: try get("/view/cities").body, as: UTF8.self)
+        #expect(page.contains("/nonexistent"))
+        #expect(page.contains("maplibre-gl.js") && page.contains("maplibre-gl.css"))
+        #expect(!page.contains("scripts/install-deps"))
+        #expect(page.contains("maplibrePath"))
+    }
 }
