@@ -1,0 +1,22 @@
+import MapGate
+import Testing
+
+/// `serve --host 0.0.0.0` printed `http://0.0.0.0:PORT/` and answered 421 to the machine's own
+/// addresses: the URLs and the allowed hosts now come from the interfaces.
+@Suite struct NetworkInterfacesTests {
+    @Test func wildcardURLsStartWithLoopbackThenTheInterfaces() {
+        let interfaces = ["127.0.0.1", "192.0.2.2", "::1", "2001:db8::5", "10.1.2.3"]
+        #expect(NetworkInterfaces.urls(boundHost: "0.0.0.0", port: 8080, interfaces: interfaces)
+            == ["http://127.0.0.1:8080", "http://192.0.2.2:8080", "http://10.1.2.3:8080"])
+        #expect(NetworkInterfaces.urls(boundHost: "::", port: 80, interfaces: interfaces)
+            == ["http://127.0.0.1:80", "http://192.0.2.2:80", "http://10.1.2.3:80", "http://[2001:db8::5]:80"])
+        #expect(NetworkInterfaces.urls(boundHost: "192.0.2.2", port: 1, interfaces: interfaces) == ["http://192.0.2.2:1"])
+        #expect(NetworkInterfaces.urls(boundHost: "::1", port: 1, interfaces: []) == ["http://[::1]:1"])
+    }
+
+    @Test func theMachinesAddressesIncludeLoopback() {
+        let addresses = NetworkInterfaces.addresses()
+        #expect(addresses.contains("127.0.0.1"), "\(addresses)")
+        #expect(!addresses.contains { $0.lowercased().hasPrefix("fe80:") })
+    }
+}
