@@ -131,7 +131,7 @@ enum ViewerPage {
                 body: """
                     <main><h1>\(escape(region.name))</h1><div class="notice" id="no-maplibre"><p>Vector maps need MapLibre GL JS
                     (5.x), which is not installed: mapgate looked for <code>maplibre-gl.js</code> and <code>maplibre-gl.css</code> in
-                    \(escape(maplibrePath)).</p><p>Copy those two files of a MapLibre GL JS release (its <code>dist</code> folder,
+                    \(escape(maplibrePath))\(maplibrePath == MapLibreFiles.localPath ? " and \(MapLibreFiles.packagedPath)" : "").</p><p>Copy those two files of a MapLibre GL JS release (its <code>dist</code> folder,
                     from <a href="https://github.com/maplibre/maplibre-gl-js/releases">github.com/maplibre/maplibre-gl-js/releases</a>
                     or the npm package <code>maplibre-gl</code>) into that folder, or into another folder named by
                     <code>maplibrePath</code> in mapgate's configuration, then reload this page.</p></div>
