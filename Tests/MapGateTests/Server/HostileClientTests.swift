@@ -244,6 +244,23 @@ import Glibc
         #expect(large?.status == 431)
     }
 
+    /// The head buffer is 8 KiB per connection (each idle keep-alive connection holds all of
+    /// it; libmicrohttpd reads a head into about half): a 3.5 KB head is answered, also with the
+    /// longest answer headers (an HTML page's CSP); an 8 KB one is refused.
+    @Test func headsOfThreeAndAHalfKilobytesAreAnswered() throws {
+        let padding = String(repeating: "c", count: 3_500)
+        let (tile, _) = try exchange("GET /plain/0/0/0.png HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: \(padding)\r\n\r\n")
+        #expect(tile?.status == 200)
+        let (page, _) = try exchange("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: \(padding)\r\n\r\n")
+        #expect(page?.status == 200)
+        #expect(page?.headers["content-security-policy"] != nil)
+        // Past it libmicrohttpd answers 431, or (a head that fits the buffer but leaves no room
+        // for the answer) closes the connection without one; never 200.
+        let (large, connection) = try exchange("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: \(String(repeating: "c", count: 8_000))\r\n\r\n")
+        #expect(large == nil || large?.status == 431)
+        #expect(connection.isClosedByServer())
+    }
+
     /// HTTP/1.0 has no Host; a client on loopback reaching the server on loopback is answered.
     @Test func http10WithoutHostOnLoopbackIsAnswered() throws {
         let (response, _) = try exchange("GET /plain/0/0/0.png HTTP/1.0\r\n\r\n")
