@@ -103,6 +103,21 @@ import Testing
         #expect(!raster.contains("minZoom: 0"))
     }
 
+    @Test func vectorViewerStartsWithinTheRegionsZoomRange() throws {
+        let maplibre = try TemporaryDirectory()
+        try Data("// stand-in".utf8).write(to: URL(fileURLWithPath: maplibre.file("maplibre-gl.js")))
+        let harness = harness
+        let other = try TileServer(
+            library: harness.library, authorization: try harness.authorization(), settings: HTTPServer.Settings(), leafletPath: "/nonexistent",
+            maplibrePath: maplibre.path, makeGate: { try Gate(store: try harness.gateStore(), settings: .unreachable) })
+        defer { other.stop() }
+        let response = try client.get(HTTPRequest(url: other.baseURL + "/view/cities"))
+        let page = String(decoding: response.body, as: UTF8.self)
+        #expect(page.contains("new maplibregl.Map("), "\(page)")
+        #expect(page.contains("minZoom: 2"))
+        #expect(response.header("Content-Security-Policy")?.contains("worker-src blob:") == true)
+    }
+
     @Test func missingMapLibrePageTellsAnInstalledUserWhatToDo() throws {
         let page = String(decoding: try get("/view/cities").body, as: UTF8.self)
         #expect(page.contains("/nonexistent"))
