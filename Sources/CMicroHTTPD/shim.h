@@ -12,3 +12,4 @@ static inline const union MHD_ConnectionInfo *cmhd_get_connection_info(struct MH
 static inline const union MHD_DaemonInfo *cmhd_get_daemon_info(struct MHD_Daemon *d, enum MHD_DaemonInfoType t) { return MHD_get_daemon_info(d, t); }
 static inline ssize_t cmhd_content_reader_end_of_stream(void) { return MHD_CONTENT_READER_END_OF_STREAM; }
 static inline ssize_t cmhd_content_reader_end_with_error(void) { return MHD_CONTENT_READER_END_WITH_ERROR; }
+static inline enum MHD_Result cmhd_set_response_flags(struct MHD_Response *r, enum MHD_ResponseFlags flags) { return MHD_set_response_options(r, flags, MHD_RO_END); }

@@ -35,6 +35,30 @@ import Testing
         #expect(server.stderr.contains("GET /plain/0/0/0.png 200 \(tile.body.count) "))
     }
 
+    /// Bad input, round two: bound to 0.0.0.0, serve printed `http://0.0.0.0:PORT/` and answered
+    /// 421 to a browser that used the machine's own address. (Requests go to 127.0.0.1 with the
+    /// interface's address as Host: the tests talk to loopback only.)
+    @Test func wildcardHostPrintsUsableURLsAndAnswersTheMachinesAddresses() throws {
+        let server = try start(["serve", "--host", "0.0.0.0", "--port", "0"])
+        defer {
+            server.signal(SIGTERM)
+            _ = server.wait()
+        }
+        let line = try #require(server.firstLine(), "no output; stderr: \(server.stderr)")
+        #expect(line.hasPrefix("serving 1 region at http://127.0.0.1:"), "\(line)")
+        #expect(!line.contains("0.0.0.0"))
+        let base = String(try #require(line.split(separator: " ").first { $0.hasPrefix("http://") }).dropLast())
+        let port = try #require(base.split(separator: ":").last)
+        let own = NetworkInterfaces.addresses().filter { !NetworkInterfaces.isLoopback($0) }
+        for address in own {
+            let host = address.contains(":") ? "[\(address)]:\(port)" : "\(address):\(port)"
+            let response = try HTTPClient().get(HTTPRequest(url: base + "/plain/0/0/0.png", headers: [("Host", host)]))
+            #expect(response.status == 200, "Host: \(host)")
+        }
+        let evil = try HTTPClient().get(HTTPRequest(url: base + "/plain/0/0/0.png", headers: [("Host", "evil.example")]))
+        #expect(evil.status == 421)
+    }
+
     @Test func serveStopsOnSIGINTToo() throws {
         let server = try start(["serve", "--port", "0"])
         #expect(server.firstLine() != nil)

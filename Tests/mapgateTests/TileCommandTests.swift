@@ -61,4 +61,21 @@ import Glibc
         #expect(!result.stderr.contains("uses left"))
         #expect(try promptsShown() == 0)
     }
+
+    /// Bad input, round two, item 7: a NULL `tile_data` was written as 0 bytes with exit 0.
+    @Test func aNullTileIsAnErrorNamingTheRegionAndTheTile() throws {
+        let path = mapgate.dataDirectory + "/regions/geo.mbtiles"
+        let update = try runProcess("/usr/bin/sqlite3", [
+            path, "UPDATE images SET tile_data = NULL WHERE tile_id = (SELECT tile_id FROM map WHERE zoom_level = 1 AND tile_column = 0 AND tile_row = 0);",
+        ])
+        try #require(update.status == 0, "\(update.stderr)")
+        let output = work.file("null-tile.png")
+        let result = try mapgate.run(["tile", "geo", "1", "0", "1", "-o", output])
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("geo") && result.stderr.contains("1/0/1"), "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: output))
+        let stdout = try mapgate.run(["tile", "geo", "1", "0", "1"])
+        #expect(stdout.status != 0)
+        #expect(stdout.stdoutData.isEmpty)
+    }
 }

@@ -104,7 +104,7 @@ extension Catalog {
 
     /// Whether `id` is a valid region id: `[a-z0-9][a-z0-9._-]{0,63}`, and never `.` or `..`.
     public static func isValidRegionID(_ id: String) -> Bool {
-        guard (1...64).contains(id.utf8.count), id != ".", id != ".." else { return false }
+        guard (1...64).contains(id.utf8.count), id != ".", id != "..", !reservedRegionIDs.contains(id) else { return false }
         for (offset, byte) in id.utf8.enumerated() {
             let alphanumeric = (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte)
             if offset == 0 ? !alphanumeric : !(alphanumeric || byte == 0x2E || byte == 0x5F || byte == 0x2D) {

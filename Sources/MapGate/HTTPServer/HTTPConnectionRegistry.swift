@@ -24,6 +24,9 @@ final class HTTPConnectionRecord: Sendable {
         var timedOut = false
         /// The HTTP layer answered the request `target` names (else libmicrohttpd refused it).
         var answered = true
+        /// The connection came within `maxConnections` and is served for as long as it lasts;
+        /// one past it (in the reserve) only gets its 503.
+        var isAdmitted = false
     }
 
     let socket: Int32
@@ -32,6 +35,33 @@ final class HTTPConnectionRecord: Sendable {
     init(socket: Int32, now: UInt64) {
         self.socket = socket
         state = Locked(State(waitingSince: now))
+    }
+
+    /// Whether both ends of the connection are loopback addresses (127.0.0.0/8 or ::1, also
+    /// as an IPv4-mapped IPv6 address).
+    static func isOnLoopback(_ socket: Int32) -> Bool {
+        func isLoopback(_ storage: sockaddr_storage) -> Bool {
+            let family = Int32(storage.ss_family)
+            return withUnsafeBytes(of: storage) { raw in
+                switch family {
+                case AF_INET:
+                    return raw.load(as: sockaddr_in.self).sin_addr.s_addr.bigEndian >> 24 == 127
+                case AF_INET6:
+                    let bytes = withUnsafeBytes(of: raw.load(as: sockaddr_in6.self).sin6_addr) { Array($0) }
+                    if bytes[0..<15].allSatisfy({ $0 == 0 }), bytes[15] == 1 { return true }
+                    return bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xFF && bytes[11] == 0xFF && bytes[12] == 127
+                default:
+                    return false
+                }
+            }
+        }
+        var local = sockaddr_storage()
+        var peer = sockaddr_storage()
+        var localLength = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        var peerLength = localLength
+        let gotLocal = withUnsafeMutablePointer(to: &local) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &localLength) } }
+        let gotPeer = withUnsafeMutablePointer(to: &peer) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(socket, $0, &peerLength) } }
+        return gotLocal == 0 && gotPeer == 0 && isLoopback(local) && isLoopback(peer)
     }
 
     /// Payload bytes the kernel received on this socket (`tcpi_bytes_received`), nil if unknown.
@@ -52,6 +82,8 @@ final class HTTPConnectionRecord: Sendable {
 /// `headTimeout` seconds to finish it, else it is answered 408 and closed.
 final class HTTPConnectionRegistry: Sendable {
     private let records = Locked<[ObjectIdentifier: HTTPConnectionRecord]>([:])
+    /// Connections admitted (within `maxConnections`) and still open.
+    private let admitted = Atomic<Int>(0)
     let gauge: HTTPConnectionGauge
     let headTimeout: Double
     private let stopping = Atomic<Bool>(false)
@@ -69,13 +101,23 @@ final class HTTPConnectionRegistry: Sendable {
 
     static var now: UInt64 { DispatchTime.now().uptimeNanoseconds }
 
-    func add(_ record: HTTPConnectionRecord) -> Int {
+    /// Tracks a new connection, admitting it when fewer than `limit` admitted ones are open.
+    /// The decision is made once, here: an admitted connection is never refused later, however
+    /// many others arrive while it is kept alive.
+    func add(_ record: HTTPConnectionRecord, admittingUpTo limit: Int) {
+        let isAdmitted = admitted.wrappingAdd(1, ordering: .relaxed).newValue <= limit
+        if !isAdmitted { admitted.wrappingAdd(-1, ordering: .relaxed) }
+        record.state.withLock { $0.isAdmitted = isAdmitted }
         records.withLock { $0[ObjectIdentifier(record)] = record }
-        return gauge.add(1)
+        gauge.add(1)
     }
 
     func remove(_ record: HTTPConnectionRecord) {
-        record.state.withLock { $0.isClosed = true }
+        let wasAdmitted = record.state.withLock { state in
+            state.isClosed = true
+            return state.isAdmitted
+        }
+        if wasAdmitted { admitted.wrappingAdd(-1, ordering: .relaxed) }
         records.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(record)) }
         gauge.add(-1)
     }

@@ -60,7 +60,7 @@ final class HTTPDaemonContext: Sendable {
 
     /// What the HTTP layer refuses before any route: an unsupported version (505), a message
     /// that cannot be framed safely (400), a missing or repeated Host (400), a Host not on the
-    /// allow-list (421), a body over 1 MiB (413), a connection past `maxConnections` (503).
+    /// allow-list (421), a body over 1 MiB (413), a connection that opened past `maxConnections` (503).
     /// Each closes the connection.
     func refusal(for head: Head) -> HTTPServerResponse? {
         guard head.version == "HTTP/1.1" || head.version == "HTTP/1.0" else {
@@ -72,13 +72,24 @@ final class HTTPDaemonContext: Sendable {
             return Self.refusal(400, "a request needs exactly one Host header\n")
         }
         if let policy = settings.hostPolicy {
-            guard let host = hosts.first?.value, policy.allows(host) else {
-                return Self.refusal(421, "this server does not answer for host \(hosts.first?.value ?? "(none)")\n")
+            // An absolute-form target's authority takes the place of Host (RFC 9112 §3.2.2).
+            let host = HTTPServerRequest.absoluteForm(head.target)?.authority ?? hosts.first?.value
+            if let host {
+                guard policy.allows(host) else { return Self.refusal(421, "this server does not answer for host \(host)\n") }
+            } else {
+                // HTTP/1.0 without Host: no rebinding page can send that, so it is answered on a
+                // loopback connection (a local client reaching a loopback address).
+                guard let socket = head.record?.socket, HTTPConnectionRecord.isOnLoopback(socket) else {
+                    return Self.refusal(421, "this server does not answer requests without a Host header from outside this machine\n")
+                }
             }
         }
         let length = head.headers.first { HTTPServerRequest.equalIgnoringASCIICase($0.name, "Content-Length") }.flatMap { Int($0.value) }
         if let length, length > 1 << 20 { return Self.refusal(413, "request body too large\n") }
-        if registry.count > settings.maxConnections || isStopping.load(ordering: .relaxed) {
+        // Admission is decided once per connection, when it opens: past `maxConnections` a new
+        // connection gets 503; one admitted before is never refused for the others.
+        let isAdmitted = head.record?.state.withLock { $0.isAdmitted } ?? (registry.count <= settings.maxConnections)
+        if !isAdmitted || isStopping.load(ordering: .relaxed) {
             var busy = Self.refusal(503, "server busy\n")
             busy.headers.append(("Retry-After", "1"))
             return busy
@@ -162,6 +173,15 @@ final class HTTPDaemonContext: Sendable {
         }
         guard let made else { return .NO }
         defer { MHD_destroy_response(made) }
+        var representationLength: String?
+        if response.status == 304 {
+            // libmicrohttpd gives every answer a Content-Length (0 for a 304), but a 304 may only
+            // carry the length of the representation it stands for (RFC 9110 §8.6): the handler's
+            // `Content-Length` is sent instead (none given: the header is left out).
+            guard cmhd_set_response_flags(made, .RF_INSANITY_HEADER_CONTENT_LENGTH) == .YES else { return .NO }
+            representationLength = response.header("Content-Length")
+        }
+        if let representationLength, MHD_add_response_header(made, "Content-Length", representationLength) != .YES { return .NO }
         for (name, value) in response.headers where !HTTPServerRequest.equalIgnoringASCIICase(name, "Content-Length") {
             guard MHD_add_response_header(made, name, value) == .YES else {
                 return queue(HTTPServerResponse(status: 500, body: Data("bad response header \(name)\n".utf8)), on: connection, method: method)

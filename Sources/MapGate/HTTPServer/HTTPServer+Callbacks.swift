@@ -58,7 +58,7 @@ let connectionCallback: MHD_NotifyConnectionCallback = { cls, connection, socket
     if code == .CONNECTION_NOTIFY_STARTED {
         guard let connection, let info = cmhd_get_connection_info(connection, .CONNECTION_INFO_CONNECTION_FD) else { return }
         let record = HTTPConnectionRecord(socket: info.pointee.connect_fd, now: HTTPConnectionRegistry.now)
-        _ = context.registry.add(record)
+        context.registry.add(record, admittingUpTo: context.settings.maxConnections)
         socketContext.pointee = Unmanaged.passRetained(record).toOpaque()
     } else if let pointer = socketContext.pointee {
         let record = Unmanaged<HTTPConnectionRecord>.fromOpaque(pointer)

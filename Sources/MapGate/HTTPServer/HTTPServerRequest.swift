@@ -36,9 +36,15 @@ public struct HTTPServerRequest: Sendable {
         self.headers = headers
     }
 
-    /// Splits and percent-decodes a request target (origin form only: it starts with `/`).
-    /// Nil for a target that is not a path or whose escapes are malformed or not UTF-8.
+    /// Splits and percent-decodes a request target: origin form (`/a/b.png`), or absolute form
+    /// (`http://host:port/a/b.png`, RFC 9112 §3.2.2), whose authority then replaces `Host`.
+    /// Nil for a target that is neither or whose escapes are malformed or not UTF-8.
     init?(method: String, target: String, version: String, headers: [(name: String, value: String)]) {
+        if let absolute = Self.absoluteForm(target) {
+            let others = headers.filter { !Self.equalIgnoringASCIICase($0.name, "Host") }
+            self.init(method: method, target: absolute.path, version: version, headers: [("Host", absolute.authority)] + others)
+            return
+        }
         let bytes = Array(target.utf8)[...]
         guard bytes.first == 0x2F else { return nil }
         let question = bytes.firstIndex(of: 0x3F)
@@ -46,6 +52,20 @@ public struct HTTPServerRequest: Sendable {
         self.init(
             method: method, target: target, path: path, query: question.map { String(decoding: bytes[($0 + 1)...], as: UTF8.self) },
             version: version, headers: headers)
+    }
+
+    /// The authority and the origin-form rest (`/` when empty) of an absolute-form target
+    /// (`http://` or `https://`, any case); nil for any other target or an empty authority.
+    static func absoluteForm(_ target: String) -> (authority: String, path: String)? {
+        let lowered = target.prefix(8).lowercased()
+        let schemeLength = lowered.hasPrefix("http://") ? 7 : lowered.hasPrefix("https://") ? 8 : 0
+        guard schemeLength > 0 else { return nil }
+        let rest = target.dropFirst(schemeLength)
+        let end = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
+        let authority = String(rest[..<end])
+        guard !authority.isEmpty else { return nil }
+        let path = rest[end...]
+        return (authority, path.hasPrefix("/") ? String(path) : "/" + path)
     }
 
     /// `%XX` decoding; nil for a malformed escape or bytes that are not UTF-8.

@@ -129,7 +129,7 @@ public final class TileRequestHandler: HTTPRequestHandler {
             "bounds": region.bounds, "center": region.center, "minzoom": region.minzoom, "maxzoom": region.maxzoom,
             "format": region.record.format.rawValue,
         ]
-        if let attribution = region.attribution { object["attribution"] = attribution }
+        if let attribution = region.attribution { object["attribution"] = AttributionHTML.sanitized(attribution) }
         if let description = region.description { object["description"] = description }
         if region.record.format == .pbf {
             let layers = region.vectorLayersJSON.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) }
@@ -151,14 +151,24 @@ public final class TileRequestHandler: HTTPRequestHandler {
         guard Self.extensions(region.record.format).contains(String(last[1])) else {
             return text(400, "region \(id) has \(region.record.format.rawValue) tiles, not .\(last[1])\n", cors: true)
         }
-        let data: Data?
+        let stored: MBTilesFile.StoredTile
         do {
-            data = try file(for: region).tile(z: z, x: x, y: y)
+            stored = try file(for: region).storedTile(z: z, x: x, y: y)
         } catch {
             files[region.record.id] = nil
             return text(500, "cannot read region \(id): \(error.localizedDescription)\n", cors: true)
         }
-        guard var body = data else { return text(404, "no tile at \(z)/\(x)/\(y)\n", cors: true) }
+        var body: Data
+        switch stored {
+        case .absent: return text(404, "no tile at \(z)/\(x)/\(y)\n", cors: true)
+        case .null: return text(404, "tile \(z)/\(x)/\(y) of region \(id) has no data (its tile_data is NULL)\n", cors: true)
+        case .data(let data) where data.isEmpty:
+            // An empty vector tile is a tile without features (204, as martin answers); an
+            // empty image is no image.
+            guard region.record.format == .pbf else { return text(404, "tile \(z)/\(x)/\(y) of region \(id) is empty\n", cors: true) }
+            return HTTPServerResponse(status: 204, headers: Self.anyOrigin + [("Cache-Control", "no-cache")])
+        case .data(let data): body = data
+        }
         var headers: [(name: String, value: String)] = [("Content-Type", region.record.format.contentType), ("Cache-Control", "no-cache")]
         var etag = "\"\(region.etagPrefix)-\(z)-\(x)-\(y)"
         if region.record.format == .pbf, GzipInflater.isGzip(body) {
@@ -177,7 +187,9 @@ public final class TileRequestHandler: HTTPRequestHandler {
         headers.append(("ETag", etag))
         headers.append(("Vary", "Accept-Encoding"))
         if let match = request.header("If-None-Match"), Self.matches(ifNoneMatch: match, etag: etag) {
-            return HTTPServerResponse(status: 304, headers: Self.anyOrigin + headers.filter { $0.name != "Content-Type" })
+            // The length of the tile it stands for, as RFC 9110 §8.6 allows (never a 0).
+            let length = ("Content-Length", String(body.count))
+            return HTTPServerResponse(status: 304, headers: Self.anyOrigin + headers.filter { $0.name != "Content-Type" } + [length])
         }
         return HTTPServerResponse(status: 200, headers: Self.anyOrigin + headers, body: body)
     }
@@ -332,7 +344,10 @@ public final class TileRequestHandler: HTTPRequestHandler {
         return HTTPServerResponse(status: status, headers: (cors ? Self.anyOrigin : []) + [("Content-Type", "application/json")], body: data)
     }
 
-    private func html(_ status: Int, _ html: String) -> HTTPServerResponse {
-        HTTPServerResponse(status: status, headers: [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-cache")], body: Data(html.utf8))
+    private func html(_ status: Int, _ page: HTMLPage) -> HTTPServerResponse {
+        HTTPServerResponse(
+            status: status,
+            headers: [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-cache"), ("Content-Security-Policy", page.contentSecurityPolicy)],
+            body: Data(page.html.utf8))
     }
 }

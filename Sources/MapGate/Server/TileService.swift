@@ -58,7 +58,7 @@ public final class TileService: Sendable {
         regions: [Region], gate: GateWatch, leafletPath: String, maplibrePath: String = Configuration().maplibrePath, fallbackHost: String,
         metrics: ServerMetrics = ServerMetrics()
     ) {
-        self.maplibrePath = maplibrePath
+        self.maplibrePath = MapLibreFiles.folder(configured: maplibrePath)
         current = Locked(Dictionary(uniqueKeysWithValues: regions.map { ($0.record.id, $0) }))
         self.gate = gate
         self.leafletPath = leafletPath

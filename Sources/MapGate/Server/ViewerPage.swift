@@ -1,5 +1,13 @@
 import Foundation
 
+/// An HTML page and the Content-Security-Policy it is served with: scripts and styles only
+/// from this server, plus the page's own inline `<script>` and `<style>` by their SHA-256 (no
+/// `'unsafe-inline'`, no `'unsafe-eval'`); MapLibre's workers from `blob:` URLs.
+struct HTMLPage {
+    let html: String
+    let contentSecurityPolicy: String
+}
+
 /// The HTML mapgate serves: the viewer page (Leaflet from Debian's libjs-leaflet, served by
 /// mapgate itself so it works offline), the region list, and the "update required" page.
 enum ViewerPage {
@@ -9,24 +17,46 @@ enum ViewerPage {
             .replacingOccurrences(of: "'", with: "&#39;")
     }
 
-    static func document(title: String, head: String = "", body: String) -> String {
-        """
-        <!DOCTYPE html>
-        <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-        <title>\(escape(title))</title>
-        <style>body{font:15px system-ui,sans-serif;margin:0}main{padding:1em 2em}.notice{padding:2em;background:#fdecea;color:#611a15}</style>
-        \(head)</head><body>\(body)</body></html>
-        """
+    /// A page: `head` holds only links to this server's files; `style` and `script` are the
+    /// page's one inline `<style>` and `<script>`, allowed by the policy through their hashes.
+    static func document(title: String, head: String = "", style: String = "", body: String, script: String? = nil) -> HTMLPage {
+        let css = "body{font:15px system-ui,sans-serif;margin:0}main{padding:1em 2em}.notice{padding:2em;background:#fdecea;color:#611a15}" + style
+        let html = """
+            <!DOCTYPE html>
+            <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+            <title>\(escape(title))</title>
+            <style>\(css)</style>
+            \(head)</head><body>\(body)\(script.map { "<script>\($0)</script>" } ?? "")</body></html>
+            """
+        let scriptSource = script.map { " " + hashSource($0) } ?? ""
+        let policy = [
+            "default-src 'none'", "script-src 'self'\(scriptSource)", "style-src 'self' \(hashSource(css))", "img-src 'self' data: blob:",
+            "connect-src 'self'", "worker-src blob:", "child-src blob:", "base-uri 'none'", "form-action 'none'",
+        ].joined(separator: "; ")
+        return HTMLPage(html: html, contentSecurityPolicy: policy)
     }
 
-    static func closed(_ closure: GateWatch.Closure) -> String {
+    /// `'sha256-…'` of an inline element's text, as CSP Level 2 §4.2.4 compares it.
+    static func hashSource(_ text: String) -> String {
+        let hex = SHA256Hasher.hex(of: Data(text.utf8))
+        var bytes: [UInt8] = []
+        var index = hex.startIndex
+        while index < hex.endIndex {
+            let next = hex.index(index, offsetBy: 2)
+            bytes.append(UInt8(hex[index..<next], radix: 16) ?? 0)
+            index = next
+        }
+        return "'sha256-\(Data(bytes).base64EncodedString())'"
+    }
+
+    static func closed(_ closure: GateWatch.Closure) -> HTMLPage {
         let store = closure.storeURL.map { " <a href=\"\(escape($0))\">Update from the store</a>." } ?? ""
         return document(
             title: "Update required",
             body: "<div class=\"notice\" id=\"gate\"><h1>Update required</h1><p>Install mapgate \(escape(closure.requiredVersion)) to keep using these maps.\(store)</p></div>")
     }
 
-    static func viewer(region: TileService.Region, hasLeaflet: Bool, leafletPath: String) -> String {
+    static func viewer(region: TileService.Region, hasLeaflet: Bool, leafletPath: String) -> HTMLPage {
         let id = region.record.id
         guard hasLeaflet else {
             return document(
@@ -51,25 +81,31 @@ enum ViewerPage {
                 """
         } else {
             layer = """
-                L.tileLayer('/\(id)/{z}/{x}/{y}.\(ext)', { bounds: bounds, minZoom: 0, maxNativeZoom: \(region.maxzoom),
-                  maxZoom: \(region.maxzoom + 3), attribution: \(jsonString(region.attribution ?? "")) }).addTo(map);
+                L.tileLayer('/\(id)/{z}/{x}/{y}.\(ext)', { bounds: bounds, minZoom: \(region.minzoom), maxNativeZoom: \(region.maxzoom),
+                  maxZoom: \(region.maxzoom + 3), attribution: \(jsonString(AttributionHTML.sanitized(region.attribution ?? ""))) }).addTo(map);
                 """
         }
         return document(
             title: region.name,
             head: """
                 <link rel="stylesheet" href="/_leaflet/leaflet.css"><script src="/_leaflet/leaflet.js"></script>
-                <style>#map{position:absolute;inset:0}#panel{position:absolute;z-index:1000;top:10px;right:10px;background:#fff;padding:.5em 1em;
+                """,
+            style: """
+                #map{position:absolute;inset:0}#panel{position:absolute;z-index:1000;top:10px;right:10px;background:#fff;padding:.5em 1em;
                 border-radius:4px;box-shadow:0 1px 4px #0004;max-width:40%}.grid{outline:1px solid #3388ff;color:#3388ff;font:12px monospace;padding:4px}
-                #gate{position:absolute;z-index:2000;inset:0;display:none}</style>
+                #gate{position:absolute;z-index:2000;inset:0;display:none}
                 """,
             body: """
                 <div id="map"></div><div id="panel"><b>\(escape(region.name))</b> \(escape(region.record.version))<div id="layers"></div></div>
                 <div class="notice" id="gate"></div>
-                <script>
+                """,
+            script: """
                 const bounds = \(bounds);
-                const map = L.map('map', { zoomSnap: 0 });
+                // The region's zoom range bounds the map: a region with tiles from zoom 12 up
+                // must not open at zoom 3 over nothing.
+                const map = L.map('map', { zoomSnap: 0, minZoom: \(region.minzoom), maxZoom: \(region.maxzoom + 3) });
                 map.fitBounds(bounds);
+                if (map.getZoom() < \(region.minzoom)) map.setZoom(\(region.minzoom));
                 \(layer)
                 function watchGate() {
                   fetch('/\(id).json').then(function (r) { return r.json().then(function (j) { return [r.status, j]; }); }).then(function (a) {
@@ -81,23 +117,24 @@ enum ViewerPage {
                   }).catch(function () {});
                 }
                 watchGate(); setInterval(watchGate, 30000);
-                </script>
                 """)
     }
 
     /// The viewer of a vector region: MapLibre GL JS renders its tiles with the style mapgate
     /// generates (`/REGION/style.json`); a legend with a checkbox per layer; hovering a feature
     /// shows its layer and properties. No fonts or sprites, so it works offline.
-    static func vectorViewer(region: TileService.Region, hasMapLibre: Bool, maplibrePath: String) -> String {
+    static func vectorViewer(region: TileService.Region, hasMapLibre: Bool, maplibrePath: String) -> HTMLPage {
         let id = region.record.id
         guard hasMapLibre else {
             return document(
                 title: region.name,
                 body: """
-                    <main><h1>\(escape(region.name))</h1><p class="notice" id="no-maplibre">Vector maps need MapLibre GL JS, which is
-                    not installed at \(escape(maplibrePath)). Run <code>scripts/install-deps</code> from mapgate's checkout (it fetches
-                    the pinned <code>maplibre</code> wheel from PyPI and unpacks maplibre-gl.js and maplibre-gl.css there), or set
-                    <code>maplibrePath</code> in mapgate's configuration, then reload this page.</p>
+                    <main><h1>\(escape(region.name))</h1><div class="notice" id="no-maplibre"><p>Vector maps need MapLibre GL JS
+                    (5.x), which is not installed: mapgate looked for <code>maplibre-gl.js</code> and <code>maplibre-gl.css</code> in
+                    \(escape(maplibrePath))\(maplibrePath == MapLibreFiles.localPath ? " and \(MapLibreFiles.packagedPath)" : "").</p><p>Copy those two files of a MapLibre GL JS release (its <code>dist</code> folder,
+                    from <a href="https://github.com/maplibre/maplibre-gl-js/releases">github.com/maplibre/maplibre-gl-js/releases</a>
+                    or the npm package <code>maplibre-gl</code>) into that folder, or into another folder named by
+                    <code>maplibrePath</code> in mapgate's configuration, then reload this page.</p></div>
                     <p>Tiles are still served: <a href="/\(escape(id)).json">TileJSON</a>, <a href="/\(escape(id))/style.json">style</a>.</p></main>
                     """)
         }
@@ -108,17 +145,20 @@ enum ViewerPage {
             title: region.name,
             head: """
                 <link rel="stylesheet" href="/_maplibre/maplibre-gl.css"><script src="/_maplibre/maplibre-gl.js"></script>
-                <style>#map{position:absolute;inset:0}#panel{position:absolute;z-index:1000;top:10px;right:10px;background:#fff;padding:.5em 1em;
+                """,
+            style: """
+                #map{position:absolute;inset:0}#panel{position:absolute;z-index:1000;top:10px;right:10px;background:#fff;padding:.5em 1em;
                 border-radius:4px;box-shadow:0 1px 4px #0004;max-width:40%;max-height:80%;overflow:auto}#legend label{display:block;white-space:nowrap}
                 .swatch{display:inline-block;width:12px;height:12px;margin:0 6px 0 4px;vertical-align:-1px;border-radius:2px}
-                #info{font:12px monospace;white-space:pre-wrap;margin:.5em 0 0}#gate{position:absolute;z-index:2000;inset:0;display:none}</style>
+                #info{font:12px monospace;white-space:pre-wrap;margin:.5em 0 0}#gate{position:absolute;z-index:2000;inset:0;display:none}
                 """,
             body: """
                 <div id="map"></div><div id="panel"><b>\(escape(region.name))</b> \(escape(region.record.version))<div id="legend"></div><pre id="info"></pre></div>
                 <div class="notice" id="gate"></div>
-                <script>
+                """,
+            script: """
                 const map = new maplibregl.Map({ container: 'map', style: '/\(id)/style.json', bounds: \(bounds),
-                  fitBoundsOptions: { padding: 20 }, attributionControl: false, fadeDuration: 0 });
+                  fitBoundsOptions: { padding: 20 }, attributionControl: false, fadeDuration: 0, minZoom: \(region.minzoom) });
                 map.on('load', function () {
                   const legend = document.getElementById('legend');
                   const groups = {};
@@ -153,7 +193,6 @@ enum ViewerPage {
                   }).catch(function () {});
                 }
                 watchGate(); setInterval(watchGate, 30000);
-                </script>
                 """)
     }
 

@@ -149,6 +149,31 @@ public final class MBTilesFile {
         }
     }
 
+    /// What the file holds at one tile's coordinates.
+    public enum StoredTile: Equatable, Sendable {
+        /// No row: the region has no tile there.
+        case absent
+        /// A row whose `tile_data` is NULL: nothing to show (not an empty image).
+        case null
+        /// The tile's bytes as stored (possibly none: an empty blob).
+        case data(Data)
+    }
+
+    /// The tile at XYZ coordinates, telling a missing row from a NULL `tile_data`.
+    public func storedTile(z: Int, x: Int, y: Int) throws -> StoredTile {
+        guard (0...30).contains(z), x >= 0, y >= 0, x < 1 << z, y < 1 << z else { return .absent }
+        let row = (1 << z) - 1 - y
+        guard let statement = tileStatement else {
+            throw MBTilesError(path: path, reason: "cannot read tiles")
+        }
+        return try wrap {
+            try statement.bind([.integer(Int64(z)), .integer(Int64(x)), .integer(Int64(row))])
+            defer { try? statement.bind([]) }
+            guard try statement.step() else { return .absent }
+            return statement.isNull(0) ? .null : .data(statement.blob(0))
+        }
+    }
+
     /// Every tile as (z, x, y in XYZ, bytes), in a stable order: for verification and tests.
     public func forEachTile(_ body: (Int, Int, Int, Data) throws -> Void) throws {
         let statement = try wrap {

@@ -37,9 +37,10 @@ struct OpenCommand: Command {
         let launch = try ServerLaunch(context, settings: settings, verbose: verbose)
         guard let authorization = try GateGuard.authorize(context, opening: [region]) else { return ExitCode.success }
         let server = try launch.start(authorization: authorization)
-        let url = "\(server.baseURL)/view/\(region)"
+        let base = NetworkInterfaces.urls(boundHost: settings.host, port: server.http.port, interfaces: [])[0]
+        let url = "\(base)/view/\(region)"
         if context.json {
-            context.console.json(["region": region, "viewer": url, "tilejson": "\(server.baseURL)/\(region).json"])
+            context.console.json(["region": region, "viewer": url, "tilejson": "\(base)/\(region).json"])
         } else {
             context.console.data(url)
             context.console.note("serving \(region) until Ctrl-C")

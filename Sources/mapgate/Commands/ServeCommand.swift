@@ -55,7 +55,10 @@ struct ServeCommand: Command {
         for name in extra where HTTPHostPolicy.hostName(name) == nil || name.contains(":") && !name.hasPrefix("[") {
             throw UsageError(message: "--allow-host \(name) is not a host name (no port, no scheme)", usage: usage)
         }
-        settings.hostPolicy = HTTPHostPolicy(boundHost: settings.host, allowing: extra)
+        // Bound to a wildcard or a LAN address, the server is reached by the machine's own
+        // addresses: they are allowed as Host too.
+        let interfaces = NetworkInterfaces.isLoopback(settings.host) ? [] : NetworkInterfaces.addresses()
+        settings.hostPolicy = HTTPHostPolicy(boundHost: settings.host, allowing: extra + interfaces)
         return settings
     }
 
@@ -65,10 +68,12 @@ struct ServeCommand: Command {
         guard let authorization = try GateGuard.authorize(context, opening: try context.readOnlyRegionLibrary().installed().map(\.id)) else { return ExitCode.success }
         let server = try launch.start(authorization: authorization)
         let count = server.service.regions.count
+        let urls = NetworkInterfaces.urls(boundHost: settings.host, port: server.http.port, interfaces: NetworkInterfaces.addresses()).map { $0 + "/" }
         if context.json {
-            context.console.json(["url": server.baseURL + "/", "regions": count])
+            context.console.json(["url": urls[0], "regions": count])
         } else {
-            context.console.print("serving \(count) \(count == 1 ? "region" : "regions") at \(server.baseURL)/ (Ctrl-C to stop)")
+            context.console.print("serving \(count) \(count == 1 ? "region" : "regions") at \(urls[0]) (Ctrl-C to stop)")
+            for url in urls.dropFirst() { context.console.print("  also at \(url)") }
         }
         waitForTermination()
         context.console.note("stopping…")

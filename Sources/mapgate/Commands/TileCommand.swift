@@ -40,10 +40,14 @@ struct TileCommand: Command {
         }
         guard let authorization = try GateGuard.authorize(context, opening: [region]) else { return ExitCode.success }
         let file = try library.open(region, authorization: authorization)
-        guard let tile = try file.tile(z: z, x: x, y: y) else {
+        switch try file.storedTile(z: z, x: x, y: y) {
+        case .absent:
             throw RegionError(region: region, reason: "no tile at \(z)/\(x)/\(y)", kind: .failure)
+        case .null:
+            throw RegionError(region: region, reason: "tile \(z)/\(x)/\(y) has no data (its tile_data is NULL)", kind: .badData)
+        case .data(let tile):
+            try destination.write(tile)
         }
-        try destination.write(tile)
         return ExitCode.success
     }
 }
