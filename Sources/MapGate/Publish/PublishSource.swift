@@ -28,6 +28,8 @@ struct PublishSource: Sendable, Equatable {
         let fileName = (path as NSString).lastPathComponent
         let stem = (fileName as NSString).deletingPathExtension
         func fail(_ reason: String) -> PublishError { PublishError(path, reason) }
+        // Checked before SQLite opens it: opening a FIFO waits for a writer forever.
+        if let reason = FileManager.default.notRegularFileReason(atPath: path) { throw fail(reason) }
         let metadata: [String: String]
         do {
             metadata = try MBTilesFile(path: path).metadata()

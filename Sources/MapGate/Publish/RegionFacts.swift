@@ -4,8 +4,7 @@ import Foundation
 /// checks `sync` makes (``MBTilesInspection``) and `publish`'s own (finite bounds in range).
 struct RegionFacts: Sendable, Equatable {
     var format: TileFormat
-    /// The tiles' zoom range, widened to the metadata's `minzoom`/`maxzoom` when those say more:
-    /// `sync` checks the declared range against the catalog's.
+    /// The zoom range by the one rule, ``MBTilesInspection/zoomRange(tiles:metadata:)``.
     var minzoom: Int
     var maxzoom: Int
     var bounds: [Double]?
@@ -21,9 +20,7 @@ struct RegionFacts: Sendable, Equatable {
         } catch let error as MBTilesError {
             throw fail(error.reason)
         }
-        let minzoom = min(inspection.tileZoom.lowerBound, inspection.zoom.lowerBound)
-        let maxzoom = max(inspection.tileZoom.upperBound, inspection.zoom.upperBound)
-        guard minzoom >= 0, maxzoom <= 30 else { throw fail("zoom \(minzoom)–\(maxzoom) is outside 0–30") }
+        let (minzoom, maxzoom) = (inspection.zoom.lowerBound, inspection.zoom.upperBound)
         var bounds: [Double]?
         if let text = inspection.boundsText {
             guard let values = inspection.bounds, values.allSatisfy(\.isFinite),
@@ -37,7 +34,9 @@ struct RegionFacts: Sendable, Equatable {
         var contentHash: String?
         if hashing {
             do {
-                contentHash = try TilesetHash.compute(ofFileAt: path).hex
+                let hash = try TilesetHash.compute(ofFileAt: path)
+                if let problem = hash.nullTileProblem { throw fail(problem) }
+                contentHash = hash.hex
             } catch let error as DeltaError {
                 throw fail("cannot compute its agg_tiles_hash: \(error.localizedDescription)")
             } catch let error as SQLiteError {

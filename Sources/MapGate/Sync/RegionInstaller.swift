@@ -226,6 +226,9 @@ public final class RegionInstaller {
         let fileHash = try SHA256Hasher.hex(ofFileAt: path)
         try Self.flush(path, region: region)
         let tiles = try content.result(region: region.id)
+        if let problem = tiles.nullTileProblem {
+            throw RegionError(region: region.id, reason: "invalid package: \(problem)", kind: .badData)
+        }
         if let expectedContentHash, tiles.hex.uppercased() != expectedContentHash.uppercased() {
             throw RegionError(
                 region: region.id, reason: "\(source) gave tiles with hash \(tiles.hex), not the \(expectedContentHash) the catalog declares (contentHash)",

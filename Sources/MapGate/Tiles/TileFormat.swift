@@ -40,4 +40,24 @@ public enum TileFormat: String, Sendable, CaseIterable, Codable {
             return nil
         }
     }
+
+    /// Whether a tile's bytes can be of this format: PNG, JPEG and WebP by their magic bytes; a
+    /// `pbf` tile gzip-compressed or a raw protobuf `Tile` (whose only field is 3, `layers`: the
+    /// first byte is 0x1A) or empty (a tile with no layers).
+    public func admits(_ bytes: Data) -> Bool {
+        let sniffed = TileFormat(sniffing: bytes)
+        switch self {
+        case .pbf: return sniffed == .pbf || bytes.isEmpty || bytes.first == 0x1A
+        case .png, .jpg, .webp: return sniffed == self
+        }
+    }
+
+    /// What a tile's bytes look like, for an error: a format's name, `gzip`, `protobuf` or the
+    /// first bytes in hex.
+    public static func describe(_ bytes: Data) -> String {
+        if bytes.isEmpty { return "empty" }
+        if let sniffed = TileFormat(sniffing: bytes) { return sniffed == .pbf ? "gzip (pbf)" : sniffed.rawValue }
+        if bytes.first == 0x1A { return "protobuf (pbf)" }
+        return "unknown bytes " + bytes.prefix(4).map { String(format: "%02X", $0) }.joined(separator: " ")
+    }
 }

@@ -1,0 +1,104 @@
+import Foundation
+import MapGate
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Inputs a GIS user's tools make ("Bad input, round two"): links, FIFOs, NULL tiles, a `format`
+/// that lies, zooms outside 0–30.
+@Suite struct PublishBadInputTests {
+    let workspace: PublishWorkspace
+    let tiles = DeltaTestFiles.pyramid(maxZoom: 3, png: true, seed: 7)
+
+    init() throws {
+        workspace = try PublishWorkspace()
+    }
+
+    /// The error a publish gives, as text ("" when it succeeded).
+    func publishError() -> String {
+        do {
+            try workspace.publish()
+            return ""
+        } catch {
+            return (error as? LocalizedError)?.errorDescription ?? "\(error)"
+        }
+    }
+
+    @Test func aSymbolicLinkToAFilePublishesLikeTheFile() throws {
+        let target = workspace.work.file("elsewhere.mbtiles")
+        try DeltaTestFiles.write(target, tiles: tiles, metadata: ["format": "png", "version": "1"])
+        try FileManager.default.createSymbolicLink(atPath: workspace.input + "/linked.mbtiles", withDestinationPath: target)
+
+        let report = try workspace.publish()
+        #expect(report.regions.map(\.action) == [.added])
+        let region = try #require(try workspace.catalog().region("linked"))
+        #expect(region.installedSize == (try CatalogBuilder.size(target)))
+        #expect(region.contentHash == (try TilesetHash.compute(ofFileAt: target).hex))
+    }
+
+    @Test func aFIFONamedMBTilesIsRefusedNotWaitedOn() throws {
+        let fifo = workspace.input + "/pipe.mbtiles"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let started = Date()
+        let message = publishError()
+        #expect(message.contains("pipe.mbtiles: is a FIFO, not a regular file"), "\(message)")
+        #expect(Date().timeIntervalSince(started) < 10)
+
+        // Through a link too.
+        try FileManager.default.removeItem(atPath: fifo)
+        let elsewhere = workspace.work.file("fifo")
+        #expect(mkfifo(elsewhere, 0o600) == 0)
+        try FileManager.default.createSymbolicLink(atPath: fifo, withDestinationPath: elsewhere)
+        #expect(publishError().contains("is a FIFO (through a symbolic link), not a regular file"))
+    }
+
+    @Test func aNullTileIsRefusedNamingTheTile() throws {
+        var holed = tiles
+        holed[TileKey(2, 1, 3)] = .some(nil)
+        try workspace.writeRegion("holes.mbtiles", tiles: holed, metadata: ["version": "1"])
+        let message = publishError()
+        #expect(message.contains("holes.mbtiles: tile 2/1/3 (z/x/TMS row) has no data: its tile_data is NULL"), "\(message)")
+        #expect(!workspace.exists("catalog.json"))
+    }
+
+    @Test(arguments: [
+        ("jpg", true, "(z/x/TMS row) is png; set metadata \"format\""),
+        ("webp", true, "(z/x/TMS row) is png; set metadata \"format\""),
+        ("pbf", true, "(z/x/TMS row) is png; set metadata \"format\""),
+        ("png", false, "(z/x/TMS row) is gzip (pbf); set metadata \"format\""),
+    ])
+    func aFormatThatIsNotTheTilesIsRefused(format: String, pngTiles: Bool, expected: String) throws {
+        let tiles = DeltaTestFiles.pyramid(maxZoom: 1, png: pngTiles, seed: 3)
+        try workspace.writeRegion("liar.mbtiles", tiles: tiles, metadata: ["version": "1", "format": format])
+        let message = publishError()
+        #expect(message.contains("liar.mbtiles: the tile format is \(format) (metadata \"format\" = \"\(format)\") but tile "), "\(message)")
+        #expect(message.contains(expected), "\(message)")
+    }
+
+    @Test func rawAndGzippedProtobufTilesAreBothPBF() throws {
+        // A raw MVT tile starts with field 3 (layers), length-delimited: 0x1A.
+        let raw: [TileKey: Data?] = [TileKey(0, 0, 0): .some(Data([0x1A, 0x02, 0x0A, 0x00])), TileKey(1, 0, 0): .some(Data())]
+        try workspace.writeRegion("raw.mbtiles", tiles: raw, metadata: ["version": "1", "format": "pbf"])
+        try workspace.writeRegion("zipped.mbtiles", tiles: DeltaTestFiles.pyramid(maxZoom: 1, png: false, seed: 4), metadata: ["version": "1", "format": "pbf"])
+        #expect(publishError() == "")
+        #expect(try workspace.catalog().regions.map(\.format) == [.pbf, .pbf])
+    }
+
+    @Test func zoomFollowsTheOneRule() throws {
+        // Metadata says 2–9: the catalog says 0–9 (tiles' 0–3 widened), as sync, list and TileJSON do.
+        let path = try workspace.writeRegion("wide.mbtiles", tiles: tiles, metadata: ["version": "1", "minzoom": "2", "maxzoom": "9"])
+        try workspace.publish()
+        let region = try #require(try workspace.catalog().region("wide"))
+        #expect((region.minzoom, region.maxzoom) == (0, 9))
+        #expect(try MBTilesInspection.inspect(path).zoom == 0...9)
+        #expect(try MBTilesFile(path: path).zoomRange() == 0...9)
+
+        var below = tiles
+        below[TileKey(-1, 0, 0)] = .some(tiles[TileKey(0, 0, 0)]!)
+        try workspace.writeRegion("wide.mbtiles", tiles: below, metadata: ["version": "2"])
+        #expect(publishError().contains("it has tiles at zoom -1–3, outside 0–30"))
+    }
+}
