@@ -78,8 +78,11 @@ public final class RegionInstaller {
         if let previous, previous.version == region.version,
             FileManager.default.fileExists(atPath: directory.regionPath(region.id))
         {
+            // A run killed after installing left its download and assembled file: not needed now.
+            LeftoverFiles.removeDeadRunFiles(of: region.id, in: directory, includingDownloads: true)
             return .upToDate(version: previous.version)
         }
+        LeftoverFiles.removeDeadRunFiles(of: region.id, in: directory, includingDownloads: false)
         try directory.prepare()
         if let previous, let delta = usableDelta(for: region, installed: previous) {
             do {
@@ -220,6 +223,7 @@ public final class RegionInstaller {
         _ path: String, expectedContentHash: String?, from source: String, region: CatalogRegion, stage: (Stage) -> Void
     ) throws {
         stage(.validating)
+        try Self.leaveWAL(path, region: region)
         let content = ContentHashing(path: path)
         // On a failure here the hashing thread is left to finish on its own, on a file the caller removes.
         let details = try Self.validate(path, against: region)
@@ -237,6 +241,26 @@ public final class RegionInstaller {
         stage(.installing)
         let size = FileManager.default.sizeOfItem(atPath: path)
         try install(path, sha256: fileHash, size: size, content: tiles, region: region, details: details)
+    }
+
+    /// A file in WAL mode (GDAL and others write them) makes every reader, read-only ones too,
+    /// create `-wal` and `-shm` beside it, which a read-only connection never removes: in
+    /// `partial/` while it is validated, in `regions/` while it is served. It is switched to
+    /// rollback-journal mode here, before anyone reads it (a read-write connection that checkpoints
+    /// and removes its side files as it closes; the file's triggers are off).
+    static func leaveWAL(_ path: String, region: CatalogRegion) throws {
+        do {
+            let database = try SQLiteDatabase(path: path, mode: .readWriteCreate)
+            try database.distrustSchema()
+            try database.withTimeLimit(MBTilesFile.queryTimeLimit) {
+                let mode = try database.query("PRAGMA journal_mode") { $0.text(0) ?? "" }.first
+                if mode?.lowercased() == "wal" { try database.execute("PRAGMA journal_mode = DELETE") }
+            }
+        } catch let error as SQLiteError {
+            LeftoverFiles.removeSideFiles(of: path)
+            throw RegionError(region: region.id, reason: "invalid package: \(SQLiteFileProbe.reason(error.message, path: path))", kind: .badData)
+        }
+        LeftoverFiles.removeSideFiles(of: path)
     }
 
     /// fsync: the new file's bytes are on disk before the rename makes it the installed one.
@@ -257,6 +281,8 @@ public final class RegionInstaller {
         guard rename(path, destination) == 0 else {
             throw RegionError(region: region.id, reason: "cannot move the new file into \(destination): \(String(cString: strerror(errno)))", kind: .io)
         }
+        // Side files a reader of the replaced file (in WAL mode, from an earlier mapgate) made.
+        LeftoverFiles.removeSideFiles(of: destination)
         let folder = open(directory.regionsPath, O_RDONLY | O_DIRECTORY)
         if folder >= 0 {
             fsync(folder)

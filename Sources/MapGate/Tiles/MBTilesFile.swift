@@ -35,7 +35,7 @@ public final class MBTilesFile {
                 throw MBTilesError(path: path, reason: "not an MBTiles file: no \(required) table or view")
             }
         } catch let error as SQLiteError {
-            throw MBTilesError(path: path, reason: "not a readable SQLite file: \(error.message)")
+            throw MBTilesError(path: path, reason: SQLiteFileProbe.reason(error.message, path: path))
         }
     }
 
