@@ -31,6 +31,9 @@ struct RegionFacts: Sendable, Equatable {
             }
             bounds = values
         }
+        if inspection.format == .pbf, VectorStyle.layers(fromMetadataJSON: inspection.metadata["json"]).isEmpty {
+            throw fail(try missingVectorLayers(path: path))
+        }
         var contentHash: String?
         if hashing {
             do {
@@ -44,5 +47,18 @@ struct RegionFacts: Sendable, Equatable {
             }
         }
         return RegionFacts(format: inspection.format, minzoom: minzoom, maxzoom: maxzoom, bounds: bounds, contentHash: contentHash)
+    }
+
+    /// Why a `pbf` region without `vector_layers` is refused, with the layers its tiles have and
+    /// the metadata that would list them.
+    static func missingVectorLayers(path: String) throws -> String {
+        let names = (try? MBTilesFile(path: path).sampledVectorLayerNames()) ?? []
+        let start = "a pbf region needs \"vector_layers\" in its metadata \"json\" (a json over 1 MiB is left out): without them the viewer and style.json show nothing"
+        guard !names.isEmpty else { return start + "; no layer name could be read from its first tiles either" }
+        let layers = names.map { name -> String in
+            let data = (try? JSONSerialization.data(withJSONObject: ["id": name, "fields": [String: String]()], options: [.sortedKeys])) ?? Data()
+            return String(decoding: data, as: UTF8.self)
+        }
+        return start + ". Its tiles have the layers \(names.joined(separator: ", ")): set metadata \"json\" to {\"vector_layers\":[\(layers.joined(separator: ","))]} (fields and zooms may be added)"
     }
 }

@@ -86,7 +86,9 @@ public final class RegionInstaller {
         try directory.prepare()
         if let previous, let delta = usableDelta(for: region, installed: previous) {
             do {
-                return try patch(region, with: delta, previous: previous, catalog: catalog, stage: stage, progress: progress)
+                let outcome = try patch(region, with: delta, previous: previous, catalog: catalog, stage: stage, progress: progress)
+                warnWithoutVectorLayers(region, notice: notice)
+                return outcome
             } catch {
                 try? FileManager.default.removeItem(atPath: directory.patchingPath(region.id))
                 try? FileManager.default.removeItem(atPath: directory.installingPath(region.id))
@@ -108,7 +110,17 @@ public final class RegionInstaller {
             throw error
         }
         downloader.discardPartial(region, in: directory)
+        warnWithoutVectorLayers(region, notice: notice)
         return .installed(version: region.version, previous: previous?.version, downloaded: region.size - download.resumedFrom, resumedFrom: download.resumedFrom)
+    }
+
+    /// A `pbf` region whose metadata lists no `vector_layers` installs, but its viewer and style
+    /// show nothing: said once, through `notice`.
+    private func warnWithoutVectorLayers(_ region: CatalogRegion, notice: (String) -> Void) {
+        guard region.format == .pbf, let metadata = try? MBTilesFile(path: directory.regionPath(region.id)).metadata(),
+            VectorStyle.layers(fromMetadataJSON: metadata["json"]).isEmpty
+        else { return }
+        notice("region \(region.id): a pbf region with no vector_layers in its metadata \"json\": the viewer and style.json will show nothing (tiles are served as usual)")
     }
 
     /// A `file://` package only from a `file://` catalog (an http(s) catalog must not make mapgate

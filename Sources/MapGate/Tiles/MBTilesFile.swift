@@ -186,6 +186,19 @@ public final class MBTilesFile {
         }
     }
 
+    /// The layer names found in up to `sampleSize` tiles (``VectorTileLayers``), first seen first;
+    /// tiles that are not readable MVT are passed over.
+    public func sampledVectorLayerNames(sampleSize: Int = 64) throws -> [String] {
+        let tiles = try wrap {
+            try database.query("SELECT tile_data FROM tiles WHERE tile_data IS NOT NULL LIMIT ?", [.integer(Int64(sampleSize))]) { $0.blob(0) }
+        }
+        var names: [String] = []
+        for tile in tiles {
+            for name in (try? VectorTileLayers.names(inTile: tile)) ?? [] where !names.contains(name) { names.append(name) }
+        }
+        return names
+    }
+
     /// Every query on a region's file is bounded in time (the file comes from outside).
     public static let queryTimeLimit: Double = 10
 

@@ -81,8 +81,10 @@ import Glibc
     @Test func rawAndGzippedProtobufTilesAreBothPBF() throws {
         // A raw MVT tile starts with field 3 (layers), length-delimited: 0x1A.
         let raw: [TileKey: Data?] = [TileKey(0, 0, 0): .some(Data([0x1A, 0x02, 0x0A, 0x00])), TileKey(1, 0, 0): .some(Data())]
-        try workspace.writeRegion("raw.mbtiles", tiles: raw, metadata: ["version": "1", "format": "pbf"])
-        try workspace.writeRegion("zipped.mbtiles", tiles: DeltaTestFiles.pyramid(maxZoom: 1, png: false, seed: 4), metadata: ["version": "1", "format": "pbf"])
+        let json = "{\"vector_layers\":[{\"id\":\"roads\"}]}"
+        try workspace.writeRegion("raw.mbtiles", tiles: raw, metadata: ["version": "1", "format": "pbf", "json": json])
+        try workspace.writeRegion(
+            "zipped.mbtiles", tiles: DeltaTestFiles.pyramid(maxZoom: 1, png: false, seed: 4), metadata: ["version": "1", "format": "pbf", "json": json])
         #expect(publishError() == "")
         #expect(try workspace.catalog().regions.map(\.format) == [.pbf, .pbf])
     }
@@ -100,5 +102,44 @@ import Glibc
         below[TileKey(-1, 0, 0)] = .some(tiles[TileKey(0, 0, 0)]!)
         try workspace.writeRegion("wide.mbtiles", tiles: below, metadata: ["version": "2"])
         #expect(publishError().contains("it has tiles at zoom -1–3, outside 0–30"))
+    }
+
+    /// A raw MVT tile with the given layers (no features).
+    static func vectorTile(_ names: [String]) -> Data {
+        var tile: [UInt8] = []
+        for name in names {
+            let layer: [UInt8] = [0x0A, UInt8(name.utf8.count)] + Array(name.utf8) + [0x78, 0x02]  // name, version 2
+            tile += [0x1A, UInt8(layer.count)] + layer
+        }
+        return Data(tile)
+    }
+
+    @Test func layerNamesAreReadFromRawAndGzippedTiles() throws {
+        #expect(try VectorTileLayers.names(inTile: Self.vectorTile(["roads", "water", "roads"])) == ["roads", "water"])
+        #expect(try VectorTileLayers.names(inTile: GzipDeflater.compress(Self.vectorTile(["poi"]))) == ["poi"])
+        #expect(throws: VectorTileLayers.DecodingError.self) { try VectorTileLayers.names(inTile: Data([0x1A, 0x7F, 0x0A])) }
+        // tippecanoe's tiles of the real fixture: the layer its own json lists.
+        let cities = try MBTilesFile(path: try TestPaths.shared("mbtiles/mbtileserver-world_cities.mbtiles"))
+        let listed = VectorStyle.layers(fromMetadataJSON: try cities.metadata()["json"]).map(\.id)
+        #expect(!listed.isEmpty)
+        #expect(try cities.sampledVectorLayerNames() == listed)
+    }
+
+    @Test func aPBFRegionWithoutVectorLayersIsRefusedWithTheLayersItsTilesHave() throws {
+        let path = workspace.input + "/cities.mbtiles"
+        try FileManager.default.copyItem(atPath: try TestPaths.shared("mbtiles/mbtileserver-world_cities.mbtiles"), toPath: path)
+        let listed = VectorStyle.layers(fromMetadataJSON: try MBTilesFile(path: path).metadata()["json"]).map(\.id)
+        let result = try runProcess("/usr/bin/sqlite3", [path, "DELETE FROM metadata WHERE name = 'json'"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let message = publishError()
+        #expect(message.contains("cities.mbtiles: a pbf region needs \"vector_layers\" in its metadata \"json\""), "\(message)")
+        #expect(message.contains("Its tiles have the layers \(listed.joined(separator: ", ")): set metadata \"json\" to {\"vector_layers\":[{\"fields\":{},\"id\":\"\(listed[0])\"}"), "\(message)")
+
+        // Raw tiles, and a json over the 1 MiB cap (left out, so the same as none).
+        try FileManager.default.removeItem(atPath: path)
+        let big = "{\"vector_layers\":[{\"id\":\"roads\"}],\"pad\":\"" + String(repeating: "x", count: 1 << 20) + "\"}"
+        try workspace.writeRegion(
+            "raw.mbtiles", tiles: [TileKey(0, 0, 0): .some(Self.vectorTile(["roads", "water"]))], metadata: ["version": "1", "format": "pbf", "json": big])
+        #expect(publishError().contains("Its tiles have the layers roads, water"))
     }
 }

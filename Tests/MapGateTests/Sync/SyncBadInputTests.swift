@@ -55,4 +55,27 @@ import Testing
         let record = try harness.library.region("narrow")
         #expect(record.minzoom == 0 && record.maxzoom == 3)
     }
+
+    @Test func aPBFRegionWithoutVectorLayersInstallsWithAWarning() throws {
+        let source = harness.work.file("bare.mbtiles")
+        try FileManager.default.copyItem(atPath: try TestPaths.shared("mbtiles/mbtileserver-world_cities.mbtiles"), toPath: source)
+        #expect(try runProcess("/usr/bin/sqlite3", [source, "DELETE FROM metadata WHERE name = 'json'"]).status == 0)
+        try harness.builder.add(id: "bare", source: source, format: "pbf")
+        let catalog = try harness.catalog()
+        var notices: [String] = []
+        let outcome = try harness.installer().sync(
+            try #require(catalog.region("bare")), from: catalog, authorization: try harness.authorization(),
+            lock: try DirectoryLock(directory: harness.directory), notice: { notices.append($0) })
+        guard case .installed = outcome else { Issue.record("\(outcome)"); return }
+        #expect(notices == ["region bare: a pbf region with no vector_layers in its metadata \"json\": the viewer and style.json will show nothing (tiles are served as usual)"])
+
+        // One that has them installs in silence.
+        try harness.builder.add(id: "cities", source: try TestPaths.shared("mbtiles/mbtileserver-world_cities.mbtiles"), format: "pbf")
+        let withLayers = try harness.catalog()
+        notices = []
+        _ = try harness.installer().sync(
+            try #require(withLayers.region("cities")), from: withLayers, authorization: try harness.authorization(),
+            lock: try DirectoryLock(directory: harness.directory), notice: { notices.append($0) })
+        #expect(notices.isEmpty, "\(notices)")
+    }
 }
