@@ -86,6 +86,10 @@ public final class StateDatabase {
         ALTER TABLE regions ADD COLUMN content_hash TEXT;
         ALTER TABLE regions ADD COLUMN tile_count INTEGER;
         """,
+        """
+        ALTER TABLE regions ADD COLUMN file_modified INTEGER;
+        ALTER TABLE regions ADD COLUMN file_inode INTEGER;
+        """,
     ]
 
     /// Brings the schema up to date; returns the version it found.

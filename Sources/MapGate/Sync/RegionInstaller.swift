@@ -27,7 +27,7 @@ public final class RegionInstaller {
             case .upToDate(let version):
                 return "\(version) up to date"
             case .installed(let version, let previous, let downloaded, let resumedFrom):
-                let what = previous.map { "updated from \($0) to \(version)" } ?? "installed \(version)"
+                let what = previous == version ? "repaired \(version)" : previous.map { "updated from \($0) to \(version)" } ?? "installed \(version)"
                 return what + " (\(downloaded) bytes downloaded" + (resumedFrom > 0 ? ", resumed at byte \(resumedFrom))" : ")")
             case .patched(let version, let previous, let downloaded, let fullSize):
                 return "updated from \(previous) to \(version) (delta, \(downloaded) of \(fullSize) bytes)"
@@ -75,16 +75,31 @@ public final class RegionInstaller {
                 kind: .updateRequired)
         }
         let previous = try registry.region(region.id)
+        var isDamaged = false
         if let previous, previous.version == region.version,
             FileManager.default.fileExists(atPath: directory.regionPath(region.id))
         {
-            // A run killed after installing left its download and assembled file: not needed now.
-            LeftoverFiles.removeDeadRunFiles(of: region.id, in: directory, includingDownloads: true)
-            return .upToDate(version: previous.version)
+            // Size and stamp are cheap; the file is hashed only when its stamp changed.
+            switch previous.condition(ofFileAt: directory.regionPath(region.id)) {
+            case .intact:
+                break
+            case .intactWithNewStamp(let stamp):
+                var record = previous
+                record.fileStamp = stamp
+                try registry.database.transaction { try registry.save(record) }
+            case .damaged(let reason):
+                notice("region \(region.id): the installed file is damaged (\(reason)); installing it again")
+                isDamaged = true
+            }
+            if !isDamaged {
+                // A run killed after installing left its download and assembled file: not needed now.
+                LeftoverFiles.removeDeadRunFiles(of: region.id, in: directory, includingDownloads: true)
+                return .upToDate(version: previous.version)
+            }
         }
         LeftoverFiles.removeDeadRunFiles(of: region.id, in: directory, includingDownloads: false)
         try directory.prepare()
-        if let previous, let delta = usableDelta(for: region, installed: previous) {
+        if let previous, !isDamaged, let delta = usableDelta(for: region, installed: previous) {
             do {
                 let outcome = try patch(region, with: delta, previous: previous, catalog: catalog, stage: stage, progress: progress)
                 warnWithoutVectorLayers(region, notice: notice)
@@ -303,7 +318,8 @@ public final class RegionInstaller {
         let record = InstalledRegion(
             id: region.id, name: region.name, version: region.version, format: details.format, sha256: sha256,
             size: size, installedAt: clock.now, minzoom: details.zoom.lowerBound, maxzoom: details.zoom.upperBound,
-            bounds: details.bounds, sourceURL: region.url, contentHash: content.hex, tileCount: content.tileCount)
+            bounds: details.bounds, sourceURL: region.url, contentHash: content.hex, tileCount: content.tileCount,
+            fileStamp: RegionFileStamp(path: destination))
         try registry.database.transaction { try registry.save(record) }
     }
 }
