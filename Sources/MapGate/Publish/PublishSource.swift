@@ -10,6 +10,9 @@ struct PublishSource: Sendable, Equatable {
     var minimumAppVersion: String?
     /// The file's size: the catalog's `installedSize`.
     var installedSize: Int64
+    /// True when the version is the file's metadata `version` (not regions.json's): tools write
+    /// their own there (GDAL 1.1, tippecanoe 2), so publish says where it came from.
+    var isVersionFromMetadata = false
 
     /// Versions become part of file names (`<id>-<version>.mbtiles.gz`): they must be safe there.
     static func isValidVersion(_ text: String) -> Bool {
@@ -51,6 +54,6 @@ struct PublishSource: Sendable, Equatable {
         let size = FileManager.default.sizeOfItem(atPath: path)
         return PublishSource(
             path: path, fileName: fileName, id: id, name: name, version: version, minimumAppVersion: override?.minimumAppVersion,
-            installedSize: size)
+            installedSize: size, isVersionFromMetadata: override?.version == nil)
     }
 }

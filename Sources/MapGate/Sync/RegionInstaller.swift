@@ -161,7 +161,7 @@ public final class RegionInstaller {
         guard free >= needed else {
             throw RegionError(
                 region: region.id,
-                reason: "not enough free disk space in \(directory.path): needs \(needed) bytes (download \(region.size), installed \(region.installedSize)), \(free) available",
+                reason: "not enough free disk space in \(directory.path): needs \(ByteCount.text(needed)) (download \(ByteCount.text(max(0, region.size - partial))), installed \(ByteCount.text(region.installedSize))), \(ByteCount.text(free)) available",
                 kind: .io)
         }
     }

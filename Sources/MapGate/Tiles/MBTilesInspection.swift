@@ -61,6 +61,13 @@ public struct MBTilesInspection: Sendable, Equatable {
         if let text = metadata["bounds"], MBTilesFile.parseBounds(text) == nil {
             throw MBTilesError(path: path, reason: "bounds \"\(text.prefix(80))\" are not finite west,south,east,north on the globe")
         }
+        // MBTiles rows are TMS; some tools write XYZ rows and say so in `scheme`. Serving them
+        // as TMS would show every zoom's tiles upside down: refused rather than guessed at.
+        if let scheme = metadata["scheme"]?.trimmingCharacters(in: .whitespaces), scheme.lowercased() != "tms" {
+            throw MBTilesError(
+                path: path,
+                reason: "metadata scheme is \"\(scheme.prefix(40))\": MBTiles rows are TMS (row = 2^z - 1 - y), which mapgate reads; flip the rows (UPDATE tiles SET tile_row = (1 << zoom_level) - 1 - tile_row) and delete the scheme row, or write the file as TMS")
+        }
         if let text = metadata["center"], MBTilesFile.parseCenter(text) == nil {
             throw MBTilesError(path: path, reason: "center \"\(text.prefix(80))\" is not a finite longitude,latitude,zoom")
         }

@@ -17,9 +17,12 @@ struct ListCommand: Command {
     }
 
     func run(_ context: Context) throws -> Int32 {
-        let library = try context.regionLibrary()
-        let regions = try library.installed()
         let console = context.console
+        guard let library = try context.existingRegionLibrary() else {
+            if !context.json { console.print(TerminalText.inline(context.missingDataDirectoryNote) + ". See 'mapgate catalog' and 'mapgate sync REGION'.") }
+            return ExitCode.success
+        }
+        let regions = try library.installed()
         if !context.json {
             if regions.isEmpty {
                 console.print("No region is installed. See 'mapgate catalog' and 'mapgate sync REGION'.")

@@ -142,4 +142,24 @@ import Glibc
             "raw.mbtiles", tiles: [TileKey(0, 0, 0): .some(Self.vectorTile(["roads", "water"]))], metadata: ["version": "1", "format": "pbf", "json": big])
         #expect(publishError().contains("Its tiles have the layers roads, water"))
     }
+
+    @Test func aVersionFromMetadataIsExplainedOneFromRegionsJSONIsNot() throws {
+        try workspace.writeRegion("gdal.mbtiles", tiles: tiles, metadata: ["version": "1.1"])
+        try workspace.writeRegion("chosen.mbtiles", tiles: tiles, metadata: ["version": "1.1"])
+        try Data(#"{"chosen.mbtiles": {"version": "2026.11"}}"#.utf8).write(to: URL(fileURLWithPath: workspace.input + "/regions.json"))
+        let report = try workspace.publish()
+        #expect(report.notes == [
+            "region gdal: version \"1.1\" is the metadata \"version\" of gdal.mbtiles (GDAL writes 1.1 and tippecanoe 2 there unless told otherwise); to choose it, give \"version\" for \"gdal.mbtiles\" in regions.json or set the file's metadata"
+        ])
+        // Said when a version is published, not on every unchanged run.
+        #expect(try workspace.publish().notes.isEmpty)
+    }
+
+    @Test func xyzRowsAreRefusedNotServedUpsideDown() throws {
+        try workspace.writeRegion("xyz.mbtiles", tiles: tiles, metadata: ["version": "1", "scheme": "xyz"])
+        let message = publishError()
+        #expect(message.contains("xyz.mbtiles: metadata scheme is \"xyz\": MBTiles rows are TMS"), "\(message)")
+        try workspace.writeRegion("xyz.mbtiles", tiles: tiles, metadata: ["version": "1", "scheme": "tms"])
+        #expect(publishError() == "")
+    }
 }

@@ -78,4 +78,20 @@ import Testing
             lock: try DirectoryLock(directory: harness.directory), notice: { notices.append($0) })
         #expect(notices.isEmpty, "\(notices)")
     }
+
+    @Test func xyzRowsAreRefused() throws {
+        let message = try syncError(
+            "flipped", tiles: DeltaTestFiles.pyramid(maxZoom: 1, png: true, seed: 5), metadata: ["format": "png", "scheme": "XYZ"], format: "png")
+        #expect(message.contains("region flipped: invalid package: metadata scheme is \"XYZ\": MBTiles rows are TMS"), "\(message)")
+    }
+
+    @Test func diskSpaceIsSaidInHumanUnits() throws {
+        harness.freeSpace = { _ in 1000 }
+        try harness.builder.add(
+            id: "big", source: try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles"), format: "png",
+            overrides: ["size": 48_211_733, "installedSize": 2_500_000_000])
+        let error = #expect(throws: RegionError.self) { try harness.sync("big") }
+        let message = error?.localizedDescription ?? ""
+        #expect(message.contains("needs 2.5 GB (download 48.2 MB, installed 2.5 GB), 1.0 KB available"), "\(message)")
+    }
 }
