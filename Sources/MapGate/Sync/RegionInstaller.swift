@@ -8,9 +8,10 @@ import Glibc
 /// new file in atomically. The installed version stays usable until its successor is verified
 /// and in place.
 public final class RegionInstaller {
-    /// The stages of one region's sync, reported as they start.
+    /// The stages of one region's sync, reported as they start; `installed` once the new file
+    /// is in place and recorded, before the download it came from is removed.
     public enum Stage: String, Sendable {
-        case downloading, applying, validating, installing
+        case downloading, applying, validating, installing, installed
     }
 
     public enum Outcome: Sendable, Equatable, CustomStringConvertible {
@@ -268,6 +269,7 @@ public final class RegionInstaller {
         stage(.installing)
         let size = FileManager.default.sizeOfItem(atPath: path)
         try install(path, sha256: fileHash, size: size, content: tiles, region: region, details: details)
+        stage(.installed)
     }
 
     /// A file in WAL mode (GDAL and others write them) makes every reader, read-only ones too,
