@@ -34,11 +34,12 @@ public struct TilesetHash: Sendable, Equatable, CustomStringConvertible {
     /// Hashes the tiles of the MBTiles file at `path`, read through its `tiles` table or view.
     /// The pass runs under ``SQLiteDatabase/timeLimit(forPassOver:)`` of the file's size, unless
     /// `timeLimit` (seconds) says otherwise.
-    public static func compute(ofFileAt path: String, timeLimit: Double? = nil) throws -> TilesetHash {
+    /// `immutable`: see ``SQLiteDatabase/Mode/immutable`` (no side files beside a WAL-mode input).
+    public static func compute(ofFileAt path: String, timeLimit: Double? = nil, immutable: Bool = false) throws -> TilesetHash {
         guard FileManager.default.fileExists(atPath: path) else {
             throw DeltaError(path: path, reason: .missingFile)
         }
-        let database = try SQLiteDatabase(path: path, mode: .readOnly)
+        let database = try SQLiteDatabase(path: path, mode: immutable ? .immutable : .readOnly)
         // One pass in key order: a small page cache is enough, and keeps `sync`'s memory low.
         // (A file that is no database fails below, with the reason.)
         try? database.execute("PRAGMA cache_size = -512")

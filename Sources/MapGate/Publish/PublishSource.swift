@@ -33,9 +33,17 @@ struct PublishSource: Sendable, Equatable {
         func fail(_ reason: String) -> PublishError { PublishError(path, reason) }
         // Checked before SQLite opens it: opening a FIFO waits for a writer forever.
         if let reason = FileManager.default.notRegularFileReason(atPath: path) { throw fail(reason) }
+        // Pages still in a `-wal` are not in the file that becomes the package. Inputs are read
+        // immutable (no lock, no `-wal`/`-shm` left in the publisher's folder), which is sound
+        // only for a file whose content is all in it.
+        let pending = FileManager.default.sizeOfItem(atPath: path + "-wal")
+        if pending > 0 {
+            throw fail(
+                "\(fileName)-wal holds \(ByteCount.text(pending)) of changes not yet in the file, which the package would miss: close the program writing it, or run sqlite3 \(fileName) 'PRAGMA wal_checkpoint(TRUNCATE)'")
+        }
         let metadata: [String: String]
         do {
-            metadata = try MBTilesFile(path: path).metadata()
+            metadata = try MBTilesFile(path: path, immutable: true).metadata()
         } catch let error as MBTilesError {
             throw fail(error.reason)
         }

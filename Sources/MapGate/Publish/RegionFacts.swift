@@ -16,7 +16,7 @@ struct RegionFacts: Sendable, Equatable {
         func fail(_ reason: String) -> PublishError { PublishError(path, reason) }
         let inspection: MBTilesInspection
         do {
-            inspection = try MBTilesInspection.inspect(path)
+            inspection = try MBTilesInspection.inspect(path, immutable: true)
         } catch let error as MBTilesError {
             throw fail(error.reason)
         }
@@ -37,7 +37,7 @@ struct RegionFacts: Sendable, Equatable {
         var contentHash: String?
         if hashing {
             do {
-                let hash = try TilesetHash.compute(ofFileAt: path)
+                let hash = try TilesetHash.compute(ofFileAt: path, immutable: true)
                 if let problem = hash.nullTileProblem { throw fail(problem) }
                 contentHash = hash.hex
             } catch let error as DeltaError {
@@ -52,7 +52,7 @@ struct RegionFacts: Sendable, Equatable {
     /// Why a `pbf` region without `vector_layers` is refused, with the layers its tiles have and
     /// the metadata that would list them.
     static func missingVectorLayers(path: String) throws -> String {
-        let names = (try? MBTilesFile(path: path).sampledVectorLayerNames()) ?? []
+        let names = (try? MBTilesFile(path: path, immutable: true).sampledVectorLayerNames()) ?? []
         let start = "a pbf region needs \"vector_layers\" in its metadata \"json\" (a json over 1 MiB is left out): without them the viewer and style.json show nothing"
         guard !names.isEmpty else { return start + "; no layer name could be read from its first tiles either" }
         let layers = names.map { name -> String in

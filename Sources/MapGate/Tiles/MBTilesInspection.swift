@@ -45,8 +45,10 @@ public struct MBTilesInspection: Sendable, Equatable {
     }
 
     /// Inspects the file at `path`; throws ``MBTilesError`` naming the file and the reason.
-    public static func inspect(_ path: String) throws -> MBTilesInspection {
-        let file = try MBTilesFile(path: path)
+    /// `immutable`: nobody writes the file meanwhile, and reading it leaves no `-wal`/`-shm`
+    /// beside it (a publisher's input in WAL mode).
+    public static func inspect(_ path: String, immutable: Bool = false) throws -> MBTilesInspection {
+        let file = try MBTilesFile(path: path, immutable: immutable)
         try file.checkIntegrity()
         guard let (format, source) = try file.formatAndSource() else {
             throw MBTilesError(path: path, reason: "the tile format is unknown (no format metadata, no recognisable tile)")

@@ -162,4 +162,25 @@ import Glibc
         try workspace.writeRegion("xyz.mbtiles", tiles: tiles, metadata: ["version": "1", "scheme": "tms"])
         #expect(publishError() == "")
     }
+
+    @Test func aWALModeInputLeavesNoSideFilesAndPendingChangesAreRefused() throws {
+        let path = try workspace.writeRegion("gdal.mbtiles", tiles: tiles, metadata: ["version": "1"])
+        do {
+            let writer = try SQLiteDatabase(path: path, mode: .readWriteCreate)
+            #expect(try writer.query("PRAGMA journal_mode = WAL") { $0.text(0) } == ["wal"])
+            try writer.execute("PRAGMA wal_autocheckpoint = 0")
+            try writer.execute("INSERT INTO metadata (name, value) VALUES ('description', 'pending')")
+            let message = publishError()
+            #expect(message.contains("gdal.mbtiles: gdal.mbtiles-wal holds"), "\(message)")
+            #expect(message.contains("of changes not yet in the file, which the package would miss"), "\(message)")
+        }
+        // The writer closed (SQLite checkpointed and removed its side files), as GDAL leaves a
+        // file: still in WAL mode (header bytes 18 and 19 are 2).
+        let header = try #require(FileHandle(forReadingAtPath: path)).readData(ofLength: 20)
+        #expect(Array(header.suffix(2)) == [2, 2])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: workspace.input) == ["gdal.mbtiles"])
+        #expect(publishError() == "")
+        let inputs = try FileManager.default.contentsOfDirectory(atPath: workspace.input).sorted()
+        #expect(inputs == ["gdal.mbtiles"], "\(inputs)")
+    }
 }
