@@ -80,7 +80,10 @@ import Glibc
 
     @Test func rawAndGzippedProtobufTilesAreBothPBF() throws {
         // A raw MVT tile starts with field 3 (layers), length-delimited: 0x1A.
-        let raw: [TileKey: Data?] = [TileKey(0, 0, 0): .some(Data([0x1A, 0x02, 0x0A, 0x00])), TileKey(1, 0, 0): .some(Data())]
+        let raw: [TileKey: Data?] = [
+            TileKey(0, 0, 0): .some(Data([0x1A, 0x02, 0x0A, 0x00])), TileKey(1, 0, 0): .some(Data()),
+            TileKey(1, 0, 1): .some(Data([0x78, 0x9C, 0x03, 0x00])),  // zlib, as some older tools stored them
+        ]
         let json = "{\"vector_layers\":[{\"id\":\"roads\"}]}"
         try workspace.writeRegion("raw.mbtiles", tiles: raw, metadata: ["version": "1", "format": "pbf", "json": json])
         try workspace.writeRegion(
