@@ -18,7 +18,7 @@ import Testing
             "publisher", "serial", "expires", "signedBy",
         ],
         "sync": ["region", "action", "version", "previousVersion", "bytes", "resumedFrom", "transfer", "error", "exitCode"],
-        "list": ["id", "name", "version", "format", "minzoom", "maxzoom", "tiles", "sizeOnDisk", "bounds", "installedAt", "sha256", "contentHash"],
+        "list": ["id", "name", "version", "format", "minzoom", "maxzoom", "tiles", "sizeOnDisk", "bounds", "installedAt", "sha256", "contentHash", "damaged"],
         "remove": ["region", "action", "version", "error", "exitCode"],
         "verify": ["region", "version", "ok", "problem", "contentHash"],
         "open": ["region", "viewer", "tilejson"],

@@ -49,7 +49,7 @@ import Testing
         try publish(serial: 7)
         #expect(try sync().status == 0)
         let listing = try mapgate.run(["catalog"])
-        #expect(listing.stdout.contains("Test Maps: 1 regions, generated 2026-11-01, serial 7, expires 2030-01-01, signed by key "))
+        #expect(listing.stdout.contains("Test Maps: 1 region, generated 2026-11-01, serial 7, expires 2030-01-01, signed by key "))
         let json = try MapGateBinary.json(try mapgate.run(["catalog", "--json"]).stdout.split(separator: "\n").first.map(String.init) ?? "")
         #expect(json["serial"] as? Int == 7)
         #expect((json["signedBy"] as? String)?.count == 16)

@@ -30,6 +30,11 @@ extension MBTilesDelta {
         guard URL(fileURLWithPath: delta).standardized != URL(fileURLWithPath: base).standardized else {
             throw DeltaError(path: base, reason: .unsupported("the delta and the file to apply it to are the same file"))
         }
+        // A damaged delta must be named as the delta: attached to the base's connection, SQLite
+        // would blame the connection's file (the base) for it.
+        if let problem = SQLiteFileProbe.problem(at: delta) {
+            throw DeltaError(path: delta, reason: .unsupported(problem))
+        }
         let database = try SQLiteDatabase(path: base, mode: .readWriteCreate)
         // Both files come from outside: none of their triggers runs, and the whole apply is
         // bounded in time (a delta's `tiles` may be a view that never ends).

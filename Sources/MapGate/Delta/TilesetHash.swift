@@ -18,17 +18,28 @@ public struct TilesetHash: Sendable, Equatable, CustomStringConvertible {
     public let tileCount: Int
     /// How many of them have a NULL `tile_data`.
     public let nullTileCount: Int
+    /// The first of them as `z/x/y` (TMS row, as stored), if any.
+    public var firstNullTile: String? = nil
 
     public var description: String { hex }
+
+    /// Why a region with NULL tiles is refused (a reader would serve an empty body as an image),
+    /// naming the first; nil when every tile has data.
+    public var nullTileProblem: String? {
+        guard let firstNullTile else { return nil }
+        let others = nullTileCount > 1 ? " (and \(nullTileCount - 1) more)" : ""
+        return "tile \(firstNullTile) (z/x/TMS row) has no data: its tile_data is NULL\(others)"
+    }
 
     /// Hashes the tiles of the MBTiles file at `path`, read through its `tiles` table or view.
     /// The pass runs under ``SQLiteDatabase/timeLimit(forPassOver:)`` of the file's size, unless
     /// `timeLimit` (seconds) says otherwise.
-    public static func compute(ofFileAt path: String, timeLimit: Double? = nil) throws -> TilesetHash {
+    /// `immutable`: see ``SQLiteDatabase/Mode/immutable`` (no side files beside a WAL-mode input).
+    public static func compute(ofFileAt path: String, timeLimit: Double? = nil, immutable: Bool = false) throws -> TilesetHash {
         guard FileManager.default.fileExists(atPath: path) else {
             throw DeltaError(path: path, reason: .missingFile)
         }
-        let database = try SQLiteDatabase(path: path, mode: .readOnly)
+        let database = try SQLiteDatabase(path: path, mode: immutable ? .immutable : .readOnly)
         // One pass in key order: a small page cache is enough, and keeps `sync`'s memory low.
         // (A file that is no database fails below, with the reason.)
         try? database.execute("PRAGMA cache_size = -512")

@@ -12,6 +12,8 @@ public final class TilesetHasher {
     private var last: (zoom: Int, column: Int, row: Int)?
     public private(set) var tileCount = 0
     public private(set) var nullTileCount = 0
+    /// The first tile with a NULL `tile_data`, as `z/x/y` (TMS row), if any.
+    public private(set) var firstNullTile: String?
 
     public init() {}
 
@@ -32,6 +34,7 @@ public final class TilesetHasher {
             data.withUnsafeBytes { md5.update($0) }
         } else {
             nullTileCount += 1
+            if firstNullTile == nil { firstNullTile = "\(zoom)/\(column)/\(row)" }
         }
         tileCount += 1
     }
@@ -42,14 +45,18 @@ public final class TilesetHasher {
         for column in Int32(0)..<4 {
             statement.withBlob(column) { md5.update($0) }
         }
-        if statement.isNull(3) { nullTileCount += 1 }
+        if statement.isNull(3) {
+            nullTileCount += 1
+            if firstNullTile == nil { firstNullTile = [0, 1, 2].map { statement.text($0) ?? "NULL" }.joined(separator: "/") }
+        }
         tileCount += 1
     }
 
     /// The hash of everything added so far. The hasher starts afresh afterwards.
     public func finalize() -> TilesetHash {
-        let hash = TilesetHash(hex: md5.finalizeHex(), tileCount: tileCount, nullTileCount: nullTileCount)
+        let hash = TilesetHash(hex: md5.finalizeHex(), tileCount: tileCount, nullTileCount: nullTileCount, firstNullTile: firstNullTile)
         last = nil
+        firstNullTile = nil
         tileCount = 0
         nullTileCount = 0
         return hash

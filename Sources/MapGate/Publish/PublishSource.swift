@@ -10,6 +10,9 @@ struct PublishSource: Sendable, Equatable {
     var minimumAppVersion: String?
     /// The file's size: the catalog's `installedSize`.
     var installedSize: Int64
+    /// True when the version is the file's metadata `version` (not regions.json's): tools write
+    /// their own there (GDAL 1.1, tippecanoe 2), so publish says where it came from.
+    var isVersionFromMetadata = false
 
     /// Versions become part of file names (`<id>-<version>.mbtiles.gz`): they must be safe there.
     static func isValidVersion(_ text: String) -> Bool {
@@ -28,9 +31,19 @@ struct PublishSource: Sendable, Equatable {
         let fileName = (path as NSString).lastPathComponent
         let stem = (fileName as NSString).deletingPathExtension
         func fail(_ reason: String) -> PublishError { PublishError(path, reason) }
+        // Checked before SQLite opens it: opening a FIFO waits for a writer forever.
+        if let reason = FileManager.default.notRegularFileReason(atPath: path) { throw fail(reason) }
+        // Pages still in a `-wal` are not in the file that becomes the package. Inputs are read
+        // immutable (no lock, no `-wal`/`-shm` left in the publisher's folder), which is sound
+        // only for a file whose content is all in it.
+        let pending = FileManager.default.sizeOfItem(atPath: path + "-wal")
+        if pending > 0 {
+            throw fail(
+                "\(fileName)-wal holds \(ByteCount.text(pending)) of changes not yet in the file, which the package would miss: close the program writing it, or run sqlite3 \(fileName) 'PRAGMA wal_checkpoint(TRUNCATE)'")
+        }
         let metadata: [String: String]
         do {
-            metadata = try MBTilesFile(path: path).metadata()
+            metadata = try MBTilesFile(path: path, immutable: true).metadata()
         } catch let error as MBTilesError {
             throw fail(error.reason)
         }
@@ -49,6 +62,6 @@ struct PublishSource: Sendable, Equatable {
         let size = FileManager.default.sizeOfItem(atPath: path)
         return PublishSource(
             path: path, fileName: fileName, id: id, name: name, version: version, minimumAppVersion: override?.minimumAppVersion,
-            installedSize: size)
+            installedSize: size, isVersionFromMetadata: override?.version == nil)
     }
 }

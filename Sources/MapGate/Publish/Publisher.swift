@@ -136,6 +136,10 @@ public final class Publisher {
                 action = .updated
             }
             let oldVersion = old?["version"] as? String
+            if action != .unchanged, source.isVersionFromMetadata {
+                notes.append(
+                    "region \(source.id): version \"\(source.version)\" is the metadata \"version\" of \(source.fileName) (GDAL writes 1.1 and tippecanoe 2 there unless told otherwise); to choose it, give \"version\" for \"\(source.fileName)\" in regions.json or set the file's metadata")
+            }
             regions.append(
                 PublishReport.Region(
                     id: source.id, action: action, version: record.version,

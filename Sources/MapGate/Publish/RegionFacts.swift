@@ -4,8 +4,7 @@ import Foundation
 /// checks `sync` makes (``MBTilesInspection``) and `publish`'s own (finite bounds in range).
 struct RegionFacts: Sendable, Equatable {
     var format: TileFormat
-    /// The tiles' zoom range, widened to the metadata's `minzoom`/`maxzoom` when those say more:
-    /// `sync` checks the declared range against the catalog's.
+    /// The zoom range by the one rule, ``MBTilesInspection/zoomRange(tiles:metadata:)``.
     var minzoom: Int
     var maxzoom: Int
     var bounds: [Double]?
@@ -17,13 +16,11 @@ struct RegionFacts: Sendable, Equatable {
         func fail(_ reason: String) -> PublishError { PublishError(path, reason) }
         let inspection: MBTilesInspection
         do {
-            inspection = try MBTilesInspection.inspect(path)
+            inspection = try MBTilesInspection.inspect(path, immutable: true)
         } catch let error as MBTilesError {
             throw fail(error.reason)
         }
-        let minzoom = min(inspection.tileZoom.lowerBound, inspection.zoom.lowerBound)
-        let maxzoom = max(inspection.tileZoom.upperBound, inspection.zoom.upperBound)
-        guard minzoom >= 0, maxzoom <= 30 else { throw fail("zoom \(minzoom)–\(maxzoom) is outside 0–30") }
+        let (minzoom, maxzoom) = (inspection.zoom.lowerBound, inspection.zoom.upperBound)
         var bounds: [Double]?
         if let text = inspection.boundsText {
             guard let values = inspection.bounds, values.allSatisfy(\.isFinite),
@@ -34,10 +31,15 @@ struct RegionFacts: Sendable, Equatable {
             }
             bounds = values
         }
+        if inspection.format == .pbf, VectorStyle.layers(fromMetadataJSON: inspection.metadata["json"]).isEmpty {
+            throw fail(try missingVectorLayers(path: path))
+        }
         var contentHash: String?
         if hashing {
             do {
-                contentHash = try TilesetHash.compute(ofFileAt: path).hex
+                let hash = try TilesetHash.compute(ofFileAt: path, immutable: true)
+                if let problem = hash.nullTileProblem { throw fail(problem) }
+                contentHash = hash.hex
             } catch let error as DeltaError {
                 throw fail("cannot compute its agg_tiles_hash: \(error.localizedDescription)")
             } catch let error as SQLiteError {
@@ -45,5 +47,18 @@ struct RegionFacts: Sendable, Equatable {
             }
         }
         return RegionFacts(format: inspection.format, minzoom: minzoom, maxzoom: maxzoom, bounds: bounds, contentHash: contentHash)
+    }
+
+    /// Why a `pbf` region without `vector_layers` is refused, with the layers its tiles have and
+    /// the metadata that would list them.
+    static func missingVectorLayers(path: String) throws -> String {
+        let names = (try? MBTilesFile(path: path, immutable: true).sampledVectorLayerNames()) ?? []
+        let start = "a pbf region needs \"vector_layers\" in its metadata \"json\" (a json over 1 MiB is left out): without them the viewer and style.json show nothing"
+        guard !names.isEmpty else { return start + "; no layer name could be read from its first tiles either" }
+        let layers = names.map { name -> String in
+            let data = (try? JSONSerialization.data(withJSONObject: ["id": name, "fields": [String: String]()], options: [.sortedKeys])) ?? Data()
+            return String(decoding: data, as: UTF8.self)
+        }
+        return start + ". Its tiles have the layers \(names.joined(separator: ", ")): set metadata \"json\" to {\"vector_layers\":[\(layers.joined(separator: ","))]} (fields and zooms may be added)"
     }
 }

@@ -123,6 +123,10 @@ public final class StateDatabase {
         ALTER TABLE gate ADD COLUMN last_use_reading REAL;
         ALTER TABLE gate ADD COLUMN catalog_serials TEXT;
         """,
+        """
+        ALTER TABLE regions ADD COLUMN file_modified INTEGER;
+        ALTER TABLE regions ADD COLUMN file_inode INTEGER;
+        """,
     ]
 
     /// Brings the schema up to date; returns the version it found.

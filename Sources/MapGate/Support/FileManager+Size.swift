@@ -1,8 +1,35 @@
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 extension FileManager {
-    /// The size in bytes of the file at `path` (a link's target's), 0 when it cannot be read.
+    /// The size in bytes of the file at `path` (a link's target's: `stat`, not `lstat`), 0 when it
+    /// cannot be read. Foundation's `attributesOfItem` does not follow a final symbolic link, so
+    /// a linked 50 MB region measured as its 40-byte link.
     func sizeOfItem(atPath path: String) -> Int64 {
-        (try? attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value ?? 0
+        var info = stat()
+        guard stat(path, &info) == 0 else { return 0 }
+        return Int64(info.st_size)
+    }
+
+    /// Why the file at `path` (after following links) is not a regular file, or nil when it is.
+    /// A FIFO would block whoever opens it; a device or a folder is no package.
+    func notRegularFileReason(atPath path: String) -> String? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return "cannot be read: \(String(cString: strerror(errno)))" }
+        let kind: String
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: return nil
+        case S_IFIFO: kind = "a FIFO"
+        case S_IFDIR: kind = "a folder"
+        case S_IFCHR, S_IFBLK: kind = "a device"
+        case S_IFSOCK: kind = "a socket"
+        default: kind = "of an unknown kind"
+        }
+        var link = stat()
+        let through = lstat(path, &link) == 0 && link.st_mode & S_IFMT == S_IFLNK ? " (through a symbolic link)" : ""
+        return "is \(kind)\(through), not a regular file: refused"
     }
 }

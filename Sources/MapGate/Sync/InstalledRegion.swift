@@ -19,6 +19,9 @@ public struct InstalledRegion: Sendable, Equatable {
     public var contentHash: String? = nil
     /// The number of tiles, counted once at install (nil for regions installed before).
     public var tileCount: Int? = nil
+    /// The file's size, modification time and inode right after install (nil for regions
+    /// installed before mapgate recorded them): what `sync` and `list` check cheaply.
+    public var fileStamp: RegionFileStamp? = nil
 }
 
 /// The `regions` table of the state database.
@@ -32,7 +35,8 @@ public struct RegionRegistry {
     public func all() throws -> [InstalledRegion] {
         try database.query(
             """
-            SELECT id, name, version, format, sha256, size, installed_at, minzoom, maxzoom, bounds, source_url, content_hash, tile_count
+            SELECT id, name, version, format, sha256, size, installed_at, minzoom, maxzoom, bounds, source_url, content_hash, tile_count,
+                file_modified, file_inode
             FROM regions ORDER BY id
             """
         ) { row in
@@ -42,7 +46,9 @@ public struct RegionRegistry {
                 installedAt: row.date(6) ?? Date(timeIntervalSince1970: 0),
                 minzoom: row.isNull(7) ? nil : row.int(7), maxzoom: row.isNull(8) ? nil : row.int(8),
                 bounds: row.text(9).map { $0.split(separator: ",").compactMap { Double($0) } },
-                sourceURL: row.text(10), contentHash: row.text(11), tileCount: row.isNull(12) ? nil : row.int(12))
+                sourceURL: row.text(10), contentHash: row.text(11), tileCount: row.isNull(12) ? nil : row.int(12),
+                fileStamp: row.isNull(13) || row.isNull(14)
+                    ? nil : RegionFileStamp(size: row.int64(5), modified: row.int64(13), inode: UInt64(bitPattern: row.int64(14))))
         }
     }
 
@@ -55,8 +61,8 @@ public struct RegionRegistry {
         try database.execute(
             """
             INSERT OR REPLACE INTO regions (id, name, version, format, sha256, size, installed_at, minzoom, maxzoom, bounds, source_url,
-                content_hash, tile_count)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                content_hash, tile_count, file_modified, file_inode)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
                 .text(region.id), .text(region.name), .text(region.version), .text(region.format.rawValue), .text(region.sha256),
@@ -64,6 +70,7 @@ public struct RegionRegistry {
                 region.maxzoom.map { .integer(Int64($0)) } ?? .null,
                 .textOrNull(region.bounds?.map { String($0) }.joined(separator: ",")), .textOrNull(region.sourceURL),
                 .textOrNull(region.contentHash), region.tileCount.map { .integer(Int64($0)) } ?? .null,
+                region.fileStamp.map { .integer($0.modified) } ?? .null, region.fileStamp.map { .integer(Int64(bitPattern: $0.inode)) } ?? .null,
             ])
     }
 

@@ -8,9 +8,10 @@ import Glibc
 /// new file in atomically. The installed version stays usable until its successor is verified
 /// and in place.
 public final class RegionInstaller {
-    /// The stages of one region's sync, reported as they start.
+    /// The stages of one region's sync, reported as they start; `installed` once the new file
+    /// is in place and recorded, before the download it came from is removed.
     public enum Stage: String, Sendable {
-        case downloading, applying, validating, installing
+        case downloading, applying, validating, installing, installed
     }
 
     public enum Outcome: Sendable, Equatable, CustomStringConvertible {
@@ -27,7 +28,7 @@ public final class RegionInstaller {
             case .upToDate(let version):
                 return "\(version) up to date"
             case .installed(let version, let previous, let downloaded, let resumedFrom):
-                let what = previous.map { "updated from \($0) to \(version)" } ?? "installed \(version)"
+                let what = previous == version ? "repaired \(version)" : previous.map { "updated from \($0) to \(version)" } ?? "installed \(version)"
                 return what + " (\(downloaded) bytes downloaded" + (resumedFrom > 0 ? ", resumed at byte \(resumedFrom))" : ")")
             case .patched(let version, let previous, let downloaded, let fullSize):
                 return "updated from \(previous) to \(version) (delta, \(downloaded) of \(fullSize) bytes)"
@@ -71,11 +72,16 @@ public final class RegionInstaller {
     ) throws -> Outcome {
         try checkAppVersion(for: region, in: catalog)
         let previous = try registry.region(region.id)
-        if let version = try upToDateVersion(of: region) { return .upToDate(version: version) }
+        let settled = try settleInstalled(region, previous: previous, notice: notice)
+        if let upToDate = settled.upToDate { return upToDate }
+        let isDamaged = settled.isDamaged
+        LeftoverFiles.removeDeadRunFiles(of: region.id, in: directory, includingDownloads: false)
         try directory.prepare()
-        if let previous, let delta = usableDelta(for: region, installed: previous) {
+        if let previous, !isDamaged, let delta = usableDelta(for: region, installed: previous) {
             do {
-                return try patch(region, with: delta, previous: previous, catalog: catalog, stage: stage, progress: progress)
+                let outcome = try patch(region, with: delta, previous: previous, catalog: catalog, stage: stage, progress: progress)
+                warnWithoutVectorLayers(region, notice: notice)
+                return outcome
             } catch {
                 try? FileManager.default.removeItem(atPath: directory.patchingPath(region.id))
                 try? FileManager.default.removeItem(atPath: directory.installingPath(region.id))
@@ -97,18 +103,23 @@ public final class RegionInstaller {
             throw error
         }
         downloader.discardPartial(region, in: directory)
+        warnWithoutVectorLayers(region, notice: notice)
         return .installed(version: region.version, previous: previous?.version, downloaded: region.size - download.resumedFrom, resumedFrom: download.resumedFrom)
     }
 
-    /// What can be decided for `region` before the gate counts a use (`sync` asks this first, so
-    /// that a use is spent only on real work): `.upToDate` when nothing is to be done; nil when
-    /// the region must be synced. Throws when the catalog entry needs a newer app, the disk has no
-    /// room for it, or its package is not there (a local file that is missing, or a 4xx such as
-    /// 404: asked with a one-byte range request).
-    public func precheck(_ region: CatalogRegion, from catalog: Catalog) throws -> Outcome? {
+    /// What can be decided for `region` before the gate counts a use (`sync` asks this first,
+    /// holding the data-directory lock, so that a use is spent only on real work): `.upToDate`
+    /// when nothing is to be done (a new stamp of an intact file is recorded, a dead run's
+    /// leftovers removed); nil when the region must be synced (not installed, another version,
+    /// or damaged). Throws when the catalog entry needs a newer app, the disk has no room for it,
+    /// or its package is not there (a local file that is missing, or a 4xx such as 404: asked
+    /// with a one-byte range request).
+    public func precheck(_ region: CatalogRegion, from catalog: Catalog, lock: DirectoryLock) throws -> Outcome? {
         try checkAppVersion(for: region, in: catalog)
-        if let version = try upToDateVersion(of: region) { return .upToDate(version: version) }
-        if let previous = try registry.region(region.id), usableDelta(for: region, installed: previous) != nil { return nil }
+        let previous = try registry.region(region.id)
+        let settled = try settleInstalled(region, previous: previous, notice: { _ in })
+        if let upToDate = settled.upToDate { return upToDate }
+        if let previous, !settled.isDamaged, usableDelta(for: region, installed: previous) != nil { return nil }
         try Self.checkSource(of: region, in: catalog)
         try checkFreeSpace(for: region)
         try downloader.probe(region)
@@ -123,12 +134,38 @@ public final class RegionInstaller {
         }
     }
 
-    /// The installed version when it is the catalog's and its file is there.
-    private func upToDateVersion(of region: CatalogRegion) throws -> String? {
-        guard let previous = try registry.region(region.id), previous.version == region.version,
-            FileManager.default.fileExists(atPath: directory.regionPath(region.id))
-        else { return nil }
-        return previous.version
+    /// The installed file against the catalog's version: `.upToDate` when it is that version and
+    /// intact (size and stamp are cheap; the file is hashed only when its stamp changed, and a new
+    /// stamp of the same bytes is recorded), with a dead run's leftovers removed; `isDamaged` when
+    /// it is that version but its bytes are not what was installed (said through `notice`).
+    private func settleInstalled(
+        _ region: CatalogRegion, previous: InstalledRegion?, notice: (String) -> Void
+    ) throws -> (upToDate: Outcome?, isDamaged: Bool) {
+        guard let previous, previous.version == region.version, FileManager.default.fileExists(atPath: directory.regionPath(region.id))
+        else { return (nil, false) }
+        switch previous.condition(ofFileAt: directory.regionPath(region.id)) {
+        case .intact:
+            break
+        case .intactWithNewStamp(let stamp):
+            var record = previous
+            record.fileStamp = stamp
+            try registry.database.transaction { try registry.save(record) }
+        case .damaged(let reason):
+            notice("region \(region.id): the installed file is damaged (\(reason)); installing it again")
+            return (nil, true)
+        }
+        // A run killed after installing left its download and assembled file: not needed now.
+        LeftoverFiles.removeDeadRunFiles(of: region.id, in: directory, includingDownloads: true)
+        return (.upToDate(version: previous.version), false)
+    }
+
+    /// A `pbf` region whose metadata lists no `vector_layers` installs, but its viewer and style
+    /// show nothing: said once, through `notice`.
+    private func warnWithoutVectorLayers(_ region: CatalogRegion, notice: (String) -> Void) {
+        guard region.format == .pbf, let metadata = try? MBTilesFile(path: directory.regionPath(region.id)).metadata(),
+            VectorStyle.layers(fromMetadataJSON: metadata["json"]).isEmpty
+        else { return }
+        notice("region \(region.id): a pbf region with no vector_layers in its metadata \"json\": the viewer and style.json will show nothing (tiles are served as usual)")
     }
 
     /// A `file://` package only from a `file://` catalog (an http(s) catalog must not make mapgate
@@ -154,7 +191,7 @@ public final class RegionInstaller {
         guard free >= needed else {
             throw RegionError(
                 region: region.id,
-                reason: "not enough free disk space in \(directory.path): needs \(needed) bytes (download \(region.size), installed \(region.installedSize)), \(free) available",
+                reason: "not enough free disk space in \(directory.path): needs \(ByteCount.text(needed)) (download \(ByteCount.text(max(0, region.size - partial))), installed \(ByteCount.text(region.installedSize))), \(ByteCount.text(free)) available",
                 kind: .io)
         }
     }
@@ -243,12 +280,16 @@ public final class RegionInstaller {
         _ path: String, expectedContentHash: String?, from source: String, region: CatalogRegion, stage: (Stage) -> Void
     ) throws {
         stage(.validating)
+        try Self.leaveWAL(path, region: region)
         let content = ContentHashing(path: path)
         // On a failure here the hashing thread is left to finish on its own, on a file the caller removes.
         let details = try Self.validate(path, against: region)
         let fileHash = try SHA256Hasher.hex(ofFileAt: path)
         try Self.flush(path, region: region)
         let tiles = try content.result(region: region.id)
+        if let problem = tiles.nullTileProblem {
+            throw RegionError(region: region.id, reason: "invalid package: \(problem)", kind: .badData)
+        }
         if let expectedContentHash, tiles.hex.uppercased() != expectedContentHash.uppercased() {
             throw RegionError(
                 region: region.id, reason: "\(source) gave tiles with hash \(tiles.hex), not the \(expectedContentHash) the catalog declares (contentHash)",
@@ -257,6 +298,27 @@ public final class RegionInstaller {
         stage(.installing)
         let size = FileManager.default.sizeOfItem(atPath: path)
         try install(path, sha256: fileHash, size: size, content: tiles, region: region, details: details)
+        stage(.installed)
+    }
+
+    /// A file in WAL mode (GDAL and others write them) makes every reader, read-only ones too,
+    /// create `-wal` and `-shm` beside it, which a read-only connection never removes: in
+    /// `partial/` while it is validated, in `regions/` while it is served. It is switched to
+    /// rollback-journal mode here, before anyone reads it (a read-write connection that checkpoints
+    /// and removes its side files as it closes; the file's triggers are off).
+    static func leaveWAL(_ path: String, region: CatalogRegion) throws {
+        do {
+            let database = try SQLiteDatabase(path: path, mode: .readWriteCreate)
+            try database.distrustSchema()
+            try database.withTimeLimit(MBTilesFile.queryTimeLimit) {
+                let mode = try database.query("PRAGMA journal_mode") { $0.text(0) ?? "" }.first
+                if mode?.lowercased() == "wal" { try database.execute("PRAGMA journal_mode = DELETE") }
+            }
+        } catch let error as SQLiteError {
+            LeftoverFiles.removeSideFiles(of: path)
+            throw RegionError(region: region.id, reason: "invalid package: \(SQLiteFileProbe.reason(error.message, path: path))", kind: .badData)
+        }
+        LeftoverFiles.removeSideFiles(of: path)
     }
 
     /// fsync: the new file's bytes are on disk before the rename makes it the installed one.
@@ -277,6 +339,8 @@ public final class RegionInstaller {
         guard rename(path, destination) == 0 else {
             throw RegionError(region: region.id, reason: "cannot move the new file into \(destination): \(String(cString: strerror(errno)))", kind: .io)
         }
+        // Side files a reader of the replaced file (in WAL mode, from an earlier mapgate) made.
+        LeftoverFiles.removeSideFiles(of: destination)
         let folder = open(directory.regionsPath, O_RDONLY | O_DIRECTORY)
         if folder >= 0 {
             fsync(folder)
@@ -285,7 +349,8 @@ public final class RegionInstaller {
         let record = InstalledRegion(
             id: region.id, name: region.name, version: region.version, format: details.format, sha256: sha256,
             size: size, installedAt: clock.now, minzoom: details.zoom.lowerBound, maxzoom: details.zoom.upperBound,
-            bounds: details.bounds, sourceURL: region.url, contentHash: content.hex, tileCount: content.tileCount)
+            bounds: details.bounds, sourceURL: region.url, contentHash: content.hex, tileCount: content.tileCount,
+            fileStamp: RegionFileStamp(path: destination))
         try registry.database.transaction { try registry.save(record) }
     }
 }

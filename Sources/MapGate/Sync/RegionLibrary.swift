@@ -44,12 +44,10 @@ public final class RegionLibrary {
         try registry.database.transaction { try registry.delete(id) }
         // `<id>.<hash>.part` (+ `.json`), `<id>.installing.mbtiles`, `<id>.patching.mbtiles`; not
         // those of a region whose id only starts with this one and a dot (`a` and `a.b`).
-        let partials = (try? FileManager.default.contentsOfDirectory(atPath: directory.partialPath)) ?? []
-        let assembled = [directory.installingPath(id), directory.patchingPath(id)].map { ($0 as NSString).lastPathComponent }
-        for name in partials where PackageDownloader.isPartial(name, of: id) || assembled.contains(name) {
-            try? FileManager.default.removeItem(atPath: directory.partialPath + "/" + name)
-        }
+        LeftoverFiles.removeDeadRunFiles(of: id, in: directory, includingDownloads: true)
         let path = directory.regionPath(id)
+        // SQLite's side files of the region (a reader of a file in WAL mode makes them).
+        LeftoverFiles.removeSideFiles(of: path)
         if FileManager.default.fileExists(atPath: path) {
             do {
                 try FileManager.default.removeItem(atPath: path)

@@ -35,7 +35,7 @@ public final class MBTilesFile {
                 throw MBTilesError(path: path, reason: "not an MBTiles file: no \(required) table or view")
             }
         } catch let error as SQLiteError {
-            throw MBTilesError(path: path, reason: "not a readable SQLite file: \(error.message)")
+            throw MBTilesError(path: path, reason: SQLiteFileProbe.reason(error.message, path: path))
         }
     }
 
@@ -70,18 +70,44 @@ public final class MBTilesFile {
 
     /// The tile format: from `metadata.format`, else from the bytes of one tile.
     public func format() throws -> TileFormat? {
-        if let value = try metadata()["format"], let format = TileFormat(metadata: value) { return format }
-        let sample = try wrap { try database.query("SELECT tile_data FROM tiles LIMIT 1") { $0.blob(0) } }
-        return sample.first.flatMap { TileFormat(sniffing: $0) }
+        try formatAndSource()?.format
     }
 
-    /// The zoom range: from `minzoom`/`maxzoom` metadata, else from the tiles themselves.
+    /// The tile format and where it came from (`metadata "format"` or `the first tile's bytes`).
+    func formatAndSource() throws -> (format: TileFormat, source: String)? {
+        if let value = try metadata()["format"], let format = TileFormat(metadata: value) { return (format, "metadata \"format\" = \"\(value)\"") }
+        let sample = try wrap { try database.query("SELECT tile_data FROM tiles LIMIT 1") { $0.blob(0) } }
+        return sample.first.flatMap { TileFormat(sniffing: $0) }.map { ($0, "the first tile's bytes") }
+    }
+
+    /// The region's zoom range by the one rule of ``MBTilesInspection/zoomRange(tiles:metadata:)``
+    /// (the tiles' range widened to valid `minzoom`/`maxzoom` metadata); nil without tiles.
     public func zoomRange() throws -> ClosedRange<Int>? {
-        let metadata = try metadata()
-        if let low = metadata["minzoom"].flatMap({ Int($0) }), let high = metadata["maxzoom"].flatMap({ Int($0) }), low <= high {
-            return low...high
+        guard let tiles = try tileZoomRange() else { return nil }
+        do {
+            return try MBTilesInspection.zoomRange(tiles: tiles, metadata: try metadata())
+        } catch let error as MBTilesInspection.ZoomError {
+            throw MBTilesError(path: path, reason: error.reason)
         }
-        return try tileZoomRange()
+    }
+
+    /// How many tiles' bytes ``checkTileBytes(match:from:)`` looks at.
+    public static let formatSampleSize = 16
+
+    /// Checks the bytes of the first tiles against `format` (which came from `source`, say
+    /// `metadata "format"`): a `format=jpg` file of PNG tiles would be served as image/jpeg.
+    public func checkTileBytes(match format: TileFormat, from source: String) throws {
+        let rows = try wrap {
+            try database.query(
+                "SELECT zoom_level, tile_column, tile_row, tile_data FROM tiles WHERE tile_data IS NOT NULL LIMIT ?",
+                [.integer(Int64(Self.formatSampleSize))]
+            ) { ("\($0.text(0) ?? "?")/\($0.text(1) ?? "?")/\($0.text(2) ?? "?")", $0.blob(3)) }
+        }
+        for (tile, bytes) in rows where !format.admits(bytes) {
+            throw MBTilesError(
+                path: path,
+                reason: "the tile format is \(format.rawValue) (\(source)) but tile \(tile) (z/x/TMS row) is \(TileFormat.describe(bytes)); set metadata \"format\" to what the tiles are")
+        }
     }
 
     /// The zoom range of the tiles themselves, whatever the metadata says; nil without tiles.
@@ -183,6 +209,19 @@ public final class MBTilesFile {
             let z = statement.int(0)
             try body(z, statement.int(1), (1 << z) - 1 - statement.int(2), statement.blob(3))
         }
+    }
+
+    /// The layer names found in up to `sampleSize` tiles (``VectorTileLayers``), first seen first;
+    /// tiles that are not readable MVT are passed over.
+    public func sampledVectorLayerNames(sampleSize: Int = 64) throws -> [String] {
+        let tiles = try wrap {
+            try database.query("SELECT tile_data FROM tiles WHERE tile_data IS NOT NULL LIMIT ?", [.integer(Int64(sampleSize))]) { $0.blob(0) }
+        }
+        var names: [String] = []
+        for tile in tiles {
+            for name in (try? VectorTileLayers.names(inTile: tile)) ?? [] where !names.contains(name) { names.append(name) }
+        }
+        return names
     }
 
     /// Every query on a region's file is bounded in time (the file comes from outside).

@@ -2,10 +2,12 @@ import Foundation
 
 /// What `sync` checks in an MBTiles file before it installs it, and `publish` before it offers
 /// it: SQLite opens it, `PRAGMA quick_check` is ok, `tiles` and `metadata` exist (tables or
-/// views), the tile format is known, and there are tiles.
+/// views), the tile format is known and the first tiles' bytes are of it, the zoom range obeys
+/// ``zoomRange(tiles:metadata:)``, and there are tiles.
 public struct MBTilesInspection: Sendable, Equatable {
     public var format: TileFormat
-    /// The range a reader sees: the metadata's `minzoom`/`maxzoom`, else the tiles'.
+    /// The region's zoom range by the one rule, ``zoomRange(tiles:metadata:)``: what `publish`
+    /// puts in the catalog, `sync` checks against it, `list` records and TileJSON says.
     public var zoom: ClosedRange<Int>
     /// The zoom range of the tiles themselves.
     public var tileZoom: ClosedRange<Int>
@@ -15,13 +17,43 @@ public struct MBTilesInspection: Sendable, Equatable {
     public var boundsText: String?
     public var metadata: [String: String]
 
+    /// A zoom range that breaks the rule, with the reason.
+    public struct ZoomError: Error, Sendable {
+        public var reason: String
+    }
+
+    /// The zooms a region may have: 0–30 (what XYZ URLs and the server accept).
+    public static let validZooms = 0...30
+
+    /// The one zoom rule: the tiles' own range, which must lie in 0–30 (a tile at zoom −1 can
+    /// never be asked for), widened to the metadata's `minzoom`/`maxzoom` when those are integers
+    /// and say more (a reader may overzoom; older clients check the declared range). An integer
+    /// `minzoom`/`maxzoom` outside 0–30, or a `minzoom` above `maxzoom`, is refused; a value that is
+    /// no integer is ignored.
+    public static func zoomRange(tiles: ClosedRange<Int>, metadata: [String: String]) throws(ZoomError) -> ClosedRange<Int> {
+        guard validZooms.contains(tiles.lowerBound), validZooms.contains(tiles.upperBound) else {
+            throw ZoomError(reason: "it has tiles at zoom \(tiles.lowerBound)–\(tiles.upperBound), outside 0–30")
+        }
+        func declared(_ key: String) -> Int? { metadata[key].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } }
+        let low = declared("minzoom")
+        let high = declared("maxzoom")
+        for (key, value) in [("minzoom", low), ("maxzoom", high)] {
+            if let value, !validZooms.contains(value) { throw ZoomError(reason: "metadata \(key) \(value) is outside 0–30") }
+        }
+        if let low, let high, low > high { throw ZoomError(reason: "metadata minzoom \(low) is above maxzoom \(high)") }
+        return min(tiles.lowerBound, low ?? tiles.lowerBound)...max(tiles.upperBound, high ?? tiles.upperBound)
+    }
+
     /// Inspects the file at `path`; throws ``MBTilesError`` naming the file and the reason.
-    public static func inspect(_ path: String) throws -> MBTilesInspection {
-        let file = try MBTilesFile(path: path)
+    /// `immutable`: nobody writes the file meanwhile, and reading it leaves no `-wal`/`-shm`
+    /// beside it (a publisher's input in WAL mode).
+    public static func inspect(_ path: String, immutable: Bool = false) throws -> MBTilesInspection {
+        let file = try MBTilesFile(path: path, immutable: immutable)
         try file.checkIntegrity()
-        guard let format = try file.format() else {
+        guard let (format, source) = try file.formatAndSource() else {
             throw MBTilesError(path: path, reason: "the tile format is unknown (no format metadata, no recognisable tile)")
         }
+        try file.checkTileBytes(match: format, from: source)
         guard let tileZoom = try file.tileZoomRange(), let zoom = try file.zoomRange(), try file.canReadATile() else {
             throw MBTilesError(path: path, reason: "it holds no tiles")
         }
@@ -30,6 +62,13 @@ public struct MBTilesInspection: Sendable, Equatable {
         // viewer: refused here, at install.
         if let text = metadata["bounds"], MBTilesFile.parseBounds(text) == nil {
             throw MBTilesError(path: path, reason: "bounds \"\(text.prefix(80))\" are not finite west,south,east,north on the globe")
+        }
+        // MBTiles rows are TMS; some tools write XYZ rows and say so in `scheme`. Serving them
+        // as TMS would show every zoom's tiles upside down: refused rather than guessed at.
+        if let scheme = metadata["scheme"]?.trimmingCharacters(in: .whitespaces), scheme.lowercased() != "tms" {
+            throw MBTilesError(
+                path: path,
+                reason: "metadata scheme is \"\(scheme.prefix(40))\": MBTiles rows are TMS (row = 2^z - 1 - y), which mapgate reads; flip the rows (UPDATE tiles SET tile_row = (1 << zoom_level) - 1 - tile_row) and delete the scheme row, or write the file as TMS")
         }
         if let text = metadata["center"], MBTilesFile.parseCenter(text) == nil {
             throw MBTilesError(path: path, reason: "center \"\(text.prefix(80))\" is not a finite longitude,latitude,zoom")

@@ -68,21 +68,10 @@ struct Console {
         return "\u{1B}[\(color.rawValue)m\(text)\u{1B}[0m"
     }
 
-    /// Prints one JSON object on a line, keys sorted so the output is stable.
-    /// JSON escapes C0 controls itself; DEL, C1 and the Unicode line separators, which JSON lets
-    /// through raw, are written as `\uXXXX` so no terminal acts on them.
+    /// Prints one JSON object on a line, keys sorted so the output is stable; DEL, C1 and the
+    /// Unicode line separators are escaped too, so no terminal acts on them (``JSONLine``).
     func json(_ object: [String: Any]) {
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
-        var text = ""
-        for scalar in String(decoding: data, as: UTF8.self).unicodeScalars {
-            if scalar.value == 0x7F || (0x80...0x9F).contains(scalar.value) || scalar.value == 0x2028 || scalar.value == 0x2029 {
-                let hex = String(scalar.value, radix: 16)
-                text += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            } else {
-                text.unicodeScalars.append(scalar)
-            }
-        }
-        writeBytes(text + "\n", to: STDOUT_FILENO)
+        writeBytes(JSONLine.encode(object) + "\n", to: STDOUT_FILENO)
     }
 
     /// Asks a question on stderr and reads one line from stdin.

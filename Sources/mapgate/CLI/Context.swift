@@ -87,4 +87,18 @@ final class Context {
         if let openedState { return RegionLibrary(directory: dataDirectory, state: openedState) }
         return RegionLibrary(directory: dataDirectory, state: try StateDatabase.reading(directory: dataDirectory))
     }
+
+    /// The installed regions for a command that only reads them (`list`, `verify`, `catalog`):
+    /// nil when the data directory has no state database, which opening would create (a typo in
+    /// `--data-dir` must not leave a new tree behind).
+    func existingRegionLibrary() throws -> RegionLibrary? {
+        guard FileManager.default.fileExists(atPath: dataDirectory.statePath) else { return nil }
+        return try readOnlyRegionLibrary()
+    }
+
+    /// Says why there are no regions when ``existingRegionLibrary()`` found no data directory.
+    var missingDataDirectoryNote: String {
+        FileManager.default.fileExists(atPath: dataDirectory.path)
+            ? "no region is installed in \(dataDirectory.path)" : "the data directory \(dataDirectory.path) does not exist: no region is installed"
+    }
 }

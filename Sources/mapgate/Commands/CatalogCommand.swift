@@ -20,11 +20,11 @@ struct CatalogCommand: Command {
     func run(_ context: Context) throws -> Int32 {
         let fetched = try context.fetchCatalog()
         let catalog = fetched.catalog
-        let installed = Dictionary(uniqueKeysWithValues: try context.readOnlyRegionLibrary().installed().map { ($0.id, $0) })
+        let installed = Dictionary(uniqueKeysWithValues: try context.existingRegionLibrary()?.installed().map { ($0.id, $0) } ?? [])
         let app = try AppVersion(BuildInfo.version)
         let console = context.console
         if !context.json {
-            var facts = ["\(catalog.regions.count) regions"]
+            var facts = [catalog.regions.count == 1 ? "1 region" : "\(catalog.regions.count) regions"]
             if let generated = catalog.generated { facts.append("generated \(ISODate.day(generated))") }
             if let serial = catalog.serial { facts.append("serial \(serial)") }
             if let expires = catalog.expires { facts.append("expires \(ISODate.day(expires))") }

@@ -7,7 +7,9 @@ struct ListCommand: Command {
     static let abstract = "List installed regions"
     static let discussion = """
         With --json, one object per region per line: id, name, version, format, minzoom, maxzoom,
-        tiles, sizeOnDisk, bounds, installedAt, sha256, contentHash (martin's agg_tiles_hash of the tiles).
+        tiles, sizeOnDisk, bounds, installedAt, sha256, contentHash (martin's agg_tiles_hash of the tiles),
+        damaged (null, or why the file is not as installed: its size or, with a changed
+        modification time or inode, its SHA-256).
         """
 
     init(parsing arguments: ParsedArguments) throws {
@@ -15,9 +17,12 @@ struct ListCommand: Command {
     }
 
     func run(_ context: Context) throws -> Int32 {
-        let library = try context.readOnlyRegionLibrary()
-        let regions = try library.installed()
         let console = context.console
+        guard let library = try context.existingRegionLibrary() else {
+            if !context.json { console.print(TerminalText.inline(context.missingDataDirectoryNote) + ". See 'mapgate catalog' and 'mapgate sync REGION'.") }
+            return ExitCode.success
+        }
+        let regions = try library.installed()
         if !context.json {
             if regions.isEmpty {
                 console.print("No region is installed. See 'mapgate catalog' and 'mapgate sync REGION'.")
@@ -30,17 +35,23 @@ struct ListCommand: Command {
             // Counted once at install; regions installed before that are counted now.
             let tiles = region.tileCount ?? (try? MBTilesFile(path: library.directory.regionPath(region.id)).tileCount())
             let bounds = region.bounds?.map { String(format: "%.4g", $0) }.joined(separator: ",")
+            // Size and stamp (size, mtime, inode); the SHA-256 only when the stamp changed.
+            var damage: String?
+            if case .damaged(let reason) = region.condition(ofFileAt: library.directory.regionPath(region.id), hashingUnstamped: false) {
+                damage = reason
+                console.warning("region \(region.id): damaged (\(reason)); 'mapgate sync \(region.id)' installs it again")
+            }
             if context.json {
                 console.json([
                     "id": region.id, "name": region.name, "version": region.version, "format": region.format.rawValue,
                     "minzoom": region.minzoom ?? NSNull(), "maxzoom": region.maxzoom ?? NSNull(), "tiles": tiles ?? NSNull(),
                     "sizeOnDisk": region.size, "bounds": region.bounds ?? NSNull(), "installedAt": Format.iso(region.installedAt),
-                    "sha256": region.sha256, "contentHash": region.contentHash ?? NSNull(),
+                    "sha256": region.sha256, "contentHash": region.contentHash ?? NSNull(), "damaged": damage ?? NSNull(),
                 ])
             } else {
                 let zoom = region.minzoom.map { "\($0)-\(region.maxzoom ?? $0)" } ?? "?"
                 table.append([
-                    region.id, region.name, region.version, region.format.rawValue, zoom, tiles.map(String.init) ?? "?",
+                    region.id, region.name, region.version + (damage == nil ? "" : " (damaged)"), region.format.rawValue, zoom, tiles.map(String.init) ?? "?",
                     Format.bytes(region.size), bounds ?? "-",
                 ])
             }

@@ -16,7 +16,7 @@ struct SyncCommand: Command {
         resume, are verified by size and SHA-256, are gunzipped while they stream, and replace the
         installed file atomically. A use of the update gate.
         With --json, one object per region, the same keys for every outcome: region, action
-        ("installed", "updated", "up-to-date", "kept" (no longer offered), "failed"), version,
+        ("installed", "updated", "repaired" (a damaged file installed again), "up-to-date", "kept" (no longer offered), "failed"), version,
         previousVersion, bytes, resumedFrom, transfer ("full", "delta", or null), error, exitCode.
         """
     let regions: [String]
@@ -53,12 +53,13 @@ struct SyncCommand: Command {
         // What can be decided without the gate is decided first: a region that is up to date,
         // needs a newer app or whose package is not there (404) costs no use.
         try GateGuard.refuseIfClosed(context)
+        let lock = try context.lockDataDirectory()
         let installer = try RegionInstaller(
             directory: context.dataDirectory, state: try context.state(), downloader: PackageDownloader(client: try context.httpClient()))
         var pending: [CatalogRegion] = []
         for region in plan.targets {
             do {
-                if let outcome = try installer.precheck(region, from: catalog) {
+                if let outcome = try installer.precheck(region, from: catalog, lock: lock) {
                     report(outcome, region: region, context: context)
                 } else {
                     pending.append(region)
@@ -69,7 +70,6 @@ struct SyncCommand: Command {
             }
         }
         guard !pending.isEmpty else { return firstFailure.map { ExitCode.forError($0) } ?? ExitCode.success }
-        let lock = try context.lockDataDirectory()
         guard let authorization = try GateGuard.authorize(context, installing: pending.map(\.id)) else { return ExitCode.success }
 
         let killAt = FaultInjection(environment: context.environment)
@@ -150,11 +150,13 @@ struct SyncCommand: Command {
                 "\(region.id) \(TerminalText.inline(previous)) → \(TerminalText.inline(version)): updated (delta, \(Format.bytes(downloaded)) of \(Format.bytes(fullSize)))"
             }
         case .installed(let version, let previous, let downloaded, let resumedFrom):
+            // The same version again: the installed file was damaged (said on stderr) and is repaired.
+            let isRepair = previous == version
             let line = SyncLine(
-                region: region.id, action: previous == nil ? "installed" : "updated", version: version, previousVersion: previous,
-                bytes: downloaded, resumedFrom: resumedFrom, transfer: "full")
+                region: region.id, action: isRepair ? "repaired" : previous == nil ? "installed" : "updated", version: version,
+                previousVersion: isRepair ? nil : previous, bytes: downloaded, resumedFrom: resumedFrom, transfer: "full")
             report(line, context: context) {
-                let what = previous.map { "updated from \(TerminalText.inline($0))" } ?? "installed"
+                let what = isRepair ? "repaired (installed again)" : previous.map { "updated from \(TerminalText.inline($0))" } ?? "installed"
                 let resumed = resumedFrom > 0 ? ", resumed at \(Format.bytes(resumedFrom))" : ""
                 return "\(region.id) \(TerminalText.inline(version)): \(what) (\(Format.bytes(downloaded)) downloaded\(resumed))"
             }

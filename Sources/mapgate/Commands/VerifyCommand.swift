@@ -14,7 +14,12 @@ struct VerifyCommand: Command {
     }
 
     func run(_ context: Context) throws -> Int32 {
-        let library = try context.readOnlyRegionLibrary()
+        guard let library = try context.existingRegionLibrary() else {
+            let note = context.missingDataDirectoryNote
+            guard regions.isEmpty else { throw GeneralFailure("region \(regions[0]): not installed (\(note))", kind: .failure) }
+            if !context.json { context.console.print(TerminalText.inline(note) + ": nothing to verify.") }
+            return ExitCode.success
+        }
         let ids = regions.isEmpty ? try library.installed().map(\.id) : regions
         if ids.isEmpty, !context.json {
             context.console.print("No region is installed: nothing to verify.")

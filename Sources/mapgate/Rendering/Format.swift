@@ -12,13 +12,6 @@ enum Format {
     }
 
     static func bytes(_ count: Int64) -> String {
-        let units = ["B", "KB", "MB", "GB", "TB"]
-        var value = Double(count)
-        var unit = 0
-        while value >= 1000, unit < units.count - 1 {
-            value /= 1000
-            unit += 1
-        }
-        return unit == 0 ? "\(count) B" : String(format: "%.1f %@", value, units[unit])
+        ByteCount.text(count)
     }
 }

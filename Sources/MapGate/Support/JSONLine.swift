@@ -1,0 +1,107 @@
+import Foundation
+
+/// Writes one JSON value on one line, keys sorted, for `--json` output.
+///
+/// Foundation's `JSONSerialization` with `.sortedKeys` compares keys through ICU with a locale
+/// (a collator set up per comparison): 50,000 catalog lines took 9.9 s against 1.5 s for the text
+/// table. Keys here are sorted case-insensitively, then by their bytes (the order
+/// `JSONSerialization` gives mapgate's ASCII keys), and the bytes are written directly.
+///
+/// Strings escape `"`, `\` and C0 controls as JSON requires, and also DEL, the C1 controls and
+/// U+2028/U+2029 (which JSON lets through raw) as `\uXXXX`, so no terminal acts on them. `/` is
+/// not escaped. Numbers: integers as such; a finite `Double` with no fraction as an integer,
+/// others in Swift's shortest form; a non-finite one as `null`.
+public enum JSONLine {
+    public static func encode(_ value: Any) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(256)
+        append(value, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    private static func append(_ value: Any, to bytes: inout [UInt8]) {
+        switch value {
+        case let text as String: appendString(text, to: &bytes)
+        case let flag as Bool: bytes += Array((flag ? "true" : "false").utf8)
+        case let number as Int: bytes += Array(String(number).utf8)
+        case let number as Int64: bytes += Array(String(number).utf8)
+        case let number as Int32: bytes += Array(String(number).utf8)
+        case let number as UInt64: bytes += Array(String(number).utf8)
+        case let number as UInt32: bytes += Array(String(number).utf8)
+        case let number as Double: appendDouble(number, to: &bytes)
+        case let number as Float: appendDouble(Double(number), to: &bytes)
+        case let object as [String: Any]:
+            bytes.append(UInt8(ascii: "{"))
+            let keys = object.keys.sorted { left, right in
+                let (a, b) = (left.lowercased(), right.lowercased())
+                return a == b ? left < right : a < b
+            }
+            for (index, key) in keys.enumerated() {
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                appendString(key, to: &bytes)
+                bytes.append(UInt8(ascii: ":"))
+                append(object[key] ?? NSNull(), to: &bytes)
+            }
+            bytes.append(UInt8(ascii: "}"))
+        case let array as [Any]:
+            bytes.append(UInt8(ascii: "["))
+            for (index, element) in array.enumerated() {
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                append(element, to: &bytes)
+            }
+            bytes.append(UInt8(ascii: "]"))
+        case let number as NSNumber: appendDouble(number.doubleValue, to: &bytes)
+        default:
+            // NSNull, nil and anything JSON has no word for.
+            if let optional = value as? OptionalProtocol, let wrapped = optional.wrapped {
+                append(wrapped, to: &bytes)
+            } else {
+                bytes += Array("null".utf8)
+            }
+        }
+    }
+
+    private static func appendDouble(_ number: Double, to bytes: inout [UInt8]) {
+        guard number.isFinite else { bytes += Array("null".utf8); return }
+        if number == number.rounded(), abs(number) < 1e15 {
+            bytes += Array(String(Int64(number)).utf8)
+        } else {
+            bytes += Array("\(number)".utf8)
+        }
+    }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    private static func appendString(_ text: String, to bytes: inout [UInt8]) {
+        bytes.append(UInt8(ascii: "\""))
+        for scalar in text.unicodeScalars {
+            let value = scalar.value
+            switch value {
+            case 0x22: bytes += [0x5C, 0x22]
+            case 0x5C: bytes += [0x5C, 0x5C]
+            case 0x0A: bytes += [0x5C, UInt8(ascii: "n")]
+            case 0x0D: bytes += [0x5C, UInt8(ascii: "r")]
+            case 0x09: bytes += [0x5C, UInt8(ascii: "t")]
+            case 0x08: bytes += [0x5C, UInt8(ascii: "b")]
+            case 0x0C: bytes += [0x5C, UInt8(ascii: "f")]
+            case 0..<0x20, 0x7F, 0x80...0x9F, 0x2028, 0x2029:
+                bytes += [0x5C, UInt8(ascii: "u")]
+                for shift in stride(from: 12, through: 0, by: -4) { bytes.append(hexDigits[Int((value >> UInt32(shift)) & 0xF)]) }
+            case 0..<0x80:
+                bytes.append(UInt8(value))
+            default:
+                bytes += Array(String(scalar).utf8)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+}
+
+/// Lets ``JSONLine`` see through an `Optional` stored in an `Any`.
+private protocol OptionalProtocol {
+    var wrapped: Any? { get }
+}
+
+extension Optional: OptionalProtocol {
+    fileprivate var wrapped: Any? { self.map { $0 as Any } }
+}

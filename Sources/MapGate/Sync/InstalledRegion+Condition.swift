@@ -1,0 +1,59 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The cheap identity of an installed region's file, recorded at install: size, modification
+/// time and inode. A file that still has all three is taken to be the file installed; one that
+/// does not is hashed (SHA-256) to tell a damaged file from a moved or restored one.
+public struct RegionFileStamp: Sendable, Equatable {
+    public var size: Int64
+    /// Nanoseconds since 1970.
+    public var modified: Int64
+    public var inode: UInt64
+
+    public init(size: Int64, modified: Int64, inode: UInt64) {
+        self.size = size
+        self.modified = modified
+        self.inode = inode
+    }
+
+    /// The stamp of the file at `path` (a link's target's); nil when it cannot be read.
+    public init?(path: String) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        size = Int64(info.st_size)
+        modified = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+        inode = UInt64(info.st_ino)
+    }
+}
+
+extension InstalledRegion {
+    /// What became of the file installed for this record.
+    public enum Condition: Sendable, Equatable {
+        /// As installed.
+        case intact
+        /// The same bytes (SHA-256) under a new stamp (copied, restored from a backup): `sync`
+        /// records the new stamp.
+        case intactWithNewStamp(RegionFileStamp)
+        /// Truncated, changed or missing: the reason.
+        case damaged(String)
+
+        public var isDamaged: Bool { if case .damaged = self { true } else { false } }
+    }
+
+    /// Checks the file at `path` against this record: its size always, its stamp next; its
+    /// SHA-256 only when the stamp differs. A region installed before stamps were recorded is
+    /// hashed only with `hashingUnstamped` (`sync`, which then records the stamp; `list`, which
+    /// cannot record it, takes the right size as intact rather than hash it on every run).
+    public func condition(ofFileAt path: String, hashingUnstamped: Bool = true) -> Condition {
+        guard let stamp = RegionFileStamp(path: path) else { return .damaged("the file \(path) is missing") }
+        guard stamp.size == size else { return .damaged("its size is \(stamp.size) bytes, \(size) were installed") }
+        if stamp == fileStamp { return .intact }
+        guard fileStamp != nil || hashingUnstamped else { return .intact }
+        guard let hash = try? SHA256Hasher.hex(ofFileAt: path) else { return .damaged("the file \(path) cannot be read") }
+        guard hash == sha256 else { return .damaged("its SHA-256 is \(hash.prefix(12))…, \(sha256.prefix(12))… was installed") }
+        return .intactWithNewStamp(stamp)
+    }
+}

@@ -1,0 +1,31 @@
+import Foundation
+
+/// What a run of `sync` may leave in the data directory, and how it goes: the files a run
+/// assembles in `partial/` (`<id>.installing.mbtiles`, `<id>.patching.mbtiles`), resumable
+/// downloads (`<id>.<hash>.part` and `.json`), and SQLite's side files (`-wal`, `-shm`,
+/// `-journal`). Only one region's files are ever touched: `a`'s never include `a.b`'s.
+enum LeftoverFiles {
+    static let sideSuffixes = ["-wal", "-shm", "-journal"]
+
+    /// Removes SQLite's side files of the database at `path`.
+    static func removeSideFiles(of path: String) {
+        for suffix in sideSuffixes { try? FileManager.default.removeItem(atPath: path + suffix) }
+    }
+
+    /// True for the names in `partial/` that region `id` assembles, with their side files.
+    static func isAssembled(_ name: String, of id: String, in directory: DataDirectory) -> Bool {
+        [directory.installingPath(id), directory.patchingPath(id)].map { ($0 as NSString).lastPathComponent }.contains { assembled in
+            name == assembled || sideSuffixes.contains { name == assembled + $0 }
+        }
+    }
+
+    /// Removes what a run that died left of region `id` in `partial/`: the files being
+    /// assembled (never resumed: a run makes them afresh) and, with `includingDownloads`, the
+    /// resumable downloads too (when the region is installed and up to date, none is needed).
+    static func removeDeadRunFiles(of id: String, in directory: DataDirectory, includingDownloads: Bool) {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.partialPath)) ?? []
+        for name in names where isAssembled(name, of: id, in: directory) || (includingDownloads && PackageDownloader.isPartial(name, of: id)) {
+            try? FileManager.default.removeItem(atPath: directory.partialPath + "/" + name)
+        }
+    }
+}

@@ -1,0 +1,189 @@
+import Foundation
+import MapGate
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Inputs a GIS user's tools make ("Bad input, round two"): links, FIFOs, NULL tiles, a `format`
+/// that lies, zooms outside 0–30.
+@Suite struct PublishBadInputTests {
+    let workspace: PublishWorkspace
+    let tiles = DeltaTestFiles.pyramid(maxZoom: 3, png: true, seed: 7)
+
+    init() throws {
+        workspace = try PublishWorkspace()
+    }
+
+    /// The error a publish gives, as text ("" when it succeeded).
+    func publishError() -> String {
+        do {
+            try workspace.publish()
+            return ""
+        } catch {
+            return (error as? LocalizedError)?.errorDescription ?? "\(error)"
+        }
+    }
+
+    @Test func aSymbolicLinkToAFilePublishesLikeTheFile() throws {
+        let target = workspace.work.file("elsewhere.mbtiles")
+        try DeltaTestFiles.write(target, tiles: tiles, metadata: ["format": "png", "version": "1"])
+        try FileManager.default.createSymbolicLink(atPath: workspace.input + "/linked.mbtiles", withDestinationPath: target)
+
+        let report = try workspace.publish()
+        #expect(report.regions.map(\.action) == [.added])
+        let region = try #require(try workspace.catalog().region("linked"))
+        #expect(region.installedSize == (try CatalogBuilder.size(target)))
+        #expect(region.contentHash == (try TilesetHash.compute(ofFileAt: target).hex))
+    }
+
+    @Test func aFIFONamedMBTilesIsRefusedNotWaitedOn() throws {
+        let fifo = workspace.input + "/pipe.mbtiles"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let started = Date()
+        let message = publishError()
+        #expect(message.contains("pipe.mbtiles: is a FIFO, not a regular file"), "\(message)")
+        #expect(Date().timeIntervalSince(started) < 10)
+
+        // Through a link too.
+        try FileManager.default.removeItem(atPath: fifo)
+        let elsewhere = workspace.work.file("fifo")
+        #expect(mkfifo(elsewhere, 0o600) == 0)
+        try FileManager.default.createSymbolicLink(atPath: fifo, withDestinationPath: elsewhere)
+        #expect(publishError().contains("is a FIFO (through a symbolic link), not a regular file"))
+    }
+
+    @Test func aNullTileIsRefusedNamingTheTile() throws {
+        var holed = tiles
+        holed[TileKey(2, 1, 3)] = .some(nil)
+        try workspace.writeRegion("holes.mbtiles", tiles: holed, metadata: ["version": "1"])
+        let message = publishError()
+        #expect(message.contains("holes.mbtiles: tile 2/1/3 (z/x/TMS row) has no data: its tile_data is NULL"), "\(message)")
+        #expect(!workspace.exists("catalog.json"))
+    }
+
+    @Test(arguments: [
+        ("jpg", true, "(z/x/TMS row) is png; set metadata \"format\""),
+        ("webp", true, "(z/x/TMS row) is png; set metadata \"format\""),
+        ("pbf", true, "(z/x/TMS row) is png; set metadata \"format\""),
+        ("png", false, "(z/x/TMS row) is gzip (pbf); set metadata \"format\""),
+    ])
+    func aFormatThatIsNotTheTilesIsRefused(format: String, pngTiles: Bool, expected: String) throws {
+        let tiles = DeltaTestFiles.pyramid(maxZoom: 1, png: pngTiles, seed: 3)
+        try workspace.writeRegion("liar.mbtiles", tiles: tiles, metadata: ["version": "1", "format": format])
+        let message = publishError()
+        #expect(message.contains("liar.mbtiles: the tile format is \(format) (metadata \"format\" = \"\(format)\") but tile "), "\(message)")
+        #expect(message.contains(expected), "\(message)")
+    }
+
+    @Test func rawAndGzippedProtobufTilesAreBothPBF() throws {
+        // A raw MVT tile starts with field 3 (layers), length-delimited: 0x1A.
+        let raw: [TileKey: Data?] = [
+            TileKey(0, 0, 0): .some(Data([0x1A, 0x02, 0x0A, 0x00])), TileKey(1, 0, 0): .some(Data()),
+            TileKey(1, 0, 1): .some(Data([0x78, 0x9C, 0x03, 0x00])),  // zlib, as some older tools stored them
+        ]
+        let json = "{\"vector_layers\":[{\"id\":\"roads\"}]}"
+        try workspace.writeRegion("raw.mbtiles", tiles: raw, metadata: ["version": "1", "format": "pbf", "json": json])
+        try workspace.writeRegion(
+            "zipped.mbtiles", tiles: DeltaTestFiles.pyramid(maxZoom: 1, png: false, seed: 4), metadata: ["version": "1", "format": "pbf", "json": json])
+        #expect(publishError() == "")
+        #expect(try workspace.catalog().regions.map(\.format) == [.pbf, .pbf])
+    }
+
+    @Test func zoomFollowsTheOneRule() throws {
+        // Metadata says 2–9: the catalog says 0–9 (tiles' 0–3 widened), as sync, list and TileJSON do.
+        let path = try workspace.writeRegion("wide.mbtiles", tiles: tiles, metadata: ["version": "1", "minzoom": "2", "maxzoom": "9"])
+        try workspace.publish()
+        let region = try #require(try workspace.catalog().region("wide"))
+        #expect((region.minzoom, region.maxzoom) == (0, 9))
+        #expect(try MBTilesInspection.inspect(path).zoom == 0...9)
+        #expect(try MBTilesFile(path: path).zoomRange() == 0...9)
+
+        var below = tiles
+        below[TileKey(-1, 0, 0)] = .some(tiles[TileKey(0, 0, 0)]!)
+        try workspace.writeRegion("wide.mbtiles", tiles: below, metadata: ["version": "2"])
+        #expect(publishError().contains("it has tiles at zoom -1–3, outside 0–30"))
+    }
+
+    /// A raw MVT tile with the given layers (no features).
+    static func vectorTile(_ names: [String]) -> Data {
+        var tile: [UInt8] = []
+        for name in names {
+            let layer: [UInt8] = [0x0A, UInt8(name.utf8.count)] + Array(name.utf8) + [0x78, 0x02]  // name, version 2
+            tile += [0x1A, UInt8(layer.count)] + layer
+        }
+        return Data(tile)
+    }
+
+    @Test func layerNamesAreReadFromRawAndGzippedTiles() throws {
+        #expect(try VectorTileLayers.names(inTile: Self.vectorTile(["roads", "water", "roads"])) == ["roads", "water"])
+        #expect(try VectorTileLayers.names(inTile: GzipDeflater.compress(Self.vectorTile(["poi"]))) == ["poi"])
+        #expect(throws: VectorTileLayers.DecodingError.self) { try VectorTileLayers.names(inTile: Data([0x1A, 0x7F, 0x0A])) }
+        // tippecanoe's tiles of the real fixture: the layer its own json lists.
+        let cities = try MBTilesFile(path: try TestPaths.shared("mbtiles/mbtileserver-world_cities.mbtiles"))
+        let listed = VectorStyle.layers(fromMetadataJSON: try cities.metadata()["json"]).map(\.id)
+        #expect(!listed.isEmpty)
+        #expect(try cities.sampledVectorLayerNames() == listed)
+    }
+
+    @Test func aPBFRegionWithoutVectorLayersIsRefusedWithTheLayersItsTilesHave() throws {
+        let path = workspace.input + "/cities.mbtiles"
+        try FileManager.default.copyItem(atPath: try TestPaths.shared("mbtiles/mbtileserver-world_cities.mbtiles"), toPath: path)
+        let listed = VectorStyle.layers(fromMetadataJSON: try MBTilesFile(path: path).metadata()["json"]).map(\.id)
+        let result = try runProcess("/usr/bin/sqlite3", [path, "DELETE FROM metadata WHERE name = 'json'"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let message = publishError()
+        #expect(message.contains("cities.mbtiles: a pbf region needs \"vector_layers\" in its metadata \"json\""), "\(message)")
+        #expect(message.contains("Its tiles have the layers \(listed.joined(separator: ", ")): set metadata \"json\" to {\"vector_layers\":[{\"fields\":{},\"id\":\"\(listed[0])\"}"), "\(message)")
+
+        // Raw tiles, and a json over the 1 MiB cap (left out, so the same as none).
+        try FileManager.default.removeItem(atPath: path)
+        let big = "{\"vector_layers\":[{\"id\":\"roads\"}],\"pad\":\"" + String(repeating: "x", count: 1 << 20) + "\"}"
+        try workspace.writeRegion(
+            "raw.mbtiles", tiles: [TileKey(0, 0, 0): .some(Self.vectorTile(["roads", "water"]))], metadata: ["version": "1", "format": "pbf", "json": big])
+        #expect(publishError().contains("Its tiles have the layers roads, water"))
+    }
+
+    @Test func aVersionFromMetadataIsExplainedOneFromRegionsJSONIsNot() throws {
+        try workspace.writeRegion("gdal.mbtiles", tiles: tiles, metadata: ["version": "1.1"])
+        try workspace.writeRegion("chosen.mbtiles", tiles: tiles, metadata: ["version": "1.1"])
+        try Data(#"{"chosen.mbtiles": {"version": "2026.11"}}"#.utf8).write(to: URL(fileURLWithPath: workspace.input + "/regions.json"))
+        let report = try workspace.publish()
+        #expect(report.notes == [
+            "region gdal: version \"1.1\" is the metadata \"version\" of gdal.mbtiles (GDAL writes 1.1 and tippecanoe 2 there unless told otherwise); to choose it, give \"version\" for \"gdal.mbtiles\" in regions.json or set the file's metadata"
+        ])
+        // Said when a version is published, not on every unchanged run.
+        #expect(try workspace.publish().notes.isEmpty)
+    }
+
+    @Test func xyzRowsAreRefusedNotServedUpsideDown() throws {
+        try workspace.writeRegion("xyz.mbtiles", tiles: tiles, metadata: ["version": "1", "scheme": "xyz"])
+        let message = publishError()
+        #expect(message.contains("xyz.mbtiles: metadata scheme is \"xyz\": MBTiles rows are TMS"), "\(message)")
+        try workspace.writeRegion("xyz.mbtiles", tiles: tiles, metadata: ["version": "1", "scheme": "tms"])
+        #expect(publishError() == "")
+    }
+
+    @Test func aWALModeInputLeavesNoSideFilesAndPendingChangesAreRefused() throws {
+        let path = try workspace.writeRegion("gdal.mbtiles", tiles: tiles, metadata: ["version": "1"])
+        do {
+            let writer = try SQLiteDatabase(path: path, mode: .readWriteCreate)
+            #expect(try writer.query("PRAGMA journal_mode = WAL") { $0.text(0) } == ["wal"])
+            try writer.execute("PRAGMA wal_autocheckpoint = 0")
+            try writer.execute("INSERT INTO metadata (name, value) VALUES ('description', 'pending')")
+            let message = publishError()
+            #expect(message.contains("gdal.mbtiles: gdal.mbtiles-wal holds"), "\(message)")
+            #expect(message.contains("of changes not yet in the file, which the package would miss"), "\(message)")
+        }
+        // The writer closed (SQLite checkpointed and removed its side files), as GDAL leaves a
+        // file: still in WAL mode (header bytes 18 and 19 are 2).
+        let header = try #require(FileHandle(forReadingAtPath: path)).readData(ofLength: 20)
+        #expect(Array(header.suffix(2)) == [2, 2])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: workspace.input) == ["gdal.mbtiles"])
+        #expect(publishError() == "")
+        let inputs = try FileManager.default.contentsOfDirectory(atPath: workspace.input).sorted()
+        #expect(inputs == ["gdal.mbtiles"], "\(inputs)")
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+import MapGate
+import TestSupport
+import Testing
+
+/// A region file damaged after install is noticed by its size and stamp (SHA-256 only when the
+/// stamp changed) and installed again by `sync` ("Bad input, round two", item 14).
+@Suite struct RegionRepairTests {
+    let harness: SyncHarness
+    let source: String
+
+    init() throws {
+        harness = try SyncHarness()
+        source = try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles")
+        try harness.builder.add(id: "r", source: source, format: "png")
+        try harness.sync("r")
+    }
+
+    var path: String { harness.directory.regionPath("r") }
+
+    /// Syncs `r` and returns the outcome and the notices.
+    func sync() throws -> (RegionInstaller.Outcome, [String]) {
+        let catalog = try harness.catalog()
+        var notices: [String] = []
+        let outcome = try harness.installer().sync(
+            try #require(catalog.region("r")), from: catalog, authorization: try harness.authorization(),
+            lock: try DirectoryLock(directory: harness.directory), notice: { notices.append($0) })
+        return (outcome, notices)
+    }
+
+    @Test func theStampIsRecordedAtInstall() throws {
+        let record = try harness.library.region("r")
+        #expect(record.fileStamp == RegionFileStamp(path: path))
+        #expect(record.condition(ofFileAt: path) == .intact)
+    }
+
+    @Test func aTruncatedFileIsInstalledAgain() throws {
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        try handle.truncate(atOffset: 4096)
+        try handle.close()
+        #expect(try harness.library.region("r").condition(ofFileAt: path, hashingUnstamped: false).isDamaged)
+
+        let (outcome, notices) = try sync()
+        guard case .installed("1", "1", _, _) = outcome else { Issue.record("\(outcome)"); return }
+        #expect(notices.count == 1 && notices[0].contains("region r: the installed file is damaged (its size is 4096 bytes"), "\(notices)")
+        #expect(try SHA256Hasher.hex(ofFileAt: path) == (try SHA256Hasher.hex(ofFileAt: source)))
+        #expect(try harness.library.region("r").condition(ofFileAt: path) == .intact)
+        #expect(try sync().0 == .upToDate(version: "1"))
+    }
+
+    @Test func aFileChangedInPlaceAtTheSameSizeIsInstalledAgain() throws {
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        bytes[bytes.count / 2] ^= 0xFF
+        try bytes.write(to: URL(fileURLWithPath: path))
+        let (outcome, notices) = try sync()
+        guard case .installed("1", "1", _, _) = outcome else { Issue.record("\(outcome)"); return }
+        #expect(notices.first?.contains("its SHA-256 is") == true, "\(notices)")
+        #expect(try SHA256Hasher.hex(ofFileAt: path) == (try SHA256Hasher.hex(ofFileAt: source)))
+    }
+
+    @Test func aFileWithTheSameBytesAndANewStampIsKeptAndRestamped() throws {
+        // A copy (say, restored from a backup): new inode and mtime, same bytes.
+        let copy = harness.work.file("copy.mbtiles")
+        try FileManager.default.copyItem(atPath: path, toPath: copy)
+        #expect(rename(copy, path) == 0)
+        harness.origin.clearRequests()
+        let (outcome, notices) = try sync()
+        #expect(outcome == .upToDate(version: "1"))
+        #expect(notices.isEmpty, "\(notices)")
+        #expect(harness.origin.requests.allSatisfy { $0.path == "/catalog.json" })
+        #expect(try harness.library.region("r").fileStamp == RegionFileStamp(path: path))
+    }
+}
