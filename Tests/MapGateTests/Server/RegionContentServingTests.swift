@@ -19,8 +19,23 @@ import Testing
         harness = try SyncHarness()
         try harness.builder.add(id: "cities", source: try TestPaths.shared("mbtiles/mbtileserver-world_cities.mbtiles"), format: "pbf")
         try harness.builder.add(id: "plain", source: try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles"), format: "png")
+        // Regions whose tiles start above zoom 0 (the viewer must start there): copies of the
+        // fixtures without their lowest zooms, metadata to match (one zoom rule: tiles and metadata).
+        for (id, fixture, lowest) in [("deep", "node-mbtiles-plain_1.mbtiles", 3), ("deepcities", "mbtileserver-world_cities.mbtiles", 2)] {
+            let copy = harness.work.file("\(id).mbtiles")
+            try FileManager.default.copyItem(atPath: try TestPaths.shared("mbtiles/" + fixture), toPath: copy)
+            let table = id == "deep" ? "map" : "tiles"
+            try Self.sqlite(copy, """
+                DELETE FROM \(table) WHERE zoom_level < \(lowest);
+                DELETE FROM metadata WHERE name IN ('minzoom');
+                INSERT INTO metadata VALUES ('minzoom', '\(lowest)');
+                """)
+            try harness.builder.add(id: id, source: copy, format: id == "deep" ? "png" : "pbf")
+        }
         try harness.sync("cities")
         try harness.sync("plain")
+        try harness.sync("deep")
+        try harness.sync("deepcities")
         let attribution = Self.attribution.replacingOccurrences(of: "'", with: "''")
         // XYZ 1/0/1 is TMS row 0.
         try Self.sqlite(harness.directory.regionPath("plain"), """
@@ -98,7 +113,7 @@ import Testing
     }
 
     @Test func viewerStartsWithinTheRegionsZoomRange() throws {
-        let raster = String(decoding: try get("/view/plain").body, as: UTF8.self)
+        let raster = String(decoding: try get("/view/deep").body, as: UTF8.self)
         #expect(raster.contains("minZoom: 3"), "\(raster)")
         #expect(!raster.contains("minZoom: 0"))
     }
@@ -111,7 +126,7 @@ import Testing
             library: harness.library, authorization: try harness.authorization(), settings: HTTPServer.Settings(), leafletPath: "/nonexistent",
             maplibrePath: maplibre.path, makeGate: { try Gate(store: try harness.gateStore(), settings: .unreachable) })
         defer { other.stop() }
-        let response = try client.get(HTTPRequest(url: other.baseURL + "/view/cities"))
+        let response = try client.get(HTTPRequest(url: other.baseURL + "/view/deepcities"))
         let page = String(decoding: response.body, as: UTF8.self)
         #expect(page.contains("new maplibregl.Map("), "\(page)")
         #expect(page.contains("minZoom: 2"))
