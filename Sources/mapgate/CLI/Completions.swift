@@ -1,0 +1,232 @@
+import Foundation
+import MapGate
+
+/// `mapgate help completions bash|zsh|fish`: shell completion scripts made from the command table
+/// (the same one `--help` prints), so that they cannot drift from it. `scripts/package` installs
+/// them. Region ids come from `mapgate list --json` (offline); `sync` completes installed ids too,
+/// since nothing lists the catalog offline.
+enum Completions {
+    static let shells = ["bash", "zsh", "fish"]
+
+    static func script(for shell: String) -> String? {
+        switch shell {
+        case "bash": bash()
+        case "zsh": zsh()
+        case "fish": fish()
+        default: nil
+        }
+    }
+
+    /// What a command's positional argument at `index` is, from its usage (`REGION Z X Y`).
+    enum Argument: Equatable { case region, directory, other }
+
+    static func argument(of command: any Command.Type, at index: Int) -> Argument {
+        let words = command.arguments.split(separator: " ").map(String.init)
+        guard !words.isEmpty else { return .other }
+        let word = index < words.count ? words[index] : (words.last!.hasSuffix("...") || words.last!.hasSuffix("...]") ? words.last! : "")
+        let name = word.trimmingCharacters(in: CharacterSet(charactersIn: "[].")).uppercased()
+        if name == "REGION" { return .region }
+        if name == "DIR" || name.hasSuffix("_DIR") { return .directory }
+        return .other
+    }
+
+    /// What an option's value is, from its placeholder (`DIR`, `OUT_DIR`, `FILE`, `PORT`).
+    private enum Value { case file, directory, other }
+
+    private static func valueKind(_ placeholder: String) -> Value {
+        if placeholder == "DIR" || placeholder.hasSuffix("_DIR") { return .directory }
+        if placeholder == "FILE" || placeholder.hasSuffix("_FILE") { return .file }
+        return .other
+    }
+
+    private static let regionIDs = #"mapgate list --json 2>/dev/null | sed -n 's/.*"id":"\([^"]*\)".*/\1/p'"#
+
+    private static func names(_ option: OptionSpec) -> [String] {
+        ["--" + option.name] + (option.short.map { ["-" + String($0)] } ?? [])
+    }
+
+    // MARK: bash
+
+    private static func bash() -> String {
+        let commands = MapGateCLI.commands.map { $0.name }
+        let global = ParsedArguments.globalOptions.flatMap(names)
+        var script = [
+            "# bash completion for mapgate \(BuildInfo.version), made by `mapgate help completions bash`",
+            "_mapgate_regions() { \(regionIDs); }",
+            "_mapgate() {",
+            "  local cur=\"${COMP_WORDS[COMP_CWORD]}\" prev=\"${COMP_WORDS[COMP_CWORD-1]}\"",
+            "  local command=\"\" position=0 i",
+            "  for ((i = 1; i < COMP_CWORD; i++)); do",
+            "    case \"$command:${COMP_WORDS[i]}\" in",
+        ]
+        // Options that take a value skip it while looking for the command and counting positions.
+        var valued: [String] = []
+        for option in ParsedArguments.globalOptions where option.value != nil {
+            valued += names(option).map { "*:" + $0 }
+        }
+        for command in MapGateCLI.commands {
+            for option in command.options where option.value != nil {
+                valued += names(option).map { command.name + ":" + $0 }
+            }
+        }
+        script += [
+            "      \(valued.joined(separator: "|"))) ((i++)) ;;",
+            "      *:-*) ;;",
+            "      :*) command=\"${COMP_WORDS[i]}\" ;;",
+            "      *) ((position++)) ;;",
+            "    esac",
+            "  done",
+            "  case \"$command:$prev\" in",
+        ]
+        var files: [String] = [], directories: [String] = [], free: [String] = []
+        for (command, option) in [("*", ParsedArguments.globalOptions)] + MapGateCLI.commands.map({ ($0.name, $0.options) }) {
+            for spec in option where spec.value != nil {
+                let patterns = names(spec).map { command + ":" + $0 }
+                switch valueKind(spec.value!) {
+                case .directory: directories += patterns
+                case .file: files += patterns
+                case .other: free += patterns
+                }
+            }
+        }
+        if !files.isEmpty { script.append("    \(files.joined(separator: "|"))) COMPREPLY=($(compgen -f -- \"$cur\")); return ;;") }
+        if !directories.isEmpty { script.append("    \(directories.joined(separator: "|"))) COMPREPLY=($(compgen -d -- \"$cur\")); return ;;") }
+        if !free.isEmpty { script.append("    \(free.joined(separator: "|"))) return ;;") }
+        script += [
+            "  esac",
+            "  local options=\"\(global.joined(separator: " "))\" words=\"\"",
+            "  case \"$command\" in",
+            "    \"\") COMPREPLY=($(compgen -W \"\(commands.joined(separator: " ")) help $options\" -- \"$cur\")); return ;;",
+            "    help) words=\"\(commands.joined(separator: " "))\" ;;",
+        ]
+        for command in MapGateCLI.commands {
+            let own = command.options.flatMap(names)
+            var line = "    \(command.name))"
+            if !own.isEmpty { line += " options+=\" \(own.joined(separator: " "))\";" }
+            var positions: [String] = []
+            for index in 0..<4 {
+                switch argument(of: command, at: index) {
+                case .region: positions.append("\(index)) words=\"$(_mapgate_regions)\" ;;")
+                case .directory: positions.append("\(index)) COMPREPLY=($(compgen -d -- \"$cur\")) ;;")
+                case .other: break
+                }
+            }
+            if !positions.isEmpty {
+                let repeats = command.arguments.hasSuffix("...") || command.arguments.hasSuffix("...]")
+                if repeats, positions.count == 4, argument(of: command, at: 0) == .region {
+                    positions = ["*) words=\"$(_mapgate_regions)\" ;;"]
+                } else if repeats, positions.count == 4 {
+                    positions = ["*) COMPREPLY=($(compgen -d -- \"$cur\")) ;;"]
+                }
+                line += " [[ \"$cur\" == -* ]] || case $position in \(positions.joined(separator: " ")) esac;"
+            }
+            script.append(line + " ;;")
+        }
+        script += [
+            "  esac",
+            "  if [[ \"$cur\" == -* ]]; then words=\"$options\"; fi",
+            "  [[ -n \"$words\" ]] && COMPREPLY+=($(compgen -W \"$words\" -- \"$cur\"))",
+            "  return 0",
+            "}",
+            "complete -F _mapgate mapgate",
+        ]
+        return script.joined(separator: "\n")
+    }
+
+    // MARK: zsh
+
+    private static func zsh() -> String {
+        func quoted(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+        func described(_ text: String) -> String {
+            text.replacingOccurrences(of: "[", with: "(").replacingOccurrences(of: "]", with: ")").replacingOccurrences(of: ":", with: "\\:")
+        }
+        func spec(_ option: OptionSpec) -> String {
+            var value = ""
+            if let placeholder = option.value {
+                switch valueKind(placeholder) {
+                case .directory: value = ":\(placeholder.lowercased()):_files -/"
+                case .file: value = ":\(placeholder.lowercased()):_files"
+                case .other: value = ":\(placeholder.lowercased()): "
+                }
+            }
+            let help = "[" + described(option.help) + "]" + value
+            guard let short = option.short else { return quoted("--\(option.name)" + help) }
+            return quoted("(-\(short) --\(option.name))") + "{-\(short),--\(option.name)}" + quoted(help)
+        }
+        var script = [
+            "#compdef mapgate",
+            "# zsh completion for mapgate \(BuildInfo.version), made by `mapgate help completions zsh`",
+            "_mapgate_regions() { local -a ids; ids=(${(f)\"$(\(regionIDs))\"}); compadd -a ids; }",
+            "_mapgate() {",
+            "  local curcontext=\"$curcontext\" state line",
+            "  local -a global commands",
+            "  global=(" + ParsedArguments.globalOptions.map(spec).joined(separator: " ") + ")",
+            "  commands=(" + MapGateCLI.commands.map { quoted($0.name + ":" + described($0.abstract)) }.joined(separator: " ")
+                + " 'help:help for mapgate or a command')",
+            "  _arguments -C $global '1:command:->command' '*::argument:->argument'",
+            "  case $state in",
+            "    command) _describe -t commands 'mapgate command' commands ;;",
+            "    argument)",
+            "      case $words[1] in",
+            "        help) _arguments '1:command:(\(MapGateCLI.commands.map { $0.name }.joined(separator: " ")))' ;;",
+        ]
+        for command in MapGateCLI.commands {
+            var specs = ["$global"] + command.options.map(spec)
+            let repeats = command.arguments.hasSuffix("...") || command.arguments.hasSuffix("...]")
+            let count = command.arguments.split(separator: " ").count
+            for index in 0..<count {
+                let kind = argument(of: command, at: index)
+                let action = kind == .region ? "_mapgate_regions" : kind == .directory ? "_files -/" : " "
+                let name = command.arguments.split(separator: " ")[index].trimmingCharacters(in: CharacterSet(charactersIn: "[].")).lowercased()
+                specs.append(quoted((repeats && index == count - 1 ? "*" : "\(index + 1)") + ":\(name):\(action)"))
+            }
+            script.append("        \(command.name)) _arguments \(specs.joined(separator: " ")) ;;")
+        }
+        script += ["      esac ;;", "  esac", "}", "_mapgate \"$@\""]
+        return script.joined(separator: "\n")
+    }
+
+    // MARK: fish
+
+    private static func fish() -> String {
+        func quoted(_ text: String) -> String {
+            "'" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'"
+        }
+        func line(_ option: OptionSpec, condition: String?) -> String {
+            var parts = ["complete -c mapgate"]
+            if let condition { parts.append("-n " + quoted(condition)) }
+            if let short = option.short { parts.append("-s \(short)") }
+            parts.append("-l \(option.name)")
+            if let placeholder = option.value {
+                switch valueKind(placeholder) {
+                case .directory: parts.append("-r -f -a '(__fish_complete_directories)'")
+                case .file: parts.append("-r -F")
+                case .other: parts.append("-r -f")
+                }
+            }
+            parts.append("-d " + quoted(option.help))
+            return parts.joined(separator: " ")
+        }
+        let names = MapGateCLI.commands.map { $0.name }.joined(separator: " ")
+        var script = [
+            "# fish completion for mapgate \(BuildInfo.version), made by `mapgate help completions fish`",
+            "complete -c mapgate -f",
+            "function __mapgate_regions; " + regionIDs.replacingOccurrences(of: #"sed -n 's/.*"id":"\([^"]*\)".*/\1/p'"#, with: #"string replace -rf '.*"id":"([^"]*)".*' '$1'"#) + "; end",
+        ]
+        for command in MapGateCLI.commands {
+            script.append("complete -c mapgate -n " + quoted("not __fish_seen_subcommand_from \(names) help") + " -a \(command.name) -d " + quoted(command.abstract))
+        }
+        script.append("complete -c mapgate -n " + quoted("not __fish_seen_subcommand_from \(names) help") + " -a help -d 'help for mapgate or a command'")
+        script.append("complete -c mapgate -n '__fish_seen_subcommand_from help' -a " + quoted(names))
+        script += ParsedArguments.globalOptions.map { line($0, condition: nil) }
+        for command in MapGateCLI.commands {
+            script += command.options.map { line($0, condition: "__fish_seen_subcommand_from \(command.name)") }
+            switch argument(of: command, at: 0) {
+            case .region: script.append("complete -c mapgate -n " + quoted("__fish_seen_subcommand_from \(command.name)") + " -a '(__mapgate_regions)'")
+            case .directory: script.append("complete -c mapgate -n " + quoted("__fish_seen_subcommand_from \(command.name)") + " -a '(__fish_complete_directories)'")
+            case .other: break
+            }
+        }
+        return script.joined(separator: "\n")
+    }
+}
