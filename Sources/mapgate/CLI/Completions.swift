@@ -17,17 +17,20 @@ enum Completions {
         }
     }
 
-    /// What a command's positional argument at `index` is, from its usage (`REGION Z X Y`).
+    /// What a positional argument is, from its name in the usage (`REGION`, `INPUT_DIR`, `Z`).
     enum Argument: Equatable { case region, directory, other }
 
-    static func argument(of command: any Command.Type, at index: Int) -> Argument {
+    /// A command's positional arguments, from its usage (`REGION Z X Y`, `[REGION...]`), and
+    /// whether the last one repeats.
+    static func positionals(of command: any Command.Type) -> (names: [String], kinds: [Argument], lastRepeats: Bool) {
         let words = command.arguments.split(separator: " ").map(String.init)
-        guard !words.isEmpty else { return .other }
-        let word = index < words.count ? words[index] : (words.last!.hasSuffix("...") || words.last!.hasSuffix("...]") ? words.last! : "")
-        let name = word.trimmingCharacters(in: CharacterSet(charactersIn: "[].")).uppercased()
-        if name == "REGION" { return .region }
-        if name == "DIR" || name.hasSuffix("_DIR") { return .directory }
-        return .other
+        let names = words.map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "[].")) }
+        let kinds = names.map { name -> Argument in
+            if name == "REGION" { return .region }
+            if name == "DIR" || name.hasSuffix("_DIR") { return .directory }
+            return .other
+        }
+        return (names, kinds, words.last?.contains("...") ?? false)
     }
 
     /// What an option's value is, from its placeholder (`DIR`, `OUT_DIR`, `FILE`, `PORT`).
@@ -103,21 +106,17 @@ enum Completions {
             let own = command.options.flatMap(names)
             var line = "    \(command.name))"
             if !own.isEmpty { line += " options+=\" \(own.joined(separator: " "))\";" }
+            let positional = positionals(of: command)
             var positions: [String] = []
-            for index in 0..<4 {
-                switch argument(of: command, at: index) {
-                case .region: positions.append("\(index)) words=\"$(_mapgate_regions)\" ;;")
-                case .directory: positions.append("\(index)) COMPREPLY=($(compgen -d -- \"$cur\")) ;;")
+            for (index, kind) in positional.kinds.enumerated() {
+                let pattern = positional.lastRepeats && index == positional.kinds.count - 1 ? "*" : "\(index)"
+                switch kind {
+                case .region: positions.append("\(pattern)) words=\"$(_mapgate_regions)\" ;;")
+                case .directory: positions.append("\(pattern)) COMPREPLY=($(compgen -d -- \"$cur\")) ;;")
                 case .other: break
                 }
             }
             if !positions.isEmpty {
-                let repeats = command.arguments.hasSuffix("...") || command.arguments.hasSuffix("...]")
-                if repeats, positions.count == 4, argument(of: command, at: 0) == .region {
-                    positions = ["*) words=\"$(_mapgate_regions)\" ;;"]
-                } else if repeats, positions.count == 4 {
-                    positions = ["*) COMPREPLY=($(compgen -d -- \"$cur\")) ;;"]
-                }
                 line += " [[ \"$cur\" == -* ]] || case $position in \(positions.joined(separator: " ")) esac;"
             }
             script.append(line + " ;;")
@@ -172,13 +171,11 @@ enum Completions {
         ]
         for command in MapGateCLI.commands {
             var specs = ["$global"] + command.options.map(spec)
-            let repeats = command.arguments.hasSuffix("...") || command.arguments.hasSuffix("...]")
-            let count = command.arguments.split(separator: " ").count
-            for index in 0..<count {
-                let kind = argument(of: command, at: index)
+            let positional = positionals(of: command)
+            for (index, kind) in positional.kinds.enumerated() {
                 let action = kind == .region ? "_mapgate_regions" : kind == .directory ? "_files -/" : " "
-                let name = command.arguments.split(separator: " ")[index].trimmingCharacters(in: CharacterSet(charactersIn: "[].")).lowercased()
-                specs.append(quoted((repeats && index == count - 1 ? "*" : "\(index + 1)") + ":\(name):\(action)"))
+                let position = positional.lastRepeats && index == positional.kinds.count - 1 ? "*" : "\(index + 1)"
+                specs.append(quoted(position + ":\(positional.names[index].lowercased()):\(action)"))
             }
             script.append("        \(command.name)) _arguments \(specs.joined(separator: " ")) ;;")
         }
@@ -221,10 +218,16 @@ enum Completions {
         script += ParsedArguments.globalOptions.map { line($0, condition: nil) }
         for command in MapGateCLI.commands {
             script += command.options.map { line($0, condition: "__fish_seen_subcommand_from \(command.name)") }
-            switch argument(of: command, at: 0) {
-            case .region: script.append("complete -c mapgate -n " + quoted("__fish_seen_subcommand_from \(command.name)") + " -a '(__mapgate_regions)'")
-            case .directory: script.append("complete -c mapgate -n " + quoted("__fish_seen_subcommand_from \(command.name)") + " -a '(__fish_complete_directories)'")
-            case .other: break
+            // Which positional the cursor is on: the words typed so far that are not options
+            // (an option's value counts too: close enough for completion).
+            let positional = positionals(of: command)
+            for (index, kind) in positional.kinds.enumerated() where kind != .other {
+                var condition = "__fish_seen_subcommand_from \(command.name)"
+                if !(positional.lastRepeats && index == positional.kinds.count - 1) {
+                    condition += "; and test (count (string match -v -- '-*' (commandline -opc))) -eq \(index + 2)"
+                }
+                let values = kind == .region ? "(__mapgate_regions)" : "(__fish_complete_directories)"
+                script.append("complete -c mapgate -n " + quoted(condition) + " -a '\(values)'")
             }
         }
         return script.joined(separator: "\n")
