@@ -19,12 +19,42 @@ enum Help {
         lines += [
             "",
             "exit codes:",
-            "  0 ok, 1 failure, 64 usage or configuration error, 65 bad data (package, catalog,",
-            "  lookup answer), 69 service unavailable (network), 74 I/O error, 77 update required",
+        ]
+        lines += wrapped(exitCodes.map { "\($0.code) \($0.short)" }, width: 90)
+        lines += [
             "",
             "Run 'mapgate <command> --help' for a command's options.",
         ]
         return lines.joined(separator: "\n")
+    }
+
+    /// The exit codes, for `--help` (the short form) and the manual page.
+    static let exitCodes: [(code: Int32, short: String, meaning: String)] = [
+        (ExitCode.success, "ok", "ok"),
+        (ExitCode.failure, "failure", "failure: a region not installed or not in the catalog, a missing tile, the data directory locked by another mapgate"),
+        (ExitCode.usage, "usage or configuration error", "usage or configuration error: an unknown option, a bad configuration key, no catalogURL"),
+        (ExitCode.badData, "bad data (package, catalog, lookup answer)", "bad data: a package, catalog or lookup answer that cannot be used; verify found damage"),
+        (ExitCode.unavailable, "service unavailable (network)", "service unavailable: a network error or an HTTP error status (after the retries)"),
+        (ExitCode.io, "I/O error", "I/O error: a local file could not be read or written, not enough disk space"),
+        (ExitCode.updateRequired, "update required", "update required: the version gate is closed, or a region needs a newer mapgate"),
+    ]
+
+    /// `items` joined with ", " in lines of at most `width` columns, indented by two; an item is
+    /// never split.
+    private static func wrapped(_ items: [String], width: Int) -> [String] {
+        var lines: [String] = []
+        var line = ""
+        for (index, item) in items.enumerated() {
+            let piece = item + (index < items.count - 1 ? "," : "")
+            if !line.isEmpty, 2 + line.count + 1 + piece.count > width {
+                lines.append("  " + line)
+                line = piece
+            } else {
+                line += (line.isEmpty ? "" : " ") + piece
+            }
+        }
+        if !line.isEmpty { lines.append("  " + line) }
+        return lines
     }
 
     static func command(_ command: any Command.Type) -> String {

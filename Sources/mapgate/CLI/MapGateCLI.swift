@@ -35,6 +35,20 @@ enum MapGateCLI {
         }
         if name == "help" {
             let topic = arguments.positional.first
+            // Not listed in --help: what scripts/package builds the man page and completions from.
+            if topic == "man" {
+                console.data(Help.manPage())
+                return ExitCode.success
+            }
+            if topic == "completions" {
+                let shell = arguments.positional.dropFirst().first ?? ""
+                guard let script = Completions.script(for: shell) else {
+                    let usage = "mapgate help completions " + Completions.shells.joined(separator: "|")
+                    return usageFailure(UsageError(message: "no completions for shell '\(shell)'", usage: usage), environment: environment, json: context.json)
+                }
+                console.data(script)
+                return ExitCode.success
+            }
             if let topic, let command = commands.first(where: { $0.name == topic }) {
                 console.data(Help.command(command))
             } else {

@@ -13,7 +13,7 @@ struct DemoCommand: Command {
         the gate closes, and updating opens it again.
         """
     static let options = [
-        OptionSpec(name: "fixtures", value: "DIR", help: "the Fixtures/ folder (default: ./Fixtures, else beside the binary's checkout)"),
+        OptionSpec(name: "fixtures", value: "DIR", help: "the Fixtures/ folder (default: ./Fixtures, else /usr/share/mapgate/demo when installed, else the checkout's)"),
         OptionSpec(name: "keep", help: "keep the throw-away folder and print where it is"),
     ]
 
@@ -57,12 +57,17 @@ struct DemoCommand: Command {
         return ExitCode.success
     }
 
-    /// `./Fixtures`, else the `Fixtures/` of the checkout the binary was built in
-    /// (`<checkout>/.build/<triple>/<config>/mapgate`).
+    /// `./Fixtures`, else the package's copy beside an installed binary
+    /// (`<prefix>/bin/mapgate` → `<prefix>/share/mapgate/demo`), else the `Fixtures/` of the
+    /// checkout the binary was built in (`<checkout>/.build/<triple>/<config>/mapgate`).
     static func defaultFixtures() -> String {
         let local = FileManager.default.currentDirectoryPath + "/Fixtures"
         if FileManager.default.fileExists(atPath: local) { return local }
-        var url = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        // The binary's own path: argv[0] is a bare name when found through PATH.
+        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        var url = URL(fileURLWithPath: executable).resolvingSymlinksInPath()
+        let installed = url.deletingLastPathComponent().deletingLastPathComponent().path + "/share/mapgate/demo"
+        if FileManager.default.fileExists(atPath: installed + "/lookup") { return installed }
         for _ in 0..<5 {
             url.deleteLastPathComponent()
             let candidate = url.path + "/Fixtures"

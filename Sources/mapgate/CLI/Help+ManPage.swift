@@ -1,0 +1,98 @@
+import Foundation
+import MapGate
+
+/// `mapgate help man`: the manual page, mapgate(1), in roff, made from the same tables as
+/// `--help` (the commands, their options, the global options, the configuration keys and the exit
+/// codes), so that the two cannot drift. `scripts/package` writes it into the Debian package.
+extension Help {
+    static func manPage() -> String {
+        var roff = [
+            ".TH MAPGATE 1 \"\" \"mapgate \(BuildInfo.version)\" \"User Commands\"",
+            ".SH NAME",
+            "mapgate \\- offline map regions, served locally, behind an update gate",
+            ".SH SYNOPSIS",
+            ".B mapgate",
+            "[\\fIglobal options\\fR] \\fIcommand\\fR [\\fIarguments\\fR]",
+            ".SH DESCRIPTION",
+            text("""
+                mapgate keeps a local cache of map regions (MBTiles files), installs and updates them \
+                from a publisher's signed catalog, serves their tiles to map clients on this machine, \
+                and holds users to the newest app version with an update gate whose rules are the \
+                publisher's (the compiled-in profile and the root-owned managed policy), never the user's.
+                """),
+            ".PP",
+            text("Global options work before or after the command name. Run 'mapgate help COMMAND' or 'mapgate COMMAND --help' for a command's help."),
+            ".SH COMMANDS",
+        ]
+        for command in MapGateCLI.commands {
+            roff.append(".SS \"\(escape(command.name))\"")
+            roff.append(".B " + escape(command.usage))
+            roff.append(".br")
+            roff.append(text(command.abstract + "."))
+            for paragraph in paragraphs(command.discussion) {
+                roff += [".PP", text(paragraph)]
+            }
+            if !command.options.isEmpty {
+                roff.append(".PP")
+                roff.append("Options:")
+                roff += command.options.flatMap(optionItem)
+            }
+        }
+        roff.append(".SH GLOBAL OPTIONS")
+        roff += ParsedArguments.globalOptions.flatMap(optionItem)
+        roff += [".SH CONFIGURATION", text("The user's configuration file is a JSON object with these keys, all optional:")]
+        for key in Configuration.keys {
+            roff += [".TP", "\\fB\(escape(key.name))\\fR (\(escape(key.type)))", text(key.summary)]
+        }
+        roff += [
+            ".PP",
+            text("The gate's rules are read from the managed policy, /etc/mapgate/policy.json (or the file MAPGATE_POLICY names), honoured only when it and every folder above it are owned by root and writable by nobody else. An example is in /usr/share/doc/mapgate/examples/policy.json."),
+            ".SH EXIT STATUS",
+        ]
+        for exit in exitCodes {
+            roff += [".TP", "\\fB\(exit.code)\\fR", text(exit.meaning)]
+        }
+        roff += [
+            ".SH ENVIRONMENT",
+            ".TP", "\\fBMAPGATE_CONFIG\\fR", text("the configuration file, when --config is not given"),
+            ".TP", "\\fBMAPGATE_DATA_DIR\\fR", text("the data directory, when --data-dir is not given"),
+            ".TP", "\\fBMAPGATE_POLICY\\fR", text("a managed policy file instead of /etc/mapgate/policy.json (it must then exist)"),
+            ".TP", "\\fBXDG_CONFIG_HOME\\fR, \\fBXDG_DATA_HOME\\fR, \\fBXDG_STATE_HOME\\fR", text("where the configuration, the regions and the gate's state live (~/.config, ~/.local/share and ~/.local/state when unset)"),
+            ".TP", "\\fBNO_COLOR\\fR", text("no colour on a terminal"),
+            ".SH FILES",
+            ".TP", "\\fI/etc/mapgate/policy.json\\fR", text("the managed policy (root-owned; not shipped)"),
+            ".TP", "\\fI~/.config/mapgate/config.json\\fR", text("the user's configuration"),
+            ".TP", "\\fI/usr/share/mapgate/demo\\fR", text("the fixtures mapgate demo uses"),
+            ".TP", "\\fI/usr/lib/systemd/user/mapgate\\-serve.service\\fR",
+            text("a user unit running mapgate serve on 127.0.0.1: systemctl \\-\\-user enable \\-\\-now mapgate\\-serve", escaped: true),
+            ".SH SEE ALSO",
+            ".BR systemctl (1)",
+        ]
+        return roff.joined(separator: "\n")
+    }
+
+    private static func optionItem(_ option: OptionSpec) -> [String] {
+        var name = "\\fB\\-\\-\(escape(option.name))\\fR"
+        if let value = option.value { name += " \\fI\(escape(value))\\fR" }
+        if let short = option.short { name = "\\fB\\-\(escape(String(short)))\\fR, " + name }
+        return [".TP", name, text(option.help)]
+    }
+
+    /// The paragraphs of a discussion: blank lines separate them, single line breaks do not.
+    private static func paragraphs(_ discussion: String) -> [String] {
+        discussion.components(separatedBy: "\n\n")
+            .map { $0.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ") }
+            .filter { !$0.isEmpty }
+    }
+
+    /// A line of running text: escaped, and never taken for a request.
+    private static func text(_ line: String, escaped: Bool = false) -> String {
+        let body = escaped ? line : escape(line)
+        return body.hasPrefix(".") || body.hasPrefix("'") ? "\\&" + body : body
+    }
+
+    /// Backslashes and hyphens for roff (`-` is a hyphen there, `\-` the minus of an option).
+    private static func escape(_ text: String) -> String {
+        text.replacingOccurrences(of: "\\", with: "\\e").replacingOccurrences(of: "-", with: "\\-")
+    }
+}

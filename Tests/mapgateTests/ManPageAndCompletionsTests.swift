@@ -1,0 +1,117 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// `mapgate help man` and `mapgate help completions SHELL` (what `scripts/package` ships) against
+/// what `mapgate --help` and `mapgate CMD --help` print: every command and every option appears,
+/// the man page renders without a warning, the scripts parse.
+@Suite struct ManPageAndCompletionsTests {
+    let work: TemporaryDirectory
+    let mapgate: MapGateBinary
+
+    init() throws {
+        work = try TemporaryDirectory()
+        mapgate = try MapGateBinary(workDirectory: work.path)
+    }
+
+    /// The commands `mapgate --help` lists, each with the options its `--help` lists (long names
+    /// without dashes, short letters), the global options included.
+    func helpTables() throws -> [(command: String, options: [String], shorts: [String])] {
+        let root = try mapgate.runBare(["--help"])
+        try #require(root.status == 0)
+        let lines = root.stdout.components(separatedBy: "\n")
+        let start = try #require(lines.firstIndex(of: "commands:"))
+        let commands = lines[(start + 1)...].prefix { !$0.isEmpty }.compactMap { $0.split(separator: " ").first.map(String.init) }
+        try #require(commands.count >= 12, "commands parsed from --help: \(commands)")
+        return try commands.map { command in
+            let help = try mapgate.runBare([command, "--help"])
+            try #require(help.status == 0, "\(command) --help: \(help.stderr)")
+            let optionLines = help.stdout.components(separatedBy: "\n").filter { $0.hasPrefix("  -") }
+            let options = optionLines.compactMap { $0.firstMatch(of: /--([a-z][a-z-]*)/).map { String($0.1) } }
+            let shorts = optionLines.compactMap { $0.firstMatch(of: /^  -([a-zA-Z]),/).map { String($0.1) } }
+            try #require(options.count == optionLines.count, "options parsed from \(command) --help")
+            #expect(options.contains("data-dir") && options.contains("help"), "\(command) --help lists the global options")
+            return (command, options, shorts)
+        }
+    }
+
+    @Test func manPageHasEveryCommandAndOptionOfHelp() throws {
+        let result = try mapgate.runBare(["help", "man"])
+        #expect(result.status == 0)
+        let roff = result.stdout
+        #expect(roff.hasPrefix(".TH MAPGATE 1 "))
+        for (command, options, shorts) in try helpTables() {
+            #expect(roff.contains(".SS \"\(command.replacingOccurrences(of: "-", with: "\\-"))\""), "command \(command) missing from the man page")
+            for option in options {
+                #expect(roff.contains("\\fB\\-\\-\(option.replacingOccurrences(of: "-", with: "\\-"))\\fR"), "\(command) --\(option) missing from the man page")
+            }
+            for short in shorts {
+                #expect(roff.contains("\\fB\\-\(short)\\fR"), "\(command) -\(short) missing from the man page")
+            }
+        }
+        for code in [0, 1, 64, 65, 69, 74, 77] {
+            #expect(roff.contains(".TP\n\\fB\(code)\\fR\n"), "exit code \(code) missing from the man page")
+        }
+    }
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/groff"), "needs groff (groff-base, installed by scripts/install-deps)"))
+    func manPageRendersWithoutWarnings() throws {
+        let page = work.path + "/mapgate.1"
+        try Data(try mapgate.runBare(["help", "man"]).stdoutData).write(to: URL(fileURLWithPath: page))
+        let rendered = try runProcess("/usr/bin/groff", ["-man", "-Tutf8", "-ww", "-P-bu", page])
+        #expect(rendered.status == 0)
+        #expect(rendered.stderr.isEmpty, "groff warned: \(rendered.stderr)")
+        #expect(rendered.stdout.contains("EXIT STATUS"))
+    }
+
+    @Test(arguments: ["bash", "zsh", "fish"])
+    func completionsHaveEveryCommandAndOptionOfHelp(shell: String) throws {
+        let result = try mapgate.runBare(["help", "completions", shell])
+        #expect(result.status == 0)
+        let script = result.stdout
+        #expect(script.contains("mapgate list --json"), "\(shell) completes region ids from mapgate list --json")
+        for (command, options, shorts) in try helpTables() {
+            #expect(script.contains(command), "command \(command) missing from the \(shell) completions")
+            for option in options {
+                let form = shell == "fish" ? "-l \(option)" : "--\(option)"
+                #expect(script.contains(form), "\(command) --\(option) missing from the \(shell) completions")
+            }
+            for short in shorts {
+                let form = shell == "fish" ? "-s \(short)" : "-\(short)"
+                #expect(script.contains(form), "\(command) -\(short) missing from the \(shell) completions")
+            }
+        }
+        let file = work.path + "/completion." + shell
+        try result.stdoutData.write(to: URL(fileURLWithPath: file))
+        let program = "/usr/bin/" + shell
+        guard FileManager.default.isExecutableFile(atPath: program) else {
+            Issue.record("\(program) is missing: the \(shell) script's syntax was not checked (apt-get install \(shell))")
+            return
+        }
+        let syntax = try runProcess(program, ["-n", file])
+        #expect(syntax.status == 0, "\(shell) -n: \(syntax.stderr)")
+    }
+
+    @Test func bashCompletesCommandsAndOptions() throws {
+        let file = work.path + "/completion.bash"
+        try mapgate.runBare(["help", "completions", "bash"]).stdoutData.write(to: URL(fileURLWithPath: file))
+        func complete(_ words: [String]) throws -> String {
+            let quoted = words.map { "'\($0)'" }.joined(separator: " ")
+            let script = "source '\(file)'; COMP_WORDS=(\(quoted)); COMP_CWORD=\(words.count - 1); _mapgate; echo \"${COMPREPLY[*]}\""
+            let result = try runProcess("/bin/bash", ["-c", script])
+            #expect(result.status == 0, "\(result.stderr)")
+            return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        #expect(try complete(["mapgate", "sy"]) == "sync")
+        #expect(try complete(["mapgate", "--json", "ver"]) == "verify")
+        #expect(try complete(["mapgate", "serve", "--max"]) == "--max-connections")
+        #expect(try complete(["mapgate", "tile", "-"]).contains("--output"))
+        #expect(try complete(["mapgate", "help", "pub"]) == "publish")
+    }
+
+    @Test func unknownShellIsAUsageError() throws {
+        let result = try mapgate.runBare(["help", "completions", "tcsh"])
+        #expect(result.status == 64)
+        #expect(result.stderr.contains("no completions for shell 'tcsh'"))
+    }
+}
