@@ -85,4 +85,30 @@ public struct PNGImage {
         }
         return Double(count) / Double(max(1, width * height))
     }
+
+    /// How many pixels within `tolerance` of `color` lie within `radius` pixels (a square) of a
+    /// pixel within `anchorTolerance` of `anchor`: text drawn beside points, say.
+    public func count(near color: (UInt8, UInt8, UInt8), tolerance: Int, within radius: Int, of anchor: (UInt8, UInt8, UInt8), anchorTolerance: Int) -> Int {
+        func matches(_ index: Int, _ c: (UInt8, UInt8, UInt8), _ t: Int) -> Bool {
+            abs(Int(pixels[index * 4]) - Int(c.0)) <= t && abs(Int(pixels[index * 4 + 1]) - Int(c.1)) <= t
+                && abs(Int(pixels[index * 4 + 2]) - Int(c.2)) <= t
+        }
+        // A summed-area table of the anchors answers "any anchor in this square?" at once.
+        var sums = [Int](repeating: 0, count: (width + 1) * (height + 1))
+        for y in 0..<height {
+            for x in 0..<width {
+                let here = matches(y * width + x, anchor, anchorTolerance) ? 1 : 0
+                sums[(y + 1) * (width + 1) + x + 1] = here + sums[y * (width + 1) + x + 1] + sums[(y + 1) * (width + 1) + x] - sums[y * (width + 1) + x]
+            }
+        }
+        var count = 0
+        for y in 0..<height {
+            for x in 0..<width where matches(y * width + x, color, tolerance) {
+                let (x0, y0, x1, y1) = (max(0, x - radius), max(0, y - radius), min(width, x + radius + 1), min(height, y + radius + 1))
+                let anchors = sums[y1 * (width + 1) + x1] - sums[y0 * (width + 1) + x1] - sums[y1 * (width + 1) + x0] + sums[y0 * (width + 1) + x0]
+                if anchors > 0 { count += 1 }
+            }
+        }
+        return count
+    }
 }

@@ -94,6 +94,34 @@ import Testing
         #expect(dots < 0.2)
     }
 
+    /// Issue "vector maps with labels": the cities' names are drawn beside them, in the label
+    /// colour, from glyphs this server made from the machine's fonts; the style names its glyphs.
+    @Test func cityNamesAreDrawnBesideTheCities() throws {
+        let work = try TemporaryDirectory()
+        let (_, opened, origin) = try open("cities", source: try TestPaths.shared("mbtiles/mbtileserver-world_cities.mbtiles"), work: work)
+        defer {
+            opened.signal(SIGTERM)
+            _ = opened.wait()
+            origin.stop()
+        }
+        let url = try #require(opened.firstLine(), "stderr: \(opened.stderr)")
+        let base = url.replacingOccurrences(of: "/view/cities", with: "")
+        let style = try #require(try JSONSerialization.jsonObject(with: try HTTPClient().get(HTTPRequest(url: base + "/cities/style.json")).body) as? [String: Any])
+        let glyphs = try #require(style["glyphs"] as? String)
+        #expect(glyphs.hasSuffix("/fonts/{fontstack}/{range}.pbf"))
+        let labels = (style["layers"] as? [[String: Any]] ?? []).filter { $0["type"] as? String == "symbol" }
+        let font = try #require(((labels.first?["layout"] as? [String: Any])?["text-font"] as? [String])?.first)
+        let range = try HTTPClient().get(HTTPRequest(url: base + "/fonts/" + font.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed)! + "/0-255.pbf"))
+        #expect(range.status == 200)
+        #expect(range.header("Content-Type") == "application/x-protobuf")
+        let dot = try #require(Self.rgb(VectorStyle.color(index: 0)))
+        let ink = try #require(Self.rgb(VectorStyle.labelColor))
+        func lettering(_ image: PNGImage) -> Int { image.count(near: ink, tolerance: 60, within: 40, of: dot, anchorTolerance: 40) }
+        let (image, console) = try Self.renderUntilDrawn(url, in: work, origin: origin) { lettering($0) > 150 }
+        #expect(errors(in: console).isEmpty, "\(errors(in: console))")
+        #expect(lettering(image) > 150, "only \(lettering(image)) pixels of lettering near the cities; console: \(console.suffix(3000))")
+    }
+
     @Test func polygonsAreFilledAndLinesDrawn() throws {
         let work = try TemporaryDirectory()
         try work.write(

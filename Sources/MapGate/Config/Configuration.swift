@@ -16,6 +16,9 @@ public struct Configuration: Sendable, Equatable {
     /// MapLibre GL JS (from the pinned `maplibre` wheel), for the viewer of vector regions: where
     /// the Debian package puts it when that folder exists, else where `scripts/install-deps` does.
     public var maplibrePath: String = Configuration.defaultMaplibrePath
+    /// Folders of TrueType/OpenType fonts for map labels, looked through before Debian's font
+    /// folders (``FontLibrary/systemFolders``).
+    public var fontPaths: [String] = []
 
     /// `/usr/share/mapgate/maplibre` (the package's) when it exists, else
     /// `/usr/local/share/mapgate/maplibre` (`scripts/install-deps`'s).
@@ -30,6 +33,7 @@ public struct Configuration: Sendable, Equatable {
         ("caFile", "string", "PEM CA bundle trusted instead of the system's for catalogs and packages"),
         ("leafletPath", "string", "folder holding leaflet.js and leaflet.css (default from libjs-leaflet)"),
         ("maplibrePath", "string", "folder holding maplibre-gl.js and maplibre-gl.css (default /usr/share/mapgate/maplibre if it exists, else /usr/local/share/mapgate/maplibre)"),
+        ("fontPaths", "list", "folders of .ttf/.otf fonts for map labels, before /usr/share/fonts and /usr/local/share/fonts"),
     ]
 }
 
@@ -56,6 +60,7 @@ extension Configuration {
         config.caFile = try reader.string("caFile") { !$0.isEmpty }
         config.leafletPath = try reader.string("leafletPath") { !$0.isEmpty } ?? config.leafletPath
         config.maplibrePath = try reader.string("maplibrePath") { !$0.isEmpty } ?? config.maplibrePath
+        config.fontPaths = try reader.strings("fontPaths") { $0.hasPrefix("/") } ?? []
         try reader.rejectUnknownKeys(known: keys.map(\.name)) { key in
             guard GateSettings.keys.contains(where: { $0.name == key }) else { return nil }
             return "belongs to the managed policy (\(policyPath)), not to the user's configuration: the gate's rules are the publisher's"

@@ -6,13 +6,32 @@ import Foundation
 /// 0.25, as fontnik and martin make them) and written in MapLibre's glyph protobuf format. Each
 /// range is made once and kept in memory. Safe to share between threads.
 public final class GlyphService: Sendable {
-    public let library: FontLibrary
+    private let folders: [String]
+    /// Found on first use: looking through the font folders opens every font file.
+    private let found = Locked<FontLibrary?>(nil)
     private let cache = Locked<[String: Data]>([:])
     /// Opened fonts by path; FreeType faces are used under this lock only.
     private let faces = Locked<[String: FontFace]>([:])
 
+    /// - Parameter folders: where fonts are looked for (the user's `fontPaths`, then
+    ///   ``FontLibrary/systemFolders``), on first use.
+    public init(folders: [String]) {
+        self.folders = folders
+    }
+
     public init(library: FontLibrary) {
-        self.library = library
+        folders = []
+        found.withLock { $0 = library }
+    }
+
+    /// The fonts found.
+    public var library: FontLibrary {
+        found.withLock { library in
+            if let library { return library }
+            let made = FontLibrary(folders: folders)
+            library = made
+            return made
+        }
     }
 
     /// The protobuf of one glyph range.

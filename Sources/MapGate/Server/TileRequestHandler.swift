@@ -30,6 +30,7 @@ public final class TileRequestHandler: HTTPRequestHandler {
         if path.hasPrefix("/_leaflet/") { return "leaflet" }
         if path.hasPrefix("/_maplibre/") { return "maplibre" }
         if path.hasPrefix("/view/") { return "viewer" }
+        if path == "/fonts.json" || path.hasPrefix("/fonts/") { return "fonts" }
         let parts = path.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
         if parts.count == 2, parts[1] == "style.json" { return "style" }
         if parts.count == 1, parts[0].hasSuffix(".json") { return "tilejson" }
@@ -55,7 +56,9 @@ public final class TileRequestHandler: HTTPRequestHandler {
         if path.hasPrefix("/_leaflet/") { return leaflet(String(path.dropFirst("/_leaflet/".count))) }
         if path.hasPrefix("/_maplibre/") { return maplibre(String(path.dropFirst("/_maplibre/".count))) }
         if path.hasPrefix("/view/") { return viewer(String(path.dropFirst("/view/".count))) }
+        if path == "/fonts.json" { return fontList() }
         let parts = path.dropFirst().split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        if parts.count == 3, parts[0] == "fonts" { return glyphs(fontstack: parts[1], file: parts[2]) }
         if parts.count == 2, parts[1] == "style.json" { return style(parts[0], request) }
         if parts.count == 1, parts[0].hasSuffix(".json") { return tileJSON(String(parts[0].dropLast(5)), request) }
         if parts.count == 4 { return tile(parts, request) }
@@ -64,7 +67,7 @@ public final class TileRequestHandler: HTTPRequestHandler {
 
     /// Tiles, TileJSON and Leaflet's files: readable from any origin.
     static func isPublic(_ path: String) -> Bool {
-        if path.hasPrefix("/_leaflet/") || path.hasPrefix("/_maplibre/") { return true }
+        if path.hasPrefix("/_leaflet/") || path.hasPrefix("/_maplibre/") || path == "/fonts.json" || path.hasPrefix("/fonts/") { return true }
         guard !path.hasPrefix("/view/"), path != "/health", path != "/metrics", path != "/" else { return false }
         let parts = path.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
         return (parts.count == 1 && parts[0].hasSuffix(".json")) || parts.count == 4 || (parts.count == 2 && parts[1] == "style.json")
@@ -217,7 +220,8 @@ public final class TileRequestHandler: HTTPRequestHandler {
         let style: [String: Any]
         if region.record.format == .pbf {
             style = VectorStyle.style(
-                regionID: id, name: region.name, layers: VectorStyle.layers(fromMetadataJSON: region.metadataJSON), tileJSONURL: base + "/\(id).json")
+                regionID: id, name: region.name, layers: VectorStyle.layers(fromMetadataJSON: region.metadataJSON), tileJSONURL: base + "/\(id).json",
+                glyphsURL: base + "/fonts/{fontstack}/{range}.pbf", font: VectorStyle.labelFont(among: service.glyphs.library.names))
         } else {
             style = [
                 "version": 8, "name": region.name,
@@ -226,6 +230,32 @@ public final class TileRequestHandler: HTTPRequestHandler {
             ]
         }
         return json(200, style, cors: true)
+    }
+
+    /// The names of the fonts glyphs can be made from, as a JSON array.
+    private func fontList() -> HTTPServerResponse {
+        let body = (try? JSONSerialization.data(withJSONObject: service.glyphs.library.names)) ?? Data("[]".utf8)
+        return HTTPServerResponse(status: 200, headers: Self.anyOrigin + [("Content-Type", "application/json")], body: body)
+    }
+
+    /// One glyph range (`/fonts/{fontstack}/{start}-{end}.pbf`), MapLibre's glyph protobuf.
+    private func glyphs(fontstack: String, file: String) -> HTTPServerResponse {
+        guard file.hasSuffix(".pbf") else { return text(404, "not found: /fonts/\(fontstack)/\(file)\n", cors: true) }
+        do {
+            let data = try service.glyphs.glyphs(fontstack: fontstack, range: String(file.dropLast(4)))
+            return HTTPServerResponse(
+                status: 200, headers: Self.anyOrigin + [("Content-Type", "application/x-protobuf"), ("Cache-Control", "max-age=86400")], body: data)
+        } catch let error as GlyphError {
+            let status: Int
+            switch error {
+            case .badRange: status = 400
+            case .unknownFont: status = 404
+            case .fontUnreadable: status = 500
+            }
+            return text(status, (error.errorDescription ?? "") + "\n", cors: true)
+        } catch {
+            return text(500, "\(error)\n", cors: true)
+        }
     }
 
     private func maplibre(_ name: String) -> HTTPServerResponse {

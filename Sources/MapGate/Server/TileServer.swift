@@ -15,7 +15,7 @@ public final class TileServer: Sendable {
     /// ``HTTPListener`` first and use the other initializer.
     public convenience init(
         library: RegionLibrary, authorization: GateAuthorization, settings: HTTPServer.Settings, leafletPath: String,
-        maplibrePath: String = Configuration().maplibrePath,
+        maplibrePath: String = Configuration().maplibrePath, fontPaths: [String] = [],
         gateRefresh: Double = 60, regionRefresh: Double = 1, makeGate: @escaping @Sendable () throws -> Gate,
         log: (@Sendable (HTTPServer.LogEntry) -> Void)? = nil,
         onRegionEvent: @escaping @Sendable (RegionWatcher.Event) -> Void = { _ in },
@@ -23,7 +23,7 @@ public final class TileServer: Sendable {
     ) throws {
         try self.init(
             listener: HTTPListener(host: settings.host, port: settings.port), library: library, authorization: authorization,
-            settings: settings, leafletPath: leafletPath, maplibrePath: maplibrePath, gateRefresh: gateRefresh, regionRefresh: regionRefresh, makeGate: makeGate,
+            settings: settings, leafletPath: leafletPath, maplibrePath: maplibrePath, fontPaths: fontPaths, gateRefresh: gateRefresh, regionRefresh: regionRefresh, makeGate: makeGate,
             log: log, onRegionEvent: onRegionEvent, onGateEvent: onGateEvent)
     }
 
@@ -37,7 +37,7 @@ public final class TileServer: Sendable {
     ///   - log: every answer, rejections included (`serve --verbose`).
     public init(
         listener: HTTPListener, library: RegionLibrary, authorization: GateAuthorization, settings: HTTPServer.Settings, leafletPath: String,
-        maplibrePath: String = Configuration().maplibrePath,
+        maplibrePath: String = Configuration().maplibrePath, fontPaths: [String] = [],
         gateRefresh: Double = 60, regionRefresh: Double = 1, makeGate: @escaping @Sendable () throws -> Gate,
         log: (@Sendable (HTTPServer.LogEntry) -> Void)? = nil,
         onRegionEvent: @escaping @Sendable (RegionWatcher.Event) -> Void = { _ in },
@@ -48,7 +48,9 @@ public final class TileServer: Sendable {
         let policy = try makeGate().policy
         let regions = try TileService.loadRegions(from: library)
         let metrics = ServerMetrics()
-        let service = TileService(regions: regions, gate: watch, leafletPath: leafletPath, maplibrePath: maplibrePath, fallbackHost: listener.baseURL, metrics: metrics)
+        let service = TileService(
+            regions: regions, gate: watch, leafletPath: leafletPath, maplibrePath: maplibrePath, fallbackHost: listener.baseURL, metrics: metrics,
+            glyphs: GlyphService(folders: fontPaths + FontLibrary.systemFolders))
         let monitor = GateMonitor(
             watch: watch, refresh: gateRefresh, policy: policy, start: authorization, makeGate: makeGate,
             servedRegions: { Array(service.regions.keys) }, onEvent: onGateEvent)

@@ -53,11 +53,14 @@ public final class TileService: Sendable {
     public let maplibrePath: String
     /// The address the server was asked to bind, for URLs when a request has no usable Host.
     public let fallbackHost: String
+    /// Glyphs for the vector styles' labels (`/fonts/…`).
+    public let glyphs: GlyphService
 
     public init(
         regions: [Region], gate: GateWatch, leafletPath: String, maplibrePath: String = Configuration().maplibrePath, fallbackHost: String,
-        metrics: ServerMetrics = ServerMetrics()
+        metrics: ServerMetrics = ServerMetrics(), glyphs: GlyphService = GlyphService(folders: FontLibrary.systemFolders)
     ) {
+        self.glyphs = glyphs
         self.maplibrePath = MapLibreFiles.folder(configured: maplibrePath)
         current = Locked(Dictionary(uniqueKeysWithValues: regions.map { ($0.record.id, $0) }))
         self.gate = gate

@@ -1,9 +1,10 @@
 import Foundation
 
 /// A MapLibre style (version 8) made from a vector region's `vector_layers`: every layer its own
-/// colour, polygons as translucent fills with outlines, lines as lines, points as circles. No
-/// fonts or sprites (no labels), so it works offline. Served as `/REGION/style.json` and used by
-/// the viewer; any MapLibre client can load it.
+/// colour, polygons as translucent fills with outlines, lines as lines, points as circles, and —
+/// when a font is given — the names of points and lines as labels, for every layer with a
+/// name-like field (`name`, `name:<lang>`, `NAME`, …), with glyphs from this server. No sprites.
+/// Served as `/REGION/style.json` and used by the viewer; any MapLibre client can load it.
 public enum VectorStyle {
     /// One layer of the region's `vector_layers`.
     public struct Layer: Sendable, Equatable {
@@ -12,6 +13,18 @@ public enum VectorStyle {
         public var maxzoom: Int?
         /// `#rrggbb`, chosen from the layer's position so neighbours differ clearly.
         public var color: String
+        /// The field whose value labels the layer's features, if it has a name-like one.
+        public var labelField: String?
+    }
+
+    /// The name-like field of a layer's `fields`: `name`, then `name:en`, `name_en`, then any
+    /// `name:<lang>`, then `NAME`, `Name`.
+    static func labelField(in fields: [String: Any]?) -> String? {
+        guard let fields else { return nil }
+        let keys = fields.keys.sorted()
+        for preferred in ["name", "name:en", "name_en", "name:latin"] where fields[preferred] != nil { return preferred }
+        if let local = keys.first(where: { $0.hasPrefix("name:") || $0.hasPrefix("name_") }) { return local }
+        return keys.first { $0 == "NAME" || $0 == "Name" }
     }
 
     /// The layers listed in the metadata's `json` (`{"vector_layers": [{"id": …}, …]}`), in order;
@@ -25,14 +38,22 @@ public enum VectorStyle {
         for entry in entries {
             guard let id = entry["id"] as? String, !id.isEmpty, id.count <= 256, seen.insert(id).inserted else { continue }
             layers.append(
-                Layer(id: id, minzoom: entry["minzoom"] as? Int, maxzoom: entry["maxzoom"] as? Int, color: color(index: layers.count)))
+                Layer(
+                    id: id, minzoom: entry["minzoom"] as? Int, maxzoom: entry["maxzoom"] as? Int, color: color(index: layers.count),
+                    labelField: labelField(in: entry["fields"] as? [String: Any])))
             if layers.count == 256 { break }
         }
         return layers
     }
 
     /// The style object for `region` whose TileJSON is at `tileJSONURL`.
-    public static func style(regionID: String, name: String, layers: [Layer], tileJSONURL: String) -> [String: Any] {
+    ///
+    /// - Parameters:
+    ///   - glyphsURL: MapLibre's glyph URL template (`…/fonts/{fontstack}/{range}.pbf`); with
+    ///     `font`, labels are drawn in that font. Without them, no labels.
+    public static func style(
+        regionID: String, name: String, layers: [Layer], tileJSONURL: String, glyphsURL: String? = nil, font: String? = nil
+    ) -> [String: Any] {
         var styleLayers: [[String: Any]] = [["id": "background", "type": "background", "paint": ["background-color": "#f4f3ee"]]]
         for layer in layers {
             func add(_ suffix: String, _ type: String, geometry: [String], paint: [String: Any]) {
@@ -51,11 +72,50 @@ public enum VectorStyle {
                 "point", "circle", geometry: ["Point", "MultiPoint"],
                 paint: ["circle-color": layer.color, "circle-radius": 4, "circle-stroke-color": "#ffffff", "circle-stroke-width": 1])
         }
-        return [
+        // Labels above every shape, so no fill hides a name.
+        if let font, glyphsURL != nil {
+            for layer in layers {
+                guard let field = layer.labelField else { continue }
+                for (suffix, geometry, placement) in [
+                    ("label", ["Point", "MultiPoint"], "point"), ("line-label", ["LineString", "MultiLineString"], "line"),
+                ] {
+                    var layout: [String: Any] = [
+                        "text-field": ["to-string", ["get", field]], "text-font": [font], "text-size": 12, "symbol-placement": placement,
+                    ]
+                    if placement == "point" {
+                        layout["text-anchor"] = "top"
+                        layout["text-offset"] = [0, 0.6]
+                    }
+                    var entry: [String: Any] = [
+                        "id": "\(layer.id)/\(suffix)", "type": "symbol", "source": regionID, "source-layer": layer.id,
+                        "filter": ["all", ["match", ["geometry-type"], geometry, true, false], ["has", field]], "layout": layout,
+                        "paint": ["text-color": labelColor, "text-halo-color": "#ffffff", "text-halo-width": 1.5],
+                        "metadata": ["mapgate:layer": layer.id],
+                    ]
+                    if let minzoom = layer.minzoom { entry["minzoom"] = minzoom }
+                    if let maxzoom = layer.maxzoom { entry["maxzoom"] = maxzoom + 1 }
+                    styleLayers.append(entry)
+                }
+            }
+        }
+        var style: [String: Any] = [
             "version": 8, "name": name,
             "sources": [regionID: ["type": "vector", "url": tileJSONURL]],
             "layers": styleLayers,
         ]
+        if let glyphsURL, font != nil { style["glyphs"] = glyphsURL }
+        return style
+    }
+
+    /// The labels' colour: near black, with a white halo.
+    public static let labelColor = "#1a1a1a"
+
+    /// The font labels use: the first of a few common ones that is installed, else the first there is.
+    public static func labelFont(among names: [String]) -> String? {
+        for preferred in ["Noto Sans Regular", "DejaVu Sans Book", "Open Sans Regular", "Liberation Sans Regular"] where names.contains(preferred) {
+            return preferred
+        }
+        return names.first
     }
 
     /// Well-separated hues (the golden angle), saturated and mid-dark so they show on a light map.

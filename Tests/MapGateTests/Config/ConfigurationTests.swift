@@ -11,12 +11,15 @@ import Testing
     @Test func everyKeyIsRead() throws {
         let config = try parse(
             """
-            {"catalogURL": "file:///srv/catalog.json", "caFile": "/etc/ca.pem", "leafletPath": "/opt/leaflet"}
+            {"catalogURL": "file:///srv/catalog.json", "caFile": "/etc/ca.pem", "leafletPath": "/opt/leaflet",
+             "maplibrePath": "/opt/maplibre", "fontPaths": ["/opt/fonts", "/home/u/.fonts"]}
             """)
         #expect(config.catalogURL == "file:///srv/catalog.json")
         #expect(config.caFile == "/etc/ca.pem")
         #expect(config.leafletPath == "/opt/leaflet")
-        #expect(Configuration.keys.count == 4)
+        #expect(config.maplibrePath == "/opt/maplibre")
+        #expect(config.fontPaths == ["/opt/fonts", "/home/u/.fonts"])
+        #expect(Configuration.keys.count == 5)
     }
 
     @Test func emptyObjectGivesDefaults() throws {
@@ -28,6 +31,8 @@ import Testing
         (#"{"catalogURL": "gopher://x/"}"#, "catalogURL", "not an absolute"),
         (#"{"catalogURL": true}"#, "catalogURL", "must be a string"),
         (#"{"caFile": ""}"#, "caFile", "invalid value"),
+        (#"{"fontPaths": ["fonts"]}"#, "fontPaths", "invalid value"),
+        (#"{"fontPaths": "/opt/fonts"}"#, "fontPaths", "must be a list"),
         (#"{"leafletPath": 1}"#, "leafletPath", "must be a string"),
     ])
     func badValueNamesTheKey(json: String, key: String, reason: String) throws {
