@@ -107,36 +107,29 @@ public final class GateMonitor: @unchecked Sendable {
             self.gate = gate
             var latest = try gate.status()
             var counted: Int?
+            /// Counts one use of the server (opening `regions` too), as a command's run would.
+            func countUse(opening regions: [String]) throws {
+                lastCounted = latest.now
+                lastCountedElapsed = MonotonicClock.seconds
+                do {
+                    let authorization = try gate.authorizeUse(opening: regions)
+                    latest = authorization.report
+                    if case .prompt(let left) = authorization.decision {
+                        ownCount = latest.record.promptsShown
+                        counted = left
+                    }
+                } catch is GateClosedError {
+                    latest = try gate.status()
+                }
+            }
             let unknown = servedRegions().filter { !latest.record.installedRegions.contains($0) }
             if !unknown.isEmpty {
                 // A region that appeared while serving without `sync` installing it under this
                 // record (a file copied in): a use of it, as `open` would be. The record recovers
                 // first (a lookup); offline that throws, and the server fails closed.
-                lastCounted = latest.now
-                lastCountedElapsed = MonotonicClock.seconds
-                do {
-                    let authorization = try gate.authorizeUse(opening: unknown)
-                    latest = authorization.report
-                    if case .prompt(let left) = authorization.decision {
-                        ownCount = latest.record.promptsShown
-                        counted = left
-                    }
-                } catch is GateClosedError {
-                    latest = try gate.status()
-                }
+                try countUse(opening: unknown)
             } else if policy.isServingUseDue(latest.phase, servedFor: servedFor(now: latest.now)) {
-                lastCounted = latest.now
-                lastCountedElapsed = MonotonicClock.seconds
-                do {
-                    let authorization = try gate.authorizeUse()
-                    latest = authorization.report
-                    if case .prompt(let left) = authorization.decision {
-                        ownCount = latest.record.promptsShown
-                        counted = left
-                    }
-                } catch is GateClosedError {
-                    latest = try gate.status()
-                }
+                try countUse(opening: [])
             } else if let refreshed = try gate.refreshIfDue() {
                 latest = refreshed
             }
