@@ -93,7 +93,9 @@ for name in mapgate nginx; do
   wait "$holder"
   sed "s/^/$name /" "$work/hold-$name.txt"
 done
-python3 bench/loadgen.py hold "$mport" "$idle" 12 > "$work/hold-rss.txt" &
+# Each held connection first asks for /health, so it idles as a keep-alive connection after an
+# answer (the costly case: libmicrohttpd keeps its buffer), not one that never sent a request.
+python3 bench/loadgen.py hold "$mport" "$idle" 12 --request /health > "$work/hold-rss.txt" &
 holder=$!
 sleep 8
 held_rss=$(rss)
