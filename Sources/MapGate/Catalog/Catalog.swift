@@ -102,7 +102,17 @@ extension Catalog {
     /// The largest package or installed size accepted (1 TiB): anything above is absurd.
     public static let maximumSize: Int64 = 1 << 40
 
-    /// Whether `id` is a valid region id: `[a-z0-9][a-z0-9._-]{0,63}`, and never `.` or `..`.
+    /// Why `id` cannot be a region id, or nil when it can: one of the server's route names, or
+    /// not of the pattern.
+    public static func regionIDProblem(_ id: String) -> String? {
+        if reservedRegionIDs.contains(id) {
+            return "\"\(id)\" is reserved for the tile server's routes (\(reservedRegionIDs.sorted().joined(separator: ", ")))"
+        }
+        return isValidRegionID(id) ? nil : "\"\(id)\" is not of the form [a-z0-9][a-z0-9._-]{0,63}"
+    }
+
+    /// Whether `id` is a valid region id: `[a-z0-9][a-z0-9._-]{0,63}`, never `.` or `..`, and
+    /// none of ``reservedRegionIDs``.
     public static func isValidRegionID(_ id: String) -> Bool {
         guard (1...64).contains(id.utf8.count), id != ".", id != "..", !reservedRegionIDs.contains(id) else { return false }
         for (offset, byte) in id.utf8.enumerated() {
@@ -204,8 +214,8 @@ extension Catalog {
             throw CatalogError(source: sourceURL, region: nil, reason: "regions[\(index)] has no id")
         }
         func fail(_ reason: String) -> CatalogError { CatalogError(source: sourceURL, region: id, reason: reason) }
-        guard isValidRegionID(id) else {
-            throw CatalogError(source: sourceURL, region: nil, reason: "regions[\(index)]: invalid id \"\(id)\" (allowed: [a-z0-9][a-z0-9._-]{0,63})")
+        if let problem = regionIDProblem(id) {
+            throw CatalogError(source: sourceURL, region: nil, reason: "regions[\(index)]: invalid id: \(problem)")
         }
         func string(_ key: String) throws -> String {
             guard let value = fields[key] as? String, !value.isEmpty else { throw fail("\(key) is missing or not a string") }

@@ -48,9 +48,9 @@ struct PublishSource: Sendable, Equatable {
             throw fail(error.reason)
         }
         let id = override?.id ?? stem
-        guard Catalog.isValidRegionID(id) else {
+        if let problem = Catalog.regionIDProblem(id) {
             let origin = override?.id == nil ? "the file name" : "regions.json"
-            throw fail("region id \"\(id)\" from \(origin) is not valid ([a-z0-9][a-z0-9._-]{0,63}); rename the file or set \"id\" in regions.json")
+            throw fail("region id from \(origin) is not valid: \(problem); rename the file or set \"id\" in regions.json")
         }
         guard let version = override?.version ?? metadata["version"].map({ $0.trimmingCharacters(in: .whitespaces) }), !version.isEmpty else {
             throw fail("no version: set metadata \"version\" in the file or give \"version\" for \"\(fileName)\" in regions.json")

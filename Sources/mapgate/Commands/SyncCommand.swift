@@ -22,8 +22,8 @@ struct SyncCommand: Command {
     let regions: [String]
 
     init(parsing arguments: ParsedArguments) throws {
-        for id in arguments.positional where !Catalog.isValidRegionID(id) {
-            throw UsageError(message: "'\(id)' is not a region id ([a-z0-9][a-z0-9._-]{0,63})", usage: Self.usage)
+        for id in arguments.positional {
+            if let problem = Catalog.regionIDProblem(id) { throw UsageError(message: "not a region id: \(problem)", usage: Self.usage) }
         }
         regions = arguments.positional
     }
