@@ -193,7 +193,7 @@ import Testing
             expected = ("empty.mbtiles", "it holds no tiles")
         case .badID:
             try workspace.writeRegion("Bad_ID.mbtiles", tiles: tiles, metadata: ["version": "1"])
-            expected = ("Bad_ID.mbtiles", "region id \"Bad_ID\" from the file name is not valid")
+            expected = ("Bad_ID.mbtiles", "region id from the file name is not valid: \"Bad_ID\"")
         case .noVersion:
             try workspace.writeRegion("alpha.mbtiles", tiles: tiles, metadata: [:])
             expected = ("alpha.mbtiles", "no version: set metadata \"version\"")
