@@ -122,6 +122,31 @@ import Testing
         #expect(lettering(image) > 150, "only \(lettering(image)) pixels of lettering near the cities; console: \(console.suffix(3000))")
     }
 
+    /// Chinese names (a region made with GDAL's ogr2ogr) are drawn too: their glyphs come from a
+    /// CJK font after the Latin one in the style's fontstack.
+    @Test func chineseNamesAreDrawn() throws {
+        let work = try TemporaryDirectory()
+        let cities = [("北京", 116.4, 39.9), ("上海", 121.5, 31.2), ("广州", 113.3, 23.1), ("成都", 104.1, 30.7), ("西安", 108.9, 34.3), ("沈阳", 123.4, 41.8)]
+        let features = cities.map { #"{"type":"Feature","properties":{"name":"\#($0.0)"},"geometry":{"type":"Point","coordinates":[\#($0.1),\#($0.2)]}}"# }
+        try work.write("cn.geojson", #"{"type":"FeatureCollection","features":[\#(features.joined(separator: ","))]}"#)
+        let made = try runProcess(
+            "/usr/bin/ogr2ogr", ["-f", "MBTILES", work.file("cn.mbtiles"), work.file("cn.geojson"), "-dsco", "MAXZOOM=5", "-nln", "places"])
+        #expect(made.status == 0, "ogr2ogr (Debian package gdal-bin): \(made.stderr)")
+        let (_, opened, origin) = try open("cn", source: work.file("cn.mbtiles"), work: work)
+        defer {
+            opened.signal(SIGTERM)
+            _ = opened.wait()
+            origin.stop()
+        }
+        let url = try #require(opened.firstLine(), "stderr: \(opened.stderr)")
+        let dot = try #require(Self.rgb(VectorStyle.color(index: 0)))
+        let ink = try #require(Self.rgb(VectorStyle.labelColor))
+        func lettering(_ image: PNGImage) -> Int { image.count(near: ink, tolerance: 60, within: 40, of: dot, anchorTolerance: 40) }
+        let (image, console) = try Self.renderUntilDrawn(url, in: work, origin: origin) { lettering($0) > 60 }
+        #expect(errors(in: console).isEmpty, "\(errors(in: console))")
+        #expect(lettering(image) > 60, "only \(lettering(image)) pixels of lettering near the places; console: \(console.suffix(3000))")
+    }
+
     @Test func polygonsAreFilledAndLinesDrawn() throws {
         let work = try TemporaryDirectory()
         try work.write(

@@ -25,11 +25,12 @@ final class FontFace {
         var advance: Int
     }
 
-    init(path: String) throws {
+    /// Opens face `index` of the font file at `path` (a collection, `.ttc`, holds several).
+    init(path: String, index: Int = 0) throws {
         var library: FT_Library?
         guard FT_Init_FreeType(&library) == 0, let library else { throw GlyphError.fontUnreadable(path: path, reason: "FreeType did not start") }
         var face: FT_Face?
-        guard FT_New_Face(library, path, 0, &face) == 0, let face else {
+        guard FT_New_Face(library, path, FT_Long(index), &face) == 0, let face else {
             FT_Done_FreeType(library)
             throw GlyphError.fontUnreadable(path: path, reason: "not a font FreeType can read")
         }
@@ -45,7 +46,11 @@ final class FontFace {
         let style = face.pointee.style_name.map { String(cString: $0) } ?? "Regular"
         name = "\(family) \(style)"
         ascender = Int(face.pointee.size.pointee.metrics.ascender >> 6)
+        faceCount = max(1, Int(face.pointee.num_faces))
     }
+
+    /// How many faces the file holds (more than one in a collection).
+    let faceCount: Int
 
     deinit {
         FT_Done_Face(face)

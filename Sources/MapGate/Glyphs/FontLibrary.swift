@@ -1,30 +1,41 @@
 import Foundation
 
-/// The fonts on this machine that glyphs can be made from: TrueType and OpenType files found under
-/// the given folders (the user's `fontPaths`, then Debian's font folders), by name (`family style`).
+/// The fonts on this machine that glyphs can be made from: TrueType and OpenType files and
+/// collections (`.ttf`, `.otf`, `.ttc`) found under the given folders (the user's `fontPaths`, then
+/// Debian's font folders), by name (`family style`).
 ///
 /// Only names and paths are kept; a font is opened when a glyph range first needs it.
 public struct FontLibrary: Sendable {
     /// Debian's font folders (`fonts-dejavu-core`, `fonts-noto-core`, … install there).
     public static let systemFolders = ["/usr/share/fonts", "/usr/local/share/fonts"]
 
-    /// Font name → file, in the order found (the first of two files with one name wins).
-    public let fonts: [String: String]
+    /// Where one font is: a file, and the face in it (0 but in a collection).
+    public struct Location: Sendable, Equatable, Hashable {
+        public var path: String
+        public var index: Int
+    }
 
-    /// Looks through `folders` (recursively, following no link out of them, at most 20,000
-    /// entries each) for `.ttf` and `.otf` files that FreeType can open.
+    /// Font name → where it is, in the order found (the first of two with one name wins).
+    public let fonts: [String: Location]
+
+    /// Looks through `folders` (recursively, at most 20,000 entries each) for font files that
+    /// FreeType can open.
     public init(folders: [String]) {
-        var fonts: [String: String] = [:]
+        var fonts: [String: Location] = [:]
         for folder in folders {
             guard let walker = FileManager.default.enumerator(atPath: folder) else { continue }
             var seen = 0
             while let relative = walker.nextObject() as? String, seen < 20_000 {
                 seen += 1
                 let lower = relative.lowercased()
-                guard lower.hasSuffix(".ttf") || lower.hasSuffix(".otf") else { continue }
+                guard lower.hasSuffix(".ttf") || lower.hasSuffix(".otf") || lower.hasSuffix(".ttc") else { continue }
                 let path = folder + "/" + relative
-                guard let face = try? FontFace(path: path) else { continue }
-                if fonts[face.name] == nil { fonts[face.name] = path }
+                guard let first = try? FontFace(path: path) else { continue }
+                if fonts[first.name] == nil { fonts[first.name] = Location(path: path, index: 0) }
+                for index in 1..<min(first.faceCount, 16) {
+                    guard let face = try? FontFace(path: path, index: index) else { continue }
+                    if fonts[face.name] == nil { fonts[face.name] = Location(path: path, index: index) }
+                }
             }
         }
         self.fonts = fonts

@@ -11,7 +11,7 @@ public final class GlyphService: Sendable {
     private let found = Locked<FontLibrary?>(nil)
     private let cache = Locked<[String: Data]>([:])
     /// Opened fonts by path; FreeType faces are used under this lock only.
-    private let faces = Locked<[String: FontFace]>([:])
+    private let faces = Locked<[FontLibrary.Location: FontFace]>([:])
 
     /// - Parameter folders: where fonts are looked for (the user's `fontPaths`, then
     ///   ``FontLibrary/systemFolders``), on first use.
@@ -42,15 +42,15 @@ public final class GlyphService: Sendable {
     public func glyphs(fontstack: String, range: String) throws -> Data {
         let start = try Self.parseRange(range)
         let names = fontstack.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        let paths = names.compactMap { library.fonts[$0] }
-        guard !paths.isEmpty else { throw GlyphError.unknownFont(name: fontstack, available: library.names) }
-        let key = paths.joined(separator: "\n") + "\n\(start)"
+        let locations = names.compactMap { library.fonts[$0] }
+        guard !locations.isEmpty else { throw GlyphError.unknownFont(name: fontstack, available: library.names) }
+        let key = locations.map { "\($0.path)#\($0.index)" }.joined(separator: "\n") + "\n\(start)"
         if let cached = cache.withLock({ $0[key] }) { return cached }
         let data = try faces.withLock { opened -> Data in
-            let stack = try paths.map { path -> FontFace in
-                if let face = opened[path] { return face }
-                let face = try FontFace(path: path)
-                opened[path] = face
+            let stack = try locations.map { location -> FontFace in
+                if let face = opened[location] { return face }
+                let face = try FontFace(path: location.path, index: location.index)
+                opened[location] = face
                 return face
             }
             return Self.encode(fontstack: names.joined(separator: ","), start: start, faces: stack)

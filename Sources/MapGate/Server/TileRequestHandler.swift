@@ -221,7 +221,7 @@ public final class TileRequestHandler: HTTPRequestHandler {
         if region.record.format == .pbf {
             style = VectorStyle.style(
                 regionID: id, name: region.name, layers: VectorStyle.layers(fromMetadataJSON: region.metadataJSON), tileJSONURL: base + "/\(id).json",
-                glyphsURL: base + "/fonts/{fontstack}/{range}.pbf", font: VectorStyle.labelFont(among: service.glyphs.library.names))
+                glyphsURL: base + "/fonts/{fontstack}/{range}.pbf", fonts: VectorStyle.labelFonts(among: service.glyphs.library.names))
         } else {
             style = [
                 "version": 8, "name": region.name,

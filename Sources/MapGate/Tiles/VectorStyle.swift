@@ -50,9 +50,10 @@ public enum VectorStyle {
     ///
     /// - Parameters:
     ///   - glyphsURL: MapLibre's glyph URL template (`…/fonts/{fontstack}/{range}.pbf`); with
-    ///     `font`, labels are drawn in that font. Without them, no labels.
+    ///     `fonts` (a fontstack, see ``labelFonts(among:)``), labels are drawn in them. Without
+    ///     them, no labels.
     public static func style(
-        regionID: String, name: String, layers: [Layer], tileJSONURL: String, glyphsURL: String? = nil, font: String? = nil
+        regionID: String, name: String, layers: [Layer], tileJSONURL: String, glyphsURL: String? = nil, fonts: [String] = []
     ) -> [String: Any] {
         var styleLayers: [[String: Any]] = [["id": "background", "type": "background", "paint": ["background-color": "#f4f3ee"]]]
         for layer in layers {
@@ -73,14 +74,14 @@ public enum VectorStyle {
                 paint: ["circle-color": layer.color, "circle-radius": 4, "circle-stroke-color": "#ffffff", "circle-stroke-width": 1])
         }
         // Labels above every shape, so no fill hides a name.
-        if let font, glyphsURL != nil {
+        if !fonts.isEmpty, glyphsURL != nil {
             for layer in layers {
                 guard let field = layer.labelField else { continue }
                 for (suffix, geometry, placement) in [
                     ("label", ["Point", "MultiPoint"], "point"), ("line-label", ["LineString", "MultiLineString"], "line"),
                 ] {
                     var layout: [String: Any] = [
-                        "text-field": ["to-string", ["get", field]], "text-font": [font], "text-size": 12, "symbol-placement": placement,
+                        "text-field": ["to-string", ["get", field]], "text-font": fonts, "text-size": 12, "symbol-placement": placement,
                     ]
                     if placement == "point" {
                         layout["text-anchor"] = "top"
@@ -103,19 +104,25 @@ public enum VectorStyle {
             "sources": [regionID: ["type": "vector", "url": tileJSONURL]],
             "layers": styleLayers,
         ]
-        if let glyphsURL, font != nil { style["glyphs"] = glyphsURL }
+        if let glyphsURL, !fonts.isEmpty { style["glyphs"] = glyphsURL }
         return style
     }
 
     /// The labels' colour: near black, with a white halo.
     public static let labelColor = "#1a1a1a"
 
-    /// The font labels use: the first of a few common ones that is installed, else the first there is.
-    public static func labelFont(among names: [String]) -> String? {
-        for preferred in ["Noto Sans Regular", "DejaVu Sans Book", "Open Sans Regular", "Liberation Sans Regular"] where names.contains(preferred) {
-            return preferred
-        }
-        return names.first
+    /// The fontstack labels use: the first installed of a few common Latin fonts (else the first
+    /// font there is), then every installed font of a few that cover other scripts (CJK, Hangul,
+    /// Arabic, …), so that a name in any of them finds its glyphs (the glyph server tries the
+    /// fonts in order for each character). Empty when no font is installed.
+    public static func labelFonts(among names: [String]) -> [String] {
+        let latin = ["Noto Sans Regular", "DejaVu Sans Book", "Open Sans Regular", "Liberation Sans Regular"].first(where: names.contains) ?? names.first
+        let others = [
+            "Noto Sans CJK SC Regular", "Noto Sans CJK JP Regular", "Noto Sans CJK KR Regular", "WenQuanYi Micro Hei Regular",
+            "WenQuanYi Zen Hei Regular", "Noto Sans Arabic Regular", "Noto Sans Hebrew Regular", "Noto Sans Devanagari Regular",
+            "Noto Sans Thai Regular", "DejaVu Sans Book",
+        ].filter { names.contains($0) && $0 != latin }
+        return (latin.map { [$0] } ?? []) + others
     }
 
     /// Well-separated hues (the golden angle), saturated and mid-dark so they show on a light map.

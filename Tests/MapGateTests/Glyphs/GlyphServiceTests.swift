@@ -156,3 +156,29 @@ enum GlyphProtobuf {
         return out
     }
 }
+
+extension GlyphServiceTests {
+    static let cjkFont = "WenQuanYi Micro Hei Regular"
+
+    /// The seeds' storefronts are cn, jp and kr: Chinese, Japanese and Korean names need glyphs
+    /// from a font that has them, after the Latin one (fontstack fallback), here from a font
+    /// collection (`.ttc`). Cyrillic and Arabic come from DejaVu itself.
+    @Test(arguments: ["北", "東", "한", "Ж", "ب"])
+    func otherScriptsFindTheirGlyphs(character: String) throws {
+        try #require(service.library.names.contains(Self.cjkFont), "\(Self.cjkFont) (fonts-wqy-microhei, which scripts/install-deps installs)")
+        let codePoint = character.unicodeScalars.first!.value
+        let rangeStart = Int(codePoint) / 256 * 256
+        let data = try service.glyphs(fontstack: "\(Self.font),\(Self.cjkFont)", range: "\(rangeStart)-\(rangeStart + 255)")
+        let glyph = try #require(try GlyphProtobuf.decode(data).first?.glyphs.first { $0.id == codePoint }, "no glyph for \(character)")
+        #expect(glyph.width > 4 && glyph.height > 4)
+        #expect(glyph.bitmap.count == (glyph.width + 6) * (glyph.height + 6))
+        #expect(glyph.bitmap.contains { $0 > 192 }, "no pixel inside the outline")
+    }
+
+    @Test func theLabelFontstackAddsFontsForOtherScripts() {
+        let fonts = VectorStyle.labelFonts(among: service.library.names)
+        #expect(fonts.first == Self.font)
+        #expect(fonts.contains(Self.cjkFont))
+        #expect(VectorStyle.labelFonts(among: []).isEmpty)
+    }
+}
