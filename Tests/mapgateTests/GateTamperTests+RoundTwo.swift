@@ -56,6 +56,11 @@ extension GateTamperTests {
             PRAGMA user_version = 2;
             """)
         try mapgate.handBack()
+        // `status` first: the gate is the first to open the database, through the upgrade path.
+        // In 1.4.0 it said "1000002 uses left".
+        let status = try mapgate.run(["status", "--json"], at: "2027-02-11 00:00:00")
+        let left = try MapGateBinary.json(status.stdout)["usesLeft"] as? Int
+        #expect((left ?? 0) <= 2, "\(status.stdout)")
         let result = try mapgate.run(["tile", "geo", "0", "0", "0"], at: "2027-02-11 00:00:00")
         // Lost state with a region installed: a lookup first, and the release (no date in this
         // answer) is past its grace, so no uses are left.
