@@ -4,7 +4,7 @@ import MapGateDemo
 import TestSupport
 import Testing
 
-/// Every command's `--json` output against the schema the README documents: JSON Lines only on
+/// Every command's `--json` output against the schema docs/commands.md documents: JSON Lines only on
 /// stdout, the same keys for every outcome, errors as objects with `error` and `exitCode`.
 @Suite struct JSONOutputTests {
     static let schemas: [String: Set<String>] = [

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The publisher's catalog of map regions (`formatVersion` 1), documented in the README.
+/// The publisher's catalog of map regions (`formatVersion` 1), documented in docs/catalog.md.
 public struct Catalog: Sendable, Equatable {
     public var publisher: String
     public var generated: Date?

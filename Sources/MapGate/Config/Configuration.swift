@@ -27,7 +27,7 @@ public struct Configuration: Sendable, Equatable {
 
     public init() {}
 
-    /// Every key with its type and meaning, for `--help` and the README.
+    /// Every key with its type and meaning, for `--help` and docs/configuration.md.
     public static let keys: [(name: String, type: String, summary: String)] = [
         ("catalogURL", "string", "a mirror of the publisher's region catalog (http, https or file)"),
         ("caFile", "string", "PEM CA bundle trusted instead of the system's for catalogs and packages"),

@@ -64,7 +64,7 @@ public struct GateSettings: Sendable, Equatable {
     /// No source may make lookups rarer than daily.
     public static let maximumCheckIntervalHours: Double = 24
 
-    /// Every key a managed policy may set, with its type and meaning, for `--help` and the README.
+    /// Every key a managed policy may set, with its type and meaning, for `--help` and docs/configuration.md.
     public static let keys: [(name: String, type: String, summary: String)] = [
         ("appID", "integer", "App Store id of the app (looked up as ?id=)"),
         ("bundleID", "string", "bundle id of the app (looked up as ?bundleId= when appID is unset; checked in answers)"),

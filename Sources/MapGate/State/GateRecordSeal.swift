@@ -5,7 +5,7 @@ import Foundation
 /// edited with `sqlite3` (`UPDATE gate SET prompts_shown = 0`) is recognised as tampered.
 ///
 /// The key is compiled into mapgate; someone who takes the binary apart can find it (see the
-/// README's threat model). It makes the record tamper-evident to everyone else.
+/// threat model in docs/gate.md). It makes the record tamper-evident to everyone else.
 enum GateRecordSeal {
     private static let key = Array("mapgate gate record seal, v1: 6b1f0c59-2a7e-4d3b-9f64-3e0a8c71d5b2".utf8)
 

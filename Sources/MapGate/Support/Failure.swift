@@ -24,7 +24,7 @@ public protocol MapGateFailure: Error {
     var kind: FailureKind { get }
 }
 
-/// The one mapping from errors to process exit codes, documented in the README.
+/// The one mapping from errors to process exit codes, documented in docs/commands.md.
 public enum ExitCode {
     public static let success: Int32 = 0
     public static let failure: Int32 = 1

@@ -99,7 +99,7 @@ struct SyncCommand: Command {
         return firstFailure.map { ExitCode.forError($0) } ?? ExitCode.success
     }
 
-    /// One region's line of `sync --json`: the same keys for every outcome (README: "JSON output").
+    /// One region's line of `sync --json`: the same keys for every outcome (docs/commands.md: "JSON output").
     struct SyncLine {
         var region: String
         var action: String

@@ -12,7 +12,7 @@ extension GateReport {
         }
     }
 
-    /// The `--json` object of `check` and `status`. Keys are documented in the README.
+    /// The `--json` object of `check` and `status`. Keys are documented in docs/gate.md.
     var jsonObject: [String: Any] {
         let release = record.lastRelease
         let lookupMessage: String? = lookupError.map { MapGateCLI.describe($0) } ?? record.lastLookupError
