@@ -51,7 +51,9 @@ struct PublishCommand: Command {
             guard let value = Int64(text) else { throw UsageError(message: "--\(name) \(text) is not a whole number", usage: Self.usage) }
             return value
         }
-        var options = PublishOptions(inputDirectory: input, outputDirectory: output, baseURL: arguments.value("base-url"))
+        // `out/` and `out` are one folder: no `out//catalog.json` in what is printed.
+        let folder = output.count > 1 && output.hasSuffix("/") ? String(output.dropLast()) : output
+        var options = PublishOptions(inputDirectory: input, outputDirectory: folder, baseURL: arguments.value("base-url"))
         if let publisher = arguments.value("publisher") { options.publisher = publisher }
         if let days = try number("expires-days") { options.expiresDays = Int(clamping: days) }
         if let keep = try number("keep") { options.keep = Int(clamping: keep) }
