@@ -86,10 +86,9 @@ final class HTTPConnectionRegistry: Sendable {
     private let admitted = Atomic<Int>(0)
     let gauge: HTTPConnectionGauge
     let headTimeout: Double
-    private let stopping = Atomic<Bool>(false)
-    private let done = DispatchSemaphore(value: 0)
-    private let wake = DispatchSemaphore(value: 0)
     private let onTimeout: @Sendable (String) -> Void
+    /// Looks at the connections waiting for a head, a quarter of the deadline apart (0.1–1 s).
+    private let watchdog = Locked<PeriodicWorker?>(nil)
 
     init(headTimeout: Double, gauge: HTTPConnectionGauge, onTimeout: @escaping @Sendable (String) -> Void) {
         self.headTimeout = headTimeout
@@ -99,7 +98,7 @@ final class HTTPConnectionRegistry: Sendable {
 
     var count: Int { gauge.count }
 
-    static var now: UInt64 { DispatchTime.now().uptimeNanoseconds }
+    static var now: UInt64 { MonotonicClock.nanoseconds }
 
     /// Tracks a new connection, admitting it when fewer than `limit` admitted ones are open.
     /// The decision is made once, here: an admitted connection is never refused later, however
@@ -123,24 +122,13 @@ final class HTTPConnectionRegistry: Sendable {
     }
 
     func startWatchdog() {
-        let thread = Thread { [self] in
-            defer { done.signal() }
-            let interval = max(0.1, min(1.0, headTimeout / 4))
-            while !stopping.load(ordering: .relaxed) {
-                _ = wake.wait(timeout: .now() + interval)
-                if stopping.load(ordering: .relaxed) { return }
-                scan()
-            }
-        }
-        thread.name = "http-head-deadline"
-        thread.start()
+        let worker = PeriodicWorker(name: "http-head-deadline", interval: max(0.1, min(1.0, headTimeout / 4))) { [weak self] in self?.scan() }
+        watchdog.withLock { $0 = worker }
+        worker.start()
     }
 
     func stopWatchdog() {
-        let (exchanged, _) = stopping.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent)
-        guard exchanged else { return }
-        wake.signal()
-        done.wait()
+        watchdog.withLock { $0 }?.stop()
     }
 
     private static let timeoutAnswer = Array(
