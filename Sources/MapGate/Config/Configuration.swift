@@ -13,17 +13,13 @@ public struct Configuration: Sendable, Equatable {
     public var caFile: String?
     /// Where Debian's `libjs-leaflet` puts Leaflet, for the viewer page.
     public var leafletPath: String = "/usr/share/javascript/leaflet"
-    /// MapLibre GL JS (from the pinned `maplibre` wheel), for the viewer of vector regions: where
-    /// the Debian package puts it when that folder exists, else where `scripts/install-deps` does.
-    public var maplibrePath: String = Configuration.defaultMaplibrePath
+    /// MapLibre GL JS (from the pinned `maplibre` wheel), for the viewer of vector regions. The
+    /// default is where `scripts/install-deps` puts it; when that folder holds no
+    /// `maplibre-gl.js`, the server uses the Debian package's (``MapLibreFiles/folder(configured:default:fallbacks:)``).
+    public var maplibrePath: String = MapLibreFiles.localPath
     /// Folders of TrueType/OpenType fonts for map labels, looked through before Debian's font
     /// folders (``FontLibrary/systemFolders``).
     public var fontPaths: [String] = []
-
-    /// `/usr/share/mapgate/maplibre` (the package's) when it exists, else
-    /// `/usr/local/share/mapgate/maplibre` (`scripts/install-deps`'s).
-    public static let defaultMaplibrePath =
-        FileManager.default.fileExists(atPath: "/usr/share/mapgate/maplibre") ? "/usr/share/mapgate/maplibre" : "/usr/local/share/mapgate/maplibre"
 
     public init() {}
 
@@ -32,7 +28,7 @@ public struct Configuration: Sendable, Equatable {
         ("catalogURL", "string", "a mirror of the publisher's region catalog (http, https or file)"),
         ("caFile", "string", "PEM CA bundle trusted instead of the system's for catalogs and packages"),
         ("leafletPath", "string", "folder holding leaflet.js and leaflet.css (default from libjs-leaflet)"),
-        ("maplibrePath", "string", "folder holding maplibre-gl.js and maplibre-gl.css (default /usr/share/mapgate/maplibre if it exists, else /usr/local/share/mapgate/maplibre)"),
+        ("maplibrePath", "string", "folder holding maplibre-gl.js and maplibre-gl.css (default /usr/local/share/mapgate/maplibre, else the package's /usr/share/mapgate/maplibre)"),
         ("fontPaths", "list", "folders of .ttf/.otf fonts for map labels, before /usr/share/fonts and /usr/local/share/fonts"),
     ]
 }

@@ -49,39 +49,3 @@ public struct GateReport: Sendable, Equatable {
         }
     }
 }
-
-/// The gate is closed: the command is refused until the app is updated (exit 77).
-public struct GateClosedError: MapGateFailure, LocalizedError, Sendable {
-    public let installedVersion: String
-    public let requiredVersion: String
-    public let storeURL: String?
-    public var kind: FailureKind { .updateRequired }
-    public var errorDescription: String? {
-        var text = "update required: mapgate \(installedVersion) may no longer be used; install version \(requiredVersion)"
-        if let storeURL { text += " from \(storeURL)" }
-        return text
-    }
-}
-
-/// The gate's saved state was lost or damaged while map data is installed, and the lookup that
-/// must come first failed: the use is refused (not counted) until the store can be reached.
-public struct GateRecoveryError: MapGateFailure, LocalizedError, Sendable {
-    public let lookupError: LookupError?
-    public var kind: FailureKind { lookupError?.kind == .badData ? .badData : .unavailable }
-    public var errorDescription: String? {
-        "the update gate's saved state was lost or damaged while map data is installed; mapgate must reach the App Store once before it can be used again"
-            + (lookupError.map { " (\($0.localizedDescription))" } ?? "")
-    }
-}
-
-/// Proof that the gate allowed one use. Only ``Gate`` makes these; opening tiles, serving and
-/// installing regions take one, so no command can forget the gate.
-public struct GateAuthorization: Sendable {
-    public let decision: UseDecision
-    public let report: GateReport
-
-    init(decision: UseDecision, report: GateReport) {
-        self.decision = decision
-        self.report = report
-    }
-}

@@ -1,0 +1,30 @@
+import Foundation
+
+/// Which settings file an error is about.
+public enum SettingsFile: String, Sendable, Equatable {
+    /// The user's preferences (`config.json`).
+    case configuration = "config"
+    /// The administrator's or publisher's rules (`/etc/mapgate/policy.json`).
+    case managedPolicy = "managed policy"
+}
+
+/// A settings file that cannot be used. Always names the file, and the key when there is one.
+public struct ConfigurationError: MapGateFailure, LocalizedError, Sendable, Equatable {
+    public let file: SettingsFile
+    public let path: String
+    public let key: String?
+    public let reason: String
+    public var kind: FailureKind { .usage }
+
+    public init(file: SettingsFile = .configuration, path: String, key: String?, reason: String) {
+        self.file = file
+        self.path = path
+        self.key = key
+        self.reason = reason
+    }
+
+    public var errorDescription: String? {
+        if let key { return "\(file.rawValue) \(path): key \"\(key)\": \(reason)" }
+        return "\(file.rawValue) \(path): \(reason)"
+    }
+}
