@@ -22,55 +22,33 @@ public final class TileRequestHandler: HTTPRequestHandler {
     public static let maximumUnpackedTileSize = 16 << 20
 
     /// The route a request target belongs to, for metrics.
-    public static func route(of target: String) -> String {
-        let path = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? target
-        if path == "/" { return "index" }
-        if path == "/health" { return "health" }
-        if path == "/metrics" { return "metrics" }
-        if path.hasPrefix("/_leaflet/") { return "leaflet" }
-        if path.hasPrefix("/_maplibre/") { return "maplibre" }
-        if path.hasPrefix("/view/") { return "viewer" }
-        if path == "/fonts.json" || path.hasPrefix("/fonts/") { return "fonts" }
-        let parts = path.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
-        if parts.count == 2, parts[1] == "style.json" { return "style" }
-        if parts.count == 1, parts[0].hasSuffix(".json") { return "tilejson" }
-        if parts.count == 4 { return "tile" }
-        return "other"
-    }
+    public static func route(of target: String) -> String { Route(target: target).name }
 
     public func respond(to request: HTTPServerRequest) -> HTTPServerResponse {
         let path = request.path
         guard Self.isSafe(path) else { return text(400, "bad path\n") }
-        let isPublic = Self.isPublic(path)
-        if request.method == "OPTIONS" { return preflight(request, isPublic: isPublic) }
+        let route = Route(path: path)
+        if request.method == "OPTIONS" { return preflight(request, isPublic: route.isPublic) }
         guard request.method == "GET" || request.method == "HEAD" else {
             return text(405, "method \(request.method) not allowed\n", extra: [("Allow", "GET, HEAD, OPTIONS")])
         }
-        if path == "/" { return index(request) }
-        if path == "/health" { return health() }
-        if path == "/metrics" {
+        switch route {
+        case .index: return index(request)
+        case .health: return health()
+        case .metrics:
             return HTTPServerResponse(
                 status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8"), ("Cache-Control", "no-store")],
                 body: Data(service.metrics.render(gate: service.gate).utf8))
+        case .leaflet(let name): return leaflet(name)
+        case .maplibre(let name): return maplibre(name)
+        case .viewer(let id): return viewer(id)
+        case .fontList: return fontList()
+        case .glyphs(let fontstack, let file): return glyphs(fontstack: fontstack, file: file)
+        case .style(let id): return style(id, request)
+        case .tileJSON(let id): return tileJSON(id, request)
+        case .tile(let parts): return tile(parts, request)
+        case .other: return text(404, "not found: \(path)\n")
         }
-        if path.hasPrefix("/_leaflet/") { return leaflet(String(path.dropFirst("/_leaflet/".count))) }
-        if path.hasPrefix("/_maplibre/") { return maplibre(String(path.dropFirst("/_maplibre/".count))) }
-        if path.hasPrefix("/view/") { return viewer(String(path.dropFirst("/view/".count))) }
-        if path == "/fonts.json" { return fontList() }
-        let parts = path.dropFirst().split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-        if parts.count == 3, parts[0] == "fonts" { return glyphs(fontstack: parts[1], file: parts[2]) }
-        if parts.count == 2, parts[1] == "style.json" { return style(parts[0], request) }
-        if parts.count == 1, parts[0].hasSuffix(".json") { return tileJSON(String(parts[0].dropLast(5)), request) }
-        if parts.count == 4 { return tile(parts, request) }
-        return text(404, "not found: \(path)\n")
-    }
-
-    /// Tiles, TileJSON and Leaflet's files: readable from any origin.
-    static func isPublic(_ path: String) -> Bool {
-        if path.hasPrefix("/_leaflet/") || path.hasPrefix("/_maplibre/") || path == "/fonts.json" || path.hasPrefix("/fonts/") { return true }
-        guard !path.hasPrefix("/view/"), path != "/health", path != "/metrics", path != "/" else { return false }
-        let parts = path.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
-        return (parts.count == 1 && parts[0].hasSuffix(".json")) || parts.count == 4 || (parts.count == 2 && parts[1] == "style.json")
     }
 
     /// A CORS preflight: 204, granting GET and HEAD (and the headers asked for) on public routes.

@@ -1,0 +1,82 @@
+/// What a request path asks the tile server for, parsed once: the handler dispatches on it, the
+/// metrics label it, CORS asks whether it is public.
+public enum Route: Equatable, Sendable {
+    case index
+    case health
+    case metrics
+    /// One of Leaflet's files (`/_leaflet/NAME`).
+    case leaflet(String)
+    /// One of MapLibre's files (`/_maplibre/NAME`).
+    case maplibre(String)
+    /// A region's viewer page (`/view/REGION`).
+    case viewer(String)
+    /// The fonts labels can use (`/fonts.json`).
+    case fontList
+    /// A glyph range (`/fonts/FONTSTACK/START-END.pbf`).
+    case glyphs(fontstack: String, file: String)
+    /// A region's MapLibre style (`/REGION/style.json`).
+    case style(String)
+    /// A region's TileJSON (`/REGION.json`).
+    case tileJSON(String)
+    /// A tile: the path's four parts (`REGION`, `Z`, `X`, `Y.EXT`).
+    case tile([String])
+    case other
+
+    /// The route of `path` (the decoded path, without the query).
+    public init(path: String) {
+        switch path {
+        case "/": self = .index
+        case "/health": self = .health
+        case "/metrics": self = .metrics
+        case "/fonts.json": self = .fontList
+        default:
+            if path.hasPrefix("/_leaflet/") {
+                self = .leaflet(String(path.dropFirst("/_leaflet/".count)))
+            } else if path.hasPrefix("/_maplibre/") {
+                self = .maplibre(String(path.dropFirst("/_maplibre/".count)))
+            } else if path.hasPrefix("/view/") {
+                self = .viewer(String(path.dropFirst("/view/".count)))
+            } else {
+                let parts = path.dropFirst().split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+                switch parts.count {
+                case 3 where parts[0] == "fonts": self = .glyphs(fontstack: parts[1], file: parts[2])
+                case 2 where parts[1] == "style.json": self = .style(parts[0])
+                case 1 where parts[0].hasSuffix(".json"): self = .tileJSON(String(parts[0].dropLast(5)))
+                case 4: self = .tile(parts)
+                default: self = .other
+                }
+            }
+        }
+    }
+
+    /// The route of a request target, which may carry a query.
+    public init(target: String) {
+        self.init(path: target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? target)
+    }
+
+    /// The label of `mapgate_http_requests_total{route=…}`.
+    public var name: String {
+        switch self {
+        case .index: "index"
+        case .health: "health"
+        case .metrics: "metrics"
+        case .leaflet: "leaflet"
+        case .maplibre: "maplibre"
+        case .viewer: "viewer"
+        case .fontList, .glyphs: "fonts"
+        case .style: "style"
+        case .tileJSON: "tilejson"
+        case .tile: "tile"
+        case .other: "other"
+        }
+    }
+
+    /// Tiles, TileJSON, styles, glyphs and Leaflet's and MapLibre's files: public map data that
+    /// any origin may read. The region list, the viewer, `/health` and `/metrics` are not.
+    public var isPublic: Bool {
+        switch self {
+        case .leaflet, .maplibre, .fontList, .glyphs, .style, .tileJSON, .tile: true
+        case .index, .health, .metrics, .viewer, .other: false
+        }
+    }
+}
