@@ -124,11 +124,10 @@ public final class TileRequestHandler: HTTPRequestHandler {
         if let refusal = refusalWhileClosed(json: true) { return refusal }
         guard let region = service.region(id) else { return text(404, "region \(id) is not installed\n", cors: true) }
         let last = parts[3].split(separator: ".", omittingEmptySubsequences: false)
-        guard last.count == 2, let z = Self.number(parts[1]), let x = Self.number(parts[2]), let y = Self.number(String(last[0])),
-            z <= 30, x < 1 << z, y < 1 << z
-        else {
+        guard last.count == 2, let coordinate = TileCoordinate(z: parts[1], x: parts[2], y: String(last[0])) else {
             return text(400, "malformed tile coordinates: \(parts[1...].joined(separator: "/"))\n", cors: true)
         }
+        let (z, x, y) = (coordinate.z, coordinate.x, coordinate.y)
         guard Self.extensions(region.record.format).contains(String(last[1])) else {
             return text(400, "region \(id) has \(region.record.format.rawValue) tiles, not .\(last[1])\n", cors: true)
         }
@@ -308,11 +307,6 @@ public final class TileRequestHandler: HTTPRequestHandler {
         case .webp: ["webp"]
         case .pbf: ["pbf", "mvt"]
         }
-    }
-
-    private static func number(_ text: String) -> Int? {
-        guard !text.isEmpty, text.count <= 10, text.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
-        return Int(text)
     }
 
     /// RFC 9110 §12.5.3: gzip is acceptable when its own q-value (else that of `*`) is above 0.

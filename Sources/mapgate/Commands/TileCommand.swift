@@ -10,23 +10,17 @@ struct TileCommand: Command {
     static let options = [OptionSpec(name: "output", short: "o", value: "FILE", help: "write the tile to FILE (- for stdout, even a terminal); a device or FIFO is written through, a regular file replaced atomically")]
 
     let region: String
-    let z: Int
-    let x: Int
-    let y: Int
+    let coordinate: TileCoordinate
     let output: String?
 
     init(parsing arguments: ParsedArguments) throws {
         let values = arguments.positional
         guard values.count == 4 else { throw UsageError(message: "expected REGION Z X Y", usage: Self.usage) }
-        guard let z = Int(values[1]), let x = Int(values[2]), let y = Int(values[3]), (0...30).contains(z), x >= 0, y >= 0,
-            x < 1 << z, y < 1 << z
-        else {
+        guard let coordinate = TileCoordinate(z: values[1], x: values[2], y: values[3]) else {
             throw UsageError(message: "tile coordinates \(values[1])/\(values[2])/\(values[3]) are not valid XYZ coordinates", usage: Self.usage)
         }
         region = values[0]
-        self.z = z
-        self.x = x
-        self.y = y
+        self.coordinate = coordinate
         output = arguments.value("output")
     }
 
@@ -35,16 +29,16 @@ struct TileCommand: Command {
         let destination = try OutputDestination.resolve(output)
         let library = try context.readOnlyRegionLibrary()
         let installed = try library.region(region)
-        if let minzoom = installed.minzoom, let maxzoom = installed.maxzoom, !(minzoom...maxzoom).contains(z) {
-            throw RegionError(region: region, reason: "has no tiles at zoom \(z) (its zoom range is \(minzoom)-\(maxzoom))", kind: .failure)
+        if let minzoom = installed.minzoom, let maxzoom = installed.maxzoom, !(minzoom...maxzoom).contains(coordinate.z) {
+            throw RegionError(region: region, reason: "has no tiles at zoom \(coordinate.z) (its zoom range is \(minzoom)-\(maxzoom))", kind: .failure)
         }
         guard let authorization = try GateGuard.authorize(context, opening: [region]) else { return ExitCode.success }
         let file = try library.open(region, authorization: authorization)
-        switch try file.storedTile(z: z, x: x, y: y) {
+        switch try file.storedTile(z: coordinate.z, x: coordinate.x, y: coordinate.y) {
         case .absent:
-            throw RegionError(region: region, reason: "no tile at \(z)/\(x)/\(y)", kind: .failure)
+            throw RegionError(region: region, reason: "no tile at \(coordinate)", kind: .failure)
         case .null:
-            throw RegionError(region: region, reason: "tile \(z)/\(x)/\(y) has no data (its tile_data is NULL)", kind: .badData)
+            throw RegionError(region: region, reason: "tile \(coordinate) has no data (its tile_data is NULL)", kind: .badData)
         case .data(let tile):
             try destination.write(tile)
         }

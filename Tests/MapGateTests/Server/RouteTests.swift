@@ -27,3 +27,15 @@ import Testing
         #expect(Route(target: path + "?cache=1") == route)
     }
 }
+
+/// The one parser of tile coordinates, for `mapgate tile` and the server.
+@Suite struct TileCoordinateTests {
+    @Test(arguments: [("0", "0", "0", true), ("2", "3", "3", true), ("2", "4", "0", false), ("31", "0", "0", false),
+                      ("-1", "0", "0", false), ("+1", "0", "0", false), (" 1", "0", "0", false), ("1", "0", "", false),
+                      ("30", "1073741823", "0", true), ("1", "99999999999", "0", false)])
+    func onlyXYZCoordinatesWithinTheZoomParse(z: String, x: String, y: String, valid: Bool) {
+        let coordinate = TileCoordinate(z: z, x: x, y: y)
+        #expect((coordinate != nil) == valid, "\(z)/\(x)/\(y)")
+        if let coordinate { #expect(coordinate.description == "\(z)/\(x)/\(y)") }
+    }
+}

@@ -1,0 +1,33 @@
+/// One tile's place in the XYZ scheme (y from the north, as web maps count; MBTiles rows are TMS
+/// and are flipped where a file is read). The one parser of `Z`, `X`, `Y` for `mapgate tile` and
+/// the server.
+public struct TileCoordinate: Sendable, Equatable, CustomStringConvertible {
+    public let z: Int
+    public let x: Int
+    public let y: Int
+
+    /// The deepest zoom accepted (MBTiles files in use stop far earlier).
+    public static let maximumZoom = 30
+
+    /// Nil unless `z` is 0–30 and `x`, `y` lie within `2^z`.
+    public init?(z: Int, x: Int, y: Int) {
+        guard (0...Self.maximumZoom).contains(z), (0..<(1 << z)).contains(x), (0..<(1 << z)).contains(y) else { return nil }
+        self.z = z
+        self.x = x
+        self.y = y
+    }
+
+    /// Parses decimal digits only (no sign, no spaces, at most 10 digits): nil otherwise, or out
+    /// of range.
+    public init?(z: String, x: String, y: String) {
+        func number(_ text: String) -> Int? {
+            guard !text.isEmpty, text.count <= 10, text.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+            return Int(text)
+        }
+        guard let z = number(z), let x = number(x), let y = number(y) else { return nil }
+        self.init(z: z, x: x, y: y)
+    }
+
+    /// `z/x/y`.
+    public var description: String { "\(z)/\(x)/\(y)" }
+}
