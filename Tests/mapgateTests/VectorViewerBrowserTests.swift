@@ -114,12 +114,18 @@ import Testing
         let range = try HTTPClient().get(HTTPRequest(url: base + "/fonts/" + font.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed)! + "/0-255.pbf"))
         #expect(range.status == 200)
         #expect(range.header("Content-Type") == "application/x-protobuf")
+        try expectLettering(url, work: work, origin: origin, atLeast: 150)
+    }
+
+    /// Renders the viewer at `url` until at least `pixels` of the label colour lie within 40 px of
+    /// the layer's dots (the names beside them), with no console errors.
+    func expectLettering(_ url: String, work: TemporaryDirectory, origin: TestOrigin, atLeast pixels: Int) throws {
         let dot = try #require(Self.rgb(VectorStyle.color(index: 0)))
         let ink = try #require(Self.rgb(VectorStyle.labelColor))
         func lettering(_ image: PNGImage) -> Int { image.count(near: ink, tolerance: 60, within: 40, of: dot, anchorTolerance: 40) }
-        let (image, console) = try Self.renderUntilDrawn(url, in: work, origin: origin) { lettering($0) > 150 }
+        let (image, console) = try Self.renderUntilDrawn(url, in: work, origin: origin) { lettering($0) >= pixels }
         #expect(errors(in: console).isEmpty, "\(errors(in: console))")
-        #expect(lettering(image) > 150, "only \(lettering(image)) pixels of lettering near the cities; console: \(console.suffix(3000))")
+        #expect(lettering(image) >= pixels, "only \(lettering(image)) pixels of lettering near the dots; console: \(console.suffix(3000))")
     }
 
     /// Chinese names (a region made with GDAL's ogr2ogr) are drawn too: their glyphs come from a
@@ -139,12 +145,7 @@ import Testing
             origin.stop()
         }
         let url = try #require(opened.firstLine(), "stderr: \(opened.stderr)")
-        let dot = try #require(Self.rgb(VectorStyle.color(index: 0)))
-        let ink = try #require(Self.rgb(VectorStyle.labelColor))
-        func lettering(_ image: PNGImage) -> Int { image.count(near: ink, tolerance: 60, within: 40, of: dot, anchorTolerance: 40) }
-        let (image, console) = try Self.renderUntilDrawn(url, in: work, origin: origin) { lettering($0) > 60 }
-        #expect(errors(in: console).isEmpty, "\(errors(in: console))")
-        #expect(lettering(image) > 60, "only \(lettering(image)) pixels of lettering near the places; console: \(console.suffix(3000))")
+        try expectLettering(url, work: work, origin: origin, atLeast: 60)
     }
 
     @Test func polygonsAreFilledAndLinesDrawn() throws {

@@ -163,15 +163,10 @@ public final class MBTilesFile {
     /// The tile at XYZ coordinates `z/x/y` (MBTiles rows are TMS: row = 2^z − 1 − y), exactly as
     /// stored, or nil when the region has none there.
     public func tile(z: Int, x: Int, y: Int) throws -> Data? {
-        guard (0...30).contains(z), x >= 0, y >= 0, x < 1 << z, y < 1 << z else { return nil }
-        let row = (1 << z) - 1 - y
-        guard let statement = tileStatement else {
-            throw MBTilesError(path: path, reason: "cannot read tiles")
-        }
-        return try wrap {
-            try statement.bind([.integer(Int64(z)), .integer(Int64(x)), .integer(Int64(row))])
-            defer { try? statement.bind([]) }
-            return try statement.step() ? statement.blob(0) : nil
+        switch try storedTile(z: z, x: x, y: y) {
+        case .absent: nil
+        case .null: Data()
+        case .data(let data): data
         }
     }
 
