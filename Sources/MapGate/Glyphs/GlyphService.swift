@@ -4,8 +4,14 @@ import Foundation
 /// ``FontLibrary``: for each of the range's 256 code points the first font of the fontstack that
 /// has it is rendered at 24 px, turned into a signed distance field (buffer 3, radius 8, cutoff
 /// 0.25, as fontnik and martin make them) and written in MapLibre's glyph protobuf format. Each
-/// range is made once and kept in memory. Safe to share between threads.
+/// range is made once and kept in memory, up to ``cacheLimit`` ranges (a client asking for every
+/// order of every font cannot fill the memory: past the limit the cache starts afresh). Safe to
+/// share between threads.
 public final class GlyphService: Sendable {
+    /// Fonts of a fontstack looked at; the rest of a longer list is ignored.
+    public static let maximumFonts = 8
+    /// Ranges kept in memory at most (a Latin range is about 90 KB).
+    public let cacheLimit: Int
     private let folders: [String]
     /// Found on first use: looking through the font folders opens every font file.
     private let found = Locked<FontLibrary?>(nil)
@@ -15,14 +21,19 @@ public final class GlyphService: Sendable {
 
     /// - Parameter folders: where fonts are looked for (the user's `fontPaths`, then
     ///   ``FontLibrary/systemFolders``), on first use.
-    public init(folders: [String]) {
+    public init(folders: [String], cacheLimit: Int = 256) {
         self.folders = folders
+        self.cacheLimit = max(1, cacheLimit)
     }
 
-    public init(library: FontLibrary) {
+    public init(library: FontLibrary, cacheLimit: Int = 256) {
         folders = []
+        self.cacheLimit = max(1, cacheLimit)
         found.withLock { $0 = library }
     }
+
+    /// How many ranges are kept in memory now.
+    public var cachedRanges: Int { cache.withLock { $0.count } }
 
     /// The fonts found.
     public var library: FontLibrary {
@@ -41,8 +52,9 @@ public final class GlyphService: Sendable {
     ///   - range: `START-END`, START a multiple of 256, END = START + 255.
     public func glyphs(fontstack: String, range: String) throws -> Data {
         let start = try Self.parseRange(range)
-        let names = fontstack.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        let locations = names.compactMap { library.fonts[$0] }
+        let names = Array(fontstack.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.prefix(Self.maximumFonts))
+        let fonts = library.fonts
+        let locations = names.compactMap { fonts[$0] }
         guard !locations.isEmpty else { throw GlyphError.unknownFont(name: fontstack, available: library.names) }
         let key = locations.map { "\($0.path)#\($0.index)" }.joined(separator: "\n") + "\n\(start)"
         if let cached = cache.withLock({ $0[key] }) { return cached }
@@ -55,7 +67,10 @@ public final class GlyphService: Sendable {
             }
             return Self.encode(fontstack: names.joined(separator: ","), start: start, faces: stack)
         }
-        cache.withLock { $0[key] = data }
+        cache.withLock { cache in
+            if cache.count >= cacheLimit { cache.removeAll(keepingCapacity: true) }
+            cache[key] = data
+        }
         return data
     }
 

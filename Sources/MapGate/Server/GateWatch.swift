@@ -17,6 +17,15 @@ public final class GateWatch: Sendable {
         case open
         case closed(Closure)
         case failing(String)
+
+        /// `open`, `closed` or `failing`, for `/health` and `/metrics`.
+        public var name: String {
+            switch self {
+            case .open: "open"
+            case .closed: "closed"
+            case .failing: "failing"
+            }
+        }
     }
 
     /// One look at the gate, as every request sees it.
@@ -70,13 +79,7 @@ public final class GateWatch: Sendable {
     }
 
     /// `open`, `closed` or `failing`, for `/health` and `/metrics`.
-    public var state: String {
-        switch snapshot.standing {
-        case .open: "open"
-        case .closed: "closed"
-        case .failing: "failing"
-        }
-    }
+    public var state: String { snapshot.standing.name }
 
     /// Prompted uses left after the last look at the gate (nil when no update is pending).
     public var usesLeft: Int? { snapshot.usesLeft }

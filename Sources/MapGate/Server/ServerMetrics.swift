@@ -60,11 +60,11 @@ public final class ServerMetrics: Sendable {
         lines.append("mapgate_http_open_connections \(connections.count)")
         lines.append("# HELP mapgate_gate_state 1 for the gate's current state (open, closed, failing).")
         lines.append("# TYPE mapgate_gate_state gauge")
-        let state = gate.state
+        let gateSnapshot = gate.snapshot
         for name in ["open", "closed", "failing"] {
-            lines.append("mapgate_gate_state{state=\"\(name)\"} \(name == state ? 1 : 0)")
+            lines.append("mapgate_gate_state{state=\"\(name)\"} \(name == gateSnapshot.standing.name ? 1 : 0)")
         }
-        if let left = gate.usesLeft {
+        if let left = gateSnapshot.usesLeft {
             lines.append("# HELP mapgate_gate_uses_left Prompted uses left before the gate closes.")
             lines.append("# TYPE mapgate_gate_uses_left gauge")
             lines.append("mapgate_gate_uses_left \(left)")

@@ -67,11 +67,15 @@ public final class TileRequestHandler: HTTPRequestHandler {
 
     /// 200 with the gate's state once the regions are open; 503 while the gate refuses.
     private func health() -> HTTPServerResponse {
-        let state = service.gate.state
+        let snapshot = service.gate.snapshot
+        let state = snapshot.standing.name
         var object: [String: Any] = ["status": state == "open" ? "ok" : "refusing", "gate": state, "regions": service.regions.count]
-        if let left = service.gate.usesLeft { object["usesLeft"] = left }
-        if let failure = service.gate.failure { object["message"] = failure }
-        if let closed = service.gate.closed { object["requiredVersion"] = closed.requiredVersion }
+        if let left = snapshot.usesLeft { object["usesLeft"] = left }
+        switch snapshot.standing {
+        case .open: break
+        case .failing(let failure): object["message"] = failure
+        case .closed(let closed): object["requiredVersion"] = closed.requiredVersion
+        }
         var response = json(state == "open" ? 200 : 503, object, cors: false)
         response.headers.append(("Cache-Control", "no-store"))
         if state != "open" { response.headers.append(("Retry-After", "5")) }
@@ -252,7 +256,11 @@ public final class TileRequestHandler: HTTPRequestHandler {
     /// The 403 answer while the gate is closed, naming the required version and the store URL;
     /// 503 while the server cannot read or write the gate's state (it fails closed).
     private func refusalWhileClosed(json isJSON: Bool) -> HTTPServerResponse? {
-        if let failure = service.gate.failure {
+        // One look at the gate per request: one lock, one clock reading, one consistent answer.
+        switch service.gate.snapshot.standing {
+        case .open:
+            return nil
+        case .failing(let failure):
             let message = "the update gate cannot be checked (\(failure)); tiles are withheld until it can"
             var response =
                 isJSON
@@ -260,13 +268,13 @@ public final class TileRequestHandler: HTTPRequestHandler {
                 : html(503, ViewerPage.document(title: "gate unavailable", body: "<p>\(ViewerPage.escape(message))</p>"))
             response.headers.append(("Retry-After", "5"))
             return response
+        case .closed(let closed):
+            let message = "update required: install mapgate \(closed.requiredVersion) to keep using these maps"
+            if isJSON {
+                return json(403, ["error": "update-required", "message": message, "requiredVersion": closed.requiredVersion, "storeURL": closed.storeURL ?? NSNull()], cors: true)
+            }
+            return html(403, ViewerPage.closed(closed))
         }
-        guard let closed = service.gate.closed else { return nil }
-        let message = "update required: install mapgate \(closed.requiredVersion) to keep using these maps"
-        if isJSON {
-            return json(403, ["error": "update-required", "message": message, "requiredVersion": closed.requiredVersion, "storeURL": closed.storeURL ?? NSNull()], cors: true)
-        }
-        return html(403, ViewerPage.closed(closed))
     }
 
     /// The region's open file; reopened when the installed file is another one (an update

@@ -47,6 +47,23 @@ import Testing
         #expect(try service.glyphs(fontstack: "No Such Font, \(Self.font)", range: "256-511") == first)
     }
 
+    /// A client asking for every order of every font, every range, cannot fill the memory: the
+    /// cache holds at most its limit.
+    @Test func theCacheIsBoundedWhateverClientsAskFor() throws {
+        let bounded = GlyphService(library: service.library, cacheLimit: 4)
+        let fonts = service.library.names.filter { $0.hasPrefix("DejaVu") }.prefix(3)
+        for first in fonts {
+            for second in fonts where second != first {
+                _ = try bounded.glyphs(fontstack: "\(first),\(second)", range: "0-255")
+                #expect(bounded.cachedRanges <= 4)
+            }
+        }
+        #expect(bounded.cachedRanges >= 1)
+        // A fontstack of a hundred names looks at the first eight only.
+        let long = Array(repeating: "No Such Font", count: 99).joined(separator: ",") + ",\(Self.font)"
+        #expect(throws: GlyphError.self) { try bounded.glyphs(fontstack: long, range: "0-255") }
+    }
+
     @Test func aRangeWithoutGlyphsInTheFontIsEmptyNotAnError() throws {
         let hangul = try service.glyphs(fontstack: Self.font, range: "44032-44287")
         #expect(try GlyphProtobuf.decode(hangul).first?.range == "44032-44287")
