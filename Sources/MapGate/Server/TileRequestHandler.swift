@@ -10,7 +10,7 @@ import Foundation
 /// page cannot read them.
 public final class TileRequestHandler: HTTPRequestHandler {
     private let service: TileService
-    private var files: [String: (identity: TileService.FileIdentity, file: MBTilesFile)] = [:]
+    private var files: [String: (identity: FileIdentity, file: MBTilesFile)] = [:]
 
     public init(service: TileService) {
         self.service = service

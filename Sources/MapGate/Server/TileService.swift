@@ -29,22 +29,6 @@ public final class TileService: Sendable {
         public var etagPrefix: String { String(record.sha256.prefix(16)) }
     }
 
-    /// Device, inode, size and modification time of a file.
-    public struct FileIdentity: Sendable, Equatable {
-        public var device: UInt64
-        public var inode: UInt64
-        public var size: Int64
-        public var modified: Int64
-
-        public init?(path: String) {
-            var info = stat()
-            guard stat(path, &info) == 0 else { return nil }
-            device = UInt64(info.st_dev)
-            inode = UInt64(info.st_ino)
-            size = Int64(info.st_size)
-            modified = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
-        }
-    }
 
     private let current: Locked<[String: Region]>
     public let gate: GateWatch

@@ -1,9 +1,5 @@
 import Foundation
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// The cheap identity of an installed region's file, recorded at install: size, modification
 /// time and inode. A file that still has all three is taken to be the file installed; one that
 /// does not is hashed (SHA-256) to tell a damaged file from a moved or restored one.
@@ -21,11 +17,8 @@ public struct RegionFileStamp: Sendable, Equatable {
 
     /// The stamp of the file at `path` (a link's target's); nil when it cannot be read.
     public init?(path: String) {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        size = Int64(info.st_size)
-        modified = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
-        inode = UInt64(info.st_ino)
+        guard let identity = FileIdentity(path: path) else { return nil }
+        self.init(size: identity.size, modified: identity.modified, inode: identity.inode)
     }
 }
 
