@@ -42,6 +42,9 @@ public final class RegionInstaller {
     private let clock: Clock
     private let appVersion: AppVersion
     private let freeSpace: (String) -> Int64?
+    /// Files found damaged by this installer (by hashing them), with the stamp they had then: the
+    /// `sync` after a `precheck` does not hash a large file a second time. Touched by one thread.
+    private var damaged: [String: (stamp: RegionFileStamp?, reason: String)] = [:]
 
     package init(
         directory: DataDirectory, state: StateDatabase, downloader: PackageDownloader, clock: Clock = .system,
@@ -143,7 +146,14 @@ public final class RegionInstaller {
     ) throws -> (upToDate: Outcome?, isDamaged: Bool) {
         guard let previous, previous.version == region.version, FileManager.default.fileExists(atPath: directory.regionPath(region.id))
         else { return (nil, false) }
-        switch previous.condition(ofFileAt: directory.regionPath(region.id)) {
+        let path = directory.regionPath(region.id)
+        let condition: InstalledRegion.Condition
+        if let known = damaged[region.id], known.stamp == RegionFileStamp(path: path) {
+            condition = .damaged(known.reason)
+        } else {
+            condition = previous.condition(ofFileAt: path)
+        }
+        switch condition {
         case .intact:
             break
         case .intactWithNewStamp(let stamp):
@@ -151,6 +161,7 @@ public final class RegionInstaller {
             record.fileStamp = stamp
             try registry.database.transaction { try registry.save(record) }
         case .damaged(let reason):
+            damaged[region.id] = (RegionFileStamp(path: path), reason)
             notice("region \(region.id): the installed file is damaged (\(reason)); installing it again")
             return (nil, true)
         }
