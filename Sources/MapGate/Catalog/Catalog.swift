@@ -17,6 +17,9 @@ public struct Catalog: Sendable, Equatable {
     /// Region entries that could not be used, each with the reason: reported, never installed,
     /// and no reason to refuse the good ones.
     public var rejected: [CatalogError] = []
+    /// The publisher's styles (``CatalogStyle``), and the entries that could not be used.
+    public var styles: [CatalogStyle] = []
+    public var rejectedStyles: [CatalogError] = []
 
     public func region(_ id: String) -> CatalogRegion? { regions.first { $0.id == id } }
 
@@ -114,7 +117,12 @@ extension Catalog {
     /// Whether `id` is a valid region id: `[a-z0-9][a-z0-9._-]{0,63}`, never `.` or `..`, and
     /// none of ``reservedRegionIDs``.
     public static func isValidRegionID(_ id: String) -> Bool {
-        guard (1...64).contains(id.utf8.count), id != ".", id != "..", !reservedRegionIDs.contains(id) else { return false }
+        !reservedRegionIDs.contains(id) && matchesIDPattern(id)
+    }
+
+    /// `[a-z0-9][a-z0-9._-]{0,63}`, never `.` or `..`: safe as a file name and a URL path segment.
+    static func matchesIDPattern(_ id: String) -> Bool {
+        guard (1...64).contains(id.utf8.count), id != ".", id != ".." else { return false }
         for (offset, byte) in id.utf8.enumerated() {
             let alphanumeric = (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte)
             if offset == 0 ? !alphanumeric : !(alphanumeric || byte == 0x2E || byte == 0x5F || byte == 0x2D) {
@@ -177,9 +185,10 @@ extension Catalog {
                 rejected.append(error)
             }
         }
+        let styles = parseStyles(object["styles"], sourceURL: sourceURL)
         return Catalog(
             publisher: publisher, generated: generated, minimumAppVersion: minimum, regions: regions, sourceURL: sourceURL,
-            serial: serial, expires: expires, gate: gate, rejected: rejected)
+            serial: serial, expires: expires, gate: gate, rejected: rejected, styles: styles.styles, rejectedStyles: styles.rejected)
     }
 
     /// JSON booleans are NSNumbers too: `true` is not the number 1.
@@ -298,7 +307,7 @@ extension Catalog {
     }
 
     /// Resolves a package URL (absolute, or relative to the catalog) and checks its scheme.
-    private static func resolve(_ text: String, against base: String, fail: (String) -> CatalogError) throws -> String {
+    static func resolve(_ text: String, against base: String, fail: (String) -> CatalogError) throws -> String {
         guard let resolved = URL(string: text, relativeTo: URL(string: base))?.absoluteURL,
             let scheme = resolved.scheme?.lowercased()
         else { throw fail("url \"\(text)\" is not a URL") }

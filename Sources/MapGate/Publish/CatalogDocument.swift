@@ -27,6 +27,14 @@ enum CatalogDocument {
         return entry
     }
 
+    /// A style's entry as the catalog lists it.
+    static func styleEntry(for style: PublishedStyle, size: Int64, sha256: String, baseURL: String?) -> [String: Any] {
+        [
+            "id": style.id, "name": style.bundle.name, "version": style.bundle.version, "url": url(of: style.package, baseURL: baseURL),
+            "size": size, "sha256": sha256, "installedSize": style.bytes.count, "regions": style.bundle.regions,
+        ]
+    }
+
     /// `packages/<name>`, relative to the catalog, or under `baseURL`.
     static func url(of package: String, baseURL: String?) -> String {
         let relative = "packages/" + package
@@ -36,7 +44,8 @@ enum CatalogDocument {
     }
 
     static func document(
-        publisher: String, generated: Date, expires: Date, serial: Int64, regions: [[String: Any]], carried: [String: Any]
+        publisher: String, generated: Date, expires: Date, serial: Int64, regions: [[String: Any]], styles: [[String: Any]] = [],
+        carried: [String: Any]
     ) -> [String: Any] {
         var document = carried.filter { carriedKeys.contains($0.key) }
         document["formatVersion"] = 1
@@ -45,6 +54,7 @@ enum CatalogDocument {
         document["expires"] = ISODate.string(expires)
         document["serial"] = serial
         document["regions"] = regions.sorted { ($0["id"] as? String ?? "") < ($1["id"] as? String ?? "") }
+        if !styles.isEmpty { document["styles"] = styles.sorted { ($0["id"] as? String ?? "") < ($1["id"] as? String ?? "") } }
         return document
     }
 
@@ -70,6 +80,12 @@ struct PreviousCatalog {
     var serial: Int64?
     /// Each region's entry by id.
     var regions: [String: [String: Any]]
+    /// Each style's entry by id.
+    var styles: [String: [String: Any]] = [:]
+    /// The style packages it names (under `packages/`).
+    var stylePackages: Set<String> {
+        Set(styles.values.compactMap { ($0["url"] as? String)?.split(separator: "/").last.map(String.init) })
+    }
 
     static func load(path: String) throws -> PreviousCatalog? {
         guard FileManager.default.fileExists(atPath: path) else { return nil }
@@ -89,6 +105,10 @@ struct PreviousCatalog {
             if let id = entry["id"] as? String { regions[id] = entry }
         }
         let serial = (object["serial"] as? NSNumber).flatMap { Int64(exactly: $0.doubleValue) }
-        return PreviousCatalog(object: object, bytes: bytes, serial: serial, regions: regions)
+        var styles: [String: [String: Any]] = [:]
+        for entry in object["styles"] as? [[String: Any]] ?? [] {
+            if let id = entry["id"] as? String { styles[id] = entry }
+        }
+        return PreviousCatalog(object: object, bytes: bytes, serial: serial, regions: regions, styles: styles)
     }
 }

@@ -23,7 +23,23 @@ public struct PublishReport: Sendable, Equatable {
         public var deltaCount: Int
     }
 
+    /// One publisher's style (`INPUT_DIR/styles/NAME/`).
+    public struct Style: Sendable, Equatable {
+        public var id: String
+        public var action: Action
+        /// The version now offered (the one withdrawn, for `removed`): its content's digest.
+        public var version: String
+        public var previousVersion: String?
+        /// The package's path relative to the output folder; nil for `removed`.
+        public var package: String?
+        /// The package's size; nil in a dry run for a package not made yet.
+        public var size: Int64?
+        /// The regions it draws.
+        public var regions: [String]
+    }
+
     public var regions: [Region]
+    public var styles: [Style] = []
     /// Whether a new catalog was written (or would be, in a dry run).
     public var catalogChanged: Bool
     /// The serial of the catalog now in place (or that would be).

@@ -14,16 +14,6 @@ struct PublishSource: Sendable, Equatable {
     /// their own there (GDAL 1.1, tippecanoe 2), so publish says where it came from.
     var isVersionFromMetadata = false
 
-    /// Versions become part of file names (`<id>-<version>.mbtiles.gz`): they must be safe there.
-    static func isValidVersion(_ text: String) -> Bool {
-        guard (1...64).contains(text.utf8.count), text != ".", text != ".." else { return false }
-        for (offset, byte) in text.utf8.enumerated() {
-            let alphanumeric = (0x61...0x7A).contains(byte) || (0x41...0x5A).contains(byte) || (0x30...0x39).contains(byte)
-            if offset == 0 ? !alphanumeric : !(alphanumeric || [0x2E, 0x5F, 0x2D, 0x2B].contains(byte)) { return false }
-        }
-        return true
-    }
-
     /// Reads the identity of the file at `path`: id from the file name, name and version from its
     /// metadata, each replaced by `override` when given. Opening the file is the first check that
     /// it is an MBTiles file at all.
@@ -55,7 +45,7 @@ struct PublishSource: Sendable, Equatable {
         guard let version = override?.version ?? metadata["version"].map({ $0.trimmingCharacters(in: .whitespaces) }), !version.isEmpty else {
             throw fail("no version: set metadata \"version\" in the file or give \"version\" for \"\(fileName)\" in regions.json")
         }
-        guard isValidVersion(version) else {
+        guard Catalog.isFileSafeVersion(version) else {
             throw fail("version \"\(version)\" cannot be part of a file name ([A-Za-z0-9][A-Za-z0-9._+-]{0,63})")
         }
         let name = override?.name ?? metadata["name"].flatMap { $0.isEmpty ? nil : $0 } ?? id

@@ -106,6 +106,7 @@ public final class Publisher {
         var entries: [[String: Any]] = []
         var regions: [PublishReport.Region] = []
         var removedFiles: [String] = []
+        var formats: [String: TileFormat] = [:]
         for source in sources {
             let versions = history.regions[source.id] ?? []
             let record: PublishedVersion
@@ -124,6 +125,7 @@ public final class Publisher {
                     notes += made.notes
                 }
             }
+            formats[source.id] = TileFormat(rawValue: record.format)
             let entry = CatalogDocument.entry(for: source, record: record, baseURL: options.baseURL)
             entries.append(entry)
             let old = previous?.regions[source.id]
@@ -152,6 +154,7 @@ public final class Publisher {
                 removedFiles += trimmed.files
             }
         }
+        let styles = try publishStyles(formats: formats, previous: previous, isDryRun: isDryRun)
         let offered = Set(sources.map(\.id))
         for (id, entry) in (previous?.regions ?? [:]).sorted(by: { $0.key < $1.key }) where !offered.contains(id) {
             let version = entry["version"] as? String ?? "?"
@@ -161,7 +164,7 @@ public final class Publisher {
                     installedSize: nil, deltaCount: 0))
         }
 
-        let regionsChanged = regions.contains { $0.action != .unchanged }
+        let regionsChanged = regions.contains { $0.action != .unchanged } || styles.reports.contains { $0.action != .unchanged }
         let publisherChanged = previous.map { $0.object["publisher"] as? String != options.publisher } ?? true
         var catalogChanged = regionsChanged || publisherChanged || options.serial != nil
         if !catalogChanged, let signingKey, let previous {
@@ -172,13 +175,14 @@ public final class Publisher {
         let serial = catalogChanged ? (options.serial ?? (previous?.serial ?? 0) + 1) : previous?.serial
         guard catalogChanged, let signingKey, let serial else {
             return PublishReport(
-                regions: regions, catalogChanged: catalogChanged, serial: serial, isDryRun: isDryRun, removedFiles: [], notes: notes)
+                regions: regions, styles: styles.reports, catalogChanged: catalogChanged, serial: serial, isDryRun: isDryRun, removedFiles: [],
+                notes: notes)
         }
 
         let now = Date(timeIntervalSince1970: clock.now.timeIntervalSince1970.rounded(.down))
         let document = CatalogDocument.document(
             publisher: options.publisher, generated: now, expires: now.addingTimeInterval(Double(options.expiresDays) * 86_400),
-            serial: serial, regions: entries, carried: previous?.object ?? [:])
+            serial: serial, regions: entries, styles: styles.entries, carried: previous?.object ?? [:])
         let bytes = try CatalogDocument.encode(document)
         // What clients will do with it: refuse it if mapgate's own reader would.
         _ = try Catalog.parse(bytes, sourceURL: URL(fileURLWithPath: catalogPath).absoluteString)
@@ -188,11 +192,13 @@ public final class Publisher {
         try write(history.encoded(), to: historyPath)
         try write(bytes, to: catalogPath)
         try write(Data(signature.utf8), to: signaturePath)
+        removedFiles += unusedStylePackages(keeping: styles.packages.union(previous?.stylePackages ?? []))
         for file in removedFiles {
             try? FileManager.default.removeItem(atPath: options.outputDirectory + "/" + file)
         }
         return PublishReport(
-            regions: regions, catalogChanged: true, serial: serial, isDryRun: false, removedFiles: removedFiles, notes: notes)
+            regions: regions, styles: styles.reports, catalogChanged: true, serial: serial, isDryRun: false, removedFiles: removedFiles,
+            notes: notes)
     }
 
     private func isSigned(_ bytes: Data, by key: MinisignSecretKey) -> Bool {

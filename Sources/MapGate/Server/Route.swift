@@ -14,6 +14,10 @@ public enum Route: Equatable, Sendable {
     case fontList
     /// A glyph range (`/fonts/FONTSTACK/START-END.pbf`).
     case glyphs(fontstack: String, file: String)
+    /// The publisher's installed styles (`/styles.json`).
+    case styleList
+    /// A file of a publisher's style: `style.json` or a sprite (`/styles/STYLE/FILE`).
+    case publishedStyle(id: String, file: String)
     /// A region's MapLibre style (`/REGION/style.json`).
     case style(String)
     /// A region's TileJSON (`/REGION.json`).
@@ -29,6 +33,7 @@ public enum Route: Equatable, Sendable {
         case "/health": self = .health
         case "/metrics": self = .metrics
         case "/fonts.json": self = .fontList
+        case "/styles.json": self = .styleList
         default:
             if path.hasPrefix("/_leaflet/") {
                 self = .leaflet(String(path.dropFirst("/_leaflet/".count)))
@@ -40,6 +45,7 @@ public enum Route: Equatable, Sendable {
                 let parts = path.dropFirst().split(separator: "/", omittingEmptySubsequences: false).map(String.init)
                 switch parts.count {
                 case 3 where parts[0] == "fonts": self = .glyphs(fontstack: parts[1], file: parts[2])
+                case 3 where parts[0] == "styles": self = .publishedStyle(id: parts[1], file: parts[2])
                 case 2 where parts[1] == "style.json": self = .style(parts[0])
                 case 1 where parts[0].hasSuffix(".json"): self = .tileJSON(String(parts[0].dropLast(5)))
                 case 4: self = .tile(parts)
@@ -64,6 +70,7 @@ public enum Route: Equatable, Sendable {
         case .maplibre: "maplibre"
         case .viewer: "viewer"
         case .fontList, .glyphs: "fonts"
+        case .styleList, .publishedStyle: "styles"
         case .style: "style"
         case .tileJSON: "tilejson"
         case .tile: "tile"
@@ -75,7 +82,7 @@ public enum Route: Equatable, Sendable {
     /// any origin may read. The region list, the viewer, `/health` and `/metrics` are not.
     public var isPublic: Bool {
         switch self {
-        case .leaflet, .maplibre, .fontList, .glyphs, .style, .tileJSON, .tile: true
+        case .leaflet, .maplibre, .fontList, .glyphs, .styleList, .publishedStyle, .style, .tileJSON, .tile: true
         case .index, .health, .metrics, .viewer, .other: false
         }
     }

@@ -44,6 +44,8 @@ public final class TileRequestHandler: HTTPRequestHandler {
         case .viewer(let id): return viewer(id)
         case .fontList: return fontList()
         case .glyphs(let fontstack, let file): return glyphs(fontstack: fontstack, file: file)
+        case .styleList: return styleList(request)
+        case .publishedStyle(let id, let file): return publishedStyle(id, file: file, request)
         case .style(let id): return style(id, request)
         case .tileJSON(let id): return tileJSON(id, request)
         case .tile(let parts): return tile(parts, request)
@@ -186,7 +188,8 @@ public final class TileRequestHandler: HTTPRequestHandler {
         }
         if region.record.format == .pbf {
             let hasMapLibre = FileManager.default.fileExists(atPath: service.maplibrePath + "/maplibre-gl.js")
-            return html(200, ViewerPage.vectorViewer(region: region, hasMapLibre: hasMapLibre, maplibrePath: service.maplibrePath))
+            let styles = service.styles(drawing: id).map { (id: $0.bundle.id, name: $0.bundle.name) }
+            return html(200, ViewerPage.vectorViewer(region: region, styles: styles, hasMapLibre: hasMapLibre, maplibrePath: service.maplibrePath))
         }
         let hasLeaflet = FileManager.default.fileExists(atPath: service.leafletPath + "/leaflet.js")
         return html(200, ViewerPage.viewer(region: region, hasLeaflet: hasLeaflet, leafletPath: service.leafletPath))
@@ -211,6 +214,45 @@ public final class TileRequestHandler: HTTPRequestHandler {
             ]
         }
         return json(200, style, cors: true)
+    }
+
+    /// The publisher's installed styles: id, name, version, the regions each draws, its URL.
+    private func styleList(_ request: HTTPServerRequest) -> HTTPServerResponse {
+        if let refusal = refusalWhileClosed(json: true) { return refusal }
+        let base = baseURL(request)
+        let list: [[String: Any]] = service.styles.values.sorted { $0.bundle.id < $1.bundle.id }.map { style in
+            [
+                "id": style.bundle.id, "name": style.bundle.name, "version": style.bundle.version, "regions": style.bundle.regions,
+                "url": base + "/styles/\(style.bundle.id)/style.json",
+            ]
+        }
+        return json(200, ["styles": list], cors: true)
+    }
+
+    /// A publisher's style (its `local://` URLs made absolute on the request's Host) or one of
+    /// its sprite files.
+    private func publishedStyle(_ id: String, file: String, _ request: HTTPServerRequest) -> HTTPServerResponse {
+        if let refusal = refusalWhileClosed(json: true) { return refusal }
+        guard let style = service.style(id) else { return text(404, "style \(id) is not installed\n", cors: true) }
+        let etag = "\"\(style.bundle.version)\""
+        let body: Data
+        let type: String
+        if file == "style.json" {
+            body = style.bundle.style(baseURL: baseURL(request))
+            type = "application/json"
+        } else if let sprite = style.bundle.sprites[file] {
+            body = sprite
+            type = file.hasSuffix(".png") ? "image/png" : "application/json"
+        } else {
+            return text(404, "style \(id) has no \(file)\n", cors: true)
+        }
+        // The style's body depends on the Host it was asked at: only the sprites have a tag.
+        let headers: [(name: String, value: String)] =
+            Self.anyOrigin + [("Content-Type", type), ("Cache-Control", "no-cache")] + (file == "style.json" ? [] : [("ETag", etag)])
+        if file != "style.json", let match = request.header("If-None-Match"), Self.matches(ifNoneMatch: match, etag: etag) {
+            return HTTPServerResponse(status: 304, headers: headers.filter { $0.name != "Content-Type" } + [("Content-Length", String(body.count))])
+        }
+        return HTTPServerResponse(status: 200, headers: headers, body: body)
     }
 
     /// The names of the fonts glyphs can be made from, as a JSON array.

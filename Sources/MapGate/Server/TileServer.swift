@@ -49,7 +49,7 @@ public final class TileServer: Sendable {
         let regions = try TileService.loadRegions(from: library)
         let metrics = ServerMetrics()
         let service = TileService(
-            regions: regions, gate: watch, leafletPath: leafletPath, maplibrePath: maplibrePath, fallbackHost: listener.baseURL, metrics: metrics,
+            regions: regions, styles: Array(TileService.loadStyles(in: library.directory).values), gate: watch, leafletPath: leafletPath, maplibrePath: maplibrePath, fallbackHost: listener.baseURL, metrics: metrics,
             glyphs: GlyphService(folders: fontPaths + FontLibrary.systemFolders))
         let monitor = GateMonitor(
             watch: watch, refresh: gateRefresh, policy: policy, start: authorization, makeGate: makeGate,

@@ -30,7 +30,14 @@ public final class TileService: Sendable {
     }
 
 
+    /// An installed publisher's style, as its file was when last read.
+    public struct Style: Sendable {
+        public var bundle: StyleBundle
+        public var file: FileIdentity
+    }
+
     private let current: Locked<[String: Region]>
+    private let currentStyles: Locked<[String: Style]>
     public let gate: GateWatch
     public let metrics: ServerMetrics
     public let leafletPath: String
@@ -41,12 +48,13 @@ public final class TileService: Sendable {
     public let glyphs: GlyphService
 
     public init(
-        regions: [Region], gate: GateWatch, leafletPath: String, maplibrePath: String = Configuration().maplibrePath, fallbackHost: String,
+        regions: [Region], styles: [Style] = [], gate: GateWatch, leafletPath: String, maplibrePath: String = Configuration().maplibrePath, fallbackHost: String,
         metrics: ServerMetrics = ServerMetrics(), glyphs: GlyphService = GlyphService(folders: FontLibrary.systemFolders)
     ) {
         self.glyphs = glyphs
         self.maplibrePath = MapLibreFiles.folder(configured: maplibrePath)
         current = Locked(Dictionary(uniqueKeysWithValues: regions.map { ($0.record.id, $0) }))
+        currentStyles = Locked(Dictionary(uniqueKeysWithValues: styles.map { ($0.bundle.id, $0) }))
         self.gate = gate
         self.leafletPath = leafletPath
         self.fallbackHost = fallbackHost
@@ -57,6 +65,18 @@ public final class TileService: Sendable {
     public var regions: [String: Region] { current.withLock { $0 } }
 
     public func region(_ id: String) -> Region? { current.withLock { $0[id] } }
+
+    /// The publisher's styles served right now.
+    public var styles: [String: Style] { currentStyles.withLock { $0 } }
+
+    public func style(_ id: String) -> Style? { currentStyles.withLock { $0[id] } }
+
+    /// The styles that draw region `id` (all of whose regions are served), sorted by id.
+    public func styles(drawing id: String) -> [Style] {
+        let served = regions
+        return styles.values.filter { $0.bundle.regions.contains(id) && $0.bundle.regions.allSatisfy { served[$0] != nil } }
+            .sorted { $0.bundle.id < $1.bundle.id }
+    }
 
     /// What changed in one look at the installed regions.
     public struct Changes: Sendable, Equatable {
@@ -85,7 +105,36 @@ public final class TileService: Sendable {
         }
         changes.removed = old.keys.filter { next[$0] == nil }.sorted()
         if !changes.isEmpty { current.withLock { $0 = next } }
+        refreshStyles(in: library.directory)
         return changes
+    }
+
+    /// Re-reads `<data>/styles/`: a style installed or updated (by rename) is served, a removed one 404.
+    func refreshStyles(in directory: DataDirectory) {
+        let old = styles
+        let next = Self.loadStyles(in: directory, known: old)
+        let isSame = next.count == old.count && next.allSatisfy { old[$0.key]?.file == $0.value.file }
+        if !isSame { currentStyles.withLock { $0 = next } }
+    }
+
+    /// The installed styles that pass ``StyleBundle/decode(_:expectedID:)``; a file already read
+    /// (same identity) is not read again.
+    public static func loadStyles(in directory: DataDirectory, known: [String: Style] = [:]) -> [String: Style] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.stylesPath)) ?? []
+        var styles: [String: Style] = [:]
+        for name in names where name.hasSuffix(".json") {
+            let id = String(name.dropLast(5))
+            let path = directory.stylePath(id)
+            guard Catalog.isValidStyleID(id), let identity = FileIdentity(path: path) else { continue }
+            if let style = known[id], style.file == identity {
+                styles[id] = style
+            } else if identity.size <= StyleBundle.maximumSize, let data = FileManager.default.contents(atPath: path),
+                let bundle = try? StyleBundle.decode(data, expectedID: id)
+            {
+                styles[id] = Style(bundle: bundle, file: identity)
+            }
+        }
+        return styles
     }
 
     /// Reads the installed regions' facts from their files.

@@ -120,10 +120,11 @@ enum ViewerPage {
                 """)
     }
 
-    /// The viewer of a vector region: MapLibre GL JS renders its tiles with the style mapgate
-    /// generates (`/REGION/style.json`); a legend with a checkbox per layer; hovering a feature
-    /// shows its layer and properties. No fonts or sprites, so it works offline.
-    static func vectorViewer(region: TileService.Region, hasMapLibre: Bool, maplibrePath: String) -> HTMLPage {
+    /// The viewer of a vector region: MapLibre GL JS renders its tiles with the publisher's style
+    /// when one draws it (a menu offers each, and the style mapgate generates), else with the
+    /// generated one (`/REGION/style.json`), whose legend has a checkbox per layer; hovering a
+    /// feature shows its layer and properties. Glyphs come from this server, so it works offline.
+    static func vectorViewer(region: TileService.Region, styles: [(id: String, name: String)] = [], hasMapLibre: Bool, maplibrePath: String) -> HTMLPage {
         let id = region.record.id
         guard hasMapLibre else {
             return document(
@@ -141,6 +142,10 @@ enum ViewerPage {
         let b = region.bounds
         // Web Mercator ends at ±85.0511°.
         let bounds = "[[\(b[0]), \(max(b[1], -85.0511))], [\(b[2]), \(min(b[3], 85.0511))]]"
+        // Style ids are [a-z0-9._-]: safe in a URL and an attribute; names are escaped.
+        let options = styles.map { "<option value=\"/styles/\($0.id)/style.json\">\(escape($0.name))</option>" }
+            + ["<option value=\"/\(escape(id))/style.json\">All layers (inspect)</option>"]
+        let menu = styles.isEmpty ? "" : "<label>Style <select id=\"style\">\(options.joined())</select></label>"
         return document(
             title: region.name,
             head: """
@@ -148,19 +153,23 @@ enum ViewerPage {
                 """,
             style: """
                 #map{position:absolute;inset:0}#panel{position:absolute;z-index:1000;top:10px;right:10px;background:#fff;padding:.5em 1em;
-                border-radius:4px;box-shadow:0 1px 4px #0004;max-width:40%;max-height:80%;overflow:auto}#legend label{display:block;white-space:nowrap}
+                border-radius:4px;box-shadow:0 1px 4px #0004;max-width:40%;max-height:80%;overflow:auto}#legend label{display:block;white-space:nowrap}#panel>label{display:block;margin:.3em 0}
                 .swatch{display:inline-block;width:12px;height:12px;margin:0 6px 0 4px;vertical-align:-1px;border-radius:2px}
                 #info{font:12px monospace;white-space:pre-wrap;margin:.5em 0 0}#gate{position:absolute;z-index:2000;inset:0;display:none}
                 """,
             body: """
-                <div id="map"></div><div id="panel"><b>\(escape(region.name))</b> \(escape(region.record.version))<div id="legend"></div><pre id="info"></pre></div>
+                <div id="map"></div><div id="panel"><b>\(escape(region.name))</b> \(escape(region.record.version))\(menu)<div id="legend"></div><pre id="info"></pre></div>
                 <div class="notice" id="gate"></div>
                 """,
             script: """
-                const map = new maplibregl.Map({ container: 'map', style: '/\(id)/style.json', bounds: \(bounds),
+                const menu = document.getElementById('style');
+                const map = new maplibregl.Map({ container: 'map', style: menu ? menu.value : '/\(id)/style.json', bounds: \(bounds),
                   fitBoundsOptions: { padding: 20 }, attributionControl: false, fadeDuration: 0, minZoom: \(region.minzoom) });
-                map.on('load', function () {
+                if (menu) menu.addEventListener('change', function () { map.setStyle(menu.value); map.once('idle', showLegend); });
+                map.on('load', showLegend);
+                function showLegend() {
                   const legend = document.getElementById('legend');
+                  legend.textContent = '';
                   const groups = {};
                   map.getStyle().layers.forEach(function (layer) {
                     const name = layer.metadata && layer.metadata['mapgate:layer'];
@@ -178,7 +187,7 @@ enum ViewerPage {
                     label.appendChild(box); label.appendChild(swatch); label.appendChild(document.createTextNode(name));
                     legend.appendChild(label);
                   });
-                });
+                }
                 map.on('mousemove', function (e) {
                   const features = map.queryRenderedFeatures(e.point);
                   document.getElementById('info').textContent = features.length

@@ -5,6 +5,7 @@ import Foundation
 /// ```
 /// <data>/state.sqlite          gate state and installed regions (SQLite, WAL)
 /// <data>/regions/<id>.mbtiles  installed regions
+/// <data>/styles/<id>.json     installed publisher styles (``StyleBundle``)
 /// <data>/partial/              resumable downloads and files being installed
 /// <data>/lock                  held by the one process changing the directory
 /// ```
@@ -20,7 +21,10 @@ public struct DataDirectory: Sendable, Equatable {
     public var partialPath: String { path + "/partial" }
     public var lockPath: String { path + "/lock" }
 
+    public var stylesPath: String { path + "/styles" }
+
     public func regionPath(_ id: String) -> String { regionsPath + "/\(id).mbtiles" }
+    public func stylePath(_ id: String) -> String { stylesPath + "/\(id).json" }
 
     /// The file a sync assembles (gunzipped, validated) before renaming it over `regionPath`.
     public func installingPath(_ id: String) -> String { partialPath + "/\(id).installing.mbtiles" }

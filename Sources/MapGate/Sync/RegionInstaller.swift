@@ -38,7 +38,7 @@ public final class RegionInstaller {
 
     private let directory: DataDirectory
     private let registry: RegionRegistry
-    private let downloader: PackageDownloader
+    public let downloader: PackageDownloader
     private let clock: Clock
     private let appVersion: AppVersion
     private let freeSpace: (String) -> Int64?
@@ -334,29 +334,20 @@ public final class RegionInstaller {
 
     /// fsync: the new file's bytes are on disk before the rename makes it the installed one.
     private static func flush(_ path: String, region: CatalogRegion) throws {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0, fsync(descriptor) == 0 else {
-            let reason = String(cString: strerror(errno))
-            if descriptor >= 0 { close(descriptor) }
+        if let reason = DurableFile.flush(path) {
             throw RegionError(region: region.id, reason: "cannot write the region file \(path): \(reason)", kind: .io)
         }
-        close(descriptor)
     }
 
     /// Renames the checked file over the old one, fsyncs the folder, then records it (with the
     /// tiles' content hash and count) in one transaction.
     private func install(_ path: String, sha256: String, size: Int64, content: TilesetHash, region: CatalogRegion, details: Details) throws {
         let destination = directory.regionPath(region.id)
-        guard rename(path, destination) == 0 else {
-            throw RegionError(region: region.id, reason: "cannot move the new file into \(destination): \(String(cString: strerror(errno)))", kind: .io)
+        if let reason = DurableFile.rename(path, over: destination, folder: directory.regionsPath) {
+            throw RegionError(region: region.id, reason: "cannot move the new file into \(destination): \(reason)", kind: .io)
         }
         // Side files a reader of the replaced file (in WAL mode, from an earlier mapgate) made.
         LeftoverFiles.removeSideFiles(of: destination)
-        let folder = open(directory.regionsPath, O_RDONLY | O_DIRECTORY)
-        if folder >= 0 {
-            fsync(folder)
-            close(folder)
-        }
         let record = InstalledRegion(
             id: region.id, name: region.name, version: region.version, format: details.format, sha256: sha256,
             size: size, installedAt: clock.now, minzoom: details.zoom.lowerBound, maxzoom: details.zoom.upperBound,

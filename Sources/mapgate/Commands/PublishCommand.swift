@@ -18,8 +18,12 @@ struct PublishCommand: Command {
         nothing is written. OUT_DIR/.publish/ holds the history and the copies deltas are made
         from: keep it, but do not serve it. A password-protected key's password comes from
         $MAPGATE_KEY_PASSWORD, else from one line of standard input. Not a use of the update gate.
+        A MapLibre style in INPUT_DIR/styles/NAME/style.json (sources "mbtiles://REGION", optional
+        sprite.json and sprite.png beside it, and @2x) is checked, pointed at mapgate's local URLs
+        and published as style NAME for sync to install with its regions.
         With --json, one object per region: region, action ("added", "updated", "unchanged",
-        "removed"), version, previousVersion, package, size, sha256, deltas.
+        "removed"), version, previousVersion, package, size, sha256, deltas; then one per style:
+        style, action, version, previousVersion, package, size, regions.
         """
     static let options = [
         OptionSpec(name: "out", value: "OUT_DIR", help: "the folder to publish into (required)"),
@@ -152,6 +156,17 @@ struct PublishCommand: Command {
                 console.print(line(for: region, isDryRun: report.isDryRun))
             }
         }
+        for style in report.styles {
+            if context.json {
+                console.json([
+                    "style": style.id, "action": style.action.rawValue, "version": style.version,
+                    "previousVersion": style.previousVersion ?? NSNull(), "package": style.package ?? NSNull(),
+                    "size": style.size ?? NSNull(), "regions": style.regions,
+                ])
+            } else {
+                console.print(line(for: style, isDryRun: report.isDryRun))
+            }
+        }
         guard !context.json else { return }
         let serial = report.serial.map { "serial \($0)" } ?? "no serial"
         if !report.catalogChanged {
@@ -162,6 +177,20 @@ struct PublishCommand: Command {
             let removed = report.removedFiles.isEmpty ? "" : ", \(report.removedFiles.count) old files removed"
             console.print("wrote \(options.outputDirectory)/catalog.json (\(serial)) and its signature\(removed)")
         }
+    }
+
+    private func line(for style: PublishReport.Style, isDryRun: Bool) -> String {
+        let would = isDryRun && style.action != .unchanged ? "would be " : ""
+        let what: String
+        switch style.action {
+        case .added: what = would + "added"
+        case .updated: what = would + (style.previousVersion.map { "updated from \($0)" } ?? "updated")
+        case .unchanged: what = "unchanged"
+        case .removed: what = would + "removed"
+        }
+        var details = style.regions.isEmpty ? [] : ["draws " + style.regions.joined(separator: ", ")]
+        if let size = style.size, style.action != .unchanged { details.append(Format.bytes(size)) }
+        return "style \(style.id) \(style.version): " + what + (details.isEmpty ? "" : " (\(details.joined(separator: ", ")))")
     }
 
     private func line(for region: PublishReport.Region, isDryRun: Bool) -> String {

@@ -69,7 +69,12 @@ struct SyncCommand: Command {
                 reportFailure(error, region: region.id, version: region.version, context: context)
             }
         }
-        guard !pending.isEmpty else { return firstFailure.map { ExitCode.forError($0) } ?? ExitCode.success }
+        // The publisher's styles follow the regions they draw: due when those are all installed
+        // (or about to be) and the installed style is not the catalog's version.
+        let styles = StyleInstaller(directory: context.dataDirectory, downloader: installer.downloader)
+        let installedAfter = Set(try library.installed().map(\.id)).union(pending.map(\.id))
+        let stylesDue = StyleInstaller.styles(in: catalog, drawing: installedAfter).filter { !styles.isUpToDate($0) }
+        guard !pending.isEmpty || !stylesDue.isEmpty else { return firstFailure.map { ExitCode.forError($0) } ?? ExitCode.success }
         guard let authorization = try GateGuard.authorize(context, installing: pending.map(\.id)) else { return ExitCode.success }
 
         let killAt = FaultInjection(environment: context.environment)
@@ -96,7 +101,60 @@ struct SyncCommand: Command {
                 reportFailure(error, region: region.id, version: region.version, context: context)
             }
         }
+        let installed = Set(try library.installed().map(\.id))
+        for style in StyleInstaller.styles(in: catalog, drawing: installed) where stylesDue.contains(style) {
+            do {
+                let outcome = try styles.sync(style, from: catalog, authorization: authorization, lock: lock)
+                report(outcome, style: style, context: context)
+            } catch {
+                firstFailure = firstFailure ?? error
+                let message = MapGateCLI.describe(error)
+                if context.json {
+                    context.console.json(StyleLine(style: style.id, action: "failed", version: style.version, error: message, exitCode: ExitCode.forError(error)).json)
+                } else {
+                    context.console.error(message)
+                }
+            }
+        }
         return firstFailure.map { ExitCode.forError($0) } ?? ExitCode.success
+    }
+
+    /// One style's line of `sync --json`.
+    struct StyleLine {
+        var style: String
+        var action: String
+        var version: String
+        var previousVersion: String? = nil
+        var bytes: Int64 = 0
+        var error: String? = nil
+        var exitCode: Int32? = nil
+
+        var json: [String: Any] {
+            [
+                "style": style, "action": action, "version": version, "previousVersion": previousVersion ?? NSNull(), "bytes": bytes,
+                "error": error ?? NSNull(), "exitCode": exitCode ?? NSNull(),
+            ]
+        }
+    }
+
+    private func report(_ outcome: StyleInstaller.Outcome, style: CatalogStyle, context: Context) {
+        switch outcome {
+        case .upToDate(let version):
+            if context.json {
+                context.console.json(StyleLine(style: style.id, action: "up-to-date", version: version).json)
+            } else {
+                context.console.print("style \(style.id) \(version): up to date")
+            }
+        case .installed(let version, let previous, let downloaded):
+            let action = previous == nil ? "installed" : previous == version ? "repaired" : "updated"
+            if context.json {
+                context.console.json(
+                    StyleLine(style: style.id, action: action, version: version, previousVersion: previous == version ? nil : previous, bytes: downloaded).json)
+            } else {
+                let what = previous.map { $0 == version ? "repaired (installed again)" : "updated from \($0)" } ?? "installed"
+                context.console.print("style \(style.id) \(version): \(what) (\(Format.bytes(downloaded)) downloaded)")
+            }
+        }
     }
 
     /// One region's line of `sync --json`: the same keys for every outcome (docs/commands.md: "JSON output").

@@ -120,6 +120,8 @@ import Testing
         let metrics = String(decoding: try status(server, "/metrics").body, as: UTF8.self)
         #expect(metrics.contains("mapgate_gate_state{state=\"closed\"} 1"))
         #expect(metrics.contains("mapgate_gate_uses_left 0"))
+        #expect(try status(server, "/styles.json").status == 403)
+        #expect(try status(server, "/styles/night/style.json").status == 403)
         let page = try status(server, "/view/plain")
         #expect(page.status == 403)
         #expect(String(decoding: page.body, as: UTF8.self).contains("Install mapgate 1.5.0"))

@@ -1,0 +1,145 @@
+import Foundation
+
+/// A publisher's MapLibre style (style spec version 8), checked and rewritten to be drawn offline
+/// from mapgate's server: each source names a region of the catalog (`"url": "mbtiles://REGION"`,
+/// tileserver-gl's convention) and becomes `local://REGION.json`; `glyphs` becomes mapgate's glyph
+/// route and `sprite` the style's own sprites. The server turns `local://` into its own address.
+///
+/// What would need the network is refused: tile URLs, GeoJSON by URL, image and video sources.
+public enum StyleSheet {
+    /// The scheme of URLs the server makes absolute (`local://fonts/…` → `http://127.0.0.1:8080/fonts/…`).
+    public static let localScheme = "local://"
+    /// A source's URL naming a region of the catalog.
+    public static let regionScheme = "mbtiles://"
+    public static let glyphsURL = localScheme + "fonts/{fontstack}/{range}.pbf"
+    static let pngSignature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+    /// The largest `style.json` read (real styles are tens to hundreds of kilobytes).
+    public static let maximumSize = 4 << 20
+    public static let maximumLayers = 10_000
+
+    public static func spriteURL(style: String) -> String { localScheme + "styles/\(style)/sprite" }
+
+    /// What ``rewrite(_:style:regions:hasSprite:)`` made: the style as JSON text and the regions it draws.
+    public struct Rewritten: Sendable, Equatable {
+        public var text: String
+        public var regions: [String]
+    }
+
+    /// Checks a publisher's `style.json` and points it at mapgate's local URLs.
+    /// - Parameters:
+    ///   - regions: the regions of the catalog being published, with their tile formats.
+    ///   - hasSprite: whether the style's folder holds `sprite.json` and `sprite.png`.
+    public static func rewrite(_ data: Data, style id: String, regions: [String: TileFormat], hasSprite: Bool) throws -> Rewritten {
+        func fail(_ reason: String) -> StyleError { StyleError(style: id, reason: reason) }
+        guard data.count <= maximumSize else { throw fail("style.json is larger than \(ByteCount.text(Int64(maximumSize)))") }
+        var style = try object(data, fail: fail)
+        var used = Set<String>()
+        var sources = style["sources"] as? [String: Any] ?? [:]
+        for name in sources.keys.sorted() {
+            guard var source = sources[name] as? [String: Any], let type = source["type"] as? String else {
+                throw fail("source \"\(name)\" has no type")
+            }
+            func where_(_ reason: String) -> StyleError { fail("source \"\(name)\": \(reason)") }
+            switch type {
+            case "vector", "raster", "raster-dem":
+                if source["tiles"] != nil {
+                    throw where_("\"tiles\" would fetch tiles from a server; name a region of the catalog instead (\"url\": \"mbtiles://REGION\")")
+                }
+                guard let url = source["url"] as? String, url.hasPrefix(regionScheme) else {
+                    throw where_("\"url\" must name a region of the catalog (\"mbtiles://REGION\"), not \(describe(source["url"]))")
+                }
+                let region = String(url.dropFirst(regionScheme.count))
+                guard let format = regions[region] else {
+                    let offered = regions.keys.sorted().joined(separator: ", ")
+                    throw where_("region \"\(region)\" is not in this catalog (regions: \(offered.isEmpty ? "none" : offered))")
+                }
+                guard (type == "vector") == (format == .pbf) else {
+                    throw where_("a \(type) source cannot draw region \"\(region)\", whose tiles are \(format.rawValue)")
+                }
+                source["url"] = localScheme + region + ".json"
+                used.insert(region)
+            case "geojson":
+                guard source["data"] is [String: Any] else {
+                    throw where_("GeoJSON must be inline (\"data\": {…}): a URL would be fetched from the network")
+                }
+            case "image", "video":
+                throw where_("\(type) sources fetch from the network, which offline maps cannot")
+            default:
+                throw where_("unknown type \"\(type)\"")
+            }
+            sources[name] = source
+        }
+        guard !used.isEmpty else { throw fail("no source names a region of the catalog (\"url\": \"mbtiles://REGION\")") }
+        style["sources"] = sources
+
+        guard let layers = style["layers"] as? [Any] else { throw fail("\"layers\" is missing or not an array") }
+        guard layers.count <= maximumLayers else { throw fail("more than \(maximumLayers) layers") }
+        var layerIDs = Set<String>()
+        for (index, entry) in layers.enumerated() {
+            guard let layer = entry as? [String: Any], let layerID = layer["id"] as? String, layer["type"] is String else {
+                throw fail("layers[\(index)] is not an object with an id and a type")
+            }
+            guard layerIDs.insert(layerID).inserted else { throw fail("two layers have the id \"\(layerID)\"") }
+            if let source = layer["source"] {
+                guard let name = source as? String, sources[name] != nil else {
+                    throw fail("layer \"\(layerID)\" draws source \(describe(source)), which the style does not define")
+                }
+            }
+        }
+
+        style["glyphs"] = glyphsURL
+        switch style["sprite"] {
+        case nil:
+            if hasSprite { style["sprite"] = spriteURL(style: id) }
+        case is String:
+            guard hasSprite else { throw fail("\"sprite\" is set but sprite.json and sprite.png are not beside style.json") }
+            style["sprite"] = spriteURL(style: id)
+        default:
+            throw fail("\"sprite\" must be one URL (a list of sprites is not supported)")
+        }
+        let text = try JSONSerialization.data(withJSONObject: style, options: [.sortedKeys, .withoutEscapingSlashes])
+        return Rewritten(text: String(decoding: text, as: UTF8.self), regions: used.sorted())
+    }
+
+    /// Checks an installed style: a version 8 style whose sources are all local (a package made
+    /// by another tool, or by hand, gets no further than this).
+    static func checkInstalled(_ text: String, style id: String) throws {
+        func fail(_ reason: String) -> StyleError { StyleError(style: id, reason: reason) }
+        let style = try object(Data(text.utf8), fail: fail)
+        for (name, value) in style["sources"] as? [String: Any] ?? [:] {
+            guard let source = value as? [String: Any] else { throw fail("source \"\(name)\" is not an object") }
+            let isLocal = (source["url"] as? String)?.hasPrefix(localScheme) == true && source["tiles"] == nil
+            guard isLocal || (source["type"] as? String == "geojson" && source["data"] is [String: Any]) else {
+                throw fail("source \"\(name)\" is not one of this machine's regions")
+            }
+        }
+        for key in ["glyphs", "sprite"] {
+            if let value = style[key] { guard (value as? String)?.hasPrefix(localScheme) == true else { throw fail("\"\(key)\" is not local") } }
+        }
+    }
+
+    private static func object(_ data: Data, fail: (String) -> StyleError) throws -> [String: Any] {
+        let parsed: Any
+        do {
+            parsed = try JSONSerialization.jsonObject(with: data)
+        } catch {
+            throw fail("style.json is not valid JSON")
+        }
+        guard let style = parsed as? [String: Any] else { throw fail("style.json is not a JSON object") }
+        guard let version = style["version"] as? Int, !Catalog.isBoolean(style["version"]!), version == 8 else {
+            throw fail("\"version\" must be 8 (MapLibre style specification)")
+        }
+        guard style["sources"] is [String: Any] else { throw fail("\"sources\" is missing or not an object") }
+        return style
+    }
+
+    private static func describe(_ value: Any?) -> String {
+        switch value {
+        case nil: "nothing"
+        case let text as String: "\"\(TerminalText.inline(text))\""
+        case is [Any]: "an array"
+        case is [String: Any]: "an object"
+        default: "a number or a boolean"
+        }
+    }
+}
