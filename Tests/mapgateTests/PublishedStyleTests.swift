@@ -92,6 +92,8 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: package))
         #expect(entry["sha256"] as? String == SHA256Hasher.hex(of: try Data(contentsOf: URL(fileURLWithPath: package))))
 
+        let listing = try mapgate.run(["catalog"])
+        #expect(listing.stdout.contains("style night (Night) \(version): draws cities"), "\(listing.stdout)")
         let sync = try mapgate.run(["sync", "cities", "--json"])
         #expect(sync.status == 0, "\(sync.stderr)")
         let lines = try sync.stdout.split(separator: "\n").map { try MapGateBinary.json(String($0)) }

@@ -44,6 +44,8 @@ public final class StyleInstaller {
         let previous = installed(style.id)
         if previous?.version == style.version { return .upToDate(version: style.version) }
         let package = style.package
+        // What a killed run left being assembled (its resumable download stays).
+        try? FileManager.default.removeItem(atPath: directory.installingPath(package.id))
         let download: PackageDownloader.Result
         do {
             try RegionInstaller.checkSource(of: package, in: catalog)

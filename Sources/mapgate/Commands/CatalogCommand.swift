@@ -52,7 +52,14 @@ struct CatalogCommand: Command {
                 ])
             }
         }
-        if !context.json { table.print(to: console) }
+        if !context.json {
+            table.print(to: console)
+            for style in catalog.styles {
+                console.print("style \(style.id) (\(TerminalText.inline(style.name))) \(style.version): draws \(style.regions.joined(separator: ", ")), \(Format.bytes(style.size))")
+            }
+        }
+        // A bad style entry is said, and costs nothing else: the map data is what the catalog is for.
+        for rejection in catalog.rejectedStyles { console.warning(MapGateCLI.describe(rejection)) }
         // Bad entries are reported after the good ones, and make the exit code 65.
         for rejection in catalog.rejected {
             console.error(MapGateCLI.describe(rejection))

@@ -74,12 +74,14 @@ struct SyncCommand: Command {
         let styles = StyleInstaller(directory: context.dataDirectory, downloader: installer.downloader)
         let installedAfter = Set(try library.installed().map(\.id)).union(pending.map(\.id))
         let stylesDue = StyleInstaller.styles(in: catalog, drawing: installedAfter).filter { !styles.isUpToDate($0) }
+        for rejection in catalog.rejectedStyles { console.warning(MapGateCLI.describe(rejection)) }
         guard !pending.isEmpty || !stylesDue.isEmpty else { return firstFailure.map { ExitCode.forError($0) } ?? ExitCode.success }
         guard let authorization = try GateGuard.authorize(context, installing: pending.map(\.id)) else { return ExitCode.success }
 
         let killAt = FaultInjection(environment: context.environment)
         let cleanup = InterruptCleanup(
-            removing: pending.flatMap { [context.dataDirectory.installingPath($0.id), context.dataDirectory.patchingPath($0.id)] },
+            removing: pending.flatMap { [context.dataDirectory.installingPath($0.id), context.dataDirectory.patchingPath($0.id)] }
+                + stylesDue.map { context.dataDirectory.installingPath($0.package.id) },
             console: console)
         defer { withExtendedLifetime(cleanup) {} }
         for region in pending {
