@@ -13,7 +13,7 @@ public final class Locked<Value>: @unchecked Sendable {
         self.value = value
     }
 
-    public func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+    public func withLock<Answer>(_ body: (inout Value) throws -> Answer) rethrows -> Answer {
         lock.lock()
         defer { lock.unlock() }
         return try body(&value)

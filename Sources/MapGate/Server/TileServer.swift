@@ -15,7 +15,7 @@ public final class TileServer: Sendable {
     /// ``HTTPListener`` first and use the other initializer.
     public convenience init(
         library: RegionLibrary, authorization: GateAuthorization, settings: HTTPServer.Settings, leafletPath: String,
-        maplibrePath: String = Configuration().maplibrePath, fontPaths: [String] = [],
+        maplibrePath: String = MapLibreFiles.localPath, fontPaths: [String] = [],
         gateRefresh: Double = 60, regionRefresh: Double = 1, makeGate: @escaping @Sendable () throws -> Gate,
         log: (@Sendable (HTTPServer.LogEntry) -> Void)? = nil,
         onRegionEvent: @escaping @Sendable (RegionWatcher.Event) -> Void = { _ in },
@@ -37,7 +37,7 @@ public final class TileServer: Sendable {
     ///   - log: every answer, rejections included (`serve --verbose`).
     public init(
         listener: HTTPListener, library: RegionLibrary, authorization: GateAuthorization, settings: HTTPServer.Settings, leafletPath: String,
-        maplibrePath: String = Configuration().maplibrePath, fontPaths: [String] = [],
+        maplibrePath: String = MapLibreFiles.localPath, fontPaths: [String] = [],
         gateRefresh: Double = 60, regionRefresh: Double = 1, makeGate: @escaping @Sendable () throws -> Gate,
         log: (@Sendable (HTTPServer.LogEntry) -> Void)? = nil,
         onRegionEvent: @escaping @Sendable (RegionWatcher.Event) -> Void = { _ in },

@@ -48,7 +48,7 @@ public final class TileService: Sendable {
     public let glyphs: GlyphService
 
     public init(
-        regions: [Region], styles: [Style] = [], gate: GateWatch, leafletPath: String, maplibrePath: String = Configuration().maplibrePath, fallbackHost: String,
+        regions: [Region], styles: [Style] = [], gate: GateWatch, leafletPath: String, maplibrePath: String = MapLibreFiles.localPath, fallbackHost: String,
         metrics: ServerMetrics = ServerMetrics(), glyphs: GlyphService = GlyphService(folders: FontLibrary.systemFolders)
     ) {
         self.glyphs = glyphs

@@ -5,8 +5,14 @@ import Foundation
 ///
 /// A damaged file is moved aside (`state.sqlite.damaged-<time>`) and a fresh one started; the
 /// move is reported in ``recoveryNote`` and never crashes a run. The gate then treats that copy
-/// as lost (see ``GateStore``).
+/// as lost (see `GateStore`).
+///
+/// It knows tables, not what is kept in them: what a new database starts with is its opener's
+/// ``Seed`` (the gate's sealed fresh record, `StateDatabase+GateRecord.swift`).
 public final class StateDatabase {
+    /// Writes what a new database starts with, in the transaction that makes it.
+    public typealias Seed = @Sendable (SQLiteDatabase) throws -> Void
+
     public let database: SQLiteDatabase
     public let path: String
     /// Set when a damaged database was moved aside while opening.
@@ -17,13 +23,13 @@ public final class StateDatabase {
     public let isNew: Bool
 
     /// The state database of a data directory (creating the directory's folders).
-    public convenience init(directory: DataDirectory, clock: Clock = .system, busyTimeout: Double = 10) throws {
+    public convenience init(directory: DataDirectory, clock: Clock = .system, busyTimeout: Double = 10, seed: Seed) throws {
         try directory.prepare()
-        try self.init(path: directory.statePath, clock: clock, busyTimeout: busyTimeout)
+        try self.init(path: directory.statePath, clock: clock, busyTimeout: busyTimeout, seed: seed)
     }
 
     /// The state database at `path`, creating its folder (mode 0700) when missing.
-    public init(path: String, clock: Clock = .system, busyTimeout: Double = 10) throws {
+    public init(path: String, clock: Clock = .system, busyTimeout: Double = 10, seed: Seed) throws {
         self.path = path
         let folder = (path as NSString).deletingLastPathComponent
         do {
@@ -32,13 +38,13 @@ public final class StateDatabase {
             throw GeneralFailure("state folder \(folder): cannot create it: \(error.localizedDescription)", kind: .io)
         }
         do {
-            (database, isNew) = try Self.openChecked(path, busyTimeout: busyTimeout)
+            (database, isNew) = try Self.openChecked(path, busyTimeout: busyTimeout, seed: seed)
         } catch let error as SQLiteError where error.isCorruption {
             let aside = path + ".damaged-\(Int(clock.now.timeIntervalSince1970))"
             for suffix in ["", "-wal", "-shm"] {
                 try? FileManager.default.moveItem(atPath: path + suffix, toPath: aside + suffix)
             }
-            (database, isNew) = try Self.openChecked(path, busyTimeout: busyTimeout)
+            (database, isNew) = try Self.openChecked(path, busyTimeout: busyTimeout, seed: seed)
             recoveryNote = "state database \(path) was damaged (\(error.message)); moved it to \(aside) and started afresh"
         }
     }
@@ -55,11 +61,11 @@ public final class StateDatabase {
     /// `-shm` file — the main file is read as it stands (`immutable`). Without a file there are no
     /// regions: an empty database in memory stands in. A file from an older mapgate is upgraded
     /// first, which needs a write.
-    public static func reading(directory: DataDirectory, busyTimeout: Double = 10) throws -> StateDatabase {
+    public static func reading(directory: DataDirectory, busyTimeout: Double = 10, seed: Seed) throws -> StateDatabase {
         let path = directory.statePath
         guard FileManager.default.fileExists(atPath: path) else {
             let memory = try SQLiteDatabase(path: ":memory:", mode: .readWriteCreate)
-            _ = try migrate(memory)
+            _ = try migrate(memory, seed: seed)
             return StateDatabase(database: memory, path: path)
         }
         func open(_ mode: SQLiteDatabase.Mode) throws -> SQLiteDatabase? {
@@ -68,7 +74,7 @@ public final class StateDatabase {
             return version >= migrations.count ? database : nil
         }
         do {
-            guard let database = try open(.readOnly) else { return try StateDatabase(directory: directory, busyTimeout: busyTimeout) }
+            guard let database = try open(.readOnly) else { return try StateDatabase(directory: directory, busyTimeout: busyTimeout, seed: seed) }
             return StateDatabase(database: database, path: path)
         } catch let error as SQLiteError where error.isWriteFailure {
             guard let database = try open(.immutable) else { throw error }
@@ -76,14 +82,14 @@ public final class StateDatabase {
         }
     }
 
-    private static func openChecked(_ path: String, busyTimeout: Double) throws -> (SQLiteDatabase, Bool) {
+    private static func openChecked(_ path: String, busyTimeout: Double, seed: Seed) throws -> (SQLiteDatabase, Bool) {
         let database = try SQLiteDatabase(path: path, mode: .readWriteCreate, busyTimeout: .milliseconds(Int(busyTimeout * 1000)))
         try database.execute("PRAGMA journal_mode=WAL")
         let check = try database.query("PRAGMA quick_check") { $0.text(0) ?? "" }
         guard check == ["ok"] else {
             throw SQLiteError(code: 11, message: check.prefix(3).joined(separator: "; "), sql: "PRAGMA quick_check", path: path)
         }
-        let before = try migrate(database)
+        let before = try migrate(database, seed: seed)
         return (database, before == 0)
     }
 
@@ -130,7 +136,7 @@ public final class StateDatabase {
     ]
 
     /// Brings the schema up to date; returns the version it found.
-    private static func migrate(_ database: SQLiteDatabase) throws -> Int {
+    private static func migrate(_ database: SQLiteDatabase, seed: Seed) throws -> Int {
         try database.transaction(.immediate) {
             let current = try database.query("PRAGMA user_version") { $0.int(0) }.first ?? 0
             for (index, sql) in migrations.enumerated() where index >= current {
@@ -139,9 +145,7 @@ public final class StateDatabase {
             if current < migrations.count {
                 try database.execute("PRAGMA user_version = \(migrations.count)")
             }
-            // A new database starts with a sealed record, so that an empty or unsealed row is
-            // never a new database's: it was emptied or made by hand.
-            if current == 0 { try GateRecord().save(to: database) }
+            if current == 0 { try seed(database) }
             return current
         }
     }

@@ -17,7 +17,7 @@ public struct PackageDownloader: Sendable {
     }
 
     /// What a finished download produced: the unpacked MBTiles file beside its destination.
-    struct Result {
+    struct Download {
         var outputPath: String
         var resumedFrom: Int64
     }
@@ -31,7 +31,7 @@ public struct PackageDownloader: Sendable {
 
     func download(
         _ region: CatalogRegion, into directory: DataDirectory, progress: @escaping (Int64, Int64) -> Void
-    ) throws -> Result {
+    ) throws -> Download {
         let partialPath = Self.partialPath(region, in: directory)
         let infoPath = partialPath + ".json"
         let outputPath = directory.installingPath(region.id)
@@ -54,7 +54,7 @@ public struct PackageDownloader: Sendable {
         do {
             try fetchRemaining(region, sink: sink, info: &info, infoPath: infoPath, progress: progress)
             try sink.finish()
-            return Result(outputPath: outputPath, resumedFrom: sink.resumedBytes)
+            return Download(outputPath: outputPath, resumedFrom: sink.resumedBytes)
         } catch {
             // Only a resumable partial may stay behind, and only when the package may be good and
             // something of it arrived (a 404 leaves nothing).

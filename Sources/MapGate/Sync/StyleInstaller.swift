@@ -46,7 +46,7 @@ public final class StyleInstaller {
         let package = style.package
         // What a killed run left being assembled (its resumable download stays).
         try? FileManager.default.removeItem(atPath: directory.installingPath(package.id))
-        let download: PackageDownloader.Result
+        let download: PackageDownloader.Download
         do {
             try RegionInstaller.checkSource(of: package, in: catalog)
             try directory.prepare()
