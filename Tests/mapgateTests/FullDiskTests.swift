@@ -9,7 +9,7 @@ import Glibc
 
 /// A really full disk: the data directory on a 2 MiB tmpfs (needs root to mount; the skip
 /// says so out loud otherwise).
-@Suite(.enabled(if: TinyDisk.canMount, "mounting a tmpfs needs root (CI runs as root)"))
+@Suite(.tags(.root), .enabled(if: TinyDisk.canMount, "mounting a tmpfs needs root (CI runs as root)"))
 struct FullDiskTests {
     @Test func notEnoughSpaceIsRefusedBeforeDownloading() throws {
         let workspace = try CLIWorkspace()
@@ -38,7 +38,14 @@ struct FullDiskTests {
             overrides: ["url": "/_fault/cut=100000,stall=2,times=2/packages/small-2.mbtiles"])
         try workspace.builder.write()
         let sync = try workspace.mapgate.start(["sync", "small"])
-        Thread.sleep(forTimeInterval: 1)
+        // The first 100 kB are in: the origin now pauses, and the disk is filled meanwhile.
+        let downloads = workspace.mapgate.dataDirectory + "/partial"
+        #expect(waitUntil {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: downloads)) ?? []
+            return names.contains { name in
+                name.hasSuffix(".part") && ((try? FileManager.default.attributesOfItem(atPath: downloads + "/" + name)[.size] as? Int) ?? 0) >= 100_000
+            }
+        })
         let filler = workspace.mapgate.dataDirectory + "/filler"
         FileManager.default.createFile(atPath: filler, contents: nil)
         let handle = try #require(FileHandle(forWritingAtPath: filler))

@@ -130,12 +130,7 @@ extension GateTamperTests {
         let base = String(try #require(line.split(separator: " ").first { $0.hasPrefix("http://") }).dropLast())
         #expect(try HTTPClient().get(HTTPRequest(url: base + "/geo/0/0/0.png")).status == 200)
         #expect(try mapgate.run(["tile", "geo", "0", "0", "0"], at: "2027-02-10 00:00:10").status == 0)  // the last use
-        var status = 0
-        for _ in 0..<100 where status != 403 {
-            status = try HTTPClient().get(HTTPRequest(url: base + "/geo/0/0/0.png")).status
-            if status != 403 { Thread.sleep(forTimeInterval: 0.1) }
-        }
-        #expect(status == 403, "stderr: \(server.stderr)")
+        #expect(try waitUntil { try HTTPClient().get(HTTPRequest(url: base + "/geo/0/0/0.png")).status == 403 }, "stderr: \(server.stderr)")
         server.signal(SIGTERM)
         _ = server.wait()
     }

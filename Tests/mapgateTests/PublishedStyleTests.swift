@@ -247,7 +247,7 @@ import Testing
 
     /// The browser draws the publisher's style, offline: its background, its dots, the marker
     /// from its sprite and the pink names, with no console errors.
-    @Test func theViewerDrawsThePublishersStyle() throws {
+    @Test(.tags(.browser)) func theViewerDrawsThePublishersStyle() throws {
         guard FileManager.default.fileExists(atPath: VectorViewerBrowserTests.maplibre) else {
             throw MissingFixture(path: "\(VectorViewerBrowserTests.maplibre) (scripts/install-deps unpacks it from the pinned maplibre wheel)")
         }

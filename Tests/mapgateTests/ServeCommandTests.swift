@@ -104,13 +104,7 @@ import Testing
         let base = String(try #require(line.split(separator: " ").first { $0.hasPrefix("http://") }).dropLast())
         #expect(try HTTPClient().get(HTTPRequest(url: base + "/plain/0/0/0.png")).status == 200)
         #expect(try mapgate.run(["tile", "plain", "0", "0", "0"], at: "2027-02-15 00:00:10").status == 0)  // the last use
-        var status = 0
-        for _ in 0..<50 {
-            status = try HTTPClient().get(HTTPRequest(url: base + "/plain/0/0/0.png")).status
-            if status == 403 { break }
-            Thread.sleep(forTimeInterval: 0.1)
-        }
-        #expect(status == 403)
+        #expect(try waitUntil(timeout: 5) { try HTTPClient().get(HTTPRequest(url: base + "/plain/0/0/0.png")).status == 403 })
         server.signal(SIGTERM)
         #expect(server.wait() == 0)
         #expect(server.stderr.contains("the gate is closed"))
@@ -136,7 +130,8 @@ import Testing
         let oversized = try RawConnection(port: port)
         oversized.send("GET /big HTTP/1.1\r\nHost: localhost\r\nX-Big: \(String(repeating: "a", count: 20_000))\r\n\r\n")
         #expect(oversized.readResponse()?.status == 431)
-        Thread.sleep(forTimeInterval: 0.2)
+        // The log line of the last answer is written once it is sent: wait for it, not a time.
+        #expect(waitUntil(timeout: 5) { server.stderr.contains("- /big refused ") }, "stderr: \(server.stderr)")
         server.signal(SIGTERM)
         #expect(server.wait() == 0)
         #expect(server.stderr.contains("GET /plain/0/0/0.png 421 "))
@@ -166,7 +161,13 @@ import Testing
             }
             attackers.append(connection)
         }
-        Thread.sleep(forTimeInterval: 0.3)
+        // Every attacker is a connection the server holds (its gauge counts them) before SIGTERM.
+        let metrics = "http://127.0.0.1:\(port)/metrics"
+        #expect(try waitUntil(timeout: 10) {
+            let text = String(decoding: try HTTPClient().get(HTTPRequest(url: metrics)).body, as: UTF8.self)
+            let line = text.split(separator: "\n").first { $0.hasPrefix("mapgate_http_open_connections ") }
+            return (line?.split(separator: " ").last.flatMap { Double($0) } ?? 0) >= Double(attackers.count)
+        })
         let started = Date()
         server.signal(SIGTERM)
         #expect(server.wait(timeout: 5) == 0)

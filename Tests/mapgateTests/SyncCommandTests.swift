@@ -165,9 +165,10 @@ import Testing
         try builder.write()
         let sync = try mapgate.start(["sync", "big"])
         let installing = mapgate.dataDirectory + "/partial/big.installing.mbtiles"
-        let deadline = Date().addingTimeInterval(10)
-        while !FileManager.default.fileExists(atPath: installing), Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
-        Thread.sleep(forTimeInterval: 0.5)
+        // Stopped mid-download: the file being assembled and the resumable download both hold bytes.
+        #expect(waitUntil {
+            ((try? FileManager.default.attributesOfItem(atPath: installing)[.size] as? Int) ?? 0) > 0 && partialFiles.contains { $0.hasSuffix(".part") }
+        }, "\(partialFiles)")
         sync.signal(SIGTERM)
         #expect(sync.wait() == 143)
         #expect(sync.stderr.contains("stopping…"))

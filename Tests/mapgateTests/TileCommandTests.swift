@@ -28,7 +28,7 @@ import Glibc
     }
 
     /// The `/dev/null` that `tile -o` once replaced with a regular file, as a node in the temporary folder.
-    @Test(.enabled(if: geteuid() == 0, "mknod needs root (CI runs as root)"))
+    @Test(.tags(.root), .enabled(if: geteuid() == 0, "mknod needs root (CI runs as root)"))
     func characterDeviceStaysADevice() throws {
         let node = work.file("null")
         #expect(mknod(node, S_IFCHR | 0o666, dev_t((1 << 8) | 3)) == 0)

@@ -7,7 +7,7 @@ import Testing
 /// Headless Chromium, with SwiftShader's WebGL, renders vector regions in the MapLibre viewer:
 /// the layer's colour must be on screen where the features are, and MapLibre must not complain
 /// about the generated style in the console.
-@Suite struct VectorViewerBrowserTests {
+@Suite(.tags(.browser)) struct VectorViewerBrowserTests {
     static let maplibre = "/usr/local/share/mapgate/maplibre/maplibre-gl.js"
 
     /// A screenshot and the browser console of `url`.
@@ -202,9 +202,7 @@ import Testing
         let url = try #require(opened.firstLine(), "stderr: \(opened.stderr)")
         // Another mapgate spends the last use; the running server closes within its refresh.
         #expect(try mapgate.run(["tile", "cities", "0", "0", "0", "-o", work.file("t.pbf")], at: "2027-02-10 00:00:05").status == 0)
-        Thread.sleep(forTimeInterval: 1)
-        let page = try HTTPClient().get(HTTPRequest(url: url))
-        #expect(page.status == 403)
+        #expect(try waitUntil { try HTTPClient().get(HTTPRequest(url: url)).status == 403 })
         let (image, _) = try Self.render(url, in: work)
         let color = try #require(Self.rgb(VectorStyle.color(index: 0)))
         #expect(image.fraction(near: [color], tolerance: 40) < 0.0001)

@@ -6,7 +6,7 @@ import Testing
 
 /// Headless Chromium loads the viewer page of a raster region served by `mapgate open`; the
 /// screenshot must show the region's tiles, checked by their pixels.
-@Suite struct ViewerBrowserTests {
+@Suite(.tags(.browser)) struct ViewerBrowserTests {
     /// The colours of the demo region's zoom-1 and zoom-2 tiles (see Fixtures/generate.py), and
     /// their checkerboard shade.
     static let tileColors: [(UInt8, UInt8, UInt8)] = [(40, 180, 99), (34, 153, 84), (241, 196, 15), (204, 166, 12), (46, 134, 193), (39, 113, 164)]
@@ -69,7 +69,7 @@ import Testing
         let url = try #require(opened.firstLine(), "stderr: \(opened.stderr)")
         // Another mapgate spends the last use; the running server closes within its refresh.
         #expect(try mapgate.run(["tile", "demo-world", "0", "0", "0"], at: "2027-02-10 00:00:05").status == 0)
-        Thread.sleep(forTimeInterval: 1)
+        #expect(try waitUntil { try HTTPClient().get(HTTPRequest(url: url)).status == 403 })
         let image = try Self.screenshot(url, in: work, waitMilliseconds: 3000)
         #expect(image.fraction(near: Self.tileColors) < 0.01)
         #expect(image.fraction(near: [(253, 236, 234)], tolerance: 4) > 0.02, "the update-required notice is not on screen")

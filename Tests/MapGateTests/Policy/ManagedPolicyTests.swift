@@ -69,7 +69,7 @@ import Glibc
 
     /// Round two: the check and the read were two opens of the path; a link flipped between
     /// them loaded the user's own rules. Now the file read is the one checked.
-    @Test(.enabled(if: geteuid() == 0, "chown needs root (CI runs as root)"))
+    @Test(.tags(.root), .enabled(if: geteuid() == 0, "chown needs root (CI runs as root)"))
     func aLinkFlippedBetweenCheckAndReadIsNotFollowed() throws {
         let good = try policy(#"{"maxPrompts": 1}"#, name: "good.json")
         let evil = try policy(#"{"maxPrompts": 100}"#, name: "evil.json")
@@ -121,13 +121,13 @@ import Glibc
 
     // MARK: Ownership (the temporary folder is root's: the tests run as root)
 
-    @Test(.enabled(if: geteuid() == 0, "chown needs root (CI runs as root)"))
+    @Test(.tags(.root), .enabled(if: geteuid() == 0, "chown needs root (CI runs as root)"))
     func rootOwnedFileInRootOwnedFoldersIsHonoured() throws {
         let path = try policy(#"{"maxPrompts": 2}"#)
         #expect(try ManagedPolicy.apply(path: path, mustExist: true).maxPrompts == 2)
     }
 
-    @Test(.enabled(if: geteuid() == 0, "chown needs root (CI runs as root)"))
+    @Test(.tags(.root), .enabled(if: geteuid() == 0, "chown needs root (CI runs as root)"))
     func fileOwnedBySomebodyElseIsRefused() throws {
         let path = try policy(#"{"maxPrompts": 100}"#)
         #expect(chown(path, nobody, gid_t(nobody)) == 0)
@@ -135,7 +135,7 @@ import Glibc
         #expect(error?.reason.contains("\(path) is owned by uid 65534, not root") == true, "\(error?.reason ?? "")")
     }
 
-    @Test(.enabled(if: geteuid() == 0, "chmod of root's files needs root"), arguments: [0o664, 0o646])
+    @Test(.tags(.root), .enabled(if: geteuid() == 0, "chmod of root's files needs root"), arguments: [0o664, 0o646])
     func fileWritableByOthersIsRefused(mode: Int) throws {
         let path = try policy("{}")
         #expect(chmod(path, mode_t(mode)) == 0)
@@ -143,7 +143,7 @@ import Glibc
         #expect(error?.reason.contains("writable by") == true, "\(error?.reason ?? "")")
     }
 
-    @Test(.enabled(if: geteuid() == 0, "chown needs root (CI runs as root)"))
+    @Test(.tags(.root), .enabled(if: geteuid() == 0, "chown needs root (CI runs as root)"))
     func folderOwnedOrWritableBySomebodyElseIsRefused() throws {
         let folder = work.file("etc")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -163,7 +163,7 @@ import Glibc
         #expect(throws: ConfigurationError.self) { try ManagedPolicy.apply(path: path, mustExist: true) }
     }
 
-    @Test(.enabled(if: geteuid() == 0, "chown needs root (CI runs as root)"))
+    @Test(.tags(.root), .enabled(if: geteuid() == 0, "chown needs root (CI runs as root)"))
     func symlinkIsJudgedByWhatItLeadsTo() throws {
         let theirs = try policy(#"{"maxPrompts": 100}"#, name: "theirs.json")
         #expect(chown(theirs, nobody, gid_t(nobody)) == 0)

@@ -164,7 +164,7 @@ import Glibc
             connection.send(requests)
             stuck.append(connection)
         }
-        Thread.sleep(forTimeInterval: 0.3)
+        #expect(waitUntil { server.http.openConnections >= stuck.count })
         let client = HTTPClient()
         for _ in 0..<20 {
             let started = Date()
@@ -175,23 +175,19 @@ import Glibc
         // Each is closed by its own deadline: no progress for the idle timeout (3 s here). The
         // client sees the FIN only behind the answers it never read: count on the server's side.
         #expect(server.http.openConnections >= stuck.count)
-        // Polled rather than slept: a slow machine (or a sanitizer) gets its seconds, while a
-        // server that never closes them still fails.
-        let deadline = Date().addingTimeInterval(15)
-        while server.http.openConnections > 1, Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
-        #expect(server.http.openConnections <= 1, "\(server.http.openConnections) connections still open")
+        #expect(waitUntil(timeout: 15) { server.http.openConnections <= 1 }, "\(server.http.openConnections) connections still open")
     }
 
     @Test func pastMaxConnectionsClientsGet503WithRetryAfter() throws {
         var held: [RawConnection] = []
         for _ in 0..<200 { held.append(try RawConnection(port: server.http.port, timeout: 3)) }
-        Thread.sleep(forTimeInterval: 0.2)
+        #expect(waitUntil { server.http.openConnections >= held.count })
         let (response, connection) = try exchange("GET /plain/0/0/0.png HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         #expect(response?.status == 503)
         #expect(response?.headers["retry-after"] == "1")
         #expect(connection.isClosedByServer())
         held.removeAll()
-        Thread.sleep(forTimeInterval: 0.3)
+        #expect(waitUntil { server.http.openConnections < 200 })
         #expect(try exchange("GET /plain/0/0/0.png HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").0?.status == 200)
     }
 
@@ -207,7 +203,8 @@ import Glibc
         }
         var late: [RawConnection] = []
         for _ in 0..<5 { late.append(try RawConnection(port: server.http.port, timeout: 3)) }
-        Thread.sleep(forTimeInterval: 0.2)
+        // The late ones are in, past the limit, before the admitted clients ask again.
+        #expect(waitUntil { server.http.openConnections >= admitted.count + late.count }, "\(server.http.openConnections) open")
         var failed = 0
         for connection in admitted {
             connection.send("GET /plain/1/0/0.png HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")

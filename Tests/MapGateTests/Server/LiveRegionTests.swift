@@ -25,15 +25,6 @@ import Testing
         try HTTPClient().get(HTTPRequest(url: server.baseURL + path))
     }
 
-    func within(seconds: Double, _ condition: () throws -> Bool) rethrows -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if try condition() { return true }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        return false
-    }
-
     @Test func installedUpdatedAndRemovedRegionsFollowWithoutFailures() throws {
         defer { server.stop() }
         #expect(try status("/cities.json").status == 404)
@@ -59,12 +50,12 @@ import Testing
 
         try harness.builder.add(id: "cities", source: try TestPaths.shared("mbtiles/mbtileserver-world_cities.mbtiles"), format: "pbf")
         try harness.sync("cities")
-        #expect(try within(seconds: 1.5) { try status("/cities.json").status == 200 })
+        #expect(try waitUntil(timeout: 1.5) { try status("/cities.json").status == 200 })
 
         let before = try #require(try status("/plain/1/0/0.png").header("ETag"))
         try harness.builder.add(id: "plain", source: try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles"), version: "2", format: "png", gzip: false)
         try harness.sync("plain")
-        #expect(try within(seconds: 1.5) {
+        #expect(try waitUntil(timeout: 1.5) {
             (try JSONSerialization.jsonObject(with: status("/plain.json").body) as? [String: Any])?["version"] as? String == "2"
         })
         let after = try status("/plain/1/0/0.png")
@@ -73,10 +64,10 @@ import Testing
 
         let lock = try DirectoryLock(directory: harness.directory)
         _ = try harness.library.remove("cities", lock: lock)
-        #expect(try within(seconds: 1.5) { try status("/cities/0/0/0.pbf").status == 404 })
+        #expect(try waitUntil(timeout: 1.5) { try status("/cities/0/0/0.pbf").status == 404 })
 
         stop.store(true, ordering: .relaxed)
-        while !load.isFinished { Thread.sleep(forTimeInterval: 0.01) }
+        #expect(waitUntil { load.isFinished })
         #expect(served.load(ordering: .relaxed) > 10)
         #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0.prefix(5) })")
     }

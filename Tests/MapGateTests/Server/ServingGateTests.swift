@@ -62,7 +62,7 @@ import Testing
         #expect(try status(server, "/plain/0/0/0.png").status == 200)
         let holder = try SQLiteDatabase(path: harness.directory.statePath, mode: .readWriteCreate)
         try holder.execute("BEGIN IMMEDIATE")
-        #expect(try waitFor { try status(server, "/plain/0/0/0.png").status == 503 })
+        #expect(try waitUntil { try status(server, "/plain/0/0/0.png").status == 503 })
         let refused = try status(server, "/plain.json")
         #expect(refused.status == 503)
         #expect(refused.header("Retry-After") != nil)
@@ -73,21 +73,12 @@ import Testing
         #expect((try JSONSerialization.jsonObject(with: health.body) as? [String: Any])?["gate"] as? String == "failing")
         #expect(String(decoding: try status(server, "/metrics").body, as: UTF8.self).contains("mapgate_gate_state{state=\"failing\"} 1"))
         try holder.execute("ROLLBACK")
-        #expect(try waitFor { try status(server, "/plain/0/0/0.png").status == 200 })
-        #expect(try waitFor { events.all.last == "recovered" })
+        #expect(try waitUntil { try status(server, "/plain/0/0/0.png").status == 200 })
+        #expect(try waitUntil { events.all.last == "recovered" })
     }
 
     func status(_ server: TileServer, _ path: String) throws -> HTTPResponse {
         try HTTPClient().get(HTTPRequest(url: server.baseURL + path))
-    }
-
-    func waitFor(_ condition: () throws -> Bool) rethrows -> Bool {
-        let deadline = Date().addingTimeInterval(5)
-        while Date() < deadline {
-            if try condition() { return true }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        return false
     }
 
     @Test func servingCountsAUsePerDayAndAnswers403OnceClosed() throws {
@@ -97,14 +88,14 @@ import Testing
         #expect(try status(server, "/plain/0/0/0.png").status == 200)
 
         time.advance(days: 31)  // past the grace period: the monitor counts the first served day
-        #expect(try waitFor { try makeGate().status().record.promptsShown == 1 })
+        #expect(try waitUntil { try makeGate().status().record.promptsShown == 1 })
         #expect(try status(server, "/plain/0/0/0.png").status == 200)
         time.advance(days: 1.01)  // another day of serving: the last use, which runs for a day
-        #expect(try waitFor { try makeGate().status().record.promptsShown == 2 })
+        #expect(try waitUntil { try makeGate().status().record.promptsShown == 2 })
         Thread.sleep(forTimeInterval: 0.3)
         #expect(try status(server, "/plain/0/0/0.png").status == 200)
         time.advance(days: 1.01)  // no use left for another day
-        #expect(try waitFor { try status(server, "/plain/0/0/0.png").status == 403 })
+        #expect(try waitUntil { try status(server, "/plain/0/0/0.png").status == 403 })
         #expect(try makeGate().status().record.promptsShown == 2)
 
         let refused = try status(server, "/plain.json")
@@ -136,7 +127,7 @@ import Testing
         #expect(try status(server, "/plain/0/0/0.png").status == 200)
         // Another mapgate spends the last use; the running server follows within its refresh.
         #expect(try makeGate().authorizeUse().decision == .prompt(usesLeft: 1))
-        #expect(try waitFor { try status(server, "/plain/0/0/0.png").status == 403 })
+        #expect(try waitUntil { try status(server, "/plain/0/0/0.png").status == 403 })
     }
 
     @Test mutating func startingWithTheLastUseServesForItsDay() throws {
@@ -152,8 +143,8 @@ import Testing
         #expect(!events.all.contains("closed"))  // it says what is true: serving its last day
         #expect(throws: GateClosedError.self) { try makeGate().authorizeUse() }  // a new start is refused
         time.advance(days: 1.01)
-        #expect(try waitFor { try status(server, "/plain/0/0/0.png").status == 403 })
-        #expect(try waitFor { events.all.last == "closed" })
+        #expect(try waitUntil { try status(server, "/plain/0/0/0.png").status == 403 })
+        #expect(try waitUntil { events.all.last == "closed" })
     }
 }
 
@@ -179,7 +170,7 @@ extension ServingGateTests {
             server.stop()
         }
         #expect(try status(server, "/plain/0/0/0.png").status == 200)
-        #expect(try waitFor { try status(server, "/plain/0/0/0.png").status == 503 })
+        #expect(try waitUntil { try status(server, "/plain/0/0/0.png").status == 503 })
         #expect(server.service.gate.failure?.contains("has not been checked") == true)
     }
 }
@@ -200,7 +191,7 @@ extension ServingGateTests {
             SELECT 'copy', name, version, format, sha256, size, installed_at, minzoom, maxzoom, bounds, source_url, content_hash, tile_count
             FROM regions WHERE id = 'plain'
             """)
-        #expect(try waitFor { try status(server, "/plain/0/0/0.png").status == 403 })
+        #expect(try waitUntil { try status(server, "/plain/0/0/0.png").status == 403 })
         #expect(try makeGate().status().record.isRecovering == false)
     }
 }

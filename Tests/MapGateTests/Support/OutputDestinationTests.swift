@@ -25,7 +25,7 @@ import Glibc
     }
 
     /// A character device node like /dev/null (1:3), made in the temporary folder: never the real one.
-    @Test(.enabled(if: geteuid() == 0, "mknod needs root (CI runs as root)"))
+    @Test(.tags(.root), .enabled(if: geteuid() == 0, "mknod needs root (CI runs as root)"))
     func characterDeviceIsWrittenThroughNotReplaced() throws {
         let node = work.file("null")
         #expect(mknod(node, S_IFCHR | 0o666, device(1, 3)) == 0)
@@ -35,7 +35,7 @@ import Glibc
         #expect(fileType(node) == S_IFCHR)
     }
 
-    @Test(.enabled(if: geteuid() == 0, "mknod needs root (CI runs as root)"))
+    @Test(.tags(.root), .enabled(if: geteuid() == 0, "mknod needs root (CI runs as root)"))
     func blockDeviceIsRefused() throws {
         // Major 240 is reserved for local use: no driver answers it, so even a bug writes nowhere.
         let node = work.file("disk")

@@ -173,9 +173,12 @@ import Glibc
         try harness.builder.add(id: "gone", source: source, format: "png", overrides: ["url": "/_fault/status=410/packages/flaky-1.mbtiles.gz"])
         #expect(throws: Never.self) { try harness.sync("flaky") }
         #expect(harness.origin.requests.filter { $0.path.contains("flaky") }.count == 3)
+        // Two waits before the two retries, the second twice the first (0.01 s, then 0.02 s).
+        #expect(harness.sleeps.recorded == [0.01, 0.02])
         harness.origin.clearRequests()
         #expect(throws: RegionError.self) { try harness.sync("gone") }
         #expect(harness.origin.requests.filter { $0.path.contains("/packages/") }.count == 1)
+        #expect(harness.sleeps.recorded == [0.01, 0.02], "a 410 is not retried, so nothing is waited")
     }
 
     @Test func cutBodyResumesWithRangeAndFetchesTheFileOnce() throws {

@@ -12,7 +12,8 @@ final class SyncHarness: @unchecked Sendable {
     let directory: DataDirectory
     let state: StateDatabase
     var freeSpace: (String) -> Int64? = freeDiskSpace(at:)
-    var sleeps: [Double] = []
+    /// The waits between download attempts of every installer the harness made (none is slept).
+    let sleeps = SleepRecorder()
 
     init() throws {
         work = try TemporaryDirectory()
@@ -38,7 +39,7 @@ final class SyncHarness: @unchecked Sendable {
     }
 
     func installer(maxAttempts: Int = 4, stallSeconds: Int = 30, appVersion: String = BuildInfo.version) throws -> RegionInstaller {
-        let recorder = SleepRecorder()
+        let recorder = sleeps
         let downloader = PackageDownloader(
             client: HTTPClient(), retry: RetryPolicy(maxAttempts: maxAttempts, initialDelay: 0.01, sleep: { recorder.record($0) }),
             stallBytesPerSecond: 1000, stallSeconds: stallSeconds)
