@@ -68,12 +68,20 @@ import Testing
         try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: www + "/catalog.json"))) as? [String: Any])
     }
 
-    /// `http://127.0.0.1:PORT` from `serve`'s first line ("serving 1 region at http://127.0.0.1:PORT/ …").
-    func serverURL(_ serving: BackgroundProcess) throws -> String {
+    /// `mapgate serve` on a free port, and its `http://127.0.0.1:PORT` (from its first line,
+    /// "serving 1 region at http://127.0.0.1:PORT/ …").
+    func serve() throws -> (BackgroundProcess, String) {
+        let serving = try mapgate.start(["serve", "--port", "0"])
         let line = try #require(serving.firstLine(), "no output; stderr: \(serving.stderr)")
         var url = String(try #require(line.split(separator: " ").first { $0.hasPrefix("http://") }))
         while url.hasSuffix("/") || url.hasSuffix(",") { url.removeLast() }
-        return url
+        return (serving, url)
+    }
+
+    func stop(_ process: BackgroundProcess) {
+        process.signal(SIGTERM)
+        _ = process.wait()
+        origin.stop()
     }
 
     func get(_ url: String) throws -> HTTPResponse { try HTTPClient().get(HTTPRequest(url: url)) }
@@ -104,13 +112,8 @@ import Testing
         #expect(again.status == 0, "\(again.stderr)")
         #expect(!again.stdout.contains("style night"), "\(again.stdout)")
 
-        let serving = try mapgate.start(["serve", "--port", "0"])
-        defer {
-            serving.signal(SIGTERM)
-            _ = serving.wait()
-            origin.stop()
-        }
-        let base = try serverURL(serving)
+        let (serving, base) = try serve()
+        defer { stop(serving) }
         let list = try get(base + "/styles.json")
         #expect(list.status == 200)
         #expect(String(decoding: list.body, as: UTF8.self).contains(#""url":"\#(base)/styles/night/style.json""#), "\(String(decoding: list.body, as: UTF8.self))")
@@ -235,13 +238,8 @@ import Testing
         bundle.style = bundle.style.replacingOccurrences(of: "local://cities.json", with: "https://tracker.example/cities.json")
         try bundle.encoded().write(to: URL(fileURLWithPath: path))
         #expect(throws: StyleError.self) { try StyleBundle.decode(try bundle.encoded(), expectedID: "night") }
-        let serving = try mapgate.start(["serve", "--port", "0"])
-        defer {
-            serving.signal(SIGTERM)
-            _ = serving.wait()
-            origin.stop()
-        }
-        let base = try serverURL(serving)
+        let (serving, base) = try serve()
+        defer { stop(serving) }
         #expect(try get(base + "/styles/night/style.json").status == 404)
     }
 
@@ -254,11 +252,7 @@ import Testing
         #expect(try publish().status == 0)
         #expect(try mapgate.run(["sync", "cities"]).status == 0)
         let opened = try mapgate.start(["open", "cities"])
-        defer {
-            opened.signal(SIGTERM)
-            _ = opened.wait()
-            origin.stop()
-        }
+        defer { stop(opened) }
         let url = try #require(opened.firstLine(), "stderr: \(opened.stderr)")
         let night = (UInt8(0x20), UInt8(0x30), UInt8(0x40))
         let dot = (UInt8(0xFF), UInt8(0xCC), UInt8(0x00))
