@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MapGate
 import Synchronization
 
@@ -110,7 +110,7 @@ private final class OriginHandler: HTTPRequestHandler {
         guard request.method == "GET" || request.method == "HEAD" else {
             return HTTPServerResponse(status: 405, headers: [("Allow", "GET, HEAD")])
         }
-        let full = (origin.root + "/" + path).replacingOccurrences(of: "//", with: "/")
+        let full = (origin.root + "/" + path).replacing("//", with: "/")
         let resolved = (full as NSString).standardizingPath
         var isDirectory: ObjCBool = false
         guard resolved.hasPrefix(origin.root + "/"), FileManager.default.fileExists(atPath: resolved, isDirectory: &isDirectory),

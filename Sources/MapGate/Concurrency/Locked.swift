@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A value behind a lock, for state that threads share. Used instead of `Synchronization.Mutex`:
 /// on Linux that Mutex locks with a futex inside the (uninstrumented) standard library, so

@@ -1,5 +1,7 @@
 import CLinux
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import Synchronization
 
 /// A thread that runs a body every `interval` seconds of real elapsed time until stopped.

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Where the configuration file and the data directory are, from flags and the environment.
 /// The caller hands the environment in; the library never reads it on its own.

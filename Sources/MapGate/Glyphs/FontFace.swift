@@ -1,5 +1,5 @@
 import CFreeType
-import Foundation
+import FoundationEssentials
 
 /// One font file opened with FreeType at the size MapLibre's glyphs use (24 px), rendering glyphs
 /// as anti-aliased coverage and their metrics. Owns its `FT_Library` and `FT_Face`, freed in

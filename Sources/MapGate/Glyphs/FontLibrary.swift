@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The fonts on this machine that glyphs can be made from: TrueType and OpenType files and
 /// collections (`.ttf`, `.otf`, `.ttc`) found under the given folders (the user's `fontPaths`, then

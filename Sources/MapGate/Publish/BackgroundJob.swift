@@ -1,4 +1,5 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
 
 /// Work started on another thread now, whose result (or error) is collected later with `wait()`.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The catalog `publish` writes, as deterministic JSON: keys sorted, regions sorted by id,
 /// two-space indentation from Foundation's pretty printer, slashes unescaped, a final newline.
@@ -77,7 +77,7 @@ struct PreviousCatalog {
         do {
             bytes = try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
-            throw PublishError(path, "cannot read it: \(error.localizedDescription)", kind: .io)
+            throw PublishError(path, "cannot read it: \(errorMessage(error))", kind: .io)
         }
         guard let object = try? JSONSerialization.jsonObject(with: bytes) as? [String: Any],
             let entries = object["regions"] as? [[String: Any]]

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A bounded queue of byte chunks from one producer thread to one consumer thread: the producer
 /// waits when `capacity` chunks are queued, so memory stays bounded however large the file.

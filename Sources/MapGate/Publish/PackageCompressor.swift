@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Size and SHA-256 of a file written.
 struct PackedFile: Sendable, Equatable {
@@ -30,7 +30,7 @@ enum PackageCompressor {
                 return try write(channel, to: destination)
             } catch {
                 channel.abandon()
-                throw PublishError(destination, "cannot write it: \(error.localizedDescription)", kind: .io)
+                throw PublishError(destination, "cannot write it: \(errorMessage(error))", kind: .io)
             }
         }
         do {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One `.mbtiles` file of the input folder and what the catalog calls it.
 struct PublishSource: Sendable, Equatable {
@@ -52,7 +52,7 @@ struct PublishSource: Sendable, Equatable {
             let origin = override?.id == nil ? "the file name" : "regions.json"
             throw fail("region id from \(origin) is not valid: \(problem); rename the file or set \"id\" in regions.json")
         }
-        guard let version = override?.version ?? metadata["version"].map({ $0.trimmingCharacters(in: .whitespaces) }), !version.isEmpty else {
+        guard let version = override?.version ?? metadata["version"].map({ $0.trimmingWhitespace() }), !version.isEmpty else {
             throw fail("no version: set metadata \"version\" in the file or give \"version\" for \"\(fileName)\" in regions.json")
         }
         guard isValidVersion(version) else {

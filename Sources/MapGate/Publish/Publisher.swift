@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The publisher's side of map packages: turns a folder of MBTiles files into the static tree
 /// `sync` reads (`catalog.json`, `catalog.json.minisig`, `packages/`), keeping earlier versions
@@ -49,7 +49,7 @@ public final class Publisher {
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: input).filter { $0.hasSuffix(".mbtiles") }.sorted()
         } catch {
-            throw PublishError(input, "cannot list it: \(error.localizedDescription)", kind: .io)
+            throw PublishError(input, "cannot list it: \(errorMessage(error))", kind: .io)
         }
         guard !names.isEmpty else { throw PublishError(input, "no .mbtiles file in it") }
         let overridesPath = input + "/regions.json"
@@ -229,7 +229,7 @@ public final class Publisher {
             do {
                 try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             } catch {
-                throw PublishError(folder, "cannot create it: \(error.localizedDescription)", kind: .io)
+                throw PublishError(folder, "cannot create it: \(errorMessage(error))", kind: .io)
             }
         }
     }
@@ -239,7 +239,7 @@ public final class Publisher {
         do {
             try data.write(to: URL(fileURLWithPath: path), options: .atomic)
         } catch {
-            throw PublishError(path, "cannot write it: \(error.localizedDescription)", kind: .io)
+            throw PublishError(path, "cannot write it: \(errorMessage(error))", kind: .io)
         }
     }
 }

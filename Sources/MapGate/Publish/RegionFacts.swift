@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What the catalog says about a region's tiles, read from the MBTiles file after it passed the
 /// checks `sync` makes (``MBTilesInspection``) and `publish`'s own (finite bounds in range).
@@ -41,7 +41,7 @@ struct RegionFacts: Sendable, Equatable {
                 if let problem = hash.nullTileProblem { throw fail(problem) }
                 contentHash = hash.hex
             } catch let error as DeltaError {
-                throw fail("cannot compute its agg_tiles_hash: \(error.localizedDescription)")
+                throw fail("cannot compute its agg_tiles_hash: \(errorMessage(error))")
             } catch let error as SQLiteError {
                 throw fail("cannot compute its agg_tiles_hash: \(error.message)")
             }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What `regions.json` in the input folder says about one file: replacements for the values
 /// `publish` would derive (id from the file name, name and version from the metadata).
@@ -20,7 +20,7 @@ public struct RegionOverride: Sendable, Equatable {
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
-            throw PublishError(path, "cannot read it: \(error.localizedDescription)", kind: .io)
+            throw PublishError(path, "cannot read it: \(errorMessage(error))", kind: .io)
         }
         guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
             throw fail("not a JSON object keyed by file name")

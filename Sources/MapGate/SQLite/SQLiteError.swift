@@ -1,5 +1,6 @@
 import CSQLite
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A failed SQLite call: the extended result code, SQLite's message and the SQL that ran.
 public struct SQLiteError: MapGateFailure, LocalizedError, Sendable, Equatable {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Says why a file is not a readable SQLite database, in words for a person: in particular when
 /// it is gzip data (a package gzipped twice unpacks once to another gzip stream, and SQLite alone

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The files of Leaflet that the viewer page loads, and no others: `leaflet.js`, `leaflet.css`
 /// and the PNGs of its `images/` folder, each a regular file inside the Leaflet folder (no

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Serves one request at a time: the region list, TileJSON, XYZ tiles, the viewer page,
 /// Leaflet's files, `/health` and `/metrics`. Owns a read-only SQLite connection per region it
@@ -140,7 +140,7 @@ public final class TileRequestHandler: HTTPRequestHandler {
             stored = try file(for: region).storedTile(z: z, x: x, y: y)
         } catch {
             files[region.record.id] = nil
-            return text(500, "cannot read region \(id): \(error.localizedDescription)\n", cors: true)
+            return text(500, "cannot read region \(id): \(errorMessage(error))\n", cors: true)
         }
         var body: Data
         switch stored {
@@ -163,7 +163,7 @@ public final class TileRequestHandler: HTTPRequestHandler {
                 do {
                     body = try GzipInflater.decompress(body, maximumSize: Self.maximumUnpackedTileSize)
                 } catch {
-                    return text(500, "cannot unpack tile \(z)/\(x)/\(y) of region \(id): \(error.localizedDescription)\n", cors: true)
+                    return text(500, "cannot unpack tile \(z)/\(x)/\(y) of region \(id): \(errorMessage(error))\n", cors: true)
                 }
             }
         }
@@ -323,7 +323,7 @@ public final class TileRequestHandler: HTTPRequestHandler {
         var gzip: Double?
         var any: Double?
         for item in header.lowercased().split(separator: ",") {
-            let parts = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+            let parts = item.split(separator: ";").map { $0.trimmingWhitespace() }
             guard let coding = parts.first else { continue }
             var quality = 1.0
             for parameter in parts.dropFirst() where parameter.hasPrefix("q=") {
@@ -340,7 +340,7 @@ public final class TileRequestHandler: HTTPRequestHandler {
     public static func matches(ifNoneMatch header: String, etag: String) -> Bool {
         let opaque = etag.hasPrefix("W/") ? String(etag.dropFirst(2)) : etag
         return header.split(separator: ",").contains { item in
-            let tag = item.trimmingCharacters(in: .whitespaces)
+            let tag = item.trimmingWhitespace()
             return tag == "*" || (tag.hasPrefix("W/") ? String(tag.dropFirst(2)) : tag) == opaque
         }
     }

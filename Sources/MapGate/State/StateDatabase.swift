@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One state database (`state.sqlite`, SQLite in WAL mode): a copy of the gate's record, and in
 /// the data directory the installed regions too.
@@ -29,7 +29,7 @@ public final class StateDatabase {
         do {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
-            throw GeneralFailure("state folder \(folder): cannot create it: \(error.localizedDescription)", kind: .io)
+            throw GeneralFailure("state folder \(folder): cannot create it: \(errorMessage(error))", kind: .io)
         }
         do {
             (database, isNew) = try Self.openChecked(path, busyTimeout: busyTimeout)

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What a run of `sync` may leave in the data directory, and how it goes: the files a run
 /// assembles in `partial/` (`<id>.installing.mbtiles`, `<id>.patching.mbtiles`), resumable

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The installed regions: listing, opening for tiles (behind the gate), removing, verifying.
 public final class RegionLibrary {
@@ -52,7 +52,7 @@ public final class RegionLibrary {
             do {
                 try FileManager.default.removeItem(atPath: path)
             } catch {
-                throw RegionError(region: id, reason: "cannot delete \(path): \(error.localizedDescription)", kind: .io)
+                throw RegionError(region: id, reason: "cannot delete \(path): \(errorMessage(error))", kind: .io)
             }
         }
         return record

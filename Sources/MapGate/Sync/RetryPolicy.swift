@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// How often and how patiently a download is retried after a network error or a 5xx.
 public struct RetryPolicy: Sendable {

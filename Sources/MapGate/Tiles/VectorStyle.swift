@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A MapLibre style (version 8) made from a vector region's `vector_layers`: every layer its own
 /// colour, polygons as translucent fills with outlines, lines as lines, points as circles, and —
@@ -129,7 +129,7 @@ public enum VectorStyle {
     public static func color(index: Int) -> String {
         let hue = (Double(index) * 137.508).truncatingRemainder(dividingBy: 360) / 360
         let (r, g, b) = hsl(hue, 0.75, 0.45)
-        return String(format: "#%02x%02x%02x", Int(r * 255), Int(g * 255), Int(b * 255))
+        return String(cFormat: "#%02lx%02lx%02lx", Int(r * 255), Int(g * 255), Int(b * 255))
     }
 
     private static func hsl(_ h: Double, _ s: Double, _ l: Double) -> (Double, Double, Double) {

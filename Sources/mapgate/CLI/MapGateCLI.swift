@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MapGate
 
 /// The command table and the one place that maps errors to output and exit codes.

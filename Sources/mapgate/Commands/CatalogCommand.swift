@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MapGate
 
 /// `mapgate catalog`: the regions on offer, against what is installed.
@@ -45,7 +45,7 @@ struct CatalogCommand: Command {
                 ])
             } else {
                 let required = catalog.requiredAppVersion(for: region, app: app)
-                let shown = required.map { "needs mapgate \($0.text)" } ?? status.rawValue.replacingOccurrences(of: "-", with: " ")
+                let shown = required.map { "needs mapgate \($0.text)" } ?? status.rawValue.replacing("-", with: " ")
                 table.append([
                     region.id, region.name, region.version, Format.bytes(region.size), region.format.rawValue,
                     "\(region.minzoom)-\(region.maxzoom)", current ?? "-", shown,

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MapGate
 
 /// `mapgate list`: the installed regions.
@@ -34,7 +34,7 @@ struct ListCommand: Command {
             // Tile counts come from the file itself (read-only; no gate use: nothing is served).
             // Counted once at install; regions installed before that are counted now.
             let tiles = region.tileCount ?? (try? MBTilesFile(path: library.directory.regionPath(region.id)).tileCount())
-            let bounds = region.bounds?.map { String(format: "%.4g", $0) }.joined(separator: ",")
+            let bounds = region.bounds?.map { String(cFormat: "%.4g", $0) }.joined(separator: ",")
             // Size and stamp (size, mtime, inode); the SHA-256 only when the stamp changed.
             var damage: String?
             if case .damaged(let reason) = region.condition(ofFileAt: library.directory.regionPath(region.id), hashingUnstamped: false) {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MapGate
 
 #if canImport(Glibc)
@@ -99,7 +99,7 @@ struct PublishCommand: Command {
         }
         let text = String(decoding: data, as: UTF8.self)
         func fail(_ error: SignatureError) -> GeneralFailure {
-            GeneralFailure("\(keyPath): \(error.localizedDescription)", kind: .usage)
+            GeneralFailure("\(keyPath): \(errorMessage(error))", kind: .usage)
         }
         do {
             return try MinisignSecretKey(text: text, password: context.environment[Self.passwordVariable])

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A one-line download bar on a terminal's stderr: bytes, percent, rate, time left.
 final class ProgressBar {
@@ -41,6 +41,6 @@ final class ProgressBar {
 
     static func duration(_ seconds: Double) -> String {
         let total = Int(seconds.rounded())
-        return total >= 3600 ? "\(total / 3600):" + String(format: "%02d:%02d", total % 3600 / 60, total % 60) : "\(total / 60):" + String(format: "%02d", total % 60)
+        return total >= 3600 ? "\(total / 3600):" + String(cFormat: "%02ld:%02ld", total % 3600 / 60, total % 60) : "\(total / 60):" + String(cFormat: "%02ld", total % 60)
     }
 }

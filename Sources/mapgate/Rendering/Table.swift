@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MapGate
 
 /// A human table: columns as wide as their widest cell, so long versions or names never push
@@ -23,7 +23,7 @@ struct Table {
         }
         func line(_ cells: [String]) -> String {
             zip(cells, widths).map { cell, width in cell.padding(toLength: width, withPad: " ", startingAt: 0) }
-                .joined(separator: "  ").trimmingCharacters(in: .whitespaces)
+                .joined(separator: "  ").trimmingWhitespace()
         }
         return (line(header), rows.map(line))
     }
