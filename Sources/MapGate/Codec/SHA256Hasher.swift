@@ -44,7 +44,7 @@ public final class SHA256Hasher {
 
     /// Hashes a file in 1 MiB chunks, never holding it whole in memory.
     public static func hex(ofFileAt path: String) throws -> String {
-        guard let handle = FileHandle(forReadingAtPath: path) else {
+        guard let handle = UnixFile(forReadingAtPath: path) else {
             throw GeneralFailure("cannot read \(path) to hash it", kind: .io)
         }
         defer { try? handle.close() }

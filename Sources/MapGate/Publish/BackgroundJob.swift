@@ -11,7 +11,7 @@ final class BackgroundJob<Value: Sendable>: @unchecked Sendable {
 
     init(_ body: @escaping @Sendable () throws -> Value) {
         group.enter()
-        Thread.detachNewThread { [self] in
+        Threads.detach { [self] in
             result = Result { try body() }
             group.leave()
         }

@@ -49,27 +49,25 @@ enum CatalogDocument {
     }
 
     static func encode(_ object: Any) throws -> Data {
-        var data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes])
+        var data = try JSONValue.encode(object, [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes])
         data.append(0x0A)
         return data
     }
 
     /// A form in which two equal values give equal bytes, however their numbers were typed.
     static func canonical(_ object: Any) -> Data? {
-        guard let first = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]),
-            let parsed = try? JSONSerialization.jsonObject(with: first)
-        else { return nil }
-        return try? JSONSerialization.data(withJSONObject: parsed, options: [.sortedKeys])
+        guard let first = try? JSONValue.encode(object, [.sortedKeys]), let parsed = try? JSONValue(parsing: first) else { return nil }
+        return try? parsed.encoded([.sortedKeys])
     }
 }
 
 /// The catalog already in the output folder, as `publish` left it last time.
 struct PreviousCatalog {
-    var object: [String: Any]
+    var object: [String: JSONValue]
     var bytes: Data
     var serial: Int64?
     /// Each region's entry by id.
-    var regions: [String: [String: Any]]
+    var regions: [String: [String: JSONValue]]
 
     static func load(path: String) throws -> PreviousCatalog? {
         guard FileManager.default.fileExists(atPath: path) else { return nil }
@@ -79,16 +77,16 @@ struct PreviousCatalog {
         } catch {
             throw PublishError(path, "cannot read it: \(errorMessage(error))", kind: .io)
         }
-        guard let object = try? JSONSerialization.jsonObject(with: bytes) as? [String: Any],
-            let entries = object["regions"] as? [[String: Any]]
+        guard let object = (try? JSONValue(parsing: bytes))?.objectValue, let list = object["regions"]?.arrayValue,
+            case let entries = list.compactMap(\.objectValue), entries.count == list.count
         else {
             throw PublishError(path, "not a catalog mapgate can read (move it away to publish afresh)")
         }
-        var regions: [String: [String: Any]] = [:]
+        var regions: [String: [String: JSONValue]] = [:]
         for entry in entries {
-            if let id = entry["id"] as? String { regions[id] = entry }
+            if let id = entry["id"]?.stringValue { regions[id] = entry }
         }
-        let serial = (object["serial"] as? NSNumber).flatMap { Int64(exactly: $0.doubleValue) }
+        let serial = object["serial"]?.double.flatMap { Int64(exactly: $0) }
         return PreviousCatalog(object: object, bytes: bytes, serial: serial, regions: regions)
     }
 }

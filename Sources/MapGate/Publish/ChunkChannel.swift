@@ -5,7 +5,7 @@ import FoundationEssentials
 ///
 /// `@unchecked Sendable`: every stored property is read and written only with `condition` locked.
 final class ChunkChannel: @unchecked Sendable {
-    private let condition = NSCondition()
+    private let condition = PthreadCondition()
     private var chunks: [Data] = []
     private var isClosed = false
     private var isAbandoned = false

@@ -28,8 +28,8 @@ struct PublishSource: Sendable, Equatable {
     /// metadata, each replaced by `override` when given. Opening the file is the first check that
     /// it is an MBTiles file at all.
     static func read(path: String, override: RegionOverride?) throws -> PublishSource {
-        let fileName = (path as NSString).lastPathComponent
-        let stem = (fileName as NSString).deletingPathExtension
+        let fileName = PathText.lastComponent(path)
+        let stem = PathText.deletingExtension(fileName)
         func fail(_ reason: String) -> PublishError { PublishError(path, reason) }
         // Checked before SQLite opens it: opening a FIFO waits for a writer forever.
         if let reason = FileManager.default.notRegularFileReason(atPath: path) { throw fail(reason) }

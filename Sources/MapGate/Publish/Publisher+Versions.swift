@@ -62,7 +62,7 @@ extension Publisher {
         }
         if copyBase {
             try moveIntoPlace(scratchBase, basePath)
-            version.base = (basePath as NSString).lastPathComponent
+            version.base = PathText.lastComponent(basePath)
         }
         return (version, notes)
     }

@@ -41,8 +41,8 @@ public final class Publisher {
     /// The `.mbtiles` files of the input folder, sorted by name, with their identities.
     func readSources() throws -> [PublishSource] {
         let input = options.inputDirectory
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: input, isDirectory: &isDirectory), isDirectory.boolValue else {
+        var isDirectory = false
+        guard FileManager.default.fileExists(atPath: input, isDirectory: &isDirectory), isDirectory else {
             throw PublishError(input, "not a folder", kind: .usage)
         }
         let names: [String]
@@ -135,7 +135,7 @@ public final class Publisher {
             } else {
                 action = .updated
             }
-            let oldVersion = old?["version"] as? String
+            let oldVersion = old?["version"]?.stringValue
             if action != .unchanged, source.isVersionFromMetadata {
                 notes.append(
                     "region \(source.id): version \"\(source.version)\" is the metadata \"version\" of \(source.fileName) (GDAL writes 1.1 and tippecanoe 2 there unless told otherwise); to choose it, give \"version\" for \"\(source.fileName)\" in regions.json or set the file's metadata")

@@ -56,7 +56,7 @@ struct RegionFacts: Sendable, Equatable {
         let start = "a pbf region needs \"vector_layers\" in its metadata \"json\" (a json over 1 MiB is left out): without them the viewer and style.json show nothing"
         guard !names.isEmpty else { return start + "; no layer name could be read from its first tiles either" }
         let layers = names.map { name -> String in
-            let data = (try? JSONSerialization.data(withJSONObject: ["id": name, "fields": [String: String]()], options: [.sortedKeys])) ?? Data()
+            let data = (try? JSONValue.object(["id": .string(name), "fields": .object([:])]).encoded([.sortedKeys])) ?? Data()
             return String(decoding: data, as: UTF8.self)
         }
         return start + ". Its tiles have the layers \(names.joined(separator: ", ")): set metadata \"json\" to {\"vector_layers\":[\(layers.joined(separator: ","))]} (fields and zooms may be added)"

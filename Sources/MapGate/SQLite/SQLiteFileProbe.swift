@@ -6,7 +6,7 @@ import FoundationEssentials
 enum SQLiteFileProbe {
     /// True when the file at `path` starts with gzip's magic bytes `1F 8B`.
     static func isGzip(_ path: String) -> Bool {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
+        guard let handle = UnixFile(forReadingAtPath: path) else { return false }
         defer { try? handle.close() }
         let head = (try? handle.read(upToCount: 2)) ?? Data()
         return head == Data([0x1F, 0x8B])

@@ -25,7 +25,7 @@ public enum LeafletFiles {
         }
         let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
-        return try? FileHandle(fileDescriptor: descriptor, closeOnDealloc: true).readToEnd()
+        return try? UnixFile(fileDescriptor: descriptor, closeOnDealloc: true).readToEnd()
     }
 
     /// `leaflet.js`, `leaflet.css`, or `images/<letters, digits, - _>.png`.

@@ -117,8 +117,8 @@ public final class TileRequestHandler: HTTPRequestHandler {
         if let attribution = region.attribution { object["attribution"] = AttributionHTML.sanitized(attribution) }
         if let description = region.description { object["description"] = description }
         if region.record.format == .pbf {
-            let layers = region.vectorLayersJSON.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) }
-            object["vector_layers"] = layers ?? []
+            let layers = region.vectorLayersJSON.flatMap { try? JSONValue(parsing: Data($0.utf8)) }
+            object["vector_layers"] = layers ?? JSONValue.array([])
         }
         return json(200, object, cors: true)
     }
@@ -215,7 +215,7 @@ public final class TileRequestHandler: HTTPRequestHandler {
 
     /// The names of the fonts glyphs can be made from, as a JSON array.
     private func fontList() -> HTTPServerResponse {
-        let body = (try? JSONSerialization.data(withJSONObject: service.glyphs.library.names)) ?? Data("[]".utf8)
+        let body = (try? JSONValue.encode(service.glyphs.library.names)) ?? Data("[]".utf8)
         return HTTPServerResponse(status: 200, headers: Self.anyOrigin + [("Content-Type", "application/json")], body: body)
     }
 
@@ -271,7 +271,7 @@ public final class TileRequestHandler: HTTPRequestHandler {
         case .closed(let closed):
             let message = "update required: install mapgate \(closed.requiredVersion) to keep using these maps"
             if isJSON {
-                return json(403, ["error": "update-required", "message": message, "requiredVersion": closed.requiredVersion, "storeURL": closed.storeURL ?? NSNull()], cors: true)
+                return json(403, ["error": "update-required", "message": message, "requiredVersion": closed.requiredVersion, "storeURL": closed.storeURL ?? JSONValue.null], cors: true)
             }
             return html(403, ViewerPage.closed(closed))
         }
@@ -350,7 +350,7 @@ public final class TileRequestHandler: HTTPRequestHandler {
     }
 
     private func json(_ status: Int, _ object: [String: Any], cors: Bool) -> HTTPServerResponse {
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
+        let data = (try? JSONValue.encode(object, [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
         return HTTPServerResponse(status: status, headers: (cors ? Self.anyOrigin : []) + [("Content-Type", "application/json")], body: data)
     }
 

@@ -105,8 +105,8 @@ public final class TileService: Sendable {
         if let centerValues, centerValues.count == 3 { center = centerValues }
         var vectorLayers: String?
         if record.format == .pbf, let json = metadata["json"],
-            let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any],
-            let layers = object["vector_layers"], let data = try? JSONSerialization.data(withJSONObject: layers)
+            let object = try? JSONValue(parsing: Data(json.utf8)), let layers = object["vector_layers"],
+            let data = try? layers.encoded([.sortedKeys])
         {
             vectorLayers = String(decoding: data, as: UTF8.self)
         }

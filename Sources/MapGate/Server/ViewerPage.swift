@@ -197,7 +197,7 @@ enum ViewerPage {
     }
 
     private static func jsonString(_ text: String) -> String {
-        let data = (try? JSONSerialization.data(withJSONObject: [text])) ?? Data("[\"\"]".utf8)
+        let data = (try? JSONValue.array([.string(text)]).encoded()) ?? Data("[\"\"]".utf8)
         return String(decoding: data.dropFirst().dropLast(), as: UTF8.self).replacing("</", with: "<\\/")
     }
 }

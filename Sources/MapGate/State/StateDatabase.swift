@@ -25,7 +25,7 @@ public final class StateDatabase {
     /// The state database at `path`, creating its folder (mode 0700) when missing.
     public init(path: String, clock: Clock = .system, busyTimeout: Double = 10) throws {
         self.path = path
-        let folder = (path as NSString).deletingLastPathComponent
+        let folder = PathText.deletingLastComponent(path)
         do {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {

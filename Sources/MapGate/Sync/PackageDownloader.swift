@@ -173,7 +173,7 @@ public struct PackageDownloader: Sendable {
     /// Partials of another version of the same region can never be resumed: remove them.
     private func removeStalePartials(of region: CatalogRegion, keeping path: String, in directory: DataDirectory) {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.partialPath)) ?? []
-        let keep = (path as NSString).lastPathComponent
+        let keep = PathText.lastComponent(path)
         for name in names where Self.isPartial(name, of: region.id) && !name.hasPrefix(keep) {
             try? FileManager.default.removeItem(atPath: directory.partialPath + "/" + name)
         }

@@ -19,8 +19,8 @@ final class PackageSink: @unchecked Sendable {
     let region: CatalogRegion
     let partialPath: String
     let outputPath: String
-    private var partial: FileHandle
-    private var output: FileHandle
+    private var partial: UnixFile
+    private var output: UnixFile
     private let downloadHash = SHA256Hasher()
     private var inflater: GzipInflater?
     /// The first bytes, held until gzip can be told from SQLite.
@@ -198,7 +198,7 @@ final class PackageSink: @unchecked Sendable {
         }
     }
 
-    private func write(_ bytes: UnsafeRawBufferPointer, to handle: FileHandle, what: String) throws {
+    private func write(_ bytes: UnsafeRawBufferPointer, to handle: UnixFile, what: String) throws {
         do {
             try handle.write(contentsOf: Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: bytes.baseAddress!), count: bytes.count, deallocator: .none))
         } catch {

@@ -73,7 +73,7 @@ public final class RegionLibrary {
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else {
             return Verification(region: record, problem: "the file \(path) is missing")
         }
-        let size = (attributes[.size] as? NSNumber)?.int64Value ?? -1
+        let size = (attributes[.size] as? UInt).map { Int64($0) } ?? -1
         guard size == record.size else {
             return Verification(region: record, problem: "size is \(size) bytes, \(record.size) were installed")
         }

@@ -129,11 +129,11 @@ struct PublishCommand: Command {
             hidden.c_lflag &= ~tcflag_t(ECHO)
             tcsetattr(STDIN_FILENO, TCSAFLUSH, &hidden)
         }
-        FileHandle.standardError.write(Data("password for the secret key: ".utf8))
+        UnixFile.standardError.write(Data("password for the secret key: ".utf8))
         let line = readLine(strippingNewline: true)
         if canHide {
             tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved)
-            FileHandle.standardError.write(Data("\n".utf8))
+            UnixFile.standardError.write(Data("\n".utf8))
         }
         return line
     }

@@ -89,7 +89,7 @@ struct ServeCommand: Command {
     // Status 0: libmicrohttpd refused the request itself and does not say with which status.
     let status = entry.status == 0 ? "refused" : String(entry.status)
     let line = "\(escapeForLog(entry.method)) \(escapeForLog(entry.path)) \(status) \(entry.bytes) \(String(cFormat: "%.1f", entry.seconds * 1000)) ms\n"
-    FileHandle.standardError.write(Data(line.utf8))
+    UnixFile.standardError.write(Data(line.utf8))
 }
 
 func escapeForLog(_ text: String) -> String {

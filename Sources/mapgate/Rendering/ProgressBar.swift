@@ -30,13 +30,13 @@ final class ProgressBar {
         let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
         let left = rate > 0 && total > received ? Self.duration(Double(total - received) / rate) : "0:00"
         let line = "\(label) [\(bar)] \(Format.bytes(received))/\(Format.bytes(total)) \(Int(fraction * 100))% \(Format.bytes(Int64(rate)))/s \(left) left"
-        FileHandle.standardError.write(Data(("\r\u{1B}[K" + line).utf8))
+        UnixFile.standardError.write(Data(("\r\u{1B}[K" + line).utf8))
         drawn = true
     }
 
     /// Clears the bar so the result line can take its place.
     func finish() {
-        if drawn { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        if drawn { UnixFile.standardError.write(Data("\r\u{1B}[K".utf8)) }
     }
 
     static func duration(_ seconds: Double) -> String {
