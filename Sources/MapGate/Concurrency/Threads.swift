@@ -1,3 +1,4 @@
+import CLinux
 import Glibc
 
 /// Threads, locks and sleeping on pthreads: what mapgate took from Foundation's `Thread`,
@@ -16,7 +17,7 @@ public enum Threads {
             &thread, &attributes,
             { raw in
                 let start = Unmanaged<ThreadStart>.fromOpaque(raw!).takeRetainedValue()
-                if let name = start.name { _ = pthread_setname_np(pthread_self(), name) }
+                if let name = start.name { _ = clinux_set_thread_name(name) }
                 start.body()
                 return nil
             }, start)

@@ -71,7 +71,7 @@ public struct StoreLookup: Sendable {
             throw LookupError.network(errorMessage(error))
         }
         guard (200..<300).contains(response.status) else {
-            if let message = try? Self.errorMessage(in: response.body) {
+            if let message = try? Self.serviceMessage(in: response.body) {
                 throw LookupError.serviceError(message: message, url: endpoint)
             }
             throw LookupError.httpStatus(response.status, url: endpoint)
@@ -126,7 +126,7 @@ public struct StoreLookup: Sendable {
             bundleID: bundleID)
     }
 
-    private static func errorMessage(in body: Data) throws -> String? {
+    private static func serviceMessage(in body: Data) throws -> String? {
         try JSONValue(parsing: body)["errorMessage"]?.stringValue
     }
 }

@@ -6,6 +6,12 @@ import Glibc
 /// absolute and simple relative paths; plus the directory walk `FileManager.enumerator(atPath:)`
 /// made. Foundation (with ICU) is not linked.
 public enum PathText {
+    /// `NSTemporaryDirectory()`: `$TMPDIR` with a final slash, else `/tmp/`.
+    public static func temporaryDirectory() -> String {
+        guard let folder = getenv("TMPDIR").map({ String(cString: $0) }) else { return "/tmp/" }
+        return folder.hasSuffix("/") ? folder : folder + "/"
+    }
+
     /// The path without trailing slashes (`/` stays `/`).
     private static func trimmed(_ path: String) -> Substring {
         var text = Substring(path)

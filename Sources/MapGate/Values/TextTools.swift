@@ -43,7 +43,7 @@ extension StringProtocol {
         let scalars = unicodeScalars
         guard let first = scalars.firstIndex(where: { !trimmed($0) }) else { return "" }
         let last = scalars.lastIndex(where: { !trimmed($0) })!
-        return String(scalars[first...last])
+        return String(String.UnicodeScalarView(scalars[first...last]))
     }
 
     /// `trimmingCharacters(in: .whitespaces)`.
@@ -74,6 +74,14 @@ extension StringProtocol {
 }
 
 extension String {
+    /// `padding(toLength:withPad: " ", startingAt: 0)`: spaces added, or the text cut, to
+    /// `length` UTF-16 units (`NSString`'s length).
+    public func padded(toLength length: Int) -> String {
+        let units = utf16.count
+        if units >= length { return String(decoding: Array(utf16.prefix(length)), as: UTF16.self) }
+        return self + String(repeating: " ", count: length - units)
+    }
+
     /// A byte as two hex digits (`String(format: "%02x")`).
     public static func hex(_ byte: UInt8, uppercase: Bool = false) -> String {
         let digits = uppercase ? "0123456789ABCDEF" : "0123456789abcdef"

@@ -39,9 +39,9 @@ struct CatalogCommand: Command {
                 console.json([
                     "id": region.id, "name": region.name, "version": region.version, "size": region.size,
                     "installedSize": region.installedSize, "format": region.format.rawValue, "minzoom": region.minzoom,
-                    "maxzoom": region.maxzoom, "installedVersion": current ?? NSNull(), "status": status.rawValue,
-                    "publisher": catalog.publisher, "serial": catalog.serial ?? NSNull(),
-                    "expires": Format.isoOrNull(catalog.expires), "signedBy": fetched.signature?.keyID.hex ?? NSNull(),
+                    "maxzoom": region.maxzoom, "installedVersion": current ?? JSONValue.null, "status": status.rawValue,
+                    "publisher": catalog.publisher, "serial": catalog.serial ?? JSONValue.null,
+                    "expires": Format.isoOrNull(catalog.expires), "signedBy": fetched.signature?.keyID.hex ?? JSONValue.null,
                 ])
             } else {
                 let required = catalog.requiredAppVersion(for: region, app: app)

@@ -44,9 +44,9 @@ struct ListCommand: Command {
             if context.json {
                 console.json([
                     "id": region.id, "name": region.name, "version": region.version, "format": region.format.rawValue,
-                    "minzoom": region.minzoom ?? NSNull(), "maxzoom": region.maxzoom ?? NSNull(), "tiles": tiles ?? NSNull(),
-                    "sizeOnDisk": region.size, "bounds": region.bounds ?? NSNull(), "installedAt": Format.iso(region.installedAt),
-                    "sha256": region.sha256, "contentHash": region.contentHash ?? NSNull(), "damaged": damage ?? NSNull(),
+                    "minzoom": region.minzoom ?? JSONValue.null, "maxzoom": region.maxzoom ?? JSONValue.null, "tiles": tiles ?? JSONValue.null,
+                    "sizeOnDisk": region.size, "bounds": region.bounds ?? JSONValue.null, "installedAt": Format.iso(region.installedAt),
+                    "sha256": region.sha256, "contentHash": region.contentHash ?? JSONValue.null, "damaged": damage ?? JSONValue.null,
                 ])
             } else {
                 let zoom = region.minzoom.map { "\($0)-\(region.maxzoom ?? $0)" } ?? "?"

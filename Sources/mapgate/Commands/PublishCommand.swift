@@ -145,8 +145,8 @@ struct PublishCommand: Command {
             if context.json {
                 console.json([
                     "region": region.id, "action": region.action.rawValue, "version": region.version,
-                    "previousVersion": region.previousVersion ?? NSNull(), "package": region.package ?? NSNull(),
-                    "size": region.size ?? NSNull(), "sha256": region.sha256 ?? NSNull(), "deltas": region.deltaCount,
+                    "previousVersion": region.previousVersion ?? JSONValue.null, "package": region.package ?? JSONValue.null,
+                    "size": region.size ?? JSONValue.null, "sha256": region.sha256 ?? JSONValue.null, "deltas": region.deltaCount,
                 ])
             } else {
                 console.print(line(for: region, isDryRun: report.isDryRun))

@@ -113,9 +113,9 @@ struct SyncCommand: Command {
 
         var json: [String: Any] {
             [
-                "region": region, "action": action, "version": version, "previousVersion": previousVersion ?? NSNull(),
-                "bytes": bytes, "resumedFrom": resumedFrom, "transfer": transfer ?? NSNull(), "error": error ?? NSNull(),
-                "exitCode": exitCode ?? NSNull(),
+                "region": region, "action": action, "version": version, "previousVersion": previousVersion ?? JSONValue.null,
+                "bytes": bytes, "resumedFrom": resumedFrom, "transfer": transfer ?? JSONValue.null, "error": error ?? JSONValue.null,
+                "exitCode": exitCode ?? JSONValue.null,
             ]
         }
     }

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import MapGate
 
 /// A one-line download bar on a terminal's stderr: bytes, percent, rate, time left.
 final class ProgressBar {

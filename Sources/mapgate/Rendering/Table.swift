@@ -22,7 +22,7 @@ struct Table {
             ([header[column]] + rows.map { column < $0.count ? $0[column] : "" }).map(\.count).max() ?? 0
         }
         func line(_ cells: [String]) -> String {
-            zip(cells, widths).map { cell, width in cell.padding(toLength: width, withPad: " ", startingAt: 0) }
+            zip(cells, widths).map { cell, width in cell.padded(toLength: width) }
                 .joined(separator: "  ").trimmingWhitespace()
         }
         return (line(header), rows.map(line))
