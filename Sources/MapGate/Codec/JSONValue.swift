@@ -12,7 +12,8 @@ import FoundationEssentials
 /// indentation, numbers as Swift prints them with a trailing `.0` dropped.
 ///
 /// Numbers read as ``integer(_:)`` when they have no fraction or exponent and fit in an `Int64`,
-/// else as ``double(_:)``. The number accessors (``int``, ``double``, ``bool``) convert as
+/// else as ``double(_:)`` (`JSONSerialization` kept an integer beyond `Int64` exact; mapgate
+/// writes and reads none: sizes, serials and zoom levels are `Int64` at most). The number accessors (``int``, ``double``, ``bool``) convert as
 /// `NSNumber` bridging did (`true` is 1, `1.0` is the integer 1, `1.5` is no integer).
 public enum JSONValue: Sendable, Equatable {
     case null
@@ -537,16 +538,9 @@ extension JSONValue {
             var output: [UInt8] = []
             var runStart = index
             func flush(_ end: Int) throws(ParseError) {
-                if String(validating: bytes[runStart..<end], as: UTF8.self) == nil {
-                    // The first byte that does not begin a valid sequence.
-                    var at = runStart
-                    while at < end {
-                        let lead = bytes[at]
-                        let length = lead < 0x80 ? 1 : (0xC2...0xDF).contains(lead) ? 2 : (0xE0...0xEF).contains(lead) ? 3 : (0xF0...0xF4).contains(lead) ? 4 : 0
-                        guard length > 0, at + length <= end, String(validating: bytes[at..<at + length], as: UTF8.self) != nil else { break }
-                        at += length
-                    }
-                    throw ParseError(description: "Invalid UTF-8 sequence 1 bytes starting from character \(at).")
+                guard String(validating: bytes[runStart..<end], as: UTF8.self) != nil else {
+                    // Foundation names the whole run of unescaped bytes the bad sequence is in.
+                    throw ParseError(description: "Invalid UTF-8 sequence \(end - runStart) bytes starting from character \(runStart).")
                 }
                 output += bytes[runStart..<end]
             }

@@ -3,23 +3,31 @@ import FoundationEssentials
 /// HTTP's date format (RFC 9110 IMF-fixdate: `Sun, 06 Nov 1994 08:49:37 GMT`), always in GMT.
 ///
 /// Read and written with ``ISODate``'s calendar arithmetic, as `DateFormatter` with the
-/// `en_US_POSIX` locale and `EEE, dd MMM yyyy HH:mm:ss 'GMT'` did: English day and month
-/// names; the day name is read but not checked against the date; a day of one or two digits.
+/// `en_US_POSIX` locale and `EEE, dd MMM yyyy HH:mm:ss 'GMT'` did: English day and month names
+/// in any case, the day name not checked against the date, one or two digits for the day and the
+/// time's fields, one to four for the year (`94` is the year 94), any number of spaces between
+/// fields, the comma and `GMT` optional.
 public enum HTTPDate {
     private static let weekdays = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
     public static func parse(_ text: String) -> Date? {
-        let fields = text.trimmingWhitespace().split(separator: " ", omittingEmptySubsequences: false)
-        guard fields.count == 6, fields[0].hasSuffix(","), weekdays.contains(String(fields[0].dropLast())),
-            (1...2).contains(fields[1].count), fields[1].allSatisfy(\.isASCIIDigit), let day = Int(fields[1]),
-            let monthIndex = months.firstIndex(of: String(fields[2])), fields[3].count == 4, fields[3].allSatisfy(\.isASCIIDigit),
-            let year = Int(fields[3]), fields[5] == "GMT"
+        var fields = text.trimmingWhitespace().split(separator: " ")
+        // Lenient as ICU was: the comma after the day name and the final GMT may be left out.
+        if fields.last == "GMT" { fields.removeLast() }
+        if let first = fields.first, first.hasSuffix(",") { fields[0] = first.dropLast() }
+        func number(_ field: Substring, digits: ClosedRange<Int>) -> Int? {
+            guard digits.contains(field.count), field.allSatisfy(\.isASCIIDigit) else { return nil }
+            return Int(field)
+        }
+        guard fields.count == 5, weekdays.contains(where: { $0.equalsIgnoringCase(fields[0]) }),
+            let day = number(fields[1], digits: 1...2), let monthIndex = months.firstIndex(where: { $0.equalsIgnoringCase(fields[2]) }),
+            let year = number(fields[3], digits: 1...4)
         else { return nil }
         let clock = fields[4].split(separator: ":", omittingEmptySubsequences: false)
-        guard clock.count == 3, clock.allSatisfy({ $0.count == 2 && $0.allSatisfy(\.isASCIIDigit) }),
-            let hour = Int(clock[0]), let minute = Int(clock[1]), let second = Int(clock[2]),
-            hour < 24, minute < 60, second < 60, day >= 1, day <= ISODate.daysIn(month: monthIndex + 1, year: year)
+        guard clock.count == 3, let hour = number(clock[0], digits: 1...2), let minute = number(clock[1], digits: 1...2),
+            let second = number(clock[2], digits: 1...2), hour < 24, minute < 60, second < 60, day >= 1,
+            day <= ISODate.daysIn(month: monthIndex + 1, year: year)
         else { return nil }
         let days = ISODate.daysSinceEpoch(year: year, month: monthIndex + 1, day: day)
         return Date(timeIntervalSince1970: Double(days * 86_400 + hour * 3_600 + minute * 60 + second))

@@ -12,9 +12,10 @@ public enum PathText {
         return folder.hasSuffix("/") ? folder : folder + "/"
     }
 
-    /// The path without trailing slashes (`/` stays `/`).
+    /// The path with no `//` and no trailing slash (`/` stays `/`).
     private static func trimmed(_ path: String) -> Substring {
         var text = Substring(path)
+        while let double = text.firstRange(of: "//") { text.replaceSubrange(double, with: "/") }
         while text.count > 1, text.hasSuffix("/") { text.removeLast() }
         return text
     }
@@ -37,11 +38,11 @@ public enum PathText {
         return String(head)
     }
 
-    /// `"a.tar.gz"` → `"a.tar"`, `".hidden"` → `".hidden"`, `"/x/a.b"` → `"/x/a"`.
+    /// `"a.tar.gz"` → `"a.tar"`, `".hidden"` → `".hidden"`, `"/x/a.b"` → `"/x/a"`, `"a."` → `"a"`.
     public static func deletingExtension(_ path: String) -> String {
         let text = trimmed(path)
         let start = text.lastIndex(of: "/").map { text.index(after: $0) } ?? text.startIndex
-        guard let dot = text[start...].lastIndex(of: "."), dot != start, text.index(after: dot) != text.endIndex else {
+        guard text[start...] != "..", let dot = text[start...].lastIndex(of: "."), dot != start else {
             return String(text)
         }
         return String(text[..<dot])

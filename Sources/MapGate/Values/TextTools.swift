@@ -5,17 +5,17 @@ import Glibc
 // brings ICU), in one place.
 
 extension Unicode.Scalar {
-    /// `CharacterSet.whitespaces`: Unicode general category Zs, and tab.
+    /// `CharacterSet.whitespaces` (Foundation's set: tab, the Zs spaces and U+200B).
     public var isSpaceOrTab: Bool {
-        value == 0x09 || properties.generalCategory == .spaceSeparator
+        switch value {
+        case 0x09, 0x20, 0xA0, 0x1680, 0x2000...0x200B, 0x202F, 0x205F, 0x3000: return true
+        default: return false
+        }
     }
 
-    /// `CharacterSet.whitespacesAndNewlines`: categories Z*, U+000A–U+000D and U+0085.
+    /// `CharacterSet.whitespacesAndNewlines`: those, U+000A–U+000D, U+0085, U+2028 and U+2029.
     public var isWhitespaceOrNewline: Bool {
-        switch properties.generalCategory {
-        case .spaceSeparator, .lineSeparator, .paragraphSeparator: return true
-        default: return value == 0x09 || (0x0A...0x0D).contains(value) || value == 0x85
-        }
+        isSpaceOrTab || (0x0A...0x0D).contains(value) || value == 0x85 || value == 0x2028 || value == 0x2029
     }
 
     /// `CharacterSet.alphanumerics`: categories L*, M* and N*.
@@ -58,12 +58,12 @@ extension StringProtocol {
         lowercased() == other.lowercased()
     }
 
-    /// `addingPercentEncoding(withAllowedCharacters:)`: every scalar `allowed` refuses becomes
-    /// its UTF-8 bytes as `%XX` (uppercase hex).
+    /// `addingPercentEncoding(withAllowedCharacters:)`: every scalar that is not ASCII or that
+    /// `allowed` refuses becomes its UTF-8 bytes as `%XX` (uppercase hex).
     public func percentEncoded(allowing allowed: (Unicode.Scalar) -> Bool) -> String {
         var result = ""
         for scalar in unicodeScalars {
-            if allowed(scalar) {
+            if scalar.isASCII, allowed(scalar) {
                 result.unicodeScalars.append(scalar)
             } else {
                 for byte in String(scalar).utf8 { result += "%" + String.hex(byte, uppercase: true) }
