@@ -105,4 +105,18 @@ import Testing
         #expect(errors.count == 14)
         for error in errors { #expect(errorMessage(error) == error.localizedDescription, "\(error)") }
     }
+
+    /// `UnixFile` fails as `FileHandle` did: on a full disk, "There isn’t enough space."
+    @Test func fileErrorsAsFileHandle() throws {
+        let ours = try #require(UnixFile(forWritingAtPath: "/dev/full"))
+        let theirs = try #require(FileHandle(forWritingAtPath: "/dev/full"))
+        var mine = "", foundation = ""
+        do { try ours.write(contentsOf: Data("x".utf8)) } catch { mine = errorMessage(error) }
+        do { try theirs.write(contentsOf: Data("x".utf8)) } catch { foundation = error.localizedDescription }
+        #expect(!mine.isEmpty && mine == foundation)
+        #expect(UnixFile(forReadingAtPath: "/nonexistent") == nil)
+        let reader = try #require(UnixFile(forReadingAtPath: "/proc/self/cmdline"))
+        #expect(try reader.readToEnd()?.isEmpty == false)
+        #expect(try reader.read(upToCount: 10) == nil)
+    }
 }
