@@ -1,7 +1,8 @@
 import FoundationEssentials
 
 /// The catalog `publish` writes, as deterministic JSON: keys sorted, regions sorted by id,
-/// two-space indentation from Foundation's pretty printer, slashes unescaped, a final newline.
+/// two-space indentation and `"key" : value` as Foundation's pretty printer wrote them (``JSONValue``),
+/// slashes unescaped, a final newline.
 enum CatalogDocument {
     /// The catalog keys `publish` does not manage, carried over from the previous catalog as they
     /// were (a publisher's `gate` rules, a catalog-wide `minimumAppVersion`).

@@ -154,7 +154,7 @@ public final class Publisher {
         }
         let offered = Set(sources.map(\.id))
         for (id, entry) in (previous?.regions ?? [:]).sorted(by: { $0.key < $1.key }) where !offered.contains(id) {
-            let version = entry["version"] as? String ?? "?"
+            let version = entry["version"]?.stringValue ?? "?"
             regions.append(
                 PublishReport.Region(
                     id: id, action: .removed, version: version, previousVersion: version, package: nil, size: nil, sha256: nil,
@@ -162,7 +162,7 @@ public final class Publisher {
         }
 
         let regionsChanged = regions.contains { $0.action != .unchanged }
-        let publisherChanged = previous.map { $0.object["publisher"] as? String != options.publisher } ?? true
+        let publisherChanged = previous.map { $0.object["publisher"]?.stringValue != options.publisher } ?? true
         var catalogChanged = regionsChanged || publisherChanged || options.serial != nil
         if !catalogChanged, let signingKey, let previous {
             catalogChanged = !isSigned(previous.bytes, by: signingKey)
