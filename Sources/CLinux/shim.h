@@ -3,6 +3,7 @@
 #include <time.h>
 #include <sys/types.h>
 #include <unistd.h>
+#include <sys/prctl.h>
 
 // Linux calls glibc declares only under _GNU_SOURCE, which Swift's Glibc module is built without:
 // made through syscall(2), which is variadic and so cannot be called from Swift either.
@@ -23,3 +24,8 @@ static inline unsigned long long clinux_boottime_ns(void) { struct timespec t; i
 // ppoll(2) made by the kernel with a relative timeout (see above): waits until a descriptor is
 // ready or the time has passed, as the kernel measures it. Returns ppoll's result, -1 with errno.
 static inline int clinux_ppoll(struct pollfd *fds, unsigned long count, long long timeout_ns) { struct timespec t = { (time_t)(timeout_ns / 1000000000ll), (long)(timeout_ns % 1000000000ll) }; return (int)syscall(SYS_ppoll, fds, count, &t, (void *)0, (size_t)8); }
+
+// prctl(PR_SET_NAME): names the calling thread (what Foundation's Thread.name did through
+// pthread_setname_np, which glibc declares only under _GNU_SOURCE); prctl is variadic. The kernel
+// keeps the first 15 bytes. Returns 0, or -1 with errno.
+static inline int clinux_set_thread_name(const char *name) { return prctl(PR_SET_NAME, (unsigned long)name, 0ul, 0ul, 0ul); }

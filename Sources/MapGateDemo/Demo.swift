@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MapGate
 
 /// `mapgate demo`: the whole story on the project's own fixtures, against a local origin on
@@ -170,7 +170,7 @@ public final class Demo {
         let folder = work + "/tampered"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let original = try String(contentsOfFile: catalog, encoding: .utf8)
-        try original.replacingOccurrences(of: "\"version\": \"2026.11\"", with: "\"version\": \"2026.12\"")
+        try original.replacing("\"version\": \"2026.11\"", with: "\"version\": \"2026.12\"")
             .write(toFile: folder + "/catalog.json", atomically: true, encoding: .utf8)
         try FileManager.default.copyItem(atPath: signature, toPath: folder + "/catalog.json.minisig")
         let tampered = CatalogSource(url: "file://" + folder + "/catalog.json", trustedKeys: [Self.publisherKey], requiresSignature: true, client: client)
@@ -183,7 +183,7 @@ public final class Demo {
     }
 
     private func show(_ report: GateReport) throws {
-        if let error = report.lookupError { tell(.line("lookup failed: \(error.localizedDescription)")) }
+        if let error = report.lookupError { tell(.line("lookup failed: \(errorMessage(error))")) }
         if let release = report.record.lastRelease { tell(.line("store version \(release.version), installed \(report.installedVersion)")) }
         tell(.line("gate: \(report.summary)"))
     }
@@ -212,7 +212,7 @@ public final class Demo {
             case .refused: tell(.line("refused"))
             }
         } catch let error as GateClosedError {
-            tell(.line("refused (exit 77): \(error.localizedDescription)"))
+            tell(.line("refused (exit 77): \(errorMessage(error))"))
             tell(.line("sync, open, serve and tile all refuse; list, status and check still work"))
         }
     }

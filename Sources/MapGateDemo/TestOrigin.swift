@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MapGate
 import Synchronization
 
@@ -28,7 +28,7 @@ public final class TestOrigin: Sendable {
     private let server: HTTPServer
 
     public init(root: String, port: UInt16 = 0) throws {
-        self.root = (root as NSString).standardizingPath
+        self.root = PathText.standardized(root)
         var settings = HTTPServer.Settings()
         settings.port = port
         settings.idleTimeout = 5
@@ -110,16 +110,16 @@ private final class OriginHandler: HTTPRequestHandler {
         guard request.method == "GET" || request.method == "HEAD" else {
             return HTTPServerResponse(status: 405, headers: [("Allow", "GET, HEAD")])
         }
-        let full = (origin.root + "/" + path).replacingOccurrences(of: "//", with: "/")
-        let resolved = (full as NSString).standardizingPath
-        var isDirectory: ObjCBool = false
+        let full = (origin.root + "/" + path).replacing("//", with: "/")
+        let resolved = PathText.standardized(full)
+        var isDirectory = false
         guard resolved.hasPrefix(origin.root + "/"), FileManager.default.fileExists(atPath: resolved, isDirectory: &isDirectory),
-            !isDirectory.boolValue, let attributes = try? FileManager.default.attributesOfItem(atPath: resolved),
-            let handle = FileHandle(forReadingAtPath: resolved)
+            !isDirectory, let attributes = try? FileManager.default.attributesOfItem(atPath: resolved),
+            let handle = UnixFile(forReadingAtPath: resolved)
         else {
             return HTTPServerResponse(status: 404, headers: [("Content-Type", "text/plain")], body: Data("not found: \(path)\n".utf8))
         }
-        let size = (attributes[.size] as? NSNumber)?.intValue ?? 0
+        let size = (attributes[.size] as? UInt).map { Int($0) } ?? 0
         let modified = (attributes[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
         let etag = "\"\(String(size, radix: 16))-\(String(Int(modified * 1000), radix: 16))\""
         var headers: [(name: String, value: String)] = [("ETag", etag), ("Accept-Ranges", "bytes"), ("Content-Type", contentType(path))]
@@ -173,14 +173,14 @@ private final class OriginHandler: HTTPRequestHandler {
 /// A file's bytes as the client takes them: `sending` bytes of the `length` announced, then
 /// (for `stall`) nothing for that long, then the connection closes when it falls short.
 private final class FileBody: HTTPBodyStream {
-    let handle: FileHandle
+    let handle: UnixFile
     let start: Int
     let sending: Int
     let length: Int
     let stall: Double?
     let stopping: OriginState
 
-    init(handle: FileHandle, start: Int, sending: Int, length: Int, stall: Double?, stopping: OriginState) {
+    init(handle: UnixFile, start: Int, sending: Int, length: Int, stall: Double?, stopping: OriginState) {
         (self.handle, self.start, self.sending, self.length, self.stall, self.stopping) = (handle, start, sending, length, stall, stopping)
     }
 
@@ -190,7 +190,7 @@ private final class FileBody: HTTPBodyStream {
         guard offset < sending else {
             if let stall {
                 let deadline = Date().addingTimeInterval(stall)
-                while Date() < deadline, !stopping.stopping.load(ordering: .relaxed) { Thread.sleep(forTimeInterval: 0.02) }
+                while Date() < deadline, !stopping.stopping.load(ordering: .relaxed) { Threads.sleep(0.02) }
             }
             return .abort
         }

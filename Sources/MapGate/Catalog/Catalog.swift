@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The publisher's catalog of map regions (`formatVersion` 1), documented in docs/catalog.md.
 public struct Catalog: Sendable, Equatable {
@@ -137,43 +137,42 @@ extension Catalog {
         func fail(_ reason: String, region: String? = nil) -> CatalogError {
             CatalogError(source: sourceURL, region: region, reason: reason)
         }
-        let parsed: Any
+        let parsed: JSONValue
         do {
-            parsed = try JSONSerialization.jsonObject(with: data)
+            parsed = try JSONValue(parsing: data)
         } catch {
-            // Foundation says where the text stopped making sense ("… around line 3, column 7").
-            let detail = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String
-            throw fail("not valid JSON" + (detail.map { ": \($0)" } ?? "") + " (\(data.count) bytes; truncated?)")
+            // The parser says where the text stopped making sense ("… around character 7.").
+            throw fail("not valid JSON: \(error.description) (\(data.count) bytes; truncated?)")
         }
-        guard let object = parsed as? [String: Any] else {
+        guard let object = parsed.objectValue else {
             throw fail("not a JSON object")
         }
-        guard let formatVersion = object["formatVersion"] as? Int else { throw fail("formatVersion is missing") }
+        guard let formatVersion = object["formatVersion"]?.int else { throw fail("formatVersion is missing") }
         guard formatVersion == 1 else { throw fail("formatVersion \(formatVersion) is not supported (mapgate reads 1)") }
-        guard let publisher = object["publisher"] as? String else { throw fail("publisher is missing") }
-        let generated = (object["generated"] as? String).flatMap(ISODate.parse)
-        let minimum = object["minimumAppVersion"] as? String
+        guard let publisher = object["publisher"]?.stringValue else { throw fail("publisher is missing") }
+        let generated = object["generated"]?.stringValue.flatMap(ISODate.parse)
+        let minimum = object["minimumAppVersion"]?.stringValue
         if let minimum, (try? AppVersion(minimum)) == nil { throw fail("minimumAppVersion \"\(minimum)\" is not a version") }
         var serial: Int64?
         if let raw = object["serial"] {
-            guard let number = raw as? NSNumber, !isBoolean(raw), let value = Int64(exactly: number.doubleValue), value >= 0 else {
+            guard raw.isNumber, !raw.isBoolean, let value = raw.double.flatMap({ Int64(exactly: $0) }), value >= 0 else {
                 throw fail("serial must be a non-negative integer")
             }
             serial = value
         }
         var expires: Date?
         if let raw = object["expires"] {
-            guard let text = raw as? String, let date = ISODate.parse(text) else { throw fail("expires must be an ISO 8601 date") }
+            guard let text = raw.stringValue, let date = ISODate.parse(text) else { throw fail("expires must be an ISO 8601 date") }
             expires = date
         }
         let gate = try object["gate"].map { try parseGate($0, fail: { fail($0) }) }
-        guard let entries = object["regions"] as? [Any] else { throw fail("regions is missing") }
+        guard let entries = object["regions"]?.arrayValue else { throw fail("regions is missing") }
         var seen = Set<String>()
         var regions: [CatalogRegion] = []
         var rejected: [CatalogError] = []
         for (index, entry) in entries.enumerated() {
             do {
-                guard let fields = entry as? [String: Any] else { throw fail("regions[\(index)] is not an object") }
+                guard let fields = entry.objectValue else { throw fail("regions[\(index)] is not an object") }
                 let region = try parseRegion(fields, index: index, sourceURL: sourceURL)
                 guard seen.insert(region.id).inserted else {
                     // Neither copy of a duplicated id can be trusted to be the one meant.
@@ -191,19 +190,13 @@ extension Catalog {
             serial: serial, expires: expires, gate: gate, rejected: rejected, styles: styles.styles, rejectedStyles: styles.rejected)
     }
 
-    /// JSON booleans are NSNumbers too: `true` is not the number 1.
-    static func isBoolean(_ value: Any) -> Bool {
-        guard let number = value as? NSNumber else { return false }
-        return String(cString: number.objCType) == "c"
-    }
-
-    private static func parseGate(_ raw: Any, fail: (String) -> CatalogError) throws -> PublisherGate {
-        guard let fields = raw as? [String: Any] else { throw fail("gate must be an object") }
+    private static func parseGate(_ raw: JSONValue, fail: (String) -> CatalogError) throws -> PublisherGate {
+        guard let fields = raw.objectValue else { throw fail("gate must be an object") }
         let known: Set<String> = ["minimumAppVersion", "graceDays", "maxPrompts", "closeAfterDays"]
         if let unknown = fields.keys.sorted().first(where: { !known.contains($0) }) { throw fail("gate: unknown key \"\(unknown)\"") }
         func integer(_ key: String, _ range: ClosedRange<Int>) throws -> Int? {
             guard let raw = fields[key] else { return nil }
-            guard let number = raw as? NSNumber, !isBoolean(raw), let value = Int(exactly: number.doubleValue), range.contains(value) else {
+            guard raw.isNumber, !raw.isBoolean, let value = raw.double.flatMap({ Int(exactly: $0) }), range.contains(value) else {
                 throw fail("gate: \(key) must be an integer \(range.lowerBound)…\(range.upperBound)")
             }
             return value
@@ -212,73 +205,62 @@ extension Catalog {
             graceDays: try integer("graceDays", 0...365), maxPrompts: try integer("maxPrompts", 0...100),
             closeAfterDays: try integer("closeAfterDays", 0...3650))
         if let raw = fields["minimumAppVersion"] {
-            guard let text = raw as? String, (try? AppVersion(text)) != nil else { throw fail("gate: minimumAppVersion is not a version") }
+            guard let text = raw.stringValue, (try? AppVersion(text)) != nil else { throw fail("gate: minimumAppVersion is not a version") }
             gate.minimumAppVersion = text
         }
         return gate
     }
 
-    private static func parseRegion(_ fields: [String: Any], index: Int, sourceURL: String) throws -> CatalogRegion {
-        guard let id = fields["id"] as? String else {
+    private static func parseRegion(_ raw: [String: JSONValue], index: Int, sourceURL: String) throws -> CatalogRegion {
+        guard let id = raw["id"]?.stringValue else {
             throw CatalogError(source: sourceURL, region: nil, reason: "regions[\(index)] has no id")
         }
         func fail(_ reason: String) -> CatalogError { CatalogError(source: sourceURL, region: id, reason: reason) }
         if let problem = regionIDProblem(id) {
             throw CatalogError(source: sourceURL, region: nil, reason: "regions[\(index)]: invalid id: \(problem)")
         }
-        func string(_ key: String) throws -> String {
-            guard let value = fields[key] as? String, !value.isEmpty else { throw fail("\(key) is missing or not a string") }
-            return value
-        }
-        func size(_ key: String) throws -> Int64 {
-            guard let raw = fields[key], let number = raw as? NSNumber, !isBoolean(raw), let value = Int64(exactly: number.doubleValue) else {
-                throw fail("\(key) is missing or not an integer")
-            }
-            guard value > 0, value <= maximumSize else { throw fail("\(key) \(value) is out of range (1…\(maximumSize))") }
-            return value
-        }
+        let fields = CatalogFields(fields: raw, fail: fail)
         func zoom(_ key: String) throws -> Int {
-            guard let number = fields[key] as? Int, (0...30).contains(number) else { throw fail("\(key) must be an integer 0…30") }
+            guard let number = fields[key]?.int, (0...30).contains(number) else { throw fail("\(key) must be an integer 0…30") }
             return number
         }
-        let version = try string("version")
-        let hash = try string("sha256").lowercased()
-        // ASCII only: Character.isHexDigit also accepts fullwidth digits, which no digest matches.
-        let isASCIIHex = hash.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
-        guard hash.utf8.count == 64, isASCIIHex else { throw fail("sha256 \"\(hash)\" is not 64 hex digits") }
-        let formatText = try string("format")
+        let version = try fields.string("version")
+        let hash = try fields.sha256()
+        let formatText = try fields.string("format")
         guard let format = TileFormat(rawValue: formatText) else { throw fail("format \"\(formatText)\" is not png, jpg, webp or pbf") }
-        let url = try resolve(try string("url"), against: sourceURL, fail: fail)
+        let url = try fields.url(against: sourceURL)
         let minzoom = try zoom("minzoom")
         let maxzoom = try zoom("maxzoom")
         guard minzoom <= maxzoom else { throw fail("minzoom \(minzoom) is above maxzoom \(maxzoom)") }
         var bounds: [Double]?
         if let raw = fields["bounds"] {
-            guard let values = raw as? [NSNumber], values.count == 4 else { throw fail("bounds must be [west, south, east, north]") }
-            let b = values.map(\.doubleValue)
+            guard let values = raw.arrayValue?.compactMap(\.double), values.count == 4, raw.arrayValue?.count == 4 else {
+                throw fail("bounds must be [west, south, east, north]")
+            }
+            let b = values
             guard (-180...180).contains(b[0]), (-180...180).contains(b[2]), (-90...90).contains(b[1]), (-90...90).contains(b[3]), b[1] <= b[3] else {
                 throw fail("bounds \(b) are outside the world")
             }
             bounds = b
         }
-        let minimum = fields["minimumAppVersion"] as? String
+        let minimum = fields["minimumAppVersion"]?.stringValue
         if let minimum, (try? AppVersion(minimum)) == nil { throw fail("minimumAppVersion \"\(minimum)\" is not a version") }
         var contentHash: String?
         if let raw = fields["contentHash"] {
-            guard let text = raw as? String, isTilesetHash(text) else { throw fail("contentHash must be 32 hex digits") }
+            guard let text = raw.stringValue, isTilesetHash(text) else { throw fail("contentHash must be 32 hex digits") }
             contentHash = text.uppercased()
         }
         var deltas: [CatalogDelta] = []
         if let raw = fields["deltas"] {
-            guard let entries = raw as? [Any] else { throw fail("deltas must be an array") }
+            guard let entries = raw.arrayValue else { throw fail("deltas must be an array") }
             for (offset, entry) in entries.enumerated() {
-                guard let delta = entry as? [String: Any] else { throw fail("deltas[\(offset)] is not an object") }
-                deltas.append(try parseDelta(delta, sourceURL: sourceURL, fail: { fail("deltas[\(offset)]: \($0)") }))
+                guard let delta = entry.objectValue else { throw fail("deltas[\(offset)] is not an object") }
+                deltas.append(try parseDelta(CatalogFields(fields: delta, fail: { fail("deltas[\(offset)]: \($0)") }), sourceURL: sourceURL))
             }
         }
         return CatalogRegion(
-            id: id, name: (fields["name"] as? String) ?? id, version: version, url: url, size: try size("size"), sha256: hash,
-            installedSize: try size("installedSize"), format: format, bounds: bounds, minzoom: minzoom, maxzoom: maxzoom,
+            id: id, name: fields["name"]?.stringValue ?? id, version: version, url: url, size: try fields.size("size"), sha256: hash,
+            installedSize: try fields.size("installedSize"), format: format, bounds: bounds, minzoom: minzoom, maxzoom: maxzoom,
             minimumAppVersion: minimum, contentHash: contentHash, deltas: deltas)
     }
 
@@ -288,21 +270,13 @@ extension Catalog {
     }
 
     /// One entry of a region's `deltas`, checked as strictly as the region's own package.
-    private static func parseDelta(_ fields: [String: Any], sourceURL: String, fail: (String) -> CatalogError) throws -> CatalogDelta {
-        func string(_ key: String) throws -> String {
-            guard let value = fields[key] as? String, !value.isEmpty else { throw fail("\(key) is missing or not a string") }
-            return value
-        }
-        let fromVersion = try string("fromVersion")
-        let fromHash = try string("fromHash")
-        guard isTilesetHash(fromHash) else { throw fail("fromHash \"\(fromHash)\" is not 32 hex digits") }
-        let hash = try string("sha256").lowercased()
-        guard hash.count == 64, hash.allSatisfy({ $0.isASCII && $0.isHexDigit }) else { throw fail("sha256 \"\(hash)\" is not 64 hex digits") }
-        guard let raw = fields["size"], let number = raw as? NSNumber, !isBoolean(raw), let size = Int64(exactly: number.doubleValue) else {
-            throw fail("size is missing or not an integer")
-        }
-        guard size > 0, size <= maximumSize else { throw fail("size \(size) is out of range (1…\(maximumSize))") }
-        let url = try resolve(try string("url"), against: sourceURL, fail: fail)
+    private static func parseDelta(_ fields: CatalogFields, sourceURL: String) throws -> CatalogDelta {
+        let fromVersion = try fields.string("fromVersion")
+        let fromHash = try fields.string("fromHash")
+        guard isTilesetHash(fromHash) else { throw fields.fail("fromHash \"\(fromHash)\" is not 32 hex digits") }
+        let hash = try fields.sha256()
+        let size = try fields.size("size")
+        let url = try fields.url(against: sourceURL)
         return CatalogDelta(fromVersion: fromVersion, fromHash: fromHash.uppercased(), url: url, size: size, sha256: hash)
     }
 

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Where the catalog comes from and how it is trusted: fetched with its detached minisign
 /// signature (`<url>.minisig`), verified against the publisher's keys before anything else is
@@ -54,7 +54,7 @@ public struct CatalogSource: Sendable {
         do {
             keys = try trustedKeys.map { try MinisignPublicKey(text: $0) }
         } catch {
-            throw CatalogError(source: url, region: nil, reason: "a trusted key is not a minisign public key: \(error.localizedDescription)")
+            throw CatalogError(source: url, region: nil, reason: "a trusted key is not a minisign public key: \(errorMessage(error))")
         }
         guard !keys.isEmpty else {
             throw CatalogError(
@@ -72,7 +72,7 @@ public struct CatalogSource: Sendable {
         do {
             return try MinisignVerifier(trustedKeys: keys).verify(signatureFile: signature, message: bytes)
         } catch let error as SignatureError {
-            throw CatalogError(source: url, region: nil, reason: "signature refused: \(error.localizedDescription)")
+            throw CatalogError(source: url, region: nil, reason: "signature refused: \(errorMessage(error))")
         }
     }
 
@@ -88,7 +88,7 @@ public struct CatalogSource: Sendable {
             if case .transport(let code, let message, _) = error, code == 37 {
                 throw CatalogFetchError(isMissing: true, detail: message, target: "\(what) \(target)")
             }
-            throw GeneralFailure("\(what) \(target): \(error.localizedDescription)", kind: .unavailable)
+            throw GeneralFailure("\(what) \(target): \(errorMessage(error))", kind: .unavailable)
         }
         // file:// answers carry no status.
         guard response.status == 0 || (200..<300).contains(response.status) else {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A publisher's style on offer (the catalog's `styles`): a ``StyleBundle`` package, downloaded
 /// and verified like a region's, drawn from the regions it names.
@@ -27,18 +27,18 @@ public struct CatalogStyle: Sendable, Equatable {
 }
 
 extension Catalog {
-    /// The installed styles' entries: each checked as strictly as a region's; a bad one is
+    /// The catalog's `styles`: each entry checked as strictly as a region's; a bad one is
     /// rejected with its reason and leaves the others alone.
-    static func parseStyles(_ raw: Any?, sourceURL: String) -> (styles: [CatalogStyle], rejected: [CatalogError]) {
+    static func parseStyles(_ raw: JSONValue?, sourceURL: String) -> (styles: [CatalogStyle], rejected: [CatalogError]) {
         func fail(_ reason: String) -> CatalogError { CatalogError(source: sourceURL, region: nil, reason: reason) }
         guard let raw else { return ([], []) }
-        guard let entries = raw as? [Any] else { return ([], [fail("styles must be an array")]) }
+        guard let entries = raw.arrayValue else { return ([], [fail("styles must be an array")]) }
         var styles: [CatalogStyle] = []
         var rejected: [CatalogError] = []
         var seen = Set<String>()
         for (index, entry) in entries.enumerated() {
             do {
-                guard let fields = entry as? [String: Any] else { throw fail("styles[\(index)] is not an object") }
+                guard let fields = entry.objectValue else { throw fail("styles[\(index)] is not an object") }
                 let style = try parseStyle(fields, index: index, sourceURL: sourceURL)
                 guard seen.insert(style.id).inserted else {
                     styles.removeAll { $0.id == style.id }
@@ -48,41 +48,30 @@ extension Catalog {
             } catch let error as CatalogError {
                 rejected.append(error)
             } catch {
-                rejected.append(fail("styles[\(index)]: \(error)"))
+                rejected.append(fail("styles[\(index)]: \(errorMessage(error))"))
             }
         }
         return (styles, rejected)
     }
 
-    private static func parseStyle(_ fields: [String: Any], index: Int, sourceURL: String) throws -> CatalogStyle {
-        guard let id = fields["id"] as? String, isValidStyleID(id) else {
+    private static func parseStyle(_ raw: [String: JSONValue], index: Int, sourceURL: String) throws -> CatalogStyle {
+        guard let id = raw["id"]?.stringValue, isValidStyleID(id) else {
             throw CatalogError(source: sourceURL, region: nil, reason: "styles[\(index)]: id is missing or not of the form [a-z0-9][a-z0-9._-]{0,63}")
         }
-        func fail(_ reason: String) -> CatalogError { CatalogError(source: sourceURL, region: nil, reason: "style \(id): \(reason)") }
-        func string(_ key: String) throws -> String {
-            guard let value = fields[key] as? String, !value.isEmpty else { throw fail("\(key) is missing or not a string") }
-            return value
+        let fields = CatalogFields(fields: raw) { CatalogError(source: sourceURL, region: nil, reason: "style \(id): \($0)") }
+        let version = try fields.string("version")
+        guard isFileSafeVersion(version) else { throw fields.fail("version \"\(version)\" is not of the form [A-Za-z0-9][A-Za-z0-9._+-]{0,63}") }
+        let hash = try fields.sha256()
+        guard let regions = fields["regions"]?.arrayValue?.compactMap(\.stringValue), regions.count == fields["regions"]?.arrayValue?.count,
+            !regions.isEmpty, regions.allSatisfy(isValidRegionID)
+        else {
+            throw fields.fail("regions must be a non-empty list of region ids")
         }
-        func size(_ key: String) throws -> Int64 {
-            guard let raw = fields[key], let number = raw as? NSNumber, !isBoolean(raw), let value = Int64(exactly: number.doubleValue) else {
-                throw fail("\(key) is missing or not an integer")
-            }
-            guard value > 0, value <= StyleBundle.maximumSize else { throw fail("\(key) \(value) is out of range (1…\(StyleBundle.maximumSize))") }
-            return value
-        }
-        let version = try string("version")
-        guard isFileSafeVersion(version) else { throw fail("version \"\(version)\" is not of the form [A-Za-z0-9][A-Za-z0-9._+-]{0,63}") }
-        let hash = try string("sha256").lowercased()
-        guard hash.utf8.count == 64, hash.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else {
-            throw fail("sha256 \"\(hash)\" is not 64 hex digits")
-        }
-        guard let regions = fields["regions"] as? [String], !regions.isEmpty, regions.allSatisfy(isValidRegionID) else {
-            throw fail("regions must be a non-empty list of region ids")
-        }
-        let url = try resolve(try string("url"), against: sourceURL, fail: fail)
+        let url = try fields.url(against: sourceURL)
         return CatalogStyle(
-            id: id, name: (fields["name"] as? String) ?? id, version: version, url: url, size: try size("size"), sha256: hash,
-            installedSize: try size("installedSize"), regions: regions.sorted())
+            id: id, name: fields["name"]?.stringValue ?? id, version: version, url: url,
+            size: try fields.size("size", limit: StyleBundle.maximumSize), sha256: hash,
+            installedSize: try fields.size("installedSize", limit: StyleBundle.maximumSize), regions: regions.sorted())
     }
 
     /// A style id: the pattern of a region id (`[a-z0-9][a-z0-9._-]{0,63}`); route names are

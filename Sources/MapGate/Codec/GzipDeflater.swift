@@ -1,5 +1,5 @@
 import CZlib
-import Foundation
+import FoundationEssentials
 
 /// Incremental, deterministic gzip compression over zlib, fed chunk by chunk.
 ///

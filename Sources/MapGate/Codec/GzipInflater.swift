@@ -1,5 +1,5 @@
 import CZlib
-import Foundation
+import FoundationEssentials
 
 /// A gzip stream that could not be decompressed, or not within a limit.
 public struct GzipError: MapGateFailure, LocalizedError, Sendable {

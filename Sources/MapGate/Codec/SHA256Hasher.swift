@@ -1,5 +1,5 @@
 import CCrypto
-import Foundation
+import FoundationEssentials
 
 /// Incremental SHA-256 over libcrypto's EVP interface, fed chunk by chunk while a file streams.
 ///
@@ -33,7 +33,7 @@ public final class SHA256Hasher {
         var length: UInt32 = 0
         EVP_DigestFinal_ex(context, &digest, &length)
         EVP_DigestInit_ex(context, EVP_sha256(), nil)
-        return digest.prefix(Int(length)).map { String(format: "%02x", $0) }.joined()
+        return digest.prefix(Int(length)).map { String.hex($0) }.joined()
     }
 
     public static func hex(of data: Data) -> String {
@@ -44,7 +44,7 @@ public final class SHA256Hasher {
 
     /// Hashes a file in 1 MiB chunks, never holding it whole in memory.
     public static func hex(ofFileAt path: String) throws -> String {
-        guard let handle = FileHandle(forReadingAtPath: path) else {
+        guard let handle = UnixFile(forReadingAtPath: path) else {
             throw GeneralFailure("cannot read \(path) to hash it", kind: .io)
         }
         defer { try? handle.close() }

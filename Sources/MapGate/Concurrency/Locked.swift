@@ -1,13 +1,13 @@
-import Foundation
+import FoundationEssentials
 
 /// A value behind a lock, for state that threads share. Used instead of `Synchronization.Mutex`:
 /// on Linux that Mutex locks with a futex inside the (uninstrumented) standard library, so
 /// ThreadSanitizer cannot see it as a lock and reports every access it guards as a race. This one
-/// locks a pthread mutex (through `NSLock`), which the sanitizer understands, at the same cost.
+/// locks a pthread mutex (a ``PthreadLock``), which the sanitizer understands, at the same cost.
 public final class Locked<Value>: @unchecked Sendable {
     // `value` is read and written only while `lock` is held.
     private var value: Value
-    private let lock = NSLock()
+    private let lock = PthreadLock()
 
     public init(_ value: Value) {
         self.value = value

@@ -1,5 +1,7 @@
 import CLinux
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import Synchronization
 
 /// A thread that runs a body every `interval` seconds of real elapsed time until stopped.
@@ -37,12 +39,10 @@ public final class PeriodicWorker: Sendable {
     /// Starts the thread (once).
     public func start() {
         guard started.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent).exchanged else { return }
-        let thread = Thread { [self] in
+        Threads.detach(name: name) { [self] in
             defer { finished.signal() }
             while waitForNextRun() { body() }
         }
-        thread.name = name
-        thread.start()
     }
 
     /// Stops the thread and waits for it; a body in progress finishes first.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The user's preferences, read from a JSON file. Every key is optional; unknown keys are errors.
 ///

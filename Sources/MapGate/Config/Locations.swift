@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Where the configuration file and the data directory are, from flags and the environment.
 /// The caller hands the environment in; the library never reads it on its own.
@@ -39,7 +40,7 @@ public enum Locations {
 
     private static func base(_ environment: [String: String], xdg: String, fallback: String) -> String {
         if let value = environment[xdg], value.hasPrefix("/") { return value }
-        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? FileManager.default.homeDirectoryForCurrentUser.path
         return home + "/" + fallback
     }
 }

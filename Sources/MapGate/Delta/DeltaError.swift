@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A tile delta that cannot be made or applied: the file concerned and why.
 public struct DeltaError: MapGateFailure, LocalizedError, Sendable, Equatable {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What apply needs to know about a delta file attached to the connection.
 struct DeltaFile {

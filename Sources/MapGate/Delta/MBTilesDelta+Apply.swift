@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension MBTilesDelta {
     /// Applies the delta at `delta` to the MBTiles file at `base`, in place; the caller passes a

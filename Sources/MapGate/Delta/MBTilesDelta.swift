@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Tile-level deltas between two MBTiles files, in the format of martin's `mbtiles diff` and
 /// `mbtiles apply-patch`.

@@ -1,5 +1,5 @@
 import CCrypto
-import Foundation
+import FoundationEssentials
 
 /// Incremental MD5 over libcrypto's EVP interface: the digest martin's `agg_tiles_hash` and the
 /// tile ids of de-duplicated MBTiles files use. Not for security.

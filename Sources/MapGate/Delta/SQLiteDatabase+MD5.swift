@@ -1,5 +1,5 @@
 import CSQLite
-import Foundation
+import FoundationEssentials
 
 extension SQLiteDatabase {
     /// The name of the SQL function ``registerMD5HexFunction()`` adds.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// How an MBTiles file stores its tiles, as far as writing tiles into it is concerned.
 enum TileStoreLayout: Equatable {

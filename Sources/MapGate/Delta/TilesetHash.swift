@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// martin's `agg_tiles_hash` of an MBTiles tileset, with the number of tiles it covers.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Computes martin's `agg_tiles_hash` incrementally, from tiles handed over one by one in
 /// (zoom, column, row) order: for example while a tileset is written, so that no second pass over

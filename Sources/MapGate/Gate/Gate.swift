@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The version gate: looks the store up, keeps its record in the ``GateStore``, and decides each
 /// use. Confined to one thread (it owns database connections).
@@ -109,8 +109,8 @@ public final class Gate {
                 let decided = try policy.record(answer.release, trustedTime: answer.trustedTime, at: now, into: &record)
                 return report(record, now: decided, policy: policy, error: nil)
             case .failure(let error):
-                let failure = error as? LookupError ?? .network(error.localizedDescription)
-                policy.recordFailure(failure.localizedDescription, at: now, into: &record)
+                let failure = error as? LookupError ?? .network(errorMessage(error))
+                policy.recordFailure(errorMessage(failure), at: now, into: &record)
                 return report(record, now: now, policy: policy, error: failure)
             }
         }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Proof that the gate allowed one use. Only ``Gate`` makes these; opening tiles, serving and
 /// installing regions take one, so no command can forget the gate.

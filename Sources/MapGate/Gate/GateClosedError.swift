@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The gate is closed: the command is refused until the app is updated (exit 77).
 public struct GateClosedError: MapGateFailure, LocalizedError, Sendable {

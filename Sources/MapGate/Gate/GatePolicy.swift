@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Where the gate stands at one moment.
 public enum GatePhase: Sendable, Equatable {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The words of the "update now / later" prompt, shared by the CLI and the demo.
 public struct GatePrompt: Sendable, Equatable {
@@ -32,7 +32,7 @@ public struct GatePrompt: Sendable, Equatable {
     /// characters in them escaped (the notes come from the store answer).
     public static func firstLines(_ text: String, count: Int) -> [String] {
         let lines = text.split(whereSeparator: \.isNewline)
-            .map { TerminalText.inline($0.trimmingCharacters(in: .whitespaces)) }.filter { !$0.isEmpty }
+            .map { TerminalText.inline($0.trimmingWhitespace()) }.filter { !$0.isEmpty }
         return lines.count > count ? Array(lines.prefix(count)) + ["…"] : lines
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension GateRecord {
     /// How one copy of the gate's record read.

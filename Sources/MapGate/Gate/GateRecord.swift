@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What the version gate remembers between runs (one row in each copy of the gate state).
 public struct GateRecord: Sendable, Equatable {

@@ -1,5 +1,5 @@
 import CCrypto
-import Foundation
+import FoundationEssentials
 
 /// A keyed hash (HMAC-SHA256) over every field of a gate record, stored beside it, so that a row
 /// edited with `sqlite3` (`UPDATE gate SET prompts_shown = 0`) is recognised as tampered.
@@ -36,6 +36,6 @@ enum GateRecordSeal {
         let message = Array(text.utf8)
         // A failed HMAC leaves `length` at 0: the empty seal then matches no stored one.
         guard HMAC(EVP_sha256(), key, Int32(key.count), message, message.count, &digest, &length) != nil else { return "" }
-        return digest.prefix(Int(length)).map { String(format: "%02x", $0) }.joined()
+        return digest.prefix(Int(length)).map { String.hex($0) }.joined()
     }
 }

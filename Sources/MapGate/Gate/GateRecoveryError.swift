@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The gate's saved state was lost or damaged while map data is installed, and the lookup that
 /// must come first failed: the use is refused (not counted) until the store can be reached.
@@ -7,6 +7,6 @@ public struct GateRecoveryError: MapGateFailure, LocalizedError, Sendable {
     public var kind: FailureKind { lookupError?.kind == .badData ? .badData : .unavailable }
     public var errorDescription: String? {
         "the update gate's saved state was lost or damaged while map data is installed; mapgate must reach the App Store once before it can be used again"
-            + (lookupError.map { " (\($0.localizedDescription))" } ?? "")
+            + (lookupError.map { " (\(errorMessage($0)))" } ?? "")
     }
 }

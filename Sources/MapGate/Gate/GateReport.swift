@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Everything `check` and `status` show about the gate.
 public struct GateReport: Sendable, Equatable {

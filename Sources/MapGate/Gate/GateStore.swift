@@ -1,5 +1,6 @@
 import CSQLite
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The gate's record, kept in several state databases at once: the user's state folder
 /// (`$XDG_STATE_HOME/mapgate/state.sqlite`) and the data directory's `state.sqlite`.

@@ -1,5 +1,5 @@
 import CFreeType
-import Foundation
+import FoundationEssentials
 
 /// One font file opened with FreeType at the size MapLibre's glyphs use (24 px), rendering glyphs
 /// as anti-aliased coverage and their metrics. Owns its `FT_Library` and `FT_Face`, freed in
@@ -42,7 +42,7 @@ final class FontFace {
         self.path = path
         self.library = library
         self.face = face
-        let family = face.pointee.family_name.map { String(cString: $0) } ?? (path as NSString).lastPathComponent
+        let family = face.pointee.family_name.map { String(cString: $0) } ?? PathText.lastComponent(path)
         let style = face.pointee.style_name.map { String(cString: $0) } ?? "Regular"
         name = "\(family) \(style)"
         ascender = Int(face.pointee.size.pointee.metrics.ascender >> 6)

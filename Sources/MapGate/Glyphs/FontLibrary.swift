@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The fonts on this machine that glyphs can be made from: TrueType and OpenType files and
 /// collections (`.ttf`, `.otf`, `.ttc`) found under the given folders (the user's `fontPaths`, then
@@ -23,19 +23,20 @@ public struct FontLibrary: Sendable {
     public init(folders: [String]) {
         var fonts: [String: Location] = [:]
         for folder in folders {
-            guard let walker = FileManager.default.enumerator(atPath: folder) else { continue }
             var seen = 0
-            while let relative = walker.nextObject() as? String, seen < 20_000 {
+            PathText.walk(folder) { relative in
+                guard seen < 20_000 else { return false }
                 seen += 1
                 let lower = relative.lowercased()
-                guard lower.hasSuffix(".ttf") || lower.hasSuffix(".otf") || lower.hasSuffix(".ttc") else { continue }
+                guard lower.hasSuffix(".ttf") || lower.hasSuffix(".otf") || lower.hasSuffix(".ttc") else { return true }
                 let path = folder + "/" + relative
-                guard let first = try? FontFace(path: path) else { continue }
+                guard let first = try? FontFace(path: path) else { return true }
                 if fonts[first.name] == nil { fonts[first.name] = Location(path: path, index: 0) }
                 for index in 1..<min(first.faceCount, 16) {
                     guard let face = try? FontFace(path: path, index: index) else { continue }
                     if fonts[face.name] == nil { fonts[face.name] = Location(path: path, index: index) }
                 }
+                return true
             }
         }
         self.fonts = fonts

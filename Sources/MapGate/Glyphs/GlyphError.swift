@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A font or glyph request that cannot be answered, with the reason.
 public enum GlyphError: MapGateFailure, LocalizedError, Equatable {

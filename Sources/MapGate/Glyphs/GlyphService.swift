@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Answers MapLibre's glyph requests (`/fonts/{fontstack}/{start}-{end}.pbf`) from the fonts of a
 /// ``FontLibrary``: for each of the range's 256 code points the first font of the fontstack that
@@ -52,7 +52,7 @@ public final class GlyphService: Sendable {
     ///   - range: `START-END`, START a multiple of 256, END = START + 255.
     public func glyphs(fontstack: String, range: String) throws -> Data {
         let start = try Self.parseRange(range)
-        let names = Array(fontstack.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.prefix(Self.maximumFonts))
+        let names = Array(fontstack.split(separator: ",").map { $0.trimmingWhitespace() }.filter { !$0.isEmpty }.prefix(Self.maximumFonts))
         let fonts = library.fonts
         let locations = names.compactMap { fonts[$0] }
         guard !locations.isEmpty else { throw GlyphError.unknownFont(name: fontstack, available: library.names) }

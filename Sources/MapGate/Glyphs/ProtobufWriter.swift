@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Writes protocol buffer wire format, field by field (just what the glyph format needs:
 /// varints, zig-zag signed varints, and length-delimited bytes and messages).

@@ -1,5 +1,5 @@
 import CCurl
-import Foundation
+import FoundationEssentials
 
 /// The project's only network stack: GET requests through libcurl.
 ///
@@ -136,12 +136,12 @@ private final class Transfer {
     }
 
     func receiveHeaderLine(_ line: String) {
-        let trimmed = line.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = line.trimmingWhitespaceAndNewlines()
         if trimmed.hasPrefix("HTTP/") {
             headers.removeAll()  // a new response (after a redirect or a 100 Continue)
         } else if let colon = trimmed.firstIndex(of: ":") {
             let name = String(trimmed[..<colon])
-            let value = trimmed[trimmed.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            let value = trimmed[trimmed.index(after: colon)...].trimmingWhitespace()
             headers.append((name, value))
         }
     }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A request that failed: at the transport (curl) level, or with an HTTP error status.
 public enum HTTPError: MapGateFailure, LocalizedError, Sendable, Equatable {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One GET request and the limits it runs under.
 public struct HTTPRequest: Sendable {
@@ -44,7 +44,7 @@ public struct HTTPResponseHead: Sendable {
 
     /// The first value of a header, matched without regard to case.
     public func header(_ name: String) -> String? {
-        headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+        headers.first { $0.name.equalsIgnoringCase(name) }?.value
     }
 }
 

@@ -1,5 +1,5 @@
 import CMicroHTTPD
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 #if canImport(Glibc)
@@ -125,7 +125,7 @@ final class HTTPDaemonContext: Sendable {
     static func framingProblem(_ headers: [(name: String, value: String)]) -> String? {
         let lengths = headers.filter { HTTPServerRequest.equalIgnoringASCIICase($0.name, "Content-Length") }
             .flatMap { $0.value.split(separator: ",", omittingEmptySubsequences: false) }
-            .map { $0.trimmingCharacters(in: .whitespaces) }
+            .map { $0.trimmingWhitespace() }
         let hasTransferEncoding = headers.contains { HTTPServerRequest.equalIgnoringASCIICase($0.name, "Transfer-Encoding") }
         if hasTransferEncoding, !lengths.isEmpty { return "both Content-Length and Transfer-Encoding\n" }
         if hasTransferEncoding { return "request bodies (Transfer-Encoding) are not accepted\n" }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One HTTP/1.x request, as the HTTP layer hands it to a handler (libmicrohttpd parsed the head).
 public struct HTTPServerRequest: Sendable {

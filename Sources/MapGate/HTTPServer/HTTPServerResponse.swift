@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What a handler answers: a status, headers and a body, or "drop the connection".
 /// `Content-Length` is the HTTP layer's (from the body); a `Content-Length` header given here is

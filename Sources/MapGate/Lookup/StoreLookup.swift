@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Asks the App Store lookup service (iTunes Lookup JSON) for the app's newest version.
 public struct StoreLookup: Sendable {
@@ -42,8 +42,8 @@ public struct StoreLookup: Sendable {
         var query: [String] = []
         if let appID {
             query.append("id=\(appID)")
-        } else if let bundleID, let encoded = bundleID.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(.init(charactersIn: ".-_"))) {
-            query.append("bundleId=\(encoded)")
+        } else if let bundleID {
+            query.append("bundleId=\(bundleID.percentEncoded(allowing: { $0.isAlphanumeric || ".-_".unicodeScalars.contains($0) }))")
         } else {
             throw LookupError.notConfigured
         }
@@ -68,10 +68,10 @@ public struct StoreLookup: Sendable {
         do {
             response = try client.get(request, maxBodyBytes: 4 << 20)
         } catch let error as HTTPError {
-            throw LookupError.network(error.localizedDescription)
+            throw LookupError.network(errorMessage(error))
         }
         guard (200..<300).contains(response.status) else {
-            if let message = try? Self.errorMessage(in: response.body) {
+            if let message = try? Self.serviceMessage(in: response.body) {
                 throw LookupError.serviceError(message: message, url: endpoint)
             }
             throw LookupError.httpStatus(response.status, url: endpoint)
@@ -85,22 +85,22 @@ public struct StoreLookup: Sendable {
 
     /// Reads a lookup answer. Public so the saved last answer and fixtures go through one parser.
     public func decode(_ body: Data) throws -> StoreRelease {
-        guard let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any] else {
+        guard let object = (try? JSONValue(parsing: body))?.objectValue else {
             throw LookupError.malformed(reason: "the body is not a JSON object", url: endpoint)
         }
-        if let message = object["errorMessage"] as? String {
+        if let message = object["errorMessage"]?.stringValue {
             throw LookupError.serviceError(message: message, url: endpoint)
         }
-        guard let count = object["resultCount"] as? Int, let results = object["results"] as? [Any] else {
+        guard let count = object["resultCount"]?.int, let results = object["results"]?.arrayValue else {
             throw LookupError.malformed(reason: "no resultCount and results", url: endpoint)
         }
         guard count > 0, let first = results.first else {
             throw LookupError.notPublished(app: appDescription, country: country)
         }
-        guard let result = first as? [String: Any] else {
+        guard let result = first.objectValue else {
             throw LookupError.malformed(reason: "results[0] is not an object", url: endpoint)
         }
-        guard let version = result["version"] as? String else {
+        guard let version = result["version"]?.stringValue else {
             throw LookupError.malformed(reason: "results[0] has no version", url: endpoint)
         }
         do {
@@ -108,8 +108,8 @@ public struct StoreLookup: Sendable {
         } catch {
             throw LookupError.malformed(reason: "version \"\(version)\" is not a version number", url: endpoint)
         }
-        let trackID = result["trackId"] as? Int
-        let bundleID = result["bundleId"] as? String
+        let trackID = result["trackId"]?.int
+        let bundleID = result["bundleId"]?.stringValue
         // An answer about another app (a wrong or hostile endpoint) must not move the gate.
         if let appID, trackID != appID {
             throw LookupError.malformed(reason: "the answer is for trackId \(trackID.map(String.init) ?? "none"), not app id \(appID)", url: endpoint)
@@ -118,16 +118,15 @@ public struct StoreLookup: Sendable {
             throw LookupError.malformed(reason: "the answer is for bundleId \(bundleID ?? "none"), not \(expected)", url: endpoint)
         }
         return StoreRelease(
-            version: version.trimmingCharacters(in: .whitespacesAndNewlines),
-            releaseNotes: result["releaseNotes"] as? String,
-            storeURL: result["trackViewUrl"] as? String,
-            releaseDate: (result["currentVersionReleaseDate"] as? String).flatMap(ISODate.parse),
+            version: version.trimmingWhitespaceAndNewlines(),
+            releaseNotes: result["releaseNotes"]?.stringValue,
+            storeURL: result["trackViewUrl"]?.stringValue,
+            releaseDate: result["currentVersionReleaseDate"]?.stringValue.flatMap(ISODate.parse),
             trackID: trackID,
             bundleID: bundleID)
     }
 
-    private static func errorMessage(in body: Data) throws -> String? {
-        let object = try JSONSerialization.jsonObject(with: body) as? [String: Any]
-        return object?["errorMessage"] as? String
+    private static func serviceMessage(in body: Data) throws -> String? {
+        try JSONValue(parsing: body)["errorMessage"]?.stringValue
     }
 }

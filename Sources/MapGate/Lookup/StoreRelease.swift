@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What the App Store says about the newest published version of the app (`results[0]`).
 public struct StoreRelease: Sendable, Equatable, Codable {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Which settings file an error is about.
 public enum SettingsFile: String, Sendable, Equatable {

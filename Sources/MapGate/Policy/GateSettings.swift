@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The publisher's rules for the version gate and the catalog: which app to look up where, how
 /// long the grace lasts, how many prompted uses follow, which keys sign the catalog.

@@ -1,25 +1,24 @@
-import Foundation
+import FoundationEssentials
 
 /// Reads typed fields of a settings file's JSON object (the user's configuration, the managed
 /// policy), remembering which keys were used so that an unknown key is an error, never ignored.
 struct JSONFields {
     let path: String
     let file: SettingsFile
-    let fields: [String: Any]
+    let fields: [String: JSONValue]
     var used: Set<String> = []
 
     /// Parses `data` as one JSON object; errors name the file and, with a parse error, the position.
     init(data: Data, path: String, file: SettingsFile) throws {
         self.path = path
         self.file = file
-        let object: Any
+        let object: JSONValue
         do {
-            object = try JSONSerialization.jsonObject(with: data)
+            object = try JSONValue(parsing: data)
         } catch {
-            let detail = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String
-            throw ConfigurationError(file: file, path: path, key: nil, reason: "not valid JSON" + (detail.map { " (\($0))" } ?? ""))
+            throw ConfigurationError(file: file, path: path, key: nil, reason: "not valid JSON (\(error.description))")
         }
-        guard let fields = object as? [String: Any] else {
+        guard let fields = object.objectValue else {
             throw ConfigurationError(file: file, path: path, key: nil, reason: "must be a JSON object")
         }
         self.fields = fields
@@ -29,38 +28,33 @@ struct JSONFields {
         ConfigurationError(file: file, path: path, key: key, reason: reason)
     }
 
-    var keys: Dictionary<String, Any>.Keys { fields.keys }
+    var keys: Dictionary<String, JSONValue>.Keys { fields.keys }
 
     /// The raw value, or nil when absent or JSON null. JSON booleans are told apart from numbers.
-    private mutating func raw(_ key: String) -> Any? {
+    private mutating func raw(_ key: String) -> JSONValue? {
         used.insert(key)
-        guard let value = fields[key], !(value is NSNull) else { return nil }
+        guard let value = fields[key], !value.isNull else { return nil }
         return value
-    }
-
-    private func isBoolean(_ value: Any) -> Bool {
-        guard let number = value as? NSNumber else { return false }
-        return String(cString: number.objCType) == "c"
     }
 
     mutating func string(_ key: String, valid: (String) -> Bool) throws -> String? {
         guard let value = raw(key) else { return nil }
-        guard let text = value as? String else { throw fail(key, "must be a string") }
+        guard let text = value.stringValue else { throw fail(key, "must be a string") }
         guard valid(text) else { throw fail(key, "invalid value \"\(text)\"") }
         return text
     }
 
     mutating func strings(_ key: String, valid: (String) -> Bool) throws -> [String]? {
         guard let value = raw(key) else { return nil }
-        guard let list = value as? [Any], let texts = list as? [String] else { throw fail(key, "must be a list of strings") }
+        guard let list = value.arrayValue, case let texts = list.compactMap(\.stringValue), texts.count == list.count else { throw fail(key, "must be a list of strings") }
         if let bad = texts.first(where: { !valid($0) }) { throw fail(key, "invalid value \"\(bad)\"") }
         return texts
     }
 
     mutating func boolean(_ key: String) throws -> Bool? {
         guard let value = raw(key) else { return nil }
-        guard isBoolean(value), let number = value as? NSNumber else { throw fail(key, "must be true or false") }
-        return number.boolValue
+        guard value.isBoolean, let flag = value.bool else { throw fail(key, "must be true or false") }
+        return flag
     }
 
     mutating func url(_ key: String, schemes: Set<String>) throws -> String? {
@@ -75,7 +69,7 @@ struct JSONFields {
 
     mutating func number(_ key: String, range: ClosedRange<Double>) throws -> Double? {
         guard let value = raw(key) else { return nil }
-        guard !(value is String), !isBoolean(value), let number = (value as? NSNumber)?.doubleValue, number.isFinite else {
+        guard !value.isBoolean, let number = value.double, number.isFinite else {
             throw fail(key, "must be a number")
         }
         guard range.contains(number) else {
@@ -86,10 +80,9 @@ struct JSONFields {
 
     mutating func integer(_ key: String, range: ClosedRange<Int>) throws -> Int? {
         guard let value = raw(key) else { return nil }
-        guard !(value is String), !isBoolean(value), let number = value as? NSNumber else {
+        guard !value.isBoolean, let double = value.double else {
             throw fail(key, "must be an integer")
         }
-        let double = number.doubleValue
         guard double.rounded() == double, let integer = Int(exactly: double) else {
             throw fail(key, "must be an integer")
         }

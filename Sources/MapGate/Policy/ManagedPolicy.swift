@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A deployment's replacement of the ``ProductProfile``'s values: `/etc/mapgate/policy.json`, or,
 /// only where that file does not exist, the file `MAPGATE_POLICY` names (see

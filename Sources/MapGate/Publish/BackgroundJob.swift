@@ -1,4 +1,5 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
 
 /// Work started on another thread now, whose result (or error) is collected later with `wait()`.
 ///
@@ -10,7 +11,7 @@ final class BackgroundJob<Value: Sendable>: @unchecked Sendable {
 
     init(_ body: @escaping @Sendable () throws -> Value) {
         group.enter()
-        Thread.detachNewThread { [self] in
+        Threads.detach { [self] in
             result = Result { try body() }
             group.leave()
         }

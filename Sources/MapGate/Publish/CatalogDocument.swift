@@ -1,7 +1,8 @@
-import Foundation
+import FoundationEssentials
 
 /// The catalog `publish` writes, as deterministic JSON: keys sorted, regions sorted by id,
-/// two-space indentation from Foundation's pretty printer, slashes unescaped, a final newline.
+/// two-space indentation and `"key" : value` as Foundation's pretty printer wrote them (``JSONValue``),
+/// slashes unescaped, a final newline.
 enum CatalogDocument {
     /// The catalog keys `publish` does not manage, carried over from the previous catalog as they
     /// were (a publisher's `gate` rules, a catalog-wide `minimumAppVersion`).
@@ -59,32 +60,30 @@ enum CatalogDocument {
     }
 
     static func encode(_ object: Any) throws -> Data {
-        var data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes])
+        var data = try JSONValue.encode(object, [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes])
         data.append(0x0A)
         return data
     }
 
     /// A form in which two equal values give equal bytes, however their numbers were typed.
     static func canonical(_ object: Any) -> Data? {
-        guard let first = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]),
-            let parsed = try? JSONSerialization.jsonObject(with: first)
-        else { return nil }
-        return try? JSONSerialization.data(withJSONObject: parsed, options: [.sortedKeys])
+        guard let first = try? JSONValue.encode(object, [.sortedKeys]), let parsed = try? JSONValue(parsing: first) else { return nil }
+        return try? parsed.encoded([.sortedKeys])
     }
 }
 
 /// The catalog already in the output folder, as `publish` left it last time.
 struct PreviousCatalog {
-    var object: [String: Any]
+    var object: [String: JSONValue]
     var bytes: Data
     var serial: Int64?
     /// Each region's entry by id.
-    var regions: [String: [String: Any]]
+    var regions: [String: [String: JSONValue]]
     /// Each style's entry by id.
-    var styles: [String: [String: Any]] = [:]
+    var styles: [String: [String: JSONValue]] = [:]
     /// The style packages it names (under `packages/`).
     var stylePackages: Set<String> {
-        Set(styles.values.compactMap { ($0["url"] as? String)?.split(separator: "/").last.map(String.init) })
+        Set(styles.values.compactMap { $0["url"]?.stringValue?.split(separator: "/").last.map(String.init) })
     }
 
     static func load(path: String) throws -> PreviousCatalog? {
@@ -93,21 +92,21 @@ struct PreviousCatalog {
         do {
             bytes = try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
-            throw PublishError(path, "cannot read it: \(error.localizedDescription)", kind: .io)
+            throw PublishError(path, "cannot read it: \(errorMessage(error))", kind: .io)
         }
-        guard let object = try? JSONSerialization.jsonObject(with: bytes) as? [String: Any],
-            let entries = object["regions"] as? [[String: Any]]
+        guard let object = (try? JSONValue(parsing: bytes))?.objectValue, let list = object["regions"]?.arrayValue,
+            case let entries = list.compactMap(\.objectValue), entries.count == list.count
         else {
             throw PublishError(path, "not a catalog mapgate can read (move it away to publish afresh)")
         }
-        var regions: [String: [String: Any]] = [:]
+        var regions: [String: [String: JSONValue]] = [:]
         for entry in entries {
-            if let id = entry["id"] as? String { regions[id] = entry }
+            if let id = entry["id"]?.stringValue { regions[id] = entry }
         }
-        let serial = (object["serial"] as? NSNumber).flatMap { Int64(exactly: $0.doubleValue) }
-        var styles: [String: [String: Any]] = [:]
-        for entry in object["styles"] as? [[String: Any]] ?? [] {
-            if let id = entry["id"] as? String { styles[id] = entry }
+        let serial = object["serial"]?.double.flatMap { Int64(exactly: $0) }
+        var styles: [String: [String: JSONValue]] = [:]
+        for entry in object["styles"]?.arrayValue ?? [] {
+            if let fields = entry.objectValue, let id = fields["id"]?.stringValue { styles[id] = fields }
         }
         return PreviousCatalog(object: object, bytes: bytes, serial: serial, regions: regions, styles: styles)
     }

@@ -1,11 +1,11 @@
-import Foundation
+import FoundationEssentials
 
 /// A bounded queue of byte chunks from one producer thread to one consumer thread: the producer
 /// waits when `capacity` chunks are queued, so memory stays bounded however large the file.
 ///
 /// `@unchecked Sendable`: every stored property is read and written only with `condition` locked.
 final class ChunkChannel: @unchecked Sendable {
-    private let condition = NSCondition()
+    private let condition = PthreadCondition()
     private var chunks: [Data] = []
     private var isClosed = false
     private var isAbandoned = false

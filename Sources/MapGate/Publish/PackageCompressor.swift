@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Size and SHA-256 of a file written.
 struct PackedFile: Sendable, Equatable {
@@ -15,7 +15,7 @@ enum PackageCompressor {
     /// Writes the gzip of `source` to `destination` (replaced if it exists). On failure nothing
     /// is left at `destination`. `progress` gets (bytes read, bytes in total).
     static func pack(_ source: String, to destination: String, progress: (Int64, Int64) -> Void = { _, _ in }) throws -> PackedFile {
-        guard let input = FileHandle(forReadingAtPath: source) else {
+        guard let input = UnixFile(forReadingAtPath: source) else {
             throw PublishError(source, "cannot read it", kind: .io)
         }
         defer { try? input.close() }
@@ -30,7 +30,7 @@ enum PackageCompressor {
                 return try write(channel, to: destination)
             } catch {
                 channel.abandon()
-                throw PublishError(destination, "cannot write it: \(error.localizedDescription)", kind: .io)
+                throw PublishError(destination, "cannot write it: \(errorMessage(error))", kind: .io)
             }
         }
         do {
@@ -50,7 +50,7 @@ enum PackageCompressor {
         }
     }
 
-    private static func compress(_ input: FileHandle, into channel: ChunkChannel, total: Int64, progress: (Int64, Int64) -> Void) throws {
+    private static func compress(_ input: UnixFile, into channel: ChunkChannel, total: Int64, progress: (Int64, Int64) -> Void) throws {
         let deflater = try GzipDeflater()
         var pending = Data()
         var done: Int64 = 0
@@ -69,7 +69,7 @@ enum PackageCompressor {
     }
 
     private static func write(_ channel: ChunkChannel, to destination: String) throws -> PackedFile {
-        guard let output = FileHandle(forWritingAtPath: destination) else {
+        guard let output = UnixFile(forWritingAtPath: destination) else {
             throw PublishError(destination, "cannot open it for writing", kind: .io)
         }
         defer { try? output.close() }

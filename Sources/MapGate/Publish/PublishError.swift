@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Something `publish` cannot do, naming the file, region or setting concerned and the reason:
 /// `input/kr-seoul.mbtiles: no version: set metadata "version" or give one in regions.json`.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What `publish` remembers between runs, in `OUT_DIR/.publish/history.json`: for each region,
 /// the versions it keeps (newest first) with their packages, deltas and base copies.
@@ -17,7 +17,7 @@ struct PublishHistory: Codable, Equatable {
         } catch let error as PublishError {
             throw error
         } catch {
-            throw PublishError(path, "cannot read the publish history: \(error.localizedDescription) (move it away to start afresh)")
+            throw PublishError(path, "cannot read the publish history: \(errorMessage(error)) (move it away to start afresh)")
         }
     }
 

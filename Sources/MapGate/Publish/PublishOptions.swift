@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What `publish` is asked to do (see ``Publisher``).
 public struct PublishOptions: Sendable, Equatable {

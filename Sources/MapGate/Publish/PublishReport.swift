@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What `publish` did, or with `dryRun` would do, region by region.
 public struct PublishReport: Sendable, Equatable {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One `.mbtiles` file of the input folder and what the catalog calls it.
 struct PublishSource: Sendable, Equatable {
@@ -18,8 +18,8 @@ struct PublishSource: Sendable, Equatable {
     /// metadata, each replaced by `override` when given. Opening the file is the first check that
     /// it is an MBTiles file at all.
     static func read(path: String, override: RegionOverride?) throws -> PublishSource {
-        let fileName = (path as NSString).lastPathComponent
-        let stem = (fileName as NSString).deletingPathExtension
+        let fileName = PathText.lastComponent(path)
+        let stem = PathText.deletingExtension(fileName)
         func fail(_ reason: String) -> PublishError { PublishError(path, reason) }
         // Checked before SQLite opens it: opening a FIFO waits for a writer forever.
         if let reason = FileManager.default.notRegularFileReason(atPath: path) { throw fail(reason) }
@@ -42,7 +42,7 @@ struct PublishSource: Sendable, Equatable {
             let origin = override?.id == nil ? "the file name" : "regions.json"
             throw fail("region id from \(origin) is not valid: \(problem); rename the file or set \"id\" in regions.json")
         }
-        guard let version = override?.version ?? metadata["version"].map({ $0.trimmingCharacters(in: .whitespaces) }), !version.isEmpty else {
+        guard let version = override?.version ?? metadata["version"].map({ $0.trimmingWhitespace() }), !version.isEmpty else {
             throw fail("no version: set metadata \"version\" in the file or give \"version\" for \"\(fileName)\" in regions.json")
         }
         guard Catalog.isFileSafeVersion(version) else {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One style of the input folder (`INPUT_DIR/styles/NAME/style.json`, with optional sprites
 /// beside it), checked and made into the ``StyleBundle`` its package holds.
@@ -15,14 +15,14 @@ struct PublishedStyle: Sendable, Equatable {
     /// - Parameter regions: the regions of this publish and their tile formats.
     static func readAll(input: String, regions: [String: TileFormat]) throws -> [PublishedStyle] {
         let root = input + "/styles"
-        var isDirectory: ObjCBool = false
+        var isDirectory = false
         guard FileManager.default.fileExists(atPath: root, isDirectory: &isDirectory) else { return [] }
-        guard isDirectory.boolValue else { throw PublishError(root, "not a folder (styles go in styles/NAME/style.json)") }
+        guard isDirectory else { throw PublishError(root, "not a folder (styles go in styles/NAME/style.json)") }
         let names: [String]
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: root).filter { !$0.hasPrefix(".") }.sorted()
         } catch {
-            throw PublishError(root, "cannot list it: \(error.localizedDescription)", kind: .io)
+            throw PublishError(root, "cannot list it: \(errorMessage(error))", kind: .io)
         }
         return try names.map { try read(folder: root + "/" + $0, id: $0, regions: regions) }
     }
@@ -42,7 +42,7 @@ struct PublishedStyle: Sendable, Equatable {
             if file.hasSuffix(".png") {
                 guard data.starts(with: StyleSheet.pngSignature) else { throw fail(path, "not a PNG image") }
             } else {
-                guard (try? JSONSerialization.jsonObject(with: data)) is [String: Any] else {
+                guard (try? JSONValue(parsing: data))?.objectValue != nil else {
                     throw fail(path, "not a sprite index (a JSON object of images, each with x, y, width and height)")
                 }
             }
@@ -61,7 +61,7 @@ struct PublishedStyle: Sendable, Equatable {
         } catch let error as StyleError {
             throw fail(stylePath, error.reason)
         }
-        let name = ((try? JSONSerialization.jsonObject(with: styleData)) as? [String: Any])?["name"] as? String
+        let name = (try? JSONValue(parsing: styleData))?["name"]?.stringValue
         // The version names the content: the same style and sprites are the same version.
         let digest = SHA256Hasher()
         digest.update(Data(rewritten.text.utf8))

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension Publisher {
     /// The styles of this publish: their catalog entries, what happened to each, and their packages.
@@ -36,7 +36,7 @@ extension Publisher {
             } else {
                 action = .updated
             }
-            let oldVersion = old?["version"] as? String
+            let oldVersion = old?["version"]?.stringValue
             results.entries.append(entry)
             results.packages.insert(style.package)
             results.reports.append(
@@ -46,7 +46,7 @@ extension Publisher {
         }
         let offered = Set(styles.map(\.id))
         for (id, entry) in (previous?.styles ?? [:]).sorted(by: { $0.key < $1.key }) where !offered.contains(id) {
-            let version = entry["version"] as? String ?? "?"
+            let version = entry["version"]?.stringValue ?? "?"
             results.reports.append(
                 PublishReport.Style(id: id, action: .removed, version: version, previousVersion: version, package: nil, size: nil, regions: []))
         }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 extension Publisher {
     /// A new version as a dry run sees it: checked, but with no package made.
@@ -31,7 +32,7 @@ extension Publisher {
                 do {
                     try FileManager.default.copyItem(atPath: path, toPath: scratchBase)
                 } catch {
-                    throw PublishError(scratchBase, "cannot copy \(path) here: \(error.localizedDescription)", kind: .io)
+                    throw PublishError(scratchBase, "cannot copy \(path) here: \(errorMessage(error))", kind: .io)
                 }
             }
             return facts
@@ -61,7 +62,7 @@ extension Publisher {
         }
         if copyBase {
             try moveIntoPlace(scratchBase, basePath)
-            version.base = (basePath as NSString).lastPathComponent
+            version.base = PathText.lastComponent(basePath)
         }
         return (version, notes)
     }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The publisher's side of map packages: turns a folder of MBTiles files into the static tree
 /// `sync` reads (`catalog.json`, `catalog.json.minisig`, `packages/`), keeping earlier versions
@@ -41,15 +41,15 @@ public final class Publisher {
     /// The `.mbtiles` files of the input folder, sorted by name, with their identities.
     func readSources() throws -> [PublishSource] {
         let input = options.inputDirectory
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: input, isDirectory: &isDirectory), isDirectory.boolValue else {
+        var isDirectory = false
+        guard FileManager.default.fileExists(atPath: input, isDirectory: &isDirectory), isDirectory else {
             throw PublishError(input, "not a folder", kind: .usage)
         }
         let names: [String]
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: input).filter { $0.hasSuffix(".mbtiles") }.sorted()
         } catch {
-            throw PublishError(input, "cannot list it: \(error.localizedDescription)", kind: .io)
+            throw PublishError(input, "cannot list it: \(errorMessage(error))", kind: .io)
         }
         guard !names.isEmpty else { throw PublishError(input, "no .mbtiles file in it") }
         let overridesPath = input + "/regions.json"
@@ -137,7 +137,7 @@ public final class Publisher {
             } else {
                 action = .updated
             }
-            let oldVersion = old?["version"] as? String
+            let oldVersion = old?["version"]?.stringValue
             if action != .unchanged, source.isVersionFromMetadata {
                 notes.append(
                     "region \(source.id): version \"\(source.version)\" is the metadata \"version\" of \(source.fileName) (GDAL writes 1.1 and tippecanoe 2 there unless told otherwise); to choose it, give \"version\" for \"\(source.fileName)\" in regions.json or set the file's metadata")
@@ -157,7 +157,7 @@ public final class Publisher {
         let styles = try publishStyles(formats: formats, previous: previous, isDryRun: isDryRun)
         let offered = Set(sources.map(\.id))
         for (id, entry) in (previous?.regions ?? [:]).sorted(by: { $0.key < $1.key }) where !offered.contains(id) {
-            let version = entry["version"] as? String ?? "?"
+            let version = entry["version"]?.stringValue ?? "?"
             regions.append(
                 PublishReport.Region(
                     id: id, action: .removed, version: version, previousVersion: version, package: nil, size: nil, sha256: nil,
@@ -165,7 +165,7 @@ public final class Publisher {
         }
 
         let regionsChanged = regions.contains { $0.action != .unchanged } || styles.reports.contains { $0.action != .unchanged }
-        let publisherChanged = previous.map { $0.object["publisher"] as? String != options.publisher } ?? true
+        let publisherChanged = previous.map { $0.object["publisher"]?.stringValue != options.publisher } ?? true
         var catalogChanged = regionsChanged || publisherChanged || options.serial != nil
         if !catalogChanged, let signingKey, let previous {
             catalogChanged = !isSigned(previous.bytes, by: signingKey)
@@ -235,7 +235,7 @@ public final class Publisher {
             do {
                 try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             } catch {
-                throw PublishError(folder, "cannot create it: \(error.localizedDescription)", kind: .io)
+                throw PublishError(folder, "cannot create it: \(errorMessage(error))", kind: .io)
             }
         }
     }
@@ -245,7 +245,7 @@ public final class Publisher {
         do {
             try data.write(to: URL(fileURLWithPath: path), options: .atomic)
         } catch {
-            throw PublishError(path, "cannot write it: \(error.localizedDescription)", kind: .io)
+            throw PublishError(path, "cannot write it: \(errorMessage(error))", kind: .io)
         }
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What the catalog says about a region's tiles, read from the MBTiles file after it passed the
 /// checks `sync` makes (``MBTilesInspection``) and `publish`'s own (finite bounds in range).
@@ -41,7 +41,7 @@ struct RegionFacts: Sendable, Equatable {
                 if let problem = hash.nullTileProblem { throw fail(problem) }
                 contentHash = hash.hex
             } catch let error as DeltaError {
-                throw fail("cannot compute its agg_tiles_hash: \(error.localizedDescription)")
+                throw fail("cannot compute its agg_tiles_hash: \(errorMessage(error))")
             } catch let error as SQLiteError {
                 throw fail("cannot compute its agg_tiles_hash: \(error.message)")
             }
@@ -56,7 +56,7 @@ struct RegionFacts: Sendable, Equatable {
         let start = "a pbf region needs \"vector_layers\" in its metadata \"json\" (a json over 1 MiB is left out): without them the viewer and style.json show nothing"
         guard !names.isEmpty else { return start + "; no layer name could be read from its first tiles either" }
         let layers = names.map { name -> String in
-            let data = (try? JSONSerialization.data(withJSONObject: ["id": name, "fields": [String: String]()], options: [.sortedKeys])) ?? Data()
+            let data = (try? JSONValue.object(["id": .string(name), "fields": .object([:])]).encoded([.sortedKeys])) ?? Data()
             return String(decoding: data, as: UTF8.self)
         }
         return start + ". Its tiles have the layers \(names.joined(separator: ", ")): set metadata \"json\" to {\"vector_layers\":[\(layers.joined(separator: ","))]} (fields and zooms may be added)"

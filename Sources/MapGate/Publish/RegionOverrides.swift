@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What `regions.json` in the input folder says about one file: replacements for the values
 /// `publish` would derive (id from the file name, name and version from the metadata).
@@ -20,20 +20,20 @@ public struct RegionOverride: Sendable, Equatable {
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
-            throw PublishError(path, "cannot read it: \(error.localizedDescription)", kind: .io)
+            throw PublishError(path, "cannot read it: \(errorMessage(error))", kind: .io)
         }
-        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+        guard let object = (try? JSONValue(parsing: data))?.objectValue else {
             throw fail("not a JSON object keyed by file name")
         }
         var result: [String: RegionOverride] = [:]
         for fileName in object.keys.sorted() {
-            guard let fields = object[fileName] as? [String: Any] else { throw fail("\"\(fileName)\" is not an object") }
+            guard let fields = object[fileName]?.objectValue else { throw fail("\"\(fileName)\" is not an object") }
             if let unknown = fields.keys.sorted().first(where: { !keys.contains($0) }) {
                 throw fail("\"\(fileName)\": unknown key \"\(unknown)\" (allowed: \(keys.joined(separator: ", ")))")
             }
             func string(_ key: String) throws -> String? {
                 guard let raw = fields[key] else { return nil }
-                guard let text = raw as? String, !text.isEmpty else { throw fail("\"\(fileName)\": \(key) must be a non-empty string") }
+                guard let text = raw.stringValue, !text.isEmpty else { throw fail("\"\(fileName)\": \(key) must be a non-empty string") }
                 return text
             }
             let entry = RegionOverride(

@@ -1,5 +1,6 @@
 import CSQLite
-import Foundation
+import Dispatch
+import FoundationEssentials
 
 /// The moment past which the statements of one connection are stopped (SQLite's progress handler
 /// reads it every few thousand virtual-machine steps).

@@ -1,5 +1,5 @@
 import CSQLite
-import Foundation
+import FoundationEssentials
 
 /// Owns one SQLite connection: opened in `init`, closed in `deinit`.
 ///
@@ -27,7 +27,7 @@ public final class SQLiteDatabase {
         case .readOnly: flags |= SQLITE_OPEN_READONLY
         case .immutable:
             flags |= SQLITE_OPEN_READONLY | SQLITE_OPEN_URI
-            let escaped = path.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(.init(charactersIn: "?#"))) ?? path
+            let escaped = path.percentEncoded(allowing: \.isURLPathAllowed)
             target = "file:\(escaped)?immutable=1"
         case .readWriteCreate: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
         }

@@ -1,5 +1,6 @@
 import CSQLite
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A failed SQLite call: the extended result code, SQLite's message and the SQL that ran.
 public struct SQLiteError: MapGateFailure, LocalizedError, Sendable, Equatable {
@@ -37,7 +38,7 @@ public struct SQLiteError: MapGateFailure, LocalizedError, Sendable, Equatable {
         if primaryCode == SQLITE_FULL { return true }
         guard primaryCode == SQLITE_IOERR || primaryCode == SQLITE_CANTOPEN, let path else { return false }
         var info = statvfs()
-        let folder = (path as NSString).deletingLastPathComponent
+        let folder = PathText.deletingLastComponent(path)
         guard statvfs(folder.isEmpty ? "." : folder, &info) == 0 else { return false }
         return UInt64(info.f_bavail) * UInt64(info.f_frsize) < 64 << 10
     }

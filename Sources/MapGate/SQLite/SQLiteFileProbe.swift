@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Says why a file is not a readable SQLite database, in words for a person: in particular when
 /// it is gzip data (a package gzipped twice unpacks once to another gzip stream, and SQLite alone
@@ -6,7 +6,7 @@ import Foundation
 enum SQLiteFileProbe {
     /// True when the file at `path` starts with gzip's magic bytes `1F 8B`.
     static func isGzip(_ path: String) -> Bool {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
+        guard let handle = UnixFile(forReadingAtPath: path) else { return false }
         defer { try? handle.close() }
         let head = (try? handle.read(upToCount: 2)) ?? Data()
         return head == Data([0x1F, 0x8B])

@@ -1,5 +1,5 @@
 import CSQLite
-import Foundation
+import FoundationEssentials
 
 /// A value bound to a statement parameter.
 public enum SQLiteValue: Sendable, Equatable {

@@ -69,7 +69,7 @@ public enum AttributionHTML {
 
     /// An `href` value that is an absolute http(s) URL without quotes, spaces or angle brackets.
     private static func href(in attributes: Substring) -> String? {
-        guard let range = attributes.lowercased().range(of: "href") else { return nil }
+        guard let range = attributes.lowercased().firstRange(of: "href") else { return nil }
         let offset = attributes.lowercased().distance(from: attributes.lowercased().startIndex, to: range.upperBound)
         var rest = attributes.dropFirst(offset).drop { $0 == " " }
         guard rest.first == "=" else { return nil }
@@ -82,7 +82,7 @@ public enum AttributionHTML {
         } else {
             value = rest.prefix { !$0.isWhitespace }
         }
-        let url = String(value).replacingOccurrences(of: "&amp;", with: "&")
+        let url = String(value).replacing("&amp;", with: "&")
         let lowered = url.lowercased()
         guard lowered.hasPrefix("http://") || lowered.hasPrefix("https://"), url.count <= 2048,
             url.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value != 0x7F && !"\"'<>`\\".unicodeScalars.contains($0) })

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Keeps a running server's gate current: re-reads the saved state every `refresh` seconds
 /// (another mapgate may have spent the last use), lets the gate look the store up on its

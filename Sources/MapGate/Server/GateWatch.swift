@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What a running server knows about the gate, shared by its workers: open, closed (403), or
 /// failing (503: the state cannot be checked, so the server fails closed).

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The files of Leaflet that the viewer page loads, and no others: `leaflet.js`, `leaflet.css`
 /// and the PNGs of its `images/` folder, each a regular file inside the Leaflet folder (no
@@ -24,7 +25,7 @@ public enum LeafletFiles {
         }
         let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
-        return try? FileHandle(fileDescriptor: descriptor, closeOnDealloc: true).readToEnd()
+        return try? UnixFile(fileDescriptor: descriptor, closeOnDealloc: true).readToEnd()
     }
 
     /// `leaflet.js`, `leaflet.css`, or `images/<letters, digits, - _>.png`.

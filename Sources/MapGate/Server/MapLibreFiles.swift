@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// MapLibre GL JS's two files, and no others, from `maplibrePath` (the same rules as Leaflet's).
 public enum MapLibreFiles {

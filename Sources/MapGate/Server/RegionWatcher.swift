@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Keeps a running server's regions current: once every `interval` it re-reads the regions
 /// table and each file's identity (``TileService/refresh(from:)``), so a region installed,

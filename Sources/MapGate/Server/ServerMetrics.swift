@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// What `/metrics` reports, in Prometheus' text format: answers by route and status, body

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Serves one request at a time: the region list, TileJSON, XYZ tiles, the viewer page,
 /// Leaflet's files, `/health` and `/metrics`. Owns a read-only SQLite connection per region it
@@ -119,8 +119,8 @@ public final class TileRequestHandler: HTTPRequestHandler {
         if let attribution = region.attribution { object["attribution"] = AttributionHTML.sanitized(attribution) }
         if let description = region.description { object["description"] = description }
         if region.record.format == .pbf {
-            let layers = region.vectorLayersJSON.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) }
-            object["vector_layers"] = layers ?? []
+            let layers = region.vectorLayersJSON.flatMap { try? JSONValue(parsing: Data($0.utf8)) }
+            object["vector_layers"] = layers ?? JSONValue.array([])
         }
         return json(200, object, cors: true)
     }
@@ -142,7 +142,7 @@ public final class TileRequestHandler: HTTPRequestHandler {
             stored = try file(for: region).storedTile(z: z, x: x, y: y)
         } catch {
             files[region.record.id] = nil
-            return text(500, "cannot read region \(id): \(error.localizedDescription)\n", cors: true)
+            return text(500, "cannot read region \(id): \(errorMessage(error))\n", cors: true)
         }
         var body: Data
         switch stored {
@@ -165,7 +165,7 @@ public final class TileRequestHandler: HTTPRequestHandler {
                 do {
                     body = try GzipInflater.decompress(body, maximumSize: Self.maximumUnpackedTileSize)
                 } catch {
-                    return text(500, "cannot unpack tile \(z)/\(x)/\(y) of region \(id): \(error.localizedDescription)\n", cors: true)
+                    return text(500, "cannot unpack tile \(z)/\(x)/\(y) of region \(id): \(errorMessage(error))\n", cors: true)
                 }
             }
         }
@@ -257,7 +257,7 @@ public final class TileRequestHandler: HTTPRequestHandler {
 
     /// The names of the fonts glyphs can be made from, as a JSON array.
     private func fontList() -> HTTPServerResponse {
-        let body = (try? JSONSerialization.data(withJSONObject: service.glyphs.library.names)) ?? Data("[]".utf8)
+        let body = (try? JSONValue.encode(service.glyphs.library.names)) ?? Data("[]".utf8)
         return HTTPServerResponse(status: 200, headers: Self.anyOrigin + [("Content-Type", "application/json")], body: body)
     }
 
@@ -313,7 +313,7 @@ public final class TileRequestHandler: HTTPRequestHandler {
         case .closed(let closed):
             let message = "update required: install mapgate \(closed.requiredVersion) to keep using these maps"
             if isJSON {
-                return json(403, ["error": "update-required", "message": message, "requiredVersion": closed.requiredVersion, "storeURL": closed.storeURL ?? NSNull()], cors: true)
+                return json(403, ["error": "update-required", "message": message, "requiredVersion": closed.requiredVersion, "storeURL": closed.storeURL ?? JSONValue.null], cors: true)
             }
             return html(403, ViewerPage.closed(closed))
         }
@@ -365,7 +365,7 @@ public final class TileRequestHandler: HTTPRequestHandler {
         var gzip: Double?
         var any: Double?
         for item in header.lowercased().split(separator: ",") {
-            let parts = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+            let parts = item.split(separator: ";").map { $0.trimmingWhitespace() }
             guard let coding = parts.first else { continue }
             var quality = 1.0
             for parameter in parts.dropFirst() where parameter.hasPrefix("q=") {
@@ -382,7 +382,7 @@ public final class TileRequestHandler: HTTPRequestHandler {
     public static func matches(ifNoneMatch header: String, etag: String) -> Bool {
         let opaque = etag.hasPrefix("W/") ? String(etag.dropFirst(2)) : etag
         return header.split(separator: ",").contains { item in
-            let tag = item.trimmingCharacters(in: .whitespaces)
+            let tag = item.trimmingWhitespace()
             return tag == "*" || (tag.hasPrefix("W/") ? String(tag.dropFirst(2)) : tag) == opaque
         }
     }
@@ -392,7 +392,7 @@ public final class TileRequestHandler: HTTPRequestHandler {
     }
 
     private func json(_ status: Int, _ object: [String: Any], cors: Bool) -> HTTPServerResponse {
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
+        let data = (try? JSONValue.encode(object, [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
         return HTTPServerResponse(status: status, headers: (cors ? Self.anyOrigin : []) + [("Content-Type", "application/json")], body: data)
     }
 

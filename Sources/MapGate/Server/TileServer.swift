@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// A running tile server over the installed regions: the HTTP layer, the shared tile service

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 #if canImport(Glibc)
@@ -150,12 +150,12 @@ public final class TileService: Sendable {
         let maxzoom = zoom?.upperBound ?? record.maxzoom ?? 14
         let bounds = (try? file.bounds()) ?? record.bounds ?? [-180, -85.0511, 180, 85.0511]
         var center = [(bounds[0] + bounds[2]) / 2, (bounds[1] + bounds[3]) / 2, Double(minzoom)]
-        let centerValues = metadata["center"]?.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+        let centerValues = metadata["center"]?.split(separator: ",").compactMap { Double($0.trimmingWhitespace()) }
         if let centerValues, centerValues.count == 3 { center = centerValues }
         var vectorLayers: String?
         if record.format == .pbf, let json = metadata["json"],
-            let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any],
-            let layers = object["vector_layers"], let data = try? JSONSerialization.data(withJSONObject: layers)
+            let object = try? JSONValue(parsing: Data(json.utf8)), let layers = object["vector_layers"],
+            let data = try? layers.encoded([.sortedKeys])
         {
             vectorLayers = String(decoding: data, as: UTF8.self)
         }

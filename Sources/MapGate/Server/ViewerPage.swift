@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// An HTML page and the Content-Security-Policy it is served with: scripts and styles only
 /// from this server, plus the page's own inline `<script>` and `<style>` by their SHA-256 (no
@@ -12,9 +12,9 @@ struct HTMLPage {
 /// mapgate itself so it works offline), the region list, and the "update required" page.
 enum ViewerPage {
     static func escape(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
-            .replacingOccurrences(of: "'", with: "&#39;")
+        text.replacing("&", with: "&amp;").replacing("<", with: "&lt;")
+            .replacing(">", with: "&gt;").replacing("\"", with: "&quot;")
+            .replacing("'", with: "&#39;")
     }
 
     /// A page: `head` holds only links to this server's files; `style` and `script` are the
@@ -206,7 +206,7 @@ enum ViewerPage {
     }
 
     private static func jsonString(_ text: String) -> String {
-        let data = (try? JSONSerialization.data(withJSONObject: [text])) ?? Data("[\"\"]".utf8)
-        return String(decoding: data.dropFirst().dropLast(), as: UTF8.self).replacingOccurrences(of: "</", with: "<\\/")
+        let data = (try? JSONValue.array([.string(text)]).encoded()) ?? Data("[\"\"]".utf8)
+        return String(decoding: data.dropFirst().dropLast(), as: UTF8.self).replacing("</", with: "<\\/")
     }
 }

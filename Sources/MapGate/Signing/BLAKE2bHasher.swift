@@ -1,5 +1,5 @@
 import CCrypto
-import Foundation
+import FoundationEssentials
 
 /// BLAKE2b over libcrypto's EVP interface: the 64-byte digest minisign signs (algorithm `ED`), and
 /// on an OpenSSL that can shorten it (3.2 and later), the 32-byte one of secret key checksums.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The lines of a small minisign text file (a signature, a public or a secret key), split the way
 /// minisign reads them: at LF, with one CR before the LF dropped (minisign 0.11 verifies CRLF
@@ -61,7 +61,7 @@ struct MinisignLines {
     /// line of a bare key (minisign's `-P` form). Surrounding blanks are ignored. Nil when the text
     /// is neither shape.
     func keyPayload() -> String? {
-        let meaningful = lines.map { $0.text.trimmingCharacters(in: .whitespaces) }
+        let meaningful = lines.map { $0.text.trimmingWhitespace() }
         var remaining = meaningful[...]
         while remaining.last?.isEmpty == true { remaining = remaining.dropLast() }
         while remaining.first?.isEmpty == true { remaining = remaining.dropFirst() }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A minisign public key: the algorithm `Ed`, an 8-byte key id and a 32-byte Ed25519 public key,
 /// written as one base64 line (`RW…`), in a `.pub` file under an `untrusted comment:` line.

@@ -1,5 +1,5 @@
 import CCrypto
-import Foundation
+import FoundationEssentials
 
 /// A minisign secret key, read from the file `minisign -G` writes, ready to sign.
 ///

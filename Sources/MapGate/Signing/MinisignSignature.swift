@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A parsed minisign signature file (`.minisig`), not yet verified.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Checks minisign signatures against a set of trusted public keys.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Why a minisign signature, public key or secret key was refused, or why signing failed.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One state database (`state.sqlite`, SQLite in WAL mode): a copy of the gate's record, and in
 /// the data directory the installed regions too.
@@ -31,11 +31,11 @@ public final class StateDatabase {
     /// The state database at `path`, creating its folder (mode 0700) when missing.
     public init(path: String, clock: Clock = .system, busyTimeout: Double = 10, seed: Seed) throws {
         self.path = path
-        let folder = (path as NSString).deletingLastPathComponent
+        let folder = PathText.deletingLastComponent(path)
         do {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
-            throw GeneralFailure("state folder \(folder): cannot create it: \(error.localizedDescription)", kind: .io)
+            throw GeneralFailure("state folder \(folder): cannot create it: \(errorMessage(error))", kind: .io)
         }
         do {
             (database, isNew) = try Self.openChecked(path, busyTimeout: busyTimeout, seed: seed)

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A publisher's style as it travels and is installed: one JSON file (`packages/NAME-VERSION.style.json.gz`
 /// on the publisher's side, `<data>/styles/NAME.json` once installed) holding the style, already
@@ -70,6 +70,6 @@ public struct StyleBundle: Codable, Sendable, Equatable {
     /// `local://` URL made absolute. The published text is mapgate's own encoding (slashes not
     /// escaped), so the URLs are plain `"local://…` strings.
     public func style(baseURL: String) -> Data {
-        Data(style.replacingOccurrences(of: "\"" + StyleSheet.localScheme, with: "\"" + baseURL + "/").utf8)
+        Data(style.replacing("\"" + StyleSheet.localScheme, with: "\"" + baseURL + "/").utf8)
     }
 }

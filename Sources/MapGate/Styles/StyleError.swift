@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A publisher's style that cannot be published, installed or served, naming the style and the
 /// reason (`style streets: source "land" names region "kr", which this catalog does not offer`).

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A publisher's MapLibre style (style spec version 8), checked and rewritten to be drawn offline
 /// from mapgate's server: each source names a region of the catalog (`"url": "mbtiles://REGION"`,
@@ -34,9 +34,9 @@ public enum StyleSheet {
         guard data.count <= maximumSize else { throw fail("style.json is larger than \(ByteCount.text(Int64(maximumSize)))") }
         var style = try object(data, fail: fail)
         var used = Set<String>()
-        var sources = style["sources"] as? [String: Any] ?? [:]
+        var sources = style["sources"]?.objectValue ?? [:]
         for name in sources.keys.sorted() {
-            guard var source = sources[name] as? [String: Any], let type = source["type"] as? String else {
+            guard var source = sources[name]?.objectValue, let type = source["type"]?.stringValue else {
                 throw fail("source \"\(name)\" has no type")
             }
             func where_(_ reason: String) -> StyleError { fail("source \"\(name)\": \(reason)") }
@@ -45,7 +45,7 @@ public enum StyleSheet {
                 if source["tiles"] != nil {
                     throw where_("\"tiles\" would fetch tiles from a server; name a region of the catalog instead (\"url\": \"mbtiles://REGION\")")
                 }
-                guard let url = source["url"] as? String, url.hasPrefix(regionScheme) else {
+                guard let url = source["url"]?.stringValue, url.hasPrefix(regionScheme) else {
                     throw where_("\"url\" must name a region of the catalog (\"mbtiles://REGION\"), not \(describe(source["url"]))")
                 }
                 let region = String(url.dropFirst(regionScheme.count))
@@ -56,10 +56,10 @@ public enum StyleSheet {
                 guard (type == "vector") == (format == .pbf) else {
                     throw where_("a \(type) source cannot draw region \"\(region)\", whose tiles are \(format.rawValue)")
                 }
-                source["url"] = localScheme + region + ".json"
+                source["url"] = .string(localScheme + region + ".json")
                 used.insert(region)
             case "geojson":
-                guard source["data"] is [String: Any] else {
+                guard source["data"]?.objectValue != nil else {
                     throw where_("GeoJSON must be inline (\"data\": {…}): a URL would be fetched from the network")
                 }
             case "image", "video":
@@ -67,37 +67,37 @@ public enum StyleSheet {
             default:
                 throw where_("unknown type \"\(type)\"")
             }
-            sources[name] = source
+            sources[name] = .object(source)
         }
         guard !used.isEmpty else { throw fail("no source names a region of the catalog (\"url\": \"mbtiles://REGION\")") }
-        style["sources"] = sources
+        style["sources"] = .object(sources)
 
-        guard let layers = style["layers"] as? [Any] else { throw fail("\"layers\" is missing or not an array") }
+        guard let layers = style["layers"]?.arrayValue else { throw fail("\"layers\" is missing or not an array") }
         guard layers.count <= maximumLayers else { throw fail("more than \(maximumLayers) layers") }
         var layerIDs = Set<String>()
         for (index, entry) in layers.enumerated() {
-            guard let layer = entry as? [String: Any], let layerID = layer["id"] as? String, layer["type"] is String else {
+            guard let layer = entry.objectValue, let layerID = layer["id"]?.stringValue, layer["type"]?.stringValue != nil else {
                 throw fail("layers[\(index)] is not an object with an id and a type")
             }
             guard layerIDs.insert(layerID).inserted else { throw fail("two layers have the id \"\(layerID)\"") }
             if let source = layer["source"] {
-                guard let name = source as? String, sources[name] != nil else {
+                guard let name = source.stringValue, sources[name] != nil else {
                     throw fail("layer \"\(layerID)\" draws source \(describe(source)), which the style does not define")
                 }
             }
         }
 
-        style["glyphs"] = glyphsURL
+        style["glyphs"] = .string(glyphsURL)
         switch style["sprite"] {
         case nil:
-            if hasSprite { style["sprite"] = spriteURL(style: id) }
-        case is String:
+            if hasSprite { style["sprite"] = .string(spriteURL(style: id)) }
+        case .string?:
             guard hasSprite else { throw fail("\"sprite\" is set but sprite.json and sprite.png are not beside style.json") }
-            style["sprite"] = spriteURL(style: id)
+            style["sprite"] = .string(spriteURL(style: id))
         default:
             throw fail("\"sprite\" must be one URL (a list of sprites is not supported)")
         }
-        let text = try JSONSerialization.data(withJSONObject: style, options: [.sortedKeys, .withoutEscapingSlashes])
+        let text = try JSONValue.object(style).encoded([.sortedKeys, .withoutEscapingSlashes])
         return Rewritten(text: String(decoding: text, as: UTF8.self), regions: used.sorted())
     }
 
@@ -106,40 +106,40 @@ public enum StyleSheet {
     static func checkInstalled(_ text: String, style id: String) throws {
         func fail(_ reason: String) -> StyleError { StyleError(style: id, reason: reason) }
         let style = try object(Data(text.utf8), fail: fail)
-        for (name, value) in style["sources"] as? [String: Any] ?? [:] {
-            guard let source = value as? [String: Any] else { throw fail("source \"\(name)\" is not an object") }
-            let isLocal = (source["url"] as? String)?.hasPrefix(localScheme) == true && source["tiles"] == nil
-            guard isLocal || (source["type"] as? String == "geojson" && source["data"] is [String: Any]) else {
+        for (name, value) in style["sources"]?.objectValue ?? [:] {
+            guard let source = value.objectValue else { throw fail("source \"\(name)\" is not an object") }
+            let isLocal = source["url"]?.stringValue?.hasPrefix(localScheme) == true && source["tiles"] == nil
+            guard isLocal || (source["type"]?.stringValue == "geojson" && source["data"]?.objectValue != nil) else {
                 throw fail("source \"\(name)\" is not one of this machine's regions")
             }
         }
         for key in ["glyphs", "sprite"] {
-            if let value = style[key] { guard (value as? String)?.hasPrefix(localScheme) == true else { throw fail("\"\(key)\" is not local") } }
+            if let value = style[key] { guard value.stringValue?.hasPrefix(localScheme) == true else { throw fail("\"\(key)\" is not local") } }
         }
     }
 
-    private static func object(_ data: Data, fail: (String) -> StyleError) throws -> [String: Any] {
-        let parsed: Any
+    private static func object(_ data: Data, fail: (String) -> StyleError) throws -> [String: JSONValue] {
+        let parsed: JSONValue
         do {
-            parsed = try JSONSerialization.jsonObject(with: data)
+            parsed = try JSONValue(parsing: data)
         } catch {
             throw fail("style.json is not valid JSON")
         }
-        guard let style = parsed as? [String: Any] else { throw fail("style.json is not a JSON object") }
-        guard let version = style["version"] as? Int, !Catalog.isBoolean(style["version"]!), version == 8 else {
+        guard let style = parsed.objectValue else { throw fail("style.json is not a JSON object") }
+        guard let version = style["version"], version.isNumber, !version.isBoolean, version.double == 8 else {
             throw fail("\"version\" must be 8 (MapLibre style specification)")
         }
-        guard style["sources"] is [String: Any] else { throw fail("\"sources\" is missing or not an object") }
+        guard style["sources"]?.objectValue != nil else { throw fail("\"sources\" is missing or not an object") }
         return style
     }
 
-    private static func describe(_ value: Any?) -> String {
+    private static func describe(_ value: JSONValue?) -> String {
         switch value {
         case nil: "nothing"
-        case let text as String: "\"\(TerminalText.inline(text))\""
-        case is [Any]: "an array"
-        case is [String: Any]: "an object"
-        default: "a number or a boolean"
+        case .string(let text)?: "\"\(TerminalText.inline(text))\""
+        case .array?: "an array"
+        case .object?: "an object"
+        default: "a number, a boolean or null"
         }
     }
 }

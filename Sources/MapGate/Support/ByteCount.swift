@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Byte counts for people: `512 B`, `48.2 MB`, `1.5 GB` (decimal units, one decimal).
 public enum ByteCount {
@@ -10,6 +10,6 @@ public enum ByteCount {
             value /= 1000
             unit += 1
         }
-        return unit == 0 ? "\(count) B" : String(format: "%.1f %@", value, units[unit])
+        return unit == 0 ? "\(count) B" : String(cFormat: "%.1f", value) + " " + units[unit]
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// The source of "now". Injected everywhere time matters so tests can move it.

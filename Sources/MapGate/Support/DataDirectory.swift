@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The layout of mapgate's data directory.
 ///
@@ -38,7 +38,7 @@ public struct DataDirectory: Sendable, Equatable {
             do {
                 try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             } catch {
-                throw GeneralFailure("data directory \(folder): cannot create it: \(error.localizedDescription)", kind: .io)
+                throw GeneralFailure("data directory \(folder): cannot create it: \(errorMessage(error))", kind: .io)
             }
         }
     }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What kind of failure an error is, which decides the process exit code.
 ///

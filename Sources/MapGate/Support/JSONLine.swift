@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Writes one JSON value on one line, keys sorted, for `--json` output.
 ///
@@ -40,7 +40,7 @@ public enum JSONLine {
                 if index > 0 { bytes.append(UInt8(ascii: ",")) }
                 appendString(key, to: &bytes)
                 bytes.append(UInt8(ascii: ":"))
-                append(object[key] ?? NSNull(), to: &bytes)
+                append(object[key] ?? JSONValue.null, to: &bytes)
             }
             bytes.append(UInt8(ascii: "}"))
         case let array as [Any]:
@@ -50,14 +50,26 @@ public enum JSONLine {
                 append(element, to: &bytes)
             }
             bytes.append(UInt8(ascii: "]"))
-        case let number as NSNumber: appendDouble(number.doubleValue, to: &bytes)
+        case let json as JSONValue: appendJSON(json, to: &bytes)
         default:
-            // NSNull, nil and anything JSON has no word for.
-            if let optional = value as? OptionalProtocol, let wrapped = optional.wrapped {
+            // nil and anything JSON has no word for.
+            if let optional = value as? any JSONOptional, let wrapped = optional.wrappedAny {
                 append(wrapped, to: &bytes)
             } else {
                 bytes += Array("null".utf8)
             }
+        }
+    }
+
+    private static func appendJSON(_ value: JSONValue, to bytes: inout [UInt8]) {
+        switch value {
+        case .null: bytes += Array("null".utf8)
+        case .bool(let flag): append(flag, to: &bytes)
+        case .integer(let number): append(number, to: &bytes)
+        case .double(let number): appendDouble(number, to: &bytes)
+        case .string(let text): appendString(text, to: &bytes)
+        case .array(let elements): append(elements as [Any], to: &bytes)
+        case .object(let fields): append(fields as [String: Any], to: &bytes)
         }
     }
 
@@ -95,13 +107,4 @@ public enum JSONLine {
         }
         bytes.append(UInt8(ascii: "\""))
     }
-}
-
-/// Lets ``JSONLine`` see through an `Optional` stored in an `Any`.
-private protocol OptionalProtocol {
-    var wrapped: Any? { get }
-}
-
-extension Optional: OptionalProtocol {
-    fileprivate var wrapped: Any? { self.map { $0 as Any } }
 }

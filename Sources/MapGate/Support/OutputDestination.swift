@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 #if canImport(Glibc)
 import Glibc
@@ -57,7 +57,7 @@ public struct OutputDestination: Sendable, Equatable {
                 return OutputDestination(argument: argument, kind: .writeThrough(path: argument, append: false))
             }
             guard code == ENOENT else { throw OutputError(path: argument, reason: String(cString: strerror(code)), kind: .io) }
-            let folder = (argument as NSString).deletingLastPathComponent
+            let folder = PathText.deletingLastComponent(argument)
             let parent = folder.isEmpty ? "." : folder
             var folderInfo = stat()
             guard stat(parent, &folderInfo) == 0, (folderInfo.st_mode & S_IFMT) == S_IFDIR else {
@@ -87,7 +87,7 @@ public struct OutputDestination: Sendable, Equatable {
             // The file is replaced by a rename in its folder; a file the user may not write is
             // not theirs to replace either (as `cp` would refuse it).
             try requireWritable(file: resolved)
-            let folder = (resolved as NSString).deletingLastPathComponent
+            let folder = PathText.deletingLastComponent(resolved)
             try requireWritable(folder: folder.isEmpty ? "/" : folder, for: argument)
             return OutputDestination(argument: argument, kind: .replace(path: resolved))
         default:
@@ -126,8 +126,8 @@ public struct OutputDestination: Sendable, Equatable {
     /// Writes into a temporary file beside `path`, then renames it over `path`. An existing file
     /// keeps its permission bits (and, when running as root, its owner).
     private static func replaceAtomically(_ path: String, with data: Data) throws {
-        let folder = (path as NSString).deletingLastPathComponent
-        let name = (path as NSString).lastPathComponent
+        let folder = PathText.deletingLastComponent(path)
+        let name = PathText.lastComponent(path)
         var template = Array(((folder.isEmpty ? "." : folder) + "/.\(name).mapgate-XXXXXX").utf8CString)
         let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard descriptor >= 0 else { throw OutputError(path: path, reason: "creating a temporary file beside it: \(lastError())", kind: .io) }

@@ -1,5 +1,5 @@
 import CLinux
-import Foundation
+import FoundationEssentials
 
 #if canImport(Glibc)
 import Glibc

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The cheap identity of an installed region's file, recorded at install: size, modification
 /// time and inode. A file that still has all three is taken to be the file installed; one that

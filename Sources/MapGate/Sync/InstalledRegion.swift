@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A region installed in the data directory, as recorded in the state database.
 public struct InstalledRegion: Sendable, Equatable {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What a run of `sync` may leave in the data directory, and how it goes: the files a run
 /// assembles in `partial/` (`<id>.installing.mbtiles`, `<id>.patching.mbtiles`), resumable
@@ -14,7 +14,7 @@ enum LeftoverFiles {
 
     /// True for the names in `partial/` that region `id` assembles, with their side files.
     static func isAssembled(_ name: String, of id: String, in directory: DataDirectory) -> Bool {
-        [directory.installingPath(id), directory.patchingPath(id)].map { ($0 as NSString).lastPathComponent }.contains { assembled in
+        [directory.installingPath(id), directory.patchingPath(id)].map { PathText.lastComponent($0) }.contains { assembled in
             name == assembled || sideSuffixes.contains { name == assembled + $0 }
         }
     }

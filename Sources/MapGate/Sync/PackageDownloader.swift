@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Downloads one region package into the partial folder: resumable, retried, verified by size
 /// and SHA-256 and gunzipped while it streams.
@@ -84,7 +84,7 @@ public struct PackageDownloader: Sendable {
                 // redirect loop, a bad URL are the publisher's (65), a missing local file is I/O (74).
                 var kind = FailureKind.unavailable
                 if case .transport(let code, _, _) = error, !error.isTransient { kind = code == 37 ? .io : .badData }
-                throw RegionError(region: region.id, reason: "download failed: \(error.localizedDescription)\(tries)", kind: kind)
+                throw RegionError(region: region.id, reason: "download failed: \(errorMessage(error))\(tries)", kind: kind)
             }
             if sink.downloadedBytes < region.size {
                 // The server finished its answer, and it is shorter than the catalog says.
@@ -157,7 +157,7 @@ public struct PackageDownloader: Sendable {
         }
         let error = HTTPError.status(status, url: region.url)
         guard (400..<500).contains(status), status != 416, !error.isTransient else { return }
-        throw RegionError(region: region.id, reason: "download failed: \(error.localizedDescription)", kind: .unavailable)
+        throw RegionError(region: region.id, reason: "download failed: \(errorMessage(error))", kind: .unavailable)
     }
 
     static func partialPath(_ region: CatalogRegion, in directory: DataDirectory) -> String {
@@ -173,7 +173,7 @@ public struct PackageDownloader: Sendable {
     /// Partials of another version of the same region can never be resumed: remove them.
     private func removeStalePartials(of region: CatalogRegion, keeping path: String, in directory: DataDirectory) {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.partialPath)) ?? []
-        let keep = (path as NSString).lastPathComponent
+        let keep = PathText.lastComponent(path)
         for name in names where Self.isPartial(name, of: region.id) && !name.hasPrefix(keep) {
             try? FileManager.default.removeItem(atPath: directory.partialPath + "/" + name)
         }

@@ -1,5 +1,6 @@
 import CLinux
-import Foundation
+import Dispatch
+import FoundationEssentials
 import Synchronization
 
 /// Where a package's bytes go as they stream in: the resumable partial file, the SHA-256 of
@@ -18,8 +19,8 @@ final class PackageSink: @unchecked Sendable {
     let region: CatalogRegion
     let partialPath: String
     let outputPath: String
-    private var partial: FileHandle
-    private var output: FileHandle
+    private var partial: UnixFile
+    private var output: UnixFile
     private let downloadHash = SHA256Hasher()
     private var inflater: GzipInflater?
     /// The first bytes, held until gzip can be told from SQLite.
@@ -158,7 +159,7 @@ final class PackageSink: @unchecked Sendable {
         do {
             try inflater.inflate(bytes) { try emit($0) }
         } catch let error as GzipError {
-            throw RegionError(region: region.id, reason: error.localizedDescription, kind: .badData)
+            throw RegionError(region: region.id, reason: errorMessage(error), kind: .badData)
         }
     }
 
@@ -197,12 +198,12 @@ final class PackageSink: @unchecked Sendable {
         }
     }
 
-    private func write(_ bytes: UnsafeRawBufferPointer, to handle: FileHandle, what: String) throws {
+    private func write(_ bytes: UnsafeRawBufferPointer, to handle: UnixFile, what: String) throws {
         do {
             try handle.write(contentsOf: Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: bytes.baseAddress!), count: bytes.count, deallocator: .none))
         } catch {
             let path = handle === partial ? partialPath : outputPath
-            throw RegionError(region: region.id, reason: "cannot write the \(what) \(path): \(error.localizedDescription)", kind: .io)
+            throw RegionError(region: region.id, reason: "cannot write the \(what) \(path): \(errorMessage(error))", kind: .io)
         }
     }
 
@@ -226,7 +227,7 @@ final class PackageSink: @unchecked Sendable {
             do {
                 try inflater.finish { try emit($0) }
             } catch let error as GzipError {
-                throw RegionError(region: region.id, reason: error.localizedDescription, kind: .badData)
+                throw RegionError(region: region.id, reason: errorMessage(error), kind: .badData)
             }
         }
         try flushOutput()
@@ -234,7 +235,7 @@ final class PackageSink: @unchecked Sendable {
             // Not fsynced here: the installer does that while the file's tiles are hashed.
             try output.close()
         } catch {
-            throw RegionError(region: region.id, reason: "cannot write the region file \(outputPath): \(error.localizedDescription)", kind: .io)
+            throw RegionError(region: region.id, reason: "cannot write the region file \(outputPath): \(errorMessage(error))", kind: .io)
         }
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 #if canImport(Glibc)
 import Glibc
@@ -10,7 +10,7 @@ import Glibc
 /// by a crash or planted) is removed, never written through or read from.
 enum PartialFile {
     /// Opens `path` for reading and writing, creating it (mode 0644) and keeping what it holds.
-    static func open(_ path: String) throws -> FileHandle {
+    static func open(_ path: String) throws -> UnixFile {
         try clear(path)
         // O_NONBLOCK: a FIFO put there between the check and the open must not block it.
         let descriptor = Glibc.open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0o644)
@@ -20,7 +20,7 @@ enum PartialFile {
             close(descriptor)
             throw GeneralFailure("cannot use \(path): it is not a regular file", kind: .io)
         }
-        return FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        return UnixFile(fileDescriptor: descriptor, closeOnDealloc: true)
     }
 
     /// The bytes of `path` if it is a regular file of at most `limit` bytes; nil (and anything
@@ -29,7 +29,7 @@ enum PartialFile {
         guard (try? clear(path)) != nil else { return nil }
         let descriptor = Glibc.open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
         guard descriptor >= 0 else { return nil }
-        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        let handle = UnixFile(fileDescriptor: descriptor, closeOnDealloc: true)
         var info = stat()
         guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size <= limit else { return nil }
         return try? handle.readToEnd()

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A region that could not be synced, installed, removed or verified: names the region and the
 /// reason (`region kr-seoul: download failed: HTTP 503 from https://… (after 4 tries)`).

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The installed regions: listing, opening for tiles (behind the gate), removing, verifying.
 public final class RegionLibrary {
@@ -52,7 +52,7 @@ public final class RegionLibrary {
             do {
                 try FileManager.default.removeItem(atPath: path)
             } catch {
-                throw RegionError(region: id, reason: "cannot delete \(path): \(error.localizedDescription)", kind: .io)
+                throw RegionError(region: id, reason: "cannot delete \(path): \(errorMessage(error))", kind: .io)
             }
         }
         return record
@@ -73,7 +73,7 @@ public final class RegionLibrary {
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else {
             return Verification(region: record, problem: "the file \(path) is missing")
         }
-        let size = (attributes[.size] as? NSNumber)?.int64Value ?? -1
+        let size = (attributes[.size] as? UInt).map { Int64($0) } ?? -1
         guard size == record.size else {
             return Verification(region: record, problem: "size is \(size) bytes, \(record.size) were installed")
         }

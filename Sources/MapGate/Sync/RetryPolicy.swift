@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// How often and how patiently a download is retried after a network error or a 5xx.
 public struct RetryPolicy: Sendable {
@@ -8,13 +8,13 @@ public struct RetryPolicy: Sendable {
     /// Waits between attempts; injected so tests need not sleep.
     public var sleep: @Sendable (Double) -> Void
 
-    public init(maxAttempts: Int = 4, initialDelay: Double = 1, sleep: @escaping @Sendable (Double) -> Void = { Thread.sleep(forTimeInterval: $0) }) {
+    public init(maxAttempts: Int = 4, initialDelay: Double = 1, sleep: @escaping @Sendable (Double) -> Void = { Threads.sleep($0) }) {
         self.maxAttempts = maxAttempts
         self.initialDelay = initialDelay
         self.sleep = sleep
     }
 
     func delay(afterAttempt attempt: Int) -> Double {
-        initialDelay * pow(2, Double(attempt - 1))
+        initialDelay * Double(sign: .plus, exponent: attempt - 1, significand: 1)
     }
 }

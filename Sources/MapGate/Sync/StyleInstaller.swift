@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Installs the publisher's styles that draw the installed regions: each package downloaded and
 /// verified as a region's is (resumable, size and SHA-256, gunzipped while it streams), its bundle
@@ -78,7 +78,7 @@ public final class StyleInstaller {
         do {
             try FileManager.default.createDirectory(atPath: directory.stylesPath, withIntermediateDirectories: true)
         } catch {
-            throw fail("cannot create \(directory.stylesPath): \(error.localizedDescription)", kind: .io)
+            throw fail("cannot create \(directory.stylesPath): \(errorMessage(error))", kind: .io)
         }
         if let reason = DurableFile.flush(path) { throw fail("cannot write the style file \(path): \(reason)", kind: .io) }
         let destination = directory.stylePath(style.id)

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// An MBTiles file that cannot be used, with the reason.
 public struct MBTilesError: MapGateFailure, LocalizedError, Sendable, Equatable {
@@ -136,7 +136,7 @@ public final class MBTilesFile {
 
     /// `west,south,east,north`, finite and on the globe (south ≤ north); nil otherwise.
     public static func parseBounds(_ text: String) -> [Double]? {
-        let values = text.split(separator: ",", omittingEmptySubsequences: false).map { Double($0.trimmingCharacters(in: .whitespaces)) }
+        let values = text.split(separator: ",", omittingEmptySubsequences: false).map { Double($0.trimmingWhitespace()) }
         guard values.count == 4, let west = values[0], let south = values[1], let east = values[2], let north = values[3] else { return nil }
         guard [west, south, east, north].allSatisfy(\.isFinite), (-180...180).contains(west), (-180...180).contains(east),
             (-90...90).contains(south), (-90...90).contains(north), south <= north
@@ -146,7 +146,7 @@ public final class MBTilesFile {
 
     /// `longitude,latitude,zoom`, finite and on the globe; nil otherwise.
     public static func parseCenter(_ text: String) -> [Double]? {
-        let values = text.split(separator: ",", omittingEmptySubsequences: false).map { Double($0.trimmingCharacters(in: .whitespaces)) }
+        let values = text.split(separator: ",", omittingEmptySubsequences: false).map { Double($0.trimmingWhitespace()) }
         guard values.count == 3, let longitude = values[0], let latitude = values[1], let zoom = values[2],
             [longitude, latitude, zoom].allSatisfy(\.isFinite), (-180...180).contains(longitude), (-90...90).contains(latitude),
             (0...30).contains(zoom)

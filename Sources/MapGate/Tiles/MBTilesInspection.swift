@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What `sync` checks in an MBTiles file before it installs it, and `publish` before it offers
 /// it: SQLite opens it, `PRAGMA quick_check` is ok, `tiles` and `metadata` exist (tables or
@@ -34,7 +34,7 @@ public struct MBTilesInspection: Sendable, Equatable {
         guard validZooms.contains(tiles.lowerBound), validZooms.contains(tiles.upperBound) else {
             throw ZoomError(reason: "it has tiles at zoom \(tiles.lowerBound)–\(tiles.upperBound), outside 0–30")
         }
-        func declared(_ key: String) -> Int? { metadata[key].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } }
+        func declared(_ key: String) -> Int? { metadata[key].flatMap { Int($0.trimmingWhitespace()) } }
         let low = declared("minzoom")
         let high = declared("maxzoom")
         for (key, value) in [("minzoom", low), ("maxzoom", high)] {
@@ -65,7 +65,7 @@ public struct MBTilesInspection: Sendable, Equatable {
         }
         // MBTiles rows are TMS; some tools write XYZ rows and say so in `scheme`. Serving them
         // as TMS would show every zoom's tiles upside down: refused rather than guessed at.
-        if let scheme = metadata["scheme"]?.trimmingCharacters(in: .whitespaces), scheme.lowercased() != "tms" {
+        if let scheme = metadata["scheme"]?.trimmingWhitespace(), scheme.lowercased() != "tms" {
             throw MBTilesError(
                 path: path,
                 reason: "metadata scheme is \"\(scheme.prefix(40))\": MBTiles rows are TMS (row = 2^z - 1 - y), which mapgate reads; flip the rows (UPDATE tiles SET tile_row = (1 << zoom_level) - 1 - tile_row) and delete the scheme row, or write the file as TMS")

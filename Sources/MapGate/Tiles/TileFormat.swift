@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The encoding of a region's tiles.
 public enum TileFormat: String, Sendable, CaseIterable, Codable {
@@ -59,7 +59,7 @@ public enum TileFormat: String, Sendable, CaseIterable, Codable {
         if let sniffed = TileFormat(sniffing: bytes) { return sniffed == .pbf ? "gzip (pbf)" : sniffed.rawValue }
         if bytes.first == 0x1A { return "protobuf (pbf)" }
         if isZlib(bytes) { return "zlib (pbf)" }
-        return "unknown bytes " + bytes.prefix(4).map { String(format: "%02X", $0) }.joined(separator: " ")
+        return "unknown bytes " + bytes.prefix(4).map { String.hex($0, uppercase: true) }.joined(separator: " ")
     }
 
     /// A zlib stream's header (RFC 1950): deflate (`CMF` 0x78) with a valid check (`CMF·256 + FLG`

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A MapLibre style (version 8) made from a vector region's `vector_layers`: every layer its own
 /// colour, polygons as translucent fills with outlines, lines as lines, points as circles, and —
@@ -19,7 +19,7 @@ public enum VectorStyle {
 
     /// The name-like field of a layer's `fields`: `name`, then `name:en`, `name_en`, then any
     /// `name:<lang>`, then `NAME`, `Name`.
-    static func labelField(in fields: [String: Any]?) -> String? {
+    static func labelField(in fields: [String: JSONValue]?) -> String? {
         guard let fields else { return nil }
         let keys = fields.keys.sorted()
         for preferred in ["name", "name:en", "name_en", "name:latin"] where fields[preferred] != nil { return preferred }
@@ -30,17 +30,17 @@ public enum VectorStyle {
     /// The layers listed in the metadata's `json` (`{"vector_layers": [{"id": …}, …]}`), in order;
     /// empty when there is none or it is not that shape.
     public static func layers(fromMetadataJSON text: String?) -> [Layer] {
-        guard let text, let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
-            let entries = object["vector_layers"] as? [[String: Any]]
+        guard let text, let object = try? JSONValue(parsing: Data(text.utf8)), let list = object["vector_layers"]?.arrayValue,
+            case let entries = list.compactMap(\.objectValue), entries.count == list.count
         else { return [] }
         var seen = Set<String>()
         var layers: [Layer] = []
         for entry in entries {
-            guard let id = entry["id"] as? String, !id.isEmpty, id.count <= 256, seen.insert(id).inserted else { continue }
+            guard let id = entry["id"]?.stringValue, !id.isEmpty, id.count <= 256, seen.insert(id).inserted else { continue }
             layers.append(
                 Layer(
-                    id: id, minzoom: entry["minzoom"] as? Int, maxzoom: entry["maxzoom"] as? Int, color: color(index: layers.count),
-                    labelField: labelField(in: entry["fields"] as? [String: Any])))
+                    id: id, minzoom: entry["minzoom"]?.int, maxzoom: entry["maxzoom"]?.int, color: color(index: layers.count),
+                    labelField: labelField(in: entry["fields"]?.objectValue)))
             if layers.count == 256 { break }
         }
         return layers
@@ -129,7 +129,7 @@ public enum VectorStyle {
     public static func color(index: Int) -> String {
         let hue = (Double(index) * 137.508).truncatingRemainder(dividingBy: 360) / 360
         let (r, g, b) = hsl(hue, 0.75, 0.45)
-        return String(format: "#%02x%02x%02x", Int(r * 255), Int(g * 255), Int(b * 255))
+        return String(cFormat: "#%02lx%02lx%02lx", Int(r * 255), Int(g * 255), Int(b * 255))
     }
 
     private static func hsl(_ h: Double, _ s: Double, _ l: Double) -> (Double, Double, Double) {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The layer names of Mapbox Vector Tiles (MVT), read from the tiles themselves: for a `pbf`
 /// region whose metadata lists no `vector_layers`.

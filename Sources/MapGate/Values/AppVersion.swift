@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// An app version such as `1.10`, `2.0.1` or `1.0-rc.1`, ordered the way people mean it.
 ///
@@ -17,7 +17,7 @@ public struct AppVersion: Sendable, Comparable, Hashable, CustomStringConvertibl
     let prereleasePieces: [PrereleasePiece]?
 
     public init(_ string: String) throws {
-        let trimmed = string.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = string.trimmingWhitespaceAndNewlines()
         guard let parsed = Self.parse(trimmed) else {
             throw AppVersionError(text: string)
         }

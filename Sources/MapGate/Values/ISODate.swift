@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// ISO 8601 dates as the store, catalogs and mapgate's output write them: RFC 3339's
 /// `2024-11-20T13:36:18Z`, in UTC.
@@ -72,14 +72,14 @@ public enum ISODate {
             + pad(second / 60 % 60, 2) + ":" + pad(second % 60, 2) + "Z"
     }
 
-    private static func pad(_ value: Int, _ width: Int) -> String {
+    static func pad(_ value: Int, _ width: Int) -> String {
         let text = String(value)
         return text.count >= width ? text : String(repeating: "0", count: width - text.count) + text
     }
 
     private static func isLeap(_ year: Int) -> Bool { year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) }
 
-    private static func daysIn(month: Int, year: Int) -> Int {
+    static func daysIn(month: Int, year: Int) -> Int {
         switch month {
         case 2: return isLeap(year) ? 29 : 28
         case 4, 6, 9, 11: return 30
@@ -89,7 +89,7 @@ public enum ISODate {
 
     /// Days from 1970-01-01 to a date of the proleptic Gregorian calendar (Howard Hinnant's
     /// `days_from_civil`).
-    private static func daysSinceEpoch(year: Int, month: Int, day: Int) -> Int {
+    static func daysSinceEpoch(year: Int, month: Int, day: Int) -> Int {
         let shifted = month <= 2 ? year - 1 : year
         let era = (shifted >= 0 ? shifted : shifted - 399) / 400
         let yearOfEra = shifted - era * 400
@@ -99,7 +99,7 @@ public enum ISODate {
     }
 
     /// Year, month, day and second of the day in UTC (Hinnant's `civil_from_days`).
-    private static func civil(_ date: Date) -> (year: Int, month: Int, day: Int, second: Int) {
+    static func civil(_ date: Date) -> (year: Int, month: Int, day: Int, second: Int) {
         // Years 1 to 9999 (a date from a damaged record can be anything, even not a number).
         let seconds = date.timeIntervalSince1970
         let total = Int((seconds.isFinite ? min(max(seconds, -62_135_596_800), 253_402_300_799) : 0).rounded(.down))

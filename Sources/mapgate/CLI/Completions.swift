@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MapGate
 
 /// `mapgate help completions bash|zsh|fish`: shell completion scripts made from the command table
@@ -24,7 +24,7 @@ enum Completions {
     /// whether the last one repeats.
     static func positionals(of command: any Command.Type) -> (names: [String], kinds: [Argument], lastRepeats: Bool) {
         let words = command.arguments.split(separator: " ").map(String.init)
-        let names = words.map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "[].")) }
+        let names = words.map { $0.trimming(where: { "[].".unicodeScalars.contains($0) }) }
         let kinds = names.map { name -> Argument in
             if name == "REGION" { return .region }
             if name == "DIR" || name.hasSuffix("_DIR") { return .directory }
@@ -135,9 +135,9 @@ enum Completions {
     // MARK: zsh
 
     private static func zsh() -> String {
-        func quoted(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+        func quoted(_ text: String) -> String { "'" + text.replacing("'", with: "'\\''") + "'" }
         func described(_ text: String) -> String {
-            text.replacingOccurrences(of: "[", with: "(").replacingOccurrences(of: "]", with: ")").replacingOccurrences(of: ":", with: "\\:")
+            text.replacing("[", with: "(").replacing("]", with: ")").replacing(":", with: "\\:")
         }
         func spec(_ option: OptionSpec) -> String {
             var value = ""
@@ -187,7 +187,7 @@ enum Completions {
 
     private static func fish() -> String {
         func quoted(_ text: String) -> String {
-            "'" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'"
+            "'" + text.replacing("\\", with: "\\\\").replacing("'", with: "\\'") + "'"
         }
         func line(_ option: OptionSpec, condition: String?) -> String {
             var parts = ["complete -c mapgate"]
@@ -208,7 +208,7 @@ enum Completions {
         var script = [
             "# fish completion for mapgate \(BuildInfo.version), made by `mapgate help completions fish`",
             "complete -c mapgate -f",
-            "function __mapgate_regions; " + regionIDs.replacingOccurrences(of: #"sed -n 's/.*"id":"\([^"]*\)".*/\1/p'"#, with: #"string replace -rf '.*"id":"([^"]*)".*' '$1'"#) + "; end",
+            "function __mapgate_regions; " + regionIDs.replacing(#"sed -n 's/.*"id":"\([^"]*\)".*/\1/p'"#, with: #"string replace -rf '.*"id":"([^"]*)".*' '$1'"#) + "; end",
         ]
         for command in MapGateCLI.commands {
             script.append("complete -c mapgate -n " + quoted("not __fish_seen_subcommand_from \(names) help") + " -a \(command.name) -d " + quoted(command.abstract))

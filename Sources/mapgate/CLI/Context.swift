@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MapGate
 
 /// What a command runs with: its settings, the console, and the library's parts.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MapGate
 
 /// Asks the gate for one use (sync, open, serve, tile) and talks to the user about it.

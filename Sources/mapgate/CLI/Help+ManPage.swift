@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MapGate
 
 /// `mapgate help man`: the manual page, mapgate(1), in roff, made from the same tables as
@@ -81,7 +81,7 @@ extension Help {
     /// The paragraphs of a discussion: blank lines separate them, single line breaks do not.
     private static func paragraphs(_ discussion: String) -> [String] {
         discussion.components(separatedBy: "\n\n")
-            .map { $0.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ") }
+            .map { $0.split(separator: "\n").map { $0.trimmingWhitespace() }.joined(separator: " ") }
             .filter { !$0.isEmpty }
     }
 
@@ -93,6 +93,6 @@ extension Help {
 
     /// Backslashes and hyphens for roff (`-` is a hyphen there, `\-` the minus of an option).
     private static func escape(_ text: String) -> String {
-        text.replacingOccurrences(of: "\\", with: "\\e").replacingOccurrences(of: "-", with: "\\-")
+        text.replacing("\\", with: "\\e").replacing("-", with: "\\-")
     }
 }

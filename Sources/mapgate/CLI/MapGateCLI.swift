@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MapGate
 
 /// The command table and the one place that maps errors to output and exit codes.
@@ -30,7 +30,7 @@ enum MapGateCLI {
                 console.data(Help.root())
                 return ExitCode.success
             }
-            FileHandle.standardError.write(Data((Help.root() + "\n").utf8))
+            UnixFile.standardError.write(Data((Help.root() + "\n").utf8))
             return ExitCode.usage
         }
         if name == "help" {
@@ -88,7 +88,7 @@ enum MapGateCLI {
     private static func usageFailure(_ error: UsageError, environment: [String: String], json: Bool) -> Int32 {
         let console = Console(quiet: false, json: json, environment: environment)
         console.error(error.message)
-        FileHandle.standardError.write(Data("usage: \(error.usage)\n".utf8))
+        UnixFile.standardError.write(Data("usage: \(error.usage)\n".utf8))
         if json { console.json(["error": error.message, "exitCode": ExitCode.usage]) }
         return ExitCode.usage
     }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MapGate
 
 /// What `serve` and `open` check and bind before the gate counts a use: the settings, the

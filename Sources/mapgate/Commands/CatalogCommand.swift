@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MapGate
 
 /// `mapgate catalog`: the regions on offer, against what is installed.
@@ -39,13 +39,13 @@ struct CatalogCommand: Command {
                 console.json([
                     "id": region.id, "name": region.name, "version": region.version, "size": region.size,
                     "installedSize": region.installedSize, "format": region.format.rawValue, "minzoom": region.minzoom,
-                    "maxzoom": region.maxzoom, "installedVersion": current ?? NSNull(), "status": status.rawValue,
-                    "publisher": catalog.publisher, "serial": catalog.serial ?? NSNull(),
-                    "expires": Format.isoOrNull(catalog.expires), "signedBy": fetched.signature?.keyID.hex ?? NSNull(),
+                    "maxzoom": region.maxzoom, "installedVersion": current ?? JSONValue.null, "status": status.rawValue,
+                    "publisher": catalog.publisher, "serial": catalog.serial ?? JSONValue.null,
+                    "expires": Format.isoOrNull(catalog.expires), "signedBy": fetched.signature?.keyID.hex ?? JSONValue.null,
                 ])
             } else {
                 let required = catalog.requiredAppVersion(for: region, app: app)
-                let shown = required.map { "needs mapgate \($0.text)" } ?? status.rawValue.replacingOccurrences(of: "-", with: " ")
+                let shown = required.map { "needs mapgate \($0.text)" } ?? status.rawValue.replacing("-", with: " ")
                 table.append([
                     region.id, region.name, region.version, Format.bytes(region.size), region.format.rawValue,
                     "\(region.minzoom)-\(region.maxzoom)", current ?? "-", shown,

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MapGate
 import MapGateDemo
 
@@ -27,7 +27,7 @@ struct DemoCommand: Command {
     }
 
     func run(_ context: Context) throws -> Int32 {
-        let work = NSTemporaryDirectory() + "mapgate-demo-\(UUID().uuidString.prefix(8))"
+        let work = PathText.temporaryDirectory() + "mapgate-demo-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
         defer {
             if keep {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MapGate
 
 /// `mapgate list`: the installed regions.
@@ -34,7 +34,7 @@ struct ListCommand: Command {
             // Tile counts come from the file itself (read-only; no gate use: nothing is served).
             // Counted once at install; regions installed before that are counted now.
             let tiles = region.tileCount ?? (try? MBTilesFile(path: library.directory.regionPath(region.id)).tileCount())
-            let bounds = region.bounds?.map { String(format: "%.4g", $0) }.joined(separator: ",")
+            let bounds = region.bounds?.map { String(cFormat: "%.4g", $0) }.joined(separator: ",")
             // Size and stamp (size, mtime, inode); the SHA-256 only when the stamp changed.
             var damage: String?
             if case .damaged(let reason) = region.condition(ofFileAt: library.directory.regionPath(region.id), hashingUnstamped: false) {
@@ -44,9 +44,9 @@ struct ListCommand: Command {
             if context.json {
                 console.json([
                     "id": region.id, "name": region.name, "version": region.version, "format": region.format.rawValue,
-                    "minzoom": region.minzoom ?? NSNull(), "maxzoom": region.maxzoom ?? NSNull(), "tiles": tiles ?? NSNull(),
-                    "sizeOnDisk": region.size, "bounds": region.bounds ?? NSNull(), "installedAt": Format.iso(region.installedAt),
-                    "sha256": region.sha256, "contentHash": region.contentHash ?? NSNull(), "damaged": damage ?? NSNull(),
+                    "minzoom": region.minzoom ?? JSONValue.null, "maxzoom": region.maxzoom ?? JSONValue.null, "tiles": tiles ?? JSONValue.null,
+                    "sizeOnDisk": region.size, "bounds": region.bounds ?? JSONValue.null, "installedAt": Format.iso(region.installedAt),
+                    "sha256": region.sha256, "contentHash": region.contentHash ?? JSONValue.null, "damaged": damage ?? JSONValue.null,
                 ])
             } else {
                 let zoom = region.minzoom.map { "\($0)-\(region.maxzoom ?? $0)" } ?? "?"

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MapGate
 
 #if canImport(Glibc)
@@ -103,7 +103,7 @@ struct PublishCommand: Command {
         }
         let text = String(decoding: data, as: UTF8.self)
         func fail(_ error: SignatureError) -> GeneralFailure {
-            GeneralFailure("\(keyPath): \(error.localizedDescription)", kind: .usage)
+            GeneralFailure("\(keyPath): \(errorMessage(error))", kind: .usage)
         }
         do {
             return try MinisignSecretKey(text: text, password: context.environment[Self.passwordVariable])
@@ -133,11 +133,11 @@ struct PublishCommand: Command {
             hidden.c_lflag &= ~tcflag_t(ECHO)
             tcsetattr(STDIN_FILENO, TCSAFLUSH, &hidden)
         }
-        FileHandle.standardError.write(Data("password for the secret key: ".utf8))
+        UnixFile.standardError.write(Data("password for the secret key: ".utf8))
         let line = readLine(strippingNewline: true)
         if canHide {
             tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved)
-            FileHandle.standardError.write(Data("\n".utf8))
+            UnixFile.standardError.write(Data("\n".utf8))
         }
         return line
     }
@@ -149,8 +149,8 @@ struct PublishCommand: Command {
             if context.json {
                 console.json([
                     "region": region.id, "action": region.action.rawValue, "version": region.version,
-                    "previousVersion": region.previousVersion ?? NSNull(), "package": region.package ?? NSNull(),
-                    "size": region.size ?? NSNull(), "sha256": region.sha256 ?? NSNull(), "deltas": region.deltaCount,
+                    "previousVersion": region.previousVersion ?? JSONValue.null, "package": region.package ?? JSONValue.null,
+                    "size": region.size ?? JSONValue.null, "sha256": region.sha256 ?? JSONValue.null, "deltas": region.deltaCount,
                 ])
             } else {
                 console.print(line(for: region, isDryRun: report.isDryRun))
@@ -160,8 +160,8 @@ struct PublishCommand: Command {
             if context.json {
                 console.json([
                     "style": style.id, "action": style.action.rawValue, "version": style.version,
-                    "previousVersion": style.previousVersion ?? NSNull(), "package": style.package ?? NSNull(),
-                    "size": style.size ?? NSNull(), "regions": style.regions,
+                    "previousVersion": style.previousVersion ?? JSONValue.null, "package": style.package ?? JSONValue.null,
+                    "size": style.size ?? JSONValue.null, "regions": style.regions,
                 ])
             } else {
                 console.print(line(for: style, isDryRun: report.isDryRun))
@@ -179,15 +179,19 @@ struct PublishCommand: Command {
         }
     }
 
-    private func line(for style: PublishReport.Style, isDryRun: Bool) -> String {
-        let would = isDryRun && style.action != .unchanged ? "would be " : ""
-        let what: String
-        switch style.action {
-        case .added: what = would + "added"
-        case .updated: what = would + (style.previousVersion.map { "updated from \($0)" } ?? "updated")
-        case .unchanged: what = "unchanged"
-        case .removed: what = would + "removed"
+    /// "added", "updated from 3", "unchanged", "removed"; in a dry run "would be added", ….
+    private func describe(_ action: PublishReport.Action, previousVersion: String?, isDryRun: Bool) -> String {
+        let would = isDryRun && action != .unchanged ? "would be " : ""
+        switch action {
+        case .added: return would + "added"
+        case .updated: return would + (previousVersion.map { "updated from \($0)" } ?? "updated")
+        case .unchanged: return "unchanged"
+        case .removed: return would + "removed"
         }
+    }
+
+    private func line(for style: PublishReport.Style, isDryRun: Bool) -> String {
+        let what = describe(style.action, previousVersion: style.previousVersion, isDryRun: isDryRun)
         var details = style.regions.isEmpty ? [] : ["draws " + style.regions.joined(separator: ", ")]
         if let size = style.size, style.action != .unchanged { details.append(Format.bytes(size)) }
         return "style \(style.id) \(style.version): " + what + (details.isEmpty ? "" : " (\(details.joined(separator: ", ")))")
@@ -205,14 +209,7 @@ struct PublishCommand: Command {
             }
             if region.deltaCount > 0 { details.append(region.deltaCount == 1 ? "1 delta" : "\(region.deltaCount) deltas") }
         }
-        let would = isDryRun && region.action != .unchanged ? "would be " : ""
-        let what: String
-        switch region.action {
-        case .added: what = would + "added"
-        case .updated: what = would + (region.previousVersion.map { "updated from \($0)" } ?? "updated")
-        case .unchanged: what = "unchanged"
-        case .removed: what = would + "removed"
-        }
+        let what = describe(region.action, previousVersion: region.previousVersion, isDryRun: isDryRun)
         return head + what + (details.isEmpty ? "" : " (\(details.joined(separator: ", ")))")
     }
 }

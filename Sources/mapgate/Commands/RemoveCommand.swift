@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MapGate
 
 /// `mapgate remove REGION`.
@@ -26,7 +26,7 @@ struct RemoveCommand: Command {
             do {
                 let removed = try library.remove(id, lock: lock)
                 if context.json {
-                    context.console.json(["region": id, "action": "removed", "version": removed.version, "error": NSNull(), "exitCode": NSNull()])
+                    context.console.json(["region": id, "action": "removed", "version": removed.version, "error": JSONValue.null, "exitCode": JSONValue.null])
                 } else {
                     context.console.print("removed \(id) \(TerminalText.inline(removed.version))")
                 }
@@ -35,7 +35,7 @@ struct RemoveCommand: Command {
                 let message = MapGateCLI.describe(error)
                 if context.json {
                     context.console.json([
-                        "region": id, "action": "failed", "version": NSNull(), "error": message, "exitCode": ExitCode.forError(error),
+                        "region": id, "action": "failed", "version": JSONValue.null, "error": message, "exitCode": ExitCode.forError(error),
                     ])
                 } else {
                     context.console.error(message)

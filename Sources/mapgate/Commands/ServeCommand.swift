@@ -1,5 +1,5 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
 import MapGate
 
 #if canImport(Glibc)
@@ -88,8 +88,8 @@ struct ServeCommand: Command {
 @Sendable func logRequest(_ entry: HTTPServer.LogEntry) {
     // Status 0: libmicrohttpd refused the request itself and does not say with which status.
     let status = entry.status == 0 ? "refused" : String(entry.status)
-    let line = "\(escapeForLog(entry.method)) \(escapeForLog(entry.path)) \(status) \(entry.bytes) \(String(format: "%.1f", entry.seconds * 1000)) ms\n"
-    FileHandle.standardError.write(Data(line.utf8))
+    let line = "\(escapeForLog(entry.method)) \(escapeForLog(entry.path)) \(status) \(entry.bytes) \(String(cFormat: "%.1f", entry.seconds * 1000)) ms\n"
+    UnixFile.standardError.write(Data(line.utf8))
 }
 
 func escapeForLog(_ text: String) -> String {
@@ -97,7 +97,7 @@ func escapeForLog(_ text: String) -> String {
     for scalar in text.unicodeScalars {
         switch scalar.value {
         case 0x5C: escaped += "\\\\"
-        case 0..<0x20, 0x7F, 0x80..<0xA0: escaped += String(format: "\\x%02x", scalar.value)
+        case 0..<0x20, 0x7F, 0x80..<0xA0: escaped += String(cFormat: "\\x%02x", scalar.value)
         default: escaped.unicodeScalars.append(scalar)
         }
     }

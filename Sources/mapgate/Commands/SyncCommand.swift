@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MapGate
 
 #if canImport(Glibc)
@@ -110,12 +110,7 @@ struct SyncCommand: Command {
                 report(outcome, style: style, context: context)
             } catch {
                 firstFailure = firstFailure ?? error
-                let message = MapGateCLI.describe(error)
-                if context.json {
-                    context.console.json(StyleLine(style: style.id, action: "failed", version: style.version, error: message, exitCode: ExitCode.forError(error)).json)
-                } else {
-                    context.console.error(message)
-                }
+                reportFailure(error, context: context) { StyleLine(style: style.id, action: "failed", version: style.version, error: $0, exitCode: $1).json }
             }
         }
         return firstFailure.map { ExitCode.forError($0) } ?? ExitCode.success
@@ -133,8 +128,8 @@ struct SyncCommand: Command {
 
         var json: [String: Any] {
             [
-                "style": style, "action": action, "version": version, "previousVersion": previousVersion ?? NSNull(), "bytes": bytes,
-                "error": error ?? NSNull(), "exitCode": exitCode ?? NSNull(),
+                "style": style, "action": action, "version": version, "previousVersion": previousVersion ?? JSONValue.null, "bytes": bytes,
+                "error": error ?? JSONValue.null, "exitCode": exitCode ?? JSONValue.null,
             ]
         }
     }
@@ -173,17 +168,22 @@ struct SyncCommand: Command {
 
         var json: [String: Any] {
             [
-                "region": region, "action": action, "version": version, "previousVersion": previousVersion ?? NSNull(),
-                "bytes": bytes, "resumedFrom": resumedFrom, "transfer": transfer ?? NSNull(), "error": error ?? NSNull(),
-                "exitCode": exitCode ?? NSNull(),
+                "region": region, "action": action, "version": version, "previousVersion": previousVersion ?? JSONValue.null,
+                "bytes": bytes, "resumedFrom": resumedFrom, "transfer": transfer ?? JSONValue.null, "error": error ?? JSONValue.null,
+                "exitCode": exitCode ?? JSONValue.null,
             ]
         }
     }
 
     private func reportFailure(_ error: any Error, region: String, version: String, context: Context) {
+        reportFailure(error, context: context) { SyncLine(region: region, action: "failed", version: version, error: $0, exitCode: $1).json }
+    }
+
+    /// A failure: its message on stderr, or with --json the line `line` makes of the message and the exit code.
+    private func reportFailure(_ error: any Error, context: Context, line: (String, Int32) -> [String: Any]) {
         let message = MapGateCLI.describe(error)
         if context.json {
-            context.console.json(SyncLine(region: region, action: "failed", version: version, error: message, exitCode: ExitCode.forError(error)).json)
+            context.console.json(line(message, ExitCode.forError(error)))
         } else {
             context.console.error(message)
         }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MapGate
 
 /// `mapgate tile REGION Z X Y [-o FILE]`: one tile, exactly as stored.

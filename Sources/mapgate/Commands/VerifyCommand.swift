@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MapGate
 
 /// `mapgate verify [REGION...]`.
@@ -30,8 +30,8 @@ struct VerifyCommand: Command {
             if !result.isIntact { damaged += 1 }
             if context.json {
                 context.console.json([
-                    "region": id, "version": result.region.version, "ok": result.isIntact, "problem": result.problem ?? NSNull(),
-                    "contentHash": result.region.contentHash ?? NSNull(),
+                    "region": id, "version": result.region.version, "ok": result.isIntact, "problem": result.problem ?? JSONValue.null,
+                    "contentHash": result.region.contentHash ?? JSONValue.null,
                 ])
             } else if let problem = result.problem {
                 context.console.error("region \(id): damaged: \(problem); run 'mapgate remove \(id)' and 'mapgate sync \(id)'")

@@ -1,14 +1,14 @@
-import Foundation
+import FoundationEssentials
 import MapGate
 
 /// Dates and text as mapgate shows them: UTC, ISO 8601 in JSON.
 enum Format {
     static func iso(_ date: Date) -> String { ISODate.string(date) }
 
-    static func isoOrNull(_ date: Date?) -> Any { date.map(iso) ?? NSNull() }
+    static func isoOrNull(_ date: Date?) -> Any { date.map(iso) ?? JSONValue.null }
 
     static func dateTime(_ date: Date) -> String {
-        iso(date).replacingOccurrences(of: "T", with: " ").replacingOccurrences(of: "Z", with: " UTC")
+        iso(date).replacing("T", with: " ").replacing("Z", with: " UTC")
     }
 
     static func bytes(_ count: Int64) -> String {

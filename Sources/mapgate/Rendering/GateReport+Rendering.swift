@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MapGate
 
 extension GateReport {
@@ -18,18 +18,18 @@ extension GateReport {
         let lookupMessage: String? = lookupError.map { MapGateCLI.describe($0) } ?? record.lastLookupError
         return [
             "installedVersion": installedVersion,
-            "storeVersion": release?.version ?? NSNull(),
+            "storeVersion": release?.version ?? JSONValue.null,
             "releaseDate": Format.isoOrNull(release?.releaseDate),
-            "releaseNotes": release?.releaseNotes ?? NSNull(),
-            "storeURL": release?.storeURL ?? NSNull(),
+            "releaseNotes": release?.releaseNotes ?? JSONValue.null,
+            "storeURL": release?.storeURL ?? JSONValue.null,
             "state": stateName,
-            "pendingVersion": record.pendingVersion ?? NSNull(),
+            "pendingVersion": record.pendingVersion ?? JSONValue.null,
             "firstSeen": Format.isoOrNull(record.firstSeen),
             "graceUntil": Format.isoOrNull(graceEnd),
             "usesLeft": usesLeft,
             "promptsShown": record.promptsShown,
             "lastLookup": Format.isoOrNull(record.lastLookupAt),
-            "lookupError": lookupMessage ?? NSNull(),
+            "lookupError": lookupMessage ?? JSONValue.null,
         ]
     }
 
@@ -51,6 +51,6 @@ extension GateReport {
         if let last = record.lastLookupAt { rows.append(("last lookup", Format.dateTime(last))) }
         let color: Console.Color = phase.isClosed ? .red : (phase == .upToDate ? .green : .yellow)
         rows.append(("gate", console.paint(summary, color)))
-        return rows.map { $0.0.padding(toLength: 20, withPad: " ", startingAt: 0) + $0.1 }
+        return rows.map { $0.0.padded(toLength: 20) + $0.1 }
     }
 }

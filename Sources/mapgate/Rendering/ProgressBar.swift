@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import MapGate
 
 /// A one-line download bar on a terminal's stderr: bytes, percent, rate, time left.
 final class ProgressBar {
@@ -30,17 +31,17 @@ final class ProgressBar {
         let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
         let left = rate > 0 && total > received ? Self.duration(Double(total - received) / rate) : "0:00"
         let line = "\(label) [\(bar)] \(Format.bytes(received))/\(Format.bytes(total)) \(Int(fraction * 100))% \(Format.bytes(Int64(rate)))/s \(left) left"
-        FileHandle.standardError.write(Data(("\r\u{1B}[K" + line).utf8))
+        UnixFile.standardError.write(Data(("\r\u{1B}[K" + line).utf8))
         drawn = true
     }
 
     /// Clears the bar so the result line can take its place.
     func finish() {
-        if drawn { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        if drawn { UnixFile.standardError.write(Data("\r\u{1B}[K".utf8)) }
     }
 
     static func duration(_ seconds: Double) -> String {
         let total = Int(seconds.rounded())
-        return total >= 3600 ? "\(total / 3600):" + String(format: "%02d:%02d", total % 3600 / 60, total % 60) : "\(total / 60):" + String(format: "%02d", total % 60)
+        return total >= 3600 ? "\(total / 3600):" + String(cFormat: "%02ld:%02ld", total % 3600 / 60, total % 60) : "\(total / 60):" + String(cFormat: "%02ld", total % 60)
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MapGate
 
 /// A human table: columns as wide as their widest cell, so long versions or names never push
@@ -22,8 +22,8 @@ struct Table {
             ([header[column]] + rows.map { column < $0.count ? $0[column] : "" }).map(\.count).max() ?? 0
         }
         func line(_ cells: [String]) -> String {
-            zip(cells, widths).map { cell, width in cell.padding(toLength: width, withPad: " ", startingAt: 0) }
-                .joined(separator: "  ").trimmingCharacters(in: .whitespaces)
+            zip(cells, widths).map { cell, width in cell.padded(toLength: width) }
+                .joined(separator: "  ").trimmingWhitespace()
         }
         return (line(header), rows.map(line))
     }
