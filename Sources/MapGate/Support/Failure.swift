@@ -24,35 +24,6 @@ public protocol MapGateFailure: Error {
     var kind: FailureKind { get }
 }
 
-/// The one mapping from errors to process exit codes, documented in docs/commands.md.
-public enum ExitCode {
-    public static let success: Int32 = 0
-    public static let failure: Int32 = 1
-    public static let usage: Int32 = 64
-    public static let badData: Int32 = 65
-    public static let unavailable: Int32 = 69
-    public static let io: Int32 = 74
-    public static let updateRequired: Int32 = 77
-
-    public static func forKind(_ kind: FailureKind) -> Int32 {
-        switch kind {
-        case .failure: failure
-        case .usage: usage
-        case .badData: badData
-        case .unavailable: unavailable
-        case .io: io
-        case .updateRequired: updateRequired
-        }
-    }
-
-    public static func forError(_ error: any Error) -> Int32 {
-        if let failure = error as? any MapGateFailure {
-            return forKind(failure.kind)
-        }
-        return failure
-    }
-}
-
 /// A plain failure with a message, for the rare case no more specific error type fits.
 public struct GeneralFailure: MapGateFailure, LocalizedError, Sendable {
     public let kind: FailureKind

@@ -65,10 +65,10 @@ import Testing
         #expect(error?.localizedDescription.contains(message) == true, "\(error?.localizedDescription ?? "")")
     }
 
-    @Test func failureKindsMapToExitCodes() {
-        #expect(ExitCode.forError(LookupError.notPublished(app: "a", country: "us")) == 65)
-        #expect(ExitCode.forError(LookupError.httpStatus(503, url: "u")) == 69)
-        #expect(ExitCode.forError(LookupError.network("x")) == 69)
+    @Test func eachFailureHasItsKind() {
+        #expect(LookupError.notPublished(app: "a", country: "us").kind == .badData)
+        #expect(LookupError.httpStatus(503, url: "u").kind == .unavailable)
+        #expect(LookupError.network("x").kind == .unavailable)
     }
 
     @Test func timeoutIsANetworkError() {

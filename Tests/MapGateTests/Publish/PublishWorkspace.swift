@@ -1,4 +1,5 @@
 import Foundation
+import MapGateDemo
 import MapGate
 import TestSupport
 

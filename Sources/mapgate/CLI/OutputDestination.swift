@@ -1,4 +1,5 @@
 import FoundationEssentials
+import MapGate
 
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,6 @@
 import Foundation
 import MapGate
+@testable import mapgate
 import TestSupport
 import Testing
 
