@@ -178,7 +178,7 @@ public final class Demo {
             _ = try tampered.fetch()
             tell(.line("a tampered catalog was accepted: this must not happen"))
         } catch {
-            tell(.line("a copy of the catalog with one version edited is refused: \((error as? LocalizedError)?.errorDescription ?? "\(error)")"))
+            tell(.line("a copy of the catalog with one version edited is refused: \(errorMessage(error))"))
         }
     }
 

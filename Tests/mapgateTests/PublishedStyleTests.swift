@@ -98,7 +98,7 @@ import Testing
         #expect(version.count == 12)
         let package = www + "/" + (try #require(entry["url"] as? String))
         #expect(FileManager.default.fileExists(atPath: package))
-        #expect(entry["sha256"] as? String == SHA256Hasher.hex(of: try Data(contentsOf: URL(fileURLWithPath: package))))
+        #expect(try entry["sha256"] as? String == SHA256Hasher.hex(of: Data(contentsOf: URL(fileURLWithPath: package))))
 
         let listing = try mapgate.run(["catalog"])
         #expect(listing.stdout.contains("style night (Night) \(version): draws cities"), "\(listing.stdout)")

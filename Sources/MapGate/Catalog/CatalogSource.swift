@@ -46,7 +46,7 @@ public struct CatalogSource: Sendable {
         if requiresSignature || !trustedKeys.isEmpty {
             verification = try verify(bytes)
         }
-        return Fetched(catalog: try Catalog.parse(bytes, sourceURL: url), sha256: SHA256Hasher.hex(of: bytes), signature: verification)
+        return Fetched(catalog: try Catalog.parse(bytes, sourceURL: url), sha256: try SHA256Hasher.hex(of: bytes), signature: verification)
     }
 
     private func verify(_ bytes: Data) throws -> MinisignVerification? {

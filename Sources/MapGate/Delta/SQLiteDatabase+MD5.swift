@@ -24,8 +24,12 @@ extension SQLiteDatabase {
                 // sqlite3_value_blob first, then sqlite3_value_bytes: the documented order.
                 let pointer = sqlite3_value_blob(value)
                 let count = Int(sqlite3_value_bytes(value))
-                let hex = MD5Hasher.hex(of: UnsafeRawBufferPointer(start: count > 0 ? pointer : nil, count: count))
-                sqlite3_result_text(context, hex, -1, csqlite_transient())
+                do {
+                    let hex = try MD5Hasher.hex(of: UnsafeRawBufferPointer(start: count > 0 ? pointer : nil, count: count))
+                    sqlite3_result_text(context, hex, -1, csqlite_transient())
+                } catch {
+                    sqlite3_result_error(context, errorMessage(error), -1)
+                }
             }, nil, nil, nil)
         try check(code, sql: nil)
     }

@@ -65,7 +65,7 @@ public struct TilesetHash: Sendable, Equatable, CustomStringConvertible {
                    typeof(tile_data) IN ('integer', 'real')
             FROM "\(schema)".tiles ORDER BY zoom_level, tile_column, tile_row
             """)
-        let hasher = TilesetHasher()
+        let hasher = try TilesetHasher()
         var rows = 0
         while try statement.step() {
             rows += 1
@@ -78,8 +78,8 @@ public struct TilesetHash: Sendable, Equatable, CustomStringConvertible {
                     path: path, reason: .unsupported(
                         "tile \(tile) has a number as tile_data, not bytes: agg_tiles_hash is not defined for it"))
             }
-            hasher.addRow(of: statement)
+            try hasher.addRow(of: statement)
         }
-        return hasher.finalize()
+        return try hasher.finalize()
     }
 }

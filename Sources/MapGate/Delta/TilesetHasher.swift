@@ -8,14 +8,16 @@ import FoundationEssentials
 /// and `tile_row` followed by the `tile_data` bytes, with no separators (a NULL `tile_data`
 /// contributes nothing). See ``TilesetHash``. Not `Sendable`: it owns a digest context.
 public final class TilesetHasher {
-    private let md5 = MD5Hasher()
+    private let md5: MD5Hasher
     private var last: (zoom: Int, column: Int, row: Int)?
     public private(set) var tileCount = 0
     public private(set) var nullTileCount = 0
     /// The first tile with a NULL `tile_data`, as `z/x/y` (TMS row), if any.
     public private(set) var firstNullTile: String?
 
-    public init() {}
+    public init() throws {
+        md5 = try MD5Hasher()
+    }
 
     /// Adds one tile. `row` is the TMS row as MBTiles stores it; `data` nil stands for a NULL
     /// `tile_data`. Throws when the tile does not come strictly after the previous one.
@@ -28,10 +30,10 @@ public final class TilesetHasher {
         }
         last = (zoom, column, row)
         for number in [zoom, column, row] {
-            Array(String(number).utf8).withUnsafeBytes { md5.update($0) }
+            try Array(String(number).utf8).withUnsafeBytes { try md5.update($0) }
         }
         if let data {
-            data.withUnsafeBytes { md5.update($0) }
+            try data.withUnsafeBytes { try md5.update($0) }
         } else {
             nullTileCount += 1
             if firstNullTile == nil { firstNullTile = "\(zoom)/\(column)/\(row)" }
@@ -41,9 +43,9 @@ public final class TilesetHasher {
 
     /// Adds the row a statement stands on: columns 0–2 are the coordinates already rendered as
     /// text by SQLite, column 3 is `tile_data`. The statement's ORDER BY guarantees the order.
-    func addRow(of statement: SQLiteStatement) {
+    func addRow(of statement: SQLiteStatement) throws {
         for column in Int32(0)..<4 {
-            statement.withBlob(column) { md5.update($0) }
+            try statement.withBlob(column) { try md5.update($0) }
         }
         if statement.isNull(3) {
             nullTileCount += 1
@@ -53,8 +55,8 @@ public final class TilesetHasher {
     }
 
     /// The hash of everything added so far. The hasher starts afresh afterwards.
-    public func finalize() -> TilesetHash {
-        let hash = TilesetHash(hex: md5.finalizeHex(), tileCount: tileCount, nullTileCount: nullTileCount, firstNullTile: firstNullTile)
+    public func finalize() throws -> TilesetHash {
+        let hash = TilesetHash(hex: try md5.finalizeHex(), tileCount: tileCount, nullTileCount: nullTileCount, firstNullTile: firstNullTile)
         last = nil
         firstNullTile = nil
         tileCount = 0

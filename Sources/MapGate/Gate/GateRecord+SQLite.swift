@@ -42,7 +42,9 @@ extension GateRecord {
             record.catalogSerials = serials.flatMap { try? JSONDecoder().decode([String: CatalogSerial].self, from: Data($0.utf8)) } ?? [:]
             return (record, GateRecordSeal.Texts(release: release, publisherGate: gate, catalogSerials: serials), row.text(10))
         }
-        guard let (record, texts, seal) = rows.first, let seal, !seal.isEmpty, seal == GateRecordSeal.seal(record, texts), record.isPlausible
+        // A seal libcrypto cannot compute is an error (the gate fails closed for this run), not
+        // a tampered record (which would cost the user the record).
+        guard let (record, texts, seal) = rows.first, let seal, !seal.isEmpty, seal == (try GateRecordSeal.seal(record, texts)), record.isPlausible
         else { return .tampered }
         return .sealed(record)
     }
@@ -66,7 +68,7 @@ extension GateRecord {
                 .textOrNull(pendingVersion), .dateOrNull(firstSeen), .integer(Int64(promptsShown)),
                 .dateOrNull(latestClock), .textOrNull(release), .dateOrNull(lastLookupAt),
                 .dateOrNull(lastAttemptAt), .textOrNull(lastLookupError), .integer(isRecovering ? 1 : 0),
-                .integer(generation), .text(GateRecordSeal.seal(self, texts)),
+                .integer(generation), .text(try GateRecordSeal.seal(self, texts)),
                 .textOrNull(gate),
                 .text(installedRegions.joined(separator: ",")), .integer(Int64(usesSinceLookup)), .dateOrNull(lastUseReading), .text(serials),
             ])

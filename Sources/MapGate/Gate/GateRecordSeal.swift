@@ -20,7 +20,8 @@ enum GateRecordSeal {
     static let version = "v2"
 
     /// The seal of `record`, whose nested values are stored as `texts`.
-    static func seal(_ record: GateRecord, _ texts: Texts) -> String {
+    /// Throws when libcrypto cannot compute it: the record is then neither sealed nor trusted.
+    static func seal(_ record: GateRecord, _ texts: Texts) throws -> String {
         func date(_ value: Date?) -> String { value.map { String($0.timeIntervalSince1970.bitPattern) } ?? "-" }
         let fields = [
             version, record.pendingVersion ?? "-", date(record.firstSeen), String(record.promptsShown), date(record.latestClock),
@@ -34,8 +35,9 @@ enum GateRecordSeal {
         var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
         var length: UInt32 = 0
         let message = Array(text.utf8)
-        // A failed HMAC leaves `length` at 0: the empty seal then matches no stored one.
-        guard HMAC(EVP_sha256(), key, Int32(key.count), message, message.count, &digest, &length) != nil else { return "" }
-        return digest.prefix(Int(length)).map { String.hex($0) }.joined()
+        guard HMAC(EVP_sha256(), key, Int32(key.count), message, message.count, &digest, &length) != nil, length == 32 else {
+            throw LibcryptoError.fromQueue("HMAC (SHA-256)")
+        }
+        return String.hex(digest.prefix(Int(length)))
     }
 }

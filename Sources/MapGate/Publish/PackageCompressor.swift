@@ -73,14 +73,14 @@ enum PackageCompressor {
             throw PublishError(destination, "cannot open it for writing", kind: .io)
         }
         defer { try? output.close() }
-        let hasher = SHA256Hasher()
+        let hasher = try SHA256Hasher()
         var size: Int64 = 0
         while let chunk = channel.receive() {
-            hasher.update(chunk)
+            try hasher.update(chunk)
             try output.write(contentsOf: chunk)
             size += Int64(chunk.count)
         }
         try output.synchronize()
-        return PackedFile(size: size, sha256: hasher.finalizeHex())
+        return PackedFile(size: size, sha256: try hasher.finalizeHex())
     }
 }

@@ -63,12 +63,17 @@ struct PublishedStyle: Sendable, Equatable {
         }
         let name = (try? JSONValue(parsing: styleData))?["name"]?.stringValue
         // The version names the content: the same style and sprites are the same version.
-        let digest = SHA256Hasher()
-        digest.update(Data(rewritten.text.utf8))
-        for file in StyleBundle.spriteFiles { if let data = sprites[file] { digest.update(Data(file.utf8)); digest.update(data) } }
-        digest.update(Data((name ?? id).utf8))
+        let digest = try SHA256Hasher()
+        try digest.update(Data(rewritten.text.utf8))
+        for file in StyleBundle.spriteFiles {
+            if let data = sprites[file] {
+                try digest.update(Data(file.utf8))
+                try digest.update(data)
+            }
+        }
+        try digest.update(Data((name ?? id).utf8))
         let bundle = StyleBundle(
-            id: id, name: name ?? id, version: String(digest.finalizeHex().prefix(12)), regions: rewritten.regions, style: rewritten.text,
+            id: id, name: name ?? id, version: String(try digest.finalizeHex().prefix(12)), regions: rewritten.regions, style: rewritten.text,
             sprites: sprites)
         let bytes = try bundle.encoded()
         guard Int64(bytes.count) <= StyleBundle.maximumSize else {

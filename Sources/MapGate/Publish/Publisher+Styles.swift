@@ -24,7 +24,7 @@ extension Publisher {
                 try prepareFolders()
                 let compressed = try GzipDeflater.compress(style.bytes)
                 try write(compressed, to: path)
-                package = (Int64(compressed.count), SHA256Hasher.hex(of: compressed))
+                package = (Int64(compressed.count), try SHA256Hasher.hex(of: compressed))
             }
             let entry = CatalogDocument.styleEntry(for: style, size: package?.size ?? 0, sha256: package?.sha256 ?? "", baseURL: options.baseURL)
             let old = previous?.styles[style.id]

@@ -107,7 +107,7 @@ extension Publisher {
             try moveIntoPlace(partial, packagesPath + "/" + name)
             return .success(PublishedDelta(fromVersion: base.version, fromHash: base.contentHash, package: name, size: packed.size, sha256: packed.sha256))
         } catch {
-            return .failure(DeltaNote(message: "\(what): \((error as? LocalizedError)?.errorDescription ?? String(describing: error))"))
+            return .failure(DeltaNote(message: "\(what): \(errorMessage(error))"))
         }
     }
 

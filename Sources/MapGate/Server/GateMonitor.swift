@@ -144,7 +144,7 @@ public final class GateMonitor: @unchecked Sendable {
             failingSince = since
             let elapsed = MonotonicClock.seconds - since
             if elapsed >= refresh {
-                let message = (error as? LocalizedError)?.errorDescription ?? String(describing: error)
+                let message = errorMessage(error)
                 watch.fail(message)
                 report(.failing(message))
             }

@@ -46,7 +46,7 @@ public final class RegionWatcher: Sendable {
                 if !changes.isEmpty { onEvent(.changed(changes)) }
             } catch {
                 library = nil
-                let message = (error as? LocalizedError)?.errorDescription ?? String(describing: error)
+                let message = errorMessage(error)
                 if message != lastFailure { onEvent(.failed(message)) }
                 lastFailure = message
             }

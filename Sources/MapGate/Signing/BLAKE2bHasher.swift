@@ -21,9 +21,7 @@ final class BLAKE2bHasher {
         self.digestLength = digestLength
         context = try EVPDigestContext()
         if digestLength == Self.maximumDigestLength {
-            guard EVP_DigestInit_ex(context.pointer, algorithm, nil) == 1 else {
-                throw OpenSSLErrorQueue.error("EVP_DigestInit_ex (BLAKE2b-512)")
-            }
+            try context.begin(algorithm, name: "BLAKE2b-512")
             return
         }
         var size = digestLength
@@ -38,10 +36,7 @@ final class BLAKE2bHasher {
     }
 
     func update(_ bytes: UnsafeRawBufferPointer) throws {
-        guard let base = bytes.baseAddress, bytes.count > 0 else { return }
-        guard EVP_DigestUpdate(context.pointer, base, bytes.count) == 1 else {
-            throw OpenSSLErrorQueue.error("EVP_DigestUpdate (BLAKE2b)")
-        }
+        try context.add(bytes, name: "BLAKE2b")
     }
 
     func update(_ bytes: [UInt8]) throws {
@@ -55,17 +50,13 @@ final class BLAKE2bHasher {
     /// The digest; the hasher is spent afterwards. Throws when libcrypto returned another length
     /// than the one asked for (an OpenSSL that ignores the `size` parameter).
     func finalize() throws -> [UInt8] {
-        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
-        var length: UInt32 = 0
-        guard EVP_DigestFinal_ex(context.pointer, &digest, &length) == 1 else {
-            throw OpenSSLErrorQueue.error("EVP_DigestFinal_ex (BLAKE2b)")
-        }
-        guard Int(length) == digestLength else {
+        let digest = try context.end(name: "BLAKE2b")
+        guard digest.count == digestLength else {
             throw SignatureError.libcrypto(
                 operation: "BLAKE2b-\(8 * digestLength)",
-                detail: "libcrypto returned a \(length)-byte digest: this OpenSSL cannot shorten BLAKE2b (3.2 or later can)")
+                detail: "libcrypto returned a \(digest.count)-byte digest: this OpenSSL cannot shorten BLAKE2b (3.2 or later can)")
         }
-        return Array(digest.prefix(Int(length)))
+        return digest
     }
 
     /// The 64-byte BLAKE2b digest of `data`, as minisign's prehashed (`ED`) signatures sign.

@@ -21,7 +21,7 @@ final class PackageSink: @unchecked Sendable {
     let outputPath: String
     private var partial: UnixFile
     private var output: UnixFile
-    private let downloadHash = SHA256Hasher()
+    private let downloadHash: SHA256Hasher
     private var inflater: GzipInflater?
     /// The first bytes, held until gzip can be told from SQLite.
     private var head = Data()
@@ -45,12 +45,13 @@ final class PackageSink: @unchecked Sendable {
         self.region = region
         self.partialPath = partialPath
         self.outputPath = outputPath
+        downloadHash = try SHA256Hasher()
         do {
             partial = try PartialFile.open(partialPath)
             output = try PartialFile.open(outputPath)
             try output.truncate(atOffset: 0)
         } catch {
-            throw RegionError(region: region.id, reason: (error as? LocalizedError)?.errorDescription ?? "\(error)", kind: .io)
+            throw RegionError(region: region.id, reason: errorMessage(error), kind: .io)
         }
     }
 
@@ -69,7 +70,7 @@ final class PackageSink: @unchecked Sendable {
     func replayPartial() throws {
         try partial.seek(toOffset: 0)
         while let chunk = try partial.read(upToCount: Self.chunkSize), !chunk.isEmpty {
-            chunk.withUnsafeBytes { downloadHash.update($0) }
+            try downloadHash.update(chunk)
             try hand(chunk)
             downloadedBytes += Int64(chunk.count)
         }
@@ -93,7 +94,7 @@ final class PackageSink: @unchecked Sendable {
         inflater = nil
         isGzip = nil
         head = Data()
-        _ = downloadHash.finalizeHex()
+        _ = try downloadHash.finalizeHex()
     }
 
     /// Takes bytes from the network.
@@ -104,7 +105,7 @@ final class PackageSink: @unchecked Sendable {
         // Written at once, so that a run killed now resumes after these bytes.
         try write(bytes, to: partial, what: "partial download")
         downloadedBytes += Int64(bytes.count)
-        downloadHash.update(bytes)
+        try downloadHash.update(bytes)
         pending.append(contentsOf: bytes)
         if pending.count >= Self.chunkSize {
             try hand(pending)
@@ -218,7 +219,7 @@ final class PackageSink: @unchecked Sendable {
         guard downloadedBytes == region.size else {
             throw RegionError(region: region.id, reason: "size mismatch: got \(downloadedBytes) bytes, the catalog declares \(region.size)", kind: .badData)
         }
-        let hash = downloadHash.finalizeHex()
+        let hash = try downloadHash.finalizeHex()
         guard hash == region.sha256 else {
             throw RegionError(region: region.id, reason: "hash mismatch: SHA-256 is \(hash), the catalog declares \(region.sha256)", kind: .badData)
         }

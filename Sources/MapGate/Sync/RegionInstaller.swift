@@ -89,7 +89,7 @@ public final class RegionInstaller {
             } catch {
                 try? FileManager.default.removeItem(atPath: directory.patchingPath(region.id))
                 try? FileManager.default.removeItem(atPath: directory.installingPath(region.id))
-                notice("region \(region.id): the delta from \(delta.fromVersion) could not be used (\((error as? LocalizedError)?.errorDescription ?? "\(error)")); downloading the full package")
+                notice("region \(region.id): the delta from \(delta.fromVersion) could not be used (\(errorMessage(error))); downloading the full package")
             }
         }
         try Self.checkSource(of: region, in: catalog)
@@ -264,7 +264,7 @@ public final class RegionInstaller {
         do {
             try FileCopy.copy(from: directory.regionPath(region.id), to: patched)
         } catch {
-            throw RegionError(region: region.id, reason: "cannot copy the installed file to apply the delta: \((error as? LocalizedError)?.errorDescription ?? "\(error)")", kind: .io)
+            throw RegionError(region: region.id, reason: "cannot copy the installed file to apply the delta: \(errorMessage(error))", kind: .io)
         }
         // The tile hashes are checked below, on another thread while the file is validated: the
         // result's against the catalog's. The base's is not hashed again: it was recorded at install,
@@ -293,12 +293,19 @@ public final class RegionInstaller {
     ) throws {
         stage(.validating)
         try Self.leaveWAL(path, region: region)
-        let content = ContentHashing(path: path)
-        // On a failure here the hashing thread is left to finish on its own, on a file the caller removes.
+        // The tiles' hash on another thread (its own read-only connection) while the file is
+        // validated: both read the whole file. On a failure here the job is left to finish on
+        // its own, on a file the caller removes.
+        let content = BackgroundJob<TilesetHash> { try TilesetHash.compute(ofFileAt: path) }
         let details = try Self.validate(path, against: region)
         let fileHash = try SHA256Hasher.hex(ofFileAt: path)
         try Self.flush(path, region: region)
-        let tiles = try content.result(region: region.id)
+        let tiles: TilesetHash
+        do {
+            tiles = try content.wait()
+        } catch {
+            throw RegionError(region: region.id, reason: "invalid package: \(errorMessage(error))", kind: .badData)
+        }
         if let problem = tiles.nullTileProblem {
             throw RegionError(region: region.id, reason: "invalid package: \(problem)", kind: .badData)
         }
@@ -355,30 +362,5 @@ public final class RegionInstaller {
             bounds: details.bounds, sourceURL: region.url, contentHash: content.hex, tileCount: content.tileCount,
             fileStamp: RegionFileStamp(path: destination))
         try registry.database.transaction { try registry.save(record) }
-    }
-}
-
-/// The tiles' content hash (martin's `agg_tiles_hash`) and count, computed on another thread
-/// (its own read-only connection) while the file is validated: both read the whole file.
-private final class ContentHashing: @unchecked Sendable {
-    // `outcome` is written once on the worker before `done` is signalled, read after the wait.
-    private var outcome: Result<TilesetHash, any Error>?
-    private let done = DispatchSemaphore(value: 0)
-
-    init(path: String) {
-        DispatchQueue.global().async { [self] in
-            outcome = Result { try TilesetHash.compute(ofFileAt: path) }
-            done.signal()
-        }
-    }
-
-    func result(region: String) throws -> TilesetHash {
-        done.wait()
-        do {
-            guard let outcome else { throw GeneralFailure("content hash was not computed", kind: .failure) }
-            return try outcome.get()
-        } catch {
-            throw RegionError(region: region, reason: "invalid package: \((error as? LocalizedError)?.errorDescription ?? "\(error)")", kind: .badData)
-        }
     }
 }

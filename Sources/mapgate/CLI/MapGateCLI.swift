@@ -80,7 +80,7 @@ enum MapGateCLI {
     }
 
     static func describe(_ error: any Error) -> String {
-        (error as? LocalizedError)?.errorDescription ?? String(describing: error)
+        errorMessage(error)
     }
 
     /// A usage error: the message and the usage on stderr (and, with `--json`, the error object

@@ -12,20 +12,20 @@ import Testing
             "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"
         ),
     ])
-    func knownVectors(input: String, digest: String) {
-        #expect(SHA256Hasher.hex(of: Data(input.utf8)) == digest)
+    func knownVectors(input: String, digest: String) throws {
+        #expect(try SHA256Hasher.hex(of: Data(input.utf8)) == digest)
     }
 
-    @Test func chunkedEqualsWhole() {
+    @Test func chunkedEqualsWhole() throws {
         let data = Data((0..<100_000).map { UInt8(truncatingIfNeeded: $0 * 31) })
-        let hasher = SHA256Hasher()
+        let hasher = try SHA256Hasher()
         var offset = 0
         while offset < data.count {
             let end = min(data.count, offset + 997)
-            hasher.update(data[offset..<end])
+            try hasher.update(data[offset..<end])
             offset = end
         }
-        #expect(hasher.finalizeHex() == SHA256Hasher.hex(of: data))
+        #expect(try hasher.finalizeHex() == SHA256Hasher.hex(of: data))
     }
 
     @Test func streamedFileEqualsSha256sum() throws {

@@ -173,7 +173,7 @@ import Testing
         let error = #expect(throws: GateClosedError.self) { try harness.makeGate().authorizeUse() }
         #expect(error?.requiredVersion == "1.5.0")
         #expect(error?.storeURL == "https://apps.example/mapgate")
-        #expect((error as? any MapGateFailure)?.kind == .updateRequired)
+        #expect(error?.kind == .updateRequired)
     }
 
     @Test func twoWritersCountingAtOnceNeverLoseAUse() throws {

@@ -182,7 +182,7 @@ import Testing
         try tampered.write(to: URL(fileURLWithPath: publish.output + "/packages/tampered.gz"))
         delta.url = origin.baseURL + "/packages/tampered.gz"
         delta.size = Int64(tampered.count)
-        delta.sha256 = SHA256Hasher.hex(of: tampered)
+        delta.sha256 = try SHA256Hasher.hex(of: tampered)
     }
 
     /// Each bad delta is refused quickly (a view without end included) and the full package
@@ -204,7 +204,7 @@ import Testing
             let garbage = Data(repeating: 0x42, count: Int(delta.size))
             try garbage.write(to: URL(fileURLWithPath: publish.output + "/packages/garbage.gz"))
             catalog.regions[index].deltas[0].url = origin.baseURL + "/packages/garbage.gz"
-            catalog.regions[index].deltas[0].sha256 = SHA256Hasher.hex(of: garbage)
+            catalog.regions[index].deltas[0].sha256 = try SHA256Hasher.hex(of: garbage)
         case "wrong-result":
             try tamper(
                 &catalog.regions[index].deltas[0],

@@ -19,9 +19,4 @@ enum OpenSSLErrorQueue {
     static func clear() {
         ERR_clear_error()
     }
-
-    /// A ``SignatureError/libcrypto(operation:detail:)`` with what the queue holds.
-    static func error(_ operation: String) -> SignatureError {
-        .libcrypto(operation: operation, detail: takeMessages())
-    }
 }

@@ -1,0 +1,36 @@
+import CCrypto
+
+/// One `EVP_MD_CTX`, freed in `deinit`: the running state of a digest, a signature or a
+/// verification, with every return code of libcrypto checked. Not `Sendable`; one operation at a time.
+final class EVPDigestContext {
+    let pointer: OpaquePointer
+
+    init() throws(LibcryptoError) {
+        guard let pointer = EVP_MD_CTX_new() else { throw LibcryptoError.fromQueue("EVP_MD_CTX_new") }
+        self.pointer = pointer
+    }
+
+    deinit {
+        EVP_MD_CTX_free(pointer)
+    }
+
+    /// Starts (or starts again) a digest with `algorithm` (`EVP_sha256()`, …), named `name` in errors.
+    func begin(_ algorithm: OpaquePointer?, name: String) throws(LibcryptoError) {
+        guard let algorithm, EVP_DigestInit_ex(pointer, algorithm, nil) == 1 else {
+            throw LibcryptoError.fromQueue("EVP_DigestInit_ex (\(name))")
+        }
+    }
+
+    func add(_ bytes: UnsafeRawBufferPointer, name: String) throws(LibcryptoError) {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return }
+        guard EVP_DigestUpdate(pointer, base, bytes.count) == 1 else { throw LibcryptoError.fromQueue("EVP_DigestUpdate (\(name))") }
+    }
+
+    /// The digest of what was added since `begin`.
+    func end(name: String) throws(LibcryptoError) -> [UInt8] {
+        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        guard EVP_DigestFinal_ex(pointer, &digest, &length) == 1 else { throw LibcryptoError.fromQueue("EVP_DigestFinal_ex (\(name))") }
+        return Array(digest.prefix(Int(length)))
+    }
+}
