@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Synchronization
 
 /// Keeps a running server's gate current: re-reads the saved state every `refresh` seconds
 /// (another mapgate may have spent the last use), lets the gate look the store up on its
@@ -31,6 +32,10 @@ public final class GateMonitor: @unchecked Sendable {
     private let onEvent: @Sendable (Event) -> Void
     /// The ids of the regions the server serves now.
     private let servedRegions: @Sendable () -> [String]
+    private let finishedLooks = Atomic<Int>(0)
+
+    /// How many looks at the gate have finished: a test waits for two more instead of sleeping.
+    public var looks: Int { finishedLooks.load(ordering: .acquiring) }
 
     /// What the monitor tells the command that runs the server.
     public enum Event: Sendable {
@@ -101,6 +106,7 @@ public final class GateMonitor: @unchecked Sendable {
 
     /// One look at the gate: counts a use per day of serving, else re-reads the state.
     func tick() {
+        defer { finishedLooks.add(1, ordering: .releasing) }
         let started = MonotonicClock.seconds
         do {
             let gate = try self.gate ?? makeGate()

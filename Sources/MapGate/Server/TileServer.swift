@@ -8,6 +8,9 @@ public final class TileServer: Sendable {
     public let http: HTTPServer
     public let service: TileService
     private let monitor: GateMonitor
+
+    /// How many looks at the gate the server's monitor has finished (``GateMonitor/looks``).
+    public var gateLooks: Int { monitor.looks }
     private let watcher: RegionWatcher
 
     /// Binds `settings.host:settings.port`, then starts serving. Takes the gate's authorization for

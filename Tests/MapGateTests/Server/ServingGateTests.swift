@@ -77,6 +77,13 @@ import Testing
         #expect(waitUntil { events.all.last == "recovered" })
     }
 
+    /// Waits until the server's gate monitor finished two more looks: whatever it would change
+    /// after what the test did, it has (what a fixed sleep only hoped for).
+    func monitorLooksTwice(_ server: TileServer) -> Bool {
+        let seen = server.gateLooks
+        return waitUntil { server.gateLooks >= seen + 2 }
+    }
+
     func status(_ server: TileServer, _ path: String) throws -> HTTPResponse {
         try HTTPClient().get(HTTPRequest(url: server.baseURL + path))
     }
@@ -92,7 +99,7 @@ import Testing
         #expect(try status(server, "/plain/0/0/0.png").status == 200)
         time.advance(days: 1.01)  // another day of serving: the last use, which runs for a day
         #expect(try waitUntil { try makeGate().status().record.promptsShown == 2 })
-        Thread.sleep(forTimeInterval: 0.3)
+        #expect(monitorLooksTwice(server))
         #expect(try status(server, "/plain/0/0/0.png").status == 200)
         time.advance(days: 1.01)  // no use left for another day
         #expect(try waitUntil { try status(server, "/plain/0/0/0.png").status == 403 })
@@ -123,7 +130,7 @@ import Testing
         time.advance(days: 30.5)
         let server = try startServer()  // this start is the first of two prompted uses
         defer { server.stop() }
-        Thread.sleep(forTimeInterval: 0.3)
+        #expect(monitorLooksTwice(server))
         #expect(try status(server, "/plain/0/0/0.png").status == 200)
         // Another mapgate spends the last use; the running server follows within its refresh.
         #expect(try makeGate().authorizeUse().decision == .prompt(usesLeft: 1))
@@ -137,7 +144,7 @@ import Testing
         let events = EventLog()
         let server = try startServer(events: events)  // the last use: it runs, as any command's last use does
         defer { server.stop() }
-        Thread.sleep(forTimeInterval: 0.3)
+        #expect(monitorLooksTwice(server))
         #expect(try status(server, "/plain/0/0/0.png").status == 200)
         #expect(events.all.contains("last day"))
         #expect(!events.all.contains("closed"))  // it says what is true: serving its last day
