@@ -42,6 +42,47 @@ public struct PublisherGate: Sendable, Equatable, Codable {
         self.maxPrompts = maxPrompts
         self.closeAfterDays = closeAfterDays
     }
+
+    private enum CodingKeys: String, CodingKey, CaseIterable {
+        case minimumAppVersion, graceDays, maxPrompts, closeAfterDays
+    }
+
+    private struct AnyKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    /// Strict: an unknown key (a typo would silently drop a rule), a number out of range or a
+    /// version that is not one is an error, said at `gate`.
+    public init(from decoder: any Decoder) throws {
+        func fail(_ reason: String) -> DecodingError {
+            .dataCorrupted(DecodingError.Context(codingPath: decoder.codingPath, debugDescription: reason))
+        }
+        let known = Set(CodingKeys.allCases.map(\.stringValue))
+        let keys = try decoder.container(keyedBy: AnyKey.self).allKeys.map(\.stringValue)
+        if let unknown = keys.sorted().first(where: { !known.contains($0) }) { throw fail("unknown key \"\(unknown)\"") }
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        func integer(_ key: CodingKeys, _ range: ClosedRange<Int>) throws -> Int? {
+            let said = "\(key.stringValue) must be an integer \(range.lowerBound)…\(range.upperBound)"
+            guard let value = try? container.decodeIfPresent(Int.self, forKey: key) else {
+                if container.contains(key) { throw fail(said) }
+                return nil
+            }
+            guard range.contains(value) else { throw fail(said) }
+            return value
+        }
+        graceDays = try integer(.graceDays, 0...365)
+        maxPrompts = try integer(.maxPrompts, 0...100)
+        closeAfterDays = try integer(.closeAfterDays, 0...3650)
+        if container.contains(.minimumAppVersion) {
+            guard let text = try? container.decode(String.self, forKey: .minimumAppVersion), (try? AppVersion(text)) != nil else {
+                throw fail("minimumAppVersion is not a version")
+            }
+            minimumAppVersion = text
+        }
+    }
 }
 
 /// One region on offer.
@@ -132,48 +173,50 @@ extension Catalog {
         return true
     }
 
-    /// Parses and validates a catalog document fetched from `sourceURL`.
+    /// Parses and validates a catalog document fetched from `sourceURL`: decoded as a
+    /// ``CatalogFile``, then each entry checked for what JSON types cannot say.
     public static func parse(_ data: Data, sourceURL: String) throws -> Catalog {
         func fail(_ reason: String, region: String? = nil) -> CatalogError {
             CatalogError(source: sourceURL, region: region, reason: reason)
         }
-        let parsed: JSONValue
+        /// Read first: a catalog of another format is refused for that, not for its fields.
+        struct Header: Decodable { var formatVersion: Int? }
+        let header: Header
         do {
-            parsed = try JSONValue(parsing: data)
-        } catch {
-            // The parser says where the text stopped making sense ("… around character 7.").
-            throw fail("not valid JSON: \(error.description) (\(data.count) bytes; truncated?)")
-        }
-        guard let object = parsed.objectValue else {
-            throw fail("not a JSON object")
-        }
-        guard let formatVersion = object["formatVersion"]?.int else { throw fail("formatVersion is missing") }
-        guard formatVersion == 1 else { throw fail("formatVersion \(formatVersion) is not supported (mapgate reads 1)") }
-        guard let publisher = object["publisher"]?.stringValue else { throw fail("publisher is missing") }
-        let generated = object["generated"]?.stringValue.flatMap(ISODate.parse)
-        let minimum = object["minimumAppVersion"]?.stringValue
-        if let minimum, (try? AppVersion(minimum)) == nil { throw fail("minimumAppVersion \"\(minimum)\" is not a version") }
-        var serial: Int64?
-        if let raw = object["serial"] {
-            guard raw.isNumber, !raw.isBoolean, let value = raw.double.flatMap({ Int64(exactly: $0) }), value >= 0 else {
-                throw fail("serial must be a non-negative integer")
+            header = try JSONDecoder().decode(Header.self, from: data)
+        } catch let error as DecodingError {
+            if case .typeMismatch(_, let context) = error {
+                throw fail(context.codingPath.isEmpty ? "not a JSON object" : "formatVersion is not an integer")
             }
-            serial = value
+            // Not JSON at all: the parser says where the text stopped making sense ("… around character 7.").
+            var detail = ""
+            do { _ = try JSONValue(parsing: data) } catch { detail = ": \(error.description)" }
+            throw fail("not valid JSON\(detail) (\(data.count) bytes; truncated?)")
         }
+        guard let formatVersion = header.formatVersion else { throw fail("formatVersion is missing") }
+        guard formatVersion == 1 else { throw fail("formatVersion \(formatVersion) is not supported (mapgate reads 1)") }
+        let file: CatalogFile
+        do {
+            file = try JSONDecoder().decode(CatalogFile.self, from: data)
+        } catch let error as DecodingError {
+            throw fail(CatalogFile.reason(error))
+        }
+        let generated = file.generated.flatMap(ISODate.parse)
+        if let minimum = file.minimumAppVersion, (try? AppVersion(minimum)) == nil {
+            throw fail("minimumAppVersion \"\(minimum)\" is not a version")
+        }
+        if let serial = file.serial, serial < 0 { throw fail("serial must be a non-negative integer") }
         var expires: Date?
-        if let raw = object["expires"] {
-            guard let text = raw.stringValue, let date = ISODate.parse(text) else { throw fail("expires must be an ISO 8601 date") }
+        if let text = file.expires {
+            guard let date = ISODate.parse(text) else { throw fail("expires must be an ISO 8601 date") }
             expires = date
         }
-        let gate = try object["gate"].map { try parseGate($0, fail: { fail($0) }) }
-        guard let entries = object["regions"]?.arrayValue else { throw fail("regions is missing") }
         var seen = Set<String>()
         var regions: [CatalogRegion] = []
         var rejected: [CatalogError] = []
-        for (index, entry) in entries.enumerated() {
+        for (index, entry) in file.regions.enumerated() {
             do {
-                guard let fields = entry.objectValue else { throw fail("regions[\(index)] is not an object") }
-                let region = try parseRegion(fields, index: index, sourceURL: sourceURL)
+                let region = try checkRegion(entry, index: index, sourceURL: sourceURL)
                 guard seen.insert(region.id).inserted else {
                     // Neither copy of a duplicated id can be trusted to be the one meant.
                     regions.removeAll { $0.id == region.id }
@@ -184,84 +227,63 @@ extension Catalog {
                 rejected.append(error)
             }
         }
-        let styles = parseStyles(object["styles"], sourceURL: sourceURL)
+        var styles = checkStyles(file.styles ?? [], sourceURL: sourceURL)
+        if let problem = file.stylesProblem { styles.rejected.append(fail(problem)) }
         return Catalog(
-            publisher: publisher, generated: generated, minimumAppVersion: minimum, regions: regions, sourceURL: sourceURL,
-            serial: serial, expires: expires, gate: gate, rejected: rejected, styles: styles.styles, rejectedStyles: styles.rejected)
+            publisher: file.publisher, generated: generated, minimumAppVersion: file.minimumAppVersion, regions: regions,
+            sourceURL: sourceURL, serial: file.serial, expires: expires, gate: file.gate, rejected: rejected, styles: styles.styles,
+            rejectedStyles: styles.rejected)
     }
 
-    private static func parseGate(_ raw: JSONValue, fail: (String) -> CatalogError) throws -> PublisherGate {
-        guard let fields = raw.objectValue else { throw fail("gate must be an object") }
-        let known: Set<String> = ["minimumAppVersion", "graceDays", "maxPrompts", "closeAfterDays"]
-        if let unknown = fields.keys.sorted().first(where: { !known.contains($0) }) { throw fail("gate: unknown key \"\(unknown)\"") }
-        func integer(_ key: String, _ range: ClosedRange<Int>) throws -> Int? {
-            guard let raw = fields[key] else { return nil }
-            guard raw.isNumber, !raw.isBoolean, let value = raw.double.flatMap({ Int(exactly: $0) }), range.contains(value) else {
-                throw fail("gate: \(key) must be an integer \(range.lowerBound)…\(range.upperBound)")
-            }
-            return value
+    /// The region an entry describes, or the entry's ``CatalogError``.
+    private static func checkRegion(_ entry: CatalogFile.Entry<CatalogFile.Region>, index: Int, sourceURL: String) throws -> CatalogRegion {
+        let fields: CatalogFile.Region
+        switch entry {
+        case .invalid(let id?, let reason) where regionIDProblem(id) == nil:
+            throw CatalogError(source: sourceURL, region: id, reason: reason)
+        case .invalid(_, let reason):
+            let said = reason == "id is missing" || reason == "id is not a string" ? "regions[\(index)] has no id" : "regions[\(index)]: \(reason)"
+            throw CatalogError(source: sourceURL, region: nil, reason: said)
+        case .valid(let valid):
+            fields = valid
         }
-        var gate = PublisherGate(
-            graceDays: try integer("graceDays", 0...365), maxPrompts: try integer("maxPrompts", 0...100),
-            closeAfterDays: try integer("closeAfterDays", 0...3650))
-        if let raw = fields["minimumAppVersion"] {
-            guard let text = raw.stringValue, (try? AppVersion(text)) != nil else { throw fail("gate: minimumAppVersion is not a version") }
-            gate.minimumAppVersion = text
-        }
-        return gate
-    }
-
-    private static func parseRegion(_ raw: [String: JSONValue], index: Int, sourceURL: String) throws -> CatalogRegion {
-        guard let id = raw["id"]?.stringValue else {
-            throw CatalogError(source: sourceURL, region: nil, reason: "regions[\(index)] has no id")
-        }
+        let id = fields.id
         func fail(_ reason: String) -> CatalogError { CatalogError(source: sourceURL, region: id, reason: reason) }
         if let problem = regionIDProblem(id) {
             throw CatalogError(source: sourceURL, region: nil, reason: "regions[\(index)]: invalid id: \(problem)")
         }
-        let fields = CatalogFields(fields: raw, fail: fail)
-        func zoom(_ key: String) throws -> Int {
-            guard let number = fields[key]?.int, (0...30).contains(number) else { throw fail("\(key) must be an integer 0…30") }
-            return number
+        let check = CatalogFieldCheck(fail: fail)
+        let version = try check.nonEmpty(fields.version, "version")
+        let hash = try check.sha256(fields.sha256)
+        guard let format = TileFormat(rawValue: fields.format) else { throw fail("format \"\(fields.format)\" is not png, jpg, webp or pbf") }
+        let url = try check.url(fields.url, against: sourceURL)
+        for (key, zoom) in [("minzoom", fields.minzoom), ("maxzoom", fields.maxzoom)] where !(0...30).contains(zoom) {
+            throw fail("\(key) must be an integer 0…30")
         }
-        let version = try fields.string("version")
-        let hash = try fields.sha256()
-        let formatText = try fields.string("format")
-        guard let format = TileFormat(rawValue: formatText) else { throw fail("format \"\(formatText)\" is not png, jpg, webp or pbf") }
-        let url = try fields.url(against: sourceURL)
-        let minzoom = try zoom("minzoom")
-        let maxzoom = try zoom("maxzoom")
-        guard minzoom <= maxzoom else { throw fail("minzoom \(minzoom) is above maxzoom \(maxzoom)") }
-        var bounds: [Double]?
-        if let raw = fields["bounds"] {
-            guard let values = raw.arrayValue?.compactMap(\.double), values.count == 4, raw.arrayValue?.count == 4 else {
-                throw fail("bounds must be [west, south, east, north]")
-            }
-            let b = values
+        guard fields.minzoom <= fields.maxzoom else { throw fail("minzoom \(fields.minzoom) is above maxzoom \(fields.maxzoom)") }
+        if let b = fields.bounds {
+            guard b.count == 4 else { throw fail("bounds must be [west, south, east, north]") }
             guard (-180...180).contains(b[0]), (-180...180).contains(b[2]), (-90...90).contains(b[1]), (-90...90).contains(b[3]), b[1] <= b[3] else {
                 throw fail("bounds \(b) are outside the world")
             }
-            bounds = b
         }
-        let minimum = fields["minimumAppVersion"]?.stringValue
-        if let minimum, (try? AppVersion(minimum)) == nil { throw fail("minimumAppVersion \"\(minimum)\" is not a version") }
-        var contentHash: String?
-        if let raw = fields["contentHash"] {
-            guard let text = raw.stringValue, isTilesetHash(text) else { throw fail("contentHash must be 32 hex digits") }
-            contentHash = text.uppercased()
+        if let minimum = fields.minimumAppVersion, (try? AppVersion(minimum)) == nil {
+            throw fail("minimumAppVersion \"\(minimum)\" is not a version")
         }
+        if let hash = fields.contentHash, !isTilesetHash(hash) { throw fail("contentHash must be 32 hex digits") }
         var deltas: [CatalogDelta] = []
-        if let raw = fields["deltas"] {
-            guard let entries = raw.arrayValue else { throw fail("deltas must be an array") }
-            for (offset, entry) in entries.enumerated() {
-                guard let delta = entry.objectValue else { throw fail("deltas[\(offset)] is not an object") }
-                deltas.append(try parseDelta(CatalogFields(fields: delta, fail: { fail("deltas[\(offset)]: \($0)") }), sourceURL: sourceURL))
+        for (offset, entry) in (fields.deltas ?? []).enumerated() {
+            let check = CatalogFieldCheck { fail("deltas[\(offset)]: \($0)") }
+            switch entry {
+            case .invalid(_, let reason): throw check.fail(reason)
+            case .valid(let delta): deltas.append(try checkDelta(delta, check: check, sourceURL: sourceURL))
             }
         }
         return CatalogRegion(
-            id: id, name: fields["name"]?.stringValue ?? id, version: version, url: url, size: try fields.size("size"), sha256: hash,
-            installedSize: try fields.size("installedSize"), format: format, bounds: bounds, minzoom: minzoom, maxzoom: maxzoom,
-            minimumAppVersion: minimum, contentHash: contentHash, deltas: deltas)
+            id: id, name: fields.name ?? id, version: version, url: url, size: try check.size(fields.size, "size"), sha256: hash,
+            installedSize: try check.size(fields.installedSize, "installedSize"), format: format, bounds: fields.bounds,
+            minzoom: fields.minzoom, maxzoom: fields.maxzoom, minimumAppVersion: fields.minimumAppVersion,
+            contentHash: fields.contentHash?.uppercased(), deltas: deltas)
     }
 
     /// Whether `text` is a martin `agg_tiles_hash`: 32 hex digits.
@@ -270,14 +292,13 @@ extension Catalog {
     }
 
     /// One entry of a region's `deltas`, checked as strictly as the region's own package.
-    private static func parseDelta(_ fields: CatalogFields, sourceURL: String) throws -> CatalogDelta {
-        let fromVersion = try fields.string("fromVersion")
-        let fromHash = try fields.string("fromHash")
-        guard isTilesetHash(fromHash) else { throw fields.fail("fromHash \"\(fromHash)\" is not 32 hex digits") }
-        let hash = try fields.sha256()
-        let size = try fields.size("size")
-        let url = try fields.url(against: sourceURL)
-        return CatalogDelta(fromVersion: fromVersion, fromHash: fromHash.uppercased(), url: url, size: size, sha256: hash)
+    private static func checkDelta(_ delta: CatalogFile.Delta, check: CatalogFieldCheck, sourceURL: String) throws -> CatalogDelta {
+        let fromVersion = try check.nonEmpty(delta.fromVersion, "fromVersion")
+        guard isTilesetHash(delta.fromHash) else { throw check.fail("fromHash \"\(delta.fromHash)\" is not 32 hex digits") }
+        let hash = try check.sha256(delta.sha256)
+        let size = try check.size(delta.size, "size")
+        let url = try check.url(delta.url, against: sourceURL)
+        return CatalogDelta(fromVersion: fromVersion, fromHash: delta.fromHash.uppercased(), url: url, size: size, sha256: hash)
     }
 
     /// Resolves a package URL (absolute, or relative to the catalog) and checks its scheme.

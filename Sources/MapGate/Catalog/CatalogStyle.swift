@@ -29,17 +29,14 @@ public struct CatalogStyle: Sendable, Equatable {
 extension Catalog {
     /// The catalog's `styles`: each entry checked as strictly as a region's; a bad one is
     /// rejected with its reason and leaves the others alone.
-    static func parseStyles(_ raw: JSONValue?, sourceURL: String) -> (styles: [CatalogStyle], rejected: [CatalogError]) {
+    static func checkStyles(_ entries: [CatalogFile.Entry<CatalogFile.Style>], sourceURL: String) -> (styles: [CatalogStyle], rejected: [CatalogError]) {
         func fail(_ reason: String) -> CatalogError { CatalogError(source: sourceURL, region: nil, reason: reason) }
-        guard let raw else { return ([], []) }
-        guard let entries = raw.arrayValue else { return ([], [fail("styles must be an array")]) }
         var styles: [CatalogStyle] = []
         var rejected: [CatalogError] = []
         var seen = Set<String>()
         for (index, entry) in entries.enumerated() {
             do {
-                guard let fields = entry.objectValue else { throw fail("styles[\(index)] is not an object") }
-                let style = try parseStyle(fields, index: index, sourceURL: sourceURL)
+                let style = try checkStyle(entry, index: index, sourceURL: sourceURL)
                 guard seen.insert(style.id).inserted else {
                     styles.removeAll { $0.id == style.id }
                     throw fail("style \(style.id): duplicate id")
@@ -54,24 +51,32 @@ extension Catalog {
         return (styles, rejected)
     }
 
-    private static func parseStyle(_ raw: [String: JSONValue], index: Int, sourceURL: String) throws -> CatalogStyle {
-        guard let id = raw["id"]?.stringValue, isValidStyleID(id) else {
-            throw CatalogError(source: sourceURL, region: nil, reason: "styles[\(index)]: id is missing or not of the form [a-z0-9][a-z0-9._-]{0,63}")
+    private static func checkStyle(_ entry: CatalogFile.Entry<CatalogFile.Style>, index: Int, sourceURL: String) throws -> CatalogStyle {
+        let fields: CatalogFile.Style
+        switch entry {
+        case .invalid(let id?, let reason) where isValidStyleID(id):
+            throw CatalogError(source: sourceURL, region: nil, reason: "style \(id): \(reason)")
+        case .invalid(_, let reason):
+            throw CatalogError(source: sourceURL, region: nil, reason: "styles[\(index)]: \(reason)")
+        case .valid(let valid):
+            fields = valid
         }
-        let fields = CatalogFields(fields: raw) { CatalogError(source: sourceURL, region: nil, reason: "style \(id): \($0)") }
-        let version = try fields.string("version")
-        guard isFileSafeVersion(version) else { throw fields.fail("version \"\(version)\" is not of the form [A-Za-z0-9][A-Za-z0-9._+-]{0,63}") }
-        let hash = try fields.sha256()
-        guard let regions = fields["regions"]?.arrayValue?.compactMap(\.stringValue), regions.count == fields["regions"]?.arrayValue?.count,
-            !regions.isEmpty, regions.allSatisfy(isValidRegionID)
-        else {
-            throw fields.fail("regions must be a non-empty list of region ids")
+        guard isValidStyleID(fields.id) else {
+            throw CatalogError(source: sourceURL, region: nil, reason: "styles[\(index)]: id is not of the form [a-z0-9][a-z0-9._-]{0,63}")
         }
-        let url = try fields.url(against: sourceURL)
+        let check = CatalogFieldCheck { CatalogError(source: sourceURL, region: nil, reason: "style \(fields.id): \($0)") }
+        guard isFileSafeVersion(fields.version) else {
+            throw check.fail("version \"\(fields.version)\" is not of the form [A-Za-z0-9][A-Za-z0-9._+-]{0,63}")
+        }
+        let hash = try check.sha256(fields.sha256)
+        guard !fields.regions.isEmpty, fields.regions.allSatisfy(isValidRegionID) else {
+            throw check.fail("regions must be a non-empty list of region ids")
+        }
+        let url = try check.url(fields.url, against: sourceURL)
         return CatalogStyle(
-            id: id, name: fields["name"]?.stringValue ?? id, version: version, url: url,
-            size: try fields.size("size", limit: StyleBundle.maximumSize), sha256: hash,
-            installedSize: try fields.size("installedSize", limit: StyleBundle.maximumSize), regions: regions.sorted())
+            id: fields.id, name: fields.name ?? fields.id, version: fields.version, url: url,
+            size: try check.size(fields.size, "size", limit: StyleBundle.maximumSize), sha256: hash,
+            installedSize: try check.size(fields.installedSize, "installedSize", limit: StyleBundle.maximumSize), regions: fields.regions.sorted())
     }
 
     /// A style id: the pattern of a region id (`[a-z0-9][a-z0-9._-]{0,63}`); route names are

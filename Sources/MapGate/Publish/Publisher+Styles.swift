@@ -3,7 +3,7 @@ import FoundationEssentials
 extension Publisher {
     /// The styles of this publish: their catalog entries, what happened to each, and their packages.
     struct StyleResults {
-        var entries: [[String: Any]] = []
+        var entries: [CatalogFile.Style] = []
         var reports: [PublishReport.Style] = []
         /// Package names (under `packages/`) the new catalog names.
         var packages: Set<String> = []
@@ -31,12 +31,12 @@ extension Publisher {
             let action: PublishReport.Action
             if old == nil {
                 action = .added
-            } else if package != nil, CatalogDocument.canonical(old as Any) == CatalogDocument.canonical(entry) {
+            } else if package != nil, old == entry {
                 action = .unchanged
             } else {
                 action = .updated
             }
-            let oldVersion = old?["version"]?.stringValue
+            let oldVersion = old?.version
             results.entries.append(entry)
             results.packages.insert(style.package)
             results.reports.append(
@@ -46,7 +46,7 @@ extension Publisher {
         }
         let offered = Set(styles.map(\.id))
         for (id, entry) in (previous?.styles ?? [:]).sorted(by: { $0.key < $1.key }) where !offered.contains(id) {
-            let version = entry["version"]?.stringValue ?? "?"
+            let version = entry.version
             results.reports.append(
                 PublishReport.Style(id: id, action: .removed, version: version, previousVersion: version, package: nil, size: nil, regions: []))
         }

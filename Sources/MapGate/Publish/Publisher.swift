@@ -103,7 +103,7 @@ public final class Publisher {
         }
 
         var notes: [String] = []
-        var entries: [[String: Any]] = []
+        var entries: [CatalogFile.Region] = []
         var regions: [PublishReport.Region] = []
         var removedFiles: [String] = []
         var formats: [String: TileFormat] = [:]
@@ -132,12 +132,12 @@ public final class Publisher {
             let action: PublishReport.Action
             if old == nil {
                 action = .added
-            } else if CatalogDocument.canonical(old as Any) == CatalogDocument.canonical(entry) {
+            } else if old == entry {
                 action = .unchanged
             } else {
                 action = .updated
             }
-            let oldVersion = old?["version"]?.stringValue
+            let oldVersion = old?.version
             if action != .unchanged, source.isVersionFromMetadata {
                 notes.append(
                     "region \(source.id): version \"\(source.version)\" is the metadata \"version\" of \(source.fileName) (GDAL writes 1.1 and tippecanoe 2 there unless told otherwise); to choose it, give \"version\" for \"\(source.fileName)\" in regions.json or set the file's metadata")
@@ -157,7 +157,7 @@ public final class Publisher {
         let styles = try publishStyles(formats: formats, previous: previous, isDryRun: isDryRun)
         let offered = Set(sources.map(\.id))
         for (id, entry) in (previous?.regions ?? [:]).sorted(by: { $0.key < $1.key }) where !offered.contains(id) {
-            let version = entry["version"]?.stringValue ?? "?"
+            let version = entry.version
             regions.append(
                 PublishReport.Region(
                     id: id, action: .removed, version: version, previousVersion: version, package: nil, size: nil, sha256: nil,
@@ -165,7 +165,7 @@ public final class Publisher {
         }
 
         let regionsChanged = regions.contains { $0.action != .unchanged } || styles.reports.contains { $0.action != .unchanged }
-        let publisherChanged = previous.map { $0.object["publisher"]?.stringValue != options.publisher } ?? true
+        let publisherChanged = previous.map { $0.file.publisher != options.publisher } ?? true
         var catalogChanged = regionsChanged || publisherChanged || options.serial != nil
         if !catalogChanged, let signingKey, let previous {
             catalogChanged = !isSigned(previous.bytes, by: signingKey)
@@ -180,10 +180,13 @@ public final class Publisher {
         }
 
         let now = Date(timeIntervalSince1970: clock.now.timeIntervalSince1970.rounded(.down))
-        let document = CatalogDocument.document(
-            publisher: options.publisher, generated: now, expires: now.addingTimeInterval(Double(options.expiresDays) * 86_400),
-            serial: serial, regions: entries, styles: styles.entries, carried: previous?.object ?? [:])
-        let bytes = try CatalogDocument.encode(document)
+        // A publisher's `gate` rules and a catalog-wide `minimumAppVersion` are not publish's to
+        // manage: carried over from the previous catalog as they were.
+        let document = CatalogFile(
+            publisher: options.publisher, generated: ISODate.string(now),
+            expires: ISODate.string(now.addingTimeInterval(Double(options.expiresDays) * 86_400)), serial: serial,
+            minimumAppVersion: previous?.file.minimumAppVersion, gate: previous?.file.gate, regions: entries, styles: styles.entries)
+        let bytes = try document.encoded()
         // What clients will do with it: refuse it if mapgate's own reader would.
         _ = try Catalog.parse(bytes, sourceURL: URL(fileURLWithPath: catalogPath).absoluteString)
         let signature = try signingKey.sign(

@@ -25,7 +25,7 @@ import Testing
     }
 
     @Test(arguments: [
-        (#"{"id": "Night Mode"}"#, "id is missing or not of the form"),
+        (#"{"id": "Night Mode"}"#, "id is not of the form"),
         (#"{"sha256": "abc"}"#, "sha256 \"abc\" is not 64 hex digits"),
         (#"{"regions": []}"#, "regions must be a non-empty list of region ids"),
         (#"{"regions": ["../x"]}"#, "regions must be a non-empty list of region ids"),
@@ -52,6 +52,6 @@ import Testing
     @Test func stylesThatAreNotAListAreRejectedAndTheRegionsStay() throws {
         let catalog = try tests.parse(regions: [tests.region()], extra: ["styles": "night"])
         #expect(catalog.regions.count == 1)
-        #expect(catalog.rejectedStyles.first?.localizedDescription.contains("styles must be an array") == true)
+        #expect(catalog.rejectedStyles.first?.localizedDescription.contains("styles is not an array") == true)
     }
 }

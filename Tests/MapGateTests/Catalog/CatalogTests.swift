@@ -60,7 +60,7 @@ import Testing
         (#"{"size": -1}"#, "size -1 is out of range"),
         (#"{"size": 0}"#, "out of range"),
         (#"{"installedSize": 1e15}"#, "out of range"),
-        (#"{"size": "1000"}"#, "size is missing or not an integer"),
+        (#"{"size": "1000"}"#, "size is not an integer"),
         (#"{"sha256": "abc"}"#, "is not 64 hex digits"),
         (#"{"sha256": "gggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggg"}"#, "is not 64 hex digits"),
         // Fullwidth digits are hex digits to Character.isHexDigit (found by the catalog fuzz target).
@@ -72,7 +72,7 @@ import Testing
         (#"{"maxzoom": 31}"#, "maxzoom must be"),
         (#"{"bounds": [1, 2, 3]}"#, "bounds must be"),
         (#"{"bounds": [0, -95, 10, 10]}"#, "outside the world"),
-        (#"{"version": ""}"#, "version is missing"),
+        (#"{"version": ""}"#, "version is empty"),
         (#"{"minimumAppVersion": "soon"}"#, "not a version"),
     ])
     func badRegionFieldIsRejectedNamingTheRegion(overrides: String, reason: String) throws {
@@ -99,9 +99,9 @@ import Testing
 
     @Test(arguments: [
         (#"{"formatVersion": 2}"#, "formatVersion 2 is not supported"),
-        (#"{"formatVersion": "1"}"#, "formatVersion is missing"),
-        (#"{"publisher": 3}"#, "publisher is missing"),
-        (#"{"regions": "none"}"#, "regions is missing"),
+        (#"{"formatVersion": "1"}"#, "formatVersion is not an integer"),
+        (#"{"publisher": 3}"#, "publisher is not a string"),
+        (#"{"regions": "none"}"#, "regions is not an array"),
         (#"{"minimumAppVersion": "x"}"#, "not a version"),
     ])
     func badTopLevelIsRejected(extraJSON: String, reason: String) throws {

@@ -1,0 +1,34 @@
+import FoundationEssentials
+
+/// The checks every catalog entry's package fields get (a region, a delta, a style), each
+/// throwing the entry's ``CatalogError`` naming the field and what is wrong with it.
+struct CatalogFieldCheck {
+    let fail: (String) -> CatalogError
+
+    /// A string that is not empty.
+    func nonEmpty(_ value: String, _ key: String) throws -> String {
+        guard !value.isEmpty else { throw fail("\(key) is empty") }
+        return value
+    }
+
+    /// A size of 1…`limit` bytes.
+    func size(_ value: Int64, _ key: String, limit: Int64 = Catalog.maximumSize) throws -> Int64 {
+        guard value > 0, value <= limit else { throw fail("\(key) \(value) is out of range (1…\(limit))") }
+        return value
+    }
+
+    /// `sha256`: 64 hex digits, lower-cased. ASCII only: Character.isHexDigit also accepts
+    /// fullwidth digits, which no digest matches.
+    func sha256(_ value: String) throws -> String {
+        let hash = value.lowercased()
+        guard hash.utf8.count == 64, hash.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else {
+            throw fail("sha256 \"\(hash)\" is not 64 hex digits")
+        }
+        return hash
+    }
+
+    /// A package URL, resolved against the catalog's URL (``Catalog/resolve(_:against:fail:)``).
+    func url(_ value: String, against sourceURL: String) throws -> String {
+        try Catalog.resolve(try nonEmpty(value, "url"), against: sourceURL, fail: fail)
+    }
+}
