@@ -108,21 +108,14 @@ public final class TileRequestHandler: HTTPRequestHandler {
     private func tileJSON(_ id: String, _ request: HTTPServerRequest) -> HTTPServerResponse {
         if let refusal = refusalWhileClosed(json: true) { return refusal }
         guard let region = service.region(id) else { return text(404, "region \(id) is not installed\n", cors: true) }
-        let base = baseURL(request)
-        var object: [String: Any] = [
-            "tilejson": "3.0.0",
-            "tiles": ["\(base)/\(id)/{z}/{x}/{y}.\(Self.extensions(region.record.format)[0])"],
-            "name": region.name, "version": region.record.version, "scheme": "xyz",
-            "bounds": region.bounds, "center": region.center, "minzoom": region.minzoom, "maxzoom": region.maxzoom,
-            "format": region.record.format.rawValue,
-        ]
-        if let attribution = region.attribution { object["attribution"] = AttributionHTML.sanitized(attribution) }
-        if let description = region.description { object["description"] = description }
-        if region.record.format == .pbf {
-            let layers = region.vectorLayersJSON.flatMap { try? JSONValue(parsing: Data($0.utf8)) }
-            object["vector_layers"] = layers ?? JSONValue.array([])
-        }
-        return json(200, object, cors: true)
+        let layers = region.record.format == .pbf ? region.vectorLayersJSON.flatMap { try? JSONValue(parsing: Data($0.utf8)) }?.arrayValue ?? [] : nil
+        let tileJSON = TileJSON(
+            tiles: ["\(baseURL(request))/\(id)/{z}/{x}/{y}.\(Self.extensions(region.record.format)[0])"], name: region.name,
+            version: region.record.version, bounds: region.bounds, center: region.center, minzoom: region.minzoom, maxzoom: region.maxzoom,
+            format: region.record.format.rawValue, attribution: region.attribution.map(AttributionHTML.sanitized),
+            description: region.description, vectorLayers: layers)
+        guard let body = try? tileJSON.encoded() else { return text(500, "cannot write the TileJSON of region \(id)\n", cors: true) }
+        return HTTPServerResponse(status: 200, headers: Self.anyOrigin + [("Content-Type", "application/json")], body: body)
     }
 
     private func tile(_ parts: [String], _ request: HTTPServerRequest) -> HTTPServerResponse {
