@@ -70,8 +70,11 @@ struct Console {
 
     /// Prints one JSON object on a line, keys sorted so the output is stable; DEL, C1 and the
     /// Unicode line separators are escaped too, so no terminal acts on them (``JSONLine``).
-    func json(_ object: [String: Any]) {
-        writeBytes(JSONLine.encode(object) + "\n", to: STDOUT_FILENO)
+    /// One `--json` line: a command's own Encodable line type, every key present (a `nil` is
+    /// `null`: ``JSONValueEncoder``), keys sorted, escaped for a terminal (``JSONLine``).
+    func json(_ line: some Encodable) {
+        let value = (try? JSONValueEncoder.encode(line)) ?? .object(["error": .string("cannot write this line as JSON")])
+        writeBytes(JSONLine.encode(value) + "\n", to: STDOUT_FILENO)
     }
 
     /// Asks a question on stderr and reads one line from stdin.

@@ -22,7 +22,7 @@ enum MapGateCLI {
         let context = Context(arguments: arguments, environment: environment)
         let console = context.console
         if arguments.isVersion {
-            if context.json { console.json(["version": BuildInfo.version]) } else { console.data("mapgate \(BuildInfo.version)") }
+            if context.json { console.json(VersionLine(version: BuildInfo.version)) } else { console.data("mapgate \(BuildInfo.version)") }
             return ExitCode.success
         }
         guard let name = arguments.command else {
@@ -74,9 +74,20 @@ enum MapGateCLI {
         } catch {
             let code = ExitCode.forError(error)
             console.error(describe(error))
-            if context.json { console.json(["error": describe(error), "exitCode": code]) }
+            if context.json { console.json(ErrorLine(error: describe(error), exitCode: code)) }
             return code
         }
+    }
+
+    /// `--version --json`.
+    struct VersionLine: Encodable {
+        var version: String
+    }
+
+    /// The `--json` line of a command that failed as a whole (docs/commands.md).
+    struct ErrorLine: Encodable {
+        var error: String
+        var exitCode: Int32
     }
 
     static func describe(_ error: any Error) -> String {
@@ -89,7 +100,7 @@ enum MapGateCLI {
         let console = Console(quiet: false, json: json, environment: environment)
         console.error(error.message)
         UnixFile.standardError.write(Data("usage: \(error.usage)\n".utf8))
-        if json { console.json(["error": error.message, "exitCode": ExitCode.usage]) }
+        if json { console.json(ErrorLine(error: error.message, exitCode: ExitCode.usage)) }
         return ExitCode.usage
     }
 }

@@ -60,7 +60,7 @@ struct ServerLaunch {
         }
         return try TileServer(
             listener: listener, library: try context.readOnlyRegionLibrary(), authorization: authorization, settings: settings,
-            leafletPath: configuration.leafletPath, maplibrePath: configuration.maplibrePath, fontPaths: configuration.fontPaths, gateRefresh: refresh, makeGate: makeGate, log: verbose ? logRequest : nil,
+            leafletPath: configuration.leafletPath, maplibrePath: configuration.maplibrePath, fontPaths: configuration.fontPaths, gateRefresh: refresh, makeGate: makeGate, log: verbose ? RequestLog.write : nil,
             onRegionEvent: { event in
                 switch event {
                 case .changed(let changes):

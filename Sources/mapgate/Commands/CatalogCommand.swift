@@ -36,13 +36,12 @@ struct CatalogCommand: Command {
             let current = installed[region.id]?.version
             let status = RegionStatus(region, in: catalog, installedVersion: current, app: app)
             if context.json {
-                console.json([
-                    "id": region.id, "name": region.name, "version": region.version, "size": region.size,
-                    "installedSize": region.installedSize, "format": region.format.rawValue, "minzoom": region.minzoom,
-                    "maxzoom": region.maxzoom, "installedVersion": current ?? JSONValue.null, "status": status.rawValue,
-                    "publisher": catalog.publisher, "serial": catalog.serial ?? JSONValue.null,
-                    "expires": Format.isoOrNull(catalog.expires), "signedBy": fetched.signature?.keyID.hex ?? JSONValue.null,
-                ])
+                console.json(
+                    Line(
+                        id: region.id, name: region.name, version: region.version, size: region.size, installedSize: region.installedSize,
+                        format: region.format.rawValue, minzoom: region.minzoom, maxzoom: region.maxzoom, installedVersion: current,
+                        status: status.rawValue, publisher: catalog.publisher, serial: catalog.serial, expires: catalog.expires.map(Format.iso),
+                        signedBy: fetched.signature?.keyID.hex))
             } else {
                 let required = catalog.requiredAppVersion(for: region, app: app)
                 let shown = required.map { "needs mapgate \($0.text)" } ?? status.rawValue.replacing("-", with: " ")
@@ -63,8 +62,26 @@ struct CatalogCommand: Command {
         // Bad entries are reported after the good ones, and make the exit code 65.
         for rejection in catalog.rejected {
             console.error(MapGateCLI.describe(rejection))
-            if context.json { console.json(["error": MapGateCLI.describe(rejection), "exitCode": ExitCode.forError(rejection)]) }
+            if context.json { console.json(MapGateCLI.ErrorLine(error: MapGateCLI.describe(rejection), exitCode: ExitCode.forError(rejection))) }
         }
         return catalog.rejected.isEmpty ? ExitCode.success : ExitCode.badData
+    }
+
+    /// One region of `catalog --json` (docs/commands.md).
+    struct Line: Encodable {
+        var id: String
+        var name: String
+        var version: String
+        var size: Int64
+        var installedSize: Int64
+        var format: String
+        var minzoom: Int
+        var maxzoom: Int
+        var installedVersion: String?
+        var status: String
+        var publisher: String
+        var serial: Int64?
+        var expires: String?
+        var signedBy: String?
     }
 }

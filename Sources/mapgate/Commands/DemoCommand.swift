@@ -40,9 +40,9 @@ struct DemoCommand: Command {
         let demo = Demo(fixtures: fixtures ?? Self.defaultFixtures(), workDirectory: work) { event in
             switch event {
             case .step(let text):
-                if context.json { console.json(["kind": "step", "text": text]) } else { console.print(console.paint("==> ", .green) + console.paint(text, .bold)) }
+                if context.json { console.json(Line(kind: "step", text: text)) } else { console.print(console.paint("==> ", .green) + console.paint(text, .bold)) }
             case .line(let text):
-                if context.json { console.json(["kind": "line", "text": text]) } else { console.print("    " + text) }
+                if context.json { console.json(Line(kind: "line", text: text)) } else { console.print("    " + text) }
             }
         }
         let keepsServing = console.isInteractive && !context.json
@@ -50,7 +50,7 @@ struct DemoCommand: Command {
         if let server {
             if keepsServing {
                 console.print("The viewer is served until Ctrl-C.")
-                waitForTermination()
+                Termination.wait()
             }
             server.stop()
         }
@@ -74,5 +74,11 @@ struct DemoCommand: Command {
             if FileManager.default.fileExists(atPath: candidate + "/lookup") { return candidate }
         }
         return local
+    }
+
+    /// One line of `demo --json`: a step's title or one of its lines.
+    struct Line: Encodable {
+        var kind: String
+        var text: String
     }
 }

@@ -42,12 +42,11 @@ struct ListCommand: Command {
                 console.warning("region \(region.id): damaged (\(reason)); 'mapgate sync \(region.id)' installs it again")
             }
             if context.json {
-                console.json([
-                    "id": region.id, "name": region.name, "version": region.version, "format": region.format.rawValue,
-                    "minzoom": region.minzoom ?? JSONValue.null, "maxzoom": region.maxzoom ?? JSONValue.null, "tiles": tiles ?? JSONValue.null,
-                    "sizeOnDisk": region.size, "bounds": region.bounds ?? JSONValue.null, "installedAt": Format.iso(region.installedAt),
-                    "sha256": region.sha256, "contentHash": region.contentHash ?? JSONValue.null, "damaged": damage ?? JSONValue.null,
-                ])
+                console.json(
+                    Line(
+                        id: region.id, name: region.name, version: region.version, format: region.format.rawValue, minzoom: region.minzoom,
+                        maxzoom: region.maxzoom, tiles: tiles, sizeOnDisk: region.size, bounds: region.bounds,
+                        installedAt: Format.iso(region.installedAt), sha256: region.sha256, contentHash: region.contentHash, damaged: damage))
             } else {
                 let zoom = region.minzoom.map { "\($0)-\(region.maxzoom ?? $0)" } ?? "?"
                 table.append([
@@ -58,5 +57,22 @@ struct ListCommand: Command {
         }
         if !context.json { table.print(to: console) }
         return ExitCode.success
+    }
+
+    /// One region of `list --json` (docs/commands.md).
+    struct Line: Encodable {
+        var id: String
+        var name: String
+        var version: String
+        var format: String
+        var minzoom: Int?
+        var maxzoom: Int?
+        var tiles: Int?
+        var sizeOnDisk: Int64
+        var bounds: [Double]?
+        var installedAt: String
+        var sha256: String
+        var contentHash: String?
+        var damaged: String?
     }
 }

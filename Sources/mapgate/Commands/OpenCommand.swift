@@ -40,7 +40,7 @@ struct OpenCommand: Command {
         let base = NetworkInterfaces.urls(boundHost: settings.host, port: server.http.port, interfaces: [])[0]
         let url = "\(base)/view/\(region)"
         if context.json {
-            context.console.json(["region": region, "viewer": url, "tilejson": "\(base)/\(region).json"])
+            context.console.json(Line(region: region, viewer: url, tilejson: "\(base)/\(region).json"))
         } else {
             context.console.data(url)
             context.console.note("serving \(region) until Ctrl-C")
@@ -48,9 +48,16 @@ struct OpenCommand: Command {
         if browser {
             if spawn(["xdg-open", url], wait: false) == nil { context.console.warning("cannot run xdg-open; open \(url) yourself") }
         }
-        waitForTermination()
+        Termination.wait()
         context.console.note("stopping…")
         server.stop()
         return ExitCode.success
+    }
+
+    /// `open --json`: where the region is served.
+    struct Line: Encodable {
+        var region: String
+        var viewer: String
+        var tilejson: String
     }
 }

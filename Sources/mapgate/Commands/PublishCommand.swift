@@ -147,22 +147,20 @@ struct PublishCommand: Command {
         for note in report.notes { console.warning(note) }
         for region in report.regions {
             if context.json {
-                console.json([
-                    "region": region.id, "action": region.action.rawValue, "version": region.version,
-                    "previousVersion": region.previousVersion ?? JSONValue.null, "package": region.package ?? JSONValue.null,
-                    "size": region.size ?? JSONValue.null, "sha256": region.sha256 ?? JSONValue.null, "deltas": region.deltaCount,
-                ])
+                console.json(
+                    RegionLine(
+                        region: region.id, action: region.action.rawValue, version: region.version, previousVersion: region.previousVersion,
+                        package: region.package, size: region.size, sha256: region.sha256, deltas: region.deltaCount))
             } else {
                 console.print(line(for: region, isDryRun: report.isDryRun))
             }
         }
         for style in report.styles {
             if context.json {
-                console.json([
-                    "style": style.id, "action": style.action.rawValue, "version": style.version,
-                    "previousVersion": style.previousVersion ?? JSONValue.null, "package": style.package ?? JSONValue.null,
-                    "size": style.size ?? JSONValue.null, "regions": style.regions,
-                ])
+                console.json(
+                    StyleLine(
+                        style: style.id, action: style.action.rawValue, version: style.version, previousVersion: style.previousVersion,
+                        package: style.package, size: style.size, regions: style.regions))
             } else {
                 console.print(line(for: style, isDryRun: report.isDryRun))
             }
@@ -211,5 +209,28 @@ struct PublishCommand: Command {
         }
         let what = describe(region.action, previousVersion: region.previousVersion, isDryRun: isDryRun)
         return head + what + (details.isEmpty ? "" : " (\(details.joined(separator: ", ")))")
+    }
+
+    /// One region of `publish --json` (docs/commands.md).
+    struct RegionLine: Encodable {
+        var region: String
+        var action: String
+        var version: String
+        var previousVersion: String?
+        var package: String?
+        var size: Int64?
+        var sha256: String?
+        var deltas: Int
+    }
+
+    /// One style of `publish --json`.
+    struct StyleLine: Encodable {
+        var style: String
+        var action: String
+        var version: String
+        var previousVersion: String?
+        var package: String?
+        var size: Int64?
+        var regions: [String]
     }
 }

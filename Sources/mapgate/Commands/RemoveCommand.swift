@@ -26,7 +26,7 @@ struct RemoveCommand: Command {
             do {
                 let removed = try library.remove(id, lock: lock)
                 if context.json {
-                    context.console.json(["region": id, "action": "removed", "version": removed.version, "error": JSONValue.null, "exitCode": JSONValue.null])
+                    context.console.json(Line(region: id, action: "removed", version: removed.version))
                 } else {
                     context.console.print("removed \(id) \(TerminalText.inline(removed.version))")
                 }
@@ -34,14 +34,21 @@ struct RemoveCommand: Command {
                 firstFailure = firstFailure ?? error
                 let message = MapGateCLI.describe(error)
                 if context.json {
-                    context.console.json([
-                        "region": id, "action": "failed", "version": JSONValue.null, "error": message, "exitCode": ExitCode.forError(error),
-                    ])
+                    context.console.json(Line(region: id, action: "failed", error: message, exitCode: ExitCode.forError(error)))
                 } else {
                     context.console.error(message)
                 }
             }
         }
         return firstFailure.map { ExitCode.forError($0) } ?? ExitCode.success
+    }
+
+    /// One region of `remove --json`: the same keys for both outcomes.
+    struct Line: Encodable {
+        var region: String
+        var action: String
+        var version: String? = nil
+        var error: String? = nil
+        var exitCode: Int32? = nil
     }
 }

@@ -70,51 +70,20 @@ struct ServeCommand: Command {
         let count = server.service.regions.count
         let urls = NetworkInterfaces.urls(boundHost: settings.host, port: server.http.port, interfaces: NetworkInterfaces.addresses()).map { $0 + "/" }
         if context.json {
-            context.console.json(["url": urls[0], "regions": count])
+            context.console.json(Line(url: urls[0], regions: count))
         } else {
             context.console.print("serving \(count) \(count == 1 ? "region" : "regions") at \(urls[0]) (Ctrl-C to stop)")
             for url in urls.dropFirst() { context.console.print("  also at \(url)") }
         }
-        waitForTermination()
+        Termination.wait()
         context.console.note("stopping…")
         server.stop()
         return ExitCode.success
     }
-}
 
-/// The access log line of `--verbose`: method, target, status, bytes, time; control
-/// characters (and backslashes) in what the client sent are escaped, so a request cannot
-/// forge log lines or terminal escapes.
-@Sendable func logRequest(_ entry: HTTPServer.LogEntry) {
-    // Status 0: libmicrohttpd refused the request itself and does not say with which status.
-    let status = entry.status == 0 ? "refused" : String(entry.status)
-    let line = "\(escapeForLog(entry.method)) \(escapeForLog(entry.path)) \(status) \(entry.bytes) \(String(cFormat: "%.1f", entry.seconds * 1000)) ms\n"
-    UnixFile.standardError.write(Data(line.utf8))
-}
-
-func escapeForLog(_ text: String) -> String {
-    var escaped = ""
-    for scalar in text.unicodeScalars {
-        switch scalar.value {
-        case 0x5C: escaped += "\\\\"
-        case 0..<0x20, 0x7F, 0x80..<0xA0: escaped += String(cFormat: "\\x%02x", scalar.value)
-        default: escaped.unicodeScalars.append(scalar)
-        }
+    /// `serve --json`: where the regions are served.
+    struct Line: Encodable {
+        var url: String
+        var regions: Int
     }
-    return escaped
-}
-
-/// Blocks until SIGINT or SIGTERM.
-func waitForTermination() {
-    signal(SIGINT, SIG_IGN)
-    signal(SIGTERM, SIG_IGN)
-    let done = DispatchSemaphore(value: 0)
-    let sources = [SIGINT, SIGTERM].map { number in
-        let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-        source.setEventHandler { done.signal() }
-        source.resume()
-        return source
-    }
-    done.wait()
-    sources.forEach { $0.cancel() }
 }

@@ -110,14 +110,14 @@ struct SyncCommand: Command {
                 report(outcome, style: style, context: context)
             } catch {
                 firstFailure = firstFailure ?? error
-                reportFailure(error, context: context) { StyleLine(style: style.id, action: "failed", version: style.version, error: $0, exitCode: $1).json }
+                reportFailure(error, context: context) { StyleLine(style: style.id, action: "failed", version: style.version, error: $0, exitCode: $1) }
             }
         }
         return firstFailure.map { ExitCode.forError($0) } ?? ExitCode.success
     }
 
     /// One style's line of `sync --json`.
-    struct StyleLine {
+    struct StyleLine: Encodable {
         var style: String
         var action: String
         var version: String
@@ -126,19 +126,13 @@ struct SyncCommand: Command {
         var error: String? = nil
         var exitCode: Int32? = nil
 
-        var json: [String: Any] {
-            [
-                "style": style, "action": action, "version": version, "previousVersion": previousVersion ?? JSONValue.null, "bytes": bytes,
-                "error": error ?? JSONValue.null, "exitCode": exitCode ?? JSONValue.null,
-            ]
-        }
     }
 
     private func report(_ outcome: StyleInstaller.Outcome, style: CatalogStyle, context: Context) {
         switch outcome {
         case .upToDate(let version):
             if context.json {
-                context.console.json(StyleLine(style: style.id, action: "up-to-date", version: version).json)
+                context.console.json(StyleLine(style: style.id, action: "up-to-date", version: version))
             } else {
                 context.console.print("style \(style.id) \(version): up to date")
             }
@@ -146,7 +140,7 @@ struct SyncCommand: Command {
             let action = previous == nil ? "installed" : previous == version ? "repaired" : "updated"
             if context.json {
                 context.console.json(
-                    StyleLine(style: style.id, action: action, version: version, previousVersion: previous == version ? nil : previous, bytes: downloaded).json)
+                    StyleLine(style: style.id, action: action, version: version, previousVersion: previous == version ? nil : previous, bytes: downloaded))
             } else {
                 let what = previous.map { $0 == version ? "repaired (installed again)" : "updated from \($0)" } ?? "installed"
                 context.console.print("style \(style.id) \(version): \(what) (\(Format.bytes(downloaded)) downloaded)")
@@ -155,7 +149,7 @@ struct SyncCommand: Command {
     }
 
     /// One region's line of `sync --json`: the same keys for every outcome (docs/commands.md: "JSON output").
-    struct SyncLine {
+    struct SyncLine: Encodable {
         var region: String
         var action: String
         var version: String
@@ -166,21 +160,14 @@ struct SyncCommand: Command {
         var error: String? = nil
         var exitCode: Int32? = nil
 
-        var json: [String: Any] {
-            [
-                "region": region, "action": action, "version": version, "previousVersion": previousVersion ?? JSONValue.null,
-                "bytes": bytes, "resumedFrom": resumedFrom, "transfer": transfer ?? JSONValue.null, "error": error ?? JSONValue.null,
-                "exitCode": exitCode ?? JSONValue.null,
-            ]
-        }
     }
 
     private func reportFailure(_ error: any Error, region: String, version: String, context: Context) {
-        reportFailure(error, context: context) { SyncLine(region: region, action: "failed", version: version, error: $0, exitCode: $1).json }
+        reportFailure(error, context: context) { SyncLine(region: region, action: "failed", version: version, error: $0, exitCode: $1) }
     }
 
     /// A failure: its message on stderr, or with --json the line `line` makes of the message and the exit code.
-    private func reportFailure(_ error: any Error, context: Context, line: (String, Int32) -> [String: Any]) {
+    private func reportFailure(_ error: any Error, context: Context, line: (String, Int32) -> some Encodable) {
         let message = MapGateCLI.describe(error)
         if context.json {
             context.console.json(line(message, ExitCode.forError(error)))
@@ -191,7 +178,7 @@ struct SyncCommand: Command {
 
     private func report(_ line: SyncLine, context: Context, human: () -> String) {
         if context.json {
-            context.console.json(line.json)
+            context.console.json(line)
         } else {
             context.console.print(human())
         }

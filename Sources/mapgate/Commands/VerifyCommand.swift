@@ -29,10 +29,8 @@ struct VerifyCommand: Command {
             let result = try library.verify(id)
             if !result.isIntact { damaged += 1 }
             if context.json {
-                context.console.json([
-                    "region": id, "version": result.region.version, "ok": result.isIntact, "problem": result.problem ?? JSONValue.null,
-                    "contentHash": result.region.contentHash ?? JSONValue.null,
-                ])
+                context.console.json(
+                    Line(region: id, version: result.region.version, ok: result.isIntact, problem: result.problem, contentHash: result.region.contentHash))
             } else if let problem = result.problem {
                 context.console.error("region \(id): damaged: \(problem); run 'mapgate remove \(id)' and 'mapgate sync \(id)'")
             } else {
@@ -40,5 +38,14 @@ struct VerifyCommand: Command {
             }
         }
         return damaged == 0 ? ExitCode.success : ExitCode.badData
+    }
+
+    /// One region of `verify --json`.
+    struct Line: Encodable {
+        var region: String
+        var version: String
+        var ok: Bool
+        var problem: String?
+        var contentHash: String?
     }
 }

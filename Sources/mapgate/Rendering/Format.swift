@@ -5,8 +5,6 @@ import MapGate
 enum Format {
     static func iso(_ date: Date) -> String { ISODate.string(date) }
 
-    static func isoOrNull(_ date: Date?) -> Any { date.map(iso) ?? JSONValue.null }
-
     static func dateTime(_ date: Date) -> String {
         iso(date).replacing("T", with: " ").replacing("Z", with: " UTC")
     }

@@ -4,7 +4,7 @@ import MapGate
 enum GateOutput {
     static func show(_ report: GateReport, context: Context) {
         if context.json {
-            context.console.json(report.jsonObject)
+            context.console.json(report.jsonLine)
         } else {
             for line in report.humanLines(console: context.console) { context.console.print(line) }
         }

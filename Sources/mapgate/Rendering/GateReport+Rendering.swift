@@ -12,25 +12,31 @@ extension GateReport {
         }
     }
 
-    /// The `--json` object of `check` and `status`. Keys are documented in docs/gate.md.
-    var jsonObject: [String: Any] {
+    /// The `--json` line of `check` and `status`. Keys are documented in docs/gate.md.
+    struct Line: Encodable {
+        var installedVersion: String
+        var storeVersion: String?
+        var releaseDate: String?
+        var releaseNotes: String?
+        var storeURL: String?
+        var state: String
+        var pendingVersion: String?
+        var firstSeen: String?
+        var graceUntil: String?
+        var usesLeft: Int
+        var promptsShown: Int
+        var lastLookup: String?
+        var lookupError: String?
+    }
+
+    var jsonLine: Line {
         let release = record.lastRelease
-        let lookupMessage: String? = lookupError.map { MapGateCLI.describe($0) } ?? record.lastLookupError
-        return [
-            "installedVersion": installedVersion,
-            "storeVersion": release?.version ?? JSONValue.null,
-            "releaseDate": Format.isoOrNull(release?.releaseDate),
-            "releaseNotes": release?.releaseNotes ?? JSONValue.null,
-            "storeURL": release?.storeURL ?? JSONValue.null,
-            "state": stateName,
-            "pendingVersion": record.pendingVersion ?? JSONValue.null,
-            "firstSeen": Format.isoOrNull(record.firstSeen),
-            "graceUntil": Format.isoOrNull(graceEnd),
-            "usesLeft": usesLeft,
-            "promptsShown": record.promptsShown,
-            "lastLookup": Format.isoOrNull(record.lastLookupAt),
-            "lookupError": lookupMessage ?? JSONValue.null,
-        ]
+        return Line(
+            installedVersion: installedVersion, storeVersion: release?.version, releaseDate: release?.releaseDate.map(Format.iso),
+            releaseNotes: release?.releaseNotes, storeURL: release?.storeURL, state: stateName, pendingVersion: record.pendingVersion,
+            firstSeen: record.firstSeen.map(Format.iso), graceUntil: graceEnd.map(Format.iso), usesLeft: usesLeft,
+            promptsShown: record.promptsShown, lastLookup: record.lastLookupAt.map(Format.iso),
+            lookupError: lookupError.map { MapGateCLI.describe($0) } ?? record.lastLookupError)
     }
 
     /// The human form of the same data.
