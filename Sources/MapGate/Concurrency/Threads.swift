@@ -1,8 +1,8 @@
 import CLinux
 import Glibc
 
-/// Threads, locks and sleeping on pthreads: what mapgate took from Foundation's `Thread`,
-/// `NSLock` and `NSCondition` (Foundation, with ICU, is not linked).
+/// Threads and sleeping on pthreads: what mapgate took from Foundation's `Thread` (Foundation,
+/// with ICU, is not linked). Locks: ``PthreadLock``, ``PthreadCondition``.
 public enum Threads {
     /// Runs `body` on a new detached thread (`Thread.detachNewThread`), named `name` when given
     /// (`pthread_setname_np`, as `Thread.name` did).
@@ -43,48 +43,4 @@ private final class ThreadStart {
         self.name = name
         self.body = body
     }
-}
-
-/// A pthread mutex (`NSLock`).
-public final class PthreadLock: @unchecked Sendable {
-    fileprivate let mutex: UnsafeMutablePointer<pthread_mutex_t>
-
-    public init() {
-        mutex = .allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
-    }
-
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deinitialize(count: 1)
-        mutex.deallocate()
-    }
-
-    public func lock() { pthread_mutex_lock(mutex) }
-    public func unlock() { pthread_mutex_unlock(mutex) }
-}
-
-/// A pthread mutex with a condition variable (`NSCondition`).
-public final class PthreadCondition: @unchecked Sendable {
-    private let lockObject = PthreadLock()
-    private let condition: UnsafeMutablePointer<pthread_cond_t>
-
-    public init() {
-        condition = .allocate(capacity: 1)
-        condition.initialize(to: pthread_cond_t())
-        pthread_cond_init(condition, nil)
-    }
-
-    deinit {
-        pthread_cond_destroy(condition)
-        condition.deinitialize(count: 1)
-        condition.deallocate()
-    }
-
-    public func lock() { lockObject.lock() }
-    public func unlock() { lockObject.unlock() }
-    /// Waits for `broadcast`, with the lock held (released while waiting).
-    public func wait() { pthread_cond_wait(condition, lockObject.mutex) }
-    public func broadcast() { pthread_cond_broadcast(condition) }
 }
