@@ -1,13 +1,5 @@
 import FoundationEssentials
 
-/// Which settings file an error is about.
-public enum SettingsFile: String, Sendable, Equatable {
-    /// The user's preferences (`config.json`).
-    case configuration = "config"
-    /// The administrator's or publisher's rules (`/etc/mapgate/policy.json`).
-    case managedPolicy = "managed policy"
-}
-
 /// A settings file that cannot be used. Always names the file, and the key when there is one.
 public struct ConfigurationError: MapGateFailure, LocalizedError, Sendable, Equatable {
     public let file: SettingsFile
