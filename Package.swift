@@ -8,9 +8,11 @@ let package = Package(
         .library(name: "MapGate", targets: ["MapGate"]),
     ],
     targets: [
-        .systemLibrary(
-            name: "CCurl", pkgConfig: "libcurl",
-            providers: [.apt(["libcurl4-openssl-dev"])]),
+        // libcurl, libmicrohttpd and FreeType are opened with dlopen when first needed, not
+        // linked (docs/decisions/dlopen-libraries.md): no pkgConfig, whose flags would link them.
+        // Their headers (libcurl4-openssl-dev, libmicrohttpd-dev, libfreetype-dev) are still
+        // needed to build.
+        .systemLibrary(name: "CCurl"),
         .systemLibrary(
             name: "CSQLite", pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]),
@@ -20,12 +22,10 @@ let package = Package(
         .systemLibrary(
             name: "CCrypto", pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]),
-        .systemLibrary(
-            name: "CMicroHTTPD", pkgConfig: "libmicrohttpd",
-            providers: [.apt(["libmicrohttpd-dev"])]),
-        .systemLibrary(
-            name: "CFreeType", pkgConfig: "freetype2",
-            providers: [.apt(["libfreetype-dev"])]),
+        .systemLibrary(name: "CMicroHTTPD"),
+        // A C target, not a system library: its header includes no FreeType header, so only
+        // freetype.c needs FreeType's include folder (`pkg-config --cflags freetype2`).
+        .target(name: "CFreeType", cSettings: [.unsafeFlags(["-I/usr/include/freetype2"])]),
         .systemLibrary(name: "CLinux"),
         .target(
             name: "MapGate",

@@ -11,8 +11,7 @@ final class FontFace {
     let path: String
     /// `family style`, as MapLibre styles name fonts (`DejaVu Sans Bold`, `Noto Sans Regular`).
     let name: String
-    private let library: FT_Library
-    private let face: FT_Face
+    private let face: OpaquePointer  // struct cft_face: an FT_Library and its FT_Face
     private let ascender: Int
 
     /// A glyph as FreeType rendered it.
@@ -27,59 +26,53 @@ final class FontFace {
 
     /// Opens face `index` of the font file at `path` (a collection, `.ttc`, holds several).
     init(path: String, index: Int = 0) throws {
-        var library: FT_Library?
-        guard FT_Init_FreeType(&library) == 0, let library else { throw GlyphError.fontUnreadable(path: path, reason: "FreeType did not start") }
-        var face: FT_Face?
-        guard FT_New_Face(library, path, FT_Long(index), &face) == 0, let face else {
-            FT_Done_FreeType(library)
-            throw GlyphError.fontUnreadable(path: path, reason: "not a font FreeType can read")
+        try SharedLibrary.freetype.load()  // opened the first time a font is (it is not linked)
+        var opened: OpaquePointer?
+        switch cft_open_face(path, index, UInt32(Self.pixelSize), &opened) {
+        case CFT_OPENED: break
+        case CFT_NOT_STARTED: throw GlyphError.fontUnreadable(path: path, reason: "FreeType did not start")
+        case CFT_NOT_SCALABLE: throw GlyphError.fontUnreadable(path: path, reason: "not scalable to \(Self.pixelSize) px")
+        default: throw GlyphError.fontUnreadable(path: path, reason: "not a font FreeType can read")
         }
-        guard FT_Set_Pixel_Sizes(face, 0, FT_UInt(Self.pixelSize)) == 0 else {
-            FT_Done_Face(face)
-            FT_Done_FreeType(library)
-            throw GlyphError.fontUnreadable(path: path, reason: "not scalable to \(Self.pixelSize) px")
-        }
+        guard let opened else { throw GlyphError.fontUnreadable(path: path, reason: "FreeType did not start") }
         self.path = path
-        self.library = library
-        self.face = face
-        let family = face.pointee.family_name.map { String(cString: $0) } ?? PathText.lastComponent(path)
-        let style = face.pointee.style_name.map { String(cString: $0) } ?? "Regular"
+        face = opened
+        let info = cft_face_info(opened)
+        let family = info.family_name.map { String(cString: $0) } ?? PathText.lastComponent(path)
+        let style = info.style_name.map { String(cString: $0) } ?? "Regular"
         name = "\(family) \(style)"
-        ascender = Int(face.pointee.size.pointee.metrics.ascender >> 6)
-        faceCount = max(1, Int(face.pointee.num_faces))
+        ascender = info.ascender
+        faceCount = max(1, info.face_count)
     }
 
     /// How many faces the file holds (more than one in a collection).
     let faceCount: Int
 
     deinit {
-        FT_Done_Face(face)
-        FT_Done_FreeType(library)
+        cft_close_face(face)
     }
 
     func hasGlyph(_ codePoint: UInt32) -> Bool {
-        FT_Get_Char_Index(face, FT_ULong(codePoint)) != 0
+        cft_char_index(face, UInt(codePoint)) != 0
     }
 
     /// Renders `codePoint`, or nil when the font has no glyph for it (or FreeType fails on it).
     func render(_ codePoint: UInt32) -> Rendered? {
-        let index = FT_Get_Char_Index(face, FT_ULong(codePoint))
-        guard index != 0, FT_Load_Glyph(face, index, Int32(cft_load_render() | cft_load_no_hinting())) == 0,
-            let slot = face.pointee.glyph
-        else { return nil }
-        let bitmap = slot.pointee.bitmap
-        let width = Int(bitmap.width)
-        let height = Int(bitmap.rows)
+        let index = cft_char_index(face, UInt(codePoint))
+        var glyph = cft_glyph()
+        guard index != 0, cft_render_glyph(face, index, &glyph) == 0 else { return nil }
+        let width = Int(glyph.width)
+        let height = Int(glyph.rows)
         var coverage = [UInt8](repeating: 0, count: width * height)
-        if width > 0, height > 0, let buffer = bitmap.buffer, bitmap.pixel_mode == UInt8(FT_PIXEL_MODE_GRAY.rawValue) {
-            let pitch = Int(bitmap.pitch)
+        if width > 0, height > 0, let buffer = glyph.buffer, glyph.is_gray != 0 {
+            let pitch = Int(glyph.pitch)
             for row in 0..<height {
                 let start = pitch >= 0 ? row * pitch : (height - 1 - row) * -pitch
                 for column in 0..<width { coverage[row * width + column] = buffer[start + column] }
             }
         }
         return Rendered(
-            coverage: coverage, width: width, height: height, left: Int(slot.pointee.bitmap_left),
-            top: Int(slot.pointee.bitmap_top) - ascender, advance: Int((slot.pointee.advance.x + 32) >> 6))
+            coverage: coverage, width: width, height: height, left: Int(glyph.left),
+            top: Int(glyph.top) - ascender, advance: Int((glyph.advance_x + 32) >> 6))
     }
 }

@@ -52,6 +52,8 @@ public final class GlyphService: Sendable {
     ///   - range: `START-END`, START a multiple of 256, END = START + 255.
     public func glyphs(fontstack: String, range: String) throws -> Data {
         let start = try Self.parseRange(range)
+        // Without FreeType no font was found either: say why rather than "unknown font".
+        try SharedLibrary.freetype.load()
         let names = Array(fontstack.split(separator: ",").map { $0.trimmingWhitespace() }.filter { !$0.isEmpty }.prefix(Self.maximumFonts))
         let fonts = library.fonts
         let locations = names.compactMap { fonts[$0] }

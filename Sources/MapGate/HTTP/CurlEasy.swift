@@ -1,8 +1,12 @@
 import CCurl
 import FoundationEssentials
 
-/// `curl_global_init` runs once, the first time a handle is made.
-private let curlGlobalInitialization: CURLcode = curl_global_init(Int(CURL_GLOBAL_ALL))
+/// libcurl, opened and initialised once (`curl_global_init`), the first time a handle is made.
+/// A Swift global is initialised once even when threads race to it (`swift_once`).
+private let curlGlobalInitialization: Result<CURLcode, SharedLibraryError> = Result { () throws(SharedLibraryError) in
+    try SharedLibrary.curl.load()
+    return ccurl_global_init(Int(CURL_GLOBAL_ALL))
+}
 
 /// Owns one libcurl easy handle: made in `init`, cleaned up in `deinit`.
 ///
@@ -12,15 +16,15 @@ final class CurlEasy {
     private var headerList: UnsafeMutablePointer<curl_slist>?
 
     init(url: String) throws {
-        guard curlGlobalInitialization == CURLE_OK, let handle = curl_easy_init() else {
+        guard try curlGlobalInitialization.get() == CURLE_OK, let handle = ccurl_easy_init() else {
             throw HTTPError.transport(code: -1, message: "libcurl could not be initialised", url: url)
         }
         self.handle = handle
     }
 
     deinit {
-        curl_easy_cleanup(handle)
-        if let headerList { curl_slist_free_all(headerList) }
+        ccurl_easy_cleanup(handle)
+        if let headerList { ccurl_slist_free_all(headerList) }
     }
 
     // Every option is checked: one that libcurl refuses (a protocol list, TLS verification, a
@@ -57,9 +61,9 @@ final class CurlEasy {
     func setHeaders(_ headers: [(name: String, value: String)]) throws {
         var list: UnsafeMutablePointer<curl_slist>?
         for header in headers {
-            list = curl_slist_append(list, "\(header.name): \(header.value)")
+            list = ccurl_slist_append(list, "\(header.name): \(header.value)")
         }
-        if let headerList { curl_slist_free_all(headerList) }
+        if let headerList { ccurl_slist_free_all(headerList) }
         headerList = list
         try set(CURLOPT_HTTPHEADER, pointer: list.map { UnsafeMutableRawPointer($0) })
     }
@@ -79,6 +83,6 @@ final class CurlEasy {
     }
 
     static func describe(_ code: CURLcode) -> String {
-        String(cString: curl_easy_strerror(code))
+        String(cString: ccurl_easy_strerror(code))
     }
 }

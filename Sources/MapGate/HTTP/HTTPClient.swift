@@ -118,7 +118,7 @@ private final class Transfer {
             try easy.set(CURLOPT_ERRORBUFFER, pointer: UnsafeMutableRawPointer(buffer.baseAddress))
             // Unsetting a buffer cannot fail: libcurl only stores the pointer.
             defer { try? easy.set(CURLOPT_ERRORBUFFER, pointer: nil) }
-            return withExtendedLifetime(self) { curl_easy_perform(easy.handle) }
+            return withExtendedLifetime(self) { ccurl_easy_perform(easy.handle) }
         }
         if let callbackError { throw callbackError }
         if cancelled { throw HTTPError.cancelled(url: url) }

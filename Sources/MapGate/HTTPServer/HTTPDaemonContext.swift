@@ -146,7 +146,7 @@ final class HTTPDaemonContext: Sendable {
         let collected = Collected()
         collected.headers.reserveCapacity(12)
         withExtendedLifetime(collected) {
-            _ = MHD_get_connection_values(connection, .HEADER_KIND, { cls, _, key, value in
+            _ = cmhd_get_connection_values(connection, .HEADER_KIND, { cls, _, key, value in
                 guard let cls, let key else { return .NO }
                 let collected = Unmanaged<Collected>.fromOpaque(cls).takeUnretainedValue()
                 collected.headers.append((String(cString: key), value.map { String(cString: $0) } ?? ""))
@@ -164,15 +164,15 @@ final class HTTPDaemonContext: Sendable {
         switch response.body {
         case .data(let data):
             made = data.withUnsafeBytes { bytes in
-                MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
+                cmhd_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
             }
         case .stream(let length, let stream):
             let box = Unmanaged.passRetained(HTTPBodyStreamBox(stream)).toOpaque()
-            made = MHD_create_response_from_callback(UInt64(length), 64 << 10, readerCallback, box, readerFreeCallback)
+            made = cmhd_create_response_from_callback(UInt64(length), 64 << 10, readerCallback, box, readerFreeCallback)
             if made == nil { Unmanaged<HTTPBodyStreamBox>.fromOpaque(box).release() }
         }
         guard let made else { return .NO }
-        defer { MHD_destroy_response(made) }
+        defer { cmhd_destroy_response(made) }
         var representationLength: String?
         if response.status == 304 {
             // libmicrohttpd gives every answer a Content-Length (0 for a 304), but a 304 may only
@@ -181,16 +181,16 @@ final class HTTPDaemonContext: Sendable {
             guard cmhd_set_response_flags(made, .RF_INSANITY_HEADER_CONTENT_LENGTH) == .YES else { return .NO }
             representationLength = response.header("Content-Length")
         }
-        if let representationLength, MHD_add_response_header(made, "Content-Length", representationLength) != .YES { return .NO }
+        if let representationLength, cmhd_add_response_header(made, "Content-Length", representationLength) != .YES { return .NO }
         for (name, value) in response.headers where !HTTPServerRequest.equalIgnoringASCIICase(name, "Content-Length") {
-            guard MHD_add_response_header(made, name, value) == .YES else {
+            guard cmhd_add_response_header(made, name, value) == .YES else {
                 return queue(HTTPServerResponse(status: 500, body: Data("bad response header \(name)\n".utf8)), on: connection, method: method)
             }
         }
         if response.closesConnection || isStopping.load(ordering: .relaxed) {
             // Without the header the connection would stay open: close it without an answer.
-            guard MHD_add_response_header(made, "Connection", "close") == .YES else { return .NO }
+            guard cmhd_add_response_header(made, "Connection", "close") == .YES else { return .NO }
         }
-        return MHD_queue_response(connection, UInt32(response.status), made)
+        return cmhd_queue_response(connection, UInt32(response.status), made)
     }
 }

@@ -41,7 +41,7 @@ let accessCallback: MHD_AccessHandlerCallback = { cls, connection, _, method, ve
     return context.answer(head, on: connection)
 }
 
-let uriLogCallback: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?) -> UnsafeMutableRawPointer? = {
+let uriLogCallback: cmhd_uri_log_callback = {
     _, uri, connection in
     if let uri, let record = connectionRecord(connection) {
         let target = String(cString: uri)

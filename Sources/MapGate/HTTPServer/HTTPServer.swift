@@ -9,8 +9,14 @@ import Glibc
 /// An error starting a server.
 public struct HTTPServerError: MapGateFailure, LocalizedError, Sendable {
     public let message: String
-    public var kind: FailureKind { .io }
+    /// `.io` (the socket), or `.unavailable` when libmicrohttpd cannot be loaded.
+    public let kind: FailureKind
     public var errorDescription: String? { message }
+
+    init(message: String, kind: FailureKind = .io) {
+        self.message = message
+        self.kind = kind
+    }
 }
 
 /// The HTTP layer: libmicrohttpd parses requests and runs connections (keep-alive, pipelining,
@@ -79,6 +85,10 @@ public final class HTTPServer: Sendable {
     ) throws {
         self.settings = settings
         port = bound.port
+        // libmicrohttpd is opened here, the first time a server starts (it is not linked).
+        do { try SharedLibrary.microhttpd.load() } catch {
+            throw HTTPServerError(message: "cannot start the HTTP server on \(bound.baseURL): \(error.errorDescription ?? "")", kind: .unavailable)
+        }
         let socket = bound.take()
         guard socket >= 0 else { throw HTTPServerError(message: "the listening socket was already handed to a server") }
         let flags = fcntl(socket, F_GETFL)
@@ -95,9 +105,6 @@ public final class HTTPServer: Sendable {
             MHD_OptionItem(option: .CONNECTION_MEMORY_LIMIT, value: settings.maxHeaderBytes, ptr_value: nil),
             MHD_OptionItem(option: .STRICT_FOR_CLIENT, value: 1, ptr_value: nil),
             MHD_OptionItem(option: .LISTEN_BACKLOG_SIZE, value: 4096, ptr_value: nil),
-            MHD_OptionItem(option: .URI_LOG_CALLBACK, value: unsafeBitCast(uriLogCallback, to: Int.self), ptr_value: unmanaged),
-            MHD_OptionItem(option: .NOTIFY_CONNECTION, value: unsafeBitCast(connectionCallback, to: Int.self), ptr_value: unmanaged),
-            MHD_OptionItem(option: .NOTIFY_COMPLETED, value: unsafeBitCast(completedCallback, to: Int.self), ptr_value: unmanaged),
         ]
         var flagBits = MHD_USE_INTERNAL_POLLING_THREAD.rawValue
         if settings.threadPerConnection {
@@ -110,7 +117,8 @@ public final class HTTPServer: Sendable {
         options.append(MHD_OptionItem(option: .END, value: 0, ptr_value: nil))
         context.registry.startWatchdog()
         let started = options.withUnsafeMutableBufferPointer { items in
-            cmhd_start_daemon(flagBits, accessCallback, unmanaged, items.baseAddress)
+            cmhd_start_daemon(
+                flagBits, accessCallback, uriLogCallback, connectionCallback, completedCallback, unmanaged, items.baseAddress)
         }
         guard let started else {
             context.registry.stopWatchdog()
@@ -138,7 +146,7 @@ public final class HTTPServer: Sendable {
         let (exchanged, _) = stopped.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent)
         guard exchanged else { return }
         context.isStopping.store(true, ordering: .relaxed)
-        MHD_stop_daemon(daemon.value)
+        cmhd_stop_daemon(daemon.value)
         context.registry.stopWatchdog()
     }
 }

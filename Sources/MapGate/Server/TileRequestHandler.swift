@@ -269,6 +269,8 @@ public final class TileRequestHandler: HTTPRequestHandler {
             case .fontUnreadable: status = 500
             }
             return text(status, (error.errorDescription ?? "") + "\n", cors: true)
+        } catch let error as SharedLibraryError {
+            return text(503, (error.errorDescription ?? "") + "\n", cors: true)
         } catch {
             return text(500, "\(error)\n", cors: true)
         }

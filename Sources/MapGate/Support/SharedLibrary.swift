@@ -1,0 +1,65 @@
+import CCurl
+import CFreeType
+import CMicroHTTPD
+import FoundationEssentials
+
+/// The C libraries opened with `dlopen` when a command first needs them, instead of being linked:
+/// together they cost every start, `--version` included, about 9 ms of dynamic loading.
+/// The shims in `Sources/CCurl`, `CMicroHTTPD` and `CFreeType` open them; this names them for
+/// the user. The same list (soname, Debian package) is in `packaging/dlopen-libraries`, from
+/// which `scripts/package` writes `Depends:` (a test checks that the two agree).
+/// docs/decisions/dlopen-libraries.md.
+public enum SharedLibrary: String, CaseIterable, Sendable {
+    case curl, microhttpd, freetype
+
+    /// The file `dlopen` opens.
+    public var soname: String {
+        switch self {
+        case .curl: "libcurl.so.4"
+        case .microhttpd: "libmicrohttpd.so.12"
+        case .freetype: "libfreetype.so.6"
+        }
+    }
+
+    /// The Debian package that holds it.
+    public var debianPackage: String {
+        switch self {
+        case .curl: "libcurl4"
+        case .microhttpd: "libmicrohttpd12"
+        case .freetype: "libfreetype6"
+        }
+    }
+
+    /// What needs it, for the error.
+    var purpose: String {
+        switch self {
+        case .curl: "downloads (libcurl)"
+        case .microhttpd: "the HTTP server (libmicrohttpd)"
+        case .freetype: "rendering glyphs (FreeType)"
+        }
+    }
+
+    /// Opens the library (once; later calls answer at once) or throws why it cannot be.
+    public func load() throws(SharedLibraryError) {
+        let error: UnsafePointer<CChar>? =
+            switch self {
+            case .curl: ccurl_load_error()
+            case .microhttpd: cmhd_load_error()
+            case .freetype: cft_load_error()
+            }
+        if let error { throw SharedLibraryError(library: self, reason: String(cString: error)) }
+    }
+}
+
+/// A library mapgate opens when needed could not be opened: it is not installed, or is not the
+/// version mapgate was built against. Exit 69, as an unavailable service.
+public struct SharedLibraryError: MapGateFailure, LocalizedError, Sendable, Equatable {
+    public let library: SharedLibrary
+    /// `dlerror`'s text.
+    public let reason: String
+    public var kind: FailureKind { .unavailable }
+    public var errorDescription: String? {
+        "\(library.soname) is needed for \(library.purpose) and could not be loaded (\(reason)); "
+            + "install the Debian package \(library.debianPackage)"
+    }
+}

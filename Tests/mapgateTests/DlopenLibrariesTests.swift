@@ -1,0 +1,100 @@
+import Foundation
+import MapGate
+import TestSupport
+import Testing
+
+/// libcurl, libmicrohttpd and FreeType are opened with `dlopen` when a command first needs them,
+/// not linked (docs/decisions/dlopen-libraries.md): the binary must not need them to start, must
+/// still download, serve and render glyphs with them (the other suites do), and must say which
+/// package to install when one cannot be opened.
+@Suite struct DlopenLibrariesTests {
+    /// The sonames and Debian packages of `packaging/dlopen-libraries`.
+    static func packagingList() throws -> [(soname: String, package: String)] {
+        let text = try String(contentsOfFile: TestPaths.repository + "/packaging/dlopen-libraries", encoding: .utf8)
+        return text.split(separator: "\n").compactMap { line in
+            let words = line.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)[0].split(separator: " ")
+            return words.count >= 2 ? (String(words[0]), String(words[1])) : nil
+        }
+    }
+
+    @Test func theBinaryLinksNoneOfThem() throws {
+        let binary = try TestPaths.binary()
+        let dynamic = try runProcess("/usr/bin/readelf", ["-d", binary])
+        #expect(dynamic.status == 0, "\(dynamic.stderr)")
+        let needed = dynamic.stdout.split(separator: "\n").filter { $0.contains("(NEEDED)") }
+        #expect(!needed.isEmpty)
+        for library in SharedLibrary.allCases {
+            #expect(!needed.contains { $0.contains("[\(library.soname)]") }, "\(library.soname) is NEEDED: \(needed)")
+        }
+        let undefined = try runProcess("/usr/bin/nm", ["-D", "--undefined-only", binary])
+        #expect(undefined.status == 0, "\(undefined.stderr)")
+        let references = undefined.stdout.split(separator: "\n").filter { line in
+            ["curl_", "MHD_", "FT_"].contains { line.split(separator: " ").last?.hasPrefix($0) == true }
+        }
+        #expect(references.isEmpty, "\(references)")
+    }
+
+    /// One list for the package's Depends (scripts/package), one in the binary's errors, one in the
+    /// shims' dlopen calls: all three name the same files.
+    @Test func thePackagingListTheErrorsAndTheShimsAgree() throws {
+        let listed = try Self.packagingList()
+        #expect(listed.map(\.soname) == SharedLibrary.allCases.map(\.soname))
+        #expect(listed.map(\.package) == SharedLibrary.allCases.map(\.debianPackage))
+        var opened: [String] = []
+        for file in ["Sources/CCurl/shim.h", "Sources/CMicroHTTPD/shim.h", "Sources/CFreeType/freetype.c"] {
+            let text = try String(contentsOfFile: TestPaths.repository + "/" + file, encoding: .utf8)
+            for part in text.components(separatedBy: "dlopen(\"").dropFirst() {
+                opened.append(String(part.prefix { $0 != "\"" }))
+            }
+        }
+        #expect(opened == SharedLibrary.allCases.map(\.soname))
+    }
+
+    /// A library that is there but is not the one expected (here: one with no symbols, found first
+    /// through LD_LIBRARY_PATH) is as good as missing: a clear error and exit 69, no crash; and
+    /// the commands that do not need it still work.
+    @Test func aLibraryThatCannotBeOpenedIsAClearErrorNotACrash() throws {
+        let workspace = try CLIWorkspace()
+        let mapgate = workspace.mapgate
+        try workspace.offer("plain", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
+        try mapgate.configure(["catalogURL": workspace.catalogURL])
+        let stubs = workspace.work.file("stubs")
+        try FileManager.default.createDirectory(atPath: stubs, withIntermediateDirectories: true)
+        // A real shared library without any of the functions looked for (the file, not the symlink).
+        let zlib = URL(fileURLWithPath: "/usr/lib/x86_64-linux-gnu/libz.so.1").resolvingSymlinksInPath().path
+        for library in SharedLibrary.allCases {
+            try FileManager.default.copyItem(atPath: zlib, toPath: stubs + "/" + library.soname)
+        }
+        let broken = ["LD_LIBRARY_PATH": stubs]
+
+        let version = try mapgate.runBare(["--version"], environment: broken)
+        #expect(version.status == 0 && version.stdout.hasPrefix("mapgate "), "\(version.stderr)")
+        let list = try mapgate.run(["list"], environment: broken)
+        #expect(list.status == 0, "\(list.stderr)")
+
+        let catalog = try mapgate.run(["catalog"], environment: broken)
+        #expect(catalog.status == 69, "\(catalog.stderr)")
+        #expect(catalog.stderr.contains("libcurl.so.4 is needed for downloads"), "\(catalog.stderr)")
+        #expect(catalog.stderr.contains("install the Debian package libcurl4"), "\(catalog.stderr)")
+        #expect(!catalog.stderr.contains("Fatal error"))
+
+        #expect(try mapgate.run(["sync", "plain"]).status == 0)
+        let serve = try mapgate.run(["serve", "--port", "0"], environment: broken)
+        #expect(serve.status == 69, "\(serve.stderr)")
+        #expect(serve.stderr.contains("install the Debian package libmicrohttpd12"), "\(serve.stderr)")
+
+        // Only FreeType missing: the server runs, and a glyph range is a 503 that says why.
+        let onlyFreeType = workspace.work.file("stub-freetype")
+        try FileManager.default.createDirectory(atPath: onlyFreeType, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: stubs + "/libfreetype.so.6", toPath: onlyFreeType + "/libfreetype.so.6")
+        let server = try mapgate.start(["serve", "--port", "0"], environment: ["LD_LIBRARY_PATH": onlyFreeType])
+        let line = try #require(server.firstLine(), "no output; stderr: \(server.stderr)")
+        let base = String(try #require(line.split(separator: " ").first { $0.hasPrefix("http://") }).dropLast())
+        let glyphs = try HTTPClient().get(HTTPRequest(url: base + "/fonts/DejaVu%20Sans%20Book/0-255.pbf"))
+        #expect(glyphs.status == 503)
+        #expect(String(decoding: glyphs.body, as: UTF8.self).contains("install the Debian package libfreetype6"))
+        #expect(try HTTPClient().get(HTTPRequest(url: base + "/plain/0/0/0.png")).status == 200)
+        server.signal(SIGTERM)
+        #expect(server.wait() == 0)
+    }
+}
