@@ -22,11 +22,6 @@ public struct HTTPServerRequest: Sendable {
         return zip(a.utf8, b.utf8).allSatisfy { x, y in x == y || (x | 0x20 == y | 0x20 && (x | 0x20) >= 0x61 && (x | 0x20) <= 0x7A) }
     }
 
-    /// Every value of a header, in order (a repeated header, or one value per line).
-    public func headerValues(_ name: String) -> [String] {
-        headers.filter { Self.equalIgnoringASCIICase($0.name, name) }.map(\.value)
-    }
-
     public init(method: String, target: String, path: String, query: String?, version: String, headers: [(name: String, value: String)]) {
         self.method = method
         self.target = target

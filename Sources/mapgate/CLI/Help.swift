@@ -34,7 +34,7 @@ enum Help {
         (ExitCode.failure, "failure", "failure: a region not installed or not in the catalog, a missing tile, the data directory locked by another mapgate"),
         (ExitCode.usage, "usage or configuration error", "usage or configuration error: an unknown option, a bad configuration key, no catalogURL"),
         (ExitCode.badData, "bad data (package, catalog, lookup answer)", "bad data: a package, catalog or lookup answer that cannot be used; verify found damage"),
-        (ExitCode.unavailable, "service unavailable (network)", "service unavailable: a network error or an HTTP error status (after the retries)"),
+        (ExitCode.unavailable, "service unavailable (network, or a library)", "service unavailable: a network error or an HTTP error status (after the retries), or a library the command needs that cannot be opened"),
         (ExitCode.io, "I/O error", "I/O error: a local file could not be read or written, not enough disk space"),
         (ExitCode.updateRequired, "update required", "update required: the version gate is closed, or a region needs a newer mapgate"),
     ]
