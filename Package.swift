@@ -8,10 +8,10 @@ let package = Package(
         .library(name: "MapGate", targets: ["MapGate"]),
     ],
     targets: [
-        // libcurl, libmicrohttpd and FreeType are opened with dlopen when first needed, not
-        // linked (docs/decisions/dlopen-libraries.md): no pkgConfig, whose flags would link them.
-        // Their headers (libcurl4-openssl-dev, libmicrohttpd-dev, libfreetype-dev) are still
-        // needed to build.
+        // libcurl, libmicrohttpd, FreeType and libcrypto are opened with dlopen when first needed,
+        // not linked (docs/decisions/dlopen-libraries.md): no pkgConfig, whose flags would link
+        // them. Their headers (libcurl4-openssl-dev, libmicrohttpd-dev, libfreetype-dev,
+        // libssl-dev) are still needed to build.
         .systemLibrary(name: "CCurl"),
         .systemLibrary(
             name: "CSQLite", pkgConfig: "sqlite3",
@@ -19,9 +19,7 @@ let package = Package(
         .systemLibrary(
             name: "CZlib", pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]),
-        .systemLibrary(
-            name: "CCrypto", pkgConfig: "libcrypto",
-            providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CCrypto"),
         .systemLibrary(name: "CMicroHTTPD"),
         // A C target, not a system library: its header includes no FreeType header, so only
         // freetype.c needs FreeType's include folder (`pkg-config --cflags freetype2`).

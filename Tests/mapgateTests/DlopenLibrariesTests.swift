@@ -3,7 +3,7 @@ import MapGate
 import TestSupport
 import Testing
 
-/// libcurl, libmicrohttpd and FreeType are opened with `dlopen` when a command first needs them,
+/// libcurl, libmicrohttpd, FreeType and libcrypto are opened with `dlopen` when a command first needs them,
 /// not linked (docs/decisions/dlopen-libraries.md): the binary must not need them to start, must
 /// still download, serve and render glyphs with them (the other suites do), and must say which
 /// package to install when one cannot be opened.
@@ -29,7 +29,7 @@ import Testing
         let undefined = try runProcess("/usr/bin/nm", ["-D", "--undefined-only", binary])
         #expect(undefined.status == 0, "\(undefined.stderr)")
         let references = undefined.stdout.split(separator: "\n").filter { line in
-            ["curl_", "MHD_", "FT_"].contains { line.split(separator: " ").last?.hasPrefix($0) == true }
+            ["curl_", "MHD_", "FT_", "EVP_", "HMAC", "ERR_", "CRYPTO_", "OPENSSL_", "OSSL_"].contains { line.split(separator: " ").last?.hasPrefix($0) == true }
         }
         #expect(references.isEmpty, "\(references)")
     }
@@ -41,7 +41,7 @@ import Testing
         #expect(listed.map(\.soname) == SharedLibrary.allCases.map(\.soname))
         #expect(listed.map(\.package) == SharedLibrary.allCases.map(\.debianPackage))
         var opened: [String] = []
-        for file in ["Sources/CCurl/shim.h", "Sources/CMicroHTTPD/shim.h", "Sources/CFreeType/freetype.c"] {
+        for file in ["Sources/CCurl/shim.h", "Sources/CMicroHTTPD/shim.h", "Sources/CFreeType/freetype.c", "Sources/CCrypto/shim.h"] {
             let text = try String(contentsOfFile: TestPaths.repository + "/" + file, encoding: .utf8)
             for part in text.components(separatedBy: "dlopen(\"").dropFirst() {
                 opened.append(String(part.prefix { $0 != "\"" }))
@@ -79,7 +79,18 @@ import Testing
         #expect(!catalog.stderr.contains("Fatal error"))
 
         #expect(try mapgate.run(["sync", "plain"]).status == 0)
-        let serve = try mapgate.run(["serve", "--port", "0"], environment: broken)
+        // The gate's sealed record needs libcrypto, which every gated command reads first.
+        let status = try mapgate.run(["status"], environment: broken)
+        #expect(status.status == 69, "\(status.stderr)")
+        #expect(status.stderr.contains("libcrypto.so.3 is needed for hashes and signatures"), "\(status.stderr)")
+        #expect(status.stderr.contains("install the Debian package libssl3"), "\(status.stderr)")
+        #expect(!status.stderr.contains("Fatal error"))
+
+        // Only libmicrohttpd missing (with libcrypto missing too, the gate would say so first).
+        let onlyMicroHTTPD = workspace.work.file("stub-microhttpd")
+        try FileManager.default.createDirectory(atPath: onlyMicroHTTPD, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: stubs + "/libmicrohttpd.so.12", toPath: onlyMicroHTTPD + "/libmicrohttpd.so.12")
+        let serve = try mapgate.run(["serve", "--port", "0"], environment: ["LD_LIBRARY_PATH": onlyMicroHTTPD])
         #expect(serve.status == 69, "\(serve.stderr)")
         #expect(serve.stderr.contains("install the Debian package libmicrohttpd12"), "\(serve.stderr)")
 

@@ -5,9 +5,9 @@ enum OpenSSLErrorQueue {
     /// Every queued error, oldest first, on one line; the queue is empty afterwards.
     static func takeMessages() -> String {
         var messages: [String] = []
-        while case let code = ERR_get_error(), code != 0 {
+        while case let code = ccrypto_ERR_get_error(), code != 0 {
             var buffer = [CChar](repeating: 0, count: 256)
-            ERR_error_string_n(code, &buffer, buffer.count)
+            ccrypto_ERR_error_string_n(code, &buffer, buffer.count)
             let bytes = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
             messages.append(String(decoding: bytes, as: UTF8.self))
         }
@@ -17,6 +17,6 @@ enum OpenSSLErrorQueue {
     /// Drops queued errors that were expected (a signature that does not verify queues some), so
     /// they do not show up in a later, unrelated message.
     static func clear() {
-        ERR_clear_error()
+        ccrypto_ERR_clear_error()
     }
 }

@@ -8,7 +8,7 @@ public final class SHA256Hasher {
 
     public init() throws {
         context = try EVPDigestContext()
-        try context.begin(EVP_sha256(), name: "SHA-256")
+        try context.begin(ccrypto_EVP_sha256(), name: "SHA-256")
     }
 
     public func update(_ bytes: UnsafeRawBufferPointer) throws {
@@ -22,7 +22,7 @@ public final class SHA256Hasher {
     /// The digest as 64 lowercase hex digits. The hasher starts afresh afterwards.
     public func finalizeHex() throws -> String {
         let digest = try context.end(name: "SHA-256")
-        try context.begin(EVP_sha256(), name: "SHA-256")
+        try context.begin(ccrypto_EVP_sha256(), name: "SHA-256")
         return String.hex(digest)
     }
 

@@ -10,7 +10,7 @@ final class MD5Hasher {
 
     init() throws {
         context = try EVPDigestContext()
-        try context.begin(EVP_md5(), name: "MD5")
+        try context.begin(ccrypto_EVP_md5(), name: "MD5")
     }
 
     func update(_ bytes: UnsafeRawBufferPointer) throws {
@@ -21,16 +21,17 @@ final class MD5Hasher {
     /// starts afresh afterwards.
     func finalizeHex() throws -> String {
         let digest = try context.end(name: "MD5")
-        try context.begin(EVP_md5(), name: "MD5")
+        try context.begin(ccrypto_EVP_md5(), name: "MD5")
         return Self.upperHex(digest[...])
     }
 
     /// MD5 of `bytes` in one call, as upper-case hex.
     static func hex(of bytes: UnsafeRawBufferPointer) throws -> String {
+        try SharedLibrary.crypto.load()
         var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
         var length: UInt32 = 0
         // A NULL data pointer with length 0 is allowed by EVP_Digest.
-        guard EVP_Digest(bytes.baseAddress, bytes.count, &digest, &length, EVP_md5(), nil) == 1 else {
+        guard ccrypto_EVP_Digest(bytes.baseAddress, bytes.count, &digest, &length, ccrypto_EVP_md5(), nil) == 1 else {
             throw LibcryptoError.fromQueue("EVP_Digest (MD5)")
         }
         return upperHex(digest.prefix(Int(length)))

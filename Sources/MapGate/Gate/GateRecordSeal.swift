@@ -20,7 +20,8 @@ enum GateRecordSeal {
     static let version = "v2"
 
     /// The seal of `record`, whose nested values are stored as `texts`.
-    /// Throws when libcrypto cannot compute it: the record is then neither sealed nor trusted.
+    /// Throws when libcrypto cannot compute it (or cannot be opened: ``SharedLibraryError``): the
+    /// record is then neither sealed nor trusted.
     static func seal(_ record: GateRecord, _ texts: Texts) throws -> String {
         func date(_ value: Date?) -> String { value.map { String($0.timeIntervalSince1970.bitPattern) } ?? "-" }
         let fields = [
@@ -32,10 +33,11 @@ enum GateRecordSeal {
         ]
         // Each field is length-prefixed so that no two records share a text.
         let text = fields.map { "\($0.utf8.count):\($0)" }.joined(separator: "|")
+        try SharedLibrary.crypto.load()
         var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
         var length: UInt32 = 0
         let message = Array(text.utf8)
-        guard HMAC(EVP_sha256(), key, Int32(key.count), message, message.count, &digest, &length) != nil, length == 32 else {
+        guard ccrypto_HMAC(ccrypto_EVP_sha256(), key, Int32(key.count), message, message.count, &digest, &length) != nil, length == 32 else {
             throw LibcryptoError.fromQueue("HMAC (SHA-256)")
         }
         return String.hex(digest.prefix(Int(length)))

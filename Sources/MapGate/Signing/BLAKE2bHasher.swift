@@ -17,7 +17,8 @@ final class BLAKE2bHasher {
         guard (1...Self.maximumDigestLength).contains(digestLength) else {
             throw SignatureError.libcrypto(operation: "BLAKE2b", detail: "no \(digestLength)-byte BLAKE2b digest exists")
         }
-        guard let algorithm = EVP_blake2b512() else { throw OpenSSLErrorQueue.error("EVP_blake2b512") }
+        try SharedLibrary.crypto.load()
+        guard let algorithm = ccrypto_EVP_blake2b512() else { throw OpenSSLErrorQueue.error("EVP_blake2b512") }
         self.digestLength = digestLength
         context = try EVPDigestContext()
         if digestLength == Self.maximumDigestLength {
@@ -28,8 +29,8 @@ final class BLAKE2bHasher {
         let started = withUnsafeMutablePointer(to: &size) { size in
             // The parameter keeps pointers to the key and the value: both live through the call.
             OSSL_DIGEST_PARAM_SIZE.withCString { key in
-                var parameters = [OSSL_PARAM_construct_size_t(key, size), OSSL_PARAM_construct_end()]
-                return EVP_DigestInit_ex2(context.pointer, algorithm, &parameters)
+                var parameters = [ccrypto_OSSL_PARAM_construct_size_t(key, size), ccrypto_OSSL_PARAM_construct_end()]
+                return ccrypto_EVP_DigestInit_ex2(context.pointer, algorithm, &parameters)
             }
         }
         guard started == 1 else { throw OpenSSLErrorQueue.error("EVP_DigestInit_ex2 (BLAKE2b-\(8 * digestLength))") }

@@ -17,7 +17,8 @@ final class Ed25519Key {
         guard publicKey.count == Self.publicKeyLength else {
             throw SignatureError.publicKeyMalformed("an Ed25519 public key has 32 bytes, not \(publicKey.count)")
         }
-        guard let key = EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, nil, publicKey, publicKey.count) else {
+        try SharedLibrary.crypto.load()
+        guard let key = ccrypto_EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, nil, publicKey, publicKey.count) else {
             throw OpenSSLErrorQueue.error("EVP_PKEY_new_raw_public_key (Ed25519)")
         }
         self.key = key
@@ -28,21 +29,22 @@ final class Ed25519Key {
         guard seed.count == Self.seedLength else {
             throw SignatureError.secretKeyMalformed("an Ed25519 seed has 32 bytes, not \(seed.count)")
         }
-        guard let key = EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, nil, seed, seed.count) else {
+        try SharedLibrary.crypto.load()
+        guard let key = ccrypto_EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, nil, seed, seed.count) else {
             throw OpenSSLErrorQueue.error("EVP_PKEY_new_raw_private_key (Ed25519)")
         }
         self.key = key
     }
 
     deinit {
-        EVP_PKEY_free(key)
+        ccrypto_EVP_PKEY_free(key)
     }
 
     /// The 32 raw bytes of the public key (derived from the seed for a signing key).
     func publicKeyBytes() throws -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: Self.publicKeyLength)
         var length = bytes.count
-        guard EVP_PKEY_get_raw_public_key(key, &bytes, &length) == 1, length == Self.publicKeyLength else {
+        guard ccrypto_EVP_PKEY_get_raw_public_key(key, &bytes, &length) == 1, length == Self.publicKeyLength else {
             throw OpenSSLErrorQueue.error("EVP_PKEY_get_raw_public_key (Ed25519)")
         }
         return bytes
@@ -53,11 +55,11 @@ final class Ed25519Key {
     func isValidSignature(_ signature: [UInt8], of message: UnsafeRawBufferPointer) throws -> Bool {
         guard signature.count == Self.signatureLength else { return false }
         let context = try EVPDigestContext()
-        guard EVP_DigestVerifyInit(context.pointer, nil, nil, nil, key) == 1 else {
+        guard ccrypto_EVP_DigestVerifyInit(context.pointer, nil, nil, nil, key) == 1 else {
             throw OpenSSLErrorQueue.error("EVP_DigestVerifyInit (Ed25519)")
         }
         let result = message.withNonNullBytes { bytes, count in
-            EVP_DigestVerify(context.pointer, signature, signature.count, bytes, count)
+            ccrypto_EVP_DigestVerify(context.pointer, signature, signature.count, bytes, count)
         }
         // 0 is a signature that does not verify; below 0 is malformed input. Both are "no" here,
         // and leave reasons on the error queue that must not leak into a later message.
@@ -72,13 +74,13 @@ final class Ed25519Key {
     /// This key's Ed25519 signature of `message` (64 bytes). Needs a key made from a seed.
     func signature(of message: UnsafeRawBufferPointer) throws -> [UInt8] {
         let context = try EVPDigestContext()
-        guard EVP_DigestSignInit(context.pointer, nil, nil, nil, key) == 1 else {
+        guard ccrypto_EVP_DigestSignInit(context.pointer, nil, nil, nil, key) == 1 else {
             throw OpenSSLErrorQueue.error("EVP_DigestSignInit (Ed25519)")
         }
         var signature = [UInt8](repeating: 0, count: Self.signatureLength)
         var length = signature.count
         let result = message.withNonNullBytes { bytes, count in
-            EVP_DigestSign(context.pointer, &signature, &length, bytes, count)
+            ccrypto_EVP_DigestSign(context.pointer, &signature, &length, bytes, count)
         }
         guard result == 1, length == Self.signatureLength else {
             throw OpenSSLErrorQueue.error("EVP_DigestSign (Ed25519)")

@@ -119,7 +119,7 @@ public struct MinisignSecretKey {
             try hasher.update(Array(bytes[54..<126]))
             var checksum = try hasher.finalize()
             defer { Self.erase(&checksum) }
-            guard CRYPTO_memcmp(checksum, storedChecksum, checksum.count) == 0 else {
+            guard ccrypto_CRYPTO_memcmp(checksum, storedChecksum, checksum.count) == 0 else {
                 throw damaged("its checksum does not match its contents (the file is damaged)")
             }
             hasVerifiedChecksum = true
@@ -187,7 +187,7 @@ public struct MinisignSecretKey {
     /// Overwrites key material before the memory goes back (best effort: Swift may have copied it).
     private static func erase(_ bytes: inout [UInt8]) {
         bytes.withUnsafeMutableBytes { buffer in
-            if let base = buffer.baseAddress { OPENSSL_cleanse(base, buffer.count) }
+            if let base = buffer.baseAddress { ccrypto_OPENSSL_cleanse(base, buffer.count) }
         }
     }
 }

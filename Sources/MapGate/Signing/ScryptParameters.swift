@@ -72,11 +72,12 @@ struct ScryptParameters: Equatable, Sendable {
             throw SignatureError.secretKeyMalformed(
                 "its scrypt parameters (N=2^\(costLog2), r=\(blockSize)) need more than the \(Self.maximumMemory >> 30) GiB accepted")
         }
+        try SharedLibrary.crypto.load()
         var output = [UInt8](repeating: 0, count: length)
         let result = password.withUnsafeBytes { passwordBytes in
             passwordBytes.withNonNullBytes { passwordPointer, passwordCount in
                 passwordPointer.withMemoryRebound(to: CChar.self, capacity: max(passwordCount, 1)) { passwordChars in
-                    EVP_PBE_scrypt(
+                    ccrypto_EVP_PBE_scrypt(
                         passwordChars, passwordCount, salt, salt.count, cost, blockSize, parallelism,
                         memory, &output, output.count)
                 }

@@ -1,16 +1,17 @@
+import CCrypto
 import CCurl
 import CFreeType
 import CMicroHTTPD
 import FoundationEssentials
 
 /// The C libraries opened with `dlopen` when a command first needs them, instead of being linked:
-/// together they cost every start, `--version` included, about 9 ms of dynamic loading.
-/// The shims in `Sources/CCurl`, `CMicroHTTPD` and `CFreeType` open them; this names them for
+/// together they cost every start, `--version` included, about 10 ms of dynamic loading.
+/// The shims in `Sources/CCurl`, `CMicroHTTPD`, `CFreeType` and `CCrypto` open them; this names them for
 /// the user. The same list (soname, Debian package) is in `packaging/dlopen-libraries`, from
 /// which `scripts/package` writes `Depends:` (a test checks that the two agree).
 /// docs/decisions/dlopen-libraries.md.
 public enum SharedLibrary: String, CaseIterable, Sendable {
-    case curl, microhttpd, freetype
+    case curl, microhttpd, freetype, crypto
 
     /// The file `dlopen` opens.
     public var soname: String {
@@ -18,6 +19,7 @@ public enum SharedLibrary: String, CaseIterable, Sendable {
         case .curl: "libcurl.so.4"
         case .microhttpd: "libmicrohttpd.so.12"
         case .freetype: "libfreetype.so.6"
+        case .crypto: "libcrypto.so.3"
         }
     }
 
@@ -27,6 +29,7 @@ public enum SharedLibrary: String, CaseIterable, Sendable {
         case .curl: "libcurl4"
         case .microhttpd: "libmicrohttpd12"
         case .freetype: "libfreetype6"
+        case .crypto: "libssl3"
         }
     }
 
@@ -36,6 +39,7 @@ public enum SharedLibrary: String, CaseIterable, Sendable {
         case .curl: "downloads (libcurl)"
         case .microhttpd: "the HTTP server (libmicrohttpd)"
         case .freetype: "rendering glyphs (FreeType)"
+        case .crypto: "hashes and signatures (libcrypto)"
         }
     }
 
@@ -46,6 +50,7 @@ public enum SharedLibrary: String, CaseIterable, Sendable {
             case .curl: ccurl_load_error()
             case .microhttpd: cmhd_load_error()
             case .freetype: cft_load_error()
+            case .crypto: ccrypto_load_error()
             }
         if let error { throw SharedLibraryError(library: self, reason: String(cString: error)) }
     }

@@ -20,7 +20,7 @@ import Testing
 
     @Test func aStartedDigestIsTheKnownOne() throws {
         let context = try EVPDigestContext()
-        try context.begin(EVP_sha256(), name: "SHA-256")
+        try context.begin(ccrypto_EVP_sha256(), name: "SHA-256")
         try Array("abc".utf8).withUnsafeBytes { try context.add($0, name: "SHA-256") }
         #expect(String.hex(try context.end(name: "SHA-256")) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
     }
