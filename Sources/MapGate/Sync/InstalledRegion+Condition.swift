@@ -40,12 +40,21 @@ extension InstalledRegion {
     /// SHA-256 only when the stamp differs. A region installed before stamps were recorded is
     /// hashed only with `hashingUnstamped` (`sync`, which then records the stamp; `list`, which
     /// cannot record it, takes the right size as intact rather than hash it on every run).
-    public func condition(ofFileAt path: String, hashingUnstamped: Bool = true) -> Condition {
+    /// Throws only when the file cannot be hashed for want of libcrypto (``SharedLibraryError``)
+    /// or libcrypto failed (``LibcryptoError``): that says nothing about the file.
+    public func condition(ofFileAt path: String, hashingUnstamped: Bool = true) throws -> Condition {
         guard let stamp = RegionFileStamp(path: path) else { return .damaged("the file \(path) is missing") }
         guard stamp.size == size else { return .damaged("its size is \(stamp.size) bytes, \(size) were installed") }
         if stamp == fileStamp { return .intact }
         guard fileStamp != nil || hashingUnstamped else { return .intact }
-        guard let hash = try? SHA256Hasher.hex(ofFileAt: path) else { return .damaged("the file \(path) cannot be read") }
+        let hash: String
+        do {
+            hash = try SHA256Hasher.hex(ofFileAt: path)
+        } catch let error where error is SharedLibraryError || error is LibcryptoError {
+            throw error
+        } catch {
+            return .damaged("the file \(path) cannot be read")
+        }
         guard hash == sha256 else { return .damaged("its SHA-256 is \(hash.prefix(12))…, \(sha256.prefix(12))… was installed") }
         return .intactWithNewStamp(stamp)
     }

@@ -152,7 +152,7 @@ public final class RegionInstaller {
         if let known = damaged[region.id], known.stamp == RegionFileStamp(path: path) {
             condition = .damaged(known.reason)
         } else {
-            condition = previous.condition(ofFileAt: path)
+            condition = try previous.condition(ofFileAt: path)
         }
         switch condition {
         case .intact:

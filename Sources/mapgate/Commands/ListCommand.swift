@@ -37,7 +37,7 @@ struct ListCommand: Command {
             let bounds = region.bounds?.map { String(cFormat: "%.4g", $0) }.joined(separator: ",")
             // Size and stamp (size, mtime, inode); the SHA-256 only when the stamp changed.
             var damage: String?
-            if case .damaged(let reason) = region.condition(ofFileAt: library.directory.regionPath(region.id), hashingUnstamped: false) {
+            if case .damaged(let reason) = try region.condition(ofFileAt: library.directory.regionPath(region.id), hashingUnstamped: false) {
                 damage = reason
                 console.warning("region \(region.id): damaged (\(reason)); 'mapgate sync \(region.id)' installs it again")
             }

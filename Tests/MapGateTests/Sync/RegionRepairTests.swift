@@ -31,7 +31,7 @@ import Testing
     @Test func theStampIsRecordedAtInstall() throws {
         let record = try harness.library.region("r")
         #expect(record.fileStamp == RegionFileStamp(path: path))
-        #expect(record.condition(ofFileAt: path) == .intact)
+        #expect(try record.condition(ofFileAt: path) == .intact)
     }
 
     @Test func aTruncatedFileIsInstalledAgain() throws {
