@@ -64,28 +64,30 @@ extension Catalog {
         func fail(_ reason: String, region: String? = nil) -> CatalogError {
             CatalogError(source: sourceURL, region: region, reason: reason)
         }
-        /// Read first: a catalog of another format is refused for that, not for its fields.
-        struct Header: Decodable { var formatVersion: Int? }
-        let header: Header
-        do {
-            header = try JSONDecoder().decode(Header.self, from: data)
-        } catch let error as DecodingError {
-            if case .typeMismatch(_, let context) = error {
-                throw fail(context.codingPath.isEmpty ? "not a JSON object" : "formatVersion is not an integer")
-            }
-            // Not JSON at all: the parser says where the text stopped making sense ("… around character 7.").
-            var detail = ""
-            do { _ = try JSONValue(parsing: data) } catch { detail = ": \(error.description)" }
-            throw fail("not valid JSON\(detail) (\(data.count) bytes; truncated?)")
-        }
-        guard let formatVersion = header.formatVersion else { throw fail("formatVersion is missing") }
-        guard formatVersion == 1 else { throw fail("formatVersion \(formatVersion) is not supported (mapgate reads 1)") }
         let file: CatalogFile
         do {
             file = try JSONDecoder().decode(CatalogFile.self, from: data)
         } catch let error as DecodingError {
+            // Said in the order that matters: not JSON, not an object, another format (refused for
+            // that, not for its fields), then the field. The header is read only on this path.
+            struct Header: Decodable { var formatVersion: Int? }
+            let header: Header
+            do {
+                header = try JSONDecoder().decode(Header.self, from: data)
+            } catch let headerError as DecodingError {
+                if case .typeMismatch(_, let context) = headerError {
+                    throw fail(context.codingPath.isEmpty ? "not a JSON object" : "formatVersion is not an integer")
+                }
+                // Not JSON at all: the parser says where the text stopped making sense ("… around character 7.").
+                var detail = ""
+                do { _ = try JSONValue(parsing: data) } catch { detail = ": \(error.description)" }
+                throw fail("not valid JSON\(detail) (\(data.count) bytes; truncated?)")
+            }
+            guard let formatVersion = header.formatVersion else { throw fail("formatVersion is missing") }
+            guard formatVersion == 1 else { throw fail("formatVersion \(formatVersion) is not supported (mapgate reads 1)") }
             throw fail(CatalogFile.reason(error))
         }
+        guard file.formatVersion == 1 else { throw fail("formatVersion \(file.formatVersion) is not supported (mapgate reads 1)") }
         let generated = file.generated.flatMap(ISODate.parse)
         if let minimum = file.minimumAppVersion, (try? AppVersion(minimum)) == nil {
             throw fail("minimumAppVersion \"\(minimum)\" is not a version")

@@ -12,6 +12,14 @@ import FoundationEssentials
 /// not escaped. Numbers: integers as such; a finite `Double` with no fraction as an integer,
 /// others in Swift's shortest form; a non-finite one as `null`.
 public enum JSONLine {
+    /// A JSON value (what every `--json` line is, from ``JSONValueEncoder``): no dynamic casts.
+    public static func encode(_ value: JSONValue) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(256)
+        appendJSON(value, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
     public static func encode(_ value: Any) -> String {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(256)
@@ -64,12 +72,29 @@ public enum JSONLine {
     private static func appendJSON(_ value: JSONValue, to bytes: inout [UInt8]) {
         switch value {
         case .null: bytes += Array("null".utf8)
-        case .bool(let flag): append(flag, to: &bytes)
-        case .integer(let number): append(number, to: &bytes)
+        case .bool(let flag): bytes += Array((flag ? "true" : "false").utf8)
+        case .integer(let number): bytes += Array(String(number).utf8)
         case .double(let number): appendDouble(number, to: &bytes)
         case .string(let text): appendString(text, to: &bytes)
-        case .array(let elements): append(elements as [Any], to: &bytes)
-        case .object(let fields): append(fields as [String: Any], to: &bytes)
+        case .array(let elements):
+            bytes.append(UInt8(ascii: "["))
+            for (index, element) in elements.enumerated() {
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                appendJSON(element, to: &bytes)
+            }
+            bytes.append(UInt8(ascii: "]"))
+        case .object(let fields):
+            bytes.append(UInt8(ascii: "{"))
+            // The same order as for dictionaries: case-insensitively, then by bytes; each key
+            // lowered once, not at every comparison.
+            let keys = fields.keys.map { ($0.lowercased(), $0) }.sorted { $0.0 == $1.0 ? $0.1 < $1.1 : $0.0 < $1.0 }
+            for (index, key) in keys.enumerated() {
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                appendString(key.1, to: &bytes)
+                bytes.append(UInt8(ascii: ":"))
+                appendJSON(fields[key.1] ?? .null, to: &bytes)
+            }
+            bytes.append(UInt8(ascii: "}"))
         }
     }
 

@@ -35,22 +35,4 @@ import Testing
         let object = Self.samples[index]
         #expect(JSONLine.encode(object) == (try Self.foundation(object)))
     }
-
-    @Test func catalogLinesAreMuchQuickerThanFoundation() throws {
-        let line: [String: Any] = [
-            "id": "r00001", "name": "Region 1", "version": "1", "size": 1000, "installedSize": 4096, "format": "png", "minzoom": 0,
-            "maxzoom": 5, "installedVersion": NSNull(), "status": "not-installed", "publisher": "Bench", "serial": NSNull(),
-            "expires": NSNull(), "signedBy": NSNull(),
-        ]
-        // Measured against each other on the same machine at the same moment, so a busy machine
-        // slows both: Foundation was about 3 times slower for these in a debug build.
-        func seconds(_ body: () throws -> Void) rethrows -> Double {
-            let started = Date()
-            for _ in 0..<5_000 { try body() }
-            return Date().timeIntervalSince(started)
-        }
-        let ours = seconds { _ = JSONLine.encode(line) }
-        let foundation = try seconds { _ = try Self.foundation(line) }
-        #expect(ours * 2 < foundation, "JSONLine \(ours) s, Foundation \(foundation) s for 5,000 lines")
-    }
 }
