@@ -74,11 +74,22 @@ import Testing
         #expect(try mapgate.run(["sync", "geo"], at: "2027-01-01 00:00:00").status == 0)
         let runs = 8
         let mapgate = self.mapgate
+        // Every run that went through counted its use, and only those: on a loaded machine a run
+        // may give up waiting for the other's lock (and says so), which costs no use.
+        let outcomes = Locked<[ProcessResult]>([])
         DispatchQueue.concurrentPerform(iterations: 2) { _ in
-            for _ in 0..<runs { _ = try? mapgate.run(["tile", "geo", "0", "0", "0"], at: "2027-02-05 00:00:00") }
+            for _ in 0..<runs {
+                if let result = try? mapgate.run(["tile", "geo", "0", "0", "0"], at: "2027-02-05 00:00:00") {
+                    outcomes.withLock { $0.append(result) }
+                }
+            }
         }
+        let all = outcomes.withLock { $0 }
+        let counted = all.filter { $0.status == 0 }.count
+        #expect(all.count == 2 * runs)
+        #expect(counted >= runs, "most runs go through: \(all.filter { $0.status != 0 }.map(\.stderr))")
         let status = try mapgate.run(["status", "--json"], at: "2027-02-05 00:00:00")
-        #expect(try MapGateBinary.json(status.stdout)["promptsShown"] as? Int == 2 * runs)
+        #expect(try MapGateBinary.json(status.stdout)["promptsShown"] as? Int == counted, "\(all.filter { $0.status != 0 }.map(\.stderr))")
     }
 
     /// 1.4.0 reopened a closed gate after `UPDATE gate SET prompts_shown = 0`. Now the edited copy
