@@ -137,12 +137,12 @@ struct SyncCommand: Command {
                 context.console.print("style \(style.id) \(version): up to date")
             }
         case .installed(let version, let previous, let downloaded):
-            let action = previous == nil ? "installed" : previous == version ? "repaired" : "updated"
+            // A damaged installed style reads as none (StyleInstaller.installed): never the same version.
             if context.json {
                 context.console.json(
-                    StyleLine(style: style.id, action: action, version: version, previousVersion: previous == version ? nil : previous, bytes: downloaded))
+                    StyleLine(style: style.id, action: previous == nil ? "installed" : "updated", version: version, previousVersion: previous, bytes: downloaded))
             } else {
-                let what = previous.map { $0 == version ? "repaired (installed again)" : "updated from \($0)" } ?? "installed"
+                let what = previous.map { "updated from \($0)" } ?? "installed"
                 context.console.print("style \(style.id) \(version): \(what) (\(Format.bytes(downloaded)) downloaded)")
             }
         }
