@@ -6,4 +6,5 @@ import Glibc
 
 // A closed pipe (`mapgate tile … | head -c 10`) is an error to handle, not a reason to die.
 signal(SIGPIPE, SIG_IGN)
+StandardStreams.secure()
 exit(MapGateCLI.main(CommandLine.arguments, environment: ProcessInfo.processInfo.environment))

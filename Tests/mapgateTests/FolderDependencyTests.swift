@@ -2,9 +2,9 @@ import Foundation
 import Testing
 import TestSupport
 
-/// The library's folders depend on each other one way only (docs/development.md, "Layout"): a
-/// folder that uses another's types is never used by it. Read from the sources: each folder's
-/// top-level types, then which of them each other folder's code names.
+/// The library's folders depend on each other one way only (docs/development.md, "Layout"): no
+/// folder reaches itself through the folders it uses, however long the loop. Read from the
+/// sources: each folder's top-level types, then which of them each other folder's code names.
 @Suite struct FolderDependencyTests {
     static let root = TestPaths.repository + "/Sources/MapGate"
 
@@ -32,9 +32,9 @@ import TestSupport
         }.joined(separator: "\n")
     }
 
-    @Test func noTwoFoldersDependOnEachOther() throws {
+    /// Which folders each folder uses, with the type names that make each edge.
+    static func dependencies() throws -> [String: [String: Set<String>]] {
         let folders = try Self.folders()
-        #expect(folders.count > 10, "read \(folders.keys.sorted()) under \(Self.root)")
         let declaration = try Regex(#"(?m)^(?:public |package |final |indirect )*(?:class|struct|enum|protocol|actor|typealias) ([A-Z][A-Za-z0-9_]*)"#)
         var owner: [String: String] = [:]
         for (folder, files) in folders {
@@ -47,6 +47,7 @@ import TestSupport
         let word = try Regex(#"\b[A-Z][A-Za-z0-9_]*\b"#)
         var uses: [String: [String: Set<String>]] = [:]
         for (folder, files) in folders {
+            uses[folder, default: [:]] = uses[folder] ?? [:]
             for text in files {
                 let stripped = Self.code(text)
                 for match in stripped.matches(of: word) {
@@ -55,14 +56,63 @@ import TestSupport
                 }
             }
         }
-        var cycles: [String] = []
-        for (folder, used) in uses {
-            for (other, names) in used where folder < other {
-                if let back = uses[other]?[folder] {
-                    cycles.append("\(folder) → \(other) (\(names.sorted().prefix(3).joined(separator: ", "))) and back (\(back.sorted().prefix(3).joined(separator: ", ")))")
+        return uses
+    }
+
+    /// The strongly connected components of more than one node (Tarjan's algorithm): each is a
+    /// set of folders that all reach each other, i.e. a cycle of any length.
+    static func cycles(in graph: [String: Set<String>]) -> [[String]] {
+        var index: [String: Int] = [:]
+        var lowLink: [String: Int] = [:]
+        var stack: [String] = []
+        var onStack = Set<String>()
+        var components: [[String]] = []
+        var next = 0
+        func visit(_ node: String) {
+            index[node] = next
+            lowLink[node] = next
+            next += 1
+            stack.append(node)
+            onStack.insert(node)
+            for other in (graph[node] ?? []).sorted() {
+                if index[other] == nil {
+                    visit(other)
+                    lowLink[node] = min(lowLink[node]!, lowLink[other]!)
+                } else if onStack.contains(other) {
+                    lowLink[node] = min(lowLink[node]!, index[other]!)
                 }
             }
+            guard lowLink[node] == index[node] else { return }
+            var component: [String] = []
+            while let top = stack.popLast() {
+                onStack.remove(top)
+                component.append(top)
+                if top == node { break }
+            }
+            if component.count > 1 { components.append(component.sorted()) }
         }
-        #expect(cycles.isEmpty, "\(cycles.sorted())")
+        for node in graph.keys.sorted() where index[node] == nil { visit(node) }
+        return components
+    }
+
+    @Test func theFoldersHaveNoCycleOfAnyLength() throws {
+        let uses = try Self.dependencies()
+        #expect(uses.count > 10, "read \(uses.keys.sorted()) under \(Self.root)")
+        let cycles = Self.cycles(in: uses.mapValues { Set($0.keys) })
+        let described = cycles.map { component in
+            component.flatMap { folder in
+                (uses[folder] ?? [:]).filter { component.contains($0.key) }.map { other, names in
+                    "\(folder) → \(other) (\(names.sorted().prefix(3).joined(separator: ", ")))"
+                }
+            }.sorted().joined(separator: "; ")
+        }
+        #expect(cycles.isEmpty, "\(described)")
+    }
+
+    /// The check itself: a loop through three folders is found, a chain is not.
+    @Test func aLoopThroughThreeFoldersIsFound() {
+        #expect(Self.cycles(in: ["Catalog": ["Config"], "Config": ["Server"], "Server": ["Catalog"], "Values": []]) == [["Catalog", "Config", "Server"]])
+        #expect(Self.cycles(in: ["Catalog": ["Config"], "Config": ["Server"], "Server": ["Values"], "Values": []]).isEmpty)
+        #expect(Self.cycles(in: ["A": ["B"], "B": ["A"], "C": ["D"], "D": ["C"]]).count == 2)
     }
 }

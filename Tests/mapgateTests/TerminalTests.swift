@@ -48,9 +48,9 @@ import Testing
         #expect(result.stdout.contains("Open https://apps.example/mapgate to update."))
         #expect(result.status == 0)
         #expect(!FileManager.default.fileExists(atPath: work.file("tile.png")), "the command must not run")
-        // The use was spent when the prompt was shown.
+        // Nothing was delivered: the use reserved when the prompt was shown is given back.
         let status = try MapGateBinary.json(try mapgate.run(["status", "--json"], at: "2027-02-05 00:01:00").stdout)
-        #expect(status["promptsShown"] as? Int == 1)
+        #expect(status["promptsShown"] as? Int == 0)
     }
 
     @Test func laterRunsTheCommand() throws {

@@ -21,13 +21,6 @@ public struct CatalogSource: Sendable {
         self.client = client
     }
 
-    public init(settings: GateSettings, configuration: Configuration, client: HTTPClient) throws {
-        guard let url = configuration.catalogURL ?? settings.catalogURL else {
-            throw GeneralFailure("no catalog: set catalogURL in the configuration", kind: .usage)
-        }
-        self.init(url: url, trustedKeys: settings.trustedKeys, requiresSignature: settings.requireSignedCatalog, client: client)
-    }
-
     /// A catalog as fetched: its parsed form, the SHA-256 of its exact bytes, and who signed it.
     public struct Fetched: Sendable {
         public var catalog: Catalog

@@ -16,7 +16,7 @@ public struct Configuration: Sendable, Equatable {
     /// MapLibre GL JS (from the pinned `maplibre` wheel), for the viewer of vector regions. The
     /// default is where `scripts/install-deps` puts it; when that folder holds no
     /// `maplibre-gl.js`, the server uses the Debian package's (``MapLibreFiles/folder(configured:default:fallbacks:)``).
-    public var maplibrePath: String = MapLibreFiles.localPath
+    public var maplibrePath: String = Configuration.defaultMapLibrePath
     /// Folders of TrueType/OpenType fonts for map labels, looked through before Debian's font
     /// folders (``FontLibrary/systemFolders``).
     public var fontPaths: [String] = []
@@ -34,6 +34,9 @@ public struct Configuration: Sendable, Equatable {
 }
 
 extension Configuration {
+    /// Where `scripts/install-deps` (or a user) puts MapLibre GL JS: `maplibrePath`'s default.
+    public static let defaultMapLibrePath = "/usr/local/share/mapgate/maplibre"
+
     /// Reads a configuration file. A missing file is an error only when `mustExist`.
     ///
     /// - Parameter policyPath: the managed policy in use, named when a gate key is refused.

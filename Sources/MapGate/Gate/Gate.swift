@@ -79,6 +79,53 @@ public final class Gate {
         return GateAuthorization(decision: decision, report: useReport)
     }
 
+    /// One use of map data, counted only when delivered: authorizes it (``authorizeUse(opening:installing:)``:
+    /// looks up when due, reserves the use, throws when closed), asks `confirm` (the prompt: false
+    /// when the user chose to update now, and nothing runs), runs `work`, then settles: a use that
+    /// `work` did not deliver (``GateAuthorization/recordDelivery()``) is given back, whether
+    /// `work` returned or threw. Returns nil when `confirm` said no.
+    public func use<Result>(
+        opening: [String] = [], installing: [String] = [], confirm: (GateAuthorization) -> Bool = { _ in true },
+        _ work: (GateAuthorization) throws -> Result
+    ) throws -> Result? {
+        let authorization = try authorizeUse(opening: opening, installing: installing)
+        let result: Result?
+        do {
+            result = confirm(authorization) ? try work(authorization) : nil
+        } catch {
+            settleNoting(authorization)
+            throw error
+        }
+        settleNoting(authorization)
+        return result
+    }
+
+    /// Keeps the use `authorization` reserved if it was delivered, else gives it back (once).
+    /// Returns whether a use was given back. A use that cannot be given back (the state cannot
+    /// be written) stays counted: the gate fails closed.
+    @discardableResult
+    public func settle(_ authorization: GateAuthorization) throws -> Bool {
+        guard authorization.countedPrompt, !authorization.isDelivered, authorization.takeSettlement() else { return false }
+        return try update { record, _, policy in policy.giveBack(&record) }
+    }
+
+    /// ``settle(_:)`` for the end of a run: a failure to give the use back is told through
+    /// ``stateNotes``, not thrown over the run's own outcome.
+    private func settleNoting(_ authorization: GateAuthorization) {
+        do {
+            try settle(authorization)
+        } catch {
+            store.note("the use this run reserved could not be given back (\(errorMessage(error))); it stays counted")
+        }
+    }
+
+    /// Refuses (``GateClosedError``) when the gate is closed now, counting nothing; looks the
+    /// store up first when a lookup is due. `sync` asks this before it checks packages on the network.
+    public func refuseIfClosed() throws {
+        let report = try refreshIfDue() ?? status()
+        if report.phase.isClosed { throw closedError(report) }
+    }
+
     /// Looks the store up if an ordinary run would now (on the check interval), without
     /// counting a use; nil when no lookup was due. A running server calls this.
     public func refreshIfDue() throws -> GateReport? {

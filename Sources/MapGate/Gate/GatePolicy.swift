@@ -182,16 +182,28 @@ public struct GatePolicy: Sendable {
         }
     }
 
+    /// Gives back one prompted use that was reserved but not delivered (``Gate/settle(_:)``).
+    /// Only while an update is still pending and a use is counted: an update installed (or a
+    /// release pulled) in between already reset the count. Returns whether a use was given back.
+    public func giveBack(_ record: inout GateRecord) -> Bool {
+        guard record.pendingVersion != nil, record.promptsShown > 0 else { return false }
+        record.promptsShown -= 1
+        return true
+    }
+
     // MARK: Serving
 
     /// Whether a running server must count its next use: past the grace period, once a day of
-    /// serving has passed since its last counted use.
+    /// serving has passed since its last counted use and tiles were answered since (a use is
+    /// counted when delivered: an idle server costs nothing).
     ///
-    /// - Parameter servedFor: seconds since the server's last counted use: the larger of what
-    ///   the clock says and the real time elapsed, so that neither a clock set back nor one
-    ///   slowed down or frozen stretches a day of serving.
-    public func isServingUseDue(_ phase: GatePhase, servedFor: TimeInterval) -> Bool {
-        guard case .prompting = phase else { return false }
+    /// - Parameters:
+    ///   - servedFor: seconds since the server's last counted use: the larger of what the clock
+    ///     says and the real time elapsed, so that neither a clock set back nor one slowed down
+    ///     or frozen stretches a day of serving.
+    ///   - answeredTiles: whether the server answered a tile since its last counted use.
+    public func isServingUseDue(_ phase: GatePhase, servedFor: TimeInterval, answeredTiles: Bool = true) -> Bool {
+        guard case .prompting = phase, answeredTiles else { return false }
         return servedFor >= Self.servingDay
     }
 

@@ -46,12 +46,20 @@ public final class GateStore {
     /// Runs `body` on the record in a write transaction on every copy, then saves it to all of them
     /// with the next generation.
     func update<T>(_ body: (inout GateRecord) throws -> T) throws -> T {
-        try locked(0) {
-            var record = try load()
-            let result = try body(&record)
-            record.generation += 1
-            for copy in copies { try record.save(to: copy.database) }
-            return result
+        var writing = copies.first?.path ?? "?"
+        do {
+            return try locked(0) {
+                var record = try load()
+                let result = try body(&record)
+                record.generation += 1
+                for copy in copies {
+                    writing = copy.path
+                    try record.save(to: copy.database)
+                }
+                return result
+            }
+        } catch let error as SQLiteError where error.isWriteFailure {
+            throw GateStateError(error, path: writing)
         }
     }
 

@@ -4,7 +4,7 @@ import Synchronization
 /// Keeps a running server's gate current: re-reads the saved state every `refresh` seconds
 /// (another mapgate may have spent the last use), lets the gate look the store up on its
 /// interval, and counts one use for each day of serving after the grace period (the rules are
-/// ``GatePolicy``'s: ``GatePolicy/isServingUseDue(_:servedFor:)`` and
+/// ``GatePolicy``'s: ``GatePolicy/isServingUseDue(_:servedFor:answeredTiles:)`` and
 /// ``GatePolicy/isClosedForServer(_:promptsShown:ownCount:servedFor:)``).
 ///
 /// It looks every `refresh` seconds of real elapsed time (a ``PeriodicWorker``), and measures a
@@ -26,6 +26,8 @@ public final class GateMonitor: @unchecked Sendable {
     private var lastCountedElapsed: Double
     /// `promptsShown` right after this server's last counted use, if it counted one.
     private var ownCount: Int?
+    /// ``GateWatch/tilesAnswered`` at the last counted use: a day's use is due only after more.
+    private var tilesAtLastCount = 0
     private var failingSince: Double?
     private var lastState: String?
     private var gate: Gate?
@@ -117,6 +119,7 @@ public final class GateMonitor: @unchecked Sendable {
             func countUse(opening regions: [String]) throws {
                 lastCounted = latest.now
                 lastCountedElapsed = MonotonicClock.seconds
+                tilesAtLastCount = watch.tilesAnswered
                 do {
                     let authorization = try gate.authorizeUse(opening: regions)
                     latest = authorization.report
@@ -134,7 +137,9 @@ public final class GateMonitor: @unchecked Sendable {
                 // record (a file copied in): a use of it, as `open` would be. The record recovers
                 // first (a lookup); offline that throws, and the server fails closed.
                 try countUse(opening: unknown)
-            } else if policy.isServingUseDue(latest.phase, servedFor: servedFor(now: latest.now)) {
+            } else if policy.isServingUseDue(
+                latest.phase, servedFor: servedFor(now: latest.now), answeredTiles: watch.tilesAnswered > tilesAtLastCount)
+            {
                 try countUse(opening: [])
             } else if let refreshed = try gate.refreshIfDue() {
                 latest = refreshed

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Synchronization
 
 /// What a running server knows about the gate, shared by its workers: open, closed (403), or
 /// failing (503: the state cannot be checked, so the server fails closed).
@@ -43,6 +44,15 @@ public final class GateWatch: Sendable {
 
     private let current: Locked<Stamped>
     private let lifetime: UInt64
+    private let answered = Atomic<Int>(0)
+
+    /// Tiles the server answered (200 or 304): what delivers its uses.
+    public var tilesAnswered: Int { answered.load(ordering: .acquiring) }
+
+    /// Counts one tile answered.
+    public func recordTileAnswered() {
+        answered.add(1, ordering: .releasing)
+    }
 
     /// - Parameter lifetime: seconds of real time a report holds; past it, without a new one, the
     ///   server fails closed.

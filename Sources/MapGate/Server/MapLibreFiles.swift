@@ -10,7 +10,7 @@ public enum MapLibreFiles {
     }
 
     /// Where `scripts/install-deps` (or a user) puts MapLibre: the configuration's default.
-    public static let localPath = "/usr/local/share/mapgate/maplibre"
+    public static let localPath = Configuration.defaultMapLibrePath
     /// Where a Debian package of mapgate will put MapLibre.
     public static let packagedPath = "/usr/share/mapgate/maplibre"
 

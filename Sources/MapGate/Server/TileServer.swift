@@ -14,8 +14,9 @@ public final class TileServer: Sendable {
     private let watcher: RegionWatcher
 
     /// Binds `settings.host:settings.port`, then starts serving. Takes the gate's authorization for
-    /// this start (starting is a use): callers that must not count a use for a busy port bind an
-    /// ``HTTPListener`` first and use the other initializer.
+    /// this start, which the first tile answered delivers (``GateAuthorization/recordDelivery()``):
+    /// callers that must not reserve a use for a busy port bind an ``HTTPListener`` first and use
+    /// the other initializer.
     public convenience init(
         library: RegionLibrary, authorization: GateAuthorization, settings: HTTPServer.Settings, leafletPath: String,
         maplibrePath: String = MapLibreFiles.localPath, fontPaths: [String] = [],
@@ -60,7 +61,13 @@ public final class TileServer: Sendable {
         var settings = settings
         if settings.hostPolicy == nil { settings.hostPolicy = HTTPHostPolicy(boundHost: listener.host) }
         let http = try HTTPServer(listener: listener, settings: settings, gauge: metrics.connections) { entry in
-            metrics.record(route: TileRequestHandler.route(of: entry.path), status: entry.status, bytes: entry.bytes, seconds: entry.seconds)
+            let route = TileRequestHandler.route(of: entry.path)
+            if route == "tile", entry.status == 200 || entry.status == 304 {
+                // A tile answered delivers the start's use (kept, not given back at the end).
+                authorization.recordDelivery()
+                watch.recordTileAnswered()
+            }
+            metrics.record(route: route, status: entry.status, bytes: entry.bytes, seconds: entry.seconds)
             log?(entry)
         } makeHandler: {
             TileRequestHandler(service: service)

@@ -174,20 +174,8 @@ public struct PackageDownloader: Sendable {
     private func removeStalePartials(of region: CatalogRegion, keeping path: String, in directory: DataDirectory) {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.partialPath)) ?? []
         let keep = PathText.lastComponent(path)
-        for name in names where Self.isPartial(name, of: region.id) && !name.hasPrefix(keep) {
+        for name in names where LeftoverFiles.isPartial(name, of: region.id) && !name.hasPrefix(keep) {
             try? FileManager.default.removeItem(atPath: directory.partialPath + "/" + name)
         }
-    }
-
-    /// True for `<id>.<16 hex digits>.part` and its `.json`: the partials of this region only,
-    /// not those of a region whose id merely starts with this one and a dot (`a` and `a.b`).
-    static func isPartial(_ name: String, of id: String) -> Bool {
-        guard name.hasPrefix(id + ".") else { return false }
-        var rest = name.dropFirst(id.count + 1)
-        for suffix in [".part.json", ".part"] where rest.hasSuffix(suffix) {
-            rest = rest.dropLast(suffix.count)
-            return rest.count == 16 && rest.allSatisfy { $0.isASCII && $0.isHexDigit }
-        }
-        return false
     }
 }

@@ -18,6 +18,8 @@ public final class RegionInstaller {
     public enum Outcome: Sendable, Equatable, CustomStringConvertible {
         /// Installed or updated from the full package; `previous` is the version it replaced.
         case installed(version: String, previous: String?, downloaded: Int64, resumedFrom: Int64)
+        /// The installed file of this very version was damaged and is installed again from the full package.
+        case repaired(version: String, downloaded: Int64, resumedFrom: Int64)
         /// Updated by applying a delta to the installed version: `downloaded` bytes of the delta
         /// instead of the full package's `fullSize`.
         case patched(version: String, previous: String, downloaded: Int64, fullSize: Int64)
@@ -29,8 +31,10 @@ public final class RegionInstaller {
             case .upToDate(let version):
                 return "\(version) up to date"
             case .installed(let version, let previous, let downloaded, let resumedFrom):
-                let what = previous == version ? "repaired \(version)" : previous.map { "updated from \($0) to \(version)" } ?? "installed \(version)"
+                let what = previous.map { "updated from \($0) to \(version)" } ?? "installed \(version)"
                 return what + " (\(downloaded) bytes downloaded" + (resumedFrom > 0 ? ", resumed at byte \(resumedFrom))" : ")")
+            case .repaired(let version, let downloaded, let resumedFrom):
+                return "repaired \(version) (\(downloaded) bytes downloaded" + (resumedFrom > 0 ? ", resumed at byte \(resumedFrom))" : ")")
             case .patched(let version, let previous, let downloaded, let fullSize):
                 return "updated from \(previous) to \(version) (delta, \(downloaded) of \(fullSize) bytes)"
             }
@@ -63,7 +67,8 @@ public final class RegionInstaller {
         self.init(directory: directory, state: state, downloader: downloader, appVersion: try AppVersion(BuildInfo.version))
     }
 
-    /// Syncs one region. Needs the gate's authorization for this run and the data-directory lock.
+    /// Syncs one region. Needs the gate's authorization for this run and the data-directory lock;
+    /// a region installed, updated or repaired delivers the use (``GateAuthorization/recordDelivery()``).
     ///
     /// When the installed file's tiles hash to one of the region's `deltas`' `fromHash`, the delta
     /// is tried first: downloaded like a package, applied to a copy of the installed file, checked
@@ -84,6 +89,7 @@ public final class RegionInstaller {
         if let previous, !isDamaged, let delta = usableDelta(for: region, installed: previous) {
             do {
                 let outcome = try patch(region, with: delta, previous: previous, catalog: catalog, stage: stage, progress: progress)
+                authorization.recordDelivery()
                 warnWithoutVectorLayers(region, notice: notice)
                 return outcome
             } catch {
@@ -106,9 +112,12 @@ public final class RegionInstaller {
             if (error as? RegionError)?.kind == .badData { downloader.discardPartial(region, in: directory) }
             throw error
         }
+        authorization.recordDelivery()
         downloader.discardPartial(region, in: directory)
         warnWithoutVectorLayers(region, notice: notice)
-        return .installed(version: region.version, previous: previous?.version, downloaded: region.size - download.resumedFrom, resumedFrom: download.resumedFrom)
+        let downloaded = region.size - download.resumedFrom
+        if isDamaged { return .repaired(version: region.version, downloaded: downloaded, resumedFrom: download.resumedFrom) }
+        return .installed(version: region.version, previous: previous?.version, downloaded: downloaded, resumedFrom: download.resumedFrom)
     }
 
     /// What can be decided for `region` before the gate counts a use (`sync` asks this first,

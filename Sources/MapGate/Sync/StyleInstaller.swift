@@ -36,7 +36,7 @@ public final class StyleInstaller {
     }
 
     /// Installs `style` unless the installed one is its version. Needs the gate's authorization for
-    /// this run and the data-directory lock.
+    /// this run and the data-directory lock; a style installed delivers the use.
     public func sync(
         _ style: CatalogStyle, from catalog: Catalog, authorization: GateAuthorization, lock: DirectoryLock,
         progress: @escaping (Int64, Int64) -> Void = { _, _ in }
@@ -61,6 +61,7 @@ public final class StyleInstaller {
             if error.kind == .badData { downloader.discardPartial(package, in: directory) }
             throw error
         }
+        authorization.recordDelivery()
         downloader.discardPartial(package, in: directory)
         return .installed(version: style.version, previous: previous?.version, downloaded: style.size - download.resumedFrom)
     }

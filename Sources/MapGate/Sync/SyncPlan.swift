@@ -13,7 +13,8 @@ public struct SyncPlan: Sendable, Equatable {
     public var isEmpty: Bool { targets.isEmpty && kept.isEmpty && refused.isEmpty }
 
     /// - Parameters:
-    ///   - requested: the regions named on the command line; empty means every installed one.
+    ///   - requested: the regions named on the command line (a name given twice counts once);
+    ///     empty means every installed one.
     ///   - installed: the ids of the installed regions.
     /// - Throws: a ``RegionError`` for a requested region the catalog does not offer, naming at
     ///   most ten of those it does.
@@ -27,7 +28,8 @@ public struct SyncPlan: Sendable, Equatable {
         kept = []
         var refused: [CatalogError] = []
         var targets: [CatalogRegion] = []
-        for id in requested {
+        var seen = Set<String>()
+        for id in requested where seen.insert(id).inserted {
             if let region = catalog.region(id) {
                 targets.append(region)
             } else if let rejection = catalog.rejection(of: id) {

@@ -3,42 +3,58 @@ import MapGate
 
 /// Asks the gate for one use (sync, open, serve, tile) and talks to the user about it.
 enum GateGuard {
-    /// The authorization for this run, or nil when the user chose "update now" (the command
-    /// then exits 0 without running). A closed gate throws ``GateClosedError`` (exit 77).
+    /// Runs `work` as one use of the gate (``Gate/use(opening:installing:confirm:_:)``): the use
+    /// is counted only if `work` delivers it, and given back otherwise. Returns nil when the user
+    /// chose "update now" at the prompt (nothing runs; the command exits 0). A closed gate throws
+    /// ``GateClosedError`` (exit 77).
     ///
     /// - Parameters:
     ///   - opening: the installed regions the command reads (see ``Gate/authorizeUse(opening:installing:)``).
-    ///   - installing: the regions `sync` may install.
-    static func authorize(_ context: Context, opening: [String] = [], installing: [String] = []) throws -> GateAuthorization? {
+    ///   - installing: the regions the command may install.
+    ///   - interruptible: Ctrl-C (SIGINT) or SIGTERM during `work` gives the use back (unless it
+    ///     was delivered) and exits 130 or 143; for commands that do not stop cleanly on their
+    ///     own (`serve` and `open` do).
+    static func withUse<Result>(
+        _ context: Context, opening: [String] = [], installing: [String] = [], interruptible: Bool = false,
+        _ work: (GateAuthorization) throws -> Result
+    ) throws -> Result? {
         let gate = try context.makeGate()
         defer { context.warnAboutState(gate) }
-        let authorization = try gate.authorizeUse(opening: opening, installing: installing)
-        let console = context.console
-        switch authorization.decision {
-        case .allowed, .refused:
-            return authorization
-        case .notice(let until):
-            console.note(
-                "note: mapgate \(authorization.report.requiredVersion ?? "?") is available; please update (prompts start \(ISODate.day(until)))")
-            return authorization
-        case .prompt(let usesLeft):
-            let prompt = GatePrompt(report: authorization.report, usesLeft: usesLeft)
-            for line in prompt.lines { console.prompt(line) }
-            guard console.isInteractive, !context.json else { return authorization }
-            let answer = console.ask("Update now or later? [u]pdate now / [l]ater: ")?.lowercased() ?? "l"
-            guard answer.hasPrefix("u") || answer == "now" else { return authorization }
-            openStore(prompt.storeURL, console: console)
-            return nil
+        let held = InterruptibleUse(context)
+        return try gate.use(
+            opening: opening, installing: installing,
+            confirm: { authorization in
+                held.hold(authorization)
+                return confirm(authorization, context: context)
+            }
+        ) { authorization in
+            let console = context.console
+            let cleanup = interruptible ? InterruptCleanup(removing: [], console: console) { held.giveBack(console: console) } : nil
+            defer { withExtendedLifetime(cleanup) {} }
+            return try work(authorization)
         }
     }
 
-    /// Refuses (exit 77) when the gate is closed now, counting nothing: looks the store up first
-    /// when a lookup is due. `sync` asks this before it checks packages on the network.
-    static func refuseIfClosed(_ context: Context) throws {
-        let gate = try context.makeGate()
-        defer { context.warnAboutState(gate) }
-        let report = try gate.refreshIfDue() ?? gate.status()
-        if report.phase.isClosed { throw gate.closedError(report) }
+    /// Shows what the gate decided (a notice, or the prompt with its question on a terminal):
+    /// false when the user chose "update now".
+    static func confirm(_ authorization: GateAuthorization, context: Context) -> Bool {
+        let console = context.console
+        switch authorization.decision {
+        case .allowed, .refused:
+            return true
+        case .notice(let until):
+            console.note(
+                "note: mapgate \(authorization.report.requiredVersion ?? "?") is available; please update (prompts start \(ISODate.day(until)))")
+            return true
+        case .prompt(let usesLeft):
+            let prompt = GatePrompt(report: authorization.report, usesLeft: usesLeft)
+            for line in prompt.lines { console.prompt(line) }
+            guard console.isInteractive, !context.json else { return true }
+            let answer = console.ask("Update now or later? [u]pdate now / [l]ater: ")?.lowercased() ?? "l"
+            guard answer.hasPrefix("u") || answer == "now" else { return true }
+            openStore(prompt.storeURL, console: console)
+            return false
+        }
     }
 
     private static func openStore(_ url: String?, console: Console) {

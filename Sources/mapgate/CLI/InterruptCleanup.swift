@@ -6,18 +6,20 @@ import Glibc
 #endif
 
 /// On SIGINT or SIGTERM, removes the files a `sync` was assembling (`partial/<id>.installing.mbtiles`)
-/// and exits with 128 + the signal, as a shell would report it. Resumable `.part` files stay; the
-/// installed regions are never touched (an install is one `rename`).
+/// gives back the run's gate use if nothing was delivered yet (`onInterrupt`), and exits with 128 +
+/// the signal, as a shell would report it. Resumable `.part` files stay; the installed regions are
+/// never touched (an install is one `rename`).
 final class InterruptCleanup {
     private let sources: [any DispatchSourceSignal]
 
-    init(removing paths: [String], console: Console) {
+    init(removing paths: [String], console: Console, onInterrupt: @escaping @Sendable () -> Void = {}) {
         for number in [SIGINT, SIGTERM] { signal(number, SIG_IGN) }
         sources = [SIGINT, SIGTERM].map { number in
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler {
                 console.note("stopping…")
                 for path in paths { unlink(path) }
+                onInterrupt()
                 _exit(128 + number)  // at once: no atexit handlers while other threads still run
             }
             source.resume()

@@ -37,6 +37,9 @@ public struct OutputDestination: Sendable, Equatable {
     public static func resolve(_ argument: String?, binary: Bool = true, stdoutIsTerminal: Bool = isatty(STDOUT_FILENO) == 1) throws
         -> OutputDestination
     {
+        if argument == nil || argument == "-", StandardStreams.isOutputClosed {
+            throw OutputError(path: "standard output", reason: "it was closed when mapgate started", kind: .io)
+        }
         guard let argument else {
             if binary, stdoutIsTerminal {
                 throw OutputError(
@@ -108,16 +111,27 @@ public struct OutputDestination: Sendable, Equatable {
         guard access(file, W_OK) == 0 else { throw OutputError(path: file, reason: lastError(), kind: .io) }
     }
 
-    /// Writes `data` to the destination.
-    public func write(_ data: Data) throws {
+    /// Writes `data` to the destination. A FIFO that no process reads yet is waited for, after
+    /// `waiting` is told its path.
+    public func write(_ data: Data, waiting: (String) -> Void = { _ in }) throws {
         switch kind {
         case .standardOutput:
             try Self.writeAll(data, to: STDOUT_FILENO, name: "standard output")
         case .writeThrough(let path, let append):
             let flags = O_WRONLY | O_CREAT | O_NOCTTY | O_CLOEXEC | (append ? O_APPEND : 0)
-            let descriptor = open(path, flags, 0o666)
+            // Without waiting first: a FIFO with no reader answers ENXIO, and the user is told
+            // what mapgate waits for before it blocks.
+            var descriptor = open(path, flags | O_NONBLOCK, 0o666)
+            if descriptor < 0, errno == ENXIO {
+                waiting(path)
+                descriptor = open(path, flags, 0o666)
+            }
             guard descriptor >= 0 else { throw OutputError(path: path, reason: "open: \(Self.lastError())", kind: .io) }
             defer { close(descriptor) }
+            let status = fcntl(descriptor, F_GETFL)
+            guard status >= 0, fcntl(descriptor, F_SETFL, status & ~O_NONBLOCK) == 0 else {
+                throw OutputError(path: path, reason: "fcntl: \(Self.lastError())", kind: .io)
+            }
             try Self.writeAll(data, to: descriptor, name: path)
         case .replace(let path):
             try Self.replaceAtomically(path, with: data)

@@ -45,6 +45,8 @@ struct ServerLaunch {
                 "the open-file limit is \(limit) (hard limit), below the \(needed) that --max-connections \(settings.maxConnections) needs; past it, connections are refused")
         }
         listener = try HTTPListener(host: settings.host, port: settings.port)
+        // The HTTP library must load before a use is reserved for a server that could not start.
+        try SharedLibrary.microhttpd.load()
     }
 
     func start(authorization: GateAuthorization) throws -> TileServer {

@@ -7,9 +7,10 @@ struct OpenCommand: Command {
     static let abstract = "Open a region: serve it and print the URL of its viewer page"
     static let arguments = "REGION"
     static let discussion = """
-        Checks the update gate (a use), refuses a region that is not installed, starts the local
-        tile server and prints the viewer page's URL. The page works offline with Leaflet from
-        Debian's libjs-leaflet. Runs until Ctrl-C.
+        Checks the update gate (a use, counted once a tile is shown), refuses a region that is not
+        installed, starts the local tile server and prints the viewer page's URL. The page works
+        offline: raster regions with Leaflet from Debian's libjs-leaflet, vector regions with
+        MapLibre GL JS. Runs until Ctrl-C.
         """
     static let options = [
         OptionSpec(name: "host", value: "ADDRESS", help: "address to bind (default 127.0.0.1)"),
@@ -35,22 +36,23 @@ struct OpenCommand: Command {
         // Everything that can fail is checked (the region, the port) before the gate counts a use.
         _ = try context.readOnlyRegionLibrary().region(region)
         let launch = try ServerLaunch(context, settings: settings, verbose: verbose)
-        guard let authorization = try GateGuard.authorize(context, opening: [region]) else { return ExitCode.success }
-        let server = try launch.start(authorization: authorization)
-        let base = NetworkInterfaces.urls(boundHost: settings.host, port: server.http.port, interfaces: [])[0]
-        let url = "\(base)/view/\(region)"
-        if context.json {
-            context.console.json(Line(region: region, viewer: url, tilejson: "\(base)/\(region).json"))
-        } else {
-            context.console.data(url)
-            context.console.note("serving \(region) until Ctrl-C")
+        _ = try GateGuard.withUse(context, opening: [region]) { authorization in
+            let server = try launch.start(authorization: authorization)
+            let base = NetworkInterfaces.urls(boundHost: settings.host, port: server.http.port, interfaces: [])[0]
+            let url = "\(base)/view/\(region)"
+            if context.json {
+                context.console.json(Line(region: region, viewer: url, tilejson: "\(base)/\(region).json"))
+            } else {
+                context.console.data(url)
+                context.console.note("serving \(region) until Ctrl-C")
+            }
+            if browser {
+                if spawn(["xdg-open", url], wait: false) == nil { context.console.warning("cannot run xdg-open; open \(url) yourself") }
+            }
+            Termination.wait()
+            context.console.note("stopping…")
+            server.stop()
         }
-        if browser {
-            if spawn(["xdg-open", url], wait: false) == nil { context.console.warning("cannot run xdg-open; open \(url) yourself") }
-        }
-        Termination.wait()
-        context.console.note("stopping…")
-        server.stop()
         return ExitCode.success
     }
 

@@ -16,8 +16,9 @@ struct ServeCommand: Command {
         Binds 127.0.0.1 unless --host says otherwise; answers only requests whose Host is a
         loopback name or address, the bound address, or a name given with --allow-host (else
         421). Regions installed, updated or removed while it runs are served (or 404) within a
-        second. Starting is a use of the update gate; a running server counts one use per
-        24 hours of serving after the grace period and answers 403 once the gate closes.
+        second. Serving is a use of the update gate, counted once the server has answered a tile; a
+        running server counts one more use per 24 hours of serving tiles after the grace period
+        and answers 403 once the gate closes.
         Stops cleanly on Ctrl-C (SIGINT) or SIGTERM.
         """
     static let options = [
@@ -65,19 +66,22 @@ struct ServeCommand: Command {
     func run(_ context: Context) throws -> Int32 {
         // Bind first, count second: a busy port or a bad setting costs no use.
         let launch = try ServerLaunch(context, settings: settings, verbose: verbose)
-        guard let authorization = try GateGuard.authorize(context, opening: try context.readOnlyRegionLibrary().installed().map(\.id)) else { return ExitCode.success }
-        let server = try launch.start(authorization: authorization)
-        let count = server.service.regions.count
-        let urls = NetworkInterfaces.urls(boundHost: settings.host, port: server.http.port, interfaces: NetworkInterfaces.addresses()).map { $0 + "/" }
-        if context.json {
-            context.console.json(Line(url: urls[0], regions: count))
-        } else {
-            context.console.print("serving \(count) \(count == 1 ? "region" : "regions") at \(urls[0]) (Ctrl-C to stop)")
-            for url in urls.dropFirst() { context.console.print("  also at \(url)") }
+        // The use is counted once the server has answered a tile; one stopped before that (or
+        // that could not start) gives it back.
+        _ = try GateGuard.withUse(context, opening: try context.readOnlyRegionLibrary().installed().map(\.id)) { authorization in
+            let server = try launch.start(authorization: authorization)
+            let count = server.service.regions.count
+            let urls = NetworkInterfaces.urls(boundHost: settings.host, port: server.http.port, interfaces: NetworkInterfaces.addresses()).map { $0 + "/" }
+            if context.json {
+                context.console.json(Line(url: urls[0], regions: count))
+            } else {
+                context.console.print("serving \(count) \(count == 1 ? "region" : "regions") at \(urls[0]) (Ctrl-C to stop)")
+                for url in urls.dropFirst() { context.console.print("  also at \(url)") }
+            }
+            Termination.wait()
+            context.console.note("stopping…")
+            server.stop()
         }
-        Termination.wait()
-        context.console.note("stopping…")
-        server.stop()
         return ExitCode.success
     }
 

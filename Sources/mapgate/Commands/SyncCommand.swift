@@ -14,7 +14,8 @@ struct SyncCommand: Command {
         With region names, installs or updates those regions; without, updates every installed
         region. A region whose installed version equals the catalog's is left alone. Downloads
         resume, are verified by size and SHA-256, are gunzipped while they stream, and replace the
-        installed file atomically. A use of the update gate.
+        installed file atomically. A use of the update gate, counted only when a region or style
+        is installed, updated or repaired (a run that installs nothing costs none).
         With --json, one object per region, the same keys for every outcome: region, action
         ("installed", "updated", "repaired" (a damaged file installed again), "up-to-date", "kept" (no longer offered), "failed"), version,
         previousVersion, bytes, resumedFrom, transfer ("full", "delta", or null), error, exitCode.
@@ -29,91 +30,77 @@ struct SyncCommand: Command {
     }
 
     func run(_ context: Context) throws -> Int32 {
-        // The catalog is read, the regions resolved and checked and the data directory locked
-        // before the gate counts a use: an unreachable catalog, a typo or nothing to do costs none.
+        // The catalog is read before anything else: an unreachable catalog costs no use. The
+        // workflow decides the rest (SyncWorkflow: what costs a use); this renders its events.
         let catalog = try context.fetchCatalog().catalog
-        let library = try context.regionLibrary()
+        let installer = try RegionInstaller(
+            directory: context.dataDirectory, state: try context.state(), downloader: PackageDownloader(client: try context.httpClient()))
+        let workflow = SyncWorkflow(catalog: catalog, library: try context.regionLibrary(), installer: installer)
         let console = context.console
-        let plan = try SyncPlan(requested: regions, installed: try library.installed().map(\.id), catalog: catalog)
-        if plan.isEmpty {
-            if !context.json { console.print("No region is installed yet: name the regions to install (see 'mapgate catalog').") }
-            return ExitCode.success
+        let killAt = FaultInjection(environment: context.environment)
+        let gate = try context.makeGate()
+        defer { context.warnAboutState(gate) }
+        let interruptible = InterruptibleUse(context)
+        var cleanup: InterruptCleanup?
+        var bars: [String: ProgressBar] = [:]
+        let summary = try workflow.run(
+            requested: regions, gate: gate, lock: { try context.lockDataDirectory() },
+            confirm: { authorization in
+                interruptible.hold(authorization)
+                return GateGuard.confirm(authorization, context: context)
+            },
+            progress: { region, received, total in
+                killAt.reachedBytes(received)
+                bars[region.id]?.update(received, of: total)
+            }
+        ) { event in
+            switch event {
+            case .willInstall(let files):
+                cleanup = InterruptCleanup(removing: files, console: console) { interruptible.giveBack(console: console) }
+            case .started(let region):
+                if ProgressBar.isWanted(console) { bars[region.id] = ProgressBar(label: region.id, console: console) }
+            case .stage(_, let stage):
+                killAt.reached(stage.rawValue)
+            case .synced(let region, _):
+                bars.removeValue(forKey: region.id)?.finish()
+            case .failed(let id, _, _):
+                bars.removeValue(forKey: id)?.finish()
+            default:
+                break
+            }
+            render(event, context: context)
         }
-        for id in plan.kept {
-            let version = try library.region(id).version
+        withExtendedLifetime(cleanup) {}
+        if summary.nothingToDo, !context.json {
+            console.print("No region is installed yet: name the regions to install (see 'mapgate catalog').")
+        }
+        if summary.choseUpdate { return ExitCode.success }
+        return summary.firstFailure.map { ExitCode.forError($0) } ?? ExitCode.success
+    }
+
+    private func render(_ event: SyncWorkflow.Event, context: Context) {
+        switch event {
+        case .kept(let id, let version):
             report(SyncLine(region: id, action: "kept", version: version), context: context) {
                 "\(id) \(TerminalText.inline(version)): no longer in the catalog; the installed version stays"
             }
+        case .upToDate(let region, let version):
+            report(.upToDate(version: version), region: region, context: context)
+        case .synced(let region, let outcome):
+            report(outcome, region: region, context: context)
+        case .failed(let region, let version, let error):
+            reportFailure(error, region: region, version: version, context: context)
+        case .notice(let text):
+            context.console.warning(text)
+        case .styleRejected(let rejection):
+            context.console.warning(MapGateCLI.describe(rejection))
+        case .styleSynced(let style, let outcome):
+            report(outcome, style: style, context: context)
+        case .styleFailed(let style, let error):
+            reportFailure(error, context: context) { StyleLine(style: style.id, action: "failed", version: style.version, error: $0, exitCode: $1) }
+        case .willInstall, .started, .stage:
+            break
         }
-        var firstFailure: (any Error)?
-        for rejection in plan.refused {
-            firstFailure = firstFailure ?? rejection
-            reportFailure(rejection, region: rejection.region ?? "?", version: "", context: context)
-        }
-        // What can be decided without the gate is decided first: a region that is up to date,
-        // needs a newer app or whose package is not there (404) costs no use.
-        try GateGuard.refuseIfClosed(context)
-        let lock = try context.lockDataDirectory()
-        let installer = try RegionInstaller(
-            directory: context.dataDirectory, state: try context.state(), downloader: PackageDownloader(client: try context.httpClient()))
-        var pending: [CatalogRegion] = []
-        for region in plan.targets {
-            do {
-                if let outcome = try installer.precheck(region, from: catalog, lock: lock) {
-                    report(outcome, region: region, context: context)
-                } else {
-                    pending.append(region)
-                }
-            } catch {
-                firstFailure = firstFailure ?? error
-                reportFailure(error, region: region.id, version: region.version, context: context)
-            }
-        }
-        // The publisher's styles follow the regions they draw: due when those are all installed
-        // (or about to be) and the installed style is not the catalog's version.
-        let styles = StyleInstaller(directory: context.dataDirectory, downloader: installer.downloader)
-        let installedAfter = Set(try library.installed().map(\.id)).union(pending.map(\.id))
-        let stylesDue = StyleInstaller.styles(in: catalog, drawing: installedAfter).filter { !styles.isUpToDate($0) }
-        for rejection in catalog.rejectedStyles { console.warning(MapGateCLI.describe(rejection)) }
-        guard !pending.isEmpty || !stylesDue.isEmpty else { return firstFailure.map { ExitCode.forError($0) } ?? ExitCode.success }
-        guard let authorization = try GateGuard.authorize(context, installing: pending.map(\.id)) else { return ExitCode.success }
-
-        let killAt = FaultInjection(environment: context.environment)
-        let cleanup = InterruptCleanup(
-            removing: pending.flatMap { [context.dataDirectory.installingPath($0.id), context.dataDirectory.patchingPath($0.id)] }
-                + stylesDue.map { context.dataDirectory.installingPath($0.package.id) },
-            console: console)
-        defer { withExtendedLifetime(cleanup) {} }
-        for region in pending {
-            let bar = ProgressBar.isWanted(console) ? ProgressBar(label: region.id, console: console) : nil
-            do {
-                let outcome = try installer.sync(
-                    region, from: catalog, authorization: authorization, lock: lock,
-                    stage: { killAt.reached($0.rawValue) },
-                    progress: { received, total in
-                        killAt.reachedBytes(received)
-                        bar?.update(received, of: total)
-                    },
-                    notice: { console.warning($0) })
-                bar?.finish()
-                report(outcome, region: region, context: context)
-            } catch {
-                bar?.finish()
-                firstFailure = firstFailure ?? error
-                reportFailure(error, region: region.id, version: region.version, context: context)
-            }
-        }
-        let installed = Set(try library.installed().map(\.id))
-        for style in StyleInstaller.styles(in: catalog, drawing: installed) where stylesDue.contains(style) {
-            do {
-                let outcome = try styles.sync(style, from: catalog, authorization: authorization, lock: lock)
-                report(outcome, style: style, context: context)
-            } catch {
-                firstFailure = firstFailure ?? error
-                reportFailure(error, context: context) { StyleLine(style: style.id, action: "failed", version: style.version, error: $0, exitCode: $1) }
-            }
-        }
-        return firstFailure.map { ExitCode.forError($0) } ?? ExitCode.success
     }
 
     /// One style's line of `sync --json`.
@@ -176,6 +163,10 @@ struct SyncCommand: Command {
         }
     }
 
+    private static func resumed(_ offset: Int64) -> String {
+        offset > 0 ? ", resumed at \(Format.bytes(offset))" : ""
+    }
+
     private func report(_ line: SyncLine, context: Context, human: () -> String) {
         if context.json {
             context.console.json(line)
@@ -187,7 +178,7 @@ struct SyncCommand: Command {
     private func report(_ outcome: RegionInstaller.Outcome, region: CatalogRegion, context: Context) {
         switch outcome {
         case .upToDate(let version):
-            report(SyncLine(region: region.id, action: "up-to-date", version: version), context: context) {
+            report(SyncLine(region: region.id, action: "up-to-date", version: version, previousVersion: version), context: context) {
                 "\(region.id) \(TerminalText.inline(version)): up to date"
             }
         case .patched(let version, let previous, let downloaded, let fullSize):
@@ -197,15 +188,18 @@ struct SyncCommand: Command {
                 "\(region.id) \(TerminalText.inline(previous)) → \(TerminalText.inline(version)): updated (delta, \(Format.bytes(downloaded)) of \(Format.bytes(fullSize)))"
             }
         case .installed(let version, let previous, let downloaded, let resumedFrom):
-            // The same version again: the installed file was damaged (said on stderr) and is repaired.
-            let isRepair = previous == version
             let line = SyncLine(
-                region: region.id, action: isRepair ? "repaired" : previous == nil ? "installed" : "updated", version: version,
-                previousVersion: isRepair ? nil : previous, bytes: downloaded, resumedFrom: resumedFrom, transfer: "full")
+                region: region.id, action: previous == nil ? "installed" : "updated", version: version, previousVersion: previous,
+                bytes: downloaded, resumedFrom: resumedFrom, transfer: "full")
             report(line, context: context) {
-                let what = isRepair ? "repaired (installed again)" : previous.map { "updated from \(TerminalText.inline($0))" } ?? "installed"
-                let resumed = resumedFrom > 0 ? ", resumed at \(Format.bytes(resumedFrom))" : ""
-                return "\(region.id) \(TerminalText.inline(version)): \(what) (\(Format.bytes(downloaded)) downloaded\(resumed))"
+                let what = previous.map { "updated from \(TerminalText.inline($0))" } ?? "installed"
+                return "\(region.id) \(TerminalText.inline(version)): \(what) (\(Format.bytes(downloaded)) downloaded\(Self.resumed(resumedFrom)))"
+            }
+        case .repaired(let version, let downloaded, let resumedFrom):
+            // The installed file of this version was damaged (said on stderr) and is installed again.
+            let line = SyncLine(region: region.id, action: "repaired", version: version, bytes: downloaded, resumedFrom: resumedFrom, transfer: "full")
+            report(line, context: context) {
+                "\(region.id) \(TerminalText.inline(version)): repaired (installed again, \(Format.bytes(downloaded)) downloaded\(Self.resumed(resumedFrom)))"
             }
         }
     }

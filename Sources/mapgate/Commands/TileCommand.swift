@@ -6,7 +6,7 @@ struct TileCommand: Command {
     static let name = "tile"
     static let abstract = "Write one tile (XYZ coordinates) to stdout or a file"
     static let arguments = "REGION Z X Y"
-    static let discussion = "Writes the tile's bytes exactly as stored (pbf tiles stay gzip-compressed). A use of the update gate."
+    static let discussion = "Writes the tile's bytes exactly as stored (pbf tiles stay gzip-compressed). A use of the update gate, counted only once the tile is written."
     static let options = [OptionSpec(name: "output", short: "o", value: "FILE", help: "write the tile to FILE (- for stdout, even a terminal); a device or FIFO is written through, a regular file replaced atomically")]
 
     let region: String
@@ -32,15 +32,19 @@ struct TileCommand: Command {
         if let minzoom = installed.minzoom, let maxzoom = installed.maxzoom, !(minzoom...maxzoom).contains(coordinate.z) {
             throw RegionError(region: region, reason: "has no tiles at zoom \(coordinate.z) (its zoom range is \(minzoom)-\(maxzoom))", kind: .failure)
         }
-        guard let authorization = try GateGuard.authorize(context, opening: [region]) else { return ExitCode.success }
-        let file = try library.open(region, authorization: authorization)
-        switch try file.storedTile(z: coordinate.z, x: coordinate.x, y: coordinate.y) {
-        case .absent:
-            throw RegionError(region: region, reason: "no tile at \(coordinate)", kind: .failure)
-        case .null:
-            throw RegionError(region: region, reason: "tile \(coordinate) has no data (its tile_data is NULL)", kind: .badData)
-        case .data(let tile):
-            try destination.write(tile)
+        // The use is counted only once the tile's bytes are all written where the user asked.
+        // A FIFO waits for its reader: Ctrl-C meanwhile gives the use back.
+        _ = try GateGuard.withUse(context, opening: [region], interruptible: true) { authorization in
+            let file = try library.open(region, authorization: authorization)
+            switch try file.storedTile(z: coordinate.z, x: coordinate.x, y: coordinate.y) {
+            case .absent:
+                throw RegionError(region: region, reason: "no tile at \(coordinate)", kind: .failure)
+            case .null:
+                throw RegionError(region: region, reason: "tile \(coordinate) has no data (its tile_data is NULL)", kind: .badData)
+            case .data(let tile):
+                try destination.write(tile) { context.console.note("waiting for a process to read \($0)… (Ctrl-C to stop)") }
+                authorization.recordDelivery()
+            }
         }
         return ExitCode.success
     }

@@ -41,7 +41,7 @@ import Testing
         #expect(try harness.library.region("r").condition(ofFileAt: path, hashingUnstamped: false).isDamaged)
 
         let (outcome, notices) = try sync()
-        guard case .installed("1", "1", _, _) = outcome else { Issue.record("\(outcome)"); return }
+        guard case .repaired("1", _, _) = outcome else { Issue.record("\(outcome)"); return }
         #expect(notices.count == 1 && notices[0].contains("region r: the installed file is damaged (its size is 4096 bytes"), "\(notices)")
         #expect(try SHA256Hasher.hex(ofFileAt: path) == (try SHA256Hasher.hex(ofFileAt: source)))
         #expect(try harness.library.region("r").condition(ofFileAt: path) == .intact)
@@ -53,7 +53,7 @@ import Testing
         bytes[bytes.count / 2] ^= 0xFF
         try bytes.write(to: URL(fileURLWithPath: path))
         let (outcome, notices) = try sync()
-        guard case .installed("1", "1", _, _) = outcome else { Issue.record("\(outcome)"); return }
+        guard case .repaired("1", _, _) = outcome else { Issue.record("\(outcome)"); return }
         #expect(notices.first?.contains("its SHA-256 is") == true, "\(notices)")
         #expect(try SHA256Hasher.hex(ofFileAt: path) == (try SHA256Hasher.hex(ofFileAt: source)))
     }

@@ -14,12 +14,16 @@ public final class RegionLibrary {
         try registry.all()
     }
 
-    /// The record of an installed region, or an error listing those that are installed.
+    /// The record of an installed region, or an error listing those that are installed (or, for
+    /// one whose record is there but whose file is gone, saying so and how to get it back).
     public func region(_ id: String) throws -> InstalledRegion {
-        if let region = try registry.region(id), FileManager.default.fileExists(atPath: directory.regionPath(id)) {
-            return region
+        guard let region = try registry.region(id) else { throw try notInstalled(id) }
+        let path = directory.regionPath(id)
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw RegionError(
+                region: id, reason: "is installed but its file \(path) is missing; run 'mapgate sync \(id)' to install it again", kind: .io)
         }
-        throw try notInstalled(id)
+        return region
     }
 
     private func notInstalled(_ id: String) throws -> RegionError {

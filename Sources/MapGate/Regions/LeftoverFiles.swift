@@ -24,8 +24,20 @@ enum LeftoverFiles {
     /// resumable downloads too (when the region is installed and up to date, none is needed).
     static func removeDeadRunFiles(of id: String, in directory: DataDirectory, includingDownloads: Bool) {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.partialPath)) ?? []
-        for name in names where isAssembled(name, of: id, in: directory) || (includingDownloads && PackageDownloader.isPartial(name, of: id)) {
+        for name in names where isAssembled(name, of: id, in: directory) || (includingDownloads && isPartial(name, of: id)) {
             try? FileManager.default.removeItem(atPath: directory.partialPath + "/" + name)
         }
+    }
+
+    /// True for `<id>.<16 hex digits>.part` and its `.json`: the partials of this region only,
+    /// not those of a region whose id merely starts with this one and a dot (`a` and `a.b`).
+    static func isPartial(_ name: String, of id: String) -> Bool {
+        guard name.hasPrefix(id + ".") else { return false }
+        var rest = name.dropFirst(id.count + 1)
+        for suffix in [".part.json", ".part"] where rest.hasSuffix(suffix) {
+            rest = rest.dropLast(suffix.count)
+            return rest.count == 16 && rest.allSatisfy { $0.isASCII && $0.isHexDigit }
+        }
+        return false
     }
 }

@@ -1,0 +1,208 @@
+import Foundation
+import MapGate
+import MapGateDemo
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A use is counted only when it is delivered (issue 25, part 1): a tile's bytes written where the
+/// user asked, a region or style installed, a server that answered a tile. Each run here fails
+/// for a reason that is not the user's (or the user chose to stop) while the gate prompts, and
+/// must leave the count where it was. Run as an unprivileged user (as GateTamperTests are) when
+/// the tests run as root: root writes read-only files.
+@Suite struct GateDeliveryTests {
+    static let user: uid_t? = geteuid() == 0 ? 65534 : nil
+    let workspace: CLIWorkspace
+    var mapgate: MapGateBinary { workspace.mapgate }
+    let during = "2027-02-05 00:00:00"
+    /// A folder the user running mapgate may write.
+    var scratch: String { mapgate.userFolder ?? workspace.work.path }
+
+    init() throws {
+        workspace = try CLIWorkspace(user: Self.user)
+        try workspace.publish(version: "1.5.0")
+        try workspace.offer("plain", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
+        try mapgate.configure(["appID": 1, "lookupURL": workspace.lookupURL, "catalogURL": workspace.catalogURL])
+        #expect(try mapgate.run(["sync", "plain"], at: "2027-01-01 00:00:00").status == 0)
+        // Past the grace period: the first delivered use shows "5 uses left".
+        let first = try mapgate.run(["tile", "plain", "0", "0", "0", "-o", "/dev/null"], at: during)
+        #expect(first.status == 0 && first.stderr.contains("5 uses left"), "\(first.stderr)")
+    }
+
+    func promptsShown() throws -> Int {
+        let status = try mapgate.run(["status", "--json"], at: during)
+        return try #require(try MapGateBinary.json(status.stdout)["promptsShown"] as? Int, "\(status.stdout) \(status.stderr)")
+    }
+
+    /// Runs `arguments` and expects exit `status` with no use counted.
+    func expectNoUse(_ arguments: [String], status: Int32, environment: [String: String] = [:], _ comment: Comment) throws {
+        let before = try promptsShown()
+        let result = try mapgate.run(arguments, at: during, environment: environment)
+        #expect(result.status == status, "\(comment): \(result.stderr)")
+        #expect(try promptsShown() == before, "\(comment): a use was counted; \(result.stderr)")
+    }
+
+    @Test func aDeliveredTileCountsOneUse() throws {
+        let before = try promptsShown()
+        #expect(try mapgate.run(["tile", "plain", "4", "0", "12", "-o", scratch + "/t.png"], at: during).status == 0)
+        #expect(try promptsShown() == before + 1)
+    }
+
+    @Test func tilesThatAreNotWrittenCostNothing() throws {
+        try expectNoUse(["tile", "plain", "4", "0", "15", "-o", "/dev/null"], status: 1, "a tile absent inside the zoom range")
+        try expectNoUse(["tile", "plain", "0", "0", "0", "-o", "/dev/full"], status: 74, "a full device")
+    }
+
+    /// A FIFO that no process reads is waited for, as `echo > FIFO` would; stopping the wait with
+    /// Ctrl-C gives the use back.
+    @Test func aFIFOThatNobodyReadsIsWaitedForAndCtrlCCostsNothing() throws {
+        let fifo = scratch + "/tile.fifo"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        if let user = Self.user { #expect(chown(fifo, user, user) == 0) }
+        let before = try promptsShown()
+        let waiting = try mapgate.start(["tile", "plain", "0", "0", "0", "-o", fifo], at: during)
+        let deadline = Date().addingTimeInterval(20)
+        while !waiting.stderr.contains("waiting for a process to read"), Date() < deadline { usleep(20_000) }
+        #expect(waiting.stderr.contains("waiting for a process to read \(fifo)"), "\(waiting.stderr)")
+        waiting.signal(SIGINT)
+        #expect(waiting.wait() == 130, "\(waiting.stderr)")
+        #expect(try promptsShown() == before)
+    }
+
+    @Test func aClosedStandardOutputCostsNothing() throws {
+        let before = try promptsShown()
+        // At the real time, which the gate reads as its latest (later) time: no faketime here, as
+        // libfaketime itself opens a file that would take the closed descriptor's number.
+        let (program, arguments) = mapgate.command(
+            ["/bin/sh", "-c", "exec \"$0\" \"$@\" >&-", mapgate.path, "tile", "plain", "0", "0", "0", "-o", "-",
+             "--config", mapgate.configPath, "--data-dir", mapgate.dataDirectory])
+        let result = try runProcess(program, arguments, environment: mapgate.baseEnvironment)
+        #expect(result.status == 74, "\(result.stderr)")
+        #expect(result.stderr.contains("cannot write to standard output: it was closed when mapgate started"), "\(result.stderr)")
+        #expect(try promptsShown() == before)
+    }
+
+    @Test func aDamagedRegionFileCostsNothing() throws {
+        let path = mapgate.dataDirectory + "/regions/plain.mbtiles"
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        try handle.truncate(atOffset: 8192)
+        try handle.close()
+        let before = try promptsShown()
+        let result = try mapgate.run(["tile", "plain", "4", "0", "12", "-o", "/dev/null"], at: during)
+        #expect(result.status == 65, "\(result.stderr)")
+        #expect(try promptsShown() == before)
+    }
+
+    @Test func aMissingRegionFileSaysSoAndCostsNothing() throws {
+        try FileManager.default.removeItem(atPath: mapgate.dataDirectory + "/regions/plain.mbtiles")
+        let before = try promptsShown()
+        let result = try mapgate.run(["tile", "plain", "0", "0", "0", "-o", "/dev/null"], at: during)
+        #expect(result.status == 74)
+        #expect(result.stderr.contains("region plain: is installed but its file"), "\(result.stderr)")
+        #expect(result.stderr.contains("is missing; run 'mapgate sync plain' to install it again"), "\(result.stderr)")
+        #expect(try promptsShown() == before)
+    }
+
+    /// Both copies read-only: the gate fails closed (no record, no use), and says which file and
+    /// what to do instead of SQLite's words and SQL (issue 25, "Also").
+    @Test func aReadOnlyStateFileFailsClosedWithAClearMessage() throws {
+        let user = mapgate.stateHome + "/mapgate/state.sqlite"
+        #expect(chmod(user, 0o444) == 0)
+        defer { chmod(user, 0o644) }
+        let result = try mapgate.run(["tile", "plain", "0", "0", "0", "-o", scratch + "/t.png"], at: during)
+        #expect(result.status == 74, "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: scratch + "/t.png"))
+        #expect(result.stderr.contains("cannot write the update gate's state \(user): it is read-only"), "\(result.stderr)")
+        #expect(result.stderr.contains("chmod u+w"), "\(result.stderr)")
+        #expect(!result.stderr.contains("INSERT"), "\(result.stderr)")
+    }
+
+    @Test func syncsThatInstallNothingCostNothing() throws {
+        try workspace.builder.add(
+            id: "badhash", source: try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles"), format: "png",
+            overrides: ["sha256": String(repeating: "0", count: 64)])
+        try workspace.builder.add(
+            id: "cut", source: try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles"), format: "png",
+            overrides: ["url": "_fault/cut=2000/packages/cut-1.mbtiles.gz"])
+        try workspace.builder.add(id: "plain", source: try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles"), version: "2", format: "png")
+        try workspace.builder.write()
+        try FileManager.default.removeItem(atPath: workspace.work.file("www/packages/plain-2.mbtiles.gz"))
+        try expectNoUse(["sync", "badhash"], status: 65, "a package whose SHA-256 does not match")
+        try expectNoUse(["sync", "cut"], status: 69, "a download cut short")
+        try expectNoUse(["sync"], status: 69, "the publisher's package answers 404")
+    }
+
+    @Test func aDailySyncWhoseStyleAnswers404CostsNothing() throws {
+        let style: [String: Any] = [
+            "id": "streets", "name": "Streets", "version": "1", "url": "packages/streets-1.style.json.gz", "size": 100,
+            "sha256": String(repeating: "a", count: 64), "installedSize": 100, "regions": ["plain"],
+        ]
+        try workspace.builder.write(extra: ["styles": [style]])
+        for day in 0..<3 {
+            let before = try promptsShown()
+            let result = try mapgate.run(["sync"], at: "2027-02-0\(5 + day) 00:00:00")
+            #expect(result.status == 69, "\(result.stderr)")
+            #expect(result.stdout.contains("plain 1: up to date"), "\(result.stdout)")
+            #expect(try promptsShown() == before, "day \(day): \(result.stderr)")
+        }
+    }
+
+    @Test func aServerThatCannotStartCostsNothing() throws {
+        let busy = try HTTPListener(host: "127.0.0.1", port: 0)
+        try expectNoUse(["serve", "--port", String(busy.port)], status: 74, "a port already taken")
+        let stubs = workspace.work.file("stub-microhttpd")
+        try FileManager.default.createDirectory(atPath: stubs, withIntermediateDirectories: true)
+        let zlib = URL(fileURLWithPath: "/usr/lib/x86_64-linux-gnu/libz.so.1").resolvingSymlinksInPath().path
+        try FileManager.default.copyItem(atPath: zlib, toPath: stubs + "/libmicrohttpd.so.12")
+        try expectNoUse(["serve", "--port", "0"], status: 69, environment: ["LD_LIBRARY_PATH": stubs], "libmicrohttpd cannot be loaded")
+        withExtendedLifetime(busy) {}
+    }
+
+    @Test func aServerCountsItsUseOnceItAnsweredATile() throws {
+        // Stopped before any tile was asked for: given back.
+        var before = try promptsShown()
+        let idle = try mapgate.start(["serve", "--port", "0"], at: during)
+        _ = try #require(idle.firstLine(), "\(idle.stderr)")
+        idle.signal(SIGTERM)
+        #expect(idle.wait() == 0)
+        #expect(try promptsShown() == before, "\(idle.stderr)")
+        // A tile answered: kept.
+        before = try promptsShown()
+        let server = try mapgate.start(["serve", "--port", "0"], at: during)
+        let line = try #require(server.firstLine(), "\(server.stderr)")
+        let base = String(try #require(line.split(separator: " ").first { $0.hasPrefix("http://") }).dropLast())
+        #expect(try HTTPClient().get(HTTPRequest(url: base + "/plain/0/0/0.png")).status == 200)
+        server.signal(SIGTERM)
+        #expect(server.wait() == 0)
+        #expect(try promptsShown() == before + 1, "\(server.stderr)")
+    }
+
+    /// mapgate-serve.service restarts a failed `serve` every 5 s unless it exits with one of
+    /// RestartPreventExitStatus: a start that keeps failing must never spend the uses.
+    @Test func theUnitsRestartPolicyNeverSpendsAUse() throws {
+        let unit = try String(contentsOfFile: TestPaths.repository + "/packaging/mapgate-serve.service", encoding: .utf8)
+        func value(_ key: String) -> String? {
+            unit.split(separator: "\n").first { $0.hasPrefix(key + "=") }.map { String($0.dropFirst(key.count + 1)) }
+        }
+        #expect(value("Restart") == "on-failure")
+        let prevent = Set((value("RestartPreventExitStatus") ?? "").split(separator: " ").compactMap { Int32($0) })
+        let exec = try #require(value("ExecStart")).split(separator: " ").map(String.init)
+        #expect(exec.first == "/usr/bin/mapgate")
+        let busy = try HTTPListener(host: "127.0.0.1", port: 0)
+        let before = try promptsShown()
+        var restarts = 0
+        // As systemd would run it (ExecStart's arguments), on a port that is taken.
+        while restarts < 6 {
+            let result = try mapgate.run(Array(exec.dropFirst()) + ["--port", String(busy.port)], at: during)
+            #expect(result.status != 0)
+            if prevent.contains(result.status) { break }
+            restarts += 1
+        }
+        #expect(restarts == 6, "the unit stops restarting a start that fails with this exit status")
+        #expect(try promptsShown() == before)
+        withExtendedLifetime(busy) {}
+    }
+}
