@@ -4,6 +4,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 #include <sys/prctl.h>
+#include <sys/vfs.h>
 
 // Linux calls glibc declares only under _GNU_SOURCE, which Swift's Glibc module is built without:
 // made through syscall(2), which is variadic and so cannot be called from Swift either.
@@ -29,3 +30,7 @@ static inline int clinux_ppoll(struct pollfd *fds, unsigned long count, long lon
 // pthread_setname_np, which glibc declares only under _GNU_SOURCE); prctl is variadic. The kernel
 // keeps the first 15 bytes. Returns 0, or -1 with errno.
 static inline int clinux_set_thread_name(const char *name) { return prctl(PR_SET_NAME, (unsigned long)name, 0ul, 0ul, 0ul); }
+
+// statfs(2)'s f_type (the file system's magic number) of the file at `path`, or -1 with errno:
+// Swift's Glibc module does not bring <sys/vfs.h>.
+static inline long clinux_filesystem_type(const char *path) { struct statfs s; if (statfs(path, &s) != 0) return -1; return (long)s.f_type; }

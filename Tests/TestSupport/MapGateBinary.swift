@@ -81,10 +81,13 @@ public struct MapGateBinary: Sendable {
     }
 
     /// Writes the managed policy: `fields` over ``basePolicy``.
+    /// Writes the policy over ``basePolicy`` and signs it with the test policy key (a debug
+    /// build's profile trusts it): the lookup on 127.0.0.1 loosens the profile.
     public func writePolicy(_ fields: [String: Any]) throws {
         let merged = Self.basePolicy.merging(fields) { $1 }
         let data = try JSONSerialization.data(withJSONObject: merged, options: [.sortedKeys])
         try data.write(to: URL(fileURLWithPath: policyPath))
+        try PublisherKey.testPolicy.sign(policyPath)
     }
 
     /// Writes both files: the gate's keys go to the policy, the rest to the user's configuration.

@@ -14,6 +14,17 @@ public struct PublisherKey: Sendable {
         guard made.status == 0 else { throw MissingFixture(path: "a key from minisign (install it with scripts/install-deps): \(made.stderr)") }
     }
 
+    /// A key already made: `name.key` and `name.pub` in `folder`.
+    public init(existingIn folder: String, name: String) {
+        secretKeyFile = folder + "/\(name).key"
+        publicKeyFile = folder + "/\(name).pub"
+    }
+
+    /// The key debug builds trust to sign managed policies (``ProductProfile/policyKeys``), so
+    /// that a test's policy may loosen the profile (a lookup on 127.0.0.1). Never trusted by a
+    /// release build.
+    public static var testPolicy: PublisherKey { PublisherKey(existingIn: TestPaths.repository + "/Fixtures/keys", name: "test-policy") }
+
     /// The `RW…` line a policy's `trustedKeys` lists.
     public var publicKeyLine: String {
         get throws {

@@ -8,10 +8,20 @@ public final class Gate {
     private let clock: Clock
     private let lookup: StoreLookup
     private let checkInterval: TimeInterval
+    /// Running in a user namespace of the user's own (``UserNamespace``): store answers may only
+    /// make the gate stricter.
+    private let isConfined: Bool
 
-    /// - Parameter installed: the app's version; ``BuildInfo/version`` everywhere but in the
-    ///   tests and the demo's "after the update" step. Package access: no user can reach it.
-    package init(store: GateStore, settings: GateSettings, clock: Clock, installed: AppVersion, lookup: StoreLookup? = nil) {
+    /// - Parameters:
+    ///   - installed: the app's version; ``BuildInfo/version`` everywhere but in the tests and the
+    ///     demo's "after the update" step. Package access: no user can reach it.
+    ///   - isConfined: whether this process runs outside the machine's own user namespace (the
+    ///     kernel's answer by default; tests set it).
+    package init(
+        store: GateStore, settings: GateSettings, clock: Clock, installed: AppVersion, lookup: StoreLookup? = nil,
+        isConfined: Bool = !UserNamespace.isInitial
+    ) {
+        self.isConfined = isConfined
         policy = GatePolicy(installed: installed, settings: settings)
         self.store = store
         self.clock = clock
@@ -153,8 +163,9 @@ public final class Gate {
         return try update { record, now, policy in
             switch result {
             case .success(let answer):
-                let decided = try policy.record(answer.release, trustedTime: answer.trustedTime, at: now, into: &record)
-                return report(record, now: decided, policy: policy, error: nil)
+                let decided = try policy.record(answer.release, trustedTime: answer.trustedTime, at: now, into: &record, tightenOnly: isConfined)
+                let confinement = isConfined && record.isRecovering ? LookupError.network(GatePolicy.confinedRecovery) : nil
+                return report(record, now: decided, policy: policy, error: confinement)
             case .failure(let error):
                 let failure = error as? LookupError ?? .network(errorMessage(error))
                 policy.recordFailure(errorMessage(failure), at: now, into: &record)

@@ -112,11 +112,32 @@ public struct GatePolicy: Sendable {
     ///   is not newer than the installed app resets everything.
     /// - A recovering record (lost state while map data was installed) takes a newer version
     ///   whose grace is over as having no uses left.
+    ///
+    /// With `tightenOnly` (an answer obtained in a user namespace of the user's own, where they may
+    /// answer for the store: ``UserNamespace``) the answer can only make the gate stricter: it
+    /// brings no trusted time, never resets a pending version, and never ends a recovery (that
+    /// lookup is noted as failed).
     @discardableResult
-    public func record(_ release: StoreRelease, trustedTime: Date? = nil, at reading: Date, into record: inout GateRecord) throws -> Date {
+    public func record(
+        _ release: StoreRelease, trustedTime: Date? = nil, at reading: Date, into record: inout GateRecord, tightenOnly: Bool = false
+    ) throws -> Date {
         let store = try AppVersion(release.version)
         var now = reading
-        if let trustedTime {
+        if tightenOnly {
+            if record.isRecovering {
+                recordFailure(Self.confinedRecovery, at: now, into: &record)
+                return now
+            }
+            guard installed < store else {
+                // "Up to date" from a namespace the user controls changes nothing but when it was asked.
+                record.lastAttemptAt = now
+                record.lastLookupAt = now
+                record.lastLookupError = nil
+                record.usesSinceLookup = 0
+                return now
+            }
+        }
+        if let trustedTime, !tightenOnly {
             now = trustedTime
             record.latestClock = trustedTime
             for keyPath in [\GateRecord.firstSeen, \.lastAttemptAt, \.lastLookupAt] {
@@ -147,6 +168,10 @@ public struct GatePolicy: Sendable {
         }
         return now
     }
+
+    /// Why a lookup in a user namespace of the user's own ended no recovery.
+    static let confinedRecovery =
+        "a store answer obtained inside a user namespace (a container or `unshare`) cannot restore lost gate state: run 'mapgate check' outside it once"
 
     /// Notes a failed lookup. It changes nothing else: going offline is no way around the gate.
     public func recordFailure(_ message: String, at now: Date, into record: inout GateRecord) {

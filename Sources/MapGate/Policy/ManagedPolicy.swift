@@ -6,8 +6,12 @@ import Glibc
 /// ``Locations/policyFile(environment:systemPath:)``; the library reads no environment).
 ///
 /// Honoured only when the file and every folder above it are owned by root and writable by nobody
-/// else (a sticky folder such as `/tmp` is fine): see ``TrustedFile``. Anything else, like an
-/// unknown key or a bad value, is an error (exit 64), never ignored.
+/// else (a sticky folder such as `/tmp` is fine): see ``TrustedFile``. Root ownership alone is not
+/// enough to loosen the profile, though: a user can be "root" of a user namespace of their own and
+/// own every file there. So a policy may only make the rules stricter (``GateSettings/loosenedKeys(comparedTo:)``)
+/// unless `policy.json.minisig` beside it is a valid minisign signature by one of the profile's
+/// ``ProductProfile/policyKeys`` (docs/decisions/signed-policy.md). Anything else, like an unknown
+/// key, a bad value or a bad signature, is an error (exit 64), never ignored.
 public enum ManagedPolicy {
     public static let defaultPath = "/etc/mapgate/policy.json"
 
@@ -16,7 +20,8 @@ public enum ManagedPolicy {
     ///
     /// - Parameter afterResolving: for tests, runs between resolving the path and reading it.
     public static func apply(
-        path: String, mustExist: Bool, to profile: GateSettings = ProductProfile.settings, afterResolving: () -> Void = {}
+        path: String, mustExist: Bool, to profile: GateSettings = ProductProfile.settings, signers: [String] = ProductProfile.policyKeys,
+        afterResolving: () -> Void = {}
     ) throws -> GateSettings {
         var info = stat()
         guard lstat(path, &info) == 0 else {
@@ -31,7 +36,37 @@ public enum ManagedPolicy {
         } catch let error as TrustedFile.Violation {
             throw ConfigurationError(file: .managedPolicy, path: path, key: nil, reason: "refusing it: \(error.description)")
         }
-        return try parse(data, path: path, over: profile)
+        let settings = try parse(data, path: path, over: profile)
+        let signaturePath = path + ".minisig"
+        var signatureInfo = stat()
+        if lstat(signaturePath, &signatureInfo) == 0 {
+            try checkSignature(at: signaturePath, of: data, signers: signers, policyPath: path)
+        } else if let key = settings.loosenedKeys(comparedTo: profile).first {
+            throw ConfigurationError(
+                file: .managedPolicy, path: path, key: key,
+                reason: "loosens the publisher's rules, which an unsigned policy may not do (it may only make them stricter); the publisher must sign it (\(PathText.lastComponent(signaturePath)))")
+        }
+        return settings
+    }
+
+    /// A signature beside the policy must be good, by one of `signers`: a bad one is never ignored.
+    private static func checkSignature(at path: String, of policy: Data, signers: [String], policyPath: String) throws {
+        func refuse(_ reason: String) -> ConfigurationError {
+            ConfigurationError(file: .managedPolicy, path: policyPath, key: nil, reason: "refusing it: its signature \(path) \(reason)")
+        }
+        let signature: Data
+        do {
+            signature = try TrustedFile.read(path)
+        } catch let error as TrustedFile.Violation {
+            throw refuse("is not trusted: \(error.description)")
+        }
+        guard !signers.isEmpty else { throw refuse("cannot be checked: this build of mapgate trusts no key to sign policies") }
+        do {
+            let keys = try signers.map { try MinisignPublicKey(text: $0) }
+            _ = try MinisignVerifier(trustedKeys: keys, acceptsLegacySignatures: false).verify(signatureFile: signature, message: policy)
+        } catch {
+            throw refuse("is not a valid signature by the publisher's policy key (\(errorMessage(error)))")
+        }
     }
 
     /// Parses a policy's JSON text over `profile`.

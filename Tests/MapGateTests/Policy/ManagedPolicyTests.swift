@@ -7,7 +7,9 @@ import Testing
 import Glibc
 #endif
 
-/// The managed policy: honoured only when root's alone, strict about its keys.
+/// The managed policy: honoured only when root's alone, strict about its keys, and loosening the
+/// profile only with the publisher's signature (issue 25: root ownership can be had in a user
+/// namespace).
 @Suite struct ManagedPolicyTests {
     let work: TemporaryDirectory
     let nobody: uid_t = 65534
@@ -29,6 +31,7 @@ import Glibc
              "closeAfterDays": 60, "catalogURL": "file:///srv/c.json",
              "trustedKeys": ["RWQf6LRCGA9i53mlYecO4IzT51TGPpvWucNSCh1CBM0QTaLn73Y7GFO3"], "requireSignedCatalog": false}
             """)
+        try PublisherKey.testPolicy.sign(path)
         let settings = try ManagedPolicy.apply(path: path, mustExist: true)
         #expect(settings.appID == 7)
         #expect(settings.bundleID == "com.example.maps")
@@ -113,6 +116,66 @@ import Glibc
         #expect(error?.key == key)
         #expect(error?.reason.contains(reason) == true, "\(error?.reason ?? "")")
         #expect(error?.localizedDescription.hasPrefix("managed policy \(path):") == true)
+    }
+
+    // MARK: Stricter as it is, looser only when signed
+
+    @Test(arguments: [
+        (#"{"graceDays": 365}"#, "graceDays"), (#"{"maxPrompts": 6}"#, "maxPrompts"),
+        (#"{"lookupURL": "https://store.example/lookup"}"#, "lookupURL"), (#"{"appID": 7}"#, "appID"),
+        (#"{"bundleID": "com.example.other"}"#, "bundleID"), (#"{"country": "kr"}"#, "country"),
+        (#"{"lookupCAFile": "/home/user/ca.pem"}"#, "lookupCAFile"), (#"{"requireSignedCatalog": false}"#, "requireSignedCatalog"),
+        (#"{"trustedKeys": ["RWQf6LRCGA9i53mlYecO4IzT51TGPpvWucNSCh1CBM0QTaLn73Y7GFO3"]}"#, "trustedKeys"),
+        (#"{"lookupUsesProxy": true}"#, "lookupUsesProxy"),
+        (#"{"lookupURL": "http://127.0.0.1:9/l", "allowInsecureLookup": true}"#, "lookupURL"),
+    ])
+    func anUnsignedPolicyThatLoosensTheProfileIsRefused(json: String, key: String) throws {
+        let path = try policy(json)
+        let error = #expect(throws: ConfigurationError.self) { try ManagedPolicy.apply(path: path, mustExist: true) }
+        #expect(error?.key == key)
+        #expect(error?.reason.contains("loosens the publisher's rules, which an unsigned policy may not do") == true, "\(error?.reason ?? "")")
+        #expect(error?.reason.contains("policy.json.minisig") == true)
+    }
+
+    @Test func anUnsignedPolicyMayMakeTheRulesStricter() throws {
+        let path = try policy(
+            #"{"graceDays": 7, "maxPrompts": 2, "closeAfterDays": 60, "checkIntervalHours": 6, "requireSignedCatalog": true, "catalogURL": "https://mirror.example/c.json"}"#)
+        let settings = try ManagedPolicy.apply(path: path, mustExist: true)
+        #expect(settings.graceDays == 7 && settings.maxPrompts == 2 && settings.closeAfterDays == 60 && settings.checkIntervalHours == 6)
+        // Stricter than a stricter profile is judged against that profile.
+        var strict = ProductProfile.settings
+        strict.closeAfterDays = 30
+        #expect(throws: ConfigurationError.self) { try ManagedPolicy.apply(path: path, mustExist: true, to: strict) }
+    }
+
+    @Test func aSignatureByThePolicyKeyLetsItLoosen() throws {
+        let path = try policy(#"{"graceDays": 365, "lookupURL": "https://store.example/lookup"}"#)
+        try PublisherKey.testPolicy.sign(path)
+        #expect(try ManagedPolicy.apply(path: path, mustExist: true).graceDays == 365)
+        // A build that trusts no policy key (a release build of this source) refuses it.
+        let none = #expect(throws: ConfigurationError.self) { try ManagedPolicy.apply(path: path, mustExist: true, signers: []) }
+        #expect(none?.reason.contains("trusts no key to sign policies") == true, "\(none?.reason ?? "")")
+    }
+
+    @Test func aBadSignatureIsNeverIgnored() throws {
+        let path = try policy(#"{"graceDays": 365}"#)
+        let other = try PublisherKey(in: work.path, name: "other")
+        try other.sign(path)
+        let wrongKey = #expect(throws: ConfigurationError.self) { try ManagedPolicy.apply(path: path, mustExist: true) }
+        #expect(wrongKey?.reason.contains("is not a valid signature by the publisher's policy key") == true, "\(wrongKey?.reason ?? "")")
+        // Signed, then edited: refused, even though the edit tightens.
+        try PublisherKey.testPolicy.sign(path)
+        _ = try policy(#"{"graceDays": 364}"#)
+        #expect(throws: ConfigurationError.self) { try ManagedPolicy.apply(path: path, mustExist: true) }
+    }
+
+    @Test(.tags(.root), .enabled(if: geteuid() == 0, "chown needs root (CI runs as root)"))
+    func aSignatureFileSomebodyElseOwnsIsRefused() throws {
+        let path = try policy(#"{"graceDays": 365}"#)
+        try PublisherKey.testPolicy.sign(path)
+        #expect(chown(path + ".minisig", nobody, gid_t(nobody)) == 0)
+        let error = #expect(throws: ConfigurationError.self) { try ManagedPolicy.apply(path: path, mustExist: true) }
+        #expect(error?.reason.contains("is not trusted") == true, "\(error?.reason ?? "")")
     }
 
     @Test func gateSettingsNeverLookUpLessThanDaily() {
