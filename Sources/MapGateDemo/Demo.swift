@@ -51,12 +51,15 @@ public final class Demo {
     ///
     /// - Parameter keepsServing: the caller serves the viewer on after the story (on a terminal,
     ///   until Ctrl-C); otherwise the last step says the server stops with the demo.
-    public func run(keepsServing: Bool = true) throws -> TileServer? {
+    public func run(keepsServing: Bool = true) throws -> DemoServer? {
         guard FileManager.default.fileExists(atPath: fixtures + "/lookup/store-1.5.0.json") else {
             throw GeneralFailure("demo fixtures not found in \(fixtures) (run from the repository or pass --fixtures DIR)", kind: .io)
         }
         let origin = try TestOrigin(root: fixtures)
-        defer { origin.stop() }
+        // The origin runs as long as the demo's server does: its port stays the demo's, so no other
+        // process can answer the demo's gate in its place.
+        var servedOn = false
+        defer { if !servedOn { origin.stop() } }
         let directory = DataDirectory(path: work + "/data")
         // The demo's own rules and its own gate state, in its throw-away folder: the user's real
         // gate is neither read nor changed.
@@ -144,8 +147,12 @@ public final class Demo {
         tell(.step("open \(region): the local tile server serves it to map clients"))
         let serverClock = clock
         let finalSettings = settings
+        // The server serves the bundled region and nothing else, checked by SHA-256 each time the
+        // regions are read: a region copied into the demo's folder is never served behind its gate.
+        let installedFile = try library.region(region).sha256
+        let served = RegionLibrary(directory: directory, state: state, pins: [region: installedFile])
         let server = try TileServer(
-            library: library, authorization: try updated.authorizeUse(opening: try library.installed().map(\.id)),
+            library: served, authorization: try updated.authorizeUse(opening: [region]),
             settings: HTTPServer.Settings(), leafletPath: leafletPath,
             makeGate: {
                 Gate(
@@ -162,7 +169,8 @@ public final class Demo {
         } else {
             tell(.step("the viewer was served at \(server.baseURL)/view/\(region) and stops with the demo (on a terminal the demo keeps serving it until Ctrl-C)"))
         }
-        return server
+        servedOn = true
+        return DemoServer(tiles: server, origin: origin)
     }
 
     /// A catalog changed after signing (say by a hostile mirror) is refused before any download.

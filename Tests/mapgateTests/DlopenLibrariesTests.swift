@@ -65,7 +65,10 @@ import Testing
         for library in SharedLibrary.allCases {
             try FileManager.default.copyItem(atPath: zlib, toPath: stubs + "/" + library.soname)
         }
-        let broken = ["LD_LIBRARY_PATH": stubs]
+        // An unsigned policy that loosens nothing: a signed one needs libcrypto to be checked.
+        let unsigned = workspace.work.file("unsigned-policy.json")
+        try Data("{}".utf8).write(to: URL(fileURLWithPath: unsigned))
+        let broken = ["LD_LIBRARY_PATH": stubs, "MAPGATE_POLICY": unsigned]
 
         let version = try mapgate.runBare(["--version"], environment: broken)
         #expect(version.status == 0 && version.stdout.hasPrefix("mapgate "), "\(version.stderr)")
@@ -85,6 +88,11 @@ import Testing
         #expect(status.stderr.contains("libcrypto.so.3 is needed for hashes and signatures"), "\(status.stderr)")
         #expect(status.stderr.contains("install the Debian package libssl3"), "\(status.stderr)")
         #expect(!status.stderr.contains("Fatal error"))
+        // A signed policy cannot be checked without libcrypto: the same clear error, never "a bad signature".
+        let signed = try mapgate.run(["list"], environment: ["LD_LIBRARY_PATH": stubs])
+        #expect(signed.status == 69, "\(signed.stderr)")
+        #expect(signed.stderr.contains("install the Debian package libssl3"), "\(signed.stderr)")
+        #expect(!signed.stderr.contains("not a valid signature"), "\(signed.stderr)")
 
         // Only libmicrohttpd missing (with libcrypto missing too, the gate would say so first).
         let onlyMicroHTTPD = workspace.work.file("stub-microhttpd")

@@ -12,6 +12,12 @@ import Glibc
 /// fails closed until a lookup succeeds (see ``GatePolicy/record(_:trustedTime:at:into:)``).
 public final class GateStore {
     private let copies: [StateDatabase]
+    /// Copies that exist but cannot be written (a read-only or full data directory): read and
+    /// compared on every load, never written. An old copy brought back elsewhere still loses to them.
+    private let readOnlyCopies: [StateDatabase]
+    /// Copies that exist but cannot even be read, with the reason: the record recovers (fails
+    /// closed until a lookup), since what they hold cannot be compared.
+    private let unreadableCopies: [(path: String, reason: String)]
     private let regionsFolder: String?
     /// What the loads so far found wrong with the copies, for the user to see; empty when they
     /// agreed. (The first change rewrites every copy, so later loads find nothing new.)
@@ -21,10 +27,17 @@ public final class GateStore {
     ///   - copies: the state databases holding a copy of the record, in lock order.
     ///   - regionsFolder: the data directory's `regions/`: a region file there means map data was
     ///     installed, so lost state must fail closed.
-    public init(copies: [StateDatabase], regionsFolder: String?) {
+    ///   - readOnlyCopies: copies to read and compare but never write.
+    ///   - unreadableCopies: copies that exist but cannot be read (path and reason).
+    public init(
+        copies: [StateDatabase], readOnlyCopies: [StateDatabase] = [], unreadableCopies: [(path: String, reason: String)] = [],
+        regionsFolder: String?
+    ) {
         var seen = Set<String>()
         // The same file under two names (a symlinked folder) is one copy: locking it twice would deadlock.
         self.copies = copies.filter { seen.insert(URL(fileURLWithPath: $0.path).resolvingSymlinksInPath().path).inserted }
+        self.readOnlyCopies = readOnlyCopies.filter { seen.insert(URL(fileURLWithPath: $0.path).resolvingSymlinksInPath().path).inserted }
+        self.unreadableCopies = unreadableCopies
         self.regionsFolder = regionsFolder
     }
 
@@ -34,13 +47,21 @@ public final class GateStore {
     public convenience init(stateFolder: String, directory: DataDirectory, clock: Clock = .system, busyTimeout: Double = 10) throws {
         let home = try StateDatabase(path: stateFolder + "/state.sqlite", clock: clock, busyTimeout: busyTimeout)
         // The data directory's copy only follows the user's: on a full disk or a read-only data
-        // directory the gate goes on with the user's copy alone.
+        // directory it cannot be written, but it is still read and compared (a lower generation
+        // brought back into the state folder loses to it); one that cannot be read fails closed.
         var copies = [home]
+        var readOnly: [StateDatabase] = []
+        var unreadable: [(path: String, reason: String)] = []
         do {
             copies.append(try StateDatabase(directory: directory, clock: clock, busyTimeout: busyTimeout))
         } catch let error as SQLiteError where error.isWriteFailure && FileManager.default.fileExists(atPath: directory.statePath) {
+            do {
+                readOnly.append(try StateDatabase.reading(directory: directory, busyTimeout: busyTimeout))
+            } catch {
+                unreadable.append((directory.statePath, errorMessage(error)))
+            }
         }
-        self.init(copies: copies, regionsFolder: directory.regionsPath)
+        self.init(copies: copies, readOnlyCopies: readOnly, unreadableCopies: unreadable, regionsFolder: directory.regionsPath)
     }
 
     /// Runs `body` on the record in a write transaction on every copy, then saves it to all of them
@@ -48,7 +69,7 @@ public final class GateStore {
     func update<T>(_ body: (inout GateRecord) throws -> T) throws -> T {
         var writing = copies.first?.path ?? "?"
         do {
-            return try locked(0) {
+            let result = try locked(0) {
                 var record = try load()
                 let result = try body(&record)
                 record.generation += 1
@@ -58,9 +79,19 @@ public final class GateStore {
                 }
                 return result
             }
+            for copy in copies { Self.checkpoint(copy) }
+            return result
         } catch let error as SQLiteError where error.isWriteFailure {
             throw GateStateError(error, path: writing)
         }
+    }
+
+    /// Moves what was just committed from the WAL into the database file itself: deleting
+    /// `state.sqlite-wal` (with the data directory then made read-only, so that the copy cannot
+    /// be written again) must not roll a copy back to an older generation. A checkpoint that a
+    /// reader holds up is finished by a later one; the commit stands either way.
+    private static func checkpoint(_ copy: StateDatabase) {
+        _ = try? copy.database.query("PRAGMA wal_checkpoint(TRUNCATE)") { $0.int(0) }
     }
 
     private func locked<T>(_ index: Int, _ body: () throws -> T) throws -> T {
@@ -82,7 +113,11 @@ public final class GateStore {
         var best: GateRecord?
         var lost = false
         var latestClock: Date?
-        for copy in copies {
+        for copy in unreadableCopies {
+            lost = true
+            notes.append("gate state \(copy.path) exists but cannot be read (\(copy.reason)); it cannot be compared with the others")
+        }
+        for copy in copies + readOnlyCopies {
             if let note = copy.recoveryNote {
                 lost = true
                 notes.append(note)

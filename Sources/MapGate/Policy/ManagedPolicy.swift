@@ -64,6 +64,8 @@ public enum ManagedPolicy {
         do {
             let keys = try signers.map { try MinisignPublicKey(text: $0) }
             _ = try MinisignVerifier(trustedKeys: keys, acceptsLegacySignatures: false).verify(signatureFile: signature, message: policy)
+        } catch let error as SharedLibraryError {
+            throw error  // libcrypto missing: exit 69 naming the package, not "a bad signature"
         } catch {
             throw refuse("is not a valid signature by the publisher's policy key (\(errorMessage(error)))")
         }

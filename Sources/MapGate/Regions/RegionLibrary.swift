@@ -4,14 +4,25 @@ import FoundationEssentials
 public final class RegionLibrary {
     public let directory: DataDirectory
     private let registry: RegionRegistry
+    /// When set, the only regions this library has: each id only while its file's SHA-256 is the
+    /// one given, checked each time the regions are listed (the demo serves its bundled region
+    /// and nothing a user copies into its folder: issue 25).
+    public let pins: [String: String]?
 
-    public init(directory: DataDirectory, state: StateDatabase) {
+    public init(directory: DataDirectory, state: StateDatabase, pins: [String: String]? = nil) {
         self.directory = directory
         registry = RegionRegistry(state: state)
+        self.pins = pins
     }
 
     public func installed() throws -> [InstalledRegion] {
-        try registry.all()
+        let all = try registry.all()
+        guard let pins else { return all }
+        return all.filter { record in
+            guard let pin = pins[record.id] else { return false }
+            // A file that cannot be hashed is not the pinned one either.
+            return (try? SHA256Hasher.hex(ofFileAt: directory.regionPath(record.id))) == pin
+        }
     }
 
     /// The record of an installed region, or an error listing those that are installed (or, for

@@ -12,8 +12,12 @@ public final class RegionWatcher: Sendable {
 
     private let worker: PeriodicWorker
 
-    public init(service: TileService, directory: DataDirectory, interval: Double = 1, onEvent: @escaping @Sendable (Event) -> Void) {
-        let look = Look(service: service, directory: directory, onEvent: onEvent)
+    /// - Parameter pins: the only regions to serve, by SHA-256 (``RegionLibrary/pins``).
+    public init(
+        service: TileService, directory: DataDirectory, pins: [String: String]? = nil, interval: Double = 1,
+        onEvent: @escaping @Sendable (Event) -> Void
+    ) {
+        let look = Look(service: service, directory: directory, pins: pins, onEvent: onEvent)
         worker = PeriodicWorker(name: "region-watcher", interval: interval) { look.run() }
     }
 
@@ -30,15 +34,18 @@ public final class RegionWatcher: Sendable {
         var library: RegionLibrary?
         var lastFailure: String?
 
-        init(service: TileService, directory: DataDirectory, onEvent: @escaping @Sendable (Event) -> Void) {
+        let pins: [String: String]?
+
+        init(service: TileService, directory: DataDirectory, pins: [String: String]?, onEvent: @escaping @Sendable (Event) -> Void) {
             self.service = service
             self.directory = directory
+            self.pins = pins
             self.onEvent = onEvent
         }
 
         func run() {
             do {
-                let opened = try library ?? RegionLibrary(directory: directory, state: try StateDatabase.reading(directory: directory, busyTimeout: 0.5))
+                let opened = try library ?? RegionLibrary(directory: directory, state: try StateDatabase.reading(directory: directory, busyTimeout: 0.5), pins: pins)
                 // Without a state file an empty stand-in was opened: look again next time.
                 library = FileManager.default.fileExists(atPath: directory.statePath) ? opened : nil
                 let changes = try service.refresh(from: opened)

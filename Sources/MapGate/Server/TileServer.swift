@@ -75,7 +75,7 @@ public final class TileServer: Sendable {
         self.http = http
         self.service = service
         self.monitor = monitor
-        watcher = RegionWatcher(service: service, directory: library.directory, interval: regionRefresh, onEvent: onRegionEvent)
+        watcher = RegionWatcher(service: service, directory: library.directory, pins: library.pins, interval: regionRefresh, onEvent: onRegionEvent)
         monitor.start()
         watcher.start()
     }

@@ -28,7 +28,8 @@ struct DemoCommand: Command {
 
     func run(_ context: Context) throws -> Int32 {
         let work = PathText.temporaryDirectory() + "mapgate-demo-\(UUID().uuidString.prefix(8))"
-        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        // Private: nobody else may read or change the demo's data and its gate state.
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         defer {
             if keep {
                 context.console.note("demo files kept in \(work)")

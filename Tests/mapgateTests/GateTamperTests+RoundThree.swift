@@ -1,0 +1,107 @@
+import Foundation
+import MapGate
+import MapGateDemo
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Round three (issue 25, part 2): more ways around the gate an unprivileged user found. Each runs
+/// as `nobody` against the real binary.
+extension GateTamperTests {
+    /// Item 2: save the state folder while uses remain; once the gate is closed, make the data
+    /// directory read-only (its copy then cannot be written) and put the saved folder back. The
+    /// data directory's copy is still read and compared: the saved copy's lower generation loses.
+    @Test func aReadOnlyDataDirectoryDoesNotLetAnOldCopyWin() throws {
+        let home = mapgate.stateHome + "/mapgate"
+        let saved = work.file("saved-state")
+        #expect(try runProcess("/bin/cp", ["-a", home, saved]).status == 0)
+        try closeTheGate()
+        let data = mapgate.dataDirectory
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: data + "/state.sqlite" + suffix) }
+        #expect(chmod(data, 0o555) == 0)
+        defer { chmod(data, 0o755) }
+        try FileManager.default.removeItem(atPath: home)
+        #expect(try runProcess("/bin/cp", ["-a", saved, home]).status == 0)
+        let tile = try mapgate.run(["tile", "geo", "0", "0", "0", "-o", "/dev/null"], at: "2027-02-11 00:00:00")
+        #expect(tile.status == 77, "\(tile.stderr)")
+        // Reading commands still work on the read-only data directory.
+        #expect(try mapgate.run(["list"], at: "2027-02-11 00:00:00").status == 0)
+    }
+
+    /// Item 2, the other half: a copy that exists but cannot be read is not dropped in silence:
+    /// the gate fails closed until a lookup (and the lookup finds the grace over: no uses left).
+    @Test func aCopyThatCannotBeReadFailsClosed() throws {
+        let home = mapgate.stateHome + "/mapgate"
+        let saved = work.file("saved-state")
+        #expect(try runProcess("/bin/cp", ["-a", home, saved]).status == 0)
+        try closeTheGate()
+        let data = mapgate.dataDirectory
+        #expect(chmod(data + "/state.sqlite", 0o000) == 0)
+        #expect(chmod(data, 0o555) == 0)
+        defer {
+            chmod(data, 0o755)
+            chmod(data + "/state.sqlite", 0o644)
+        }
+        try FileManager.default.removeItem(atPath: home)
+        #expect(try runProcess("/bin/cp", ["-a", saved, home]).status == 0)
+        // Offline: the gate says why it cannot decide, and refuses until the store can be reached.
+        try mapgate.configure(["appID": 1, "lookupURL": "http://127.0.0.1:1/lookup", "catalogURL": workspace.catalogURL, "maxPrompts": 2])
+        let offline = try mapgate.run(["check"], at: "2027-02-11 00:00:00")
+        #expect(offline.status != 0, "\(offline.stderr)")
+        #expect(offline.stderr.contains("exists but cannot be read"), "\(offline.stderr)")
+        // Online: the lookup finds the grace long over, and the recovered record has no uses left.
+        try mapgate.configure(["appID": 1, "lookupURL": workspace.lookupURL, "catalogURL": workspace.catalogURL, "maxPrompts": 2])
+        let online = try mapgate.run(["check"], at: "2027-02-11 01:00:00")
+        #expect(online.status == 77, "\(online.stdout) \(online.stderr)")
+    }
+
+    /// Item 3: the demo, left serving on a terminal, must serve its bundled region and nothing a
+    /// user copies into its folder (nor the bundled file swapped for other tiles), keep its folders
+    /// private, and keep its origin's port, so no other process answers its gate's lookups.
+    @Test func theRunningDemoServesOnlyItsBundledRegion() throws {
+        let demo = "\(mapgate.path) demo"
+        let (program, arguments) = mapgate.command(["/usr/bin/script", "-qefc", demo, "/dev/null"])
+        let running = try BackgroundProcess(program, arguments, environment: mapgate.baseEnvironment.merging(["TERM": "dumb"]) { $1 })
+        defer {
+            running.signal(SIGTERM)
+            _ = try? runProcess("/usr/bin/pkill", ["-f", mapgate.path + " demo"])
+        }
+        let deadline = Date().addingTimeInterval(60)
+        while !running.stdout.contains("viewer: "), Date() < deadline { usleep(50_000) }
+        let output = running.stdout
+        func after(_ marker: String) throws -> String {
+            let range = try #require(output.range(of: marker), "\(output)")
+            return String(output[range.upperBound...].prefix { !$0.isWhitespace && $0 != ";" })
+        }
+        let viewer = try after("viewer: ")
+        let view = try #require(viewer.range(of: "/view/"))
+        let base = String(viewer[..<view.lowerBound])
+        let origin = try after("serves the project's fixtures at ")
+        let data = try after("data in ")
+        let work = PathText.deletingLastComponent(data)
+        var info = stat()
+        #expect(stat(work, &info) == 0 && info.st_mode & 0o777 == 0o700, "the demo's folder \(work) must be private")
+
+        // A region copied in, with its row: never served.
+        let geo = data + "/regions/geo.mbtiles"
+        try FileManager.default.copyItem(atPath: try TestPaths.shared("mbtiles/mbtileserver-geography-class-png.mbtiles"), toPath: geo)
+        let insert = "INSERT INTO regions (id, name, version, format, sha256, size, installed_at) VALUES ('geo', 'Geo', '1', 'png', 'x', 1, 0)"
+        #expect(try runProcess("/usr/bin/sqlite3", [data + "/state.sqlite", insert]).status == 0)
+        sleep(3)
+        let client = HTTPClient()
+        #expect(try client.get(HTTPRequest(url: base + "/geo/0/0/0.png")).status == 404)
+        #expect(try client.get(HTTPRequest(url: base + "/demo-world/0/0/0.png")).status == 200)
+        // The bundled file swapped for other tiles: no longer the pinned one, no longer served.
+        try FileManager.default.removeItem(atPath: data + "/regions/demo-world.mbtiles")
+        try FileManager.default.copyItem(atPath: geo, toPath: data + "/regions/demo-world.mbtiles")
+        sleep(3)
+        #expect(try client.get(HTTPRequest(url: base + "/demo-world/0/0/0.png")).status == 404)
+        // The origin's port is still the demo's.
+        let portText = try #require(origin.split(separator: ":").last)
+        let port = try #require(UInt16(portText))
+        #expect(throws: (any Error).self) { try HTTPListener(host: "127.0.0.1", port: port) }
+    }
+}
