@@ -104,4 +104,21 @@ extension GateTamperTests {
         let port = try #require(UInt16(portText))
         #expect(throws: (any Error).self) { try HTTPListener(host: "127.0.0.1", port: port) }
     }
+
+    /// Item 4: a wall clock held still (`faketime` with the same time on every run) while every
+    /// lookup fails kept the grace period running for ever. The kernel's boot clock, which no
+    /// preloaded library moves, carries the gate's time on: seconds of real time end it here.
+    @Test func aHeldClockOfflineStillReachesTheEndOfTheGrace() throws {
+        let answer = #"{"resultCount":1,"results":[{"trackId":1,"version":"1.5.0","trackViewUrl":"https://apps.example/mapgate","currentVersionReleaseDate":"2026-12-02T00:00:03Z"}]}"#
+        try Data(answer.utf8).write(to: URL(fileURLWithPath: work.file("www/lookup.json")))
+        let held = "2027-01-01 00:00:00"  // the grace ends 3 s after it
+        #expect(try mapgate.run(["check"], at: held).status == 0)
+        try mapgate.configure(["appID": 1, "lookupURL": "http://127.0.0.1:1/lookup", "catalogURL": workspace.catalogURL, "maxPrompts": 2])
+        let first = try mapgate.run(["tile", "geo", "0", "0", "0", "-o", "/dev/null"], at: held)
+        #expect(first.status == 0 && first.stderr.contains("prompts start"), "\(first.stderr)")
+        sleep(5)
+        let later = try mapgate.run(["tile", "geo", "0", "0", "0", "-o", "/dev/null"], at: held)
+        #expect(later.status == 0)
+        #expect(later.stderr.contains("2 uses left"), "the grace must be over after 5 s of real time: \(later.stderr)")
+    }
 }

@@ -216,9 +216,10 @@ public final class Gate {
     /// `body` gets the rules in force: the settings' with the saved publisher rules applied.
     private func update<T>(_ body: (inout GateRecord, Date, GatePolicy) throws -> T) throws -> T {
         let reading = clock.now
+        let boot = clock.boot
         return try store.update { record in
             let policy = self.policy.applying(record.publisherGate)
-            let now = policy.advanceClock(&record, reading: reading)
+            let now = policy.advanceClock(&record, reading: reading, boot: boot)
             policy.reconcile(&record)
             return try body(&record, now, policy)
         }

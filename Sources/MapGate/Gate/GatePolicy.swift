@@ -70,10 +70,20 @@ public struct GatePolicy: Sendable {
     /// True when the publisher requires a newer app than this one: closed, no grace, no uses.
     public var isBelowMinimum: Bool { minimumAppVersion.map { installed < $0 } ?? false }
 
-    /// Reads the clock through the record's high-water mark and moves the mark forward.
-    public func advanceClock(_ record: inout GateRecord, reading: Date) -> Date {
-        let now = max(reading, record.latestClock ?? reading)
+    /// Reads the clock through the record's high-water mark and moves the mark forward. On the
+    /// same boot as the mark was set (`boot`, the kernel's, which faketime cannot move), the time is
+    /// at least the mark plus the boot time since: a wall clock frozen, crawling or set back does
+    /// not stop the gate's time within a boot.
+    public func advanceClock(_ record: inout GateRecord, reading: Date, boot: BootReading? = nil) -> Date {
+        var now = max(reading, record.latestClock ?? reading)
+        if let boot, let latest = record.latestClock, record.bootID == boot.id, let then = record.bootSeconds, boot.seconds >= then {
+            now = max(now, latest.addingTimeInterval(boot.seconds - then))
+        }
         record.latestClock = now
+        if let boot {
+            record.bootID = boot.id
+            record.bootSeconds = boot.seconds
+        }
         return now
     }
 

@@ -17,9 +17,21 @@ extension GateRecord {
             SELECT pending_version, first_seen, prompts_shown, latest_clock, last_release,
                    last_lookup_at, last_attempt_at, last_lookup_error, recovering, generation, seal,
                    catalog_serial, catalog_sha256, publisher_gate,
-                   installed_regions, uses_since_lookup, last_use_reading, catalog_serials
+                   installed_regions, uses_since_lookup, last_use_reading, catalog_serials, boot_id, boot_seconds
             FROM gate WHERE id = 1
             """
+        /// A nested value whose stored text does not decode is not trusted, as an edited row is not:
+        /// read as "none", it would silently reset what it remembers (the catalog serials).
+        var undecodable = false
+        func decode<Value: Decodable>(_ type: Value.Type, _ text: String?) -> Value? {
+            guard let text else { return nil }
+            do {
+                return try JSONDecoder().decode(type, from: Data(text.utf8))
+            } catch {
+                undecodable = true
+                return nil
+            }
+        }
         let rows = try database.query(sql) { row -> (GateRecord, GateRecordSeal.Texts, String?) in
             var record = GateRecord()
             record.pendingVersion = row.text(0)
@@ -27,24 +39,27 @@ extension GateRecord {
             record.promptsShown = row.int(2)
             record.latestClock = row.date(3)
             let release = row.text(4)
-            record.lastRelease = release.flatMap { try? JSONDecoder().decode(StoreRelease.self, from: Data($0.utf8)) }
+            record.lastRelease = decode(StoreRelease.self, release)
             record.lastLookupAt = row.date(5)
             record.lastAttemptAt = row.date(6)
             record.lastLookupError = row.text(7)
             record.isRecovering = row.int(8) != 0
             record.generation = row.int64(9)
             let gate = row.text(13)
-            record.publisherGate = gate.flatMap { try? JSONDecoder().decode(PublisherGate.self, from: Data($0.utf8)) }
+            record.publisherGate = decode(PublisherGate.self, gate)
             record.installedRegions = (row.text(14) ?? "").split(separator: ",").map(String.init)
             record.usesSinceLookup = row.int(15)
             record.lastUseReading = row.date(16)
             let serials = row.text(17)
-            record.catalogSerials = serials.flatMap { try? JSONDecoder().decode([String: CatalogSerial].self, from: Data($0.utf8)) } ?? [:]
+            record.catalogSerials = decode([String: CatalogSerial].self, serials) ?? [:]
+            record.bootID = row.text(18)
+            record.bootSeconds = row.isNull(19) ? nil : row.double(19)
             return (record, GateRecordSeal.Texts(release: release, publisherGate: gate, catalogSerials: serials), row.text(10))
         }
         // A seal libcrypto cannot compute is an error (the gate fails closed for this run), not
         // a tampered record (which would cost the user the record).
-        guard let (record, texts, seal) = rows.first, let seal, !seal.isEmpty, seal == (try GateRecordSeal.seal(record, texts)), record.isPlausible
+        guard let (record, texts, seal) = rows.first, !undecodable, let seal, !seal.isEmpty, seal == (try GateRecordSeal.seal(record, texts)),
+            record.isPlausible
         else { return .tampered }
         return .sealed(record)
     }
@@ -61,8 +76,8 @@ extension GateRecord {
             """
             INSERT OR REPLACE INTO gate (id, pending_version, first_seen, prompts_shown, latest_clock,
                 last_release, last_lookup_at, last_attempt_at, last_lookup_error, recovering, generation, seal,
-                publisher_gate, installed_regions, uses_since_lookup, last_use_reading, catalog_serials)
-            VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                publisher_gate, installed_regions, uses_since_lookup, last_use_reading, catalog_serials, boot_id, boot_seconds)
+            VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
                 .textOrNull(pendingVersion), .dateOrNull(firstSeen), .integer(Int64(promptsShown)),
@@ -71,6 +86,7 @@ extension GateRecord {
                 .integer(generation), .text(try GateRecordSeal.seal(self, texts)),
                 .textOrNull(gate),
                 .text(installedRegions.joined(separator: ",")), .integer(Int64(usesSinceLookup)), .dateOrNull(lastUseReading), .text(serials),
+                .textOrNull(bootID), bootSeconds.map { .real($0) } ?? .null,
             ])
     }
 }

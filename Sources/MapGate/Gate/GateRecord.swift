@@ -41,6 +41,11 @@ public struct GateRecord: Sendable, Equatable {
     /// The clock's reading at the last gated use, as read (not the high-water mark): a reading
     /// that has not moved past it (a frozen clock) makes a lookup due.
     public var lastUseReading: Date?
+    /// The boot (``BootReading``) during which ``latestClock`` was last set, and its boot clock
+    /// then: on the same boot, the gate's time is at least ``latestClock`` plus the boot time
+    /// since, whatever the wall clock says (a clock frozen or crawling with faketime).
+    public var bootID: String?
+    public var bootSeconds: Double?
 
     public init() {}
 
@@ -58,6 +63,7 @@ public struct GateRecord: Sendable, Equatable {
             && (0...GateRecord.maximumCount).contains(usesSinceLookup) && catalogSerials.values.allSatisfy { $0.serial >= 0 }
             && dates.allSatisfy { $0.timeIntervalSince1970.isFinite && $0.timeIntervalSince1970 >= 0 }
             && installedRegions.allSatisfy(Catalog.isValidRegionID)
+            && (bootSeconds.map { $0.isFinite && $0 >= 0 } ?? true) && (bootID == nil) == (bootSeconds == nil)
     }
 
     /// The largest count a record may hold (far beyond any policy's `maxPrompts`).

@@ -24,13 +24,18 @@ enum GateRecordSeal {
     /// record is then neither sealed nor trusted.
     static func seal(_ record: GateRecord, _ texts: Texts) throws -> String {
         func date(_ value: Date?) -> String { value.map { String($0.timeIntervalSince1970.bitPattern) } ?? "-" }
-        let fields = [
+        var fields = [
             version, record.pendingVersion ?? "-", date(record.firstSeen), String(record.promptsShown), date(record.latestClock),
             texts.release ?? "-", date(record.lastLookupAt), date(record.lastAttemptAt), record.lastLookupError ?? "-",
             record.isRecovering ? "1" : "0", String(record.generation),
             texts.catalogSerials ?? "-", texts.publisherGate ?? "-",
             record.installedRegions.joined(separator: ","), String(record.usesSinceLookup), date(record.lastUseReading),
         ]
+        // The boot clock, where the record has one: a record saved before it existed seals as it
+        // did then, and one that has it cannot lose it (the seal covers it) without being tampered with.
+        if let bootID = record.bootID, let bootSeconds = record.bootSeconds {
+            fields += [bootID, String(bootSeconds.bitPattern)]
+        }
         // Each field is length-prefixed so that no two records share a text.
         let text = fields.map { "\($0.utf8.count):\($0)" }.joined(separator: "|")
         try SharedLibrary.crypto.load()

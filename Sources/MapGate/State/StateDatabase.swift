@@ -133,6 +133,10 @@ public final class StateDatabase {
         ALTER TABLE regions ADD COLUMN file_modified INTEGER;
         ALTER TABLE regions ADD COLUMN file_inode INTEGER;
         """,
+        """
+        ALTER TABLE gate ADD COLUMN boot_id TEXT;
+        ALTER TABLE gate ADD COLUMN boot_seconds REAL;
+        """,
     ]
 
     /// Brings the schema up to date; returns the version it found.

@@ -58,3 +58,48 @@ import Testing
         #expect(record.lastLookupError?.contains("inside a user namespace") == true)
     }
 }
+
+/// The boot clock (issue 25, part 2, item 4): within one boot the gate's time moves at least as
+/// fast as the kernel's boot clock, whatever the wall clock does.
+@Suite struct GateBootClockTests {
+    init() throws {
+        policy = GatePolicy(installed: try AppVersion("1.4.0"))
+    }
+
+    let policy: GatePolicy
+    let start = Date(timeIntervalSince1970: 1_790_000_000)
+
+    @Test func aFrozenWallClockStillMovesOnTheSameBoot() {
+        var record = GateRecord()
+        #expect(policy.advanceClock(&record, reading: start, boot: BootReading(id: "a", seconds: 100)) == start)
+        let later = policy.advanceClock(&record, reading: start, boot: BootReading(id: "a", seconds: 100 + 86_400))
+        #expect(later == start.addingTimeInterval(86_400))
+        // A clock set back a year gains nothing either.
+        let back = policy.advanceClock(&record, reading: start.addingTimeInterval(-365 * 86_400), boot: BootReading(id: "a", seconds: 100 + 86_401))
+        #expect(back == start.addingTimeInterval(86_401))
+    }
+
+    @Test func anotherBootStartsFromTheHighWaterMark() {
+        var record = GateRecord()
+        _ = policy.advanceClock(&record, reading: start, boot: BootReading(id: "a", seconds: 500_000))
+        let rebooted = policy.advanceClock(&record, reading: start, boot: BootReading(id: "b", seconds: 30))
+        #expect(rebooted == start)
+        #expect(record.bootID == "b" && record.bootSeconds == 30)
+    }
+
+    @Test func theGraceEndsOnTheBootClockWithAFrozenWallClockOffline() throws {
+        let harness = try GateHarness()
+        try harness.serve("1.5.0")
+        let boot = Locked(BootReading(id: "boot", seconds: 10))
+        let frozen = harness.time.now
+        let clock = Clock({ frozen }, boot: { boot.withLock { $0 } })
+        func gate() throws -> Gate {
+            Gate(store: try harness.makeStore(), settings: harness.settings, clock: clock, installed: try AppVersion("1.4.0"), isConfined: false)
+        }
+        #expect(try gate().authorizeUse().decision != .refused)
+        try harness.serve(nil)  // offline from now on
+        boot.withLock { $0.seconds += 31 * 86_400 }
+        let use = try gate().authorizeUse()
+        #expect(use.decision == .prompt(usesLeft: 5), "\(use.decision)")
+    }
+}
