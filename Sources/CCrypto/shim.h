@@ -11,6 +11,7 @@
 #include <openssl/params.h>
 #include <openssl/core_names.h>
 #include <dlfcn.h>
+#include "../CLinux/system_libraries.h"
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -59,7 +60,7 @@ static inline const struct ccrypto_functions *ccrypto_functions(void) {
     if (__atomic_load_n(&done, __ATOMIC_ACQUIRE)) return &f;
     pthread_mutex_lock(&lock);
     if (!done) {
-        void *library = dlopen("libcrypto.so.3", RTLD_NOW | RTLD_LOCAL);
+        void *library = dlopen(MAPGATE_SYSTEM_LIBRARY_FOLDER "libcrypto.so.3", RTLD_NOW | RTLD_LOCAL);
         const char *missing = library ? NULL : dlerror();
 #define CCRYPTO_RESOLVE(name) \
         if (!missing && !(*(void **)&f.name = dlsym(library, #name))) missing = dlerror();

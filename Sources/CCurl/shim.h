@@ -4,6 +4,7 @@
 // docs/decisions/dlopen-libraries.md.
 #include <curl/curl.h>
 #include <dlfcn.h>
+#include "../CLinux/system_libraries.h"
 #include <pthread.h>
 #include <stdio.h>
 
@@ -32,7 +33,7 @@ static inline const struct ccurl_functions *ccurl_functions(void) {
     if (__atomic_load_n(&done, __ATOMIC_ACQUIRE)) return &f;
     pthread_mutex_lock(&lock);
     if (!done) {
-        void *library = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
+        void *library = dlopen(MAPGATE_SYSTEM_LIBRARY_FOLDER "libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
         const char *missing = library ? NULL : dlerror();
 #define CCURL_RESOLVE(field, name) \
         if (!missing && !(*(void **)&f.field = dlsym(library, name))) missing = dlerror();

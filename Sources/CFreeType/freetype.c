@@ -1,6 +1,7 @@
 #include "cfreetype.h"
 
 #include <dlfcn.h>
+#include "../CLinux/system_libraries.h"
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +23,7 @@ static pthread_once_t ft_once = PTHREAD_ONCE_INIT;
 static char ft_error[512];
 
 static void ft_load(void) {
-    void *library = dlopen("libfreetype.so.6", RTLD_NOW | RTLD_LOCAL);
+    void *library = dlopen(MAPGATE_SYSTEM_LIBRARY_FOLDER "libfreetype.so.6", RTLD_NOW | RTLD_LOCAL);
     const char *missing = library ? NULL : dlerror();
 #define RESOLVE(field, name) \
     if (!missing && !(*(void **)&ft.field = dlsym(library, name))) missing = dlerror();

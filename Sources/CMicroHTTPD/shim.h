@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <microhttpd.h>
 #include <dlfcn.h>
+#include "../CLinux/system_libraries.h"
 #include <pthread.h>
 #include <stdio.h>
 
@@ -41,7 +42,7 @@ static inline const struct cmhd_functions *cmhd_functions(void) {
     if (__atomic_load_n(&done, __ATOMIC_ACQUIRE)) return &f;
     pthread_mutex_lock(&lock);
     if (!done) {
-        void *library = dlopen("libmicrohttpd.so.12", RTLD_NOW | RTLD_LOCAL);
+        void *library = dlopen(MAPGATE_SYSTEM_LIBRARY_FOLDER "libmicrohttpd.so.12", RTLD_NOW | RTLD_LOCAL);
         const char *missing = library ? NULL : dlerror();
 #define CMHD_RESOLVE(field, name) \
         if (!missing && !(*(void **)&f.field = dlsym(library, name))) missing = dlerror();

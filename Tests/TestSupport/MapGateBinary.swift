@@ -100,12 +100,18 @@ public struct MapGateBinary: Sendable {
     /// Runs `mapgate` with `--config` and `--data-dir` set (after the arguments, which also
     /// checks that global options work after the command), at `time` if given
     /// (`"2027-01-01 00:00:00"`, UTC).
-    public func run(_ arguments: [String], at time: String? = nil, environment: [String: String] = [:], stdin: String? = nil) throws -> ProcessResult {
+    ///
+    /// - Parameter standIns: libraries mapgate opens with dlopen, replaced for this run by other
+    ///   files (soname → file), as ``LibraryStandIns`` does it.
+    public func run(
+        _ arguments: [String], at time: String? = nil, environment: [String: String] = [:], stdin: String? = nil,
+        standIns: [String: String] = [:]
+    ) throws -> ProcessResult {
         let full = arguments + ["--config", configPath, "--data-dir", dataDirectory]
         // The wall clock is faked (and frozen) for the run; the monotonic clock stays real so
         // timeouts and waits still end.
         let env = baseEnvironment.merging(environment) { $1 }
-        let (program, rest) = command((time.map { ["/usr/bin/faketime", $0] } ?? []) + [path] + full)
+        let (program, rest) = LibraryStandIns.wrap(command((time.map { ["/usr/bin/faketime", $0] } ?? []) + [path] + full), standIns)
         return try runProcess(program, rest, environment: env, stdin: stdin)
     }
 
@@ -114,18 +120,19 @@ public struct MapGateBinary: Sendable {
     /// - Parameter fakeTime: a libfaketime specification (`faketime -f`), such as
     ///   `@2027-02-10 00:00:00 x3600`, instead of `time`.
     public func start(
-        _ arguments: [String], at time: String? = nil, fakeTime: String? = nil, environment: [String: String] = [:]
+        _ arguments: [String], at time: String? = nil, fakeTime: String? = nil, environment: [String: String] = [:],
+        standIns: [String: String] = [:]
     ) throws -> BackgroundProcess {
         let full = arguments + ["--config", configPath, "--data-dir", dataDirectory]
         let env = baseEnvironment.merging(environment) { $1 }
         let faked = fakeTime.map { ["/usr/bin/faketime", "-f", $0] } ?? time.map { ["/usr/bin/faketime", $0] } ?? []
-        let (program, rest) = command(faked + [path] + full)
+        let (program, rest) = LibraryStandIns.wrap(command(faked + [path] + full), standIns)
         return try BackgroundProcess(program, rest, environment: env)
     }
 
     /// Runs `mapgate` with exactly these arguments (no config or data directory added).
-    public func runBare(_ arguments: [String], environment: [String: String] = [:]) throws -> ProcessResult {
-        let (program, rest) = command([path] + arguments)
+    public func runBare(_ arguments: [String], environment: [String: String] = [:], standIns: [String: String] = [:]) throws -> ProcessResult {
+        let (program, rest) = LibraryStandIns.wrap(command([path] + arguments), standIns)
         return try runProcess(program, rest, environment: baseEnvironment.merging(environment) { $1 })
     }
 

@@ -43,39 +43,34 @@ import Testing
         var opened: [String] = []
         for file in ["Sources/CCurl/shim.h", "Sources/CMicroHTTPD/shim.h", "Sources/CFreeType/freetype.c", "Sources/CCrypto/shim.h"] {
             let text = try String(contentsOfFile: TestPaths.repository + "/" + file, encoding: .utf8)
-            for part in text.components(separatedBy: "dlopen(\"").dropFirst() {
+            for part in text.components(separatedBy: "dlopen(MAPGATE_SYSTEM_LIBRARY_FOLDER \"").dropFirst() {
                 opened.append(String(part.prefix { $0 != "\"" }))
             }
         }
         #expect(opened == SharedLibrary.allCases.map(\.soname))
     }
 
-    /// A library that is there but is not the one expected (here: one with no symbols, found first
-    /// through LD_LIBRARY_PATH) is as good as missing: a clear error and exit 69, no crash; and
-    /// the commands that do not need it still work.
-    @Test func aLibraryThatCannotBeOpenedIsAClearErrorNotACrash() throws {
+    /// A library that is there but is not the one expected (here: one with no symbols, mounted
+    /// over the system's file for the run) is as good as missing: a clear error and exit 69, no
+    /// crash; and the commands that do not need it still work.
+    @Test(.tags(.root), .enabled(if: geteuid() == 0, "a private mount namespace needs root (CI runs as root)"))
+    func aLibraryThatCannotBeOpenedIsAClearErrorNotACrash() throws {
         let workspace = try CLIWorkspace()
         let mapgate = workspace.mapgate
         try workspace.offer("plain", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
         try mapgate.configure(["catalogURL": workspace.catalogURL])
-        let stubs = workspace.work.file("stubs")
-        try FileManager.default.createDirectory(atPath: stubs, withIntermediateDirectories: true)
-        // A real shared library without any of the functions looked for (the file, not the symlink).
-        let zlib = URL(fileURLWithPath: "/usr/lib/x86_64-linux-gnu/libz.so.1").resolvingSymlinksInPath().path
-        for library in SharedLibrary.allCases {
-            try FileManager.default.copyItem(atPath: zlib, toPath: stubs + "/" + library.soname)
-        }
+        let stubs = try LibraryStandIns.stubs(SharedLibrary.allCases.map(\.soname), in: workspace.work.file("stubs"))
         // An unsigned policy that loosens nothing: a signed one needs libcrypto to be checked.
         let unsigned = workspace.work.file("unsigned-policy.json")
         try Data("{}".utf8).write(to: URL(fileURLWithPath: unsigned))
-        let broken = ["LD_LIBRARY_PATH": stubs, "MAPGATE_POLICY": unsigned]
+        let policy = ["MAPGATE_POLICY": unsigned]
 
-        let version = try mapgate.runBare(["--version"], environment: broken)
+        let version = try mapgate.runBare(["--version"], environment: policy, standIns: stubs)
         #expect(version.status == 0 && version.stdout.hasPrefix("mapgate "), "\(version.stderr)")
-        let list = try mapgate.run(["list"], environment: broken)
+        let list = try mapgate.run(["list"], environment: policy, standIns: stubs)
         #expect(list.status == 0, "\(list.stderr)")
 
-        let catalog = try mapgate.run(["catalog"], environment: broken)
+        let catalog = try mapgate.run(["catalog"], environment: policy, standIns: stubs)
         #expect(catalog.status == 69, "\(catalog.stderr)")
         #expect(catalog.stderr.contains("libcurl.so.4 is needed for downloads"), "\(catalog.stderr)")
         #expect(catalog.stderr.contains("install the Debian package libcurl4"), "\(catalog.stderr)")
@@ -83,30 +78,24 @@ import Testing
 
         #expect(try mapgate.run(["sync", "plain"]).status == 0)
         // The gate's sealed record needs libcrypto, which every gated command reads first.
-        let status = try mapgate.run(["status"], environment: broken)
+        let status = try mapgate.run(["status"], environment: policy, standIns: stubs)
         #expect(status.status == 69, "\(status.stderr)")
         #expect(status.stderr.contains("libcrypto.so.3 is needed for hashes and signatures"), "\(status.stderr)")
         #expect(status.stderr.contains("install the Debian package libssl3"), "\(status.stderr)")
         #expect(!status.stderr.contains("Fatal error"))
         // A signed policy cannot be checked without libcrypto: the same clear error, never "a bad signature".
-        let signed = try mapgate.run(["list"], environment: ["LD_LIBRARY_PATH": stubs])
+        let signed = try mapgate.run(["list"], standIns: stubs)
         #expect(signed.status == 69, "\(signed.stderr)")
         #expect(signed.stderr.contains("install the Debian package libssl3"), "\(signed.stderr)")
         #expect(!signed.stderr.contains("not a valid signature"), "\(signed.stderr)")
 
         // Only libmicrohttpd missing (with libcrypto missing too, the gate would say so first).
-        let onlyMicroHTTPD = workspace.work.file("stub-microhttpd")
-        try FileManager.default.createDirectory(atPath: onlyMicroHTTPD, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: stubs + "/libmicrohttpd.so.12", toPath: onlyMicroHTTPD + "/libmicrohttpd.so.12")
-        let serve = try mapgate.run(["serve", "--port", "0"], environment: ["LD_LIBRARY_PATH": onlyMicroHTTPD])
+        let serve = try mapgate.run(["serve", "--port", "0"], standIns: ["libmicrohttpd.so.12": stubs["libmicrohttpd.so.12"] ?? ""])
         #expect(serve.status == 69, "\(serve.stderr)")
         #expect(serve.stderr.contains("install the Debian package libmicrohttpd12"), "\(serve.stderr)")
 
         // Only FreeType missing: the server runs, and a glyph range is a 503 that says why.
-        let onlyFreeType = workspace.work.file("stub-freetype")
-        try FileManager.default.createDirectory(atPath: onlyFreeType, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: stubs + "/libfreetype.so.6", toPath: onlyFreeType + "/libfreetype.so.6")
-        let server = try mapgate.start(["serve", "--port", "0"], environment: ["LD_LIBRARY_PATH": onlyFreeType])
+        let server = try mapgate.start(["serve", "--port", "0"], standIns: ["libfreetype.so.6": stubs["libfreetype.so.6"] ?? ""])
         let line = try #require(server.firstLine(), "no output; stderr: \(server.stderr)")
         let base = String(try #require(line.split(separator: " ").first { $0.hasPrefix("http://") }).dropLast())
         let glyphs = try HTTPClient().get(HTTPRequest(url: base + "/fonts/DejaVu%20Sans%20Book/0-255.pbf"))
@@ -115,5 +104,23 @@ import Testing
         #expect(try HTTPClient().get(HTTPRequest(url: base + "/plain/0/0/0.png")).status == 200)
         server.signal(SIGTERM)
         #expect(server.wait() == 0)
+    }
+
+    /// Issue 25: a junk `libcurl.so.4` found first through `LD_LIBRARY_PATH` made every lookup fail
+    /// "as if offline". The libraries are opened from the system's folder by absolute path: the
+    /// variable changes nothing, and the lookup and the catalog work.
+    @Test func LDLibraryPathCannotStandInForALibrary() throws {
+        let workspace = try CLIWorkspace()
+        let mapgate = workspace.mapgate
+        try workspace.publish(version: "1.5.0")
+        try workspace.offer("plain", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
+        try mapgate.configure(["appID": 1, "lookupURL": workspace.lookupURL, "catalogURL": workspace.catalogURL])
+        let stubs = try LibraryStandIns.stubs(SharedLibrary.allCases.map(\.soname), in: workspace.work.file("stubs"))
+        let junk = ["LD_LIBRARY_PATH": workspace.work.file("stubs")]
+        #expect(stubs.count == SharedLibrary.allCases.count)
+        let check = try mapgate.run(["check", "--json"], environment: junk)
+        #expect(check.status == 0, "\(check.stderr)")
+        #expect(try MapGateBinary.json(check.stdout)["lookupError"] is NSNull, "\(check.stdout)")
+        #expect(try mapgate.run(["sync", "plain"], environment: junk).status == 0)
     }
 }

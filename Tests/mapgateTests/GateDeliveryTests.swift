@@ -38,9 +38,11 @@ import Glibc
     }
 
     /// Runs `arguments` and expects exit `status` with no use counted.
-    func expectNoUse(_ arguments: [String], status: Int32, environment: [String: String] = [:], _ comment: Comment) throws {
+    func expectNoUse(
+        _ arguments: [String], status: Int32, environment: [String: String] = [:], standIns: [String: String] = [:], _ comment: Comment
+    ) throws {
         let before = try promptsShown()
-        let result = try mapgate.run(arguments, at: during, environment: environment)
+        let result = try mapgate.run(arguments, at: during, environment: environment, standIns: standIns)
         #expect(result.status == status, "\(comment): \(result.stderr)")
         #expect(try promptsShown() == before, "\(comment): a use was counted; \(result.stderr)")
     }
@@ -153,11 +155,8 @@ import Glibc
     @Test func aServerThatCannotStartCostsNothing() throws {
         let busy = try HTTPListener(host: "127.0.0.1", port: 0)
         try expectNoUse(["serve", "--port", String(busy.port)], status: 74, "a port already taken")
-        let stubs = workspace.work.file("stub-microhttpd")
-        try FileManager.default.createDirectory(atPath: stubs, withIntermediateDirectories: true)
-        let zlib = URL(fileURLWithPath: "/usr/lib/x86_64-linux-gnu/libz.so.1").resolvingSymlinksInPath().path
-        try FileManager.default.copyItem(atPath: zlib, toPath: stubs + "/libmicrohttpd.so.12")
-        try expectNoUse(["serve", "--port", "0"], status: 69, environment: ["LD_LIBRARY_PATH": stubs], "libmicrohttpd cannot be loaded")
+        let stubs = try LibraryStandIns.stubs(["libmicrohttpd.so.12"], in: workspace.work.file("stubs"))
+        try expectNoUse(["serve", "--port", "0"], status: 69, standIns: stubs, "libmicrohttpd cannot be loaded")
         withExtendedLifetime(busy) {}
     }
 

@@ -121,4 +121,35 @@ extension GateTamperTests {
         #expect(later.status == 0)
         #expect(later.stderr.contains("2 uses left"), "the grace must be over after 5 s of real time: \(later.stderr)")
     }
+
+    /// Issue 25, "Also": both copies write-locked by another process (`BEGIN IMMEDIATE` held) while
+    /// the server's clock runs past the end of the grace: the server cannot check the gate, so it
+    /// fails closed (503) for tiles and TileJSON until it can, as docs/gate.md says.
+    @Test func aServerWhoseStateIsLockedAnswers503PastTheGrace() throws {
+        let server = try mapgate.start(
+            ["serve", "--port", "0"], fakeTime: "@2027-01-30 23:59:00 x1000", environment: ["MAPGATE_GATE_REFRESH_SECONDS": "0.5"])
+        defer {
+            server.signal(SIGTERM)
+            _ = server.wait()
+        }
+        let line = try #require(server.firstLine(), "\(server.stderr)")
+        let base = String(try #require(line.split(separator: " ").first { $0.hasPrefix("http://") }).dropLast())
+        let client = HTTPClient()
+        #expect(try client.get(HTTPRequest(url: base + "/geo/0/0/0.png")).status == 200)
+        var holders: [SQLiteDatabase] = []
+        for path in [mapgate.stateHome + "/mapgate/state.sqlite", mapgate.dataDirectory + "/state.sqlite"] {
+            let holder = try SQLiteDatabase(path: path, mode: .readWriteCreate)
+            try holder.execute("BEGIN IMMEDIATE")
+            holders.append(holder)
+        }
+        let deadline = Date().addingTimeInterval(20)
+        var tile = 0
+        repeat {
+            usleep(100_000)
+            tile = try client.get(HTTPRequest(url: base + "/geo/0/0/0.png")).status
+        } while tile != 503 && Date() < deadline
+        #expect(tile == 503, "\(server.stderr)")
+        #expect(try client.get(HTTPRequest(url: base + "/geo.json")).status == 503)
+        for holder in holders { try holder.execute("ROLLBACK") }
+    }
 }

@@ -160,6 +160,9 @@ public final class Gate {
     private func refresh(using lookup: StoreLookup) throws -> GateReport {
         // The network call runs outside any transaction so no lock is held while waiting.
         let result = Result { try lookup.fetch() }
+        // A library that cannot be loaded is this machine's fault, not "offline": the run fails
+        // (exit 69, naming the package) and nothing is recorded.
+        if case .failure(let error as SharedLibraryError) = result { throw error }
         return try update { record, now, policy in
             switch result {
             case .success(let answer):
