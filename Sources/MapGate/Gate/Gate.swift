@@ -11,6 +11,8 @@ public final class Gate {
     /// Running in a user namespace of the user's own (``UserNamespace``): store answers may only
     /// make the gate stricter.
     private let isConfined: Bool
+    /// Key ids (hex) whose catalogs' `gate` rules may loosen the gate; nil: any trusted key's.
+    private let gateRuleKeyIDs: Set<String>?
 
     /// - Parameters:
     ///   - installed: the app's version; ``BuildInfo/version`` everywhere but in the tests and the
@@ -22,6 +24,7 @@ public final class Gate {
         isConfined: Bool = !UserNamespace.isInitial
     ) {
         self.isConfined = isConfined
+        gateRuleKeyIDs = settings.gateRuleKeys.map { keys in Set(keys.compactMap { try? MinisignPublicKey(text: $0).keyID.hex }) }
         policy = GatePolicy(installed: installed, settings: settings)
         self.store = store
         self.clock = clock
@@ -208,7 +211,12 @@ public final class Gate {
             if let serial = catalog.serial {
                 record.catalogSerials[signer] = GateRecord.CatalogSerial(serial: serial, sha256: sha256)
             }
-            if keyID != nil { record.publisherGate = catalog.gate }
+            if let keyID {
+                // A key the profile (or a signed policy) trusts sets the rules; one only an unsigned
+                // policy added may only tighten them.
+                let mayLoosen = gateRuleKeyIDs.map { $0.contains(keyID) } ?? true
+                record.publisherGate = mayLoosen ? catalog.gate : catalog.gate.map { self.policy.tightening($0) }
+            }
             return nil
         }
         if let refusal { throw refusal }

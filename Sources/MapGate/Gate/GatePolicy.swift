@@ -67,6 +67,16 @@ public struct GatePolicy: Sendable {
         return policy
     }
 
+    /// `gate` with each rule no looser than these: what a catalog signed by a key that may not
+    /// loosen the gate (``GateSettings/gateRuleKeys``) is allowed to say.
+    public func tightening(_ gate: PublisherGate) -> PublisherGate {
+        var tight = gate
+        tight.graceDays = gate.graceDays.map { min($0, graceDays) }
+        tight.maxPrompts = gate.maxPrompts.map { min($0, maxPrompts) }
+        if let days = gate.closeAfterDays, let limit = closeAfterDays { tight.closeAfterDays = min(days, limit) }
+        return tight
+    }
+
     /// True when the publisher requires a newer app than this one: closed, no grace, no uses.
     public var isBelowMinimum: Bool { minimumAppVersion.map { installed < $0 } ?? false }
 

@@ -1,13 +1,13 @@
 import FoundationEssentials
 
 extension GateSettings {
-    /// The keys whose values here are looser than `profile`'s: what an unsigned managed policy may
-    /// not do (``ManagedPolicy``). Stricter is fewer grace days or prompts, a closing date (or an
-    /// earlier one), more frequent lookups, a required catalog signature, and another catalog URL
-    /// (the catalog is verified all the same). Everything that decides which store answer is
-    /// believed (the app, the storefront, the lookup URL and its CA, plain HTTP, a proxy) and which
-    /// keys may sign catalogs (whose `gate` rules then apply) is looser, since it lets answers or
-    /// rules from elsewhere in.
+    /// The keys whose values here loosen the gate compared with `profile`: what an unsigned managed
+    /// policy may not do (``ManagedPolicy``). Stricter is fewer grace days or prompts, a closing
+    /// date (or an earlier one), more frequent lookups. Everything that decides which store answer
+    /// is believed (the app, the storefront, the lookup URL and its CA, plain HTTP, a proxy) is
+    /// looser, since it lets answers from elsewhere in. The catalog's keys, URL and whether it must
+    /// be signed decide which map data is taken, not the gate: a key such a policy adds signs
+    /// catalogs whose `gate` rules may only tighten it (``gateRuleKeys``).
     public func loosenedKeys(comparedTo profile: GateSettings) -> [String] {
         var keys: [String] = []
         if appID != profile.appID { keys.append("appID") }
@@ -19,8 +19,6 @@ extension GateSettings {
         if maxPrompts > profile.maxPrompts { keys.append("maxPrompts") }
         if checkIntervalHours > profile.checkIntervalHours { keys.append("checkIntervalHours") }
         if let limit = profile.closeAfterDays, closeAfterDays.map({ $0 > limit }) ?? true { keys.append("closeAfterDays") }
-        if !Set(trustedKeys).isSubset(of: profile.trustedKeys) { keys.append("trustedKeys") }
-        if profile.requireSignedCatalog, !requireSignedCatalog { keys.append("requireSignedCatalog") }
         if allowInsecureLookup, !profile.allowInsecureLookup { keys.append("allowInsecureLookup") }
         if lookupUsesProxy, !profile.lookupUsesProxy { keys.append("lookupUsesProxy") }
         return keys

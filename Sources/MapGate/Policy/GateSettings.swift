@@ -38,6 +38,10 @@ public struct GateSettings: Sendable, Equatable {
     /// Send the lookup through the proxy that `http_proxy`/`https_proxy` name. Off unless a
     /// managed policy turns it on: the user's own proxy must not answer for the store.
     public var lookupUsesProxy: Bool
+    /// The catalog keys (`RW…`) whose signed `gate` rules may loosen these settings; nil: every
+    /// key of ``trustedKeys``. A key an unsigned managed policy adds is trusted for the catalog
+    /// (its map data) but its catalogs' `gate` rules may only make the gate stricter.
+    public var gateRuleKeys: [String]?
 
     public init(
         appID: Int? = nil, bundleID: String? = nil, country: String = "us", lookupURL: String = "https://itunes.apple.com/lookup",

@@ -36,15 +36,19 @@ public enum ManagedPolicy {
         } catch let error as TrustedFile.Violation {
             throw ConfigurationError(file: .managedPolicy, path: path, key: nil, reason: "refusing it: \(error.description)")
         }
-        let settings = try parse(data, path: path, over: profile)
+        var settings = try parse(data, path: path, over: profile)
         let signaturePath = path + ".minisig"
         var signatureInfo = stat()
         if lstat(signaturePath, &signatureInfo) == 0 {
             try checkSignature(at: signaturePath, of: data, signers: signers, policyPath: path)
-        } else if let key = settings.loosenedKeys(comparedTo: profile).first {
-            throw ConfigurationError(
-                file: .managedPolicy, path: path, key: key,
-                reason: "loosens the publisher's rules, which an unsigned policy may not do (it may only make them stricter); the publisher must sign it (\(PathText.lastComponent(signaturePath)))")
+        } else {
+            if let key = settings.loosenedKeys(comparedTo: profile).first {
+                throw ConfigurationError(
+                    file: .managedPolicy, path: path, key: key,
+                    reason: "loosens the publisher's rules, which an unsigned policy may not do (it may only make them stricter); the publisher must sign it (\(PathText.lastComponent(signaturePath)))")
+            }
+            // Catalog keys it adds sign map data; their catalogs' gate rules may only tighten.
+            if settings.trustedKeys != profile.trustedKeys { settings.gateRuleKeys = profile.gateRuleKeys ?? profile.trustedKeys }
         }
         return settings
     }

@@ -124,9 +124,7 @@ import Glibc
         (#"{"graceDays": 365}"#, "graceDays"), (#"{"maxPrompts": 6}"#, "maxPrompts"),
         (#"{"lookupURL": "https://store.example/lookup"}"#, "lookupURL"), (#"{"appID": 7}"#, "appID"),
         (#"{"bundleID": "com.example.other"}"#, "bundleID"), (#"{"country": "kr"}"#, "country"),
-        (#"{"lookupCAFile": "/home/user/ca.pem"}"#, "lookupCAFile"), (#"{"requireSignedCatalog": false}"#, "requireSignedCatalog"),
-        (#"{"trustedKeys": ["RWQf6LRCGA9i53mlYecO4IzT51TGPpvWucNSCh1CBM0QTaLn73Y7GFO3"]}"#, "trustedKeys"),
-        (#"{"lookupUsesProxy": true}"#, "lookupUsesProxy"),
+        (#"{"lookupCAFile": "/home/user/ca.pem"}"#, "lookupCAFile"), (#"{"lookupUsesProxy": true}"#, "lookupUsesProxy"),
         (#"{"lookupURL": "http://127.0.0.1:9/l", "allowInsecureLookup": true}"#, "lookupURL"),
     ])
     func anUnsignedPolicyThatLoosensTheProfileIsRefused(json: String, key: String) throws {
@@ -146,6 +144,22 @@ import Glibc
         var strict = ProductProfile.settings
         strict.closeAfterDays = 30
         #expect(throws: ConfigurationError.self) { try ManagedPolicy.apply(path: path, mustExist: true, to: strict) }
+    }
+
+    /// A publisher hosting its own catalog names its key and URL in an unsigned policy (the README's
+    /// tour): allowed, but that key's catalogs may only tighten the gate.
+    @Test func anUnsignedPolicyMayNameCatalogKeysWhoseGateRulesOnlyTighten() throws {
+        let key = "RWQf6LRCGA9i53mlYecO4IzT51TGPpvWucNSCh1CBM0QTaLn73Y7GFO3"
+        let path = try policy(#"{"trustedKeys": ["\#(key)"], "requireSignedCatalog": false, "catalogURL": "http://127.0.0.1:8000/catalog.json"}"#)
+        let settings = try ManagedPolicy.apply(path: path, mustExist: true)
+        #expect(settings.trustedKeys == [key])
+        #expect(settings.gateRuleKeys == ProductProfile.settings.trustedKeys)
+        let policy = GatePolicy(installed: try AppVersion("1.4.0"), settings: settings)
+        let tight = policy.tightening(PublisherGate(minimumAppVersion: "1.3", graceDays: 365, maxPrompts: 1, closeAfterDays: 10))
+        #expect(tight == PublisherGate(minimumAppVersion: "1.3", graceDays: 30, maxPrompts: 1, closeAfterDays: 10))
+        // Signed, the same policy's keys may set looser rules.
+        try PublisherKey.testPolicy.sign(path)
+        #expect(try ManagedPolicy.apply(path: path, mustExist: true).gateRuleKeys == nil)
     }
 
     @Test func aSignatureByThePolicyKeyLetsItLoosen() throws {

@@ -1,0 +1,41 @@
+import Foundation
+import MapGate
+import MapGateDemo
+import TestSupport
+import Testing
+
+/// A catalog key that only an unsigned managed policy trusts signs map data, but its catalogs'
+/// `gate` rules may only make the gate stricter (issue 25: an unsigned policy never loosens).
+@Suite struct GateRuleKeysTests {
+    let harness: GateHarness
+    let added = "RWQf6LRCGA9i53mlYecO4IzT51TGPpvWucNSCh1CBM0QTaLn73Y7GFO3"
+
+    init() throws {
+        harness = try GateHarness()
+    }
+
+    func catalog(gate: String) throws -> Catalog {
+        let json = #"{"formatVersion": 1, "publisher": "P", "generated": "2026-11-01T00:00:00Z", "serial": 1, "regions": [], "gate": \#(gate)}"#
+        return try Catalog.parse(Data(json.utf8), sourceURL: "https://maps.example/catalog.json")
+    }
+
+    func accept(gateRuleKeys: [String]?) throws -> PublisherGate? {
+        var settings = harness.settings
+        settings.trustedKeys = [added]
+        settings.gateRuleKeys = gateRuleKeys
+        let gate = Gate(store: try harness.makeStore(), settings: settings, clock: harness.time.clock, installed: try AppVersion("1.4.0"))
+        let keyID = try MinisignPublicKey(text: added).keyID.hex
+        try gate.accept(try catalog(gate: #"{"graceDays": 365, "maxPrompts": 50, "minimumAppVersion": "1.2"}"#), sha256: "a", signedBy: keyID)
+        return try gate.status().record.publisherGate
+    }
+
+    @Test func itsLooserRulesAreClampedToThePolicys() throws {
+        let saved = try accept(gateRuleKeys: [])
+        #expect(saved == PublisherGate(minimumAppVersion: "1.2", graceDays: 30, maxPrompts: 5))
+    }
+
+    @Test func aKeyTheProfileOrASignedPolicyTrustsSetsThemAsTheyAre() throws {
+        let saved = try accept(gateRuleKeys: nil)
+        #expect(saved == PublisherGate(minimumAppVersion: "1.2", graceDays: 365, maxPrompts: 50))
+    }
+}
