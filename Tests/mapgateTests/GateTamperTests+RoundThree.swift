@@ -11,20 +11,28 @@ import Glibc
 /// Round three (issue 25, part 2): more ways around the gate an unprivileged user found. Each runs
 /// as `nobody` against the real binary.
 extension GateTamperTests {
-    /// Item 2: save the state folder while uses remain; once the gate is closed, make the data
-    /// directory read-only (its copy then cannot be written) and put the saved folder back. The
-    /// data directory's copy is still read and compared: the saved copy's lower generation loses.
-    @Test func aReadOnlyDataDirectoryDoesNotLetAnOldCopyWin() throws {
+    /// Saves the state folder while uses remain, closes the gate, runs `meanwhile` (what the user
+    /// does to the data directory), then puts the saved folder back.
+    func closeTheGateThenBringBackTheStateFolder(meanwhile: () throws -> Void) throws {
         let home = mapgate.stateHome + "/mapgate"
         let saved = work.file("saved-state")
         #expect(try runProcess("/bin/cp", ["-a", home, saved]).status == 0)
         try closeTheGate()
-        let data = mapgate.dataDirectory
-        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: data + "/state.sqlite" + suffix) }
-        #expect(chmod(data, 0o555) == 0)
-        defer { chmod(data, 0o755) }
+        try meanwhile()
         try FileManager.default.removeItem(atPath: home)
         #expect(try runProcess("/bin/cp", ["-a", saved, home]).status == 0)
+    }
+
+    /// Item 2: save the state folder while uses remain; once the gate is closed, make the data
+    /// directory read-only (its copy then cannot be written) and put the saved folder back. The
+    /// data directory's copy is still read and compared: the saved copy's lower generation loses.
+    @Test func aReadOnlyDataDirectoryDoesNotLetAnOldCopyWin() throws {
+        let data = mapgate.dataDirectory
+        try closeTheGateThenBringBackTheStateFolder {
+            for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: data + "/state.sqlite" + suffix) }
+            #expect(chmod(data, 0o555) == 0)
+        }
+        defer { chmod(data, 0o755) }
         let tile = try mapgate.run(["tile", "geo", "0", "0", "0", "-o", "/dev/null"], at: "2027-02-11 00:00:00")
         #expect(tile.status == 77, "\(tile.stderr)")
         // Reading commands still work on the read-only data directory.
@@ -34,19 +42,15 @@ extension GateTamperTests {
     /// Item 2, the other half: a copy that exists but cannot be read is not dropped in silence:
     /// the gate fails closed until a lookup (and the lookup finds the grace over: no uses left).
     @Test func aCopyThatCannotBeReadFailsClosed() throws {
-        let home = mapgate.stateHome + "/mapgate"
-        let saved = work.file("saved-state")
-        #expect(try runProcess("/bin/cp", ["-a", home, saved]).status == 0)
-        try closeTheGate()
         let data = mapgate.dataDirectory
-        #expect(chmod(data + "/state.sqlite", 0o000) == 0)
-        #expect(chmod(data, 0o555) == 0)
+        try closeTheGateThenBringBackTheStateFolder {
+            #expect(chmod(data + "/state.sqlite", 0o000) == 0)
+            #expect(chmod(data, 0o555) == 0)
+        }
         defer {
             chmod(data, 0o755)
             chmod(data + "/state.sqlite", 0o644)
         }
-        try FileManager.default.removeItem(atPath: home)
-        #expect(try runProcess("/bin/cp", ["-a", saved, home]).status == 0)
         // Offline: the gate says why it cannot decide, and refuses until the store can be reached.
         try mapgate.configure(["appID": 1, "lookupURL": "http://127.0.0.1:1/lookup", "catalogURL": workspace.catalogURL, "maxPrompts": 2])
         let offline = try mapgate.run(["check"], at: "2027-02-11 00:00:00")
