@@ -144,7 +144,7 @@ extension Catalog {
         let hash = try check.sha256(fields.sha256)
         guard let format = TileFormat(rawValue: fields.format) else { throw fail("format \"\(fields.format)\" is not png, jpg, webp or pbf") }
         let url = try check.url(fields.url, against: sourceURL)
-        for (key, zoom) in [("minzoom", fields.minzoom), ("maxzoom", fields.maxzoom)] where !(0...30).contains(zoom) {
+        for (key, zoom) in [("minzoom", fields.minzoom), ("maxzoom", fields.maxzoom)] where !TileCoordinate.zooms.contains(zoom) {
             throw fail("\(key) must be an integer 0…30")
         }
         guard fields.minzoom <= fields.maxzoom else { throw fail("minzoom \(fields.minzoom) is above maxzoom \(fields.maxzoom)") }

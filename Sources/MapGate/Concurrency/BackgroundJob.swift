@@ -9,10 +9,16 @@ final class BackgroundJob<Value: Sendable>: @unchecked Sendable {
     private let group = DispatchGroup()
     private var result: Result<Value, any Error>?
 
+    /// A thread that cannot be started is the job's error, thrown by `wait()`.
     init(_ body: @escaping @Sendable () throws -> Value) {
         group.enter()
-        Threads.detach { [self] in
-            result = Result { try body() }
+        do {
+            try Threads.detach { [self] in
+                result = Result { try body() }
+                group.leave()
+            }
+        } catch {
+            result = .failure(error)
             group.leave()
         }
     }

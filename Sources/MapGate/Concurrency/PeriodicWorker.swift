@@ -36,12 +36,17 @@ public final class PeriodicWorker: Sendable {
         for fd in wakeup where fd >= 0 { close(fd) }
     }
 
-    /// Starts the thread (once).
-    public func start() {
+    /// Starts the thread (once); throws ``Threads/StartError`` when it cannot be started.
+    public func start() throws {
         guard started.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent).exchanged else { return }
-        Threads.detach(name: name) { [self] in
-            defer { finished.signal() }
-            while waitForNextRun() { body() }
+        do {
+            try Threads.detach(name: name) { [self] in
+                defer { finished.signal() }
+                while waitForNextRun() { body() }
+            }
+        } catch {
+            started.store(false, ordering: .releasing)
+            throw error
         }
     }
 

@@ -1,12 +1,22 @@
 import CLinux
+import FoundationEssentials
 import Glibc
 
 /// Threads and sleeping on pthreads: what mapgate took from Foundation's `Thread` (Foundation,
 /// with ICU, is not linked). Locks: ``PthreadLock``, ``PthreadCondition``.
 public enum Threads {
+    /// A thread could not be started (the process or the user reached `RLIMIT_NPROC`, the unit's
+    /// `TasksMax`, or memory ran out).
+    public struct StartError: MapGateFailure, LocalizedError, Sendable {
+        public let name: String?
+        public let reason: String
+        public var kind: FailureKind { .unavailable }
+        public var errorDescription: String? { "cannot start a thread\(name.map { " (\($0))" } ?? ""): \(reason)" }
+    }
+
     /// Runs `body` on a new detached thread (`Thread.detachNewThread`), named `name` when given
-    /// (`pthread_setname_np`, as `Thread.name` did).
-    public static func detach(name: String? = nil, _ body: @escaping @Sendable () -> Void) {
+    /// (`pthread_setname_np`, as `Thread.name` did). Throws ``StartError`` when none can be started.
+    public static func detach(name: String? = nil, _ body: @escaping @Sendable () -> Void) throws {
         let start = Unmanaged.passRetained(ThreadStart(name: name, body: body)).toOpaque()
         var attributes = pthread_attr_t()
         pthread_attr_init(&attributes)
@@ -23,7 +33,7 @@ public enum Threads {
             }, start)
         if result != 0 {
             Unmanaged<ThreadStart>.fromOpaque(start).release()
-            fatalError("cannot start a thread: \(String(cString: strerror(result)))")
+            throw StartError(name: name, reason: String(cString: strerror(result)))
         }
     }
 

@@ -121,10 +121,10 @@ final class HTTPConnectionRegistry: Sendable {
         gauge.add(-1)
     }
 
-    func startWatchdog() {
+    func startWatchdog() throws {
         let worker = PeriodicWorker(name: "http-head-deadline", interval: max(0.1, min(1.0, headTimeout / 4))) { [weak self] in self?.scan() }
         watchdog.withLock { $0 = worker }
-        worker.start()
+        try worker.start()
     }
 
     func stopWatchdog() {

@@ -115,7 +115,12 @@ public final class HTTPServer: Sendable {
             if threads > 1 { options.append(MHD_OptionItem(option: .THREAD_POOL_SIZE, value: threads, ptr_value: nil)) }
         }
         options.append(MHD_OptionItem(option: .END, value: 0, ptr_value: nil))
-        context.registry.startWatchdog()
+        do {
+            try context.registry.startWatchdog()
+        } catch {
+            close(socket)
+            throw error
+        }
         let started = options.withUnsafeMutableBufferPointer { items in
             cmhd_start_daemon(
                 flagBits, accessCallback, uriLogCallback, connectionCallback, completedCallback, unmanaged, items.baseAddress)

@@ -54,8 +54,15 @@ public final class RegionLibrary {
     }
 
     /// Removes a region's file, its record and its partial downloads. Needs the data-directory lock.
-    public func remove(_ id: String, lock: DirectoryLock) throws -> InstalledRegion {
-        guard let record = try registry.region(id) else { throw try notInstalled(id) }
+    public func remove(_ id: String, lock: DirectoryLock) throws -> InstalledRegion? {
+        // A row damaged outside mapgate is removed all the same (nil: there was no good record).
+        let record: InstalledRegion?
+        do {
+            guard let found = try registry.region(id) else { throw try notInstalled(id) }
+            record = found
+        } catch let error as RegionError where error.kind == .badData {
+            record = nil
+        }
         try registry.database.transaction { try registry.delete(id) }
         // `<id>.<hash>.part` (+ `.json`), `<id>.installing.mbtiles`, `<id>.patching.mbtiles`; not
         // those of a region whose id only starts with this one and a dot (`a` and `a.b`).

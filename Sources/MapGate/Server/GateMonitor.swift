@@ -94,11 +94,12 @@ public final class GateMonitor: @unchecked Sendable {
         policy.isClosedForServer(report.phase, promptsShown: report.record.promptsShown, ownCount: ownCount, servedFor: servedFor(now: report.now))
     }
 
-    /// Starts looking every `refresh` seconds. Call once, before `stop`.
-    public func start() {
+    /// Starts looking every `refresh` seconds. Call once, before `stop`. Throws when its thread
+    /// cannot be started.
+    public func start() throws {
         let worker = PeriodicWorker(name: "gate-monitor", interval: refresh) { [self] in tick() }
         self.worker = worker
-        worker.start()
+        try worker.start()
     }
 
     /// Stops the monitor and waits for its thread (at most one state access in progress).

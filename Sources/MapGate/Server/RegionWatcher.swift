@@ -21,7 +21,8 @@ public final class RegionWatcher: Sendable {
         worker = PeriodicWorker(name: "region-watcher", interval: interval) { look.run() }
     }
 
-    public func start() { worker.start() }
+    /// Throws when its thread cannot be started.
+    public func start() throws { try worker.start() }
 
     public func stop() { worker.stop() }
 

@@ -76,8 +76,13 @@ public final class TileServer: Sendable {
         self.service = service
         self.monitor = monitor
         watcher = RegionWatcher(service: service, directory: library.directory, pins: library.pins, interval: regionRefresh, onEvent: onRegionEvent)
-        monitor.start()
-        watcher.start()
+        do {
+            try monitor.start()
+            try watcher.start()
+        } catch {
+            stop()
+            throw error
+        }
     }
 
     public var baseURL: String { http.baseURL }

@@ -15,8 +15,9 @@ public struct MBTilesError: MapGateFailure, LocalizedError, Sendable, Equatable 
 public final class MBTilesFile {
     public let path: String
     private let database: SQLiteDatabase
-    private lazy var tileStatement: SQLiteStatement? = try? database.prepare(
-        "SELECT tile_data FROM tiles WHERE zoom_level = ? AND tile_column = ? AND tile_row = ?")
+    /// The tile query, prepared on first use and kept once prepared. A failure to prepare is
+    /// thrown with its reason and tried again next time, never kept for the connection's life.
+    private var preparedTileStatement: SQLiteStatement?
 
     /// Opens `path` read-only and checks that it is an MBTiles file at all.
     ///
@@ -149,7 +150,7 @@ public final class MBTilesFile {
         let values = text.split(separator: ",", omittingEmptySubsequences: false).map { Double($0.trimmingWhitespace()) }
         guard values.count == 3, let longitude = values[0], let latitude = values[1], let zoom = values[2],
             [longitude, latitude, zoom].allSatisfy(\.isFinite), (-180...180).contains(longitude), (-90...90).contains(latitude),
-            (0...30).contains(zoom)
+            (0...Double(TileCoordinate.maximumZoom)).contains(zoom)
         else { return nil }
         return [longitude, latitude, zoom]
     }
@@ -182,12 +183,12 @@ public final class MBTilesFile {
 
     /// The tile at XYZ coordinates, telling a missing row from a NULL `tile_data`.
     public func storedTile(z: Int, x: Int, y: Int) throws -> StoredTile {
-        guard (0...30).contains(z), x >= 0, y >= 0, x < 1 << z, y < 1 << z else { return .absent }
-        let row = (1 << z) - 1 - y
-        guard let statement = tileStatement else {
-            throw MBTilesError(path: path, reason: "cannot read tiles")
-        }
+        guard let coordinate = TileCoordinate(z: z, x: x, y: y) else { return .absent }
+        let row = coordinate.tmsRow
         return try wrap {
+            let statement = try preparedTileStatement ?? database.prepare(
+                "SELECT tile_data FROM tiles WHERE zoom_level = ? AND tile_column = ? AND tile_row = ?")
+            preparedTileStatement = statement
             try statement.bind([.integer(Int64(z)), .integer(Int64(x)), .integer(Int64(row))])
             defer { try? statement.bind([]) }
             guard try statement.step() else { return .absent }
@@ -202,7 +203,7 @@ public final class MBTilesFile {
         }
         while try wrap({ try statement.step() }) {
             let z = statement.int(0)
-            try body(z, statement.int(1), (1 << z) - 1 - statement.int(2), statement.blob(3))
+            try body(z, statement.int(1), TileCoordinate.flippedRow(statement.int(2), zoom: z), statement.blob(3))
         }
     }
 

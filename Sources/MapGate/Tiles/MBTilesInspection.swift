@@ -23,7 +23,7 @@ public struct MBTilesInspection: Sendable, Equatable {
     }
 
     /// The zooms a region may have: 0–30 (what XYZ URLs and the server accept).
-    public static let validZooms = 0...30
+    public static let validZooms = TileCoordinate.zooms
 
     /// The one zoom rule: the tiles' own range, which must lie in 0–30 (a tile at zoom −1 can
     /// never be asked for), widened to the metadata's `minzoom`/`maxzoom` when those are integers

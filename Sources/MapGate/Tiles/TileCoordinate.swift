@@ -8,10 +8,19 @@ public struct TileCoordinate: Sendable, Equatable, CustomStringConvertible {
 
     /// The deepest zoom accepted (MBTiles files in use stop far earlier).
     public static let maximumZoom = 30
+    /// Every zoom a tile, a catalog or a file's metadata may name.
+    public static let zooms = 0...maximumZoom
+
+    /// The row of XYZ row `y` at zoom `z` in the TMS scheme MBTiles files use (y from the south),
+    /// and back: the one flip.
+    public static func flippedRow(_ y: Int, zoom z: Int) -> Int { (1 << z) - 1 - y }
+
+    /// This tile's row in an MBTiles file.
+    public var tmsRow: Int { Self.flippedRow(y, zoom: z) }
 
     /// Nil unless `z` is 0–30 and `x`, `y` lie within `2^z`.
     public init?(z: Int, x: Int, y: Int) {
-        guard (0...Self.maximumZoom).contains(z), (0..<(1 << z)).contains(x), (0..<(1 << z)).contains(y) else { return nil }
+        guard Self.zooms.contains(z), (0..<(1 << z)).contains(x), (0..<(1 << z)).contains(y) else { return nil }
         self.z = z
         self.x = x
         self.y = y

@@ -26,9 +26,9 @@ struct RemoveCommand: Command {
             do {
                 let removed = try library.remove(id, lock: lock)
                 if context.json {
-                    context.console.json(Line(region: id, action: "removed", version: removed.version))
+                    context.console.json(Line(region: id, action: "removed", version: removed?.version))
                 } else {
-                    context.console.print("removed \(id) \(TerminalText.inline(removed.version))")
+                    context.console.print("removed \(id)" + (removed.map { " " + TerminalText.inline($0.version) } ?? " (its record was damaged)"))
                 }
             } catch {
                 firstFailure = firstFailure ?? error
