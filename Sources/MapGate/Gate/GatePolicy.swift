@@ -43,7 +43,9 @@ public struct GatePolicy: Sendable {
     /// makes one due by time).
     public static let maximumUsesBetweenLookups = 20
 
-    public init(installed: AppVersion, graceDays: Int = 30, maxPrompts: Int = 5, closeAfterDays: Int? = nil) {
+    public init(
+        installed: AppVersion, graceDays: Int = ProductProfile.graceDays, maxPrompts: Int = ProductProfile.maxPrompts, closeAfterDays: Int? = nil
+    ) {
         self.installed = installed
         self.graceDays = graceDays
         self.maxPrompts = maxPrompts

@@ -45,7 +45,7 @@ public struct GateSettings: Sendable, Equatable {
 
     public init(
         appID: Int? = nil, bundleID: String? = nil, country: String = "us", lookupURL: String = "https://itunes.apple.com/lookup",
-        lookupCAFile: String? = nil, graceDays: Int = 30, maxPrompts: Int = 5, checkIntervalHours: Double = 24,
+        lookupCAFile: String? = nil, graceDays: Int = ProductProfile.graceDays, maxPrompts: Int = ProductProfile.maxPrompts, checkIntervalHours: Double = 24,
         closeAfterDays: Int? = nil, catalogURL: String? = nil, trustedKeys: [String] = [], requireSignedCatalog: Bool = true,
         allowInsecureLookup: Bool = false, lookupUsesProxy: Bool = false
     ) {

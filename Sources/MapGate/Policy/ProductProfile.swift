@@ -7,6 +7,11 @@
 /// the rules stricter as it is, one that loosens them only when signed with a key of
 /// ``policyKeys`` (docs/decisions/signed-policy.md).
 public enum ProductProfile {
+    /// Days after a newer version's release before the prompts start: the one place this number is written.
+    public static let graceDays = 30
+    /// Prompted uses after the grace before the gate closes: the one place this number is written.
+    public static let maxPrompts = 5
+
     /// minisign public keys (`RW…`) whose signature (`policy.json.minisig`) lets a managed policy
     /// loosen the profile: another store, storefront or lookup URL, more grace days or prompts,
     /// other catalog keys. The publisher's own key goes here when the product is built; this
@@ -25,8 +30,8 @@ public enum ProductProfile {
         bundleID: "app.mapgate.offline",
         country: "us",
         lookupURL: "https://itunes.apple.com/lookup",
-        graceDays: 30,
-        maxPrompts: 5,
+        graceDays: graceDays,
+        maxPrompts: maxPrompts,
         checkIntervalHours: 24,
         closeAfterDays: nil,
         catalogURL: "https://maps.mapgate.app/catalog.json",
