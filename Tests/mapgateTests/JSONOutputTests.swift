@@ -90,6 +90,5 @@ import Testing
         }
         let failed = try check(try mapgate.run(["remove", "nope", "--json"]).stdout, "remove")
         #expect(failed.first?["action"] as? String == "failed")
-        // An error before any region line is still one JSON object (here: the catalog is unreachable).
     }
 }

@@ -20,55 +20,6 @@ public enum JSONLine {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    public static func encode(_ value: Any) -> String {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(256)
-        append(value, to: &bytes)
-        return String(decoding: bytes, as: UTF8.self)
-    }
-
-    private static func append(_ value: Any, to bytes: inout [UInt8]) {
-        switch value {
-        case let text as String: appendString(text, to: &bytes)
-        case let flag as Bool: bytes += Array((flag ? "true" : "false").utf8)
-        case let number as Int: bytes += Array(String(number).utf8)
-        case let number as Int64: bytes += Array(String(number).utf8)
-        case let number as Int32: bytes += Array(String(number).utf8)
-        case let number as UInt64: bytes += Array(String(number).utf8)
-        case let number as UInt32: bytes += Array(String(number).utf8)
-        case let number as Double: appendDouble(number, to: &bytes)
-        case let number as Float: appendDouble(Double(number), to: &bytes)
-        case let object as [String: Any]:
-            bytes.append(UInt8(ascii: "{"))
-            let keys = object.keys.sorted { left, right in
-                let (a, b) = (left.lowercased(), right.lowercased())
-                return a == b ? left < right : a < b
-            }
-            for (index, key) in keys.enumerated() {
-                if index > 0 { bytes.append(UInt8(ascii: ",")) }
-                appendString(key, to: &bytes)
-                bytes.append(UInt8(ascii: ":"))
-                append(object[key] ?? JSONValue.null, to: &bytes)
-            }
-            bytes.append(UInt8(ascii: "}"))
-        case let array as [Any]:
-            bytes.append(UInt8(ascii: "["))
-            for (index, element) in array.enumerated() {
-                if index > 0 { bytes.append(UInt8(ascii: ",")) }
-                append(element, to: &bytes)
-            }
-            bytes.append(UInt8(ascii: "]"))
-        case let json as JSONValue: appendJSON(json, to: &bytes)
-        default:
-            // nil and anything JSON has no word for.
-            if let optional = value as? any JSONOptional, let wrapped = optional.wrappedAny {
-                append(wrapped, to: &bytes)
-            } else {
-                bytes += Array("null".utf8)
-            }
-        }
-    }
-
     private static func appendJSON(_ value: JSONValue, to bytes: inout [UInt8]) {
         switch value {
         case .null: bytes += Array("null".utf8)

@@ -68,8 +68,6 @@ struct Console {
         return "\u{1B}[\(color.rawValue)m\(text)\u{1B}[0m"
     }
 
-    /// Prints one JSON object on a line, keys sorted so the output is stable; DEL, C1 and the
-    /// Unicode line separators are escaped too, so no terminal acts on them (``JSONLine``).
     /// One `--json` line: a command's own Encodable line type, every key present (a `nil` is
     /// `null`: ``JSONValueEncoder``), keys sorted, escaped for a terminal (``JSONLine``).
     func json(_ line: some Encodable) {
