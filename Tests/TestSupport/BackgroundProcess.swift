@@ -7,6 +7,8 @@ public final class BackgroundProcess: @unchecked Sendable {
     private let lock = NSLock()
     private var output = Data()
     private var errors = Data()
+    /// Left by each pipe's reader at the pipe's end.
+    private let pipesOpen = DispatchGroup()
 
     public init(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws {
         process.executableURL = URL(fileURLWithPath: executable)
@@ -17,13 +19,16 @@ public final class BackgroundProcess: @unchecked Sendable {
         process.standardOutput = out
         process.standardError = err
         process.standardInput = FileHandle.nullDevice
-        out.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            self?.lock.withLock { self?.output.append(data) }
-        }
-        err.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            self?.lock.withLock { self?.errors.append(data) }
+        // One reader per pipe until its end: `wait` then knows every byte has arrived.
+        for (pipe, isOutput) in [(out, true), (err, false)] {
+            pipesOpen.enter()
+            DispatchQueue.global().async { [weak self] in
+                let handle = pipe.fileHandleForReading
+                while case let data = handle.availableData, !data.isEmpty {
+                    self?.lock.withLock { if isOutput { self?.output.append(data) } else { self?.errors.append(data) } }
+                }
+                self?.pipesOpen.leave()
+            }
         }
         try process.run()
     }
@@ -60,7 +65,8 @@ public final class BackgroundProcess: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
         if process.isRunning { return nil }
-        Thread.sleep(forTimeInterval: 0.1)  // let the pipes drain
+        // Both pipes closed: all the output is read (a child that kept one open gets the rest of the timeout).
+        _ = pipesOpen.wait(timeout: .now() + max(0.1, deadline.timeIntervalSinceNow))
         return process.terminationStatus
     }
 }
