@@ -46,7 +46,12 @@ extension Help {
         }
         roff += [
             ".PP",
-            text("The gate's rules are read from the managed policy, /etc/mapgate/policy.json (or the file MAPGATE_POLICY names), honoured only when it and every folder above it are owned by root and writable by nobody else. An example is in /usr/share/doc/mapgate/examples/policy.json."),
+            text("The gate's rules are read from the managed policy, /etc/mapgate/policy.json (or, only on a machine without that file, the file MAPGATE_POLICY names), honoured only when it and every folder above it are owned by root and writable by nobody else. Unsigned, it may only make the gate stricter; a policy that loosens it needs the publisher's signature beside it (policy.json.minisig). An example is in /usr/share/doc/mapgate/examples/policy.json. Its keys, all optional:"),
+        ]
+        for key in GateSettings.keys {
+            roff += [".TP", "\\fB\(escape(key.name))\\fR (\(escape(key.type)))", text(key.summary)]
+        }
+        roff += [
             ".SH EXIT STATUS",
         ]
         for exit in exitCodes {
@@ -56,11 +61,13 @@ extension Help {
             ".SH ENVIRONMENT",
             ".TP", "\\fBMAPGATE_CONFIG\\fR", text("the configuration file, when --config is not given"),
             ".TP", "\\fBMAPGATE_DATA_DIR\\fR", text("the data directory, when --data-dir is not given"),
-            ".TP", "\\fBMAPGATE_POLICY\\fR", text("a managed policy file instead of /etc/mapgate/policy.json (it must then exist)"),
+            ".TP", "\\fBMAPGATE_POLICY\\fR", text("a managed policy file, used only when /etc/mapgate/policy.json does not exist (it must then exist itself)"),
+            ".TP", "\\fBMAPGATE_KEY_PASSWORD\\fR", text("the password of the publisher's secret key, for mapgate publish without a terminal"),
             ".TP", "\\fBXDG_CONFIG_HOME\\fR, \\fBXDG_DATA_HOME\\fR, \\fBXDG_STATE_HOME\\fR", text("where the configuration, the regions and the gate's state live (~/.config, ~/.local/share and ~/.local/state when unset)"),
             ".TP", "\\fBNO_COLOR\\fR", text("no colour on a terminal"),
             ".SH FILES",
-            ".TP", "\\fI/etc/mapgate/policy.json\\fR", text("the managed policy (root-owned; not shipped)"),
+            ".TP", "\\fI/etc/mapgate/policy.json\\fR", text("the managed policy (root-owned; not shipped; keys under CONFIGURATION)"),
+            ".TP", "\\fI/etc/mapgate/policy.json.minisig\\fR", text("the publisher's signature of it, needed for a policy that loosens the gate"),
             ".TP", "\\fI~/.config/mapgate/config.json\\fR", text("the user's configuration"),
             ".TP", "\\fI/usr/share/mapgate/demo\\fR", text("the fixtures mapgate demo uses"),
             ".TP", "\\fI/usr/lib/systemd/user/mapgate\\-serve.service\\fR",
@@ -92,7 +99,14 @@ extension Help {
     }
 
     /// Backslashes and hyphens for roff (`-` is a hyphen there, `\-` the minus of an option).
+    /// Characters outside ASCII as groff's `\[uXXXX]` (an ellipsis in a key's summary), which
+    /// every groff renders without a warning.
     private static func escape(_ text: String) -> String {
-        text.replacing("\\", with: "\\e").replacing("-", with: "\\-")
+        let ascii = text.replacing("\\", with: "\\e").replacing("-", with: "\\-")
+        return ascii.unicodeScalars.map { scalar in
+            guard !scalar.isASCII else { return String(scalar) }
+            let hex = String(scalar.value, radix: 16, uppercase: true)
+            return "\\[u" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex + "]"
+        }.joined()
     }
 }

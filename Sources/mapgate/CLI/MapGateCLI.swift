@@ -51,9 +51,14 @@ enum MapGateCLI {
             }
             if let topic, let command = commands.first(where: { $0.name == topic }) {
                 console.data(Help.command(command))
-            } else {
-                console.data(Help.root())
+                return ExitCode.success
             }
+            if let topic {
+                let usage = UsageError(
+                    message: "no help topic '\(topic)' (topics: \(commands.map { $0.name }.joined(separator: ", ")))", usage: "mapgate help [COMMAND]")
+                return usageFailure(usage, environment: environment, json: context.json)
+            }
+            console.data(Help.root())
             return ExitCode.success
         }
         guard let command = commands.first(where: { $0.name == name }) else {

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import MapGate
 
 #if canImport(Glibc)
 import Glibc
@@ -25,4 +26,15 @@ func spawn(_ arguments: [String], wait: Bool) -> Int32? {
     }
     // WIFEXITED / WEXITSTATUS are macros: exited normally when the low 7 bits are 0.
     return status & 0x7F == 0 ? (status >> 8) & 0xFF : nil
+}
+
+/// Starts `arguments` without waiting, and calls `onExit` with its exit status (nil when it could
+/// not be started or was killed) from another thread once it ends: for `xdg-open`, whose failure
+/// (exit 3: no browser) must still reach the user.
+func spawnWatched(_ arguments: [String], onExit: @escaping @Sendable (Int32?) -> Void) {
+    do {
+        try Threads.detach(name: "spawn") { onExit(spawn(arguments, wait: true)) }
+    } catch {
+        onExit(nil)
+    }
 }

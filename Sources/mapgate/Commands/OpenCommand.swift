@@ -47,7 +47,12 @@ struct OpenCommand: Command {
                 context.console.note("serving \(region) until Ctrl-C")
             }
             if browser {
-                if spawn(["xdg-open", url], wait: false) == nil { context.console.warning("cannot run xdg-open; open \(url) yourself") }
+                let console = context.console
+                spawnWatched(["xdg-open", url]) { status in
+                    guard status != 0 else { return }
+                    let why = status.map { "xdg-open could not start a browser (exit \($0))" } ?? "xdg-open could not be run"
+                    console.warning("\(why); open \(url) in a browser yourself")
+                }
             }
             Termination.wait()
             context.console.note("stopping…")
