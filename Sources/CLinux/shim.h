@@ -4,6 +4,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 #include <sys/prctl.h>
+#include <malloc.h>
 
 // Linux calls glibc declares only under _GNU_SOURCE, which Swift's Glibc module is built without:
 // made through syscall(2), which is variadic and so cannot be called from Swift either.
@@ -29,3 +30,7 @@ static inline int clinux_ppoll(struct pollfd *fds, unsigned long count, long lon
 // pthread_setname_np, which glibc declares only under _GNU_SOURCE); prctl is variadic. The kernel
 // keeps the first 15 bytes. Returns 0, or -1 with errno.
 static inline int clinux_set_thread_name(const char *name) { return prctl(PR_SET_NAME, (unsigned long)name, 0ul, 0ul, 0ul); }
+
+// mallopt(M_MMAP_THRESHOLD): allocations of `bytes` and more are mapped, and unmapped when freed.
+// A fixed threshold also stops glibc from raising it after each large free. Returns 1, or 0.
+static inline int clinux_set_mmap_threshold(int bytes) { return mallopt(M_MMAP_THRESHOLD, bytes); }

@@ -1,3 +1,4 @@
+import CLinux
 import CMicroHTTPD
 import FoundationEssentials
 import Synchronization
@@ -48,6 +49,9 @@ public final class HTTPServer: Sendable {
         /// One thread per connection instead of the event loop, for handlers whose bodies
         /// block (the test origin's `stall`).
         public var threadPerConnection = false
+        /// Bytes that answers made for their request may hold in total until their clients take
+        /// them (``HTTPBodyBudget``); past it an answer is 503 with `Retry-After`.
+        public var maxUnsentBodyBytes: Int = 128 << 20
         /// Hosts answered; nil answers any `Host` (the test origin).
         public var hostPolicy: HTTPHostPolicy?
         public init() {}
@@ -96,6 +100,10 @@ public final class HTTPServer: Sendable {
             close(socket)
             throw HTTPServerError(message: "cannot make the listening socket of \(bound.baseURL) non-blocking: \(String(cString: strerror(errno)))")
         }
+        // Bodies of a few hundred KB and more are mapped and given back to the system when their
+        // answer is done (a fixed threshold: glibc's moving one kept freed 8 MB tiles in the heap,
+        // and the process kept its peak size after the clients went). Process-wide.
+        _ = clinux_set_mmap_threshold(256 << 10)
         context = HTTPDaemonContext(settings: settings, gauge: gauge, log: log, makeHandler: makeHandler)
         let unmanaged = Unmanaged.passUnretained(context).toOpaque()
         var options: [MHD_OptionItem] = [

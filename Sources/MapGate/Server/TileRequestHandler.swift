@@ -228,24 +228,18 @@ public final class TileRequestHandler: HTTPRequestHandler {
         if let refusal = refusalWhileClosed(json: true) { return refusal }
         guard let style = service.style(id) else { return text(404, "style \(id) is not installed\n", cors: true) }
         let etag = "\"\(style.bundle.version)\""
-        let body: Data
-        let type: String
         if file == "style.json" {
-            body = style.bundle.style(baseURL: baseURL(request))
-            type = "application/json"
-        } else if let sprite = style.bundle.sprites[file] {
-            body = sprite
-            type = file.hasSuffix(".png") ? "image/png" : "application/json"
-        } else {
-            return text(404, "style \(id) has no \(file)\n", cors: true)
+            // Its body depends on the Host it was asked at: no tag.
+            let body = style.bundle.style(baseURL: baseURL(request))
+            return HTTPServerResponse(status: 200, headers: Self.anyOrigin + [("Content-Type", "application/json"), ("Cache-Control", "no-cache")], body: body)
         }
-        // The style's body depends on the Host it was asked at: only the sprites have a tag.
-        let headers: [(name: String, value: String)] =
-            Self.anyOrigin + [("Content-Type", type), ("Cache-Control", "no-cache")] + (file == "style.json" ? [] : [("ETag", etag)])
-        if file != "style.json", let match = request.header("If-None-Match"), Self.matches(ifNoneMatch: match, etag: etag) {
-            return HTTPServerResponse(status: 304, headers: headers.filter { $0.name != "Content-Type" } + [("Content-Length", String(body.count))])
+        guard let sprite = style.sprites[file] else { return text(404, "style \(id) has no \(file)\n", cors: true) }
+        let type = file.hasSuffix(".png") ? "image/png" : "application/json"
+        let headers: [(name: String, value: String)] = Self.anyOrigin + [("Content-Type", type), ("Cache-Control", "no-cache"), ("ETag", etag)]
+        if let match = request.header("If-None-Match"), Self.matches(ifNoneMatch: match, etag: etag) {
+            return HTTPServerResponse(status: 304, headers: headers.filter { $0.name != "Content-Type" } + [("Content-Length", String(sprite.count))])
         }
-        return HTTPServerResponse(status: 200, headers: headers, body: body)
+        return HTTPServerResponse(status: 200, headers: headers, shared: sprite)
     }
 
     /// The names of the fonts glyphs can be made from, as a JSON array.

@@ -34,6 +34,15 @@ public final class TileService: Sendable {
     public struct Style: Sendable {
         public var bundle: StyleBundle
         public var file: FileIdentity
+        /// The sprite files, each held once and shared by every answer that sends it (a 42 MB
+        /// sprite asked for by 60 clients is 42 MB, not 60 copies).
+        public let sprites: [String: HTTPBodyBytes]
+
+        public init(bundle: StyleBundle, file: FileIdentity) {
+            self.bundle = bundle
+            self.file = file
+            sprites = bundle.sprites.mapValues(HTTPBodyBytes.init)
+        }
     }
 
     private let current: Locked<[String: Region]>
