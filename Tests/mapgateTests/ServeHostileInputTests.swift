@@ -106,4 +106,34 @@ import Glibc
         var after = Int.max
         #expect(waitUntil { after = server.residentBytes ?? Int.max; return after < before + (48 << 20) }, "\((after - before) >> 20) MB stayed after the clients closed")
     }
+
+    /// Item 7: a region whose file was cut short while serving was logged `region plain
+    /// removed: now 404` and its tiles answered 404, though it was still installed. It is said
+    /// to be damaged, with the reason; its tiles are 500 with that reason, and /health lists it.
+    @Test func aRegionCutShortWhileServingIsDamagedNotRemoved() throws {
+        try mapgate.configure(["catalogURL": workspace.catalogURL])
+        #expect(try mapgate.run(["sync", "plain"]).status == 0)
+        let (server, base) = try serve()
+        defer {
+            server.signal(SIGTERM)
+            _ = server.wait()
+        }
+        #expect(try get(base + "/plain/0/0/0.png").status == 200)
+        let path = mapgate.dataDirectory + "/regions/plain.mbtiles"
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
+        #expect(truncate(path, off_t(size / 2)) == 0)
+        #expect(waitUntil { server.stderr.contains("region plain is damaged") }, "stderr: \(server.stderr)")
+        // With the reason: SQLite's complaint about the file, or its length against its header.
+        #expect(server.stderr.contains("plain.mbtiles: "), "stderr: \(server.stderr)")
+        #expect(!server.stderr.contains("removed"), "stderr: \(server.stderr)")
+        let tile = try get(base + "/plain/0/0/0.png")
+        #expect(tile.status == 500)
+        #expect(String(decoding: tile.body, as: UTF8.self).contains("damaged"))
+        let health = try #require(try JSONSerialization.jsonObject(with: try get(base + "/health").body) as? [String: Any])
+        #expect(health["status"] as? String == "degraded")
+        #expect(health["regions"] as? Int == 0)
+        let damaged = try #require(health["damaged"] as? [[String: Any]])
+        #expect(damaged.first?["id"] as? String == "plain")
+        #expect((damaged.first?["reason"] as? String)?.contains("plain.mbtiles: ") == true)
+    }
 }
