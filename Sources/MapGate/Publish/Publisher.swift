@@ -102,11 +102,16 @@ public final class Publisher {
             throw PublishError("--serial \(serial)", "must be above the current catalog's serial \(old) (clients refuse a lower one)", kind: .usage)
         }
 
+        // Everything that can be checked is checked before anything is written: each region's
+        // facts (its format, which the styles need) and the styles, which name the regions.
+        var sourceFormats: [String: TileFormat] = [:]
+        for source in sources { sourceFormats[source.id] = try RegionFacts.read(path: source.path, hashing: false).format }
+        let publishedStyles = try PublishedStyle.readAll(input: options.inputDirectory, regions: sourceFormats)
+
         var notes: [String] = []
         var entries: [CatalogFile.Region] = []
         var regions: [PublishReport.Region] = []
         var removedFiles: [String] = []
-        var formats: [String: TileFormat] = [:]
         for source in sources {
             let versions = history.regions[source.id] ?? []
             let record: PublishedVersion
@@ -125,7 +130,6 @@ public final class Publisher {
                     notes += made.notes
                 }
             }
-            formats[source.id] = TileFormat(rawValue: record.format)
             let entry = CatalogDocument.entry(for: source, record: record, baseURL: options.baseURL)
             entries.append(entry)
             let old = previous?.regions[source.id]
@@ -154,7 +158,7 @@ public final class Publisher {
                 removedFiles += trimmed.files
             }
         }
-        let styles = try publishStyles(formats: formats, previous: previous, isDryRun: isDryRun)
+        let styles = try publishStyles(publishedStyles, previous: previous, isDryRun: isDryRun)
         let offered = Set(sources.map(\.id))
         for (id, entry) in (previous?.regions ?? [:]).sorted(by: { $0.key < $1.key }) where !offered.contains(id) {
             let version = entry.version
