@@ -102,20 +102,29 @@ public final class Publisher {
             throw PublishError("--serial \(serial)", "must be above the current catalog's serial \(old) (clients refuse a lower one)", kind: .usage)
         }
 
-        // Everything that can be checked is checked before anything is written: each region's
-        // facts (its format, which the styles need) and the styles, which name the regions.
+        // What can be checked is checked before anything is written: every region that will be
+        // made (its file and facts) and the styles, which name the regions and their formats.
+        // A region kept as it was is not read again (its format is in the history).
+        var decisions: [Decision] = []
         var sourceFormats: [String: TileFormat] = [:]
-        for source in sources { sourceFormats[source.id] = try RegionFacts.read(path: source.path, hashing: false).format }
+        for source in sources {
+            let decision = try decide(source, history: history)
+            switch decision {
+            case .reuse(let kept): sourceFormats[source.id] = TileFormat(rawValue: kept.format)
+            case .make: sourceFormats[source.id] = try RegionFacts.read(path: source.path, hashing: false).format
+            }
+            decisions.append(decision)
+        }
         let publishedStyles = try PublishedStyle.readAll(input: options.inputDirectory, regions: sourceFormats)
 
         var notes: [String] = []
         var entries: [CatalogFile.Region] = []
         var regions: [PublishReport.Region] = []
         var removedFiles: [String] = []
-        for source in sources {
+        for (source, decision) in zip(sources, decisions) {
             let versions = history.regions[source.id] ?? []
             let record: PublishedVersion
-            switch try decide(source, history: history) {
+            switch decision {
             case .reuse(let kept):
                 record = kept
             case .make(let sha):
