@@ -33,4 +33,23 @@ import Testing
         #expect(catalog.status == 0, "\(catalog.stderr)")
         #expect(catalog.stdout.contains("Test Maps: 1 region,"), "\(catalog.stdout)")
     }
+
+    /// Issue 26 item 2: `list`, `verify` and `catalog` left `state.sqlite-shm` and
+    /// `state.sqlite-wal` in the data directory. They create nothing there, and `list` and
+    /// `verify` change nothing (`catalog` keeps the highest catalog serial in the gate's record).
+    @Test func readingCommandsCreateAndChangeNothing() throws {
+        try workspace.offer("geo", fixture: "mbtileserver-geography-class-png.mbtiles", format: "png")
+        #expect(try mapgate.run(["sync", "geo"]).status == 0)
+        let data = mapgate.dataDirectory
+        let names = try FileManager.default.contentsOfDirectory(atPath: data).sorted()
+        let state = try Data(contentsOf: URL(fileURLWithPath: data + "/state.sqlite"))
+        for command in [["list"], ["verify"], ["list", "--json"], ["catalog"]] {
+            let result = try mapgate.run(command)
+            #expect(result.status == 0, "\(command): \(result.stderr)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: data).sorted() == names, "after \(command)")
+            if command[0] != "catalog" {
+                #expect(try Data(contentsOf: URL(fileURLWithPath: data + "/state.sqlite")) == state, "\(command) changed state.sqlite")
+            }
+        }
+    }
 }
