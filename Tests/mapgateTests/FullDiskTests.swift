@@ -81,15 +81,7 @@ extension FullDiskTests {
         try workspace.offer("small", fixture: "mbtileserver-geography-class-png.mbtiles", format: "png")
         try mapgate.configure(["catalogURL": workspace.catalogURL])
         #expect(try mapgate.run(["sync", "small"]).status == 0)
-        if how == "full" {
-            let filler = mapgate.dataDirectory + "/filler"
-            FileManager.default.createFile(atPath: filler, contents: nil)
-            let handle = try #require(FileHandle(forWritingAtPath: filler))
-            while (try? handle.write(contentsOf: Data(repeating: 1, count: 4096))) != nil {}
-            try? handle.close()
-        } else {
-            #expect(try runProcess("/bin/mount", ["-o", "remount,ro", disk.path]).status == 0)
-        }
+        try disk.make(how)
         let list = try mapgate.run(["list"])
         #expect(list.status == 0, "\(list.stderr)")
         #expect(list.stdout.contains("small"), "\(list.stdout)")
@@ -134,15 +126,7 @@ extension FullDiskTests {
         #expect(server.wait() == 0)
         let left = try FileManager.default.contentsOfDirectory(atPath: mapgate.dataDirectory).filter { $0.hasPrefix("state.sqlite-") }
         #expect(left.isEmpty, "serve left \(left)")
-        if how == "full" {
-            let filler = mapgate.dataDirectory + "/filler"
-            FileManager.default.createFile(atPath: filler, contents: nil)
-            let handle = try #require(FileHandle(forWritingAtPath: filler))
-            while (try? handle.write(contentsOf: Data(repeating: 1, count: 4096))) != nil {}
-            try? handle.close()
-        } else {
-            #expect(try runProcess("/bin/mount", ["-o", "remount,ro", disk.path]).status == 0)
-        }
+        try disk.make(how)
         let status = try mapgate.run(["status"])
         #expect(status.status == 0, "\(status.stderr)")
         let serving = try mapgate.start(["serve", "--port", "0"])
@@ -174,5 +158,18 @@ struct TinyDisk {
 
     func unmount() {
         _ = try? runProcess("/bin/umount", [path])
+    }
+
+    /// Makes the disk `full` (a file fills it) or `read-only` (mounted again so).
+    func make(_ how: String) throws {
+        if how == "full" {
+            let filler = path + "/filler"
+            FileManager.default.createFile(atPath: filler, contents: nil)
+            let handle = try #require(FileHandle(forWritingAtPath: filler))
+            while (try? handle.write(contentsOf: Data(repeating: 1, count: 4096))) != nil {}
+            try? handle.close()
+        } else {
+            #expect(try runProcess("/bin/mount", ["-o", "remount,ro", path]).status == 0)
+        }
     }
 }
