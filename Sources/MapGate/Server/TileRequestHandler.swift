@@ -226,7 +226,8 @@ public final class TileRequestHandler: HTTPRequestHandler {
     private func styleList(_ request: HTTPServerRequest) -> HTTPServerResponse {
         if let refusal = refusalWhileClosed(json: true) { return refusal }
         let base = baseURL(request)
-        let list: [[String: Any]] = service.styles.values.sorted { $0.bundle.id < $1.bundle.id }.map { style in
+        // Only the styles all of whose regions are served: one drawing a removed region would 404.
+        let list: [[String: Any]] = service.drawableStyles.map { style in
             [
                 "id": style.bundle.id, "name": style.bundle.name, "version": style.bundle.version, "regions": style.bundle.regions,
                 "url": base + "/styles/\(style.bundle.id)/style.json",

@@ -92,11 +92,16 @@ public final class TileService: Sendable {
 
     public func style(_ id: String) -> Style? { currentStyles.withLock { $0[id] } }
 
+    /// The styles all of whose regions are served, sorted by id (one drawing a region that is not
+    /// would draw a source that 404s).
+    public var drawableStyles: [Style] {
+        let served = regions
+        return styles.values.filter { $0.bundle.regions.allSatisfy { served[$0] != nil } }.sorted { $0.bundle.id < $1.bundle.id }
+    }
+
     /// The styles that draw region `id` (all of whose regions are served), sorted by id.
     public func styles(drawing id: String) -> [Style] {
-        let served = regions
-        return styles.values.filter { $0.bundle.regions.contains(id) && $0.bundle.regions.allSatisfy { served[$0] != nil } }
-            .sorted { $0.bundle.id < $1.bundle.id }
+        drawableStyles.filter { $0.bundle.regions.contains(id) }
     }
 
     /// What changed in one look at the installed regions.
