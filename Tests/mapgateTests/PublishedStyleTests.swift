@@ -190,6 +190,14 @@ import Testing
         #expect(written.isEmpty, "\(written)")
     }
 
+    /// Issue 26 item 10: a style.json nested 513 levels deep was "not valid JSON", no more.
+    @Test func aDeeplyNestedStyleSaysSo() throws {
+        try work.write("in/styles/night/style.json", #"{"version": 8, "sources": {}, "layers": "# + String(repeating: "[", count: 513) + String(repeating: "]", count: 513) + "}")
+        let published = try publish()
+        #expect(published.status == 65, "\(published.stderr)")
+        #expect(published.stderr.contains("style.json is not valid JSON: nested too deeply: more than 512 arrays or objects inside each other (the limit"), "\(published.stderr)")
+    }
+
     @Test func spritesAndFolderNamesAreChecked() throws {
         try FileManager.default.removeItem(atPath: work.file("in/styles/night/sprite.png"))
         var published = try publish()

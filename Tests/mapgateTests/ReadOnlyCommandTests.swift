@@ -52,4 +52,19 @@ import Testing
             }
         }
     }
+
+    /// Issue 26 item 10: a catalog with 100,000 bad entries printed 100,000 lines. The first 10
+    /// are said, then how many more; `--json` lists every one.
+    @Test func manyBadCatalogEntriesAreCountedNotAllPrinted() throws {
+        let bad = (0..<30).map { #"{"id": "bad\#($0)", "name": "Bad", "version": "1"}"# }.joined(separator: ",")
+        try workspace.work.write("www/catalog.json", #"{"formatVersion": 1, "publisher": "t", "serial": 1, "expires": "2036-01-01T00:00:00Z", "regions": [\#(bad)]}"#)
+        let catalog = try mapgate.run(["catalog"])
+        #expect(catalog.status == 65, "\(catalog.stderr)")
+        let lines = catalog.stderr.split(separator: "\n")
+        #expect(lines.filter { $0.hasPrefix("error: catalog ") && $0.contains(": region bad") }.count == 10, "\(catalog.stderr.prefix(2000))")
+        #expect(catalog.stderr.contains("20 more region entries rejected (30 in all; --json lists them all)"), "\(catalog.stderr)")
+        #expect(lines.count <= 12, "\(lines.count) lines")
+        let json = try mapgate.run(["catalog", "--json"])
+        #expect(json.stdout.split(separator: "\n").filter { $0.contains("\"error\"") }.count == 30, "\(json.stdout)")
+    }
 }

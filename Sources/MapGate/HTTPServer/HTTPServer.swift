@@ -37,7 +37,8 @@ public final class HTTPServer: Sendable {
         /// Memory per connection for its request head and buffers. libmicrohttpd zeroes the whole
         /// of it after each request, so every idle keep-alive connection holds all of it: 8 KiB
         /// keeps 10,000 idle connections under 128 MB (16 KiB took 198 MB). libmicrohttpd reads
-        /// a head into about half of it: heads up to about 3.8 KB are answered, larger ones 431.
+        /// header fields into about half of it: up to about 3.8 KB of them are answered, more 431;
+        /// a request target up to about 7.9 KB is answered (414 or 431 past 8 KB).
         public var maxHeaderBytes: Int = 8 << 10
         /// Seconds a client has to finish a request head once it started sending it (408).
         public var readTimeout: Double = 10

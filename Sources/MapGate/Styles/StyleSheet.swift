@@ -134,7 +134,7 @@ public enum StyleSheet {
         do {
             parsed = try JSONValue(parsing: data)
         } catch {
-            throw fail("style.json is not valid JSON")
+            throw fail("style.json is not valid JSON: \(error.explanation)")
         }
         guard let style = parsed.objectValue else { throw fail("style.json is not a JSON object") }
         guard let version = style["version"], version.isNumber, !version.isBoolean, version.double == 8 else {

@@ -161,6 +161,16 @@ import Glibc
         #expect(try workspace.publish().regions.map(\.id) == ["roads"])
     }
 
+    /// Issue 26 item 10: a regions.json nested 513 levels deep was "not a JSON object keyed by
+    /// file name"; it says it is nested too deeply, and the limit.
+    @Test func aDeeplyNestedRegionsJSONSaysSo() throws {
+        try workspace.writeRegion("a.mbtiles", tiles: tiles, metadata: ["version": "1"])
+        let deep = "{\"a.mbtiles\": " + String(repeating: "[", count: 600) + String(repeating: "]", count: 600) + "}"
+        try Data(deep.utf8).write(to: URL(fileURLWithPath: workspace.input + "/regions.json"))
+        let message = publishError()
+        #expect(message.contains("regions.json: not valid JSON: nested too deeply: more than 512 arrays or objects inside each other (the limit"), "\(message)")
+    }
+
     @Test func aVersionFromMetadataIsExplainedOneFromRegionsJSONIsNot() throws {
         try workspace.writeRegion("gdal.mbtiles", tiles: tiles, metadata: ["version": "1.1"])
         try workspace.writeRegion("chosen.mbtiles", tiles: tiles, metadata: ["version": "1.1"])

@@ -236,7 +236,11 @@ import Glibc
 
     /// A request line too long for the head buffer is 414 (URI Too Long, RFC 9110 §15.5.15);
     /// header fields too large are 431 (RFC 6585 §5). Both from libmicrohttpd.
+    /// A target up to about 7.9 KB is answered (issue 26 item 10: docs/serving.md said heads
+    /// over about 3.8 KB got 414, while a 7,900-byte target was answered 404).
     @Test func longTargetIs414AndLargeHeadersAre431() throws {
+        let (answered, _) = try exchange("GET /plain/0/0/0.png?\(String(repeating: "q", count: 7_000)) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        #expect(answered?.status == 200)
         let path = "/" + String(repeating: "a", count: 20_000)
         let (long, _) = try exchange("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         #expect(long?.status == 414)
