@@ -34,3 +34,8 @@ static inline int clinux_set_thread_name(const char *name) { return prctl(PR_SET
 // mallopt(M_MMAP_THRESHOLD): allocations of `bytes` and more are mapped, and unmapped when freed.
 // A fixed threshold also stops glibc from raising it after each large free. Returns 1, or 0.
 static inline int clinux_set_mmap_threshold(int bytes) { return mallopt(M_MMAP_THRESHOLD, bytes); }
+
+// wcwidth(3): the columns a character takes on a terminal, in the calling thread's LC_CTYPE
+// (glibc declares it only under _XOPEN_SOURCE, which Swift's Glibc module is built without).
+#include <wchar.h>
+int wcwidth(wchar_t c);

@@ -67,4 +67,30 @@ import Testing
         let json = try mapgate.run(["catalog", "--json"])
         #expect(json.stdout.split(separator: "\n").filter { $0.contains("\"error\"") }.count == 30, "\(json.stdout)")
     }
+
+    /// Issue 26 item 8: U+202E, U+202C, U+200B and U+FEFF in names reached the terminal raw from
+    /// `catalog` and `list` (a name could reorder what the user reads); a name holding U+0000 was
+    /// stored and listed cut; an emoji name lost a character in the table.
+    @Test func namesAreShownWholeEscapedAndAligned() throws {
+        let names = ["evil\u{202E}gpj.exe\u{202C} \u{200B}\u{FEFF}x", "before\u{0}after", "🗺️ World map"]
+        for (index, name) in names.enumerated() {
+            try workspace.builder.add(
+                id: "r\(index)", source: try TestPaths.shared("mbtiles/mbtileserver-geography-class-png.mbtiles"), format: "png", overrides: ["name": name])
+        }
+        try workspace.builder.write()
+        let catalog = try mapgate.run(["catalog"])
+        #expect(catalog.status == 0, "\(catalog.stderr)")
+        for forbidden in ["\u{202E}", "\u{202C}", "\u{200B}", "\u{FEFF}", "\u{0}"] { #expect(!catalog.stdout.unicodeScalars.contains(forbidden.unicodeScalars.first!)) }
+        #expect(catalog.stdout.contains("evil\\u{202e}gpj.exe\\u{202c} \\u{200b}\\u{feff}x"), "\(catalog.stdout)")
+        #expect(catalog.stdout.contains("before\\x00after"), "\(catalog.stdout)")
+        #expect(catalog.stdout.contains("🗺️ World map"), "\(catalog.stdout)")
+        #expect(try mapgate.run(["sync", "r1", "r2"]).status == 0)
+        let list = try mapgate.run(["list"])
+        #expect(list.stdout.contains("before\\x00after"), "\(list.stdout)")
+        // Aligned by terminal columns: the column after the names starts at one column on every row.
+        let rows = list.stdout.split(separator: "\n").map(String.init).filter { $0.hasPrefix("r1") || $0.hasPrefix("r2") }
+        #expect(rows.count == 2, "\(list.stdout)")
+        let starts = rows.map { row in TerminalText.width(String(row[..<(row.range(of: "  1")?.lowerBound ?? row.endIndex)])) }
+        #expect(Set(starts).count == 1, "\(list.stdout)")
+    }
 }
