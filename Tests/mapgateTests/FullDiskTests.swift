@@ -123,7 +123,8 @@ extension FullDiskTests {
         let server = try mapgate.start(["serve", "--port", "0"])
         #expect(server.firstLine() != nil, "\(server.stderr)")
         server.signal(SIGTERM)
-        #expect(server.wait() == 0)
+        // (30 s: the whole suite loads two cores; it stops in a fraction of a second alone.)
+        #expect(server.wait(timeout: 30) == 0, "\(server.stderr)")
         let left = try FileManager.default.contentsOfDirectory(atPath: mapgate.dataDirectory).filter { $0.hasPrefix("state.sqlite-") }
         #expect(left.isEmpty, "serve left \(left)")
         try disk.make(how)
