@@ -5,15 +5,18 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include <ft2build.h>
 #include FT_FREETYPE_H
+#include FT_SYSTEM_H
 
 static struct {
     const char *error;
     FT_Error (*init_freetype)(FT_Library *);
     FT_Error (*done_freetype)(FT_Library);
-    FT_Error (*new_face)(FT_Library, const char *, FT_Long, FT_Face *);
+    FT_Error (*open_face)(FT_Library, const FT_Open_Args *, FT_Long, FT_Face *);
     FT_Error (*done_face)(FT_Face);
     FT_Error (*set_pixel_sizes)(FT_Face, FT_UInt, FT_UInt);
     FT_UInt (*get_char_index)(FT_Face, FT_ULong);
@@ -29,7 +32,7 @@ static void ft_load(void) {
     if (!missing && !(*(void **)&ft.field = dlsym(library, name))) missing = dlerror();
     RESOLVE(init_freetype, "FT_Init_FreeType")
     RESOLVE(done_freetype, "FT_Done_FreeType")
-    RESOLVE(new_face, "FT_New_Face")
+    RESOLVE(open_face, "FT_Open_Face")
     RESOLVE(done_face, "FT_Done_Face")
     RESOLVE(set_pixel_sizes, "FT_Set_Pixel_Sizes")
     RESOLVE(get_char_index, "FT_Get_Char_Index")
@@ -49,16 +52,50 @@ const char *cft_load_error(void) {
 struct cft_face {
     FT_Library library;
     FT_Face face;
+    FT_StreamRec *stream;  // the file, read with pread; closed by FreeType, freed here
 };
 
-enum cft_open_result cft_open_face(const char *path, long index, unsigned pixel_size, struct cft_face **result) {
+// FreeType reads the font through these (not by opening the path itself): the caller opened the
+// file without blocking and checked it is a regular file. A read past the end reads nothing.
+static unsigned long cft_stream_read(FT_Stream stream, unsigned long offset, unsigned char *buffer, unsigned long count) {
+    if (count == 0) return offset <= stream->size ? 0 : 1;  // a seek: 0 is success
+    if (offset >= stream->size) return 0;
+    unsigned long done = 0;
+    while (done < count) {
+        ssize_t got = pread((int)stream->descriptor.value, buffer + done, count - done, (off_t)(offset + done));
+        if (got <= 0) break;
+        done += (unsigned long)got;
+    }
+    return done;
+}
+
+static void cft_stream_close(FT_Stream stream) {
+    if (stream->descriptor.value >= 0) close((int)stream->descriptor.value);
+    stream->descriptor.value = -1;
+}
+
+enum cft_open_result cft_open_face_descriptor(int descriptor, unsigned long size, long index, unsigned pixel_size, struct cft_face **result) {
     struct cft_face *opened = calloc(1, sizeof *opened);
-    if (!opened || ft.init_freetype(&opened->library) != 0) {
+    FT_StreamRec *stream = calloc(1, sizeof *stream);
+    if (!opened || !stream || ft.init_freetype(&opened->library) != 0) {
         free(opened);
+        free(stream);
+        close(descriptor);
         return CFT_NOT_STARTED;
     }
-    if (ft.new_face(opened->library, path, (FT_Long)index, &opened->face) != 0) {
+    stream->size = size;
+    stream->descriptor.value = descriptor;
+    stream->read = cft_stream_read;
+    stream->close = cft_stream_close;
+    opened->stream = stream;
+    FT_Open_Args args;
+    memset(&args, 0, sizeof args);
+    args.flags = FT_OPEN_STREAM;
+    args.stream = stream;
+    if (ft.open_face(opened->library, &args, (FT_Long)index, &opened->face) != 0) {
+        cft_stream_close(stream);  // FreeType may have closed it already: then this does nothing
         ft.done_freetype(opened->library);
+        free(stream);
         free(opened);
         return CFT_NOT_A_FONT;
     }
@@ -73,6 +110,8 @@ enum cft_open_result cft_open_face(const char *path, long index, unsigned pixel_
 void cft_close_face(struct cft_face *face) {
     ft.done_face(face->face);
     ft.done_freetype(face->library);
+    cft_stream_close(face->stream);
+    free(face->stream);
     free(face);
 }
 

@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include <sys/prctl.h>
 #include <sys/vfs.h>
+#include <malloc.h>
 
 // Linux calls glibc declares only under _GNU_SOURCE, which Swift's Glibc module is built without:
 // made through syscall(2), which is variadic and so cannot be called from Swift either.
@@ -34,3 +35,12 @@ static inline int clinux_set_thread_name(const char *name) { return prctl(PR_SET
 // statfs(2)'s f_type (the file system's magic number) of the file at `path`, or -1 with errno:
 // Swift's Glibc module does not bring <sys/vfs.h>.
 static inline long clinux_filesystem_type(const char *path) { struct statfs s; if (statfs(path, &s) != 0) return -1; return (long)s.f_type; }
+
+// mallopt(M_MMAP_THRESHOLD): allocations of `bytes` and more are mapped, and unmapped when freed.
+// A fixed threshold also stops glibc from raising it after each large free. Returns 1, or 0.
+static inline int clinux_set_mmap_threshold(int bytes) { return mallopt(M_MMAP_THRESHOLD, bytes); }
+
+// wcwidth(3): the columns a character takes on a terminal, in the calling thread's LC_CTYPE
+// (glibc declares it only under _XOPEN_SOURCE, which Swift's Glibc module is built without).
+#include <wchar.h>
+int wcwidth(wchar_t c);

@@ -23,11 +23,10 @@ struct cmhd_functions {
     void (*stop_daemon)(struct MHD_Daemon *);
     const union MHD_ConnectionInfo *(*get_connection_info)(struct MHD_Connection *, enum MHD_ConnectionInfoType, ...);
     int (*get_connection_values)(struct MHD_Connection *, enum MHD_ValueKind, MHD_KeyValueIterator, void *);
-    struct MHD_Response *(*create_response_from_buffer)(size_t, void *, enum MHD_ResponseMemoryMode);
+    struct MHD_Response *(*create_response_from_buffer_with_free_callback_cls)(size_t, void *, MHD_ContentReaderFreeCallback, void *);
     struct MHD_Response *(*create_response_from_callback)(uint64_t, size_t, MHD_ContentReaderCallback, void *, MHD_ContentReaderFreeCallback);
     void (*destroy_response)(struct MHD_Response *);
     enum MHD_Result (*add_response_header)(struct MHD_Response *, const char *, const char *);
-    enum MHD_Result (*set_response_options)(struct MHD_Response *, enum MHD_ResponseFlags, ...);
     enum MHD_Result (*queue_response)(struct MHD_Connection *, unsigned int, struct MHD_Response *);
 };
 
@@ -50,11 +49,10 @@ static inline const struct cmhd_functions *cmhd_functions(void) {
         CMHD_RESOLVE(stop_daemon, "MHD_stop_daemon")
         CMHD_RESOLVE(get_connection_info, "MHD_get_connection_info")
         CMHD_RESOLVE(get_connection_values, "MHD_get_connection_values")
-        CMHD_RESOLVE(create_response_from_buffer, "MHD_create_response_from_buffer")
+        CMHD_RESOLVE(create_response_from_buffer_with_free_callback_cls, "MHD_create_response_from_buffer_with_free_callback_cls")
         CMHD_RESOLVE(create_response_from_callback, "MHD_create_response_from_callback")
         CMHD_RESOLVE(destroy_response, "MHD_destroy_response")
         CMHD_RESOLVE(add_response_header, "MHD_add_response_header")
-        CMHD_RESOLVE(set_response_options, "MHD_set_response_options")
         CMHD_RESOLVE(queue_response, "MHD_queue_response")
 #undef CMHD_RESOLVE
         if (missing) {
@@ -87,10 +85,9 @@ static inline struct MHD_Daemon *cmhd_start_daemon(
 static inline void cmhd_stop_daemon(struct MHD_Daemon *d) { cmhd_functions()->stop_daemon(d); }
 static inline const union MHD_ConnectionInfo *cmhd_get_connection_info(struct MHD_Connection *c, enum MHD_ConnectionInfoType t) { return cmhd_functions()->get_connection_info(c, t); }
 static inline int cmhd_get_connection_values(struct MHD_Connection *c, enum MHD_ValueKind k, MHD_KeyValueIterator i, void *cls) { return cmhd_functions()->get_connection_values(c, k, i, cls); }
-static inline struct MHD_Response *cmhd_create_response_from_buffer(size_t size, void *buffer, enum MHD_ResponseMemoryMode mode) { return cmhd_functions()->create_response_from_buffer(size, buffer, mode); }
+static inline struct MHD_Response *cmhd_create_response_from_buffer_with_free_callback_cls(size_t size, void *buffer, MHD_ContentReaderFreeCallback free_buffer, void *cls) { return cmhd_functions()->create_response_from_buffer_with_free_callback_cls(size, buffer, free_buffer, cls); }
 static inline struct MHD_Response *cmhd_create_response_from_callback(uint64_t size, size_t block, MHD_ContentReaderCallback reader, void *cls, MHD_ContentReaderFreeCallback free_reader) { return cmhd_functions()->create_response_from_callback(size, block, reader, cls, free_reader); }
 static inline void cmhd_destroy_response(struct MHD_Response *r) { cmhd_functions()->destroy_response(r); }
 static inline enum MHD_Result cmhd_add_response_header(struct MHD_Response *r, const char *name, const char *value) { return cmhd_functions()->add_response_header(r, name, value); }
-static inline enum MHD_Result cmhd_set_response_flags(struct MHD_Response *r, enum MHD_ResponseFlags flags) { return cmhd_functions()->set_response_options(r, flags, MHD_RO_END); }
 static inline enum MHD_Result cmhd_queue_response(struct MHD_Connection *c, unsigned int status, struct MHD_Response *r) { return cmhd_functions()->queue_response(c, status, r); }
 static inline ssize_t cmhd_content_reader_end_with_error(void) { return MHD_CONTENT_READER_END_WITH_ERROR; }

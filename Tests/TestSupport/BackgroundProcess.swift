@@ -37,6 +37,18 @@ public final class BackgroundProcess: @unchecked Sendable {
         if process.isRunning { process.terminate() }
     }
 
+    /// The process's id (of `faketime` when the run is wrapped in it).
+    public var processIdentifier: Int32 { process.processIdentifier }
+
+    /// Its resident memory now (`VmRSS`), in bytes; nil once it is gone.
+    public var residentBytes: Int? {
+        guard let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+            let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "")
+        else { return nil }
+        return kilobytes * 1024
+    }
+
     public var stdout: String { lock.withLock { String(decoding: output, as: UTF8.self) } }
     public var stderr: String { lock.withLock { String(decoding: errors, as: UTF8.self) } }
 

@@ -11,8 +11,14 @@ public final class RawConnection {
 
     public struct Response {
         public var status: Int
+        /// The last value of each header, by lower-cased name.
         public var headers: [String: String]
+        /// Every header line in order, repeats included (lower-cased names).
+        public var headerLines: [(name: String, value: String)]
         public var body: Data
+
+        /// Every value sent for `name` (lower-cased), in order.
+        public func values(of name: String) -> [String] { headerLines.filter { $0.name == name }.map(\.value) }
     }
 
     public init(port: UInt16, timeout: Double = 5) throws {
@@ -44,18 +50,30 @@ public final class RawConnection {
                 let lines = String(decoding: buffer[0..<end], as: UTF8.self).components(separatedBy: "\r\n")
                 let status = Int(lines[0].split(separator: " ").dropFirst().first ?? "") ?? 0
                 var headers: [String: String] = [:]
+                var headerLines: [(name: String, value: String)] = []
                 for line in lines.dropFirst() {
                     guard let colon = line.firstIndex(of: ":") else { continue }
-                    headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+                    let name = line[..<colon].lowercased()
+                    let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+                    headers[name] = value
+                    headerLines.append((name, value))
                 }
                 let length = head || status == 304 ? 0 : Int(headers["content-length"] ?? "0") ?? 0
                 while buffer.count < end + 4 + length { guard fill() else { return nil } }
                 let body = Data(buffer[(end + 4)..<(end + 4 + length)])
                 buffer.removeFirst(end + 4 + length)
-                return Response(status: status, headers: headers, body: body)
+                return Response(status: status, headers: headers, headerLines: headerLines, body: body)
             }
             guard fill() else { return nil }
         }
+    }
+
+    /// The status of the answer waiting on the socket, read without taking it (nil while none came).
+    public func peekStatus() -> Int? {
+        var head = [UInt8](repeating: 0, count: 16)
+        let count = head.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_PEEK | MSG_DONTWAIT)) }
+        guard count >= 12 else { return nil }
+        return Int(String(decoding: head[9..<12], as: UTF8.self))
     }
 
     /// True when the server has closed its side (reads end of stream).

@@ -81,15 +81,7 @@ extension FullDiskTests {
         try workspace.offer("small", fixture: "mbtileserver-geography-class-png.mbtiles", format: "png")
         try mapgate.configure(["catalogURL": workspace.catalogURL])
         #expect(try mapgate.run(["sync", "small"]).status == 0)
-        if how == "full" {
-            let filler = mapgate.dataDirectory + "/filler"
-            FileManager.default.createFile(atPath: filler, contents: nil)
-            let handle = try #require(FileHandle(forWritingAtPath: filler))
-            while (try? handle.write(contentsOf: Data(repeating: 1, count: 4096))) != nil {}
-            try? handle.close()
-        } else {
-            #expect(try runProcess("/bin/mount", ["-o", "remount,ro", disk.path]).status == 0)
-        }
+        try disk.make(how)
         let list = try mapgate.run(["list"])
         #expect(list.status == 0, "\(list.stderr)")
         #expect(list.stdout.contains("small"), "\(list.stdout)")
@@ -105,6 +97,45 @@ extension FullDiskTests {
         let remove = try mapgate.run(["remove", "small"])
         #expect(remove.status == 74, "\(remove.stderr)")
         #expect(remove.stderr.contains(how == "full" ? "the disk is full" : "Read-only file system"), "\(remove.stderr)")
+    }
+}
+
+extension FullDiskTests {
+    /// Round three (issue 26 item 2): `list`, `verify`, `catalog`, `tile` and `serve` left
+    /// `state.sqlite-shm` and `state.sqlite-wal` behind (a read-only connection makes them and
+    /// cannot remove them); with those there, `status` and `serve` then failed with exit 74 once
+    /// the disk was full (SQLite error 13 at COMMIT) or the data directory read-only (error 8).
+    @Test(arguments: ["full", "read-only"])
+    func readingCommandsLeaveNothingThatTheNextOneNeedsToWrite(how: String) throws {
+        let workspace = try CLIWorkspace()
+        let mapgate = workspace.mapgate
+        let disk = try TinyDisk(at: mapgate.dataDirectory)
+        defer { disk.unmount() }
+        try workspace.offer("small", fixture: "mbtileserver-geography-class-png.mbtiles", format: "png")
+        try mapgate.configure(["catalogURL": workspace.catalogURL])
+        #expect(try mapgate.run(["sync", "small"]).status == 0)
+        for command in [["list"], ["verify"], ["catalog"], ["tile", "small", "0", "0", "0", "-o", workspace.work.file("t.png")]] {
+            let result = try mapgate.run(command)
+            #expect(result.status == 0, "\(command): \(result.stderr)")
+            let left = try FileManager.default.contentsOfDirectory(atPath: mapgate.dataDirectory).filter { $0.hasPrefix("state.sqlite-") }
+            #expect(left.isEmpty, "\(command) left \(left)")
+        }
+        let server = try mapgate.start(["serve", "--port", "0"])
+        #expect(server.firstLine() != nil, "\(server.stderr)")
+        server.signal(SIGTERM)
+        // (30 s: the whole suite loads two cores; it stops in a fraction of a second alone.)
+        #expect(server.wait(timeout: 30) == 0, "\(server.stderr)")
+        let left = try FileManager.default.contentsOfDirectory(atPath: mapgate.dataDirectory).filter { $0.hasPrefix("state.sqlite-") }
+        #expect(left.isEmpty, "serve left \(left)")
+        try disk.make(how)
+        let status = try mapgate.run(["status"])
+        #expect(status.status == 0, "\(status.stderr)")
+        let serving = try mapgate.start(["serve", "--port", "0"])
+        defer {
+            serving.signal(SIGTERM)
+            _ = serving.wait()
+        }
+        #expect(serving.firstLine() != nil, "serve on a \(how) disk: \(serving.stderr)")
     }
 }
 
@@ -128,5 +159,18 @@ struct TinyDisk {
 
     func unmount() {
         _ = try? runProcess("/bin/umount", [path])
+    }
+
+    /// Makes the disk `full` (a file fills it) or `read-only` (mounted again so).
+    func make(_ how: String) throws {
+        if how == "full" {
+            let filler = path + "/filler"
+            FileManager.default.createFile(atPath: filler, contents: nil)
+            let handle = try #require(FileHandle(forWritingAtPath: filler))
+            while (try? handle.write(contentsOf: Data(repeating: 1, count: 4096))) != nil {}
+            try? handle.close()
+        } else {
+            #expect(try runProcess("/bin/mount", ["-o", "remount,ro", path]).status == 0)
+        }
     }
 }

@@ -185,7 +185,17 @@ import Testing
         #expect(published.status == 65, "\(published.stderr)")
         #expect(published.stderr.contains(work.file("in/styles/night/style.json") + ": "), "\(published.stderr)")
         #expect(published.stderr.contains(reason), "\(published.stderr)")
-        #expect(!FileManager.default.fileExists(atPath: www + "/catalog.json"))
+        // Issue 26 item 6: refused after the region's package and base were written. Nothing is.
+        let written = try FileManager.default.subpathsOfDirectory(atPath: www)
+        #expect(written.isEmpty, "\(written)")
+    }
+
+    /// Issue 26 item 10: a style.json nested 513 levels deep was "not valid JSON", no more.
+    @Test func aDeeplyNestedStyleSaysSo() throws {
+        try work.write("in/styles/night/style.json", #"{"version": 8, "sources": {}, "layers": "# + String(repeating: "[", count: 513) + String(repeating: "]", count: 513) + "}")
+        let published = try publish()
+        #expect(published.status == 65, "\(published.stderr)")
+        #expect(published.stderr.contains("style.json is not valid JSON: nested too deeply: more than 512 arrays or objects inside each other (the limit"), "\(published.stderr)")
     }
 
     @Test func spritesAndFolderNamesAreChecked() throws {
@@ -241,6 +251,50 @@ import Testing
         let (serving, base) = try serve()
         defer { stop(serving) }
         #expect(try get(base + "/styles/night/style.json").status == 404)
+    }
+
+    /// Issue 26 item 9: an installed style whose source draws a region it does not declare
+    /// (`local://plain.json` with `regions: ["cities"]`) was served and that source 404ed; a
+    /// remote source was "not one of this machine's regions". Each is refused, saying which.
+    @Test func anInstalledStyleDrawsOnlyTheRegionsItDeclaresAndNoRemoteSource() throws {
+        #expect(try publish().status == 0)
+        #expect(try mapgate.run(["sync", "cities"]).status == 0)
+        let path = mapgate.dataDirectory + "/styles/night.json"
+        let bundle = try StyleBundle.decode(Data(contentsOf: URL(fileURLWithPath: path)), expectedID: "night")
+        var undeclared = bundle
+        undeclared.style = bundle.style.replacingOccurrences(of: "local://cities.json", with: "local://plain.json")
+        #expect {
+            try StyleBundle.decode(try undeclared.encoded(), expectedID: "night")
+        } throws: { error in
+            "\(error.localizedDescription)".contains(#"source "places" draws region "plain", which the style does not declare (it declares cities)"#)
+        }
+        var remote = bundle
+        remote.style = bundle.style.replacingOccurrences(of: "local://cities.json", with: "https://tiles.example/tiles.json")
+        #expect {
+            try StyleBundle.decode(try remote.encoded(), expectedID: "night")
+        } throws: { error in
+            "\(error.localizedDescription)".contains(#"source "places" is a remote URL (https://tiles.example/tiles.json): an offline style can use only this machine's regions"#)
+        }
+        try undeclared.encoded().write(to: URL(fileURLWithPath: path))
+        let (serving, base) = try serve()
+        defer { stop(serving) }
+        #expect(try get(base + "/styles/night/style.json").status == 404)
+    }
+
+    /// Issue 26 item 9: after `remove cities`, the style drawing only cities was still listed in
+    /// /styles.json. A style is listed while all its regions are served.
+    @Test func aStyleWhoseRegionIsRemovedIsNoLongerListed() throws {
+        #expect(try publish().status == 0)
+        #expect(try mapgate.run(["sync", "cities"]).status == 0)
+        let (serving, base) = try serve()
+        defer { stop(serving) }
+        func listed() throws -> [String] {
+            let object = try JSONSerialization.jsonObject(with: try get(base + "/styles.json").body) as? [String: Any]
+            return (object?["styles"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+        }
+        #expect(try listed() == ["night"])
+        #expect(try mapgate.run(["remove", "cities"]).status == 0)
+        #expect(try waitUntil { try listed().isEmpty })
     }
 
     /// The browser draws the publisher's style, offline: its background, its dots, the marker

@@ -33,4 +33,64 @@ import Testing
         #expect(catalog.status == 0, "\(catalog.stderr)")
         #expect(catalog.stdout.contains("Test Maps: 1 region,"), "\(catalog.stdout)")
     }
+
+    /// Issue 26 item 2: `list`, `verify` and `catalog` left `state.sqlite-shm` and
+    /// `state.sqlite-wal` in the data directory. They create nothing there, and `list` and
+    /// `verify` change nothing (`catalog` keeps the highest catalog serial in the gate's record).
+    @Test func readingCommandsCreateAndChangeNothing() throws {
+        try workspace.offer("geo", fixture: "mbtileserver-geography-class-png.mbtiles", format: "png")
+        #expect(try mapgate.run(["sync", "geo"]).status == 0)
+        let data = mapgate.dataDirectory
+        let names = try FileManager.default.contentsOfDirectory(atPath: data).sorted()
+        let state = try Data(contentsOf: URL(fileURLWithPath: data + "/state.sqlite"))
+        for command in [["list"], ["verify"], ["list", "--json"], ["catalog"]] {
+            let result = try mapgate.run(command)
+            #expect(result.status == 0, "\(command): \(result.stderr)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: data).sorted() == names, "after \(command)")
+            if command[0] != "catalog" {
+                #expect(try Data(contentsOf: URL(fileURLWithPath: data + "/state.sqlite")) == state, "\(command) changed state.sqlite")
+            }
+        }
+    }
+
+    /// Issue 26 item 10: a catalog with 100,000 bad entries printed 100,000 lines. The first 10
+    /// are said, then how many more; `--json` lists every one.
+    @Test func manyBadCatalogEntriesAreCountedNotAllPrinted() throws {
+        let bad = (0..<30).map { #"{"id": "bad\#($0)", "name": "Bad", "version": "1"}"# }.joined(separator: ",")
+        try workspace.work.write("www/catalog.json", #"{"formatVersion": 1, "publisher": "t", "serial": 1, "expires": "2036-01-01T00:00:00Z", "regions": [\#(bad)]}"#)
+        let catalog = try mapgate.run(["catalog"])
+        #expect(catalog.status == 65, "\(catalog.stderr)")
+        let lines = catalog.stderr.split(separator: "\n")
+        #expect(lines.filter { $0.hasPrefix("error: catalog ") && $0.contains(": region bad") }.count == 10, "\(catalog.stderr.prefix(2000))")
+        #expect(catalog.stderr.contains("20 more region entries rejected (30 in all; --json lists them all)"), "\(catalog.stderr)")
+        #expect(lines.count <= 12, "\(lines.count) lines")
+        let json = try mapgate.run(["catalog", "--json"])
+        #expect(json.stdout.split(separator: "\n").filter { $0.contains("\"error\"") }.count == 30, "\(json.stdout)")
+    }
+
+    /// Issue 26 item 8: U+202E, U+202C, U+200B and U+FEFF in names reached the terminal raw from
+    /// `catalog` and `list` (a name could reorder what the user reads); a name holding U+0000 was
+    /// stored and listed cut; an emoji name lost a character in the table.
+    @Test func namesAreShownWholeEscapedAndAligned() throws {
+        let names = ["evil\u{202E}gpj.exe\u{202C} \u{200B}\u{FEFF}x", "before\u{0}after", "🗺️ World map"]
+        for (index, name) in names.enumerated() {
+            try workspace.builder.add(
+                id: "r\(index)", source: try TestPaths.shared("mbtiles/mbtileserver-geography-class-png.mbtiles"), format: "png", overrides: ["name": name])
+        }
+        try workspace.builder.write()
+        let catalog = try mapgate.run(["catalog"])
+        #expect(catalog.status == 0, "\(catalog.stderr)")
+        for forbidden in ["\u{202E}", "\u{202C}", "\u{200B}", "\u{FEFF}", "\u{0}"] { #expect(!catalog.stdout.unicodeScalars.contains(forbidden.unicodeScalars.first!)) }
+        #expect(catalog.stdout.contains("evil\\u{202e}gpj.exe\\u{202c} \\u{200b}\\u{feff}x"), "\(catalog.stdout)")
+        #expect(catalog.stdout.contains("before\\x00after"), "\(catalog.stdout)")
+        #expect(catalog.stdout.contains("🗺️ World map"), "\(catalog.stdout)")
+        #expect(try mapgate.run(["sync", "r1", "r2"]).status == 0)
+        let list = try mapgate.run(["list"])
+        #expect(list.stdout.contains("before\\x00after"), "\(list.stdout)")
+        // Aligned by terminal columns: the column after the names starts at one column on every row.
+        let rows = list.stdout.split(separator: "\n").map(String.init).filter { $0.hasPrefix("r1") || $0.hasPrefix("r2") }
+        #expect(rows.count == 2, "\(list.stdout)")
+        let starts = rows.map { row in TerminalText.width(String(row[..<(row.range(of: "  1")?.lowerBound ?? row.endIndex)])) }
+        #expect(Set(starts).count == 1, "\(list.stdout)")
+    }
 }

@@ -51,6 +51,43 @@ import Testing
         #expect(covered > 0.4, "only \(Int(covered * 100))% of the screenshot shows tile colours")
     }
 
+    /// Issue 26 item 1: a reload revalidates every tile (`Cache-Control: no-cache`), and each
+    /// 304 once carried two `Content-Length` headers, which Chromium refuses
+    /// (ERR_RESPONSE_HEADERS_MULTIPLE_CONTENT_LENGTH): the reloaded map was blank. A page of the
+    /// test origin frames the viewer and, once it has loaded, loads it again in the same frame.
+    @Test func reloadingTheViewerKeepsTheMap() throws {
+        guard FileManager.default.fileExists(atPath: "/usr/share/javascript/leaflet/leaflet.js") else {
+            throw MissingFixture(path: "/usr/share/javascript/leaflet/leaflet.js (Debian package libjs-leaflet)")
+        }
+        let work = try TemporaryDirectory()
+        try FileManager.default.copyItem(atPath: TestPaths.fixtures + "/regions", toPath: work.file("www/regions"))
+        try FileManager.default.copyItem(atPath: TestPaths.fixtures + "/catalog.json", toPath: work.file("www/catalog.json"))
+        let origin = try TestOrigin(root: work.file("www"))
+        defer { origin.stop() }
+        let mapgate = try MapGateBinary(workDirectory: work.path)
+        try mapgate.configure(["catalogURL": origin.baseURL + "/catalog.json"])
+        #expect(try mapgate.run(["sync", "demo-world"]).status == 0)
+        let opened = try mapgate.start(["open", "demo-world", "--verbose"])
+        defer {
+            opened.signal(SIGTERM)
+            _ = opened.wait()
+        }
+        let url = try #require(opened.firstLine(), "stderr: \(opened.stderr)")
+        try work.write("www/reload.html", """
+            <!DOCTYPE html><html><body style="margin:0;overflow:hidden">
+            <iframe id="viewer" src="\(url)" style="border:0;width:800px;height:600px"></iframe>
+            <script>
+            var viewer = document.getElementById("viewer"), loads = 0;
+            viewer.onload = function () { loads += 1; if (loads == 1) setTimeout(function () { viewer.src = viewer.src; }, 2000); };
+            </script></body></html>
+            """)
+        let image = try Self.screenshot(origin.baseURL + "/reload.html", in: work, waitMilliseconds: 8000)
+        // The reload revalidated the tiles: the server answered 304s (else this test proves nothing).
+        #expect(waitUntil { opened.stderr.split(separator: "\n").contains { $0.contains(".png 304") } }, "no 304 in: \(opened.stderr)")
+        let covered = image.fraction(near: Self.tileColors)
+        #expect(covered > 0.4, "after a reload only \(Int(covered * 100))% of the screenshot shows tile colours")
+    }
+
     @Test func viewerShowsUpdateRequiredOnceTheGateCloses() throws {
         let work = try TemporaryDirectory()
         try work.write("www/lookup.json", #"{"resultCount":1,"results":[{"trackId":1,"version":"9.0","trackViewUrl":"https://apps.example/m"}]}"#)

@@ -16,8 +16,10 @@ struct cft_face;
 
 enum cft_open_result { CFT_OPENED = 0, CFT_NOT_STARTED, CFT_NOT_A_FONT, CFT_NOT_SCALABLE };
 
-// Opens face `index` of the font file at `path` at `pixel_size`; on CFT_OPENED *face is set.
-enum cft_open_result cft_open_face(const char *path, long index, unsigned pixel_size, struct cft_face **face);
+// Opens face `index` of the font file open as `descriptor` (a regular file of `size` bytes) at
+// `pixel_size`; on CFT_OPENED *face is set. The face owns the descriptor (closed with it, or at
+// once when the face cannot be opened). FreeType reads it with pread: it never opens a path.
+enum cft_open_result cft_open_face_descriptor(int descriptor, unsigned long size, long index, unsigned pixel_size, struct cft_face **face);
 void cft_close_face(struct cft_face *face);
 
 struct cft_face_info {

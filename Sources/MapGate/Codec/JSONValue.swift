@@ -374,7 +374,17 @@ extension JSONValue {
     /// Why a text is not JSON, worded as `JSONSerialization` words it (its `NSDebugDescription`).
     public struct ParseError: Error, Sendable, Equatable, CustomStringConvertible {
         public let description: String
+        /// The document nests more than ``JSONValue/maximumDepth`` arrays or objects.
+        public var isNestedTooDeeply = false
+
+        /// The description, with the limit when the document is nested too deeply (for messages).
+        public var explanation: String {
+            isNestedTooDeeply ? "nested too deeply: more than \(JSONValue.maximumDepth) arrays or objects inside each other (the limit; \(description))" : description
+        }
     }
+
+    /// Arrays and objects inside each other that a document may hold (as JSONSerialization).
+    public static let maximumDepth = 512
 
     /// Parses a JSON document whose top level is an object or an array.
     public init(parsing data: some Collection<UInt8>) throws(ParseError) {
@@ -439,7 +449,9 @@ extension JSONValue {
         }
 
         mutating func enter() throws(ParseError) {
-            guard depth < 512 else { throw ParseError(description: "Too many nested arrays or dictionaries around character \(index + 1).") }
+            guard depth < JSONValue.maximumDepth else {
+                throw ParseError(description: "Too many nested arrays or dictionaries around character \(index + 1).", isNestedTooDeeply: true)
+            }
             depth += 1
         }
 

@@ -27,8 +27,12 @@ final class FontFace {
     /// Opens face `index` of the font file at `path` (a collection, `.ttc`, holds several).
     init(path: String, index: Int = 0) throws {
         try SharedLibrary.freetype.load()  // opened the first time a font is (it is not linked)
+        // Never a FIFO or a device: FreeType would wait in open(2) for ever, holding a server thread.
+        let file: RegularFile
+        do { file = try RegularFile(forReadingAtPath: path) } catch { throw GlyphError.fontUnreadable(path: path, reason: error.reason) }
+        let size = UInt(clamping: file.size)
         var opened: OpaquePointer?
-        switch cft_open_face(path, index, UInt32(Self.pixelSize), &opened) {
+        switch cft_open_face_descriptor(file.take(), size, index, UInt32(Self.pixelSize), &opened) {
         case CFT_OPENED: break
         case CFT_NOT_STARTED: throw GlyphError.fontUnreadable(path: path, reason: "FreeType did not start")
         case CFT_NOT_SCALABLE: throw GlyphError.fontUnreadable(path: path, reason: "not scalable to \(Self.pixelSize) px")

@@ -13,11 +13,13 @@ public final class GlyphService: Sendable {
     /// Ranges kept in memory at most (a Latin range is about 90 KB).
     public let cacheLimit: Int
     private let folders: [String]
-    /// Found on first use: looking through the font folders opens every font file.
+    /// Found on first use: looking through the font folders opens every font file (outside the
+    /// lock: no request waits on another's file I/O).
     private let found = Locked<FontLibrary?>(nil)
     private let cache = Locked<[String: Data]>([:])
-    /// Opened fonts by path; FreeType faces are used under this lock only.
-    private let faces = Locked<[FontLibrary.Location: FontFace]>([:])
+    /// Opened fonts by location; each FreeType face is used under its own lock, so a request
+    /// rendering with one font holds up only those using the same font.
+    private let faces = Locked<[FontLibrary.Location: Locked<FontFace>]>([:])
 
     /// - Parameter folders: where fonts are looked for (the user's `fontPaths`, then
     ///   ``FontLibrary/systemFolders``), on first use.
@@ -37,9 +39,11 @@ public final class GlyphService: Sendable {
 
     /// The fonts found.
     public var library: FontLibrary {
-        found.withLock { library in
+        if let library = found.withLock({ $0 }) { return library }
+        // Two first requests may both look; the first to finish is kept.
+        let made = FontLibrary(folders: folders)
+        return found.withLock { library in
             if let library { return library }
-            let made = FontLibrary(folders: folders)
             library = made
             return made
         }
@@ -60,20 +64,24 @@ public final class GlyphService: Sendable {
         guard !locations.isEmpty else { throw GlyphError.unknownFont(name: fontstack, available: library.names) }
         let key = locations.map { "\($0.path)#\($0.index)" }.joined(separator: "\n") + "\n\(start)"
         if let cached = cache.withLock({ $0[key] }) { return cached }
-        let data = try faces.withLock { opened -> Data in
-            let stack = try locations.map { location -> FontFace in
-                if let face = opened[location] { return face }
-                let face = try FontFace(path: location.path, index: location.index)
-                opened[location] = face
-                return face
-            }
-            return Self.encode(fontstack: names.joined(separator: ","), start: start, faces: stack)
-        }
+        let stack = try locations.map(face(at:))
+        let data = Self.encode(fontstack: names.joined(separator: ","), start: start, faces: stack)
         cache.withLock { cache in
             if cache.count >= cacheLimit { cache.removeAll(keepingCapacity: true) }
             cache[key] = data
         }
         return data
+    }
+
+    /// The opened font at `location`, opened now (outside any shared lock) when it is not yet.
+    private func face(at location: FontLibrary.Location) throws -> Locked<FontFace> {
+        if let face = faces.withLock({ $0[location] }) { return face }
+        let opened = Locked(try FontFace(path: location.path, index: location.index))
+        return faces.withLock { faces in
+            if let face = faces[location] { return face }
+            faces[location] = opened
+            return opened
+        }
     }
 
     /// The range's first code point; throws for anything but `START-(START+255)`.
@@ -84,13 +92,15 @@ public final class GlyphService: Sendable {
         return start
     }
 
-    private static func encode(fontstack: String, start: UInt32, faces: [FontFace]) -> Data {
+    private static func encode(fontstack: String, start: UInt32, faces: [Locked<FontFace>]) -> Data {
         var writer = ProtobufWriter()
         writer.message(1) { stack in
             stack.string(1, fontstack)
             stack.string(2, "\(start)-\(start + 255)")
             for codePoint in start...(start + 255) {
-                guard let face = faces.first(where: { $0.hasGlyph(codePoint) }), let glyph = face.render(codePoint) else { continue }
+                guard let face = faces.first(where: { $0.withLock { $0.hasGlyph(codePoint) } }),
+                    let glyph = face.withLock({ $0.render(codePoint) })
+                else { continue }
                 stack.message(3) { message in
                     message.varint(1, UInt64(codePoint))
                     if glyph.width > 0, glyph.height > 0 {

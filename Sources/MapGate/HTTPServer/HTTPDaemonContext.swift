@@ -11,6 +11,7 @@ import Glibc
 final class HTTPDaemonContext: Sendable {
     let settings: HTTPServer.Settings
     let registry: HTTPConnectionRegistry
+    let budget: HTTPBodyBudget
     let log: (@Sendable (HTTPServer.LogEntry) -> Void)?
     private let makeHandler: @Sendable () -> any HTTPRequestHandler
     private let handlers = Locked<[UnsafeSendable<any HTTPRequestHandler>]>([])
@@ -23,6 +24,7 @@ final class HTTPDaemonContext: Sendable {
         self.settings = settings
         self.log = log
         self.makeHandler = makeHandler
+        budget = HTTPBodyBudget(limit: settings.maxUnsentBodyBytes)
         registry = HTTPConnectionRegistry(headTimeout: settings.readTimeout, gauge: gauge) { target in
             log?(HTTPServer.LogEntry(method: "-", path: target, status: 408, bytes: 18, seconds: settings.readTimeout))
         }
@@ -108,9 +110,27 @@ final class HTTPDaemonContext: Sendable {
         return send(response, for: head, on: connection)
     }
 
-    /// Queues an answer and logs it.
+    /// Queues an answer and logs it. A body made for this answer is copied once into memory
+    /// libmicrohttpd sends from, counted against ``budget`` until the client has it; past the
+    /// budget the answer is 503 (clients that do not read hold what they asked for).
     func send(_ response: HTTPServerResponse, for head: Head, on connection: OpaquePointer) -> MHD_Result {
-        let result = queue(response, on: connection, method: head.method)
+        var response = response
+        var body: HTTPBodyBox?
+        switch response.body {
+        case .data(let data) where response.status != 304:
+            if budget.reserve(data.count) {
+                body = HTTPBodyBox(HTTPBodyBytes(data), budget: budget)
+            } else {
+                let held = ByteCount.text(Int64(budget.inUse))
+                let text = Data("server busy: answers not yet taken by their clients hold \(held), the most this server keeps\n".utf8)
+                response = Self.refusal(503, text, closes: false)
+                response.headers.append(("Retry-After", "1"))
+                body = HTTPBodyBox(HTTPBodyBytes(text), budget: nil)
+            }
+        case .shared(let bytes): body = HTTPBodyBox(bytes, budget: nil)
+        case .data, .stream: break
+        }
+        let result = queue(response, body: body, on: connection, method: head.method)
         head.record?.state.withLock { $0.answered = true }
         if let log {
             let seconds = Double(HTTPConnectionRegistry.now - head.started) / 1e9
@@ -137,8 +157,11 @@ final class HTTPDaemonContext: Sendable {
     }
 
     private static func refusal(_ status: Int, _ text: String) -> HTTPServerResponse {
-        HTTPServerResponse(
-            status: status, headers: [("Content-Type", "text/plain; charset=utf-8")], body: Data(text.utf8), closesConnection: true)
+        refusal(status, Data(text.utf8), closes: true)
+    }
+
+    private static func refusal(_ status: Int, _ text: Data, closes: Bool) -> HTTPServerResponse {
+        HTTPServerResponse(status: status, headers: [("Content-Type", "text/plain; charset=utf-8")], body: text, closesConnection: closes)
     }
 
     static func headers(of connection: OpaquePointer) -> [(name: String, value: String)] {
@@ -158,33 +181,37 @@ final class HTTPDaemonContext: Sendable {
 
     /// Builds libmicrohttpd's response and queues it; a header it refuses (a line break in a
     /// value) turns the answer into a 500 rather than a half-made response.
-    private func queue(_ response: HTTPServerResponse, on connection: OpaquePointer, method: String) -> MHD_Result {
+    private func queue(_ response: HTTPServerResponse, body: HTTPBodyBox?, on connection: OpaquePointer, method: String) -> MHD_Result {
         if response.dropsConnection { return .NO }
         let made: OpaquePointer?
-        switch response.body {
-        case .data(let data):
-            made = data.withUnsafeBytes { bytes in
-                cmhd_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
+        if response.status == 304 {
+            // libmicrohttpd writes one Content-Length itself, from the response's size, even on a
+            // 304 (whose body it never sends): a 304 may only carry the representation's length
+            // (RFC 9110 §8.6), so the response is made of that size, with a reader it never calls.
+            // Adding the header by hand as well gave two (and Chromium refuses such an answer).
+            let length = response.header("Content-Length").flatMap { UInt64($0) } ?? 0
+            made = cmhd_create_response_from_callback(length, 4 << 10, readerCallback, nil, nil)
+        } else {
+            switch response.body {
+            case .data, .shared:
+                // Sent from the box's bytes, no copy; the box is released when libmicrohttpd is done.
+                guard let body else { return .NO }
+                let box = Unmanaged.passRetained(body)
+                made = cmhd_create_response_from_buffer_with_free_callback_cls(
+                    body.bytes.count, body.bytes.bytes.baseAddress, bodyFreeCallback, box.toOpaque())
+                if made == nil { box.release() }
+            case .stream(let length, let stream):
+                let box = Unmanaged.passRetained(HTTPBodyStreamBox(stream)).toOpaque()
+                made = cmhd_create_response_from_callback(UInt64(length), 64 << 10, readerCallback, box, readerFreeCallback)
+                if made == nil { Unmanaged<HTTPBodyStreamBox>.fromOpaque(box).release() }
             }
-        case .stream(let length, let stream):
-            let box = Unmanaged.passRetained(HTTPBodyStreamBox(stream)).toOpaque()
-            made = cmhd_create_response_from_callback(UInt64(length), 64 << 10, readerCallback, box, readerFreeCallback)
-            if made == nil { Unmanaged<HTTPBodyStreamBox>.fromOpaque(box).release() }
         }
         guard let made else { return .NO }
         defer { cmhd_destroy_response(made) }
-        var representationLength: String?
-        if response.status == 304 {
-            // libmicrohttpd gives every answer a Content-Length (0 for a 304), but a 304 may only
-            // carry the length of the representation it stands for (RFC 9110 §8.6): the handler's
-            // `Content-Length` is sent instead (none given: the header is left out).
-            guard cmhd_set_response_flags(made, .RF_INSANITY_HEADER_CONTENT_LENGTH) == .YES else { return .NO }
-            representationLength = response.header("Content-Length")
-        }
-        if let representationLength, cmhd_add_response_header(made, "Content-Length", representationLength) != .YES { return .NO }
         for (name, value) in response.headers where !HTTPServerRequest.equalIgnoringASCIICase(name, "Content-Length") {
             guard cmhd_add_response_header(made, name, value) == .YES else {
-                return queue(HTTPServerResponse(status: 500, body: Data("bad response header \(name)\n".utf8)), on: connection, method: method)
+                let failure = Data("bad response header \(name)\n".utf8)
+                return queue(HTTPServerResponse(status: 500, body: failure), body: HTTPBodyBox(HTTPBodyBytes(failure), budget: nil), on: connection, method: method)
             }
         }
         if response.closesConnection || isStopping.load(ordering: .relaxed) {

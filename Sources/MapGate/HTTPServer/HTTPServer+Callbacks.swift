@@ -110,3 +110,23 @@ final class HTTPBodyStreamBox {
     let stream: any HTTPBodyStream
     init(_ stream: any HTTPBodyStream) { self.stream = stream }
 }
+
+let bodyFreeCallback: MHD_ContentReaderFreeCallback = { cls in
+    guard let cls else { return }
+    Unmanaged<HTTPBodyBox>.fromOpaque(cls).release()
+}
+
+/// Owns a body's bytes while libmicrohttpd sends them, and gives its share of the budget back
+/// once it is done (the client took it, or the connection closed).
+final class HTTPBodyBox {
+    let bytes: HTTPBodyBytes
+    private let budget: HTTPBodyBudget?
+
+    /// - Parameter budget: the budget `bytes.count` was reserved from; nil for a shared body.
+    init(_ bytes: HTTPBodyBytes, budget: HTTPBodyBudget?) {
+        self.bytes = bytes
+        self.budget = budget
+    }
+
+    deinit { budget?.release(bytes.count) }
+}

@@ -1,3 +1,4 @@
+import CLinux
 import CMicroHTTPD
 import FoundationEssentials
 import Synchronization
@@ -36,7 +37,8 @@ public final class HTTPServer: Sendable {
         /// Memory per connection for its request head and buffers. libmicrohttpd zeroes the whole
         /// of it after each request, so every idle keep-alive connection holds all of it: 8 KiB
         /// keeps 10,000 idle connections under 128 MB (16 KiB took 198 MB). libmicrohttpd reads
-        /// a head into about half of it: heads up to about 3.8 KB are answered, larger ones 431.
+        /// header fields into about half of it: up to about 3.8 KB of them are answered, more 431;
+        /// a request target up to about 7.9 KB is answered (414 or 431 past 8 KB).
         public var maxHeaderBytes: Int = 8 << 10
         /// Seconds a client has to finish a request head once it started sending it (408).
         public var readTimeout: Double = 10
@@ -48,6 +50,9 @@ public final class HTTPServer: Sendable {
         /// One thread per connection instead of the event loop, for handlers whose bodies
         /// block (the test origin's `stall`).
         public var threadPerConnection = false
+        /// Bytes that answers made for their request may hold in total until their clients take
+        /// them (``HTTPBodyBudget``); past it an answer is 503 with `Retry-After`.
+        public var maxUnsentBodyBytes: Int = 128 << 20
         /// Hosts answered; nil answers any `Host` (the test origin).
         public var hostPolicy: HTTPHostPolicy?
         public init() {}
@@ -96,6 +101,10 @@ public final class HTTPServer: Sendable {
             close(socket)
             throw HTTPServerError(message: "cannot make the listening socket of \(bound.baseURL) non-blocking: \(String(cString: strerror(errno)))")
         }
+        // Bodies of a few hundred KB and more are mapped and given back to the system when their
+        // answer is done (a fixed threshold: glibc's moving one kept freed 8 MB tiles in the heap,
+        // and the process kept its peak size after the clients went). Process-wide.
+        _ = clinux_set_mmap_threshold(256 << 10)
         context = HTTPDaemonContext(settings: settings, gauge: gauge, log: log, makeHandler: makeHandler)
         let unmanaged = Unmanaged.passUnretained(context).toOpaque()
         var options: [MHD_OptionItem] = [

@@ -5,7 +5,11 @@ import FoundationEssentials
 /// ignored. `HEAD` answers carry the length of the body they would have sent, without it.
 public struct HTTPServerResponse {
     public enum Body {
+        /// Made for this answer: copied once, and counted against the server's
+        /// ``HTTPBodyBudget`` until the client has taken it.
         case data(Data)
+        /// Kept by the handler and shared by every answer that sends it: never copied, not counted.
+        case shared(HTTPBodyBytes)
         /// `length` bytes read from `stream` as the client takes them (a file, a fault).
         case stream(length: Int, any HTTPBodyStream)
     }
@@ -25,6 +29,12 @@ public struct HTTPServerResponse {
         self.closesConnection = closesConnection
     }
 
+    public init(status: Int, headers: [(name: String, value: String)], shared: HTTPBodyBytes) {
+        self.status = status
+        self.headers = headers
+        body = .shared(shared)
+    }
+
     public init(status: Int, headers: [(name: String, value: String)], length: Int, stream: any HTTPBodyStream) {
         self.status = status
         self.headers = headers
@@ -42,6 +52,7 @@ public struct HTTPServerResponse {
     public var bodyLength: Int {
         switch body {
         case .data(let data): data.count
+        case .shared(let bytes): bytes.count
         case .stream(let length, _): length
         }
     }

@@ -9,12 +9,11 @@ extension Publisher {
         var packages: Set<String> = []
     }
 
-    /// Reads `INPUT_DIR/styles/`, makes the package of each new style version (a style's version
-    /// names its content, so an existing package is the same bytes and is kept), and compares
-    /// each with the previous catalog's entry.
-    func publishStyles(formats: [String: TileFormat], previous: PreviousCatalog?, isDryRun: Bool) throws -> StyleResults {
+    /// Makes the package of each new style version of `INPUT_DIR/styles/` (read and checked
+    /// before any region was written; a style's version names its content, so an existing
+    /// package is the same bytes and is kept), and compares each with the previous catalog's entry.
+    func publishStyles(_ styles: [PublishedStyle], previous: PreviousCatalog?, isDryRun: Bool) throws -> StyleResults {
         var results = StyleResults()
-        let styles = try PublishedStyle.readAll(input: options.inputDirectory, regions: formats)
         for style in styles {
             let path = packagesPath + "/" + style.package
             var package: (size: Int64, sha256: String)?

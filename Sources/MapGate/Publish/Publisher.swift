@@ -102,15 +102,29 @@ public final class Publisher {
             throw PublishError("--serial \(serial)", "must be above the current catalog's serial \(old) (clients refuse a lower one)", kind: .usage)
         }
 
+        // What can be checked is checked before anything is written: every region that will be
+        // made (its file and facts) and the styles, which name the regions and their formats.
+        // A region kept as it was is not read again (its format is in the history).
+        var decisions: [Decision] = []
+        var sourceFormats: [String: TileFormat] = [:]
+        for source in sources {
+            let decision = try decide(source, history: history)
+            switch decision {
+            case .reuse(let kept): sourceFormats[source.id] = TileFormat(rawValue: kept.format)
+            case .make: sourceFormats[source.id] = try RegionFacts.read(path: source.path, hashing: false).format
+            }
+            decisions.append(decision)
+        }
+        let publishedStyles = try PublishedStyle.readAll(input: options.inputDirectory, regions: sourceFormats)
+
         var notes: [String] = []
         var entries: [CatalogFile.Region] = []
         var regions: [PublishReport.Region] = []
         var removedFiles: [String] = []
-        var formats: [String: TileFormat] = [:]
-        for source in sources {
+        for (source, decision) in zip(sources, decisions) {
             let versions = history.regions[source.id] ?? []
             let record: PublishedVersion
-            switch try decide(source, history: history) {
+            switch decision {
             case .reuse(let kept):
                 record = kept
             case .make(let sha):
@@ -125,7 +139,6 @@ public final class Publisher {
                     notes += made.notes
                 }
             }
-            formats[source.id] = TileFormat(rawValue: record.format)
             let entry = CatalogDocument.entry(for: source, record: record, baseURL: options.baseURL)
             entries.append(entry)
             let old = previous?.regions[source.id]
@@ -154,7 +167,7 @@ public final class Publisher {
                 removedFiles += trimmed.files
             }
         }
-        let styles = try publishStyles(formats: formats, previous: previous, isDryRun: isDryRun)
+        let styles = try publishStyles(publishedStyles, previous: previous, isDryRun: isDryRun)
         let offered = Set(sources.map(\.id))
         for (id, entry) in (previous?.regions ?? [:]).sorted(by: { $0.key < $1.key }) where !offered.contains(id) {
             let version = entry.version

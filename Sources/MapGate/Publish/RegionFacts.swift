@@ -31,8 +31,10 @@ struct RegionFacts: Sendable, Equatable {
             }
             bounds = values
         }
-        if inspection.format == .pbf, VectorStyle.layers(fromMetadataJSON: inspection.metadata["json"]).isEmpty {
-            throw fail(try missingVectorLayers(path: path))
+        if inspection.format == .pbf {
+            let declared = VectorStyle.layers(fromMetadataJSON: inspection.metadata["json"]).map(\.id)
+            if declared.isEmpty { throw fail(try missingVectorLayers(path: path)) }
+            if let problem = unmatchedVectorLayers(declared, path: path) { throw fail(problem) }
         }
         var contentHash: String?
         if hashing {
@@ -49,16 +51,31 @@ struct RegionFacts: Sendable, Equatable {
         return RegionFacts(format: inspection.format, minzoom: minzoom, maxzoom: maxzoom, bounds: bounds, contentHash: contentHash)
     }
 
+    /// Why a `pbf` region whose `vector_layers` name none of the layers its first tiles have is
+    /// refused (the viewer and style.json would draw layers that are not there: a blank map);
+    /// nil when one matches, or when no layer name could be read from the tiles.
+    static func unmatchedVectorLayers(_ declared: [String], path: String) -> String? {
+        let names = (try? MBTilesFile(path: path, immutable: true).sampledVectorLayerNames()) ?? []
+        guard !names.isEmpty, Set(declared).isDisjoint(with: names) else { return nil }
+        return "its metadata \"json\" lists the vector_layers \(declared.joined(separator: ", ")), but its tiles have the layers \(names.joined(separator: ", ")) (in its first tiles): the viewer and style.json would show nothing. "
+            + "List the layers the tiles have: " + layerList(names)
+    }
+
+    /// `{"vector_layers":[…]}` naming `names`, for a message.
+    static func layerList(_ names: [String]) -> String {
+        let layers = names.map { name -> String in
+            let data = (try? JSONValue.object(["id": .string(name), "fields": .object([:])]).encoded([.sortedKeys])) ?? Data()
+            return String(decoding: data, as: UTF8.self)
+        }
+        return "{\"vector_layers\":[\(layers.joined(separator: ","))]}"
+    }
+
     /// Why a `pbf` region without `vector_layers` is refused, with the layers its tiles have and
     /// the metadata that would list them.
     static func missingVectorLayers(path: String) throws -> String {
         let names = (try? MBTilesFile(path: path, immutable: true).sampledVectorLayerNames()) ?? []
         let start = "a pbf region needs \"vector_layers\" in its metadata \"json\" (a json over 1 MiB is left out): without them the viewer and style.json show nothing"
         guard !names.isEmpty else { return start + "; no layer name could be read from its first tiles either" }
-        let layers = names.map { name -> String in
-            let data = (try? JSONValue.object(["id": .string(name), "fields": .object([:])]).encoded([.sortedKeys])) ?? Data()
-            return String(decoding: data, as: UTF8.self)
-        }
-        return start + ". Its tiles have the layers \(names.joined(separator: ", ")): set metadata \"json\" to {\"vector_layers\":[\(layers.joined(separator: ","))]} (fields and zooms may be added)"
+        return start + ". Its tiles have the layers \(names.joined(separator: ", ")): set metadata \"json\" to \(layerList(names)) (fields and zooms may be added)"
     }
 }

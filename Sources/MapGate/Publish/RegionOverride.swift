@@ -22,9 +22,9 @@ public struct RegionOverride: Sendable, Equatable {
         } catch {
             throw PublishError(path, "cannot read it: \(errorMessage(error))", kind: .io)
         }
-        guard let object = (try? JSONValue(parsing: data))?.objectValue else {
-            throw fail("not a JSON object keyed by file name")
-        }
+        let parsed: JSONValue
+        do { parsed = try JSONValue(parsing: data) } catch { throw fail("not valid JSON: \(error.explanation)") }
+        guard let object = parsed.objectValue else { throw fail("not a JSON object keyed by file name") }
         var result: [String: RegionOverride] = [:]
         for fileName in object.keys.sorted() {
             guard let fields = object[fileName]?.objectValue else { throw fail("\"\(fileName)\" is not an object") }

@@ -42,7 +42,11 @@ public final class SQLiteStatement {
             case .null: code = sqlite3_bind_null(handle, index)
             case .integer(let number): code = sqlite3_bind_int64(handle, index, number)
             case .real(let number): code = sqlite3_bind_double(handle, index, number)
-            case .text(let text): code = sqlite3_bind_text(handle, index, text, -1, csqlite_transient())
+            case .text(let text):
+                // With its byte length: a text holding U+0000 is stored whole, not cut there.
+                // (utf8CString ends with a NUL, so even "" has an address: SQLite binds NULL for none.)
+                let bytes = text.utf8CString
+                code = bytes.withUnsafeBufferPointer { sqlite3_bind_text(handle, index, $0.baseAddress, Int32(clamping: $0.count - 1), csqlite_transient()) }
             case .blob(let data):
                 code = data.withUnsafeBytes { bytes in
                     sqlite3_bind_blob(handle, index, bytes.baseAddress, Int32(bytes.count), csqlite_transient())
@@ -71,7 +75,9 @@ public final class SQLiteStatement {
 
     public func text(_ column: Int32) -> String? {
         guard let pointer = sqlite3_column_text(handle, column) else { return nil }
-        return String(cString: pointer)
+        // By its byte length, so a text holding U+0000 is read whole.
+        let count = Int(sqlite3_column_bytes(handle, column))
+        return String(decoding: UnsafeRawBufferPointer(start: pointer, count: count), as: UTF8.self)
     }
 
     /// The bytes of a blob column; an empty blob (for which SQLite returns NULL) is empty data.

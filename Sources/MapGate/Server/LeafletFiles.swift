@@ -16,16 +16,14 @@ public enum LeafletFiles {
     /// The bytes of `folder/name` when it and its parent inside `folder` are real (no symlink)
     /// and at most 4 MiB; nil otherwise.
     static func readRegularFile(_ name: String, in folder: String) -> Data? {
-        let path = folder + "/" + name
         // Follow no symlink: the file itself, and the `images` folder for images, must be real.
+        // Opened without blocking and checked on the descriptor: a FIFO there cannot hold a thread.
         var info = stat()
-        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size <= 4 << 20 else { return nil }
         if name.hasPrefix("images/") {
             guard lstat(folder + "/images", &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { return nil }
         }
-        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
-        return try? UnixFile(fileDescriptor: descriptor, closeOnDealloc: true).readToEnd()
+        guard let file = try? RegularFile(forReadingAtPath: folder + "/" + name, followingLinks: false), file.size <= 4 << 20 else { return nil }
+        return try? file.readAll()
     }
 
     /// `leaflet.js`, `leaflet.css`, or `images/<letters, digits, - _>.png`.

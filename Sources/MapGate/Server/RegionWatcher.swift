@@ -46,9 +46,15 @@ public final class RegionWatcher: Sendable {
 
         func run() {
             do {
-                let opened = try library ?? RegionLibrary(directory: directory, state: try StateDatabase.reading(directory: directory, busyTimeout: 0.5), pins: pins)
-                // Without a state file an empty stand-in was opened: look again next time.
-                library = FileManager.default.fileExists(atPath: directory.statePath) ? opened : nil
+                var isSnapshot = false
+                let opened = try library ?? {
+                    let state = try StateDatabase.reading(directory: directory, busyTimeout: 0.5)
+                    isSnapshot = state.isImmutable
+                    return RegionLibrary(directory: directory, state: state, pins: pins)
+                }()
+                // Without a state file an empty stand-in was opened, and a file read as it stood
+                // (no `-wal`) shows no later change: open it again next time.
+                library = FileManager.default.fileExists(atPath: directory.statePath) && !isSnapshot ? opened : nil
                 let changes = try service.refresh(from: opened)
                 lastFailure = nil
                 if !changes.isEmpty { onEvent(.changed(changes)) }

@@ -71,7 +71,10 @@ public final class TileRequestHandler: HTTPRequestHandler {
     private func health() -> HTTPServerResponse {
         let snapshot = service.gate.snapshot
         let state = snapshot.standing.name
-        var object: [String: Any] = ["status": state == "open" ? "ok" : "refusing", "gate": state, "regions": service.regions.count]
+        let damaged = service.damaged
+        var object: [String: Any] = ["status": state != "open" ? "refusing" : damaged.isEmpty ? "ok" : "degraded", "gate": state, "regions": service.regions.count]
+        // Installed regions that cannot be served, with the reason: never counted as served.
+        if !damaged.isEmpty { object["damaged"] = damaged.keys.sorted().map { ["id": $0, "reason": damaged[$0] ?? ""] } }
         if let left = snapshot.usesLeft { object["usesLeft"] = left }
         switch snapshot.standing {
         case .open: break
@@ -105,9 +108,16 @@ public final class TileRequestHandler: HTTPRequestHandler {
         return html(200, body)
     }
 
+    /// The answer for a region that is not served: 404 when it is not installed; 500 with the
+    /// reason when it is but its file is missing, cut short or unreadable (never a quiet 404).
+    private func notServed(_ id: String) -> HTTPServerResponse {
+        guard let reason = service.damaged[id] else { return text(404, "region \(id) is not installed\n", cors: true) }
+        return text(500, "region \(id) is installed but damaged: \(reason); mapgate sync \(id) installs it again\n", cors: true)
+    }
+
     private func tileJSON(_ id: String, _ request: HTTPServerRequest) -> HTTPServerResponse {
         if let refusal = refusalWhileClosed(json: true) { return refusal }
-        guard let region = service.region(id) else { return text(404, "region \(id) is not installed\n", cors: true) }
+        guard let region = service.region(id) else { return notServed(id) }
         let layers = region.record.format == .pbf ? region.vectorLayersJSON.flatMap { try? JSONValue(parsing: Data($0.utf8)) }?.arrayValue ?? [] : nil
         let tileJSON = TileJSON(
             tiles: ["\(baseURL(request))/\(id)/{z}/{x}/{y}.\(Self.extensions(region.record.format)[0])"], name: region.name,
@@ -121,7 +131,7 @@ public final class TileRequestHandler: HTTPRequestHandler {
     private func tile(_ parts: [String], _ request: HTTPServerRequest) -> HTTPServerResponse {
         let id = parts[0]
         if let refusal = refusalWhileClosed(json: true) { return refusal }
-        guard let region = service.region(id) else { return text(404, "region \(id) is not installed\n", cors: true) }
+        guard let region = service.region(id) else { return notServed(id) }
         let last = parts[3].split(separator: ".", omittingEmptySubsequences: false)
         guard last.count == 2, let coordinate = TileCoordinate(z: parts[1], x: parts[2], y: String(last[0])) else {
             return text(400, "malformed tile coordinates: \(parts[1...].joined(separator: "/"))\n", cors: true)
@@ -176,6 +186,9 @@ public final class TileRequestHandler: HTTPRequestHandler {
     private func viewer(_ id: String) -> HTTPServerResponse {
         if let refusal = refusalWhileClosed(json: false) { return refusal }
         guard let region = service.region(id) else {
+            if let reason = service.damaged[id] {
+                return html(500, ViewerPage.document(title: "damaged", body: "<p>Region \(ViewerPage.escape(id)) is installed but damaged: \(ViewerPage.escape(reason)). <code>mapgate sync \(ViewerPage.escape(id))</code> installs it again.</p>"))
+            }
             let names = service.regions.keys.sorted().joined(separator: ", ")
             return html(404, ViewerPage.document(title: "not installed", body: "<p>Region \(ViewerPage.escape(id)) is not installed. Installed: \(ViewerPage.escape(names)).</p>"))
         }
@@ -192,7 +205,7 @@ public final class TileRequestHandler: HTTPRequestHandler {
     /// source for the others; its source points at the region's TileJSON on the request's Host.
     private func style(_ id: String, _ request: HTTPServerRequest) -> HTTPServerResponse {
         if let refusal = refusalWhileClosed(json: true) { return refusal }
-        guard let region = service.region(id) else { return text(404, "region \(id) is not installed\n", cors: true) }
+        guard let region = service.region(id) else { return notServed(id) }
         let base = baseURL(request)
         let style: [String: Any]
         if region.record.format == .pbf {
@@ -213,7 +226,8 @@ public final class TileRequestHandler: HTTPRequestHandler {
     private func styleList(_ request: HTTPServerRequest) -> HTTPServerResponse {
         if let refusal = refusalWhileClosed(json: true) { return refusal }
         let base = baseURL(request)
-        let list: [[String: Any]] = service.styles.values.sorted { $0.bundle.id < $1.bundle.id }.map { style in
+        // Only the styles all of whose regions are served: one drawing a removed region would 404.
+        let list: [[String: Any]] = service.drawableStyles.map { style in
             [
                 "id": style.bundle.id, "name": style.bundle.name, "version": style.bundle.version, "regions": style.bundle.regions,
                 "url": base + "/styles/\(style.bundle.id)/style.json",
@@ -228,24 +242,18 @@ public final class TileRequestHandler: HTTPRequestHandler {
         if let refusal = refusalWhileClosed(json: true) { return refusal }
         guard let style = service.style(id) else { return text(404, "style \(id) is not installed\n", cors: true) }
         let etag = "\"\(style.bundle.version)\""
-        let body: Data
-        let type: String
         if file == "style.json" {
-            body = style.bundle.style(baseURL: baseURL(request))
-            type = "application/json"
-        } else if let sprite = style.bundle.sprites[file] {
-            body = sprite
-            type = file.hasSuffix(".png") ? "image/png" : "application/json"
-        } else {
-            return text(404, "style \(id) has no \(file)\n", cors: true)
+            // Its body depends on the Host it was asked at: no tag.
+            let body = style.bundle.style(baseURL: baseURL(request))
+            return HTTPServerResponse(status: 200, headers: Self.anyOrigin + [("Content-Type", "application/json"), ("Cache-Control", "no-cache")], body: body)
         }
-        // The style's body depends on the Host it was asked at: only the sprites have a tag.
-        let headers: [(name: String, value: String)] =
-            Self.anyOrigin + [("Content-Type", type), ("Cache-Control", "no-cache")] + (file == "style.json" ? [] : [("ETag", etag)])
-        if file != "style.json", let match = request.header("If-None-Match"), Self.matches(ifNoneMatch: match, etag: etag) {
-            return HTTPServerResponse(status: 304, headers: headers.filter { $0.name != "Content-Type" } + [("Content-Length", String(body.count))])
+        guard let sprite = style.sprites[file] else { return text(404, "style \(id) has no \(file)\n", cors: true) }
+        let type = file.hasSuffix(".png") ? "image/png" : "application/json"
+        let headers: [(name: String, value: String)] = Self.anyOrigin + [("Content-Type", type), ("Cache-Control", "no-cache"), ("ETag", etag)]
+        if let match = request.header("If-None-Match"), Self.matches(ifNoneMatch: match, etag: etag) {
+            return HTTPServerResponse(status: 304, headers: headers.filter { $0.name != "Content-Type" } + [("Content-Length", String(sprite.count))])
         }
-        return HTTPServerResponse(status: 200, headers: headers, body: body)
+        return HTTPServerResponse(status: 200, headers: headers, shared: sprite)
     }
 
     /// The names of the fonts glyphs can be made from, as a JSON array.

@@ -50,10 +50,11 @@ public final class TileServer: Sendable {
         let watch = GateWatch(lifetime: GateWatch.lifetime(forRefresh: gateRefresh))
         // The monitor sets the watch from this start's authorization before any request comes.
         let policy = try makeGate().policy
-        let regions = try TileService.loadRegions(from: library)
+        let (regions, damaged) = try TileService.loadRegions(from: library)
+        if !damaged.isEmpty { onRegionEvent(.changed(TileService.Changes(damaged: damaged))) }
         let metrics = ServerMetrics()
         let service = TileService(
-            regions: regions, styles: Array(TileService.loadStyles(in: library.directory).values), gate: watch, leafletPath: leafletPath, maplibrePath: maplibrePath, fallbackHost: listener.baseURL, metrics: metrics,
+            regions: regions, damaged: damaged, styles: Array(TileService.loadStyles(in: library.directory).values), gate: watch, leafletPath: leafletPath, maplibrePath: maplibrePath, fallbackHost: listener.baseURL, metrics: metrics,
             glyphs: GlyphService(folders: fontPaths + FontLibrary.systemFolders))
         let monitor = GateMonitor(
             watch: watch, refresh: gateRefresh, policy: policy, start: authorization, makeGate: makeGate,

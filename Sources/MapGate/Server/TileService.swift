@@ -34,9 +34,26 @@ public final class TileService: Sendable {
     public struct Style: Sendable {
         public var bundle: StyleBundle
         public var file: FileIdentity
+        /// The sprite files, each held once and shared by every answer that sends it (a 42 MB
+        /// sprite asked for by 60 clients is 42 MB, not 60 copies).
+        public let sprites: [String: HTTPBodyBytes]
+
+        public init(bundle: StyleBundle, file: FileIdentity) {
+            self.bundle = bundle
+            self.file = file
+            sprites = bundle.sprites.mapValues(HTTPBodyBytes.init)
+        }
+    }
+
+    /// An installed region that cannot be served: its file is missing, cut short or unreadable.
+    public struct Damage: Sendable, Equatable {
+        public var id: String
+        public var reason: String
     }
 
     private let current: Locked<[String: Region]>
+    /// Installed regions whose file cannot be served, by id: the reason.
+    private let currentDamage = Locked<[String: String]>([:])
     private let currentStyles: Locked<[String: Style]>
     public let gate: GateWatch
     public let metrics: ServerMetrics
@@ -48,12 +65,13 @@ public final class TileService: Sendable {
     public let glyphs: GlyphService
 
     public init(
-        regions: [Region], styles: [Style] = [], gate: GateWatch, leafletPath: String, maplibrePath: String = MapLibreFiles.localPath, fallbackHost: String,
+        regions: [Region], damaged: [Damage] = [], styles: [Style] = [], gate: GateWatch, leafletPath: String, maplibrePath: String = MapLibreFiles.localPath, fallbackHost: String,
         metrics: ServerMetrics = ServerMetrics(), glyphs: GlyphService = GlyphService(folders: FontLibrary.systemFolders)
     ) {
         self.glyphs = glyphs
         self.maplibrePath = MapLibreFiles.folder(configured: maplibrePath)
         current = Locked(Dictionary(uniqueKeysWithValues: regions.map { ($0.record.id, $0) }))
+        currentDamage.withLock { $0 = Dictionary(damaged.map { ($0.id, $0.reason) }) { first, _ in first } }
         currentStyles = Locked(Dictionary(uniqueKeysWithValues: styles.map { ($0.bundle.id, $0) }))
         self.gate = gate
         self.leafletPath = leafletPath
@@ -66,45 +84,68 @@ public final class TileService: Sendable {
 
     public func region(_ id: String) -> Region? { current.withLock { $0[id] } }
 
+    /// Installed regions whose file cannot be served right now, by id, with the reason.
+    public var damaged: [String: String] { currentDamage.withLock { $0 } }
+
     /// The publisher's styles served right now.
     public var styles: [String: Style] { currentStyles.withLock { $0 } }
 
     public func style(_ id: String) -> Style? { currentStyles.withLock { $0[id] } }
 
+    /// The styles all of whose regions are served, sorted by id (one drawing a region that is not
+    /// would draw a source that 404s).
+    public var drawableStyles: [Style] {
+        let served = regions
+        return styles.values.filter { $0.bundle.regions.allSatisfy { served[$0] != nil } }.sorted { $0.bundle.id < $1.bundle.id }
+    }
+
     /// The styles that draw region `id` (all of whose regions are served), sorted by id.
     public func styles(drawing id: String) -> [Style] {
-        let served = regions
-        return styles.values.filter { $0.bundle.regions.contains(id) && $0.bundle.regions.allSatisfy { served[$0] != nil } }
-            .sorted { $0.bundle.id < $1.bundle.id }
+        drawableStyles.filter { $0.bundle.regions.contains(id) }
     }
 
     /// What changed in one look at the installed regions.
     public struct Changes: Sendable, Equatable {
         public var added: [String] = []
         public var updated: [String] = []
+        /// No longer installed (its record is gone): 404.
         public var removed: [String] = []
-        public var isEmpty: Bool { added.isEmpty && updated.isEmpty && removed.isEmpty }
+        /// Still installed, but its file cannot be served (newly, or for another reason than
+        /// before): its answers are 500 with the reason until it is installed again.
+        public var damaged: [Damage] = []
+        public var isEmpty: Bool { added.isEmpty && updated.isEmpty && removed.isEmpty && damaged.isEmpty }
     }
 
     /// Re-reads the installed regions (records, and each file's identity) and swaps in what
-    /// changed: an installed region is served, an updated one re-read, a removed one is 404.
+    /// changed: an installed region is served, an updated one re-read, a removed one is 404, one
+    /// whose file is missing, cut short or unreadable is damaged (said, with the reason).
     @discardableResult
     public func refresh(from library: RegionLibrary) throws -> Changes {
         let old = regions
+        let oldDamage = damaged
         var next: [String: Region] = [:]
+        var nextDamage: [String: String] = [:]
         var changes = Changes()
         for record in try library.installed() {
             let path = library.directory.regionPath(record.id)
-            guard let identity = FileIdentity(path: path) else { continue }
-            if let known = old[record.id], known.record == record, known.file == identity {
+            if let known = old[record.id], known.record == record, known.file == FileIdentity(path: path) {
                 next[record.id] = known
-            } else if let region = Self.load(record, path: path) {
-                next[record.id] = region
-                if old[record.id] == nil { changes.added.append(record.id) } else { changes.updated.append(record.id) }
+                continue
+            }
+            do {
+                next[record.id] = try Self.loadRegion(record, path: path)
+                if old[record.id] == nil, oldDamage[record.id] == nil { changes.added.append(record.id) } else { changes.updated.append(record.id) }
+            } catch {
+                let reason = errorMessage(error)
+                nextDamage[record.id] = reason
+                if oldDamage[record.id] != reason { changes.damaged.append(Damage(id: record.id, reason: reason)) }
             }
         }
-        changes.removed = old.keys.filter { next[$0] == nil }.sorted()
-        if !changes.isEmpty { current.withLock { $0 = next } }
+        changes.removed = Set(old.keys).union(oldDamage.keys).filter { next[$0] == nil && nextDamage[$0] == nil }.sorted()
+        if !changes.isEmpty || nextDamage != oldDamage {
+            current.withLock { $0 = next }
+            currentDamage.withLock { $0 = nextDamage }
+        }
         refreshStyles(in: library.directory)
         return changes
     }
@@ -137,13 +178,26 @@ public final class TileService: Sendable {
         return styles
     }
 
-    /// Reads the installed regions' facts from their files.
-    public static func loadRegions(from library: RegionLibrary) throws -> [Region] {
-        try library.installed().compactMap { load($0, path: library.directory.regionPath($0.id)) }
+    /// Reads the installed regions' facts from their files: those that can be served, and the
+    /// damaged ones with the reason.
+    public static func loadRegions(from library: RegionLibrary) throws -> (regions: [Region], damaged: [Damage]) {
+        var regions: [Region] = []
+        var damaged: [Damage] = []
+        for record in try library.installed() {
+            do { regions.append(try loadRegion(record, path: library.directory.regionPath(record.id))) } catch {
+                damaged.append(Damage(id: record.id, reason: errorMessage(error)))
+            }
+        }
+        return (regions, damaged)
     }
 
-    static func load(_ record: InstalledRegion, path: String) -> Region? {
-        guard let identity = FileIdentity(path: path), let file = try? MBTilesFile(path: path) else { return nil }
+    /// A region's facts from its file; throws when the file is missing, cut short or not an
+    /// MBTiles file SQLite can read.
+    static func loadRegion(_ record: InstalledRegion, path: String) throws -> Region {
+        guard let identity = FileIdentity(path: path) else {
+            throw RegionError(region: record.id, reason: "its file \(path) cannot be read: \(String(cString: strerror(errno)))", kind: .io)
+        }
+        let file = try MBTilesFile(path: path)
         let metadata = (try? file.metadata()) ?? [:]
         let zoom = (try? file.zoomRange()) ?? nil
         let minzoom = zoom?.lowerBound ?? record.minzoom ?? 0

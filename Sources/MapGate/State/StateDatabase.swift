@@ -21,6 +21,10 @@ public final class StateDatabase {
     /// gate record, written in the transaction that made it. A database that is not new but has
     /// no sealed record was emptied or made outside mapgate.
     public let isNew: Bool
+    /// True when the file is read as it stood when opened (``reading(directory:busyTimeout:seed:)``
+    /// without a `-wal`): SQLite then takes no locks and does not see later changes, so a reader
+    /// that keeps looking (a server's region watcher) opens it again for each look.
+    public private(set) var isImmutable = false
 
     /// The state database of a data directory (creating the directory's folders).
     public convenience init(directory: DataDirectory, clock: Clock = .system, busyTimeout: Double = 10, seed: Seed) throws {
@@ -49,9 +53,10 @@ public final class StateDatabase {
         }
     }
 
-    private init(database: SQLiteDatabase, path: String) {
+    private init(database: SQLiteDatabase, path: String, isImmutable: Bool = false) {
         self.database = database
         self.path = path
+        self.isImmutable = isImmutable
         isNew = false
     }
 
@@ -74,11 +79,17 @@ public final class StateDatabase {
             return version >= migrations.count ? database : nil
         }
         do {
-            guard let database = try open(.readOnly) else { return try StateDatabase(directory: directory, busyTimeout: busyTimeout, seed: seed) }
-            return StateDatabase(database: database, path: path)
+            // A read-only connection to a WAL database makes its `-wal` and `-shm` files when
+            // they are not there, and, read-only, cannot remove them: a reading command then left
+            // them behind, and the next command needed to write (a full disk or a read-only
+            // folder refused it). Without a `-wal` nothing is pending and no connection is open
+            // (the last one to close removes it), so the file is read as it stands.
+            let mode: SQLiteDatabase.Mode = FileManager.default.fileExists(atPath: path + "-wal") ? .readOnly : .immutable
+            guard let database = try open(mode) else { return try StateDatabase(directory: directory, busyTimeout: busyTimeout, seed: seed) }
+            return StateDatabase(database: database, path: path, isImmutable: mode == .immutable)
         } catch let error as SQLiteError where error.isWriteFailure {
             guard let database = try open(.immutable) else { throw error }
-            return StateDatabase(database: database, path: path)
+            return StateDatabase(database: database, path: path, isImmutable: true)
         }
     }
 

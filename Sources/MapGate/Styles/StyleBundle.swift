@@ -62,7 +62,7 @@ public struct StyleBundle: Codable, Sendable, Equatable {
             guard spriteFiles.contains(file) else { throw fail("unknown sprite file \"\(file)\"") }
             if file.hasSuffix(".png"), !content.starts(with: StyleSheet.pngSignature) { throw fail("\(file) is not a PNG image") }
         }
-        try StyleSheet.checkInstalled(bundle.style, style: expectedID)
+        try StyleSheet.checkInstalled(bundle.style, style: expectedID, regions: bundle.regions)
         return bundle
     }
 

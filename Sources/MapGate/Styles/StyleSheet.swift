@@ -101,16 +101,27 @@ public enum StyleSheet {
         return Rewritten(text: String(decoding: text, as: UTF8.self), regions: used.sorted())
     }
 
-    /// Checks an installed style: a version 8 style whose sources are all local (a package made
-    /// by another tool, or by hand, gets no further than this).
-    static func checkInstalled(_ text: String, style id: String) throws {
+    /// Checks an installed style: a version 8 style whose sources are all local, each drawing one
+    /// of the `regions` the style declares (a package made by another tool, or by hand, gets no
+    /// further than this).
+    static func checkInstalled(_ text: String, style id: String, regions: [String]) throws {
         func fail(_ reason: String) -> StyleError { StyleError(style: id, reason: reason) }
         let style = try object(Data(text.utf8), fail: fail)
-        for (name, value) in style["sources"]?.objectValue ?? [:] {
+        for (name, value) in (style["sources"]?.objectValue ?? [:]).sorted(by: { $0.key < $1.key }) {
             guard let source = value.objectValue else { throw fail("source \"\(name)\" is not an object") }
-            let isLocal = source["url"]?.stringValue?.hasPrefix(localScheme) == true && source["tiles"] == nil
-            guard isLocal || (source["type"]?.stringValue == "geojson" && source["data"]?.objectValue != nil) else {
-                throw fail("source \"\(name)\" is not one of this machine's regions")
+            if source["type"]?.stringValue == "geojson", source["data"]?.objectValue != nil { continue }
+            let url = source["url"]?.stringValue ?? ""
+            if source["tiles"] != nil || url.lowercased().hasPrefix("http://") || url.lowercased().hasPrefix("https://") {
+                let what = source["tiles"] != nil ? "fetches \"tiles\" from a server" : "is a remote URL (\(TerminalText.inline(url)))"
+                throw fail("source \"\(name)\" \(what): an offline style can use only this machine's regions")
+            }
+            guard url.hasPrefix(localScheme), url.hasSuffix(".json") else {
+                throw fail("source \"\(name)\" is not one of this machine's regions (its url is \(describe(source["url"])))")
+            }
+            let region = String(url.dropFirst(localScheme.count).dropLast(".json".count))
+            guard regions.contains(region) else {
+                let declared = regions.isEmpty ? "none" : regions.joined(separator: ", ")
+                throw fail("source \"\(name)\" draws region \"\(TerminalText.inline(region))\", which the style does not declare (it declares \(declared)): a style draws only the regions it declares")
             }
         }
         for key in ["glyphs", "sprite"] {
@@ -123,7 +134,7 @@ public enum StyleSheet {
         do {
             parsed = try JSONValue(parsing: data)
         } catch {
-            throw fail("style.json is not valid JSON")
+            throw fail("style.json is not valid JSON: \(error.explanation)")
         }
         guard let style = parsed.objectValue else { throw fail("style.json is not a JSON object") }
         guard let version = style["version"], version.isNumber, !version.isBoolean, version.double == 8 else {

@@ -19,15 +19,8 @@ extension FileManager {
     func notRegularFileReason(atPath path: String) -> String? {
         var info = stat()
         guard stat(path, &info) == 0 else { return "cannot be read: \(String(cString: strerror(errno)))" }
-        let kind: String
-        switch info.st_mode & S_IFMT {
-        case S_IFREG: return nil
-        case S_IFIFO: kind = "a FIFO"
-        case S_IFDIR: kind = "a folder"
-        case S_IFCHR, S_IFBLK: kind = "a device"
-        case S_IFSOCK: kind = "a socket"
-        default: kind = "of an unknown kind"
-        }
+        guard info.st_mode & S_IFMT != S_IFREG else { return nil }
+        let kind = RegularFile.kindName(info.st_mode)
         var link = stat()
         let through = lstat(path, &link) == 0 && link.st_mode & S_IFMT == S_IFLNK ? " (through a symbolic link)" : ""
         return "is \(kind)\(through), not a regular file: refused"

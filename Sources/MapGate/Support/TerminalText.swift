@@ -1,6 +1,14 @@
+import CLinux
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Text from outside (catalog names, MBTiles metadata, release notes, request lines) made safe
 /// for a terminal: control characters are shown as escapes, never passed through, so a hostile
-/// name cannot clear the screen, retitle the window or forge a line of output.
+/// name cannot clear the screen, retitle the window or forge a line of output; nor can invisible
+/// format characters (right-to-left overrides, zero-width spaces, byte-order marks) reorder or
+/// hide what the user reads.
 public enum TerminalText {
     /// For one line or one table cell: every control character, line breaks included, escaped
     /// (`\n`, `\r`, `\t`, `\e`, else `\x07` or `\u{9b}`).
@@ -49,10 +57,38 @@ public enum TerminalText {
         return nil
     }
 
+    /// Controls, line and paragraph separators, and format characters (Unicode category Cf:
+    /// bidirectional overrides and isolates U+202A–U+202E and U+2066–U+2069, U+200B, U+FEFF, …)
+    /// but the joiners U+200C and U+200D, which scripts and emoji sequences need.
     private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.value < 0x20 || scalar.value == 0x7F || (0x80...0x9F).contains(scalar.value)
-            || scalar.value == 0x2028 || scalar.value == 0x2029
+        if scalar.value < 0x20 || scalar.value == 0x7F || (0x80...0x9F).contains(scalar.value) { return true }
+        if scalar.isASCII { return false }
+        if scalar.value == 0x2028 || scalar.value == 0x2029 { return true }
+        return scalar.properties.generalCategory == .format && scalar.value != 0x200C && scalar.value != 0x200D
     }
+
+    /// The columns `text` takes on a terminal (`wcwidth` in a UTF-8 locale, per character: a
+    /// CJK character or an emoji takes two, a combining mark none), for aligning tables. Text
+    /// with controls counts them as they are; escape it first.
+    public static func width(_ text: String) -> Int {
+        if text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { return text.utf8.count }
+        guard let locale = utf8Locale else { return text.count }
+        let previous = uselocale(locale)
+        defer { uselocale(previous) }
+        var columns = 0
+        for character in text {
+            let scalars = character.unicodeScalars
+            guard let first = scalars.first else { continue }
+            // An emoji shown as a picture (U+FE0F after it) takes two columns whatever its base says.
+            let base = Int(wcwidth(wchar_t(bitPattern: first.value)))
+            columns += scalars.contains("\u{FE0F}") ? 2 : max(0, base)
+        }
+        return columns
+    }
+
+    /// glibc's built-in UTF-8 locale, made once (nil when the C library has none). Safe to
+    /// share: never changed or freed, only handed to `uselocale` on the calling thread.
+    nonisolated(unsafe) private static let utf8Locale = newlocale(LC_CTYPE_MASK, "C.UTF-8", nil)
 
     private static func escape(_ text: String, keepingNewlines: Bool) -> String {
         guard text.unicodeScalars.contains(where: isControl) else { return text }

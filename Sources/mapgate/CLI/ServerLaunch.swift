@@ -69,6 +69,9 @@ struct ServerLaunch {
                     for id in changes.added { console.note("region \(id) installed: now served") }
                     for id in changes.updated { console.note("region \(id) updated: now serving the new file") }
                     for id in changes.removed { console.note("region \(id) removed: now 404") }
+                    for damage in changes.damaged {
+                        console.warning("region \(damage.id) is damaged: \(damage.reason); answered 500 until mapgate sync \(damage.id) installs it again")
+                    }
                 case .failed(let reason):
                     console.warning("cannot re-read the installed regions (\(reason)); serving those known")
                 }

@@ -58,14 +58,27 @@ struct CatalogCommand: Command {
             }
         }
         // A bad style entry is said, and costs nothing else: the map data is what the catalog is for.
-        for rejection in catalog.rejectedStyles { console.warning(MapGateCLI.describe(rejection)) }
+        // The first few of each kind are said on stderr, then a count (a catalog of 100,000 bad
+        // entries printed 100,000 lines); `--json` lists every one on stdout.
+        for rejection in catalog.rejectedStyles.prefix(Self.rejectionsShown) { console.warning(MapGateCLI.describe(rejection)) }
+        if catalog.rejectedStyles.count > Self.rejectionsShown {
+            console.warning("\(catalog.rejectedStyles.count - Self.rejectionsShown) more style entries rejected; --json lists them all")
+        }
         // Bad entries are reported after the good ones, and make the exit code 65.
-        for rejection in catalog.rejected {
-            console.error(MapGateCLI.describe(rejection))
-            if context.json { console.json(MapGateCLI.ErrorLine(error: MapGateCLI.describe(rejection), exitCode: ExitCode.forError(rejection))) }
+        for rejection in catalog.rejected.prefix(Self.rejectionsShown) { console.error(MapGateCLI.describe(rejection)) }
+        if catalog.rejected.count > Self.rejectionsShown {
+            console.error("\(catalog.rejected.count - Self.rejectionsShown) more region entries rejected (\(catalog.rejected.count) in all; --json lists them all)")
+        }
+        if context.json {
+            for rejection in catalog.rejected {
+                console.json(MapGateCLI.ErrorLine(error: MapGateCLI.describe(rejection), exitCode: ExitCode.forError(rejection)))
+            }
         }
         return catalog.rejected.isEmpty ? ExitCode.success : ExitCode.badData
     }
+
+    /// Rejected entries of each kind said one by one on stderr; the rest are counted.
+    static let rejectionsShown = 10
 
     /// One region of `catalog --json` (docs/commands.md).
     struct Line: Encodable {

@@ -16,13 +16,14 @@ struct Table {
         rows.append(cells.map(TerminalText.inline))
     }
 
-    /// The header line and the row lines, aligned.
+    /// The header line and the row lines, aligned by the columns each cell takes on a terminal
+    /// (a CJK name or an emoji takes two per character): no cell is ever cut.
     var lines: (header: String, rows: [String]) {
         let widths = header.indices.map { column in
-            ([header[column]] + rows.map { column < $0.count ? $0[column] : "" }).map(\.count).max() ?? 0
+            ([header[column]] + rows.map { column < $0.count ? $0[column] : "" }).map(TerminalText.width).max() ?? 0
         }
         func line(_ cells: [String]) -> String {
-            zip(cells, widths).map { cell, width in cell.padded(toLength: width) }
+            zip(cells, widths).map { cell, width in cell + String(repeating: " ", count: max(0, width - TerminalText.width(cell))) }
                 .joined(separator: "  ").trimmingWhitespace()
         }
         return (line(header), rows.map(line))

@@ -146,6 +146,31 @@ import Glibc
         #expect(publishError().contains("Its tiles have the layers roads, water"))
     }
 
+    /// Issue 26 item 3: `vector_layers` naming only a layer the tiles do not have published with
+    /// exit 0 and a blank viewer. It is refused with the layers the tiles have; one match is enough.
+    @Test func vectorLayersThatNameNoLayerOfTheTilesAreRefused() throws {
+        try workspace.writeRegion(
+            "roads.mbtiles", tiles: [TileKey(0, 0, 0): .some(Self.vectorTile(["roads", "water"]))],
+            metadata: ["version": "1", "format": "pbf", "json": #"{"vector_layers":[{"id":"nosuchlayer"}]}"#])
+        let message = publishError()
+        #expect(message.contains("roads.mbtiles: its metadata \"json\" lists the vector_layers nosuchlayer, but its tiles have the layers roads, water"), "\(message)")
+        #expect(message.contains(#"{"vector_layers":[{"fields":{},"id":"roads"},{"fields":{},"id":"water"}]}"#), "\(message)")
+        try workspace.writeRegion(
+            "roads.mbtiles", tiles: [TileKey(0, 0, 0): .some(Self.vectorTile(["roads", "water"]))],
+            metadata: ["version": "1", "format": "pbf", "json": #"{"vector_layers":[{"id":"nosuchlayer"},{"id":"water"}]}"#])
+        #expect(try workspace.publish().regions.map(\.id) == ["roads"])
+    }
+
+    /// Issue 26 item 10: a regions.json nested 513 levels deep was "not a JSON object keyed by
+    /// file name"; it says it is nested too deeply, and the limit.
+    @Test func aDeeplyNestedRegionsJSONSaysSo() throws {
+        try workspace.writeRegion("a.mbtiles", tiles: tiles, metadata: ["version": "1"])
+        let deep = "{\"a.mbtiles\": " + String(repeating: "[", count: 600) + String(repeating: "]", count: 600) + "}"
+        try Data(deep.utf8).write(to: URL(fileURLWithPath: workspace.input + "/regions.json"))
+        let message = publishError()
+        #expect(message.contains("regions.json: not valid JSON: nested too deeply: more than 512 arrays or objects inside each other (the limit"), "\(message)")
+    }
+
     @Test func aVersionFromMetadataIsExplainedOneFromRegionsJSONIsNot() throws {
         try workspace.writeRegion("gdal.mbtiles", tiles: tiles, metadata: ["version": "1.1"])
         try workspace.writeRegion("chosen.mbtiles", tiles: tiles, metadata: ["version": "1.1"])

@@ -217,14 +217,17 @@ import Glibc
         }
     }
 
-    /// RFC 9110 §8.6: a 304 must not carry a Content-Length other than the representation's.
-    @Test func notModifiedCarriesNoZeroContentLength() throws {
-        let (first, _) = try exchange("GET /plain/1/0/0.png HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    /// RFC 9110 §8.6: a 304 carries at most one Content-Length, the representation's. Two (the
+    /// handler's and libmicrohttpd's 0) made Chromium refuse every revalidated tile
+    /// (ERR_RESPONSE_HEADERS_MULTIPLE_CONTENT_LENGTH), so a reload blanked the map.
+    @Test(arguments: ["/plain/1/0/0.png", "/cities/2/2/1.pbf"])
+    func notModifiedCarriesOneContentLength(path: String) throws {
+        let (first, _) = try exchange("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept-Encoding: gzip\r\n\r\n")
         let etag = try #require(first?.headers["etag"])
-        let (response, connection) = try exchange("GET /plain/1/0/0.png HTTP/1.1\r\nHost: 127.0.0.1\r\nIf-None-Match: \(etag)\r\n\r\n")
-        #expect(response?.status == 304, "\(response?.headers ?? [:])")
-        // None, or the representation's length (what libmicrohttpd 0.9.75 allows): never the 0 of an empty body.
-        #expect([nil, String(first?.body.count ?? -1)].contains(response?.headers["content-length"]), "\(response?.headers ?? [:])")
+        let request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept-Encoding: gzip\r\nIf-None-Match: \(etag)\r\n\r\n"
+        let (response, connection) = try exchange(request)
+        #expect(response?.status == 304, "\(response?.headerLines ?? [])")
+        #expect(response?.values(of: "content-length") == [String(first?.body.count ?? -1)], "\(response?.headerLines ?? [])")
         #expect(response?.headers["transfer-encoding"] == nil)
         // The connection stays usable: no body was expected or sent.
         connection.send("GET /plain/0/0/0.png HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
@@ -233,7 +236,11 @@ import Glibc
 
     /// A request line too long for the head buffer is 414 (URI Too Long, RFC 9110 §15.5.15);
     /// header fields too large are 431 (RFC 6585 §5). Both from libmicrohttpd.
+    /// A target up to about 7.9 KB is answered (issue 26 item 10: docs/serving.md said heads
+    /// over about 3.8 KB got 414, while a 7,900-byte target was answered 404).
     @Test func longTargetIs414AndLargeHeadersAre431() throws {
+        let (answered, _) = try exchange("GET /plain/0/0/0.png?\(String(repeating: "q", count: 7_000)) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        #expect(answered?.status == 200)
         let path = "/" + String(repeating: "a", count: 20_000)
         let (long, _) = try exchange("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         #expect(long?.status == 414)

@@ -1,0 +1,139 @@
+import Foundation
+import MapGate
+import MapGateDemo
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Bad input, round three (issue 26), against `mapgate serve` run as a subprocess with real
+/// sockets on 127.0.0.1: a FIFO among the fonts, clients that ask for big answers and never
+/// read them.
+@Suite struct ServeHostileInputTests {
+    let workspace: CLIWorkspace
+    var work: TemporaryDirectory { workspace.work }
+    var mapgate: MapGateBinary { workspace.mapgate }
+
+    init() throws {
+        workspace = try CLIWorkspace()
+        try workspace.publish(version: "1.5.0")
+        try workspace.offer("plain", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
+    }
+
+    /// Starts `serve` on a free port; its base URL.
+    func serve(_ extra: [String] = []) throws -> (BackgroundProcess, String) {
+        let server = try mapgate.start(["serve", "--port", "0"] + extra)
+        let line = try #require(server.firstLine(), "no output; stderr: \(server.stderr)")
+        let base = String(try #require(line.split(separator: " ").first { $0.hasPrefix("http://") }).dropLast())
+        return (server, base)
+    }
+
+    func get(_ url: String) throws -> HTTPResponse {
+        var request = HTTPRequest(url: url)
+        request.totalTimeout = 10
+        return try HTTPClient().get(request)
+    }
+
+    /// Item 4: `fifo.ttf` (a FIFO) in a folder of `fontPaths` held one server thread in open(2)
+    /// for ever: /fonts.json, every glyph and then every tile hung, and SIGTERM no longer stopped
+    /// the server. A FIFO is never opened as a font; the real font beside it is served.
+    @Test func aFIFOAmongTheFontsHangsNothing() throws {
+        let fonts = work.file("fonts")
+        try FileManager.default.createDirectory(atPath: fonts, withIntermediateDirectories: true)
+        #expect(mkfifo(fonts + "/aaa-fifo.ttf", 0o644) == 0)
+        try FileManager.default.copyItem(atPath: "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf", toPath: fonts + "/DejaVuSans.ttf")
+        try mapgate.configure(["catalogURL": workspace.catalogURL, "fontPaths": [fonts]])
+        #expect(try mapgate.run(["sync", "plain"]).status == 0)
+        let (server, base) = try serve()
+        defer { server.signal(SIGKILL) }
+        let list = try get(base + "/fonts.json")
+        #expect(list.status == 200)
+        #expect(String(decoding: list.body, as: UTF8.self).contains("DejaVu Sans Book"))
+        #expect(try get(base + "/fonts/DejaVu%20Sans%20Book/0-255.pbf").status == 200)
+        #expect(try get(base + "/plain/0/0/0.png").status == 200)
+        server.signal(SIGTERM)
+        #expect(server.wait(timeout: 5) == 0, "SIGTERM did not stop the server; stderr: \(server.stderr)")
+    }
+
+    /// Item 5: each connection got its own copy of the answer's body, held while its client did
+    /// not read: 60 clients asking for an 8 MB tile took the server from 22 MB to 531 MB, and
+    /// 424 MB stayed after they closed. Unread answers now hold at most the server's budget
+    /// (128 MiB; past it 503), and the memory goes back once the clients go.
+    @Test func clientsThatNeverReadCannotMakeTheServerHoldGigabytes() throws {
+        var tile: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+        var generator = SystemRandomNumberGenerator()
+        tile += (0..<(8 << 20)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        try Data(tile).write(to: URL(fileURLWithPath: work.file("tile.bin")))
+        let big = work.file("big.mbtiles")
+        let made = try runProcess("/usr/bin/sqlite3", [big, """
+            ATTACH '\(try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles"))' AS source;
+            CREATE TABLE metadata (name TEXT, value TEXT);
+            INSERT INTO metadata SELECT name, value FROM source.metadata WHERE name NOT IN ('format');
+            INSERT INTO metadata VALUES ('format', 'png');
+            CREATE TABLE tiles (zoom_level INTEGER, tile_column INTEGER, tile_row INTEGER, tile_data BLOB);
+            INSERT INTO tiles SELECT zoom_level, tile_column, tile_row, tile_data FROM source.tiles;
+            UPDATE tiles SET tile_data = readfile('\(work.file("tile.bin"))') WHERE zoom_level = 0;
+            """])
+        #expect(made.status == 0, "sqlite3: \(made.stderr)")
+        try workspace.builder.add(id: "big", source: big, format: "png")
+        try workspace.builder.write()
+        try mapgate.configure(["catalogURL": workspace.catalogURL])
+        #expect(try mapgate.run(["sync", "big"]).status == 0)
+        let (server, base) = try serve()
+        defer {
+            server.signal(SIGTERM)
+            _ = server.wait()
+        }
+        #expect(try get(base + "/big/0/0/0.png").body.count == tile.count)
+        let port = try #require(base.split(separator: ":").last.flatMap { UInt16($0) })
+        let before = try #require(server.residentBytes)
+        var clients: [RawConnection] = []
+        for _ in 0..<60 {
+            let client = try RawConnection(port: port, timeout: 3)
+            client.shrinkReceiveBuffer()
+            client.send("GET /big/0/0/0.png HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            clients.append(client)
+        }
+        #expect(waitUntil { clients.allSatisfy { $0.peekStatus() != nil } }, "not every client was answered")
+        let held = try #require(server.residentBytes) - before
+        #expect(held < 200 << 20, "60 unread answers of an 8 MB tile hold \(held >> 20) MB")
+        let statuses = clients.map { $0.peekStatus() ?? 0 }
+        #expect(statuses.contains(200))
+        #expect(statuses.contains(503), "\(statuses)")
+        clients.removeAll()
+        var after = Int.max
+        #expect(waitUntil { after = server.residentBytes ?? Int.max; return after < before + (48 << 20) }, "\((after - before) >> 20) MB stayed after the clients closed")
+    }
+
+    /// Item 7: a region whose file was cut short while serving was logged `region plain
+    /// removed: now 404` and its tiles answered 404, though it was still installed. It is said
+    /// to be damaged, with the reason; its tiles are 500 with that reason, and /health lists it.
+    @Test func aRegionCutShortWhileServingIsDamagedNotRemoved() throws {
+        try mapgate.configure(["catalogURL": workspace.catalogURL])
+        #expect(try mapgate.run(["sync", "plain"]).status == 0)
+        let (server, base) = try serve()
+        defer {
+            server.signal(SIGTERM)
+            _ = server.wait()
+        }
+        #expect(try get(base + "/plain/0/0/0.png").status == 200)
+        let path = mapgate.dataDirectory + "/regions/plain.mbtiles"
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
+        #expect(truncate(path, off_t(size / 2)) == 0)
+        #expect(waitUntil { server.stderr.contains("region plain is damaged") }, "stderr: \(server.stderr)")
+        // With the reason: SQLite's complaint about the file, or its length against its header.
+        #expect(server.stderr.contains("plain.mbtiles: "), "stderr: \(server.stderr)")
+        #expect(!server.stderr.contains("removed"), "stderr: \(server.stderr)")
+        let tile = try get(base + "/plain/0/0/0.png")
+        #expect(tile.status == 500)
+        #expect(String(decoding: tile.body, as: UTF8.self).contains("damaged"))
+        let health = try #require(try JSONSerialization.jsonObject(with: try get(base + "/health").body) as? [String: Any])
+        #expect(health["status"] as? String == "degraded")
+        #expect(health["regions"] as? Int == 0)
+        let damaged = try #require(health["damaged"] as? [[String: Any]])
+        #expect(damaged.first?["id"] as? String == "plain")
+        #expect((damaged.first?["reason"] as? String)?.contains("plain.mbtiles: ") == true)
+    }
+}
