@@ -80,3 +80,7 @@ final class FontFace {
             top: Int(glyph.top) - ascender, advance: Int((glyph.advance_x + 32) >> 6))
     }
 }
+
+/// Crosses threads only inside its own ``Locked`` in ``GlyphService`` (`Locked<FontFace>`), which
+/// lets one thread at a time use the FreeType face: the face is never touched outside `withLock`.
+extension FontFace: @unchecked Sendable {}

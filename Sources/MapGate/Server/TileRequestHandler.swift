@@ -258,8 +258,12 @@ public final class TileRequestHandler: HTTPRequestHandler {
 
     /// The names of the fonts glyphs can be made from, as a JSON array.
     private func fontList() -> HTTPServerResponse {
-        let body = (try? JSONValue.encode(service.glyphs.library.names)) ?? Data("[]".utf8)
-        return HTTPServerResponse(status: 200, headers: Self.anyOrigin + [("Content-Type", "application/json")], body: body)
+        do {
+            let body = try JSONValue.encode(service.glyphs.library.names)
+            return HTTPServerResponse(status: 200, headers: Self.anyOrigin + [("Content-Type", "application/json")], body: body)
+        } catch {
+            return text(500, "cannot write the font list as JSON: \(errorMessage(error))\n", cors: true)
+        }
     }
 
     /// One glyph range (`/fonts/{fontstack}/{start}-{end}.pbf`), MapLibre's glyph protobuf.
@@ -394,9 +398,14 @@ public final class TileRequestHandler: HTTPRequestHandler {
         HTTPServerResponse(status: status, headers: (cors ? Self.anyOrigin : []) + extra + [("Content-Type", "text/plain; charset=utf-8")], body: Data(text.utf8))
     }
 
+    /// A JSON answer; one that cannot be encoded is a 500 that says so, never a 200 with no body.
     private func json(_ status: Int, _ object: [String: Any], cors: Bool) -> HTTPServerResponse {
-        let data = (try? JSONValue.encode(object, [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
-        return HTTPServerResponse(status: status, headers: (cors ? Self.anyOrigin : []) + [("Content-Type", "application/json")], body: data)
+        do {
+            let data = try JSONValue.encode(object, [.sortedKeys, .withoutEscapingSlashes])
+            return HTTPServerResponse(status: status, headers: (cors ? Self.anyOrigin : []) + [("Content-Type", "application/json")], body: data)
+        } catch {
+            return text(500, "cannot write this answer as JSON: \(errorMessage(error))\n", cors: cors)
+        }
     }
 
     private func html(_ status: Int, _ page: HTMLPage) -> HTTPServerResponse {
