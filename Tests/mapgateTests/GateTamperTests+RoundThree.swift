@@ -156,4 +156,22 @@ extension GateTamperTests {
         #expect(try client.get(HTTPRequest(url: base + "/geo.json")).status == 503)
         for holder in holders { try holder.execute("ROLLBACK") }
     }
+
+    /// The honest side of item 2: a data directory whose state files cannot be written (folder and
+    /// files read-only) is read and compared, the user's copy records the use, and the tile works.
+    /// (Where SQLite opens such a copy read-only without an error, `GateStore` takes it as read-only
+    /// too: `SQLiteDatabase.isReadOnly`.)
+    @Test func aCopySQLiteCanOnlyReadIsComparedNotWritten() throws {
+        let data = mapgate.dataDirectory
+        let files = ["", "-wal", "-shm"].map { data + "/state.sqlite" + $0 }.filter { FileManager.default.fileExists(atPath: $0) }
+        for file in files { #expect(chmod(file, 0o444) == 0) }
+        #expect(chmod(data, 0o555) == 0)
+        defer {
+            chmod(data, 0o755)
+            for file in files { chmod(file, 0o644) }
+        }
+        let tile = try mapgate.run(["tile", "geo", "0", "0", "0", "-o", "/dev/null"], at: "2027-02-10 01:00:00")
+        #expect(tile.status == 0, "\(tile.stderr)")
+        #expect(tile.stderr.contains("uses left"), "\(tile.stderr)")
+    }
 }

@@ -179,6 +179,21 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: installing))
         #expect(partialFiles.contains { $0.hasSuffix(".part") }, "\(partialFiles)")
     }
+
+    /// Issue 26 item 10, as `catalog` does it: a catalog with many bad style entries prints the
+    /// first ten and how many more, not one line each.
+    @Test func manyRejectedStylesAreSaidOnceEachForTheFirstTen() throws {
+        try builder.add(id: "cities", source: try TestPaths.shared("mbtiles/mbtileserver-world_cities.mbtiles"), format: "pbf")
+        let bad: [[String: Any]] = (0..<12).map { index in
+            ["id": "s\(index)", "name": "S", "version": "1", "url": "packages/s.style.json.gz", "size": 0,
+             "sha256": String(repeating: "a", count: 64), "installedSize": 1, "regions": ["cities"]]
+        }
+        try builder.write(extra: ["styles": bad])
+        let sync = try mapgate.run(["sync", "cities"])
+        #expect(sync.status == 0, "\(sync.stderr)")
+        #expect(sync.stderr.components(separatedBy: "size 0 is out of range").count - 1 == 10, "\(sync.stderr)")
+        #expect(sync.stderr.contains("2 more style entries rejected"), "\(sync.stderr)")
+    }
 }
 
 /// 1.4.0: one bad entry made `catalog` and every `sync` fail, good regions included.

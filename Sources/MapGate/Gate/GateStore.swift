@@ -53,7 +53,10 @@ public final class GateStore {
         var readOnly: [StateDatabase] = []
         var unreadable: [(path: String, reason: String)] = []
         do {
-            copies.append(try StateDatabase(directory: directory, clock: clock, busyTimeout: busyTimeout))
+            let data = try StateDatabase(directory: directory, clock: clock, busyTimeout: busyTimeout)
+            // SQLite falls back to read-only without an error (a `-wal` left by a crashed writer
+            // in a folder that is now read-only): read and compared like one that failed to open.
+            if data.database.isReadOnly { readOnly.append(data) } else { copies.append(data) }
         } catch let error as SQLiteError where error.isWriteFailure && FileManager.default.fileExists(atPath: directory.statePath) {
             do {
                 readOnly.append(try StateDatabase.reading(directory: directory, busyTimeout: busyTimeout))

@@ -20,6 +20,10 @@ public final class SQLiteDatabase {
     let connection: OpaquePointer
     public let path: String
 
+    /// Whether SQLite opened the main database read-only (asked for read-write, it falls back to
+    /// read-only without an error when the file or its folder cannot be written).
+    public var isReadOnly: Bool { sqlite3_db_readonly(connection, "main") == 1 }
+
     public init(path: String, mode: Mode, busyTimeout: Duration = .seconds(10)) throws {
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
         var target = path

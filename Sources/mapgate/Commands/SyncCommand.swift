@@ -43,6 +43,7 @@ struct SyncCommand: Command {
         let interruptible = InterruptibleUse(context)
         var cleanup: InterruptCleanup?
         var bars: [String: ProgressBar] = [:]
+        var stylesRejected = 0
         let summary = try workflow.run(
             requested: regions, gate: gate, lock: { try context.lockDataDirectory() },
             confirm: { authorization in
@@ -65,12 +66,19 @@ struct SyncCommand: Command {
                 bars.removeValue(forKey: region.id)?.finish()
             case .failed(let id, _, _):
                 bars.removeValue(forKey: id)?.finish()
+            case .styleRejected:
+                // As `catalog` does: the first few, then how many more.
+                stylesRejected += 1
+                if stylesRejected > CatalogCommand.rejectionsShown { return }
             default:
                 break
             }
             render(event, context: context)
         }
         withExtendedLifetime(cleanup) {}
+        if stylesRejected > CatalogCommand.rejectionsShown {
+            console.warning("\(stylesRejected - CatalogCommand.rejectionsShown) more style entries rejected; 'mapgate catalog --json' lists them all")
+        }
         if summary.nothingToDo, !context.json {
             console.print("No region is installed yet: name the regions to install (see 'mapgate catalog').")
         }
