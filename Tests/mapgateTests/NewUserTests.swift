@@ -46,4 +46,24 @@ import Glibc
         while !open.stderr.contains("xdg-open could not start a browser"), Date() < deadline { usleep(50_000) }
         #expect(open.stderr.contains("xdg-open could not start a browser (exit 3); open \(url) in a browser yourself"), "\(open.stderr)")
     }
+
+    /// Issue 27 item 1: MapLibre's usual default stack, not installed here, is answered (200) with
+    /// the fallback fonts, which a header names; it was 404 for every range and blanked the map.
+    @Test func aStyleWhoseFontsAreNotInstalledStillGetsItsGlyphs() throws {
+        try workspace.offer("plain", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
+        try mapgate.configure(["catalogURL": workspace.catalogURL])
+        #expect(try mapgate.run(["sync", "plain"]).status == 0)
+        let server = try mapgate.start(["serve", "--port", "0"])
+        defer {
+            server.signal(SIGTERM)
+            _ = server.wait()
+        }
+        let line = try #require(server.firstLine(), "\(server.stderr)")
+        let base = String(try #require(line.split(separator: " ").first { $0.hasPrefix("http://") }).dropLast())
+        let glyphs = try HTTPClient().get(HTTPRequest(url: base + "/fonts/Open%20Sans%20Regular,Arial%20Unicode%20MS%20Regular/0-255.pbf"))
+        #expect(glyphs.status == 200)
+        #expect(glyphs.header("X-Mapgate-Fonts") == nil)  // none of the stack's fonts is installed
+        #expect(glyphs.header("X-Mapgate-Font-Fallback")?.hasPrefix("DejaVu%20Sans%20Book") == true, "\(String(describing: glyphs.header("X-Mapgate-Font-Fallback")))")
+        #expect(!glyphs.body.isEmpty)
+    }
 }

@@ -55,22 +55,59 @@ public final class GlyphService: Sendable {
     ///   - fontstack: font names separated by commas, tried in order for each code point.
     ///   - range: `START-END`, START a multiple of 256, END = START + 255.
     public func glyphs(fontstack: String, range: String) throws -> Data {
+        try answer(fontstack: fontstack, range: range).data
+    }
+
+    /// One glyph range and the fonts it was made with.
+    public struct Answer: Sendable {
+        public var data: Data
+        /// The installed fonts of the requested stack that were used.
+        public var requested: [String]
+        /// The fallback fonts added after them (for code points the stack's fonts lack, or for
+        /// every code point when none of them is installed): see ``fallbackFonts``.
+        public var fallback: [String]
+    }
+
+    /// Fonts tried after a stack's own, in this order, where installed: a stack whose fonts are not
+    /// on this machine (MapLibre styles' usual `Open Sans Regular`, `Arial Unicode MS Regular`)
+    /// still gets its labels, and a script its own fonts lack (Hangul, Han, Arabic) still shows.
+    public static let preferredFallbacks = [
+        "DejaVu Sans Book", "Noto Sans Regular", "Noto Sans CJK SC Regular", "Noto Sans CJK KR Regular", "Noto Sans CJK JP Regular",
+        "WenQuanYi Micro Hei Regular", "Noto Sans Arabic Regular", "Noto Naskh Arabic Regular", "DejaVu Sans Bold",
+    ]
+
+    /// The installed fallback fonts, in ``preferredFallbacks`` order (then any other installed
+    /// font, so that some font always answers), at most ``maximumFonts``.
+    public var fallbackFonts: [String] {
+        let fonts = library.fonts
+        let preferred = Self.preferredFallbacks.filter { fonts[$0] != nil }
+        return Array((preferred + library.names.filter { !preferred.contains($0) }).prefix(Self.maximumFonts))
+    }
+
+    /// The protobuf of one glyph range, made from the stack's installed fonts followed by the
+    /// fallback fonts: a stack is always answered (under the name it was asked by), never 404
+    /// because its fonts are missing. Only a machine with no font at all answers ``GlyphError/unknownFont(name:available:)``.
+    public func answer(fontstack: String, range: String) throws -> Answer {
         let start = try Self.parseRange(range)
         // Without FreeType no font was found either: say why rather than "unknown font".
         try SharedLibrary.freetype.load()
         let names = Array(fontstack.split(separator: ",").map { $0.trimmingWhitespace() }.filter { !$0.isEmpty }.prefix(Self.maximumFonts))
         let fonts = library.fonts
-        let locations = names.compactMap { fonts[$0] }
-        guard !locations.isEmpty else { throw GlyphError.unknownFont(name: fontstack, available: library.names) }
-        let key = locations.map { "\($0.path)#\($0.index)" }.joined(separator: "\n") + "\n\(start)"
-        if let cached = cache.withLock({ $0[key] }) { return cached }
+        let requested = names.filter { fonts[$0] != nil }
+        let fallback = fallbackFonts.filter { !requested.contains($0) }
+        let used = Array((requested + fallback).prefix(Self.maximumFonts))
+        guard !used.isEmpty else { throw GlyphError.unknownFont(name: fontstack, available: library.names) }
+        let locations = used.compactMap { fonts[$0] }
+        let usedFallback = Array(used.dropFirst(requested.count))
+        let key = fontstack + "\n" + locations.map { "\($0.path)#\($0.index)" }.joined(separator: "\n") + "\n\(start)"
+        if let cached = cache.withLock({ $0[key] }) { return Answer(data: cached, requested: requested, fallback: usedFallback) }
         let stack = try locations.map(face(at:))
-        let data = Self.encode(fontstack: names.joined(separator: ","), start: start, faces: stack)
+        let data = Self.encode(fontstack: fontstack, start: start, faces: stack)
         cache.withLock { cache in
             if cache.count >= cacheLimit { cache.removeAll(keepingCapacity: true) }
             cache[key] = data
         }
-        return data
+        return Answer(data: data, requested: requested, fallback: usedFallback)
     }
 
     /// The opened font at `location`, opened now (outside any shared lock) when it is not yet.

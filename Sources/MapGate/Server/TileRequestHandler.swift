@@ -270,9 +270,14 @@ public final class TileRequestHandler: HTTPRequestHandler {
     private func glyphs(fontstack: String, file: String) -> HTTPServerResponse {
         guard file.hasSuffix(".pbf") else { return text(404, "not found: /fonts/\(fontstack)/\(file)\n", cors: true) }
         do {
-            let data = try service.glyphs.glyphs(fontstack: fontstack, range: String(file.dropLast(4)))
+            let answer = try service.glyphs.answer(fontstack: fontstack, range: String(file.dropLast(4)))
+            // Which installed fonts drew it: the stack's own, then the fallbacks (docs/serving.md).
+            // Font names come from font files: percent-encoded, so no byte of theirs can break the head.
+            func header(_ names: [String]) -> String { names.map { $0.percentEncoded(allowing: \.isURLPathAllowed) }.joined(separator: ",") }
+            let fonts = [("X-Mapgate-Fonts", header(answer.requested)), ("X-Mapgate-Font-Fallback", header(answer.fallback))].filter { !$0.1.isEmpty }
             return HTTPServerResponse(
-                status: 200, headers: Self.anyOrigin + [("Content-Type", "application/x-protobuf"), ("Cache-Control", "max-age=86400")], body: data)
+                status: 200, headers: Self.anyOrigin + [("Content-Type", "application/x-protobuf"), ("Cache-Control", "max-age=86400")] + fonts,
+                body: answer.data)
         } catch let error as GlyphError {
             let status: Int
             switch error {

@@ -47,6 +47,37 @@ import Testing
         #expect(try service.glyphs(fontstack: "No Such Font, \(Self.font)", range: "256-511") == first)
     }
 
+    /// Issue 27: a style whose fonts are not on this machine (`Open Sans Regular`, `Arial Unicode
+    /// MS Regular`, MapLibre's usual default) got 404 for every range, and MapLibre then drew no
+    /// tile at all. The stack is answered with the fallback fonts, under the name it was asked by.
+    @Test func aStackWithNoInstalledFontIsAnsweredWithTheFallbacks() throws {
+        let stack = "Open Sans Regular,Arial Unicode MS Regular"
+        let answer = try service.answer(fontstack: stack, range: "0-255")
+        #expect(answer.requested.isEmpty)
+        #expect(answer.fallback.first == Self.font, "\(answer.fallback)")
+        let decoded = try #require(try GlyphProtobuf.decode(answer.data).first)
+        #expect(decoded.name == stack)
+        #expect(decoded.glyphs.contains { $0.id == 65 })
+    }
+
+    /// A stack whose first font is missing is answered under the name asked (`No Such Font,X`),
+    /// the installed font first and the fallbacks after it.
+    @Test func aStackIsAnsweredUnderTheNameItWasAskedBy() throws {
+        let stack = "No Such Font,\(Self.font)"
+        let answer = try service.answer(fontstack: stack, range: "0-255")
+        #expect(answer.requested == [Self.font])
+        #expect(!answer.fallback.contains(Self.font))
+        #expect(try GlyphProtobuf.decode(answer.data).first?.name == stack)
+    }
+
+    /// Han and Hangul ranges, which DejaVu lacks, come from a CJK font installed as a fallback
+    /// (`fonts-wqy-microhei`, which install-deps installs).
+    @Test func aScriptTheStacksFontLacksComesFromAFallback() throws {
+        let han = try service.answer(fontstack: Self.font, range: "28416-28671")  // 漢 is U+6F22
+        let glyphs = try #require(try GlyphProtobuf.decode(han.data).first).glyphs
+        #expect(glyphs.contains { $0.id == 0x6F22 && !$0.bitmap.isEmpty }, "fallbacks: \(han.fallback)")
+    }
+
     /// A client asking for every order of every font, every range, cannot fill the memory: the
     /// cache holds at most its limit.
     @Test func theCacheIsBoundedWhateverClientsAskFor() throws {
@@ -59,9 +90,11 @@ import Testing
             }
         }
         #expect(bounded.cachedRanges >= 1)
-        // A fontstack of a hundred names looks at the first eight only.
+        // A fontstack of a hundred names looks at the first eight only (then at the fallbacks).
         let long = Array(repeating: "No Such Font", count: 99).joined(separator: ",") + ",\(Self.font)"
-        #expect(throws: GlyphError.self) { try bounded.glyphs(fontstack: long, range: "0-255") }
+        let answer = try bounded.answer(fontstack: long, range: "0-255")
+        #expect(answer.requested.isEmpty)
+        #expect(!answer.fallback.isEmpty)
     }
 
     @Test func aRangeWithoutGlyphsInTheFontIsEmptyNotAnError() throws {
@@ -74,9 +107,12 @@ import Testing
         #expect(throws: GlyphError.badRange(range)) { try service.glyphs(fontstack: Self.font, range: range) }
     }
 
-    @Test func anUnknownFontIsRefusedNamingFontsThatExist() throws {
-        let error = #expect(throws: GlyphError.self) { try service.glyphs(fontstack: "Comic Nope", range: "0-255") }
-        #expect(error?.localizedDescription.contains("DejaVu") == true, "\(String(describing: error))")
+    /// Only a machine with no font at all refuses a stack.
+    @Test func withNoFontAtAllAStackIsRefused() throws {
+        let empty = try TemporaryDirectory()
+        let none = GlyphService(library: FontLibrary(folders: [empty.path]))
+        let error = #expect(throws: GlyphError.self) { try none.glyphs(fontstack: "Comic Nope", range: "0-255") }
+        #expect(error?.localizedDescription.contains("Comic Nope") == true, "\(String(describing: error))")
     }
 }
 
