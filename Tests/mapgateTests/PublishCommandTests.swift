@@ -85,6 +85,34 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: output + "/catalog.json")) == catalogBefore)
     }
 
+    /// Issue 27: one bad input file per run (a folder of 40 with 3 bad ones took 3 runs), paths as
+    /// `in//corrupt.mbtiles`, the password asked before saying the folder is not there, and
+    /// "cannot read the secret key" without the reason.
+    @Test func everyBadInputIsReportedInOneRunWithCleanPaths() throws {
+        try offer("mbtileserver-world_cities.mbtiles", as: "cities.mbtiles")
+        try offer("node-mbtiles-corrupt.mbtiles", as: "corrupt.mbtiles")
+        try offer("mbtileserver-invalid.mbtiles", as: "invalid.mbtiles")
+        let key = try makeKey()
+        let result = try mapgate.run(["publish", input + "/", "--out", output, "--key", key.secretKey])
+        #expect(result.status == 65, "\(result.stderr)")
+        #expect(result.stderr.contains("2 of its 3 .mbtiles files cannot be published"), "\(result.stderr)")
+        #expect(result.stderr.contains(input + "/corrupt.mbtiles"), "\(result.stderr)")
+        #expect(result.stderr.contains(input + "/invalid.mbtiles"), "\(result.stderr)")
+        #expect(!result.stderr.contains("//"), "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: output + "/catalog.json"))
+    }
+
+    @Test func aMissingFolderIsSaidBeforeThePasswordIsAskedAndAMissingKeySaysWhy() throws {
+        let key = try makeKey(password: "correct horse")
+        let missing = try mapgate.run(["publish", work.file("nope"), "--out", output, "--key", key.secretKey], stdin: "")
+        #expect(missing.status == 64, "\(missing.stderr)")
+        #expect(missing.stderr.contains("nope: not a folder"), "\(missing.stderr)")
+        #expect(!missing.stderr.lowercased().contains("password"), "\(missing.stderr)")
+        try offer("mbtileserver-world_cities.mbtiles", as: "cities.mbtiles")
+        let noKey = try mapgate.run(["publish", input, "--out", output, "--key", work.file("no.key")])
+        #expect(noKey.stderr.contains("cannot read the secret key (no such file)"), "\(noKey.stderr)")
+    }
+
     @Test(arguments: [true, false])
     func passwordProtectedKeyFromTheEnvironmentOrStandardInput(fromEnvironment: Bool) throws {
         try offer("mbtileserver-world_cities.mbtiles", as: "cities.mbtiles")

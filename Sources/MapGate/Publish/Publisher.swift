@@ -59,13 +59,26 @@ public final class Publisher {
         }
         var sources: [PublishSource] = []
         var owners: [String: String] = [:]
+        // Every input is looked at before stopping: a folder of 40 files with 3 bad ones is one run.
+        var problems: [PublishError] = []
+        let folder = input.hasSuffix("/") ? String(input.dropLast()) : input
         for name in names {
-            let source = try PublishSource.read(path: input + "/" + name, override: overrides[name])
-            if let other = owners[source.id] {
-                throw PublishError(source.path, "region id \"\(source.id)\" is also the id of \(other); set distinct ids in regions.json")
+            do {
+                let source = try PublishSource.read(path: folder + "/" + name, override: overrides[name])
+                if let other = owners[source.id] {
+                    throw PublishError(source.path, "region id \"\(source.id)\" is also the id of \(other); set distinct ids in regions.json")
+                }
+                owners[source.id] = name
+                sources.append(source)
+            } catch let error as PublishError {
+                problems.append(error)
             }
-            owners[source.id] = name
-            sources.append(source)
+        }
+        if problems.count == 1 { throw problems[0] }
+        if !problems.isEmpty {
+            let lines = problems.map { "  " + ($0.errorDescription ?? $0.reason) }.joined(separator: "\n")
+            let kind = Set(problems.map(\.kind)).count == 1 ? problems[0].kind : .badData
+            throw PublishError(folder, "\(problems.count) of its \(names.count) .mbtiles files cannot be published; nothing was written:\n" + lines, kind: kind)
         }
         return sources
     }

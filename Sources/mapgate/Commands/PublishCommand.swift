@@ -76,6 +76,11 @@ struct PublishCommand: Command {
         if isDryRun {
             report = try publisher.plan()
         } else {
+            // The input folder is looked at before the key's password is asked for.
+            var isFolder = false
+            guard FileManager.default.fileExists(atPath: options.inputDirectory, isDirectory: &isFolder), isFolder else {
+                throw PublishError(options.inputDirectory, "not a folder", kind: .usage)
+            }
             let key = try loadKey(context)
             let console = context.console
             var bar: ProgressBar?
@@ -99,7 +104,8 @@ struct PublishCommand: Command {
     private func loadKey(_ context: Context) throws -> MinisignSecretKey {
         guard let keyPath else { throw UsageError(message: "--key SECRET_KEY_FILE is required", usage: Self.usage) }
         guard let data = FileManager.default.contents(atPath: keyPath) else {
-            throw GeneralFailure("\(keyPath): cannot read the secret key", kind: .io)
+            let reason = access(keyPath, F_OK) != 0 ? "no such file" : access(keyPath, R_OK) != 0 ? "permission denied" : "not a readable file"
+            throw GeneralFailure("\(keyPath): cannot read the secret key (\(reason))", kind: .io)
         }
         let text = String(decoding: data, as: UTF8.self)
         func fail(_ error: SignatureError) -> GeneralFailure {
