@@ -137,6 +137,23 @@ import Glibc
         try expectNoUse(["sync"], status: 69, "the publisher's package answers 404")
     }
 
+    /// Stopped (Ctrl-C, SIGTERM) while its package stalls, before anything was installed: the
+    /// signal handler gives the use back.
+    @Test func aSyncStoppedBeforeItInstalledAnythingCostsNothing() throws {
+        try workspace.builder.add(
+            id: "slow", source: try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles"), format: "png", gzip: false,
+            overrides: ["url": "/_fault/cut=100000,stall=8/packages/slow-1.mbtiles"])
+        try workspace.builder.write()
+        let before = try promptsShown()
+        let sync = try mapgate.start(["sync", "slow"], at: during)
+        let deadline = Date().addingTimeInterval(20)
+        while !sync.stderr.contains("uses left"), Date() < deadline { usleep(50_000) }
+        usleep(500_000)
+        sync.signal(SIGTERM)
+        #expect(sync.wait(timeout: 20) == 143, "\(sync.stderr)")
+        #expect(try promptsShown() == before, "\(sync.stderr)")
+    }
+
     @Test func aDailySyncWhoseStyleAnswers404CostsNothing() throws {
         let style: [String: Any] = [
             "id": "streets", "name": "Streets", "version": "1", "url": "packages/streets-1.style.json.gz", "size": 100,

@@ -175,7 +175,7 @@ import Testing
         }, "\(partialFiles)")
         sync.signal(SIGTERM)
         #expect(sync.wait() == 143)
-        #expect(sync.stderr.contains("stopping…"))
+        #expect(sync.stderr.contains("stopping… run 'mapgate sync' again to resume"), "\(sync.stderr)")
         #expect(!FileManager.default.fileExists(atPath: installing))
         #expect(partialFiles.contains { $0.hasSuffix(".part") }, "\(partialFiles)")
     }

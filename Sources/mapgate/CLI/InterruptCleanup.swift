@@ -12,12 +12,14 @@ import Glibc
 final class InterruptCleanup {
     private let sources: [any DispatchSourceSignal]
 
-    init(removing paths: [String], console: Console, onInterrupt: @escaping @Sendable () -> Void = {}) {
+    /// - Parameter hint: said after "stopping…" (how to go on).
+    init(removing paths: [String], console: Console, hint: String? = nil, onInterrupt: @escaping @Sendable () -> Void = {}) {
         for number in [SIGINT, SIGTERM] { signal(number, SIG_IGN) }
         sources = [SIGINT, SIGTERM].map { number in
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler {
-                console.note("stopping…")
+                // On its own line, not glued to a progress bar's.
+                console.note((console.stderrIsTTY ? "\n" : "") + "stopping…" + (hint.map { " " + $0 } ?? ""))
                 for path in paths { unlink(path) }
                 onInterrupt()
                 _exit(128 + number)  // at once: no atexit handlers while other threads still run

@@ -57,7 +57,9 @@ struct SyncCommand: Command {
         ) { event in
             switch event {
             case .willInstall(let files):
-                cleanup = InterruptCleanup(removing: files, console: console) { interruptible.giveBack(console: console) }
+                cleanup = InterruptCleanup(
+                    removing: files, console: console, hint: "run 'mapgate sync' again to resume: what was downloaded is kept"
+                ) { interruptible.giveBack(console: console) }
             case .started(let region):
                 if ProgressBar.isWanted(console) { bars[region.id] = ProgressBar(label: region.id, console: console) }
             case .stage(_, let stage):
