@@ -166,6 +166,25 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: www + "/packages/night-\(first).style.json.gz"), "two catalogs later the package is removed")
     }
 
+    /// Issue 27: styles were invisible to the CLI (not in `list`, `list --json`) and `remove
+    /// night` said "region night: not installed".
+    @Test func installedStylesAreListedAndRemovable() throws {
+        #expect(try publish().status == 0)
+        #expect(try mapgate.run(["sync", "cities"]).status == 0)
+        let list = try mapgate.run(["list"])
+        #expect(list.stdout.contains("STYLE"), "\(list.stdout)")
+        #expect(list.stdout.contains("night"), "\(list.stdout)")
+        let json = try mapgate.run(["list", "--json"]).stdout.split(separator: "\n").map { try MapGateBinary.json(String($0)) }
+        let style = try #require(json.first { $0["style"] as? String == "night" }, "\(json)")
+        #expect(style["regions"] as? [String] == ["cities"])
+        #expect(style["damaged"] is NSNull)
+        let removed = try mapgate.run(["remove", "night"])
+        #expect(removed.status == 0, "\(removed.stderr)")
+        #expect(removed.stdout.contains("removed style night"), "\(removed.stdout)")
+        #expect(!FileManager.default.fileExists(atPath: mapgate.dataDirectory + "/styles/night.json"))
+        #expect(!(try mapgate.run(["list"]).stdout.contains("night")))
+    }
+
     /// What would need the network, or cannot be drawn, is refused by publish with the file and
     /// the reason, and nothing is written.
     @Test(arguments: [

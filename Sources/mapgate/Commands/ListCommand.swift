@@ -4,12 +4,13 @@ import MapGate
 /// `mapgate list`: the installed regions.
 struct ListCommand: Command {
     static let name = "list"
-    static let abstract = "List installed regions"
+    static let abstract = "List installed regions and styles"
     static let discussion = """
         With --json, one object per region per line: id, name, version, format, minzoom, maxzoom,
         tiles, sizeOnDisk, bounds, installedAt, sha256, contentHash (martin's agg_tiles_hash of the tiles),
         damaged (null, or why the file is not as installed: its size or, with a changed
-        modification time or inode, its SHA-256).
+        modification time or inode, its SHA-256); then one per installed publisher's style:
+        style, name, version, regions, damaged.
         """
 
     init(parsing arguments: ParsedArguments) throws {
@@ -23,6 +24,8 @@ struct ListCommand: Command {
             return ExitCode.success
         }
         let regions = try library.installed()
+        let styles = try InstalledStyles(directory: library.directory).all()
+        defer { list(styles, context: context) }
         if !context.json {
             if regions.isEmpty {
                 console.print("No region is installed. See 'mapgate catalog' and 'mapgate sync REGION'.")
@@ -57,6 +60,34 @@ struct ListCommand: Command {
         }
         if !context.json { table.print(to: console) }
         return ExitCode.success
+    }
+
+    /// The installed styles after the regions (a style with a damaged file says why).
+    private func list(_ styles: [InstalledStyles.Entry], context: Context) {
+        guard !styles.isEmpty else { return }
+        var table = Table(header: ["STYLE", "NAME", "VERSION", "DRAWS"])
+        for style in styles {
+            if let damaged = style.damaged { context.console.warning("style \(style.id): damaged (\(damaged)); 'mapgate sync' installs it again") }
+            if context.json {
+                context.console.json(
+                    StyleLine(style: style.id, name: style.bundle?.name, version: style.bundle?.version, regions: style.bundle?.regions, damaged: style.damaged))
+            } else {
+                table.append([style.id, style.bundle?.name ?? "-", style.bundle?.version ?? "(damaged)", style.bundle?.regions.joined(separator: ", ") ?? "-"])
+            }
+        }
+        if !context.json {
+            context.console.print("")
+            table.print(to: context.console)
+        }
+    }
+
+    /// One style of `list --json`.
+    struct StyleLine: Encodable {
+        var style: String
+        var name: String?
+        var version: String?
+        var regions: [String]?
+        var damaged: String?
     }
 
     /// One region of `list --json` (docs/commands.md).

@@ -4,11 +4,12 @@ import MapGate
 /// `mapgate remove REGION`.
 struct RemoveCommand: Command {
     static let name = "remove"
-    static let abstract = "Remove an installed region"
-    static let arguments = "REGION..."
+    static let abstract = "Remove an installed region or style"
+    static let arguments = "NAME..."
     static let discussion = """
-        Deletes each region's file, its record and any partial download of it. Takes the data
-        directory's lock. With --json, one object per region: region, action ("removed" or
+        Deletes each region's file, its record and any partial download of it; a name that is an
+        installed publisher's style (see 'mapgate list') and no region removes that style. Takes
+        the data directory's lock. With --json, one object per name: region, action ("removed" or
         "failed"), version, error, exitCode.
         """
     let regions: [String]
@@ -22,8 +23,19 @@ struct RemoveCommand: Command {
         let lock = try context.lockDataDirectory()
         let library = try context.regionLibrary()
         var firstFailure: (any Error)?
+        let styles = InstalledStyles(directory: context.dataDirectory)
         for id in regions {
             do {
+                // A name that is an installed style and no region removes the style.
+                if try library.installed().allSatisfy({ $0.id != id }), styles.contains(id) {
+                    let removed = try styles.remove(id, lock: lock)
+                    if context.json {
+                        context.console.json(Line(region: id, action: "removed", version: removed.bundle?.version))
+                    } else {
+                        context.console.print("removed style \(id)" + (removed.bundle.map { " " + TerminalText.inline($0.version) } ?? ""))
+                    }
+                    continue
+                }
                 let removed = try library.remove(id, lock: lock)
                 if context.json {
                     context.console.json(Line(region: id, action: "removed", version: removed?.version))
