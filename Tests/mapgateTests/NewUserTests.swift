@@ -66,4 +66,34 @@ import Glibc
         #expect(glyphs.header("X-Mapgate-Font-Fallback")?.hasPrefix("DejaVu%20Sans%20Book") == true, "\(String(describing: glyphs.header("X-Mapgate-Font-Fallback")))")
         #expect(!glyphs.body.isEmpty)
     }
+
+    /// Issue 27 item 4: SIGHUP killed `serve` (exit 129). It reloads the configuration now, and a
+    /// configuration that does not load leaves the server as it was.
+    @Test func sighupReloadsTheConfigurationWithoutStopping() throws {
+        try workspace.offer("plain", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
+        try mapgate.configure(["catalogURL": workspace.catalogURL, "leafletPath": "/nonexistent"])
+        #expect(try mapgate.run(["sync", "plain"]).status == 0)
+        let server = try mapgate.start(["serve", "--port", "0"])
+        defer {
+            server.signal(SIGTERM)
+            _ = server.wait()
+        }
+        let line = try #require(server.firstLine(), "\(server.stderr)")
+        let base = String(try #require(line.split(separator: " ").first { $0.hasPrefix("http://") }).dropLast())
+        let client = HTTPClient()
+        #expect(try client.get(HTTPRequest(url: base + "/_leaflet/leaflet.js")).status == 404)
+        try mapgate.writeConfig(["catalogURL": workspace.catalogURL, "leafletPath": "/usr/share/javascript/leaflet"])
+        server.signal(SIGHUP)
+        var deadline = Date().addingTimeInterval(10)
+        while !server.stderr.contains("reloaded"), Date() < deadline { usleep(50_000) }
+        #expect(try client.get(HTTPRequest(url: base + "/_leaflet/leaflet.js")).status == 200, "\(server.stderr)")
+        // A broken configuration is said; the server goes on as it was.
+        try Data("{ not json".utf8).write(to: URL(fileURLWithPath: mapgate.configPath))
+        server.signal(SIGHUP)
+        deadline = Date().addingTimeInterval(10)
+        while !server.stderr.contains("reload: "), Date() < deadline { usleep(50_000) }
+        #expect(server.stderr.contains("still serving with the configuration as it was"), "\(server.stderr)")
+        #expect(try client.get(HTTPRequest(url: base + "/plain/0/0/0.png")).status == 200)
+        #expect(try client.get(HTTPRequest(url: base + "/_leaflet/leaflet.js")).status == 200)
+    }
 }

@@ -88,6 +88,13 @@ public final class TileServer: Sendable {
 
     public var baseURL: String { http.baseURL }
 
+    /// Applies a reloaded configuration (SIGHUP) without dropping a connection: Leaflet's,
+    /// MapLibre's and the fonts' folders. The regions need no reload: the watcher re-reads them
+    /// every second.
+    public func reload(leafletPath: String, maplibrePath: String, fontPaths: [String]) {
+        service.reconfigure(leafletPath: leafletPath, maplibrePath: maplibrePath, glyphs: GlyphService(folders: fontPaths + FontLibrary.systemFolders))
+    }
+
     /// Stops the watchers, then the server.
     public func stop() {
         watcher.stop()

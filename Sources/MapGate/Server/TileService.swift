@@ -57,24 +57,38 @@ public final class TileService: Sendable {
     private let currentStyles: Locked<[String: Style]>
     public let gate: GateWatch
     public let metrics: ServerMetrics
-    public let leafletPath: String
-    public let maplibrePath: String
     /// The address the server was asked to bind, for URLs when a request has no usable Host.
     public let fallbackHost: String
+
+    /// What the user's configuration points the server at: replaced whole on a reload (SIGHUP).
+    private struct Assets: Sendable {
+        var leafletPath: String
+        var maplibrePath: String
+        var glyphs: GlyphService
+    }
+
+    private let assets: Locked<Assets>
+    public var leafletPath: String { assets.withLock { $0.leafletPath } }
+    public var maplibrePath: String { assets.withLock { $0.maplibrePath } }
     /// Glyphs for the vector styles' labels (`/fonts/…`).
-    public let glyphs: GlyphService
+    public var glyphs: GlyphService { assets.withLock { $0.glyphs } }
+
+    /// Points the server at another Leaflet, MapLibre or font folders (the configuration was
+    /// reloaded): requests from now on use them; those in flight finish with the old ones.
+    public func reconfigure(leafletPath: String, maplibrePath: String, glyphs: GlyphService) {
+        let next = Assets(leafletPath: leafletPath, maplibrePath: MapLibreFiles.folder(configured: maplibrePath), glyphs: glyphs)
+        assets.withLock { $0 = next }
+    }
 
     public init(
         regions: [Region], damaged: [Damage] = [], styles: [Style] = [], gate: GateWatch, leafletPath: String, maplibrePath: String = MapLibreFiles.localPath, fallbackHost: String,
         metrics: ServerMetrics = ServerMetrics(), glyphs: GlyphService = GlyphService(folders: FontLibrary.systemFolders)
     ) {
-        self.glyphs = glyphs
-        self.maplibrePath = MapLibreFiles.folder(configured: maplibrePath)
+        assets = Locked(Assets(leafletPath: leafletPath, maplibrePath: MapLibreFiles.folder(configured: maplibrePath), glyphs: glyphs))
         current = Locked(Dictionary(uniqueKeysWithValues: regions.map { ($0.record.id, $0) }))
         currentDamage.withLock { $0 = Dictionary(damaged.map { ($0.id, $0.reason) }) { first, _ in first } }
         currentStyles = Locked(Dictionary(uniqueKeysWithValues: styles.map { ($0.bundle.id, $0) }))
         self.gate = gate
-        self.leafletPath = leafletPath
         self.fallbackHost = fallbackHost
         self.metrics = metrics
     }

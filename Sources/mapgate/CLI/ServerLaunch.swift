@@ -49,6 +49,25 @@ struct ServerLaunch {
         try SharedLibrary.microhttpd.load()
     }
 
+    /// What SIGHUP does to a running server: reads the configuration again and applies its
+    /// folders (Leaflet, MapLibre, fonts) without dropping a connection; a configuration that does
+    /// not load is said, and the server goes on as it was. The gate's rules are the policy's as it
+    /// was at start.
+    func reloader(for server: TileServer) -> @Sendable () -> Void {
+        let location = context.configurationPath
+        let policy = Locations.policyFile(environment: context.environment).path
+        let console = context.console
+        return {
+            do {
+                let configuration = try Configuration.load(path: location.path, mustExist: location.mustExist, policyPath: policy)
+                server.reload(leafletPath: configuration.leafletPath, maplibrePath: configuration.maplibrePath, fontPaths: configuration.fontPaths)
+                console.note("reloaded \(location.path): serving with its folders; regions are re-read every second")
+            } catch {
+                console.warning("reload: \(MapGateCLI.describe(error)); still serving with the configuration as it was")
+            }
+        }
+    }
+
     func start(authorization: GateAuthorization) throws -> TileServer {
         let configuration = try context.configuration()
         let gateSettings = try context.gateSettings()

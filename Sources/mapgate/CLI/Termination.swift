@@ -1,20 +1,24 @@
 import Dispatch
 import Glibc
 
-/// Waiting for the user to stop a server (Ctrl-C) or for the service manager (SIGTERM).
+/// Waiting for the user to stop a server (Ctrl-C) or for the service manager (SIGTERM); SIGHUP
+/// asks it to reload, as daemons do (`systemctl --user reload mapgate-serve`).
 enum Termination {
-    /// Blocks until SIGINT or SIGTERM.
-    static func wait() {
-        signal(SIGINT, SIG_IGN)
-        signal(SIGTERM, SIG_IGN)
+    /// Blocks until SIGINT or SIGTERM, calling `onHangUp` (on another thread) for each SIGHUP;
+    /// without one, SIGHUP is ignored rather than ending the server.
+    static func wait(onHangUp: @escaping @Sendable () -> Void = {}) {
+        for number in [SIGINT, SIGTERM, SIGHUP] { signal(number, SIG_IGN) }
         let done = DispatchSemaphore(value: 0)
-        let sources = [SIGINT, SIGTERM].map { number in
+        let stopping = [SIGINT, SIGTERM].map { number in
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler { done.signal() }
             source.resume()
             return source
         }
+        let hangUp = DispatchSource.makeSignalSource(signal: SIGHUP, queue: DispatchQueue(label: "reload"))
+        hangUp.setEventHandler { onHangUp() }
+        hangUp.resume()
         done.wait()
-        sources.forEach { $0.cancel() }
+        (stopping + [hangUp]).forEach { $0.cancel() }
     }
 }

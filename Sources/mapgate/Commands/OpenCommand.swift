@@ -54,7 +54,7 @@ struct OpenCommand: Command {
                     console.warning("\(why); open \(url) in a browser yourself")
                 }
             }
-            Termination.wait()
+            Termination.wait(onHangUp: launch.reloader(for: server))
             context.console.note("stopping…")
             server.stop()
         }

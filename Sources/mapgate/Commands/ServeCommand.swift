@@ -19,7 +19,8 @@ struct ServeCommand: Command {
         second. Serving is a use of the update gate, counted once the server has answered a tile; a
         running server counts one more use per 24 hours of serving tiles after the grace period
         and answers 403 once the gate closes.
-        Stops cleanly on Ctrl-C (SIGINT) or SIGTERM.
+        Stops cleanly on Ctrl-C (SIGINT) or SIGTERM; SIGHUP reloads the configuration (Leaflet,
+        MapLibre and font folders) without dropping a connection.
         """
     static let options = [
         OptionSpec(name: "host", value: "ADDRESS", help: "address to bind (default 127.0.0.1)"),
@@ -78,7 +79,7 @@ struct ServeCommand: Command {
                 context.console.print("serving \(count) \(count == 1 ? "region" : "regions") at \(urls[0]) (Ctrl-C to stop)")
                 for url in urls.dropFirst() { context.console.print("  also at \(url)") }
             }
-            Termination.wait()
+            Termination.wait(onHangUp: launch.reloader(for: server))
             context.console.note("stopping…")
             server.stop()
         }
