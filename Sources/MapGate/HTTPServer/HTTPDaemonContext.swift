@@ -135,7 +135,8 @@ final class HTTPDaemonContext: Sendable {
         if let log {
             let seconds = Double(HTTPConnectionRegistry.now - head.started) / 1e9
             log(HTTPServer.LogEntry(
-                method: head.method, path: head.target, status: response.status, bytes: head.method == "HEAD" ? 0 : response.bodyLength, seconds: seconds))
+                method: head.method, path: head.target, status: response.status, bytes: head.method == "HEAD" ? 0 : response.bodyLength, seconds: seconds,
+                label: response.label))
         }
         return result
     }

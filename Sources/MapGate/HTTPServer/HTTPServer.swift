@@ -65,6 +65,8 @@ public final class HTTPServer: Sendable {
         public var status: Int
         public var bytes: Int
         public var seconds: Double
+        /// The answer's ``HTTPServerResponse/label``; nil for what the HTTP layer refused itself.
+        public var label: String? = nil
     }
 
     public let settings: Settings

@@ -21,6 +21,9 @@ public struct HTTPServerResponse {
     public var closesConnection = false
     /// Close the connection without answering (a fault the test origin can inject).
     public var dropsConnection = false
+    /// What answered (a route's name): it travels to the log entry, so the log and the metrics
+    /// never parse the path a second time (as go-pmtiles' server returns its handler's label).
+    public var label: String?
 
     public init(status: Int, headers: [(name: String, value: String)] = [], body: Data = Data(), closesConnection: Bool = false) {
         self.status = status

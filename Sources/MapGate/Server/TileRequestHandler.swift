@@ -28,6 +28,14 @@ public final class TileRequestHandler: HTTPRequestHandler {
         let path = request.path
         guard Self.isSafe(path) else { return text(400, "bad path\n") }
         let route = Route(path: path)
+        var response = answer(request, route: route)
+        response.label = route.name
+        return response
+    }
+
+    /// The answer of `route`.
+    private func answer(_ request: HTTPServerRequest, route: Route) -> HTTPServerResponse {
+        let path = request.path
         if request.method == "OPTIONS" { return preflight(request, isPublic: route.isPublic) }
         guard request.method == "GET" || request.method == "HEAD" else {
             return text(405, "method \(request.method) not allowed\n", extra: [("Allow", "GET, HEAD, OPTIONS")])

@@ -62,7 +62,8 @@ public final class TileServer: Sendable {
         var settings = settings
         if settings.hostPolicy == nil { settings.hostPolicy = HTTPHostPolicy(boundHost: listener.host) }
         let http = try HTTPServer(listener: listener, settings: settings, gauge: metrics.connections) { entry in
-            let route = TileRequestHandler.route(of: entry.path)
+            // The route travels with the answer; only what the HTTP layer refused itself is named from its path.
+            let route = entry.label ?? TileRequestHandler.route(of: entry.path)
             if route == "tile", entry.status == 200 || entry.status == 304 {
                 // A tile answered delivers the start's use (kept, not given back at the end).
                 authorization.recordDelivery()
