@@ -24,7 +24,13 @@ import Testing
         let list = try mapgate.run(["list"])
         #expect(list.status == 0)
         #expect(list.stdout.contains("1 (damaged)"), "\(list.stdout)")
-        #expect(list.stderr.contains("region geo: damaged (its size is 8192 bytes"), "\(list.stderr)")
+        #expect(list.stderr.contains("region geo: damaged: its size is 8192 bytes"), "\(list.stderr)")
+        // `list` and `verify` give the same advice (issue 27).
+        let advice = "'mapgate sync geo' installs it again"
+        #expect(list.stderr.contains(advice), "\(list.stderr)")
+        let verify = try mapgate.run(["verify", "geo"])
+        #expect(verify.status == 65)
+        #expect(verify.stderr.contains(advice), "\(verify.stderr)")
         let json = try MapGateBinary.json(try mapgate.run(["list", "--json"]).stdout)
         #expect((json["damaged"] as? String)?.contains("its size is 8192 bytes") == true)
 

@@ -9,6 +9,10 @@ public final class RegionLibrary {
     /// and nothing a user copies into its folder: issue 25).
     public let pins: [String: String]?
 
+    /// What to do about a damaged installed region, said the same way by every command and the
+    /// server: `sync` installs the same version again.
+    public static func repairAdvice(for id: String) -> String { "'mapgate sync \(id)' installs it again" }
+
     public init(directory: DataDirectory, state: StateDatabase, pins: [String: String]? = nil) {
         self.directory = directory
         registry = RegionRegistry(state: state)
@@ -32,7 +36,7 @@ public final class RegionLibrary {
         let path = directory.regionPath(id)
         guard FileManager.default.fileExists(atPath: path) else {
             throw RegionError(
-                region: id, reason: "is installed but its file \(path) is missing; run 'mapgate sync \(id)' to install it again", kind: .io)
+                region: id, reason: "is installed but its file \(path) is missing; \(Self.repairAdvice(for: id))", kind: .io)
         }
         return region
     }

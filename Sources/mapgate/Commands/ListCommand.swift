@@ -42,7 +42,7 @@ struct ListCommand: Command {
             var damage: String?
             if case .damaged(let reason) = try region.condition(ofFileAt: library.directory.regionPath(region.id), hashingUnstamped: false) {
                 damage = reason
-                console.warning("region \(region.id): damaged (\(reason)); 'mapgate sync \(region.id)' installs it again")
+                console.warning("region \(region.id): damaged: \(reason); \(RegionLibrary.repairAdvice(for: region.id))")
             }
             if context.json {
                 console.json(

@@ -32,7 +32,7 @@ struct VerifyCommand: Command {
                 context.console.json(
                     Line(region: id, version: result.region.version, ok: result.isIntact, problem: result.problem, contentHash: result.region.contentHash))
             } else if let problem = result.problem {
-                context.console.error("region \(id): damaged: \(problem); run 'mapgate remove \(id)' and 'mapgate sync \(id)'")
+                context.console.error("region \(id): damaged: \(problem); \(RegionLibrary.repairAdvice(for: id))")
             } else {
                 context.console.print("\(id) \(TerminalText.inline(result.region.version)): ok" + (result.region.contentHash.map { " (tiles \($0))" } ?? ""))
             }
