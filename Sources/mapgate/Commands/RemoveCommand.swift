@@ -5,10 +5,11 @@ import MapGate
 struct RemoveCommand: Command {
     static let name = "remove"
     static let abstract = "Remove an installed region or style"
-    static let arguments = "NAME..."
+    static let arguments = "REGION..."
     static let discussion = """
         Deletes each region's file, its record and any partial download of it; a name that is an
-        installed publisher's style (see 'mapgate list') and no region removes that style. Takes
+        installed publisher's style (see 'mapgate list') and no region removes that style (completion
+        offers the regions). Takes
         the data directory's lock. With --json, one object per name: region, action ("removed" or
         "failed"), version, error, exitCode.
         """
