@@ -144,3 +144,23 @@ public struct MapGateBinary: Sendable {
         return object
     }
 }
+
+extension MapGateBinary {
+    /// A `mapgate serve` started for a test, and the base URL its first line names.
+    public struct Server {
+        public let process: BackgroundProcess
+        public let base: String
+    }
+
+    /// Starts `mapgate serve --port 0` (with `extra` arguments) and waits for its URL.
+    public func serve(
+        _ extra: [String] = [], at time: String? = nil, fakeTime: String? = nil, environment: [String: String] = [:]
+    ) throws -> Server {
+        let process = try start(["serve", "--port", "0"] + extra, at: time, fakeTime: fakeTime, environment: environment)
+        guard let line = process.firstLine(), let url = line.split(separator: " ").first(where: { $0.hasPrefix("http://") }) else {
+            process.signal(SIGTERM)
+            throw MissingFixture(path: "a URL from mapgate serve (stderr: \(process.stderr))")
+        }
+        return Server(process: process, base: String(url.hasSuffix("/") ? url.dropLast() : url))
+    }
+}

@@ -187,9 +187,8 @@ import Glibc
         #expect(try promptsShown() == before, "\(idle.stderr)")
         // A tile answered: kept.
         before = try promptsShown()
-        let server = try mapgate.start(["serve", "--port", "0"], at: during)
-        let line = try #require(server.firstLine(), "\(server.stderr)")
-        let base = String(try #require(line.split(separator: " ").first { $0.hasPrefix("http://") }).dropLast())
+        let started = try mapgate.serve(at: during)
+        let (server, base) = (started.process, started.base)
         #expect(try HTTPClient().get(HTTPRequest(url: base + "/plain/0/0/0.png")).status == 200)
         server.signal(SIGTERM)
         #expect(server.wait() == 0)

@@ -130,14 +130,12 @@ extension GateTamperTests {
     /// the server's clock runs past the end of the grace: the server cannot check the gate, so it
     /// fails closed (503) for tiles and TileJSON until it can, as docs/gate.md says.
     @Test func aServerWhoseStateIsLockedAnswers503PastTheGrace() throws {
-        let server = try mapgate.start(
-            ["serve", "--port", "0"], fakeTime: "@2027-01-30 23:59:00 x1000", environment: ["MAPGATE_GATE_REFRESH_SECONDS": "0.5"])
+        let started = try mapgate.serve(fakeTime: "@2027-01-30 23:59:00 x1000", environment: ["MAPGATE_GATE_REFRESH_SECONDS": "0.5"])
+        let (server, base) = (started.process, started.base)
         defer {
             server.signal(SIGTERM)
             _ = server.wait()
         }
-        let line = try #require(server.firstLine(), "\(server.stderr)")
-        let base = String(try #require(line.split(separator: " ").first { $0.hasPrefix("http://") }).dropLast())
         let client = HTTPClient()
         #expect(try client.get(HTTPRequest(url: base + "/geo/0/0/0.png")).status == 200)
         var holders: [SQLiteDatabase] = []

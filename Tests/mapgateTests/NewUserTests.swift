@@ -17,6 +17,20 @@ import Glibc
         workspace = try CLIWorkspace()
     }
 
+    /// Installs the `plain` region and serves it, with `configuration` added to the user's.
+    func serveAPlainRegion(configuration: [String: Any] = [:]) throws -> (BackgroundProcess, String) {
+        try workspace.offer("plain", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
+        try mapgate.configure(["catalogURL": workspace.catalogURL].merging(configuration) { $1 })
+        #expect(try mapgate.run(["sync", "plain"]).status == 0)
+        let started = try mapgate.serve()
+        return (started.process, started.base)
+    }
+
+    func stop(_ server: BackgroundProcess) {
+        server.signal(SIGTERM)
+        _ = server.wait()
+    }
+
     @Test func helpForATopicThatIsNotThereIsAUsageError() throws {
         let result = try mapgate.runBare(["help", "nosuch"])
         #expect(result.status == 64)
@@ -50,16 +64,8 @@ import Glibc
     /// Issue 27 item 1: MapLibre's usual default stack, not installed here, is answered (200) with
     /// the fallback fonts, which a header names; it was 404 for every range and blanked the map.
     @Test func aStyleWhoseFontsAreNotInstalledStillGetsItsGlyphs() throws {
-        try workspace.offer("plain", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
-        try mapgate.configure(["catalogURL": workspace.catalogURL])
-        #expect(try mapgate.run(["sync", "plain"]).status == 0)
-        let server = try mapgate.start(["serve", "--port", "0"])
-        defer {
-            server.signal(SIGTERM)
-            _ = server.wait()
-        }
-        let line = try #require(server.firstLine(), "\(server.stderr)")
-        let base = String(try #require(line.split(separator: " ").first { $0.hasPrefix("http://") }).dropLast())
+        let (server, base) = try serveAPlainRegion()
+        defer { stop(server) }
         let glyphs = try HTTPClient().get(HTTPRequest(url: base + "/fonts/Open%20Sans%20Regular,Arial%20Unicode%20MS%20Regular/0-255.pbf"))
         #expect(glyphs.status == 200)
         #expect(glyphs.header("X-Mapgate-Fonts") == nil)  // none of the stack's fonts is installed
@@ -70,16 +76,8 @@ import Glibc
     /// Issue 27 item 4: SIGHUP killed `serve` (exit 129). It reloads the configuration now, and a
     /// configuration that does not load leaves the server as it was.
     @Test func sighupReloadsTheConfigurationWithoutStopping() throws {
-        try workspace.offer("plain", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
-        try mapgate.configure(["catalogURL": workspace.catalogURL, "leafletPath": "/nonexistent"])
-        #expect(try mapgate.run(["sync", "plain"]).status == 0)
-        let server = try mapgate.start(["serve", "--port", "0"])
-        defer {
-            server.signal(SIGTERM)
-            _ = server.wait()
-        }
-        let line = try #require(server.firstLine(), "\(server.stderr)")
-        let base = String(try #require(line.split(separator: " ").first { $0.hasPrefix("http://") }).dropLast())
+        let (server, base) = try serveAPlainRegion(configuration: ["leafletPath": "/nonexistent"])
+        defer { stop(server) }
         let client = HTTPClient()
         #expect(try client.get(HTTPRequest(url: base + "/_leaflet/leaflet.js")).status == 404)
         try mapgate.writeConfig(["catalogURL": workspace.catalogURL, "leafletPath": "/usr/share/javascript/leaflet"])
