@@ -74,6 +74,24 @@ import Glibc
         #expect(try promptsShown() == before)
     }
 
+    /// A hostile reader: it takes the first bytes of a large tile from a FIFO, then closes its end
+    /// (the write fails with EPIPE). Bytes that reached a reader are delivered: the use is counted,
+    /// never given back for a tile the reader could take nearly whole.
+    @Test func aReaderThatTakesPartOfALargeTileThenBreaksOffIsCharged() throws {
+        let region = mapgate.dataDirectory + "/regions/plain.mbtiles"
+        let grow = "UPDATE images SET tile_data = randomblob(300000) WHERE tile_id = (SELECT tile_id FROM map WHERE zoom_level = 0)"
+        #expect(try runProcess("/usr/bin/sqlite3", [region, grow]).status == 0)
+        let fifo = scratch + "/big.fifo"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        if let user = Self.user { #expect(chown(fifo, user, user) == 0) }
+        let reader = try BackgroundProcess("/bin/sh", ["-c", "head -c 100 \"$0\" > /dev/null", fifo])
+        let before = try promptsShown()
+        let result = try mapgate.run(["tile", "plain", "0", "0", "0", "-o", fifo], at: during)
+        #expect(result.status == 74, "\(result.stderr)")
+        #expect(reader.wait() == 0)
+        #expect(try promptsShown() == before + 1, "\(result.stderr)")
+    }
+
     @Test func aClosedStandardOutputCostsNothing() throws {
         let before = try promptsShown()
         // At the real time, which the gate reads as its latest (later) time: no faketime here, as

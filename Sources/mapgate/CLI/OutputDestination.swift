@@ -112,11 +112,14 @@ public struct OutputDestination: Sendable, Equatable {
     }
 
     /// Writes `data` to the destination. A FIFO that no process reads yet is waited for, after
-    /// `waiting` is told its path.
-    public func write(_ data: Data, waiting: (String) -> Void = { _ in }) throws {
+    /// `waiting` is told its path. `reached` is called once the first byte has left for where a
+    /// reader may take it (standard output, a device, a FIFO): from then on the bytes are the
+    /// user's, even if the write later fails (a reader that takes most of a large tile, then
+    /// closes its end or stops mapgate). A regular file is reached only once it is renamed in place.
+    public func write(_ data: Data, waiting: (String) -> Void = { _ in }, reached: () -> Void = {}) throws {
         switch kind {
         case .standardOutput:
-            try Self.writeAll(data, to: STDOUT_FILENO, name: "standard output")
+            try Self.writeAll(data, to: STDOUT_FILENO, name: "standard output", reached: reached)
         case .writeThrough(let path, let append):
             let flags = O_WRONLY | O_CREAT | O_NOCTTY | O_CLOEXEC | (append ? O_APPEND : 0)
             // Without waiting first: a FIFO with no reader answers ENXIO, and the user is told
@@ -132,9 +135,10 @@ public struct OutputDestination: Sendable, Equatable {
             guard status >= 0, fcntl(descriptor, F_SETFL, status & ~O_NONBLOCK) == 0 else {
                 throw OutputError(path: path, reason: "fcntl: \(Self.lastError())", kind: .io)
             }
-            try Self.writeAll(data, to: descriptor, name: path)
+            try Self.writeAll(data, to: descriptor, name: path, reached: reached)
         case .replace(let path):
             try Self.replaceAtomically(path, with: data)
+            reached()
         }
     }
 
@@ -169,7 +173,7 @@ public struct OutputDestination: Sendable, Equatable {
         renamed = true
     }
 
-    private static func writeAll(_ data: Data, to descriptor: Int32, name: String) throws {
+    private static func writeAll(_ data: Data, to descriptor: Int32, name: String, reached: () -> Void = {}) throws {
         try data.withUnsafeBytes { buffer in
             var offset = 0
             while offset < buffer.count {
@@ -178,6 +182,7 @@ public struct OutputDestination: Sendable, Equatable {
                     if errno == EINTR { continue }
                     throw OutputError(path: name, reason: "write: \(lastError())", kind: .io)
                 }
+                if offset == 0, written > 0 { reached() }
                 offset += written
             }
         }

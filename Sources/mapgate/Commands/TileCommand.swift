@@ -42,8 +42,11 @@ struct TileCommand: Command {
             case .null:
                 throw RegionError(region: region, reason: "tile \(coordinate) has no data (its tile_data is NULL)", kind: .badData)
             case .data(let tile):
-                try destination.write(tile) { context.console.note("waiting for a process to read \($0)… (Ctrl-C to stop)") }
-                authorization.recordDelivery()
+                // Delivered once the first byte can be read: a reader that takes most of a large tile
+                // and then breaks the write off (or stops mapgate) has had it.
+                try destination.write(
+                    tile, waiting: { context.console.note("waiting for a process to read \($0)… (Ctrl-C to stop)") },
+                    reached: { authorization.recordDelivery() })
             }
         }
         return ExitCode.success
