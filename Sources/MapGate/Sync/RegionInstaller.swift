@@ -88,8 +88,9 @@ public final class RegionInstaller {
         try directory.prepare()
         if let previous, !isDamaged, let delta = usableDelta(for: region, installed: previous) {
             do {
-                let outcome = try patch(region, with: delta, previous: previous, catalog: catalog, stage: stage, progress: progress)
-                authorization.recordDelivery()
+                let outcome = try patch(
+                    region, with: delta, previous: previous, catalog: catalog, stage: stage, progress: progress,
+                    delivered: authorization.recordDelivery)
                 warnWithoutVectorLayers(region, notice: notice)
                 return outcome
             } catch {
@@ -106,13 +107,14 @@ public final class RegionInstaller {
         do {
             // A catalog that names the version's tiles (contentHash) gets exactly those, by
             // whichever path: the same version never means different tiles on two machines.
-            try checkAndInstall(download.outputPath, expectedContentHash: region.contentHash, from: "the package", region: region, stage: stage)
+            try checkAndInstall(
+                download.outputPath, expectedContentHash: region.contentHash, from: "the package", region: region, stage: stage,
+                delivered: authorization.recordDelivery)
         } catch {
             try? FileManager.default.removeItem(atPath: download.outputPath)
             if (error as? RegionError)?.kind == .badData { downloader.discardPartial(region, in: directory) }
             throw error
         }
-        authorization.recordDelivery()
         downloader.discardPartial(region, in: directory)
         warnWithoutVectorLayers(region, notice: notice)
         let downloaded = region.size - download.resumedFrom
@@ -254,7 +256,7 @@ public final class RegionInstaller {
     /// Updates through `delta`: download, apply to a copy, check, validate, install.
     private func patch(
         _ region: CatalogRegion, with delta: CatalogDelta, previous: InstalledRegion, catalog: Catalog, stage: (Stage) -> Void,
-        progress: @escaping (Int64, Int64) -> Void
+        progress: @escaping (Int64, Int64) -> Void, delivered: () -> Void
     ) throws -> Outcome {
         // The delta travels like a package: same resume, retries, streaming hash and limits.
         let package = CatalogRegion(
@@ -288,7 +290,7 @@ public final class RegionInstaller {
             throw RegionError(
                 region: region.id, reason: "the delta gives tiles with hash \(summary.targetHash), the catalog declares \(expected)", kind: .badData)
         }
-        try checkAndInstall(patched, expectedContentHash: summary.targetHash, from: "the delta", region: region, stage: stage)
+        try checkAndInstall(patched, expectedContentHash: summary.targetHash, from: "the delta", region: region, stage: stage, delivered: delivered)
         downloader.discardPartial(package, in: directory)
         return .patched(version: region.version, previous: previous.version, downloaded: delta.size - download.resumedFrom, fullSize: region.size)
     }
@@ -298,7 +300,8 @@ public final class RegionInstaller {
     /// expected (the catalog's `contentHash`), then installs it. `source` names where the file
     /// came from, for the error.
     private func checkAndInstall(
-        _ path: String, expectedContentHash: String?, from source: String, region: CatalogRegion, stage: (Stage) -> Void
+        _ path: String, expectedContentHash: String?, from source: String, region: CatalogRegion, stage: (Stage) -> Void,
+        delivered: () -> Void
     ) throws {
         stage(.validating)
         try Self.leaveWAL(path, region: region)
@@ -325,7 +328,7 @@ public final class RegionInstaller {
         }
         stage(.installing)
         let size = FileManager.default.sizeOfItem(atPath: path)
-        try install(path, sha256: fileHash, size: size, content: tiles, region: region, details: details)
+        try install(path, sha256: fileHash, size: size, content: tiles, region: region, details: details, delivered: delivered)
         stage(.installed)
     }
 
@@ -358,11 +361,16 @@ public final class RegionInstaller {
 
     /// Renames the checked file over the old one, fsyncs the folder, then records it (with the
     /// tiles' content hash and count) in one transaction.
-    private func install(_ path: String, sha256: String, size: Int64, content: TilesetHash, region: CatalogRegion, details: Details) throws {
+    /// `delivered` is called the moment the rename has put the new file in place (the use is
+    /// delivered then: a run stopped before the record is saved has the region all the same).
+    private func install(
+        _ path: String, sha256: String, size: Int64, content: TilesetHash, region: CatalogRegion, details: Details, delivered: () -> Void
+    ) throws {
         let destination = directory.regionPath(region.id)
         if let reason = DurableFile.rename(path, over: destination, folder: directory.regionsPath) {
             throw RegionError(region: region.id, reason: "cannot move the new file into \(destination): \(reason)", kind: .io)
         }
+        delivered()
         // Side files a reader of the replaced file (in WAL mode, from an earlier mapgate) made.
         LeftoverFiles.removeSideFiles(of: destination)
         let record = InstalledRegion(

@@ -107,6 +107,24 @@ import Testing
         #expect(try promptsShown == 2)
     }
 
+    /// The use is delivered the moment the rename puts the region in place, before its record is
+    /// saved: a run stopped (SIGTERM) right after the rename must not get it back.
+    @Test func theUseIsDeliveredByTheRenameItself() throws {
+        let workflow = SyncWorkflow(catalog: try harness.catalog(), library: harness.library, installer: try harness.installer())
+        var held: GateAuthorization?
+        var deliveredWhenInstalled: Bool?
+        _ = try workflow.run(
+            requested: ["r"], gate: try gate(), lock: { try DirectoryLock(directory: harness.directory) },
+            confirm: { authorization in
+                held = authorization
+                return true
+            }
+        ) { event in
+            if case .stage(_, .installed) = event { deliveredWhenInstalled = held?.isDelivered }
+        }
+        #expect(deliveredWhenInstalled == true)
+    }
+
     @Test func choosingUpdateNowInstallsNothingAndCostsNothing() throws {
         let run = try sync(["r"], confirm: { _ in false })
         #expect(run.summary.choseUpdate)
