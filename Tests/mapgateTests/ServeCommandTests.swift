@@ -100,7 +100,8 @@ import Testing
         let server = try mapgate.start(
             ["serve", "--port", "0"], at: "2027-02-15 00:00:00", environment: ["MAPGATE_GATE_REFRESH_SECONDS": "0.2"])
         let line = try #require(server.firstLine(), "stderr: \(server.stderr)")
-        #expect(server.stderr.contains("2 uses left"))
+        // stdout and stderr are read apart: the warning may arrive a moment after the address.
+        #expect(try waitUntil(timeout: 10) { server.stderr.contains("2 uses left") }, "stderr: \(server.stderr)")
         let base = String(try #require(line.split(separator: " ").first { $0.hasPrefix("http://") }).dropLast())
         #expect(try HTTPClient().get(HTTPRequest(url: base + "/plain/0/0/0.png")).status == 200)
         #expect(try mapgate.run(["tile", "plain", "0", "0", "0"], at: "2027-02-15 00:00:10").status == 0)  // the last use
