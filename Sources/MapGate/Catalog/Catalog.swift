@@ -20,6 +20,9 @@ public struct Catalog: Sendable, Equatable {
     /// The publisher's styles (``CatalogStyle``), and the entries that could not be used.
     public var styles: [CatalogStyle] = []
     public var rejectedStyles: [CatalogError] = []
+    /// Regions the catalog offers that the place it was read from does not carry (a mirror that
+    /// has only some of them), each with the reason: installed ones stay as they are.
+    public var absent: [String: String] = [:]
 
     public func region(_ id: String) -> CatalogRegion? { regions.first { $0.id == id } }
 

@@ -27,6 +27,8 @@ public struct CatalogSource: Sendable {
         public var sha256: String
         /// Nil when unsigned (allowed only when the policy says so).
         public var signature: MinisignVerification?
+        /// The catalog and its signature exactly as fetched, to be saved and passed on.
+        public var saved: SavedCatalog
     }
 
     /// Fetches, verifies and parses the catalog. A missing, bad or unknown signature is refused
@@ -35,14 +37,21 @@ public struct CatalogSource: Sendable {
     /// there is still checked against the trusted keys: a bad signature is never ignored.
     public func fetch() throws -> Fetched {
         let bytes = try get(url, limit: Self.maximumBytes, what: "catalog")
-        var verification: MinisignVerification?
+        var verified: (verification: MinisignVerification, file: Data)?
         if requiresSignature || !trustedKeys.isEmpty {
-            verification = try verify(bytes)
+            verified = try verify(bytes)
         }
-        return Fetched(catalog: try Catalog.parse(bytes, sourceURL: url), sha256: try SHA256Hasher.hex(of: bytes), signature: verification)
+        return Fetched(
+            catalog: try Catalog.parse(bytes, sourceURL: url), sha256: try SHA256Hasher.hex(of: bytes), signature: verified?.verification,
+            saved: SavedCatalog(bytes: bytes, signature: verified?.file))
     }
 
-    private func verify(_ bytes: Data) throws -> MinisignVerification? {
+    /// Fetches a small file beside the catalog (a mirror's manifest), with the same client.
+    public func fetchFile(_ target: String, limit: Int, what: String) throws -> Data {
+        try get(target, limit: limit, what: what)
+    }
+
+    private func verify(_ bytes: Data) throws -> (verification: MinisignVerification, file: Data)? {
         let keys: [MinisignPublicKey]
         do {
             keys = try trustedKeys.map { try MinisignPublicKey(text: $0) }
@@ -63,7 +72,7 @@ public struct CatalogSource: Sendable {
             throw CatalogError(source: url, region: nil, reason: "no signature at \(signatureURL) (\(error.detail)): refusing an unsigned catalog")
         }
         do {
-            return try MinisignVerifier(trustedKeys: keys).verify(signatureFile: signature, message: bytes)
+            return (try MinisignVerifier(trustedKeys: keys).verify(signatureFile: signature, message: bytes), signature)
         } catch let error as SignatureError {
             throw CatalogError(source: url, region: nil, reason: "signature refused: \(errorMessage(error))")
         }

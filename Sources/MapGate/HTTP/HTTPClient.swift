@@ -66,6 +66,7 @@ public struct HTTPClient: Sendable {
         if !usesProxies { try easy.set(CURLOPT_PROXY, "") }
         try easy.set(CURLOPT_FOLLOWLOCATION, 1)
         try easy.set(CURLOPT_MAXREDIRS, request.maxRedirects)
+        if request.fileOffset > 0, request.url.lowercased().hasPrefix("file:") { try easy.set(CURLOPT_RESUME_FROM, Int(request.fileOffset)) }
         try easy.set(CURLOPT_CONNECTTIMEOUT_MS, Int(request.connectTimeout * 1000))
         try easy.set(CURLOPT_TIMEOUT_MS, request.totalTimeout.map { Int($0 * 1000) } ?? 0)
         try easy.set(CURLOPT_LOW_SPEED_LIMIT, request.lowSpeedLimit)

@@ -14,6 +14,9 @@ public struct HTTPRequest: Sendable {
     public var lowSpeedTime: Int
     /// Redirects followed before the request fails.
     public var maxRedirects: Int
+    /// For a `file://` URL, the byte to start reading at (a resumed copy from a folder: a file
+    /// has no `Range` header); 0 reads it all.
+    public var fileOffset: Int64 = 0
 
     public init(
         url: String,

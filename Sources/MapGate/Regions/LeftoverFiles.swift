@@ -40,4 +40,19 @@ enum LeftoverFiles {
         }
         return false
     }
+
+    /// The deltas kept for `id` (``DataDirectory/keptDeltaPath(_:sha256:)``), each path with its SHA-256.
+    public static func keptDeltas(of id: String, in directory: DataDirectory) -> [(path: String, sha256: String)] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory.deltasPath)) ?? []).compactMap { name in
+            guard name.hasPrefix(id + ".") else { return nil }
+            let rest = name.dropFirst(id.count + 1)
+            guard rest.utf8.count == 64, rest.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else { return nil }
+            return (directory.deltasPath + "/" + name, String(rest))
+        }
+    }
+
+    /// Removes the deltas kept for `id` (a full install, a newer delta, `remove`).
+    static func removeKeptDeltas(of id: String, in directory: DataDirectory) {
+        for kept in keptDeltas(of: id, in: directory) { try? FileManager.default.removeItem(atPath: kept.path) }
+    }
 }

@@ -71,6 +71,7 @@ public final class RegionLibrary {
         // `<id>.<hash>.part` (+ `.json`), `<id>.installing.mbtiles`, `<id>.patching.mbtiles`; not
         // those of a region whose id only starts with this one and a dot (`a` and `a.b`).
         LeftoverFiles.removeDeadRunFiles(of: id, in: directory, includingDownloads: true)
+        LeftoverFiles.removeKeptDeltas(of: id, in: directory)
         let path = directory.regionPath(id)
         // SQLite's side files of the region (a reader of a file in WAL mode makes them).
         LeftoverFiles.removeSideFiles(of: path)

@@ -24,6 +24,8 @@ public enum Route: Equatable, Sendable {
     case tileJSON(String)
     /// A tile: the path's four parts (`REGION`, `Z`, `X`, `Y.EXT`).
     case tile([String])
+    /// A file of the mirror `serve --share` offers (``MirrorShare``), by its name in the mirror.
+    case mirror(String)
     case other
 
     /// The route of `path` (the decoded path, without the query).
@@ -35,7 +37,9 @@ public enum Route: Equatable, Sendable {
         case "/fonts.json": self = .fontList
         case "/styles.json": self = .styleList
         default:
-            if path.hasPrefix("/_leaflet/") {
+            if path.hasPrefix(MirrorLayout.sharePath + "/") {
+                self = .mirror(String(path.dropFirst(MirrorLayout.sharePath.count + 1)))
+            } else if path.hasPrefix("/_leaflet/") {
                 self = .leaflet(String(path.dropFirst("/_leaflet/".count)))
             } else if path.hasPrefix("/_maplibre/") {
                 self = .maplibre(String(path.dropFirst("/_maplibre/".count)))
@@ -74,6 +78,7 @@ public enum Route: Equatable, Sendable {
         case .style: "style"
         case .tileJSON: "tilejson"
         case .tile: "tile"
+        case .mirror: "mirror"
         case .other: "other"
         }
     }
@@ -83,7 +88,7 @@ public enum Route: Equatable, Sendable {
     public var isPublic: Bool {
         switch self {
         case .leaflet, .maplibre, .fontList, .glyphs, .styleList, .publishedStyle, .style, .tileJSON, .tile: true
-        case .index, .health, .metrics, .viewer, .other: false
+        case .index, .health, .metrics, .viewer, .mirror, .other: false
         }
     }
 }

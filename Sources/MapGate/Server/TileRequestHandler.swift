@@ -57,6 +57,9 @@ public final class TileRequestHandler: HTTPRequestHandler {
         case .style(let id): return style(id, request)
         case .tileJSON(let id): return tileJSON(id, request)
         case .tile(let parts): return tile(parts, request)
+        case .mirror(let name):
+            guard let share = service.share else { return text(404, "not found: \(path) (this server shares no mirror)\n") }
+            return share.respond(name, request)
         case .other: return text(404, "not found: \(path)\n")
         }
     }

@@ -19,7 +19,7 @@ public final class TileServer: Sendable {
     /// the other initializer.
     public convenience init(
         library: RegionLibrary, authorization: GateAuthorization, settings: HTTPServer.Settings, leafletPath: String,
-        maplibrePath: String = MapLibreFiles.localPath, fontPaths: [String] = [],
+        maplibrePath: String = MapLibreFiles.localPath, fontPaths: [String] = [], share: MirrorShare? = nil,
         gateRefresh: Double = 60, regionRefresh: Double = 1, makeGate: @escaping @Sendable () throws -> Gate,
         log: (@Sendable (HTTPServer.LogEntry) -> Void)? = nil,
         onRegionEvent: @escaping @Sendable (RegionWatcher.Event) -> Void = { _ in },
@@ -27,7 +27,7 @@ public final class TileServer: Sendable {
     ) throws {
         try self.init(
             listener: HTTPListener(host: settings.host, port: settings.port), library: library, authorization: authorization,
-            settings: settings, leafletPath: leafletPath, maplibrePath: maplibrePath, fontPaths: fontPaths, gateRefresh: gateRefresh, regionRefresh: regionRefresh, makeGate: makeGate,
+            settings: settings, leafletPath: leafletPath, maplibrePath: maplibrePath, fontPaths: fontPaths, share: share, gateRefresh: gateRefresh, regionRefresh: regionRefresh, makeGate: makeGate,
             log: log, onRegionEvent: onRegionEvent, onGateEvent: onGateEvent)
     }
 
@@ -41,7 +41,7 @@ public final class TileServer: Sendable {
     ///   - log: every answer, rejections included (`serve --verbose`).
     public init(
         listener: HTTPListener, library: RegionLibrary, authorization: GateAuthorization, settings: HTTPServer.Settings, leafletPath: String,
-        maplibrePath: String = MapLibreFiles.localPath, fontPaths: [String] = [],
+        maplibrePath: String = MapLibreFiles.localPath, fontPaths: [String] = [], share: MirrorShare? = nil,
         gateRefresh: Double = 60, regionRefresh: Double = 1, makeGate: @escaping @Sendable () throws -> Gate,
         log: (@Sendable (HTTPServer.LogEntry) -> Void)? = nil,
         onRegionEvent: @escaping @Sendable (RegionWatcher.Event) -> Void = { _ in },
@@ -55,7 +55,7 @@ public final class TileServer: Sendable {
         let metrics = ServerMetrics()
         let service = TileService(
             regions: regions, damaged: damaged, styles: Array(TileService.loadStyles(in: library.directory).values), gate: watch, leafletPath: leafletPath, maplibrePath: maplibrePath, fallbackHost: listener.baseURL, metrics: metrics,
-            glyphs: GlyphService(folders: fontPaths + FontLibrary.systemFolders))
+            glyphs: GlyphService(folders: fontPaths + FontLibrary.systemFolders), share: share)
         let monitor = GateMonitor(
             watch: watch, refresh: gateRefresh, policy: policy, start: authorization, makeGate: makeGate,
             servedRegions: { Array(service.regions.keys) }, onEvent: onGateEvent)

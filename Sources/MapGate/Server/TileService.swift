@@ -59,6 +59,8 @@ public final class TileService: Sendable {
     public let metrics: ServerMetrics
     /// The address the server was asked to bind, for URLs when a request has no usable Host.
     public let fallbackHost: String
+    /// The mirror offered on the LAN (`serve --share`), or nil.
+    public let share: MirrorShare?
 
     /// What the user's configuration points the server at: replaced whole on a reload (SIGHUP).
     private struct Assets: Sendable {
@@ -82,8 +84,10 @@ public final class TileService: Sendable {
 
     public init(
         regions: [Region], damaged: [Damage] = [], styles: [Style] = [], gate: GateWatch, leafletPath: String, maplibrePath: String = MapLibreFiles.localPath, fallbackHost: String,
-        metrics: ServerMetrics = ServerMetrics(), glyphs: GlyphService = GlyphService(folders: FontLibrary.systemFolders)
+        metrics: ServerMetrics = ServerMetrics(), glyphs: GlyphService = GlyphService(folders: FontLibrary.systemFolders),
+        share: MirrorShare? = nil
     ) {
+        self.share = share
         assets = Locked(Assets(leafletPath: leafletPath, maplibrePath: MapLibreFiles.folder(configured: maplibrePath), glyphs: glyphs))
         current = Locked(Dictionary(uniqueKeysWithValues: regions.map { ($0.record.id, $0) }))
         currentDamage.withLock { $0 = Dictionary(damaged.map { ($0.id, $0.reason) }) { first, _ in first } }

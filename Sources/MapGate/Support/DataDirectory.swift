@@ -29,6 +29,11 @@ public struct DataDirectory: Sendable, Equatable {
     /// The file a sync assembles (gunzipped, validated) before renaming it over `regionPath`.
     public func installingPath(_ id: String) -> String { partialPath + "/\(id).installing.mbtiles" }
 
+    /// The deltas that updated installed regions, kept as downloaded so that `mapgate mirror`
+    /// can pass them on (a region updated by a delta has no full package to rebuild).
+    public var deltasPath: String { path + "/deltas" }
+    public func keptDeltaPath(_ id: String, sha256: String) -> String { deltasPath + "/\(id).\(sha256)" }
+
     /// The copy of an installed region a delta is applied to, before it replaces `regionPath`.
     public func patchingPath(_ id: String) -> String { partialPath + "/\(id).patching.mbtiles" }
 

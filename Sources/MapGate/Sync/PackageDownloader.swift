@@ -40,7 +40,10 @@ public struct PackageDownloader: Sendable {
         var info = PartialFile.read(infoPath, limit: 64 << 10).flatMap { try? JSONDecoder().decode(PartialInfo.self, from: $0) }
         if info?.url != region.url { info = nil }
         let sink = try PackageSink(region: region, partialPath: partialPath, outputPath: outputPath)
-        if info?.etag == nil && info?.lastModified == nil {
+        // A mirror's file is named by its hash: what was copied of it is resumed (the whole is
+        // checked against the catalog's SHA-256 all the same).
+        let isFile = region.url.lowercased().hasPrefix("file:")
+        if info?.etag == nil && info?.lastModified == nil && !(isFile && info != nil) {
             try sink.restart()  // nothing to check a resumed range against: start over
         }
         do {
@@ -103,9 +106,11 @@ public struct PackageDownloader: Sendable {
         if offset > 0, !region.url.lowercased().hasPrefix("file:"), let validator = info?.etag ?? info?.lastModified {
             headers = [("Range", "bytes=\(offset)-"), ("If-Range", validator)]
         }
-        let request = HTTPRequest(
+        var request = HTTPRequest(
             url: region.url, headers: headers, connectTimeout: 15, totalTimeout: nil, lowSpeedLimit: stallBytesPerSecond,
             lowSpeedTime: stallSeconds)
+        let fromFile = region.url.lowercased().hasPrefix("file:")
+        if fromFile { request.fileOffset = offset }
         try client.stream(
             request,
             onHead: { head in
@@ -114,6 +119,8 @@ public struct PackageDownloader: Sendable {
                 let status = url.lowercased().hasPrefix("file:") ? 200 : head.status
                 if status == 206, offset > 0, head.header("Content-Range")?.hasPrefix("bytes \(offset)-") == true {
                     // Resumed where the partial file ends.
+                } else if fromFile, offset > 0 {
+                    // Read from where the partial file ends (CURLOPT_RESUME_FROM).
                 } else if status == 200 {
                     // The whole file: the server ignored the range, or the file changed (If-Range).
                     if sink.downloadedBytes > 0 { try sink.restart() }

@@ -116,6 +116,7 @@ public final class RegionInstaller {
             throw error
         }
         downloader.discardPartial(region, in: directory)
+        LeftoverFiles.removeKeptDeltas(of: region.id, in: directory)
         warnWithoutVectorLayers(region, notice: notice)
         let downloaded = region.size - download.resumedFrom
         if isDamaged { return .repaired(version: region.version, downloaded: downloaded, resumedFrom: download.resumedFrom) }
@@ -291,8 +292,20 @@ public final class RegionInstaller {
                 region: region.id, reason: "the delta gives tiles with hash \(summary.targetHash), the catalog declares \(expected)", kind: .badData)
         }
         try checkAndInstall(patched, expectedContentHash: summary.targetHash, from: "the delta", region: region, stage: stage, delivered: delivered)
+        keepDelta(package)
         downloader.discardPartial(package, in: directory)
         return .patched(version: region.version, previous: previous.version, downloaded: delta.size - download.resumedFrom, fullSize: region.size)
+    }
+
+    /// Keeps the delta that updated a region, as downloaded (``DataDirectory/keptDeltaPath(_:sha256:)``),
+    /// in place of any kept before: `mapgate mirror` passes it on to machines that have the
+    /// version it starts from. Best effort: a delta that cannot be kept is only not mirrored.
+    private func keepDelta(_ package: CatalogRegion) {
+        LeftoverFiles.removeKeptDeltas(of: package.id, in: directory)
+        try? FileManager.default.createDirectory(atPath: directory.deltasPath, withIntermediateDirectories: true)
+        let raw = PackageDownloader.partialPath(package, in: directory)
+        guard FileManager.default.sizeOfItem(atPath: raw) == package.size else { return }
+        _ = DurableFile.rename(raw, over: directory.keptDeltaPath(package.id, sha256: package.sha256), folder: directory.deltasPath)
     }
 
     /// Validates the file at `path`, takes its SHA-256 and fsyncs it while another thread hashes

@@ -8,9 +8,18 @@ public struct SyncPlan: Sendable, Equatable {
     /// Regions asked for (or installed) whose catalog entry is invalid: each fails with the
     /// entry's reason (exit 65), the others go on.
     public var refused: [CatalogError]
+    /// Installed regions the catalog offers but the place it was read from does not carry (a
+    /// mirror with only some regions), each with the reason: they stay as they are.
+    public var absent: [Absent] = []
+
+    public struct Absent: Sendable, Equatable {
+        public var id: String
+        public var reason: String
+    }
 
     /// Nothing asked, nothing installed: nothing to do.
-    public var isEmpty: Bool { targets.isEmpty && kept.isEmpty && refused.isEmpty }
+    public var isEmpty: Bool { targets.isEmpty && kept.isEmpty && refused.isEmpty && absent.isEmpty }
+
 
     /// - Parameters:
     ///   - requested: the regions named on the command line (a name given twice counts once);
@@ -21,7 +30,8 @@ public struct SyncPlan: Sendable, Equatable {
     public init(requested: [String], installed: [String], catalog: Catalog) throws {
         if requested.isEmpty {
             refused = installed.compactMap { catalog.rejection(of: $0) }
-            kept = installed.filter { catalog.region($0) == nil && catalog.rejection(of: $0) == nil }
+            kept = installed.filter { catalog.region($0) == nil && catalog.rejection(of: $0) == nil && catalog.absent[$0] == nil }
+            absent = installed.compactMap { id in catalog.absent[id].map { Absent(id: id, reason: $0) } }
             targets = installed.compactMap { catalog.region($0) }
             return
         }
@@ -34,6 +44,8 @@ public struct SyncPlan: Sendable, Equatable {
                 targets.append(region)
             } else if let rejection = catalog.rejection(of: id) {
                 refused.append(rejection)
+            } else if let reason = catalog.absent[id] {
+                throw RegionError(region: id, reason: reason, kind: .unavailable)
             } else {
                 throw RegionError(region: id, reason: "not in the catalog (\(Self.describeOffer(catalog)))", kind: .failure)
             }

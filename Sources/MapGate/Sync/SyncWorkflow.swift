@@ -14,6 +14,9 @@ public final class SyncWorkflow {
     public enum Event {
         /// An installed region the catalog no longer offers: it stays as it is.
         case kept(region: String, version: String)
+        /// An installed region the place the catalog was read from does not carry (a mirror
+        /// with only some regions): it stays as it is.
+        case absent(region: String, version: String, reason: String)
         /// A region that needs no work (decided before the gate).
         case upToDate(CatalogRegion, version: String)
         /// The files a run interrupted now would leave half-written (removed on Ctrl-C).
@@ -46,12 +49,16 @@ public final class SyncWorkflow {
     }
 
     private let catalog: Catalog
+    private let saved: SavedCatalog?
     private let library: RegionLibrary
     private let installer: RegionInstaller
     private let styles: StyleInstaller
 
-    public init(catalog: Catalog, library: RegionLibrary, installer: RegionInstaller) {
+    /// - Parameter saved: the catalog as fetched and verified, saved in the data directory once
+    ///   the run holds its lock (what `mapgate mirror` passes on).
+    public init(catalog: Catalog, saved: SavedCatalog? = nil, library: RegionLibrary, installer: RegionInstaller) {
         self.catalog = catalog
+        self.saved = saved
         self.library = library
         self.installer = installer
         styles = StyleInstaller(directory: library.directory, downloader: installer.downloader)
@@ -80,10 +87,20 @@ public final class SyncWorkflow {
             return summary
         }
         for id in plan.kept { onEvent(.kept(region: id, version: try library.region(id).version)) }
+        for absent in plan.absent {
+            onEvent(.absent(region: absent.id, version: try library.region(absent.id).version, reason: absent.reason))
+        }
         for rejection in plan.refused { fail(rejection, .failed(region: rejection.region ?? "?", version: "", error: rejection)) }
 
         try gate.refuseIfClosed()
         let lock = try lock()
+        if let saved {
+            do {
+                try saved.save(in: library.directory, lock: lock)
+            } catch {
+                onEvent(.notice("the catalog could not be saved for 'mapgate mirror': \(errorMessage(error))"))
+            }
+        }
         var pending: [CatalogRegion] = []
         for region in plan.targets {
             do {
@@ -107,7 +124,7 @@ public final class SyncWorkflow {
         onEvent(.willInstall(
             temporaryFiles: pending.flatMap { [directory.installingPath($0.id), directory.patchingPath($0.id)] }
                 + stylesDue.map { directory.installingPath($0.package.id) }))
-        let ran = try gate.use(installing: pending.map(\.id), confirm: confirm) { authorization in
+        let ran: Void? = try gate.use(installing: pending.map(\.id), confirm: confirm) { authorization in
             for region in pending {
                 onEvent(.started(region))
                 do {

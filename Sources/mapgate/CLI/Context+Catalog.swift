@@ -7,17 +7,25 @@ extension Context {
     /// expired), whose state keeps the serial and the publisher's gate rules.
     /// The catalog's URL (the user's `catalogURL`, else the publisher's) and how it is trusted
     /// (the policy's keys and whether a signature is required).
-    func catalogSource() throws -> CatalogSource {
+    /// - Parameter mirror: the base URL of a mirror (``MirrorLayout``) to read instead.
+    func catalogSource(mirror: String? = nil) throws -> CatalogSource {
         let settings = try gateSettings()
-        guard let url = try configuration().catalogURL ?? settings.catalogURL else {
+        guard let url = try mirror.map({ $0 + "/" + MirrorLayout.catalogName }) ?? configuration().catalogURL ?? settings.catalogURL else {
             throw GeneralFailure("no catalog: set catalogURL in the configuration", kind: .usage)
         }
         return CatalogSource(url: url, trustedKeys: settings.trustedKeys, requiresSignature: settings.requireSignedCatalog, client: try httpClient())
     }
 
-    func fetchCatalog() throws -> CatalogSource.Fetched {
-        let source = try catalogSource()
-        let fetched = try source.fetch()
+    /// The catalog, checked and accepted by the gate. From a mirror, it is checked exactly as the
+    /// publisher's, then each region's package is read from the mirror (``Catalog/mirrored(at:manifest:)``).
+    func fetchCatalog(mirror: String? = nil) throws -> CatalogSource.Fetched {
+        let source = try catalogSource(mirror: mirror)
+        var fetched = try source.fetch()
+        if let mirror {
+            let target = mirror + "/" + MirrorLayout.manifestName
+            let manifest = try MirrorManifest.decode(try source.fetchFile(target, limit: MirrorManifest.maximumBytes, what: "mirror manifest"), source: target)
+            fetched.catalog = fetched.catalog.mirrored(at: mirror, manifest: manifest)
+        }
         let gate = try makeGate()
         defer { warnAboutState(gate) }
         try gate.accept(fetched.catalog, sha256: fetched.sha256, signedBy: fetched.signature?.keyID.hex)

@@ -4,7 +4,7 @@ import FoundationEssentials
 import Glibc
 #endif
 
-/// For the kill-at-each-stage tests: `MAPGATE_FAULT_KILL_AT=validating|installing|installed|downloading@BYTES`
+/// For the kill-at-each-stage tests: `MAPGATE_FAULT_KILL_AT=validating|installing|installed|downloading@BYTES|mirror-package`
 /// makes this process SIGKILL itself there, as a power cut or `kill -9` would. A test hook: only
 /// debug builds (the ones the tests run) read the variable; a release build never does.
 struct FaultInjection {

@@ -5,7 +5,7 @@ import MapGate
 enum MapGateCLI {
     static let commands: [any Command.Type] = [
         CheckCommand.self, StatusCommand.self, CatalogCommand.self, SyncCommand.self, ListCommand.self,
-        RemoveCommand.self, VerifyCommand.self, OpenCommand.self, ServeCommand.self, TileCommand.self, DemoCommand.self, PublishCommand.self,
+        RemoveCommand.self, VerifyCommand.self, OpenCommand.self, ServeCommand.self, MirrorCommand.self, TileCommand.self, DemoCommand.self, PublishCommand.self,
     ]
 
     static func main(_ argv: [String], environment: [String: String]) -> Int32 {

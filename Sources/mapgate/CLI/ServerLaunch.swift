@@ -9,6 +9,8 @@ struct ServerLaunch {
     let settings: HTTPServer.Settings
     let verbose: Bool
     let refresh: Double
+    /// The mirror `serve --share` offers, or nil.
+    let share: MirrorShare?
 
     /// Tests shorten the minute between looks at the gate with `MAPGATE_GATE_REFRESH_SECONDS`:
     /// 0.05 to 60 seconds, anything else is an error (0 or less once made the monitor spin).
@@ -23,8 +25,9 @@ struct ServerLaunch {
         #endif
     }
 
-    init(_ context: Context, settings: HTTPServer.Settings, verbose: Bool) throws {
+    init(_ context: Context, settings: HTTPServer.Settings, verbose: Bool, share: MirrorShare? = nil) throws {
         self.context = context
+        self.share = share
         self.settings = settings
         self.verbose = verbose
         if let text = Self.refreshOverride(context.environment) {
@@ -81,7 +84,7 @@ struct ServerLaunch {
         }
         return try TileServer(
             listener: listener, library: try context.readOnlyRegionLibrary(), authorization: authorization, settings: settings,
-            leafletPath: configuration.leafletPath, maplibrePath: configuration.maplibrePath, fontPaths: configuration.fontPaths, gateRefresh: refresh, makeGate: makeGate, log: verbose ? RequestLog.write : nil,
+            leafletPath: configuration.leafletPath, maplibrePath: configuration.maplibrePath, fontPaths: configuration.fontPaths, share: share, gateRefresh: refresh, makeGate: makeGate, log: verbose ? RequestLog.write : nil,
             onRegionEvent: { event in
                 switch event {
                 case .changed(let changes):

@@ -7,7 +7,8 @@ struct ListCommand: Command {
     static let abstract = "List installed regions and styles"
     static let discussion = """
         With --json, one object per region per line: id, name, version, format, minzoom, maxzoom,
-        tiles, sizeOnDisk, bounds, installedAt, sha256, contentHash (martin's agg_tiles_hash of the tiles),
+        tiles, sizeOnDisk, bounds, installedAt, source (the package's URL: the publisher's, or a
+        mirror's), sha256, contentHash (martin's agg_tiles_hash of the tiles),
         damaged (null, or why the file is not as installed: its size or, with a changed
         modification time or inode, its SHA-256); then one per installed publisher's style:
         style, name, version, regions, damaged.
@@ -32,7 +33,7 @@ struct ListCommand: Command {
                 return ExitCode.success
             }
         }
-        var table = Table(header: ["ID", "NAME", "VERSION", "FORMAT", "ZOOM", "TILES", "SIZE", "BOUNDS"])
+        var table = Table(header: ["ID", "NAME", "VERSION", "FORMAT", "ZOOM", "TILES", "SIZE", "BOUNDS", "INSTALLED", "FROM"])
         for region in regions {
             // Tile counts come from the file itself (read-only; no gate use: nothing is served).
             // Counted once at install; regions installed before that are counted now.
@@ -49,12 +50,13 @@ struct ListCommand: Command {
                     Line(
                         id: region.id, name: region.name, version: region.version, format: region.format.rawValue, minzoom: region.minzoom,
                         maxzoom: region.maxzoom, tiles: tiles, sizeOnDisk: region.size, bounds: region.bounds,
-                        installedAt: Format.iso(region.installedAt), sha256: region.sha256, contentHash: region.contentHash, damaged: damage))
+                        installedAt: Format.iso(region.installedAt), source: region.sourceURL, sha256: region.sha256, contentHash: region.contentHash, damaged: damage))
             } else {
                 let zoom = region.minzoom.map { "\($0)-\(region.maxzoom ?? $0)" } ?? "?"
                 table.append([
                     region.id, region.name, region.version + (damage == nil ? "" : " (damaged)"), region.format.rawValue, zoom, tiles.map(String.init) ?? "?",
-                    Format.bytes(region.size), bounds ?? "-",
+                    Format.bytes(region.size), bounds ?? "-", String(Format.iso(region.installedAt).prefix(10)),
+                    TerminalText.inline(region.origin ?? "-"),
                 ])
             }
         }
@@ -102,6 +104,7 @@ struct ListCommand: Command {
         var sizeOnDisk: Int64
         var bounds: [Double]?
         var installedAt: String
+        var source: String?
         var sha256: String
         var contentHash: String?
         var damaged: String?

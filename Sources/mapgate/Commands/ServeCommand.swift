@@ -21,6 +21,10 @@ struct ServeCommand: Command {
         and answers 403 once the gate closes.
         Stops cleanly on Ctrl-C (SIGINT) or SIGTERM; SIGHUP reloads the configuration (Leaflet,
         MapLibre and font folders) without dropping a connection.
+        With --share MIRROR, also offers a mirror written by 'mapgate mirror' at
+        /.well-known/mapgate-mirror/ (its catalog, signature, manifest and packages only,
+        read-only, byte ranges for resume): on a LAN address (--host), other machines run
+        'mapgate sync --from http://THIS-HOST:PORT'.
         """
     static let options = [
         OptionSpec(name: "host", value: "ADDRESS", help: "address to bind (default 127.0.0.1)"),
@@ -28,15 +32,28 @@ struct ServeCommand: Command {
         OptionSpec(name: "max-connections", value: "N", help: "connections answered at once (default 10000; then 503)"),
         OptionSpec(name: "allow-host", value: "NAME", help: "also answer requests for this Host name (repeatable)"),
         OptionSpec(name: "verbose", short: "v", help: "log each answer on stderr, rejections included"),
+        OptionSpec(name: "share", value: "MIRROR", help: "also offer this mirror (written by 'mapgate mirror') for 'sync --from' on the LAN"),
     ]
 
     let settings: HTTPServer.Settings
     let verbose: Bool
+    let share: String?
 
     init(parsing arguments: ParsedArguments) throws {
         try requireNoPositional(arguments, command: Self.self)
         settings = try Self.settings(arguments, defaultPort: 8080, usage: Self.usage)
         verbose = arguments.has("verbose")
+        share = arguments.value("share")
+    }
+
+    /// The mirror to share, checked before a use is counted: a folder with a catalog.
+    private func mirrorShare() throws -> MirrorShare? {
+        guard let share else { return nil }
+        let folder = PathText.standardized(share.hasPrefix("/") ? share : FileManager.default.currentDirectoryPath + "/" + share)
+        guard FileManager.default.fileExists(atPath: folder + "/" + MirrorLayout.catalogName) else {
+            throw UsageError(message: "--share \(share): not a mirror (no \(MirrorLayout.catalogName)); write one with 'mapgate mirror \(share)'", usage: Self.usage)
+        }
+        return MirrorShare(folder: folder)
     }
 
     static func settings(_ arguments: ParsedArguments, defaultPort: UInt16, usage: String) throws -> HTTPServer.Settings {
@@ -66,7 +83,7 @@ struct ServeCommand: Command {
 
     func run(_ context: Context) throws -> Int32 {
         // Bind first, count second: a busy port or a bad setting costs no use.
-        let launch = try ServerLaunch(context, settings: settings, verbose: verbose)
+        let launch = try ServerLaunch(context, settings: settings, verbose: verbose, share: try mirrorShare())
         // The use is counted once the server has answered a tile; one stopped before that (or
         // that could not start) gives it back.
         _ = try GateGuard.withUse(context, opening: try context.readOnlyRegionLibrary().installed().map(\.id)) { authorization in
@@ -78,6 +95,11 @@ struct ServeCommand: Command {
             } else {
                 context.console.print("serving \(count) \(count == 1 ? "region" : "regions") at \(urls[0]) (Ctrl-C to stop)")
                 for url in urls.dropFirst() { context.console.print("  also at \(url)") }
+                if share != nil {
+                    let peers = urls.filter { !$0.contains("127.0.0.1") && !$0.contains("[::1]") && !$0.contains("localhost") }
+                    context.console.print(
+                        "sharing the mirror \(TerminalText.inline(share ?? "")): other machines run 'mapgate sync --from \((peers.first ?? urls[0]).dropLast())'")
+                }
             }
             Termination.wait(onHangUp: launch.reloader(for: server))
             context.console.note("stopping…")

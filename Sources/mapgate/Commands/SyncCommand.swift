@@ -16,26 +16,37 @@ struct SyncCommand: Command {
         resume, are verified by size and SHA-256, are gunzipped while they stream, and replace the
         installed file atomically. A use of the update gate, counted only when a region or style
         is installed, updated or repaired (a run that installs nothing costs none).
+        With --from, reads the catalog and packages from a mirror instead (a folder written by
+        'mapgate mirror', or the address of a 'mapgate serve --share'), checked exactly as the
+        publisher's: signature, serial, expiry, sizes and hashes. Regions the mirror does not
+        carry stay as they are.
         With --json, one object per region, the same keys for every outcome: region, action
-        ("installed", "updated", "repaired" (a damaged file installed again), "up-to-date", "kept" (no longer offered), "failed"), version,
+        ("installed", "updated", "repaired" (a damaged file installed again), "up-to-date", "kept" (no longer offered),
+        "absent" (not in the mirror), "failed"), version,
         previousVersion, bytes, resumedFrom, transfer ("full", "delta", or null), error, exitCode.
         """
+    static let options = [
+        OptionSpec(name: "from", value: "MIRROR", help: "sync from a mirror: a folder, or http://HOST:PORT of a 'serve --share'"),
+    ]
     let regions: [String]
+    let mirror: String?
 
     init(parsing arguments: ParsedArguments) throws {
         for id in arguments.positional {
             if let problem = Catalog.regionIDProblem(id) { throw UsageError(message: "not a region id: \(problem)", usage: Self.usage) }
         }
         regions = arguments.positional
+        mirror = arguments.value("from")
     }
 
     func run(_ context: Context) throws -> Int32 {
         // The catalog is read before anything else: an unreachable catalog costs no use. The
         // workflow decides the rest (SyncWorkflow: what costs a use); this renders its events.
-        let catalog = try context.fetchCatalog().catalog
+        let base = try mirror.map { try MirrorLayout.baseURL(from: $0, currentDirectory: FileManager.default.currentDirectoryPath) }
+        let fetched = try context.fetchCatalog(mirror: base)
         let installer = try RegionInstaller(
             directory: context.dataDirectory, state: try context.state(), downloader: PackageDownloader(client: try context.httpClient()))
-        let workflow = SyncWorkflow(catalog: catalog, library: try context.regionLibrary(), installer: installer)
+        let workflow = SyncWorkflow(catalog: fetched.catalog, saved: fetched.saved, library: try context.regionLibrary(), installer: installer)
         let console = context.console
         let killAt = FaultInjection(environment: context.environment)
         let gate = try context.makeGate()
@@ -93,6 +104,10 @@ struct SyncCommand: Command {
         case .kept(let id, let version):
             report(SyncLine(region: id, action: "kept", version: version), context: context) {
                 "\(id) \(TerminalText.inline(version)): no longer in the catalog; the installed version stays"
+            }
+        case .absent(let id, let version, let reason):
+            report(SyncLine(region: id, action: "absent", version: version), context: context) {
+                "\(id) \(TerminalText.inline(version)): \(reason); the installed version stays"
             }
         case .upToDate(let region, let version):
             report(.upToDate(version: version), region: region, context: context)

@@ -1,0 +1,278 @@
+import Foundation
+import MapGate
+import MapGateDemo
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Updates without the internet (issue 30): machine A syncs from the publisher and writes a
+/// mirror; the publisher goes away; B syncs from A's mirror on a folder (a USB stick) and from
+/// A's `serve --share` over HTTP, checked as strictly as from the publisher.
+@Suite struct MirrorTests {
+    let work: TemporaryDirectory
+    let a: MapGateBinary
+    let b: MapGateBinary
+    let key: PublisherKey
+    let origin: TestOrigin
+    var www: String { work.file("www") }
+    var stick: String { work.file("stick") }
+    static let day1 = "2027-01-02 00:00:00"
+    static let day2 = "2027-01-03 00:00:00"
+
+    init() throws {
+        work = try TemporaryDirectory()
+        for folder in ["a", "b", "c", "in", "www"] {
+            try FileManager.default.createDirectory(atPath: work.file(folder), withIntermediateDirectories: true)
+        }
+        a = try MapGateBinary(workDirectory: work.file("a"))
+        b = try MapGateBinary(workDirectory: work.file("b"))
+        key = try PublisherKey(in: work.path)
+        origin = try TestOrigin(root: work.file("www"))
+        for machine in [a, b] { try trust(machine) }
+    }
+
+    func trust(_ machine: MapGateBinary, key: PublisherKey? = nil) throws {
+        try machine.writePolicy(["trustedKeys": [try (key ?? self.key).publicKeyLine], "requireSignedCatalog": true])
+        try machine.writeConfig(["catalogURL": origin.baseURL + "/catalog.json"])
+    }
+
+    /// Publishes `geo` and `plain` at `version` (each a new file: its own description).
+    func publish(version: String, at time: String = "2027-01-01 00:00:00") throws {
+        for (id, fixture) in [("geo", "mbtileserver-geography-class-png.mbtiles"), ("plain", "node-mbtiles-plain_1.mbtiles")] {
+            let path = work.file("in/\(id).mbtiles")
+            try? FileManager.default.removeItem(atPath: path)
+            try FileManager.default.copyItem(atPath: try TestPaths.shared("mbtiles/" + fixture), toPath: path)
+            let edit = try runProcess("/usr/bin/sqlite3", [path, "INSERT OR REPLACE INTO metadata VALUES ('description', 'v\(version)')"])
+            #expect(edit.status == 0, "\(edit.stderr)")
+        }
+        try work.write("in/regions.json", #"{"geo.mbtiles": {"version": "\#(version)"}, "plain.mbtiles": {"version": "\#(version)"}}"#)
+        let published = try a.run(["publish", work.file("in"), "--out", www, "--key", key.secretKeyFile, "--expires-days", "30"], at: time)
+        #expect(published.status == 0, "\(published.stderr)")
+    }
+
+    func bytes(_ path: String) -> Data? { FileManager.default.contents(atPath: path) }
+
+    func installed(_ machine: MapGateBinary, _ id: String) -> Data? { bytes(machine.dataDirectory + "/regions/\(id).mbtiles") }
+
+    /// A's mirror of version 1 of both regions on the stick.
+    func mirrorVersionOne() throws {
+        try publish(version: "1")
+        let sync = try a.run(["sync", "geo", "plain"], at: Self.day1)
+        #expect(sync.status == 0, "\(sync.stderr)")
+        let mirror = try a.run(["mirror", stick], at: Self.day1)
+        #expect(mirror.status == 0, "\(mirror.stderr)")
+        #expect(mirror.stdout.contains("2 regions"), "\(mirror.stdout)")
+    }
+
+    func package(_ id: String) throws -> String {
+        let manifest = try JSONSerialization.jsonObject(with: try #require(bytes(stick + "/mirror.json"))) as? [String: Any]
+        let regions = try #require(manifest?["regions"] as? [[String: Any]])
+        let sha = try #require(regions.first { $0["id"] as? String == id }?["sha256"] as? String)
+        return stick + "/packages/" + sha
+    }
+
+    @Test func aMirrorOnAFolderAndOverTheLANInstallsTheSameBytes() throws {
+        try mirrorVersionOne()
+        // The catalog exactly as signed, and each package byte for byte the publisher's.
+        #expect(bytes(stick + "/catalog.json") == bytes(www + "/catalog.json"))
+        #expect(bytes(stick + "/catalog.json.minisig") == bytes(www + "/catalog.json.minisig"))
+        let catalog = try JSONSerialization.jsonObject(with: try #require(bytes(www + "/catalog.json"))) as? [String: Any]
+        for region in try #require(catalog?["regions"] as? [[String: Any]]) {
+            let sha = try #require(region["sha256"] as? String)
+            let url = try #require(region["url"] as? String)
+            #expect(bytes(stick + "/packages/" + sha) == bytes(www + "/" + url), "\(url)")
+        }
+        origin.stop()
+
+        let fromStick = try b.run(["sync", "--from", stick, "geo", "plain"], at: Self.day1)
+        #expect(fromStick.status == 0, "\(fromStick.stderr)")
+        #expect(fromStick.stdout.contains("geo 1: installed"), "\(fromStick.stdout)")
+        for id in ["geo", "plain"] { #expect(installed(b, id) == installed(a, id) && installed(b, id) != nil, "\(id)") }
+        let list = try b.run(["list", "--json"], at: Self.day1)
+        let first = try MapGateBinary.json(String(list.stdout.split(separator: "\n")[0]))
+        #expect((first["source"] as? String)?.hasPrefix("file://" + stick + "/packages/") == true, "\(list.stdout)")
+        #expect(try b.run(["list"], at: Self.day1).stdout.contains("mirror " + stick), "list names the mirror")
+
+        // Over the LAN: A shares the stick; C, which has nothing, syncs every region from it.
+        let c = try MapGateBinary(workDirectory: work.file("c"))
+        try trust(c)
+        let share = try a.serve(["--share", stick], at: Self.day1)
+        defer { share.process.signal(SIGTERM) }
+        let fromPeer = try c.run(["sync", "--from", share.base, "geo", "plain"], at: Self.day1)
+        #expect(fromPeer.status == 0, "\(fromPeer.stderr)")
+        for id in ["geo", "plain"] { #expect(installed(c, id) == installed(a, id), "\(id)") }
+        #expect(try c.run(["list"], at: Self.day1).stdout.contains("mirror 127.0.0.1:"))
+        // Nothing to do the second time, and no use counted for it.
+        let again = try c.run(["sync", "--from", share.base], at: Self.day1)
+        #expect(again.status == 0 && again.stdout.contains("up to date"), "\(again.stdout)\(again.stderr)")
+    }
+
+    @Test func aMirrorWithSomeRegionsUpdatesThoseAndLeavesTheRestAlone() throws {
+        try publish(version: "1")
+        #expect(try a.run(["sync", "geo"], at: Self.day1).status == 0)
+        #expect(try b.run(["sync", "geo", "plain"], at: Self.day1).status == 0)
+        try publish(version: "2", at: "2027-01-02 12:00:00")
+        #expect(try a.run(["sync"], at: Self.day2).status == 0)
+        let mirror = try a.run(["mirror", stick], at: Self.day2)
+        #expect(mirror.status == 0, "\(mirror.stderr)")
+        // A updated geo by the publisher's delta: the mirror carries that delta, for machines with version 1.
+        #expect(mirror.stdout.contains("0 regions, 0 styles, 1 delta"), "\(mirror.stdout)")
+        let manifestBytes = try #require(bytes(stick + "/mirror.json"))
+        let manifest = String(decoding: manifestBytes, as: UTF8.self)
+        #expect(manifest.contains("not installed on the machine that wrote this mirror"), "\(manifest)")
+        origin.stop()
+        let plainBefore = installed(b, "plain")
+        let sync = try b.run(["sync", "--from", stick], at: Self.day2)
+        #expect(sync.status == 0, "\(sync.stderr)")
+        #expect(sync.stdout.contains("geo 1 → 2: updated (delta"), "\(sync.stdout)")
+        #expect(installed(b, "geo") == installed(a, "geo"), "the same delta on the same base gives the same bytes")
+        #expect(sync.stdout.contains("plain 1: not in the mirror at file://"), "\(sync.stdout)")
+        #expect(installed(b, "plain") == plainBefore)
+        // Asked for by name, a region the mirror lacks is an error that says so.
+        let named = try b.run(["sync", "--from", stick, "plain"], at: Self.day2)
+        #expect(named.status == 69, "\(named.stderr)")
+        #expect(named.stderr.contains("region plain: not in the mirror"), "\(named.stderr)")
+    }
+
+    /// Everything the publisher's catalog is checked for, a mirror's is too; nothing installed is lost.
+    @Test func tamperedOtherKeyAndOlderMirrorsAreRefusedAndNothingIsLost() throws {
+        try mirrorVersionOne()
+        try FileManager.default.copyItem(atPath: stick, toPath: work.file("stick-1"))
+        #expect(try b.run(["sync", "--from", stick, "geo", "plain"], at: Self.day1).status == 0)
+        var geoInstalled = try #require(installed(b, "geo"))
+        try publish(version: "2", at: "2027-01-02 12:00:00")
+        // Full packages this time (a delta-updated region is carried as its delta).
+        #expect(try a.run(["remove", "geo", "plain"], at: Self.day2).status == 0)
+        #expect(try a.run(["sync", "geo", "plain"], at: Self.day2).status == 0)
+        #expect(try a.run(["mirror", stick], at: Self.day2).status == 0)
+        #expect(!FileManager.default.fileExists(atPath: try package("geo").replacingOccurrences(of: "stick", with: "stick-1")))
+        origin.stop()
+
+        func refused(_ reason: String, folder: String? = nil, file: String = #filePath, line: Int = #line) throws {
+            let run = try b.run(["sync", "--from", folder ?? stick], at: Self.day2)
+            let location = SourceLocation(fileID: #fileID, filePath: file, line: line, column: 1)
+            #expect(run.status == 65, "\(run.stdout)\(run.stderr)", sourceLocation: location)
+            #expect(run.stderr.contains(reason), "\(run.stderr)", sourceLocation: location)
+            #expect(installed(b, "geo") == geoInstalled, sourceLocation: location)
+            #expect(try b.run(["tile", "geo", "0", "0", "0", "--output", work.file("t.png")], at: Self.day2).status == 0, sourceLocation: location)
+        }
+
+        // A package changed on the stick: that region fails its check, the other installs.
+        let geoPackage = try package("geo")
+        var tampered = try #require(bytes(geoPackage))
+        tampered[tampered.count / 2] ^= 0xFF
+        try tampered.write(to: URL(fileURLWithPath: geoPackage))
+        try refused("region geo")
+        #expect(installed(b, "plain") == installed(a, "plain"), "plain is updated all the same")
+        try FileManager.default.removeItem(atPath: geoPackage)
+
+        // The catalog changed: its signature no longer verifies.
+        let catalogPath = stick + "/catalog.json"
+        let good = try #require(bytes(catalogPath))
+        try (good + Data(" ".utf8)).write(to: URL(fileURLWithPath: catalogPath))
+        try refused("signature refused")
+        try good.write(to: URL(fileURLWithPath: catalogPath))
+
+        // Signed by a key B does not trust.
+        let other = try PublisherKey(in: work.path, name: "other")
+        let resigned = try runProcess(
+            "/usr/bin/minisign", ["-S", "-W", "-s", other.secretKeyFile, "-m", catalogPath, "-x", catalogPath + ".minisig"])
+        #expect(resigned.status == 0, "\(resigned.stderr)")
+        try refused("signature refused")
+
+        // An older mirror, once B has accepted the newer one.
+        try FileManager.default.removeItem(atPath: stick)
+        #expect(try a.run(["mirror", stick], at: Self.day2).status == 0)
+        let updated = try b.run(["sync", "--from", stick], at: Self.day2)
+        #expect(updated.status == 0, "\(updated.stderr)")
+        geoInstalled = try #require(installed(b, "geo"))
+        #expect(geoInstalled == installed(a, "geo"))
+        try refused("is lower than", folder: work.file("stick-1"))
+    }
+
+    @Test func aMirrorCutWhileWrittenIsNeverTakenForAValidOne() throws {
+        try publish(version: "1")
+        #expect(try a.run(["sync", "geo", "plain"], at: Self.day1).status == 0)
+        let cut = try a.run(["mirror", stick], at: Self.day1, environment: ["MAPGATE_FAULT_KILL_AT": "mirror-package"])
+        #expect(cut.status != 0)
+        #expect(!FileManager.default.fileExists(atPath: stick + "/catalog.json"))
+        origin.stop()
+        let sync = try b.run(["sync", "--from", stick, "geo"], at: Self.day1)
+        #expect(sync.status != 0)
+        #expect(sync.stderr.contains("catalog"), "\(sync.stderr)")
+        #expect(installed(b, "geo") == nil)
+        // Written again, it is whole.
+        #expect(try a.run(["mirror", stick], at: Self.day1).status == 0)
+        #expect(try b.run(["sync", "--from", stick, "geo"], at: Self.day1).status == 0)
+    }
+
+    @Test(arguments: ["folder", "share"])
+    func aTransferCutMidPackageResumes(how: String) throws {
+        try mirrorVersionOne()
+        let share = how == "share" ? try a.serve(["--share", stick], at: Self.day1) : nil
+        defer { share?.process.signal(SIGTERM) }
+        let source = share?.base ?? stick
+        let cut = try b.run(["sync", "--from", source, "plain"], at: Self.day1, environment: ["MAPGATE_FAULT_KILL_AT": "downloading@200000"])
+        #expect(cut.status != 0)
+        let resumed = try b.run(["sync", "--from", source, "plain"], at: Self.day1)
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        #expect(resumed.stdout.contains("resumed at"), "\(resumed.stdout)")
+        #expect(installed(b, "plain") == installed(a, "plain"))
+    }
+
+    @Test func theShareAnswersTheMirrorsFilesOnlyWithRanges() throws {
+        try mirrorVersionOne()
+        // Things that must never be served, whatever the folder holds.
+        try "secret".write(toFile: stick + "/policy.json", atomically: true, encoding: .utf8)
+        let linked = stick + "/packages/" + String(repeating: "a", count: 64)
+        #expect(symlink(a.policyPath, linked) == 0)
+        let fifo = stick + "/packages/" + String(repeating: "b", count: 64)
+        #expect(mkfifo(fifo, 0o644) == 0)
+        let share = try a.serve(["--share", stick], at: Self.day1)
+        defer { share.process.signal(SIGTERM) }
+        let client = HTTPClient()
+        let well = share.base + "/.well-known/mapgate-mirror"
+        for path in ["/policy.json", "/packages/" + String(repeating: "a", count: 64), "/packages/" + String(repeating: "b", count: 64),
+                     "/../policy.json", "/data/state.sqlite", "/packages"] {
+            let answer = try client.get(HTTPRequest(url: well + path, totalTimeout: 5))
+            #expect(answer.status == 404 || answer.status == 400, "\(path): \(answer.status)")
+        }
+        let catalog = try client.get(HTTPRequest(url: well + "/catalog.json"))
+        #expect(catalog.status == 200 && catalog.body == bytes(stick + "/catalog.json"))
+        let packagePath = try package("geo")
+        let url = well + "/packages/" + PathText.lastComponent(packagePath)
+        let whole = try #require(bytes(packagePath))
+        let part = try client.get(HTTPRequest(url: url, headers: [("Range", "bytes=10-19")]))
+        #expect(part.status == 206 && part.body == whole[10..<20])
+        #expect(part.header("Content-Range") == "bytes 10-19/\(whole.count)")
+        let tail = try client.get(HTTPRequest(url: url, headers: [("Range", "bytes=-5")]))
+        #expect(tail.status == 206 && tail.body == whole.suffix(5))
+        let beyond = try client.get(HTTPRequest(url: url, headers: [("Range", "bytes=\(whole.count)-")]))
+        #expect(beyond.status == 416 && beyond.header("Content-Range") == "bytes */\(whole.count)")
+        let stale = try client.get(HTTPRequest(url: url, headers: [("Range", "bytes=10-19"), ("If-Range", "\"old\"")]))
+        #expect(stale.status == 200 && stale.body == whole)
+        // Without --share, the path is not there.
+        let plainServer = try b.serve([], at: Self.day1)
+        defer { plainServer.process.signal(SIGTERM) }
+        #expect(try client.get(HTTPRequest(url: plainServer.base + "/.well-known/mapgate-mirror/catalog.json")).status == 404)
+    }
+
+    @Test func aMirrorIsRefusedWithoutASavedCatalogOrWhenTheSavedOneWasChanged() throws {
+        let nothing = try a.run(["mirror", stick], at: Self.day1)
+        #expect(nothing.status != 0)
+        try publish(version: "1")
+        #expect(try a.run(["sync", "geo"], at: Self.day1).status == 0)
+        let saved = a.dataDirectory + "/catalog.json"
+        try (try #require(bytes(saved)) + Data(" ".utf8)).write(to: URL(fileURLWithPath: saved))
+        let changed = try a.run(["mirror", stick], at: Self.day1)
+        #expect(changed.status == 65, "\(changed.stderr)")
+        #expect(changed.stderr.contains("signature does not verify"), "\(changed.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: stick + "/catalog.json"))
+        // Inside the data directory: refused before anything is written.
+        let inside = try a.run(["mirror", a.dataDirectory + "/m"], at: Self.day1)
+        #expect(inside.status != 0)
+    }
+}
