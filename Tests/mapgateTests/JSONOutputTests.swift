@@ -18,11 +18,13 @@ import Testing
             "publisher", "serial", "expires", "signedBy",
         ],
         "sync": ["region", "action", "version", "previousVersion", "bytes", "resumedFrom", "transfer", "error", "exitCode"],
-        "list": ["id", "name", "version", "format", "minzoom", "maxzoom", "tiles", "sizeOnDisk", "bounds", "installedAt", "sha256", "contentHash", "damaged"],
+        "list": ["id", "name", "version", "format", "minzoom", "maxzoom", "tiles", "sizeOnDisk", "bounds", "installedAt", "source", "sha256", "contentHash", "damaged"],
         "remove": ["region", "action", "version", "error", "exitCode"],
         "verify": ["region", "version", "ok", "problem", "contentHash"],
         "open": ["region", "viewer", "tilejson"],
         "serve": ["url", "regions"],
+        "mirror": ["id", "kind", "action", "version", "bytes", "reason"],
+        "mirror-summary": ["mirror", "regions", "styles", "deltas", "bytes"],
         "demo": ["kind", "text"],
         "error": ["error", "exitCode"],
     ]
@@ -63,6 +65,11 @@ import Testing
         #expect(again.first?["action"] as? String == "up-to-date")
         try check(try mapgate.run(["list", "--json"]).stdout, "list")
         try check(try mapgate.run(["verify", "--json"]).stdout, "verify")
+        let mirrored = try mapgate.run(["mirror", workspace.work.file("mirror"), "--json"])
+        let mirrorLines = mirrored.stdout.split(separator: "\n").map(String.init)
+        #expect(mirrorLines.count == 2, "\(mirrored.stdout)\(mirrored.stderr)")
+        try check(mirrorLines.dropLast().joined(separator: "\n"), "mirror")
+        try check(mirrorLines.last ?? "", "mirror-summary")
         let opened = try mapgate.start(["open", "geo", "--json"])
         try check(try #require(opened.firstLine()), "open")
         opened.signal(SIGTERM)

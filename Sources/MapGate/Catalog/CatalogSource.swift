@@ -27,8 +27,10 @@ public struct CatalogSource: Sendable {
         public var sha256: String
         /// Nil when unsigned (allowed only when the policy says so).
         public var signature: MinisignVerification?
-        /// The catalog and its signature exactly as fetched, to be saved and passed on.
-        public var saved: SavedCatalog
+        /// The catalog's bytes and its `.minisig` file exactly as fetched, to be saved and
+        /// passed on (``SavedCatalog``); no signature file for an unsigned catalog.
+        public var bytes: Data
+        public var signatureFile: Data?
     }
 
     /// Fetches, verifies and parses the catalog. A missing, bad or unknown signature is refused
@@ -43,7 +45,7 @@ public struct CatalogSource: Sendable {
         }
         return Fetched(
             catalog: try Catalog.parse(bytes, sourceURL: url), sha256: try SHA256Hasher.hex(of: bytes), signature: verified?.verification,
-            saved: SavedCatalog(bytes: bytes, signature: verified?.file))
+            bytes: bytes, signatureFile: verified?.file)
     }
 
     /// Fetches a small file beside the catalog (a mirror's manifest), with the same client.

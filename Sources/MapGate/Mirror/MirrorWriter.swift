@@ -101,9 +101,9 @@ public struct MirrorWriter {
         for region in catalog.regions where !installed.contains(where: { $0.id == region.id }) {
             manifest.leftOut.append(MirrorManifest.LeftOut(id: region.id, reason: "not installed on the machine that wrote this mirror"))
         }
-        let styles = StyleInstaller(directory: directory, downloader: PackageDownloader(client: HTTPClient()))
+        let styles = Dictionary(try InstalledStyles(directory: directory).all().map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         for style in catalog.styles {
-            guard styles.installed(style.id)?.version == style.version else {
+            guard styles[style.id]?.bundle?.version == style.version else {
                 manifest.leftOut.append(MirrorManifest.LeftOut(id: "style " + style.id, reason: "not installed in this version"))
                 continue
             }

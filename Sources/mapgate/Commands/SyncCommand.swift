@@ -46,7 +46,8 @@ struct SyncCommand: Command {
         let fetched = try context.fetchCatalog(mirror: base)
         let installer = try RegionInstaller(
             directory: context.dataDirectory, state: try context.state(), downloader: PackageDownloader(client: try context.httpClient()))
-        let workflow = SyncWorkflow(catalog: fetched.catalog, saved: fetched.saved, library: try context.regionLibrary(), installer: installer)
+        let workflow = SyncWorkflow(
+            catalog: fetched.catalog, saved: SavedCatalog(bytes: fetched.bytes, signature: fetched.signatureFile), library: try context.regionLibrary(), installer: installer)
         let console = context.console
         let killAt = FaultInjection(environment: context.environment)
         let gate = try context.makeGate()
