@@ -21,21 +21,18 @@ cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; k
 trap cleanup EXIT
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
-swift build -c release --static-swift-stdlib --product mapgate >/dev/null
-mapgate=$PWD/.build/release/mapgate
+source bench/bench-env.sh
+bench_build
 
 # The publisher: a region of barely compressible tiles, published and signed.
 python3 bench/make-package.py "$work/src" "$megabytes" >/dev/null
 mkdir -p "$work/in" "$work/www"
 gunzip -c "$work/src/big.mbtiles.gz" > "$work/in/big.mbtiles"
+echo '{"big.mbtiles": {"version": "1"}}' > "$work/in/regions.json"
 minisign -G -W -f -p "$work/key.pub" -s "$work/key.sec" >/dev/null
 "$mapgate" publish "$work/in" --out "$work/www" --key "$work/key.sec" --quiet
 pub=$(tail -n 1 "$work/key.pub")
-cat > "$work/policy.json" <<POLICY
-{ "lookupURL": "http://127.0.0.1:1/lookup", "allowInsecureLookup": true, "trustedKeys": ["$pub"], "requireSignedCatalog": true }
-POLICY
-chmod 644 "$work/policy.json"
-export MAPGATE_POLICY="$work/policy.json"
+bench_policy "\"trustedKeys\": [\"$pub\"], \"requireSignedCatalog\": true"
 
 nport=$(free_port)
 cat > "$work/nginx.conf" <<CONF
