@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import TestSupport
 import Testing
 
@@ -107,6 +110,39 @@ import Testing
         #expect(try complete(["mapgate", "serve", "--max"]) == "--max-connections")
         #expect(try complete(["mapgate", "tile", "-"]).contains("--output"))
         #expect(try complete(["mapgate", "help", "pub"]) == "publish")
+    }
+
+    /// Issue 27: `sync` completes the ids of the catalog the last sync kept, not only the
+    /// installed ones; `open` only the installed ones. Offline: `catalog --saved`.
+    @Test func bashCompletesSyncFromTheSavedCatalog() throws {
+        let workspace = try CLIWorkspace()
+        try workspace.offer("geo", fixture: "mbtileserver-geography-class-png.mbtiles", format: "png")
+        try workspace.offer("plain", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
+        let binary = workspace.mapgate
+        try binary.configure(["catalogURL": workspace.catalogURL])
+        #expect(try binary.run(["sync", "geo"]).status == 0)
+        workspace.origin.stop()
+        let saved = try binary.run(["catalog", "--saved"])
+        #expect(saved.status == 0 && saved.stdout.contains("saved by the last sync") && saved.stdout.contains("plain"), "\(saved.stdout)\(saved.stderr)")
+        // `mapgate` on PATH is the test's binary with its data directory and configuration.
+        let bin = workspace.work.file("bin")
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+        let exports = binary.baseEnvironment.map { "export \($0.key)='\($0.value)'" }.joined(separator: "\n")
+        try "#!/bin/sh\n\(exports)\nexec '\(binary.path)' \"$@\" --config '\(binary.configPath)' --data-dir '\(binary.dataDirectory)'\n"
+            .write(toFile: bin + "/mapgate", atomically: true, encoding: .utf8)
+        #expect(chmod(bin + "/mapgate", 0o755) == 0)
+        let file = work.path + "/completion.bash"
+        try mapgate.runBare(["help", "completions", "bash"]).stdoutData.write(to: URL(fileURLWithPath: file))
+        func complete(_ words: [String]) throws -> String {
+            let quoted = words.map { "'\($0)'" }.joined(separator: " ")
+            let script = "export PATH='\(bin)':$PATH; source '\(file)'; COMP_WORDS=(\(quoted)); COMP_CWORD=\(words.count - 1); _mapgate; echo \"${COMPREPLY[*]}\""
+            let result = try runProcess("/bin/bash", ["-c", script])
+            #expect(result.status == 0, "\(result.stderr)")
+            return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        #expect(try complete(["mapgate", "sync", ""]) == "geo plain")
+        #expect(try complete(["mapgate", "sync", "p"]) == "plain")
+        #expect(try complete(["mapgate", "open", ""]) == "geo")
     }
 
     @Test func unknownShellIsAUsageError() throws {

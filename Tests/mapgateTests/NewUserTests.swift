@@ -31,6 +31,16 @@ import Glibc
         _ = server.wait()
     }
 
+    /// A network error names the URL once (curl's message, then the URL again, read badly).
+    @Test func anUnreachableCatalogIsNamedOnce() throws {
+        let url = "http://127.0.0.1:1/catalog.json"
+        try mapgate.configure(["catalogURL": url])
+        let result = try mapgate.run(["catalog"])
+        #expect(result.status == 69, "\(result.stderr)")
+        #expect(result.stderr.components(separatedBy: url).count == 2, "\(result.stderr)")
+        #expect(result.stderr.contains("curl error 7"), "\(result.stderr)")
+    }
+
     @Test func helpForATopicThatIsNotThereIsAUsageError() throws {
         let result = try mapgate.runBare(["help", "nosuch"])
         #expect(result.status == 64)

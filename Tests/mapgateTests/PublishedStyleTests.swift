@@ -107,6 +107,12 @@ import Testing
         let lines = try sync.stdout.split(separator: "\n").map { try MapGateBinary.json(String($0)) }
         #expect(lines.contains { $0["style"] as? String == "night" && $0["action"] as? String == "installed" && $0["version"] as? String == version }, "\(sync.stdout)")
         #expect(FileManager.default.fileExists(atPath: mapgate.dataDirectory + "/styles/night.json"))
+        // catalog --json lists the style after the regions, with the version installed (issue 27).
+        let offered = try mapgate.run(["catalog", "--json"]).stdout.split(separator: "\n").map { try MapGateBinary.json(String($0)) }
+        let styleLine = try #require(offered.last)
+        #expect(Set(styleLine.keys) == ["style", "name", "version", "regions", "size", "installedVersion"], "\(styleLine)")
+        #expect(styleLine["style"] as? String == "night" && styleLine["installedVersion"] as? String == version, "\(styleLine)")
+        #expect(offered.first?["id"] as? String == "cities")
         // Nothing to do the second time: no download, no use of the gate.
         let again = try mapgate.run(["sync"])
         #expect(again.status == 0, "\(again.stderr)")

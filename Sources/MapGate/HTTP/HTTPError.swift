@@ -31,6 +31,16 @@ public enum HTTPError: MapGateFailure, LocalizedError, Sendable, Equatable {
         }
     }
 
+    /// What went wrong without the URL, for a message that already names it.
+    public var reason: String {
+        switch self {
+        case .transport(let code, let message, _): "\(message) (curl error \(code))"
+        case .status(let code, _): "HTTP \(code)"
+        case .cancelled: "transfer cancelled"
+        case .tooLarge(let limit, _): "larger than \(limit >= 1 << 20 ? "\(limit >> 20) MiB" : "\(limit) bytes")"
+        }
+    }
+
     public var errorDescription: String? {
         switch self {
         case .transport(let code, let message, let url):

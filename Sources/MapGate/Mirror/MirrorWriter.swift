@@ -61,7 +61,7 @@ public struct MirrorWriter {
                 "no catalog to pass on in \(directory.path): 'mapgate sync' saves the catalog it accepts; run it once where the publisher is reachable",
                 kind: .unavailable)
         }
-        let catalog = try check(saved)
+        let catalog = try saved.verified(in: directory, trustedKeys: trustedKeys, requiresSignature: requiresSignature)
         try prepare(destination)
 
         var manifest = MirrorManifest(
@@ -125,30 +125,6 @@ public struct MirrorWriter {
         try AtomicFile.write(saved.bytes, to: destination + "/" + MirrorLayout.catalogName)
         removeUnnamed(in: destination, keeping: Set((manifest.regions + manifest.styles).map(\.sha256) + manifest.deltas.map(\.sha256)))
         return Summary(manifest: manifest, bytes: bytes)
-    }
-
-    /// The saved catalog, checked as `sync` checked it: its signature by a trusted key (it sits
-    /// in a folder the user can write, so it is never passed on on trust), and parsed.
-    private func check(_ saved: SavedCatalog) throws -> Catalog {
-        let source = SavedCatalog.path(in: directory)
-        if let signature = saved.signature {
-            let keys: [MinisignPublicKey]
-            do {
-                keys = try trustedKeys.map { try MinisignPublicKey(text: $0) }
-            } catch {
-                throw CatalogError(source: source, region: nil, reason: "a trusted key is not a minisign public key: \(errorMessage(error))")
-            }
-            do {
-                _ = try MinisignVerifier(trustedKeys: keys).verify(signatureFile: signature, message: saved.bytes)
-            } catch {
-                throw CatalogError(
-                    source: source, region: nil,
-                    reason: "its signature does not verify (\(errorMessage(error))): it was changed since 'mapgate sync' saved it; run 'mapgate sync' again")
-            }
-        } else if requiresSignature {
-            throw CatalogError(source: source, region: nil, reason: "it has no signature (\(source).minisig): run 'mapgate sync' again")
-        }
-        return try Catalog.parse(saved.bytes, sourceURL: MirrorLayout.fileURL(source))
     }
 
     private func prepare(_ destination: String) throws {

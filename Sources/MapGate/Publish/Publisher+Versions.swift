@@ -67,6 +67,10 @@ extension Publisher {
         return (version, notes)
     }
 
+    /// Under this package size (256 KiB), a delta left out for being over half the package is
+    /// left out without a word.
+    static let quietDeltaBelow: Int64 = 256 << 10
+
     /// Why a delta was left out.
     struct DeltaNote: Error {
         var message: String
@@ -100,6 +104,8 @@ extension Publisher {
             }
             let packed = try PackageCompressor.pack(raw, to: partial)
             guard packed.size * 2 <= target.size else {
+                // A small region's full package is small anyway: not worth a warning.
+                if target.size < Self.quietDeltaBelow { return .success(nil) }
                 return .failure(
                     DeltaNote(message: "\(what): \(packed.size) bytes is over half the full package (\(target.size) bytes), left out"))
             }

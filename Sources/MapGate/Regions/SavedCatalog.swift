@@ -40,4 +40,29 @@ public struct SavedCatalog: Sendable, Equatable {
         }
         try AtomicFile.write(bytes, to: Self.path(in: directory))
     }
+
+    /// The saved catalog checked as `sync` checked it: its signature by a trusted key (it sits in
+    /// a folder the user can write, so it is never used on trust), then parsed. No expiry or
+    /// rollback check: it was accepted when saved, and is read here only to be listed or passed on.
+    public func verified(in directory: DataDirectory, trustedKeys: [String], requiresSignature: Bool) throws -> Catalog {
+        let source = Self.path(in: directory)
+        if let signature {
+            let keys: [MinisignPublicKey]
+            do {
+                keys = try trustedKeys.map { try MinisignPublicKey(text: $0) }
+            } catch {
+                throw CatalogError(source: source, region: nil, reason: "a trusted key is not a minisign public key: \(errorMessage(error))")
+            }
+            do {
+                _ = try MinisignVerifier(trustedKeys: keys).verify(signatureFile: signature, message: bytes)
+            } catch {
+                throw CatalogError(
+                    source: source, region: nil,
+                    reason: "its signature does not verify (\(errorMessage(error))): it was changed since 'mapgate sync' saved it; run 'mapgate sync' again")
+            }
+        } else if requiresSignature {
+            throw CatalogError(source: source, region: nil, reason: "it has no signature (\(source).minisig): run 'mapgate sync' again")
+        }
+        return try Catalog.parse(bytes, sourceURL: "file://" + source.percentEncoded(allowing: \.isURLPathAllowed))
+    }
 }

@@ -3,8 +3,8 @@ import MapGate
 
 /// `mapgate help completions bash|zsh|fish`: shell completion scripts made from the command table
 /// (the same one `--help` prints), so that they cannot drift from it. `scripts/package` installs
-/// them. Region ids come from `mapgate list --json` (offline); `sync` completes installed ids too,
-/// since nothing lists the catalog offline.
+/// them. Region ids come from `mapgate list --json` (offline); `sync` completes the installed ids
+/// and those of the catalog the last sync kept (`mapgate catalog --saved --json`, offline too).
 enum Completions {
     static let shells = ["bash", "zsh", "fish"]
 
@@ -18,7 +18,7 @@ enum Completions {
     }
 
     /// What a positional argument is, from its name in the usage (`REGION`, `INPUT_DIR`, `Z`).
-    enum Argument: Equatable { case region, directory, other }
+    enum Argument: Equatable { case region, offeredRegion, directory, other }
 
     /// A command's positional arguments, from its usage (`REGION Z X Y`, `[REGION...]`), and
     /// whether the last one repeats.
@@ -26,7 +26,7 @@ enum Completions {
         let words = command.arguments.split(separator: " ").map(String.init)
         let names = words.map { $0.trimming(where: { "[].".unicodeScalars.contains($0) }) }
         let kinds = names.map { name -> Argument in
-            if name == "REGION" { return .region }
+            if name == "REGION" { return command.name == SyncCommand.name ? .offeredRegion : .region }
             if name == "DIR" || name.hasSuffix("_DIR") { return .directory }
             return .other
         }
@@ -43,6 +43,8 @@ enum Completions {
     }
 
     private static let regionIDs = #"mapgate list --json 2>/dev/null | sed -n 's/.*"id":"\([^"]*\)".*/\1/p'"#
+    private static let offeredIDs =
+        #"{ mapgate list --json; mapgate catalog --saved --json; } 2>/dev/null | sed -n 's/.*"id":"\([^"]*\)".*/\1/p' | sort -u"#
 
     private static func names(_ option: OptionSpec) -> [String] {
         ["--" + option.name] + (option.short.map { ["-" + String($0)] } ?? [])
@@ -56,6 +58,7 @@ enum Completions {
         var script = [
             "# bash completion for mapgate \(BuildInfo.version), made by `mapgate help completions bash`",
             "_mapgate_regions() { \(regionIDs); }",
+            "_mapgate_offered() { \(offeredIDs); }",
             "_mapgate() {",
             "  local cur=\"${COMP_WORDS[COMP_CWORD]}\" prev=\"${COMP_WORDS[COMP_CWORD-1]}\"",
             "  local command=\"\" position=0 i",
@@ -112,6 +115,7 @@ enum Completions {
                 let pattern = positional.lastRepeats && index == positional.kinds.count - 1 ? "*" : "\(index)"
                 switch kind {
                 case .region: positions.append("\(pattern)) words=\"$(_mapgate_regions)\" ;;")
+                case .offeredRegion: positions.append("\(pattern)) words=\"$(_mapgate_offered)\" ;;")
                 case .directory: positions.append("\(pattern)) COMPREPLY=($(compgen -d -- \"$cur\")) ;;")
                 case .other: break
                 }
@@ -156,6 +160,7 @@ enum Completions {
             "#compdef mapgate",
             "# zsh completion for mapgate \(BuildInfo.version), made by `mapgate help completions zsh`",
             "_mapgate_regions() { local -a ids; ids=(${(f)\"$(\(regionIDs))\"}); compadd -a ids; }",
+            "_mapgate_offered() { local -a ids; ids=(${(f)\"$(\(offeredIDs))\"}); compadd -a ids; }",
             "_mapgate() {",
             "  local curcontext=\"$curcontext\" state line",
             "  local -a global commands",
@@ -173,7 +178,7 @@ enum Completions {
             var specs = ["$global"] + command.options.map(spec)
             let positional = positionals(of: command)
             for (index, kind) in positional.kinds.enumerated() {
-                let action = kind == .region ? "_mapgate_regions" : kind == .directory ? "_files -/" : " "
+                let action = kind == .region ? "_mapgate_regions" : kind == .offeredRegion ? "_mapgate_offered" : kind == .directory ? "_files -/" : " "
                 let position = positional.lastRepeats && index == positional.kinds.count - 1 ? "*" : "\(index + 1)"
                 specs.append(quoted(position + ":\(positional.names[index].lowercased()):\(action)"))
             }
@@ -209,6 +214,8 @@ enum Completions {
             "# fish completion for mapgate \(BuildInfo.version), made by `mapgate help completions fish`",
             "complete -c mapgate -f",
             "function __mapgate_regions; " + regionIDs.replacing(#"sed -n 's/.*"id":"\([^"]*\)".*/\1/p'"#, with: #"string replace -rf '.*"id":"([^"]*)".*' '$1'"#) + "; end",
+            "function __mapgate_offered; begin; mapgate list --json; mapgate catalog --saved --json; end 2>/dev/null | "
+                + #"string replace -rf '.*"id":"([^"]*)".*' '$1' | sort -u; end"#,
         ]
         for command in MapGateCLI.commands {
             script.append("complete -c mapgate -n " + quoted("not __fish_seen_subcommand_from \(names) help") + " -a \(command.name) -d " + quoted(command.abstract))
@@ -226,7 +233,7 @@ enum Completions {
                 if !(positional.lastRepeats && index == positional.kinds.count - 1) {
                     condition += "; and test (count (string match -v -- '-*' (commandline -opc))) -eq \(index + 2)"
                 }
-                let values = kind == .region ? "(__mapgate_regions)" : "(__fish_complete_directories)"
+                let values = kind == .region ? "(__mapgate_regions)" : kind == .offeredRegion ? "(__mapgate_offered)" : "(__fish_complete_directories)"
                 script.append("complete -c mapgate -n " + quoted(condition) + " -a '\(values)'")
             }
         }

@@ -10,16 +10,39 @@ struct CatalogCommand: Command {
         publisher, serial, expiry and signing key. With --json, one object per region per line:
         id, name, version, size, installedSize, format, minzoom, maxzoom, installedVersion (or null),
         status ("not-installed", "installed", "update-available", "needs-newer-app"), publisher,
-        serial, expires, signedBy (the key id, or null when unsigned).
+        serial, expires, signedBy (the key id, or null when unsigned); then one per publisher's
+        style: style, name, version, regions, size, installedVersion (or null).
+        With --saved, lists the catalog the last sync accepted, from the data directory, without
+        the network (its signature checked again; the shell completions of 'sync' read it).
         """
+    static let options = [
+        OptionSpec(name: "saved", help: "the catalog the last sync accepted, offline"),
+    ]
+    let saved: Bool
 
     init(parsing arguments: ParsedArguments) throws {
         try requireNoPositional(arguments, command: Self.self)
+        saved = arguments.has("saved")
+    }
+
+    /// The catalog: fetched and accepted by the gate, or with --saved the one the last sync kept.
+    private func load(_ context: Context) throws -> (catalog: Catalog, signedBy: String?) {
+        guard saved else {
+            let fetched = try context.fetchCatalog()
+            return (fetched.catalog, fetched.signature?.keyID.hex)
+        }
+        guard let kept = SavedCatalog.load(from: context.dataDirectory) else {
+            throw GeneralFailure(
+                "no saved catalog in \(context.dataDirectory.path): 'mapgate sync' keeps the catalog it accepts", kind: .unavailable)
+        }
+        let settings = try context.gateSettings()
+        let catalog = try kept.verified(in: context.dataDirectory, trustedKeys: settings.trustedKeys, requiresSignature: settings.requireSignedCatalog)
+        let keyID = kept.signature.flatMap { try? MinisignSignature(data: $0).keyID.hex }
+        return (catalog, keyID)
     }
 
     func run(_ context: Context) throws -> Int32 {
-        let fetched = try context.fetchCatalog()
-        let catalog = fetched.catalog
+        let (catalog, signedBy) = try load(context)
         let installed = Dictionary(uniqueKeysWithValues: try context.existingRegionLibrary()?.installed().map { ($0.id, $0) } ?? [])
         let app = try AppVersion(BuildInfo.version)
         let console = context.console
@@ -28,7 +51,8 @@ struct CatalogCommand: Command {
             if let generated = catalog.generated { facts.append("generated \(ISODate.day(generated))") }
             if let serial = catalog.serial { facts.append("serial \(serial)") }
             if let expires = catalog.expires { facts.append("expires \(ISODate.day(expires))") }
-            facts.append(fetched.signature.map { "signed by key \($0.keyID.hex)" } ?? "unsigned")
+            facts.append(signedBy.map { "signed by key \($0)" } ?? "unsigned")
+            if saved { facts.append("saved by the last sync") }
             console.print(TerminalText.inline(catalog.publisher) + ": " + facts.joined(separator: ", "))
         }
         var table = Table(header: ["ID", "NAME", "VERSION", "DOWNLOAD", "FORMAT", "ZOOM", "INSTALLED", "STATUS"])
@@ -41,7 +65,7 @@ struct CatalogCommand: Command {
                         id: region.id, name: region.name, version: region.version, size: region.size, installedSize: region.installedSize,
                         format: region.format.rawValue, minzoom: region.minzoom, maxzoom: region.maxzoom, installedVersion: current,
                         status: status.rawValue, publisher: catalog.publisher, serial: catalog.serial, expires: catalog.expires.map(Format.iso),
-                        signedBy: fetched.signature?.keyID.hex))
+                        signedBy: signedBy))
             } else {
                 let required = catalog.requiredAppVersion(for: region, app: app)
                 let shown = required.map { "needs mapgate \($0.text)" } ?? status.rawValue.replacing("-", with: " ")
@@ -49,6 +73,16 @@ struct CatalogCommand: Command {
                     region.id, region.name, region.version, Format.bytes(region.size), region.format.rawValue,
                     "\(region.minzoom)-\(region.maxzoom)", current ?? "-", shown,
                 ])
+            }
+        }
+        if context.json, !catalog.styles.isEmpty {
+            let styles = InstalledStyles(directory: context.dataDirectory)
+            let installedStyles = Dictionary((try? styles.all())?.map { ($0.id, $0.bundle?.version) } ?? [], uniquingKeysWith: { first, _ in first })
+            for style in catalog.styles {
+                console.json(
+                    StyleLine(
+                        style: style.id, name: style.name, version: style.version, regions: style.regions, size: style.size,
+                        installedVersion: installedStyles[style.id] ?? nil))
             }
         }
         if !context.json {
@@ -79,6 +113,16 @@ struct CatalogCommand: Command {
 
     /// Rejected entries of each kind said one by one on stderr; the rest are counted.
     static let rejectionsShown = 10
+
+    /// One publisher's style of `catalog --json`.
+    struct StyleLine: Encodable {
+        var style: String
+        var name: String
+        var version: String
+        var regions: [String]
+        var size: Int64
+        var installedVersion: String?
+    }
 
     /// One region of `catalog --json` (docs/commands.md).
     struct Line: Encodable {

@@ -8,6 +8,8 @@ final class ProgressBar {
     private let started = Date()
     private var lastDraw = Date.distantPast
     private var drawn = false
+    /// The bytes there when the bar started (a resumed download's): not part of the rate.
+    private var baseline: Int64?
 
     init(label: String, console: Console) {
         self.label = label
@@ -23,14 +25,14 @@ final class ProgressBar {
         let now = Date()
         guard now.timeIntervalSince(lastDraw) >= 0.1 || received == total else { return }
         lastDraw = now
-        let elapsed = max(0.001, now.timeIntervalSince(started))
-        let rate = Double(received) / elapsed
+        let start = baseline ?? received
+        baseline = start
         let fraction = total > 0 ? min(1, Double(received) / Double(total)) : 0
         let width = 24
         let filled = Int(fraction * Double(width))
         let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
-        let left = rate > 0 && total > received ? Self.duration(Double(total - received) / rate) : "0:00"
-        let line = "\(label) [\(bar)] \(Format.bytes(received))/\(Format.bytes(total)) \(Int(fraction * 100))% \(Format.bytes(Int64(rate)))/s \(left) left"
+        let speed = Self.speed(received: received - start, of: total - received, elapsed: now.timeIntervalSince(started))
+        let line = "\(label) [\(bar)] \(Format.bytes(received))/\(Format.bytes(total)) \(Int(fraction * 100))% \(speed)"
         UnixFile.standardError.write(Data(("\r\u{1B}[K" + line).utf8))
         drawn = true
     }
@@ -38,6 +40,15 @@ final class ProgressBar {
     /// Clears the bar so the result line can take its place.
     func finish() {
         if drawn { UnixFile.standardError.write(Data("\r\u{1B}[K".utf8)) }
+    }
+
+    /// "12.5 MB/s 0:42 left" once the rate means something: after a second and a first 64 KiB
+    /// received in this run (what a resumed download already had is not counted); until then
+    /// "–/s –:–– left" rather than a rate of the first few packets ("659.5 MB/s … 0:00 left").
+    static func speed(received: Int64, of remaining: Int64, elapsed: Double) -> String {
+        guard elapsed >= 1, received >= 64 << 10 else { return "–/s –:–– left" }
+        let rate = Double(received) / elapsed
+        return "\(Format.bytes(Int64(rate)))/s \(remaining > 0 ? duration(Double(remaining) / rate) : "0:00") left"
     }
 
     static func duration(_ seconds: Double) -> String {
