@@ -86,6 +86,52 @@ import Testing
 
     func get(_ url: String) throws -> HTTPResponse { try HTTPClient().get(HTTPRequest(url: url)) }
 
+    /// The page at `url` as Chromium has it once its scripts ran (`--dump-dom`): tried with more
+    /// virtual time until `done` holds (a busy machine runs out of it before MapLibre's requests).
+    func renderedDOM(_ url: String, until done: (String) -> Bool = { _ in true }) throws -> String {
+        guard FileManager.default.isExecutableFile(atPath: ViewerBrowserTests.chromium) else {
+            throw MissingFixture(path: "\(ViewerBrowserTests.chromium) (Debian package chromium; .ci/run installs it)")
+        }
+        var page = ""
+        for budget in [8000, 20000, 45000] {
+            let result = try runProcess(
+                ViewerBrowserTests.chromium,
+                [
+                    "--headless", "--no-sandbox", "--use-angle=swiftshader", "--enable-unsafe-swiftshader",
+                    "--user-data-dir=\(work.file("profile"))", "--window-size=800,600", "--virtual-time-budget=\(budget)", "--dump-dom", url,
+                ], environment: ["HOME": work.path], timeout: 180)
+            page = result.stdout
+            if done(page) { break }
+        }
+        return page
+    }
+
+    /// Issue 27: zoom buttons, the region's attribution, the chosen style kept in the address,
+    /// and the index listing the publisher's styles.
+    @Test(.tags(.browser)) func theViewerHasZoomButtonsAttributionAndKeepsTheStyleInItsAddress() throws {
+        guard FileManager.default.fileExists(atPath: VectorViewerBrowserTests.maplibre) else {
+            throw MissingFixture(path: "\(VectorViewerBrowserTests.maplibre) (scripts/install-deps unpacks it from the pinned maplibre wheel)")
+        }
+        let edit = try runProcess("/usr/bin/sqlite3", [work.file("in/cities.mbtiles"), "INSERT INTO metadata VALUES ('attribution', '© Attribution Test 7')"])
+        #expect(edit.status == 0, "\(edit.stderr)")
+        #expect(try publish().status == 0)
+        #expect(try mapgate.run(["sync", "cities"]).status == 0)
+        let (serving, base) = try serve()
+        defer { stop(serving) }
+        let index = String(decoding: try get(base + "/").body, as: UTF8.self)
+        #expect(index.contains(#"<a href="/view/cities#style=night">Night</a> (draws cities)"#), "\(index)")
+        let listed = try HTTPClient().get(HTTPRequest(url: base + "/", headers: [("Accept", "application/json")]))
+        let styles = try #require((try JSONSerialization.jsonObject(with: listed.body) as? [String: Any])?["styles"] as? [[String: Any]])
+        #expect(styles.first?["id"] as? String == "night" && styles.first?["viewer"] as? String == base + "/view/cities#style=night")
+
+        let inspect = try renderedDOM(base + "/view/cities#style=inspect") { $0.contains("Attribution Test 7") }
+        #expect(inspect.contains("maplibregl-ctrl-zoom-in"), "zoom buttons")
+        #expect(inspect.contains("© Attribution Test 7"), "the region's attribution")
+        #expect(inspect.contains(#"<option value="/cities/style.json" data-style="inspect" selected="">"#), "\(inspect.prefix(4000))")
+        let chosen = try renderedDOM(base + "/view/cities")
+        #expect(!chosen.contains("selected=\"\""), "the first style by default")
+    }
+
     @Test func aStyleIsPublishedSignedSyncedAndServedWithLocalURLs() throws {
         let published = try publish()
         #expect(published.status == 0, "\(published.stderr)")
@@ -140,7 +186,7 @@ import Testing
         #expect(try get(base + "/styles/night/sprite@2x.png").status == 404)
         #expect(try get(base + "/styles/other/style.json").status == 404)
         let viewer = String(decoding: try get(base + "/view/cities").body, as: UTF8.self)
-        #expect(viewer.contains(#"<option value="/styles/night/style.json">Night</option>"#), "\(viewer)")
+        #expect(viewer.contains(#"<option value="/styles/night/style.json" data-style="night">Night</option>"#), "\(viewer)")
     }
 
     @Test func anUnchangedStyleIsUnchangedAndAnEditedOneIsAnUpdateSyncInstalls() throws {

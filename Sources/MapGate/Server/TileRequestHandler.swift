@@ -109,13 +109,28 @@ public final class TileRequestHandler: HTTPRequestHandler {
                     "tilejson": baseURL(request) + "/\(region.record.id).json", "viewer": baseURL(request) + "/view/\(region.record.id)",
                 ]
             }
-            return json(200, ["regions": list], cors: false)
+            // The publisher's styles all of whose regions are served, each with the viewer of its first region.
+            let styles: [[String: Any]] = service.drawableStyles.map { style in
+                [
+                    "id": style.bundle.id, "name": style.bundle.name, "regions": style.bundle.regions,
+                    "url": baseURL(request) + "/styles/\(style.bundle.id)/style.json",
+                    "viewer": baseURL(request) + "/view/\(style.bundle.regions[0])#style=\(style.bundle.id)",
+                ]
+            }
+            return json(200, ["regions": list, "styles": styles], cors: false)
         }
         let items = regions.map { region in
             let id = ViewerPage.escape(region.record.id)
             return "<li><a href=\"/view/\(id)\">\(ViewerPage.escape(region.name))</a> \(ViewerPage.escape(region.record.version)), \(region.record.format.rawValue) · <a href=\"/\(id).json\">TileJSON</a></li>"
         }.joined(separator: "\n")
-        let body = ViewerPage.document(title: "mapgate", body: "<h1>mapgate regions</h1><ul>\n\(items.isEmpty ? "<li>No region is installed.</li>" : items)\n</ul>")
+        // Style ids are [a-z0-9._-]: safe in a URL; names are escaped.
+        let styleItems = service.drawableStyles.map { style in
+            let id = style.bundle.id
+            return "<li><a href=\"/view/\(style.bundle.regions[0])#style=\(id)\">\(ViewerPage.escape(style.bundle.name))</a> (draws \(ViewerPage.escape(style.bundle.regions.joined(separator: ", ")))) · <a href=\"/styles/\(id)/style.json\">style.json</a></li>"
+        }.joined(separator: "\n")
+        let stylesSection = styleItems.isEmpty ? "" : "<h2>Styles</h2><ul id=\"styles\">\n\(styleItems)\n</ul>"
+        let body = ViewerPage.document(
+            title: "mapgate", body: "<h1>mapgate regions</h1><ul>\n\(items.isEmpty ? "<li>No region is installed.</li>" : items)\n</ul>\(stylesSection)")
         return html(200, body)
     }
 

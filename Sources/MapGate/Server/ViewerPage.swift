@@ -106,7 +106,7 @@ enum ViewerPage {
                 // The region's zoom range bounds the map: a region with tiles from zoom 12 up
                 // must not open at zoom 3 over nothing.
                 const map = L.map('map', { zoomSnap: 0, minZoom: \(region.minzoom), maxZoom: \(region.maxzoom + 3) });
-                map.fitBounds(bounds);
+                map.fitBounds(bounds, { padding: [24, 24] });
                 if (map.getZoom() < \(region.minzoom)) map.setZoom(\(region.minzoom));
                 \(layer)
                 function watchGate() {
@@ -145,8 +145,8 @@ enum ViewerPage {
         // Web Mercator ends at ±85.0511°.
         let bounds = "[[\(b[0]), \(max(b[1], -85.0511))], [\(b[2]), \(min(b[3], 85.0511))]]"
         // Style ids are [a-z0-9._-]: safe in a URL and an attribute; names are escaped.
-        let options = styles.map { "<option value=\"/styles/\($0.id)/style.json\">\(escape($0.name))</option>" }
-            + ["<option value=\"/\(escape(id))/style.json\">All layers (inspect)</option>"]
+        let options = styles.map { "<option value=\"/styles/\($0.id)/style.json\" data-style=\"\($0.id)\">\(escape($0.name))</option>" }
+            + ["<option value=\"/\(escape(id))/style.json\" data-style=\"inspect\">All layers (inspect)</option>"]
         let menu = styles.isEmpty ? "" : "<label>Style <select id=\"style\">\(options.joined())</select></label>"
         return document(
             title: region.name,
@@ -165,9 +165,18 @@ enum ViewerPage {
                 """,
             script: """
                 const menu = document.getElementById('style');
+                // The style chosen is in the address (#style=ID): a reload or a shared link keeps it.
+                const wanted = (location.hash.match(/[#&]style=([a-z0-9._-]+)/) || [])[1];
+                if (menu && wanted) Array.prototype.forEach.call(menu.options, function (o) { if (o.dataset.style === wanted) o.setAttribute('selected', ''); });
+                // Padding keeps the labels of features at the region's edges inside the view.
                 const map = new maplibregl.Map({ container: 'map', style: menu ? menu.value : '/\(id)/style.json', bounds: \(bounds),
-                  fitBoundsOptions: { padding: 20 }, attributionControl: false, fadeDuration: 0, minZoom: \(region.minzoom) });
-                if (menu) menu.addEventListener('change', function () { map.setStyle(menu.value); map.once('idle', showLegend); });
+                  fitBoundsOptions: { padding: 48 }, attributionControl: { compact: false }, fadeDuration: 0, minZoom: \(region.minzoom) });
+                map.addControl(new maplibregl.NavigationControl({ showCompass: false }), 'top-left');
+                map.addControl(new maplibregl.ScaleControl(), 'bottom-left');
+                if (menu) menu.addEventListener('change', function () {
+                  map.setStyle(menu.value); map.once('idle', showLegend);
+                  history.replaceState(null, '', '#style=' + menu.options[menu.selectedIndex].dataset.style);
+                });
                 map.on('load', showLegend);
                 function showLegend() {
                   const legend = document.getElementById('legend');

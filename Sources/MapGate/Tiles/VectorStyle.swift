@@ -79,11 +79,13 @@ public enum VectorStyle {
                 guard let field = layer.labelField else { continue }
                 for (suffix, geometry, placement) in [
                     ("label", ["Point", "MultiPoint"], "point"), ("line-label", ["LineString", "MultiLineString"], "line"),
+                    ("area-label", ["Polygon", "MultiPolygon"], "point"),
                 ] {
                     var layout: [String: Any] = [
                         "text-field": ["to-string", ["get", field]], "text-font": fonts, "text-size": 12, "symbol-placement": placement,
                     ]
-                    if placement == "point" {
+                    if suffix == "label" {
+                        // Beside the point's circle; an area's name sits inside it.
                         layout["text-anchor"] = "top"
                         layout["text-offset"] = [0, 0.6]
                     }
