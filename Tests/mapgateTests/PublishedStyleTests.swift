@@ -189,6 +189,23 @@ import Testing
         #expect(viewer.contains(#"<option value="/styles/night/style.json" data-style="night">Night</option>"#), "\(viewer)")
     }
 
+    /// Issue 27: a style whose labels use fonts the package's recommended font packages do not
+    /// provide (MapLibre's usual default stack) is published with a warning that says so.
+    @Test func publishWarnsOfLabelFontsTheRecommendedPackagesDoNotProvide() throws {
+        let quiet = try publish()
+        #expect(quiet.status == 0)
+        #expect(!quiet.stderr.contains("text-font"), "DejaVu Sans Book is provided: \(quiet.stderr)")
+        let layer: [String: Any] = [
+            "id": "other-names", "type": "symbol", "source": "places", "source-layer": "cities", "layout": ["text-field": "{name}"],
+        ]
+        try writeStyle(background: "#102030", extra: ["layers": [["id": "background", "type": "background"], layer]])
+        let warned = try publish()
+        #expect(warned.status == 0, "\(warned.stderr)")
+        #expect(
+            warned.stderr.contains("style night: labels in text-font [Open Sans Regular, Arial Unicode MS Regular] use no font of fonts-dejavu-core or fonts-noto-core"),
+            "\(warned.stderr)")
+    }
+
     @Test func anUnchangedStyleIsUnchangedAndAnEditedOneIsAnUpdateSyncInstalls() throws {
         #expect(try publish().status == 0)
         let first = try #require((try catalog()["styles"] as? [[String: Any]])?.first?["version"] as? String)

@@ -181,6 +181,12 @@ public final class Publisher {
             }
         }
         let styles = try publishStyles(publishedStyles, previous: previous, isDryRun: isDryRun)
+        for style in publishedStyles {
+            for stack in RecommendedFonts.missingStacks(in: style.bundle.style) {
+                notes.append(
+                    "style \(style.id): labels in text-font [\(stack.joined(separator: ", "))] use no font of \(RecommendedFonts.packages) (what the mapgate package recommends): users' machines without those fonts draw them in a fallback (DejaVu Sans, Noto Sans); put \"DejaVu Sans Book\" or \"Noto Sans Regular\" in the stack to choose")
+            }
+        }
         let offered = Set(sources.map(\.id))
         for (id, entry) in (previous?.regions ?? [:]).sorted(by: { $0.key < $1.key }) where !offered.contains(id) {
             let version = entry.version
