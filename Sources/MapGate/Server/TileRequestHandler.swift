@@ -1,7 +1,8 @@
 import FoundationEssentials
 
-/// Serves one request at a time: the region list, TileJSON, XYZ tiles, the viewer page,
-/// Leaflet's files, `/health` and `/metrics`. Owns a read-only SQLite connection per region it
+/// Serves one request at a time: the region list, TileJSON, XYZ tiles, the viewer pages,
+/// Leaflet's and MapLibre's files, styles (generated and the publisher's, with sprites), fonts
+/// and glyphs, `/health`, `/metrics`, and the shared mirror (``MirrorShare``) when there is one. Owns a read-only SQLite connection per region it
 /// has served, reopened when the region's file changed. Knows nothing of sockets.
 ///
 /// CORS: tiles, TileJSON and Leaflet's files are public map data, read with GET and no
