@@ -87,6 +87,9 @@ import Glibc
         }
         origin.stop()
 
+        // Nothing installed and no name: what the mirror holds is said.
+        let bare = try b.run(["sync", "--from", stick], at: Self.day1)
+        #expect(bare.status == 0 && bare.stdout.contains("from the mirror (it has: geo, plain)"), "\(bare.stdout)")
         let fromStick = try b.run(["sync", "--from", stick, "geo", "plain"], at: Self.day1)
         #expect(fromStick.status == 0, "\(fromStick.stderr)")
         #expect(fromStick.stdout.contains("geo 1: installed"), "\(fromStick.stdout)")

@@ -94,7 +94,13 @@ struct SyncCommand: Command {
             console.warning("\(stylesRejected - CatalogCommand.rejectionsShown) more style entries rejected; 'mapgate catalog --json' lists them all")
         }
         if summary.nothingToDo, !context.json {
-            console.print("No region is installed yet: name the regions to install (see 'mapgate catalog').")
+            if mirror != nil {
+                let held = fetched.catalog.regions.map(\.id)
+                console.print(
+                    "No region is installed yet: name the regions to install from the mirror (it has: \(held.isEmpty ? "none" : held.joined(separator: ", "))).")
+            } else {
+                console.print("No region is installed yet: name the regions to install (see 'mapgate catalog').")
+            }
         }
         if summary.choseUpdate { return ExitCode.success }
         return summary.firstFailure.map { ExitCode.forError($0) } ?? ExitCode.success
