@@ -31,7 +31,10 @@ import Testing
     }
 
     /// The night style: a dark background, yellow dots, pink names and Leaflet's marker from the sprite.
-    func writeStyle(background: String = "#203040", extra: [String: Any] = [:], sourceURL: Any = "mbtiles://cities", sprite: Bool = true) throws {
+    func writeStyle(
+        background: String = "#203040", extra: [String: Any] = [:], sourceURL: Any = "mbtiles://cities", sprite: Bool = true,
+        fonts: [String] = ["DejaVu Sans Book"]
+    ) throws {
         var style: [String: Any] = [
             "version": 8, "name": "Night",
             "glyphs": "https://fonts.example/{fontstack}/{range}.pbf",
@@ -45,7 +48,7 @@ import Testing
                 ],
                 [
                     "id": "names", "type": "symbol", "source": "places", "source-layer": "cities",
-                    "layout": ["text-field": "{name}", "text-font": ["DejaVu Sans Book"], "text-size": 16, "text-offset": [0, 1], "text-anchor": "top"],
+                    "layout": ["text-field": "{name}", "text-font": fonts, "text-size": 16, "text-offset": [0, 1], "text-anchor": "top"],
                     "paint": ["text-color": "#ff3366"],
                 ],
             ],
@@ -386,11 +389,15 @@ import Testing
     }
 
     /// The browser draws the publisher's style, offline: its background, its dots, the marker
-    /// from its sprite and the pink names, with no console errors.
-    @Test(.tags(.browser)) func theViewerDrawsThePublishersStyle() throws {
+    /// from its sprite and the pink names, with no console errors. Also when the style's fonts are
+    /// not on the machine (issue 27: MapLibre's usual default stack once blanked the whole map):
+    /// the glyph server answers the stack from its fallbacks.
+    @Test(.tags(.browser), arguments: [["DejaVu Sans Book"], ["Open Sans Regular", "Arial Unicode MS Regular"]])
+    func theViewerDrawsThePublishersStyle(fonts: [String]) throws {
         guard FileManager.default.fileExists(atPath: VectorViewerBrowserTests.maplibre) else {
             throw MissingFixture(path: "\(VectorViewerBrowserTests.maplibre) (scripts/install-deps unpacks it from the pinned maplibre wheel)")
         }
+        try writeStyle(fonts: fonts)
         #expect(try publish().status == 0)
         #expect(try mapgate.run(["sync", "cities"]).status == 0)
         let opened = try mapgate.start(["open", "cities"])
