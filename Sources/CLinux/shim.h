@@ -44,3 +44,14 @@ static inline int clinux_set_mmap_threshold(int bytes) { return mallopt(M_MMAP_T
 // (glibc declares it only under _XOPEN_SOURCE, which Swift's Glibc module is built without).
 #include <wchar.h>
 int wcwidth(wchar_t c);
+
+// GNU gettext as glibc has it (issue 29): the message catalogs of the user's language, chosen by
+// LANGUAGE, LC_ALL, LC_MESSAGES and LANG as every Linux program does. Only LC_MESSAGES and LC_CTYPE
+// follow the environment: numbers and dates mapgate writes stay as they are.
+#include <libintl.h>
+#include <locale.h>
+static inline int clinux_use_message_locale(void) { int ok = setlocale(LC_CTYPE, "") != NULL; return setlocale(LC_MESSAGES, "") != NULL && ok; }
+static inline const char *clinux_bind_text_domain(const char *domain, const char *folder) { bind_textdomain_codeset(domain, "UTF-8"); return bindtextdomain(domain, folder); }
+static inline const char *clinux_dgettext(const char *domain, const char *msgid) { return dgettext(domain, msgid); }
+static inline const char *clinux_dngettext(const char *domain, const char *singular, const char *plural, unsigned long n) { return dngettext(domain, singular, plural, n); }
+static inline const char *clinux_message_locale(void) { const char *name = setlocale(LC_MESSAGES, NULL); return name ? name : "C"; }

@@ -7,8 +7,9 @@ public struct GateClosedError: MapGateFailure, LocalizedError, Sendable {
     public let storeURL: String?
     public var kind: FailureKind { .updateRequired }
     public var errorDescription: String? {
-        var text = "update required: mapgate \(installedVersion) may no longer be used; install version \(requiredVersion)"
-        if let storeURL { text += " from \(storeURL)" }
+        let L = Localization.self
+        var text = L.format(L.localized("update required: mapgate %1$s may no longer be used; install version %2$s"), installedVersion, requiredVersion)
+        if let storeURL { text += L.format(L.localized(" from %s"), storeURL) }
         return text
     }
 }

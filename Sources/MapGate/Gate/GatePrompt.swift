@@ -17,14 +17,20 @@ public struct GatePrompt: Sendable, Equatable {
         self.usesLeft = usesLeft
     }
 
+    /// In the user's language (``Localization``); English until it is set up.
     public var lines: [String] {
-        var lines = ["mapgate \(availableVersion) is available (you have \(installedVersion))."]
+        let L = Localization.self
+        var lines = [L.format(L.localized("mapgate %1$s is available (you have %2$s)."), availableVersion, installedVersion)]
         lines += releaseNotes.map { "  " + $0 }
-        if let storeURL { lines.append("Update: \(TerminalText.inline(storeURL))") }
+        if let storeURL { lines.append(L.format(L.localized("Update: %s"), TerminalText.inline(storeURL))) }
         let after = usesLeft - 1
-        lines.append(
-            "\(usesLeft) \(usesLeft == 1 ? "use" : "uses") left, this one included: "
-                + (after == 0 ? "after this one mapgate requires the update." : "after \(after) more mapgate requires the update."))
+        let left = L.format(L.localized("%d use left, this one included", "%d uses left, this one included", count: usesLeft), String(usesLeft))
+        let then = after == 0
+            ? L.localized("after this one mapgate requires the update.")
+            : L.format(L.localized("after %d more mapgate requires the update.", "after %d more mapgate requires the update.", count: after), String(after))
+        // TRANSLATORS: the prompt's last line: %1$s is "5 uses left, this one included", %2$s is
+        // "after 4 more mapgate requires the update." (both translated above).
+        lines.append(L.format(L.localized("%1$s: %2$s"), left, then))
         return lines
     }
 

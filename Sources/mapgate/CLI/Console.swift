@@ -47,12 +47,17 @@ struct Console {
     /// An error on stderr, always shown. The message often names things from outside (a
     /// region's name, a URL): every control character in it is escaped.
     func error(_ text: String) {
-        write(paint("error:", .red, onStderr: true) + " " + TerminalText.block(text) + "\n", to: STDERR_FILENO)
+        write(paint(Localization.localized("error:"), .red, onStderr: true) + Self.afterLabel("error:") + TerminalText.block(text) + "\n", to: STDERR_FILENO)
     }
 
     /// A warning on stderr, always shown.
     func warning(_ text: String) {
-        write(paint("warning:", .yellow, onStderr: true) + " " + TerminalText.block(text) + "\n", to: STDERR_FILENO)
+        write(paint(Localization.localized("warning:"), .yellow, onStderr: true) + Self.afterLabel("warning:") + TerminalText.block(text) + "\n", to: STDERR_FILENO)
+    }
+
+    /// A space after "error:", none after a full-width colon ("错误：").
+    private static func afterLabel(_ label: String) -> String {
+        Localization.localized(label).hasSuffix("\u{FF1A}") ? "" : " "
     }
 
     enum Color: String {

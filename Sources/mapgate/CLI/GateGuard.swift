@@ -44,13 +44,15 @@ enum GateGuard {
             return true
         case .notice(let until):
             console.note(
-                "note: mapgate \(authorization.report.requiredVersion ?? "?") is available; please update (prompts start \(ISODate.day(until)))")
+                Localization.format(
+                    Localization.localized("note: mapgate %1$s is available; please update (prompts start %2$s)"),
+                    authorization.report.requiredVersion ?? "?", Localization.day(until)))
             return true
         case .prompt(let usesLeft):
             let prompt = GatePrompt(report: authorization.report, usesLeft: usesLeft)
             for line in prompt.lines { console.prompt(line) }
             guard console.isInteractive, !context.json else { return true }
-            let answer = console.ask("Update now or later? [u]pdate now / [l]ater: ")?.lowercased() ?? "l"
+            let answer = console.ask(Localization.localized("Update now or later? [u]pdate now / [l]ater: "))?.lowercased() ?? "l"
             guard answer.hasPrefix("u") || answer == "now" else { return true }
             openStore(prompt.storeURL, console: console)
             return false
@@ -59,10 +61,10 @@ enum GateGuard {
 
     private static func openStore(_ url: String?, console: Console) {
         guard let url else {
-            console.prompt("Update mapgate from your app store.")
+            console.prompt(Localization.localized("Update mapgate from your app store."))
             return
         }
         if spawn(["xdg-open", url], wait: true) == 0 { return }
-        console.prompt("Open \(url) to update.")
+        console.prompt(Localization.format(Localization.localized("Open %s to update."), url))
     }
 }

@@ -1,0 +1,106 @@
+import Foundation
+import MapGate
+import TestSupport
+import Testing
+
+/// The user's language (issue 29): the gate's story (the grace note, the prompts, the refusal)
+/// under Chinese (simplified and traditional), Japanese, Korean and C.UTF-8, from the catalogs
+/// scripts/compile-translations makes beside the binary; `--json` the same in every language.
+/// The locales come from scripts/install-deps (localedef).
+@Suite struct LanguageTests {
+    let workspace: CLIWorkspace
+    var mapgate: MapGateBinary { workspace.mapgate }
+
+    init() throws {
+        workspace = try CLIWorkspace()
+        try workspace.publish(version: "1.5.0")
+        try workspace.offer("geo", fixture: "mbtileserver-geography-class-png.mbtiles", format: "png")
+        try mapgate.configure(["appID": 1, "lookupURL": workspace.lookupURL, "catalogURL": workspace.catalogURL, "maxPrompts": 2])
+    }
+
+    struct Story: Sendable {
+        var locale: String
+        var note: String
+        var firstPrompt: [String]
+        var lastPrompt: String
+        var refusal: String
+    }
+
+    static let stories = [
+        Story(
+            locale: "zh_CN.UTF-8", note: "提示：mapgate 1.5.0 已发布，请及时更新（2027年1月31日 起每次使用都会询问）",
+            firstPrompt: ["mapgate 1.5.0 已发布（您当前使用的是 1.4.0）。", "更新地址：https://apps.example/mapgate", "还可使用 2 次（含本次）：再使用 1 次后，必须更新 mapgate 才能继续使用。"],
+            lastPrompt: "还可使用 1 次（含本次）：本次之后，必须更新 mapgate 才能继续使用。",
+            refusal: "错误：需要更新：mapgate 1.4.0 已不能继续使用，请安装 1.5.0 版本（下载地址：https://apps.example/mapgate）"),
+        Story(
+            locale: "zh_TW.UTF-8", note: "提醒：mapgate 1.5.0 已推出，請儘快更新（2027年1月31日 起每次使用都會詢問）",
+            firstPrompt: ["mapgate 1.5.0 已推出（您目前的版本是 1.4.0）。", "更新網址：https://apps.example/mapgate", "還有 2 次使用機會（包含這一次）：再使用 1 次後，必須更新 mapgate 才能繼續使用。"],
+            lastPrompt: "還有 1 次使用機會（包含這一次）：這次之後，必須更新 mapgate 才能繼續使用。",
+            refusal: "錯誤：需要更新：mapgate 1.4.0 已無法繼續使用，請安裝 1.5.0 版（下載網址：https://apps.example/mapgate）"),
+        Story(
+            locale: "ja_JP.UTF-8", note: "お知らせ：mapgate 1.5.0 が利用可能です。アップデートしてください（2027年1月31日 から使用のたびに確認が表示されます）",
+            firstPrompt: ["新しいバージョンの mapgate 1.5.0 のインストール準備ができています（現在のバージョン：1.4.0）。", "アップデート：https://apps.example/mapgate", "残り 2 回（今回を含む）：あと 1 回使用すると、アップデートするまで mapgate を使用できなくなります。"],
+            lastPrompt: "残り 1 回（今回を含む）：今回のあとは、アップデートするまで mapgate を使用できません。",
+            refusal: "エラー：アップデートが必要です：mapgate 1.4.0 は使用できなくなりました。バージョン 1.5.0 をインストールしてください（入手先：https://apps.example/mapgate）"),
+        Story(
+            locale: "ko_KR.UTF-8", note: "알림: mapgate 1.5.0 버전이 나왔습니다. 업데이트해 주세요(2027. 1. 31.부터 사용할 때마다 업데이트 여부를 묻습니다)",
+            firstPrompt: ["새 버전 mapgate 1.5.0을(를) 사용할 수 있습니다(현재 버전: 1.4.0).", "업데이트: https://apps.example/mapgate", "이번을 포함해 2회 더 사용할 수 있습니다. 1회 더 사용한 후에는 업데이트해야 mapgate를 계속 사용할 수 있습니다."],
+            lastPrompt: "이번을 포함해 1회 더 사용할 수 있습니다. 이번 사용 후에는 업데이트해야 mapgate를 계속 사용할 수 있습니다.",
+            refusal: "오류: 업데이트 필요: mapgate 1.4.0 버전은 더 이상 사용할 수 없습니다. 1.5.0 버전을 설치하세요 (설치: https://apps.example/mapgate)"),
+        Story(
+            locale: "C.UTF-8", note: "note: mapgate 1.5.0 is available; please update (prompts start 2027-01-31)",
+            firstPrompt: ["mapgate 1.5.0 is available (you have 1.4.0).", "Update: https://apps.example/mapgate", "2 uses left, this one included: after 1 more mapgate requires the update."],
+            lastPrompt: "1 use left, this one included: after this one mapgate requires the update.",
+            refusal: "error: update required: mapgate 1.4.0 may no longer be used; install version 1.5.0 from https://apps.example/mapgate"),
+    ]
+
+    func run(_ arguments: [String], at time: String, locale: String) throws -> ProcessResult {
+        try mapgate.run(arguments, at: time, environment: ["LANG": locale, "LANGUAGE": "", "LC_ALL": "", "LC_MESSAGES": ""])
+    }
+
+    @Test(arguments: stories)
+    func theGatesStoryIsToldInTheUsersLanguage(story: Story) throws {
+        let tile = ["tile", "geo", "0", "0", "0", "-o", workspace.work.file("t.png")]
+        #expect(try run(["sync", "geo"], at: "2027-01-01 00:00:00", locale: story.locale).status == 0)
+        let graced = try run(tile, at: "2027-01-02 00:00:00", locale: story.locale)
+        #expect(graced.status == 0)
+        #expect(graced.stderr.contains(story.note), "\(graced.stderr)")
+        let first = try run(tile, at: "2027-02-01 00:00:00", locale: story.locale)
+        #expect(first.status == 0)
+        for line in story.firstPrompt { #expect(first.stderr.contains(line), "\(line)\n\(first.stderr)") }
+        let last = try run(tile, at: "2027-02-01 00:01:00", locale: story.locale)
+        #expect(last.stderr.contains(story.lastPrompt), "\(last.stderr)")
+        let refused = try run(tile, at: "2027-02-01 00:02:00", locale: story.locale)
+        #expect(refused.status == 77)
+        #expect(refused.stderr.contains(story.refusal), "\(refused.stderr)")
+        // What scripts read does not change with the language.
+        let json = try run(["status", "--json"], at: "2027-02-01 00:03:00", locale: story.locale)
+        let english = try run(["status", "--json"], at: "2027-02-01 00:03:00", locale: "C.UTF-8")
+        #expect(json.stdout == english.stdout && !json.stdout.isEmpty)
+        let refusedJSON = try run(tile + ["--json"], at: "2027-02-01 00:04:00", locale: story.locale)
+        #expect(refusedJSON.stdout.contains(#""error":"update required: mapgate 1.4.0 may no longer be used"#), "\(refusedJSON.stdout)")
+    }
+
+    /// Every catalog is complete (no untranslated or fuzzy entry) and its formats match the
+    /// source's (msgfmt --check); the template holds every marked message (xgettext).
+    @Test func everyCatalogIsCompleteAndTheTemplateIsCurrent() throws {
+        for language in ["zh_CN", "zh_TW", "ja", "ko"] {
+            let po = TestPaths.repository + "/po/\(language).po"
+            let result = try runProcess("/usr/bin/msgfmt", ["--check", "--statistics", "-o", "/dev/null", po], environment: ["LANG": "C.UTF-8"])
+            #expect(result.status == 0, "\(language): \(result.stderr)")
+            #expect(!result.stderr.contains("untranslated") && !result.stderr.contains("fuzzy"), "\(language): \(result.stderr)")
+        }
+        let work = try TemporaryDirectory()
+        let sources = try runProcess("/bin/bash", ["-c", "cd '\(TestPaths.repository)' && grep -rl --include='*.swift' 'localized(' Sources | sort"]).stdout
+            .split(separator: "\n").map(String.init)
+        let fresh = work.file("fresh.pot")
+        let extracted = try runProcess(
+            "/usr/bin/xgettext",
+            ["--language=C", "--from-code=UTF-8", "--no-wrap", "--keyword=", "--keyword=localized:1", "--keyword=localized:1,2", "-o", fresh, "-D", TestPaths.repository] + sources)
+        #expect(extracted.status == 0, "\(extracted.stderr)")
+        func msgids(_ path: String) throws -> Set<String> {
+            Set(try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").filter { $0.hasPrefix("msgid ") }.map(String.init))
+        }
+        #expect(try msgids(fresh) == msgids(TestPaths.repository + "/po/mapgate.pot"), "po/mapgate.pot is stale: run scripts/update-pot")
+    }
+}
