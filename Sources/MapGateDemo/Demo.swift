@@ -1,6 +1,8 @@
 import FoundationEssentials
 import MapGate
 
+private typealias L = Localization
+
 /// `mapgate demo`: the whole story on the project's own fixtures, against a local origin on
 /// 127.0.0.1, with a simulated clock so thirty days pass in a second.
 public final class Demo {
@@ -71,10 +73,10 @@ public final class Demo {
             let store = try GateStore(stateFolder: stateFolder, directory: directory, clock: clock)
             return Gate(store: store, settings: settings, clock: clock, installed: try AppVersion(installed))
         }
-        func day() -> String { "day \(Int(clock.now.timeIntervalSince(start) / 86_400))" }
+        func day() -> String { L.format(L.localized("day %d"), String(Int(clock.now.timeIntervalSince(start) / 86_400))) }
 
-        tell(.step("A local origin serves the project's fixtures at \(origin.baseURL); data in \(directory.path)"))
-        tell(.step("\(day()): mapgate \(BuildInfo.version) checks the store"))
+        tell(.step(L.format(L.localized("A local origin serves the project's fixtures at %1$s; data in %2$s"), origin.baseURL, directory.path)))
+        tell(.step(L.format(L.localized("%1$s: mapgate %2$s checks the store"), day(), BuildInfo.version)))
         try show(try gate().check())
 
         let state = try StateDatabase(directory: directory, clock: clock)
@@ -91,8 +93,8 @@ public final class Demo {
                 "demo fixtures in \(fixtures) are not the bundled demo region (\(Self.bundledRegion.id), SHA-256 \(Self.bundledRegion.sha256.prefix(12))…): the demo installs nothing else",
                 kind: .badData)
         }
-        tell(.step("\(day()): sync: the catalog of \(catalog.publisher) offers \(catalog.regions.map(\.id).joined(separator: ", "))"))
-        tell(.line("catalog serial \(catalog.serial.map(String.init) ?? "-"), signed by key \(fetched.signature?.keyID.hex ?? "?"): signature verified"))
+        tell(.step(L.format(L.localized("%1$s: sync: the catalog of %2$s offers %3$s"), day(), catalog.publisher, catalog.regions.map(\.id).joined(separator: ", "))))
+        tell(.line(L.format(L.localized("catalog serial %1$s, signed by key %2$s: signature verified"), catalog.serial.map(String.init) ?? "-", fetched.signature?.keyID.hex ?? "?")))
         try showTamperedCatalogRefused(signature: fixtures + "/catalog.json.minisig", catalog: fixtures + "/catalog.json", client: client)
         let installer = RegionInstaller(
             directory: directory, state: state, downloader: PackageDownloader(client: client), clock: clock,
@@ -105,46 +107,48 @@ public final class Demo {
         }
         for region in try library.installed() {
             let file = try library.open(region.id, authorization: try gate().authorizeUse())
-            tell(.line("installed \(region.id) \(region.version): \(region.format.rawValue), zoom \(region.minzoom ?? 0)-\(region.maxzoom ?? 0), \(try file.tileCount()) tiles, SHA-256 \(region.sha256.prefix(12))…"))
+            tell(.line(L.format(
+                L.localized("installed %1$s %2$s: %3$s, zoom %4$s-%5$s, %6$s tiles, SHA-256 %7$s…"), region.id, region.version, region.format.rawValue,
+                String(region.minzoom ?? 0), String(region.maxzoom ?? 0), String(try file.tileCount()), String(region.sha256.prefix(12)))))
             let tile = try file.tile(z: 1, x: 1, y: 0)
-            tell(.line("tile 1/1/0 of \(region.id): \(tile?.count ?? 0) bytes of \(tile.flatMap { TileFormat(sniffing: $0) }?.rawValue ?? "?")"))
+            tell(.line(L.format(L.localized("tile 1/1/0 of %1$s: %2$s bytes of %3$s"), region.id, String(tile?.count ?? 0), tile.flatMap { TileFormat(sniffing: $0) }?.rawValue ?? "?")))
         }
 
         settings.lookupURL = origin.baseURL + "/lookup/store-1.5.0.json"
-        tell(.step("\(day()): the publisher releases 1.5.0; the next check sees it and the grace period starts"))
+        tell(.step(L.format(L.localized("%1$s: the publisher releases 1.5.0; the next check sees it and the grace period starts"), day())))
         try show(try gate().check())
 
         advance(days: 29)
-        tell(.step("\(day()): a use within the grace period runs without a prompt"))
+        tell(.step(L.format(L.localized("%1$s: a use within the grace period runs without a prompt"), day())))
         try use(gate())
 
         advance(days: 1)
-        tell(.step("\(day()): the grace period is over; each use prompts and counts down"))
+        tell(.step(L.format(L.localized("%1$s: the grace period is over; each use prompts and counts down"), day())))
         for _ in 1...settings.maxPrompts {
             try use(gate())
             advance(days: 0.25)
         }
-        tell(.step("\(day()): the next use is refused: no sync, no tiles"))
+        tell(.step(L.format(L.localized("%1$s: the next use is refused: no sync, no tiles"), day())))
         try use(gate())
 
         settings.lookupURL = "http://127.0.0.1:1/lookup"
-        tell(.step("going offline does not reopen the gate"))
+        tell(.step(L.localized("going offline does not reopen the gate")))
         try use(gate())
 
         let later = clock.now
         setTime(start)
-        tell(.step("setting the clock back to day 0 does not reopen it either"))
+        tell(.step(L.localized("setting the clock back to day 0 does not reopen it either")))
         try use(gate())
         setTime(later)
 
         settings.lookupURL = origin.baseURL + "/lookup/store-1.5.0.json"
-        tell(.step("after updating to 1.5.0 the gate is open again, even before the next lookup"))
+        tell(.step(L.localized("after updating to 1.5.0 the gate is open again, even before the next lookup")))
         let updated = try gate(installed: "1.5.0")
         try show(try updated.status())
         try use(updated)
 
         guard let region = demoRegion else { return nil }
-        tell(.step("open \(region): the local tile server serves it to map clients"))
+        tell(.step(L.format(L.localized("open %s: the local tile server serves it to map clients"), region)))
         let serverClock = clock
         let finalSettings = settings
         // The server serves the bundled region and nothing else, checked by SHA-256 each time the
@@ -160,14 +164,14 @@ public final class Demo {
                     clock: serverClock, installed: try AppVersion("1.5.0"))
             })
         let tileJSON = try client.get(HTTPRequest(url: "\(server.baseURL)/\(region).json"))
-        tell(.line("GET /\(region).json → \(tileJSON.status), TileJSON \(tileJSON.body.count) bytes"))
+        tell(.line(L.format(L.localized("GET /%1$s.json → %2$s, TileJSON %3$s bytes"), region, String(tileJSON.status), String(tileJSON.body.count))))
         let tile = try client.get(HTTPRequest(url: "\(server.baseURL)/\(region)/2/1/1.png"))
-        tell(.line("GET /\(region)/2/1/1.png → \(tile.status), \(tile.header("Content-Type") ?? "?"), \(tile.body.count) bytes"))
-        tell(.line("the demo's local origin answered \(origin.requests.count) requests"))
+        tell(.line(L.format(L.localized("GET /%1$s/2/1/1.png → %2$s, %3$s, %4$s bytes"), region, String(tile.status), tile.header("Content-Type") ?? "?", String(tile.body.count))))
+        tell(.line(L.format(L.localized("the demo's local origin answered %d request", "the demo's local origin answered %d requests", count: origin.requests.count), String(origin.requests.count))))
         if keepsServing {
-            tell(.step("viewer: \(server.baseURL)/view/\(region)"))
+            tell(.step(L.format(L.localized("viewer: %s"), "\(server.baseURL)/view/\(region)")))
         } else {
-            tell(.step("the viewer was served at \(server.baseURL)/view/\(region) and stops with the demo (on a terminal the demo keeps serving it until Ctrl-C)"))
+            tell(.step(L.format(L.localized("the viewer was served at %s and stops with the demo (on a terminal the demo keeps serving it until Ctrl-C)"), "\(server.baseURL)/view/\(region)")))
         }
         servedOn = true
         return DemoServer(tiles: server, origin: origin)
@@ -184,16 +188,16 @@ public final class Demo {
         let tampered = CatalogSource(url: "file://" + folder + "/catalog.json", trustedKeys: [Self.publisherKey], requiresSignature: true, client: client)
         do {
             _ = try tampered.fetch()
-            tell(.line("a tampered catalog was accepted: this must not happen"))
+            tell(.line(L.localized("a tampered catalog was accepted: this must not happen")))
         } catch {
-            tell(.line("a copy of the catalog with one version edited is refused: \(errorMessage(error))"))
+            tell(.line(L.format(L.localized("a copy of the catalog with one version edited is refused: %s"), errorMessage(error))))
         }
     }
 
     private func show(_ report: GateReport) throws {
-        if let error = report.lookupError { tell(.line("lookup failed: \(errorMessage(error))")) }
-        if let release = report.record.lastRelease { tell(.line("store version \(release.version), installed \(report.installedVersion)")) }
-        tell(.line("gate: \(report.summary)"))
+        if let error = report.lookupError { tell(.line(L.format(L.localized("lookup failed: %s"), errorMessage(error)))) }
+        if let release = report.record.lastRelease { tell(.line(L.format(L.localized("store version %1$s, installed %2$s"), release.version, report.installedVersion))) }
+        tell(.line(L.format(L.localized("gate: %s"), report.summary)))
     }
 
     private var configurationMaxPrompts: Int { GateSettings().maxPrompts }
@@ -206,22 +210,22 @@ public final class Demo {
             let authorization = try gate.authorizeUse()
             defer {
                 if let library, let demoRegion, let tile = try? library.open(demoRegion, authorization: authorization).tile(z: 0, x: 0, y: 0) {
-                    tell(.line("tile 0/0/0 of \(demoRegion): \(tile.count) bytes"))
+                    tell(.line(L.format(L.localized("tile 0/0/0 of %1$s: %2$s bytes"), demoRegion, String(tile.count))))
                 }
             }
             switch authorization.decision {
-            case .allowed: tell(.line("use allowed"))
-            case .notice: tell(.line("use allowed; notice: \(authorization.report.summary)"))
+            case .allowed: tell(.line(L.localized("use allowed")))
+            case .notice: tell(.line(L.format(L.localized("use allowed; notice: %s"), authorization.report.summary)))
             case .prompt(let left):
                 let lines = GatePrompt(report: authorization.report, usesLeft: left).lines
                 // The whole prompt once; after that its last line, which is what changes.
-                for line in left == configurationMaxPrompts ? lines : [lines.last ?? ""] { tell(.line("prompt: " + line)) }
-                tell(.line("the user answers \"later\" and the command runs"))
-            case .refused: tell(.line("refused"))
+                for line in left == configurationMaxPrompts ? lines : [lines.last ?? ""] { tell(.line(L.format(L.localized("prompt: %s"), line))) }
+                tell(.line(L.localized("the user answers \"later\" and the command runs")))
+            case .refused: tell(.line(L.localized("refused")))
             }
         } catch let error as GateClosedError {
-            tell(.line("refused (exit 77): \(errorMessage(error))"))
-            tell(.line("sync, open, serve and tile all refuse; list, status and check still work"))
+            tell(.line(L.format(L.localized("refused (exit 77): %s"), errorMessage(error))))
+            tell(.line(L.localized("sync, open, serve and tile all refuse; list, status and check still work")))
         }
     }
 }

@@ -81,6 +81,23 @@ import Testing
         #expect(refusedJSON.stdout.contains(#""error":"update required: mapgate 1.4.0 may no longer be used"#), "\(refusedJSON.stdout)")
     }
 
+    /// `mapgate demo` tells the whole story in the user's language (issue 29's "done when"), and
+    /// in English with --json.
+    @Test(arguments: [
+        ("zh_CN.UTF-8", ["第 0 天：mapgate 1.4.0 查询应用商店", "更新提示：还可使用 5 次（含本次）", "已拒绝（退出码 77）：需要更新", "更新到 1.5.0 后立即恢复使用"]),
+        ("zh_TW.UTF-8", ["第 0 天：mapgate 1.4.0 查詢應用程式商店", "更新提示：還有 5 次使用機會（包含這一次）", "已拒絕（結束代碼 77）：需要更新", "更新到 1.5.0 後立即恢復使用"]),
+        ("ja_JP.UTF-8", ["0 日目：mapgate 1.4.0 がストアを確認します", "確認：残り 5 回（今回を含む）", "拒否されました（終了コード 77）：アップデートが必要です", "1.5.0 にアップデートすると"]),
+        ("ko_KR.UTF-8", ["0일째: mapgate 1.4.0이(가) 스토어를 확인합니다", "안내: 이번을 포함해 5회 더 사용할 수 있습니다", "거부됨(종료 코드 77): 업데이트 필요", "1.5.0으로 업데이트하면"]),
+    ])
+    func theDemoTellsTheStoryInTheUsersLanguage(locale: String, lines: [String]) throws {
+        let environment = mapgate.baseEnvironment.merging(["LANG": locale, "LANGUAGE": "", "LC_ALL": "", "LC_MESSAGES": ""]) { $1 }
+        let demo = try runProcess(mapgate.path, ["demo", "--fixtures", TestPaths.repository + "/Fixtures"], environment: environment)
+        #expect(demo.status == 0, "\(demo.stderr)")
+        for line in lines { #expect(demo.stdout.contains(line), "\(line)\n\(demo.stdout)") }
+        let json = try runProcess(mapgate.path, ["demo", "--json", "--fixtures", TestPaths.repository + "/Fixtures"], environment: environment)
+        #expect(json.stdout.contains("checks the store") && !json.stdout.contains(lines[0]), "\(json.stdout.prefix(500))")
+    }
+
     /// Every catalog is complete (no untranslated or fuzzy entry) and its formats match the
     /// source's (msgfmt --check); the template holds every marked message (xgettext).
     @Test func everyCatalogIsCompleteAndTheTemplateIsCurrent() throws {

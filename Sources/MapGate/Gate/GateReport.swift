@@ -34,18 +34,23 @@ public struct GateReport: Sendable, Equatable {
     /// One line saying where the gate stands.
     public var summary: String {
         let pending = requiredVersion ?? "?"
+        let L = Localization.self
         switch phase {
         case .upToDate:
-            return "up to date"
+            return L.localized("up to date")
         case .grace(let until):
-            return "newer version \(pending) known since \(ISODate.day(record.firstSeen)), grace until \(ISODate.day(until))"
+            return L.format(
+                L.localized("newer version %1$s known since %2$s, grace until %3$s"), pending, record.firstSeen.map(L.day) ?? "?", L.day(until))
         case .prompting(let left):
-            return "newer version \(pending) available: \(left) \(left == 1 ? "use" : "uses") left before the update is required"
+            return L.format(
+                L.localized(
+                    "newer version %1$s available: %2$s use left before the update is required",
+                    "newer version %1$s available: %2$s uses left before the update is required", count: left), pending, String(left))
         case .closed:
             if let minimumAppVersion, record.pendingVersion == nil {
-                return "update required: the publisher requires mapgate \(minimumAppVersion) or later"
+                return L.format(L.localized("update required: the publisher requires mapgate %s or later"), minimumAppVersion)
             }
-            return "update required: install version \(pending)"
+            return L.format(L.localized("update required: install version %s"), pending)
         }
     }
 }

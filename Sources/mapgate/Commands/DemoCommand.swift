@@ -32,7 +32,7 @@ struct DemoCommand: Command {
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         defer {
             if keep {
-                context.console.note("demo files kept in \(work)")
+                context.console.note(Localization.format(Localization.localized("demo files kept in %s"), work))
             } else {
                 try? FileManager.default.removeItem(atPath: work)
             }
@@ -50,7 +50,7 @@ struct DemoCommand: Command {
         let server = try demo.run(keepsServing: keepsServing)
         if let server {
             if keepsServing {
-                console.print("The viewer is served until Ctrl-C.")
+                console.print(Localization.localized("The viewer is served until Ctrl-C."))
                 Termination.wait()
             }
             server.stop()
