@@ -28,6 +28,8 @@ import Glibc
         return result.stdout
             .replacingOccurrences(of: workspace.work.path, with: "$WORK")
             .replacingOccurrences(of: ":\(workspace.origin.port)", with: ":$PORT")
+            // faketime starts the clock at the time given and lets it run: a slow run is a second on.
+            .replacing(/(2027-01-(01|31))T00:00:[0-5][0-9]Z/) { "\($0.1)T00:00:00Z" }
     }
 
     /// Each command's lines, in the order run (one workspace: installed, then removed).
@@ -56,7 +58,7 @@ import Glibc
     @Test func everyCommandsLinesAreByteForByteAsDocumented() throws {
         for (arguments, expected) in Self.expected {
             let actual = try run(arguments.map { $0.replacingOccurrences(of: "$WORK", with: workspace.work.path) })
-                .replacing(/"installedAt":"2027-01-01T00:00:0\dZ"/, with: #""installedAt":"$TIME""#)
+                .replacing(/"installedAt":"2027-01-01T00:00:00Z"/, with: #""installedAt":"$TIME""#)
             #expect(actual == expected + "\n", "\(arguments)")
         }
     }
