@@ -14,8 +14,8 @@ pid=""
 cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
 python3 bench/make-tiles.py "$work" 3 >/dev/null
-swift build -c release --static-swift-stdlib --product mapgate >/dev/null
-mapgate=$PWD/.build/release/mapgate
+source bench/bench-env.sh
+bench_build
 size=$(stat -c %s "$work/bench.mbtiles")
 sha=$(sha256sum "$work/bench.mbtiles" | cut -d' ' -f1)
 cat > "$work/catalog.json" <<JSON
@@ -24,8 +24,6 @@ cat > "$work/catalog.json" <<JSON
  "minzoom": 0, "maxzoom": 3}]}
 JSON
 echo "{\"catalogURL\": \"file://$work/catalog.json\"}" > "$work/config.json"
-echo '{"requireSignedCatalog": false, "lookupURL": "http://127.0.0.1:1/lookup", "allowInsecureLookup": true}' > "$work/policy.json"
-export MAPGATE_POLICY="$work/policy.json" XDG_STATE_HOME="$work/state"
 "$mapgate" sync bench --quiet --config "$work/config.json" --data-dir "$work/data"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 run() {

@@ -19,7 +19,9 @@ POLICY
 }
 
 # bench_build: the release build as scripts/package makes it, plus MAPGATE_BENCHMARK; sets $mapgate.
+# MAPGATE_BINARY=path measures another binary instead (another revision's bench_build).
 bench_build() {
+  if [ -n "${MAPGATE_BINARY:-}" ]; then mapgate=$MAPGATE_BINARY; return; fi
   swift build -c release --static-swift-stdlib --product mapgate -Xswiftc -DMAPGATE_BENCHMARK --scratch-path .build/bench >/dev/null
   mapgate=$PWD/.build/bench/release/mapgate
 }

@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 megabytes=${1:-200}
 runs=${2:-5}
-scripts/install-deps
+scripts/install-deps --runtime
 need=()
 for tool in nginx:nginx-light hyperfine:hyperfine /usr/bin/time:time curl:curl; do
   command -v "${tool%%:*}" >/dev/null || need+=("${tool##*:}")
@@ -30,10 +30,10 @@ CONF
 nginx -c "$work/nginx.conf"
 url="http://127.0.0.1:$port"
 
-swift build -c release --static-swift-stdlib --product mapgate >/dev/null
-mapgate=$PWD/.build/release/mapgate
-echo "{\"catalogURL\": \"$url/catalog.json\"}" > "$work/config.json"
+# MAPGATE_BINARY=path: that binary instead of a fresh release build (to compare revisions).
 source bench/bench-env.sh
+bench_build
+echo "{\"catalogURL\": \"$url/catalog.json\"}" > "$work/config.json"
 
 hyperfine --runs "$runs" --export-json "$work/hyperfine.json" \
   --prepare "rm -rf $work/data $work/base; mkdir -p $work/base" \

@@ -11,8 +11,7 @@ runs=${1:-50}
 work=$(mktemp -d /tmp/mapgate-glyph-bench.XXXXXX)
 trap 'kill "$server" 2>/dev/null || true; rm -rf "$work"' EXIT
 source bench/bench-env.sh
-swift build -c release --static-swift-stdlib --product mapgate >/dev/null
-mapgate=$PWD/.build/release/mapgate
+bench_build
 fixture=../shared/fixtures/mbtiles/mbtileserver-world_cities.mbtiles
 cp "$fixture" "$work/cities.mbtiles"
 size=$(stat -c %s "$work/cities.mbtiles")

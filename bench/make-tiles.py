@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
 """Makes a raster region of many small tiles for the serving benchmark.
 
-usage: make-tiles.py OUT_DIR [ZOOM]
+usage: make-tiles.py OUT_DIR [ZOOM] [PATHS_MINZOOM]
 Writes OUT_DIR/bench.mbtiles (every tile of zoom 0..ZOOM; ZOOM 7 gives 21,845 tiles), the same
 tiles as static files OUT_DIR/www/bench/Z/X/Y.png for nginx, and OUT_DIR/paths.lua, the list of
-tile paths wrk picks from at random.
+tile paths wrk picks from at random (those of zoom PATHS_MINZOOM..ZOOM; 0 by default).
 """
 import os, random, sqlite3, sys
 
 out = sys.argv[1]
 maxzoom = int(sys.argv[2]) if len(sys.argv) > 2 else 7
+paths_minzoom = int(sys.argv[3]) if len(sys.argv) > 3 else 0
 os.makedirs(out, exist_ok=True)
 path = os.path.join(out, "bench.mbtiles")
 if os.path.exists(path):
@@ -34,7 +35,8 @@ for z in range(maxzoom + 1):
             os.makedirs(folder, exist_ok=True)
             with open(os.path.join(folder, f"{y}.png"), "wb") as f:
                 f.write(body)
-            paths.append(f"/bench/{z}/{x}/{y}.png")
+            if z >= paths_minzoom:
+                paths.append(f"/bench/{z}/{x}/{y}.png")
 db.commit()
 db.close()
 with open(os.path.join(out, "paths.lua"), "w") as f:
@@ -46,4 +48,4 @@ request = function()
   return wrk.format("GET", prefix .. paths[math.random(#paths)])
 end
 """)
-print(f"{len(paths)} tiles")
+print(f"{len(paths)} tile paths")

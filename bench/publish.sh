@@ -27,8 +27,8 @@ echo '{"big.mbtiles": {"version": "1"}}' > "$work/in/regions.json"
 minisign -G -W -p "$work/key.pub" -s "$work/key.sec" >/dev/null
 ls -l "$work/in/big.mbtiles" | awk '{printf "input: %.0f MB MBTiles\n", $5 / 1e6}'
 
-swift build -c release --static-swift-stdlib --product mapgate >/dev/null
-mapgate=$PWD/.build/release/mapgate
+source bench/bench-env.sh
+bench_build
 echo '{}' > "$work/config.json"
 
 hyperfine --runs "$runs" --export-json "$work/hyperfine.json" \

@@ -111,6 +111,19 @@ import Testing
         #expect(server.stderr.contains("the gate is closed"))
     }
 
+    /// `--tile-cache MB` bounds the answered tiles kept in memory (issue 31); 0 keeps none and
+    /// tiles are still served, from the file each time.
+    @Test func theTileCacheIsTheUsersToSizeOrTurnOff() throws {
+        let bad = try mapgate.run(["serve", "--port", "0", "--tile-cache", "lots"])
+        #expect(bad.status == 64)
+        #expect(bad.stderr.contains("--tile-cache lots is not a number of megabytes from 0 to 65536"), "\(bad.stderr)")
+        let server = try start(["serve", "--port", "0", "--tile-cache", "0"])
+        let base = "http://127.0.0.1:\(try port(of: server))"
+        for _ in 0..<2 { #expect(try HTTPClient().get(HTTPRequest(url: base + "/plain/0/0/0.png")).status == 200) }
+        server.signal(SIGTERM)
+        #expect(server.wait() == 0)
+    }
+
     func port(of server: BackgroundProcess) throws -> UInt16 {
         let line = try #require(server.firstLine(), "no output; stderr: \(server.stderr)")
         let base = try #require(line.split(separator: " ").first { $0.hasPrefix("http://") })

@@ -22,8 +22,13 @@ extension MBTilesDelta {
     /// the result's `agg_tiles_hash` is set to the delta's word, and the caller must hash the file
     /// afterwards (``TilesetHash/compute(ofFileAt:)``) and discard it unless the hash equals the
     /// summary's `targetHash`. `sync` does so on another thread while it validates the file.
+    ///
+    /// With `flushesOnCommit: false` the transaction commits without fsync (`PRAGMA synchronous =
+    /// OFF`): for a caller that fsyncs the file itself before it keeps it (`sync` does, before the
+    /// rename that installs it). A commit that fsyncs a file copied a moment before waits for the
+    /// whole copy to reach the disk, not just the pages the delta changed.
     @discardableResult
-    public static func apply(delta: String, to base: String, hashes: HashCheck = .inTransaction) throws -> DeltaSummary {
+    public static func apply(delta: String, to base: String, hashes: HashCheck = .inTransaction, flushesOnCommit: Bool = true) throws -> DeltaSummary {
         for path in [delta, base] where !FileManager.default.fileExists(atPath: path) {
             throw DeltaError(path: path, reason: .missingFile)
         }
@@ -45,6 +50,7 @@ extension MBTilesDelta {
         // Small page caches: apply streams through both files once, and `sync` runs it with a
         // memory budget. Dirty pages beyond the cache go to the file (a copy) early; no harm.
         try database.execute("PRAGMA main.cache_size = -1024; PRAGMA delta.cache_size = -256")
+        if !flushesOnCommit { try database.execute("PRAGMA main.synchronous = OFF") }
         let file = try DeltaFile.inspect(in: database, schema: "delta", path: delta)
         try database.registerMD5HexFunction()
 

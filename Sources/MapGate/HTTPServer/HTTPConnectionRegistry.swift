@@ -27,6 +27,9 @@ final class HTTPConnectionRecord: Sendable {
         /// The connection came within `maxConnections` and is served for as long as it lasts;
         /// one past it (in the reserve) only gets its 503.
         var isAdmitted = false
+        /// Bytes of a prepared answer's body reserved from the ``HTTPBodyBudget`` for the request
+        /// being answered; given back when libmicrohttpd says the request is done.
+        var heldBodyBytes = 0
     }
 
     let socket: Int32
@@ -68,11 +71,12 @@ final class HTTPConnectionRecord: Sendable {
     static func bytesReceived(_ socket: Int32) -> UInt64? {
         // Linux's `struct tcp_info` (232 bytes since 4.19); glibc's copy stops before
         // `tcpi_bytes_received`, which sits at offset 128 (linux/tcp.h, stable ABI).
-        var info = [UInt8](repeating: 0, count: 232)
-        var length = socklen_t(info.count)
-        let status = info.withUnsafeMutableBytes { getsockopt(socket, Int32(IPPROTO_TCP), TCP_INFO, $0.baseAddress, &length) }
-        guard status == 0, length >= 136 else { return nil }
-        return info.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 128, as: UInt64.self) }
+        // On the stack: this runs after every answer.
+        withUnsafeTemporaryAllocation(byteCount: 232, alignment: 8) { info in
+            var length = socklen_t(info.count)
+            guard getsockopt(socket, Int32(IPPROTO_TCP), TCP_INFO, info.baseAddress, &length) == 0, length >= 136 else { return nil }
+            return UnsafeRawBufferPointer(info).loadUnaligned(fromByteOffset: 128, as: UInt64.self)
+        }
     }
 }
 

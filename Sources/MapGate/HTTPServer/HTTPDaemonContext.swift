@@ -68,14 +68,28 @@ final class HTTPDaemonContext: Sendable {
         guard head.version == "HTTP/1.1" || head.version == "HTTP/1.0" else {
             return Self.refusal(505, "HTTP version \(head.version) is not supported (HTTP/1.1 is)\n")
         }
-        if let problem = Self.framingProblem(head.headers) { return Self.refusal(400, problem) }
-        let hosts = head.headers.filter { HTTPServerRequest.equalIgnoringASCIICase($0.name, "Host") }
-        guard hosts.count <= 1, head.version == "HTTP/1.0" || hosts.count == 1 else {
+        // One pass over the header fields: most requests carry neither Content-Length nor
+        // Transfer-Encoding, and one Host (nothing is allocated for them).
+        var hostCount = 0
+        var firstHost: String?
+        var hasFraming = false
+        for field in head.headers {
+            if HTTPServerRequest.equalIgnoringASCIICase(field.name, "Host") {
+                hostCount += 1
+                if firstHost == nil { firstHost = field.value }
+            } else if HTTPServerRequest.equalIgnoringASCIICase(field.name, "Content-Length")
+                || HTTPServerRequest.equalIgnoringASCIICase(field.name, "Transfer-Encoding")
+            {
+                hasFraming = true
+            }
+        }
+        if hasFraming, let problem = Self.framingProblem(head.headers) { return Self.refusal(400, problem) }
+        guard hostCount <= 1, head.version == "HTTP/1.0" || hostCount == 1 else {
             return Self.refusal(400, "a request needs exactly one Host header\n")
         }
         if let policy = settings.hostPolicy {
             // An absolute-form target's authority takes the place of Host (RFC 9112 §3.2.2).
-            let host = HTTPServerRequest.absoluteForm(head.target)?.authority ?? hosts.first?.value
+            let host = HTTPServerRequest.absoluteForm(head.target)?.authority ?? firstHost
             if let host {
                 guard policy.allows(host) else { return Self.refusal(421, "this server does not answer for host \(host)\n") }
             } else {
@@ -86,8 +100,10 @@ final class HTTPDaemonContext: Sendable {
                 }
             }
         }
-        let length = head.headers.first { HTTPServerRequest.equalIgnoringASCIICase($0.name, "Content-Length") }.flatMap { Int($0.value) }
-        if let length, length > 1 << 20 { return Self.refusal(413, "request body too large\n") }
+        if hasFraming {
+            let length = head.headers.first { HTTPServerRequest.equalIgnoringASCIICase($0.name, "Content-Length") }.flatMap { Int($0.value) }
+            if let length, length > 1 << 20 { return Self.refusal(413, "request body too large\n") }
+        }
         // Admission is decided once per connection, when it opens: past `maxConnections` a new
         // connection gets 503; one admitted before is never refused for the others.
         let isAdmitted = head.record?.state.withLock { $0.isAdmitted } ?? (registry.count <= settings.maxConnections)
@@ -116,22 +132,52 @@ final class HTTPDaemonContext: Sendable {
     func send(_ response: HTTPServerResponse, for head: Head, on connection: OpaquePointer) -> MHD_Result {
         var response = response
         var body: HTTPBodyBox?
+        // A prepared answer's body is shared, never copied, but it is counted like a body made
+        // for this answer until the request is done (the completed callback gives it back): a
+        // client that does not read holds it, even once its cache dropped it.
+        var held = 0
+        func busy() -> (HTTPServerResponse, HTTPBodyBox) {
+            let held = ByteCount.text(Int64(budget.inUse))
+            let text = Data("server busy: answers not yet taken by their clients hold \(held), the most this server keeps\n".utf8)
+            var refusal = Self.refusal(503, text, closes: false)
+            refusal.headers.append(("Retry-After", "1"))
+            return (refusal, HTTPBodyBox(HTTPBodyBytes(text), budget: nil))
+        }
         switch response.body {
         case .data(let data) where response.status != 304:
             if budget.reserve(data.count) {
                 body = HTTPBodyBox(HTTPBodyBytes(data), budget: budget)
             } else {
-                let held = ByteCount.text(Int64(budget.inUse))
-                let text = Data("server busy: answers not yet taken by their clients hold \(held), the most this server keeps\n".utf8)
-                response = Self.refusal(503, text, closes: false)
-                response.headers.append(("Retry-After", "1"))
-                body = HTTPBodyBox(HTTPBodyBytes(text), budget: nil)
+                (response, body) = busy()
+            }
+        case .prepared(let prepared) where response.status != 304:
+            if head.record == nil {
+                // No connection record to give it back from: held by the box instead.
+                if budget.reserve(prepared.body.count) {
+                    response.body = .shared(prepared.body)
+                    body = HTTPBodyBox(prepared.body, budget: budget)
+                } else {
+                    (response, body) = busy()
+                }
+            } else if budget.reserve(prepared.body.count) {
+                held = prepared.body.count
+            } else {
+                (response, body) = busy()
             }
         case .shared(let bytes): body = HTTPBodyBox(bytes, budget: nil)
-        case .data, .stream: break
+        case .data, .stream, .prepared: break
         }
+        // Recorded before the answer is queued, so the completed callback always finds it.
+        if held > 0 { head.record?.state.withLock { $0.heldBodyBytes += held } }
         let result = queue(response, body: body, on: connection, method: head.method)
-        head.record?.state.withLock { $0.answered = true }
+        head.record?.state.withLock { state in
+            state.answered = true
+            if result != .YES, held > 0 {
+                // Not queued: no request completes with it.
+                state.heldBodyBytes -= held
+                budget.release(held)
+            }
+        }
         if let log {
             let seconds = Double(HTTPConnectionRegistry.now - head.started) / 1e9
             log(HTTPServer.LogEntry(
@@ -194,9 +240,15 @@ final class HTTPDaemonContext: Sendable {
             made = cmhd_create_response_from_callback(length, 4 << 10, readerCallback, nil, nil)
         } else {
             switch response.body {
-            case .data, .shared:
+            case .prepared(let prepared) where !response.closesConnection && !isStopping.load(ordering: .relaxed):
+                // Queued as it is: libmicrohttpd takes a reference to it for this connection.
+                if let made = prepared.response() { return cmhd_queue_response(connection, UInt32(prepared.status), made) }
+                fallthrough  // made the slow way, which says which header was refused
+            case .data, .shared, .prepared:
                 // Sent from the box's bytes, no copy; the box is released when libmicrohttpd is done.
-                guard let body else { return .NO }
+                var owned: HTTPBodyBox? = body
+                if owned == nil, case .prepared(let prepared) = response.body { owned = HTTPBodyBox(prepared.body, budget: nil) }
+                guard let body = owned else { return .NO }
                 let box = Unmanaged.passRetained(body)
                 made = cmhd_create_response_from_buffer_with_free_callback_cls(
                     body.bytes.count, body.bytes.bytes.baseAddress, bodyFreeCallback, box.toOpaque())

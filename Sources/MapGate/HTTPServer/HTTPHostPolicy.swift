@@ -27,8 +27,51 @@ public struct HTTPHostPolicy: Sendable, Equatable {
     }
 
     public func allows(_ hostHeader: String) -> Bool {
+        if let loopback = Self.isPlainLoopback(hostHeader) { return loopback || names.contains(Self.hostName(hostHeader) ?? "") }
         guard let name = Self.hostName(hostHeader) else { return false }
         return Self.isLoopback(name) || names.contains(name)
+    }
+
+    /// The common case, decided on the bytes without a copy: `127.a.b.c` or `localhost`, with an
+    /// optional `:port` of 1–5 digits. True for such a value; false for a value made only of
+    /// lowercase letters, digits, dots and one colon that is no loopback name (the slow path
+    /// decides on the name list then); nil for anything else (the slow path decides alone).
+    static func isPlainLoopback(_ value: String) -> Bool? {
+        value.utf8.withContiguousStorageIfAvailable { bytes -> Bool? in
+            var end = bytes.count
+            if let colon = bytes.firstIndex(of: 0x3A) {
+                let port = bytes[(colon + 1)...]
+                guard !port.isEmpty, port.count <= 5, port.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+                end = colon
+            }
+            let name = bytes[..<end]
+            guard !name.isEmpty, name.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x2E || $0 == 0x2D }) else {
+                return nil
+            }
+            if name.elementsEqual("localhost".utf8) { return true }
+            // Four dot-separated octets of 1–3 digits, each at most 255, the first 127.
+            var octets = 0
+            var digits = 0
+            var value = 0
+            var first = -1
+            for byte in name {
+                if byte == 0x2E {
+                    guard digits > 0, value <= 255 else { return false }
+                    if first < 0 { first = value }
+                    octets += 1
+                    digits = 0
+                    value = 0
+                } else if byte >= 0x30 && byte <= 0x39 {
+                    digits += 1
+                    value = value * 10 + Int(byte - 0x30)
+                    guard digits <= 3 else { return false }
+                } else {
+                    return false
+                }
+            }
+            guard digits > 0, value <= 255 else { return false }
+            return octets == 3 && first == 127
+        } ?? nil
     }
 
     static func isLoopback(_ name: String) -> Bool {

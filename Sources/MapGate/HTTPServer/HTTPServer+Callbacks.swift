@@ -74,7 +74,7 @@ let connectionCallback: MHD_NotifyConnectionCallback = { cls, connection, socket
     }
 }
 
-let completedCallback: MHD_RequestCompletedCallback = { _, connection, requestContext, _ in
+let completedCallback: MHD_RequestCompletedCallback = { cls, connection, requestContext, _ in
     if let requestContext, let pointer = requestContext.pointee {
         // A request that ended before its answer (the client went): release its head.
         Unmanaged<HTTPDaemonContext.Head>.fromOpaque(pointer).release()
@@ -83,12 +83,15 @@ let completedCallback: MHD_RequestCompletedCallback = { _, connection, requestCo
     guard let record = connectionRecord(connection) else { return }
     let received = HTTPConnectionRecord.bytesReceived(record.socket) ?? 0
     let now = HTTPConnectionRegistry.now
-    record.state.withLock { state in
+    let held = record.state.withLock { state in
         state.inRequest = false
         state.waitingSince = now
         state.baselineBytes = received
         state.headSeenAt = nil
+        defer { state.heldBodyBytes = 0 }
+        return state.heldBodyBytes
     }
+    if held > 0 { daemonContext(cls)?.budget.release(held) }
 }
 
 let readerCallback: MHD_ContentReaderCallback = { cls, position, buffer, max in

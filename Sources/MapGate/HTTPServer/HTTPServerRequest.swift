@@ -52,6 +52,8 @@ public struct HTTPServerRequest: Sendable {
     /// The authority and the origin-form rest (`/` when empty) of an absolute-form target
     /// (`http://` or `https://`, any case); nil for any other target or an empty authority.
     static func absoluteForm(_ target: String) -> (authority: String, path: String)? {
+        // Nearly every target is in origin form: answered without lowercasing a copy.
+        guard let first = target.utf8.first, first | 0x20 == 0x68 else { return nil }
         let lowered = target.prefix(8).lowercased()
         let schemeLength = lowered.hasPrefix("http://") ? 7 : lowered.hasPrefix("https://") ? 8 : 0
         guard schemeLength > 0 else { return nil }

@@ -12,6 +12,9 @@ public struct HTTPServerResponse {
         case shared(HTTPBodyBytes)
         /// `length` bytes read from `stream` as the client takes them (a file, a fault).
         case stream(length: Int, any HTTPBodyStream)
+        /// An answer fixed once (status, headers and body are the prepared response's), sent
+        /// again and again without being made again.
+        case prepared(HTTPPreparedResponse)
     }
 
     public var status: Int
@@ -44,6 +47,13 @@ public struct HTTPServerResponse {
         body = .stream(length: length, stream)
     }
 
+    /// The answer `prepared` holds.
+    public init(prepared: HTTPPreparedResponse) {
+        status = prepared.status
+        headers = prepared.headers
+        body = .prepared(prepared)
+    }
+
     /// No answer: the connection is closed.
     public static var drop: HTTPServerResponse {
         var response = HTTPServerResponse(status: 0)
@@ -57,6 +67,7 @@ public struct HTTPServerResponse {
         case .data(let data): data.count
         case .shared(let bytes): bytes.count
         case .stream(let length, _): length
+        case .prepared(let prepared): prepared.body.count
         }
     }
 

@@ -8,11 +8,19 @@ public final class ServerMetrics: Sendable {
     static let buckets: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
 
     private struct Counts {
-        var answers: [String: Int] = [:]  // "route\tstatus"
+        var answers: [AnswerKey: Int] = [:]
         var bytes = 0
         var latency = [Int](repeating: 0, count: ServerMetrics.buckets.count + 1)
         var latencySum = 0.0
         var latencyCount = 0
+    }
+
+    /// A route and a status (0: refused by libmicrohttpd): a label is a literal, so the key is
+    /// made without allocating.
+    private struct AnswerKey: Hashable {
+        var route: String
+        var status: Int
+        var statusText: String { status == 0 ? "refused" : String(status) }
     }
 
     private let counts = Locked(Counts())
@@ -24,7 +32,7 @@ public final class ServerMetrics: Sendable {
         let bucket = Self.buckets.firstIndex { seconds <= $0 } ?? Self.buckets.count
         counts.withLock { counts in
             // 0: libmicrohttpd refused the request itself (a malformed or oversized head).
-            counts.answers["\(route)\t\(status == 0 ? "refused" : String(status))", default: 0] += 1
+            counts.answers[AnswerKey(route: route, status: status), default: 0] += 1
             counts.bytes += bytes
             counts.latency[bucket] += 1
             counts.latencySum += seconds
@@ -38,9 +46,9 @@ public final class ServerMetrics: Sendable {
         var lines: [String] = []
         lines.append("# HELP mapgate_http_requests_total Answers by route and status.")
         lines.append("# TYPE mapgate_http_requests_total counter")
-        for key in snapshot.answers.keys.sorted() {
-            let parts = key.split(separator: "\t")
-            lines.append("mapgate_http_requests_total{route=\"\(parts[0])\",status=\"\(parts[1])\"} \(snapshot.answers[key] ?? 0)")
+        // In the order of "route\tstatus" as text, as before.
+        for (key, count) in snapshot.answers.sorted(by: { "\($0.key.route)\t\($0.key.statusText)" < "\($1.key.route)\t\($1.key.statusText)" }) {
+            lines.append("mapgate_http_requests_total{route=\"\(key.route)\",status=\"\(key.statusText)\"} \(count)")
         }
         lines.append("# HELP mapgate_http_response_bytes_total Body bytes answered.")
         lines.append("# TYPE mapgate_http_response_bytes_total counter")

@@ -167,6 +167,13 @@ public final class TileRequestHandler: HTTPRequestHandler {
         guard Self.extensions(region.record.format).contains(String(last[1])) else {
             return text(400, "region \(id) has \(region.record.format.rawValue) tiles, not .\(last[1])\n", cors: true)
         }
+        // Whether the answer sends stored gzip bytes as they are depends on the client only for
+        // vector tiles; the kept answer is looked up for this file (an update is another file).
+        let acceptsGzip = region.record.format == .pbf && Self.acceptsGzip(request.header("Accept-Encoding"))
+        let key = TileResponseCache.Key(region: id, z: z, x: x, y: y, isGzip: acceptsGzip)
+        if let kept = service.tileCache.entry(key, file: region.file) {
+            return answer(kept.response, etag: kept.etag, request)
+        }
         let stored: MBTilesFile.StoredTile
         do {
             stored = try file(for: region).storedTile(z: z, x: x, y: y)
@@ -188,7 +195,7 @@ public final class TileRequestHandler: HTTPRequestHandler {
         var headers: [(name: String, value: String)] = [("Content-Type", region.record.format.contentType), ("Cache-Control", "no-cache")]
         var etag = "\"\(region.etagPrefix)-\(z)-\(x)-\(y)"
         if region.record.format == .pbf, GzipInflater.isGzip(body) {
-            if Self.acceptsGzip(request.header("Accept-Encoding")) {
+            if acceptsGzip {
                 headers.append(("Content-Encoding", "gzip"))
                 etag += "-gz"
             } else {
@@ -202,12 +209,21 @@ public final class TileRequestHandler: HTTPRequestHandler {
         etag += "\""
         headers.append(("ETag", etag))
         headers.append(("Vary", "Accept-Encoding"))
+        // Made once, kept, and sent as it is to every client that asks for it while it is kept.
+        let prepared = HTTPPreparedResponse(status: 200, headers: Self.anyOrigin + headers, body: HTTPBodyBytes(body))
+        service.tileCache.insert(key, file: region.file, etag: etag, response: prepared)
+        return answer(prepared, etag: etag, request)
+    }
+
+    /// A tile's 200, or 304 when `If-None-Match` names its ETag.
+    private func answer(_ prepared: HTTPPreparedResponse, etag: String, _ request: HTTPServerRequest) -> HTTPServerResponse {
         if let match = request.header("If-None-Match"), Self.matches(ifNoneMatch: match, etag: etag) {
-            // The length of the tile it stands for, as RFC 9110 §8.6 allows (never a 0).
-            let length = ("Content-Length", String(body.count))
-            return HTTPServerResponse(status: 304, headers: Self.anyOrigin + headers.filter { $0.name != "Content-Type" } + [length])
+            // The 200's headers but its Content-Type, and the length of the tile it stands for,
+            // as RFC 9110 §8.6 allows (never a 0).
+            let length = ("Content-Length", String(prepared.body.count))
+            return HTTPServerResponse(status: 304, headers: prepared.headers.filter { $0.name != "Content-Type" } + [length])
         }
-        return HTTPServerResponse(status: 200, headers: Self.anyOrigin + headers, body: body)
+        return HTTPServerResponse(prepared: prepared)
     }
 
     private func viewer(_ id: String) -> HTTPServerResponse {

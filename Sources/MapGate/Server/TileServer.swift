@@ -20,14 +20,16 @@ public final class TileServer: Sendable {
     public convenience init(
         library: RegionLibrary, authorization: GateAuthorization, settings: HTTPServer.Settings, leafletPath: String,
         maplibrePath: String = MapLibreFiles.localPath, fontPaths: [String] = [], share: MirrorShare? = nil,
-        gateRefresh: Double = 60, regionRefresh: Double = 1, makeGate: @escaping @Sendable () throws -> Gate,
+        gateRefresh: Double = 60, regionRefresh: Double = 1, tileCacheBytes: Int = TileResponseCache.defaultLimit,
+        makeGate: @escaping @Sendable () throws -> Gate,
         log: (@Sendable (HTTPServer.LogEntry) -> Void)? = nil,
         onRegionEvent: @escaping @Sendable (RegionWatcher.Event) -> Void = { _ in },
         onGateEvent: @escaping @Sendable (GateMonitor.Event) -> Void = { _ in }
     ) throws {
         try self.init(
             listener: HTTPListener(host: settings.host, port: settings.port), library: library, authorization: authorization,
-            settings: settings, leafletPath: leafletPath, maplibrePath: maplibrePath, fontPaths: fontPaths, share: share, gateRefresh: gateRefresh, regionRefresh: regionRefresh, makeGate: makeGate,
+            settings: settings, leafletPath: leafletPath, maplibrePath: maplibrePath, fontPaths: fontPaths, share: share, gateRefresh: gateRefresh,
+            regionRefresh: regionRefresh, tileCacheBytes: tileCacheBytes, makeGate: makeGate,
             log: log, onRegionEvent: onRegionEvent, onGateEvent: onGateEvent)
     }
 
@@ -38,11 +40,13 @@ public final class TileServer: Sendable {
     ///   - makeGate: opens the gate on the monitor's thread.
     ///   - gateRefresh: seconds between looks at the saved gate state (60 by default).
     ///   - regionRefresh: seconds between looks at the installed regions (1 by default).
+    ///   - tileCacheBytes: memory for tile answers kept and sent again (``TileResponseCache``); 0 keeps none.
     ///   - log: every answer, rejections included (`serve --verbose`).
     public init(
         listener: HTTPListener, library: RegionLibrary, authorization: GateAuthorization, settings: HTTPServer.Settings, leafletPath: String,
         maplibrePath: String = MapLibreFiles.localPath, fontPaths: [String] = [], share: MirrorShare? = nil,
-        gateRefresh: Double = 60, regionRefresh: Double = 1, makeGate: @escaping @Sendable () throws -> Gate,
+        gateRefresh: Double = 60, regionRefresh: Double = 1, tileCacheBytes: Int = TileResponseCache.defaultLimit,
+        makeGate: @escaping @Sendable () throws -> Gate,
         log: (@Sendable (HTTPServer.LogEntry) -> Void)? = nil,
         onRegionEvent: @escaping @Sendable (RegionWatcher.Event) -> Void = { _ in },
         onGateEvent: @escaping @Sendable (GateMonitor.Event) -> Void = { _ in }
@@ -55,7 +59,7 @@ public final class TileServer: Sendable {
         let metrics = ServerMetrics()
         let service = TileService(
             regions: regions, damaged: damaged, styles: Array(TileService.loadStyles(in: library.directory).values), gate: watch, leafletPath: leafletPath, maplibrePath: maplibrePath, fallbackHost: listener.baseURL, metrics: metrics,
-            glyphs: GlyphService(folders: fontPaths + FontLibrary.systemFolders), share: share)
+            glyphs: GlyphService(folders: fontPaths + FontLibrary.systemFolders), tileCache: TileResponseCache(limit: tileCacheBytes), share: share)
         let monitor = GateMonitor(
             watch: watch, refresh: gateRefresh, policy: policy, start: authorization, makeGate: makeGate,
             servedRegions: { Array(service.regions.keys) }, onEvent: onGateEvent)

@@ -57,6 +57,8 @@ public final class TileService: Sendable {
     private let currentStyles: Locked<[String: Style]>
     public let gate: GateWatch
     public let metrics: ServerMetrics
+    /// Tile answers shared by every worker (dropped whole when the regions change).
+    public let tileCache: TileResponseCache
     /// The address the server was asked to bind, for URLs when a request has no usable Host.
     public let fallbackHost: String
     /// The mirror offered on the LAN (`serve --share`), or nil.
@@ -85,8 +87,9 @@ public final class TileService: Sendable {
     public init(
         regions: [Region], damaged: [Damage] = [], styles: [Style] = [], gate: GateWatch, leafletPath: String, maplibrePath: String = MapLibreFiles.localPath, fallbackHost: String,
         metrics: ServerMetrics = ServerMetrics(), glyphs: GlyphService = GlyphService(folders: FontLibrary.systemFolders),
-        share: MirrorShare? = nil
+        tileCache: TileResponseCache = TileResponseCache(), share: MirrorShare? = nil
     ) {
+        self.tileCache = tileCache
         self.share = share
         assets = Locked(Assets(leafletPath: leafletPath, maplibrePath: MapLibreFiles.folder(configured: maplibrePath), glyphs: glyphs))
         current = Locked(Dictionary(uniqueKeysWithValues: regions.map { ($0.record.id, $0) }))
@@ -163,6 +166,9 @@ public final class TileService: Sendable {
         if !changes.isEmpty || nextDamage != oldDamage {
             current.withLock { $0 = next }
             currentDamage.withLock { $0 = nextDamage }
+            // Entries of a replaced file are never answered (each is checked against the file it
+            // came from); dropping them all gives their memory back at once.
+            tileCache.removeAll()
         }
         refreshStyles(in: library.directory)
         return changes

@@ -11,6 +11,8 @@ struct ServerLaunch {
     let refresh: Double
     /// The mirror `serve --share` offers, or nil.
     let share: MirrorShare?
+    /// The most the server keeps of answered tiles (`serve --tile-cache`).
+    let tileCacheBytes: Int
 
     /// Tests shorten the minute between looks at the gate with `MAPGATE_GATE_REFRESH_SECONDS`:
     /// 0.05 to 60 seconds, anything else is an error (0 or less once made the monitor spin).
@@ -25,9 +27,13 @@ struct ServerLaunch {
         #endif
     }
 
-    init(_ context: Context, settings: HTTPServer.Settings, verbose: Bool, share: MirrorShare? = nil) throws {
+    init(
+        _ context: Context, settings: HTTPServer.Settings, verbose: Bool, share: MirrorShare? = nil,
+        tileCacheBytes: Int = TileResponseCache.defaultLimit
+    ) throws {
         self.context = context
         self.share = share
+        self.tileCacheBytes = tileCacheBytes
         self.settings = settings
         self.verbose = verbose
         if let text = Self.refreshOverride(context.environment) {
@@ -84,7 +90,7 @@ struct ServerLaunch {
         }
         return try TileServer(
             listener: listener, library: try context.readOnlyRegionLibrary(), authorization: authorization, settings: settings,
-            leafletPath: configuration.leafletPath, maplibrePath: configuration.maplibrePath, fontPaths: configuration.fontPaths, share: share, gateRefresh: refresh, makeGate: makeGate, log: verbose ? RequestLog.write : nil,
+            leafletPath: configuration.leafletPath, maplibrePath: configuration.maplibrePath, fontPaths: configuration.fontPaths, share: share, gateRefresh: refresh, tileCacheBytes: tileCacheBytes, makeGate: makeGate, log: verbose ? RequestLog.write : nil,
             onRegionEvent: { event in
                 switch event {
                 case .changed(let changes):

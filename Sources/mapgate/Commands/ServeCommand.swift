@@ -32,18 +32,28 @@ struct ServeCommand: Command {
         OptionSpec(name: "max-connections", value: "N", help: "connections answered at once (default 10000; then 503)"),
         OptionSpec(name: "allow-host", value: "NAME", help: "also answer requests for this Host name (repeatable)"),
         OptionSpec(name: "verbose", short: "v", help: "log each answer on stderr, rejections included"),
+        OptionSpec(name: "tile-cache", value: "MB", help: "memory for answered tiles kept for the next client (default 128; 0: none)"),
         OptionSpec(name: "share", value: "MIRROR", help: "also offer this mirror (written by 'mapgate mirror') for 'sync --from' on the LAN"),
     ]
 
     let settings: HTTPServer.Settings
     let verbose: Bool
     let share: String?
+    let tileCacheBytes: Int
 
     init(parsing arguments: ParsedArguments) throws {
         try requireNoPositional(arguments, command: Self.self)
         settings = try Self.settings(arguments, defaultPort: 8080, usage: Self.usage)
         verbose = arguments.has("verbose")
         share = arguments.value("share")
+        if let text = arguments.value("tile-cache") {
+            guard let megabytes = Int(text), (0...65536).contains(megabytes) else {
+                throw UsageError(message: "--tile-cache \(text) is not a number of megabytes from 0 to 65536", usage: Self.usage)
+            }
+            tileCacheBytes = megabytes << 20
+        } else {
+            tileCacheBytes = TileResponseCache.defaultLimit
+        }
     }
 
     /// The mirror to share, checked before a use is counted: a folder with a catalog.
@@ -83,7 +93,7 @@ struct ServeCommand: Command {
 
     func run(_ context: Context) throws -> Int32 {
         // Bind first, count second: a busy port or a bad setting costs no use.
-        let launch = try ServerLaunch(context, settings: settings, verbose: verbose, share: try mirrorShare())
+        let launch = try ServerLaunch(context, settings: settings, verbose: verbose, share: try mirrorShare(), tileCacheBytes: tileCacheBytes)
         // The use is counted once the server has answered a tile; one stopped before that (or
         // that could not start) gives it back.
         _ = try GateGuard.withUse(context, opening: try context.readOnlyRegionLibrary().installed().map(\.id)) { authorization in
