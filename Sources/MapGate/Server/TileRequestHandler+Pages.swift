@@ -1,0 +1,68 @@
+import FoundationEssentials
+
+/// The pages people open: the region list, the viewers, and Leaflet's and MapLibre's files.
+extension TileRequestHandler {
+    func index(_ request: HTTPServerRequest) -> HTTPServerResponse {
+        let regions = service.regions.values.sorted { $0.record.id < $1.record.id }
+        if request.header("Accept")?.contains("application/json") == true {
+            let list: [[String: Any]] = regions.map { region in
+                [
+                    "id": region.record.id, "name": region.name, "version": region.record.version, "format": region.record.format.rawValue,
+                    "tilejson": baseURL(request) + "/\(region.record.id).json", "viewer": baseURL(request) + "/view/\(region.record.id)",
+                ]
+            }
+            // The publisher's styles all of whose regions are served, each with the viewer of its first region.
+            let styles: [[String: Any]] = service.drawableStyles.map { style in
+                [
+                    "id": style.bundle.id, "name": style.bundle.name, "regions": style.bundle.regions,
+                    "url": baseURL(request) + "/styles/\(style.bundle.id)/style.json",
+                    "viewer": baseURL(request) + "/view/\(style.bundle.regions[0])#style=\(style.bundle.id)",
+                ]
+            }
+            return json(200, ["regions": list, "styles": styles], cors: false)
+        }
+        let items = regions.map { region in
+            let id = ViewerPage.escape(region.record.id)
+            return "<li><a href=\"/view/\(id)\">\(ViewerPage.escape(region.name))</a> \(ViewerPage.escape(region.record.version)), \(region.record.format.rawValue) · <a href=\"/\(id).json\">TileJSON</a></li>"
+        }.joined(separator: "\n")
+        // Style ids are [a-z0-9._-]: safe in a URL; names are escaped.
+        let styleItems = service.drawableStyles.map { style in
+            let id = style.bundle.id
+            return "<li><a href=\"/view/\(style.bundle.regions[0])#style=\(id)\">\(ViewerPage.escape(style.bundle.name))</a> (draws \(ViewerPage.escape(style.bundle.regions.joined(separator: ", ")))) · <a href=\"/styles/\(id)/style.json\">style.json</a></li>"
+        }.joined(separator: "\n")
+        let stylesSection = styleItems.isEmpty ? "" : "<h2>Styles</h2><ul id=\"styles\">\n\(styleItems)\n</ul>"
+        let body = ViewerPage.document(
+            title: "mapgate", body: "<h1>mapgate regions</h1><ul>\n\(items.isEmpty ? "<li>No region is installed.</li>" : items)\n</ul>\(stylesSection)")
+        return html(200, body)
+    }
+
+    func viewer(_ id: String) -> HTTPServerResponse {
+        if let refusal = refusalWhileClosed(json: false) { return refusal }
+        guard let region = service.region(id) else {
+            if let reason = service.damaged[id] {
+                return html(500, ViewerPage.document(title: "damaged", body: "<p>Region \(ViewerPage.escape(id)) is installed but damaged: \(ViewerPage.escape(reason)). <code>mapgate sync \(ViewerPage.escape(id))</code> installs it again.</p>"))
+            }
+            let names = service.regions.keys.sorted().joined(separator: ", ")
+            return html(404, ViewerPage.document(title: "not installed", body: "<p>Region \(ViewerPage.escape(id)) is not installed. Installed: \(ViewerPage.escape(names)).</p>"))
+        }
+        if region.record.format == .pbf {
+            let hasMapLibre = FileManager.default.fileExists(atPath: service.maplibrePath + "/maplibre-gl.js")
+            let styles = service.styles(drawing: id).map { (id: $0.bundle.id, name: $0.bundle.name) }
+            return html(200, ViewerPage.vectorViewer(region: region, styles: styles, hasMapLibre: hasMapLibre, maplibrePath: service.maplibrePath))
+        }
+        let hasLeaflet = FileManager.default.fileExists(atPath: service.leafletPath + "/leaflet.js")
+        return html(200, ViewerPage.viewer(region: region, hasLeaflet: hasLeaflet, leafletPath: service.leafletPath))
+    }
+
+    func maplibre(_ name: String) -> HTTPServerResponse {
+        guard let data = MapLibreFiles.contents(of: name, in: service.maplibrePath) else { return text(404, "not found\n", cors: true) }
+        let type = name.hasSuffix(".js") ? "text/javascript" : "text/css"
+        return HTTPServerResponse(status: 200, headers: Self.anyOrigin + [("Content-Type", type), ("Cache-Control", "max-age=86400")], body: data)
+    }
+
+    func leaflet(_ name: String) -> HTTPServerResponse {
+        guard let data = LeafletFiles.contents(of: name, in: service.leafletPath) else { return text(404, "not found\n", cors: true) }
+        let type = name.hasSuffix(".js") ? "text/javascript" : name.hasSuffix(".css") ? "text/css" : name.hasSuffix(".png") ? "image/png" : "application/octet-stream"
+        return HTTPServerResponse(status: 200, headers: Self.anyOrigin + [("Content-Type", type), ("Cache-Control", "max-age=86400")], body: data)
+    }
+}
