@@ -5,21 +5,19 @@ extension TileRequestHandler {
     func index(_ request: HTTPServerRequest) -> HTTPServerResponse {
         let regions = service.regions.values.sorted { $0.record.id < $1.record.id }
         if request.header("Accept")?.contains("application/json") == true {
-            let list: [[String: Any]] = regions.map { region in
-                [
-                    "id": region.record.id, "name": region.name, "version": region.record.version, "format": region.record.format.rawValue,
-                    "tilejson": baseURL(request) + "/\(region.record.id).json", "viewer": baseURL(request) + "/view/\(region.record.id)",
-                ]
+            let base = baseURL(request)
+            let list = regions.map { region in
+                ServerDocument.Index.Region(
+                    id: region.record.id, name: region.name, version: region.record.version, format: region.record.format.rawValue,
+                    tilejson: base + "/\(region.record.id).json", viewer: base + "/view/\(region.record.id)")
             }
             // The publisher's styles all of whose regions are served, each with the viewer of its first region.
-            let styles: [[String: Any]] = service.drawableStyles.map { style in
-                [
-                    "id": style.bundle.id, "name": style.bundle.name, "regions": style.bundle.regions,
-                    "url": baseURL(request) + "/styles/\(style.bundle.id)/style.json",
-                    "viewer": baseURL(request) + "/view/\(style.bundle.regions[0])#style=\(style.bundle.id)",
-                ]
+            let styles = service.drawableStyles.map { style in
+                ServerDocument.Index.Style(
+                    id: style.bundle.id, name: style.bundle.name, regions: style.bundle.regions, url: base + "/styles/\(style.bundle.id)/style.json",
+                    viewer: base + "/view/\(style.bundle.regions[0])#style=\(style.bundle.id)")
             }
-            return json(200, ["regions": list, "styles": styles], cors: false)
+            return json(200, document: ServerDocument.Index(regions: list, styles: styles), cors: false)
         }
         let items = regions.map { region in
             let id = ViewerPage.escape(region.record.id)

@@ -28,13 +28,12 @@ extension TileRequestHandler {
         if let refusal = refusalWhileClosed(json: true) { return refusal }
         let base = baseURL(request)
         // Only the styles all of whose regions are served: one drawing a removed region would 404.
-        let list: [[String: Any]] = service.drawableStyles.map { style in
-            [
-                "id": style.bundle.id, "name": style.bundle.name, "version": style.bundle.version, "regions": style.bundle.regions,
-                "url": base + "/styles/\(style.bundle.id)/style.json",
-            ]
+        let list = service.drawableStyles.map { style in
+            ServerDocument.StyleList.Style(
+                id: style.bundle.id, name: style.bundle.name, version: style.bundle.version, regions: style.bundle.regions,
+                url: base + "/styles/\(style.bundle.id)/style.json")
         }
-        return json(200, ["styles": list], cors: true)
+        return json(200, document: ServerDocument.StyleList(styles: list), cors: true)
     }
 
     /// A publisher's style (its `local://` URLs made absolute on the request's Host) or one of

@@ -84,16 +84,17 @@ public final class TileRequestHandler: HTTPRequestHandler {
         let snapshot = service.gate.snapshot
         let state = snapshot.standing.name
         let damaged = service.damaged
-        var object: [String: Any] = ["status": state != "open" ? "refusing" : damaged.isEmpty ? "ok" : "degraded", "gate": state, "regions": service.regions.count]
-        // Installed regions that cannot be served, with the reason: never counted as served.
-        if !damaged.isEmpty { object["damaged"] = damaged.keys.sorted().map { ["id": $0, "reason": damaged[$0] ?? ""] } }
-        if let left = snapshot.usesLeft { object["usesLeft"] = left }
+        var health = ServerDocument.Health(
+            status: state != "open" ? "refusing" : damaged.isEmpty ? "ok" : "degraded", gate: state, regions: service.regions.count,
+            // Installed regions that cannot be served, with the reason: never counted as served.
+            damaged: damaged.isEmpty ? nil : damaged.keys.sorted().map { ServerDocument.Health.Damage(id: $0, reason: damaged[$0] ?? "") },
+            usesLeft: snapshot.usesLeft)
         switch snapshot.standing {
         case .open: break
-        case .failing(let failure): object["message"] = failure
-        case .closed(let closed): object["requiredVersion"] = closed.requiredVersion
+        case .failing(let failure): health.message = failure
+        case .closed(let closed): health.requiredVersion = closed.requiredVersion
         }
-        var response = json(state == "open" ? 200 : 503, object, cors: false)
+        var response = json(state == "open" ? 200 : 503, document: health, cors: false)
         response.headers.append(("Cache-Control", "no-store"))
         if state != "open" { response.headers.append(("Retry-After", "5")) }
         return response
@@ -205,6 +206,16 @@ public final class TileRequestHandler: HTTPRequestHandler {
     }
 
     /// A JSON answer; one that cannot be encoded is a 500 that says so, never a 200 with no body.
+    /// A ``ServerDocument``'s answer; 500 (with the reason) in the unlikely case it cannot be encoded.
+    func json(_ status: Int, document: some Encodable, cors: Bool) -> HTTPServerResponse {
+        do {
+            return HTTPServerResponse(
+                status: status, headers: (cors ? Self.anyOrigin : []) + [("Content-Type", "application/json")], body: try ServerDocument.encode(document))
+        } catch {
+            return text(500, "cannot write this answer as JSON: \(errorMessage(error))\n", cors: cors)
+        }
+    }
+
     func json(_ status: Int, _ object: [String: Any], cors: Bool) -> HTTPServerResponse {
         do {
             let data = try JSONValue.encode(object, [.sortedKeys, .withoutEscapingSlashes])
