@@ -24,6 +24,7 @@ import Testing
         var firstPrompt: [String]
         var lastPrompt: String
         var refusal: String
+        var synced: String
     }
 
     static let stories = [
@@ -31,27 +32,27 @@ import Testing
             locale: "zh_CN.UTF-8", note: "提示：mapgate 1.5.0 已发布，请及时更新（2027年1月31日 起每次使用都会询问）",
             firstPrompt: ["mapgate 1.5.0 已发布（您当前使用的是 1.4.0）。", "更新地址：https://apps.example/mapgate", "还可使用 2 次（含本次）：再使用 1 次后，必须更新 mapgate 才能继续使用。"],
             lastPrompt: "还可使用 1 次（含本次）：本次之后，必须更新 mapgate 才能继续使用。",
-            refusal: "错误：需要更新：mapgate 1.4.0 已不能继续使用，请安装 1.5.0 版本（下载地址：https://apps.example/mapgate）"),
+            refusal: "错误：需要更新：mapgate 1.4.0 已不能继续使用，请安装 1.5.0 版本（下载地址：https://apps.example/mapgate）", synced: "geo 1：已安装（下载 "),
         Story(
             locale: "zh_TW.UTF-8", note: "提醒：mapgate 1.5.0 已推出，請儘快更新（2027年1月31日 起每次使用都會詢問）",
             firstPrompt: ["mapgate 1.5.0 已推出（您目前的版本是 1.4.0）。", "更新網址：https://apps.example/mapgate", "還有 2 次使用機會（包含這一次）：再使用 1 次後，必須更新 mapgate 才能繼續使用。"],
             lastPrompt: "還有 1 次使用機會（包含這一次）：這次之後，必須更新 mapgate 才能繼續使用。",
-            refusal: "錯誤：需要更新：mapgate 1.4.0 已無法繼續使用，請安裝 1.5.0 版（下載網址：https://apps.example/mapgate）"),
+            refusal: "錯誤：需要更新：mapgate 1.4.0 已無法繼續使用，請安裝 1.5.0 版（下載網址：https://apps.example/mapgate）", synced: "geo 1：已安裝（下載 "),
         Story(
             locale: "ja_JP.UTF-8", note: "お知らせ：mapgate 1.5.0 が利用可能です。アップデートしてください（2027年1月31日 から使用のたびに確認が表示されます）",
             firstPrompt: ["新しいバージョンの mapgate 1.5.0 のインストール準備ができています（現在のバージョン：1.4.0）。", "アップデート：https://apps.example/mapgate", "残り 2 回（今回を含む）：あと 1 回使用すると、アップデートするまで mapgate を使用できなくなります。"],
             lastPrompt: "残り 1 回（今回を含む）：今回のあとは、アップデートするまで mapgate を使用できません。",
-            refusal: "エラー：アップデートが必要です：mapgate 1.4.0 は使用できなくなりました。バージョン 1.5.0 をインストールしてください（入手先：https://apps.example/mapgate）"),
+            refusal: "エラー：アップデートが必要です：mapgate 1.4.0 は使用できなくなりました。バージョン 1.5.0 をインストールしてください（入手先：https://apps.example/mapgate）", synced: "geo 1：インストールしました（"),
         Story(
             locale: "ko_KR.UTF-8", note: "알림: mapgate 1.5.0 버전이 나왔습니다. 업데이트해 주세요(2027. 1. 31.부터 사용할 때마다 업데이트 여부를 묻습니다)",
             firstPrompt: ["새 버전 mapgate 1.5.0을(를) 사용할 수 있습니다(현재 버전: 1.4.0).", "업데이트: https://apps.example/mapgate", "이번을 포함해 2회 더 사용할 수 있습니다. 1회 더 사용한 후에는 업데이트해야 mapgate를 계속 사용할 수 있습니다."],
             lastPrompt: "이번을 포함해 1회 더 사용할 수 있습니다. 이번 사용 후에는 업데이트해야 mapgate를 계속 사용할 수 있습니다.",
-            refusal: "오류: 업데이트 필요: mapgate 1.4.0 버전은 더 이상 사용할 수 없습니다. 1.5.0 버전을 설치하세요 (설치: https://apps.example/mapgate)"),
+            refusal: "오류: 업데이트 필요: mapgate 1.4.0 버전은 더 이상 사용할 수 없습니다. 1.5.0 버전을 설치하세요 (설치: https://apps.example/mapgate)", synced: "geo 1: 설치됨("),
         Story(
             locale: "C.UTF-8", note: "note: mapgate 1.5.0 is available; please update (prompts start 2027-01-31)",
             firstPrompt: ["mapgate 1.5.0 is available (you have 1.4.0).", "Update: https://apps.example/mapgate", "2 uses left, this one included: after 1 more mapgate requires the update."],
             lastPrompt: "1 use left, this one included: after this one mapgate requires the update.",
-            refusal: "error: update required: mapgate 1.4.0 may no longer be used; install version 1.5.0 from https://apps.example/mapgate"),
+            refusal: "error: update required: mapgate 1.4.0 may no longer be used; install version 1.5.0 from https://apps.example/mapgate", synced: "geo 1: installed ("),
     ]
 
     func run(_ arguments: [String], at time: String, locale: String) throws -> ProcessResult {
@@ -61,7 +62,9 @@ import Testing
     @Test(arguments: stories)
     func theGatesStoryIsToldInTheUsersLanguage(story: Story) throws {
         let tile = ["tile", "geo", "0", "0", "0", "-o", workspace.work.file("t.png")]
-        #expect(try run(["sync", "geo"], at: "2027-01-01 00:00:00", locale: story.locale).status == 0)
+        let sync = try run(["sync", "geo"], at: "2027-01-01 00:00:00", locale: story.locale)
+        #expect(sync.status == 0)
+        #expect(sync.stdout.hasPrefix(story.synced), "\(sync.stdout)")
         let graced = try run(tile, at: "2027-01-02 00:00:00", locale: story.locale)
         #expect(graced.status == 0)
         #expect(graced.stderr.contains(story.note), "\(graced.stderr)")

@@ -103,7 +103,10 @@ struct ServeCommand: Command {
             if context.json {
                 context.console.json(Line(url: urls[0], regions: count))
             } else {
-                context.console.print("serving \(count) \(count == 1 ? "region" : "regions") at \(urls[0]) (Ctrl-C to stop)")
+                context.console.print(
+                    Localization.format(
+                        Localization.localized("serving %1$s region at %2$s (Ctrl-C to stop)", "serving %1$s regions at %2$s (Ctrl-C to stop)", count: count),
+                        String(count), urls[0]))
                 for url in urls.dropFirst() { context.console.print("  also at \(url)") }
                 if share != nil {
                     let peers = urls.filter { !$0.contains("127.0.0.1") && !$0.contains("[::1]") && !$0.contains("localhost") }

@@ -3,6 +3,8 @@ import MapGate
 
 #if canImport(Glibc)
 import Glibc
+
+private typealias L = Localization
 #endif
 
 /// `mapgate sync [REGION...]`: install or update regions from the catalog.
@@ -110,11 +112,11 @@ struct SyncCommand: Command {
         switch event {
         case .kept(let id, let version):
             report(SyncLine(region: id, action: "kept", version: version), context: context) {
-                "\(id) \(TerminalText.inline(version)): no longer in the catalog; the installed version stays"
+                L.format(L.localized("%1$s %2$s: no longer in the catalog; the installed version stays"), id, TerminalText.inline(version))
             }
         case .absent(let id, let version, let reason):
             report(SyncLine(region: id, action: "absent", version: version), context: context) {
-                "\(id) \(TerminalText.inline(version)): \(reason); the installed version stays"
+                L.format(L.localized("%1$s %2$s: %3$s; the installed version stays"), id, TerminalText.inline(version), reason)
             }
         case .upToDate(let region, let version):
             report(.upToDate(version: version), region: region, context: context)
@@ -195,10 +197,6 @@ struct SyncCommand: Command {
         }
     }
 
-    private static func resumed(_ offset: Int64) -> String {
-        offset > 0 ? ", resumed at \(Format.bytes(offset))" : ""
-    }
-
     private func report(_ line: SyncLine, context: Context, human: () -> String) {
         if context.json {
             context.console.json(line)
@@ -211,27 +209,43 @@ struct SyncCommand: Command {
         switch outcome {
         case .upToDate(let version):
             report(SyncLine(region: region.id, action: "up-to-date", version: version, previousVersion: version), context: context) {
-                "\(region.id) \(TerminalText.inline(version)): up to date"
+                L.format(L.localized("%1$s %2$s: up to date"), region.id, TerminalText.inline(version))
             }
         case .patched(let version, let previous, let downloaded, let fullSize):
             let line = SyncLine(
                 region: region.id, action: "updated", version: version, previousVersion: previous, bytes: downloaded, transfer: "delta")
             report(line, context: context) {
-                "\(region.id) \(TerminalText.inline(previous)) → \(TerminalText.inline(version)): updated (delta, \(Format.bytes(downloaded)) of \(Format.bytes(fullSize)))"
+                L.format(
+                    L.localized("%1$s %2$s → %3$s: updated (delta, %4$s of %5$s)"), region.id, TerminalText.inline(previous), TerminalText.inline(version),
+                    Format.bytes(downloaded), Format.bytes(fullSize))
             }
         case .installed(let version, let previous, let downloaded, let resumedFrom):
             let line = SyncLine(
                 region: region.id, action: previous == nil ? "installed" : "updated", version: version, previousVersion: previous,
                 bytes: downloaded, resumedFrom: resumedFrom, transfer: "full")
             report(line, context: context) {
-                let what = previous.map { "updated from \(TerminalText.inline($0))" } ?? "installed"
-                return "\(region.id) \(TerminalText.inline(version)): \(what) (\(Format.bytes(downloaded)) downloaded\(Self.resumed(resumedFrom)))"
+                let (id, shown, bytes, at) = (region.id, TerminalText.inline(version), Format.bytes(downloaded), Format.bytes(resumedFrom))
+                switch (previous.map(TerminalText.inline), resumedFrom > 0) {
+                case (let previous?, true):
+                    return L.format(L.localized("%1$s %2$s: updated from %3$s (%4$s downloaded, resumed at %5$s)"), id, shown, previous, bytes, at)
+                case (let previous?, false):
+                    return L.format(L.localized("%1$s %2$s: updated from %3$s (%4$s downloaded)"), id, shown, previous, bytes)
+                case (nil, true):
+                    return L.format(L.localized("%1$s %2$s: installed (%3$s downloaded, resumed at %4$s)"), id, shown, bytes, at)
+                case (nil, false):
+                    return L.format(L.localized("%1$s %2$s: installed (%3$s downloaded)"), id, shown, bytes)
+                }
             }
         case .repaired(let version, let downloaded, let resumedFrom):
             // The installed file of this version was damaged (said on stderr) and is installed again.
             let line = SyncLine(region: region.id, action: "repaired", version: version, bytes: downloaded, resumedFrom: resumedFrom, transfer: "full")
             report(line, context: context) {
-                "\(region.id) \(TerminalText.inline(version)): repaired (installed again, \(Format.bytes(downloaded)) downloaded\(Self.resumed(resumedFrom)))"
+                resumedFrom > 0
+                    ? L.format(
+                        L.localized("%1$s %2$s: repaired (installed again, %3$s downloaded, resumed at %4$s)"), region.id, TerminalText.inline(version),
+                        Format.bytes(downloaded), Format.bytes(resumedFrom))
+                    : L.format(
+                        L.localized("%1$s %2$s: repaired (installed again, %3$s downloaded)"), region.id, TerminalText.inline(version), Format.bytes(downloaded))
             }
         }
     }
