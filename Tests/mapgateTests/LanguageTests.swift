@@ -101,6 +101,32 @@ import Testing
         #expect(json.stdout.contains("checks the store") && !json.stdout.contains(lines[0]), "\(json.stdout.prefix(500))")
     }
 
+    /// Tables line up by the columns each character takes on a terminal (a CJK character two),
+    /// headings translated: each row's version starts in the column where the heading's does.
+    @Test(arguments: [("ja_JP.UTF-8", "名前", "バージョン"), ("ko_KR.UTF-8", "이름", "버전"), ("zh_TW.UTF-8", "名稱", "版本"), ("C.UTF-8", "NAME", "VERSION")])
+    func aTableOfCJKNamesLinesUp(locale: String, nameHeading: String, versionHeading: String) throws {
+        try workspace.builder.add(
+            id: "tokyo", source: try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles"), version: "2026.11", format: "png",
+            overrides: ["name": "東京 とうきょう"])
+        try workspace.builder.add(
+            id: "seoul", source: try TestPaths.shared("mbtiles/mbtileserver-world_cities.mbtiles"), version: "7", format: "pbf",
+            overrides: ["name": "서울"])
+        try workspace.builder.write()
+        #expect(try run(["sync", "geo", "tokyo", "seoul"], at: "2027-01-01 00:00:00", locale: locale).status == 0)
+        let list = try run(["list"], at: "2027-01-01 00:00:00", locale: locale).stdout.split(separator: "\n").map(String.init)
+        let heading = try #require(list.first)
+        #expect(heading.contains(nameHeading) && heading.contains(versionHeading), "\(heading)")
+        /// The terminal column where `text` starts in `line`.
+        func column(of text: String, in line: String) -> Int? {
+            line.range(of: text).map { TerminalText.width(String(line[..<$0.lowerBound])) }
+        }
+        let versionColumn = try #require(column(of: versionHeading, in: heading))
+        for (line, version) in zip(list.dropFirst(), ["1", "7", "2026.11"]) {
+            // geo, seoul, tokyo: sorted by id.
+            #expect(column(of: "  " + version + " ", in: line).map { $0 + 2 } == versionColumn, "\(list.joined(separator: "\n"))")
+        }
+    }
+
     /// Every catalog is complete (no untranslated or fuzzy entry) and its formats match the
     /// source's (msgfmt --check); the template holds every marked message (xgettext).
     @Test func everyCatalogIsCompleteAndTheTemplateIsCurrent() throws {

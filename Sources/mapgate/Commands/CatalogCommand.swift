@@ -1,6 +1,8 @@
 import FoundationEssentials
 import MapGate
 
+private typealias L = Localization
+
 /// `mapgate catalog`: the regions on offer, against what is installed.
 struct CatalogCommand: Command {
     static let name = "catalog"
@@ -55,7 +57,10 @@ struct CatalogCommand: Command {
             if saved { facts.append("saved by the last sync") }
             console.print(TerminalText.inline(catalog.publisher) + ": " + facts.joined(separator: ", "))
         }
-        var table = Table(header: ["ID", "NAME", "VERSION", "DOWNLOAD", "FORMAT", "ZOOM", "INSTALLED", "STATUS"])
+        var table = Table(header: [
+            L.localized("ID"), L.localized("NAME"), L.localized("VERSION"), L.localized("DOWNLOAD"), L.localized("FORMAT"), L.localized("ZOOM"),
+            L.localized("INSTALLED"), L.localized("STATUS"),
+        ])
         for region in catalog.regions {
             let current = installed[region.id]?.version
             let status = RegionStatus(region, in: catalog, installedVersion: current, app: app)

@@ -1,6 +1,8 @@
 import FoundationEssentials
 import MapGate
 
+private typealias L = Localization
+
 /// `mapgate list`: the installed regions.
 struct ListCommand: Command {
     static let name = "list"
@@ -33,7 +35,10 @@ struct ListCommand: Command {
                 return ExitCode.success
             }
         }
-        var table = Table(header: ["ID", "NAME", "VERSION", "FORMAT", "ZOOM", "TILES", "SIZE", "BOUNDS", "INSTALLED", "FROM"])
+        var table = Table(header: [
+            L.localized("ID"), L.localized("NAME"), L.localized("VERSION"), L.localized("FORMAT"), L.localized("ZOOM"), L.localized("TILES"),
+            L.localized("SIZE"), L.localized("BOUNDS"), L.localized("INSTALLED ON"), L.localized("FROM"),
+        ])
         for region in regions {
             // Tile counts come from the file itself (read-only; no gate use: nothing is served).
             // Counted once at install; regions installed before that are counted now.
