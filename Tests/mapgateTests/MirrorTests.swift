@@ -98,6 +98,8 @@ import Glibc
         let first = try MapGateBinary.json(String(list.stdout.split(separator: "\n")[0]))
         #expect((first["source"] as? String)?.hasPrefix("file://" + stick + "/packages/") == true, "\(list.stdout)")
         #expect(try b.run(["list"], at: Self.day1).stdout.contains("mirror " + stick), "list names the mirror")
+        let status = try b.run(["status"], at: Self.day1).stdout
+        #expect(status.contains("region geo 1: installed 2027-01-02 from mirror " + stick), "\(status)")
 
         // Over the LAN: A shares the stick; C, which has nothing, syncs every region from it.
         let c = try MapGateBinary(workDirectory: work.file("c"))

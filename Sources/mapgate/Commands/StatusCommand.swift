@@ -1,3 +1,4 @@
+import FoundationEssentials
 import MapGate
 
 /// `mapgate status`: the gate from the saved state, without the network.
@@ -14,6 +15,15 @@ struct StatusCommand: Command {
         let report = try gate.status()
         context.warnAboutState(gate)
         GateOutput.show(report, context: context)
+        // Where each installed region came from and when (the publisher or a mirror): people only.
+        if !context.json, let library = try? context.existingRegionLibrary(), let regions = try? library.installed() {
+            for region in regions {
+                context.console.print(
+                    Localization.format(
+                        Localization.localized("region %1$s %2$s: installed %3$s from %4$s"), region.id, TerminalText.inline(region.version),
+                        Localization.day(region.installedAt), TerminalText.inline(region.origin ?? "?")))
+            }
+        }
         return report.phase.isClosed ? ExitCode.updateRequired : ExitCode.success
     }
 }
