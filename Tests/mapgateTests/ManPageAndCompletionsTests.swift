@@ -95,21 +95,27 @@ import Testing
         #expect(syntax.status == 0, "\(shell) -n: \(syntax.stderr)")
     }
 
-    @Test func bashCompletesCommandsAndOptions() throws {
+    /// What `mapgate help completions bash` completes for `words` (the cursor on the last one),
+    /// with `path` first on PATH (where a test puts its own `mapgate`).
+    func bashComplete(_ words: [String], path: String? = nil) throws -> String {
         let file = work.path + "/completion.bash"
-        try mapgate.runBare(["help", "completions", "bash"]).stdoutData.write(to: URL(fileURLWithPath: file))
-        func complete(_ words: [String]) throws -> String {
-            let quoted = words.map { "'\($0)'" }.joined(separator: " ")
-            let script = "source '\(file)'; COMP_WORDS=(\(quoted)); COMP_CWORD=\(words.count - 1); _mapgate; echo \"${COMPREPLY[*]}\""
-            let result = try runProcess("/bin/bash", ["-c", script])
-            #expect(result.status == 0, "\(result.stderr)")
-            return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        if !FileManager.default.fileExists(atPath: file) {
+            try mapgate.runBare(["help", "completions", "bash"]).stdoutData.write(to: URL(fileURLWithPath: file))
         }
-        #expect(try complete(["mapgate", "sy"]) == "sync")
-        #expect(try complete(["mapgate", "--json", "ver"]) == "verify")
-        #expect(try complete(["mapgate", "serve", "--max"]) == "--max-connections")
-        #expect(try complete(["mapgate", "tile", "-"]).contains("--output"))
-        #expect(try complete(["mapgate", "help", "pub"]) == "publish")
+        let quoted = words.map { "'\($0)'" }.joined(separator: " ")
+        let prefix = path.map { "export PATH='\($0)':$PATH; " } ?? ""
+        let script = prefix + "source '\(file)'; COMP_WORDS=(\(quoted)); COMP_CWORD=\(words.count - 1); _mapgate; echo \"${COMPREPLY[*]}\""
+        let result = try runProcess("/bin/bash", ["-c", script])
+        #expect(result.status == 0, "\(result.stderr)")
+        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    @Test func bashCompletesCommandsAndOptions() throws {
+        #expect(try bashComplete(["mapgate", "sy"]) == "sync")
+        #expect(try bashComplete(["mapgate", "--json", "ver"]) == "verify")
+        #expect(try bashComplete(["mapgate", "serve", "--max"]) == "--max-connections")
+        #expect(try bashComplete(["mapgate", "tile", "-"]).contains("--output"))
+        #expect(try bashComplete(["mapgate", "help", "pub"]) == "publish")
     }
 
     /// Issue 27: `sync` completes the ids of the catalog the last sync kept, not only the
@@ -131,18 +137,9 @@ import Testing
         try "#!/bin/sh\n\(exports)\nexec '\(binary.path)' \"$@\" --config '\(binary.configPath)' --data-dir '\(binary.dataDirectory)'\n"
             .write(toFile: bin + "/mapgate", atomically: true, encoding: .utf8)
         #expect(chmod(bin + "/mapgate", 0o755) == 0)
-        let file = work.path + "/completion.bash"
-        try mapgate.runBare(["help", "completions", "bash"]).stdoutData.write(to: URL(fileURLWithPath: file))
-        func complete(_ words: [String]) throws -> String {
-            let quoted = words.map { "'\($0)'" }.joined(separator: " ")
-            let script = "export PATH='\(bin)':$PATH; source '\(file)'; COMP_WORDS=(\(quoted)); COMP_CWORD=\(words.count - 1); _mapgate; echo \"${COMPREPLY[*]}\""
-            let result = try runProcess("/bin/bash", ["-c", script])
-            #expect(result.status == 0, "\(result.stderr)")
-            return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        }
-        #expect(try complete(["mapgate", "sync", ""]) == "geo plain")
-        #expect(try complete(["mapgate", "sync", "p"]) == "plain")
-        #expect(try complete(["mapgate", "open", ""]) == "geo")
+        #expect(try bashComplete(["mapgate", "sync", ""], path: bin) == "geo plain")
+        #expect(try bashComplete(["mapgate", "sync", "p"], path: bin) == "plain")
+        #expect(try bashComplete(["mapgate", "open", ""], path: bin) == "geo")
     }
 
     @Test func unknownShellIsAUsageError() throws {

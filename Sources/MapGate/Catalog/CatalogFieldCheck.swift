@@ -17,11 +17,10 @@ struct CatalogFieldCheck {
         return value
     }
 
-    /// `sha256`: 64 hex digits, lower-cased. ASCII only: Character.isHexDigit also accepts
-    /// fullwidth digits, which no digest matches.
+    /// `sha256`: 64 hex digits, lower-cased (``Swift/StringProtocol/isSHA256Hex``).
     func sha256(_ value: String) throws -> String {
         let hash = value.lowercased()
-        guard hash.utf8.count == 64, hash.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else {
+        guard hash.isSHA256Hex else {
             throw fail("sha256 \"\(hash)\" is not 64 hex digits")
         }
         return hash

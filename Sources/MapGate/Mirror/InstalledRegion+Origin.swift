@@ -8,7 +8,7 @@ extension InstalledRegion {
         guard let sourceURL, let url = URL(string: sourceURL) else { return nil }
         let path = url.path
         let parts = path.split(separator: "/", omittingEmptySubsequences: false)
-        let isMirror = parts.count >= 2 && parts[parts.count - 2] == Substring(MirrorLayout.packagesFolder) && MirrorLayout.isSHA256(parts[parts.count - 1])
+        let isMirror = parts.count >= 2 && parts[parts.count - 2] == Substring(MirrorLayout.packagesFolder) && parts[parts.count - 1].isSHA256Hex
         var place: String
         if url.scheme?.lowercased() == "file" {
             place = PathText.deletingLastComponent(isMirror ? PathText.deletingLastComponent(path) : path)

@@ -30,11 +30,7 @@ public enum MirrorLayout {
     public static func isMirrorFile(_ name: String) -> Bool {
         if name == catalogName || name == signatureName || name == manifestName { return true }
         let parts = name.split(separator: "/", omittingEmptySubsequences: false)
-        return parts.count == 2 && parts[0] == packagesFolder && isSHA256(parts[1])
-    }
-
-    static func isSHA256(_ text: Substring) -> Bool {
-        text.utf8.count == 64 && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+        return parts.count == 2 && parts[0] == packagesFolder && parts[1].isSHA256Hex
     }
 
     /// The base URL of the mirror named by `--from`: a folder (made absolute, as a `file://` URL),

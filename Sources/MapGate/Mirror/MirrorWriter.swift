@@ -212,7 +212,7 @@ public struct MirrorWriter {
     private func removeUnnamed(in destination: String, keeping: Set<String>) {
         let folder = destination + "/" + MirrorLayout.packagesFolder
         for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where !keeping.contains(name) {
-            if MirrorLayout.isSHA256(Substring(name)) || (name.hasPrefix(".") && name.hasSuffix(".partial")) {
+            if name.isSHA256Hex || (name.hasPrefix(".") && name.hasSuffix(".partial")) {
                 try? FileManager.default.removeItem(atPath: folder + "/" + name)
             }
         }

@@ -46,7 +46,7 @@ enum LeftoverFiles {
         ((try? FileManager.default.contentsOfDirectory(atPath: directory.deltasPath)) ?? []).compactMap { name in
             guard name.hasPrefix(id + ".") else { return nil }
             let rest = name.dropFirst(id.count + 1)
-            guard rest.utf8.count == 64, rest.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else { return nil }
+            guard rest.isSHA256Hex else { return nil }
             return (directory.deltasPath + "/" + name, String(rest))
         }
     }

@@ -38,6 +38,12 @@ extension Unicode.Scalar {
 }
 
 extension StringProtocol {
+    /// A SHA-256 as mapgate writes it: 64 lower-case hex digits, ASCII only (`Character.isHexDigit`
+    /// also accepts fullwidth digits, which no digest matches).
+    public var isSHA256Hex: Bool {
+        utf8.count == 64 && utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+    }
+
     /// `trimmingCharacters(in:)`: drops the leading and trailing scalars `trimmed` accepts.
     public func trimming(where trimmed: (Unicode.Scalar) -> Bool) -> String {
         let scalars = unicodeScalars
