@@ -55,7 +55,7 @@ public final class Demo {
     ///   until Ctrl-C); otherwise the last step says the server stops with the demo.
     public func run(keepsServing: Bool = true) throws -> DemoServer? {
         guard FileManager.default.fileExists(atPath: fixtures + "/lookup/store-1.5.0.json") else {
-            throw GeneralFailure("demo fixtures not found in \(fixtures) (run from the repository or pass --fixtures DIR)", kind: .io)
+            throw GeneralFailure(L.localized("demo fixtures not found in %1$s (run from the repository or pass --fixtures DIR)", "\(fixtures)"), kind: .io)
         }
         let origin = try TestOrigin(root: fixtures)
         // The origin runs as long as the demo's server does: its port stays the demo's, so no other
@@ -90,7 +90,7 @@ public final class Demo {
             bundled.sha256 == Self.bundledRegion.sha256
         else {
             throw GeneralFailure(
-                "demo fixtures in \(fixtures) are not the bundled demo region (\(Self.bundledRegion.id), SHA-256 \(Self.bundledRegion.sha256.prefix(12))…): the demo installs nothing else",
+                L.localized("demo fixtures in %1$s are not the bundled demo region (%2$s, SHA-256 %3$s…): the demo installs nothing else", "\(fixtures)", "\(Self.bundledRegion.id)", "\(Self.bundledRegion.sha256.prefix(12))"),
                 kind: .badData)
         }
         tell(.step(L.format(L.localized("%1$s: sync: the catalog of %2$s offers %3$s"), day(), catalog.publisher, catalog.regions.map(\.id).joined(separator: ", "))))

@@ -84,21 +84,21 @@ extension Catalog {
                 // Not JSON at all: the parser says where the text stopped making sense ("… around character 7.").
                 var detail = ""
                 do { _ = try JSONValue(parsing: data) } catch { detail = ": \(error.description)" }
-                throw fail("not valid JSON\(detail) (\(data.count) bytes; truncated?)")
+                throw fail(L.localized("not valid JSON%1$s (%2$s bytes; truncated?)", "\(detail)", "\(data.count)"))
             }
-            guard let formatVersion = header.formatVersion else { throw fail("formatVersion is missing") }
-            guard formatVersion == 1 else { throw fail("formatVersion \(formatVersion) is not supported (mapgate reads 1)") }
+            guard let formatVersion = header.formatVersion else { throw fail(L.localized("formatVersion is missing")) }
+            guard formatVersion == 1 else { throw fail(L.localized("formatVersion %1$s is not supported (mapgate reads 1)", "\(formatVersion)")) }
             throw fail(CatalogFile.reason(error))
         }
-        guard file.formatVersion == 1 else { throw fail("formatVersion \(file.formatVersion) is not supported (mapgate reads 1)") }
+        guard file.formatVersion == 1 else { throw fail(L.localized("formatVersion %1$s is not supported (mapgate reads 1)", "\(file.formatVersion)")) }
         let generated = file.generated.flatMap(ISODate.parse)
         if let minimum = file.minimumAppVersion, (try? AppVersion(minimum)) == nil {
-            throw fail("minimumAppVersion \"\(minimum)\" is not a version")
+            throw fail(L.localized("minimumAppVersion \"%1$s\" is not a version", "\(minimum)"))
         }
-        if let serial = file.serial, serial < 0 { throw fail("serial must be a non-negative integer") }
+        if let serial = file.serial, serial < 0 { throw fail(L.localized("serial must be a non-negative integer")) }
         var expires: Date?
         if let text = file.expires {
-            guard let date = ISODate.parse(text) else { throw fail("expires must be an ISO 8601 date") }
+            guard let date = ISODate.parse(text) else { throw fail(L.localized("expires must be an ISO 8601 date")) }
             expires = date
         }
         var seen = Set<String>()
@@ -110,7 +110,7 @@ extension Catalog {
                 guard seen.insert(region.id).inserted else {
                     // Neither copy of a duplicated id can be trusted to be the one meant.
                     regions.removeAll { $0.id == region.id }
-                    throw fail("duplicate id", region: region.id)
+                    throw fail(L.localized("duplicate id"), region: region.id)
                 }
                 regions.append(region)
             } catch let error as CatalogError {
@@ -140,27 +140,27 @@ extension Catalog {
         let id = fields.id
         func fail(_ reason: String) -> CatalogError { CatalogError(source: sourceURL, region: id, reason: reason) }
         if let problem = regionIDProblem(id) {
-            throw CatalogError(source: sourceURL, region: nil, reason: "regions[\(index)]: invalid id: \(problem)")
+            throw CatalogError(source: sourceURL, region: nil, reason: L.localized("regions[%1$s]: invalid id: %2$s", "\(index)", "\(problem)"))
         }
         let check = CatalogFieldCheck(fail: fail)
         let version = try check.nonEmpty(fields.version, "version")
         let hash = try check.sha256(fields.sha256)
-        guard let format = TileFormat(rawValue: fields.format) else { throw fail("format \"\(fields.format)\" is not png, jpg, webp or pbf") }
+        guard let format = TileFormat(rawValue: fields.format) else { throw fail(L.localized("format \"%1$s\" is not png, jpg, webp or pbf", "\(fields.format)")) }
         let url = try check.url(fields.url, against: sourceURL)
         for (key, zoom) in [("minzoom", fields.minzoom), ("maxzoom", fields.maxzoom)] where !TileCoordinate.zooms.contains(zoom) {
-            throw fail("\(key) must be an integer 0…30")
+            throw fail(L.localized("%1$s must be an integer 0…30", "\(key)"))
         }
-        guard fields.minzoom <= fields.maxzoom else { throw fail("minzoom \(fields.minzoom) is above maxzoom \(fields.maxzoom)") }
+        guard fields.minzoom <= fields.maxzoom else { throw fail(L.localized("minzoom %1$s is above maxzoom %2$s", "\(fields.minzoom)", "\(fields.maxzoom)")) }
         if let b = fields.bounds {
-            guard b.count == 4 else { throw fail("bounds must be [west, south, east, north]") }
+            guard b.count == 4 else { throw fail(L.localized("bounds must be [west, south, east, north]")) }
             guard (-180...180).contains(b[0]), (-180...180).contains(b[2]), (-90...90).contains(b[1]), (-90...90).contains(b[3]), b[1] <= b[3] else {
-                throw fail("bounds \(b) are outside the world")
+                throw fail(L.localized("bounds %1$s are outside the world", "\(b)"))
             }
         }
         if let minimum = fields.minimumAppVersion, (try? AppVersion(minimum)) == nil {
-            throw fail("minimumAppVersion \"\(minimum)\" is not a version")
+            throw fail(L.localized("minimumAppVersion \"%1$s\" is not a version", "\(minimum)"))
         }
-        if let hash = fields.contentHash, !isTilesetHash(hash) { throw fail("contentHash must be 32 hex digits") }
+        if let hash = fields.contentHash, !isTilesetHash(hash) { throw fail(L.localized("contentHash must be 32 hex digits")) }
         var deltas: [CatalogDelta] = []
         for (offset, entry) in (fields.deltas ?? []).enumerated() {
             let check = CatalogFieldCheck { fail("deltas[\(offset)]: \($0)") }
@@ -184,7 +184,7 @@ extension Catalog {
     /// One entry of a region's `deltas`, checked as strictly as the region's own package.
     private static func checkDelta(_ delta: CatalogFile.Delta, check: CatalogFieldCheck, sourceURL: String) throws -> CatalogDelta {
         let fromVersion = try check.nonEmpty(delta.fromVersion, "fromVersion")
-        guard isTilesetHash(delta.fromHash) else { throw check.fail("fromHash \"\(delta.fromHash)\" is not 32 hex digits") }
+        guard isTilesetHash(delta.fromHash) else { throw check.fail(L.localized("fromHash \"%1$s\" is not 32 hex digits", "\(delta.fromHash)")) }
         let hash = try check.sha256(delta.sha256)
         let size = try check.size(delta.size, "size")
         let url = try check.url(delta.url, against: sourceURL)
@@ -195,8 +195,8 @@ extension Catalog {
     static func resolve(_ text: String, against base: String, fail: (String) -> CatalogError) throws -> String {
         guard let resolved = URL(string: text, relativeTo: URL(string: base))?.absoluteURL,
             let scheme = resolved.scheme?.lowercased()
-        else { throw fail("url \"\(text)\" is not a URL") }
-        guard ["http", "https", "file"].contains(scheme) else { throw fail("url scheme \"\(scheme)\" is not http, https or file") }
+        else { throw fail(L.localized("url \"%1$s\" is not a URL", "\(text)")) }
+        guard ["http", "https", "file"].contains(scheme) else { throw fail(L.localized("url scheme \"%1$s\" is not http, https or file", "\(scheme)")) }
         return resolved.absoluteString
     }
 }

@@ -8,7 +8,7 @@ public struct CatalogError: MapGateFailure, LocalizedError, Sendable, Equatable 
     public let reason: String
     public var kind: FailureKind { .badData }
     public var errorDescription: String? {
-        if let region { return "catalog \(source): region \(region): \(reason)" }
-        return "catalog \(source): \(reason)"
+        if let region { return L.localized("catalog %1$s: region %2$s: %3$s", "\(source)", "\(region)", "\(reason)") }
+        return L.localized("catalog %1$s: %2$s", "\(source)", "\(reason)")
     }
 }

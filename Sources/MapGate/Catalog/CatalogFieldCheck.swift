@@ -7,13 +7,13 @@ struct CatalogFieldCheck {
 
     /// A string that is not empty.
     func nonEmpty(_ value: String, _ key: String) throws -> String {
-        guard !value.isEmpty else { throw fail("\(key) is empty") }
+        guard !value.isEmpty else { throw fail(L.localized("%1$s is empty", "\(key)")) }
         return value
     }
 
     /// A size of 1…`limit` bytes.
     func size(_ value: Int64, _ key: String, limit: Int64 = Catalog.maximumSize) throws -> Int64 {
-        guard value > 0, value <= limit else { throw fail("\(key) \(value) is out of range (1…\(limit))") }
+        guard value > 0, value <= limit else { throw fail(L.localized("%1$s %2$s is out of range (1…%3$s)", "\(key)", "\(value)", "\(limit)")) }
         return value
     }
 
@@ -21,7 +21,7 @@ struct CatalogFieldCheck {
     func sha256(_ value: String) throws -> String {
         let hash = value.lowercased()
         guard hash.isSHA256Hex else {
-            throw fail("sha256 \"\(hash)\" is not 64 hex digits")
+            throw fail(L.localized("sha256 \"%1$s\" is not 64 hex digits", "\(hash)"))
         }
         return hash
     }

@@ -58,12 +58,12 @@ public struct CatalogSource: Sendable {
         do {
             keys = try trustedKeys.map { try MinisignPublicKey(text: $0) }
         } catch {
-            throw CatalogError(source: url, region: nil, reason: "a trusted key is not a minisign public key: \(errorMessage(error))")
+            throw CatalogError(source: url, region: nil, reason: L.localized("a trusted key is not a minisign public key: %1$s", "\(errorMessage(error))"))
         }
         guard !keys.isEmpty else {
             throw CatalogError(
                 source: url, region: nil,
-                reason: "signed catalogs are required but no trusted key is set (trustedKeys in the product profile or the managed policy)")
+                reason: L.localized("signed catalogs are required but no trusted key is set (trustedKeys in the product profile or the managed policy)"))
         }
         let signatureURL = url + ".minisig"
         let signature: Data
@@ -71,12 +71,12 @@ public struct CatalogSource: Sendable {
             signature = try get(signatureURL, limit: MinisignSignature.maximumFileSize, what: "signature")
         } catch let error as CatalogFetchError where error.isMissing {
             if !requiresSignature { return nil }
-            throw CatalogError(source: url, region: nil, reason: "no signature at \(signatureURL) (\(error.detail)): refusing an unsigned catalog")
+            throw CatalogError(source: url, region: nil, reason: L.localized("no signature at %1$s (%2$s): refusing an unsigned catalog", "\(signatureURL)", "\(error.detail)"))
         }
         do {
             return (try MinisignVerifier(trustedKeys: keys).verify(signatureFile: signature, message: bytes), signature)
         } catch let error as SignatureError {
-            throw CatalogError(source: url, region: nil, reason: "signature refused: \(errorMessage(error))")
+            throw CatalogError(source: url, region: nil, reason: L.localized("signature refused: %1$s", "\(errorMessage(error))"))
         }
     }
 
@@ -86,7 +86,7 @@ public struct CatalogSource: Sendable {
             response = try client.get(HTTPRequest(url: target, connectTimeout: 10, totalTimeout: 60), maxBodyBytes: limit)
         } catch let error as HTTPError {
             if case .tooLarge = error {
-                throw CatalogError(source: url, region: nil, reason: "\(what) larger than \(limit >= 1 << 20 ? "\(limit >> 20) MiB" : "\(limit) bytes"): refused")
+                throw CatalogError(source: url, region: nil, reason: L.localized("%1$s larger than %2$s: refused", "\(what)", "\(limit >= 1 << 20 ? "\(limit >> 20) MiB" : "\(limit) bytes")"))
             }
             // A file:// signature that does not exist is curl error 37.
             if case .transport(let code, let message, _) = error, code == 37 {
@@ -99,7 +99,7 @@ public struct CatalogSource: Sendable {
             if response.status == 404 || response.status == 410 {
                 throw CatalogFetchError(isMissing: true, detail: "HTTP \(response.status)", target: "\(what) \(target)")
             }
-            throw GeneralFailure("\(what) \(target): HTTP \(response.status)", kind: .unavailable)
+            throw GeneralFailure(L.localized("%1$s %2$s: HTTP %3$s", "\(what)", "\(target)", "\(response.status)"), kind: .unavailable)
         }
         return response.body
     }

@@ -39,7 +39,7 @@ extension Catalog {
                 let style = try checkStyle(entry, index: index, sourceURL: sourceURL)
                 guard seen.insert(style.id).inserted else {
                     styles.removeAll { $0.id == style.id }
-                    throw fail("style \(style.id): duplicate id")
+                    throw fail(L.localized("style %1$s: duplicate id", "\(style.id)"))
                 }
                 styles.append(style)
             } catch let error as CatalogError {
@@ -55,22 +55,22 @@ extension Catalog {
         let fields: CatalogFile.Style
         switch entry {
         case .invalid(let id?, let reason) where isValidStyleID(id):
-            throw CatalogError(source: sourceURL, region: nil, reason: "style \(id): \(reason)")
+            throw CatalogError(source: sourceURL, region: nil, reason: L.localized("style %1$s: %2$s", "\(id)", "\(reason)"))
         case .invalid(_, let reason):
             throw CatalogError(source: sourceURL, region: nil, reason: "styles[\(index)]: \(reason)")
         case .valid(let valid):
             fields = valid
         }
         guard isValidStyleID(fields.id) else {
-            throw CatalogError(source: sourceURL, region: nil, reason: "styles[\(index)]: id is not of the form [a-z0-9][a-z0-9._-]{0,63}")
+            throw CatalogError(source: sourceURL, region: nil, reason: L.localized("styles[%1$s]: id is not of the form [a-z0-9][a-z0-9._-]{0,63}", "\(index)"))
         }
-        let check = CatalogFieldCheck { CatalogError(source: sourceURL, region: nil, reason: "style \(fields.id): \($0)") }
+        let check = CatalogFieldCheck { CatalogError(source: sourceURL, region: nil, reason: L.localized("style %1$s: %2$s", "\(fields.id)", "\($0)")) }
         guard isFileSafeVersion(fields.version) else {
-            throw check.fail("version \"\(fields.version)\" is not of the form [A-Za-z0-9][A-Za-z0-9._+-]{0,63}")
+            throw check.fail(L.localized("version \"%1$s\" is not of the form [A-Za-z0-9][A-Za-z0-9._+-]{0,63}", "\(fields.version)"))
         }
         let hash = try check.sha256(fields.sha256)
         guard !fields.regions.isEmpty, fields.regions.allSatisfy(isValidRegionID) else {
-            throw check.fail("regions must be a non-empty list of region ids")
+            throw check.fail(L.localized("regions must be a non-empty list of region ids"))
         }
         let url = try check.url(fields.url, against: sourceURL)
         return CatalogStyle(

@@ -35,7 +35,7 @@ public struct PublisherGate: Sendable, Equatable, Codable {
         }
         let known = Set(CodingKeys.allCases.map(\.stringValue))
         let keys = try decoder.container(keyedBy: AnyKey.self).allKeys.map(\.stringValue)
-        if let unknown = keys.sorted().first(where: { !known.contains($0) }) { throw fail("unknown key \"\(unknown)\"") }
+        if let unknown = keys.sorted().first(where: { !known.contains($0) }) { throw fail(L.localized("unknown key \"%1$s\"", "\(unknown)")) }
         let container = try decoder.container(keyedBy: CodingKeys.self)
         func integer(_ key: CodingKeys, _ range: ClosedRange<Int>) throws -> Int? {
             let said = "\(key.stringValue) must be an integer \(range.lowerBound)…\(range.upperBound)"
@@ -51,7 +51,7 @@ public struct PublisherGate: Sendable, Equatable, Codable {
         closeAfterDays = try integer(.closeAfterDays, 0...3650)
         if container.contains(.minimumAppVersion) {
             guard let text = try? container.decode(String.self, forKey: .minimumAppVersion), (try? AppVersion(text)) != nil else {
-                throw fail("minimumAppVersion is not a version")
+                throw fail(L.localized("minimumAppVersion is not a version"))
             }
             minimumAppVersion = text
         }

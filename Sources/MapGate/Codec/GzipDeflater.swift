@@ -33,7 +33,7 @@ public final class GzipDeflater {
         guard code == Z_OK else {
             stream.deallocate()
             header.deallocate()
-            throw GeneralFailure("gzip: zlib could not start compressing (code \(code))")
+            throw GeneralFailure(L.localized("gzip: zlib could not start compressing (code %1$s)", "\(code)"))
         }
     }
 
@@ -46,7 +46,7 @@ public final class GzipDeflater {
     /// Compresses `input`, handing each piece of output to `sink`.
     public func compress(_ input: UnsafeRawBufferPointer, sink: (UnsafeRawBufferPointer) throws -> Void) throws {
         guard let base = input.baseAddress, input.count > 0 else { return }
-        guard !isFinished else { throw GeneralFailure("gzip: compressing after the stream was finished") }
+        guard !isFinished else { throw GeneralFailure(L.localized("gzip: compressing after the stream was finished")) }
         var offset = 0
         while offset < input.count {
             // avail_in is 32 bits: feed at most 1 GiB at a time.
@@ -87,11 +87,11 @@ public final class GzipDeflater {
                 if flush == Z_NO_FLUSH, stream.pointee.avail_out > 0, stream.pointee.avail_in == 0 { return }
                 if code == Z_BUF_ERROR, produced == 0 {
                     if flush == Z_NO_FLUSH { return }
-                    throw GeneralFailure("gzip: zlib made no progress finishing the stream")
+                    throw GeneralFailure(L.localized("gzip: zlib made no progress finishing the stream"))
                 }
             default:
                 let reason = stream.pointee.msg.map { String(cString: $0) } ?? "zlib error \(code)"
-                throw GeneralFailure("gzip: zlib could not compress: \(reason)")
+                throw GeneralFailure(L.localized("gzip: zlib could not compress: %1$s", "\(reason)"))
             }
         }
     }

@@ -8,8 +8,8 @@ public struct GzipError: MapGateFailure, LocalizedError, Sendable {
     public var errorDescription: String? { message }
 
     init(message: String) { self.message = message }
-    init(corrupt reason: String) { message = "corrupt gzip data: \(reason)" }
-    init(unpacksToMoreThan limit: Int) { message = "the gzip data unpacks to more than \(limit) bytes" }
+    init(corrupt reason: String) { message = L.localized("corrupt gzip data: %1$s", "\(reason)") }
+    init(unpacksToMoreThan limit: Int) { message = L.localized("the gzip data unpacks to more than %1$s bytes", "\(limit)") }
 }
 
 /// Incremental gzip decompression over zlib, fed chunk by chunk while a download streams.
@@ -40,7 +40,7 @@ public final class GzipInflater {
         let code = czlib_inflate_init2(stream, 16 + MAX_WBITS)
         // Every stored property is set by now, so a throw runs `deinit`, which frees both
         // buffers (and `inflateEnd` refuses a stream that never started).
-        guard code == Z_OK else { throw GzipError(message: "zlib could not start (code \(code))") }
+        guard code == Z_OK else { throw GzipError(message: L.localized("zlib could not start (code %1$s)", "\(code)")) }
         if !verifiesTrailer { inflateValidate(stream, 0) }
     }
 
@@ -126,7 +126,7 @@ public final class GzipInflater {
     /// Throws unless the stream ended cleanly (a cut-short file fails here), then hands the
     /// output not handed out yet to `sink`.
     public func finish(sink: (UnsafeRawBufferPointer) throws -> Void) throws {
-        guard isFinished else { throw GzipError(corrupt: "the stream ends before the gzip trailer") }
+        guard isFinished else { throw GzipError(corrupt: L.localized("the stream ends before the gzip trailer")) }
         if filled > 0 {
             try sink(UnsafeRawBufferPointer(rebasing: output[0..<filled]))
             filled = 0

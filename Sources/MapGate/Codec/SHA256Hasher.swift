@@ -35,7 +35,7 @@ public final class SHA256Hasher {
     /// Hashes a file in 256 KiB chunks, never holding it whole in memory.
     public static func hex(ofFileAt path: String) throws -> String {
         guard let handle = UnixFile(forReadingAtPath: path) else {
-            throw GeneralFailure("cannot read \(path) to hash it", kind: .io)
+            throw GeneralFailure(L.localized("cannot read %1$s to hash it", "\(path)"), kind: .io)
         }
         defer { try? handle.close() }
         let hasher = try SHA256Hasher()

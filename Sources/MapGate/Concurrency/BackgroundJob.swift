@@ -26,7 +26,7 @@ final class BackgroundJob<Value: Sendable>: @unchecked Sendable {
     /// Waits for the job and returns its value, or throws its error.
     func wait() throws -> Value {
         group.wait()
-        guard let result else { throw GeneralFailure("a background job ended without a result") }
+        guard let result else { throw GeneralFailure(L.localized("a background job ended without a result")) }
         return try result.get()
     }
 }

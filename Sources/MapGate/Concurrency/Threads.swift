@@ -11,7 +11,7 @@ public enum Threads {
         public let name: String?
         public let reason: String
         public var kind: FailureKind { .unavailable }
-        public var errorDescription: String? { "cannot start a thread\(name.map { " (\($0))" } ?? ""): \(reason)" }
+        public var errorDescription: String? { L.localized("cannot start a thread%1$s: %2$s", "\(name.map { " (\($0))" } ?? "")", "\(reason)") }
     }
 
     /// Runs `body` on a new detached thread (`Thread.detachNewThread`), named `name` when given

@@ -42,11 +42,11 @@ extension Configuration {
     /// - Parameter policyPath: the managed policy in use, named when a gate key is refused.
     public static func load(path: String, mustExist: Bool, policyPath: String = ManagedPolicy.defaultPath) throws -> Configuration {
         guard FileManager.default.fileExists(atPath: path) else {
-            if mustExist { throw ConfigurationError(path: path, key: nil, reason: "no such file") }
+            if mustExist { throw ConfigurationError(path: path, key: nil, reason: L.localized("no such file")) }
             return Configuration()
         }
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw ConfigurationError(path: path, key: nil, reason: "cannot be read")
+            throw ConfigurationError(path: path, key: nil, reason: L.localized("cannot be read"))
         }
         return try parse(data, path: path, policyPath: policyPath)
     }

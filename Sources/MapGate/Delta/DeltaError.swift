@@ -42,10 +42,10 @@ public struct DeltaError: MapGateFailure, LocalizedError, Sendable, Equatable {
     public var errorDescription: String? {
         let text: String
         switch reason {
-        case .missingFile: text = "no such file"
-        case .notMBTiles(let detail): text = "not an MBTiles file: \(detail)"
-        case .notADelta(let detail): text = "not a tile delta: \(detail)"
-        case .isADelta: text = "this is a tile delta (it has agg_tiles_hash_before_apply/after_apply), not a full tileset"
+        case .missingFile: text = L.localized("no such file")
+        case .notMBTiles(let detail): text = L.localized("not an MBTiles file: %1$s", "\(detail)")
+        case .notADelta(let detail): text = L.localized("not a tile delta: %1$s", "\(detail)")
+        case .isADelta: text = L.localized("this is a tile delta (it has agg_tiles_hash_before_apply/after_apply), not a full tileset")
         case .baseMismatch(let expected, let actual):
             text = "delta does not fit this base: it expects agg_tiles_hash \(expected), the base has \(actual)"
         case .resultMismatch(let expected, let actual):

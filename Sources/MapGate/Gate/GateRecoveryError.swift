@@ -6,7 +6,7 @@ public struct GateRecoveryError: MapGateFailure, LocalizedError, Sendable {
     public let lookupError: LookupError?
     public var kind: FailureKind { lookupError?.kind == .badData ? .badData : .unavailable }
     public var errorDescription: String? {
-        "the update gate's saved state was lost or damaged while map data is installed; mapgate must reach the App Store once before it can be used again"
+        L.localized("the update gate's saved state was lost or damaged while map data is installed; mapgate must reach the App Store once before it can be used again")
             + (lookupError.map { " (\(errorMessage($0)))" } ?? "")
     }
 }

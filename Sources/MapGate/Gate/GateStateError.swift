@@ -14,7 +14,7 @@ public struct GateStateError: MapGateFailure, LocalizedError, Sendable {
     public let advice: String
     public var kind: FailureKind { .io }
     public var errorDescription: String? {
-        "cannot write the update gate's state \(path): \(reason); \(advice)"
+        L.localized("cannot write the update gate's state %1$s: %2$s; %3$s", "\(path)", "\(reason)", "\(advice)")
     }
 
     init(_ error: SQLiteError, path fallback: String) {

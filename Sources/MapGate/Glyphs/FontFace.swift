@@ -34,11 +34,11 @@ final class FontFace {
         var opened: OpaquePointer?
         switch cft_open_face_descriptor(file.take(), size, index, UInt32(Self.pixelSize), &opened) {
         case CFT_OPENED: break
-        case CFT_NOT_STARTED: throw GlyphError.fontUnreadable(path: path, reason: "FreeType did not start")
-        case CFT_NOT_SCALABLE: throw GlyphError.fontUnreadable(path: path, reason: "not scalable to \(Self.pixelSize) px")
-        default: throw GlyphError.fontUnreadable(path: path, reason: "not a font FreeType can read")
+        case CFT_NOT_STARTED: throw GlyphError.fontUnreadable(path: path, reason: L.localized("FreeType did not start"))
+        case CFT_NOT_SCALABLE: throw GlyphError.fontUnreadable(path: path, reason: L.localized("not scalable to %1$s px", "\(Self.pixelSize)"))
+        default: throw GlyphError.fontUnreadable(path: path, reason: L.localized("not a font FreeType can read"))
         }
-        guard let opened else { throw GlyphError.fontUnreadable(path: path, reason: "FreeType did not start") }
+        guard let opened else { throw GlyphError.fontUnreadable(path: path, reason: L.localized("FreeType did not start")) }
         self.path = path
         face = opened
         let info = cft_face_info(opened)

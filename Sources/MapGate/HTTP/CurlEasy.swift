@@ -17,7 +17,7 @@ final class CurlEasy {
 
     init(url: String) throws {
         guard try curlGlobalInitialization.get() == CURLE_OK, let handle = ccurl_easy_init() else {
-            throw HTTPError.transport(code: -1, message: "libcurl could not be initialised", url: url)
+            throw HTTPError.transport(code: -1, message: L.localized("libcurl could not be initialised"), url: url)
         }
         self.handle = handle
     }
@@ -54,7 +54,7 @@ final class CurlEasy {
     private func check(_ code: CURLcode, _ option: CURLoption) throws {
         guard code == CURLE_OK else {
             throw HTTPError.transport(
-                code: Int(code.rawValue), message: "libcurl refused option \(option.rawValue): \(Self.describe(code))", url: "(not started)")
+                code: Int(code.rawValue), message: L.localized("libcurl refused option %1$s: %2$s", "\(option.rawValue)", "\(Self.describe(code))"), url: "(not started)")
         }
     }
 

@@ -44,9 +44,9 @@ public enum HTTPError: MapGateFailure, LocalizedError, Sendable, Equatable {
     public var errorDescription: String? {
         switch self {
         case .transport(let code, let message, let url):
-            "\(message) (curl error \(code)) for \(url)"
+            L.localized("%1$s (curl error %2$s) for %3$s", "\(message)", "\(code)", "\(url)")
         case .status(let code, let url):
-            "HTTP \(code) from \(url)"
+            L.localized("HTTP %1$s from %2$s", "\(code)", "\(url)")
         case .cancelled(let url):
             "transfer of \(url) cancelled"
         case .tooLarge(let limit, let url):

@@ -46,24 +46,24 @@ public final class HTTPListener: Sendable {
         var info: UnsafeMutablePointer<addrinfo>?
         let status = getaddrinfo(host, String(port), &hints, &info)
         guard status == 0, let first = info else {
-            throw HTTPServerError(message: "cannot listen on \(host):\(port): \(String(cString: gai_strerror(status)))")
+            throw HTTPServerError(message: L.localized("cannot listen on %1$s:%2$s: %3$s", "\(host)", "\(port)", "\(String(cString: gai_strerror(status)))"))
         }
         defer { freeaddrinfo(info) }
         let fd = socket(first.pointee.ai_family, first.pointee.ai_socktype, first.pointee.ai_protocol)
-        guard fd >= 0 else { throw HTTPServerError(message: "cannot create a socket: \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw HTTPServerError(message: L.localized("cannot create a socket: %1$s", "\(String(cString: strerror(errno)))")) }
         var yes: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
         guard bind(fd, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0, Glibc.listen(fd, 4096) == 0 else {
             let reason = String(cString: strerror(errno))
             close(fd)
-            throw HTTPServerError(message: "cannot listen on \(host):\(port): \(reason)")
+            throw HTTPServerError(message: L.localized("cannot listen on %1$s:%2$s: %3$s", "\(host)", "\(port)", "\(reason)"))
         }
         var address = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
         let bound = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
         }
-        guard bound == 0 else { close(fd); throw HTTPServerError(message: "getsockname failed") }
+        guard bound == 0 else { close(fd); throw HTTPServerError(message: L.localized("getsockname failed")) }
         let family = address.ss_family
         let boundPort = withUnsafePointer(to: &address) { pointer -> UInt16 in
             if family == sa_family_t(AF_INET6) {

@@ -94,14 +94,14 @@ public final class HTTPServer: Sendable {
         port = bound.port
         // libmicrohttpd is opened here, the first time a server starts (it is not linked).
         do { try SharedLibrary.microhttpd.load() } catch {
-            throw HTTPServerError(message: "cannot start the HTTP server on \(bound.baseURL): \(error.errorDescription ?? "")", kind: .unavailable)
+            throw HTTPServerError(message: L.localized("cannot start the HTTP server on %1$s: %2$s", "\(bound.baseURL)", "\(error.errorDescription ?? "")"), kind: .unavailable)
         }
         let socket = bound.take()
-        guard socket >= 0 else { throw HTTPServerError(message: "the listening socket was already handed to a server") }
+        guard socket >= 0 else { throw HTTPServerError(message: L.localized("the listening socket was already handed to a server")) }
         let flags = fcntl(socket, F_GETFL)
         guard flags >= 0, fcntl(socket, F_SETFL, flags | O_NONBLOCK) == 0 else {
             close(socket)
-            throw HTTPServerError(message: "cannot make the listening socket of \(bound.baseURL) non-blocking: \(String(cString: strerror(errno)))")
+            throw HTTPServerError(message: L.localized("cannot make the listening socket of %1$s non-blocking: %2$s", "\(bound.baseURL)", "\(String(cString: strerror(errno)))"))
         }
         // Bodies of a few hundred KB and more are mapped and given back to the system when their
         // answer is done (a fixed threshold: glibc's moving one kept freed 8 MB tiles in the heap,
@@ -139,7 +139,7 @@ public final class HTTPServer: Sendable {
         guard let started else {
             context.registry.stopWatchdog()
             close(socket)
-            throw HTTPServerError(message: "cannot start the HTTP server on \(bound.baseURL) (libmicrohttpd refused its options)")
+            throw HTTPServerError(message: L.localized("cannot start the HTTP server on %1$s (libmicrohttpd refused its options)", "\(bound.baseURL)"))
         }
         daemon = UnsafeSendable(started)
     }

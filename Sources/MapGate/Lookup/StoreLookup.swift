@@ -86,36 +86,36 @@ public struct StoreLookup: Sendable {
     /// Reads a lookup answer. Public so the saved last answer and fixtures go through one parser.
     public func decode(_ body: Data) throws -> StoreRelease {
         guard let object = (try? JSONValue(parsing: body))?.objectValue else {
-            throw LookupError.malformed(reason: "the body is not a JSON object", url: endpoint)
+            throw LookupError.malformed(reason: L.localized("the body is not a JSON object"), url: endpoint)
         }
         if let message = object["errorMessage"]?.stringValue {
             throw LookupError.serviceError(message: message, url: endpoint)
         }
         guard let count = object["resultCount"]?.int, let results = object["results"]?.arrayValue else {
-            throw LookupError.malformed(reason: "no resultCount and results", url: endpoint)
+            throw LookupError.malformed(reason: L.localized("no resultCount and results"), url: endpoint)
         }
         guard count > 0, let first = results.first else {
             throw LookupError.notPublished(app: appDescription, country: country)
         }
         guard let result = first.objectValue else {
-            throw LookupError.malformed(reason: "results[0] is not an object", url: endpoint)
+            throw LookupError.malformed(reason: L.localized("results[0] is not an object"), url: endpoint)
         }
         guard let version = result["version"]?.stringValue else {
-            throw LookupError.malformed(reason: "results[0] has no version", url: endpoint)
+            throw LookupError.malformed(reason: L.localized("results[0] has no version"), url: endpoint)
         }
         do {
             _ = try AppVersion(version)
         } catch {
-            throw LookupError.malformed(reason: "version \"\(version)\" is not a version number", url: endpoint)
+            throw LookupError.malformed(reason: L.localized("version \"%1$s\" is not a version number", "\(version)"), url: endpoint)
         }
         let trackID = result["trackId"]?.int
         let bundleID = result["bundleId"]?.stringValue
         // An answer about another app (a wrong or hostile endpoint) must not move the gate.
         if let appID, trackID != appID {
-            throw LookupError.malformed(reason: "the answer is for trackId \(trackID.map(String.init) ?? "none"), not app id \(appID)", url: endpoint)
+            throw LookupError.malformed(reason: L.localized("the answer is for trackId %1$s, not app id %2$s", "\(trackID.map(String.init) ?? "none")", "\(appID)"), url: endpoint)
         }
         if appID == nil, let expected = self.bundleID, bundleID != expected {
-            throw LookupError.malformed(reason: "the answer is for bundleId \(bundleID ?? "none"), not \(expected)", url: endpoint)
+            throw LookupError.malformed(reason: L.localized("the answer is for bundleId %1$s, not %2$s", "\(bundleID ?? "none")", "\(expected)"), url: endpoint)
         }
         return StoreRelease(
             version: version.trimmingWhitespaceAndNewlines(),

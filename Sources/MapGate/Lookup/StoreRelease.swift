@@ -62,9 +62,9 @@ public enum LookupError: MapGateFailure, LocalizedError, Sendable, Equatable {
     public var errorDescription: String? {
         switch self {
         case .notPublished(let app, let country):
-            "store lookup: \(app) is not published in storefront \"\(country)\" (resultCount 0)"
+            L.localized("store lookup: %1$s is not published in storefront \"%2$s\" (resultCount 0)", "\(app)", "\(country)")
         case .serviceError(let message, let url):
-            "store lookup: the service answered \"\(message)\" (\(url))"
+            L.localized("store lookup: the service answered \"%1$s\" (%2$s)", "\(message)", "\(url)")
         case .malformed(let reason, let url):
             "store lookup: unreadable answer from \(url): \(reason)"
         case .httpStatus(let code, let url):

@@ -40,22 +40,22 @@ public enum MirrorLayout {
         let lowered = source.lowercased()
         if lowered.hasPrefix("http://") || lowered.hasPrefix("https://") {
             guard var components = URLComponents(string: source), components.host?.isEmpty == false else {
-                throw GeneralFailure("--from \(source): not a URL (http://HOST:PORT or http://HOST:PORT/PATH)", kind: .usage)
+                throw GeneralFailure(L.localized("--from %1$s: not a URL (http://HOST:PORT or http://HOST:PORT/PATH)", "\(source)"), kind: .usage)
             }
             if components.path.isEmpty || components.path == "/" { components.path = sharePath }
             guard let text = components.string else {
-                throw GeneralFailure("--from \(source): not a URL (http://HOST:PORT or http://HOST:PORT/PATH)", kind: .usage)
+                throw GeneralFailure(L.localized("--from %1$s: not a URL (http://HOST:PORT or http://HOST:PORT/PATH)", "\(source)"), kind: .usage)
             }
             return text.hasSuffix("/") ? String(text.dropLast()) : text
         }
         if lowered.hasPrefix("file://") { return source.hasSuffix("/") ? String(source.dropLast()) : source }
         if lowered.contains("://") {
-            throw GeneralFailure("--from \(source): only a folder, or an http, https or file URL, can be a mirror", kind: .usage)
+            throw GeneralFailure(L.localized("--from %1$s: only a folder, or an http, https or file URL, can be a mirror", "\(source)"), kind: .usage)
         }
         let absolute = PathText.standardized(source.hasPrefix("/") ? source : currentDirectory + "/" + source)
         var info = stat()
         guard stat(absolute, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
-            throw GeneralFailure("--from \(source): no such folder (a mirror is a folder written by 'mapgate mirror')", kind: .usage)
+            throw GeneralFailure(L.localized("--from %1$s: no such folder (a mirror is a folder written by 'mapgate mirror')", "\(source)"), kind: .usage)
         }
         return fileURL(absolute)
     }

@@ -51,13 +51,13 @@ public struct MirrorManifest: Codable, Sendable, Equatable {
         do {
             let manifest = try JSONDecoder().decode(MirrorManifest.self, from: data)
             guard manifest.formatVersion == 1 else {
-                throw GeneralFailure("\(source): formatVersion \(manifest.formatVersion) is not 1 (a newer mapgate wrote this mirror)", kind: .badData)
+                throw GeneralFailure(L.localized("%1$s: formatVersion %2$s is not 1 (a newer mapgate wrote this mirror)", "\(source)", "\(manifest.formatVersion)"), kind: .badData)
             }
             return manifest
         } catch let error as GeneralFailure {
             throw error
         } catch {
-            throw GeneralFailure("\(source): not a mirror manifest (\(errorMessage(error)))", kind: .badData)
+            throw GeneralFailure(L.localized("%1$s: not a mirror manifest (%2$s)", "\(source)", "\(errorMessage(error))"), kind: .badData)
         }
     }
 }

@@ -58,7 +58,7 @@ public struct MirrorWriter {
     ) throws -> Summary {
         guard let saved = SavedCatalog.load(from: directory) else {
             throw GeneralFailure(
-                "no catalog to pass on in \(directory.path): 'mapgate sync' saves the catalog it accepts; run it once where the publisher is reachable",
+                L.localized("no catalog to pass on in %1$s: 'mapgate sync' saves the catalog it accepts; run it once where the publisher is reachable", "\(directory.path)"),
                 kind: .unavailable)
         }
         let catalog = try saved.verified(in: directory, trustedKeys: trustedKeys, requiresSignature: requiresSignature)
@@ -99,11 +99,13 @@ public struct MirrorWriter {
             }
         }
         for region in catalog.regions where !installed.contains(where: { $0.id == region.id }) {
+            // mirror.json's words (not translated: a file other machines read)
             manifest.leftOut.append(MirrorManifest.LeftOut(id: region.id, reason: "not installed on the machine that wrote this mirror"))
         }
         let styles = Dictionary(try InstalledStyles(directory: directory).all().map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         for style in catalog.styles {
             guard styles[style.id]?.bundle?.version == style.version else {
+                // (not translated: a file other machines read)
                 manifest.leftOut.append(MirrorManifest.LeftOut(id: "style " + style.id, reason: "not installed in this version"))
                 continue
             }
@@ -132,11 +134,11 @@ public struct MirrorWriter {
         do {
             try FileManager.default.createDirectory(atPath: packages, withIntermediateDirectories: true)
         } catch {
-            throw GeneralFailure("cannot make the mirror folder \(packages): \(errorMessage(error))", kind: .io)
+            throw GeneralFailure(L.localized("cannot make the mirror folder %1$s: %2$s", "\(packages)", "\(errorMessage(error))"), kind: .io)
         }
         let here = PathText.standardized(destination)
         if here == PathText.standardized(directory.path) || here.hasPrefix(PathText.standardized(directory.path) + "/") {
-            throw GeneralFailure("\(destination) is inside the data directory \(directory.path): write the mirror somewhere else", kind: .usage)
+            throw GeneralFailure(L.localized("%1$s is inside the data directory %2$s: write the mirror somewhere else", "\(destination)", "\(directory.path)"), kind: .usage)
         }
     }
 

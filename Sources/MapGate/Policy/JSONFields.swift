@@ -16,10 +16,10 @@ struct JSONFields {
         do {
             object = try JSONValue(parsing: data)
         } catch {
-            throw ConfigurationError(file: file, path: path, key: nil, reason: "not valid JSON (\(error.description))")
+            throw ConfigurationError(file: file, path: path, key: nil, reason: L.localized("not valid JSON (%1$s)", "\(error.description)"))
         }
         guard let fields = object.objectValue else {
-            throw ConfigurationError(file: file, path: path, key: nil, reason: "must be a JSON object")
+            throw ConfigurationError(file: file, path: path, key: nil, reason: L.localized("must be a JSON object"))
         }
         self.fields = fields
     }
@@ -39,21 +39,21 @@ struct JSONFields {
 
     mutating func string(_ key: String, valid: (String) -> Bool) throws -> String? {
         guard let value = raw(key) else { return nil }
-        guard let text = value.stringValue else { throw fail(key, "must be a string") }
-        guard valid(text) else { throw fail(key, "invalid value \"\(text)\"") }
+        guard let text = value.stringValue else { throw fail(key, L.localized("must be a string")) }
+        guard valid(text) else { throw fail(key, L.localized("invalid value \"%1$s\"", "\(text)")) }
         return text
     }
 
     mutating func strings(_ key: String, valid: (String) -> Bool) throws -> [String]? {
         guard let value = raw(key) else { return nil }
-        guard let list = value.arrayValue, case let texts = list.compactMap(\.stringValue), texts.count == list.count else { throw fail(key, "must be a list of strings") }
-        if let bad = texts.first(where: { !valid($0) }) { throw fail(key, "invalid value \"\(bad)\"") }
+        guard let list = value.arrayValue, case let texts = list.compactMap(\.stringValue), texts.count == list.count else { throw fail(key, L.localized("must be a list of strings")) }
+        if let bad = texts.first(where: { !valid($0) }) { throw fail(key, L.localized("invalid value \"%1$s\"", "\(bad)")) }
         return texts
     }
 
     mutating func boolean(_ key: String) throws -> Bool? {
         guard let value = raw(key) else { return nil }
-        guard value.isBoolean, let flag = value.bool else { throw fail(key, "must be true or false") }
+        guard value.isBoolean, let flag = value.bool else { throw fail(key, L.localized("must be true or false")) }
         return flag
     }
 
@@ -62,7 +62,7 @@ struct JSONFields {
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), schemes.contains(scheme),
             scheme == "file" || url.host?.isEmpty == false
         else {
-            throw fail(key, "\"\(text)\" is not an absolute \(schemes.sorted().joined(separator: "/")) URL")
+            throw fail(key, L.localized("\"%1$s\" is not an absolute %2$s URL", "\(text)", "\(schemes.sorted().joined(separator: "/"))"))
         }
         return text
     }
@@ -70,10 +70,10 @@ struct JSONFields {
     mutating func number(_ key: String, range: ClosedRange<Double>) throws -> Double? {
         guard let value = raw(key) else { return nil }
         guard !value.isBoolean, let number = value.double, number.isFinite else {
-            throw fail(key, "must be a number")
+            throw fail(key, L.localized("must be a number"))
         }
         guard range.contains(number) else {
-            throw fail(key, "\(number) is out of range \(range.lowerBound)…\(range.upperBound)")
+            throw fail(key, L.localized("%1$s is out of range %2$s…%3$s", "\(number)", "\(range.lowerBound)", "\(range.upperBound)"))
         }
         return number
     }
@@ -81,13 +81,13 @@ struct JSONFields {
     mutating func integer(_ key: String, range: ClosedRange<Int>) throws -> Int? {
         guard let value = raw(key) else { return nil }
         guard !value.isBoolean, let double = value.double else {
-            throw fail(key, "must be an integer")
+            throw fail(key, L.localized("must be an integer"))
         }
         guard double.rounded() == double, let integer = Int(exactly: double) else {
-            throw fail(key, "must be an integer")
+            throw fail(key, L.localized("must be an integer"))
         }
         guard range.contains(integer) else {
-            throw fail(key, "\(integer) is out of range \(range.lowerBound)…\(range.upperBound)")
+            throw fail(key, L.localized("%1$s is out of range %2$s…%3$s", "\(integer)", "\(range.lowerBound)", "\(range.upperBound)"))
         }
         return integer
     }

@@ -34,7 +34,7 @@ public enum ManagedPolicy {
         do {
             data = try TrustedFile.read(path, afterResolving: afterResolving)
         } catch let error as TrustedFile.Violation {
-            throw ConfigurationError(file: .managedPolicy, path: path, key: nil, reason: "refusing it: \(error.description)")
+            throw ConfigurationError(file: .managedPolicy, path: path, key: nil, reason: L.localized("refusing it: %1$s", "\(error.description)"))
         }
         var settings = try parse(data, path: path, over: profile)
         let signaturePath = path + ".minisig"
@@ -45,7 +45,7 @@ public enum ManagedPolicy {
             if let key = settings.loosenedKeys(comparedTo: profile).first {
                 throw ConfigurationError(
                     file: .managedPolicy, path: path, key: key,
-                    reason: "loosens the publisher's rules, which an unsigned policy may not do (it may only make them stricter); the publisher must sign it (\(PathText.lastComponent(signaturePath)))")
+                    reason: L.localized("loosens the publisher's rules, which an unsigned policy may not do (it may only make them stricter); the publisher must sign it (%1$s)", "\(PathText.lastComponent(signaturePath))"))
             }
             // Catalog keys it adds sign map data; their catalogs' gate rules may only tighten.
             if settings.trustedKeys != profile.trustedKeys { settings.gateRuleKeys = profile.gateRuleKeys ?? profile.trustedKeys }
@@ -56,7 +56,7 @@ public enum ManagedPolicy {
     /// A signature beside the policy must be good, by one of `signers`: a bad one is never ignored.
     private static func checkSignature(at path: String, of policy: Data, signers: [String], policyPath: String) throws {
         func refuse(_ reason: String) -> ConfigurationError {
-            ConfigurationError(file: .managedPolicy, path: policyPath, key: nil, reason: "refusing it: its signature \(path) \(reason)")
+            ConfigurationError(file: .managedPolicy, path: policyPath, key: nil, reason: L.localized("refusing it: its signature %1$s %2$s", "\(path)", "\(reason)"))
         }
         let signature: Data
         do {
@@ -103,7 +103,7 @@ public enum ManagedPolicy {
         if settings.lookupURL.lowercased().hasPrefix("http:"), !settings.allowInsecureLookup {
             throw ConfigurationError(
                 file: .managedPolicy, path: path, key: "lookupURL",
-                reason: "\(settings.lookupURL) is plain HTTP, whose answers anyone on the path can forge; use https, or set \"allowInsecureLookup\": true")
+                reason: L.localized("%1$s is plain HTTP, whose answers anyone on the path can forge; use https, or set \"allowInsecureLookup\": true", "\(settings.lookupURL)"))
         }
         return settings
     }

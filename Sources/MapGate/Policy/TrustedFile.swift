@@ -35,63 +35,63 @@ public enum TrustedFile {
     ///   (tests put a swap of a link there).
     public static func read(_ path: String, afterResolving: () -> Void = {}) throws -> Data {
         guard let resolved = realpath(path, nil) else {
-            throw Violation(path: path, reason: "cannot be resolved (\(String(cString: strerror(errno))))")
+            throw Violation(path: path, reason: L.localized("cannot be resolved (%1$s)", "\(String(cString: strerror(errno)))"))
         }
         let real = String(cString: resolved)
         free(resolved)
         afterResolving()
         let components = real.split(separator: "/").map(String.init)
-        guard !components.isEmpty else { throw Violation(path: real, reason: "is not a regular file") }
+        guard !components.isEmpty else { throw Violation(path: real, reason: L.localized("is not a regular file")) }
         var folder = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard folder >= 0 else { throw Violation(path: "/", reason: "cannot be opened") }
+        guard folder >= 0 else { throw Violation(path: "/", reason: L.localized("cannot be opened")) }
         defer { close(folder) }
         try checkOwnership("/", try status(folder, "/"), isFolder: true)
         var walked = ""
         for name in components.dropLast() {
             walked += "/" + name
             let next = openat(folder, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-            guard next >= 0 else { throw Violation(path: walked, reason: "changed while it was read or cannot be opened (\(String(cString: strerror(errno))))") }
+            guard next >= 0 else { throw Violation(path: walked, reason: L.localized("changed while it was read or cannot be opened (%1$s)", "\(String(cString: strerror(errno)))")) }
             close(folder)
             folder = next
             try checkOwnership(walked, try status(folder, walked), isFolder: true)
         }
         let file = openat(folder, components[components.count - 1], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        guard file >= 0 else { throw Violation(path: real, reason: "changed while it was read or cannot be opened (\(String(cString: strerror(errno))))") }
+        guard file >= 0 else { throw Violation(path: real, reason: L.localized("changed while it was read or cannot be opened (%1$s)", "\(String(cString: strerror(errno)))")) }
         defer { close(file) }
         let info = try status(file, real)
-        guard info.st_mode & S_IFMT == S_IFREG else { throw Violation(path: real, reason: "is not a regular file") }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw Violation(path: real, reason: L.localized("is not a regular file")) }
         try checkOwnership(real, info, isFolder: false)
-        guard Int(info.st_size) <= maximumSize else { throw Violation(path: real, reason: "is larger than \(maximumSize) bytes") }
+        guard Int(info.st_size) <= maximumSize else { throw Violation(path: real, reason: L.localized("is larger than %1$s bytes", "\(maximumSize)")) }
         var data = Data()
         var buffer = [UInt8](repeating: 0, count: 16_384)
         while true {
             let count = Glibc.read(file, &buffer, buffer.count)
             if count < 0, errno == EINTR { continue }
-            guard count >= 0 else { throw Violation(path: real, reason: "cannot be read (\(String(cString: strerror(errno))))") }
+            guard count >= 0 else { throw Violation(path: real, reason: L.localized("cannot be read (%1$s)", "\(String(cString: strerror(errno)))")) }
             if count == 0 { break }
             data.append(contentsOf: buffer[0..<count])
-            guard data.count <= maximumSize else { throw Violation(path: real, reason: "is larger than \(maximumSize) bytes") }
+            guard data.count <= maximumSize else { throw Violation(path: real, reason: L.localized("is larger than %1$s bytes", "\(maximumSize)")) }
         }
         return data
     }
 
     private static func status(_ descriptor: Int32, _ path: String) throws -> stat {
         var info = stat()
-        guard fstat(descriptor, &info) == 0 else { throw Violation(path: path, reason: "cannot be read") }
+        guard fstat(descriptor, &info) == 0 else { throw Violation(path: path, reason: L.localized("cannot be read")) }
         return info
     }
 
     private static func checkOwnership(_ path: String, _ info: stat, isFolder: Bool) throws {
         guard info.st_uid == 0 else {
-            throw Violation(path: path, reason: "is owned by uid \(info.st_uid), not root")
+            throw Violation(path: path, reason: L.localized("is owned by uid %1$s, not root", "\(info.st_uid)"))
         }
         let mode = info.st_mode & 0o7777
         let sticky = isFolder && mode & S_ISVTX != 0
         if mode & S_IWOTH != 0, !sticky {
-            throw Violation(path: path, reason: "is writable by everyone (mode \(String(mode, radix: 8)))")
+            throw Violation(path: path, reason: L.localized("is writable by everyone (mode %1$s)", "\(String(mode, radix: 8))"))
         }
         if mode & S_IWGRP != 0, !sticky {
-            throw Violation(path: path, reason: "is writable by group \(info.st_gid) (mode \(String(mode, radix: 8)))")
+            throw Violation(path: path, reason: L.localized("is writable by group %1$s (mode %2$s)", "\(info.st_gid)", "\(String(mode, radix: 8))"))
         }
     }
 }

@@ -14,14 +14,14 @@ public final class DirectoryLock {
         try directory.prepare()
         let fd = open(directory.lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
-            throw GeneralFailure("cannot open the lock file \(directory.lockPath): \(String(cString: strerror(errno)))", kind: .io)
+            throw GeneralFailure(L.localized("cannot open the lock file %1$s: %2$s", "\(directory.lockPath)", "\(String(cString: strerror(errno)))"), kind: .io)
         }
         let deadline = Date().addingTimeInterval(timeout)
         var waited = false
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {
             guard errno == EWOULDBLOCK || errno == EINTR else {
                 close(fd)
-                throw GeneralFailure("cannot lock \(directory.lockPath): \(String(cString: strerror(errno)))", kind: .io)
+                throw GeneralFailure(L.localized("cannot lock %1$s: %2$s", "\(directory.lockPath)", "\(String(cString: strerror(errno)))"), kind: .io)
             }
             if !waited {
                 onWait()
@@ -30,7 +30,7 @@ public final class DirectoryLock {
             guard Date() < deadline else {
                 close(fd)
                 throw GeneralFailure(
-                    "another mapgate is changing \(directory.path) (lock \(directory.lockPath) held for over \(Int(timeout)) s); try again when it has finished",
+                    L.localized("another mapgate is changing %1$s (lock %2$s held for over %3$s s); try again when it has finished", "\(directory.path)", "\(directory.lockPath)", "\(Int(timeout))"),
                     kind: .failure)
             }
             usleep(100_000)

@@ -52,7 +52,7 @@ public struct InstalledStyles {
         do {
             try FileManager.default.removeItem(atPath: directory.stylePath(id))
         } catch {
-            throw StyleError(style: id, reason: "cannot delete \(directory.stylePath(id)): \(errorMessage(error))", kind: .io)
+            throw StyleError(style: id, reason: L.localized("cannot delete %1$s: %2$s", "\(directory.stylePath(id))", "\(errorMessage(error))"), kind: .io)
         }
         return entry
     }

@@ -13,5 +13,5 @@ public struct RegionError: MapGateFailure, LocalizedError, Sendable {
         self.kind = kind
     }
 
-    public var errorDescription: String? { "region \(region): \(reason)" }
+    public var errorDescription: String? { L.localized("region %1$s: %2$s", "\(region)", "\(reason)") }
 }

@@ -36,7 +36,7 @@ public final class RegionLibrary {
         let path = directory.regionPath(id)
         guard FileManager.default.fileExists(atPath: path) else {
             throw RegionError(
-                region: id, reason: "is installed but its file \(path) is missing; \(Self.repairAdvice(for: id))", kind: .io)
+                region: id, reason: L.localized("is installed but its file %1$s is missing; %2$s", "\(path)", "\(Self.repairAdvice(for: id))"), kind: .io)
         }
         return region
     }
@@ -44,7 +44,7 @@ public final class RegionLibrary {
     private func notInstalled(_ id: String) throws -> RegionError {
         let names = try installed().map(\.id)
         let listing = names.isEmpty ? "no region is installed; see 'mapgate catalog' and 'mapgate sync REGION'" : "installed: " + names.joined(separator: ", ")
-        return RegionError(region: id, reason: "not installed (\(listing))", kind: .failure)
+        return RegionError(region: id, reason: L.localized("not installed (%1$s)", "\(listing)"), kind: .failure)
     }
 
     /// Opens an installed region's tiles. Takes the gate's authorization: no tiles without it, and
@@ -52,7 +52,7 @@ public final class RegionLibrary {
     public func open(_ id: String, authorization: GateAuthorization) throws -> MBTilesFile {
         _ = try region(id)
         guard authorization.report.record.installedRegions.contains(id) else {
-            throw RegionError(region: id, reason: "was not installed by 'mapgate sync' under this update gate's state; sync it again", kind: .failure)
+            throw RegionError(region: id, reason: L.localized("was not installed by 'mapgate sync' under this update gate's state; sync it again"), kind: .failure)
         }
         return try MBTilesFile(path: directory.regionPath(id))
     }
@@ -79,7 +79,7 @@ public final class RegionLibrary {
             do {
                 try FileManager.default.removeItem(atPath: path)
             } catch {
-                throw RegionError(region: id, reason: "cannot delete \(path): \(errorMessage(error))", kind: .io)
+                throw RegionError(region: id, reason: L.localized("cannot delete %1$s: %2$s", "\(path)", "\(errorMessage(error))"), kind: .io)
             }
         }
         return record

@@ -30,7 +30,7 @@ public struct RegionRegistry {
             func damaged(_ reason: String) -> RegionError {
                 RegionError(
                     region: row.text(0) ?? "?",
-                    reason: "its row in \(database.path) was changed outside mapgate (\(reason)); 'mapgate remove' it, then sync it again",
+                    reason: L.localized("its row in %1$s was changed outside mapgate (%2$s); 'mapgate remove' it, then sync it again", "\(database.path)", "\(reason)"),
                     kind: .badData)
             }
             guard let id = row.text(0), !id.isEmpty else { throw damaged("no id") }

@@ -51,17 +51,17 @@ public struct SavedCatalog: Sendable, Equatable {
             do {
                 keys = try trustedKeys.map { try MinisignPublicKey(text: $0) }
             } catch {
-                throw CatalogError(source: source, region: nil, reason: "a trusted key is not a minisign public key: \(errorMessage(error))")
+                throw CatalogError(source: source, region: nil, reason: L.localized("a trusted key is not a minisign public key: %1$s", "\(errorMessage(error))"))
             }
             do {
                 _ = try MinisignVerifier(trustedKeys: keys).verify(signatureFile: signature, message: bytes)
             } catch {
                 throw CatalogError(
                     source: source, region: nil,
-                    reason: "its signature does not verify (\(errorMessage(error))): it was changed since 'mapgate sync' saved it; run 'mapgate sync' again")
+                    reason: L.localized("its signature does not verify (%1$s): it was changed since 'mapgate sync' saved it; run 'mapgate sync' again", "\(errorMessage(error))"))
             }
         } else if requiresSignature {
-            throw CatalogError(source: source, region: nil, reason: "it has no signature (\(source).minisig): run 'mapgate sync' again")
+            throw CatalogError(source: source, region: nil, reason: L.localized("it has no signature (%1$s.minisig): run 'mapgate sync' again", "\(source)"))
         }
         return try Catalog.parse(bytes, sourceURL: "file://" + source.percentEncoded(allowing: \.isURLPathAllowed))
     }

@@ -36,7 +36,7 @@ extension SQLiteDatabase {
             return try withExtendedLifetime(deadline) { try body() }
         } catch let error as SQLiteError where error.primaryCode == SQLITE_INTERRUPT {
             throw SQLiteError(
-                code: error.code, message: "a query took longer than \(Int(seconds)) s and was stopped", sql: error.sql, path: error.path)
+                code: error.code, message: L.localized("a query took longer than %1$s s and was stopped", "\(Int(seconds))"), sql: error.sql, path: error.path)
         }
     }
 }

@@ -44,10 +44,10 @@ public struct SQLiteError: MapGateFailure, LocalizedError, Sendable, Equatable {
     }
 
     public var errorDescription: String? {
-        var text = isDiskFull ? "the disk is full: SQLite error \(code)" : "SQLite error \(code)"
+        var text = isDiskFull ? L.localized("the disk is full: SQLite error %1$s", "\(code)") : L.localized("SQLite error %1$s", "\(code)")
         if let path { text += " in \(path)" }
         text += ": \(message)"
-        if let sql { text += " (while running: \(sql))" }
+        if let sql { text += L.localized(" (while running: %1$s)", "\(sql)") }
         return text
     }
 }

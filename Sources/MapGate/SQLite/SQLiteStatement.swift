@@ -20,7 +20,7 @@ public final class SQLiteStatement {
         var handle: OpaquePointer?
         try database.check(sqlite3_prepare_v2(database.connection, sql, -1, &handle, nil), sql: sql)
         guard let handle else {
-            throw SQLiteError(code: SQLITE_MISUSE, message: "empty statement", sql: sql, path: database.path)
+            throw SQLiteError(code: SQLITE_MISUSE, message: L.localized("empty statement"), sql: sql, path: database.path)
         }
         self.handle = handle
         self.database = database

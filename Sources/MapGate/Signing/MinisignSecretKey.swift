@@ -192,5 +192,6 @@ public struct MinisignSecretKey {
     }
 }
 
+// A compiler message for developers (not translated: never shown to users).
 @available(*, unavailable, message: "a secret key owns a libcrypto key used by one thread at a time")
 extension MinisignSecretKey: Sendable {}

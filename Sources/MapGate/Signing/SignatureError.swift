@@ -50,9 +50,9 @@ public enum SignatureError: MapGateFailure, LocalizedError, Sendable, Equatable 
     public var errorDescription: String? {
         switch self {
         case .signatureFileEmpty:
-            "signature file is empty"
+            L.localized("signature file is empty")
         case .signatureFileTooLarge(let byteCount, let limit):
-            "signature file is \(byteCount) bytes, more than the \(limit) a minisign signature can take"
+            L.localized("signature file is %1$s bytes, more than the %2$s a minisign signature can take", "\(byteCount)", "\(limit)")
         case .signatureFileTruncated(let line):
             "signature file is truncated: it ends before line \(line) (\(Self.lineName(line)))"
         case .signatureLineMalformed(let line, let problem):

@@ -39,7 +39,7 @@ public final class StateDatabase {
         do {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
-            throw GeneralFailure("state folder \(folder): cannot create it: \(errorMessage(error))", kind: .io)
+            throw GeneralFailure(L.localized("state folder %1$s: cannot create it: %2$s", "\(folder)", "\(errorMessage(error))"), kind: .io)
         }
         do {
             (database, isNew) = try Self.openChecked(path, busyTimeout: busyTimeout, seed: seed)

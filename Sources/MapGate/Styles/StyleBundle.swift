@@ -47,20 +47,20 @@ public struct StyleBundle: Codable, Sendable, Equatable {
     /// sources are all local, sprites that are known files (PNG sheets that are PNG).
     public static func decode(_ data: Data, expectedID: String) throws -> StyleBundle {
         func fail(_ reason: String) -> StyleError { StyleError(style: expectedID, reason: reason) }
-        guard Int64(data.count) <= maximumSize else { throw fail("the style package is larger than \(ByteCount.text(maximumSize))") }
+        guard Int64(data.count) <= maximumSize else { throw fail(L.localized("the style package is larger than %1$s", "\(ByteCount.text(maximumSize))")) }
         let bundle: StyleBundle
         do {
             bundle = try JSONDecoder().decode(StyleBundle.self, from: data)
         } catch {
-            throw fail("not a mapgate style package (\(data.count) bytes)")
+            throw fail(L.localized("not a mapgate style package (%1$s bytes)", "\(data.count)"))
         }
         guard bundle.formatVersion == currentFormat else {
-            throw fail("style package format \(bundle.formatVersion) is not supported (mapgate reads \(currentFormat))")
+            throw fail(L.localized("style package format %1$s is not supported (mapgate reads %2$s)", "\(bundle.formatVersion)", "\(currentFormat)"))
         }
-        guard bundle.id == expectedID else { throw fail("the package holds style \"\(bundle.id)\"") }
+        guard bundle.id == expectedID else { throw fail(L.localized("the package holds style \"%1$s\"", "\(bundle.id)")) }
         for (file, content) in bundle.sprites {
-            guard spriteFiles.contains(file) else { throw fail("unknown sprite file \"\(file)\"") }
-            if file.hasSuffix(".png"), !content.starts(with: StyleSheet.pngSignature) { throw fail("\(file) is not a PNG image") }
+            guard spriteFiles.contains(file) else { throw fail(L.localized("unknown sprite file \"%1$s\"", "\(file)")) }
+            if file.hasSuffix(".png"), !content.starts(with: StyleSheet.pngSignature) { throw fail(L.localized("%1$s is not a PNG image", "\(file)")) }
         }
         try StyleSheet.checkInstalled(bundle.style, style: expectedID, regions: bundle.regions)
         return bundle

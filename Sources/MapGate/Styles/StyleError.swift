@@ -13,5 +13,5 @@ public struct StyleError: MapGateFailure, LocalizedError, Sendable, Equatable {
         self.kind = kind
     }
 
-    public var errorDescription: String? { "style \(style): \(reason)" }
+    public var errorDescription: String? { L.localized("style %1$s: %2$s", "\(style)", "\(reason)") }
 }

@@ -14,7 +14,7 @@ public enum AtomicFile {
         let temporary = folder + "/." + PathText.lastComponent(path) + ".\(getpid()).tmp"
         func fail(_ reason: String) -> GeneralFailure {
             try? FileManager.default.removeItem(atPath: temporary)
-            return GeneralFailure("cannot write \(path): \(reason)", kind: .io)
+            return GeneralFailure(L.localized("cannot write %1$s: %2$s", "\(path)", "\(reason)"), kind: .io)
         }
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode)
         guard descriptor >= 0 else { throw fail(String(cString: strerror(errno))) }

@@ -44,6 +44,12 @@ public enum Localization {
         return message.withCString { String(cString: clinux_dgettext(domain, $0)) }
     }
 
+    /// The message in the user's language with its placeholders (`%1$s`, …) filled by
+    /// `arguments`: `localized("region %1$s: %2$s", id, reason)`.
+    public static func localized(_ template: String, _ arguments: String...) -> String {
+        format(localized(template), arguments)
+    }
+
     /// The plural form for `count` in the user's language (`ngettext`): English has two, Chinese,
     /// Japanese and Korean one.
     public static func localized(_ singular: String, _ plural: String, count: Int) -> String {
@@ -69,6 +75,10 @@ public enum Localization {
     /// `template` with `%1$s`, `%2$s`, … replaced by `arguments` (in any order a translation puts
     /// them), then `%s` and `%d` in order, and `%%` by `%`.
     public static func format(_ template: String, _ arguments: String...) -> String {
+        format(template, arguments)
+    }
+
+    static func format(_ template: String, _ arguments: [String]) -> String {
         var result = ""
         var next = 0
         var index = template.startIndex
@@ -99,3 +109,6 @@ public enum Localization {
         return result
     }
 }
+
+/// Short for ``Localization`` where messages are marked (`L.localized("…")`).
+typealias L = Localization

@@ -24,11 +24,11 @@ public struct RegularFile: ~Copyable {
         guard fstat(opened, &info) == 0 else {
             let reason = String(cString: strerror(errno))
             close(opened)
-            throw RegularFileError(path: path, reason: "cannot be read: \(reason)", kind: .io)
+            throw RegularFileError(path: path, reason: L.localized("cannot be read: %1$s", "\(reason)"), kind: .io)
         }
         guard info.st_mode & S_IFMT == S_IFREG else {
             close(opened)
-            throw RegularFileError(path: path, reason: "is \(Self.kindName(info.st_mode)), not a regular file: refused", kind: .badData)
+            throw RegularFileError(path: path, reason: L.localized("is %1$s, not a regular file: refused", "\(Self.kindName(info.st_mode))"), kind: .badData)
         }
         let flags = fcntl(opened, F_GETFL)
         if flags >= 0 { _ = fcntl(opened, F_SETFL, flags & ~O_NONBLOCK) }

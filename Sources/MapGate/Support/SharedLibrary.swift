@@ -64,7 +64,7 @@ public struct SharedLibraryError: MapGateFailure, LocalizedError, Sendable, Equa
     public let reason: String
     public var kind: FailureKind { .unavailable }
     public var errorDescription: String? {
-        "\(library.soname) is needed for \(library.purpose) and could not be loaded (\(reason)); "
-            + "install the Debian package \(library.debianPackage)"
+        L.localized("%1$s is needed for %2$s and could not be loaded (%3$s); ", "\(library.soname)", "\(library.purpose)", "\(reason)")
+            + L.localized("install the Debian package %1$s", "\(library.debianPackage)")
     }
 }

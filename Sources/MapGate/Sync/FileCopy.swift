@@ -22,7 +22,7 @@ enum FileCopy {
         var info = stat()
         guard fstat(input, &info) == 0 else { throw failure("cannot read \(source)") }
         guard info.st_mode & S_IFMT == S_IFREG else {
-            throw GeneralFailure("cannot copy \(source): it is not a regular file", kind: .io)
+            throw GeneralFailure(L.localized("cannot copy %1$s: it is not a regular file", "\(source)"), kind: .io)
         }
         let output = open(destination, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard output >= 0 else { throw failure("cannot create \(destination)") }

@@ -87,12 +87,12 @@ public struct PackageDownloader: Sendable {
                 // redirect loop, a bad URL are the publisher's (65), a missing local file is I/O (74).
                 var kind = FailureKind.unavailable
                 if case .transport(let code, _, _) = error, !error.isTransient { kind = code == 37 ? .io : .badData }
-                throw RegionError(region: region.id, reason: "download failed: \(errorMessage(error))\(tries)", kind: kind)
+                throw RegionError(region: region.id, reason: L.localized("download failed: %1$s%2$s", "\(errorMessage(error))", "\(tries)"), kind: kind)
             }
             if sink.downloadedBytes < region.size {
                 // The server finished its answer, and it is shorter than the catalog says.
                 throw RegionError(
-                    region: region.id, reason: "size mismatch: got \(sink.downloadedBytes) bytes, the catalog declares \(region.size)",
+                    region: region.id, reason: L.localized("size mismatch: got %1$s bytes, the catalog declares %2$s", "\(sink.downloadedBytes)", "\(region.size)"),
                     kind: .badData)
             }
         }
@@ -126,7 +126,7 @@ public struct PackageDownloader: Sendable {
                     if sink.downloadedBytes > 0 { try sink.restart() }
                 } else if status == 416 || status == 206 {
                     try sink.restart()
-                    throw HTTPError.transport(code: -2, message: "the server cannot resume at byte \(offset); starting over", url: url)
+                    throw HTTPError.transport(code: -2, message: L.localized("the server cannot resume at byte %1$s; starting over", "\(offset)"), url: url)
                 } else {
                     throw HTTPError.status(status, url: url)
                 }
@@ -164,7 +164,7 @@ public struct PackageDownloader: Sendable {
         }
         let error = HTTPError.status(status, url: region.url)
         guard (400..<500).contains(status), status != 416, !error.isTransient else { return }
-        throw RegionError(region: region.id, reason: "download failed: \(errorMessage(error))", kind: .unavailable)
+        throw RegionError(region: region.id, reason: L.localized("download failed: %1$s", "\(errorMessage(error))"), kind: .unavailable)
     }
 
     static func partialPath(_ region: CatalogRegion, in directory: DataDirectory) -> String {

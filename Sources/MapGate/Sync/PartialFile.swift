@@ -18,7 +18,7 @@ enum PartialFile {
         var info = stat()
         guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
             close(descriptor)
-            throw GeneralFailure("cannot use \(path): it is not a regular file", kind: .io)
+            throw GeneralFailure(L.localized("cannot use %1$s: it is not a regular file", "\(path)"), kind: .io)
         }
         return UnixFile(fileDescriptor: descriptor, closeOnDealloc: true)
     }

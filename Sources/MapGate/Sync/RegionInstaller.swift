@@ -157,7 +157,7 @@ public final class RegionInstaller {
     private func checkAppVersion(for region: CatalogRegion, in catalog: Catalog) throws {
         if let required = catalog.requiredAppVersion(for: region, app: appVersion) {
             throw RegionError(
-                region: region.id, reason: "needs mapgate \(required.text) or newer (this is \(appVersion.text)); update the app to install it",
+                region: region.id, reason: L.localized("needs mapgate %1$s or newer (this is %2$s); update the app to install it", "\(required.text)", "\(appVersion.text)"),
                 kind: .updateRequired)
         }
     }
@@ -209,14 +209,14 @@ public final class RegionInstaller {
     static func checkSource(of region: CatalogRegion, in catalog: Catalog) throws {
         guard let url = URL(string: region.url), url.scheme?.lowercased() == "file" else { return }
         guard URL(string: catalog.sourceURL)?.scheme?.lowercased() == "file" else {
-            throw RegionError(region: region.id, reason: "the package \(region.url) is a local file named by a remote catalog: refused", kind: .badData)
+            throw RegionError(region: region.id, reason: L.localized("the package %1$s is a local file named by a remote catalog: refused", "\(region.url)"), kind: .badData)
         }
         var info = stat()
         guard stat(url.path, &info) == 0 else {
-            throw RegionError(region: region.id, reason: "the package \(url.path) cannot be read: \(String(cString: strerror(errno)))", kind: .io)
+            throw RegionError(region: region.id, reason: L.localized("the package %1$s cannot be read: %2$s", "\(url.path)", "\(String(cString: strerror(errno)))"), kind: .io)
         }
         guard info.st_mode & S_IFMT == S_IFREG else {
-            throw RegionError(region: region.id, reason: "the package \(url.path) is not a regular file: refused", kind: .badData)
+            throw RegionError(region: region.id, reason: L.localized("the package %1$s is not a regular file: refused", "\(url.path)"), kind: .badData)
         }
     }
 
@@ -227,7 +227,7 @@ public final class RegionInstaller {
         guard free >= needed else {
             throw RegionError(
                 region: region.id,
-                reason: "not enough free disk space in \(directory.path): needs \(ByteCount.text(needed)) (download \(ByteCount.text(max(0, region.size - partial))), installed \(ByteCount.text(region.installedSize))), \(ByteCount.text(free)) available",
+                reason: L.localized("not enough free disk space in %1$s: needs %2$s (download %3$s, installed %4$s), %5$s available", "\(directory.path)", "\(ByteCount.text(needed))", "\(ByteCount.text(max(0, region.size - partial)))", "\(ByteCount.text(region.installedSize))", "\(ByteCount.text(free))"),
                 kind: .io)
         }
     }
@@ -240,14 +240,14 @@ public final class RegionInstaller {
 
     /// Checks that a downloaded file is a usable MBTiles region matching its catalog entry.
     static func validate(_ path: String, against region: CatalogRegion) throws -> Details {
-        func fail(_ reason: String) -> RegionError { RegionError(region: region.id, reason: "invalid package: \(reason)", kind: .badData) }
+        func fail(_ reason: String) -> RegionError { RegionError(region: region.id, reason: L.localized("invalid package: %1$s", "\(reason)"), kind: .badData) }
         do {
             let inspection = try MBTilesInspection.inspect(path)
             let format = inspection.format
-            guard format == region.format else { throw fail("tiles are \(format.rawValue), the catalog says \(region.format.rawValue)") }
+            guard format == region.format else { throw fail(L.localized("tiles are %1$s, the catalog says %2$s", "\(format.rawValue)", "\(region.format.rawValue)")) }
             let zoom = inspection.zoom
             guard zoom.lowerBound >= region.minzoom, zoom.upperBound <= region.maxzoom else {
-                throw fail("zoom \(zoom.lowerBound)–\(zoom.upperBound) is outside the catalog's \(region.minzoom)–\(region.maxzoom)")
+                throw fail(L.localized("zoom %1$s–%2$s is outside the catalog's %3$s–%4$s", "\(zoom.lowerBound)", "\(zoom.upperBound)", "\(region.minzoom)", "\(region.maxzoom)"))
             }
             return Details(format: format, zoom: zoom, bounds: inspection.bounds ?? region.bounds)
         } catch let error as MBTilesError {
@@ -288,7 +288,7 @@ public final class RegionInstaller {
         do {
             try FileCopy.copy(from: directory.regionPath(region.id), to: patched)
         } catch {
-            throw RegionError(region: region.id, reason: "cannot copy the installed file to apply the delta: \(errorMessage(error))", kind: .io)
+            throw RegionError(region: region.id, reason: L.localized("cannot copy the installed file to apply the delta: %1$s", "\(errorMessage(error))"), kind: .io)
         }
         // The tile hashes are checked below, on another thread while the file is validated: the
         // result's against the catalog's. The base's is not hashed again: it was recorded at install,
@@ -304,7 +304,7 @@ public final class RegionInstaller {
         }
         if let expected = region.contentHash, summary.targetHash.uppercased() != expected.uppercased() {
             throw RegionError(
-                region: region.id, reason: "the delta gives tiles with hash \(summary.targetHash), the catalog declares \(expected)", kind: .badData)
+                region: region.id, reason: L.localized("the delta gives tiles with hash %1$s, the catalog declares %2$s", "\(summary.targetHash)", "\(expected)"), kind: .badData)
         }
         try checkAndInstall(patched, expectedContentHash: summary.targetHash, from: "the delta", region: region, stage: stage, delivered: delivered)
         keepDelta(package)
@@ -344,14 +344,14 @@ public final class RegionInstaller {
         do {
             tiles = try content.wait()
         } catch {
-            throw RegionError(region: region.id, reason: "invalid package: \(errorMessage(error))", kind: .badData)
+            throw RegionError(region: region.id, reason: L.localized("invalid package: %1$s", "\(errorMessage(error))"), kind: .badData)
         }
         if let problem = tiles.nullTileProblem {
-            throw RegionError(region: region.id, reason: "invalid package: \(problem)", kind: .badData)
+            throw RegionError(region: region.id, reason: L.localized("invalid package: %1$s", "\(problem)"), kind: .badData)
         }
         if let expectedContentHash, tiles.hex.uppercased() != expectedContentHash.uppercased() {
             throw RegionError(
-                region: region.id, reason: "\(source) gave tiles with hash \(tiles.hex), not the \(expectedContentHash) the catalog declares (contentHash)",
+                region: region.id, reason: L.localized("%1$s gave tiles with hash %2$s, not the %3$s the catalog declares (contentHash)", "\(source)", "\(tiles.hex)", "\(expectedContentHash)"),
                 kind: .badData)
         }
         stage(.installing)
@@ -375,7 +375,7 @@ public final class RegionInstaller {
             }
         } catch let error as SQLiteError {
             LeftoverFiles.removeSideFiles(of: path)
-            throw RegionError(region: region.id, reason: "invalid package: \(SQLiteFileProbe.reason(error.message, path: path))", kind: .badData)
+            throw RegionError(region: region.id, reason: L.localized("invalid package: %1$s", "\(SQLiteFileProbe.reason(error.message, path: path))"), kind: .badData)
         }
         LeftoverFiles.removeSideFiles(of: path)
     }
@@ -383,7 +383,7 @@ public final class RegionInstaller {
     /// fsync: the new file's bytes are on disk before the rename makes it the installed one.
     private static func flush(_ path: String, region: CatalogRegion) throws {
         if let reason = DurableFile.flush(path) {
-            throw RegionError(region: region.id, reason: "cannot write the region file \(path): \(reason)", kind: .io)
+            throw RegionError(region: region.id, reason: L.localized("cannot write the region file %1$s: %2$s", "\(path)", "\(reason)"), kind: .io)
         }
     }
 
@@ -396,7 +396,7 @@ public final class RegionInstaller {
     ) throws {
         let destination = directory.regionPath(region.id)
         if let reason = DurableFile.rename(path, over: destination, folder: directory.regionsPath) {
-            throw RegionError(region: region.id, reason: "cannot move the new file into \(destination): \(reason)", kind: .io)
+            throw RegionError(region: region.id, reason: L.localized("cannot move the new file into %1$s: %2$s", "\(destination)", "\(reason)"), kind: .io)
         }
         delivered()
         // Side files a reader of the replaced file (in WAL mode, from an earlier mapgate) made.

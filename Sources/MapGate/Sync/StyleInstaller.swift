@@ -68,23 +68,23 @@ public final class StyleInstaller {
 
     private func install(_ path: String, style: CatalogStyle) throws {
         func fail(_ reason: String, kind: FailureKind = .badData) -> StyleError { StyleError(style: style.id, reason: reason, kind: kind) }
-        guard let data = FileManager.default.contents(atPath: path) else { throw fail("cannot read the downloaded package \(path)", kind: .io) }
+        guard let data = FileManager.default.contents(atPath: path) else { throw fail(L.localized("cannot read the downloaded package %1$s", "\(path)"), kind: .io) }
         let bundle = try StyleBundle.decode(data, expectedID: style.id)
         guard bundle.version == style.version else {
-            throw fail("the package holds version \(bundle.version), the catalog declares \(style.version)")
+            throw fail(L.localized("the package holds version %1$s, the catalog declares %2$s", "\(bundle.version)", "\(style.version)"))
         }
         guard bundle.regions == style.regions else {
-            throw fail("the package draws \(bundle.regions.joined(separator: ", ")), the catalog declares \(style.regions.joined(separator: ", "))")
+            throw fail(L.localized("the package draws %1$s, the catalog declares %2$s", "\(bundle.regions.joined(separator: ", "))", "\(style.regions.joined(separator: ", "))"))
         }
         do {
             try FileManager.default.createDirectory(atPath: directory.stylesPath, withIntermediateDirectories: true)
         } catch {
-            throw fail("cannot create \(directory.stylesPath): \(errorMessage(error))", kind: .io)
+            throw fail(L.localized("cannot create %1$s: %2$s", "\(directory.stylesPath)", "\(errorMessage(error))"), kind: .io)
         }
-        if let reason = DurableFile.flush(path) { throw fail("cannot write the style file \(path): \(reason)", kind: .io) }
+        if let reason = DurableFile.flush(path) { throw fail(L.localized("cannot write the style file %1$s: %2$s", "\(path)", "\(reason)"), kind: .io) }
         let destination = directory.stylePath(style.id)
         if let reason = DurableFile.rename(path, over: destination, folder: directory.stylesPath) {
-            throw fail("cannot move the new file into \(destination): \(reason)", kind: .io)
+            throw fail(L.localized("cannot move the new file into %1$s: %2$s", "\(destination)", "\(reason)"), kind: .io)
         }
     }
 }

@@ -47,7 +47,7 @@ public struct SyncPlan: Sendable, Equatable {
             } else if let reason = catalog.absent[id] {
                 throw RegionError(region: id, reason: reason, kind: .unavailable)
             } else {
-                throw RegionError(region: id, reason: "not in the catalog (\(Self.describeOffer(catalog)))", kind: .failure)
+                throw RegionError(region: id, reason: L.localized("not in the catalog (%1$s)", "\(Self.describeOffer(catalog))"), kind: .failure)
             }
         }
         self.targets = targets

@@ -33,7 +33,7 @@ public final class MBTilesFile {
                 "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name IN ('tiles', 'metadata')"
             ) { $0.text(0) ?? "" }
             for required in ["tiles", "metadata"] where !objects.contains(required) {
-                throw MBTilesError(path: path, reason: "not an MBTiles file: no \(required) table or view")
+                throw MBTilesError(path: path, reason: L.localized("not an MBTiles file: no %1$s table or view", "\(required)"))
             }
         } catch let error as SQLiteError {
             throw MBTilesError(path: path, reason: SQLiteFileProbe.reason(error.message, path: path))
@@ -45,10 +45,10 @@ public final class MBTilesFile {
         do {
             let result = try database.query("PRAGMA quick_check") { $0.text(0) ?? "" }
             guard result == ["ok"] else {
-                throw MBTilesError(path: path, reason: "integrity check failed: \(result.prefix(3).joined(separator: "; "))")
+                throw MBTilesError(path: path, reason: L.localized("integrity check failed: %1$s", "\(result.prefix(3).joined(separator: "; "))"))
             }
         } catch let error as SQLiteError {
-            throw MBTilesError(path: path, reason: "integrity check failed: \(error.message)")
+            throw MBTilesError(path: path, reason: L.localized("integrity check failed: %1$s", "\(error.message)"))
         }
     }
 
@@ -107,7 +107,7 @@ public final class MBTilesFile {
         for (tile, bytes) in rows where !format.admits(bytes) {
             throw MBTilesError(
                 path: path,
-                reason: "the tile format is \(format.rawValue) (\(source)) but tile \(tile) (z/x/TMS row) is \(TileFormat.describe(bytes)); set metadata \"format\" to what the tiles are")
+                reason: L.localized("the tile format is %1$s (%2$s) but tile %3$s (z/x/TMS row) is %4$s; set metadata \"format\" to what the tiles are", "\(format.rawValue)", "\(source)", "\(tile)", "\(TileFormat.describe(bytes))"))
         }
     }
 
@@ -121,7 +121,7 @@ public final class MBTilesFile {
             ) { row in (row.isNull(0) ? nil : (row.int(0), row.int(1)), row.int(2)) }
         }
         guard let (bounds, notIntegers) = rows.first else { return nil }
-        guard notIntegers == 0 else { throw MBTilesError(path: path, reason: "\(notIntegers) tiles have a zoom_level that is not an integer") }
+        guard notIntegers == 0 else { throw MBTilesError(path: path, reason: L.localized("%1$s tiles have a zoom_level that is not an integer", "\(notIntegers)")) }
         return bounds.map { $0.0...$0.1 }
     }
 

@@ -32,15 +32,15 @@ public struct MBTilesInspection: Sendable, Equatable {
     /// no integer is ignored.
     public static func zoomRange(tiles: ClosedRange<Int>, metadata: [String: String]) throws(ZoomError) -> ClosedRange<Int> {
         guard validZooms.contains(tiles.lowerBound), validZooms.contains(tiles.upperBound) else {
-            throw ZoomError(reason: "it has tiles at zoom \(tiles.lowerBound)–\(tiles.upperBound), outside 0–30")
+            throw ZoomError(reason: L.localized("it has tiles at zoom %1$s–%2$s, outside 0–30", "\(tiles.lowerBound)", "\(tiles.upperBound)"))
         }
         func declared(_ key: String) -> Int? { metadata[key].flatMap { Int($0.trimmingWhitespace()) } }
         let low = declared("minzoom")
         let high = declared("maxzoom")
         for (key, value) in [("minzoom", low), ("maxzoom", high)] {
-            if let value, !validZooms.contains(value) { throw ZoomError(reason: "metadata \(key) \(value) is outside 0–30") }
+            if let value, !validZooms.contains(value) { throw ZoomError(reason: L.localized("metadata %1$s %2$s is outside 0–30", "\(key)", "\(value)")) }
         }
-        if let low, let high, low > high { throw ZoomError(reason: "metadata minzoom \(low) is above maxzoom \(high)") }
+        if let low, let high, low > high { throw ZoomError(reason: L.localized("metadata minzoom %1$s is above maxzoom %2$s", "\(low)", "\(high)")) }
         return min(tiles.lowerBound, low ?? tiles.lowerBound)...max(tiles.upperBound, high ?? tiles.upperBound)
     }
 
@@ -51,27 +51,27 @@ public struct MBTilesInspection: Sendable, Equatable {
         let file = try MBTilesFile(path: path, immutable: immutable)
         try file.checkIntegrity()
         guard let (format, source) = try file.formatAndSource() else {
-            throw MBTilesError(path: path, reason: "the tile format is unknown (no format metadata, no recognisable tile)")
+            throw MBTilesError(path: path, reason: L.localized("the tile format is unknown (no format metadata, no recognisable tile)"))
         }
         try file.checkTileBytes(match: format, from: source)
         guard let tileZoom = try file.tileZoomRange(), let zoom = try file.zoomRange(), try file.canReadATile() else {
-            throw MBTilesError(path: path, reason: "it holds no tiles")
+            throw MBTilesError(path: path, reason: L.localized("it holds no tiles"))
         }
         let metadata = try file.metadata()
         // A region whose bounds or center are not numbers on the globe breaks TileJSON and the
         // viewer: refused here, at install.
         if let text = metadata["bounds"], MBTilesFile.parseBounds(text) == nil {
-            throw MBTilesError(path: path, reason: "bounds \"\(text.prefix(80))\" are not finite west,south,east,north on the globe")
+            throw MBTilesError(path: path, reason: L.localized("bounds \"%1$s\" are not finite west,south,east,north on the globe", "\(text.prefix(80))"))
         }
         // MBTiles rows are TMS; some tools write XYZ rows and say so in `scheme`. Serving them
         // as TMS would show every zoom's tiles upside down: refused rather than guessed at.
         if let scheme = metadata["scheme"]?.trimmingWhitespace(), scheme.lowercased() != "tms" {
             throw MBTilesError(
                 path: path,
-                reason: "metadata scheme is \"\(scheme.prefix(40))\": MBTiles rows are TMS (row = 2^z - 1 - y), which mapgate reads; flip the rows (UPDATE tiles SET tile_row = (1 << zoom_level) - 1 - tile_row) and delete the scheme row, or write the file as TMS")
+                reason: L.localized("metadata scheme is \"%1$s\": MBTiles rows are TMS (row = 2^z - 1 - y), which mapgate reads; flip the rows (UPDATE tiles SET tile_row = (1 << zoom_level) - 1 - tile_row) and delete the scheme row, or write the file as TMS", "\(scheme.prefix(40))"))
         }
         if let text = metadata["center"], MBTilesFile.parseCenter(text) == nil {
-            throw MBTilesError(path: path, reason: "center \"\(text.prefix(80))\" is not a finite longitude,latitude,zoom")
+            throw MBTilesError(path: path, reason: L.localized("center \"%1$s\" is not a finite longitude,latitude,zoom", "\(text.prefix(80))"))
         }
         return MBTilesInspection(
             format: format, zoom: zoom, tileZoom: tileZoom, bounds: try file.bounds(), boundsText: metadata["bounds"], metadata: metadata)

@@ -22,7 +22,7 @@ public enum VectorTileLayers {
             do {
                 data = try GzipInflater.decompress(bytes, maximumSize: maximumTileSize)
             } catch {
-                throw DecodingError(reason: "cannot unpack a gzip-compressed tile: \(error)")
+                throw DecodingError(reason: L.localized("cannot unpack a gzip-compressed tile: %1$s", "\(error)"))
             }
         }
         var names: [String] = []
@@ -55,13 +55,13 @@ public enum VectorTileLayers {
         mutating func varint() throws(DecodingError) -> UInt64 {
             var value: UInt64 = 0
             for shift in stride(from: 0, to: 64, by: 7) {
-                guard offset < bytes.count else { throw DecodingError(reason: "a varint runs past the end of the tile") }
+                guard offset < bytes.count else { throw DecodingError(reason: L.localized("a varint runs past the end of the tile")) }
                 let byte = bytes[offset]
                 offset += 1
                 value |= UInt64(byte & 0x7F) << UInt64(shift)
                 if byte & 0x80 == 0 { return value }
             }
-            throw DecodingError(reason: "a varint is longer than 10 bytes")
+            throw DecodingError(reason: L.localized("a varint is longer than 10 bytes"))
         }
 
         /// The next field number and wire type; nil at the end.
@@ -73,7 +73,7 @@ public enum VectorTileLayers {
 
         mutating func lengthDelimited() throws(DecodingError) -> [UInt8] {
             let length = try varint()
-            guard length <= UInt64(bytes.count - offset) else { throw DecodingError(reason: "a field runs past the end of the tile") }
+            guard length <= UInt64(bytes.count - offset) else { throw DecodingError(reason: L.localized("a field runs past the end of the tile")) }
             defer { offset += Int(length) }
             return Array(bytes[offset..<offset + Int(length)])
         }
@@ -84,12 +84,12 @@ public enum VectorTileLayers {
             case 1: try advance(8)
             case 2: _ = try lengthDelimited()
             case 5: try advance(4)
-            default: throw DecodingError(reason: "wire type \(wireType) is not protobuf's")
+            default: throw DecodingError(reason: L.localized("wire type %1$s is not protobuf's", "\(wireType)"))
             }
         }
 
         mutating func advance(_ count: Int) throws(DecodingError) {
-            guard count <= bytes.count - offset else { throw DecodingError(reason: "a field runs past the end of the tile") }
+            guard count <= bytes.count - offset else { throw DecodingError(reason: L.localized("a field runs past the end of the tile")) }
             offset += count
         }
     }

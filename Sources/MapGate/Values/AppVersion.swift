@@ -122,5 +122,5 @@ public struct AppVersion: Sendable, Comparable, Hashable, CustomStringConvertibl
 public struct AppVersionError: MapGateFailure, LocalizedError, Sendable, Equatable {
     public let text: String
     public var kind: FailureKind { .badData }
-    public var errorDescription: String? { "\"\(text)\" is not a version number" }
+    public var errorDescription: String? { L.localized("\"%1$s\" is not a version number", "\(text)") }
 }

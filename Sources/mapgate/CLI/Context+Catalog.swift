@@ -1,6 +1,8 @@
 import FoundationEssentials
 import MapGate
 
+private typealias L = Localization
+
 extension Context {
     /// The catalog at the user's `catalogURL` (a mirror), else the publisher's: its signature
     /// verified against the publisher's keys, then accepted by the gate (no rollback, not
@@ -11,7 +13,7 @@ extension Context {
     func catalogSource(mirror: String? = nil) throws -> CatalogSource {
         let settings = try gateSettings()
         guard let url = try mirror.map({ $0 + "/" + MirrorLayout.catalogName }) ?? configuration().catalogURL ?? settings.catalogURL else {
-            throw GeneralFailure("no catalog: set catalogURL in the configuration", kind: .usage)
+            throw GeneralFailure(L.localized("no catalog: set catalogURL in the configuration"), kind: .usage)
         }
         return CatalogSource(url: url, trustedKeys: settings.trustedKeys, requiresSignature: settings.requireSignedCatalog, client: try httpClient())
     }

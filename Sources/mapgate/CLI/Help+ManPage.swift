@@ -1,28 +1,30 @@
 import FoundationEssentials
 import MapGate
 
+private typealias L = Localization
+
 /// `mapgate help man`: the manual page, mapgate(1), in roff, made from the same tables as
 /// `--help` (the commands, their options, the global options, the configuration keys and the exit
 /// codes), so that the two cannot drift. `scripts/package` writes it into the Debian package.
 extension Help {
     static func manPage() -> String {
         var roff = [
-            ".TH MAPGATE 1 \"\" \"mapgate \(BuildInfo.version)\" \"User Commands\"",
-            ".SH NAME",
-            "mapgate \\- offline map regions, served locally, behind an update gate",
-            ".SH SYNOPSIS",
+            ".TH MAPGATE 1 \"\" \"mapgate \(BuildInfo.version)\" \"" + escape(L.localized("User Commands")) + "\"",
+            ".SH \"" + escape(L.localized("NAME")) + "\"",
+            "mapgate \\- " + escape(L.localized("offline map regions, served locally, behind an update gate")),
+            ".SH \"" + escape(L.localized("SYNOPSIS")) + "\"",
             ".B mapgate",
-            "[\\fIglobal options\\fR] \\fIcommand\\fR [\\fIarguments\\fR]",
-            ".SH DESCRIPTION",
-            text("""
+            "[\\fI" + escape(L.localized("global options")) + "\\fR] \\fI" + escape(L.localized("command")) + "\\fR [\\fI" + escape(L.localized("arguments")) + "\\fR]",
+            ".SH \"" + escape(L.localized("DESCRIPTION")) + "\"",
+            text(L.localized("""
                 mapgate keeps a local cache of map regions (MBTiles files), installs and updates them \
                 from a publisher's signed catalog, serves their tiles to map clients on this machine, \
                 and holds users to the newest app version with an update gate whose rules are the \
                 publisher's (the compiled-in profile and the root-owned managed policy), never the user's.
-                """),
+                """)),
             ".PP",
-            text("Global options work before or after the command name. Run 'mapgate help COMMAND' or 'mapgate COMMAND --help' for a command's help."),
-            ".SH COMMANDS",
+            text(L.localized("Global options work before or after the command name. Run 'mapgate help COMMAND' or 'mapgate COMMAND --help' for a command's help.")),
+            ".SH \"" + escape(L.localized("COMMANDS")) + "\"",
         ]
         for command in MapGateCLI.commands {
             roff.append(".SS \"\(escape(command.name))\"")
@@ -34,45 +36,45 @@ extension Help {
             }
             if !command.options.isEmpty {
                 roff.append(".PP")
-                roff.append("Options:")
+                roff.append(escape(L.localized("Options:")))
                 roff += command.options.flatMap(optionItem)
             }
         }
-        roff.append(".SH GLOBAL OPTIONS")
+        roff.append(".SH \"" + escape(L.localized("GLOBAL OPTIONS")) + "\"")
         roff += ParsedArguments.globalOptions.flatMap(optionItem)
-        roff += [".SH CONFIGURATION", text("The user's configuration file is a JSON object with these keys, all optional:")]
+        roff += [".SH \"" + escape(L.localized("CONFIGURATION")) + "\"", text(L.localized("The user's configuration file is a JSON object with these keys, all optional:"))]
         for key in Configuration.keys {
             roff += [".TP", "\\fB\(escape(key.name))\\fR (\(escape(key.type)))", text(key.summary)]
         }
         roff += [
             ".PP",
-            text("The gate's rules are read from the managed policy, /etc/mapgate/policy.json (or, only on a machine without that file, the file MAPGATE_POLICY names), honoured only when it and every folder above it are owned by root and writable by nobody else. Unsigned, it may only make the gate stricter; a policy that loosens it needs the publisher's signature beside it (policy.json.minisig). An example is in /usr/share/doc/mapgate/examples/policy.json. Its keys, all optional:"),
+            text(L.localized("The gate's rules are read from the managed policy, /etc/mapgate/policy.json (or, only on a machine without that file, the file MAPGATE_POLICY names), honoured only when it and every folder above it are owned by root and writable by nobody else. Unsigned, it may only make the gate stricter; a policy that loosens it needs the publisher's signature beside it (policy.json.minisig). An example is in /usr/share/doc/mapgate/examples/policy.json. Its keys, all optional:")),
         ]
         for key in GateSettings.keys {
             roff += [".TP", "\\fB\(escape(key.name))\\fR (\(escape(key.type)))", text(key.summary)]
         }
         roff += [
-            ".SH EXIT STATUS",
+            ".SH \"" + escape(L.localized("EXIT STATUS")) + "\"",
         ]
         for exit in exitCodes {
             roff += [".TP", "\\fB\(exit.code)\\fR", text(exit.meaning)]
         }
         roff += [
-            ".SH ENVIRONMENT",
-            ".TP", "\\fBMAPGATE_CONFIG\\fR", text("the configuration file, when --config is not given"),
-            ".TP", "\\fBMAPGATE_DATA_DIR\\fR", text("the data directory, when --data-dir is not given"),
-            ".TP", "\\fBMAPGATE_POLICY\\fR", text("a managed policy file, used only when /etc/mapgate/policy.json does not exist (it must then exist itself)"),
-            ".TP", "\\fBMAPGATE_KEY_PASSWORD\\fR", text("the password of the publisher's secret key, for mapgate publish without a terminal"),
-            ".TP", "\\fBXDG_CONFIG_HOME\\fR, \\fBXDG_DATA_HOME\\fR, \\fBXDG_STATE_HOME\\fR", text("where the configuration, the regions and the gate's state live (~/.config, ~/.local/share and ~/.local/state when unset)"),
-            ".TP", "\\fBNO_COLOR\\fR", text("no colour on a terminal"),
-            ".SH FILES",
-            ".TP", "\\fI/etc/mapgate/policy.json\\fR", text("the managed policy (root-owned; not shipped; keys under CONFIGURATION)"),
-            ".TP", "\\fI/etc/mapgate/policy.json.minisig\\fR", text("the publisher's signature of it, needed for a policy that loosens the gate"),
-            ".TP", "\\fI~/.config/mapgate/config.json\\fR", text("the user's configuration"),
-            ".TP", "\\fI/usr/share/mapgate/demo\\fR", text("the fixtures mapgate demo uses"),
+            ".SH \"" + escape(L.localized("ENVIRONMENT")) + "\"",
+            ".TP", "\\fBMAPGATE_CONFIG\\fR", text(L.localized("the configuration file, when --config is not given")),
+            ".TP", "\\fBMAPGATE_DATA_DIR\\fR", text(L.localized("the data directory, when --data-dir is not given")),
+            ".TP", "\\fBMAPGATE_POLICY\\fR", text(L.localized("a managed policy file, used only when /etc/mapgate/policy.json does not exist (it must then exist itself)")),
+            ".TP", "\\fBMAPGATE_KEY_PASSWORD\\fR", text(L.localized("the password of the publisher's secret key, for mapgate publish without a terminal")),
+            ".TP", "\\fBXDG_CONFIG_HOME\\fR, \\fBXDG_DATA_HOME\\fR, \\fBXDG_STATE_HOME\\fR", text(L.localized("where the configuration, the regions and the gate's state live (~/.config, ~/.local/share and ~/.local/state when unset)")),
+            ".TP", "\\fBNO_COLOR\\fR", text(L.localized("no colour on a terminal")),
+            ".SH \"" + escape(L.localized("FILES")) + "\"",
+            ".TP", "\\fI/etc/mapgate/policy.json\\fR", text(L.localized("the managed policy (root-owned; not shipped; keys under CONFIGURATION)")),
+            ".TP", "\\fI/etc/mapgate/policy.json.minisig\\fR", text(L.localized("the publisher's signature of it, needed for a policy that loosens the gate")),
+            ".TP", "\\fI~/.config/mapgate/config.json\\fR", text(L.localized("the user's configuration")),
+            ".TP", "\\fI/usr/share/mapgate/demo\\fR", text(L.localized("the fixtures mapgate demo uses")),
             ".TP", "\\fI/usr/lib/systemd/user/mapgate\\-serve.service\\fR",
-            text("a user unit running mapgate serve on 127.0.0.1: systemctl \\-\\-user enable \\-\\-now mapgate\\-serve", escaped: true),
-            ".SH SEE ALSO",
+            text(L.localized("a user unit running mapgate serve on 127.0.0.1: systemctl \\-\\-user enable \\-\\-now mapgate\\-serve"), escaped: true),
+            ".SH \"" + escape(L.localized("SEE ALSO")) + "\"",
             ".BR systemctl (1)",
         ]
         return roff.joined(separator: "\n")

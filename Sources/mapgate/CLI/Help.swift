@@ -1,42 +1,44 @@
 import MapGate
 
+private typealias L = Localization
+
 /// Help text for the root and for each command.
 enum Help {
     static func root() -> String {
         var lines = [
-            "mapgate \(BuildInfo.version): offline map regions, served locally, behind an update gate.",
+            "mapgate \(BuildInfo.version): " + L.localized("offline map regions, served locally, behind an update gate."),
             "",
-            "usage: mapgate [global options] <command> [arguments]",
+            L.localized("usage: %1$s", "mapgate " + L.localized("[global options] <command> [arguments]")),
             "",
-            "commands:",
+            L.localized("commands:"),
         ]
         let rows = MapGateCLI.commands.map { ($0.name, $0.abstract) }
         lines += rows.map { "  " + pad($0.0, 10) + $0.1 }
-        lines += ["", "global options (before or after the command):"]
+        lines += ["", L.localized("global options (before or after the command):")]
         lines += ParsedArguments.globalOptions.map(optionLine)
-        lines += ["", "configuration keys (JSON object in the configuration file):"]
+        lines += ["", L.localized("configuration keys (JSON object in the configuration file):")]
         lines += Configuration.keys.map { "  " + pad($0.name, 20) + "\($0.type): \($0.summary)" }
         lines += [
             "",
-            "exit codes:",
+            L.localized("exit codes:"),
         ]
         lines += wrapped(exitCodes.map { "\($0.code) \($0.short)" }, width: 90)
         lines += [
             "",
-            "Run 'mapgate <command> --help' for a command's options.",
+            L.localized("Run 'mapgate <command> --help' for a command's options."),
         ]
         return lines.joined(separator: "\n")
     }
 
     /// The exit codes, for `--help` (the short form) and the manual page.
     static let exitCodes: [(code: Int32, short: String, meaning: String)] = [
-        (ExitCode.success, "ok", "ok"),
-        (ExitCode.failure, "failure", "failure: a region not installed or not in the catalog, a missing tile, the data directory locked by another mapgate"),
-        (ExitCode.usage, "usage or configuration error", "usage or configuration error: an unknown option, a bad configuration key, no catalogURL"),
-        (ExitCode.badData, "bad data (package, catalog, lookup answer)", "bad data: a package, catalog or lookup answer that cannot be used; verify found damage"),
-        (ExitCode.unavailable, "service unavailable (network, or a library)", "service unavailable: a network error or an HTTP error status (after the retries), or a library the command needs that cannot be opened"),
-        (ExitCode.io, "I/O error", "I/O error: a local file could not be read or written, not enough disk space"),
-        (ExitCode.updateRequired, "update required", "update required: the version gate is closed, or a region needs a newer mapgate"),
+        (ExitCode.success, L.localized("ok"), L.localized("ok")),
+        (ExitCode.failure, L.localized("failure"), L.localized("failure: a region not installed or not in the catalog, a missing tile, the data directory locked by another mapgate")),
+        (ExitCode.usage, L.localized("usage or configuration error"), L.localized("usage or configuration error: an unknown option, a bad configuration key, no catalogURL")),
+        (ExitCode.badData, L.localized("bad data (package, catalog, lookup answer)"), L.localized("bad data: a package, catalog or lookup answer that cannot be used; verify found damage")),
+        (ExitCode.unavailable, L.localized("service unavailable (network, or a library)"), L.localized("service unavailable: a network error or an HTTP error status (after the retries), or a library the command needs that cannot be opened")),
+        (ExitCode.io, L.localized("I/O error"), L.localized("I/O error: a local file could not be read or written, not enough disk space")),
+        (ExitCode.updateRequired, L.localized("update required"), L.localized("update required: the version gate is closed, or a region needs a newer mapgate")),
     ]
 
     /// `items` joined with ", " in lines of at most `width` columns, indented by two; an item is
@@ -46,7 +48,7 @@ enum Help {
         var line = ""
         for (index, item) in items.enumerated() {
             let piece = item + (index < items.count - 1 ? "," : "")
-            if !line.isEmpty, 2 + line.count + 1 + piece.count > width {
+            if !line.isEmpty, 2 + TerminalText.width(line) + 1 + TerminalText.width(piece) > width {
                 lines.append("  " + line)
                 line = piece
             } else {
@@ -58,13 +60,13 @@ enum Help {
     }
 
     static func command(_ command: any Command.Type) -> String {
-        var lines = ["mapgate \(command.name): \(command.abstract)", "", "usage: \(command.usage)"]
+        var lines = ["mapgate \(command.name): \(command.abstract)", "", L.localized("usage: %1$s", command.usage)]
         if !command.discussion.isEmpty { lines += ["", command.discussion] }
         if !command.options.isEmpty {
-            lines += ["", "options:"]
+            lines += ["", L.localized("options:")]
             lines += command.options.map(optionLine)
         }
-        lines += ["", "global options:"]
+        lines += ["", L.localized("global options:")]
         lines += ParsedArguments.globalOptions.map(optionLine)
         return lines.joined(separator: "\n")
     }
@@ -77,6 +79,7 @@ enum Help {
     }
 
     private static func pad(_ text: String, _ width: Int) -> String {
-        text.count >= width ? text + "  " : text + String(repeating: " ", count: width - text.count)
+        let columns = TerminalText.width(text)
+        return columns >= width ? text + "  " : text + String(repeating: " ", count: width - columns)
     }
 }

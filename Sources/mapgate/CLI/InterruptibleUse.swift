@@ -1,6 +1,8 @@
 import FoundationEssentials
 import MapGate
 
+private typealias L = Localization
+
 /// The gate use of a run that Ctrl-C (or SIGTERM) may end before it delivered anything: the
 /// signal handler gives it back (``Gate/settle(_:)``, on a gate of its own) before the process
 /// exits, as the end of an ordinary run would. A use already delivered stays counted.
@@ -26,7 +28,7 @@ final class InterruptibleUse: Sendable {
         do {
             try makeGate().settle(held)
         } catch {
-            console.warning("the use this run reserved could not be given back (\(errorMessage(error))); it stays counted")
+            console.warning(L.localized("the use this run reserved could not be given back (%1$s); it stays counted", "\(errorMessage(error))"))
         }
     }
 }

@@ -1,6 +1,8 @@
 import FoundationEssentials
 import MapGate
 
+private typealias L = Localization
+
 /// The command table and the one place that maps errors to output and exit codes.
 enum MapGateCLI {
     static let commands: [any Command.Type] = [
@@ -49,7 +51,7 @@ enum MapGateCLI {
                 let shell = arguments.positional.dropFirst().first ?? ""
                 guard let script = Completions.script(for: shell) else {
                     let usage = "mapgate help completions " + Completions.shells.joined(separator: "|")
-                    return usageFailure(UsageError(message: "no completions for shell '\(shell)'", usage: usage), environment: environment, json: context.json)
+                    return usageFailure(UsageError(message: L.localized("no completions for shell '%1$s'", "\(shell)"), usage: usage), environment: environment, json: context.json)
                 }
                 console.data(script)
                 return ExitCode.success
@@ -60,14 +62,14 @@ enum MapGateCLI {
             }
             if let topic {
                 let usage = UsageError(
-                    message: "no help topic '\(topic)' (topics: \(commands.map { $0.name }.joined(separator: ", ")))", usage: "mapgate help [COMMAND]")
+                    message: L.localized("no help topic '%1$s' (topics: %2$s)", "\(topic)", "\(commands.map { $0.name }.joined(separator: ", "))"), usage: "mapgate help [COMMAND]")
                 return usageFailure(usage, environment: environment, json: context.json)
             }
             console.data(Help.root())
             return ExitCode.success
         }
         guard let command = commands.first(where: { $0.name == name }) else {
-            return usageFailure(UsageError(message: "unknown command '\(name)'", usage: "mapgate --help"), environment: environment, json: context.json)
+            return usageFailure(UsageError(message: L.localized("unknown command '%1$s'", "\(name)"), usage: "mapgate --help"), environment: environment, json: context.json)
         }
         if arguments.isHelp {
             console.data(Help.command(command))
@@ -109,7 +111,7 @@ enum MapGateCLI {
     private static func usageFailure(_ error: UsageError, environment: [String: String], json: Bool) -> Int32 {
         let console = Console(quiet: false, json: json, environment: environment)
         console.error(error.message)
-        UnixFile.standardError.write(Data("usage: \(error.usage)\n".utf8))
+        UnixFile.standardError.write(Data((L.localized("usage: %1$s", error.usage) + "\n").utf8))
         if json { console.json(ErrorLine(error: error.message, exitCode: ExitCode.usage)) }
         return ExitCode.usage
     }

@@ -3,6 +3,8 @@ import MapGate
 
 #if canImport(Glibc)
 import Glibc
+
+private typealias L = Localization
 #endif
 
 /// Where the user asked output to go (`-o FILE`), looked at before anything is written, so that a
@@ -38,19 +40,19 @@ public struct OutputDestination: Sendable, Equatable {
         -> OutputDestination
     {
         if argument == nil || argument == "-", StandardStreams.isOutputClosed {
-            throw OutputError(path: "standard output", reason: "it was closed when mapgate started", kind: .io)
+            throw OutputError(path: "standard output", reason: L.localized("it was closed when mapgate started"), kind: .io)
         }
         guard let argument else {
             if binary, stdoutIsTerminal {
                 throw OutputError(
                     path: "standard output",
-                    reason: "it is a terminal; refusing to write binary tile data to it: use -o FILE or redirect (-o - writes it anyway)",
+                    reason: L.localized("it is a terminal; refusing to write binary tile data to it: use -o FILE or redirect (-o - writes it anyway)"),
                     kind: .usage)
             }
             return OutputDestination(argument: nil, kind: .standardOutput(explicit: false))
         }
         if argument == "-" { return OutputDestination(argument: argument, kind: .standardOutput(explicit: true)) }
-        guard !argument.isEmpty else { throw OutputError(path: "''", reason: "it is not a file name", kind: .usage) }
+        guard !argument.isEmpty else { throw OutputError(path: "''", reason: L.localized("it is not a file name"), kind: .usage) }
 
         var info = stat()
         if stat(argument, &info) != 0 {
@@ -65,7 +67,7 @@ public struct OutputDestination: Sendable, Equatable {
             let parent = folder.isEmpty ? "." : folder
             var folderInfo = stat()
             guard stat(parent, &folderInfo) == 0, (folderInfo.st_mode & S_IFMT) == S_IFDIR else {
-                throw OutputError(path: argument, reason: "the folder \(parent) does not exist", kind: .io)
+                throw OutputError(path: argument, reason: L.localized("the folder %1$s does not exist", "\(parent)"), kind: .io)
             }
             try requireWritable(folder: parent, for: argument)
             return OutputDestination(argument: argument, kind: .replace(path: argument))
@@ -76,11 +78,11 @@ public struct OutputDestination: Sendable, Equatable {
         } ?? argument
         switch info.st_mode & S_IFMT {
         case S_IFDIR:
-            throw OutputError(path: argument, reason: "it is a directory; name a file in it", kind: .usage)
+            throw OutputError(path: argument, reason: L.localized("it is a directory; name a file in it"), kind: .usage)
         case S_IFBLK:
-            throw OutputError(path: argument, reason: "it is a block device; mapgate does not write tiles onto disks", kind: .usage)
+            throw OutputError(path: argument, reason: L.localized("it is a block device; mapgate does not write tiles onto disks"), kind: .usage)
         case S_IFSOCK:
-            throw OutputError(path: argument, reason: "it is a socket", kind: .usage)
+            throw OutputError(path: argument, reason: L.localized("it is a socket"), kind: .usage)
         case S_IFCHR, S_IFIFO:
             try requireWritable(file: argument)
             return OutputDestination(argument: argument, kind: .writeThrough(path: argument, append: false))
@@ -95,7 +97,7 @@ public struct OutputDestination: Sendable, Equatable {
             try requireWritable(folder: folder.isEmpty ? "/" : folder, for: argument)
             return OutputDestination(argument: argument, kind: .replace(path: resolved))
         default:
-            throw OutputError(path: argument, reason: "it is not a regular file, a device or a FIFO", kind: .usage)
+            throw OutputError(path: argument, reason: L.localized("it is not a regular file, a device or a FIFO"), kind: .usage)
         }
     }
 
@@ -103,7 +105,7 @@ public struct OutputDestination: Sendable, Equatable {
     /// an error now, before the command does its work.
     private static func requireWritable(folder: String, for path: String) throws {
         guard access(folder, W_OK | X_OK) == 0 else {
-            throw OutputError(path: path, reason: "cannot create a file in \(folder): \(lastError())", kind: .io)
+            throw OutputError(path: path, reason: L.localized("cannot create a file in %1$s: %2$s", "\(folder)", "\(lastError())"), kind: .io)
         }
     }
 
@@ -149,7 +151,7 @@ public struct OutputDestination: Sendable, Equatable {
         let name = PathText.lastComponent(path)
         var template = Array(((folder.isEmpty ? "." : folder) + "/.\(name).mapgate-XXXXXX").utf8CString)
         let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-        guard descriptor >= 0 else { throw OutputError(path: path, reason: "creating a temporary file beside it: \(lastError())", kind: .io) }
+        guard descriptor >= 0 else { throw OutputError(path: path, reason: L.localized("creating a temporary file beside it: %1$s", "\(lastError())"), kind: .io) }
         let temporary = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
         var renamed = false
         defer {
@@ -196,5 +198,5 @@ public struct OutputError: MapGateFailure, LocalizedError, Sendable, Equatable {
     public let path: String
     public let reason: String
     public let kind: FailureKind
-    public var errorDescription: String? { "cannot write to \(path): \(reason)" }
+    public var errorDescription: String? { L.localized("cannot write to %1$s: %2$s", "\(path)", "\(reason)") }
 }

@@ -1,3 +1,7 @@
+import MapGate
+
+private typealias L = Localization
+
 /// A command line split into global options, the command's options, and positional arguments.
 struct ParsedArguments {
     var command: String?
@@ -17,12 +21,12 @@ struct ParsedArguments {
 
     /// Options every command takes, before or after the command name.
     static let globalOptions: [OptionSpec] = [
-        OptionSpec(name: "config", value: "FILE", help: "configuration file (else $MAPGATE_CONFIG, else $XDG_CONFIG_HOME/mapgate/config.json)"),
-        OptionSpec(name: "data-dir", value: "DIR", help: "data directory (else $MAPGATE_DATA_DIR, else $XDG_DATA_HOME/mapgate)"),
-        OptionSpec(name: "json", help: "machine-readable output (one JSON object per line)"),
-        OptionSpec(name: "quiet", short: "q", help: "print only errors"),
-        OptionSpec(name: "help", short: "h", help: "show help"),
-        OptionSpec(name: "version", help: "print mapgate's version"),
+        OptionSpec(name: "config", value: "FILE", help: L.localized("configuration file (else $MAPGATE_CONFIG, else $XDG_CONFIG_HOME/mapgate/config.json)")),
+        OptionSpec(name: "data-dir", value: "DIR", help: L.localized("data directory (else $MAPGATE_DATA_DIR, else $XDG_DATA_HOME/mapgate)")),
+        OptionSpec(name: "json", help: L.localized("machine-readable output (one JSON object per line)")),
+        OptionSpec(name: "quiet", short: "q", help: L.localized("print only errors")),
+        OptionSpec(name: "help", short: "h", help: L.localized("show help")),
+        OptionSpec(name: "version", help: L.localized("print mapgate's version")),
     ]
 
     /// Parses `arguments` (without the program name). The command's options are looked up in
@@ -64,22 +68,22 @@ struct ParsedArguments {
                 }
             } else {
                 guard argument.count == 2, let spec = options().first(where: { $0.short == argument.last }) else {
-                    throw UsageError(message: "unknown option \(argument)", usage: usage())
+                    throw UsageError(message: L.localized("unknown option %1$s", "\(argument)"), usage: usage())
                 }
                 name = spec.name
             }
             guard let spec = options().first(where: { $0.name == name }) else {
-                throw UsageError(message: "unknown option --\(name)", usage: usage())
+                throw UsageError(message: L.localized("unknown option --%1$s", "\(name)"), usage: usage())
             }
             if spec.value == nil {
                 guard inlineValue == nil else {
-                    throw UsageError(message: "option --\(name) takes no value", usage: usage())
+                    throw UsageError(message: L.localized("option --%1$s takes no value", "\(name)"), usage: usage())
                 }
                 parsed.flags.insert(name)
             } else {
                 if inlineValue == nil {
                     guard index < arguments.count else {
-                        throw UsageError(message: "option --\(name) needs a value (\(spec.value!))", usage: usage())
+                        throw UsageError(message: L.localized("option --%1$s needs a value (%2$s)", "\(name)", "\(spec.value!)"), usage: usage())
                     }
                     inlineValue = arguments[index]
                     index += 1

@@ -1,6 +1,8 @@
 import FoundationEssentials
 import MapGate
 
+private typealias L = Localization
+
 /// What `serve` and `open` check and bind before the gate counts a use: the settings, the
 /// refresh override and the listening socket. `start` then runs the tile server with the use.
 struct ServerLaunch {
@@ -38,7 +40,7 @@ struct ServerLaunch {
         self.verbose = verbose
         if let text = Self.refreshOverride(context.environment) {
             guard let value = Double(text), Self.refreshRange.contains(value) else {
-                throw GeneralFailure("MAPGATE_GATE_REFRESH_SECONDS=\(text): must be a number of seconds from 0.05 to 60", kind: .usage)
+                throw GeneralFailure(L.localized("MAPGATE_GATE_REFRESH_SECONDS=%1$s: must be a number of seconds from 0.05 to 60", "\(text)"), kind: .usage)
             }
             refresh = value
         } else {
@@ -51,7 +53,7 @@ struct ServerLaunch {
         let limit = FileDescriptorLimit.raise(toAtLeast: needed)
         if limit < needed {
             context.console.warning(
-                "the open-file limit is \(limit) (hard limit), below the \(needed) that --max-connections \(settings.maxConnections) needs; past it, connections are refused")
+                L.localized("the open-file limit is %1$s (hard limit), below the %2$s that --max-connections %3$s needs; past it, connections are refused", "\(limit)", "\(needed)", "\(settings.maxConnections)"))
         }
         listener = try HTTPListener(host: settings.host, port: settings.port)
         // The HTTP library must load before a use is reserved for a server that could not start.
@@ -70,9 +72,9 @@ struct ServerLaunch {
             do {
                 let configuration = try Configuration.load(path: location.path, mustExist: location.mustExist, policyPath: policy)
                 server.reload(leafletPath: configuration.leafletPath, maplibrePath: configuration.maplibrePath, fontPaths: configuration.fontPaths)
-                console.note("reloaded \(location.path): serving with its folders; regions are re-read every second")
+                console.note(L.localized("reloaded %1$s: serving with its folders; regions are re-read every second", "\(location.path)"))
             } catch {
-                console.warning("reload: \(MapGateCLI.describe(error)); still serving with the configuration as it was")
+                console.warning(L.localized("reload: %1$s; still serving with the configuration as it was", "\(MapGateCLI.describe(error))"))
             }
         }
     }
@@ -94,14 +96,14 @@ struct ServerLaunch {
             onRegionEvent: { event in
                 switch event {
                 case .changed(let changes):
-                    for id in changes.added { console.note("region \(id) installed: now served") }
-                    for id in changes.updated { console.note("region \(id) updated: now serving the new file") }
-                    for id in changes.removed { console.note("region \(id) removed: now 404") }
+                    for id in changes.added { console.note(L.localized("region %1$s installed: now served", "\(id)")) }
+                    for id in changes.updated { console.note(L.localized("region %1$s updated: now serving the new file", "\(id)")) }
+                    for id in changes.removed { console.note(L.localized("region %1$s removed: now 404", "\(id)")) }
                     for damage in changes.damaged {
-                        console.warning("region \(damage.id) is damaged: \(damage.reason); answered 500 until mapgate sync \(damage.id) installs it again")
+                        console.warning(L.localized("region %1$s is damaged: %2$s; answered 500 until mapgate sync %3$s installs it again", "\(damage.id)", "\(damage.reason)", "\(damage.id)"))
                     }
                 case .failed(let reason):
-                    console.warning("cannot re-read the installed regions (\(reason)); serving those known")
+                    console.warning(L.localized("cannot re-read the installed regions (%1$s); serving those known", "\(reason)"))
                 }
             },
             onGateEvent: { event in
@@ -110,14 +112,16 @@ struct ServerLaunch {
                     for line in GatePrompt(report: report, usesLeft: left).lines { console.prompt(line) }
                 case .lastDay(let report, let until):
                     console.warning(
-                        "update required: that was the last use; this server serves its last day until \(Format.dateTime(until)), then refuses (install \(report.requiredVersion ?? "the update"))"
-                    )
+                        L.localized(
+                            "update required: that was the last use; this server serves its last day until %1$s, then refuses (install %2$s)",
+                            Format.dateTime(until), report.requiredVersion ?? L.localized("the update")))
                 case .closed(let report):
-                    console.warning("update required: the gate is closed; tiles are now answered 403 (install \(report.requiredVersion ?? "the update"))")
+                    console.warning(
+                        L.localized("update required: the gate is closed; tiles are now answered 403 (install %1$s)", report.requiredVersion ?? L.localized("the update")))
                 case .failing(let reason):
-                    console.warning("cannot check the update gate (\(reason)); tiles are answered 503 until it can")
+                    console.warning(L.localized("cannot check the update gate (%1$s); tiles are answered 503 until it can", "\(reason)"))
                 case .recovered:
-                    console.note("the update gate can be checked again; serving")
+                    console.note(L.localized("the update gate can be checked again; serving"))
                 }
             })
     }

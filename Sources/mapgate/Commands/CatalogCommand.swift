@@ -6,8 +6,8 @@ private typealias L = Localization
 /// `mapgate catalog`: the regions on offer, against what is installed.
 struct CatalogCommand: Command {
     static let name = "catalog"
-    static let abstract = "List the regions the publisher offers, with installed versions"
-    static let discussion = """
+    static let abstract = L.localized("List the regions the publisher offers, with installed versions")
+    static let discussion = L.localized("""
         Reads the catalog at the configured catalogURL and checks its signature. Prints the
         publisher, serial, expiry and signing key. With --json, one object per region per line:
         id, name, version, size, installedSize, format, minzoom, maxzoom, installedVersion (or null),
@@ -16,9 +16,9 @@ struct CatalogCommand: Command {
         style: style, name, version, regions, size, installedVersion (or null).
         With --saved, lists the catalog the last sync accepted, from the data directory, without
         the network (its signature checked again; the shell completions of 'sync' read it).
-        """
+        """)
     static let options = [
-        OptionSpec(name: "saved", help: "the catalog the last sync accepted, offline"),
+        OptionSpec(name: "saved", help: L.localized("the catalog the last sync accepted, offline")),
     ]
     let saved: Bool
 
@@ -35,7 +35,7 @@ struct CatalogCommand: Command {
         }
         guard let kept = SavedCatalog.load(from: context.dataDirectory) else {
             throw GeneralFailure(
-                "no saved catalog in \(context.dataDirectory.path): 'mapgate sync' keeps the catalog it accepts", kind: .unavailable)
+                L.localized("no saved catalog in %1$s: 'mapgate sync' keeps the catalog it accepts", "\(context.dataDirectory.path)"), kind: .unavailable)
         }
         let settings = try context.gateSettings()
         let catalog = try kept.verified(in: context.dataDirectory, trustedKeys: settings.trustedKeys, requiresSignature: settings.requireSignedCatalog)
@@ -93,7 +93,7 @@ struct CatalogCommand: Command {
         if !context.json {
             table.print(to: console)
             for style in catalog.styles {
-                console.print("style \(style.id) (\(TerminalText.inline(style.name))) \(style.version): draws \(style.regions.joined(separator: ", ")), \(Format.bytes(style.size))")
+                console.print(L.localized("style %1$s (%2$s) %3$s: draws %4$s, %5$s", "\(style.id)", "\(TerminalText.inline(style.name))", "\(style.version)", "\(style.regions.joined(separator: ", "))", "\(Format.bytes(style.size))"))
             }
         }
         // A bad style entry is said, and costs nothing else: the map data is what the catalog is for.
@@ -101,12 +101,12 @@ struct CatalogCommand: Command {
         // entries printed 100,000 lines); `--json` lists every one on stdout.
         for rejection in catalog.rejectedStyles.prefix(Self.rejectionsShown) { console.warning(MapGateCLI.describe(rejection)) }
         if catalog.rejectedStyles.count > Self.rejectionsShown {
-            console.warning("\(catalog.rejectedStyles.count - Self.rejectionsShown) more style entries rejected; --json lists them all")
+            console.warning(L.localized("%1$s more style entries rejected; --json lists them all", "\(catalog.rejectedStyles.count - Self.rejectionsShown)"))
         }
         // Bad entries are reported after the good ones, and make the exit code 65.
         for rejection in catalog.rejected.prefix(Self.rejectionsShown) { console.error(MapGateCLI.describe(rejection)) }
         if catalog.rejected.count > Self.rejectionsShown {
-            console.error("\(catalog.rejected.count - Self.rejectionsShown) more region entries rejected (\(catalog.rejected.count) in all; --json lists them all)")
+            console.error(L.localized("%1$s more region entries rejected (%2$s in all; --json lists them all)", "\(catalog.rejected.count - Self.rejectionsShown)", "\(catalog.rejected.count)"))
         }
         if context.json {
             for rejection in catalog.rejected {

@@ -1,14 +1,16 @@
 import MapGate
 
+private typealias L = Localization
+
 /// `mapgate check`: look the store up now and show the gate.
 struct CheckCommand: Command {
     static let name = "check"
-    static let abstract = "Look up the newest app version now and show the update gate"
-    static let discussion = """
+    static let abstract = L.localized("Look up the newest app version now and show the update gate")
+    static let discussion = L.localized("""
         Always asks the App Store lookup service. Exit 0 when the gate is open, 77 when it is
         closed, 69 when the lookup failed (network) and 65 when its answer was unusable (the
         saved state is still shown in both cases).
-        """
+        """)
 
     init(parsing arguments: ParsedArguments) throws {
         try requireNoPositional(arguments, command: Self.self)

@@ -2,19 +2,21 @@ import FoundationEssentials
 import MapGate
 import MapGateDemo
 
+private typealias L = Localization
+
 /// `mapgate demo`: the main job on the bundled fixtures, against a local origin.
 struct DemoCommand: Command {
     static let name = "demo"
-    static let abstract = "Run the whole story on bundled fixtures against a local origin (no internet)"
-    static let discussion = """
+    static let abstract = L.localized("Run the whole story on bundled fixtures against a local origin (no internet)")
+    static let discussion = L.localized("""
         Starts a local HTTP origin on 127.0.0.1 over the project's Fixtures/ folder, points a
         throw-away configuration and data directory at it, and runs mapgate's main flow with a
         simulated clock: a newer version appears, the grace period passes, the uses count down,
         the gate closes, and updating opens it again.
-        """
+        """)
     static let options = [
-        OptionSpec(name: "fixtures", value: "DIR", help: "the Fixtures/ folder (default: ./Fixtures, else /usr/share/mapgate/demo when installed, else the checkout's)"),
-        OptionSpec(name: "keep", help: "keep the throw-away folder and print where it is"),
+        OptionSpec(name: "fixtures", value: "DIR", help: L.localized("the Fixtures/ folder (default: ./Fixtures, else /usr/share/mapgate/demo when installed, else the checkout's)")),
+        OptionSpec(name: "keep", help: L.localized("keep the throw-away folder and print where it is")),
     ]
 
     let fixtures: String?

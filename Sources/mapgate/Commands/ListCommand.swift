@@ -6,7 +6,7 @@ private typealias L = Localization
 /// `mapgate list`: the installed regions.
 struct ListCommand: Command {
     static let name = "list"
-    static let abstract = "List installed regions and styles"
+    static let abstract = L.localized("List installed regions and styles")
     static let discussion = """
         With --json, one object per region per line: id, name, version, format, minzoom, maxzoom,
         tiles, sizeOnDisk, bounds, installedAt, source (the package's URL: the publisher's, or a
@@ -31,7 +31,7 @@ struct ListCommand: Command {
         defer { list(styles, context: context) }
         if !context.json {
             if regions.isEmpty {
-                console.print("No region is installed. See 'mapgate catalog' and 'mapgate sync REGION'.")
+                console.print(L.localized("No region is installed. See 'mapgate catalog' and 'mapgate sync REGION'."))
                 return ExitCode.success
             }
         }
@@ -48,7 +48,7 @@ struct ListCommand: Command {
             var damage: String?
             if case .damaged(let reason) = try region.condition(ofFileAt: library.directory.regionPath(region.id), hashingUnstamped: false) {
                 damage = reason
-                console.warning("region \(region.id): damaged: \(reason); \(RegionLibrary.repairAdvice(for: region.id))")
+                console.warning(L.localized("region %1$s: damaged: %2$s; %3$s", "\(region.id)", "\(reason)", "\(RegionLibrary.repairAdvice(for: region.id))"))
             }
             if context.json {
                 console.json(
@@ -74,7 +74,7 @@ struct ListCommand: Command {
         guard !styles.isEmpty else { return }
         var table = Table(header: ["STYLE", "NAME", "VERSION", "DRAWS"])
         for style in styles {
-            if let damaged = style.damaged { context.console.warning("style \(style.id): damaged (\(damaged)); 'mapgate sync' installs it again") }
+            if let damaged = style.damaged { context.console.warning(L.localized("style %1$s: damaged (%2$s); 'mapgate sync' installs it again", "\(style.id)", "\(damaged)")) }
             if context.json {
                 context.console.json(
                     StyleLine(style: style.id, name: style.bundle?.name, version: style.bundle?.version, regions: style.bundle?.regions, damaged: style.damaged))

@@ -1,13 +1,15 @@
 import FoundationEssentials
 import MapGate
 
+private typealias L = Localization
+
 /// `mapgate mirror DIR`: write what this machine has (the last signed catalog and the installed
 /// regions' packages) into a folder that another mapgate syncs from with `sync --from DIR`.
 struct MirrorCommand: Command {
     static let name = "mirror"
-    static let abstract = "Write a mirror of the installed regions for another machine (USB stick, LAN)"
+    static let abstract = L.localized("Write a mirror of the installed regions for another machine (USB stick, LAN)")
     static let arguments = "DIR"
-    static let discussion = """
+    static let discussion = L.localized("""
         Writes into DIR the last catalog 'sync' accepted, exactly as the publisher signed it, and
         the package of each installed region and style that is the catalog's version, byte for
         byte what the catalog's SHA-256 names (rebuilt from the installed file; a region whose
@@ -18,7 +20,7 @@ struct MirrorCommand: Command {
         writing a mirror is not a use of the update gate.
         With --json, one object per region or style (id, kind, action "written", "kept" or
         "left-out", version, bytes, reason), then a summary line (mirror, regions, styles, deltas, bytes).
-        """
+        """)
     let destination: String
 
     init(parsing arguments: ParsedArguments) throws {
@@ -30,7 +32,7 @@ struct MirrorCommand: Command {
 
     func run(_ context: Context) throws -> Int32 {
         guard let library = try context.existingRegionLibrary() else {
-            throw GeneralFailure("\(context.missingDataDirectoryNote): nothing to mirror", kind: .failure)
+            throw GeneralFailure(L.localized("%1$s: nothing to mirror", "\(context.missingDataDirectoryNote)"), kind: .failure)
         }
         let settings = try context.gateSettings()
         let writer = MirrorWriter(
@@ -61,7 +63,7 @@ struct MirrorCommand: Command {
                 if context.json {
                     console.json(Line(id: id, kind: kind.rawValue, action: "left-out", reason: reason))
                 } else {
-                    console.warning("\(kind == .style ? "style " : "region ")\(id): left out of the mirror: \(reason)")
+                    console.warning(L.localized("%1$s%2$s: left out of the mirror: %3$s", "\(kind == .style ? "style " : "region ")", "\(id)", "\(reason)"))
                 }
             }
         }
@@ -71,7 +73,7 @@ struct MirrorCommand: Command {
                 SummaryLine(mirror: path, regions: manifest.regions.count, styles: manifest.styles.count, deltas: manifest.deltas.count, bytes: summary.bytes))
         } else {
             console.print(
-                "mirror at \(TerminalText.inline(path)): \(manifest.regions.count) \(manifest.regions.count == 1 ? "region" : "regions"), "
+                L.localized("mirror at %1$s: %2$s %3$s, ", "\(TerminalText.inline(path))", "\(manifest.regions.count)", "\(manifest.regions.count == 1 ? "region" : "regions")")
                     + "\(manifest.styles.count) \(manifest.styles.count == 1 ? "style" : "styles"), "
                     + (manifest.deltas.isEmpty ? "" : "\(manifest.deltas.count) \(manifest.deltas.count == 1 ? "delta" : "deltas"), ")
                     + "\(Format.bytes(summary.bytes)), "

@@ -1,22 +1,24 @@
 import FoundationEssentials
 import MapGate
 
+private typealias L = Localization
+
 /// `mapgate open REGION`: serve a region and print its viewer page.
 struct OpenCommand: Command {
     static let name = "open"
-    static let abstract = "Open a region: serve it and print the URL of its viewer page"
+    static let abstract = L.localized("Open a region: serve it and print the URL of its viewer page")
     static let arguments = "REGION"
-    static let discussion = """
+    static let discussion = L.localized("""
         Checks the update gate (a use, counted once a tile is shown), refuses a region that is not
         installed, starts the local tile server and prints the viewer page's URL. The page works
         offline: raster regions with Leaflet from Debian's libjs-leaflet, vector regions with
         MapLibre GL JS. Runs until Ctrl-C.
-        """
+        """)
     static let options = [
-        OptionSpec(name: "host", value: "ADDRESS", help: "address to bind (default 127.0.0.1)"),
-        OptionSpec(name: "port", short: "p", value: "PORT", help: "port (default 0: a free one)"),
-        OptionSpec(name: "browser", help: "open the viewer page with xdg-open"),
-        OptionSpec(name: "verbose", short: "v", help: "log each request on stderr"),
+        OptionSpec(name: "host", value: "ADDRESS", help: L.localized("address to bind (default 127.0.0.1)")),
+        OptionSpec(name: "port", short: "p", value: "PORT", help: L.localized("port (default 0: a free one)")),
+        OptionSpec(name: "browser", help: L.localized("open the viewer page with xdg-open")),
+        OptionSpec(name: "verbose", short: "v", help: L.localized("log each request on stderr")),
     ]
 
     let region: String
@@ -25,7 +27,7 @@ struct OpenCommand: Command {
     let verbose: Bool
 
     init(parsing arguments: ParsedArguments) throws {
-        guard arguments.positional.count == 1 else { throw UsageError(message: "name one region to open", usage: Self.usage) }
+        guard arguments.positional.count == 1 else { throw UsageError(message: L.localized("name one region to open"), usage: Self.usage) }
         region = arguments.positional[0]
         settings = try ServeCommand.settings(arguments, defaultPort: 0, usage: Self.usage)
         browser = arguments.has("browser")
@@ -44,14 +46,14 @@ struct OpenCommand: Command {
                 context.console.json(Line(region: region, viewer: url, tilejson: "\(base)/\(region).json"))
             } else {
                 context.console.data(url)
-                context.console.note("serving \(region) until Ctrl-C")
+                context.console.note(L.localized("serving %1$s until Ctrl-C", "\(region)"))
             }
             if browser {
                 let console = context.console
                 spawnWatched(["xdg-open", url]) { status in
                     guard status != 0 else { return }
                     let why = status.map { "xdg-open could not start a browser (exit \($0))" } ?? "xdg-open could not be run"
-                    console.warning("\(why); open \(url) in a browser yourself")
+                    console.warning(L.localized("%1$s; open %2$s in a browser yourself", "\(why)", "\(url)"))
                 }
             }
             Termination.wait(onHangUp: launch.reloader(for: server))

@@ -1,22 +1,24 @@
 import FoundationEssentials
 import MapGate
 
+private typealias L = Localization
+
 /// `mapgate remove REGION`.
 struct RemoveCommand: Command {
     static let name = "remove"
-    static let abstract = "Remove an installed region or style"
+    static let abstract = L.localized("Remove an installed region or style")
     static let arguments = "REGION..."
-    static let discussion = """
+    static let discussion = L.localized("""
         Deletes each region's file, its record and any partial download of it; a name that is an
         installed publisher's style (see 'mapgate list') and no region removes that style (completion
         offers the regions). Takes
         the data directory's lock. With --json, one object per name: region, action ("removed" or
         "failed"), version, error, exitCode.
-        """
+        """)
     let regions: [String]
 
     init(parsing arguments: ParsedArguments) throws {
-        guard !arguments.positional.isEmpty else { throw UsageError(message: "name the region to remove", usage: Self.usage) }
+        guard !arguments.positional.isEmpty else { throw UsageError(message: L.localized("name the region to remove"), usage: Self.usage) }
         regions = arguments.positional
     }
 
@@ -33,7 +35,7 @@ struct RemoveCommand: Command {
                     if context.json {
                         context.console.json(Line(region: id, action: "removed", version: removed.bundle?.version))
                     } else {
-                        context.console.print("removed style \(id)" + (removed.bundle.map { " " + TerminalText.inline($0.version) } ?? ""))
+                        context.console.print(L.localized("removed style %1$s", "\(id)") + (removed.bundle.map { " " + TerminalText.inline($0.version) } ?? ""))
                     }
                     continue
                 }

@@ -4,13 +4,15 @@ import MapGate
 
 #if canImport(Glibc)
 import Glibc
+
+private typealias L = Localization
 #endif
 
 /// `mapgate serve`: every installed region over local HTTP.
 struct ServeCommand: Command {
     static let name = "serve"
-    static let abstract = "Serve installed regions over local HTTP (XYZ tiles, TileJSON, viewer)"
-    static let discussion = """
+    static let abstract = L.localized("Serve installed regions over local HTTP (XYZ tiles, TileJSON, viewer)")
+    static let discussion = L.localized("""
         Routes: / (region list; JSON with Accept: application/json), /REGION.json (TileJSON 3.0.0),
         /REGION/Z/X/Y.EXT (XYZ tiles), /view/REGION (viewer page), /health, /metrics (Prometheus).
         Binds 127.0.0.1 unless --host says otherwise; answers only requests whose Host is a
@@ -25,15 +27,15 @@ struct ServeCommand: Command {
         /.well-known/mapgate-mirror/ (its catalog, signature, manifest and packages only,
         read-only, byte ranges for resume): on a LAN address (--host), other machines run
         'mapgate sync --from http://THIS-HOST:PORT'.
-        """
+        """)
     static let options = [
-        OptionSpec(name: "host", value: "ADDRESS", help: "address to bind (default 127.0.0.1)"),
-        OptionSpec(name: "port", short: "p", value: "PORT", help: "port to listen on (default 8080; 0 picks a free one)"),
-        OptionSpec(name: "max-connections", value: "N", help: "connections answered at once (default 10000; then 503)"),
-        OptionSpec(name: "allow-host", value: "NAME", help: "also answer requests for this Host name (repeatable)"),
-        OptionSpec(name: "verbose", short: "v", help: "log each answer on stderr, rejections included"),
-        OptionSpec(name: "tile-cache", value: "MB", help: "memory for answered tiles kept for the next client (default 128; 0: none)"),
-        OptionSpec(name: "share", value: "MIRROR", help: "also offer this mirror (written by 'mapgate mirror') for 'sync --from' on the LAN"),
+        OptionSpec(name: "host", value: "ADDRESS", help: L.localized("address to bind (default 127.0.0.1)")),
+        OptionSpec(name: "port", short: "p", value: "PORT", help: L.localized("port to listen on (default 8080; 0 picks a free one)")),
+        OptionSpec(name: "max-connections", value: "N", help: L.localized("connections answered at once (default 10000; then 503)")),
+        OptionSpec(name: "allow-host", value: "NAME", help: L.localized("also answer requests for this Host name (repeatable)")),
+        OptionSpec(name: "verbose", short: "v", help: L.localized("log each answer on stderr, rejections included")),
+        OptionSpec(name: "tile-cache", value: "MB", help: L.localized("memory for answered tiles kept for the next client (default 128; 0: none)")),
+        OptionSpec(name: "share", value: "MIRROR", help: L.localized("also offer this mirror (written by 'mapgate mirror') for 'sync --from' on the LAN")),
     ]
 
     let settings: HTTPServer.Settings
@@ -48,7 +50,7 @@ struct ServeCommand: Command {
         share = arguments.value("share")
         if let text = arguments.value("tile-cache") {
             guard let megabytes = Int(text), (0...65536).contains(megabytes) else {
-                throw UsageError(message: "--tile-cache \(text) is not a number of megabytes from 0 to 65536", usage: Self.usage)
+                throw UsageError(message: L.localized("--tile-cache %1$s is not a number of megabytes from 0 to 65536", "\(text)"), usage: Self.usage)
             }
             tileCacheBytes = megabytes << 20
         } else {
@@ -61,7 +63,7 @@ struct ServeCommand: Command {
         guard let share else { return nil }
         let folder = PathText.standardized(share.hasPrefix("/") ? share : FileManager.default.currentDirectoryPath + "/" + share)
         guard FileManager.default.fileExists(atPath: folder + "/" + MirrorLayout.catalogName) else {
-            throw UsageError(message: "--share \(share): not a mirror (no \(MirrorLayout.catalogName)); write one with 'mapgate mirror \(share)'", usage: Self.usage)
+            throw UsageError(message: L.localized("--share %1$s: not a mirror (no %2$s); write one with 'mapgate mirror %3$s'", "\(share)", "\(MirrorLayout.catalogName)", "\(share)"), usage: Self.usage)
         }
         return MirrorShare(folder: folder)
     }
@@ -71,18 +73,18 @@ struct ServeCommand: Command {
         settings.host = arguments.value("host") ?? "127.0.0.1"
         settings.port = defaultPort
         if let text = arguments.value("port") {
-            guard let port = UInt16(text) else { throw UsageError(message: "--port \(text) is not a port number (0-65535)", usage: usage) }
+            guard let port = UInt16(text) else { throw UsageError(message: L.localized("--port %1$s is not a port number (0-65535)", "\(text)"), usage: usage) }
             settings.port = port
         }
         if let text = arguments.value("max-connections") {
             guard let count = Int(text), (1...1_000_000).contains(count) else {
-                throw UsageError(message: "--max-connections \(text) is not a number from 1 to 1000000", usage: usage)
+                throw UsageError(message: L.localized("--max-connections %1$s is not a number from 1 to 1000000", "\(text)"), usage: usage)
             }
             settings.maxConnections = count
         }
         let extra = arguments.values("allow-host")
         for name in extra where HTTPHostPolicy.hostName(name) == nil || name.contains(":") && !name.hasPrefix("[") {
-            throw UsageError(message: "--allow-host \(name) is not a host name (no port, no scheme)", usage: usage)
+            throw UsageError(message: L.localized("--allow-host %1$s is not a host name (no port, no scheme)", "\(name)"), usage: usage)
         }
         // Bound to a wildcard or a LAN address, the server is reached by the machine's own
         // addresses: they are allowed as Host too.
@@ -107,11 +109,11 @@ struct ServeCommand: Command {
                     Localization.format(
                         Localization.localized("serving %1$s region at %2$s (Ctrl-C to stop)", "serving %1$s regions at %2$s (Ctrl-C to stop)", count: count),
                         String(count), urls[0]))
-                for url in urls.dropFirst() { context.console.print("  also at \(url)") }
+                for url in urls.dropFirst() { context.console.print(L.localized("  also at %1$s", "\(url)")) }
                 if share != nil {
                     let peers = urls.filter { !$0.contains("127.0.0.1") && !$0.contains("[::1]") && !$0.contains("localhost") }
                     context.console.print(
-                        "sharing the mirror \(TerminalText.inline(share ?? "")): other machines run 'mapgate sync --from \((peers.first ?? urls[0]).dropLast())'")
+                        L.localized("sharing the mirror %1$s: other machines run 'mapgate sync --from %2$s'", "\(TerminalText.inline(share ?? ""))", "\((peers.first ?? urls[0]).dropLast())"))
                 }
             }
             Termination.wait(onHangUp: launch.reloader(for: server))

@@ -1,10 +1,12 @@
 import FoundationEssentials
 import MapGate
 
+private typealias L = Localization
+
 /// `mapgate status`: the gate from the saved state, without the network.
 struct StatusCommand: Command {
     static let name = "status"
-    static let abstract = "Show the update gate from the saved state, without the network"
+    static let abstract = L.localized("Show the update gate from the saved state, without the network")
 
     init(parsing arguments: ParsedArguments) throws {
         try requireNoPositional(arguments, command: Self.self)

@@ -10,7 +10,7 @@ private typealias L = Localization
 /// `mapgate sync [REGION...]`: install or update regions from the catalog.
 struct SyncCommand: Command {
     static let name = "sync"
-    static let abstract = "Install or update map regions from the catalog"
+    static let abstract = L.localized("Install or update map regions from the catalog")
     static let arguments = "[REGION...]"
     static let discussion = """
         With region names, installs or updates those regions; without, updates every installed
@@ -28,14 +28,14 @@ struct SyncCommand: Command {
         previousVersion, bytes, resumedFrom, transfer ("full", "delta", or null), error, exitCode.
         """
     static let options = [
-        OptionSpec(name: "from", value: "MIRROR", help: "sync from a mirror: a folder, or http://HOST:PORT of a 'serve --share'"),
+        OptionSpec(name: "from", value: "MIRROR", help: L.localized("sync from a mirror: a folder, or http://HOST:PORT of a 'serve --share'")),
     ]
     let regions: [String]
     let mirror: String?
 
     init(parsing arguments: ParsedArguments) throws {
         for id in arguments.positional {
-            if let problem = Catalog.regionIDProblem(id) { throw UsageError(message: "not a region id: \(problem)", usage: Self.usage) }
+            if let problem = Catalog.regionIDProblem(id) { throw UsageError(message: L.localized("not a region id: %1$s", "\(problem)"), usage: Self.usage) }
         }
         regions = arguments.positional
         mirror = arguments.value("from")
@@ -93,15 +93,15 @@ struct SyncCommand: Command {
         }
         withExtendedLifetime(cleanup) {}
         if stylesRejected > CatalogCommand.rejectionsShown {
-            console.warning("\(stylesRejected - CatalogCommand.rejectionsShown) more style entries rejected; 'mapgate catalog --json' lists them all")
+            console.warning(L.localized("%1$s more style entries rejected; 'mapgate catalog --json' lists them all", "\(stylesRejected - CatalogCommand.rejectionsShown)"))
         }
         if summary.nothingToDo, !context.json {
             if mirror != nil {
                 let held = fetched.catalog.regions.map(\.id)
                 console.print(
-                    "No region is installed yet: name the regions to install from the mirror (it has: \(held.isEmpty ? "none" : held.joined(separator: ", "))).")
+                    L.localized("No region is installed yet: name the regions to install from the mirror (it has: %1$s).", "\(held.isEmpty ? "none" : held.joined(separator: ", "))"))
             } else {
-                console.print("No region is installed yet: name the regions to install (see 'mapgate catalog').")
+                console.print(L.localized("No region is installed yet: name the regions to install (see 'mapgate catalog')."))
             }
         }
         if summary.choseUpdate { return ExitCode.success }
@@ -155,7 +155,7 @@ struct SyncCommand: Command {
             if context.json {
                 context.console.json(StyleLine(style: style.id, action: "up-to-date", version: version))
             } else {
-                context.console.print("style \(style.id) \(version): up to date")
+                context.console.print(L.localized("style %1$s %2$s: up to date", "\(style.id)", "\(version)"))
             }
         case .installed(let version, let previous, let downloaded):
             // A damaged installed style reads as none (StyleInstaller.installed): never the same version.
@@ -164,7 +164,7 @@ struct SyncCommand: Command {
                     StyleLine(style: style.id, action: previous == nil ? "installed" : "updated", version: version, previousVersion: previous, bytes: downloaded))
             } else {
                 let what = previous.map { "updated from \($0)" } ?? "installed"
-                context.console.print("style \(style.id) \(version): \(what) (\(Format.bytes(downloaded)) downloaded)")
+                context.console.print(L.localized("style %1$s %2$s: %3$s (%4$s downloaded)", "\(style.id)", "\(version)", "\(what)", "\(Format.bytes(downloaded))"))
             }
         }
     }

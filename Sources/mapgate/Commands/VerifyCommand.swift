@@ -1,12 +1,14 @@
 import FoundationEssentials
 import MapGate
 
+private typealias L = Localization
+
 /// `mapgate verify [REGION...]`.
 struct VerifyCommand: Command {
     static let name = "verify"
-    static let abstract = "Check installed regions against the hash recorded at install"
+    static let abstract = L.localized("Check installed regions against the hash recorded at install")
     static let arguments = "[REGION...]"
-    static let discussion = "Checks each region's size, SHA-256 and SQLite integrity. Exit 65 when one is damaged."
+    static let discussion = L.localized("Checks each region's size, SHA-256 and SQLite integrity. Exit 65 when one is damaged.")
     let regions: [String]
 
     init(parsing arguments: ParsedArguments) throws {
@@ -16,13 +18,13 @@ struct VerifyCommand: Command {
     func run(_ context: Context) throws -> Int32 {
         guard let library = try context.existingRegionLibrary() else {
             let note = context.missingDataDirectoryNote
-            guard regions.isEmpty else { throw GeneralFailure("region \(regions[0]): not installed (\(note))", kind: .failure) }
+            guard regions.isEmpty else { throw GeneralFailure(L.localized("region %1$s: not installed (%2$s)", "\(regions[0])", "\(note)"), kind: .failure) }
             if !context.json { context.console.print(TerminalText.inline(note) + ": nothing to verify.") }
             return ExitCode.success
         }
         let ids = regions.isEmpty ? try library.installed().map(\.id) : regions
         if ids.isEmpty, !context.json {
-            context.console.print("No region is installed: nothing to verify.")
+            context.console.print(L.localized("No region is installed: nothing to verify."))
         }
         var damaged = 0
         for id in ids {
@@ -32,9 +34,9 @@ struct VerifyCommand: Command {
                 context.console.json(
                     Line(region: id, version: result.region.version, ok: result.isIntact, problem: result.problem, contentHash: result.region.contentHash))
             } else if let problem = result.problem {
-                context.console.error("region \(id): damaged: \(problem); \(RegionLibrary.repairAdvice(for: id))")
+                context.console.error(L.localized("region %1$s: damaged: %2$s; %3$s", "\(id)", "\(problem)", "\(RegionLibrary.repairAdvice(for: id))"))
             } else {
-                context.console.print("\(id) \(TerminalText.inline(result.region.version)): ok" + (result.region.contentHash.map { " (tiles \($0))" } ?? ""))
+                context.console.print(L.localized("%1$s %2$s: ok", "\(id)", "\(TerminalText.inline(result.region.version))") + (result.region.contentHash.map { " (tiles \($0))" } ?? ""))
             }
         }
         return damaged == 0 ? ExitCode.success : ExitCode.badData
