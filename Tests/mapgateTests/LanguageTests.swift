@@ -127,6 +127,37 @@ import Testing
         }
     }
 
+    /// `--help`, a command's help, a library's error and the manual in each language: translated
+    /// (nothing of the English text left but names), aligned by terminal columns, and the manual
+    /// a page groff renders without a warning, its headings in the language.
+    @Test(arguments: [("zh_CN.UTF-8", "名称"), ("zh_TW.UTF-8", "名稱"), ("ja_JP.UTF-8", "名前"), ("ko_KR.UTF-8", "이름")])
+    func helpErrorsAndTheManualAreTranslated(locale: String, nameHeading: String) throws {
+        let english = try run(["--help"], at: "2026-12-01 00:00:00", locale: "C.UTF-8").stdout
+        let help = try run(["--help"], at: "2026-12-01 00:00:00", locale: locale)
+        #expect(help.status == 0)
+        for line in ["commands:", "exit codes:", "Run 'mapgate <command> --help' for a command's options.", "  sync      Install or update map regions from the catalog"] {
+            #expect(english.contains(line) && !help.stdout.contains(line), "\(locale): \(help.stdout)")
+        }
+        for command in ["check", "status", "sync", "serve", "publish"] { #expect(help.stdout.contains("  \(command) "), "\(help.stdout)") }
+        // The abstracts start in one terminal column, whatever the width of the command names.
+        let rows = help.stdout.split(separator: "\n").map(String.init).filter { $0.hasPrefix("  sync ") || $0.hasPrefix("  tile ") }
+        #expect(Set(rows.map { TerminalText.width(String($0.prefix(12))) }).count == 1, "\(rows)")
+        let tileHelp = try run(["tile", "--help"], at: "2026-12-01 00:00:00", locale: locale).stdout
+        #expect(!tileHelp.contains("Write one tile") && tileHelp.contains("--output FILE"), "\(tileHelp)")
+        let usage = try run(["tile", "geo"], at: "2026-12-01 00:00:00", locale: locale)
+        #expect(usage.status == 64 && !usage.stderr.contains("expected REGION Z X Y") && usage.stderr.contains("REGION Z X Y"), "\(usage.stderr)")
+        let missing = try run(["sync", "nosuch"], at: "2026-12-01 00:00:00", locale: locale)
+        #expect(missing.status != 0 && !missing.stderr.contains("not in the catalog"), "\(missing.stderr)")
+        let manual = try run(["help", "man"], at: "2026-12-01 00:00:00", locale: locale).stdout
+        let escaped = nameHeading.unicodeScalars.map { "\\[u" + String($0.value, radix: 16, uppercase: true) + "]" }.joined()
+        #expect(manual.contains(".SH \"\(escaped)\""), "\(manual.prefix(400))")
+        let work = try TemporaryDirectory()
+        try manual.write(toFile: work.file("mapgate.1"), atomically: true, encoding: .utf8)
+        let rendered = try runProcess("/usr/bin/groff", ["-man", "-Tutf8", "-ww", work.file("mapgate.1")], environment: ["LANG": "C.UTF-8"])
+        #expect(rendered.status == 0 && rendered.stderr.isEmpty, "\(rendered.stderr)")
+        #expect(rendered.stdout.contains(nameHeading), "\(rendered.stdout.prefix(400))")
+    }
+
     /// Every catalog is complete (no untranslated or fuzzy entry) and its formats match the
     /// source's (msgfmt --check); the template holds every marked message (xgettext).
     @Test func everyCatalogIsCompleteAndTheTemplateIsCurrent() throws {
@@ -137,16 +168,18 @@ import Testing
             #expect(!result.stderr.contains("untranslated") && !result.stderr.contains("fuzzy"), "\(language): \(result.stderr)")
         }
         let work = try TemporaryDirectory()
-        let sources = try runProcess("/bin/bash", ["-c", "cd '\(TestPaths.repository)' && grep -rl --include='*.swift' 'localized(' Sources | sort"]).stdout
-            .split(separator: "\n").map(String.init)
         let fresh = work.file("fresh.pot")
-        let extracted = try runProcess(
-            "/usr/bin/xgettext",
-            ["--language=C", "--from-code=UTF-8", "--no-wrap", "--keyword=", "--keyword=localized:1", "--keyword=localized:1,2", "-o", fresh, "-D", TestPaths.repository] + sources)
+        let extracted = try runProcess(TestPaths.repository + "/scripts/extract-messages", [fresh])
         #expect(extracted.status == 0, "\(extracted.stderr)")
-        func msgids(_ path: String) throws -> Set<String> {
-            Set(try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").filter { $0.hasPrefix("msgid ") }.map(String.init))
-        }
-        #expect(try msgids(fresh) == msgids(TestPaths.repository + "/po/mapgate.pot"), "po/mapgate.pot is stale: run scripts/update-pot")
+        let committed = try String(contentsOfFile: TestPaths.repository + "/po/mapgate.pot", encoding: .utf8)
+        #expect(try String(contentsOfFile: fresh, encoding: .utf8) == committed, "po/mapgate.pot is stale: run scripts/update-pot")
+    }
+
+    /// A test that fails when a user-visible string is not marked: every literal of two words or
+    /// more where the help's tables, usage errors, console messages and the library's errors take
+    /// their text goes through `localized(...)` (or says why not: "(not translated: …)").
+    @Test func everyUserVisibleLiteralIsMarked() throws {
+        let result = try runProcess(TestPaths.repository + "/scripts/extract-messages", ["--unmarked"])
+        #expect(result.status == 0 && result.stdout.isEmpty, "not marked for translation:\n\(result.stdout)")
     }
 }

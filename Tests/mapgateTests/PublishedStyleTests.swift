@@ -91,7 +91,7 @@ import Testing
 
     /// The page at `url` as Chromium has it once its scripts ran (`--dump-dom`): tried with more
     /// virtual time until `done` holds (a busy machine runs out of it before MapLibre's requests).
-    func renderedDOM(_ url: String, until done: (String) -> Bool = { _ in true }) throws -> String {
+    func renderedDOM(_ url: String, language: String? = nil, until done: (String) -> Bool = { _ in true }) throws -> String {
         guard FileManager.default.isExecutableFile(atPath: ViewerBrowserTests.chromium) else {
             throw MissingFixture(path: "\(ViewerBrowserTests.chromium) (Debian package chromium; .ci/run installs it)")
         }
@@ -101,12 +101,44 @@ import Testing
                 ViewerBrowserTests.chromium,
                 [
                     "--headless", "--no-sandbox", "--use-angle=swiftshader", "--enable-unsafe-swiftshader",
-                    "--user-data-dir=\(work.file("profile"))", "--window-size=800,600", "--virtual-time-budget=\(budget)", "--dump-dom", url,
-                ], environment: ["HOME": work.path], timeout: 180)
+                    "--user-data-dir=\(work.file("profile"))", "--window-size=800,600", "--virtual-time-budget=\(budget)", "--dump-dom",
+                ] + (language.map { ["--lang=\($0)", "--accept-lang=\($0)"] } ?? []) + [url], environment: ["HOME": work.path], timeout: 180)
             page = result.stdout
             if done(page) { break }
         }
         return page
+    }
+
+    /// Issue 29: the viewer speaks the browser's language (`Accept-Language`, whatever the
+    /// server's locale): Chromium with `--lang=ja` gets `<html lang="ja">`, the style menu and
+    /// MapLibre's zoom buttons in Japanese; the index answers each language asked for, by q-value.
+    @Test(.tags(.browser)) func theViewerSpeaksTheBrowsersLanguage() throws {
+        guard FileManager.default.fileExists(atPath: VectorViewerBrowserTests.maplibre) else {
+            throw MissingFixture(path: "\(VectorViewerBrowserTests.maplibre) (scripts/install-deps unpacks it from the pinned maplibre wheel)")
+        }
+        #expect(try publish().status == 0)
+        #expect(try mapgate.run(["sync", "cities"]).status == 0)
+        let (serving, base) = try serve()
+        defer { stop(serving) }
+        let page = try renderedDOM(base + "/view/cities", language: "ja") { $0.contains("maplibregl-ctrl-zoom-in") }
+        #expect(page.contains(#"<html lang="ja">"#), "\(page.prefix(300))")
+        #expect(page.contains(#"title="拡大""#) && page.contains(#"title="縮小""#), "MapLibre's zoom buttons: \(page.suffix(3000))")
+        #expect(page.contains("<label>スタイル <select") && page.contains("すべてのレイヤー（確認用）"), "\(page.prefix(1500))")
+        let english = try renderedDOM(base + "/view/cities", language: "en-US") { $0.contains("maplibregl-ctrl-zoom-in") }
+        #expect(english.contains(#"<html lang="en">"#) && english.contains(#"title="Zoom in""#), "\(english.prefix(300))")
+        func index(_ acceptLanguage: String?) throws -> String {
+            var request = HTTPRequest(url: base + "/")
+            if let acceptLanguage { request.headers.append((name: "Accept-Language", value: acceptLanguage)) }
+            let response = try HTTPClient().get(request)
+            #expect(response.header("Vary")?.contains("Accept-Language") == true)
+            return String(decoding: response.body, as: UTF8.self)
+        }
+        #expect(try index("fr, zh-TW;q=0.8, ja;q=0.5").contains(#"<html lang="zh-TW"><head>"#))
+        #expect(try index("fr, zh-TW;q=0.8, ja;q=0.5").contains("<h2>樣式</h2>"))
+        #expect(try index("zh-Hans-CN").contains("<h2>样式</h2>"))
+        #expect(try index("ko-KR,ko;q=0.9").contains("<h2>스타일</h2>"))
+        #expect(try index("de, en;q=0.9, ja;q=0.8").contains(#"<html lang="en">"#))
+        #expect(try index(nil).contains("<h2>Styles</h2>"))
     }
 
     /// Issue 27: zoom buttons, the region's attribution, the chosen style kept in the address,

@@ -19,6 +19,7 @@ extension TileRequestHandler {
             }
             return json(200, document: ServerDocument.Index(regions: list, styles: styles), cors: false)
         }
+        let language = PageLanguage.negotiate(request.header("Accept-Language"))
         let items = regions.map { region in
             let id = ViewerPage.escape(region.record.id)
             return "<li><a href=\"/view/\(id)\">\(ViewerPage.escape(region.name))</a> \(ViewerPage.escape(region.record.version)), \(region.record.format.rawValue) · <a href=\"/\(id).json\">TileJSON</a></li>"
@@ -26,30 +27,34 @@ extension TileRequestHandler {
         // Style ids are [a-z0-9._-]: safe in a URL; names are escaped.
         let styleItems = service.drawableStyles.map { style in
             let id = style.bundle.id
-            return "<li><a href=\"/view/\(style.bundle.regions[0])#style=\(id)\">\(ViewerPage.escape(style.bundle.name))</a> (draws \(ViewerPage.escape(style.bundle.regions.joined(separator: ", ")))) · <a href=\"/styles/\(id)/style.json\">style.json</a></li>"
+            return "<li><a href=\"/view/\(style.bundle.regions[0])#style=\(id)\">\(ViewerPage.escape(style.bundle.name))</a> (\(ViewerPage.escape(language.localized("draws %1$s", style.bundle.regions.joined(separator: ", "))))) · <a href=\"/styles/\(id)/style.json\">style.json</a></li>"
         }.joined(separator: "\n")
-        let stylesSection = styleItems.isEmpty ? "" : "<h2>Styles</h2><ul id=\"styles\">\n\(styleItems)\n</ul>"
+        let stylesSection = styleItems.isEmpty ? "" : "<h2>\(ViewerPage.escape(language.localized("Styles")))</h2><ul id=\"styles\">\n\(styleItems)\n</ul>"
         let body = ViewerPage.document(
-            title: "mapgate", body: "<h1>mapgate regions</h1><ul>\n\(items.isEmpty ? "<li>No region is installed.</li>" : items)\n</ul>\(stylesSection)")
+            title: "mapgate", language: language,
+            body: "<h1>\(ViewerPage.escape(language.localized("mapgate regions")))</h1><ul>\n\(items.isEmpty ? "<li>" + ViewerPage.escape(language.localized("No region is installed.")) + "</li>" : items)\n</ul>\(stylesSection)")
         return html(200, body)
     }
 
-    func viewer(_ id: String) -> HTTPServerResponse {
-        if let refusal = refusalWhileClosed(json: false) { return refusal }
+    func viewer(_ id: String, _ request: HTTPServerRequest) -> HTTPServerResponse {
+        let language = PageLanguage.negotiate(request.header("Accept-Language"))
+        if let refusal = refusalWhileClosed(json: false, language: language) { return refusal }
         guard let region = service.region(id) else {
             if let reason = service.damaged[id] {
-                return html(500, ViewerPage.document(title: "damaged", body: "<p>Region \(ViewerPage.escape(id)) is installed but damaged: \(ViewerPage.escape(reason)). <code>mapgate sync \(ViewerPage.escape(id))</code> installs it again.</p>"))
+                let text = language.localized("Region %1$s is installed but damaged: %2$s. %3$s installs it again.", id, reason, "mapgate sync " + id)
+                return html(500, ViewerPage.document(title: language.localized("damaged"), language: language, body: "<p>\(ViewerPage.escape(text))</p>"))
             }
             let names = service.regions.keys.sorted().joined(separator: ", ")
-            return html(404, ViewerPage.document(title: "not installed", body: "<p>Region \(ViewerPage.escape(id)) is not installed. Installed: \(ViewerPage.escape(names)).</p>"))
+            let text = language.localized("Region %1$s is not installed. Installed: %2$s.", id, names)
+            return html(404, ViewerPage.document(title: language.localized("not installed"), language: language, body: "<p>\(ViewerPage.escape(text))</p>"))
         }
         if region.record.format == .pbf {
             let hasMapLibre = FileManager.default.fileExists(atPath: service.maplibrePath + "/maplibre-gl.js")
             let styles = service.styles(drawing: id).map { (id: $0.bundle.id, name: $0.bundle.name) }
-            return html(200, ViewerPage.vectorViewer(region: region, styles: styles, hasMapLibre: hasMapLibre, maplibrePath: service.maplibrePath))
+            return html(200, ViewerPage.vectorViewer(region: region, styles: styles, hasMapLibre: hasMapLibre, maplibrePath: service.maplibrePath, language: language))
         }
         let hasLeaflet = FileManager.default.fileExists(atPath: service.leafletPath + "/leaflet.js")
-        return html(200, ViewerPage.viewer(region: region, hasLeaflet: hasLeaflet, leafletPath: service.leafletPath))
+        return html(200, ViewerPage.viewer(region: region, hasLeaflet: hasLeaflet, leafletPath: service.leafletPath, language: language))
     }
 
     func maplibre(_ name: String) -> HTTPServerResponse {

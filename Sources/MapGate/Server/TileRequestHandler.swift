@@ -50,7 +50,7 @@ public final class TileRequestHandler: HTTPRequestHandler {
                 body: Data(service.metrics.render(gate: service.gate).utf8))
         case .leaflet(let name): return leaflet(name)
         case .maplibre(let name): return maplibre(name)
-        case .viewer(let id): return viewer(id)
+        case .viewer(let id): return viewer(id, request)
         case .fontList: return fontList()
         case .glyphs(let fontstack, let file): return glyphs(fontstack: fontstack, file: file)
         case .styleList: return styleList(request)
@@ -111,7 +111,7 @@ public final class TileRequestHandler: HTTPRequestHandler {
 
     /// The 403 answer while the gate is closed, naming the required version and the store URL;
     /// 503 while the server cannot read or write the gate's state (it fails closed).
-    func refusalWhileClosed(json isJSON: Bool) -> HTTPServerResponse? {
+    func refusalWhileClosed(json isJSON: Bool, language: PageLanguage = .english) -> HTTPServerResponse? {
         // One look at the gate per request: one lock, one clock reading, one consistent answer.
         switch service.gate.snapshot.standing {
         case .open:
@@ -129,7 +129,7 @@ public final class TileRequestHandler: HTTPRequestHandler {
             if isJSON {
                 return json(403, ["error": "update-required", "message": message, "requiredVersion": closed.requiredVersion, "storeURL": closed.storeURL ?? JSONValue.null], cors: true)
             }
-            return html(403, ViewerPage.closed(closed))
+            return html(403, ViewerPage.closed(closed, language: language))
         }
     }
 
@@ -228,7 +228,11 @@ public final class TileRequestHandler: HTTPRequestHandler {
     func html(_ status: Int, _ page: HTMLPage) -> HTTPServerResponse {
         HTTPServerResponse(
             status: status,
-            headers: [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-cache"), ("Content-Security-Policy", page.contentSecurityPolicy)],
+            // A page's language is the browser's (Accept-Language): a cache keeps one per language.
+            headers: [
+                ("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-cache"), ("Vary", "Accept-Language"),
+                ("Content-Security-Policy", page.contentSecurityPolicy),
+            ],
             body: Data(page.html.utf8))
     }
 }

@@ -19,11 +19,11 @@ enum ViewerPage {
 
     /// A page: `head` holds only links to this server's files; `style` and `script` are the
     /// page's one inline `<style>` and `<script>`, allowed by the policy through their hashes.
-    static func document(title: String, head: String = "", style: String = "", body: String, script: String? = nil) -> HTMLPage {
+    static func document(title: String, language: PageLanguage = .english, head: String = "", style: String = "", body: String, script: String? = nil) -> HTMLPage {
         let css = "body{font:15px system-ui,sans-serif;margin:0}main{padding:1em 2em}.notice{padding:2em;background:#fdecea;color:#611a15}" + style
         let html = """
             <!DOCTYPE html>
-            <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+            <html lang="\(language.tag)"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
             <title>\(escape(title))</title>
             <style>\(css)</style>
             \(head)</head><body>\(body)\(script.map { "<script>\($0)</script>" } ?? "")</body></html>
@@ -51,23 +51,24 @@ enum ViewerPage {
         return "'sha256-\(Data(bytes).base64EncodedString())'"
     }
 
-    static func closed(_ closure: GateWatch.Closure) -> HTMLPage {
-        let store = closure.storeURL.map { " <a href=\"\(escape($0))\">Update from the store</a>." } ?? ""
+    static func closed(_ closure: GateWatch.Closure, language: PageLanguage = .english) -> HTMLPage {
+        let store = closure.storeURL.map { " <a href=\"\(escape($0))\">" + escape(language.localized("Update from the store")) + "</a>" } ?? ""
+        let title = escape(language.localized("Update required"))
+        let text = escape(language.localized("Install mapgate %1$s to keep using these maps.", closure.requiredVersion))
         return document(
-            title: "Update required",
-            body: "<div class=\"notice\" id=\"gate\"><h1>Update required</h1><p>Install mapgate \(escape(closure.requiredVersion)) to keep using these maps.\(store)</p></div>")
+            title: language.localized("Update required"), language: language,
+            body: "<div class=\"notice\" id=\"gate\"><h1>\(title)</h1><p>\(text)\(store)</p></div>")
     }
 
-    static func viewer(region: TileService.Region, hasLeaflet: Bool, leafletPath: String) -> HTMLPage {
+    static func viewer(region: TileService.Region, hasLeaflet: Bool, leafletPath: String, language: PageLanguage = .english) -> HTMLPage {
         let id = region.record.id
+        let updateRequired = jsonString(language.localized("Update required"))
         guard hasLeaflet else {
             return document(
-                title: region.name,
+                title: region.name, language: language,
                 body: """
-                    <main><h1>\(escape(region.name))</h1><p class="notice" id="no-leaflet">The map viewer needs Leaflet, which is not
-                    installed at \(escape(leafletPath)). Install it with <code>sudo apt-get install libjs-leaflet</code>
-                    (or set <code>leafletPath</code> in mapgate's configuration), then reload this page.</p>
-                    <p>Tiles are still served: <a href="/\(escape(id)).json">TileJSON</a>.</p></main>
+                    <main><h1>\(escape(region.name))</h1><p class="notice" id="no-leaflet">\(html(language.localized("The map viewer needs Leaflet, which is not installed at %1$s. Install it with %2$s (or set %3$s in mapgate's configuration), then reload this page.", leafletPath, "\u{1}sudo apt-get install libjs-leaflet\u{2}", "\u{1}leafletPath\u{2}")))</p>
+                    <p>\(escape(language.localized("Tiles are still served:"))) <a href="/\(escape(id)).json">TileJSON</a>.</p></main>
                     """)
         }
         let b = region.bounds
@@ -88,7 +89,7 @@ enum ViewerPage {
                 """
         }
         return document(
-            title: region.name,
+            title: region.name, language: language,
             head: """
                 <link rel="stylesheet" href="/_leaflet/leaflet.css"><script src="/_leaflet/leaflet.js"></script>
                 """,
@@ -112,10 +113,10 @@ enum ViewerPage {
                 function watchGate() {
                   fetch('/\(id).json').then(function (r) { return r.json().then(function (j) { return [r.status, j]; }); }).then(function (a) {
                     const gate = document.getElementById('gate');
-                    if (a[0] === 403) { gate.style.display = 'block'; gate.innerHTML = '<h1>Update required</h1><p></p>';
+                    if (a[0] === 403) { gate.style.display = 'block'; gate.innerHTML = '<h1></h1><p></p>'; gate.querySelector('h1').textContent = \(updateRequired);
                       gate.querySelector('p').textContent = a[1].message + (a[1].storeURL ? ' — ' + a[1].storeURL : ''); return; }
                     const layers = a[1].vector_layers || [];
-                    if (layers.length) document.getElementById('layers').textContent = 'layers: ' + layers.map(function (l) { return l.id; }).join(', ');
+                    if (layers.length) document.getElementById('layers').textContent = \(jsonString(language.localized("layers:"))) + ' ' + layers.map(function (l) { return l.id; }).join(', ');
                   }).catch(function () {});
                 }
                 watchGate(); setInterval(watchGate, 30000);
@@ -126,19 +127,22 @@ enum ViewerPage {
     /// when one draws it (a menu offers each, and the style mapgate generates), else with the
     /// generated one (`/REGION/style.json`), whose legend has a checkbox per layer; hovering a
     /// feature shows its layer and properties. Glyphs come from this server, so it works offline.
-    static func vectorViewer(region: TileService.Region, styles: [(id: String, name: String)] = [], hasMapLibre: Bool, maplibrePath: String) -> HTMLPage {
+    static func vectorViewer(
+        region: TileService.Region, styles: [(id: String, name: String)] = [], hasMapLibre: Bool, maplibrePath: String, language: PageLanguage = .english
+    ) -> HTMLPage {
         let id = region.record.id
+        let updateRequired = jsonString(language.localized("Update required"))
         guard hasMapLibre else {
             return document(
-                title: region.name,
+                title: region.name, language: language,
                 body: """
-                    <main><h1>\(escape(region.name))</h1><div class="notice" id="no-maplibre"><p>Vector maps need MapLibre GL JS
-                    (5.x), which is not installed: mapgate looked for <code>maplibre-gl.js</code> and <code>maplibre-gl.css</code> in
-                    \(escape(maplibrePath))\(maplibrePath == MapLibreFiles.localPath ? " and \(MapLibreFiles.packagedPath)" : "").</p><p>Copy those two files of a MapLibre GL JS release (its <code>dist</code> folder,
-                    from <a href="https://github.com/maplibre/maplibre-gl-js/releases">github.com/maplibre/maplibre-gl-js/releases</a>
-                    or the npm package <code>maplibre-gl</code>) into that folder, or into another folder named by
-                    <code>maplibrePath</code> in mapgate's configuration, then reload this page.</p></div>
-                    <p>Tiles are still served: <a href="/\(escape(id)).json">TileJSON</a>, <a href="/\(escape(id))/style.json">style</a>.</p></main>
+                    <main><h1>\(escape(region.name))</h1><div class="notice" id="no-maplibre"><p>\(html(language.localized(
+                        "Vector maps need MapLibre GL JS (5.x), which is not installed: mapgate looked for %1$s and %2$s in %3$s.",
+                        "\u{1}maplibre-gl.js\u{2}", "\u{1}maplibre-gl.css\u{2}", maplibrePath + (maplibrePath == MapLibreFiles.localPath ? " & " + MapLibreFiles.packagedPath : ""))))</p>
+                    <p>\(html(language.localized(
+                        "Copy those two files of a MapLibre GL JS release (its %1$s folder, from %2$s or the npm package %3$s) into that folder, or into another folder named by %4$s in mapgate's configuration, then reload this page.",
+                        "\u{1}dist\u{2}", "\u{3}github.com/maplibre/maplibre-gl-js/releases\u{4}", "\u{1}maplibre-gl\u{2}", "\u{1}maplibrePath\u{2}")))</p></div>
+                    <p>\(escape(language.localized("Tiles are still served:"))) <a href="/\(escape(id)).json">TileJSON</a>, <a href="/\(escape(id))/style.json">style</a>.</p></main>
                     """)
         }
         let b = region.bounds
@@ -146,10 +150,10 @@ enum ViewerPage {
         let bounds = "[[\(b[0]), \(max(b[1], -85.0511))], [\(b[2]), \(min(b[3], 85.0511))]]"
         // Style ids are [a-z0-9._-]: safe in a URL and an attribute; names are escaped.
         let options = styles.map { "<option value=\"/styles/\($0.id)/style.json\" data-style=\"\($0.id)\">\(escape($0.name))</option>" }
-            + ["<option value=\"/\(escape(id))/style.json\" data-style=\"inspect\">All layers (inspect)</option>"]
-        let menu = styles.isEmpty ? "" : "<label>Style <select id=\"style\">\(options.joined())</select></label>"
+            + ["<option value=\"/\(escape(id))/style.json\" data-style=\"inspect\">" + escape(language.localized("All layers (inspect)")) + "</option>"]
+        let menu = styles.isEmpty ? "" : "<label>" + escape(language.localized("Style")) + " <select id=\"style\">\(options.joined())</select></label>"
         return document(
-            title: region.name,
+            title: region.name, language: language,
             head: """
                 <link rel="stylesheet" href="/_maplibre/maplibre-gl.css"><script src="/_maplibre/maplibre-gl.js"></script>
                 """,
@@ -170,7 +174,9 @@ enum ViewerPage {
                 if (menu && wanted) Array.prototype.forEach.call(menu.options, function (o) { if (o.dataset.style === wanted) o.setAttribute('selected', ''); });
                 // Padding keeps the labels of features at the region's edges inside the view.
                 const map = new maplibregl.Map({ container: 'map', style: menu ? menu.value : '/\(id)/style.json', bounds: \(bounds),
-                  fitBoundsOptions: { padding: 48 }, attributionControl: { compact: false }, fadeDuration: 0, minZoom: \(region.minzoom) });
+                  fitBoundsOptions: { padding: 48 }, attributionControl: { compact: false }, fadeDuration: 0, minZoom: \(region.minzoom),
+                  locale: { 'NavigationControl.ZoomIn': \(jsonString(language.localized("Zoom in"))), 'NavigationControl.ZoomOut': \(jsonString(language.localized("Zoom out"))),
+                    'AttributionControl.ToggleAttribution': \(jsonString(language.localized("Toggle attribution"))) } });
                 map.addControl(new maplibregl.NavigationControl({ showCompass: false }), 'top-left');
                 map.addControl(new maplibregl.ScaleControl(), 'bottom-left');
                 if (menu) menu.addEventListener('change', function () {
@@ -208,12 +214,23 @@ enum ViewerPage {
                   fetch('/\(id).json').then(function (r) { return r.json().then(function (j) { return [r.status, j]; }); }).then(function (a) {
                     if (a[0] !== 403) return;
                     const gate = document.getElementById('gate');
-                    gate.style.display = 'block'; gate.innerHTML = '<h1>Update required</h1><p></p>';
+                    gate.style.display = 'block'; gate.innerHTML = '<h1></h1><p></p>'; gate.querySelector('h1').textContent = \(updateRequired);
                     gate.querySelector('p').textContent = a[1].message + (a[1].storeURL ? ' — ' + a[1].storeURL : '');
                   }).catch(function () {});
                 }
                 watchGate(); setInterval(watchGate, 30000);
                 """)
+    }
+
+    /// A message made HTML: escaped, then its marks made markup: U+0001…U+0002 a `<code>`, and
+    /// U+0003…U+0004 a link to the address between them.
+    private static func html(_ message: String) -> String {
+        var result = escape(message).replacing("\u{1}", with: "<code>").replacing("\u{2}", with: "</code>")
+        while let start = result.firstRange(of: "\u{3}"), let end = result[start.upperBound...].firstRange(of: "\u{4}") {
+            let address = String(result[start.upperBound..<end.lowerBound])
+            result.replaceSubrange(start.lowerBound..<end.upperBound, with: "<a href=\"https://\(address)\">\(address)</a>")
+        }
+        return result
     }
 
     private static func jsonString(_ text: String) -> String {

@@ -38,6 +38,11 @@ public enum Localization {
 
     nonisolated(unsafe) private static var isSetUp = false
 
+    /// The folder the catalogs were found in (``folder(forExecutable:)``), also with `--json`:
+    /// the server's pages take their language from each browser, not from the process.
+    /// Set once, at start, before any thread.
+    nonisolated(unsafe) public static var catalogFolder: String?
+
     /// The message in the user's language, or `message` itself.
     public static func localized(_ message: String) -> String {
         guard isSetUp else { return message }

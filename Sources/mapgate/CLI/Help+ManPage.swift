@@ -30,7 +30,8 @@ extension Help {
             roff.append(".SS \"\(escape(command.name))\"")
             roff.append(".B " + escape(command.usage))
             roff.append(".br")
-            roff.append(text(command.abstract + "."))
+            // TRANSLATORS: a command's one-line summary as a sentence of the manual (a full stop added).
+            roff.append(text(L.localized("%1$s.", command.abstract)))
             for paragraph in paragraphs(command.discussion) {
                 roff += [".PP", text(paragraph)]
             }
@@ -77,7 +78,7 @@ extension Help {
             ".SH \"" + escape(L.localized("SEE ALSO")) + "\"",
             ".BR systemctl (1)",
         ]
-        return roff.joined(separator: "\n")
+        return adjustment(roff).joined(separator: "\n")
     }
 
     private static func optionItem(_ option: OptionSpec) -> [String] {
@@ -87,28 +88,60 @@ extension Help {
         return [".TP", name, text(option.help)]
     }
 
-    /// The paragraphs of a discussion: blank lines separate them, single line breaks do not.
+    /// The paragraphs of a discussion: blank lines separate them, single line breaks do not. Lines
+    /// are joined by a space, but for a break between two wide (CJK) characters, where Chinese and
+    /// Japanese put none.
     private static func paragraphs(_ discussion: String) -> [String] {
         discussion.components(separatedBy: "\n\n")
-            .map { $0.split(separator: "\n").map { $0.trimmingWhitespace() }.joined(separator: " ") }
+            .map { paragraph in
+                paragraph.split(separator: "\n").map { $0.trimmingWhitespace() }.reduce("") { joined, line in
+                    guard let last = joined.last, let first = line.first else { return joined + line }
+                    let wide = TerminalText.width(String(last)) == 2 && TerminalText.width(String(first)) == 2
+                    return joined + (wide ? "" : " ") + line
+                }
+            }
             .filter { !$0.isEmpty }
     }
 
     /// A line of running text: escaped, and never taken for a request.
     private static func text(_ line: String, escaped: Bool = false) -> String {
-        let body = escaped ? line : escape(line)
+        let body = escaped ? wide(line) : escape(line)
         return body.hasPrefix(".") || body.hasPrefix("'") ? "\\&" + body : body
     }
 
     /// Backslashes and hyphens for roff (`-` is a hyphen there, `\-` the minus of an option).
     /// Characters outside ASCII as groff's `\[uXXXX]` (an ellipsis in a key's summary), which
     /// every groff renders without a warning.
+    ///
+    /// Chinese and Japanese put no spaces between words, where groff would break a line: after a
+    /// wide character comes `\:` (a break point), but before closing punctuation and after
+    /// opening punctuation (a line never starts with "。" nor ends with "（").
     private static func escape(_ text: String) -> String {
-        let ascii = text.replacing("\\", with: "\\e").replacing("-", with: "\\-")
-        return ascii.unicodeScalars.map { scalar in
+        wide(text.replacing("\\", with: "\\e").replacing("-", with: "\\-"))
+    }
+
+    /// Text already escaped for roff with its characters outside ASCII made `\[uXXXX]`.
+    private static func wide(_ ascii: String) -> String {
+        let scalars = Array(ascii.unicodeScalars)
+        return scalars.indices.map { index in
+            let scalar = scalars[index]
             guard !scalar.isASCII else { return String(scalar) }
             let hex = String(scalar.value, radix: 16, uppercase: true)
-            return "\\[u" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex + "]"
+            var piece = "\\[u" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex + "]"
+            if index + 1 < scalars.count, isWide(scalar), !opening.contains(scalar), !closing.contains(scalars[index + 1]) { piece += "\\:" }
+            return piece
         }.joined()
+    }
+
+    private static let opening = Set("（「『【〈《〔［｛“‘".unicodeScalars)
+    private static let closing = Set("。、，．・：；！？）」』】〉》〕］｝”’ー々ぁぃぅぇぉっゃゅょァィゥェォッャュョ".unicodeScalars)
+
+    private static func isWide(_ scalar: Unicode.Scalar) -> Bool { TerminalText.width(String(scalar)) == 2 }
+
+    /// Left-aligned (not justified) when the page holds wide characters: justifying a line of
+    /// CJK text between few break points spreads it apart.
+    private static func adjustment(_ roff: [String]) -> [String] {
+        guard roff.contains(where: { $0.contains("\\:") }) else { return roff }
+        return [roff[0], ".ad l"] + roff.dropFirst()
     }
 }

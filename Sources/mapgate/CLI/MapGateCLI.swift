@@ -12,10 +12,9 @@ enum MapGateCLI {
 
     static func main(_ argv: [String], environment: [String: String]) -> Int32 {
         // The user's language for what people read; none for what scripts read (--json).
-        if !argv.contains("--json") {
-            let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? argv.first ?? ""
-            Localization.setUp(folder: Localization.folder(forExecutable: executable))
-        }
+        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? argv.first ?? ""
+        Localization.catalogFolder = Localization.folder(forExecutable: executable)
+        if !argv.contains("--json") { Localization.setUp(folder: Localization.catalogFolder) }
         let arguments: ParsedArguments
         do {
             arguments = try ParsedArguments.parse(Array(argv.dropFirst())) { name in
