@@ -39,17 +39,17 @@ public struct PublishOptions: Sendable, Equatable {
     /// Throws a usage error for options that cannot work.
     public func validate() throws {
         func fail(_ option: String, _ reason: String) -> PublishError { PublishError(option, reason, kind: .usage) }
-        guard (1...3650).contains(expiresDays) else { throw fail("--expires-days \(expiresDays)", "must be 1…3650") }
-        guard (1...100).contains(keep) else { throw fail("--keep \(keep)", "must be 1…100") }
-        if let serial, serial < 0 { throw fail("--serial \(serial)", "must not be negative") }
-        guard !publisher.isEmpty else { throw fail("--publisher", "must not be empty") }
+        guard (1...3650).contains(expiresDays) else { throw fail("--expires-days \(expiresDays)", L.localized("must be 1…3650")) }
+        guard (1...100).contains(keep) else { throw fail("--keep \(keep)", L.localized("must be 1…100")) }
+        if let serial, serial < 0 { throw fail("--serial \(serial)", L.localized("must not be negative")) }
+        guard !publisher.isEmpty else { throw fail("--publisher", L.localized("must not be empty")) }
         if let baseURL {
             guard let url = URL(string: baseURL), let scheme = url.scheme?.lowercased(), ["http", "https", "file"].contains(scheme),
                 url.query == nil, url.fragment == nil
-            else { throw fail("--base-url \(baseURL)", "must be an absolute http, https or file URL without query or fragment") }
+            else { throw fail("--base-url \(baseURL)", L.localized("must be an absolute http, https or file URL without query or fragment")) }
         }
         let input = URL(fileURLWithPath: inputDirectory).standardized.path
         let output = URL(fileURLWithPath: outputDirectory).standardized.path
-        guard input != output else { throw fail("--out \(outputDirectory)", "must not be the input folder") }
+        guard input != output else { throw fail("--out \(outputDirectory)", L.localized("must not be the input folder")) }
     }
 }

@@ -40,13 +40,13 @@ struct PublishSource: Sendable, Equatable {
         let id = override?.id ?? stem
         if let problem = Catalog.regionIDProblem(id) {
             let origin = override?.id == nil ? "the file name" : "regions.json"
-            throw fail("region id from \(origin) is not valid: \(problem); rename the file or set \"id\" in regions.json")
+            throw fail(L.localized("region id from %1$s is not valid: %2$s; rename the file or set \"id\" in regions.json", "\(origin)", "\(problem)"))
         }
         guard let version = override?.version ?? metadata["version"].map({ $0.trimmingWhitespace() }), !version.isEmpty else {
-            throw fail("no version: set metadata \"version\" in the file or give \"version\" for \"\(fileName)\" in regions.json")
+            throw fail(L.localized("no version: set metadata \"version\" in the file or give \"version\" for \"%1$s\" in regions.json", "\(fileName)"))
         }
         guard Catalog.isFileSafeVersion(version) else {
-            throw fail("version \"\(version)\" cannot be part of a file name ([A-Za-z0-9][A-Za-z0-9._+-]{0,63})")
+            throw fail(L.localized("version \"%1$s\" cannot be part of a file name ([A-Za-z0-9][A-Za-z0-9._+-]{0,63})", "\(version)"))
         }
         let name = override?.name ?? metadata["name"].flatMap { $0.isEmpty ? nil : $0 } ?? id
         let size = FileManager.default.sizeOfItem(atPath: path)

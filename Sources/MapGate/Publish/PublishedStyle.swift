@@ -30,7 +30,7 @@ struct PublishedStyle: Sendable, Equatable {
     static func read(folder: String, id: String, regions: [String: TileFormat]) throws -> PublishedStyle {
         func fail(_ path: String, _ reason: String) -> PublishError { PublishError(path, reason) }
         guard Catalog.isValidStyleID(id) else {
-            throw fail(folder, "a style's folder name is its id, of the form [a-z0-9][a-z0-9._-]{0,63}")
+            throw fail(folder, L.localized("a style's folder name is its id, of the form [a-z0-9][a-z0-9._-]{0,63}"))
         }
         let stylePath = folder + "/style.json"
         let styleData = try readFile(stylePath, limit: StyleSheet.maximumSize)
@@ -40,10 +40,10 @@ struct PublishedStyle: Sendable, Equatable {
             guard FileManager.default.fileExists(atPath: path) else { continue }
             let data = try readFile(path, limit: Int(StyleBundle.maximumSize / 4))
             if file.hasSuffix(".png") {
-                guard data.starts(with: StyleSheet.pngSignature) else { throw fail(path, "not a PNG image") }
+                guard data.starts(with: StyleSheet.pngSignature) else { throw fail(path, L.localized("not a PNG image")) }
             } else {
                 guard (try? JSONValue(parsing: data))?.objectValue != nil else {
-                    throw fail(path, "not a sprite index (a JSON object of images, each with x, y, width and height)")
+                    throw fail(path, L.localized("not a sprite index (a JSON object of images, each with x, y, width and height)"))
                 }
             }
             sprites[file] = data
@@ -77,7 +77,7 @@ struct PublishedStyle: Sendable, Equatable {
             sprites: sprites)
         let bytes = try bundle.encoded()
         guard Int64(bytes.count) <= StyleBundle.maximumSize else {
-            throw fail(folder, "the style and its sprites come to more than \(ByteCount.text(StyleBundle.maximumSize))")
+            throw fail(folder, L.localized("the style and its sprites come to more than %1$s", "\(ByteCount.text(StyleBundle.maximumSize))"))
         }
         return PublishedStyle(id: id, folder: folder, bundle: bundle, bytes: bytes)
     }

@@ -100,14 +100,14 @@ extension Publisher {
             try MBTilesDelta.apply(delta: raw, to: check)
             let result = try TilesetHash.compute(ofFileAt: check).hex
             guard result == target.contentHash else {
-                return .failure(DeltaNote(message: "\(what): applied to \(base.version) it gives tiles \(result), not \(target.contentHash)"))
+                return .failure(DeltaNote(message: L.localized("%1$s: applied to %2$s it gives tiles %3$s, not %4$s", "\(what)", "\(base.version)", "\(result)", "\(target.contentHash)")))
             }
             let packed = try PackageCompressor.pack(raw, to: partial)
             guard packed.size * 2 <= target.size else {
                 // A small region's full package is small anyway: not worth a warning.
                 if target.size < Self.quietDeltaBelow { return .success(nil) }
                 return .failure(
-                    DeltaNote(message: "\(what): \(packed.size) bytes is over half the full package (\(target.size) bytes), left out"))
+                    DeltaNote(message: L.localized("%1$s: %2$s bytes is over half the full package (%3$s bytes), left out", "\(what)", "\(packed.size)", "\(target.size)")))
             }
             let name = stem + ".gz"
             try moveIntoPlace(partial, packagesPath + "/" + name)

@@ -27,7 +27,7 @@ struct RegionFacts: Sendable, Equatable {
                 (-180...180).contains(values[0]), (-180...180).contains(values[2]),
                 (-90...90).contains(values[1]), (-90...90).contains(values[3]), values[1] <= values[3]
             else {
-                throw fail("metadata bounds \"\(text)\" are not four finite numbers west,south,east,north inside the world")
+                throw fail(L.localized("metadata bounds \"%1$s\" are not four finite numbers west,south,east,north inside the world", "\(text)"))
             }
             bounds = values
         }
@@ -43,9 +43,9 @@ struct RegionFacts: Sendable, Equatable {
                 if let problem = hash.nullTileProblem { throw fail(problem) }
                 contentHash = hash.hex
             } catch let error as DeltaError {
-                throw fail("cannot compute its agg_tiles_hash: \(errorMessage(error))")
+                throw fail(L.localized("cannot compute its agg_tiles_hash: %1$s", "\(errorMessage(error))"))
             } catch let error as SQLiteError {
-                throw fail("cannot compute its agg_tiles_hash: \(error.message)")
+                throw fail(L.localized("cannot compute its agg_tiles_hash: %1$s", "\(error.message)"))
             }
         }
         return RegionFacts(format: inspection.format, minzoom: minzoom, maxzoom: maxzoom, bounds: bounds, contentHash: contentHash)

@@ -23,24 +23,24 @@ public struct RegionOverride: Sendable, Equatable {
             throw PublishError(path, "cannot read it: \(errorMessage(error))", kind: .io)
         }
         let parsed: JSONValue
-        do { parsed = try JSONValue(parsing: data) } catch { throw fail("not valid JSON: \(error.explanation)") }
-        guard let object = parsed.objectValue else { throw fail("not a JSON object keyed by file name") }
+        do { parsed = try JSONValue(parsing: data) } catch { throw fail(L.localized("not valid JSON: %1$s", "\(error.explanation)")) }
+        guard let object = parsed.objectValue else { throw fail(L.localized("not a JSON object keyed by file name")) }
         var result: [String: RegionOverride] = [:]
         for fileName in object.keys.sorted() {
-            guard let fields = object[fileName]?.objectValue else { throw fail("\"\(fileName)\" is not an object") }
+            guard let fields = object[fileName]?.objectValue else { throw fail(L.localized("\"%1$s\" is not an object", "\(fileName)")) }
             if let unknown = fields.keys.sorted().first(where: { !keys.contains($0) }) {
-                throw fail("\"\(fileName)\": unknown key \"\(unknown)\" (allowed: \(keys.joined(separator: ", ")))")
+                throw fail(L.localized("\"%1$s\": unknown key \"%2$s\" (allowed: %3$s)", "\(fileName)", "\(unknown)", "\(keys.joined(separator: ", "))"))
             }
             func string(_ key: String) throws -> String? {
                 guard let raw = fields[key] else { return nil }
-                guard let text = raw.stringValue, !text.isEmpty else { throw fail("\"\(fileName)\": \(key) must be a non-empty string") }
+                guard let text = raw.stringValue, !text.isEmpty else { throw fail(L.localized("\"%1$s\": %2$s must be a non-empty string", "\(fileName)", "\(key)")) }
                 return text
             }
             let entry = RegionOverride(
                 id: try string("id"), name: try string("name"), version: try string("version"),
                 minimumAppVersion: try string("minimumAppVersion"))
             if let minimum = entry.minimumAppVersion, (try? AppVersion(minimum)) == nil {
-                throw fail("\"\(fileName)\": minimumAppVersion \"\(minimum)\" is not a version")
+                throw fail(L.localized("\"%1$s\": minimumAppVersion \"%2$s\" is not a version", "\(fileName)", "\(minimum)"))
             }
             result[fileName] = entry
         }

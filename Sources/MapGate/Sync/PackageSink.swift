@@ -100,7 +100,7 @@ final class PackageSink: @unchecked Sendable {
     /// Takes bytes from the network.
     func receive(_ bytes: UnsafeRawBufferPointer) throws {
         guard downloadedBytes + Int64(bytes.count) <= region.size else {
-            throw RegionError(region: region.id, reason: "size mismatch: the server sent more than the \(region.size) bytes the catalog declares", kind: .badData)
+            throw RegionError(region: region.id, reason: L.localized("size mismatch: the server sent more than the %1$s bytes the catalog declares", "\(region.size)"), kind: .badData)
         }
         // Written at once, so that a run killed now resumes after these bytes.
         try write(bytes, to: partial, what: "partial download")
@@ -169,7 +169,7 @@ final class PackageSink: @unchecked Sendable {
         guard outputBytes <= region.installedSize else {
             throw RegionError(
                 region: region.id,
-                reason: "the package unpacks to more than the \(region.installedSize) bytes the catalog declares (installedSize)",
+                reason: L.localized("the package unpacks to more than the %1$s bytes the catalog declares (installedSize)", "\(region.installedSize)"),
                 kind: .badData)
         }
         // The inflater hands out whole 256 KiB buffers, written as they are; smaller pieces (an
@@ -204,7 +204,7 @@ final class PackageSink: @unchecked Sendable {
             try handle.write(contentsOf: Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: bytes.baseAddress!), count: bytes.count, deallocator: .none))
         } catch {
             let path = handle === partial ? partialPath : outputPath
-            throw RegionError(region: region.id, reason: "cannot write the \(what) \(path): \(errorMessage(error))", kind: .io)
+            throw RegionError(region: region.id, reason: L.localized("cannot write the %1$s %2$s: %3$s", "\(what)", "\(path)", "\(errorMessage(error))"), kind: .io)
         }
     }
 
@@ -217,11 +217,11 @@ final class PackageSink: @unchecked Sendable {
         drain()
         if let error = workerError.withLock({ $0 }) { throw error }
         guard downloadedBytes == region.size else {
-            throw RegionError(region: region.id, reason: "size mismatch: got \(downloadedBytes) bytes, the catalog declares \(region.size)", kind: .badData)
+            throw RegionError(region: region.id, reason: L.localized("size mismatch: got %1$s bytes, the catalog declares %2$s", "\(downloadedBytes)", "\(region.size)"), kind: .badData)
         }
         let hash = try downloadHash.finalizeHex()
         guard hash == region.sha256 else {
-            throw RegionError(region: region.id, reason: "hash mismatch: SHA-256 is \(hash), the catalog declares \(region.sha256)", kind: .badData)
+            throw RegionError(region: region.id, reason: L.localized("hash mismatch: SHA-256 is %1$s, the catalog declares %2$s", "\(hash)", "\(region.sha256)"), kind: .badData)
         }
         if isGzip == nil, !head.isEmpty { try decideFormat() }
         if let inflater {
@@ -236,7 +236,7 @@ final class PackageSink: @unchecked Sendable {
             // Not fsynced here: the installer does that while the file's tiles are hashed.
             try output.close()
         } catch {
-            throw RegionError(region: region.id, reason: "cannot write the region file \(outputPath): \(errorMessage(error))", kind: .io)
+            throw RegionError(region: region.id, reason: L.localized("cannot write the region file %1$s: %2$s", "\(outputPath)", "\(errorMessage(error))"), kind: .io)
         }
     }
 }

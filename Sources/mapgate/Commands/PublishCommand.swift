@@ -3,14 +3,16 @@ import MapGate
 
 #if canImport(Glibc)
 import Glibc
+
+private typealias L = Localization
 #endif
 
 /// `mapgate publish INPUT_DIR --out OUT_DIR --key SECRET_KEY_FILE`: the publisher's side.
 struct PublishCommand: Command {
     static let name = "publish"
-    static let abstract = "Make the signed catalog and packages of a folder of MBTiles files"
+    static let abstract = L.localized("Make the signed catalog and packages of a folder of MBTiles files")
     static let arguments = "INPUT_DIR"
-    static let discussion = """
+    static let discussion = L.localized("""
         Reads every .mbtiles file of INPUT_DIR (and INPUT_DIR/regions.json, which may set "id",
         "name", "version" and "minimumAppVersion" per file name), checks each as sync would, and
         writes OUT_DIR/catalog.json, its minisign signature catalog.json.minisig and gzip packages
@@ -24,16 +26,16 @@ struct PublishCommand: Command {
         With --json, one object per region: region, action ("added", "updated", "unchanged",
         "removed"), version, previousVersion, package, size, sha256, deltas; then one per style:
         style, action, version, previousVersion, package, size, regions.
-        """
+        """)
     static let options = [
-        OptionSpec(name: "out", value: "OUT_DIR", help: "the folder to publish into (required)"),
-        OptionSpec(name: "key", value: "SECRET_KEY_FILE", help: "the minisign secret key that signs the catalog (required but with --dry-run)"),
-        OptionSpec(name: "base-url", value: "URL", help: "absolute URL OUT_DIR is served at (package URLs are relative without it)"),
-        OptionSpec(name: "publisher", value: "NAME", help: "the catalog's publisher (default \"\(PublishOptions.defaultPublisher)\")"),
-        OptionSpec(name: "expires-days", value: "N", help: "the catalog expires N days from now (default \(PublishOptions.defaultExpiresDays))"),
-        OptionSpec(name: "serial", value: "N", help: "the catalog's serial (default: the previous one + 1); always writes a new catalog"),
-        OptionSpec(name: "keep", value: "N", help: "versions of each region kept in packages/ (default \(PublishOptions.defaultKeep))"),
-        OptionSpec(name: "dry-run", help: "say what would change, write nothing"),
+        OptionSpec(name: "out", value: "OUT_DIR", help: L.localized("the folder to publish into (required)")),
+        OptionSpec(name: "key", value: "SECRET_KEY_FILE", help: L.localized("the minisign secret key that signs the catalog (required but with --dry-run)")),
+        OptionSpec(name: "base-url", value: "URL", help: L.localized("absolute URL OUT_DIR is served at (package URLs are relative without it)")),
+        OptionSpec(name: "publisher", value: "NAME", help: L.localized("the catalog's publisher (default \"%1$s\")", "\(PublishOptions.defaultPublisher)")),
+        OptionSpec(name: "expires-days", value: "N", help: L.localized("the catalog expires N days from now (default %1$s)", "\(PublishOptions.defaultExpiresDays)")),
+        OptionSpec(name: "serial", value: "N", help: L.localized("the catalog's serial (default: the previous one + 1); always writes a new catalog")),
+        OptionSpec(name: "keep", value: "N", help: L.localized("versions of each region kept in packages/ (default %1$s)", "\(PublishOptions.defaultKeep)")),
+        OptionSpec(name: "dry-run", help: L.localized("say what would change, write nothing")),
     ]
 
     static let passwordVariable = "MAPGATE_KEY_PASSWORD"
@@ -44,15 +46,15 @@ struct PublishCommand: Command {
 
     init(parsing arguments: ParsedArguments) throws {
         guard arguments.positional.count == 1, let input = arguments.positional.first else {
-            throw UsageError(message: "expected one INPUT_DIR", usage: Self.usage)
+            throw UsageError(message: L.localized("expected one INPUT_DIR"), usage: Self.usage)
         }
-        guard let output = arguments.value("out") else { throw UsageError(message: "--out OUT_DIR is required", usage: Self.usage) }
+        guard let output = arguments.value("out") else { throw UsageError(message: L.localized("--out OUT_DIR is required"), usage: Self.usage) }
         isDryRun = arguments.has("dry-run")
         keyPath = arguments.value("key")
-        if keyPath == nil, !isDryRun { throw UsageError(message: "--key SECRET_KEY_FILE is required", usage: Self.usage) }
+        if keyPath == nil, !isDryRun { throw UsageError(message: L.localized("--key SECRET_KEY_FILE is required"), usage: Self.usage) }
         func number(_ name: String) throws -> Int64? {
             guard let text = arguments.value(name) else { return nil }
-            guard let value = Int64(text) else { throw UsageError(message: "--\(name) \(text) is not a whole number", usage: Self.usage) }
+            guard let value = Int64(text) else { throw UsageError(message: L.localized("--%1$s %2$s is not a whole number", "\(name)", "\(text)"), usage: Self.usage) }
             return value
         }
         // `out/` and `out` are one folder: no `out//catalog.json` in what is printed.
@@ -79,7 +81,7 @@ struct PublishCommand: Command {
             // The input folder is looked at before the key's password is asked for.
             var isFolder = false
             guard FileManager.default.fileExists(atPath: options.inputDirectory, isDirectory: &isFolder), isFolder else {
-                throw PublishError(options.inputDirectory, "not a folder", kind: .usage)
+                throw PublishError(options.inputDirectory, L.localized("not a folder"), kind: .usage)
             }
             let key = try loadKey(context)
             let console = context.console
@@ -102,10 +104,10 @@ struct PublishCommand: Command {
 
     /// Reads the secret key; asks for its password only when it has one.
     private func loadKey(_ context: Context) throws -> MinisignSecretKey {
-        guard let keyPath else { throw UsageError(message: "--key SECRET_KEY_FILE is required", usage: Self.usage) }
+        guard let keyPath else { throw UsageError(message: L.localized("--key SECRET_KEY_FILE is required"), usage: Self.usage) }
         guard let data = FileManager.default.contents(atPath: keyPath) else {
             let reason = access(keyPath, F_OK) != 0 ? "no such file" : access(keyPath, R_OK) != 0 ? "permission denied" : "not a readable file"
-            throw GeneralFailure("\(keyPath): cannot read the secret key (\(reason))", kind: .io)
+            throw GeneralFailure(L.localized("%1$s: cannot read the secret key (%2$s)", "\(keyPath)", "\(reason)"), kind: .io)
         }
         let text = String(decoding: data, as: UTF8.self)
         func fail(_ error: SignatureError) -> GeneralFailure {
@@ -116,7 +118,7 @@ struct PublishCommand: Command {
         } catch SignatureError.passwordRequired {
             guard let password = readPassword(context) else {
                 throw GeneralFailure(
-                    "\(keyPath): the key is password-protected: set \(Self.passwordVariable) or give the password on standard input",
+                    L.localized("%1$s: the key is password-protected: set %2$s or give the password on standard input", "\(keyPath)", "\(Self.passwordVariable)"),
                     kind: .usage)
             }
             do {
@@ -174,12 +176,12 @@ struct PublishCommand: Command {
         guard !context.json else { return }
         let serial = report.serial.map { "serial \($0)" } ?? "no serial"
         if !report.catalogChanged {
-            console.print("no change: \(options.outputDirectory)/catalog.json, its signature and the packages are left as they were")
+            console.print(L.localized("no change: %1$s/catalog.json, its signature and the packages are left as they were", "\(options.outputDirectory)"))
         } else if report.isDryRun {
-            console.print("dry run: would write \(options.outputDirectory)/catalog.json (\(serial)); nothing was written")
+            console.print(L.localized("dry run: would write %1$s/catalog.json (%2$s); nothing was written", "\(options.outputDirectory)", "\(serial)"))
         } else {
             let removed = report.removedFiles.isEmpty ? "" : ", \(report.removedFiles.count) old files removed"
-            console.print("wrote \(options.outputDirectory)/catalog.json (\(serial)) and its signature\(removed)")
+            console.print(L.localized("wrote %1$s/catalog.json (%2$s) and its signature%3$s", "\(options.outputDirectory)", "\(serial)", "\(removed)"))
         }
     }
 
