@@ -1,7 +1,9 @@
 import FoundationEssentials
 
 /// The JSON the tile server answers with, one Codable type per document (as the catalog and
-/// TileJSON have): `/health`, `/` with `Accept: application/json`, `/styles.json`. Encoded with
+/// TileJSON have): `/health`, `/` with `Accept: application/json`, `/styles.json`, a JSON route's
+/// refusal while the gate is not open, and the generated `/REGION/style.json` (``MapLibreStyle``,
+/// the Tiles folder's: the server is not its only user). Encoded with
 /// keys sorted and slashes unescaped; a key whose value is nil is left out. Byte snapshots in
 /// `ServerDocumentTests` hold the exact wire form.
 public enum ServerDocument {
@@ -98,6 +100,38 @@ public enum ServerDocument {
 
         public init(styles: [Style]) {
             self.styles = styles
+        }
+    }
+
+    /// What a JSON route answers while the gate refuses: `gate-unavailable` (503: the gate's state
+    /// cannot be checked) or `update-required` (403), which also names the version to install and
+    /// the store's URL (`null` when there is none).
+    public struct Refusal: Codable, Sendable, Equatable {
+        public var error: String
+        public var message: String
+        public var requiredVersion: String?
+        public var storeURL: String?
+
+        public static func gateUnavailable(message: String) -> Refusal {
+            Refusal(error: "gate-unavailable", message: message)
+        }
+
+        public static func updateRequired(message: String, requiredVersion: String, storeURL: String?) -> Refusal {
+            Refusal(error: "update-required", message: message, requiredVersion: requiredVersion, storeURL: storeURL)
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case error, message, requiredVersion, storeURL
+        }
+
+        /// As synthesized, but an update-required refusal always has `storeURL`, `null` when unknown.
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(error, forKey: .error)
+            try container.encode(message, forKey: .message)
+            guard let requiredVersion else { return }
+            try container.encode(requiredVersion, forKey: .requiredVersion)
+            try container.encode(storeURL, forKey: .storeURL)
         }
     }
 

@@ -8,19 +8,14 @@ extension TileRequestHandler {
         if let refusal = refusalWhileClosed(json: true) { return refusal }
         guard let region = service.region(id) else { return notServed(id) }
         let base = baseURL(request)
-        let style: [String: Any]
-        if region.record.format == .pbf {
-            style = VectorStyle.style(
-                regionID: id, name: region.name, layers: VectorStyle.layers(fromMetadataJSON: region.metadataJSON), tileJSONURL: base + "/\(id).json",
+        let tileJSONURL = base + "/\(id).json"
+        let style =
+            region.record.format == .pbf
+            ? VectorStyle.style(
+                regionID: id, name: region.name, layers: VectorStyle.layers(fromMetadataJSON: region.metadataJSON), tileJSONURL: tileJSONURL,
                 glyphsURL: base + "/fonts/{fontstack}/{range}.pbf", fonts: VectorStyle.labelFonts(among: service.glyphs.library.names))
-        } else {
-            style = [
-                "version": 8, "name": region.name,
-                "sources": [id: ["type": "raster", "url": base + "/\(id).json", "tileSize": 256]],
-                "layers": [["id": id, "type": "raster", "source": id]],
-            ]
-        }
-        return json(200, style, cors: true)
+            : MapLibreStyle.raster(regionID: id, name: region.name, tileJSONURL: tileJSONURL)
+        return json(200, document: style, cors: true)
     }
 
     /// The publisher's installed styles: id, name, version, the regions each draws, its URL.

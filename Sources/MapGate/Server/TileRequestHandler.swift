@@ -120,14 +120,15 @@ public final class TileRequestHandler: HTTPRequestHandler {
             let message = "the update gate cannot be checked (\(failure)); tiles are withheld until it can"
             var response =
                 isJSON
-                ? json(503, ["error": "gate-unavailable", "message": message], cors: true)
+                ? json(503, document: ServerDocument.Refusal.gateUnavailable(message: message), cors: true)
                 : html(503, ViewerPage.document(title: "gate unavailable", body: "<p>\(ViewerPage.escape(message))</p>"))
             response.headers.append(("Retry-After", "5"))
             return response
         case .closed(let closed):
             let message = "update required: install mapgate \(closed.requiredVersion) to keep using these maps"
             if isJSON {
-                return json(403, ["error": "update-required", "message": message, "requiredVersion": closed.requiredVersion, "storeURL": closed.storeURL ?? JSONValue.null], cors: true)
+                let refusal = ServerDocument.Refusal.updateRequired(message: message, requiredVersion: closed.requiredVersion, storeURL: closed.storeURL)
+                return json(403, document: refusal, cors: true)
             }
             return html(403, ViewerPage.closed(closed, language: language))
         }
@@ -205,21 +206,12 @@ public final class TileRequestHandler: HTTPRequestHandler {
         HTTPServerResponse(status: status, headers: (cors ? Self.anyOrigin : []) + extra + [("Content-Type", "text/plain; charset=utf-8")], body: Data(text.utf8))
     }
 
-    /// A JSON answer; one that cannot be encoded is a 500 that says so, never a 200 with no body.
-    /// A ``ServerDocument``'s answer; 500 (with the reason) in the unlikely case it cannot be encoded.
+    /// A ``ServerDocument``'s answer; one that cannot be encoded is a 500 that says so, never a 200
+    /// with no body.
     func json(_ status: Int, document: some Encodable, cors: Bool) -> HTTPServerResponse {
         do {
             return HTTPServerResponse(
                 status: status, headers: (cors ? Self.anyOrigin : []) + [("Content-Type", "application/json")], body: try ServerDocument.encode(document))
-        } catch {
-            return text(500, "cannot write this answer as JSON: \(errorMessage(error))\n", cors: cors)
-        }
-    }
-
-    func json(_ status: Int, _ object: [String: Any], cors: Bool) -> HTTPServerResponse {
-        do {
-            let data = try JSONValue.encode(object, [.sortedKeys, .withoutEscapingSlashes])
-            return HTTPServerResponse(status: status, headers: (cors ? Self.anyOrigin : []) + [("Content-Type", "application/json")], body: data)
         } catch {
             return text(500, "cannot write this answer as JSON: \(errorMessage(error))\n", cors: cors)
         }

@@ -1,6 +1,6 @@
 import FoundationEssentials
 
-/// A MapLibre style (version 8) made from a vector region's `vector_layers`: every layer its own
+/// The ``MapLibreStyle`` made from a vector region's `vector_layers`: every layer its own
 /// colour, polygons as translucent fills with outlines, lines as lines, points as circles, and —
 /// when a font is given — the names of points and lines as labels, for every layer with a
 /// name-like field (`name`, `name:<lang>`, `NAME`, …), with glyphs from this server. No sprites.
@@ -46,7 +46,7 @@ public enum VectorStyle {
         return layers
     }
 
-    /// The style object for `region` whose TileJSON is at `tileJSONURL`.
+    /// The style for `region` whose TileJSON is at `tileJSONURL`.
     ///
     /// - Parameters:
     ///   - glyphsURL: MapLibre's glyph URL template (`…/fonts/{fontstack}/{range}.pbf`); with
@@ -54,24 +54,30 @@ public enum VectorStyle {
     ///     them, no labels.
     public static func style(
         regionID: String, name: String, layers: [Layer], tileJSONURL: String, glyphsURL: String? = nil, fonts: [String] = []
-    ) -> [String: Any] {
-        var styleLayers: [[String: Any]] = [["id": "background", "type": "background", "paint": ["background-color": "#f4f3ee"]]]
+    ) -> MapLibreStyle {
+        var styleLayers = [MapLibreStyle.Layer(id: "background", type: .background, paint: .init(backgroundColor: "#f4f3ee"))]
+        /// The style layer `layer/suffix`: `layer`'s features that pass `filter`, over the layer's zooms.
+        func draw(
+            _ layer: Layer, _ suffix: String, _ type: MapLibreStyle.Layer.Kind, filter: JSONValue, layout: MapLibreStyle.Layout? = nil,
+            paint: MapLibreStyle.Paint
+        ) -> MapLibreStyle.Layer {
+            MapLibreStyle.Layer(
+                id: "\(layer.id)/\(suffix)", type: type, source: regionID, sourceLayer: layer.id, minzoom: layer.minzoom,
+                maxzoom: layer.maxzoom.map { $0 + 1 }, filter: filter, layout: layout, paint: paint, metadata: ["mapgate:layer": layer.id])
+        }
         for layer in layers {
-            func add(_ suffix: String, _ type: String, geometry: [String], paint: [String: Any]) {
-                var entry: [String: Any] = [
-                    "id": "\(layer.id)/\(suffix)", "type": type, "source": regionID, "source-layer": layer.id,
-                    "filter": ["match", ["geometry-type"], geometry, true, false], "paint": paint,
-                    "metadata": ["mapgate:layer": layer.id],
-                ]
-                if let minzoom = layer.minzoom { entry["minzoom"] = minzoom }
-                if let maxzoom = layer.maxzoom { entry["maxzoom"] = maxzoom + 1 }
-                styleLayers.append(entry)
-            }
-            add("fill", "fill", geometry: ["Polygon", "MultiPolygon"], paint: ["fill-color": layer.color, "fill-opacity": 0.35, "fill-outline-color": layer.color])
-            add("line", "line", geometry: ["LineString", "MultiLineString"], paint: ["line-color": layer.color, "line-width": 1.5])
-            add(
-                "point", "circle", geometry: ["Point", "MultiPoint"],
-                paint: ["circle-color": layer.color, "circle-radius": 4, "circle-stroke-color": "#ffffff", "circle-stroke-width": 1])
+            let color = layer.color
+            styleLayers += [
+                draw(
+                    layer, "fill", .fill, filter: MapLibreStyle.geometryFilter(["Polygon", "MultiPolygon"]),
+                    paint: .init(fillColor: color, fillOpacity: 0.35, fillOutlineColor: color)),
+                draw(
+                    layer, "line", .line, filter: MapLibreStyle.geometryFilter(["LineString", "MultiLineString"]),
+                    paint: .init(lineColor: color, lineWidth: 1.5)),
+                draw(
+                    layer, "point", .circle, filter: MapLibreStyle.geometryFilter(["Point", "MultiPoint"]),
+                    paint: .init(circleColor: color, circleRadius: 4, circleStrokeColor: "#ffffff", circleStrokeWidth: 1)),
+            ]
         }
         // Labels above every shape, so no fill hides a name.
         if !fonts.isEmpty, glyphsURL != nil {
@@ -81,33 +87,25 @@ public enum VectorStyle {
                     ("label", ["Point", "MultiPoint"], "point"), ("line-label", ["LineString", "MultiLineString"], "line"),
                     ("area-label", ["Polygon", "MultiPolygon"], "point"),
                 ] {
-                    var layout: [String: Any] = [
-                        "text-field": ["to-string", ["get", field]], "text-font": fonts, "text-size": 12, "symbol-placement": placement,
-                    ]
+                    var layout = MapLibreStyle.Layout(
+                        textField: .array([.string("to-string"), .array([.string("get"), .string(field)])]), textFont: fonts, textSize: 12,
+                        symbolPlacement: placement)
                     if suffix == "label" {
                         // Beside the point's circle; an area's name sits inside it.
-                        layout["text-anchor"] = "top"
-                        layout["text-offset"] = [0, 0.6]
+                        layout.textAnchor = "top"
+                        layout.textOffset = [0, 0.6]
                     }
-                    var entry: [String: Any] = [
-                        "id": "\(layer.id)/\(suffix)", "type": "symbol", "source": regionID, "source-layer": layer.id,
-                        "filter": ["all", ["match", ["geometry-type"], geometry, true, false], ["has", field]], "layout": layout,
-                        "paint": ["text-color": labelColor, "text-halo-color": "#ffffff", "text-halo-width": 1.5],
-                        "metadata": ["mapgate:layer": layer.id],
-                    ]
-                    if let minzoom = layer.minzoom { entry["minzoom"] = minzoom }
-                    if let maxzoom = layer.maxzoom { entry["maxzoom"] = maxzoom + 1 }
-                    styleLayers.append(entry)
+                    let filter = JSONValue.array([.string("all"), MapLibreStyle.geometryFilter(geometry), .array([.string("has"), .string(field)])])
+                    styleLayers.append(
+                        draw(
+                            layer, suffix, .symbol, filter: filter, layout: layout,
+                            paint: .init(textColor: labelColor, textHaloColor: "#ffffff", textHaloWidth: 1.5)))
                 }
             }
         }
-        var style: [String: Any] = [
-            "version": 8, "name": name,
-            "sources": [regionID: ["type": "vector", "url": tileJSONURL]],
-            "layers": styleLayers,
-        ]
-        if let glyphsURL, !fonts.isEmpty { style["glyphs"] = glyphsURL }
-        return style
+        return MapLibreStyle(
+            name: name, glyphs: fonts.isEmpty ? nil : glyphsURL, sources: [regionID: MapLibreStyle.Source(type: .vector, url: tileJSONURL)],
+            layers: styleLayers)
     }
 
     /// The labels' colour: near black, with a white halo.

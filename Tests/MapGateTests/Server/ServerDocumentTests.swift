@@ -37,6 +37,20 @@ import Testing
         #expect(try text(list) == #"{"styles":[{"id":"night","name":"Night\n","regions":["a","b"],"url":"http://h:1/styles/night/style.json","version":"3f2a9c0b1d4e"}]}"#)
     }
 
+    /// A JSON route's answer while the gate refuses: an update-required one always names the store
+    /// (`null` when there is none), as the `[String: Any]` it replaced did.
+    @Test func refusal() throws {
+        #expect(
+            try text(ServerDocument.Refusal.gateUnavailable(message: "the update gate cannot be checked (x); tiles are withheld until it can"))
+                == #"{"error":"gate-unavailable","message":"the update gate cannot be checked (x); tiles are withheld until it can"}"#)
+        #expect(
+            try text(ServerDocument.Refusal.updateRequired(message: "update required", requiredVersion: "1.5.0", storeURL: "https://apps.example/mapgate"))
+                == #"{"error":"update-required","message":"update required","requiredVersion":"1.5.0","storeURL":"https://apps.example/mapgate"}"#)
+        #expect(
+            try text(ServerDocument.Refusal.updateRequired(message: "update required", requiredVersion: "1.5.0", storeURL: nil))
+                == #"{"error":"update-required","message":"update required","requiredVersion":"1.5.0","storeURL":null}"#)
+    }
+
     /// What `/health` answered before it had a type of its own decodes into it: no key was lost.
     @Test func decodesWhatTheServerAnswers() throws {
         let old = Data(#"{"gate":"open","regions":2,"status":"ok","usesLeft":5}"#.utf8)

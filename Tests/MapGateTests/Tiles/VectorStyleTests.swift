@@ -1,32 +1,67 @@
 import Foundation
 @testable import MapGate
+import TestSupport
 import Testing
 
-/// The style mapgate generates for a vector region (issue 27: areas had no labels).
+/// The style mapgate generates for a vector region (issue 27: areas had no labels; issue 28: one
+/// Codable type, with a byte snapshot).
 @Suite struct VectorStyleTests {
     static let layer = VectorStyle.Layer(id: "parks", minzoom: 2, maxzoom: 9, color: "#1b9e77", labelField: "name")
-
-    func layers(_ style: [String: Any]) -> [[String: Any]] { style["layers"] as? [[String: Any]] ?? [] }
 
     @Test func pointsLinesAndAreasAreLabelledAboveEveryShape() throws {
         let style = VectorStyle.style(
             regionID: "r", name: "R", layers: [Self.layer], tileJSONURL: "http://h/r.json", glyphsURL: "http://h/fonts/{fontstack}/{range}.pbf",
             fonts: ["DejaVu Sans Book"])
-        let all = layers(style)
-        let ids = all.compactMap { $0["id"] as? String }
-        #expect(ids == ["background", "parks/fill", "parks/line", "parks/point", "parks/label", "parks/line-label", "parks/area-label"])
-        let area = try #require(all.first { $0["id"] as? String == "parks/area-label" })
-        let filter = try #require(area["filter"] as? [Any])
-        let geometry = try #require((filter[1] as? [Any])?[2] as? [String])
-        #expect(geometry == ["Polygon", "MultiPolygon"])
-        let layout = try #require(area["layout"] as? [String: Any])
-        #expect(layout["symbol-placement"] as? String == "point")
-        #expect(layout["text-anchor"] == nil, "an area's name sits inside it")
-        #expect(area["minzoom"] as? Int == 2 && area["maxzoom"] as? Int == 10)
+        #expect(style.layers.map(\.id) == ["background", "parks/fill", "parks/line", "parks/point", "parks/label", "parks/line-label", "parks/area-label"])
+        let area = try #require(style.layers.first { $0.id == "parks/area-label" })
+        #expect(area.type == .symbol)
+        #expect(area.filter?.arrayValue?[1] == MapLibreStyle.geometryFilter(["Polygon", "MultiPolygon"]))
+        #expect(area.layout?.symbolPlacement == "point")
+        #expect(area.layout?.textAnchor == nil, "an area's name sits inside it")
+        #expect(area.minzoom == 2 && area.maxzoom == 10)
+        #expect(style.glyphs == "http://h/fonts/{fontstack}/{range}.pbf")
     }
 
     @Test func noLabelsWithoutGlyphs() {
         let style = VectorStyle.style(regionID: "r", name: "R", layers: [Self.layer], tileJSONURL: "http://h/r.json")
-        #expect(!layers(style).contains { ($0["type"] as? String) == "symbol" })
+        #expect(!style.layers.contains { $0.type == .symbol })
+        #expect(style.glyphs == nil)
+    }
+
+    /// The style of the shared fixture's vector region (Natural Earth's cities: one layer with
+    /// a `name` field, zooms 0 to 6), byte for byte as the server sends it: keys sorted, the
+    /// expressions as MapLibre reads them, nothing MapLibre would not know.
+    @Test func theCitiesRegionsStyleByteForByte() throws {
+        let file = try MBTilesFile(path: try TestPaths.shared("mbtiles/mbtileserver-world_cities.mbtiles"), immutable: true)
+        let layers = VectorStyle.layers(fromMetadataJSON: try file.metadata()["json"])
+        let base = "http://127.0.0.1:8080"
+        let style = VectorStyle.style(
+            regionID: "cities", name: "Cities", layers: layers, tileJSONURL: base + "/cities.json", glyphsURL: base + "/fonts/{fontstack}/{range}.pbf",
+            fonts: ["DejaVu Sans Book"])
+        let text = String(decoding: try ServerDocument.encode(style), as: UTF8.self)
+        // One layer of the style a line (the lines are joined without a separator).
+        let expected = #"""
+            {"glyphs":"http://127.0.0.1:8080/fonts/{fontstack}/{range}.pbf","layers":[
+            {"id":"background","paint":{"background-color":"#f4f3ee"},"type":"background"},
+            {"filter":["match",["geometry-type"],["Polygon","MultiPolygon"],true,false],"id":"cities/fill","maxzoom":7,"metadata":{"mapgate:layer":"cities"},"minzoom":0,"paint":{"fill-color":"#c81c1c","fill-opacity":0.35,"fill-outline-color":"#c81c1c"},"source":"cities","source-layer":"cities","type":"fill"},
+            {"filter":["match",["geometry-type"],["LineString","MultiLineString"],true,false],"id":"cities/line","maxzoom":7,"metadata":{"mapgate:layer":"cities"},"minzoom":0,"paint":{"line-color":"#c81c1c","line-width":1.5},"source":"cities","source-layer":"cities","type":"line"},
+            {"filter":["match",["geometry-type"],["Point","MultiPoint"],true,false],"id":"cities/point","maxzoom":7,"metadata":{"mapgate:layer":"cities"},"minzoom":0,"paint":{"circle-color":"#c81c1c","circle-radius":4,"circle-stroke-color":"#ffffff","circle-stroke-width":1},"source":"cities","source-layer":"cities","type":"circle"},
+            {"filter":["all",["match",["geometry-type"],["Point","MultiPoint"],true,false],["has","name"]],"id":"cities/label","layout":{"symbol-placement":"point","text-anchor":"top","text-field":["to-string",["get","name"]],"text-font":["DejaVu Sans Book"],"text-offset":[0,0.6],"text-size":12},"maxzoom":7,"metadata":{"mapgate:layer":"cities"},"minzoom":0,"paint":{"text-color":"#1a1a1a","text-halo-color":"#ffffff","text-halo-width":1.5},"source":"cities","source-layer":"cities","type":"symbol"},
+            {"filter":["all",["match",["geometry-type"],["LineString","MultiLineString"],true,false],["has","name"]],"id":"cities/line-label","layout":{"symbol-placement":"line","text-field":["to-string",["get","name"]],"text-font":["DejaVu Sans Book"],"text-size":12},"maxzoom":7,"metadata":{"mapgate:layer":"cities"},"minzoom":0,"paint":{"text-color":"#1a1a1a","text-halo-color":"#ffffff","text-halo-width":1.5},"source":"cities","source-layer":"cities","type":"symbol"},
+            {"filter":["all",["match",["geometry-type"],["Polygon","MultiPolygon"],true,false],["has","name"]],"id":"cities/area-label","layout":{"symbol-placement":"point","text-field":["to-string",["get","name"]],"text-font":["DejaVu Sans Book"],"text-size":12},"maxzoom":7,"metadata":{"mapgate:layer":"cities"},"minzoom":0,"paint":{"text-color":"#1a1a1a","text-halo-color":"#ffffff","text-halo-width":1.5},"source":"cities","source-layer":"cities","type":"symbol"}],
+            "name":"Cities","sources":{"cities":{"type":"vector","url":"http://127.0.0.1:8080/cities.json"}},"version":8}
+            """#.split(separator: "\n").joined()
+        #expect(text == expected)
+        #expect(try JSONDecoder().decode(MapLibreStyle.self, from: Data(text.utf8)) == style)
+    }
+
+    /// A raster region's style: its tiles and nothing else.
+    @Test func aRasterRegionsStyleByteForByte() throws {
+        let style = MapLibreStyle.raster(regionID: "plain", name: "Plain", tileJSONURL: "http://h:1/plain.json")
+        let text = String(decoding: try ServerDocument.encode(style), as: UTF8.self)
+        #expect(
+            text
+                == #"{"layers":[{"id":"plain","source":"plain","type":"raster"}],"name":"Plain","sources":{"plain":{"tileSize":256,"type":"raster","url":"http://h:1/plain.json"}},"version":8}"#
+        )
     }
 }
