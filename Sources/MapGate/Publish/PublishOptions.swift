@@ -39,6 +39,7 @@ public struct PublishOptions: Sendable, Equatable {
     /// Throws a usage error for options that cannot work.
     public func validate() throws {
         func fail(_ option: String, _ reason: String) -> PublishError { PublishError(option, reason, kind: .usage) }
+        // The option and its value (not translated: what the user typed).
         guard (1...3650).contains(expiresDays) else { throw fail("--expires-days \(expiresDays)", L.localized("must be 1…3650")) }
         guard (1...100).contains(keep) else { throw fail("--keep \(keep)", L.localized("must be 1…100")) }
         if let serial, serial < 0 { throw fail("--serial \(serial)", L.localized("must not be negative")) }
@@ -46,6 +47,7 @@ public struct PublishOptions: Sendable, Equatable {
         if let baseURL {
             guard let url = URL(string: baseURL), let scheme = url.scheme?.lowercased(), ["http", "https", "file"].contains(scheme),
                 url.query == nil, url.fragment == nil
+            // The option and its value (not translated: what the user typed).
             else { throw fail("--base-url \(baseURL)", L.localized("must be an absolute http, https or file URL without query or fragment")) }
         }
         let input = URL(fileURLWithPath: inputDirectory).standardized.path
