@@ -9,10 +9,13 @@ import Synchronization
 /// It waits with the kernel's own timer (``MonotonicClock``, `ppoll` made as a system call), so a
 /// clock set, sped up, slowed down or frozen by the user or a preloaded library neither delays nor
 /// hurries it. `stop` wakes it at once and waits for a body in progress to finish.
+///
+/// What the body keeps between runs can be made on the thread itself (``init(name:interval:makeBody:)``):
+/// state that is not `Sendable` then stays there, and the compiler sees that it does.
 public final class PeriodicWorker: Sendable {
     private let name: String
     private let interval: Double
-    private let body: @Sendable () -> Void
+    private let makeBody: @Sendable () -> () -> Void
     /// The pipe `stop` writes to: [read end, write end].
     private let wakeup: [Int32]
     private let stopping = Atomic<Bool>(false)
@@ -21,10 +24,18 @@ public final class PeriodicWorker: Sendable {
 
     /// - Parameters:
     ///   - interval: seconds between the end of one run of `body` and the start of the next.
-    public init(name: String, interval: Double, body: @escaping @Sendable () -> Void) {
+    public convenience init(name: String, interval: Double, body: @escaping @Sendable () -> Void) {
+        self.init(name: name, interval: interval, makeBody: { body })
+    }
+
+    /// - Parameters:
+    ///   - interval: seconds between the end of one run of the body and the start of the next.
+    ///   - makeBody: runs once on the worker's thread when it starts, before the first interval;
+    ///     the body it returns runs every interval on that thread, and nowhere else.
+    public init(name: String, interval: Double, makeBody: @escaping @Sendable () -> () -> Void) {
         self.name = name
         self.interval = max(interval, 0.001)
-        self.body = body
+        self.makeBody = makeBody
         var fds: [Int32] = [-1, -1]
         if pipe(&fds) == 0 {
             for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
@@ -42,6 +53,7 @@ public final class PeriodicWorker: Sendable {
         do {
             try Threads.detach(name: name) { [self] in
                 defer { finished.signal() }
+                let body = makeBody()
                 while waitForNextRun() { body() }
             }
         } catch {

@@ -24,19 +24,23 @@ enum PackageCompressor {
         guard FileManager.default.createFile(atPath: destination, contents: nil) else {
             throw PublishError(destination, "cannot create it", kind: .io)
         }
-        let channel = ChunkChannel()
+        // At most 8 MiB of compressed chunks wait for the writer.
+        let channel = BoundedChannel<Data>(capacity: 8)
         let writer = BackgroundJob<PackedFile> {
             do {
                 return try write(channel, to: destination)
             } catch {
-                channel.abandon()
-                throw PublishError(destination, "cannot write it: \(errorMessage(error))", kind: .io)
+                // Wakes the compressor: its next send throws this, and it stops.
+                let failure = PublishError(destination, "cannot write it: \(errorMessage(error))", kind: .io)
+                channel.fail(failure)
+                throw failure
             }
         }
         do {
             try compress(input, into: channel, total: total, progress: progress)
         } catch {
-            channel.close()
+            // The writer stops at once (what is queued is dropped); the first error is reported.
+            channel.fail(error)
             _ = try? writer.wait()
             try? FileManager.default.removeItem(atPath: destination)
             throw error
@@ -50,32 +54,32 @@ enum PackageCompressor {
         }
     }
 
-    private static func compress(_ input: UnixFile, into channel: ChunkChannel, total: Int64, progress: (Int64, Int64) -> Void) throws {
+    /// Throws the writer's failure as soon as it gives up.
+    private static func compress(_ input: UnixFile, into channel: BoundedChannel<Data>, total: Int64, progress: (Int64, Int64) -> Void) throws {
         let deflater = try GzipDeflater()
         var pending = Data()
         var done: Int64 = 0
         while let chunk = try input.read(upToCount: chunkSize), !chunk.isEmpty {
             try chunk.withUnsafeBytes { try deflater.compress($0) { pending.append(contentsOf: $0) } }
             if pending.count >= chunkSize {
-                // The writer gave up: its error is the one to report.
-                guard channel.send(pending) else { return }
+                try channel.send(pending)
                 pending = Data()
             }
             done += Int64(chunk.count)
             progress(done, total)
         }
         try deflater.finish { pending.append(contentsOf: $0) }
-        if !pending.isEmpty { _ = channel.send(pending) }
+        if !pending.isEmpty { try channel.send(pending) }
     }
 
-    private static func write(_ channel: ChunkChannel, to destination: String) throws -> PackedFile {
+    private static func write(_ channel: BoundedChannel<Data>, to destination: String) throws -> PackedFile {
         guard let output = UnixFile(forWritingAtPath: destination) else {
             throw PublishError(destination, "cannot open it for writing", kind: .io)
         }
         defer { try? output.close() }
         let hasher = try SHA256Hasher()
         var size: Int64 = 0
-        while let chunk = channel.receive() {
+        while let chunk = try channel.receive() {
             try hasher.update(chunk)
             try output.write(contentsOf: chunk)
             size += Int64(chunk.count)

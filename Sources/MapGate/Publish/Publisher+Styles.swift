@@ -12,7 +12,7 @@ extension Publisher {
     /// Makes the package of each new style version of `INPUT_DIR/styles/` (read and checked
     /// before any region was written; a style's version names its content, so an existing
     /// package is the same bytes and is kept), and compares each with the previous catalog's entry.
-    func publishStyles(_ styles: [PublishedStyle], previous: PreviousCatalog?, isDryRun: Bool) throws -> StyleResults {
+    func publishStyles(_ styles: [PublishedStyle], previous: PreviousCatalog?, isDryRun: Bool, onEvent: (Event) -> Void) throws -> StyleResults {
         var results = StyleResults()
         for style in styles {
             let path = packagesPath + "/" + style.package
@@ -24,6 +24,7 @@ extension Publisher {
                 let compressed = try GzipDeflater.compress(style.bytes)
                 try write(compressed, to: path)
                 package = (Int64(compressed.count), try SHA256Hasher.hex(of: compressed))
+                onEvent(.stylePacked(style: style.id, package: "packages/" + style.package, size: Int64(compressed.count)))
             }
             let entry = CatalogDocument.styleEntry(for: style, size: package?.size ?? 0, sha256: package?.sha256 ?? "", baseURL: options.baseURL)
             let old = previous?.styles[style.id]

@@ -13,12 +13,10 @@ extension Publisher {
 
     static func packageName(_ source: PublishSource) -> String { "\(source.id)-\(source.version).mbtiles.gz" }
 
-    /// Makes a new version's package, its deltas from the kept `bases` (newest first) and its own
-    /// base copy. The file is checked (on another thread) while it is compressed; a file that
+    /// Makes a new version's package and its own base copy (deltas to later versions are made
+    /// from it). The file is checked (on another thread) while it is compressed; a file that
     /// fails the checks leaves nothing behind.
-    func makeVersion(
-        _ source: PublishSource, sourceSHA256: String, bases: [PublishedVersion], progress: (Int64, Int64) -> Void
-    ) throws -> (version: PublishedVersion, notes: [String]) {
+    func makePackage(_ source: PublishSource, sourceSHA256: String, progress: (Int64, Int64) -> Void) throws -> PublishedVersion {
         let packageName = Self.packageName(source)
         let partial = scratchPath + "/" + packageName + ".part"
         let basePath = basesPath + "/\(source.id)-\(source.version).mbtiles"
@@ -52,19 +50,32 @@ extension Publisher {
             version: source.version, sourceSHA256: sourceSHA256, contentHash: facts.contentHash ?? "", package: packageName,
             size: packed.size, sha256: packed.sha256, installedSize: source.installedSize, format: facts.format.rawValue,
             bounds: facts.bounds, minzoom: facts.minzoom, maxzoom: facts.maxzoom)
-        var notes: [String] = []
-        for base in bases {
-            switch makeDelta(source, to: version, from: base) {
-            case .success(let delta?): version.deltas.append(delta)
-            case .success(nil): continue
-            case .failure(let note): notes.append(note.message)
-            }
-        }
         if copyBase {
             try moveIntoPlace(scratchBase, basePath)
             version.base = PathText.lastComponent(basePath)
         }
-        return (version, notes)
+        return version
+    }
+
+    /// Adds to each new version (one whose package this run made) its deltas from the kept
+    /// earlier versions, newest first. A delta that cannot be made, does not check out or is not
+    /// worth it is left out; the notes saying why, by region.
+    func makeDeltas(_ versions: inout [PublishedVersion], inputs: Inputs, onEvent: (Event) -> Void) -> [String: [String]] {
+        var notes: [String: [String]] = [:]
+        for (index, (source, decision)) in zip(inputs.sources, inputs.decisions).enumerated() {
+            guard case .make = decision else { continue }
+            let bases = (inputs.history.regions[source.id] ?? []).prefix(options.keep - 1)
+            for base in bases {
+                switch makeDelta(source, to: versions[index], from: base) {
+                case .success(let delta?):
+                    versions[index].deltas.append(delta)
+                    onEvent(.deltaMade(region: source.id, fromVersion: delta.fromVersion, package: "packages/" + delta.package, size: delta.size))
+                case .success(nil): continue
+                case .failure(let note): notes[source.id, default: []].append(note.message)
+                }
+            }
+        }
+        return notes
     }
 
     /// Under this package size (256 KiB), a delta left out for being over half the package is

@@ -6,10 +6,14 @@ import FoundationEssentials
 ///
 /// `OUT_DIR/.publish/` holds what it remembers (`history.json`) and the MBTiles copies deltas are
 /// made from (`bases/`); it is not meant to be served. Nothing is changed when no region changed.
-/// Not `Sendable`: one publish runs on one thread (which starts its own helpers).
+///
+/// One use case, as `sync`'s ``SyncWorkflow`` is: it owns the order of its steps (check the
+/// inputs, check the styles, build the packages, the deltas, the style packages, compare with
+/// the previous catalog, make, sign and write the new one) and reports each as an ``Event``;
+/// `mapgate publish` renders them. Not `Sendable`: one publish runs on one thread (which starts its own helpers).
 public final class Publisher {
     public let options: PublishOptions
-    private let clock: Clock
+    let clock: Clock
 
     public init(options: PublishOptions, clock: Clock = .system) {
         self.options = options
@@ -26,16 +30,99 @@ public final class Publisher {
 
     /// What a publish would do, without writing anything: the inputs are read and checked as
     /// they would be, but no package is made (sizes and hashes of new packages are unknown).
-    public func plan() throws -> PublishReport {
-        try run(signingKey: nil, progress: { _, _, _ in })
+    public func plan(onEvent: (Event) -> Void = { _ in }) throws -> PublishReport {
+        try run(signingKey: nil, progress: { _, _, _ in }, onEvent: onEvent)
     }
 
     /// Publishes: makes the packages and deltas of new versions, writes and signs the catalog,
     /// and removes versions beyond ``PublishOptions/keep``. `progress` gets (region id, bytes read,
-    /// bytes in total) while a package is compressed.
+    /// bytes in total) while a package is compressed; `onEvent` each step's outcome (``Event``).
     @discardableResult
-    public func publish(signingKey: MinisignSecretKey, progress: (String, Int64, Int64) -> Void = { _, _, _ in }) throws -> PublishReport {
-        try run(signingKey: signingKey, progress: progress)
+    public func publish(
+        signingKey: MinisignSecretKey, progress: (String, Int64, Int64) -> Void = { _, _, _ in }, onEvent: (Event) -> Void = { _ in }
+    ) throws -> PublishReport {
+        try run(signingKey: signingKey, progress: progress, onEvent: onEvent)
+    }
+
+    /// The order of a publish (without a key: of a dry run). Nothing is written before every
+    /// input and style was checked, and the catalog is the last thing written; what each region
+    /// and style came to is told once the catalog is settled (written, left as it was, or in a
+    /// dry run what would be), so a publish that is refused tells none.
+    private func run(signingKey: MinisignSecretKey?, progress: (String, Int64, Int64) -> Void, onEvent: (Event) -> Void) throws -> PublishReport {
+        let isDryRun = signingKey == nil
+        let inputs = try checkInputs()
+        onEvent(.inputsChecked(regions: inputs.sources.map(\.id)))
+        let styles = try PublishedStyle.readAll(input: options.inputDirectory, regions: inputs.formats)
+        onEvent(.stylesChecked(styles: styles.map(\.id)))
+        var versions = try buildPackages(inputs, isDryRun: isDryRun, progress: progress, onEvent: onEvent)
+        let deltaNotes = isDryRun ? [:] : makeDeltas(&versions, inputs: inputs, onEvent: onEvent)
+        let styleResults = try publishStyles(styles, previous: inputs.previous, isDryRun: isDryRun, onEvent: onEvent)
+        let draft = compare(inputs, versions: versions, deltaNotes: deltaNotes, styles: styles, styleResults: styleResults, isDryRun: isDryRun)
+        let report = try writeCatalog(draft, inputs: inputs, signingKey: signingKey, onEvent: onEvent)
+        for note in report.notes { onEvent(.note(note)) }
+        for region in report.regions { onEvent(.region(region)) }
+        for style in report.styles { onEvent(.style(style)) }
+        onEvent(.finished(report))
+        return report
+    }
+
+    /// What the inputs are: the files of the input folder in order, what is done with each, their
+    /// tile formats, and what the output folder remembers.
+    struct Inputs {
+        var sources: [PublishSource]
+        var decisions: [Decision]
+        var formats: [String: TileFormat]
+        var previous: PreviousCatalog?
+        var history: PublishHistory
+    }
+
+    /// Reads and checks everything but the styles before anything is written: the options, the
+    /// input files (every region that will be made: its file and facts; one kept as it was is not
+    /// read again, its format is in the history), the previous catalog and the history.
+    private func checkInputs() throws -> Inputs {
+        try options.validate()
+        let sources = try readSources()
+        let previous = try PreviousCatalog.load(path: catalogPath)
+        let history = try PublishHistory.load(path: historyPath)
+        if let serial = options.serial, let old = previous?.serial, serial <= old {
+            throw PublishError("--serial \(serial)", "must be above the current catalog's serial \(old) (clients refuse a lower one)", kind: .usage)
+        }
+        var decisions: [Decision] = []
+        var formats: [String: TileFormat] = [:]
+        for source in sources {
+            let decision = try decide(source, history: history)
+            switch decision {
+            case .reuse(let kept): formats[source.id] = TileFormat(rawValue: kept.format)
+            case .make: formats[source.id] = try RegionFacts.read(path: source.path, hashing: false).format
+            }
+            decisions.append(decision)
+        }
+        return Inputs(sources: sources, decisions: decisions, formats: formats, previous: previous, history: history)
+    }
+
+    /// Each region's version, in the order of the inputs: the one published before, or a new
+    /// package (in a dry run, the version as it would be, with no package).
+    private func buildPackages(
+        _ inputs: Inputs, isDryRun: Bool, progress: (String, Int64, Int64) -> Void, onEvent: (Event) -> Void
+    ) throws -> [PublishedVersion] {
+        var versions: [PublishedVersion] = []
+        for (source, decision) in zip(inputs.sources, inputs.decisions) {
+            switch decision {
+            case .reuse(let kept):
+                versions.append(kept)
+            case .make(let sha):
+                if isDryRun {
+                    versions.append(try provisionalVersion(source, sourceSHA256: sha))
+                } else {
+                    try prepareFolders()
+                    onEvent(.packing(region: source.id, version: source.version))
+                    let made = try makePackage(source, sourceSHA256: sha) { progress(source.id, $0, $1) }
+                    onEvent(.packed(region: source.id, package: "packages/" + made.package, size: made.size))
+                    versions.append(made)
+                }
+            }
+        }
+        return versions
     }
 
     /// The `.mbtiles` files of the input folder, sorted by name, with their identities.
@@ -103,166 +190,6 @@ public final class Publisher {
         // A package someone removed by hand is made again.
         guard FileManager.default.fileExists(atPath: packagesPath + "/" + record.package) else { return .make(sourceSHA256: sha) }
         return .reuse(record)
-    }
-
-    private func run(signingKey: MinisignSecretKey?, progress: (String, Int64, Int64) -> Void) throws -> PublishReport {
-        try options.validate()
-        let isDryRun = signingKey == nil
-        let sources = try readSources()
-        let previous = try PreviousCatalog.load(path: catalogPath)
-        var history = try PublishHistory.load(path: historyPath)
-        if let serial = options.serial, let old = previous?.serial, serial <= old {
-            throw PublishError("--serial \(serial)", "must be above the current catalog's serial \(old) (clients refuse a lower one)", kind: .usage)
-        }
-
-        // What can be checked is checked before anything is written: every region that will be
-        // made (its file and facts) and the styles, which name the regions and their formats.
-        // A region kept as it was is not read again (its format is in the history).
-        var decisions: [Decision] = []
-        var sourceFormats: [String: TileFormat] = [:]
-        for source in sources {
-            let decision = try decide(source, history: history)
-            switch decision {
-            case .reuse(let kept): sourceFormats[source.id] = TileFormat(rawValue: kept.format)
-            case .make: sourceFormats[source.id] = try RegionFacts.read(path: source.path, hashing: false).format
-            }
-            decisions.append(decision)
-        }
-        let publishedStyles = try PublishedStyle.readAll(input: options.inputDirectory, regions: sourceFormats)
-
-        var notes: [String] = []
-        var entries: [CatalogFile.Region] = []
-        var regions: [PublishReport.Region] = []
-        var removedFiles: [String] = []
-        for (source, decision) in zip(sources, decisions) {
-            let versions = history.regions[source.id] ?? []
-            let record: PublishedVersion
-            switch decision {
-            case .reuse(let kept):
-                record = kept
-            case .make(let sha):
-                if isDryRun {
-                    record = try provisionalVersion(source, sourceSHA256: sha)
-                } else {
-                    try prepareFolders()
-                    let made = try makeVersion(source, sourceSHA256: sha, bases: Array(versions.prefix(options.keep - 1))) {
-                        progress(source.id, $0, $1)
-                    }
-                    record = made.version
-                    notes += made.notes
-                }
-            }
-            let entry = CatalogDocument.entry(for: source, record: record, baseURL: options.baseURL)
-            entries.append(entry)
-            let old = previous?.regions[source.id]
-            let action: PublishReport.Action
-            if old == nil {
-                action = .added
-            } else if old == entry {
-                action = .unchanged
-            } else {
-                action = .updated
-            }
-            let oldVersion = old?.version
-            if action != .unchanged, source.isVersionFromMetadata {
-                notes.append(
-                    "region \(source.id): version \"\(source.version)\" is the metadata \"version\" of \(source.fileName) (GDAL writes 1.1 and tippecanoe 2 there unless told otherwise); to choose it, give \"version\" for \"\(source.fileName)\" in regions.json or set the file's metadata")
-            }
-            regions.append(
-                PublishReport.Region(
-                    id: source.id, action: action, version: record.version,
-                    previousVersion: oldVersion == record.version ? nil : oldVersion, package: "packages/" + record.package,
-                    size: isDryRun && record.size == 0 ? nil : record.size, sha256: record.sha256.isEmpty ? nil : record.sha256,
-                    installedSize: record.installedSize, deltaCount: record.deltas.count))
-            if !isDryRun {
-                let trimmed = trim([record] + versions.filter { $0.version != record.version })
-                history.regions[source.id] = trimmed.kept
-                removedFiles += trimmed.files
-            }
-        }
-        let styles = try publishStyles(publishedStyles, previous: previous, isDryRun: isDryRun)
-        for style in publishedStyles {
-            for stack in RecommendedFonts.missingStacks(in: style.bundle.style) {
-                notes.append(
-                    "style \(style.id): labels in text-font [\(stack.joined(separator: ", "))] use no font of \(RecommendedFonts.packages) (what the mapgate package recommends): users' machines without those fonts draw them in a fallback (DejaVu Sans, Noto Sans); put \"DejaVu Sans Book\" or \"Noto Sans Regular\" in the stack to choose")
-            }
-        }
-        let offered = Set(sources.map(\.id))
-        for (id, entry) in (previous?.regions ?? [:]).sorted(by: { $0.key < $1.key }) where !offered.contains(id) {
-            let version = entry.version
-            regions.append(
-                PublishReport.Region(
-                    id: id, action: .removed, version: version, previousVersion: version, package: nil, size: nil, sha256: nil,
-                    installedSize: nil, deltaCount: 0))
-        }
-
-        let regionsChanged = regions.contains { $0.action != .unchanged } || styles.reports.contains { $0.action != .unchanged }
-        let publisherChanged = previous.map { $0.file.publisher != options.publisher } ?? true
-        var catalogChanged = regionsChanged || publisherChanged || options.serial != nil
-        if !catalogChanged, let signingKey, let previous {
-            catalogChanged = !isSigned(previous.bytes, by: signingKey)
-        } else if !catalogChanged, !FileManager.default.fileExists(atPath: signaturePath) {
-            catalogChanged = true
-        }
-        let serial = catalogChanged ? (options.serial ?? (previous?.serial ?? 0) + 1) : previous?.serial
-        guard catalogChanged, let signingKey, let serial else {
-            return PublishReport(
-                regions: regions, styles: styles.reports, catalogChanged: catalogChanged, serial: serial, isDryRun: isDryRun, removedFiles: [],
-                notes: notes)
-        }
-
-        let now = Date(timeIntervalSince1970: clock.now.timeIntervalSince1970.rounded(.down))
-        // A publisher's `gate` rules and a catalog-wide `minimumAppVersion` are not publish's to
-        // manage: carried over from the previous catalog as they were.
-        let document = CatalogFile(
-            publisher: options.publisher, generated: ISODate.string(now),
-            expires: ISODate.string(now.addingTimeInterval(Double(options.expiresDays) * 86_400)), serial: serial,
-            minimumAppVersion: previous?.file.minimumAppVersion, gate: previous?.file.gate, regions: entries, styles: styles.entries)
-        let bytes = try document.encoded()
-        // What clients will do with it: refuse it if mapgate's own reader would.
-        _ = try Catalog.parse(bytes, sourceURL: URL(fileURLWithPath: catalogPath).absoluteString)
-        let signature = try signingKey.sign(
-            message: bytes, trustedComment: "timestamp:\(Int64(now.timeIntervalSince1970))\tfile:catalog.json\tserial:\(serial)")
-        try prepareFolders()
-        try write(history.encoded(), to: historyPath)
-        try write(bytes, to: catalogPath)
-        try write(Data(signature.utf8), to: signaturePath)
-        removedFiles += unusedStylePackages(keeping: styles.packages.union(previous?.stylePackages ?? []))
-        for file in removedFiles {
-            try? FileManager.default.removeItem(atPath: options.outputDirectory + "/" + file)
-        }
-        return PublishReport(
-            regions: regions, styles: styles.reports, catalogChanged: true, serial: serial, isDryRun: false, removedFiles: removedFiles,
-            notes: notes)
-    }
-
-    private func isSigned(_ bytes: Data, by key: MinisignSecretKey) -> Bool {
-        guard let signature = FileManager.default.contents(atPath: signaturePath) else { return false }
-        return (try? MinisignVerifier(trustedKeys: [key.publicKey]).verify(signatureFile: signature, message: bytes)) != nil
-    }
-
-    /// Keeps the newest ``PublishOptions/keep`` versions; returns them and the files (relative to
-    /// the output folder) of the others, and of deltas from versions no longer kept.
-    private func trim(_ versions: [PublishedVersion]) -> (kept: [PublishedVersion], files: [String]) {
-        var kept = Array(versions.prefix(options.keep))
-        var files: [String] = []
-        for dropped in versions.dropFirst(options.keep) {
-            files.append("packages/" + dropped.package)
-            files += dropped.deltas.map { "packages/" + $0.package }
-            if let base = dropped.base { files.append(".publish/bases/" + base) }
-        }
-        let keptVersions = Set(kept.map(\.version))
-        for index in kept.indices {
-            let (stay, go) = (kept[index].deltas.filter { keptVersions.contains($0.fromVersion) }, kept[index].deltas.filter { !keptVersions.contains($0.fromVersion) })
-            files += go.map { "packages/" + $0.package }
-            kept[index].deltas = stay
-            // With keep 1 no delta will ever be made from this version: its base is not needed.
-            if options.keep < 2, let base = kept[index].base {
-                files.append(".publish/bases/" + base)
-                kept[index].base = nil
-            }
-        }
-        return (kept, files)
     }
 
     func prepareFolders() throws {

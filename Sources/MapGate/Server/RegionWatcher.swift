@@ -17,8 +17,10 @@ public final class RegionWatcher: Sendable {
         service: TileService, directory: DataDirectory, pins: [String: String]? = nil, interval: Double = 1,
         onEvent: @escaping @Sendable (Event) -> Void
     ) {
-        let look = Look(service: service, directory: directory, pins: pins, onEvent: onEvent)
-        worker = PeriodicWorker(name: "region-watcher", interval: interval) { look.run() }
+        worker = PeriodicWorker(name: "region-watcher", interval: interval) {
+            let look = Look(service: service, directory: directory, pins: pins, onEvent: onEvent)
+            return { look.run() }
+        }
     }
 
     /// Throws when its thread cannot be started.
@@ -26,8 +28,9 @@ public final class RegionWatcher: Sendable {
 
     public func stop() { worker.stop() }
 
-    /// One look, and what it keeps between looks. Touched only on the worker's thread.
-    private final class Look: @unchecked Sendable {
+    /// One look, and what it keeps between looks: made on the worker's thread when it starts,
+    /// and not `Sendable`, so the compiler keeps it there.
+    private final class Look {
         let service: TileService
         let directory: DataDirectory
         let onEvent: @Sendable (Event) -> Void

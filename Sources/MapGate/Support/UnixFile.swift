@@ -6,7 +6,10 @@ import Glibc
 ///
 /// Failures throw the `CocoaError` `FileHandle` threw for the `errno` (`ENOSPC` is
 /// `.fileWriteOutOfSpace`, "There isn’t enough space."), with the `POSIXError` underneath.
-public final class UnixFile: @unchecked Sendable {
+///
+/// Not `Sendable`: an open file (its offset, whether it is closed) belongs to one thread at a
+/// time, and the compiler sees where it is handed to another.
+public final class UnixFile {
     public let fileDescriptor: Int32
     private let closeOnDealloc: Bool
     private var isClosed = false
@@ -30,7 +33,8 @@ public final class UnixFile: @unchecked Sendable {
         self.init(fileDescriptor: descriptor, closeOnDealloc: true)
     }
 
-    public static let standardError = UnixFile(fileDescriptor: 2, closeOnDealloc: false)
+    /// Standard error, which stays open: a handle of its own for each use, so no thread shares one.
+    public static var standardError: UnixFile { UnixFile(fileDescriptor: 2, closeOnDealloc: false) }
 
     deinit {
         if closeOnDealloc, !isClosed { Glibc.close(fileDescriptor) }

@@ -1,45 +1,35 @@
-import CLinux
 import Dispatch
 import FoundationEssentials
-import Synchronization
 
 /// Where a package's bytes go as they stream in: the resumable partial file, the SHA-256 of
 /// the download, and the MBTiles file being written beside its destination (gunzipped on the
 /// fly when the payload starts with the gzip magic bytes).
 ///
 /// Two threads share the work: the caller's (libcurl's) writes the partial file and hashes the
-/// download; a worker inflates and writes the MBTiles file. At most `depth` chunks of 256 KiB
-/// wait between them, so memory stays bounded whatever the package's size. The MBTiles file's
-/// own SHA-256 is left to the installer, which computes it while another thread hashes the tiles.
-final class PackageSink: @unchecked Sendable {
-    // Invariant: `partial`, `downloadHash`, `downloadedBytes`, `resumedBytes` and `pending` are
-    // the caller's; `output`, `inflater`, `head`, `isGzip`, `outputBytes`, `writebackStart` and
-    // `outputBuffer` belong to the worker queue, and the caller reads or resets them only after
-    // `drain()`, when the worker is idle.
+/// download; a worker queue unpacks and writes the MBTiles file (a ``PackageUnpacker``, which
+/// only that queue touches: a ``ThreadBound`` checks it). At most `depth` chunks of 256 KiB wait
+/// between them in a ``BoundedChannel``, so memory stays bounded whatever the package's size.
+/// The MBTiles file's own SHA-256 is left to the installer, which computes it while another
+/// thread hashes the tiles.
+///
+/// Not `Sendable`: the sink itself stays on the thread that downloads.
+final class PackageSink {
     let region: CatalogRegion
     let partialPath: String
     let outputPath: String
-    private var partial: UnixFile
-    private var output: UnixFile
+    private let partial: UnixFile
     private let downloadHash: SHA256Hasher
-    private var inflater: GzipInflater?
-    /// The first bytes, held until gzip can be told from SQLite.
-    private var head = Data()
-    private var isGzip: Bool?
     private(set) var downloadedBytes: Int64 = 0
     /// Bytes kept from an earlier, interrupted run (0 once the download starts over).
     private(set) var resumedBytes: Int64 = 0
-    private(set) var outputBytes: Int64 = 0
-    private var outputBuffer = Data()
-    /// Where the output's bytes not yet handed to writeback start.
-    private var writebackStart: Int64 = 0
     /// Download bytes not yet handed to the worker.
     private var pending = Data()
     private let worker = DispatchQueue(label: "mapgate.package-unpack")
+    private let unpacker: ThreadBound<PackageUnpacker>
+    /// The chunks on their way to the worker while it runs; nil while it is idle.
+    private var channel: BoundedChannel<Data>?
     private static let depth = 4
-    private static let chunkSize = 256 << 10
-    private let slots = DispatchSemaphore(value: PackageSink.depth)
-    private let workerError = Locked<(any Error)?>(nil)
+    static let chunkSize = 256 << 10
 
     init(region: CatalogRegion, partialPath: String, outputPath: String) throws {
         self.region = region
@@ -48,19 +38,17 @@ final class PackageSink: @unchecked Sendable {
         downloadHash = try SHA256Hasher()
         do {
             partial = try PartialFile.open(partialPath)
-            output = try PartialFile.open(outputPath)
-            try output.truncate(atOffset: 0)
         } catch {
             throw RegionError(region: region.id, reason: errorMessage(error), kind: .io)
         }
+        unpacker = ThreadBound(try PackageUnpacker(region: region, outputPath: outputPath), queue: worker)
     }
 
-    // No drain here: every block queued on the worker holds the sink, so none is left by the
-    // time it goes (and the last one may be ending on the worker itself, where a drain would
-    // wait for its own queue).
+    // No drain here: closing the channel lets the worker's loop end on its own, and the
+    // unpacker (with its file) goes when the last of the two lets go of it.
     deinit {
+        channel?.close()
         try? partial.close()
-        try? output.close()
     }
 
     /// Feeds the bytes already in the partial file (from an earlier, interrupted run) through
@@ -75,25 +63,18 @@ final class PackageSink: @unchecked Sendable {
             downloadedBytes += Int64(chunk.count)
         }
         resumedBytes = downloadedBytes
-        drain()
-        if let error = workerError.withLock({ $0 }) { throw error }
+        try drain()
     }
 
     /// Starts over: the server sent the whole file, or the partial could not be resumed.
     func restart() throws {
-        drain()
-        workerError.withLock { $0 = nil }
+        // What the worker made of the old bytes no longer matters, nor its error.
+        try? drain()
         pending.removeAll(keepingCapacity: true)
         try partial.truncate(atOffset: 0)
-        try output.truncate(atOffset: 0)
+        try worker.sync { try unpacker.value.reset() }
         downloadedBytes = 0
         resumedBytes = 0
-        outputBytes = 0
-        writebackStart = 0
-        outputBuffer.removeAll(keepingCapacity: true)
-        inflater = nil
-        isGzip = nil
-        head = Data()
         _ = try downloadHash.finalizeHex()
     }
 
@@ -103,7 +84,11 @@ final class PackageSink: @unchecked Sendable {
             throw RegionError(region: region.id, reason: L.localized("size mismatch: the server sent more than the %1$s bytes the catalog declares", "\(region.size)"), kind: .badData)
         }
         // Written at once, so that a run killed now resumes after these bytes.
-        try write(bytes, to: partial, what: "partial download")
+        do {
+            try partial.write(contentsOf: Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: bytes.baseAddress!), count: bytes.count, deallocator: .none))
+        } catch {
+            throw RegionError(region: region.id, reason: L.localized("cannot write the partial download %1$s: %2$s", "\(partialPath)", "\(errorMessage(error))"), kind: .io)
+        }
         downloadedBytes += Int64(bytes.count)
         try downloadHash.update(bytes)
         pending.append(contentsOf: bytes)
@@ -113,98 +98,38 @@ final class PackageSink: @unchecked Sendable {
         }
     }
 
-    /// Gives a chunk to the worker, waiting while `depth` chunks are already queued. Throws the
-    /// worker's first error, so a bad package stops the download early.
+    /// Gives a chunk to the worker (started when idle), waiting while `depth` chunks are already
+    /// queued. Throws the worker's first error, so a bad package stops the download early.
     private func hand(_ chunk: Data) throws {
-        if let error = workerError.withLock({ $0 }) { throw error }
-        slots.wait()
-        worker.async { [self] in
-            defer { slots.signal() }
-            guard workerError.withLock({ $0 }) == nil else { return }
+        try (channel ?? startWorker()).send(chunk)
+    }
+
+    /// Starts the worker's loop: it unpacks each chunk until the channel is closed. Its first
+    /// error stays with the unpacker and fails the channel, so the next `send` throws it.
+    private func startWorker() -> BoundedChannel<Data> {
+        let channel = BoundedChannel<Data>(capacity: Self.depth)
+        self.channel = channel
+        worker.async { [unpacker] in
+            let unpacker = unpacker.value
             do {
-                try chunk.withUnsafeBytes { try process($0) }
+                if let failure = unpacker.failure { throw failure }
+                while let chunk = try channel.receive() {
+                    try chunk.withUnsafeBytes { try unpacker.unpack($0) }
+                }
             } catch {
-                workerError.withLock { $0 = $0 ?? error }
+                unpacker.failure = unpacker.failure ?? error
+                channel.fail(error)
             }
         }
+        return channel
     }
 
-    /// Waits until the worker has processed every chunk handed to it.
-    private func drain() {
-        worker.sync {}
-    }
-
-    private func process(_ bytes: UnsafeRawBufferPointer) throws {
-        guard isGzip != nil else {
-            // Hold the first bytes until gzip can be told from SQLite by its magic number.
-            head.append(contentsOf: bytes)
-            guard head.count >= 2 else { return }
-            try decideFormat()
-            return
-        }
-        try unpack(bytes)
-    }
-
-    private func decideFormat() throws {
-        isGzip = GzipInflater.isGzip(head)
-        // The trailer's CRC-32 is not computed: the SHA-256 of the same bytes, checked against the
-        // catalog in `finish()`, covers every byte of the package.
-        if isGzip == true { inflater = try GzipInflater(verifiesTrailer: false) }
-        let first = head
-        head = Data()
-        try first.withUnsafeBytes { try unpack($0) }
-    }
-
-    private func unpack(_ bytes: UnsafeRawBufferPointer) throws {
-        guard let inflater else { return try emit(bytes) }
-        do {
-            try inflater.inflate(bytes) { try emit($0) }
-        } catch let error as GzipError {
-            throw RegionError(region: region.id, reason: errorMessage(error), kind: .badData)
-        }
-    }
-
-    private func emit(_ bytes: UnsafeRawBufferPointer) throws {
-        outputBytes += Int64(bytes.count)
-        guard outputBytes <= region.installedSize else {
-            throw RegionError(
-                region: region.id,
-                reason: L.localized("the package unpacks to more than the %1$s bytes the catalog declares (installedSize)", "\(region.installedSize)"),
-                kind: .badData)
-        }
-        // The inflater hands out whole 256 KiB buffers, written as they are; smaller pieces (an
-        // uncompressed package's first bytes, the inflater's last) are gathered first.
-        if outputBuffer.isEmpty, bytes.count >= Self.chunkSize {
-            try writeOutput(bytes)
-        } else {
-            outputBuffer.append(contentsOf: bytes)
-            if outputBuffer.count >= Self.chunkSize { try flushOutput() }
-        }
-    }
-
-    private func flushOutput() throws {
-        guard !outputBuffer.isEmpty else { return }
-        try outputBuffer.withUnsafeBytes { try writeOutput($0) }
-        outputBuffer.removeAll(keepingCapacity: true)
-    }
-
-    /// Writes to the region file; every byte emitted before these is written already.
-    private func writeOutput(_ bytes: UnsafeRawBufferPointer) throws {
-        try write(bytes, to: output, what: "region file")
-        // Start writing what is done back to disk as it goes, so the fsync before install has
-        // little left to do. Only a hint: an error here changes nothing.
-        if outputBytes - writebackStart >= 8 << 20 {
-            _ = clinux_start_writeback(output.fileDescriptor, off_t(writebackStart), off_t(outputBytes - writebackStart))
-            writebackStart = outputBytes
-        }
-    }
-
-    private func write(_ bytes: UnsafeRawBufferPointer, to handle: UnixFile, what: String) throws {
-        do {
-            try handle.write(contentsOf: Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: bytes.baseAddress!), count: bytes.count, deallocator: .none))
-        } catch {
-            let path = handle === partial ? partialPath : outputPath
-            throw RegionError(region: region.id, reason: L.localized("cannot write the %1$s %2$s: %3$s", "\(what)", "\(path)", "\(errorMessage(error))"), kind: .io)
+    /// Waits until the worker has unpacked every chunk handed to it; throws its first error.
+    private func drain() throws {
+        channel?.close()
+        channel = nil
+        try worker.sync {
+            if let failure = unpacker.value.failure { throw failure }
         }
     }
 
@@ -214,8 +139,7 @@ final class PackageSink: @unchecked Sendable {
             try hand(pending)
             pending = Data()
         }
-        drain()
-        if let error = workerError.withLock({ $0 }) { throw error }
+        try drain()
         guard downloadedBytes == region.size else {
             throw RegionError(region: region.id, reason: L.localized("size mismatch: got %1$s bytes, the catalog declares %2$s", "\(downloadedBytes)", "\(region.size)"), kind: .badData)
         }
@@ -223,20 +147,6 @@ final class PackageSink: @unchecked Sendable {
         guard hash == region.sha256 else {
             throw RegionError(region: region.id, reason: L.localized("hash mismatch: SHA-256 is %1$s, the catalog declares %2$s", "\(hash)", "\(region.sha256)"), kind: .badData)
         }
-        if isGzip == nil, !head.isEmpty { try decideFormat() }
-        if let inflater {
-            do {
-                try inflater.finish { try emit($0) }
-            } catch let error as GzipError {
-                throw RegionError(region: region.id, reason: errorMessage(error), kind: .badData)
-            }
-        }
-        try flushOutput()
-        do {
-            // Not fsynced here: the installer does that while the file's tiles are hashed.
-            try output.close()
-        } catch {
-            throw RegionError(region: region.id, reason: L.localized("cannot write the region file %1$s: %2$s", "\(outputPath)", "\(errorMessage(error))"), kind: .io)
-        }
+        try worker.sync { try unpacker.value.finish() }
     }
 }

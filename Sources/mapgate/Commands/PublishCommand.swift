@@ -74,31 +74,30 @@ struct PublishCommand: Command {
 
     func run(_ context: Context) throws -> Int32 {
         let publisher = Publisher(options: options, clock: context.clock)
-        let report: PublishReport
         if isDryRun {
-            report = try publisher.plan()
-        } else {
-            // The input folder is looked at before the key's password is asked for.
-            var isFolder = false
-            guard FileManager.default.fileExists(atPath: options.inputDirectory, isDirectory: &isFolder), isFolder else {
-                throw PublishError(options.inputDirectory, L.localized("not a folder"), kind: .usage)
-            }
-            let key = try loadKey(context)
-            let console = context.console
-            var bar: ProgressBar?
-            var barRegion = ""
-            report = try publisher.publish(signingKey: key) { region, done, total in
-                guard ProgressBar.isWanted(console) else { return }
-                if region != barRegion {
-                    bar?.finish()
-                    bar = ProgressBar(label: region, console: console)
-                    barRegion = region
-                }
-                bar?.update(done, of: total)
-            }
-            bar?.finish()
+            try publisher.plan { render($0, context: context) }
+            return ExitCode.success
         }
-        render(report, context: context)
+        // The input folder is looked at before the key's password is asked for.
+        var isFolder = false
+        guard FileManager.default.fileExists(atPath: options.inputDirectory, isDirectory: &isFolder), isFolder else {
+            throw PublishError(options.inputDirectory, L.localized("not a folder"), kind: .usage)
+        }
+        let key = try loadKey(context)
+        var bar: ProgressBar?
+        defer { bar?.finish() }
+        try publisher.publish(signingKey: key, progress: { _, done, total in bar?.update(done, of: total) }) { event in
+            switch event {
+            case .packing(let region, _):
+                bar?.finish()
+                bar = ProgressBar.isWanted(context.console) ? ProgressBar(label: region, console: context.console) : nil
+            case .packed:
+                bar?.finish()
+                bar = nil
+            default:
+                render(event, context: context)
+            }
+        }
         return ExitCode.success
     }
 
@@ -150,38 +149,44 @@ struct PublishCommand: Command {
         return line
     }
 
-    private func render(_ report: PublishReport, context: Context) {
+    /// What the user sees of a step: the notes, a line per region and per style, and how the
+    /// catalog ended; the other steps show nothing but the progress bars.
+    private func render(_ event: Publisher.Event, context: Context) {
         let console = context.console
-        for note in report.notes { console.warning(note) }
-        for region in report.regions {
+        switch event {
+        case .note(let note):
+            console.warning(note)
+        case .region(let region):
             if context.json {
                 console.json(
                     RegionLine(
                         region: region.id, action: region.action.rawValue, version: region.version, previousVersion: region.previousVersion,
                         package: region.package, size: region.size, sha256: region.sha256, deltas: region.deltaCount))
             } else {
-                console.print(line(for: region, isDryRun: report.isDryRun))
+                console.print(line(for: region, isDryRun: isDryRun))
             }
-        }
-        for style in report.styles {
+        case .style(let style):
             if context.json {
                 console.json(
                     StyleLine(
                         style: style.id, action: style.action.rawValue, version: style.version, previousVersion: style.previousVersion,
                         package: style.package, size: style.size, regions: style.regions))
             } else {
-                console.print(line(for: style, isDryRun: report.isDryRun))
+                console.print(line(for: style, isDryRun: isDryRun))
             }
-        }
-        guard !context.json else { return }
-        let serial = report.serial.map { "serial \($0)" } ?? "no serial"
-        if !report.catalogChanged {
-            console.print(L.localized("no change: %1$s/catalog.json, its signature and the packages are left as they were", "\(options.outputDirectory)"))
-        } else if report.isDryRun {
-            console.print(L.localized("dry run: would write %1$s/catalog.json (%2$s); nothing was written", "\(options.outputDirectory)", "\(serial)"))
-        } else {
-            let removed = report.removedFiles.isEmpty ? "" : ", \(report.removedFiles.count) old files removed"
-            console.print(L.localized("wrote %1$s/catalog.json (%2$s) and its signature%3$s", "\(options.outputDirectory)", "\(serial)", "\(removed)"))
+        case .finished(let report):
+            guard !context.json else { return }
+            let serial = report.serial.map { "serial \($0)" } ?? "no serial"
+            if !report.catalogChanged {
+                console.print(L.localized("no change: %1$s/catalog.json, its signature and the packages are left as they were", "\(options.outputDirectory)"))
+            } else if report.isDryRun {
+                console.print(L.localized("dry run: would write %1$s/catalog.json (%2$s); nothing was written", "\(options.outputDirectory)", "\(serial)"))
+            } else {
+                let removed = report.removedFiles.isEmpty ? "" : ", \(report.removedFiles.count) old files removed"
+                console.print(L.localized("wrote %1$s/catalog.json (%2$s) and its signature%3$s", "\(options.outputDirectory)", "\(serial)", "\(removed)"))
+            }
+        case .inputsChecked, .stylesChecked, .packing, .packed, .deltaMade, .stylePacked, .signed, .written:
+            break
         }
     }
 
