@@ -157,6 +157,28 @@ import Testing
         #expect(rendered.stdout.contains(nameHeading), "\(rendered.stdout.prefix(400))")
     }
 
+    /// The lines of the other commands in Japanese and Korean, English in C.UTF-8: `verify` and
+    /// `list` without a data directory, `catalog`'s first line, `sync`, `mirror`'s summary and
+    /// `remove`.
+    @Test(arguments: [("ja_JP.UTF-8", true), ("ko_KR.UTF-8", true), ("C.UTF-8", false)])
+    func theOtherCommandsSpeakTheLanguage(locale: String, translated: Bool) throws {
+        let at = "2026-12-01 00:00:00"
+        let english = [
+            (["verify"], "nothing to verify."), (["list"], "See 'mapgate catalog' and 'mapgate sync REGION'."), (["catalog"], "1 region, "),
+        ]
+        for (arguments, text) in english {
+            let result = try run(arguments, at: at, locale: locale)
+            #expect(result.status == 0 && result.stdout.contains(text) != translated, "\(locale) \(arguments): \(result.stdout)")
+        }
+        #expect(try run(["sync", "geo"], at: at, locale: locale).status == 0)
+        let work = try TemporaryDirectory()
+        let mirror = try run(["mirror", work.file("stick")], at: at, locale: locale)
+        #expect(mirror.status == 0 && mirror.stdout.contains("another machine runs") != translated, "\(mirror.stdout)")
+        #expect(mirror.stdout.contains("mapgate sync --from"), "\(mirror.stdout)")
+        let removed = try run(["remove", "geo"], at: at, locale: locale)
+        #expect(removed.status == 0 && removed.stdout.hasPrefix("removed geo") != translated, "\(removed.stdout)")
+    }
+
     /// Every catalog is complete (no untranslated or fuzzy entry) and its formats match the
     /// source's (msgfmt --check); the template holds every marked message (xgettext).
     @Test func everyCatalogIsCompleteAndTheTemplateIsCurrent() throws {

@@ -38,7 +38,7 @@ public struct CatalogSource: Sendable {
     /// unsigned (`requireSignedCatalog: false`) a missing signature is accepted, but one that is
     /// there is still checked against the trusted keys: a bad signature is never ignored.
     public func fetch() throws -> Fetched {
-        let bytes = try get(url, limit: Self.maximumBytes, what: "catalog")
+        let bytes = try get(url, limit: Self.maximumBytes, what: L.localized("catalog"))
         var verified: (verification: MinisignVerification, file: Data)?
         if requiresSignature || !trustedKeys.isEmpty {
             verified = try verify(bytes)
@@ -68,7 +68,7 @@ public struct CatalogSource: Sendable {
         let signatureURL = url + ".minisig"
         let signature: Data
         do {
-            signature = try get(signatureURL, limit: MinisignSignature.maximumFileSize, what: "signature")
+            signature = try get(signatureURL, limit: MinisignSignature.maximumFileSize, what: L.localized("signature"))
         } catch let error as CatalogFetchError where error.isMissing {
             if !requiresSignature { return nil }
             throw CatalogError(source: url, region: nil, reason: L.localized("no signature at %1$s (%2$s): refusing an unsigned catalog", "\(signatureURL)", "\(error.detail)"))

@@ -118,7 +118,7 @@ public final class GateStore {
         var latestClock: Date?
         for copy in unreadableCopies {
             lost = true
-            notes.append("gate state \(copy.path) exists but cannot be read (\(copy.reason)); it cannot be compared with the others")
+            notes.append(L.localized("gate state %1$s exists but cannot be read (%2$s); it cannot be compared with the others", "\(copy.path)", "\(copy.reason)"))
         }
         for copy in copies + readOnlyCopies {
             if let note = copy.recoveryNote {
@@ -133,7 +133,7 @@ public final class GateStore {
             }
             guard case .sealed(let record) = loaded else {
                 lost = true
-                notes.append("gate state \(copy.path) was changed outside mapgate (it holds no record sealed by this mapgate: emptied, edited or made by hand); ignoring it")
+                notes.append(L.localized("gate state %1$s was changed outside mapgate (it holds no record sealed by this mapgate: emptied, edited or made by hand); ignoring it", "\(copy.path)"))
                 continue
             }
             if let clock = record.latestClock { latestClock = max(latestClock ?? clock, clock) }
@@ -150,18 +150,18 @@ public final class GateStore {
         // Only the first load of a run sees the copies as they were found: the first change rewrites them all.
         if !hasLoaded, let primary = copies.first, primary.isNew, (best?.generation ?? 0) > 0 {
             lost = true
-            notes.append("gate state \(primary.path) is new while another copy holds a saved record (it was deleted or moved)")
+            notes.append(L.localized("gate state %1$s is new while another copy holds a saved record (it was deleted or moved)", "\(primary.path)"))
         }
         var record = best ?? GateRecord()
         // The clock's high-water mark never goes down, whichever copy wins.
         record.latestClock = latestClock
         if !lost, record.generation == 0, hasInstalledRegions {
             lost = true
-            notes.append("region files are installed in \(regionsFolder ?? "?") but no gate state was ever saved")
+            notes.append(L.localized("region files are installed in %1$s but no gate state was ever saved", "\(regionsFolder ?? "?")"))
         }
         if lost, !record.isRecovering {
             record.isRecovering = true
-            notes.append("the update gate's state was lost or changed: mapgate needs one successful store lookup before the next use")
+            notes.append(L.localized("the update gate's state was lost or changed: mapgate needs one successful store lookup before the next use"))
         }
         hasLoaded = true
         remember(notes)

@@ -38,7 +38,7 @@ extension Publisher {
             draft.notes += deltaNotes[source.id] ?? []
             if action != .unchanged, source.isVersionFromMetadata {
                 draft.notes.append(
-                    "region \(source.id): version \"\(source.version)\" is the metadata \"version\" of \(source.fileName) (GDAL writes 1.1 and tippecanoe 2 there unless told otherwise); to choose it, give \"version\" for \"\(source.fileName)\" in regions.json or set the file's metadata")
+                    L.localized("region %1$s: version \"%2$s\" is the metadata \"version\" of %3$s (GDAL writes 1.1 and tippecanoe 2 there unless told otherwise); to choose it, give \"version\" for \"%4$s\" in regions.json or set the file's metadata", "\(source.id)", "\(source.version)", "\(source.fileName)", "\(source.fileName)"))
             }
             draft.regions.append(
                 PublishReport.Region(
@@ -56,7 +56,7 @@ extension Publisher {
         for style in styles {
             for stack in RecommendedFonts.missingStacks(in: style.bundle.style) {
                 draft.notes.append(
-                    "style \(style.id): labels in text-font [\(stack.joined(separator: ", "))] use no font of \(RecommendedFonts.packages) (what the mapgate package recommends): users' machines without those fonts draw them in a fallback (DejaVu Sans, Noto Sans); put \"DejaVu Sans Book\" or \"Noto Sans Regular\" in the stack to choose")
+                    L.localized("style %1$s: labels in text-font [%2$s] use no font of %3$s (what the mapgate package recommends): users' machines without those fonts draw them in a fallback (DejaVu Sans, Noto Sans); put \"DejaVu Sans Book\" or \"Noto Sans Regular\" in the stack to choose", "\(style.id)", "\(stack.joined(separator: ", "))", "\(RecommendedFonts.packages)"))
             }
         }
         let offered = Set(inputs.sources.map(\.id))

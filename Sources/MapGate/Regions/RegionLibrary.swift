@@ -98,15 +98,15 @@ public final class RegionLibrary {
         guard let record = try registry.region(id) else { throw try notInstalled(id) }
         let path = directory.regionPath(id)
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else {
-            return Verification(region: record, problem: "the file \(path) is missing")
+            return Verification(region: record, problem: L.localized("the file %1$s is missing", "\(path)"))
         }
         let size = (attributes[.size] as? UInt).map { Int64($0) } ?? -1
         guard size == record.size else {
-            return Verification(region: record, problem: "size is \(size) bytes, \(record.size) were installed")
+            return Verification(region: record, problem: L.localized("size is %1$s bytes, %2$s were installed", "\(size)", "\(record.size)"))
         }
         let hash = try SHA256Hasher.hex(ofFileAt: path)
         guard hash == record.sha256 else {
-            return Verification(region: record, problem: "SHA-256 is \(hash), \(record.sha256) was installed")
+            return Verification(region: record, problem: L.localized("SHA-256 is %1$s, %2$s was installed", "\(hash)", "\(record.sha256)"))
         }
         do {
             try MBTilesFile(path: path).checkIntegrity()

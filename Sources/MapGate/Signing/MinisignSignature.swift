@@ -79,18 +79,18 @@ public struct MinisignSignature: Hashable, Sendable {
         func line(_ number: Int) throws -> MinisignLines.Line {
             guard let line = lines.line(number) else { throw SignatureError.signatureFileTruncated(missingLine: number) }
             if line.hasControlBreak {
-                throw SignatureError.signatureLineMalformed(line: number, problem: "it contains a carriage return or a NUL byte")
+                throw SignatureError.signatureLineMalformed(line: number, problem: L.localized("it contains a carriage return or a NUL byte"))
             }
             return line
         }
 
         let commentLine = try line(1)
         guard commentLine.hasPrefix(Self.untrustedCommentPrefix) else {
-            throw SignatureError.signatureLineMalformed(line: 1, problem: "it does not start with \"untrusted comment: \"")
+            throw SignatureError.signatureLineMalformed(line: 1, problem: L.localized("it does not start with \"untrusted comment: \""))
         }
         guard commentLine.rawLength <= Self.maximumUntrustedCommentLineLength else {
             throw SignatureError.signatureLineMalformed(
-                line: 1, problem: "it is longer than the \(Self.maximumUntrustedCommentLineLength) bytes minisign reads")
+                line: 1, problem: L.localized("it is longer than the %1$s bytes minisign reads", "\(Self.maximumUntrustedCommentLineLength)"))
         }
 
         let encoded = try Self.base64(try line(2), line: 2, expectedLength: Self.encodedSignatureLength)
@@ -100,14 +100,14 @@ public struct MinisignSignature: Hashable, Sendable {
 
         let trustedLine = try line(3)
         guard trustedLine.hasPrefix(Self.trustedCommentPrefix) else {
-            throw SignatureError.signatureLineMalformed(line: 3, problem: "it does not start with \"trusted comment: \"")
+            throw SignatureError.signatureLineMalformed(line: 3, problem: L.localized("it does not start with \"trusted comment: \""))
         }
         guard trustedLine.rawLength <= Self.maximumTrustedCommentLineLength else {
             throw SignatureError.signatureLineMalformed(
-                line: 3, problem: "it is longer than the \(Self.maximumTrustedCommentLineLength) bytes minisign reads")
+                line: 3, problem: L.localized("it is longer than the %1$s bytes minisign reads", "\(Self.maximumTrustedCommentLineLength)"))
         }
         guard let trustedComment = String(validating: trustedLine.dropping(Self.trustedCommentPrefix), as: UTF8.self) else {
-            throw SignatureError.signatureLineMalformed(line: 3, problem: "the trusted comment is not UTF-8 text")
+            throw SignatureError.signatureLineMalformed(line: 3, problem: L.localized("the trusted comment is not UTF-8 text"))
         }
 
         let globalSignature = try Self.base64(try line(4), line: 4, expectedLength: Ed25519Key.signatureLength)
@@ -125,11 +125,11 @@ public struct MinisignSignature: Hashable, Sendable {
 
     private static func base64(_ line: MinisignLines.Line, line number: Int, expectedLength: Int) throws -> [UInt8] {
         guard let decoded = Data(base64Encoded: line.text) else {
-            throw SignatureError.signatureLineMalformed(line: number, problem: "it is not base64")
+            throw SignatureError.signatureLineMalformed(line: number, problem: L.localized("it is not base64"))
         }
         guard decoded.count == expectedLength else {
             throw SignatureError.signatureLineMalformed(
-                line: number, problem: "it holds \(decoded.count) bytes instead of \(expectedLength)")
+                line: number, problem: L.localized("it holds %1$s bytes instead of %2$s", "\(decoded.count)", "\(expectedLength)"))
         }
         return [UInt8](decoded)
     }

@@ -49,7 +49,7 @@ public final class StateDatabase {
                 try? FileManager.default.moveItem(atPath: path + suffix, toPath: aside + suffix)
             }
             (database, isNew) = try Self.openChecked(path, busyTimeout: busyTimeout, seed: seed)
-            recoveryNote = "state database \(path) was damaged (\(error.message)); moved it to \(aside) and started afresh"
+            recoveryNote = L.localized("state database %1$s was damaged (%2$s); moved it to %3$s and started afresh", "\(path)", "\(error.message)", "\(aside)")
         }
     }
 

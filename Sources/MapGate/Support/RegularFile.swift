@@ -56,12 +56,12 @@ public struct RegularFile: ~Copyable {
     /// What a file of mode `mode` is (`a FIFO`, `a folder`, …).
     static func kindName(_ mode: mode_t) -> String {
         switch mode & S_IFMT {
-        case S_IFREG: "a regular file"
-        case S_IFIFO: "a FIFO"
-        case S_IFDIR: "a folder"
-        case S_IFCHR, S_IFBLK: "a device"
-        case S_IFSOCK: "a socket"
-        default: "of an unknown kind"
+        case S_IFREG: L.localized("a regular file")
+        case S_IFIFO: L.localized("a FIFO")
+        case S_IFDIR: L.localized("a folder")
+        case S_IFCHR, S_IFBLK: L.localized("a device")
+        case S_IFSOCK: L.localized("a socket")
+        default: L.localized("of an unknown kind")
         }
     }
 }

@@ -36,10 +36,10 @@ public enum SharedLibrary: String, CaseIterable, Sendable {
     /// What needs it, for the error.
     var purpose: String {
         switch self {
-        case .curl: "downloads (libcurl)"
-        case .microhttpd: "the HTTP server (libmicrohttpd)"
-        case .freetype: "rendering glyphs (FreeType)"
-        case .crypto: "hashes and signatures (libcrypto)"
+        case .curl: L.localized("downloads (libcurl)")
+        case .microhttpd: L.localized("the HTTP server (libmicrohttpd)")
+        case .freetype: L.localized("rendering glyphs (FreeType)")
+        case .crypto: L.localized("hashes and signatures (libcrypto)")
         }
     }
 

@@ -25,7 +25,7 @@ extension Context {
         var fetched = try source.fetch()
         if let mirror {
             let target = mirror + "/" + MirrorLayout.manifestName
-            let manifest = try MirrorManifest.decode(try source.fetchFile(target, limit: MirrorManifest.maximumBytes, what: "mirror manifest"), source: target)
+            let manifest = try MirrorManifest.decode(try source.fetchFile(target, limit: MirrorManifest.maximumBytes, what: L.localized("mirror manifest")), source: target)
             fetched.catalog = fetched.catalog.mirrored(at: mirror, manifest: manifest)
         }
         let gate = try makeGate()

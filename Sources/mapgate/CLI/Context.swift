@@ -1,6 +1,8 @@
 import FoundationEssentials
 import MapGate
 
+private typealias L = Localization
+
 /// What a command runs with: its settings, the console, and the library's parts.
 final class Context {
     let arguments: ParsedArguments
@@ -99,6 +101,6 @@ final class Context {
     /// Says why there are no regions when ``existingRegionLibrary()`` found no data directory.
     var missingDataDirectoryNote: String {
         FileManager.default.fileExists(atPath: dataDirectory.path)
-            ? "no region is installed in \(dataDirectory.path)" : "the data directory \(dataDirectory.path) does not exist: no region is installed"
+            ? L.localized("no region is installed in %1$s", "\(dataDirectory.path)") : L.localized("the data directory %1$s does not exist: no region is installed", "\(dataDirectory.path)")
     }
 }

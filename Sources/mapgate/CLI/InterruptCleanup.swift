@@ -1,9 +1,12 @@
 import Dispatch
 import FoundationEssentials
+import MapGate
 
 #if canImport(Glibc)
 import Glibc
 #endif
+
+private typealias L = Localization
 
 /// On SIGINT or SIGTERM, removes the files a `sync` was assembling (`partial/<id>.installing.mbtiles`)
 /// gives back the run's gate use if nothing was delivered yet (`onInterrupt`), and exits with 128 +
@@ -19,7 +22,7 @@ final class InterruptCleanup {
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler {
                 // On its own line, not glued to a progress bar's.
-                console.note((console.stderrIsTTY ? "\n" : "") + "stopping…" + (hint.map { " " + $0 } ?? ""))
+                console.note((console.stderrIsTTY ? "\n" : "") + L.localized("stopping…") + (hint.map { " " + $0 } ?? ""))
                 for path in paths { unlink(path) }
                 onInterrupt()
                 _exit(128 + number)  // at once: no atexit handlers while other threads still run

@@ -49,13 +49,14 @@ struct CatalogCommand: Command {
         let app = try AppVersion(BuildInfo.version)
         let console = context.console
         if !context.json {
-            var facts = [catalog.regions.count == 1 ? "1 region" : "\(catalog.regions.count) regions"]
-            if let generated = catalog.generated { facts.append("generated \(ISODate.day(generated))") }
-            if let serial = catalog.serial { facts.append("serial \(serial)") }
-            if let expires = catalog.expires { facts.append("expires \(ISODate.day(expires))") }
-            facts.append(signedBy.map { "signed by key \($0)" } ?? "unsigned")
-            if saved { facts.append("saved by the last sync") }
-            console.print(TerminalText.inline(catalog.publisher) + ": " + facts.joined(separator: ", "))
+            var facts = [L.format(L.localized("%d region", "%d regions", count: catalog.regions.count), String(catalog.regions.count))]
+            if let generated = catalog.generated { facts.append(L.localized("generated %1$s", Localization.day(generated))) }
+            if let serial = catalog.serial { facts.append(L.localized("serial %1$s", String(serial))) }
+            if let expires = catalog.expires { facts.append(L.localized("expires %1$s", Localization.day(expires))) }
+            facts.append(signedBy.map { L.localized("signed by key %1$s", $0) } ?? L.localized("unsigned"))
+            if saved { facts.append(L.localized("saved by the last sync")) }
+            // TRANSLATORS: joins the facts of the catalog's first line ("3 regions, serial 7, …").
+            console.print(TerminalText.inline(catalog.publisher) + L.localized(": ") + facts.joined(separator: L.localized(", ")))
         }
         var table = Table(header: [
             L.localized("ID"), L.localized("NAME"), L.localized("VERSION"), L.localized("DOWNLOAD"), L.localized("FORMAT"), L.localized("ZOOM"),

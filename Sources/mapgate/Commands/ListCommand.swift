@@ -23,7 +23,7 @@ struct ListCommand: Command {
     func run(_ context: Context) throws -> Int32 {
         let console = context.console
         guard let library = try context.existingRegionLibrary() else {
-            if !context.json { console.print(TerminalText.inline(context.missingDataDirectoryNote) + ". See 'mapgate catalog' and 'mapgate sync REGION'.") }
+            if !context.json { console.print(L.localized("%1$s. See 'mapgate catalog' and 'mapgate sync REGION'.", TerminalText.inline(context.missingDataDirectoryNote))) }
             return ExitCode.success
         }
         let regions = try library.installed()

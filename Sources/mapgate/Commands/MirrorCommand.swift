@@ -63,7 +63,10 @@ struct MirrorCommand: Command {
                 if context.json {
                     console.json(Line(id: id, kind: kind.rawValue, action: "left-out", reason: reason))
                 } else {
-                    console.warning(L.localized("%1$s%2$s: left out of the mirror: %3$s", "\(kind == .style ? "style " : "region ")", "\(id)", "\(reason)"))
+                    console.warning(
+                        kind == .style
+                            ? L.localized("style %1$s: left out of the mirror: %2$s", id, reason)
+                            : L.localized("region %1$s: left out of the mirror: %2$s", id, reason))
                 }
             }
         }
@@ -72,12 +75,19 @@ struct MirrorCommand: Command {
             console.json(
                 SummaryLine(mirror: path, regions: manifest.regions.count, styles: manifest.styles.count, deltas: manifest.deltas.count, bytes: summary.bytes))
         } else {
+            var facts = [
+                L.format(L.localized("%d region", "%d regions", count: manifest.regions.count), String(manifest.regions.count)),
+                L.format(L.localized("%d style", "%d styles", count: manifest.styles.count), String(manifest.styles.count)),
+            ]
+            if !manifest.deltas.isEmpty {
+                facts.append(L.format(L.localized("%d delta", "%d deltas", count: manifest.deltas.count), String(manifest.deltas.count)))
+            }
+            facts.append(Format.bytes(summary.bytes))
+            facts.append(L.localized("catalog serial %1$s", manifest.catalogSerial.map(String.init) ?? L.localized("none")))
             console.print(
-                L.localized("mirror at %1$s: %2$s %3$s, ", "\(TerminalText.inline(path))", "\(manifest.regions.count)", "\(manifest.regions.count == 1 ? "region" : "regions")")
-                    + "\(manifest.styles.count) \(manifest.styles.count == 1 ? "style" : "styles"), "
-                    + (manifest.deltas.isEmpty ? "" : "\(manifest.deltas.count) \(manifest.deltas.count == 1 ? "delta" : "deltas"), ")
-                    + "\(Format.bytes(summary.bytes)), "
-                    + "catalog serial \(manifest.catalogSerial.map(String.init) ?? "none"); another machine runs 'mapgate sync --from \(TerminalText.inline(path))'")
+                L.localized(
+                    "mirror at %1$s: %2$s; another machine runs 'mapgate sync --from %3$s'", TerminalText.inline(path), facts.joined(separator: L.localized(", ")),
+                    TerminalText.inline(path)))
         }
         return ExitCode.success
     }

@@ -57,7 +57,7 @@ struct OpenCommand: Command {
                 }
             }
             Termination.wait(onHangUp: launch.reloader(for: server))
-            context.console.note("stopping…")
+            context.console.note(L.localized("stopping…"))
             server.stop()
         }
         return ExitCode.success

@@ -105,7 +105,9 @@ struct PublishCommand: Command {
     private func loadKey(_ context: Context) throws -> MinisignSecretKey {
         guard let keyPath else { throw UsageError(message: L.localized("--key SECRET_KEY_FILE is required"), usage: Self.usage) }
         guard let data = FileManager.default.contents(atPath: keyPath) else {
-            let reason = access(keyPath, F_OK) != 0 ? "no such file" : access(keyPath, R_OK) != 0 ? "permission denied" : "not a readable file"
+            let reason =
+                access(keyPath, F_OK) != 0
+                ? L.localized("no such file") : access(keyPath, R_OK) != 0 ? L.localized("permission denied") : L.localized("not a readable file")
             throw GeneralFailure(L.localized("%1$s: cannot read the secret key (%2$s)", "\(keyPath)", "\(reason)"), kind: .io)
         }
         let text = String(decoding: data, as: UTF8.self)
@@ -140,7 +142,7 @@ struct PublishCommand: Command {
             hidden.c_lflag &= ~tcflag_t(ECHO)
             tcsetattr(STDIN_FILENO, TCSAFLUSH, &hidden)
         }
-        UnixFile.standardError.write(Data("password for the secret key: ".utf8))
+        UnixFile.standardError.write(Data(L.localized("password for the secret key: ").utf8))
         let line = readLine(strippingNewline: true)
         if canHide {
             tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved)
@@ -176,13 +178,14 @@ struct PublishCommand: Command {
             }
         case .finished(let report):
             guard !context.json else { return }
-            let serial = report.serial.map { "serial \($0)" } ?? "no serial"
+            let serial = report.serial.map { L.localized("serial %1$s", String($0)) } ?? L.localized("no serial")
             if !report.catalogChanged {
                 console.print(L.localized("no change: %1$s/catalog.json, its signature and the packages are left as they were", "\(options.outputDirectory)"))
             } else if report.isDryRun {
                 console.print(L.localized("dry run: would write %1$s/catalog.json (%2$s); nothing was written", "\(options.outputDirectory)", "\(serial)"))
             } else {
-                let removed = report.removedFiles.isEmpty ? "" : ", \(report.removedFiles.count) old files removed"
+                let count = report.removedFiles.count
+                let removed = count == 0 ? "" : L.format(L.localized(", %d old file removed", ", %d old files removed", count: count), String(count))
                 console.print(L.localized("wrote %1$s/catalog.json (%2$s) and its signature%3$s", "\(options.outputDirectory)", "\(serial)", "\(removed)"))
             }
         case .inputsChecked, .stylesChecked, .packing, .packed, .deltaMade, .stylePacked, .signed, .written:
@@ -192,20 +195,22 @@ struct PublishCommand: Command {
 
     /// "added", "updated from 3", "unchanged", "removed"; in a dry run "would be added", ….
     private func describe(_ action: PublishReport.Action, previousVersion: String?, isDryRun: Bool) -> String {
-        let would = isDryRun && action != .unchanged ? "would be " : ""
+        let would = isDryRun && action != .unchanged
         switch action {
-        case .added: return would + "added"
-        case .updated: return would + (previousVersion.map { "updated from \($0)" } ?? "updated")
-        case .unchanged: return "unchanged"
-        case .removed: return would + "removed"
+        case .added: return would ? L.localized("would be added") : L.localized("added")
+        case .updated:
+            guard let previousVersion else { return would ? L.localized("would be updated") : L.localized("updated") }
+            return would ? L.localized("would be updated from %1$s", previousVersion) : L.localized("updated from %1$s", previousVersion)
+        case .unchanged: return L.localized("unchanged")
+        case .removed: return would ? L.localized("would be removed") : L.localized("removed")
         }
     }
 
     private func line(for style: PublishReport.Style, isDryRun: Bool) -> String {
         let what = describe(style.action, previousVersion: style.previousVersion, isDryRun: isDryRun)
-        var details = style.regions.isEmpty ? [] : ["draws " + style.regions.joined(separator: ", ")]
+        var details = style.regions.isEmpty ? [] : [L.localized("draws %1$s", style.regions.joined(separator: ", "))]
         if let size = style.size, style.action != .unchanged { details.append(Format.bytes(size)) }
-        return "style \(style.id) \(style.version): " + what + (details.isEmpty ? "" : " (\(details.joined(separator: ", ")))")
+        return L.localized("style %1$s %2$s: %3$s", style.id, style.version, what) + (details.isEmpty ? "" : L.localized(" (%1$s)", details.joined(separator: L.localized(", "))))
     }
 
     private func line(for region: PublishReport.Region, isDryRun: Bool) -> String {
@@ -216,12 +221,12 @@ struct PublishCommand: Command {
             if let size = region.size {
                 details.append(Format.bytes(size))
             } else if let installed = region.installedSize {
-                details.append("\(Format.bytes(installed)) to compress")
+                details.append(L.localized("%1$s to compress", Format.bytes(installed)))
             }
-            if region.deltaCount > 0 { details.append(region.deltaCount == 1 ? "1 delta" : "\(region.deltaCount) deltas") }
+            if region.deltaCount > 0 { details.append(L.format(L.localized("%d delta", "%d deltas", count: region.deltaCount), String(region.deltaCount))) }
         }
         let what = describe(region.action, previousVersion: region.previousVersion, isDryRun: isDryRun)
-        return head + what + (details.isEmpty ? "" : " (\(details.joined(separator: ", ")))")
+        return head + what + (details.isEmpty ? "" : L.localized(" (%1$s)", details.joined(separator: L.localized(", "))))
     }
 
     /// One region of `publish --json` (docs/commands.md).

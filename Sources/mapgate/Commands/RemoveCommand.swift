@@ -43,7 +43,9 @@ struct RemoveCommand: Command {
                 if context.json {
                     context.console.json(Line(region: id, action: "removed", version: removed?.version))
                 } else {
-                    context.console.print("removed \(id)" + (removed.map { " " + TerminalText.inline($0.version) } ?? " (its record was damaged)"))
+                    context.console.print(
+                        removed.map { L.localized("removed %1$s %2$s", id, TerminalText.inline($0.version)) }
+                            ?? L.localized("removed %1$s (its record was damaged)", id))
                 }
             } catch {
                 firstFailure = firstFailure ?? error

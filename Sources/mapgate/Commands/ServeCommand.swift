@@ -117,7 +117,7 @@ struct ServeCommand: Command {
                 }
             }
             Termination.wait(onHangUp: launch.reloader(for: server))
-            context.console.note("stopping…")
+            context.console.note(L.localized("stopping…"))
             server.stop()
         }
         return ExitCode.success

@@ -72,7 +72,7 @@ struct SyncCommand: Command {
             switch event {
             case .willInstall(let files):
                 cleanup = InterruptCleanup(
-                    removing: files, console: console, hint: "run 'mapgate sync' again to resume: what was downloaded is kept"
+                    removing: files, console: console, hint: L.localized("run 'mapgate sync' again to resume: what was downloaded is kept")
                 ) { interruptible.giveBack(console: console) }
             case .started(let region):
                 if ProgressBar.isWanted(console) { bars[region.id] = ProgressBar(label: region.id, console: console) }

@@ -19,7 +19,7 @@ struct VerifyCommand: Command {
         guard let library = try context.existingRegionLibrary() else {
             let note = context.missingDataDirectoryNote
             guard regions.isEmpty else { throw GeneralFailure(L.localized("region %1$s: not installed (%2$s)", "\(regions[0])", "\(note)"), kind: .failure) }
-            if !context.json { context.console.print(TerminalText.inline(note) + ": nothing to verify.") }
+            if !context.json { context.console.print(L.localized("%1$s: nothing to verify.", TerminalText.inline(note))) }
             return ExitCode.success
         }
         let ids = regions.isEmpty ? try library.installed().map(\.id) : regions
