@@ -55,3 +55,8 @@ static inline const char *clinux_bind_text_domain(const char *domain, const char
 static inline const char *clinux_dgettext(const char *domain, const char *msgid) { return dgettext(domain, msgid); }
 static inline const char *clinux_dngettext(const char *domain, const char *singular, const char *plural, unsigned long n) { return dngettext(domain, singular, plural, n); }
 static inline const char *clinux_message_locale(void) { const char *name = setlocale(LC_MESSAGES, NULL); return name ? name : "C"; }
+
+// The columns of the terminal on `fd` (TIOCGWINSZ through ioctl(2), which is variadic), or 0 when
+// it is not a terminal or does not say.
+#include <sys/ioctl.h>
+static inline int clinux_terminal_columns(int fd) { struct winsize w; if (ioctl(fd, TIOCGWINSZ, &w) != 0) return 0; return (int)w.ws_col; }

@@ -19,6 +19,30 @@ import Testing
         #expect(text.hasPrefix("5.2 MB/s") || text.hasPrefix("5.0 MiB/s"), "\(text)")
     }
 
+    /// Issue 29: the bar never wraps (a wrapped line cannot be drawn over): a long CJK name is cut
+    /// by terminal columns, between characters, and the figures stay whole.
+    @Test(arguments: [40, 60, 80, 120])
+    func theLineFitsTheTerminal(columns: Int) {
+        let label = "東京都 23区 とうきょう 🗾 서울특별시 Île-de-France"
+        let figures = " [############------------] 12.3 MB/45.6 MB 27% 5.2 MB/s 0:10 left"
+        let line = ProgressBar.fitted(label: label, figures: figures, columns: columns)
+        #expect(TerminalText.width(line) <= columns - 1, "\(line)")
+        if columns >= TerminalText.width(figures) + 5 { #expect(line.hasSuffix(figures), "\(line)") }
+        #expect(line.unicodeScalars.allSatisfy { $0 != "\u{FFFD}" })
+        // What is left of the label is its start, cut between characters.
+        let kept = line.hasSuffix(figures) ? String(line.dropLast(figures.count)) : line
+        let start = kept.hasSuffix("…") ? String(kept.dropLast()) : kept
+        #expect((label + figures).hasPrefix(start), "\(line)")
+    }
+
+    @Test func truncationKeepsWholeCharacters() {
+        #expect(TerminalText.truncated("東京都", toWidth: 6) == "東京都")
+        #expect(TerminalText.truncated("東京都", toWidth: 5) == "東京…")
+        #expect(TerminalText.truncated("東京都", toWidth: 4) == "東…")
+        #expect(TerminalText.truncated("e\u{301}tude", toWidth: 3) == "e\u{301}t…")
+        #expect(TerminalText.truncated("🗾🗾", toWidth: 3) == "🗾…")
+    }
+
     @Test func durationsPastAnHourHaveHours() {
         #expect(ProgressBar.duration(3725) == "1:02:05")
         #expect(ProgressBar.duration(59.6) == "1:00")

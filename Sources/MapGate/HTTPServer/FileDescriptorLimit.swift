@@ -5,6 +5,10 @@ import Glibc
 /// The process's limit on open files (`RLIMIT_NOFILE`): a server of N connections needs about
 /// N of them. Raising it is the caller's decision (it is process-wide), never the server's.
 public enum FileDescriptorLimit {
+    /// Descriptors a server keeps beyond its connections: the regions' SQLite files, the gate's
+    /// state, the listening socket, logs.
+    public static let reserve = 64
+
     /// Raises the soft limit to `wanted`, or to the hard limit if that is lower; returns the
     /// limit in force afterwards.
     @discardableResult

@@ -5,7 +5,7 @@ extension TileRequestHandler {
     /// The names of the fonts glyphs can be made from, as a JSON array.
     func fontList() -> HTTPServerResponse {
         do {
-            let body = try JSONValue.encode(service.glyphs.library.names)
+            let body = try ServerDocument.encode(service.glyphs.library.names)
             return HTTPServerResponse(status: 200, headers: Self.anyOrigin + [("Content-Type", "application/json")], body: body)
         } catch {
             return text(500, "cannot write the font list as JSON: \(errorMessage(error))\n", cors: true)

@@ -225,8 +225,8 @@ public final class TileService: Sendable {
         let metadata = (try? file.metadata()) ?? [:]
         let zoom = (try? file.zoomRange()) ?? nil
         let minzoom = zoom?.lowerBound ?? record.minzoom ?? 0
-        let maxzoom = zoom?.upperBound ?? record.maxzoom ?? 14
-        let bounds = (try? file.bounds()) ?? record.bounds ?? [-180, -85.0511, 180, 85.0511]
+        let maxzoom = zoom?.upperBound ?? record.maxzoom ?? TileCoordinate.defaultMaximumZoom
+        let bounds = (try? file.bounds()) ?? record.bounds ?? TileCoordinate.worldBounds
         var center = [(bounds[0] + bounds[2]) / 2, (bounds[1] + bounds[3]) / 2, Double(minzoom)]
         let centerValues = metadata["center"]?.split(separator: ",").compactMap { Double($0.trimmingWhitespace()) }
         if let centerValues, centerValues.count == 3 { center = centerValues }

@@ -146,8 +146,8 @@ enum ViewerPage {
                     """)
         }
         let b = region.bounds
-        // Web Mercator ends at ±85.0511°.
-        let bounds = "[[\(b[0]), \(max(b[1], -85.0511))], [\(b[2]), \(min(b[3], 85.0511))]]"
+        let edge = TileCoordinate.maximumLatitude
+        let bounds = "[[\(b[0]), \(max(b[1], -edge))], [\(b[2]), \(min(b[3], edge))]]"
         // Style ids are [a-z0-9._-]: safe in a URL and an attribute; names are escaped.
         let options = styles.map { "<option value=\"/styles/\($0.id)/style.json\" data-style=\"\($0.id)\">\(escape($0.name))</option>" }
             + ["<option value=\"/\(escape(id))/style.json\" data-style=\"inspect\">" + escape(language.localized("All layers (inspect)")) + "</option>"]

@@ -86,6 +86,27 @@ public enum TerminalText {
         return columns
     }
 
+    /// The columns of the terminal on `descriptor`, or 0 when it is not one (`TIOCGWINSZ`).
+    public static func columns(of descriptor: Int32) -> Int {
+        Int(clinux_terminal_columns(descriptor))
+    }
+
+    /// `text` cut to at most `columns` terminal columns, between characters (never inside a CJK
+    /// character, an emoji or a combining sequence), with "…" where it was cut.
+    public static func truncated(_ text: String, toWidth columns: Int) -> String {
+        guard width(text) > columns else { return text }
+        guard columns > 1 else { return columns == 1 ? "…" : "" }
+        var kept = ""
+        var used = 0
+        for character in text {
+            let next = width(String(character))
+            if used + next > columns - 1 { break }
+            kept.append(character)
+            used += next
+        }
+        return kept + "…"
+    }
+
     /// glibc's built-in UTF-8 locale, made once (nil when the C library has none). Safe to
     /// share: never changed or freed, only handed to `uselocale` on the calling thread.
     nonisolated(unsafe) private static let utf8Locale = newlocale(LC_CTYPE_MASK, "C.UTF-8", nil)

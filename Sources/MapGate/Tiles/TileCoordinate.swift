@@ -11,6 +11,17 @@ public struct TileCoordinate: Sendable, Equatable, CustomStringConvertible {
     /// Every zoom a tile, a catalog or a file's metadata may name.
     public static let zooms = 0...maximumZoom
 
+    /// The latitude where Web Mercator's square world ends (±85.0511°, atan(sinh(π))): bounds
+    /// beyond it cannot be shown.
+    public static let maximumLatitude = 85.0511
+
+    /// The whole of what a tile can show, `[west, south, east, north]`.
+    public static let worldBounds = [-180, -maximumLatitude, 180, maximumLatitude]
+
+    /// The zoom a region is taken to end at when neither its tiles nor its record say (the deepest
+    /// zoom of the usual vector tile sets: OpenMapTiles, tippecanoe's default).
+    public static let defaultMaximumZoom = 14
+
     /// The row of XYZ row `y` at zoom `z` in the TMS scheme MBTiles files use (y from the south),
     /// and back: the one flip.
     public static func flippedRow(_ y: Int, zoom z: Int) -> Int { (1 << z) - 1 - y }

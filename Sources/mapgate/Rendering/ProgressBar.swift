@@ -32,9 +32,20 @@ final class ProgressBar {
         let filled = Int(fraction * Double(width))
         let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
         let speed = Self.speed(received: received - start, of: total - received, elapsed: now.timeIntervalSince(started))
-        let line = "\(label) [\(bar)] \(Format.bytes(received))/\(Format.bytes(total)) \(Int(fraction * 100))% \(speed)"
+        let figures = " [\(bar)] \(Format.bytes(received))/\(Format.bytes(total)) \(Int(fraction * 100))% \(speed)"
+        let line = Self.fitted(label: label, figures: figures, columns: TerminalText.columns(of: 2))
         UnixFile.standardError.write(Data(("\r\u{1B}[K" + line).utf8))
         drawn = true
+    }
+
+    /// The bar's line within the terminal's `columns` (0: unknown, then 80): a line that wrapped
+    /// could not be drawn over again. The label gives way first, cut by terminal columns (a CJK
+    /// name takes two per character), then the figures.
+    static func fitted(label: String, figures: String, columns: Int) -> String {
+        let room = (columns > 0 ? columns : 80) - 1
+        let figuresWidth = TerminalText.width(figures)
+        guard figuresWidth + 4 <= room else { return TerminalText.truncated(label + figures, toWidth: room) }
+        return TerminalText.truncated(label, toWidth: room - figuresWidth) + figures
     }
 
     /// Clears the bar so the result line can take its place.
@@ -46,9 +57,10 @@ final class ProgressBar {
     /// received in this run (what a resumed download already had is not counted); until then
     /// "–/s –:–– left" rather than a rate of the first few packets ("659.5 MB/s … 0:00 left").
     static func speed(received: Int64, of remaining: Int64, elapsed: Double) -> String {
-        guard elapsed >= 1, received >= 64 << 10 else { return "–/s –:–– left" }
+        // TRANSLATORS: a download's rate and the time left ("12.5 MB/s 0:42 left").
+        guard elapsed >= 1, received >= 64 << 10 else { return Localization.localized("%1$s/s %2$s left", "–", "–:––") }
         let rate = Double(received) / elapsed
-        return "\(Format.bytes(Int64(rate)))/s \(remaining > 0 ? duration(Double(remaining) / rate) : "0:00") left"
+        return Localization.localized("%1$s/s %2$s left", Format.bytes(Int64(rate)), remaining > 0 ? duration(Double(remaining) / rate) : "0:00")
     }
 
     static func duration(_ seconds: Double) -> String {

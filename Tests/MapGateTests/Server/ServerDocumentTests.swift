@@ -8,6 +8,12 @@ import Testing
 @Suite struct ServerDocumentTests {
     func text(_ document: some Encodable) throws -> String { String(decoding: try ServerDocument.encode(document), as: UTF8.self) }
 
+    /// `/fonts.json` is a plain array of the font names, encoded as the other documents.
+    @Test func fontList() throws {
+        #expect(try text(["DejaVu Sans Book", "Noto Sans CJK JP Regular", "a/b \"quoted\""]) == #"["DejaVu Sans Book","Noto Sans CJK JP Regular","a/b \"quoted\""]"#)
+        #expect(try text([String]()) == "[]")
+    }
+
     @Test func health() throws {
         let open = ServerDocument.Health(status: "ok", gate: "open", regions: 2)
         #expect(try text(open) == #"{"gate":"open","regions":2,"status":"ok"}"#)
