@@ -70,19 +70,19 @@ public struct GateSettings: Sendable, Equatable {
 
     /// Every key a managed policy may set, with its type and meaning, for `--help` and docs/configuration.md.
     public static let keys: [(name: String, type: String, summary: String)] = [
-        ("appID", "integer", "App Store id of the app (looked up as ?id=)"),
-        ("bundleID", "string", "bundle id of the app (looked up as ?bundleId= when appID is unset; checked in answers)"),
-        ("country", "string", "two-letter storefront code"),
-        ("lookupURL", "string", "iTunes Lookup endpoint (https; http only with allowInsecureLookup)"),
-        ("lookupCAFile", "string", "PEM CA bundle for the lookup only"),
-        ("graceDays", "integer", "days after a newer version is released before prompts start (0-365)"),
-        ("maxPrompts", "integer", "prompted uses before the gate closes (0-100)"),
-        ("checkIntervalHours", "number", "hours between store lookups on ordinary runs (0-24)"),
-        ("closeAfterDays", "integer", "days after the grace period when the gate closes whatever the count"),
-        ("catalogURL", "string", "the publisher's region catalog (http, https or file)"),
-        ("trustedKeys", "list", "minisign public keys (RW…) trusted to sign the catalog"),
-        ("requireSignedCatalog", "boolean", "refuse catalogs without a valid signature (default true)"),
-        ("allowInsecureLookup", "boolean", "let lookupURL be plain http (default false)"),
-        ("lookupUsesProxy", "boolean", "send the lookup through http_proxy/https_proxy (default false: never a proxy)"),
+        ("appID", "integer", L.localized("App Store id of the app (looked up as ?id=)")),
+        ("bundleID", "string", L.localized("bundle id of the app (looked up as ?bundleId= when appID is unset; checked in answers)")),
+        ("country", "string", L.localized("two-letter storefront code")),
+        ("lookupURL", "string", L.localized("iTunes Lookup endpoint (https; http only with allowInsecureLookup)")),
+        ("lookupCAFile", "string", L.localized("PEM CA bundle for the lookup only")),
+        ("graceDays", "integer", L.localized("days after a newer version is released before prompts start (0-365)")),
+        ("maxPrompts", "integer", L.localized("prompted uses before the gate closes (0-100)")),
+        ("checkIntervalHours", "number", L.localized("hours between store lookups on ordinary runs (0-24)")),
+        ("closeAfterDays", "integer", L.localized("days after the grace period when the gate closes whatever the count")),
+        ("catalogURL", "string", L.localized("the publisher's region catalog (http, https or file)")),
+        ("trustedKeys", "list", L.localized("minisign public keys (RW…) trusted to sign the catalog")),
+        ("requireSignedCatalog", "boolean", L.localized("refuse catalogs without a valid signature (default true)")),
+        ("allowInsecureLookup", "boolean", L.localized("let lookupURL be plain http (default false)")),
+        ("lookupUsesProxy", "boolean", L.localized("send the lookup through http_proxy/https_proxy (default false: never a proxy)")),
     ]
 }

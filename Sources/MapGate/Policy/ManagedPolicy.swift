@@ -62,16 +62,16 @@ public enum ManagedPolicy {
         do {
             signature = try TrustedFile.read(path)
         } catch let error as TrustedFile.Violation {
-            throw refuse("is not trusted: \(error.description)")
+            throw refuse(L.localized("is not trusted: %1$s", "\(error.description)"))
         }
-        guard !signers.isEmpty else { throw refuse("cannot be checked: this build of mapgate trusts no key to sign policies") }
+        guard !signers.isEmpty else { throw refuse(L.localized("cannot be checked: this build of mapgate trusts no key to sign policies")) }
         do {
             let keys = try signers.map { try MinisignPublicKey(text: $0) }
             _ = try MinisignVerifier(trustedKeys: keys, acceptsLegacySignatures: false).verify(signatureFile: signature, message: policy)
         } catch let error as SharedLibraryError {
             throw error  // libcrypto missing: exit 69 naming the package, not "a bad signature"
         } catch {
-            throw refuse("is not a valid signature by the publisher's policy key (\(errorMessage(error)))")
+            throw refuse(L.localized("is not a valid signature by the publisher's policy key (%1$s)", "\(errorMessage(error))"))
         }
     }
 

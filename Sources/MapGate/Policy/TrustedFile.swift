@@ -21,7 +21,7 @@ public enum TrustedFile {
         public let path: String
         public let reason: String
         public var description: String {
-            "\(path) \(reason); the policy and every folder above it must be owned by root and writable by nobody else"
+            L.localized("%1$s %2$s; the policy and every folder above it must be owned by root and writable by nobody else", "\(path)", "\(reason)")
         }
     }
 

@@ -112,7 +112,7 @@ public enum StyleSheet {
             if source["type"]?.stringValue == "geojson", source["data"]?.objectValue != nil { continue }
             let url = source["url"]?.stringValue ?? ""
             if source["tiles"] != nil || url.lowercased().hasPrefix("http://") || url.lowercased().hasPrefix("https://") {
-                let what = source["tiles"] != nil ? "fetches \"tiles\" from a server" : "is a remote URL (\(TerminalText.inline(url)))"
+                let what = source["tiles"] != nil ? L.localized("fetches \"tiles\" from a server") : L.localized("is a remote URL (%1$s)", "\(TerminalText.inline(url))")
                 throw fail(L.localized("source \"%1$s\" %2$s: an offline style can use only this machine's regions", "\(name)", "\(what)"))
             }
             guard url.hasPrefix(localScheme), url.hasSuffix(".json") else {
@@ -146,11 +146,11 @@ public enum StyleSheet {
 
     private static func describe(_ value: JSONValue?) -> String {
         switch value {
-        case nil: "nothing"
+        case nil: L.localized("nothing")
         case .string(let text)?: "\"\(TerminalText.inline(text))\""
-        case .array?: "an array"
-        case .object?: "an object"
-        default: "a number, a boolean or null"
+        case .array?: L.localized("an array")
+        case .object?: L.localized("an object")
+        default: L.localized("a number, a boolean or null")
         }
     }
 }

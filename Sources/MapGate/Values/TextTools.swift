@@ -80,14 +80,6 @@ extension StringProtocol {
 }
 
 extension String {
-    /// `padding(toLength:withPad: " ", startingAt: 0)`: spaces added, or the text cut, to
-    /// `length` UTF-16 units (`NSString`'s length).
-    public func padded(toLength length: Int) -> String {
-        let units = utf16.count
-        if units >= length { return String(decoding: Array(utf16.prefix(length)), as: UTF16.self) }
-        return self + String(repeating: " ", count: length - units)
-    }
-
     /// A byte as two hex digits (`String(format: "%02x")`).
     public static func hex(_ byte: UInt8, uppercase: Bool = false) -> String {
         let digits = uppercase ? "0123456789ABCDEF" : "0123456789abcdef"

@@ -25,7 +25,8 @@ struct MirrorCommand: Command {
 
     init(parsing arguments: ParsedArguments) throws {
         guard arguments.positional.count == 1 else {
-            throw UsageError(message: arguments.positional.isEmpty ? "name the folder to write the mirror into" : "one folder only", usage: Self.usage)
+            throw UsageError(
+                message: arguments.positional.isEmpty ? L.localized("name the folder to write the mirror into") : L.localized("one folder only"), usage: Self.usage)
         }
         destination = arguments.positional[0]
     }
@@ -48,14 +49,18 @@ struct MirrorCommand: Command {
                 if ProgressBar.isWanted(console) { bar = ProgressBar(label: id, console: console) }
             case .kept(let package, let kind):
                 report(Line(id: package.id, kind: kind.rawValue, action: "kept", version: package.version, bytes: package.size), context) {
-                    "\(kind == .style ? "style " : "")\(package.id) \(TerminalText.inline(package.version)): already in the mirror (\(Format.bytes(package.size)))"
+                    kind == .style
+                        ? L.localized("style %1$s %2$s: already in the mirror (%3$s)", package.id, TerminalText.inline(package.version), Format.bytes(package.size))
+                        : L.localized("%1$s %2$s: already in the mirror (%3$s)", package.id, TerminalText.inline(package.version), Format.bytes(package.size))
                 }
             case .written(let package, let kind):
                 killAt.reached("mirror-package")
                 bar?.finish()
                 bar = nil
                 report(Line(id: package.id, kind: kind.rawValue, action: "written", version: package.version, bytes: package.size), context) {
-                    "\(kind == .style ? "style " : "")\(package.id) \(TerminalText.inline(package.version)): written (\(Format.bytes(package.size)))"
+                    kind == .style
+                        ? L.localized("style %1$s %2$s: written (%3$s)", package.id, TerminalText.inline(package.version), Format.bytes(package.size))
+                        : L.localized("%1$s %2$s: written (%3$s)", package.id, TerminalText.inline(package.version), Format.bytes(package.size))
                 }
             case .leftOut(let id, let kind, let reason):
                 bar?.finish()

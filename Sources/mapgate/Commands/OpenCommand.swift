@@ -52,7 +52,7 @@ struct OpenCommand: Command {
                 let console = context.console
                 spawnWatched(["xdg-open", url]) { status in
                     guard status != 0 else { return }
-                    let why = status.map { "xdg-open could not start a browser (exit \($0))" } ?? "xdg-open could not be run"
+                    let why = status.map { L.localized("xdg-open could not start a browser (exit %1$s)", "\($0)") } ?? L.localized("xdg-open could not be run")
                     console.warning(L.localized("%1$s; open %2$s in a browser yourself", "\(why)", "\(url)"))
                 }
             }

@@ -1,6 +1,8 @@
 import FoundationEssentials
 import MapGate
 
+private typealias L = Localization
+
 extension GateReport {
     /// The stable `state` value of `--json`.
     var stateName: String {
@@ -42,21 +44,22 @@ extension GateReport {
     /// The human form of the same data.
     func humanLines(console: Console) -> [String] {
         let release = record.lastRelease
-        var rows: [(String, String)] = [("installed version", installedVersion)]
+        var rows: [(String, String)] = [(L.localized("installed version"), installedVersion)]
         if let release {
             var store = release.version
-            if let date = release.releaseDate { store += " (released \(ISODate.day(date)))" }
-            rows.append(("store version", store))
-            if let url = release.storeURL { rows.append(("store URL", TerminalText.inline(url))) }
+            if let date = release.releaseDate { store += L.localized(" (released %1$s)", Localization.day(date)) }
+            rows.append((L.localized("store version"), store))
+            if let url = release.storeURL { rows.append((L.localized("store URL"), TerminalText.inline(url))) }
             if let notes = release.releaseNotes, !notes.isEmpty {
-                rows.append(("release notes", GatePrompt.firstLines(notes, count: 3).joined(separator: "\n" + String(repeating: " ", count: 20))))
+                rows.append((L.localized("release notes"), GatePrompt.firstLines(notes, count: 3).joined(separator: "\n" + String(repeating: " ", count: 20))))
             }
         } else {
-            rows.append(("store version", "unknown (no successful lookup yet)"))
+            rows.append((L.localized("store version"), L.localized("unknown (no successful lookup yet)")))
         }
-        if let last = record.lastLookupAt { rows.append(("last lookup", Format.dateTime(last))) }
+        if let last = record.lastLookupAt { rows.append((L.localized("last lookup"), Format.dateTime(last))) }
         let color: Console.Color = phase.isClosed ? .red : (phase == .upToDate ? .green : .yellow)
-        rows.append(("gate", console.paint(summary, color)))
-        return rows.map { $0.0.padded(toLength: 20) + $0.1 }
+        rows.append((L.localized("gate"), console.paint(summary, color)))
+        // Labels padded by terminal columns (a CJK label takes two per character) to 20.
+        return rows.map { $0.0 + String(repeating: " ", count: max(1, 20 - TerminalText.width($0.0))) + $0.1 }
     }
 }

@@ -5,10 +5,9 @@ import Testing
 /// The string, path, date and error helpers that replace Foundation's: the same results.
 @Suite struct TextToolsTests {
     @Test(arguments: ["  a b  ", "\t x\u{A0}\u{2003}", "\n x \n", "\u{2028}y\u{85}\r", "", "   ", "é", " \u{3000}漢 ", "\u{200B}x\u{200B}", "\u{FEFF}z"])
-    func trimsAndPadsAsFoundation(text: String) {
+    func trimsAsFoundation(text: String) {
         #expect(text.trimmingWhitespace() == text.trimmingCharacters(in: .whitespaces))
         #expect(text.trimmingWhitespaceAndNewlines() == text.trimmingCharacters(in: .whitespacesAndNewlines))
-        #expect(text.padded(toLength: 5) == text.padding(toLength: 5, withPad: " ", startingAt: 0))
     }
 
     @Test(arguments: ["com.example.App", "a b/c?d#e", "é漢😀", "A-Z_a.z~!*'()", "x%y+z", "/tmp/a b/%x?#[]é.mbtiles"])
