@@ -53,6 +53,18 @@ import Glibc
         #expect(try promptsShown() == before + 1)
     }
 
+    /// Issue 28: a region named twice (`sync geo geo`) is synced once, said once, and costs one use.
+    @Test func aRegionNamedTwiceIsSyncedOnceForOneUse() throws {
+        try workspace.offer("geo", fixture: "mbtileserver-geography-class-png.mbtiles", format: "png")
+        let before = try promptsShown()
+        let result = try mapgate.run(["sync", "geo", "geo"], at: during)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.components(separatedBy: "geo 1: installed").count == 2, "\(result.stdout)")
+        #expect(try promptsShown() == before + 1)
+        let again = try mapgate.run(["sync", "geo", "geo", "--json"], at: during)
+        #expect(again.status == 0 && again.stdout.components(separatedBy: "\"region\":\"geo\"").count == 2, "\(again.stdout)")
+    }
+
     @Test func tilesThatAreNotWrittenCostNothing() throws {
         try expectNoUse(["tile", "plain", "4", "0", "15", "-o", "/dev/null"], status: 1, "a tile absent inside the zoom range")
         try expectNoUse(["tile", "plain", "0", "0", "0", "-o", "/dev/full"], status: 74, "a full device")

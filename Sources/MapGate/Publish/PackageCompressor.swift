@@ -16,13 +16,13 @@ enum PackageCompressor {
     /// is left at `destination`. `progress` gets (bytes read, bytes in total).
     static func pack(_ source: String, to destination: String, progress: (Int64, Int64) -> Void = { _, _ in }) throws -> PackedFile {
         guard let input = UnixFile(forReadingAtPath: source) else {
-            throw PublishError(source, "cannot read it", kind: .io)
+            throw PublishError(source, L.localized("cannot read it"), kind: .io)
         }
         defer { try? input.close() }
         let total = FileManager.default.sizeOfItem(atPath: source)
         try? FileManager.default.removeItem(atPath: destination)
         guard FileManager.default.createFile(atPath: destination, contents: nil) else {
-            throw PublishError(destination, "cannot create it", kind: .io)
+            throw PublishError(destination, L.localized("cannot create it"), kind: .io)
         }
         // At most 8 MiB of compressed chunks wait for the writer.
         let channel = BoundedChannel<Data>(capacity: 8)
@@ -31,7 +31,7 @@ enum PackageCompressor {
                 return try write(channel, to: destination)
             } catch {
                 // Wakes the compressor: its next send throws this, and it stops.
-                let failure = PublishError(destination, "cannot write it: \(errorMessage(error))", kind: .io)
+                let failure = PublishError(destination, L.localized("cannot write it: %1$s", "\(errorMessage(error))"), kind: .io)
                 channel.fail(failure)
                 throw failure
             }
@@ -74,7 +74,7 @@ enum PackageCompressor {
 
     private static func write(_ channel: BoundedChannel<Data>, to destination: String) throws -> PackedFile {
         guard let output = UnixFile(forWritingAtPath: destination) else {
-            throw PublishError(destination, "cannot open it for writing", kind: .io)
+            throw PublishError(destination, L.localized("cannot open it for writing"), kind: .io)
         }
         defer { try? output.close() }
         let hasher = try SHA256Hasher()

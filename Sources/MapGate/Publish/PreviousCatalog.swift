@@ -20,10 +20,10 @@ struct PreviousCatalog {
         do {
             bytes = try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
-            throw PublishError(path, "cannot read it: \(errorMessage(error))", kind: .io)
+            throw PublishError(path, L.localized("cannot read it: %1$s", "\(errorMessage(error))"), kind: .io)
         }
         guard let file = try? JSONDecoder().decode(CatalogFile.self, from: bytes) else {
-            throw PublishError(path, "not a catalog mapgate can read (move it away to publish afresh)")
+            throw PublishError(path, L.localized("not a catalog mapgate can read (move it away to publish afresh)"))
         }
         let regions = file.regions.compactMap(\.value)
         let styles = (file.styles ?? []).compactMap(\.value)

@@ -11,13 +11,13 @@ struct PublishHistory: Codable, Equatable {
         do {
             let history = try JSONDecoder().decode(PublishHistory.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
             guard history.formatVersion == 1 else {
-                throw PublishError(path, "formatVersion \(history.formatVersion) is not supported (mapgate reads 1)")
+                throw PublishError(path, L.localized("formatVersion %1$s is not supported (mapgate reads 1)", "\(history.formatVersion)"))
             }
             return history
         } catch let error as PublishError {
             throw error
         } catch {
-            throw PublishError(path, "cannot read the publish history: \(errorMessage(error)) (move it away to start afresh)")
+            throw PublishError(path, L.localized("cannot read the publish history: %1$s (move it away to start afresh)", "\(errorMessage(error))"))
         }
     }
 

@@ -17,12 +17,12 @@ struct PublishedStyle: Sendable, Equatable {
         let root = input + "/styles"
         var isDirectory = false
         guard FileManager.default.fileExists(atPath: root, isDirectory: &isDirectory) else { return [] }
-        guard isDirectory else { throw PublishError(root, "not a folder (styles go in styles/NAME/style.json)") }
+        guard isDirectory else { throw PublishError(root, L.localized("not a folder (styles go in styles/NAME/style.json)")) }
         let names: [String]
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: root).filter { !$0.hasPrefix(".") }.sorted()
         } catch {
-            throw PublishError(root, "cannot list it: \(errorMessage(error))", kind: .io)
+            throw PublishError(root, L.localized("cannot list it: %1$s", "\(errorMessage(error))"), kind: .io)
         }
         return try names.map { try read(folder: root + "/" + $0, id: $0, regions: regions) }
     }
@@ -85,8 +85,8 @@ struct PublishedStyle: Sendable, Equatable {
     private static func readFile(_ path: String, limit: Int) throws -> Data {
         if let reason = FileManager.default.notRegularFileReason(atPath: path) { throw PublishError(path, reason) }
         let size = FileManager.default.sizeOfItem(atPath: path)
-        guard size <= limit else { throw PublishError(path, "larger than \(ByteCount.text(Int64(limit)))") }
-        guard let data = FileManager.default.contents(atPath: path) else { throw PublishError(path, "cannot read it", kind: .io) }
+        guard size <= limit else { throw PublishError(path, L.localized("larger than %1$s", "\(ByteCount.text(Int64(limit)))")) }
+        guard let data = FileManager.default.contents(atPath: path) else { throw PublishError(path, L.localized("cannot read it"), kind: .io) }
         return data
     }
 }

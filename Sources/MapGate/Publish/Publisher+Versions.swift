@@ -30,7 +30,7 @@ extension Publisher {
                 do {
                     try FileManager.default.copyItem(atPath: path, toPath: scratchBase)
                 } catch {
-                    throw PublishError(scratchBase, "cannot copy \(path) here: \(errorMessage(error))", kind: .io)
+                    throw PublishError(scratchBase, L.localized("cannot copy %1$s here: %2$s", "\(path)", "\(errorMessage(error))"), kind: .io)
                 }
             }
             return facts
@@ -45,13 +45,24 @@ extension Publisher {
             for leftover in [partial, scratchBase] { try? FileManager.default.removeItem(atPath: leftover) }
             throw error
         }
-        try moveIntoPlace(partial, packagesPath + "/" + packageName)
+        do {
+            try moveIntoPlace(partial, packagesPath + "/" + packageName)
+        } catch {
+            // Nothing of this version stays behind in the scratch folder.
+            for leftover in [partial, scratchBase] { try? FileManager.default.removeItem(atPath: leftover) }
+            throw error
+        }
         var version = PublishedVersion(
             version: source.version, sourceSHA256: sourceSHA256, contentHash: facts.contentHash ?? "", package: packageName,
             size: packed.size, sha256: packed.sha256, installedSize: source.installedSize, format: facts.format.rawValue,
             bounds: facts.bounds, minzoom: facts.minzoom, maxzoom: facts.maxzoom)
         if copyBase {
-            try moveIntoPlace(scratchBase, basePath)
+            do {
+                try moveIntoPlace(scratchBase, basePath)
+            } catch {
+                try? FileManager.default.removeItem(atPath: scratchBase)
+                throw error
+            }
             version.base = PathText.lastComponent(basePath)
         }
         return version
@@ -133,7 +144,7 @@ extension Publisher {
         guard rename(from, to) == 0 else {
             let reason = String(cString: strerror(errno))
             try? FileManager.default.removeItem(atPath: from)
-            throw PublishError(to, "cannot move \(from) here: \(reason)", kind: .io)
+            throw PublishError(to, L.localized("cannot move %1$s here: %2$s", "\(from)", "\(reason)"), kind: .io)
         }
     }
 }

@@ -130,19 +130,19 @@ public final class Publisher {
         let input = options.inputDirectory
         var isDirectory = false
         guard FileManager.default.fileExists(atPath: input, isDirectory: &isDirectory), isDirectory else {
-            throw PublishError(input, "not a folder", kind: .usage)
+            throw PublishError(input, L.localized("not a folder"), kind: .usage)
         }
         let names: [String]
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: input).filter { $0.hasSuffix(".mbtiles") }.sorted()
         } catch {
-            throw PublishError(input, "cannot list it: \(errorMessage(error))", kind: .io)
+            throw PublishError(input, L.localized("cannot list it: %1$s", "\(errorMessage(error))"), kind: .io)
         }
-        guard !names.isEmpty else { throw PublishError(input, "no .mbtiles file in it") }
+        guard !names.isEmpty else { throw PublishError(input, L.localized("no .mbtiles file in it")) }
         let overridesPath = input + "/regions.json"
         let overrides = try RegionOverride.load(path: overridesPath)
         if let stray = overrides.keys.sorted().first(where: { !names.contains($0) }) {
-            throw PublishError(overridesPath, "\"\(stray)\" names no .mbtiles file in \(input)")
+            throw PublishError(overridesPath, L.localized("\"%1$s\" names no .mbtiles file in %2$s", "\(stray)", "\(input)"))
         }
         var sources: [PublishSource] = []
         var owners: [String: String] = [:]
@@ -153,7 +153,7 @@ public final class Publisher {
             do {
                 let source = try PublishSource.read(path: folder + "/" + name, override: overrides[name])
                 if let other = owners[source.id] {
-                    throw PublishError(source.path, "region id \"\(source.id)\" is also the id of \(other); set distinct ids in regions.json")
+                    throw PublishError(source.path, L.localized("region id \"%1$s\" is also the id of %2$s; set distinct ids in regions.json", "\(source.id)", "\(other)"))
                 }
                 owners[source.id] = name
                 sources.append(source)
@@ -165,7 +165,7 @@ public final class Publisher {
         if !problems.isEmpty {
             let lines = problems.map { "  " + ($0.errorDescription ?? $0.reason) }.joined(separator: "\n")
             let kind = Set(problems.map(\.kind)).count == 1 ? problems[0].kind : .badData
-            throw PublishError(folder, "\(problems.count) of its \(names.count) .mbtiles files cannot be published; nothing was written:\n" + lines, kind: kind)
+            throw PublishError(folder, L.localized("%1$s of its %2$s .mbtiles files cannot be published; nothing was written:\n", "\(problems.count)", "\(names.count)") + lines, kind: kind)
         }
         return sources
     }
@@ -185,7 +185,7 @@ public final class Publisher {
         guard record.sourceSHA256 == sha else {
             throw PublishError(
                 source.path,
-                "version \"\(source.version)\" of region \(source.id) was published before from another file; raise the version (metadata \"version\" or regions.json)")
+                L.localized("version \"%1$s\" of region %2$s was published before from another file; raise the version (metadata \"version\" or regions.json)", "\(source.version)", "\(source.id)"))
         }
         // A package someone removed by hand is made again.
         guard FileManager.default.fileExists(atPath: packagesPath + "/" + record.package) else { return .make(sourceSHA256: sha) }
@@ -197,7 +197,7 @@ public final class Publisher {
             do {
                 try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             } catch {
-                throw PublishError(folder, "cannot create it: \(errorMessage(error))", kind: .io)
+                throw PublishError(folder, L.localized("cannot create it: %1$s", "\(errorMessage(error))"), kind: .io)
             }
         }
     }
@@ -207,7 +207,7 @@ public final class Publisher {
         do {
             try data.write(to: URL(fileURLWithPath: path), options: .atomic)
         } catch {
-            throw PublishError(path, "cannot write it: \(errorMessage(error))", kind: .io)
+            throw PublishError(path, L.localized("cannot write it: %1$s", "\(errorMessage(error))"), kind: .io)
         }
     }
 }

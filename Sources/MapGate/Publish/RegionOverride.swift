@@ -20,7 +20,7 @@ public struct RegionOverride: Sendable, Equatable {
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
-            throw PublishError(path, "cannot read it: \(errorMessage(error))", kind: .io)
+            throw PublishError(path, L.localized("cannot read it: %1$s", "\(errorMessage(error))"), kind: .io)
         }
         let parsed: JSONValue
         do { parsed = try JSONValue(parsing: data) } catch { throw fail(L.localized("not valid JSON: %1$s", "\(error.explanation)")) }

@@ -98,6 +98,29 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: workspace.output))
     }
 
+    /// Issue 28: a publish that fails while it writes a package (here the package's name is taken
+    /// by a folder) throws the reason and leaves the published catalog, its signature and the
+    /// packages as they were; once the way is clear, the same publish goes through.
+    @Test func aPublishFailingWhileWritingAPackageLeavesThePublishedCatalog() throws {
+        try workspace.writeRegion("alpha.mbtiles", tiles: tiles, metadata: ["version": "1"])
+        try workspace.publish()
+        let before = try workspace.snapshot()
+        try workspace.writeRegion("alpha.mbtiles", tiles: DeltaTestFiles.changing(3, of: tiles, seed: 4), metadata: ["version": "2"])
+        let blocker = workspace.output + "/packages/alpha-2.mbtiles.gz"
+        try FileManager.default.createDirectory(atPath: blocker + "/in-the-way", withIntermediateDirectories: true)
+        var events: [Publisher.Event] = []
+        #expect(throws: (any Error).self) {
+            try Publisher(options: workspace.options(), clock: workspace.time.clock).publish(signingKey: workspace.secretKey, onEvent: { events.append($0) })
+        }
+        #expect(!events.contains { if case .signed = $0 { true } else { false } }, "\(events.map(Self.label))")
+        let after = try workspace.snapshot()
+        let changed = Set(after.keys).symmetricDifference(before.keys).union(before.keys.filter { after[$0] != nil && after[$0] != before[$0] })
+        #expect(changed.isEmpty, "files changed, added or removed: \(changed.sorted())")
+        try FileManager.default.removeItem(atPath: blocker)
+        #expect(try workspace.publish().serial == 2)
+        #expect(try workspace.catalog().regions.first?.version == "2")
+    }
+
     /// A file changed under a version published before is refused while the inputs are checked:
     /// no event at all, and the output folder stays byte for byte as it was.
     @Test func aRefusedInputTellsNothingAndChangesNothing() throws {
