@@ -1,3 +1,4 @@
+#include <errno.h>
 #include <poll.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -10,6 +11,11 @@
 // Linux calls glibc declares only under _GNU_SOURCE, which Swift's Glibc module is built without:
 // made through syscall(2), which is variadic and so cannot be called from Swift either.
 
+// O_TMPFILE (glibc names it only under _GNU_SOURCE; __O_TMPFILE is its value, O_DIRECTORY included):
+// open(2) of a folder with it makes a file with no name, which linkat(2) can later give one.
+#include <fcntl.h>
+static inline int clinux_o_tmpfile(void) { return __O_TMPFILE; }
+
 // copy_file_range(2) from the current offsets of both descriptors: the kernel copies, no bytes pass
 // through this process. Returns the bytes copied, 0 at the end of the input, -1 with errno.
 static inline ssize_t clinux_copy_file_range(int in, int out, size_t length) { return (ssize_t)syscall(SYS_copy_file_range, in, NULL, out, NULL, length, 0u); }
@@ -18,14 +24,33 @@ static inline ssize_t clinux_copy_file_range(int in, int out, size_t length) { r
 // returns without waiting, so that a later fsync has little left to do.
 static inline int clinux_start_writeback(int fd, off_t offset, off_t length) { return (int)syscall(SYS_sync_file_range, fd, offset, length, 2u); }
 
-// clock_gettime(CLOCK_BOOTTIME) made by the kernel, not through the C library: a library preloaded
-// to fake the time (libfaketime) replaces clock_gettime(3), never the system call, so this reading
-// cannot be sped up, slowed down or frozen by the user. Nanoseconds since boot; 0 on failure.
-static inline unsigned long long clinux_boottime_ns(void) { struct timespec t; if (syscall(SYS_clock_gettime, CLOCK_BOOTTIME, &t) != 0) return 0; return (unsigned long long)t.tv_sec * 1000000000ull + (unsigned long long)t.tv_nsec; }
+// A system call made with the processor's own instruction, not through glibc's exported syscall(3):
+// a library preloaded into mapgate (LD_PRELOAD) can replace syscall(3) as it can clock_gettime(3),
+// but not an instruction compiled into the binary (issue 35). Returns the kernel's answer: a
+// negative errno on failure. Other processors go through syscall(3).
+static inline long clinux_raw_syscall5(long n, long a, long b, long c, long d, long e) {
+#if defined(__x86_64__)
+    long result; register long r10 __asm__("r10") = d; register long r8 __asm__("r8") = e;
+    __asm__ volatile ("syscall" : "=a"(result) : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8) : "rcx", "r11", "memory");
+    return result;
+#elif defined(__aarch64__)
+    register long x8 __asm__("x8") = n; register long x0 __asm__("x0") = a; register long x1 __asm__("x1") = b;
+    register long x2 __asm__("x2") = c; register long x3 __asm__("x3") = d; register long x4 __asm__("x4") = e;
+    __asm__ volatile ("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4) : "memory");
+    return x0;
+#else
+    long result = syscall(n, a, b, c, d, e); return result < 0 ? -errno : result;
+#endif
+}
+
+// clock_gettime(CLOCK_BOOTTIME) made by the kernel (clinux_raw_syscall5), not through the C
+// library: a library preloaded to fake the time (libfaketime, or one replacing syscall(3)) cannot
+// speed this reading up, slow it down or freeze it. Nanoseconds since boot; 0 on failure.
+static inline unsigned long long clinux_boottime_ns(void) { struct timespec t; if (clinux_raw_syscall5(SYS_clock_gettime, CLOCK_BOOTTIME, (long)&t, 0, 0, 0) != 0) return 0; return (unsigned long long)t.tv_sec * 1000000000ull + (unsigned long long)t.tv_nsec; }
 
 // ppoll(2) made by the kernel with a relative timeout (see above): waits until a descriptor is
 // ready or the time has passed, as the kernel measures it. Returns ppoll's result, -1 with errno.
-static inline int clinux_ppoll(struct pollfd *fds, unsigned long count, long long timeout_ns) { struct timespec t = { (time_t)(timeout_ns / 1000000000ll), (long)(timeout_ns % 1000000000ll) }; return (int)syscall(SYS_ppoll, fds, count, &t, (void *)0, (size_t)8); }
+static inline int clinux_ppoll(struct pollfd *fds, unsigned long count, long long timeout_ns) { struct timespec t = { (time_t)(timeout_ns / 1000000000ll), (long)(timeout_ns % 1000000000ll) }; long r = clinux_raw_syscall5(SYS_ppoll, (long)fds, (long)count, (long)&t, 0, 8); if (r < 0) { errno = (int)-r; return -1; } return (int)r; }
 
 // prctl(PR_SET_NAME): names the calling thread (what Foundation's Thread.name did through
 // pthread_setname_np, which glibc declares only under _GNU_SOURCE); prctl is variadic. The kernel

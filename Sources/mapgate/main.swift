@@ -6,5 +6,7 @@ import Glibc
 
 // A closed pipe (`mapgate tile … | head -c 10`) is an error to handle, not a reason to die.
 signal(SIGPIPE, SIG_IGN)
+// Before any thread starts: every thread inherits the blocked terminating signals (SignalRouter).
+SignalRouter.install()
 StandardStreams.secure()
-exit(MapGateCLI.main(CommandLine.arguments, environment: ProcessInfo.processInfo.environment))
+SignalRouter.exit(MapGateCLI.main(CommandLine.arguments, environment: ProcessInfo.processInfo.environment))

@@ -90,15 +90,21 @@ import Glibc
     /// (the write fails with EPIPE). Bytes that reached a reader are delivered: the use is counted,
     /// never given back for a tile the reader could take nearly whole.
     @Test func aReaderThatTakesPartOfALargeTileThenBreaksOffIsCharged() throws {
-        let region = mapgate.dataDirectory + "/regions/plain.mbtiles"
-        let grow = "UPDATE images SET tile_data = randomblob(300000) WHERE tile_id = (SELECT tile_id FROM map WHERE zoom_level = 0)"
-        #expect(try runProcess("/usr/bin/sqlite3", [region, grow]).status == 0)
+        // A region whose zoom-0 tile is large, published and synced as any other (an installed
+        // file edited in place is damaged, and refused).
+        let source = workspace.work.file("big.mbtiles")
+        try FileManager.default.copyItem(atPath: try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles"), toPath: source)
+        let grow = "UPDATE images SET tile_data = X'89504E470D0A1A0A' || randomblob(300000) WHERE tile_id = (SELECT tile_id FROM map WHERE zoom_level = 0)"
+        #expect(try runProcess("/usr/bin/sqlite3", [source, grow]).status == 0)
+        try workspace.builder.add(id: "big", source: source, format: "png")
+        try workspace.builder.write()
+        #expect(try mapgate.run(["sync", "big"], at: during).status == 0)
         let fifo = scratch + "/big.fifo"
         #expect(mkfifo(fifo, 0o600) == 0)
         if let user = Self.user { #expect(chown(fifo, user, user) == 0) }
         let reader = try BackgroundProcess("/bin/sh", ["-c", "head -c 100 \"$0\" > /dev/null", fifo])
         let before = try promptsShown()
-        let result = try mapgate.run(["tile", "plain", "0", "0", "0", "-o", fifo], at: during)
+        let result = try mapgate.run(["tile", "big", "0", "0", "0", "-o", fifo], at: during)
         #expect(result.status == 74, "\(result.stderr)")
         #expect(reader.wait() == 0)
         #expect(try promptsShown() == before + 1, "\(result.stderr)")

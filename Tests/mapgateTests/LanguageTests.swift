@@ -40,7 +40,7 @@ import Testing
             refusal: "錯誤：需要更新：mapgate 1.4.0 已無法繼續使用，請安裝 1.5.0 版（下載網址：https://apps.example/mapgate）", synced: "geo 1：已安裝（下載 "),
         Story(
             locale: "ja_JP.UTF-8", note: "お知らせ：mapgate 1.5.0 が利用可能です。アップデートしてください（2027年1月31日 から使用のたびに確認が表示されます）",
-            firstPrompt: ["新しいバージョンの mapgate 1.5.0 のインストール準備ができています（現在のバージョン：1.4.0）。", "アップデート：https://apps.example/mapgate", "残り 2 回（今回を含む）：あと 1 回使用すると、アップデートするまで mapgate を使用できなくなります。"],
+            firstPrompt: ["新しいバージョンの mapgate 1.5.0 が App Store で公開されています（現在のバージョン：1.4.0）。", "アップデート：https://apps.example/mapgate", "残り 2 回（今回を含む）：あと 1 回使用すると、アップデートするまで mapgate を使用できなくなります。"],
             lastPrompt: "残り 1 回（今回を含む）：今回のあとは、アップデートするまで mapgate を使用できません。",
             refusal: "エラー：アップデートが必要です：mapgate 1.4.0 は使用できなくなりました。バージョン 1.5.0 をインストールしてください（入手先：https://apps.example/mapgate）", synced: "geo 1：インストールしました（"),
         Story(

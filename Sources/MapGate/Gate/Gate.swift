@@ -65,6 +65,12 @@ public final class Gate {
     ///     recover: a lookup must succeed first, then it is taken in.
     ///   - installing: the regions this use may install (`sync`); they are taken in.
     public func authorizeUse(opening: [String] = [], installing: [String] = []) throws -> GateAuthorization {
+        try reserveUse(opening: opening, installing: installing, lookupError: try prepareUse(opening: opening))
+    }
+
+    /// The first half of ``authorizeUse(opening:installing:)``: notes regions from elsewhere
+    /// (recovery) and looks the store up when one is due. Returns the lookup's error, if any.
+    private func prepareUse(opening: [String]) throws -> LookupError? {
         let reading = clock.now
         let due = try update { record, now, policy -> Bool in
             let unknown = opening.filter { !record.installedRegions.contains($0) }
@@ -77,10 +83,11 @@ public final class Gate {
             record.lastUseReading = reading
             return due
         }
-        var lookupError: LookupError?
-        if due {
-            lookupError = try refresh(using: lookup).lookupError
-        }
+        return due ? try refresh(using: lookup).lookupError : nil
+    }
+
+    /// The second half: decides the use and reserves it, in one transaction.
+    private func reserveUse(opening: [String], installing: [String], lookupError: LookupError?) throws -> GateAuthorization {
         let (decision, useReport, recovering) = try update { record, now, policy -> (UseDecision, GateReport, Bool) in
             if record.isRecovering { return (.refused, report(record, now: now, policy: policy, error: lookupError), true) }
             let decision = policy.use(&record, at: now)
@@ -94,17 +101,25 @@ public final class Gate {
 
     /// One use of map data, counted only when delivered: authorizes it (``authorizeUse(opening:installing:)``:
     /// looks up when due, reserves the use, throws when closed), asks `confirm` (the prompt: false
-    /// when the user chose to update now, and nothing runs), runs `work`, then settles: a use that
-    /// `work` did not deliver (``GateAuthorization/recordDelivery()``) is given back, whether
-    /// `work` returned or threw. Returns nil when `confirm` said no.
+    /// when the user chose to update now, and nothing runs; an error when the user gave no answer,
+    /// and nothing runs either), runs `work`, then settles: a use that `work` did not deliver
+    /// (``GateAuthorization/deliver(_:)``) is given back, whether `work` returned or threw.
+    /// Returns nil when `confirm` said no.
+    ///
+    /// - Parameter reserving: runs the one transaction that reserves the use (its argument) and
+    ///   returns what it returns. A caller whose signal handler gives the use back holds its lock
+    ///   around it, so that no signal falls between the reservation and the caller knowing of it.
     public func use<Result>(
-        opening: [String] = [], installing: [String] = [], confirm: (GateAuthorization) -> Bool = { _ in true },
+        opening: [String] = [], installing: [String] = [],
+        reserving: (() throws -> GateAuthorization) throws -> GateAuthorization = { try $0() },
+        confirm: (GateAuthorization) throws -> Bool = { _ in true },
         _ work: (GateAuthorization) throws -> Result
     ) throws -> Result? {
-        let authorization = try authorizeUse(opening: opening, installing: installing)
+        let lookupError = try prepareUse(opening: opening)
+        let authorization = try reserving { try reserveUse(opening: opening, installing: installing, lookupError: lookupError) }
         let result: Result?
         do {
-            result = confirm(authorization) ? try work(authorization) : nil
+            result = try confirm(authorization) ? try work(authorization) : nil
         } catch {
             settleNoting(authorization)
             throw error
@@ -118,7 +133,8 @@ public final class Gate {
     /// be written) stays counted: the gate fails closed.
     @discardableResult
     public func settle(_ authorization: GateAuthorization) throws -> Bool {
-        guard authorization.countedPrompt, !authorization.isDelivered, authorization.takeSettlement() else { return false }
+        guard authorization.countedPrompt, authorization.beginGivingBack() else { return false }
+        defer { authorization.endGivingBack() }
         return try update { record, _, policy in policy.giveBack(&record) }
     }
 

@@ -101,13 +101,23 @@ public struct GatePolicy: Sendable {
 
     /// Resets the record when its pending version is no longer newer than the installed app
     /// (the app was updated), so an update opens the gate at once, even offline.
+    /// A pending version that no longer reads as a version (a record from a mapgate that read
+    /// versions otherwise) fails closed: the record recovers, and the next good lookup decides.
     public func reconcile(_ record: inout GateRecord) {
         guard let pending = record.pendingVersion else { return }
-        guard let version = try? AppVersion(pending), installed < version else {
-            record.resetPending()
+        guard let version = try? AppVersion(pending) else {
+            record.isRecovering = true
             return
         }
+        if version <= installed { record.resetPending() }
     }
+
+    /// How long the store must keep saying "not newer" before a pending version is forgotten.
+    /// The App Store's lookup answers an older version for a day or more after a release (its
+    /// CDN cache), so one such answer is no evidence that the release was pulled: an answer that
+    /// is not newer starts this wait, a later one after it ends the pending version, and a newer
+    /// one in between cancels it.
+    public static let withdrawalConfirmation: TimeInterval = 86_400
 
     /// Whether an ordinary run should look the store up now: on the interval after a good lookup,
     /// within an hour after a failed one, and at once when recovering, when the clock reads
@@ -131,7 +141,8 @@ public struct GatePolicy: Sendable {
     /// - A first newer version starts the grace period at the earlier of now and its release
     ///   date, so neither fresh state nor a sighting far in the future buys a new 30 days. A
     ///   further newer version while one is pending keeps the original start. A store version that
-    ///   is not newer than the installed app resets everything.
+    ///   is not newer than the installed app forgets a pending version only when the store says so
+    ///   again at least ``withdrawalConfirmation`` later (a stale answer refunds nothing).
     /// - A recovering record (lost state while map data was installed) takes a newer version
     ///   whose grace is over as having no uses left.
     ///
@@ -174,9 +185,13 @@ public struct GatePolicy: Sendable {
         record.lastLookupError = nil
         record.usesSinceLookup = 0
         guard installed < store else {
-            record.resetPending()
+            guard record.pendingVersion != nil else { return now }
+            let since = record.notNewerSince ?? now
+            record.notNewerSince = since
+            if now.timeIntervalSince(since) >= Self.withdrawalConfirmation { record.resetPending() }
             return now
         }
+        record.notNewerSince = nil
         if record.pendingVersion == nil {
             record.promptsShown = 0
         }

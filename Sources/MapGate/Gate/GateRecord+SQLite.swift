@@ -17,7 +17,7 @@ extension GateRecord {
             SELECT pending_version, first_seen, prompts_shown, latest_clock, last_release,
                    last_lookup_at, last_attempt_at, last_lookup_error, recovering, generation, seal,
                    catalog_serial, catalog_sha256, publisher_gate,
-                   installed_regions, uses_since_lookup, last_use_reading, catalog_serials, boot_id, boot_seconds
+                   installed_regions, uses_since_lookup, last_use_reading, catalog_serials, boot_id, boot_seconds, not_newer_since
             FROM gate WHERE id = 1
             """
         /// A nested value whose stored text does not decode is not trusted, as an edited row is not:
@@ -54,6 +54,7 @@ extension GateRecord {
             record.catalogSerials = decode([String: CatalogSerial].self, serials) ?? [:]
             record.bootID = row.text(18)
             record.bootSeconds = row.isNull(19) ? nil : row.double(19)
+            record.notNewerSince = row.date(20)
             return (record, GateRecordSeal.Texts(release: release, publisherGate: gate, catalogSerials: serials), row.text(10))
         }
         // A seal libcrypto cannot compute is an error (the gate fails closed for this run), not
@@ -76,8 +77,8 @@ extension GateRecord {
             """
             INSERT OR REPLACE INTO gate (id, pending_version, first_seen, prompts_shown, latest_clock,
                 last_release, last_lookup_at, last_attempt_at, last_lookup_error, recovering, generation, seal,
-                publisher_gate, installed_regions, uses_since_lookup, last_use_reading, catalog_serials, boot_id, boot_seconds)
-            VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                publisher_gate, installed_regions, uses_since_lookup, last_use_reading, catalog_serials, boot_id, boot_seconds, not_newer_since)
+            VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
                 .textOrNull(pendingVersion), .dateOrNull(firstSeen), .integer(Int64(promptsShown)),
@@ -86,7 +87,7 @@ extension GateRecord {
                 .integer(generation), .text(try GateRecordSeal.seal(self, texts)),
                 .textOrNull(gate),
                 .text(installedRegions.joined(separator: ",")), .integer(Int64(usesSinceLookup)), .dateOrNull(lastUseReading), .text(serials),
-                .textOrNull(bootID), bootSeconds.map { .real($0) } ?? .null,
+                .textOrNull(bootID), bootSeconds.map { .real($0) } ?? .null, .dateOrNull(notNewerSince),
             ])
     }
 }

@@ -46,6 +46,10 @@ public struct GateRecord: Sendable, Equatable {
     /// since, whatever the wall clock says (a clock frozen or crawling with faketime).
     public var bootID: String?
     public var bootSeconds: Double?
+    /// When the store first answered a version that is not newer while one was pending: the
+    /// pending version is forgotten only if the store still says so a day later
+    /// (``GatePolicy/withdrawalConfirmation``); a newer answer clears it.
+    public var notNewerSince: Date?
 
     public init() {}
 
@@ -58,7 +62,7 @@ public struct GateRecord: Sendable, Equatable {
     /// Whether every counter and date is one mapgate can have written: a sealed record that
     /// fails this is treated as tampered with, never clamped into range.
     var isPlausible: Bool {
-        let dates = [firstSeen, latestClock, lastLookupAt, lastAttemptAt, lastUseReading].compactMap { $0 }
+        let dates = [firstSeen, latestClock, lastLookupAt, lastAttemptAt, lastUseReading, notNewerSince].compactMap { $0 }
         return (0...GateRecord.maximumCount).contains(promptsShown) && generation >= 0
             && (0...GateRecord.maximumCount).contains(usesSinceLookup) && catalogSerials.values.allSatisfy { $0.serial >= 0 }
             && dates.allSatisfy { $0.timeIntervalSince1970.isFinite && $0.timeIntervalSince1970 >= 0 }
@@ -80,6 +84,7 @@ public struct GateRecord: Sendable, Equatable {
         pendingVersion = nil
         firstSeen = nil
         promptsShown = 0
+        notNewerSince = nil
     }
 
     /// True when `self` restricts the user at least as much as `other` (more uses spent, an

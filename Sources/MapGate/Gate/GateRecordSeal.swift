@@ -36,6 +36,8 @@ enum GateRecordSeal {
         if let bootID = record.bootID, let bootSeconds = record.bootSeconds {
             fields += [bootID, String(bootSeconds.bitPattern)]
         }
+        // Likewise the start of a "not newer" wait, once there is one.
+        if let since = record.notNewerSince { fields += ["not-newer", date(since)] }
         // Each field is length-prefixed so that no two records share a text.
         let text = fields.map { "\($0.utf8.count):\($0)" }.joined(separator: "|")
         try SharedLibrary.crypto.load()

@@ -19,7 +19,10 @@ public struct GateStateError: MapGateFailure, LocalizedError, Sendable {
 
     init(_ error: SQLiteError, path fallback: String) {
         path = error.path ?? fallback
-        if error.isDiskFull {
+        if error.primaryCode == SQLITE_BUSY {
+            reason = L.localized("another process holds it open (a reader such as sqlite3 or a backup tool)")
+            advice = L.localized("close that process, then run the command again; nothing was counted")
+        } else if error.isDiskFull {
             reason = "the disk is full"
             advice = "free some space, then run the command again"
         } else if error.primaryCode == SQLITE_READONLY || access(path, W_OK) != 0 {

@@ -72,6 +72,7 @@ public final class GateStore {
     func update<T>(_ body: (inout GateRecord) throws -> T) throws -> T {
         var writing = copies.first?.path ?? "?"
         do {
+            defer { for copy in copies { copy.database.setBusyTimeout(copy.busyTimeout) } }
             let result = try locked(0) {
                 var record = try load()
                 let result = try body(&record)
@@ -79,22 +80,30 @@ public final class GateStore {
                 for copy in copies {
                     writing = copy.path
                     try record.save(to: copy.database)
+                    // The commit waits only for readers (another writer would hold the write lock
+                    // this transaction holds): a process that keeps the file open in a read
+                    // transaction (sqlite3, a backup tool) is waited for briefly, then the change
+                    // is refused, not saved half-way.
+                    copy.database.setBusyTimeout(Self.readerPatience)
                 }
                 return result
             }
             for copy in copies { Self.checkpoint(copy) }
             return result
-        } catch let error as SQLiteError where error.isWriteFailure {
+        } catch let error as SQLiteError where error.isWriteFailure || error.primaryCode == SQLITE_BUSY {
             throw GateStateError(error, path: writing)
         }
     }
 
-    /// Moves what was just committed from the WAL into the database file itself: deleting
-    /// `state.sqlite-wal` (with the data directory then made read-only, so that the copy cannot
-    /// be written again) must not roll a copy back to an older generation. A checkpoint that a
-    /// reader holds up is finished by a later one; the commit stands either way.
+    /// How long a change of the record waits for a reader of a copy to finish.
+    static let readerPatience: Duration = .seconds(2)
+
+    /// A copy still in WAL mode (an older mapgate's, held open by another process while it was
+    /// to be switched to rollback-journal mode) has what was just committed moved into the file,
+    /// without waiting for any reader: a checkpoint a reader holds up is finished by a later one.
     private static func checkpoint(_ copy: StateDatabase) {
-        _ = try? copy.database.query("PRAGMA wal_checkpoint(TRUNCATE)") { $0.int(0) }
+        guard StateDatabase.isWAL(copy.path) else { return }
+        _ = try? copy.database.query("PRAGMA wal_checkpoint(PASSIVE)") { $0.int(0) }
     }
 
     private func locked<T>(_ index: Int, _ body: () throws -> T) throws -> T {

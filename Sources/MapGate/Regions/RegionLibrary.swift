@@ -48,13 +48,18 @@ public final class RegionLibrary {
     }
 
     /// Opens an installed region's tiles. Takes the gate's authorization: no tiles without it, and
-    /// none of a region that `sync` did not install under the gate's record (one copied in).
+    /// none of a region that `sync` did not install under the gate's record (one copied in), nor
+    /// of a file that is not the one installed (swapped by hand: `list` calls it damaged too).
     public func open(_ id: String, authorization: GateAuthorization) throws -> MBTilesFile {
-        _ = try region(id)
+        let record = try region(id)
         guard authorization.report.record.installedRegions.contains(id) else {
             throw RegionError(region: id, reason: L.localized("was not installed by 'mapgate sync' under this update gate's state; sync it again"), kind: .failure)
         }
-        return try MBTilesFile(path: directory.regionPath(id))
+        let path = directory.regionPath(id)
+        if case .damaged(let reason) = try record.condition(ofFileAt: path, hashingUnstamped: false) {
+            throw RegionError(region: id, reason: L.localized("is damaged: %1$s; %2$s", "\(reason)", "\(Self.repairAdvice(for: id))"), kind: .badData)
+        }
+        return try MBTilesFile(path: path)
     }
 
     /// Removes a region's file, its record and its partial downloads. Needs the data-directory lock.

@@ -88,6 +88,12 @@ public final class SQLiteDatabase {
         case immediate = "IMMEDIATE"
     }
 
+    /// How long a statement waits for another connection's lock before failing with `SQLITE_BUSY`.
+    public func setBusyTimeout(_ timeout: Duration) {
+        let milliseconds = timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
+        sqlite3_busy_timeout(connection, Int32(clamping: milliseconds))
+    }
+
     /// Runs `body` in a transaction: commits when it returns, rolls back when it throws and
     /// rethrows that first error (a failing ROLLBACK never hides it).
     public func transaction<T>(_ kind: TransactionKind = .immediate, _ body: () throws -> T) throws -> T {

@@ -68,8 +68,9 @@ public final class TileServer: Sendable {
         let http = try HTTPServer(listener: listener, settings: settings, gauge: metrics.connections) { entry in
             // The route travels with the answer; only what the HTTP layer refused itself is named from its path.
             let route = entry.label ?? TileRequestHandler.route(of: entry.path)
-            if route == "tile", entry.status == 200 || entry.status == 304 {
-                // A tile answered delivers the start's use (kept, not given back at the end).
+            if route == "tile", entry.method != "HEAD", entry.status == 200 || entry.status == 304 {
+                // A tile answered delivers the start's use (kept, not given back at the end). A
+                // HEAD sends no tile byte (a link checker, a client probing): it delivers nothing.
                 authorization.recordDelivery()
                 watch.recordTileAnswered()
             }

@@ -1,6 +1,10 @@
 import FoundationEssentials
 
-/// One state database (`state.sqlite`, SQLite in WAL mode): a copy of the gate's record, and in
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One state database (`state.sqlite`, SQLite in rollback-journal mode): a copy of the gate's record, and in
 /// the data directory the installed regions too.
 ///
 /// A damaged file is moved aside (`state.sqlite.damaged-<time>`) and a fresh one started; the
@@ -15,6 +19,8 @@ public final class StateDatabase {
 
     public let database: SQLiteDatabase
     public let path: String
+    /// How long its statements wait for another connection's lock.
+    public private(set) var busyTimeout: Duration = .seconds(10)
     /// Set when a damaged database was moved aside while opening.
     public private(set) var recoveryNote: String?
     /// True when this open made the database (it held no schema): it then holds a fresh sealed
@@ -35,6 +41,7 @@ public final class StateDatabase {
     /// The state database at `path`, creating its folder (mode 0700) when missing.
     public init(path: String, clock: Clock = .system, busyTimeout: Double = 10, seed: Seed) throws {
         self.path = path
+        self.busyTimeout = .milliseconds(Int(busyTimeout * 1000))
         let folder = PathText.deletingLastComponent(path)
         do {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -84,7 +91,8 @@ public final class StateDatabase {
             // them behind, and the next command needed to write (a full disk or a read-only
             // folder refused it). Without a `-wal` nothing is pending and no connection is open
             // (the last one to close removes it), so the file is read as it stands.
-            let mode: SQLiteDatabase.Mode = FileManager.default.fileExists(atPath: path + "-wal") ? .readOnly : .immutable
+            // A file in rollback-journal mode (as mapgate keeps it) is read with locks like any reader.
+            let mode: SQLiteDatabase.Mode = !isWAL(path) || FileManager.default.fileExists(atPath: path + "-wal") ? .readOnly : .immutable
             guard let database = try open(mode) else { return try StateDatabase(directory: directory, busyTimeout: busyTimeout, seed: seed) }
             return StateDatabase(database: database, path: path, isImmutable: mode == .immutable)
         } catch let error as SQLiteError where error.isWriteFailure {
@@ -93,9 +101,24 @@ public final class StateDatabase {
         }
     }
 
+    /// Whether the database file's header says WAL mode (bytes 18 and 19 are 2), as an older
+    /// mapgate left it. An unreadable or short file reads as not.
+    static func isWAL(_ path: String) -> Bool {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        var header = [UInt8](repeating: 0, count: 20)
+        guard pread(descriptor, &header, 20, 0) == 20 else { return false }
+        return header[18] == 2 && header[19] == 2
+    }
+
     private static func openChecked(_ path: String, busyTimeout: Double, seed: Seed) throws -> (SQLiteDatabase, Bool) {
         let database = try SQLiteDatabase(path: path, mode: .readWriteCreate, busyTimeout: .milliseconds(Int(busyTimeout * 1000)))
-        try database.execute("PRAGMA journal_mode=WAL")
+        // Rollback-journal mode: a committed change is in the file itself, never only in a `-wal`
+        // that deleting would undo, and a reader holding the file cannot hold up a checkpoint
+        // (docs/gate.md). A file an older mapgate left in WAL mode is switched back when no other
+        // connection has it open; until then it stays in WAL mode and works as before.
+        _ = try database.query("PRAGMA journal_mode=DELETE") { $0.text(0) }
         let check = try database.query("PRAGMA quick_check") { $0.text(0) ?? "" }
         guard check == ["ok"] else {
             throw SQLiteError(code: 11, message: check.prefix(3).joined(separator: "; "), sql: "PRAGMA quick_check", path: path)
@@ -148,11 +171,18 @@ public final class StateDatabase {
         ALTER TABLE gate ADD COLUMN boot_id TEXT;
         ALTER TABLE gate ADD COLUMN boot_seconds REAL;
         """,
+        """
+        ALTER TABLE gate ADD COLUMN not_newer_since REAL;
+        """,
     ]
 
     /// Brings the schema up to date; returns the version it found.
+    /// A database already current is only read: no write transaction, which a reader holding the
+    /// file would hold up.
     private static func migrate(_ database: SQLiteDatabase, seed: Seed) throws -> Int {
-        try database.transaction(.immediate) {
+        let found = try database.query("PRAGMA user_version") { $0.int(0) }.first ?? 0
+        if found >= migrations.count { return found }
+        return try database.transaction(.immediate) {
             let current = try database.query("PRAGMA user_version") { $0.int(0) }.first ?? 0
             for (index, sql) in migrations.enumerated() where index >= current {
                 try database.execute(sql)

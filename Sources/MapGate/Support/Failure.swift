@@ -15,6 +15,8 @@ public enum FailureKind: Sendable, Equatable {
     case unavailable
     /// Reading or writing a local file failed (exit 74).
     case io
+    /// The update prompt got no answer: nothing ran, nothing was counted (exit 75: try again).
+    case noAnswer
     /// The version gate is closed: the app must be updated (exit 77).
     case updateRequired
 }

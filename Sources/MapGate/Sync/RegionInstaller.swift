@@ -80,7 +80,7 @@ public final class RegionInstaller {
     }
 
     /// Syncs one region. Needs the gate's authorization for this run and the data-directory lock;
-    /// a region installed, updated or repaired delivers the use (``GateAuthorization/recordDelivery()``).
+    /// a region installed, updated or repaired delivers the use (``GateAuthorization/deliver(_:)``).
     ///
     /// When the installed file's tiles hash to one of the region's `deltas`' `fromHash`, the delta
     /// is tried first: downloaded like a package, applied to a copy of the installed file, checked
@@ -102,7 +102,7 @@ public final class RegionInstaller {
             do {
                 let outcome = try patch(
                     region, with: delta, previous: previous, catalog: catalog, stage: stage, progress: progress,
-                    delivered: authorization.recordDelivery)
+                    deliver: authorization.deliver)
                 warnWithoutVectorLayers(region, notice: notice)
                 return outcome
             } catch {
@@ -121,7 +121,7 @@ public final class RegionInstaller {
             // whichever path: the same version never means different tiles on two machines.
             try checkAndInstall(
                 download.outputPath, expectedContentHash: region.contentHash, from: "the package", region: region, stage: stage,
-                delivered: authorization.recordDelivery)
+                deliver: authorization.deliver)
         } catch {
             try? FileManager.default.removeItem(atPath: download.outputPath)
             if (error as? RegionError)?.kind == .badData { downloader.discardPartial(region, in: directory) }
@@ -266,10 +266,13 @@ public final class RegionInstaller {
         return region.deltas.first { $0.fromHash.uppercased() == hash.uppercased() }
     }
 
+    /// A use's delivery step (``GateAuthorization/deliver(_:)``).
+    typealias Delivery = (() throws -> Void) throws -> Void
+
     /// Updates through `delta`: download, apply to a copy, check, validate, install.
     private func patch(
         _ region: CatalogRegion, with delta: CatalogDelta, previous: InstalledRegion, catalog: Catalog, stage: (Stage) -> Void,
-        progress: @escaping (Int64, Int64) -> Void, delivered: () -> Void
+        progress: @escaping (Int64, Int64) -> Void, deliver: Delivery
     ) throws -> Outcome {
         // The delta travels like a package: same resume, retries, streaming hash and limits.
         let package = CatalogRegion(
@@ -306,7 +309,7 @@ public final class RegionInstaller {
             throw RegionError(
                 region: region.id, reason: L.localized("the delta gives tiles with hash %1$s, the catalog declares %2$s", "\(summary.targetHash)", "\(expected)"), kind: .badData)
         }
-        try checkAndInstall(patched, expectedContentHash: summary.targetHash, from: "the delta", region: region, stage: stage, delivered: delivered)
+        try checkAndInstall(patched, expectedContentHash: summary.targetHash, from: "the delta", region: region, stage: stage, deliver: deliver)
         keepDelta(package)
         downloader.discardPartial(package, in: directory)
         return .patched(version: region.version, previous: previous.version, downloaded: delta.size - download.resumedFrom, fullSize: region.size)
@@ -329,7 +332,7 @@ public final class RegionInstaller {
     /// came from, for the error.
     private func checkAndInstall(
         _ path: String, expectedContentHash: String?, from source: String, region: CatalogRegion, stage: (Stage) -> Void,
-        delivered: () -> Void
+        deliver: Delivery
     ) throws {
         stage(.validating)
         try Self.leaveWAL(path, region: region)
@@ -356,7 +359,7 @@ public final class RegionInstaller {
         }
         stage(.installing)
         let size = FileManager.default.sizeOfItem(atPath: path)
-        try install(path, sha256: fileHash, size: size, content: tiles, region: region, details: details, delivered: delivered)
+        try install(path, sha256: fileHash, size: size, content: tiles, region: region, details: details, deliver: deliver)
         stage(.installed)
     }
 
@@ -389,16 +392,18 @@ public final class RegionInstaller {
 
     /// Renames the checked file over the old one, fsyncs the folder, then records it (with the
     /// tiles' content hash and count) in one transaction.
-    /// `delivered` is called the moment the rename has put the new file in place (the use is
-    /// delivered then: a run stopped before the record is saved has the region all the same).
+    /// The rename is the delivery (`deliver`, ``GateAuthorization/deliver(_:)``): the use is
+    /// kept once the new file is in place, decided in one step with a signal's give-back, so a
+    /// run stopped before the record is saved has the region and has paid for it.
     private func install(
-        _ path: String, sha256: String, size: Int64, content: TilesetHash, region: CatalogRegion, details: Details, delivered: () -> Void
+        _ path: String, sha256: String, size: Int64, content: TilesetHash, region: CatalogRegion, details: Details, deliver: Delivery
     ) throws {
         let destination = directory.regionPath(region.id)
-        if let reason = DurableFile.rename(path, over: destination, folder: directory.regionsPath) {
-            throw RegionError(region: region.id, reason: L.localized("cannot move the new file into %1$s: %2$s", "\(destination)", "\(reason)"), kind: .io)
+        try deliver {
+            if let reason = DurableFile.rename(path, over: destination, folder: directory.regionsPath) {
+                throw RegionError(region: region.id, reason: L.localized("cannot move the new file into %1$s: %2$s", "\(destination)", "\(reason)"), kind: .io)
+            }
         }
-        delivered()
         // Side files a reader of the replaced file (in WAL mode, from an earlier mapgate) made.
         LeftoverFiles.removeSideFiles(of: destination)
         let record = InstalledRegion(

@@ -56,17 +56,17 @@ public final class StyleInstaller {
         }
         defer { try? FileManager.default.removeItem(atPath: download.outputPath) }
         do {
-            try install(download.outputPath, style: style)
+            try install(download.outputPath, style: style, deliver: authorization.deliver)
         } catch let error as StyleError {
             if error.kind == .badData { downloader.discardPartial(package, in: directory) }
             throw error
         }
-        authorization.recordDelivery()
         downloader.discardPartial(package, in: directory)
         return .installed(version: style.version, previous: previous?.version, downloaded: style.size - download.resumedFrom)
     }
 
-    private func install(_ path: String, style: CatalogStyle) throws {
+    /// Checks the downloaded package and renames it into place; the rename is the use's delivery.
+    private func install(_ path: String, style: CatalogStyle, deliver: RegionInstaller.Delivery) throws {
         func fail(_ reason: String, kind: FailureKind = .badData) -> StyleError { StyleError(style: style.id, reason: reason, kind: kind) }
         guard let data = FileManager.default.contents(atPath: path) else { throw fail(L.localized("cannot read the downloaded package %1$s", "\(path)"), kind: .io) }
         let bundle = try StyleBundle.decode(data, expectedID: style.id)
@@ -83,8 +83,10 @@ public final class StyleInstaller {
         }
         if let reason = DurableFile.flush(path) { throw fail(L.localized("cannot write the style file %1$s: %2$s", "\(path)", "\(reason)"), kind: .io) }
         let destination = directory.stylePath(style.id)
-        if let reason = DurableFile.rename(path, over: destination, folder: directory.stylesPath) {
-            throw fail(L.localized("cannot move the new file into %1$s: %2$s", "\(destination)", "\(reason)"), kind: .io)
+        try deliver {
+            if let reason = DurableFile.rename(path, over: destination, folder: directory.stylesPath) {
+                throw fail(L.localized("cannot move the new file into %1$s: %2$s", "\(destination)", "\(reason)"), kind: .io)
+            }
         }
     }
 }

@@ -69,11 +69,15 @@ public final class SyncWorkflow {
     /// - Parameters:
     ///   - gate: the version gate; one use is asked of it when something is to be installed.
     ///   - lock: takes the data-directory lock (after the checks that need none).
-    ///   - confirm: shown the authorization (the prompt); false when the user chose to update now.
+    ///   - reserving: runs the gate's reservation of the use (``Gate/use(opening:installing:reserving:confirm:_:)``).
+    ///   - confirm: shown the authorization (the prompt); false when the user chose to update now,
+    ///     an error when the prompt got no answer (nothing runs, nothing is counted).
     ///   - progress: bytes received of a region's download (from the download's thread).
     ///   - onEvent: each step's outcome, on the caller's thread.
     public func run(
-        requested: [String], gate: Gate, lock: () throws -> DirectoryLock, confirm: (GateAuthorization) -> Bool = { _ in true },
+        requested: [String], gate: Gate, lock: () throws -> DirectoryLock,
+        reserving: (() throws -> GateAuthorization) throws -> GateAuthorization = { try $0() },
+        confirm: (GateAuthorization) throws -> Bool = { _ in true },
         progress: @escaping (CatalogRegion, Int64, Int64) -> Void = { _, _, _ in }, onEvent: (Event) -> Void
     ) throws -> Summary {
         var summary = Summary()
@@ -124,7 +128,7 @@ public final class SyncWorkflow {
         onEvent(.willInstall(
             temporaryFiles: pending.flatMap { [directory.installingPath($0.id), directory.patchingPath($0.id)] }
                 + stylesDue.map { directory.installingPath($0.package.id) }))
-        let ran: Void? = try gate.use(installing: pending.map(\.id), confirm: confirm) { authorization in
+        let ran: Void? = try gate.use(installing: pending.map(\.id), reserving: reserving, confirm: confirm) { authorization in
             for region in pending {
                 onEvent(.started(region))
                 do {

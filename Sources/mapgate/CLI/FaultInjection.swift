@@ -5,17 +5,22 @@ import Glibc
 #endif
 
 /// For the kill-at-each-stage tests: `MAPGATE_FAULT_KILL_AT=validating|installing|installed|downloading@BYTES|mirror-package`
-/// makes this process SIGKILL itself there, as a power cut or `kill -9` would. A test hook: only
-/// debug builds (the ones the tests run) read the variable; a release build never does.
+/// makes this process SIGKILL itself there, as a power cut or `kill -9` would;
+/// `MAPGATE_FAULT_STOP_AT=delivering` stops it there (SIGSTOP) until the test has done what a
+/// hostile user would at that moment and sends SIGCONT. A test hook: only debug builds (the ones
+/// the tests run) read the variables; a release build never does.
 struct FaultInjection {
     let stage: String?
     let bytes: Int64?
+    let stopStage: String?
 
     init(environment: [String: String]) {
         #if DEBUG
         let value = environment["MAPGATE_FAULT_KILL_AT"]
+        stopStage = environment["MAPGATE_FAULT_STOP_AT"]
         #else
         let value: String? = nil
+        stopStage = nil
         #endif
         if let value, value.hasPrefix("downloading@") {
             stage = nil
@@ -28,6 +33,7 @@ struct FaultInjection {
 
     func reached(_ name: String) {
         if name == stage { kill(getpid(), SIGKILL) }
+        if name == stopStage { kill(getpid(), SIGSTOP) }
     }
 
     func reachedBytes(_ received: Int64) {

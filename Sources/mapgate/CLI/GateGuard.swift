@@ -3,41 +3,35 @@ import MapGate
 
 /// Asks the gate for one use (sync, open, serve, tile) and talks to the user about it.
 enum GateGuard {
-    /// Runs `work` as one use of the gate (``Gate/use(opening:installing:confirm:_:)``): the use
-    /// is counted only if `work` delivers it, and given back otherwise. Returns nil when the user
-    /// chose "update now" at the prompt (nothing runs; the command exits 0). A closed gate throws
-    /// ``GateClosedError`` (exit 77).
+    /// Runs `work` as one use of the gate (``Gate/use(opening:installing:reserving:confirm:_:)``):
+    /// the use is counted only if `work` delivers it, and given back otherwise, also when a signal
+    /// ends the run (Ctrl-C at the prompt or while a FIFO waits, a closed terminal: exit 128 + the
+    /// signal, ``InterruptibleUse``). Returns nil when the user chose "update now" at the prompt
+    /// (nothing runs; the command exits 0). A closed gate throws ``GateClosedError`` (exit 77); a
+    /// prompt left unanswered throws ``PromptUnansweredError`` (exit 75, nothing runs or counts).
     ///
     /// - Parameters:
     ///   - opening: the installed regions the command reads (see ``Gate/authorizeUse(opening:installing:)``).
     ///   - installing: the regions the command may install.
-    ///   - interruptible: Ctrl-C (SIGINT) or SIGTERM during `work` gives the use back (unless it
-    ///     was delivered) and exits 130 or 143; for commands that do not stop cleanly on their
-    ///     own (`serve` and `open` do).
     static func withUse<Result>(
-        _ context: Context, opening: [String] = [], installing: [String] = [], interruptible: Bool = false,
+        _ context: Context, opening: [String] = [], installing: [String] = [],
         _ work: (GateAuthorization) throws -> Result
     ) throws -> Result? {
         let gate = try context.makeGate()
         defer { context.warnAboutState(gate) }
         let held = InterruptibleUse(context)
-        return try gate.use(
-            opening: opening, installing: installing,
-            confirm: { authorization in
-                held.hold(authorization)
-                return confirm(authorization, context: context)
-            }
-        ) { authorization in
-            let console = context.console
-            let cleanup = interruptible ? InterruptCleanup(removing: [], console: console) { held.giveBack(console: console) } : nil
-            defer { withExtendedLifetime(cleanup) {} }
-            return try work(authorization)
+        return try withExtendedLifetime(held) {
+            try gate.use(
+                opening: opening, installing: installing, reserving: held.reserving,
+                confirm: { try confirm($0, context: context) }, work)
         }
     }
 
     /// Shows what the gate decided (a notice, or the prompt with its question on a terminal):
-    /// false when the user chose "update now".
-    static func confirm(_ authorization: GateAuthorization, context: Context) -> Bool {
+    /// false when the user chose "update now". An answer that is not understood asks again,
+    /// saying what the choices are; the end of input, or a third answer not understood, is no
+    /// answer: ``PromptUnansweredError``, and the command does not run.
+    static func confirm(_ authorization: GateAuthorization, context: Context) throws -> Bool {
         let console = context.console
         switch authorization.decision {
         case .allowed, .refused:
@@ -52,10 +46,20 @@ enum GateGuard {
             let prompt = GatePrompt(report: authorization.report, usesLeft: usesLeft)
             for line in prompt.lines { console.prompt(line) }
             guard console.isInteractive, !context.json else { return true }
-            let answer = console.ask(Localization.localized("Update now or later? [u]pdate now / [l]ater: "))?.lowercased() ?? "l"
-            guard answer.hasPrefix("u") || answer == "now" else { return true }
-            openStore(prompt.storeURL, console: console)
-            return false
+            var question = Localization.localized("Update now or later? [u]pdate now / [l]ater: ")
+            for _ in 0..<PromptAnswer.attempts {
+                guard let text = console.ask(question) else { break }
+                switch PromptAnswer(text) {
+                case .updateNow:
+                    openStore(prompt.storeURL, console: console)
+                    return false
+                case .later:
+                    return true
+                case nil:
+                    question = Localization.localized("Please answer u (update now) or l (later), or press Ctrl-C to stop: ")
+                }
+            }
+            throw PromptUnansweredError()
         }
     }
 

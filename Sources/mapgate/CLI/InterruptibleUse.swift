@@ -3,32 +3,45 @@ import MapGate
 
 private typealias L = Localization
 
-/// The gate use of a run that Ctrl-C (or SIGTERM) may end before it delivered anything: the
-/// signal handler gives it back (``Gate/settle(_:)``, on a gate of its own) before the process
-/// exits, as the end of an ordinary run would. A use already delivered stays counted.
+/// The gate use of a run, given back when a signal ends the run before the use was delivered
+/// (``SignalRouter``): Ctrl-C at the prompt, a closed terminal (SIGHUP) during a sync, SIGTERM
+/// while a FIFO waits for its reader. The give-back is ``Gate/settle(_:)`` on a gate of its own,
+/// as the end of an ordinary run would do; a use already delivered stays counted, and one being
+/// delivered is waited for (``GateAuthorization/deliver(_:)``), so that "delivered" and "given
+/// back" are one decision.
+///
+/// The reservation itself runs under the same lock (``reserving(_:)``): a signal that comes
+/// while the use is being reserved is handled once the reservation is known.
 final class InterruptibleUse: Sendable {
     private let authorization = Locked<GateAuthorization?>(nil)
-    private let makeGate: @Sendable () throws -> Gate
+    private let registration: SignalRouter.Registration
 
     init(_ context: Context) {
         let stateFolder = context.stateFolder
         let directory = context.dataDirectory
         let settings = Result { try context.gateSettings() }
-        makeGate = { try Gate(store: try GateStore(stateFolder: stateFolder, directory: directory), settings: try settings.get()) }
+        let console = context.console
+        let held = authorization
+        registration = SignalRouter.onSignal { _ in
+            held.withLock { authorization in
+                guard let authorization else { return }
+                do {
+                    let gate = try Gate(store: try GateStore(stateFolder: stateFolder, directory: directory), settings: try settings.get())
+                    try gate.settle(authorization)
+                } catch {
+                    console.warning(L.localized("the use this run reserved could not be given back (%1$s); it stays counted", "\(errorMessage(error))"))
+                }
+            }
+        }
     }
 
-    /// The use the run holds from now on.
-    func hold(_ authorization: GateAuthorization) {
-        self.authorization.withLock { $0 = authorization }
-    }
-
-    /// Gives the held use back unless it was delivered; says so when it cannot.
-    func giveBack(console: Console) {
-        guard let held = authorization.withLock({ $0 }), !held.isDelivered else { return }
-        do {
-            try makeGate().settle(held)
-        } catch {
-            console.warning(L.localized("the use this run reserved could not be given back (%1$s); it stays counted", "\(errorMessage(error))"))
+    /// Runs `reserve` (the gate's reservation of the use) and holds what it returns, with the
+    /// signal handler's lock held throughout. For ``Gate/use(opening:installing:reserving:confirm:_:)``.
+    func reserving(_ reserve: () throws -> GateAuthorization) throws -> GateAuthorization {
+        try authorization.withLock { held in
+            let authorization = try reserve()
+            held = authorization
+            return authorization
         }
     }
 }

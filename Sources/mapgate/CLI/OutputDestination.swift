@@ -1,4 +1,5 @@
 import FoundationEssentials
+import CLinux
 import MapGate
 
 #if canImport(Glibc)
@@ -113,15 +114,30 @@ public struct OutputDestination: Sendable, Equatable {
         guard access(file, W_OK) == 0 else { throw OutputError(path: file, reason: lastError(), kind: .io) }
     }
 
+    /// The step that hands the bytes to the user, as the gate's use needs it
+    /// (``GateAuthorization/deliver(_:)``): when it returns the use is kept, when it throws the
+    /// use may be given back. Without a use: run the step.
+    public typealias Delivery = (() throws -> Void) throws -> Void
+
     /// Writes `data` to the destination. A FIFO that no process reads yet is waited for, after
-    /// `waiting` is told its path. `reached` is called once the first byte has left for where a
-    /// reader may take it (standard output, a device, a FIFO): from then on the bytes are the
-    /// user's, even if the write later fails (a reader that takes most of a large tile, then
-    /// closes its end or stops mapgate). A regular file is reached only once it is renamed in place.
-    public func write(_ data: Data, waiting: (String) -> Void = { _ in }, reached: () -> Void = {}) throws {
+    /// `waiting` is told its path. `deliver` runs the one step after which the bytes are the
+    /// user's, even if the write later fails:
+    /// - standard output, a device, a FIFO: the write of the first byte (a reader that takes most
+    ///   of a large tile, then closes its end or stops mapgate, has had it);
+    /// - a regular file: linking the complete, fsynced file into place. Until then the bytes are
+    ///   in an unnamed file (`O_TMPFILE`) that vanishes with the process: a folder made
+    ///   unwritable meanwhile, or a signal, leaves nothing behind. Where the file system has no
+    ///   unnamed files, a named temporary file is used, and one that cannot be removed after a
+    ///   failure counts as delivered (its bytes are there to read).
+    ///
+    /// `willDeliver` is told just before the delivery step (the tests stop mapgate there).
+    public func write(
+        _ data: Data, waiting: (String) -> Void = { _ in }, willDeliver: () -> Void = {}, deliver: Delivery = { try $0() }
+    ) throws {
+
         switch kind {
         case .standardOutput:
-            try Self.writeAll(data, to: STDOUT_FILENO, name: "standard output", reached: reached)
+            try Self.writeAll(data, to: STDOUT_FILENO, name: "standard output", willDeliver: willDeliver, deliver: deliver)
         case .writeThrough(let path, let append):
             let flags = O_WRONLY | O_CREAT | O_NOCTTY | O_CLOEXEC | (append ? O_APPEND : 0)
             // Without waiting first: a FIFO with no reader answers ENXIO, and the user is told
@@ -137,28 +153,35 @@ public struct OutputDestination: Sendable, Equatable {
             guard status >= 0, fcntl(descriptor, F_SETFL, status & ~O_NONBLOCK) == 0 else {
                 throw OutputError(path: path, reason: "fcntl: \(Self.lastError())", kind: .io)
             }
-            try Self.writeAll(data, to: descriptor, name: path, reached: reached)
+            try Self.writeAll(data, to: descriptor, name: path, willDeliver: willDeliver, deliver: deliver)
         case .replace(let path):
-            try Self.replaceAtomically(path, with: data)
-            reached()
+            try Self.replaceAtomically(path, with: data, willDeliver: willDeliver, deliver: deliver)
         }
     }
 
-    /// Writes into a temporary file beside `path`, then renames it over `path`. An existing file
-    /// keeps its permission bits (and, when running as root, its owner).
-    private static func replaceAtomically(_ path: String, with data: Data) throws {
+    /// Writes the bytes into an unnamed file in `path`'s folder, fsyncs it, then (as the
+    /// delivery) links it in beside `path` and renames it over `path`. An existing file keeps its
+    /// permission bits (and, when running as root, its owner).
+    private static func replaceAtomically(_ path: String, with data: Data, willDeliver: () -> Void, deliver: Delivery) throws {
         let folder = PathText.deletingLastComponent(path)
+        let parent = folder.isEmpty ? "." : folder
         let name = PathText.lastComponent(path)
-        var template = Array(((folder.isEmpty ? "." : folder) + "/.\(name).mapgate-XXXXXX").utf8CString)
-        let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-        guard descriptor >= 0 else { throw OutputError(path: path, reason: L.localized("creating a temporary file beside it: %1$s", "\(lastError())"), kind: .io) }
-        let temporary = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        var renamed = false
-        defer {
-            if !renamed { unlink(temporary) }
+        let unnamed = open(parent, clinux_o_tmpfile() | O_WRONLY | O_CLOEXEC, 0o600)
+        var named: String?
+        let descriptor: Int32
+        if unnamed >= 0 {
+            descriptor = unnamed
+        } else {
+            // No O_TMPFILE here (FAT, some FUSE and network file systems): a named file.
+            var template = Array((parent + "/.\(name).mapgate-XXXXXX").utf8CString)
+            descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+            guard descriptor >= 0 else {
+                throw OutputError(path: path, reason: L.localized("creating a temporary file beside it: %1$s", "\(lastError())"), kind: .io)
+            }
+            named = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
         }
+        defer { close(descriptor) }
         do {
-            defer { close(descriptor) }
             var existing = stat()
             if stat(path, &existing) == 0 {
                 fchmod(descriptor, existing.st_mode & 0o7777)
@@ -168,25 +191,62 @@ public struct OutputDestination: Sendable, Equatable {
                 umask(mask)
                 fchmod(descriptor, 0o666 & ~mask)
             }
-            try writeAll(data, to: descriptor, name: path)
+            try writeAll(data, to: descriptor, name: path, willDeliver: {}) { try $0() }
             guard fsync(descriptor) == 0 else { throw OutputError(path: path, reason: "fsync: \(lastError())", kind: .io) }
+        } catch {
+            if let named { unlink(named) }
+            throw error
         }
-        guard rename(temporary, path) == 0 else { throw OutputError(path: path, reason: "rename: \(lastError())", kind: .io) }
-        renamed = true
+        willDeliver()
+        try deliver {
+            let temporary: String
+            if let named {
+                temporary = named
+            } else {
+                temporary = try linkUnnamed(descriptor, beside: parent + "/.\(name).mapgate-", for: path)
+            }
+            guard rename(temporary, path) == 0 else {
+                let failure = OutputError(path: path, reason: "rename: \(lastError())", kind: .io)
+                // Removed: nothing of the tile is left, and the use may be given back. Not
+                // removable (the folder was made read-only meanwhile): its bytes are there to
+                // read, so the use is kept, and the error still said.
+                guard unlink(temporary) == 0 else { throw DeliveredAnywayError(failure) }
+                throw failure
+            }
+        }
     }
 
-    private static func writeAll(_ data: Data, to descriptor: Int32, name: String, reached: () -> Void = {}) throws {
+    /// Links the unnamed file `descriptor` into `prefix` + a random suffix (`linkat` through
+    /// `/proc/self/fd`, which needs no privilege); returns the name.
+    private static func linkUnnamed(_ descriptor: Int32, beside prefix: String, for path: String) throws -> String {
+        for _ in 0..<16 {
+            let name = prefix + String(UInt32.random(in: 0...UInt32.max), radix: 36)
+            if linkat(AT_FDCWD, "/proc/self/fd/\(descriptor)", AT_FDCWD, name, AT_SYMLINK_FOLLOW) == 0 { return name }
+            guard errno == EEXIST else { break }
+        }
+        throw OutputError(path: path, reason: "linkat: \(lastError())", kind: .io)
+    }
+
+    /// Writes all of `data`; the first byte is written alone, as the delivery.
+    private static func writeAll(_ data: Data, to descriptor: Int32, name: String, willDeliver: () -> Void, deliver: Delivery) throws {
         try data.withUnsafeBytes { buffer in
             var offset = 0
-            while offset < buffer.count {
-                let written = Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    throw OutputError(path: name, reason: "write: \(lastError())", kind: .io)
+            func writeSome(_ limit: Int) throws {
+                while true {
+                    let written = Glibc.write(descriptor, buffer.baseAddress! + offset, min(limit, buffer.count - offset))
+                    if written < 0 {
+                        if errno == EINTR { continue }
+                        throw OutputError(path: name, reason: "write: \(lastError())", kind: .io)
+                    }
+                    offset += written
+                    return
                 }
-                if offset == 0, written > 0 { reached() }
-                offset += written
             }
+            if !buffer.isEmpty {
+                willDeliver()
+                try deliver { try writeSome(1) }
+            }
+            while offset < buffer.count { try writeSome(buffer.count - offset) }
         }
     }
 

@@ -17,8 +17,20 @@ func spawn(_ arguments: [String], wait: Bool) -> Int32? {
     posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0)
     var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
     defer { argv.forEach { free($0) } }
+    // mapgate blocks the terminating signals in every thread (SignalRouter) and ignores SIGPIPE;
+    // the program started gets neither: an empty mask and the default actions.
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    var empty = sigset_t()
+    sigemptyset(&empty)
+    var defaults = SignalRouter.signalSet
+    sigaddset(&defaults, SIGPIPE)
+    posix_spawnattr_setsigmask(&attributes, &empty)
+    posix_spawnattr_setsigdefault(&attributes, &defaults)
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
     var pid: pid_t = 0
-    guard posix_spawnp(&pid, arguments[0], &actions, nil, &argv, environ) == 0 else { return nil }
+    guard posix_spawnp(&pid, arguments[0], &actions, &attributes, &argv, environ) == 0 else { return nil }
     guard wait else { return 0 }
     var status: Int32 = 0
     while waitpid(pid, &status, 0) < 0 {

@@ -53,7 +53,7 @@ struct DemoCommand: Command {
         if let server {
             if keepsServing {
                 console.print(Localization.localized("The viewer is served until Ctrl-C."))
-                Termination.wait()
+                SignalRouter.wait()
             }
             server.stop()
         }

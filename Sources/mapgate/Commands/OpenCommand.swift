@@ -36,9 +36,12 @@ struct OpenCommand: Command {
 
     func run(_ context: Context) throws -> Int32 {
         // Everything that can fail is checked (the region, the port) before the gate counts a use.
-        _ = try context.readOnlyRegionLibrary().region(region)
+        // The server answers every installed region, so the gate is asked about each of them, as
+        // `serve` asks: a region copied in by hand is refused here as it is there.
+        let library = try context.readOnlyRegionLibrary()
+        _ = try library.region(region)
         let launch = try ServerLaunch(context, settings: settings, verbose: verbose)
-        _ = try GateGuard.withUse(context, opening: [region]) { authorization in
+        _ = try GateGuard.withUse(context, opening: try library.installed().map(\.id)) { authorization in
             let server = try launch.start(authorization: authorization)
             let base = NetworkInterfaces.urls(boundHost: settings.host, port: server.http.port, interfaces: [])[0]
             let url = "\(base)/view/\(region)"
@@ -56,7 +59,7 @@ struct OpenCommand: Command {
                     console.warning(L.localized("%1$s; open %2$s in a browser yourself", "\(why)", "\(url)"))
                 }
             }
-            Termination.wait(onHangUp: launch.reloader(for: server))
+            SignalRouter.wait(onHangUp: launch.reloader(for: server))
             context.console.note(L.localized("stopping…"))
             server.stop()
         }

@@ -116,7 +116,7 @@ struct ServeCommand: Command {
                         L.localized("sharing the mirror %1$s: other machines run 'mapgate sync --from %2$s'", "\(TerminalText.inline(share ?? ""))", "\((peers.first ?? urls[0]).dropLast())"))
                 }
             }
-            Termination.wait(onHangUp: launch.reloader(for: server))
+            SignalRouter.wait(onHangUp: launch.reloader(for: server))
             context.console.note(L.localized("stopping…"))
             server.stop()
         }

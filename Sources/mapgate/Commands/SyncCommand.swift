@@ -54,16 +54,16 @@ struct SyncCommand: Command {
         let killAt = FaultInjection(environment: context.environment)
         let gate = try context.makeGate()
         defer { context.warnAboutState(gate) }
+        // A signal from here on gives back the use if nothing was delivered (InterruptibleUse),
+        // and, once files are being assembled, removes them first (InterruptCleanup).
         let interruptible = InterruptibleUse(context)
         var cleanup: InterruptCleanup?
         var bars: [String: ProgressBar] = [:]
         var stylesRejected = 0
         let summary = try workflow.run(
             requested: regions, gate: gate, lock: { try context.lockDataDirectory() },
-            confirm: { authorization in
-                interruptible.hold(authorization)
-                return GateGuard.confirm(authorization, context: context)
-            },
+            reserving: interruptible.reserving,
+            confirm: { try GateGuard.confirm($0, context: context) },
             progress: { region, received, total in
                 killAt.reachedBytes(received)
                 bars[region.id]?.update(received, of: total)
@@ -72,8 +72,7 @@ struct SyncCommand: Command {
             switch event {
             case .willInstall(let files):
                 cleanup = InterruptCleanup(
-                    removing: files, console: console, hint: L.localized("run 'mapgate sync' again to resume: what was downloaded is kept")
-                ) { interruptible.giveBack(console: console) }
+                    removing: files, console: console, hint: L.localized("run 'mapgate sync' again to resume: what was downloaded is kept"))
             case .started(let region):
                 if ProgressBar.isWanted(console) { bars[region.id] = ProgressBar(label: region.id, console: console) }
             case .stage(_, let stage):
@@ -91,7 +90,7 @@ struct SyncCommand: Command {
             }
             render(event, context: context)
         }
-        withExtendedLifetime(cleanup) {}
+        withExtendedLifetime((cleanup, interruptible)) {}
         if stylesRejected > CatalogCommand.rejectionsShown {
             console.warning(L.localized("%1$s more style entries rejected; 'mapgate catalog --json' lists them all", "\(stylesRejected - CatalogCommand.rejectionsShown)"))
         }

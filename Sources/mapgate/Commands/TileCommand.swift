@@ -34,9 +34,10 @@ struct TileCommand: Command {
         if let minzoom = installed.minzoom, let maxzoom = installed.maxzoom, !(minzoom...maxzoom).contains(coordinate.z) {
             throw RegionError(region: region, reason: L.localized("has no tiles at zoom %1$s (its zoom range is %2$s-%3$s)", "\(coordinate.z)", "\(minzoom)", "\(maxzoom)"), kind: .failure)
         }
+        let faults = FaultInjection(environment: context.environment)
         // The use is counted only once the tile's bytes are all written where the user asked.
         // A FIFO waits for its reader: Ctrl-C meanwhile gives the use back.
-        _ = try GateGuard.withUse(context, opening: [region], interruptible: true) { authorization in
+        _ = try GateGuard.withUse(context, opening: [region]) { authorization in
             let file = try library.open(region, authorization: authorization)
             switch try file.storedTile(z: coordinate.z, x: coordinate.x, y: coordinate.y) {
             case .absent:
@@ -44,11 +45,12 @@ struct TileCommand: Command {
             case .null:
                 throw RegionError(region: region, reason: L.localized("tile %1$s has no data (its tile_data is NULL)", "\(coordinate)"), kind: .badData)
             case .data(let tile):
-                // Delivered once the first byte can be read: a reader that takes most of a large tile
-                // and then breaks the write off (or stops mapgate) has had it.
+                // Delivered once the first byte can be read, or once a file is linked into place
+                // (OutputDestination.write): a reader that takes most of a large tile and then
+                // breaks the write off (or stops mapgate) has had it.
                 try destination.write(
                     tile, waiting: { context.console.note(L.localized("waiting for a process to read %1$s… (Ctrl-C to stop)", "\($0)")) },
-                    reached: { authorization.recordDelivery() })
+                    willDeliver: { faults.reached("delivering") }, deliver: authorization.deliver)
             }
         }
         return ExitCode.success

@@ -32,7 +32,9 @@ import Testing
         let confined = try confinedGate().check()
         #expect(confined.record.pendingVersion == "1.5.0")
         #expect(confined.record.promptsShown == 1)
-        // The same answer outside resets it: the store's word.
+        // The same answer outside, given again a day later, resets it: the store's word.
+        #expect(try harness.makeGate().check().record.pendingVersion == "1.5.0")
+        harness.time.advance(days: 1)
         #expect(try harness.makeGate().check().record.pendingVersion == nil)
     }
 

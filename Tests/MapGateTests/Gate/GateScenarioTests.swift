@@ -60,10 +60,22 @@ import Testing
             .use(.prompt(5)), .use(.prompt(4)), .use(.prompt(3)), .use(.prompt(2)), .use(.prompt(1)),
             .use(.refused), .use(.refused), .phase(.refused),
         ]),
-        Scenario(name: "reset when the store no longer reports a newer version", steps: [
+        // Issue 35: the App Store's lookup answers an older version for a day or more after a
+        // release (its CDN cache): one such answer refunds nothing.
+        Scenario(name: "one store answer that is not newer refunds nothing", steps: [
             .store("1.5.0"), .use(.grace), .advance(days: 31), .use(.prompt(5)), .use(.prompt(4)),
-            .store("1.4.0"), .advance(days: 1), .use(.open), .phase(.open),
+            .store("1.4.0"), .advance(days: 1), .use(.prompt(3)), .phase(.prompt(2)),
+        ]),
+        Scenario(name: "reset when the store says not newer again a day later", steps: [
+            .store("1.5.0"), .use(.grace), .advance(days: 31), .use(.prompt(5)), .use(.prompt(4)),
+            .store("1.4.0"), .advance(days: 1), .use(.prompt(3)), .advance(days: 1), .use(.open), .phase(.open),
             .store("1.6.0"), .advance(days: 1), .use(.grace), .advance(days: 30), .use(.prompt(5)),
+        ]),
+        Scenario(name: "a newer answer between two that are not cancels the reset", steps: [
+            .store("1.5.0"), .use(.grace), .advance(days: 31), .use(.prompt(5)),
+            .store("1.4.0"), .advance(days: 1), .use(.prompt(4)),
+            .store("1.5.0"), .advance(days: 1), .use(.prompt(3)),
+            .store("1.4.0"), .advance(days: 1), .use(.prompt(2)), .advance(days: 1), .use(.open),
         ]),
         Scenario(name: "a pulled release that is still newer keeps the count", steps: [
             .store("1.6.0"), .use(.grace), .advance(days: 31), .use(.prompt(5)),

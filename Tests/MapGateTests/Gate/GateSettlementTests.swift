@@ -88,4 +88,71 @@ import Testing
         #expect(authorization.decision == .allowed)
         #expect(try gate.settle(authorization) == false)
     }
+
+    // MARK: Issue 35: "delivered" and "given back" are one decision
+
+    /// A give-back that comes while a delivery step runs waits for it: the step ends delivered,
+    /// and the use is kept.
+    @Test func aGiveBackWaitsForADeliveryUnderWay() throws {
+        let gate = try harness.makeGate()
+        let authorization = try gate.authorizeUse()
+        let inStep = DispatchSemaphore(value: 0)
+        let delivering = Thread {
+            _ = try? authorization.deliver {
+                inStep.signal()
+                Thread.sleep(forTimeInterval: 0.3)
+            }
+        }
+        delivering.start()
+        inStep.wait()
+        #expect(try gate.settle(authorization) == false)
+        #expect(authorization.isDelivered)
+        #expect(try promptsShown == 1)
+    }
+
+    /// After a give-back nothing may be delivered: the step does not run.
+    @Test func nothingIsDeliveredAfterAGiveBack() throws {
+        let gate = try harness.makeGate()
+        let authorization = try gate.authorizeUse()
+        #expect(try gate.settle(authorization))
+        var ran = false
+        #expect(throws: GateUseWithdrawnError.self) { try authorization.deliver { ran = true } }
+        #expect(!ran)
+        #expect(try promptsShown == 0)
+    }
+
+    /// A delivery step that fails leaves the use reserved (given back at the end); one that failed
+    /// after its result reached the user (``DeliveredAnywayError``) keeps it.
+    @Test func aFailedDeliveryStepIsNotADelivery() throws {
+        struct Fault: Error {}
+        let gate = try harness.makeGate()
+        #expect(throws: Fault.self) { try gate.use { try $0.deliver { throw Fault() } } }
+        #expect(try promptsShown == 0)
+        #expect(throws: Fault.self) { try gate.use { try $0.deliver { throw DeliveredAnywayError(Fault()) } } }
+        #expect(try promptsShown == 1)
+    }
+
+    /// A prompt left unanswered (``PromptUnansweredError`` from `confirm`): nothing runs, the use
+    /// is given back.
+    @Test func anUnansweredPromptRunsNothingAndCountsNothing() throws {
+        let gate = try harness.makeGate()
+        var ran = false
+        #expect(throws: PromptUnansweredError.self) {
+            try gate.use(confirm: { _ in throw PromptUnansweredError() }) { _ in ran = true }
+        }
+        #expect(!ran)
+        #expect(try promptsShown == 0)
+    }
+
+    /// `reserving` runs the reservation (a caller holds its signal handler's lock around it).
+    @Test func theReservationRunsInsideReserving() throws {
+        let gate = try harness.makeGate()
+        var inside = -1
+        _ = try gate.use(reserving: { reserve in
+            let authorization = try reserve()
+            inside = try promptsShown
+            return authorization
+        }) { $0.recordDelivery() }
+        #expect(inside == 1)
+    }
 }

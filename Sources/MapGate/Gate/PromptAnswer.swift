@@ -1,0 +1,68 @@
+import FoundationEssentials
+
+/// An answer typed at the update prompt ("update now or later?"), read the same in every
+/// language mapgate speaks, whatever the locale: the option keys and numbers (`u`/`l`, `1`/`2`),
+/// the labels each language's prompt shows (立即更新 / 稍後更新, 今すぐアップデート / 後で,
+/// 지금 업데이트 / 나중에), and yes and no, since the question is a yes/no question in every
+/// language (是 / 否, はい / いいえ, 예 / 아니요, y / n). An answer is folded first
+/// (``folded(_:)``): what a CJK input method types in full-width mode (`ｕ`, `１`, `ＹＥＳ`) reads
+/// as its ASCII letter, and case does not matter.
+///
+/// Anything else is not understood: the prompt asks again, saying what the choices are, and after
+/// ``attempts`` unclear answers (or at the end of input) the command does not run and no use is
+/// counted. An answer that is not understood is never taken as either choice.
+public enum PromptAnswer: Sendable, Equatable {
+    /// Open the store; the command does not run (and its use is given back).
+    case updateNow
+    /// Run the command.
+    case later
+
+    /// How many answers the prompt asks for before it gives up.
+    public static let attempts = 3
+
+    /// The answer `text` means, or nil when it is not understood.
+    public init?(_ text: String) {
+        let answer = Self.folded(text)
+        if Self.updateNowWords.contains(answer) {
+            self = .updateNow
+        } else if Self.laterWords.contains(answer) {
+            self = .later
+        } else {
+            return nil
+        }
+    }
+
+    /// Words that mean "update now". Each language's prompt labels and yes-words are here in
+    /// every script in use (simplified and traditional Chinese both).
+    static let updateNowWords: Set<String> = [
+        "u", "1", "y", "yes", "now", "update", "update now", "[u]",
+        "是", "是的", "好", "要", "立即更新", "立刻更新", "马上更新", "馬上更新", "现在更新", "現在更新", "更新",
+        "はい", "今すぐアップデート", "今すぐ更新", "今すぐインストール", "アップデート",
+        "예", "네", "지금 업데이트", "지금", "업데이트",
+    ]
+
+    /// Words that mean "later".
+    static let laterWords: Set<String> = [
+        "l", "2", "n", "no", "later", "not now", "[l]",
+        "否", "不", "不要", "稍後更新", "稍后更新", "稍後", "稍后", "以後", "以后", "以後再說", "以后再说",
+        "いいえ", "後で", "あとで", "後でアップデート",
+        "아니요", "아니오", "아니", "나중에", "나중에 업데이트",
+    ]
+
+    /// `text` as it is compared: the width folding of Unicode's NFKC (full-width ASCII
+    /// U+FF01–U+FF5E to ASCII, the ideographic space U+3000 to a space), lower case, white space
+    /// trimmed and collapsed, and a final full stop or exclamation mark dropped (`はい。`, `Yes!`).
+    public static func folded(_ text: String) -> String {
+        var scalars = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            switch scalar.value {
+            case 0xFF01...0xFF5E: scalars.append(Unicode.Scalar(scalar.value - 0xFEE0)!)
+            case 0x3000: scalars.append(" ")
+            default: scalars.append(scalar)
+            }
+        }
+        var words = String(scalars).lowercased().split(whereSeparator: { $0.isWhitespace }).joined(separator: " ")
+        while let last = words.last, ".!。！".contains(last) { words.removeLast() }
+        return words
+    }
+}

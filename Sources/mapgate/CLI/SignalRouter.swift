@@ -1,0 +1,136 @@
+import Dispatch
+import FoundationEssentials
+import MapGate
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The signals that end a run (SIGINT, SIGTERM, SIGHUP, SIGQUIT), taken in one place.
+///
+/// ``install()`` blocks them in the main thread before any other thread exists, so every thread
+/// mapgate or a library starts inherits the mask: a signal sent to one of those threads
+/// (`tgkill`) stays pending there and does nothing, and one sent to the process is taken by the
+/// router's own thread (`sigwait`), which alone decides what it does:
+/// - SIGHUP calls the hang-up handler a running server registered (a reload); without one it ends
+///   the run like the others (a closed terminal or a dropped ssh connection);
+/// - a ``wait(onHangUp:)`` under way (a server running until Ctrl-C) is woken, and the main
+///   thread stops the server in order;
+/// - otherwise the run ends: the registered cleanups run, newest first (a sync's half-assembled
+///   files removed, the gate's reserved use given back unless delivered), and the process exits
+///   with 128 + the signal, as a shell reports a process a signal ended.
+///
+/// Once the router has begun to end the run, the main thread cannot exit under it
+/// (``exit(_:)`` waits), so a give-back in progress is never cut short.
+enum SignalRouter {
+    static let terminating: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGQUIT]
+
+    /// A cleanup, run on the router's thread before the process ends on a signal.
+    typealias Cleanup = @Sendable (_ signal: Int32) -> Void
+
+    private struct Handlers: Sendable {
+        var cleanups: [(id: Int, run: Cleanup)] = []
+        var nextID = 0
+        var waiter: (@Sendable (Int32) -> Void)?
+        var hangUp: (@Sendable () -> Void)?
+    }
+
+    private static let handlers = Locked(Handlers())
+    /// Taken for good by whoever ends the process first: the router on a signal, or ``exit(_:)``.
+    private static let ending = DispatchSemaphore(value: 1)
+
+    /// The terminating signals as a set.
+    static var signalSet: sigset_t {
+        var set = sigset_t()
+        sigemptyset(&set)
+        for number in terminating { sigaddset(&set, number) }
+        return set
+    }
+
+    /// Blocks the terminating signals in this (the main) thread and starts the router's thread.
+    /// Call it first in `main`, before anything starts a thread.
+    static func install() {
+        var set = signalSet
+        pthread_sigmask(SIG_BLOCK, &set, nil)
+        do {
+            try Threads.detach(name: "signals") {
+                var set = signalSet
+                while true {
+                    var number: Int32 = 0
+                    guard sigwait(&set, &number) == 0 else { continue }
+                    route(number)
+                }
+            }
+        } catch {
+            // Without the thread the signals would stay blocked for ever: give them back their
+            // default action (the run ends at once, as before any of this).
+            pthread_sigmask(SIG_UNBLOCK, &set, nil)
+        }
+    }
+
+    private static func route(_ number: Int32) {
+        let (waiter, hangUp) = handlers.withLock { handlers -> ((@Sendable (Int32) -> Void)?, (@Sendable () -> Void)?) in
+            if number == SIGHUP, let hangUp = handlers.hangUp { return (nil, hangUp) }
+            defer { handlers.waiter = nil }
+            return (handlers.waiter, nil)
+        }
+        if let hangUp {
+            hangUp()
+            return
+        }
+        if let waiter {
+            waiter(number)
+            return
+        }
+        ending.wait()  // never given back: the process ends here
+        let cleanups = handlers.withLock { $0.cleanups }
+        for cleanup in cleanups.reversed() { cleanup.run(number) }
+        _exit(128 + number)  // at once: no atexit handlers while other threads still run
+    }
+
+    /// Runs `cleanup` if a signal ends the run while the returned registration lives.
+    static func onSignal(_ cleanup: @escaping Cleanup) -> Registration {
+        let id = handlers.withLock { handlers -> Int in
+            handlers.nextID += 1
+            handlers.cleanups.append((handlers.nextID, cleanup))
+            return handlers.nextID
+        }
+        return Registration(id: id)
+    }
+
+    /// A cleanup's registration: dropping it unregisters the cleanup.
+    final class Registration: Sendable {
+        let id: Int
+        init(id: Int) { self.id = id }
+        deinit {
+            let id = id
+            SignalRouter.handlers.withLock { $0.cleanups.removeAll { $0.id == id } }
+        }
+    }
+
+    /// Blocks until SIGINT, SIGTERM or SIGQUIT (or SIGHUP without `onHangUp`), calling `onHangUp`
+    /// (on the router's thread) for each SIGHUP: a server running until Ctrl-C, or until the
+    /// service manager stops it, that reloads on SIGHUP as daemons do. A second signal while the
+    /// caller stops in order ends the run at once (with the cleanups).
+    @discardableResult
+    static func wait(onHangUp: (@Sendable () -> Void)? = nil) -> Int32 {
+        let done = DispatchSemaphore(value: 0)
+        let received = Locked<Int32>(0)
+        handlers.withLock { handlers in
+            handlers.waiter = { number in
+                received.withLock { $0 = number }
+                done.signal()
+            }
+            handlers.hangUp = onHangUp
+        }
+        done.wait()
+        handlers.withLock { $0.hangUp = nil }
+        return received.withLock { $0 }
+    }
+
+    /// Ends the process with `code`, unless a signal is already ending it (then this waits for that).
+    static func exit(_ code: Int32) -> Never {
+        ending.wait()
+        Glibc.exit(code)
+    }
+}

@@ -1,0 +1,53 @@
+import Foundation
+import MapGate
+import Testing
+
+/// How the update prompt reads an answer (issue 37): every language's words, full-width forms,
+/// and nothing taken for a choice it does not name.
+@Suite struct PromptAnswerTests {
+    @Test(arguments: [
+        "u", "U", "update now", "1", "y", "Yes", "yes!", "立即更新", "是", "好", "现在更新", "はい", "はい。", "今すぐアップデート", "예", "네", "지금 업데이트",
+        "ｕ", "Ｕ", "１", "ＹＥＳ", "  u  ", "立即更新　",
+    ])
+    func updateNow(_ text: String) {
+        #expect(PromptAnswer(text) == .updateNow)
+    }
+
+    @Test(arguments: ["l", "L", "later", "2", "n", "no", "稍後更新", "稍后更新", "否", "不", "いいえ", "後で", "あとで", "아니요", "나중에", "ｌ", "２", "ＮＯ"])
+    func later(_ text: String) {
+        #expect(PromptAnswer(text) == .later)
+    }
+
+    /// Not understood: asked again, never taken as "later" (which would spend a use).
+    @Test(arguments: ["", " ", "x", "maybe", "ul", "uu", "yesno", "3", "0", "立即", "은", "?", "un"])
+    func notUnderstood(_ text: String) {
+        #expect(PromptAnswer(text) == nil)
+    }
+
+    /// The folding is Unicode's NFKC for what it covers (full-width ASCII and the ideographic
+    /// space), lower-cased: checked against Python's `unicodedata`, a reference implementation.
+    @Test func theFoldingIsNFKCsForFullWidthForms() throws {
+        let scalars = (0xFF01...0xFF5E).map { String(Unicode.Scalar($0)!) } + ["\u{3000}x"]
+        let text = scalars.joined(separator: "\n")
+        let python = "import sys, unicodedata; [print(unicodedata.normalize('NFKC', l).lower().strip()) for l in sys.stdin.read().split('\\n')]"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = ["-c", python]
+        let input = Pipe()
+        let output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        input.fileHandleForWriting.write(Data(text.utf8))
+        try input.fileHandleForWriting.close()
+        let expected = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+        process.waitUntilExit()
+        for (index, scalar) in scalars.enumerated() {
+            var ours = PromptAnswer.folded(scalar)
+            let reference = String(expected[index])
+            // The fold drops a final full stop or exclamation mark; NFKC does not.
+            if ours.isEmpty, [".", "!"].contains(reference) { ours = reference }
+            #expect(ours == reference, "\(scalar.unicodeScalars.map { String($0.value, radix: 16) })")
+        }
+    }
+}

@@ -1,0 +1,321 @@
+import Foundation
+import MapGate
+import MapGateDemo
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The gate, round four, part 1 (issue 35): an honest user loses no use to Ctrl-C at the prompt,
+/// a closed terminal, a HEAD request or a stale store answer; and part 2's ways around the gate
+/// with ordinary tools that a per-user installation can close (the `tile -o` folder trick,
+/// signals sent to one thread, Ctrl-C racing the delivery). Run as an unprivileged user when the
+/// tests run as root, as the threat is one.
+@Suite struct GateRoundFourTests {
+    static let user: uid_t? = geteuid() == 0 ? 65534 : nil
+    let workspace: CLIWorkspace
+    var mapgate: MapGateBinary { workspace.mapgate }
+    let during = "2027-02-05 00:00:00"
+    var scratch: String { mapgate.userFolder ?? workspace.work.path }
+
+    init() throws {
+        workspace = try CLIWorkspace(user: Self.user)
+        try workspace.publish(version: "1.5.0")
+        try workspace.offer("plain", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
+        try mapgate.configure(["appID": 1, "lookupURL": workspace.lookupURL, "catalogURL": workspace.catalogURL])
+        #expect(try mapgate.run(["sync", "plain"], at: "2027-01-01 00:00:00").status == 0)
+        let first = try mapgate.run(["tile", "plain", "0", "0", "0", "-o", "/dev/null"], at: during)
+        #expect(first.status == 0 && first.stderr.contains("5 uses left"), "\(first.stderr)")
+    }
+
+    func promptsShown(at time: String? = nil) throws -> Int {
+        let status = try mapgate.run(["status", "--json"], at: time ?? during)
+        return try #require(try MapGateBinary.json(status.stdout)["promptsShown"] as? Int, "\(status.stdout) \(status.stderr)")
+    }
+
+    /// mapgate's own process under a `faketime` (and `setpriv`) wrapper: the first descendant
+    /// whose name is `mapgate`.
+    func mapgateProcess(under process: BackgroundProcess) throws -> pid_t {
+        var pending = [process.processIdentifier]
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            var next: [pid_t] = []
+            for pid in pending {
+                let name = (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+                if name == "mapgate" { return pid }
+                let children = (try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8)) ?? ""
+                next += children.split(separator: " ").compactMap { pid_t($0) }
+            }
+            pending = next.isEmpty ? [process.processIdentifier] : next
+            if next.isEmpty { usleep(20_000) }
+        }
+        throw MissingFixture(path: "a mapgate process under \(process.processIdentifier)")
+    }
+
+    /// Whether `pid` is stopped (SIGSTOP): its state in /proc is `T`.
+    func isStopped(_ pid: pid_t) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let close = stat.lastIndex(of: ")") else { return false }
+        return stat[stat.index(close, offsetBy: 2)] == "T"
+    }
+
+    // MARK: Part 1: honest users
+
+    /// Ctrl-C at the question is the most natural answer there is: nothing runs, nothing counts.
+    @Test(arguments: ["tile", "serve", "open"])
+    func ctrlCAtThePromptCostsNothing(_ command: String) throws {
+        let arguments: [String] =
+            switch command {
+            case "tile": ["tile", "plain", "0", "0", "0", "-o", scratch + "/t.png"]
+            case "serve": ["serve", "--port", "0"]
+            default: ["open", "plain", "--port", "0"]
+            }
+        let before = try promptsShown()
+        let result = try mapgate.runOnTerminal(arguments, at: during, steps: [.init(waitFor: "Update now or later?", send: "\u{03}")])
+        #expect(!result.timedOut, "\(result.screen)")
+        #expect(result.status == 130, "\(result.screen)")
+        #expect(try promptsShown() == before, "\(command): Ctrl-C at the prompt spent a use; \(result.screen)")
+        #expect(!FileManager.default.fileExists(atPath: scratch + "/t.png"))
+    }
+
+    /// A closed terminal or a dropped ssh connection (SIGHUP), Ctrl-\ (SIGQUIT) and Ctrl-C during
+    /// a sync that has installed nothing yet: the use is given back, as the process ends with
+    /// 128 + the signal.
+    @Test(arguments: [SIGHUP, SIGQUIT, SIGINT])
+    func aSignalDuringASyncCostsNothing(_ number: Int32) throws {
+        try workspace.builder.add(
+            id: "slow", source: try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles"), format: "png", gzip: false,
+            overrides: ["url": "/_fault/cut=100000,stall=8/packages/slow-1.mbtiles"])
+        try workspace.builder.write()
+        let before = try promptsShown()
+        let sync = try mapgate.start(["sync", "slow"], at: during)
+        #expect(waitUntil(timeout: 20) { sync.stderr.contains("uses left") }, "\(sync.stderr)")
+        usleep(500_000)
+        sync.signal(number)
+        #expect(sync.wait(timeout: 20) == 128 + number, "\(sync.stderr)")
+        #expect(try promptsShown() == before, "signal \(number): \(sync.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: mapgate.dataDirectory + "/regions/slow.mbtiles"))
+    }
+
+    /// A link checker's or a client's HEAD for a tile gets no tile byte: the server's use is
+    /// not delivered by it (a GET is).
+    @Test func aHeadRequestForATileCostsNothing() throws {
+        var before = try promptsShown()
+        let started = try mapgate.serve(at: during)
+        let head = try runProcess("/usr/bin/curl", ["-sS", "-I", "-o", "/dev/null", "-w", "%{http_code}", started.base + "/plain/0/0/0.png"])
+        #expect(head.stdout == "200", "\(head.stdout) \(head.stderr)")
+        started.process.signal(SIGTERM)
+        #expect(started.process.wait() == 0)
+        #expect(try promptsShown() == before, "a HEAD spent the server's use: \(started.process.stderr)")
+        before = try promptsShown()
+        let again = try mapgate.serve(at: during)
+        let get = try runProcess("/usr/bin/curl", ["-sS", "-o", "/dev/null", "-w", "%{http_code}", again.base + "/plain/0/0/0.png"])
+        #expect(get.stdout == "200")
+        again.process.signal(SIGTERM)
+        #expect(again.process.wait() == 0)
+        #expect(try promptsShown() == before + 1, "a GET delivers the use")
+    }
+
+    /// The App Store's lookup answers an older version for a day or more after a release: one
+    /// such answer gives nothing back (a closed gate stays closed); the store saying so again a
+    /// day later is its word, and the pending version goes.
+    @Test func aStaleStoreAnswerRefundsNothing() throws {
+        for _ in 0..<4 { #expect(try mapgate.run(["tile", "plain", "0", "0", "0", "-o", "/dev/null"], at: during).status == 0) }
+        #expect(try mapgate.run(["tile", "plain", "0", "0", "0", "-o", "/dev/null"], at: during).status == 77)
+        try workspace.publish(version: "1.4.0")
+        let check = try mapgate.run(["check", "--json"], at: "2027-02-05 12:00:00")
+        #expect(check.status == 77, "one stale answer reopened the gate: \(check.stdout)")
+        #expect(try promptsShown(at: "2027-02-05 12:00:00") == 5)
+        #expect(try mapgate.run(["tile", "plain", "0", "0", "0", "-o", "/dev/null"], at: "2027-02-05 12:00:00").status == 77)
+        // The same answer a day later: the release was pulled.
+        let later = try mapgate.run(["check", "--json"], at: "2027-02-06 12:30:00")
+        #expect(later.status == 0, "\(later.stdout) \(later.stderr)")
+        #expect(try mapgate.run(["tile", "plain", "0", "0", "0", "-o", "/dev/null"], at: "2027-02-06 12:31:00").status == 0)
+    }
+
+    /// A process holding a read transaction on a state copy (sqlite3, a backup tool) neither
+    /// stalls mapgate for a minute nor leaves a committed use only in a `-wal` that deleting
+    /// would undo: the copies are in rollback-journal mode, and a commit a reader holds up is
+    /// refused at once, counting nothing.
+    @Test func aReaderHoldingTheStateNeitherStallsNorLosesAUse() throws {
+        let state = mapgate.stateHome + "/mapgate/state.sqlite"
+        for copy in [state, mapgate.dataDirectory + "/state.sqlite"] {
+            let mode = try runProcess("/usr/bin/sqlite3", [copy, "PRAGMA journal_mode"])
+            #expect(mode.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "delete", "\(copy): \(mode.stdout)")
+            #expect(!FileManager.default.fileExists(atPath: copy + "-wal"))
+        }
+        let before = try promptsShown()
+        let reader = try BackgroundProcess("/bin/sh", ["-c", "(echo 'BEGIN; SELECT count(*) FROM gate;'; sleep 30) | /usr/bin/sqlite3 \"$0\"", state])
+        defer { reader.signal(SIGKILL) }
+        #expect(waitUntil { reader.stdout.contains("1") }, "\(reader.stderr)")
+        let started = Date()
+        let held = try mapgate.run(["tile", "plain", "0", "0", "0", "-o", scratch + "/t.png"], at: during)
+        let took = Date().timeIntervalSince(started)
+        #expect(took < 20, "mapgate waited \(took) s for a reader")
+        #expect(held.status == 74, "\(held.stderr)")
+        #expect(held.stderr.contains("another process holds it open"), "\(held.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: scratch + "/t.png"))
+        reader.signal(SIGKILL)
+        _ = reader.wait()
+        #expect(try promptsShown() == before)
+        #expect(try mapgate.run(["tile", "plain", "0", "0", "0", "-o", "/dev/null"], at: during).status == 0)
+        #expect(try promptsShown() == before + 1)
+    }
+
+    /// `open REGION` serves every installed region: it asks the gate about each, as `serve` does,
+    /// so a region copied in by hand makes the record recover (here: closed, 77) instead of
+    /// being served.
+    @Test func openAsksTheGateAboutEveryRegionItServes() throws {
+        let data = mapgate.dataDirectory
+        try FileManager.default.copyItem(atPath: data + "/regions/plain.mbtiles", toPath: data + "/regions/extra.mbtiles")
+        let copy = "INSERT INTO regions SELECT 'extra', name, version, format, sha256, size, installed_at, minzoom, maxzoom, bounds, source_url, content_hash, tile_count, file_modified, file_inode FROM regions WHERE id = 'plain'"
+        let inserted = try runProcess("/usr/bin/sqlite3", [data + "/state.sqlite", copy])
+        #expect(inserted.status == 0, "\(inserted.stderr)")
+        try mapgate.handBack()
+        let result = try mapgate.run(["open", "plain", "--port", "0"], at: during)
+        #expect(result.status == 77, "\(result.stderr)")
+        #expect(result.stderr.contains("region extra was not installed by 'mapgate sync'"), "\(result.stderr)")
+    }
+
+    // MARK: Part 2: ordinary tools
+
+    /// 1. The folder made read-only while the tile is written: the bytes are in a file with no
+    /// name (O_TMPFILE), so nothing of the tile is left, the run fails (74), and the use is given
+    /// back. Stopped just before the delivery (where an inotify watcher would strike).
+    @Test func aFolderMadeReadOnlyDuringTileLeavesNoTileBehind() throws {
+        let folder = scratch + "/out"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        if let user = Self.user { #expect(chown(folder, user, user) == 0) }
+        let before = try promptsShown()
+        let tile = try mapgate.start(["tile", "plain", "0", "0", "0", "-o", folder + "/t.png"], at: during, environment: ["MAPGATE_FAULT_STOP_AT": "delivering"])
+        let pid = try mapgateProcess(under: tile)
+        #expect(waitUntil { isStopped(pid) }, "\(tile.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).isEmpty, "a named temporary file is there to read")
+        #expect(chmod(folder, 0o555) == 0)
+        defer { chmod(folder, 0o755) }
+        kill(pid, SIGCONT)
+        #expect(tile.wait(timeout: 20) == 74, "\(tile.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).isEmpty)
+        #expect(try promptsShown() == before, "\(tile.stderr)")
+    }
+
+    /// 3. Ctrl-C at the moment of delivery: either the tile is in place and the use kept, or
+    /// neither, never the tile with the use given back.
+    @Test func ctrlCAtTheDeliveryNeverGivesTheTileForFree() throws {
+        let output = scratch + "/t.png"
+        let before = try promptsShown()
+        let tile = try mapgate.start(["tile", "plain", "0", "0", "0", "-o", output], at: during, environment: ["MAPGATE_FAULT_STOP_AT": "delivering"])
+        let pid = try mapgateProcess(under: tile)
+        #expect(waitUntil { isStopped(pid) }, "\(tile.stderr)")
+        kill(pid, SIGINT)
+        kill(pid, SIGCONT)
+        let status = tile.wait(timeout: 20)
+        let exists = FileManager.default.fileExists(atPath: output)
+        let spent = try promptsShown() - before
+        #expect(status == 130 || status == 0, "\(tile.stderr)")
+        #expect(exists == (spent == 1), "tile written: \(exists), uses spent: \(spent); \(tile.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch).allSatisfy { !$0.contains(".mapgate-") })
+    }
+
+    /// 2. Signals sent to one of mapgate's threads (`tgkill`), not the process: the terminating
+    /// signals are blocked in every thread and taken in one place, so they do nothing; the run
+    /// goes on and delivers (and keeps) its use.
+    @Test func signalsSentToOneThreadDoNothing() throws {
+        let fifo = scratch + "/tile.fifo"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        if let user = Self.user { #expect(chown(fifo, user, user) == 0) }
+        let before = try promptsShown()
+        let tile = try mapgate.start(["tile", "plain", "0", "0", "0", "-o", fifo], at: during)
+        #expect(waitUntil(timeout: 20) { tile.stderr.contains("waiting for a process to read") }, "\(tile.stderr)")
+        let pid = try mapgateProcess(under: tile)
+        let threads = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task").compactMap { pid_t($0) }
+        var sent = 0
+        for thread in threads {
+            let name = (try? String(contentsOfFile: "/proc/\(pid)/task/\(thread)/comm", encoding: .utf8)) ?? ""
+            guard !name.hasPrefix("signals") else { continue }
+            for number in [SIGINT, SIGTERM, SIGHUP] {
+                let kill = try runProcess("/usr/bin/python3", ["-c", "import ctypes, sys; sys.exit(ctypes.CDLL(None).tgkill(\(pid), \(thread), \(number)))"])
+                #expect(kill.status == 0, "\(kill.stderr)")
+                sent += 1
+            }
+        }
+        #expect(sent > 0)
+        usleep(300_000)
+        #expect(kill(pid, 0) == 0, "a signal to one thread ended mapgate: \(tile.stderr)")
+        let read = try runProcess("/bin/sh", ["-c", "cat \"$0\" | wc -c", fifo])
+        #expect(Int(read.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0 > 0)
+        #expect(tile.wait(timeout: 20) == 0, "\(tile.stderr)")
+        #expect(try promptsShown() == before + 1)
+    }
+
+    /// 9. A region file swapped by hand (another valid MBTiles file in its place): `list` calls
+    /// it damaged, and `tile` refuses it the same way (65), counting nothing.
+    @Test func aRegionFileSwappedByHandIsNotAnswered() throws {
+        let path = mapgate.dataDirectory + "/regions/plain.mbtiles"
+        try FileManager.default.removeItem(atPath: path)
+        try FileManager.default.copyItem(atPath: try TestPaths.shared("mbtiles/mbtileserver-geography-class-png.mbtiles"), toPath: path)
+        try mapgate.handBack()
+        let before = try promptsShown()
+        let result = try mapgate.run(["tile", "plain", "0", "0", "0", "-o", "/dev/null"], at: during)
+        #expect(result.status == 65, "\(result.stderr)")
+        #expect(result.stderr.contains("region plain: is damaged"), "\(result.stderr)")
+        #expect(try promptsShown() == before)
+    }
+
+    /// 5. A preloaded library that replaces glibc's `syscall()` (and libfaketime holding the wall
+    /// clock) cannot freeze the gate's boot clock: it is read with the processor's own system-call
+    /// instruction. Held one second before the grace ends, the gate still reaches its end in real time.
+    @Test func aPreloadedSyscallCannotFreezeTheBootClock() throws {
+        // A workspace of its own, whose clock has not passed the grace yet.
+        let workspace = try CLIWorkspace(user: Self.user)
+        let mapgate = workspace.mapgate
+        try workspace.publish(version: "1.5.0")
+        try mapgate.configure(["appID": 1, "lookupURL": workspace.lookupURL, "catalogURL": workspace.catalogURL])
+        #expect(try mapgate.run(["check"], at: "2027-01-01 00:00:00").status == 0)
+        let source = workspace.work.file("freeze.c")
+        try """
+            #define _GNU_SOURCE
+            #include <dlfcn.h>
+            #include <stdarg.h>
+            #include <sys/syscall.h>
+            #include <time.h>
+            long syscall(long n, ...) {
+                va_list ap; va_start(ap, n);
+                long a = va_arg(ap, long), b = va_arg(ap, long), c = va_arg(ap, long), d = va_arg(ap, long), e = va_arg(ap, long), f = va_arg(ap, long);
+                va_end(ap);
+                if (n == SYS_clock_gettime && a == CLOCK_BOOTTIME) { struct timespec *t = (struct timespec *)b; t->tv_sec = 1000; t->tv_nsec = 0; return 0; }
+                static long (*real)(long, ...);
+                if (!real) real = (long (*)(long, ...))dlsym(RTLD_NEXT, "syscall");
+                return real(n, a, b, c, d, e, f);
+            }
+            """.write(toFile: source, atomically: true, encoding: .utf8)
+        let library = workspace.work.file("freeze.so")
+        let compiled = try runProcess("/usr/bin/gcc", ["-shared", "-fPIC", "-O1", "-o", library, source, "-ldl"])
+        try #require(compiled.status == 0, "\(compiled.stderr)")
+        chmod(library, 0o755)
+        // The grace of the version the store reports ends at graceUntil: hold the wall clock one
+        // second before it, on every run.
+        let first = try MapGateBinary.json(try mapgate.run(["status", "--json"], at: "2027-01-02 00:00:00").stdout)
+        let graceUntil = try #require(first["graceUntil"] as? String)
+        let end = try #require(ISO8601DateFormatter().date(from: graceUntil))
+        let held = DateFormatter()
+        held.dateFormat = "yyyy-MM-dd HH:mm:ss"
+        held.timeZone = TimeZone(identifier: "UTC")
+        let faked = held.string(from: end.addingTimeInterval(-1))
+        func state() throws -> String {
+            // The faketime wrapper keeps the preloaded library and adds its own.
+            let (program, arguments) = mapgate.command(
+                ["/usr/bin/faketime", faked, mapgate.path, "status", "--json", "--config", mapgate.configPath, "--data-dir", mapgate.dataDirectory])
+            let environment = mapgate.baseEnvironment.merging(["LD_PRELOAD": library]) { $1 }
+            let result = try runProcess(program, arguments, environment: environment)
+            return result.stdout + result.stderr
+        }
+        let before = try state()
+        #expect(before.contains("\"state\":\"grace\""), "\(before)")
+        sleep(2)
+        let after = try state()
+        #expect(after.contains("\"state\":\"prompting\""), "the boot clock was frozen by the preloaded syscall(): \(after)")
+    }
+}
+

@@ -1,0 +1,100 @@
+import Foundation
+import MapGate
+import MapGateDemo
+import TestSupport
+import Testing
+
+/// The update prompt answered in the user's own words (issue 37, part 1), on a real
+/// pseudo-terminal in each language mapgate speaks: the labels the prompt shows, yes and no, the
+/// keys and numbers, full-width letters; an answer not understood asks again; no answer runs
+/// nothing and counts nothing (exit 75).
+@Suite struct PromptAnswerTerminalTests {
+    let workspace: CLIWorkspace
+    var mapgate: MapGateBinary { workspace.mapgate }
+    let during = "2027-02-05 00:00:00"
+
+    init() throws {
+        workspace = try CLIWorkspace()
+        try workspace.publish(version: "1.5.0")
+        try workspace.offer("geo", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
+        try mapgate.configure(["appID": 1, "lookupURL": workspace.lookupURL, "catalogURL": workspace.catalogURL])
+        #expect(try mapgate.run(["sync", "geo"], at: "2027-01-01 00:00:00").status == 0)
+    }
+
+    func promptsShown() throws -> Int {
+        let status = try mapgate.run(["status", "--json"], at: during)
+        return try #require(try MapGateBinary.json(status.stdout)["promptsShown"] as? Int, "\(status.stdout)")
+    }
+
+    struct Case: Sendable, CustomTestStringConvertible {
+        var locale: String
+        var question: String
+        var answer: String
+        var updatesNow: Bool
+        var testDescription: String { "\(locale): \(answer)" }
+    }
+
+    static let cases: [Case] = [
+        Case(locale: "zh_TW.UTF-8", question: "是否更新？", answer: "立即更新", updatesNow: true),
+        Case(locale: "zh_TW.UTF-8", question: "是否更新？", answer: "是", updatesNow: true),
+        Case(locale: "zh_TW.UTF-8", question: "是否更新？", answer: "ｕ", updatesNow: true),
+        Case(locale: "zh_TW.UTF-8", question: "是否更新？", answer: "稍後更新", updatesNow: false),
+        Case(locale: "zh_TW.UTF-8", question: "是否更新？", answer: "否", updatesNow: false),
+        Case(locale: "zh_CN.UTF-8", question: "是否更新？", answer: "稍后更新", updatesNow: false),
+        Case(locale: "zh_CN.UTF-8", question: "是否更新？", answer: "好", updatesNow: true),
+        Case(locale: "ja_JP.UTF-8", question: "アップデートしますか？", answer: "はい", updatesNow: true),
+        Case(locale: "ja_JP.UTF-8", question: "アップデートしますか？", answer: "今すぐアップデート", updatesNow: true),
+        Case(locale: "ja_JP.UTF-8", question: "アップデートしますか？", answer: "後で", updatesNow: false),
+        Case(locale: "ja_JP.UTF-8", question: "アップデートしますか？", answer: "２", updatesNow: false),
+        Case(locale: "ko_KR.UTF-8", question: "업데이트할까요?", answer: "예", updatesNow: true),
+        Case(locale: "ko_KR.UTF-8", question: "업데이트할까요?", answer: "지금 업데이트", updatesNow: true),
+        Case(locale: "ko_KR.UTF-8", question: "업데이트할까요?", answer: "나중에", updatesNow: false),
+        Case(locale: "C.UTF-8", question: "Update now or later?", answer: "YES", updatesNow: true),
+        Case(locale: "C.UTF-8", question: "Update now or later?", answer: "1", updatesNow: true),
+        Case(locale: "C.UTF-8", question: "Update now or later?", answer: "later", updatesNow: false),
+    ]
+
+    /// Each answer does what it says, in the user's language: "update now" opens the store and
+    /// runs nothing (its use given back), "later" runs the command (the use kept).
+    @Test(arguments: cases)
+    func anAnswerInTheUsersWordsIsUnderstood(_ item: Case) throws {
+        let output = workspace.work.file("tile-\(abs(item.answer.hashValue)).png")
+        let before = try promptsShown()
+        let result = try mapgate.runOnTerminal(
+            ["tile", "geo", "0", "0", "0", "-o", output], at: during, environment: ["LANG": item.locale, "LANGUAGE": ""],
+            steps: [.init(waitFor: item.question, send: item.answer + "\r")])
+        #expect(!result.timedOut, "\(result.screen)")
+        #expect(result.status == 0, "\(result.screen)")
+        #expect(FileManager.default.fileExists(atPath: output) == !item.updatesNow, "\(result.screen)")
+        #expect(try promptsShown() == before + (item.updatesNow ? 0 : 1), "\(result.screen)")
+        if item.updatesNow { #expect(result.screen.contains("https://apps.example/mapgate"), "\(result.screen)") }
+    }
+
+    /// An answer not understood asks again, naming the choices; one understood then counts.
+    @Test func anUnclearAnswerAsksAgain() throws {
+        let output = workspace.work.file("again.png")
+        let result = try mapgate.runOnTerminal(
+            ["tile", "geo", "0", "0", "0", "-o", output], at: during,
+            steps: [.init(waitFor: "Update now or later?", send: "maybe\r"), .init(waitFor: "Please answer u (update now) or l (later)", send: "l\r")])
+        #expect(result.status == 0, "\(result.screen)")
+        #expect(FileManager.default.fileExists(atPath: output))
+    }
+
+    /// The end of input (Ctrl-D) or three answers not understood: no answer. Nothing runs, no use
+    /// is counted, exit 75, in every language.
+    @Test(arguments: ["C.UTF-8", "zh_TW.UTF-8", "zh_CN.UTF-8", "ja_JP.UTF-8", "ko_KR.UTF-8"])
+    func noAnswerRunsNothingAndCountsNothing(_ locale: String) throws {
+        let output = workspace.work.file("none.png")
+        let before = try promptsShown()
+        let endOfInput = try mapgate.runOnTerminal(
+            ["tile", "geo", "0", "0", "0", "-o", output], at: during, environment: ["LANG": locale, "LANGUAGE": ""],
+            steps: [.init(waitFor: "[u]", send: "\u{04}")])
+        #expect(endOfInput.status == 75, "\(endOfInput.screen)")
+        let unclear = try mapgate.runOnTerminal(
+            ["tile", "geo", "0", "0", "0", "-o", output], at: during, environment: ["LANG": locale, "LANGUAGE": ""],
+            steps: [.init(waitFor: "[u]", send: "x\r"), .init(waitFor: "Ctrl-C", send: "??\r"), .init(waitFor: nil, send: "what\r")])
+        #expect(unclear.status == 75, "\(unclear.screen)")
+        #expect(!FileManager.default.fileExists(atPath: output))
+        #expect(try promptsShown() == before, "\(endOfInput.screen)\n\(unclear.screen)")
+    }
+}
