@@ -92,7 +92,7 @@ public struct CatalogSource: Sendable {
             if case .transport(let code, let message, _) = error, code == 37 {
                 throw CatalogFetchError(isMissing: true, detail: message, target: "\(what) \(target)")
             }
-            throw GeneralFailure("\(what) \(target): \(error.reason)", kind: .unavailable)
+            throw GeneralFailure("\(what) \(target): \(error.reason)", kind: error.kind)
         }
         // file:// answers carry no status.
         guard response.status == 0 || (200..<300).contains(response.status) else {

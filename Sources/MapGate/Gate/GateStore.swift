@@ -11,10 +11,11 @@ import Glibc
 /// restrictive. Lost state (see ``load()``) is reported once and makes the record *recover*: it
 /// fails closed until a lookup succeeds (see ``GatePolicy/record(_:trustedTime:at:into:)``).
 public final class GateStore {
-    private let copies: [StateDatabase]
+    private var copies: [StateDatabase]
     /// Copies that exist but cannot be written (a read-only or full data directory): read and
     /// compared on every load, never written. An old copy brought back elsewhere still loses to them.
-    private let readOnlyCopies: [StateDatabase]
+    /// A data directory's copy that opened but then could not be written joins them.
+    private var readOnlyCopies: [StateDatabase]
     /// Copies that exist but cannot even be read, with the reason: the record recovers (fails
     /// closed until a lookup), since what they hold cannot be compared.
     private let unreadableCopies: [(path: String, reason: String)]
@@ -70,6 +71,21 @@ public final class GateStore {
     /// Runs `body` on the record in a write transaction on every copy, then saves it to all of them
     /// with the next generation.
     func update<T>(_ body: (inout GateRecord) throws -> T) throws -> T {
+        while true {
+            do {
+                return try updateAll(body)
+            } catch let error as GateStateError {
+                // A data directory's copy that cannot be written (its folder read-only, its disk
+                // full: the rollback journal cannot be made) is read and compared from now on,
+                // never written, and the change is made on the others; the user's own copy
+                // cannot be skipped: the gate then fails closed.
+                guard error.isWriteFailure, let index = copies.firstIndex(where: { $0.path == error.path }), index > 0 else { throw error }
+                readOnlyCopies.append(copies.remove(at: index))
+            }
+        }
+    }
+
+    private func updateAll<T>(_ body: (inout GateRecord) throws -> T) throws -> T {
         var writing = copies.first?.path ?? "?"
         do {
             defer { for copy in copies { copy.database.setBusyTimeout(copy.busyTimeout) } }

@@ -1,6 +1,10 @@
 import CCurl
 import FoundationEssentials
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The project's only network stack: GET requests through libcurl.
 ///
 /// TLS verification is always on. Proxy variables (`http_proxy`, `https_proxy`, `no_proxy`) are
@@ -46,13 +50,29 @@ public struct HTTPClient: Sendable {
         progress: ((Int64, Int64) -> Bool)? = nil,
         onBody: (UnsafeRawBufferPointer) throws -> Void
     ) throws -> HTTPResponseHead {
-        try withoutActuallyEscaping(onHead) { onHead in
+        try Self.checkLocalFile(request.url)
+        return try withoutActuallyEscaping(onHead) { onHead in
             try withoutActuallyEscaping(onBody) { onBody in
                 let transfer = try Transfer(url: request.url, onHead: onHead, onBody: onBody)
                 transfer.progress = progress
                 try configure(transfer, for: request)
                 return try transfer.perform()
             }
+        }
+    }
+
+    /// A `file://` URL must name a regular file, not through a symbolic link: libcurl would open
+    /// a FIFO named `catalog.json` on a stick and wait for a writer for ever, and a link in a
+    /// mirror's folder (a package that is a link to `/etc/shadow`) would make mapgate read a file
+    /// the mirror does not hold. Checked without opening anything (`lstat`).
+    static func checkLocalFile(_ url: String) throws {
+        guard url.lowercased().hasPrefix("file:"), let path = URL(string: url)?.path, !path.isEmpty else { return }
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return }  // missing: libcurl says so (curl error 37)
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: return
+        case S_IFLNK: throw HTTPError.notRegularFile(reason: L.localized("is a symbolic link: refused (a mirror's files must be its own)"), url: url)
+        default: throw HTTPError.notRegularFile(reason: L.localized("is %1$s, not a regular file: refused", "\(RegularFile.kindName(info.st_mode))"), url: url)
         }
     }
 

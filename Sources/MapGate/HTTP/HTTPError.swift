@@ -10,10 +10,15 @@ public enum HTTPError: MapGateFailure, LocalizedError, Sendable, Equatable {
     case cancelled(url: String)
     /// The body was larger than the caller accepts.
     case tooLarge(limit: Int, url: String)
+    /// A `file://` URL that names no regular file of its own (a FIFO, which would block the reader
+    /// for ever, a device, a folder, or a symbolic link out of a mirror's folder): `reason` says which.
+    case notRegularFile(reason: String, url: String)
 
     public var kind: FailureKind {
-        if case .tooLarge = self { return .badData }
-        return .unavailable
+        switch self {
+        case .tooLarge, .notRegularFile: .badData
+        default: .unavailable
+        }
     }
 
     /// libcurl errors that may pass on a retry: a name that did not resolve, a connection that
@@ -27,7 +32,7 @@ public enum HTTPError: MapGateFailure, LocalizedError, Sendable, Equatable {
         switch self {
         case .transport(let code, _, _): Self.transientCurlCodes.contains(code)
         case .status(let code, _): code >= 500 || code == 408 || code == 429
-        case .cancelled, .tooLarge: false
+        case .cancelled, .tooLarge, .notRegularFile: false
         }
     }
 
@@ -38,6 +43,7 @@ public enum HTTPError: MapGateFailure, LocalizedError, Sendable, Equatable {
         case .status(let code, _): "HTTP \(code)"
         case .cancelled: "transfer cancelled"
         case .tooLarge(let limit, _): "larger than \(limit >= 1 << 20 ? "\(limit >> 20) MiB" : "\(limit) bytes")"
+        case .notRegularFile(let reason, _): reason
         }
     }
 
@@ -51,6 +57,8 @@ public enum HTTPError: MapGateFailure, LocalizedError, Sendable, Equatable {
             "transfer of \(url) cancelled"
         case .tooLarge(let limit, let url):
             "\(url) is larger than \(limit >= 1 << 20 ? "\(limit >> 20) MiB" : "\(limit) bytes")"
+        case .notRegularFile(let reason, let url):
+            "\(url) \(reason)"
         }
     }
 }

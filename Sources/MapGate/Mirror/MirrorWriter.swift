@@ -35,6 +35,20 @@ public struct MirrorWriter {
     public struct Summary: Sendable {
         public var manifest: MirrorManifest
         public var bytes: Int64
+        /// Packages that could not be written (a full stick, an I/O error), with the reason: the
+        /// mirror lacks them, and the run must not say it is done (exit 74). Unlike a package
+        /// left out by rule (not installed, not rebuildable), which the mirror is complete without.
+        public var failures: [(id: String, reason: String)] = []
+        public var isComplete: Bool { failures.isEmpty }
+    }
+
+    /// What became of one package.
+    enum Placement {
+        case placed
+        /// Left out by rule: `reason` says why (the mirror is complete without it).
+        case leftOut(String)
+        /// Could not be written.
+        case failed(String)
     }
 
     let directory: DataDirectory
@@ -63,6 +77,9 @@ public struct MirrorWriter {
         }
         let catalog = try saved.verified(in: directory, trustedKeys: trustedKeys, requiresSignature: requiresSignature)
         try prepare(destination)
+        let lock = try MirrorLock(folder: destination)
+        defer { withExtendedLifetime(lock) {} }
+        var failures: [(id: String, reason: String)] = []
 
         var manifest = MirrorManifest(
             written: ISODate.string(now), catalogSerial: catalog.serial, catalogSHA256: try SHA256Hasher.hex(of: saved.bytes),
@@ -81,7 +98,11 @@ public struct MirrorWriter {
                 continue
             }
             let package = MirrorManifest.Package(id: region.id, version: region.version, sha256: region.sha256, size: region.size)
-            if let reason = place(package, kind: .region, from: directory.regionPath(region.id), into: destination, progress: progress, onEvent) {
+            let placement = place(package, kind: .region, from: directory.regionPath(region.id), into: destination, progress: progress, onEvent)
+            if case .failed(let reason) = placement {
+                failures.append((region.id, reason))
+                leave(region.id, .region, reason, &manifest, onEvent)
+            } else if case .leftOut(let reason) = placement {
                 // Updated by a delta: the delta goes in the mirror, for machines that have its base.
                 if let delta = carryDelta(of: region, into: destination, onEvent) {
                     manifest.deltas.append(delta)
@@ -110,9 +131,13 @@ public struct MirrorWriter {
                 continue
             }
             let package = MirrorManifest.Package(id: style.id, version: style.version, sha256: style.sha256, size: style.size)
-            if let reason = place(package, kind: .style, from: directory.stylePath(style.id), into: destination, progress: progress, onEvent) {
+            switch place(package, kind: .style, from: directory.stylePath(style.id), into: destination, progress: progress, onEvent) {
+            case .failed(let reason):
+                failures.append(("style " + style.id, reason))
                 leave(style.id, .style, reason, &manifest, onEvent)
-            } else {
+            case .leftOut(let reason):
+                leave(style.id, .style, reason, &manifest, onEvent)
+            case .placed:
                 manifest.styles.append(package)
                 bytes += package.size
             }
@@ -126,7 +151,7 @@ public struct MirrorWriter {
         }
         try AtomicFile.write(saved.bytes, to: destination + "/" + MirrorLayout.catalogName)
         removeUnnamed(in: destination, keeping: Set((manifest.regions + manifest.styles).map(\.sha256) + manifest.deltas.map(\.sha256)))
-        return Summary(manifest: manifest, bytes: bytes)
+        return Summary(manifest: manifest, bytes: bytes, failures: failures)
     }
 
     private func prepare(_ destination: String) throws {
@@ -150,15 +175,15 @@ public struct MirrorWriter {
     /// Puts `package` at `packages/SHA256`, from the installed file `source`: kept when it is
     /// already there and checks out, else the installed file itself when its SHA-256 is the
     /// package's (a package that is not gzipped), else its deterministic gzip. Returns why it
-    /// could not, or nil.
+    /// could not: by rule, or because it could not be written.
     private func place(
         _ package: MirrorManifest.Package, kind: Kind, from source: String, into destination: String,
         progress: (String, Int64, Int64) -> Void, _ onEvent: (Event) -> Void
-    ) -> String? {
+    ) -> Placement {
         let target = destination + "/" + MirrorLayout.packageName(sha256: package.sha256)
         if FileManager.default.sizeOfItem(atPath: target) == package.size, (try? SHA256Hasher.hex(ofFileAt: target)) == package.sha256 {
             onEvent(.kept(package, kind: kind))
-            return nil
+            return .placed
         }
         onEvent(.started(id: package.id, kind: kind))
         let temporary = destination + "/" + MirrorLayout.packagesFolder + "/." + package.sha256 + ".\(getpid()).partial"
@@ -174,17 +199,17 @@ public struct MirrorWriter {
                 made = try PackageCompressor.pack(source, to: temporary) { done, total in progress(package.id, done, total) }
             }
             guard made.sha256 == package.sha256, made.size == package.size else {
-                return "its package cannot be rebuilt byte for byte from the installed file (updated by a delta, or packed with other gzip settings than 'mapgate publish')"
+                return .leftOut("its package cannot be rebuilt byte for byte from the installed file (updated by a delta, or packed with other gzip settings than 'mapgate publish')")
             }
-            if let reason = DurableFile.flush(temporary) { return "cannot write \(temporary): \(reason)" }
+            if let reason = DurableFile.flush(temporary) { return .failed("cannot write \(temporary): \(reason)") }
             if let reason = DurableFile.rename(temporary, over: target, folder: PathText.deletingLastComponent(target)) {
-                return "cannot write \(target): \(reason)"
+                return .failed("cannot write \(target): \(reason)")
             }
         } catch {
-            return errorMessage(error)
+            return .failed(errorMessage(error))
         }
         onEvent(.written(package, kind: kind))
-        return nil
+        return .placed
     }
 
     /// Copies the delta kept for `region` (``LeftoverFiles/keptDeltas(of:in:)``) into the mirror

@@ -49,7 +49,9 @@ public final class StateDatabase {
             throw GeneralFailure(L.localized("state folder %1$s: cannot create it: %2$s", "\(folder)", "\(errorMessage(error))"), kind: .io)
         }
         do {
-            (database, isNew) = try Self.openChecked(path, busyTimeout: busyTimeout, seed: seed)
+            let created = try Self.createAtomically(path, seed: seed)
+            let (opened, foundEmpty) = try Self.openChecked(path, busyTimeout: busyTimeout, seed: seed)
+            (database, isNew) = (opened, created || foundEmpty)
         } catch let error as SQLiteError where error.isCorruption {
             let aside = path + ".damaged-\(Int(clock.now.timeIntervalSince1970))"
             for suffix in ["", "-wal", "-shm"] {
@@ -99,6 +101,36 @@ public final class StateDatabase {
             guard let database = try open(.immutable) else { throw error }
             return StateDatabase(database: database, path: path, isImmutable: true)
         }
+    }
+
+    /// Makes a missing database whole under a temporary name (schema, seed, committed and closed)
+    /// and only then links it into place: a database mapgate could not finish creating (a file
+    /// system SQLite cannot use, a full disk, a kill) leaves nothing at `path`, never a file that
+    /// exists without a sealed record, which would read as tampering (issue 40). Returns whether
+    /// this call made it (false when it was there, or another process made it first).
+    static func createAtomically(_ path: String, seed: Seed) throws -> Bool {
+        guard access(path, F_OK) != 0, errno == ENOENT else { return false }
+        let temporary = path + ".creating-\(getpid())"
+        for suffix in ["", "-journal"] { unlink(temporary + suffix) }
+        defer { for suffix in ["", "-journal"] { unlink(temporary + suffix) } }
+        try makeDatabase(at: temporary, seed: seed)
+        if link(temporary, path) == 0 {
+            DurableFile.syncFolder(PathText.deletingLastComponent(path))
+            return true
+        }
+        if errno == EEXIST { return false }
+        // No hard links (FAT and some FUSE file systems): a rename, which is as atomic.
+        guard rename(temporary, path) == 0 else {
+            throw GeneralFailure(L.localized("cannot create %1$s: %2$s", "\(path)", "\(String(cString: strerror(errno)))"), kind: .io)
+        }
+        return true
+    }
+
+    /// Writes a complete new database at `path`; the connection is closed when this returns.
+    private static func makeDatabase(at path: String, seed: Seed) throws {
+        let database = try SQLiteDatabase(path: path, mode: .readWriteCreate)
+        _ = try database.query("PRAGMA journal_mode=DELETE") { $0.text(0) }
+        _ = try migrate(database, seed: seed)
     }
 
     /// Whether the database file's header says WAL mode (bytes 18 and 19 are 2), as an older

@@ -23,11 +23,17 @@ enum DurableFile {
     /// Renames `path` over `destination` and fsyncs the folder holding it.
     static func rename(_ path: String, over destination: String, folder: String) -> String? {
         guard Glibc.rename(path, destination) == 0 else { return String(cString: strerror(errno)) }
+        syncFolder(folder)
+        return nil
+    }
+
+    /// fsyncs a folder, so that the entries just made or renamed in it are on disk (best effort:
+    /// some file systems cannot).
+    static func syncFolder(_ folder: String) {
         let descriptor = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if descriptor >= 0 {
             fsync(descriptor)
             close(descriptor)
         }
-        return nil
     }
 }

@@ -78,7 +78,9 @@ struct MirrorCommand: Command {
         let manifest = summary.manifest
         if context.json {
             console.json(
-                SummaryLine(mirror: path, regions: manifest.regions.count, styles: manifest.styles.count, deltas: manifest.deltas.count, bytes: summary.bytes))
+                SummaryLine(
+                    mirror: path, regions: manifest.regions.count, styles: manifest.styles.count, deltas: manifest.deltas.count, bytes: summary.bytes,
+                    failed: summary.isComplete ? nil : summary.failures.map(\.id)))
         } else {
             var facts = [
                 L.format(L.localized("%d region", "%d regions", count: manifest.regions.count), String(manifest.regions.count)),
@@ -93,6 +95,14 @@ struct MirrorCommand: Command {
                 L.localized(
                     "mirror at %1$s: %2$s; another machine runs 'mapgate sync --from %3$s'", TerminalText.inline(path), facts.joined(separator: L.localized(", ")),
                     TerminalText.inline(path)))
+        }
+        // A package that could not be written (a full stick): the mirror lacks it, and
+        // `mapgate mirror /media/usb -q && eject` must not take it for done.
+        guard summary.isComplete else {
+            for failure in summary.failures {
+                console.error(L.localized("the mirror %1$s lacks %2$s: %3$s", TerminalText.inline(path), failure.id, failure.reason))
+            }
+            return ExitCode.io
         }
         return ExitCode.success
     }
@@ -117,5 +127,7 @@ struct MirrorCommand: Command {
         var styles: Int
         var deltas: Int
         var bytes: Int64
+        /// The packages that could not be written (the run exits 74); absent when none.
+        var failed: [String]? = nil
     }
 }

@@ -59,6 +59,11 @@ extension GateReport {
         if let last = record.lastLookupAt { rows.append((L.localized("last lookup"), Format.dateTime(last))) }
         let color: Console.Color = phase.isClosed ? .red : (phase == .upToDate ? .green : .yellow)
         rows.append((L.localized("gate"), console.paint(summary, color)))
+        // A recovering record refuses every use until a lookup succeeds: "up to date" alone
+        // would hide why the maps are refused.
+        if record.isRecovering {
+            rows.append((L.localized("recovering"), console.paint(L.localized("the gate's state was lost or changed: the next use needs one successful store lookup ('mapgate check')"), .red)))
+        }
         // Labels padded by terminal columns (a CJK label takes two per character) to 20.
         return rows.map { $0.0 + String(repeating: " ", count: max(1, 20 - TerminalText.width($0.0))) + $0.1 }
     }

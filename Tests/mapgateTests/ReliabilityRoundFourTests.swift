@@ -1,0 +1,124 @@
+import Foundation
+import MapGate
+import MapGateDemo
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Reliability, round four (issue 40): a stick SQLite cannot use does not lock the user out,
+/// mirrors never say "done" when they are not, and a mirror's files are opened only as regular
+/// files of its own.
+extension MirrorTests {
+    /// Item 2: a stick too small for a package: the region is left out, the reason said, and
+    /// `mirror` exits 74 (also with -q), so `mirror DIR -q && eject` does not report success.
+    @Test(.enabled(if: TinyDisk.canMount, "needs root to mount a small tmpfs"))
+    func aMirrorThatCouldNotWriteAPackageExits74() throws {
+        try publish(version: "1")
+        #expect(try a.run(["sync", "geo", "plain"], at: Self.day1).status == 0)
+        let small = TinyDisk.self
+        let disk = try small.init(at: work.file("small-stick"))
+        defer { disk.unmount() }
+        // Room for the catalog and the small package, not for the 1.7 MB one: fill all but ~600 KB.
+        let filler = disk.path + "/filler"
+        #expect(try runProcess("/usr/bin/fallocate", ["-l", "1400k", filler]).status == 0)
+        let quiet = try a.run(["mirror", disk.path + "/maps", "-q"], at: Self.day1)
+        #expect(quiet.status == 74, "\(quiet.stdout) \(quiet.stderr)")
+        #expect(quiet.stderr.contains("error: the mirror") && quiet.stderr.contains("lacks"), "\(quiet.stderr)")
+        let json = try a.run(["mirror", disk.path + "/maps", "--json"], at: Self.day1)
+        #expect(json.status == 74)
+        let summary = try MapGateBinary.json(try #require(json.stdout.split(separator: "\n").last.map(String.init)))
+        #expect((summary["failed"] as? [String])?.isEmpty == false, "\(json.stdout)")
+        // Room made: the same command completes and says so.
+        try FileManager.default.removeItem(atPath: filler)
+        #expect(try a.run(["mirror", disk.path + "/maps", "-q"], at: Self.day1).status == 0)
+    }
+
+    /// Item 2: a second `mirror` of the same folder while one writes is refused at once, instead
+    /// of deleting the first one's half-written package.
+    @Test func aSecondWriterOfTheSameMirrorIsRefused() throws {
+        try publish(version: "1")
+        #expect(try a.run(["sync", "geo", "plain"], at: Self.day1).status == 0)
+        try FileManager.default.createDirectory(atPath: stick, withIntermediateDirectories: true)
+        // Another writer holds the folder's lock (as a running `mapgate mirror` does).
+        let holder = try BackgroundProcess("/usr/bin/flock", [stick + "/.mapgate-mirror.lock", "sleep", "30"])
+        defer { holder.signal(SIGKILL) }
+        #expect(waitUntil { FileManager.default.fileExists(atPath: stick + "/.mapgate-mirror.lock") })
+        usleep(200_000)
+        let second = try a.run(["mirror", stick], at: Self.day1)
+        #expect(second.status == 1, "\(second.stderr)")
+        #expect(second.stderr.contains("another mapgate mirror is writing"), "\(second.stderr)")
+        holder.signal(SIGKILL)
+        _ = holder.wait()
+        #expect(try a.run(["mirror", stick], at: Self.day1).status == 0)
+    }
+
+    /// Item 3: a FIFO named `catalog.json` (or `mirror.json`) on a stick made `sync --from` wait
+    /// for a writer for ever; every file of a mirror is opened only as a regular file.
+    @Test(arguments: ["catalog.json", "catalog.json.minisig"])
+    func aFIFOInAMirrorIsRefusedAtOnce(_ name: String) throws {
+        try mirrorVersionOne()
+        let path = stick + "/" + name
+        try FileManager.default.removeItem(atPath: path)
+        #expect(mkfifo(path, 0o644) == 0)
+        let started = Date()
+        let sync = try b.run(["sync", "--from", stick, "geo"], at: Self.day1)
+        #expect(Date().timeIntervalSince(started) < 20)
+        #expect(sync.status == 65, "\(sync.stderr)")
+        #expect(sync.stderr.contains("not a regular file: refused"), "\(sync.stderr)")
+    }
+
+    /// Item 11: a package in a folder mirror that is a symbolic link (to `/etc/shadow`, say) is
+    /// not opened: a mirror's files must be its own.
+    @Test func aSymbolicLinkInAFolderMirrorIsRefused() throws {
+        try mirrorVersionOne()
+        let geo = try package("geo")
+        let secret = work.file("secret")
+        try Data(repeating: 7, count: 1000).write(to: URL(fileURLWithPath: secret))
+        try FileManager.default.removeItem(atPath: geo)
+        try FileManager.default.createSymbolicLink(atPath: geo, withDestinationPath: secret)
+        let sync = try b.run(["sync", "--from", stick, "geo"], at: Self.day1)
+        #expect(sync.status != 0, "\(sync.stdout)")
+        #expect(sync.stderr.contains("symbolic link: refused"), "\(sync.stderr)")
+        #expect(!sync.stderr.contains("1000"), "the refusal tells the size of a file it must not read: \(sync.stderr)")
+    }
+}
+
+extension FullDiskTests {
+    /// Item 1: a `--data-dir` SQLite cannot use (here a full disk; on a FAT stick the same) fails
+    /// that run with the reason, and leaves no half-made `state.sqlite` that the next run would
+    /// take for tampering: the user's own record does not go into recovery, and their regions in
+    /// their usual data directory stay usable; `status` would say so if it did.
+    @Test(.enabled(if: TinyDisk.canMount, "needs root to mount a small tmpfs"))
+    func aDataDirectoryThatCannotBeUsedDoesNotLockTheUserOut() throws {
+        let workspace = try CLIWorkspace()
+        let mapgate = workspace.mapgate
+        try workspace.offer("small", fixture: "mbtileserver-geography-class-png.mbtiles", format: "png")
+        try mapgate.configure(["catalogURL": workspace.catalogURL])
+        #expect(try mapgate.run(["sync", "small"]).status == 0)
+        let disk = try TinyDisk(at: workspace.work.file("stick"))
+        defer { disk.unmount() }
+        try FileManager.default.createDirectory(atPath: disk.path + "/maps", withIntermediateDirectories: true)
+        try disk.make("full")
+        let (program, arguments) = mapgate.command([mapgate.path, "sync", "small", "--config", mapgate.configPath, "--data-dir", disk.path + "/maps"])
+        let failed = try runProcess(program, arguments, environment: mapgate.baseEnvironment)
+        #expect(failed.status == 74, "\(failed.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: disk.path + "/maps/state.sqlite"), "a half-made state database stays behind")
+        // Again: the same clear failure, and nothing taken as tampering.
+        let again = try runProcess(program, arguments, environment: mapgate.baseEnvironment)
+        #expect(again.status == 74, "\(again.stderr)")
+        #expect(!again.stderr.contains("changed outside mapgate"), "\(again.stderr)")
+        // The usual data directory: served as before, and no recovery.
+        let tile = try mapgate.run(["tile", "small", "0", "0", "0", "-o", workspace.work.file("t.png")])
+        #expect(tile.status == 0, "\(tile.stderr)")
+        let status = try mapgate.run(["status"])
+        #expect(status.status == 0)
+        #expect(!status.stdout.contains("recovering"), "\(status.stdout)")
+        // A record that does recover (the user's copy deleted) says so in `status`, not only "up to date".
+        try FileManager.default.removeItem(atPath: mapgate.stateHome + "/mapgate")
+        let recovering = try mapgate.run(["status"])
+        #expect(recovering.stdout.contains("recovering"), "\(recovering.stdout)")
+    }
+}
