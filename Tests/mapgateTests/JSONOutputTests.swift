@@ -24,7 +24,7 @@ import Testing
         "open": ["region", "viewer", "tilejson"],
         "serve": ["url", "regions"],
         "mirror": ["id", "kind", "action", "version", "bytes", "reason"],
-        "mirror-summary": ["mirror", "regions", "styles", "deltas", "bytes"],
+        "mirror-summary": ["mirror", "regions", "styles", "deltas", "bytes", "failed"],
         "demo": ["kind", "text"],
         "error": ["error", "exitCode"],
     ]

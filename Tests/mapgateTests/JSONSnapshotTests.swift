@@ -45,7 +45,7 @@ import Glibc
         // The test catalog's packages are not publish's gzip: the region cannot be rebuilt, and says so.
         (["mirror", "$WORK/m"], #"""
             {"action":"left-out","bytes":null,"id":"geo","kind":"region","reason":"its package cannot be rebuilt byte for byte from the installed file (updated by a delta, or packed with other gzip settings than 'mapgate publish')","version":null}
-            {"bytes":0,"deltas":0,"mirror":"$WORK/m","regions":0,"styles":0}
+            {"bytes":0,"deltas":0,"failed":null,"mirror":"$WORK/m","regions":0,"styles":0}
             """#),
         (["remove", "geo"], #"{"action":"removed","error":null,"exitCode":null,"region":"geo","version":"1"}"#),
         (["remove", "geo"], #"{"action":"failed","error":"region geo: not installed (no region is installed; see 'mapgate catalog' and 'mapgate sync REGION')","exitCode":1,"region":"geo","version":null}"#),

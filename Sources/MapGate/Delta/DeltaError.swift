@@ -49,7 +49,7 @@ public struct DeltaError: MapGateFailure, LocalizedError, Sendable, Equatable {
         case .baseMismatch(let expected, let actual):
             text = "delta does not fit this base: it expects agg_tiles_hash \(expected), the base has \(actual)"
         case .resultMismatch(let expected, let actual):
-            text = "applying the delta gave agg_tiles_hash \(actual), but it promises \(expected); nothing was changed"
+            text = "applied, the delta gives tiles whose agg_tiles_hash is \(actual), not the \(expected) it promises, so it was not used (the file it was applied to is left as it was)"
         case .unsupported(let detail): text = detail
         case .outputExists: text = "the output file already exists"
         case .outOfOrder(let detail): text = "tiles out of order: \(detail)"

@@ -121,6 +121,26 @@ extension MBTilesDelta {
                       AND tile_id NOT IN (SELECT tile_id FROM main.map WHERE tile_id IS NOT NULL);
                 DROP TABLE temp.mapgate_replaced_images;
                 """)
+        case .zoomKeyedImages:
+            // tippecanoe 2.x: an image is (zoom_level, tile_id); ids are unique per zoom level only.
+            let id = "lower(\(md5)(tile_data))"
+            try database.execute(
+                """
+                CREATE TEMP TABLE mapgate_replaced_images (zoom_level INTEGER, tile_id TEXT);
+                INSERT INTO temp.mapgate_replaced_images
+                    SELECT DISTINCT zoom_level, tile_id FROM main.map WHERE tile_id IS NOT NULL AND \(named);
+                DELETE FROM main.map WHERE \(named);
+                INSERT INTO main.images (zoom_level, tile_id, tile_data)
+                    SELECT zoom_level, id, tile_data FROM (SELECT zoom_level, \(id) AS id, tile_data FROM (\(given))) AS new
+                    WHERE NOT EXISTS (SELECT 1 FROM main.images AS old WHERE old.zoom_level = new.zoom_level AND old.tile_id = new.id)
+                    GROUP BY zoom_level, id;
+                INSERT INTO main.map (zoom_level, tile_column, tile_row, tile_id)
+                    SELECT zoom_level, tile_column, tile_row, \(id) FROM (\(given));
+                DELETE FROM main.images
+                    WHERE (zoom_level, tile_id) IN (SELECT zoom_level, tile_id FROM temp.mapgate_replaced_images)
+                      AND (zoom_level, tile_id) NOT IN (SELECT zoom_level, tile_id FROM main.map WHERE tile_id IS NOT NULL);
+                DROP TABLE temp.mapgate_replaced_images;
+                """)
         }
     }
 

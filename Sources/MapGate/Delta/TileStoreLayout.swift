@@ -8,6 +8,10 @@ enum TileStoreLayout: Equatable {
     /// `tile_data`): the de-duplicated schema of tilelive, node-mbtiles and martin.
     /// `lowercaseIDs` tells whether the file writes its MD5 tile ids in lower case (tilelive does).
     case normalized(lowercaseIDs: Bool)
+    /// `tiles` is a view over `map` and `images` joined on `zoom_level` *and* `tile_id`, with
+    /// `UNIQUE (zoom_level, tile_id)` on `images`: tippecanoe 2.x's layout, whose ids are its own
+    /// hashes, unique per zoom level only. New images go in under their zoom level.
+    case zoomKeyedImages
     /// `tiles` is a view over martin's `tiles_with_hash` table (tiles plus the MD5 of each).
     case flatWithHash
 
@@ -24,6 +28,7 @@ enum TileStoreLayout: Equatable {
             try columns(of: "map", in: database, schema: schema).isSuperset(of: coordinateColumns.union(["tile_id"])),
             try columns(of: "images", in: database, schema: schema).isSuperset(of: ["tile_id", "tile_data"])
         {
+            if try columns(of: "images", in: database, schema: schema).contains("zoom_level") { return .zoomKeyedImages }
             // A sample of ids decides their case; martin writes upper case, tilelive lower case.
             let lowercase = try database.query(
                 """
@@ -39,9 +44,10 @@ enum TileStoreLayout: Equatable {
         {
             return .flatWithHash
         }
+        let met = objects.filter { $0.value == "table" }.keys.sorted().joined(separator: ", ")
         throw DeltaError(
             path: path, reason: .unsupported(
-                "tiles is a view over tables mapgate does not know how to update (expected map + images or tiles_with_hash)"))
+                "tiles is a view over tables mapgate does not know how to update (it has the tables \(met); mapgate updates a flat tiles table, map + images as mbutil, tilelive, martin and tippecanoe 2.x write them, and martin's tiles_with_hash)"))
     }
 
     /// Throws unless `schema` has a `tiles` and a `metadata` table or view.

@@ -19,7 +19,7 @@ struct MirrorCommand: Command {
         while it is written is never taken as a valid one. The installed data is only read, and
         writing a mirror is not a use of the update gate.
         With --json, one object per region or style (id, kind, action "written", "kept" or
-        "left-out", version, bytes, reason), then a summary line (mirror, regions, styles, deltas, bytes).
+        "left-out", version, bytes, reason), then a summary line (mirror, regions, styles, deltas, bytes, failed: the packages that could not be written, exit 74).
         """)
     let destination: String
 
