@@ -147,15 +147,22 @@ public struct GatePolicy: Sendable {
     ///   whose grace is over as having no uses left.
     ///
     /// With `tightenOnly` (an answer obtained in a user namespace of the user's own, where they may
-    /// answer for the store: ``UserNamespace``) the answer can only make the gate stricter: it
-    /// brings no trusted time, never resets a pending version, and never ends a recovery (that
-    /// lookup is noted as failed).
+    /// answer for the store: ``UserNamespace``) the answer can only make the gate stricter: its
+    /// trusted time only moves the clock forward, it never resets a pending version, and never
+    /// ends a recovery (that lookup is noted as failed).
     @discardableResult
     public func record(
         _ release: StoreRelease, trustedTime: Date? = nil, at reading: Date, into record: inout GateRecord, tightenOnly: Bool = false
     ) throws -> Date {
         let store = try AppVersion(release.version)
         var now = reading
+        if tightenOnly, let trustedTime, trustedTime > reading {
+            // Inside a namespace the user controls, an HTTPS answer's time may still move the
+            // clock forward: that only tightens (a clock held still with `unshare --time` and
+            // faketime reaches the end of the grace once a lookup succeeds). Never back.
+            now = trustedTime
+            record.latestClock = max(record.latestClock ?? trustedTime, trustedTime)
+        }
         if tightenOnly {
             if record.isRecovering {
                 recordFailure(Self.confinedRecovery, at: now, into: &record)

@@ -50,6 +50,26 @@ import Testing
         #expect(record.latestClock == before)
     }
 
+    /// Issue 35, part 2, item 4: a clock held still inside `unshare -r --time` with faketime. A
+    /// trusted time from inside that is *later* moves the clock forward (it only tightens), so a
+    /// successful lookup ends the grace all the same.
+    @Test func aLaterTrustedTimeFromInsideMovesTheClockForward() throws {
+        let policy = GatePolicy(installed: try AppVersion("1.4.0"))
+        var record = GateRecord()
+        let held = Date(timeIntervalSince1970: 1_800_000_000)
+        try policy.record(StoreRelease(version: "1.5.0"), at: held, into: &record, tightenOnly: true)
+        #expect(policy.phase(of: record, at: held) == .grace(until: held.addingTimeInterval(30 * 86_400)))
+        let trusted = held.addingTimeInterval(31 * 86_400)
+        let now = try policy.record(StoreRelease(version: "1.5.0"), trustedTime: trusted, at: held, into: &record, tightenOnly: true)
+        #expect(now == trusted)
+        #expect(record.latestClock == trusted)
+        #expect(policy.phase(of: record, at: now) == .prompting(usesLeft: 5))
+        // "Up to date" from inside, with a trusted time: the clock moves, the pending version stays.
+        try policy.record(StoreRelease(version: "1.4.0"), trustedTime: trusted.addingTimeInterval(60), at: held, into: &record, tightenOnly: true)
+        #expect(record.pendingVersion == "1.5.0")
+        #expect(record.latestClock == trusted.addingTimeInterval(60))
+    }
+
     @Test func aLookupInsideCannotEndARecovery() throws {
         try harness.serve("1.4.0")
         var record = GateRecord()
