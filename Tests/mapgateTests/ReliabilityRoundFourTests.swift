@@ -122,3 +122,72 @@ extension FullDiskTests {
         #expect(recovering.stdout.contains("recovering"), "\(recovering.stdout)")
     }
 }
+
+/// Items 5 to 8: what a kill between two steps leaves is finished or cleaned by the next run,
+/// and a publisher's two catalog files are read as a pair.
+@Suite struct KilledRunsTests {
+    let workspace: CLIWorkspace
+    var mapgate: MapGateBinary { workspace.mapgate }
+
+    init() throws {
+        workspace = try CLIWorkspace()
+        try workspace.offer("geo", fixture: "mbtileserver-geography-class-png.mbtiles", format: "png")
+        try mapgate.configure(["catalogURL": workspace.catalogURL])
+        #expect(try mapgate.run(["sync", "geo"]).status == 0)
+    }
+
+    /// Item 5: `remove` deletes the file first and the record last. Killed in between, the record
+    /// stays with its file gone, and the next `remove` finishes; a file no record names (an older
+    /// mapgate killed after the record went) is removed too, not "not installed".
+    @Test func aRemoveCutInTheMiddleIsFinishedByTheNext() throws {
+        let file = mapgate.dataDirectory + "/regions/geo.mbtiles"
+        let copy = workspace.work.file("geo-copy.mbtiles")
+        try FileManager.default.copyItem(atPath: file, toPath: copy)
+        try FileManager.default.removeItem(atPath: file)
+        let finished = try mapgate.run(["remove", "geo"])
+        #expect(finished.status == 0, "\(finished.stderr)")
+        #expect(try mapgate.run(["list", "--json"]).stdout.isEmpty)
+        // The other order: the file without its record.
+        try FileManager.default.copyItem(atPath: copy, toPath: file)
+        let orphan = try mapgate.run(["remove", "geo"])
+        #expect(orphan.status == 0, "\(orphan.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: file))
+    }
+
+    /// Item 7: temporary files of killed runs (`.NAME.PID.tmp` of a process that is gone,
+    /// Foundation's `.dat.nosync*`) are removed by the next sync; a live process's are not.
+    @Test func theNextSyncRemovesWhatKilledRunsLeft() throws {
+        let data = mapgate.dataDirectory
+        let dead = [data + "/.catalog.json.99999999.tmp", data + "/.catalog.json.minisig.99999998.tmp", data + "/partial/.dat.nosyncAB12"]
+        let alive = data + "/.catalog.json.\(getpid()).tmp"
+        for path in dead + [alive] { FileManager.default.createFile(atPath: path, contents: Data("x".utf8)) }
+        #expect(try mapgate.run(["sync"]).status == 0)
+        for path in dead { #expect(!FileManager.default.fileExists(atPath: path), "\(path) stayed") }
+        #expect(FileManager.default.fileExists(atPath: alive), "a running process's file was removed")
+    }
+
+    /// Item 6: `sync` saves the catalog's pair beside the old one, then renames the signature
+    /// and the catalog. Cut between the two renames, the pair read is the new one, which
+    /// verifies: `catalog --saved` does not say it "was changed", which nobody did.
+    @Test func aSaveCutBetweenItsRenamesIsReadAsTheNewPair() throws {
+        let key = try PublisherKey(in: workspace.work.path)
+        try mapgate.writePolicy(["trustedKeys": [try key.publicKeyLine], "requireSignedCatalog": true])
+        try key.sign(workspace.work.file("www/catalog.json"))
+        #expect(try mapgate.run(["sync"]).status == 0)
+        let data = mapgate.dataDirectory
+        let old = try Data(contentsOf: URL(fileURLWithPath: data + "/catalog.json"))
+        // A new catalog from the publisher, saved up to the signature's rename.
+        var document = try #require(try JSONSerialization.jsonObject(with: old) as? [String: Any])
+        document["serial"] = ((document["serial"] as? Int) ?? 1) + 1
+        let newer = try JSONSerialization.data(withJSONObject: document, options: [.sortedKeys])
+        let staged = workspace.work.file("new-catalog.json")
+        try newer.write(to: URL(fileURLWithPath: staged))
+        try key.sign(staged)
+        try newer.write(to: URL(fileURLWithPath: data + "/catalog.json.pending"))
+        try FileManager.default.removeItem(atPath: data + "/catalog.json.minisig")
+        try FileManager.default.copyItem(atPath: staged + ".minisig", toPath: data + "/catalog.json.minisig")
+        let saved = try mapgate.run(["catalog", "--saved"])
+        #expect(saved.status == 0, "\(saved.stderr)")
+        #expect(!saved.stderr.contains("was changed"), "\(saved.stderr)")
+    }
+}

@@ -1,5 +1,9 @@
 import FoundationEssentials
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Where the catalog comes from and how it is trusted: fetched with its detached minisign
 /// signature (`<url>.minisig`), verified against the publisher's keys before anything else is
 /// read from it.
@@ -37,7 +41,33 @@ public struct CatalogSource: Sendable {
     /// before anything is parsed or downloaded (exit 65). Where the policy lets catalogs go
     /// unsigned (`requireSignedCatalog: false`) a missing signature is accepted, but one that is
     /// there is still checked against the trusted keys: a bad signature is never ignored.
+    ///
+    /// A signature by a trusted key that does not match the catalog's bytes is asked for once
+    /// more, with the catalog, after ``publishWindow``: a publisher replaces the two files one
+    /// after the other (`mapgate publish` writes the signature, then the catalog), and a client
+    /// that fetched between the two renames got a pair that belongs to no publish.
     public func fetch() throws -> Fetched {
+        do {
+            return try fetchOnce()
+        } catch let mismatch as SignatureMismatch {
+            usleep(UInt32(publishWindow * 1_000_000))
+            do {
+                return try fetchOnce()
+            } catch is SignatureMismatch {
+                throw mismatch.error
+            }
+        }
+    }
+
+    /// How long a client waits before fetching a catalog and signature that did not match again.
+    public var publishWindow: Double = 1
+
+    /// A trusted key's signature that does not match the bytes (``fetch()`` tries once more).
+    private struct SignatureMismatch: Error {
+        let error: CatalogError
+    }
+
+    private func fetchOnce() throws -> Fetched {
         let bytes = try get(url, limit: Self.maximumBytes, what: L.localized("catalog"))
         var verified: (verification: MinisignVerification, file: Data)?
         if requiresSignature || !trustedKeys.isEmpty {
@@ -76,7 +106,9 @@ public struct CatalogSource: Sendable {
         do {
             return (try MinisignVerifier(trustedKeys: keys).verify(signatureFile: signature, message: bytes), signature)
         } catch let error as SignatureError {
-            throw CatalogError(source: url, region: nil, reason: L.localized("signature refused: %1$s", "\(errorMessage(error))"))
+            let refused = CatalogError(source: url, region: nil, reason: L.localized("signature refused: %1$s", "\(errorMessage(error))"))
+            if case .messageMismatch = error { throw SignatureMismatch(error: refused) }
+            throw refused
         }
     }
 

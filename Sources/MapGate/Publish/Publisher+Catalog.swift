@@ -106,9 +106,13 @@ extension Publisher {
             message: bytes, trustedComment: "timestamp:\(Int64(now.timeIntervalSince1970))\tfile:catalog.json\tserial:\(serial)")
         onEvent(.signed(serial: serial))
         try prepareFolders()
+        // The packages are in place and on disk (moveIntoPlace fsyncs their folder); then the
+        // history, the signature and the catalog last, each fsynced with its folder. Between the
+        // last two renames a client sees the new signature with the old catalog: it fetches the
+        // pair again a moment later (CatalogSource.fetch), never accepts it.
         try write(draft.history.encoded(), to: historyPath)
-        try write(bytes, to: catalogPath)
         try write(Data(signature.utf8), to: signaturePath)
+        try write(bytes, to: catalogPath)
         let removedFiles = draft.removedFiles + unusedStylePackages(keeping: draft.styles.packages.union(previous?.stylePackages ?? []))
         for file in removedFiles {
             try? FileManager.default.removeItem(atPath: options.outputDirectory + "/" + file)

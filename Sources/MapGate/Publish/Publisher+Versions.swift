@@ -140,9 +140,10 @@ extension Publisher {
     }
 
     /// Renames a finished file over its final name.
+    /// Renames `from` over `to` and fsyncs the folder, so that after a power loss the host
+    /// cannot come back with a catalog whose packages are missing.
     func moveIntoPlace(_ from: String, _ to: String) throws {
-        guard rename(from, to) == 0 else {
-            let reason = String(cString: strerror(errno))
+        if let reason = DurableFile.rename(from, over: to, folder: PathText.deletingLastComponent(to)) {
             try? FileManager.default.removeItem(atPath: from)
             throw PublishError(to, L.localized("cannot move %1$s here: %2$s", "\(from)", "\(reason)"), kind: .io)
         }

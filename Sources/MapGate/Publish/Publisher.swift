@@ -50,6 +50,10 @@ public final class Publisher {
     /// dry run what would be), so a publish that is refused tells none.
     private func run(signingKey: MinisignSecretKey?, progress: (String, Int64, Int64) -> Void, onEvent: (Event) -> Void) throws -> PublishReport {
         let isDryRun = signingKey == nil
+        if !isDryRun {
+            // What killed publishes left in the folder a static host serves.
+            for folder in [options.outputDirectory, options.outputDirectory + "/packages"] { AtomicFile.removeLeftovers(in: folder) }
+        }
         let inputs = try checkInputs()
         onEvent(.inputsChecked(regions: inputs.sources.map(\.id)))
         let styles = try PublishedStyle.readAll(input: options.inputDirectory, regions: inputs.formats)
@@ -202,10 +206,12 @@ public final class Publisher {
         }
     }
 
-    /// Writes `data` to a temporary file beside `path`, then renames it over `path`.
+    /// Writes `data` to a temporary file beside `path`, fsynced, then renames it over `path` and
+    /// fsyncs the folder (``AtomicFile``: its `.NAME.PID.tmp` is removed by the next publish if a
+    /// kill leaves it, where Foundation's `.atomic` left `.dat.nosync*` files a static host served).
     func write(_ data: Data, to path: String) throws {
         do {
-            try data.write(to: URL(fileURLWithPath: path), options: .atomic)
+            try AtomicFile.write(data, to: path)
         } catch {
             throw PublishError(path, L.localized("cannot write it: %1$s", "\(errorMessage(error))"), kind: .io)
         }

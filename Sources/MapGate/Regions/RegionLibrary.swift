@@ -63,21 +63,36 @@ public final class RegionLibrary {
     }
 
     /// Removes a region's file, its record and its partial downloads. Needs the data-directory lock.
+    ///
+    /// The file goes first, the record last: a run killed in between leaves a record whose file
+    /// is missing (which `remove` finishes, and `sync` reinstalls), never a file no record
+    /// names. A file no record names (left by an older mapgate killed in the middle) is removed
+    /// as well, instead of "not installed".
     public func remove(_ id: String, lock: DirectoryLock) throws -> InstalledRegion? {
+        let path = directory.regionPath(id)
         // A row damaged outside mapgate is removed all the same (nil: there was no good record).
         let record: InstalledRegion?
         do {
-            guard let found = try registry.region(id) else { throw try notInstalled(id) }
+            guard let found = try registry.region(id) else {
+                guard FileManager.default.fileExists(atPath: path) else { throw try notInstalled(id) }
+                try removeFiles(of: id, at: path)
+                return nil
+            }
             record = found
         } catch let error as RegionError where error.kind == .badData {
             record = nil
         }
+        try removeFiles(of: id, at: path)
         try registry.database.transaction { try registry.delete(id) }
+        return record
+    }
+
+    /// Removes a region's file and what runs left of it.
+    private func removeFiles(of id: String, at path: String) throws {
         // `<id>.<hash>.part` (+ `.json`), `<id>.installing.mbtiles`, `<id>.patching.mbtiles`; not
         // those of a region whose id only starts with this one and a dot (`a` and `a.b`).
         LeftoverFiles.removeDeadRunFiles(of: id, in: directory, includingDownloads: true)
         LeftoverFiles.removeKeptDeltas(of: id, in: directory)
-        let path = directory.regionPath(id)
         // SQLite's side files of the region (a reader of a file in WAL mode makes them).
         LeftoverFiles.removeSideFiles(of: path)
         if FileManager.default.fileExists(atPath: path) {
@@ -86,8 +101,8 @@ public final class RegionLibrary {
             } catch {
                 throw RegionError(region: id, reason: L.localized("cannot delete %1$s: %2$s", "\(path)", "\(errorMessage(error))"), kind: .io)
             }
+            DurableFile.syncFolder(directory.regionsPath)
         }
-        return record
     }
 
     public struct Verification: Sendable {

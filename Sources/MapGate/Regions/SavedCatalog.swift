@@ -1,5 +1,9 @@
 import FoundationEssentials
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The last catalog `sync` accepted, kept exactly as it was signed (its bytes and its detached
 /// `.minisig`) in the data directory, so that `mapgate mirror` can pass it on unchanged: any
 /// mapgate that trusts the publisher's key checks it as strictly as the publisher's own.
@@ -17,28 +21,48 @@ public struct SavedCatalog: Sendable, Equatable {
     public static func path(in directory: DataDirectory) -> String { directory.path + "/catalog.json" }
     public static func signaturePath(in directory: DataDirectory) -> String { path(in: directory) + ".minisig" }
 
-    /// The saved catalog, or nil when no sync has saved one yet.
+    /// Where a save puts the new pair first (``save(in:lock:)``).
+    static func pendingPath(in directory: DataDirectory) -> String { path(in: directory) + ".pending" }
+    static func pendingSignaturePath(in directory: DataDirectory) -> String { pendingPath(in: directory) + ".minisig" }
+
+    /// The saved catalog, or nil when no sync has saved one yet. A save that was cut between its
+    /// two renames (the new signature in place, the new catalog still pending) is read as the
+    /// new pair it was saving, never as the new signature with the old catalog, which nobody
+    /// changed but which would not verify.
     public static func load(from directory: DataDirectory) -> SavedCatalog? {
-        let path = path(in: directory)
-        guard FileManager.default.sizeOfItem(atPath: path) <= CatalogSource.maximumBytes,
-            let bytes = FileManager.default.contents(atPath: path)
-        else { return nil }
+        func read(_ path: String) -> Data? {
+            guard FileManager.default.sizeOfItem(atPath: path) <= CatalogSource.maximumBytes else { return nil }
+            return FileManager.default.contents(atPath: path)
+        }
         let signature = FileManager.default.contents(atPath: signaturePath(in: directory))
+        if let pending = read(pendingPath(in: directory)), !FileManager.default.fileExists(atPath: pendingSignaturePath(in: directory)) {
+            return SavedCatalog(bytes: pending, signature: signature)
+        }
+        guard let bytes = read(path(in: directory)) else { return nil }
         return SavedCatalog(bytes: bytes, signature: signature)
     }
 
-    /// Saves it (signature first, then the catalog, each written whole and renamed into place),
-    /// holding the data-directory lock. A reader between the two renames sees the new signature
-    /// with the old catalog: a pair that does not verify, refused as a whole, never mixed.
+    /// Saves it, holding the data-directory lock: the new catalog and signature are first
+    /// written whole beside the old pair (`catalog.json.pending`, `.pending.minisig`), then the
+    /// signature and the catalog are renamed into place. At every moment ``load(from:)`` reads one
+    /// pair that belongs together: the old one until the first rename, the new one from then on.
     public func save(in directory: DataDirectory, lock: DirectoryLock) throws {
         try directory.prepare()
+        let pending = Self.pendingPath(in: directory)
+        let pendingSignature = Self.pendingSignaturePath(in: directory)
+        if let signature { try AtomicFile.write(signature, to: pendingSignature) } else { unlink(pendingSignature) }
+        try AtomicFile.write(bytes, to: pending)
         let signaturePath = Self.signaturePath(in: directory)
-        if let signature {
-            try AtomicFile.write(signature, to: signaturePath)
+        if signature != nil {
+            if let reason = DurableFile.rename(pendingSignature, over: signaturePath, folder: directory.path) {
+                throw GeneralFailure(L.localized("cannot save %1$s: %2$s", "\(signaturePath)", "\(reason)"), kind: .io)
+            }
         } else {
-            try? FileManager.default.removeItem(atPath: signaturePath)
+            unlink(signaturePath)
         }
-        try AtomicFile.write(bytes, to: Self.path(in: directory))
+        if let reason = DurableFile.rename(pending, over: Self.path(in: directory), folder: directory.path) {
+            throw GeneralFailure(L.localized("cannot save %1$s: %2$s", "\(Self.path(in: directory))", "\(reason)"), kind: .io)
+        }
     }
 
     /// The saved catalog checked as `sync` checked it: its signature by a trusted key (it sits in

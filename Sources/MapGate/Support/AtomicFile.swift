@@ -8,6 +8,23 @@ import Glibc
 /// flushed to disk, then renamed over the destination and the folder flushed (``DurableFile``).
 /// A crash leaves the old file or the new one, and at worst a temporary file that is never read.
 public enum AtomicFile {
+    /// Removes what killed writers left in `folder`: `.NAME.PID.tmp` files of processes that no
+    /// longer run, and Foundation's `.dat.nosync*` files (older mapgates wrote some files with
+    /// Foundation's atomic write). Best effort; run by whoever holds the folder's lock.
+    public static func removeLeftovers(in folder: String) {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
+        for name in names where name.hasPrefix(".") {
+            if name.hasPrefix(".dat.nosync") {
+                unlink(folder + "/" + name)
+                continue
+            }
+            guard name.hasSuffix(".tmp") else { continue }
+            let parts = name.dropLast(4).split(separator: ".")
+            guard let pid = parts.last.flatMap({ Int32($0) }), pid > 0, kill(pid, 0) != 0, errno == ESRCH else { continue }
+            unlink(folder + "/" + name)
+        }
+    }
+
     public static func write(_ data: Data, to path: String, mode: mode_t = 0o644) throws {
         let parent = PathText.deletingLastComponent(path)
         let folder = parent.isEmpty ? "." : parent

@@ -134,7 +134,7 @@ public struct PackageDownloader: Sendable {
                 let validator = PartialInfo(url: url, etag: head.header("ETag"), lastModified: head.header("Last-Modified"))
                 info = validator
                 // Atomic: replaces whatever stands at that name, never writes through a link.
-                if let data = try? JSONEncoder().encode(validator) { try? data.write(to: URL(fileURLWithPath: infoPath), options: .atomic) }
+                if let data = try? JSONEncoder().encode(validator) { try? AtomicFile.write(data, to: infoPath) }
             },
             progress: { _, _ in
                 progress(sink.downloadedBytes, region.size)

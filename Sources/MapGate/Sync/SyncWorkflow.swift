@@ -98,6 +98,8 @@ public final class SyncWorkflow {
 
         try gate.refuseIfClosed()
         let lock = try lock()
+        // What killed runs left (`.catalog.json.PID.tmp`, `.dat.nosync*`), now that none runs here.
+        for folder in [library.directory.path, library.directory.partialPath] { AtomicFile.removeLeftovers(in: folder) }
         if let saved {
             do {
                 try saved.save(in: library.directory, lock: lock)
