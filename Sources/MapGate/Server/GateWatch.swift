@@ -34,6 +34,37 @@ public final class GateWatch: Sendable {
         public var standing: Standing
         /// ``GateReport/usesLeft`` while an update is pending, else nil.
         public var usesLeft: Int?
+        /// The newer version known, for the pages to show (nil when up to date).
+        public var update: UpdateNotice? = nil
+    }
+
+    /// What the viewer pages tell the person looking at the map while a newer version is known
+    /// (`/health`'s `update`): during the grace a notice, then a prompt on each page load.
+    public struct UpdateNotice: Sendable, Equatable {
+        /// `grace`, `prompting` or `closed`.
+        public var state: String
+        public var version: String
+        /// The store's release notes, first lines (shown as text, never as markup).
+        public var releaseNotes: [String]
+        public var storeURL: String?
+        /// When prompts start (the end of the grace).
+        public var promptsFrom: Date?
+        public var usesLeft: Int
+
+        init?(_ report: GateReport) {
+            guard let version = report.requiredVersion else { return nil }
+            switch report.phase {
+            case .upToDate: return nil
+            case .grace: state = "grace"
+            case .prompting: state = "prompting"
+            case .closed: state = "closed"
+            }
+            self.version = version
+            releaseNotes = GatePrompt.firstLines(report.record.lastRelease?.releaseNotes ?? "", count: 3)
+            storeURL = report.storeURL
+            promptsFrom = report.graceEnd
+            usesLeft = report.usesLeft
+        }
     }
 
     private struct Stamped {
@@ -71,7 +102,7 @@ public final class GateWatch: Sendable {
     public var snapshot: Snapshot {
         let stamped = current.withLock { $0 }
         guard MonotonicClock.nanoseconds <= stamped.validUntil else {
-            return Snapshot(standing: .failing("the update gate has not been checked for too long"), usesLeft: stamped.snapshot.usesLeft)
+            return Snapshot(standing: .failing("the update gate has not been checked for too long"), usesLeft: stamped.snapshot.usesLeft, update: stamped.snapshot.update)
         }
         return stamped.snapshot
     }
@@ -97,13 +128,13 @@ public final class GateWatch: Sendable {
     /// Opens or closes the server's gate after a look at `report`.
     public func update(_ report: GateReport, isClosed: Bool) {
         let closure = Closure(requiredVersion: report.requiredVersion ?? "newer", storeURL: report.storeURL)
-        set(Snapshot(standing: isClosed ? .closed(closure) : .open, usesLeft: report.requiredVersion == nil ? nil : report.usesLeft))
+        set(Snapshot(standing: isClosed ? .closed(closure) : .open, usesLeft: report.requiredVersion == nil ? nil : report.usesLeft, update: UpdateNotice(report)))
     }
 
     /// Fails closed: the state could not be read or written for longer than the refresh period.
     public func fail(_ message: String) {
-        let left = current.withLock { $0.snapshot.usesLeft }
-        set(Snapshot(standing: .failing(message), usesLeft: left))
+        let (left, update) = current.withLock { ($0.snapshot.usesLeft, $0.snapshot.update) }
+        set(Snapshot(standing: .failing(message), usesLeft: left, update: update))
     }
 
     private func set(_ snapshot: Snapshot) {

@@ -18,6 +18,12 @@ public struct PageLanguage: Sendable {
         Localization.format(catalog?.messages[message] ?? message, arguments)
     }
 
+    /// A message with a count: the catalog's form (the languages mapgate has a catalog for have
+    /// one form for every count), else English's singular or plural. `%d` is left for the caller.
+    public func localized(singular: String, plural: String, count: Int) -> String {
+        catalog?.messages[singular] ?? (count == 1 ? singular : plural)
+    }
+
     /// The catalogs mapgate has, by the name of their folder (`zh_CN`, `zh_TW`, `ja`, `ko`),
     /// read once.
     static let installed: [String: MessageCatalog] = {

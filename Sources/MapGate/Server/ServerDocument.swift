@@ -30,6 +30,20 @@ public enum ServerDocument {
         public var message: String?
         /// The version the closed gate asks for.
         public var requiredVersion: String?
+        /// A newer version known (absent when up to date): what the viewer pages show.
+        public var update: Update?
+
+        /// `/health`'s `update`: the newer version, its release notes' first lines, the store's
+        /// URL, when prompts start (ISO 8601), the uses left, and `state` (`grace`,
+        /// `prompting`, `closed`).
+        public struct Update: Codable, Sendable, Equatable {
+            public var state: String
+            public var version: String
+            public var releaseNotes: [String]
+            public var storeURL: String?
+            public var promptsFrom: String?
+            public var usesLeft: Int
+        }
 
         public init(
             status: String, gate: String, regions: Int, damaged: [Damage]? = nil, usesLeft: Int? = nil, message: String? = nil,

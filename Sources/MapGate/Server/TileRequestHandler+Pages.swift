@@ -30,9 +30,12 @@ extension TileRequestHandler {
             return "<li><a href=\"/view/\(style.bundle.regions[0])#style=\(id)\">\(ViewerPage.escape(style.bundle.name))</a> (\(ViewerPage.escape(language.localized("draws %1$s", style.bundle.regions.joined(separator: ", "))))) · <a href=\"/styles/\(id)/style.json\">style.json</a></li>"
         }.joined(separator: "\n")
         let stylesSection = styleItems.isEmpty ? "" : "<h2>\(ViewerPage.escape(language.localized("Styles")))</h2><ul id=\"styles\">\n\(styleItems)\n</ul>"
+        // While a newer version is known, the list tells it too (ViewerPage.updateWatcher).
+        let watcher = ViewerPage.updateWatcher(language: language)
         let body = ViewerPage.document(
-            title: "mapgate", language: language,
-            body: "<h1>\(ViewerPage.escape(language.localized("mapgate regions")))</h1><ul>\n\(items.isEmpty ? "<li>" + ViewerPage.escape(language.localized("No region is installed.")) + "</li>" : items)\n</ul>\(stylesSection)")
+            title: "mapgate", language: language, style: "#gate{position:fixed;z-index:2000;inset:0;display:none}" + watcher.style,
+            body: "<main><h1>\(ViewerPage.escape(language.localized("mapgate regions")))</h1><ul>\n\(items.isEmpty ? "<li>" + ViewerPage.escape(language.localized("No region is installed.")) + "</li>" : items)\n</ul>\(stylesSection)</main><div class=\"notice\" id=\"gate\"></div>" + watcher.body,
+            script: watcher.script)
         return html(200, body)
     }
 

@@ -89,6 +89,11 @@ public final class TileRequestHandler: HTTPRequestHandler {
             // Installed regions that cannot be served, with the reason: never counted as served.
             damaged: damaged.isEmpty ? nil : damaged.keys.sorted().map { ServerDocument.Health.Damage(id: $0, reason: damaged[$0] ?? "") },
             usesLeft: snapshot.usesLeft)
+        health.update = snapshot.update.map {
+            ServerDocument.Health.Update(
+                state: $0.state, version: $0.version, releaseNotes: $0.releaseNotes, storeURL: $0.storeURL, promptsFrom: $0.promptsFrom.map(ISODate.string),
+                usesLeft: $0.usesLeft)
+        }
         switch snapshot.standing {
         case .open: break
         case .failing(let failure): health.message = failure

@@ -62,7 +62,6 @@ enum ViewerPage {
 
     static func viewer(region: TileService.Region, hasLeaflet: Bool, leafletPath: String, language: PageLanguage = .english) -> HTMLPage {
         let id = region.record.id
-        let updateRequired = jsonString(language.localized("Update required"))
         guard hasLeaflet else {
             return document(
                 title: region.name, language: language,
@@ -88,6 +87,7 @@ enum ViewerPage {
                   maxZoom: \(region.maxzoom + 3), attribution: \(jsonString(AttributionHTML.sanitized(region.attribution ?? ""))) }).addTo(map);
                 """
         }
+        let watcher = updateWatcher(language: language)
         return document(
             title: region.name, language: language,
             head: """
@@ -97,30 +97,25 @@ enum ViewerPage {
                 #map{position:absolute;inset:0}#panel{position:absolute;z-index:1000;top:10px;right:10px;background:#fff;padding:.5em 1em;
                 border-radius:4px;box-shadow:0 1px 4px #0004;max-width:40%}.grid{outline:1px solid #3388ff;color:#3388ff;font:12px monospace;padding:4px}
                 #gate{position:absolute;z-index:2000;inset:0;display:none}
-                """,
+                """ + watcher.style,
             body: """
                 <div id="map"></div><div id="panel"><b>\(escape(region.name))</b> \(escape(region.record.version))<div id="layers"></div></div>
                 <div class="notice" id="gate"></div>
-                """,
+                """ + watcher.body,
             script: """
                 const bounds = \(bounds);
                 // The region's zoom range bounds the map: a region with tiles from zoom 12 up
                 // must not open at zoom 3 over nothing.
-                const map = L.map('map', { zoomSnap: 0, minZoom: \(region.minzoom), maxZoom: \(region.maxzoom + 3) });
+                const map = L.map('map', { zoomSnap: 0, minZoom: \(region.minzoom), maxZoom: \(region.maxzoom + 3), zoomControl: false });
+                L.control.zoom({ zoomInTitle: \(jsonString(language.localized("Zoom in"))), zoomOutTitle: \(jsonString(language.localized("Zoom out"))) }).addTo(map);
                 map.fitBounds(bounds, { padding: [24, 24] });
                 if (map.getZoom() < \(region.minzoom)) map.setZoom(\(region.minzoom));
                 \(layer)
-                function watchGate() {
-                  fetch('/\(id).json').then(function (r) { return r.json().then(function (j) { return [r.status, j]; }); }).then(function (a) {
-                    const gate = document.getElementById('gate');
-                    if (a[0] === 403) { gate.style.display = 'block'; gate.innerHTML = '<h1></h1><p></p>'; gate.querySelector('h1').textContent = \(updateRequired);
-                      gate.querySelector('p').textContent = a[1].message + (a[1].storeURL ? ' — ' + a[1].storeURL : ''); return; }
-                    const layers = a[1].vector_layers || [];
-                    if (layers.length) document.getElementById('layers').textContent = \(jsonString(language.localized("layers:"))) + ' ' + layers.map(function (l) { return l.id; }).join(', ');
-                  }).catch(function () {});
-                }
-                watchGate(); setInterval(watchGate, 30000);
-                """)
+                fetch('/\(id).json').then(function (r) { return r.ok ? r.json() : {}; }).then(function (j) {
+                  const layers = j.vector_layers || [];
+                  if (layers.length) document.getElementById('layers').textContent = \(jsonString(language.localized("layers:"))) + ' ' + layers.map(function (l) { return l.id; }).join(', ');
+                }).catch(function () {});
+                """ + watcher.script)
     }
 
     /// The viewer of a vector region: MapLibre GL JS renders its tiles with the publisher's style
@@ -131,7 +126,6 @@ enum ViewerPage {
         region: TileService.Region, styles: [(id: String, name: String)] = [], hasMapLibre: Bool, maplibrePath: String, language: PageLanguage = .english
     ) -> HTMLPage {
         let id = region.record.id
-        let updateRequired = jsonString(language.localized("Update required"))
         guard hasMapLibre else {
             return document(
                 title: region.name, language: language,
@@ -152,6 +146,7 @@ enum ViewerPage {
         let options = styles.map { "<option value=\"/styles/\($0.id)/style.json\" data-style=\"\($0.id)\">\(escape($0.name))</option>" }
             + ["<option value=\"/\(escape(id))/style.json\" data-style=\"inspect\">" + escape(language.localized("All layers (inspect)")) + "</option>"]
         let menu = styles.isEmpty ? "" : "<label>" + escape(language.localized("Style")) + " <select id=\"style\">\(options.joined())</select></label>"
+        let watcher = updateWatcher(language: language)
         return document(
             title: region.name, language: language,
             head: """
@@ -162,11 +157,11 @@ enum ViewerPage {
                 border-radius:4px;box-shadow:0 1px 4px #0004;max-width:40%;max-height:80%;overflow:auto}#legend label{display:block;white-space:nowrap}#panel>label{display:block;margin:.3em 0}
                 .swatch{display:inline-block;width:12px;height:12px;margin:0 6px 0 4px;vertical-align:-1px;border-radius:2px}
                 #info{font:12px monospace;white-space:pre-wrap;margin:.5em 0 0}#gate{position:absolute;z-index:2000;inset:0;display:none}
-                """,
+                """ + watcher.style,
             body: """
                 <div id="map"></div><div id="panel"><b>\(escape(region.name))</b> \(escape(region.record.version))\(menu)<div id="legend"></div><pre id="info"></pre></div>
                 <div class="notice" id="gate"></div>
-                """,
+                """ + watcher.body,
             script: """
                 const menu = document.getElementById('style');
                 // The style chosen is in the address (#style=ID): a reload or a shared link keeps it.
@@ -210,16 +205,7 @@ enum ViewerPage {
                   document.getElementById('info').textContent = features.length
                     ? features[0].sourceLayer + '\\n' + JSON.stringify(features[0].properties, null, 1) : '';
                 });
-                function watchGate() {
-                  fetch('/\(id).json').then(function (r) { return r.json().then(function (j) { return [r.status, j]; }); }).then(function (a) {
-                    if (a[0] !== 403) return;
-                    const gate = document.getElementById('gate');
-                    gate.style.display = 'block'; gate.innerHTML = '<h1></h1><p></p>'; gate.querySelector('h1').textContent = \(updateRequired);
-                    gate.querySelector('p').textContent = a[1].message + (a[1].storeURL ? ' — ' + a[1].storeURL : '');
-                  }).catch(function () {});
-                }
-                watchGate(); setInterval(watchGate, 30000);
-                """)
+                """ + watcher.script)
     }
 
     /// A message made HTML: escaped, then its marks made markup: U+0001…U+0002 a `<code>`, and
@@ -233,7 +219,7 @@ enum ViewerPage {
         return result
     }
 
-    private static func jsonString(_ text: String) -> String {
+    static func jsonString(_ text: String) -> String {
         let data = (try? JSONValue.array([.string(text)]).encoded()) ?? Data("[\"\"]".utf8)
         return String(decoding: data.dropFirst().dropLast(), as: UTF8.self).replacing("</", with: "<\\/")
     }

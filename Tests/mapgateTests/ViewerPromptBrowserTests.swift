@@ -1,0 +1,100 @@
+import Foundation
+import MapGate
+import MapGateDemo
+import TestSupport
+import Testing
+
+/// The update prompt where the person looking at the map is (issue 37, part 2): headless
+/// Chromium in Traditional Chinese and Japanese opens the viewer of a server that runs past the
+/// grace; the page shows the prompt in its language with the version, the release notes, the uses
+/// left and the two buttons (Update now links to the store), and once the gate is closed the
+/// overlay says what to install, in the page's language, with a link to the store.
+@Suite(.tags(.browser)) struct ViewerPromptBrowserTests {
+    let workspace: CLIWorkspace
+    var mapgate: MapGateBinary { workspace.mapgate }
+    let during = "2027-02-05 00:00:00"
+
+    init() throws {
+        workspace = try CLIWorkspace()
+        try workspace.publish(version: "1.5.0", notes: "Safer downloads.\n<b>New</b> regions.")
+        try workspace.offer("plain", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
+        try mapgate.configure(["appID": 1, "lookupURL": workspace.lookupURL, "catalogURL": workspace.catalogURL])
+        #expect(try mapgate.run(["sync", "plain"], at: "2027-01-01 00:00:00").status == 0)
+    }
+
+    /// The page as Chromium has it once its scripts ran.
+    func renderedDOM(_ url: String, language: String, until done: (String) -> Bool) throws -> String {
+        guard FileManager.default.isExecutableFile(atPath: ViewerBrowserTests.chromium) else {
+            throw MissingFixture(path: "\(ViewerBrowserTests.chromium) (Debian package chromium; .ci/run installs it)")
+        }
+        var page = ""
+        for budget in [5000, 15000, 30000] {
+            let result = try runProcess(
+                ViewerBrowserTests.chromium,
+                [
+                    "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir=\(workspace.work.file("profile-\(language)"))",
+                    "--window-size=800,600", "--virtual-time-budget=\(budget)", "--dump-dom", "--lang=\(language)", "--accept-lang=\(language)", url,
+                ], environment: ["HOME": workspace.work.path], timeout: 120)
+            page = result.stdout
+            if done(page) { break }
+        }
+        return page
+    }
+
+    struct Words: Sendable {
+        var language: String
+        var available: String
+        var updateNow: String
+        var later: String
+        var required: String
+        var store: String
+        var zoomIn: String
+    }
+
+    static let languages = [
+        Words(language: "zh-TW", available: "mapgate 1.5.0", updateNow: "立即更新", later: "稍後更新", required: "需要更新", store: "請安裝 mapgate 1.5.0 以繼續使用這些地圖。", zoomIn: "放大"),
+        Words(language: "ja", available: "mapgate 1.5.0", updateNow: "今すぐアップデート", later: "後で", required: "アップデートが必要です", store: "これらの地図を引き続き使うには、mapgate 1.5.0 をインストールしてください。", zoomIn: "拡大"),
+    ]
+
+    @Test(arguments: languages)
+    func theViewerAsksInThePagesLanguageThenShowsTheClosedGate(_ words: Words) throws {
+        guard FileManager.default.fileExists(atPath: "/usr/share/javascript/leaflet/leaflet.js") else {
+            throw MissingFixture(path: "/usr/share/javascript/leaflet/leaflet.js (Debian package libjs-leaflet)")
+        }
+        let started = try mapgate.serve(at: during, environment: ["MAPGATE_GATE_REFRESH_SECONDS": "0.2"])
+        defer {
+            started.process.signal(SIGTERM)
+            _ = started.process.wait()
+        }
+        let health = try MapGateBinary.json(String(decoding: try HTTPClient().get(HTTPRequest(url: started.base + "/health")).body, as: UTF8.self))
+        let update = try #require(health["update"] as? [String: Any], "\(health)")
+        #expect(update["state"] as? String == "prompting" && update["version"] as? String == "1.5.0", "\(update)")
+        #expect(update["storeURL"] as? String == "https://apps.example/mapgate")
+
+        let page = try renderedDOM(started.base + "/view/plain", language: words.language) { $0.contains(#"id="update-now""#) && $0.contains("display: block") }
+        let prompt = try #require(page.range(of: #"<div id="prompt""#).map { String(page[$0.lowerBound...].prefix(1500)) }, "\(page.suffix(2000))")
+        #expect(prompt.contains("display: block"), "the prompt is not shown: \(prompt)")
+        #expect(prompt.contains(words.available), "\(prompt)")
+        #expect(prompt.contains("Safer downloads.") && prompt.contains("&lt;b&gt;New&lt;/b&gt; regions."), "release notes, as text: \(prompt)")
+        #expect(prompt.contains(words.updateNow) && prompt.contains(words.later), "\(prompt)")
+        #expect(prompt.contains(#"href="https://apps.example/mapgate""#), "Update now opens the store: \(prompt)")
+        // The raster viewer's own buttons speak the page's language too.
+        #expect(page.contains(#"title="\#(words.zoomIn)""#), "Leaflet's zoom buttons: \(page.prefix(3000))")
+        // The uses left: the server's use was counted at start (4 left after it).
+        #expect(prompt.contains("4"), "\(prompt)")
+
+        // The gate closes (the other uses spent elsewhere): the overlay in the page's language.
+        for _ in 0..<4 { #expect(try mapgate.run(["tile", "plain", "0", "0", "0", "-o", "/dev/null"], at: during).status == 0) }
+        #expect(try mapgate.run(["tile", "plain", "0", "0", "0", "-o", "/dev/null"], at: during).status == 77)
+        _ = try waitUntil(timeout: 5) { (try? HTTPClient().get(HTTPRequest(url: started.base + "/health")).status) == 503 }
+        // A page loaded now is the server's closed page; one already open shows the same overlay.
+        let closed = try renderedDOM(started.base + "/view/plain", language: words.language) { $0.contains("apps.example") }
+        let overlay = try #require(closed.range(of: #"id="gate""#).map { String(closed[$0.lowerBound...].prefix(800)) }, "\(closed.suffix(1500))")
+        #expect(overlay.contains(words.required) && overlay.contains(words.store), "\(overlay)")
+        #expect(overlay.contains(#"href="https://apps.example/mapgate""#), "a link to the store: \(overlay)")
+        // The region list, open before and after: its script shows the same overlay, with the link.
+        let list = try renderedDOM(started.base + "/", language: words.language) { $0.contains(#"id="store-link""#) }
+        let listed = try #require(list.range(of: #"id="gate""#).map { String(list[$0.lowerBound...].prefix(800)) }, "\(list.suffix(1500))")
+        #expect(listed.contains(words.required) && listed.contains(words.store) && listed.contains(#"id="store-link""#), "\(listed)")
+    }
+}
