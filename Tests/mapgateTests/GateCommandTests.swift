@@ -98,7 +98,8 @@ import Testing
         let result = try mapgate.run(["check"])
         #expect(result.status == 65)
         #expect(result.stderr.contains("the service answered"))
-        #expect(result.stdout.contains("gate                up to date"))
+        // No good answer ever: not "up to date", which nobody knows (issue 37).
+        #expect(result.stdout.contains("gate                not checked yet: the store has not been reached"), "\(result.stdout)")
     }
 
     @Test func networkFailureExits69AndStillShowsTheSavedState() throws {

@@ -190,7 +190,8 @@ public final class Gate {
                 return report(record, now: decided, policy: policy, error: confinement)
             case .failure(let error):
                 let failure = error as? LookupError ?? .network(errorMessage(error))
-                policy.recordFailure(errorMessage(failure), at: now, into: &record)
+                // Kept in English: `status --json` reads it back, and JSON is never translated.
+                policy.recordFailure(Localization.inEnglish { errorMessage(failure) }, at: now, into: &record)
                 return report(record, now: now, policy: policy, error: failure)
             }
         }

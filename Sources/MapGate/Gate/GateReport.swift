@@ -37,6 +37,8 @@ public struct GateReport: Sendable, Equatable {
         let L = Localization.self
         switch phase {
         case .upToDate:
+            // Never a good lookup: mapgate does not know whether it is up to date.
+            guard record.lastLookupAt != nil else { return L.localized("not checked yet: the store has not been reached") }
             return L.localized("up to date")
         case .grace(let until):
             return L.format(

@@ -68,7 +68,9 @@ public struct StoreLookup: Sendable {
         do {
             response = try client.get(request, maxBodyBytes: 4 << 20)
         } catch let error as HTTPError {
-            throw LookupError.network(errorMessage(error))
+            // The transport's own words stay English (libcurl's); the sentence around them is
+            // translated when it is shown (LookupError.errorDescription).
+            throw LookupError.network(Localization.inEnglish { errorMessage(error) })
         }
         guard (200..<300).contains(response.status) else {
             if let message = try? Self.serviceMessage(in: response.body) {

@@ -70,7 +70,7 @@ public enum LookupError: MapGateFailure, LocalizedError, Sendable, Equatable {
         case .httpStatus(let code, let url):
             "store lookup: HTTP \(code) from \(url)"
         case .network(let message):
-            "store lookup: \(message)"
+            L.localized("store lookup: the store cannot be reached (%1$s)", "\(message)")
         case .notConfigured:
             "store lookup: neither appID nor bundleID is set in the product profile or the managed policy"
         }

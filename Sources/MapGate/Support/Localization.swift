@@ -1,6 +1,10 @@
 import CLinux
 import FoundationEssentials
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The user's language (issue 29), through glibc's GNU gettext: message catalogs
 /// (`mapgate.mo`) compiled from `po/` with `msgfmt`, chosen by `LANGUAGE`, `LC_ALL`,
 /// `LC_MESSAGES` and `LANG`. English is the source and the fallback: until ``setUp(folder:)``
@@ -43,9 +47,28 @@ public enum Localization {
     /// Set once, at start, before any thread.
     nonisolated(unsafe) public static var catalogFolder: String?
 
+    /// Runs `body` with every message in English on this thread: for what is kept and read back
+    /// by programs (the gate record's last lookup error, which `status --json` shows), never in
+    /// the language of whoever happened to run mapgate.
+    public static func inEnglish<T>(_ body: () throws -> T) rethrows -> T {
+        let previous = pthread_getspecific(englishKey)
+        pthread_setspecific(englishKey, UnsafeRawPointer(bitPattern: 1))
+        defer { pthread_setspecific(englishKey, previous) }
+        return try body()
+    }
+
+    /// Set on a thread inside ``inEnglish(_:)``.
+    private static let englishKey: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key, nil)
+        return key
+    }()
+
+    private static var isTranslating: Bool { isSetUp && pthread_getspecific(englishKey) == nil }
+
     /// The message in the user's language, or `message` itself.
     public static func localized(_ message: String) -> String {
-        guard isSetUp else { return message }
+        guard isTranslating else { return message }
         return message.withCString { String(cString: clinux_dgettext(domain, $0)) }
     }
 
@@ -58,7 +81,7 @@ public enum Localization {
     /// The plural form for `count` in the user's language (`ngettext`): English has two, Chinese,
     /// Japanese and Korean one.
     public static func localized(_ singular: String, _ plural: String, count: Int) -> String {
-        guard isSetUp else { return count == 1 ? singular : plural }
+        guard isTranslating else { return count == 1 ? singular : plural }
         return singular.withCString { one in
             plural.withCString { many in String(cString: clinux_dngettext(domain, one, many, UInt(max(0, count)))) }
         }

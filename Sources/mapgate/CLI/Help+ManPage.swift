@@ -76,7 +76,10 @@ extension Help {
             ".TP", "\\fI/usr/lib/systemd/user/mapgate\\-serve.service\\fR",
             text(L.localized("a user unit running mapgate serve on 127.0.0.1: systemctl \\-\\-user enable \\-\\-now mapgate\\-serve"), escaped: true),
             ".SH \"" + escape(L.localized("SEE ALSO")) + "\"",
-            ".BR systemctl (1)",
+            ".BR minisign (1),",
+            ".BR sqlite3 (1),",
+            ".BR systemctl (1);",
+            "/usr/share/doc/mapgate/README.md",
         ]
         return adjustment(roff).joined(separator: "\n")
     }

@@ -1,0 +1,58 @@
+import Foundation
+import MapGate
+import MapGateDemo
+import TestSupport
+import Testing
+
+/// Issue 37, part 3: what came out in another language, or in words that were not true.
+@Suite struct LanguageRoundTwoTests {
+    let workspace: CLIWorkspace
+    var mapgate: MapGateBinary { workspace.mapgate }
+
+    init() throws {
+        workspace = try CLIWorkspace()
+        // A lookup that reaches nothing: the store has never answered.
+        try mapgate.configure(["appID": 1, "lookupURL": "http://127.0.0.1:1/lookup.json", "catalogURL": workspace.catalogURL])
+    }
+
+    func run(_ arguments: [String], locale: String, environment: [String: String] = [:]) throws -> ProcessResult {
+        try mapgate.run(arguments, at: "2027-01-01 00:00:00", environment: ["LANG": locale, "LANGUAGE": "", "LC_ALL": ""].merging(environment) { $1 })
+    }
+
+    /// A network failure says so in the user's language, with libcurl's own words after it, and
+    /// `status --json` keeps it in English (JSON is never translated), whoever ran the lookup.
+    @Test func aLookupErrorIsTranslatedOnTheTerminalAndEnglishInJSON() throws {
+        let check = try run(["check"], locale: "ja_JP.UTF-8")
+        #expect(check.status == 69)
+        #expect(check.stderr.contains("ストアに接続できません（") && check.stderr.contains("curl error 7"), "\(check.stderr)")
+        let json = try MapGateBinary.json(try run(["status", "--json"], locale: "ja_JP.UTF-8").stdout)
+        let error = try #require(json["lookupError"] as? String)
+        #expect(error.hasPrefix("store lookup: the store cannot be reached ("), "\(error)")
+        let isASCII = error.unicodeScalars.allSatisfy { $0.isASCII }
+        #expect(isASCII, "translated text in --json: \(error)")
+    }
+
+    /// A store never reached is not "up to date": nobody knows. In every language.
+    @Test(arguments: [("C.UTF-8", "not checked yet"), ("zh_TW.UTF-8", "尚未檢查"), ("ja_JP.UTF-8", "未確認"), ("ko_KR.UTF-8", "아직 확인하지 않음")])
+    func aStoreNeverReachedIsNotUpToDate(locale: String, words: String) throws {
+        let status = try run(["status"], locale: locale)
+        #expect(status.status == 0)
+        #expect(status.stdout.contains(words), "\(status.stdout)")
+    }
+
+    /// The last lookup in the machine's local time, as a clock on the wall reads it.
+    @Test func theLastLookupIsInLocalTime() throws {
+        try workspace.publish(version: "1.5.0")
+        try mapgate.configure(["appID": 1, "lookupURL": workspace.lookupURL, "catalogURL": workspace.catalogURL])
+        #expect(try run(["check"], locale: "C.UTF-8").status == 0)
+        let status = try run(["status"], locale: "ja_JP.UTF-8", environment: ["TZ": "Asia/Tokyo"])
+        #expect(status.stdout.contains("2027-01-01 09:00 (UTC+9)"), "\(status.stdout)")
+    }
+
+    /// The manual names what goes with mapgate.
+    @Test func theManualSeesAlsoMinisignAndSqlite3() throws {
+        let page = try run(["help", "man"], locale: "C.UTF-8")
+        #expect(page.status == 0, "\(page.stderr)")
+        #expect(page.stdout.contains(".BR minisign (1),") && page.stdout.contains(".BR sqlite3 (1),"), "\(page.stdout.suffix(400))")
+    }
+}
