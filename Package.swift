@@ -25,9 +25,33 @@ let package = Package(
         // freetype.c needs FreeType's include folder (`pkg-config --cflags freetype2`).
         .target(name: "CFreeType", cSettings: [.unsafeFlags(["-I/usr/include/freetype2"])]),
         .systemLibrary(name: "CLinux"),
+        // The library, in layers: each target imports only the ones above it here
+        // (docs/decisions/library-targets.md), and only the C libraries its own files import.
+        // Support, Values, Codec, Concurrency, HTTP. Support's SharedLibrary names (and loads)
+        // every library opened with dlopen, so all of them but SQLite are attached here.
+        .target(
+            name: "MapGateBase",
+            dependencies: ["CCurl", "CZlib", "CCrypto", "CMicroHTTPD", "CFreeType", "CLinux"]),
+        // SQLite, Tiles, Delta, State, Styles.
+        .target(
+            name: "MapGateStorage",
+            dependencies: ["MapGateBase", "CSQLite", "CCrypto"]),
+        // Signing, Policy, Config, Lookup, Catalog, Gate.
+        .target(
+            name: "MapGateTrust",
+            dependencies: ["MapGateBase", "MapGateStorage", "CSQLite", "CCrypto"]),
+        // Regions, Sync, Publish, Mirror.
+        .target(
+            name: "MapGateWorkflows",
+            dependencies: ["MapGateBase", "MapGateStorage", "MapGateTrust", "CLinux"]),
+        // HTTPServer, Glyphs, Server.
+        .target(
+            name: "MapGateServer",
+            dependencies: ["MapGateBase", "MapGateStorage", "MapGateTrust", "MapGateWorkflows", "CMicroHTTPD", "CFreeType", "CLinux"]),
+        // The umbrella: only `@_exported import` of each layer, so that `import MapGate` is the library.
         .target(
             name: "MapGate",
-            dependencies: ["CCurl", "CSQLite", "CZlib", "CCrypto", "CMicroHTTPD", "CFreeType", "CLinux"]),
+            dependencies: ["MapGateBase", "MapGateStorage", "MapGateTrust", "MapGateWorkflows", "MapGateServer"]),
         .target(
             name: "MapGateDemo",
             dependencies: ["MapGate"]),
@@ -40,7 +64,11 @@ let package = Package(
             path: "Tests/TestSupport"),
         .testTarget(
             name: "MapGateTests",
-            dependencies: ["MapGate", "MapGateDemo", "TestSupport"]),
+            // The layers too: a few tests reach their internals with `@testable import`.
+            dependencies: [
+                "MapGate", "MapGateBase", "MapGateStorage", "MapGateTrust", "MapGateWorkflows", "MapGateServer",
+                "MapGateDemo", "TestSupport",
+            ]),
         .testTarget(
             name: "mapgateTests",
             dependencies: ["MapGate", "MapGateDemo", "TestSupport", "mapgate"]),

@@ -1,5 +1,6 @@
 import Foundation
-@testable import MapGate
+import MapGate
+@testable import MapGateTrust
 import Testing
 
 /// The catalog's wire format: what `publish` writes is exactly these bytes (the catalog is

@@ -1,5 +1,6 @@
 import CCrypto
-@testable import MapGate
+import MapGate
+@testable import MapGateBase
 import Testing
 
 /// Every digest goes through one context whose libcrypto calls are checked: a failure is an

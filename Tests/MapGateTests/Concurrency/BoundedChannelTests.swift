@@ -1,5 +1,6 @@
 import Foundation
-@testable import MapGate
+import MapGate
+@testable import MapGateBase
 import TestSupport
 import Testing
 

@@ -2,7 +2,8 @@ import Foundation
 import Synchronization
 import Testing
 
-@testable import MapGate
+import MapGate
+@testable import MapGateBase
 
 /// The concurrency blocks the server and sync stand on (issue 28): a periodic worker that keeps to
 /// real time and stops at once, and a background job whose value or error comes back.

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
-@testable import MapGate
+import MapGate
+@testable import MapGateBase
 import Testing
 
 /// The owner box (issue 28, swift-nio's `NIOLoopBound`): its owner reads and writes it; in a

@@ -2,7 +2,8 @@ import Foundation
 import TestSupport
 import Testing
 
-@testable import MapGate
+import MapGate
+@testable import MapGateServer
 
 /// The viewer's language from `Accept-Language` (issue 29), and the catalogs the server reads
 /// itself (``MessageCatalog``), checked against catalogs `msgfmt` compiles.

@@ -1,5 +1,6 @@
 import Foundation
-@testable import MapGate
+import MapGate
+@testable import MapGateTrust
 import TestSupport
 import Testing
 

@@ -2,7 +2,8 @@ import Foundation
 import Testing
 import TestSupport
 
-@testable import MapGate
+import MapGate
+@testable import MapGateWorkflows
 
 /// `FileCopy` copies inside the kernel and never over something that is there.
 @Suite struct FileCopyTests {

@@ -1,5 +1,6 @@
 import Foundation
-@testable import MapGate
+import MapGate
+@testable import MapGateStorage
 import TestSupport
 import Testing
 

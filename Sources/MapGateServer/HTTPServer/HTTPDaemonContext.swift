@@ -1,0 +1,277 @@
+import CMicroHTTPD
+import FoundationEssentials
+import MapGateBase
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What every callback of one daemon shares. Handlers are lent one per request from a pool
+/// (a handler is used by one thread at a time: `handlers` is only touched under its mutex).
+final class HTTPDaemonContext: Sendable {
+    let settings: HTTPServer.Settings
+    let registry: HTTPConnectionRegistry
+    let budget: HTTPBodyBudget
+    let log: (@Sendable (HTTPServer.LogEntry) -> Void)?
+    private let makeHandler: @Sendable () -> any HTTPRequestHandler
+    private let handlers = Locked<[UnsafeSendable<any HTTPRequestHandler>]>([])
+    let isStopping = Atomic<Bool>(false)
+
+    init(
+        settings: HTTPServer.Settings, gauge: HTTPConnectionGauge, log: (@Sendable (HTTPServer.LogEntry) -> Void)?,
+        makeHandler: @escaping @Sendable () -> any HTTPRequestHandler
+    ) {
+        self.settings = settings
+        self.log = log
+        self.makeHandler = makeHandler
+        budget = HTTPBodyBudget(limit: settings.maxUnsentBodyBytes)
+        registry = HTTPConnectionRegistry(headTimeout: settings.readTimeout, gauge: gauge) { target in
+            log?(HTTPServer.LogEntry(method: "-", path: target, status: 408, bytes: 18, seconds: settings.readTimeout))
+        }
+    }
+
+    /// A request head as libmicrohttpd parsed it, kept from its first call to its answer in the
+    /// request's context pointer. Not `Sendable`, and needs not be: libmicrohttpd runs all the
+    /// callbacks of one connection on the same thread.
+    final class Head {
+        let method: String
+        let version: String
+        let target: String
+        let headers: [(name: String, value: String)]
+        let started = HTTPConnectionRegistry.now
+        let record: HTTPConnectionRecord?
+        /// The head deadline's watchdog answered 408 on this connection already.
+        let timedOut: Bool
+
+        init(method: String, version: String, connection: OpaquePointer, record: HTTPConnectionRecord?) {
+            self.method = method
+            self.version = version
+            self.record = record
+            var target = ""
+            var timedOut = false
+            record?.state.withLock { state in
+                target = state.target
+                timedOut = state.timedOut
+                state.inRequest = true
+            }
+            self.target = target
+            self.timedOut = timedOut
+            headers = HTTPDaemonContext.headers(of: connection)
+        }
+    }
+
+    /// What the HTTP layer refuses before any route: an unsupported version (505), a message
+    /// that cannot be framed safely (400), a missing or repeated Host (400), a Host not on the
+    /// allow-list (421), a body over 1 MiB (413), a connection that opened past `maxConnections` (503).
+    /// Each closes the connection.
+    func refusal(for head: Head) -> HTTPServerResponse? {
+        guard head.version == "HTTP/1.1" || head.version == "HTTP/1.0" else {
+            return Self.refusal(505, "HTTP version \(head.version) is not supported (HTTP/1.1 is)\n")
+        }
+        // One pass over the header fields: most requests carry neither Content-Length nor
+        // Transfer-Encoding, and one Host (nothing is allocated for them).
+        var hostCount = 0
+        var firstHost: String?
+        var hasFraming = false
+        for field in head.headers {
+            if HTTPServerRequest.equalIgnoringASCIICase(field.name, "Host") {
+                hostCount += 1
+                if firstHost == nil { firstHost = field.value }
+            } else if HTTPServerRequest.equalIgnoringASCIICase(field.name, "Content-Length")
+                || HTTPServerRequest.equalIgnoringASCIICase(field.name, "Transfer-Encoding")
+            {
+                hasFraming = true
+            }
+        }
+        if hasFraming, let problem = Self.framingProblem(head.headers) { return Self.refusal(400, problem) }
+        guard hostCount <= 1, head.version == "HTTP/1.0" || hostCount == 1 else {
+            return Self.refusal(400, "a request needs exactly one Host header\n")
+        }
+        if let policy = settings.hostPolicy {
+            // An absolute-form target's authority takes the place of Host (RFC 9112 §3.2.2).
+            let host = HTTPServerRequest.absoluteForm(head.target)?.authority ?? firstHost
+            if let host {
+                guard policy.allows(host) else { return Self.refusal(421, "this server does not answer for host \(host)\n") }
+            } else {
+                // HTTP/1.0 without Host: no rebinding page can send that, so it is answered on a
+                // loopback connection (a local client reaching a loopback address).
+                guard let socket = head.record?.socket, HTTPConnectionRecord.isOnLoopback(socket) else {
+                    return Self.refusal(421, "this server does not answer requests without a Host header from outside this machine\n")
+                }
+            }
+        }
+        if hasFraming {
+            let length = head.headers.first { HTTPServerRequest.equalIgnoringASCIICase($0.name, "Content-Length") }.flatMap { Int($0.value) }
+            if let length, length > 1 << 20 { return Self.refusal(413, "request body too large\n") }
+        }
+        // Admission is decided once per connection, when it opens: past `maxConnections` a new
+        // connection gets 503; one admitted before is never refused for the others.
+        let isAdmitted = head.record?.state.withLock { $0.isAdmitted } ?? (registry.count <= settings.maxConnections)
+        if !isAdmitted || isStopping.load(ordering: .relaxed) {
+            var busy = Self.refusal(503, "server busy\n")
+            busy.headers.append(("Retry-After", "1"))
+            return busy
+        }
+        return nil
+    }
+
+    /// Answers a request whose head (and body, if any) is in.
+    func answer(_ head: Head, on connection: OpaquePointer) -> MHD_Result {
+        guard let request = HTTPServerRequest(method: head.method, target: head.target, version: head.version, headers: head.headers) else {
+            return send(Self.refusal(400, "malformed request target\n"), for: head, on: connection)
+        }
+        let handler = handlers.withLock { $0.popLast() }?.value ?? makeHandler()
+        let response = handler.respond(to: request)
+        handlers.withLock { $0.append(UnsafeSendable(handler)) }
+        return send(response, for: head, on: connection)
+    }
+
+    /// Queues an answer and logs it. A body made for this answer is copied once into memory
+    /// libmicrohttpd sends from, counted against ``budget`` until the client has it; past the
+    /// budget the answer is 503 (clients that do not read hold what they asked for).
+    func send(_ response: HTTPServerResponse, for head: Head, on connection: OpaquePointer) -> MHD_Result {
+        var response = response
+        var body: HTTPBodyBox?
+        // A prepared answer's body is shared, never copied, but it is counted like a body made
+        // for this answer until the request is done (the completed callback gives it back): a
+        // client that does not read holds it, even once its cache dropped it.
+        var held = 0
+        func busy() -> (HTTPServerResponse, HTTPBodyBox) {
+            let held = ByteCount.text(Int64(budget.inUse))
+            let text = Data("server busy: answers not yet taken by their clients hold \(held), the most this server keeps\n".utf8)
+            var refusal = Self.refusal(503, text, closes: false)
+            refusal.headers.append(("Retry-After", "1"))
+            return (refusal, HTTPBodyBox(HTTPBodyBytes(text), budget: nil))
+        }
+        switch response.body {
+        case .data(let data) where response.status != 304:
+            if budget.reserve(data.count) {
+                body = HTTPBodyBox(HTTPBodyBytes(data), budget: budget)
+            } else {
+                (response, body) = busy()
+            }
+        case .prepared(let prepared) where response.status != 304:
+            if head.record == nil {
+                // No connection record to give it back from: held by the box instead.
+                if budget.reserve(prepared.body.count) {
+                    response.body = .shared(prepared.body)
+                    body = HTTPBodyBox(prepared.body, budget: budget)
+                } else {
+                    (response, body) = busy()
+                }
+            } else if budget.reserve(prepared.body.count) {
+                held = prepared.body.count
+            } else {
+                (response, body) = busy()
+            }
+        case .shared(let bytes): body = HTTPBodyBox(bytes, budget: nil)
+        case .data, .stream, .prepared: break
+        }
+        // Recorded before the answer is queued, so the completed callback always finds it.
+        if held > 0 { head.record?.state.withLock { $0.heldBodyBytes += held } }
+        let result = queue(response, body: body, on: connection, method: head.method)
+        head.record?.state.withLock { state in
+            state.answered = true
+            if result != .YES, held > 0 {
+                // Not queued: no request completes with it.
+                state.heldBodyBytes -= held
+                budget.release(held)
+            }
+        }
+        if let log {
+            let seconds = Double(HTTPConnectionRegistry.now - head.started) / 1e9
+            log(HTTPServer.LogEntry(
+                method: head.method, path: head.target, status: response.status, bytes: head.method == "HEAD" ? 0 : response.bodyLength, seconds: seconds,
+                label: response.label))
+        }
+        return result
+    }
+
+    /// RFC 9112 §6.3: a message with both `Content-Length` and `Transfer-Encoding`, or with
+    /// differing lengths, cannot be framed safely (request smuggling): 400, and close.
+    static func framingProblem(_ headers: [(name: String, value: String)]) -> String? {
+        let lengths = headers.filter { HTTPServerRequest.equalIgnoringASCIICase($0.name, "Content-Length") }
+            .flatMap { $0.value.split(separator: ",", omittingEmptySubsequences: false) }
+            .map { $0.trimmingWhitespace() }
+        let hasTransferEncoding = headers.contains { HTTPServerRequest.equalIgnoringASCIICase($0.name, "Transfer-Encoding") }
+        if hasTransferEncoding, !lengths.isEmpty { return "both Content-Length and Transfer-Encoding\n" }
+        if hasTransferEncoding { return "request bodies (Transfer-Encoding) are not accepted\n" }
+        guard lengths.allSatisfy({ !$0.isEmpty && $0.count <= 18 && $0.allSatisfy { $0.isASCII && $0.isNumber } }) else {
+            return "malformed Content-Length\n"
+        }
+        if Set(lengths).count > 1 { return "conflicting Content-Length values\n" }
+        return nil
+    }
+
+    private static func refusal(_ status: Int, _ text: String) -> HTTPServerResponse {
+        refusal(status, Data(text.utf8), closes: true)
+    }
+
+    private static func refusal(_ status: Int, _ text: Data, closes: Bool) -> HTTPServerResponse {
+        HTTPServerResponse(status: status, headers: [("Content-Type", "text/plain; charset=utf-8")], body: text, closesConnection: closes)
+    }
+
+    static func headers(of connection: OpaquePointer) -> [(name: String, value: String)] {
+        final class Collected { var headers: [(name: String, value: String)] = [] }
+        let collected = Collected()
+        collected.headers.reserveCapacity(12)
+        withExtendedLifetime(collected) {
+            _ = cmhd_get_connection_values(connection, .HEADER_KIND, { cls, _, key, value in
+                guard let cls, let key else { return .NO }
+                let collected = Unmanaged<Collected>.fromOpaque(cls).takeUnretainedValue()
+                collected.headers.append((String(cString: key), value.map { String(cString: $0) } ?? ""))
+                return .YES
+            }, Unmanaged.passUnretained(collected).toOpaque())
+        }
+        return collected.headers
+    }
+
+    /// Builds libmicrohttpd's response and queues it; a header it refuses (a line break in a
+    /// value) turns the answer into a 500 rather than a half-made response.
+    private func queue(_ response: HTTPServerResponse, body: HTTPBodyBox?, on connection: OpaquePointer, method: String) -> MHD_Result {
+        if response.dropsConnection { return .NO }
+        let made: OpaquePointer?
+        if response.status == 304 {
+            // libmicrohttpd writes one Content-Length itself, from the response's size, even on a
+            // 304 (whose body it never sends): a 304 may only carry the representation's length
+            // (RFC 9110 §8.6), so the response is made of that size, with a reader it never calls.
+            // Adding the header by hand as well gave two (and Chromium refuses such an answer).
+            let length = response.header("Content-Length").flatMap { UInt64($0) } ?? 0
+            made = cmhd_create_response_from_callback(length, 4 << 10, readerCallback, nil, nil)
+        } else {
+            switch response.body {
+            case .prepared(let prepared) where !response.closesConnection && !isStopping.load(ordering: .relaxed):
+                // Queued as it is: libmicrohttpd takes a reference to it for this connection.
+                if let made = prepared.response() { return cmhd_queue_response(connection, UInt32(prepared.status), made) }
+                fallthrough  // made the slow way, which says which header was refused
+            case .data, .shared, .prepared:
+                // Sent from the box's bytes, no copy; the box is released when libmicrohttpd is done.
+                var owned: HTTPBodyBox? = body
+                if owned == nil, case .prepared(let prepared) = response.body { owned = HTTPBodyBox(prepared.body, budget: nil) }
+                guard let body = owned else { return .NO }
+                let box = Unmanaged.passRetained(body)
+                made = cmhd_create_response_from_buffer_with_free_callback_cls(
+                    body.bytes.count, body.bytes.bytes.baseAddress, bodyFreeCallback, box.toOpaque())
+                if made == nil { box.release() }
+            case .stream(let length, let stream):
+                let box = Unmanaged.passRetained(HTTPBodyStreamBox(stream)).toOpaque()
+                made = cmhd_create_response_from_callback(UInt64(length), 64 << 10, readerCallback, box, readerFreeCallback)
+                if made == nil { Unmanaged<HTTPBodyStreamBox>.fromOpaque(box).release() }
+            }
+        }
+        guard let made else { return .NO }
+        defer { cmhd_destroy_response(made) }
+        for (name, value) in response.headers where !HTTPServerRequest.equalIgnoringASCIICase(name, "Content-Length") {
+            guard cmhd_add_response_header(made, name, value) == .YES else {
+                let failure = Data("bad response header \(name)\n".utf8)
+                return queue(HTTPServerResponse(status: 500, body: failure), body: HTTPBodyBox(HTTPBodyBytes(failure), budget: nil), on: connection, method: method)
+            }
+        }
+        if response.closesConnection || isStopping.load(ordering: .relaxed) {
+            // Without the header the connection would stay open: close it without an answer.
+            guard cmhd_add_response_header(made, "Connection", "close") == .YES else { return .NO }
+        }
+        return cmhd_queue_response(connection, UInt32(response.status), made)
+    }
+}

@@ -1,0 +1,78 @@
+import FoundationEssentials
+import MapGateBase
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A listening TCP socket, bound but not yet served: `serve` and `open` bind first and count a
+/// gate use only once the port is known to be theirs. An ``HTTPServer`` takes the socket over (libmicrohttpd serves it and closes it at stop);
+/// a listener never handed to one closes it.
+public final class HTTPListener: Sendable {
+    public let host: String
+    /// The port actually bound (useful when 0 was asked for).
+    public let port: UInt16
+    private let descriptor: Locked<Int32?>
+
+    public init(host: String, port: UInt16) throws {
+        self.host = host
+        let (fd, bound) = try Self.listen(host: host, port: port)
+        self.port = bound
+        descriptor = Locked(fd)
+    }
+
+    deinit {
+        if let fd = descriptor.withLock({ $0 }) { close(fd) }
+    }
+
+    /// The base URL, such as `http://127.0.0.1:8080`.
+    public var baseURL: String {
+        "http://\(host.contains(":") ? "[\(host)]" : host):\(port)"
+    }
+
+    /// Hands the socket to a server, once.
+    func take() -> Int32 {
+        descriptor.withLock { fd in
+            defer { fd = nil }
+            return fd ?? -1
+        }
+    }
+
+    private static func listen(host: String, port: UInt16) throws -> (Int32, UInt16) {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV
+        var info: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(host, String(port), &hints, &info)
+        guard status == 0, let first = info else {
+            throw HTTPServerError(message: L.localized("cannot listen on %1$s:%2$s: %3$s", "\(host)", "\(port)", "\(String(cString: gai_strerror(status)))"))
+        }
+        defer { freeaddrinfo(info) }
+        let fd = socket(first.pointee.ai_family, first.pointee.ai_socktype, first.pointee.ai_protocol)
+        guard fd >= 0 else { throw HTTPServerError(message: L.localized("cannot create a socket: %1$s", "\(String(cString: strerror(errno)))")) }
+        var yes: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        guard bind(fd, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0, Glibc.listen(fd, 4096) == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(fd)
+            throw HTTPServerError(message: L.localized("cannot listen on %1$s:%2$s: %3$s", "\(host)", "\(port)", "\(reason)"))
+        }
+        var address = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        guard bound == 0 else { close(fd); throw HTTPServerError(message: L.localized("getsockname failed")) }
+        let family = address.ss_family
+        let boundPort = withUnsafePointer(to: &address) { pointer -> UInt16 in
+            if family == sa_family_t(AF_INET6) {
+                return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin6_port) }
+            }
+            return pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin_port) }
+        }
+        return (fd, boundPort)
+    }
+
+}

@@ -1,0 +1,175 @@
+import CLinux
+import CMicroHTTPD
+import FoundationEssentials
+import MapGateBase
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An error starting a server.
+public struct HTTPServerError: MapGateFailure, LocalizedError, Sendable {
+    public let message: String
+    /// `.io` (the socket), or `.unavailable` when libmicrohttpd cannot be loaded.
+    public let kind: FailureKind
+    public var errorDescription: String? { message }
+
+    init(message: String, kind: FailureKind = .io) {
+        self.message = message
+        self.kind = kind
+    }
+}
+
+/// The HTTP layer: libmicrohttpd parses requests and runs connections (keep-alive, pipelining,
+/// timeouts, limits); this type adds what it lacks — a total deadline for a request head (408),
+/// RFC 9112 framing checks, a `Host` allow-list (421), 503 + `Retry-After` past
+/// `maxConnections` — and hands each request to a pooled ``HTTPRequestHandler``. It knows
+/// nothing of tiles.
+public final class HTTPServer: Sendable {
+    public struct Settings: Sendable {
+        public var host: String = "127.0.0.1"
+        /// 0 picks a free port.
+        public var port: UInt16 = 0
+        /// Connections answered; past it a client gets 503 with `Retry-After` (and past
+        /// `maxConnections + reserveConnections`, libmicrohttpd refuses the connection).
+        public var maxConnections: Int = 10_000
+        public var reserveConnections: Int = 256
+        /// Memory per connection for its request head and buffers. libmicrohttpd zeroes the whole
+        /// of it after each request, so every idle keep-alive connection holds all of it: 8 KiB
+        /// keeps 10,000 idle connections under 128 MB (16 KiB took 198 MB). libmicrohttpd reads
+        /// header fields into about half of it: up to about 3.8 KB of them are answered, more 431;
+        /// a request target up to about 7.9 KB is answered (414 or 431 past 8 KB).
+        public var maxHeaderBytes: Int = 8 << 10
+        /// Seconds a client has to finish a request head once it started sending it (408).
+        public var readTimeout: Double = 10
+        /// Seconds a connection may make no progress (idle keep-alive, or a client that does
+        /// not read its answer) before it is closed. Whole seconds, at least 1.
+        public var idleTimeout: Double = 30
+        /// Event-loop threads (epoll); 0 means one per core.
+        public var threads: Int = 0
+        /// One thread per connection instead of the event loop, for handlers whose bodies
+        /// block (the test origin's `stall`).
+        public var threadPerConnection = false
+        /// Bytes that answers made for their request may hold in total until their clients take
+        /// them (``HTTPBodyBudget``); past it an answer is 503 with `Retry-After`.
+        public var maxUnsentBodyBytes: Int = 128 << 20
+        /// Hosts answered; nil answers any `Host` (the test origin).
+        public var hostPolicy: HTTPHostPolicy?
+        public init() {}
+    }
+
+    /// One answer, rejections included, for the access log and metrics.
+    public struct LogEntry: Sendable {
+        public var method: String
+        public var path: String
+        public var status: Int
+        public var bytes: Int
+        public var seconds: Double
+        /// The answer's ``HTTPServerResponse/label``; nil for what the HTTP layer refused itself.
+        public var label: String? = nil
+    }
+
+    public let settings: Settings
+    /// The port actually bound (useful when `settings.port` is 0).
+    public let port: UInt16
+    private let context: HTTPDaemonContext
+    private let daemon: UnsafeSendable<OpaquePointer>
+    private let stopped = Atomic<Bool>(false)
+
+    /// Binds `settings.host:settings.port` and starts serving.
+    public convenience init(
+        settings: Settings, log: (@Sendable (LogEntry) -> Void)? = nil,
+        makeHandler: @escaping @Sendable () -> any HTTPRequestHandler
+    ) throws {
+        try self.init(listener: HTTPListener(host: settings.host, port: settings.port), settings: settings, log: log, makeHandler: makeHandler)
+    }
+
+    /// Starts serving on a socket bound before (so a caller can bind, then do what it must do
+    /// only once the port is known to be free, then start with a ready handler).
+    public init(
+        listener bound: HTTPListener, settings: Settings, gauge: HTTPConnectionGauge = HTTPConnectionGauge(),
+        log: (@Sendable (LogEntry) -> Void)? = nil, makeHandler: @escaping @Sendable () -> any HTTPRequestHandler
+    ) throws {
+        self.settings = settings
+        port = bound.port
+        // libmicrohttpd is opened here, the first time a server starts (it is not linked).
+        do { try SharedLibrary.microhttpd.load() } catch {
+            throw HTTPServerError(message: L.localized("cannot start the HTTP server on %1$s: %2$s", "\(bound.baseURL)", "\(error.errorDescription ?? "")"), kind: .unavailable)
+        }
+        let socket = bound.take()
+        guard socket >= 0 else { throw HTTPServerError(message: L.localized("the listening socket was already handed to a server")) }
+        let flags = fcntl(socket, F_GETFL)
+        guard flags >= 0, fcntl(socket, F_SETFL, flags | O_NONBLOCK) == 0 else {
+            close(socket)
+            throw HTTPServerError(message: L.localized("cannot make the listening socket of %1$s non-blocking: %2$s", "\(bound.baseURL)", "\(String(cString: strerror(errno)))"))
+        }
+        // Bodies of a few hundred KB and more are mapped and given back to the system when their
+        // answer is done (a fixed threshold: glibc's moving one kept freed 8 MB tiles in the heap,
+        // and the process kept its peak size after the clients went). Process-wide.
+        _ = clinux_set_mmap_threshold(256 << 10)
+        context = HTTPDaemonContext(settings: settings, gauge: gauge, log: log, makeHandler: makeHandler)
+        let unmanaged = Unmanaged.passUnretained(context).toOpaque()
+        var options: [MHD_OptionItem] = [
+            MHD_OptionItem(option: .LISTEN_SOCKET, value: Int(socket), ptr_value: nil),
+            MHD_OptionItem(option: .CONNECTION_LIMIT, value: settings.maxConnections + settings.reserveConnections, ptr_value: nil),
+            MHD_OptionItem(option: .CONNECTION_TIMEOUT, value: max(1, Int(settings.idleTimeout.rounded(.up))), ptr_value: nil),
+            MHD_OptionItem(option: .CONNECTION_MEMORY_LIMIT, value: settings.maxHeaderBytes, ptr_value: nil),
+            MHD_OptionItem(option: .STRICT_FOR_CLIENT, value: 1, ptr_value: nil),
+            MHD_OptionItem(option: .LISTEN_BACKLOG_SIZE, value: 4096, ptr_value: nil),
+        ]
+        var flagBits = MHD_USE_INTERNAL_POLLING_THREAD.rawValue
+        if settings.threadPerConnection {
+            flagBits |= MHD_USE_THREAD_PER_CONNECTION.rawValue | MHD_USE_POLL.rawValue
+        } else {
+            flagBits |= MHD_USE_EPOLL.rawValue | MHD_USE_TURBO.rawValue
+            let threads = settings.threads > 0 ? settings.threads : ProcessInfo.processInfo.activeProcessorCount
+            if threads > 1 { options.append(MHD_OptionItem(option: .THREAD_POOL_SIZE, value: threads, ptr_value: nil)) }
+        }
+        options.append(MHD_OptionItem(option: .END, value: 0, ptr_value: nil))
+        do {
+            try context.registry.startWatchdog()
+        } catch {
+            close(socket)
+            throw error
+        }
+        let started = options.withUnsafeMutableBufferPointer { items in
+            cmhd_start_daemon(
+                flagBits, accessCallback, uriLogCallback, connectionCallback, completedCallback, unmanaged, items.baseAddress)
+        }
+        guard let started else {
+            context.registry.stopWatchdog()
+            close(socket)
+            throw HTTPServerError(message: L.localized("cannot start the HTTP server on %1$s (libmicrohttpd refused its options)", "\(bound.baseURL)"))
+        }
+        daemon = UnsafeSendable(started)
+    }
+
+    deinit {
+        stop()
+    }
+
+    /// The base URL, such as `http://127.0.0.1:8080`.
+    public var baseURL: String {
+        let host = settings.host.contains(":") ? "[\(settings.host)]" : settings.host
+        return "http://\(host):\(port)"
+    }
+
+    /// Connections open right now.
+    public var openConnections: Int { context.registry.count }
+
+    /// Stops: no new connections, the answer being made finishes, every connection closes.
+    public func stop() {
+        let (exchanged, _) = stopped.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent)
+        guard exchanged else { return }
+        context.isStopping.store(true, ordering: .relaxed)
+        cmhd_stop_daemon(daemon.value)
+        context.registry.stopWatchdog()
+    }
+}
+
+/// Carries a value across threads where a lock or the C library guarantees one thread at a time uses it.
+struct UnsafeSendable<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}

@@ -1,0 +1,213 @@
+import FoundationEssentials
+import MapGateBase
+import MapGateTrust
+
+/// Keeps a running server's gate current: re-reads the saved state every `refresh` seconds
+/// (another mapgate may have spent the last use), lets the gate look the store up on its
+/// interval, and counts one use for each day of serving after the grace period (the rules are
+/// ``GatePolicy``'s: ``GatePolicy/isServingUseDue(_:servedFor:answeredTiles:)`` and
+/// ``GatePolicy/isClosedForServer(_:promptsShown:ownCount:servedFor:)``).
+///
+/// It looks every `refresh` seconds of real elapsed time (a ``PeriodicWorker``), and measures a
+/// day of serving by the larger of the clock's and the real elapsed time: a clock set back,
+/// slowed down, sped up or frozen changes neither. It fails closed: when the state cannot be read
+/// or written for longer than `refresh`, tiles are answered 503 until it can, and every such
+/// fault reaches `onEvent`, never a silent `catch`; when the monitor itself stops reporting, the
+/// ``GateWatch``'s snapshot goes stale and the server fails closed too.
+///
+/// What it keeps between looks (the last counted use, the gate it opened, …) is a ``Tracker``
+/// made on the monitor's own thread when it starts: not `Sendable`, so the compiler keeps it there.
+public final class GateMonitor: Sendable {
+    private let worker: PeriodicWorker
+    private let finishedLooks = Locked(0)
+
+    /// How many looks at the gate have finished: a test waits for two more instead of sleeping.
+    public var looks: Int { finishedLooks.withLock { $0 } }
+
+    /// What the monitor tells the command that runs the server.
+    public enum Event: Sendable {
+        /// A day of serving passed: one more use was counted (show the prompt).
+        case counted(GateReport, usesLeft: Int)
+        /// The gate closed on this server's own last use: it serves until `until`, then refuses.
+        case lastDay(GateReport, until: Date)
+        /// The gate is closed: tiles are answered 403.
+        case closed(GateReport)
+        /// The state cannot be read or written: tiles are answered 503 until it can.
+        case failing(String)
+        /// The state is readable again after a failure.
+        case recovered
+
+        /// Which state it reports, for telling each change once.
+        var state: String {
+            switch self {
+            case .counted: "counted"
+            case .lastDay: "last-day"
+            case .closed: "closed"
+            case .failing: "failing"
+            case .recovered: "recovered"
+            }
+        }
+    }
+
+    /// - Parameters:
+    ///   - makeGate: opens the gate on the monitor's thread (a gate owns database connections).
+    ///   - start: the authorization of the server's start, which was a use.
+    ///   - servedRegions: the regions served now; one the gate's record does not list is a use.
+    public init(
+        watch: GateWatch, refresh: Double = 60, policy: GatePolicy, start: GateAuthorization,
+        makeGate: @escaping @Sendable () throws -> Gate, servedRegions: @escaping @Sendable () -> [String] = { [] },
+        onEvent: @escaping @Sendable (Event) -> Void = { _ in }
+    ) {
+        var ownCount: Int?
+        if case .prompt = start.decision { ownCount = start.report.record.promptsShown }
+        let settings = Tracker.Settings(
+            watch: watch, refresh: refresh, policy: policy, makeGate: makeGate, servedRegions: servedRegions, onEvent: onEvent,
+            started: start.report.now, startedElapsed: MonotonicClock.seconds, ownCount: ownCount)
+        watch.update(start.report, isClosed: Tracker(settings).isClosed(start.report))
+        let finished = finishedLooks
+        worker = PeriodicWorker(name: "gate-monitor", interval: refresh) {
+            let tracker = Tracker(settings)
+            return {
+                tracker.tick()
+                finished.withLock { $0 += 1 }
+            }
+        }
+    }
+
+    /// Starts looking every `refresh` seconds. Call once, before `stop`. Throws when its thread
+    /// cannot be started.
+    public func start() throws {
+        try worker.start()
+    }
+
+    /// Stops the monitor and waits for its thread (at most one state access in progress).
+    public func stop() {
+        worker.stop()
+    }
+
+    /// The monitor's memory between looks, on its thread.
+    final class Tracker {
+        /// What the tracker starts from.
+        struct Settings: Sendable {
+            var watch: GateWatch
+            var refresh: Double
+            var policy: GatePolicy
+            var makeGate: @Sendable () throws -> Gate
+            var servedRegions: @Sendable () -> [String]
+            var onEvent: @Sendable (Event) -> Void
+            /// When the server started, which was a use, by the clock and in ``MonotonicClock/seconds``.
+            var started: Date
+            var startedElapsed: Double
+            /// `promptsShown` right after that use, if it counted one.
+            var ownCount: Int?
+        }
+
+        private let settings: Settings
+        private var watch: GateWatch { settings.watch }
+        private var policy: GatePolicy { settings.policy }
+        private var lastCounted: Date
+        /// ``MonotonicClock/seconds`` at the last counted use.
+        private var lastCountedElapsed: Double
+        /// `promptsShown` right after this server's last counted use, if it counted one.
+        private var ownCount: Int?
+        /// ``GateWatch/tilesAnswered`` at the last counted use: a day's use is due only after more.
+        private var tilesAtLastCount = 0
+        private var failingSince: Double?
+        private var lastState: String?
+        private var gate: Gate?
+
+        init(_ settings: Settings) {
+            self.settings = settings
+            lastCounted = settings.started
+            lastCountedElapsed = settings.startedElapsed
+            ownCount = settings.ownCount
+        }
+
+        /// Seconds since this server's last counted use: the larger of the clock's and the real time.
+        private func servedFor(now: Date) -> TimeInterval {
+            max(now.timeIntervalSince(lastCounted), MonotonicClock.seconds - lastCountedElapsed)
+        }
+
+        func isClosed(_ report: GateReport) -> Bool {
+            policy.isClosedForServer(report.phase, promptsShown: report.record.promptsShown, ownCount: ownCount, servedFor: servedFor(now: report.now))
+        }
+
+        /// One look at the gate: counts a use per day of serving, else re-reads the state.
+        func tick() {
+            let started = MonotonicClock.seconds
+            do {
+                let gate = try self.gate ?? settings.makeGate()
+                self.gate = gate
+                var latest = try gate.status()
+                var counted: Int?
+                /// Counts one use of the server (opening `regions` too), as a command's run would.
+                func countUse(opening regions: [String]) throws {
+                    lastCounted = latest.now
+                    lastCountedElapsed = MonotonicClock.seconds
+                    tilesAtLastCount = watch.tilesAnswered
+                    do {
+                        let authorization = try gate.authorizeUse(opening: regions)
+                        latest = authorization.report
+                        if case .prompt(let left) = authorization.decision {
+                            ownCount = latest.record.promptsShown
+                            counted = left
+                        }
+                    } catch is GateClosedError {
+                        latest = try gate.status()
+                    }
+                }
+                let unknown = settings.servedRegions().filter { !latest.record.installedRegions.contains($0) }
+                if !unknown.isEmpty {
+                    // A region that appeared while serving without `sync` installing it under this
+                    // record (a file copied in): a use of it, as `open` would be. The record recovers
+                    // first (a lookup); offline that throws, and the server fails closed.
+                    try countUse(opening: unknown)
+                } else if policy.isServingUseDue(
+                    latest.phase, servedFor: servedFor(now: latest.now), answeredTiles: watch.tilesAnswered > tilesAtLastCount)
+                {
+                    try countUse(opening: [])
+                } else if let refreshed = try gate.refreshIfDue() {
+                    latest = refreshed
+                }
+                failingSince = nil
+                watch.update(latest, isClosed: isClosed(latest))
+                if let counted { settings.onEvent(.counted(latest, usesLeft: counted)) }
+                report(state(of: latest))
+            } catch {
+                // Reopen next time: the connection may be what failed.
+                gate = nil
+                let since = failingSince ?? started
+                failingSince = since
+                let elapsed = MonotonicClock.seconds - since
+                if elapsed >= settings.refresh {
+                    let message = errorMessage(error)
+                    watch.fail(message)
+                    report(.failing(message))
+                }
+            }
+        }
+
+        /// The event that describes where the server stands now, if worth telling.
+        private func state(of report: GateReport) -> Event? {
+            if let until = policy.lastServingDay(report.phase, promptsShown: report.record.promptsShown, ownCount: ownCount, lastCounted: lastCounted),
+                !isClosed(report)
+            {
+                return .lastDay(report, until: until)
+            }
+            if isClosed(report) { return .closed(report) }
+            if lastState == "failing" { return .recovered }
+            return nil
+        }
+
+        /// Tells each change of state once.
+        private func report(_ event: Event?) {
+            guard let event else {
+                lastState = nil
+                return
+            }
+            guard event.state != lastState else { return }
+            lastState = event.state == "recovered" ? nil : event.state
+            settings.onEvent(event)
+        }
+    }
+}

@@ -1,0 +1,90 @@
+import FoundationEssentials
+import MapGateBase
+import MapGateStorage
+
+/// TileJSON and the tiles themselves (answered from the shared cache when it holds them).
+extension TileRequestHandler {
+    func tileJSON(_ id: String, _ request: HTTPServerRequest) -> HTTPServerResponse {
+        if let refusal = refusalWhileClosed(json: true) { return refusal }
+        guard let region = service.region(id) else { return notServed(id) }
+        let layers = region.record.format == .pbf ? region.vectorLayersJSON.flatMap { try? JSONValue(parsing: Data($0.utf8)) }?.arrayValue ?? [] : nil
+        let tileJSON = TileJSON(
+            tiles: ["\(baseURL(request))/\(id)/{z}/{x}/{y}.\(Self.extensions(region.record.format)[0])"], name: region.name,
+            version: region.record.version, bounds: region.bounds, center: region.center, minzoom: region.minzoom, maxzoom: region.maxzoom,
+            format: region.record.format.rawValue, attribution: region.attribution.map(AttributionHTML.sanitized),
+            description: region.description, vectorLayers: layers)
+        guard let body = try? tileJSON.encoded() else { return text(500, "cannot write the TileJSON of region \(id)\n", cors: true) }
+        return HTTPServerResponse(status: 200, headers: Self.anyOrigin + [("Content-Type", "application/json")], body: body)
+    }
+
+    func tile(_ parts: [String], _ request: HTTPServerRequest) -> HTTPServerResponse {
+        let id = parts[0]
+        if let refusal = refusalWhileClosed(json: true) { return refusal }
+        guard let region = service.region(id) else { return notServed(id) }
+        let last = parts[3].split(separator: ".", omittingEmptySubsequences: false)
+        guard last.count == 2, let coordinate = TileCoordinate(z: parts[1], x: parts[2], y: String(last[0])) else {
+            return text(400, "malformed tile coordinates: \(parts[1...].joined(separator: "/"))\n", cors: true)
+        }
+        let (z, x, y) = (coordinate.z, coordinate.x, coordinate.y)
+        guard Self.extensions(region.record.format).contains(String(last[1])) else {
+            return text(400, "region \(id) has \(region.record.format.rawValue) tiles, not .\(last[1])\n", cors: true)
+        }
+        // Whether the answer sends stored gzip bytes as they are depends on the client only for
+        // vector tiles; the kept answer is looked up for this file (an update is another file).
+        let acceptsGzip = region.record.format == .pbf && Self.acceptsGzip(request.header("Accept-Encoding"))
+        let key = TileResponseCache.Key(region: id, z: z, x: x, y: y, isGzip: acceptsGzip)
+        if let kept = service.tileCache.entry(key, file: region.file) {
+            return answer(kept.response, etag: kept.etag, request)
+        }
+        let stored: MBTilesFile.StoredTile
+        do {
+            stored = try file(for: region).storedTile(z: z, x: x, y: y)
+        } catch {
+            files[region.record.id] = nil
+            return text(500, "cannot read region \(id): \(errorMessage(error))\n", cors: true)
+        }
+        var body: Data
+        switch stored {
+        case .absent: return text(404, "no tile at \(z)/\(x)/\(y)\n", cors: true)
+        case .null: return text(404, "tile \(z)/\(x)/\(y) of region \(id) has no data (its tile_data is NULL)\n", cors: true)
+        case .data(let data) where data.isEmpty:
+            // An empty vector tile is a tile without features (204, as martin answers); an
+            // empty image is no image.
+            guard region.record.format == .pbf else { return text(404, "tile \(z)/\(x)/\(y) of region \(id) is empty\n", cors: true) }
+            return HTTPServerResponse(status: 204, headers: Self.anyOrigin + [("Cache-Control", "no-cache")])
+        case .data(let data): body = data
+        }
+        var headers: [(name: String, value: String)] = [("Content-Type", region.record.format.contentType), ("Cache-Control", "no-cache")]
+        var etag = "\"\(region.etagPrefix)-\(z)-\(x)-\(y)"
+        if region.record.format == .pbf, GzipInflater.isGzip(body) {
+            if acceptsGzip {
+                headers.append(("Content-Encoding", "gzip"))
+                etag += "-gz"
+            } else {
+                do {
+                    body = try GzipInflater.decompress(body, maximumSize: Self.maximumUnpackedTileSize)
+                } catch {
+                    return text(500, "cannot unpack tile \(z)/\(x)/\(y) of region \(id): \(errorMessage(error))\n", cors: true)
+                }
+            }
+        }
+        etag += "\""
+        headers.append(("ETag", etag))
+        headers.append(("Vary", "Accept-Encoding"))
+        // Made once, kept, and sent as it is to every client that asks for it while it is kept.
+        let prepared = HTTPPreparedResponse(status: 200, headers: Self.anyOrigin + headers, body: HTTPBodyBytes(body))
+        service.tileCache.insert(key, file: region.file, etag: etag, response: prepared)
+        return answer(prepared, etag: etag, request)
+    }
+
+    /// A tile's 200, or 304 when `If-None-Match` names its ETag.
+    func answer(_ prepared: HTTPPreparedResponse, etag: String, _ request: HTTPServerRequest) -> HTTPServerResponse {
+        if let match = request.header("If-None-Match"), Self.matches(ifNoneMatch: match, etag: etag) {
+            // The 200's headers but its Content-Type, and the length of the tile it stands for,
+            // as RFC 9110 §8.6 allows (never a 0).
+            let length = ("Content-Length", String(prepared.body.count))
+            return HTTPServerResponse(status: 304, headers: prepared.headers.filter { $0.name != "Content-Type" } + [length])
+        }
+        return HTTPServerResponse(prepared: prepared)
+    }
+}

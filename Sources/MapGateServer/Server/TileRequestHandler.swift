@@ -1,0 +1,237 @@
+import FoundationEssentials
+import MapGateBase
+import MapGateStorage
+
+/// Serves one request at a time: the region list, TileJSON, XYZ tiles, the viewer pages,
+/// Leaflet's and MapLibre's files, styles (generated and the publisher's, with sprites), fonts
+/// and glyphs, `/health`, `/metrics`, and the shared mirror (``MirrorShare``) when there is one. Owns a read-only SQLite connection per region it
+/// has served, reopened when the region's file changed. Knows nothing of sockets.
+///
+/// CORS: tiles, TileJSON and Leaflet's files are public map data, read with GET and no
+/// credentials, so they carry `Access-Control-Allow-Origin: *` (and OPTIONS preflights for them
+/// are granted). The region list, the viewer, `/health` and `/metrics` carry none: another web
+/// page cannot read them.
+public final class TileRequestHandler: HTTPRequestHandler {
+    let service: TileService
+    var files: [String: (identity: FileIdentity, file: MBTilesFile)] = [:]
+
+    public init(service: TileService) {
+        self.service = service
+    }
+
+    static let anyOrigin: [(name: String, value: String)] = [("Access-Control-Allow-Origin", "*")]
+    /// The most a gzipped vector tile is unpacked to for a client that does not take gzip (real
+    /// tiles are well under a megabyte; a few kilobytes of deflate can unpack to gigabytes).
+    public static let maximumUnpackedTileSize = 16 << 20
+
+    /// The route a request target belongs to, for metrics.
+    public static func route(of target: String) -> String { Route(target: target).name }
+
+    public func respond(to request: HTTPServerRequest) -> HTTPServerResponse {
+        let path = request.path
+        guard Self.isSafe(path) else { return text(400, "bad path\n") }
+        let route = Route(path: path)
+        var response = answer(request, route: route)
+        response.label = route.name
+        return response
+    }
+
+    /// The answer of `route`.
+    private func answer(_ request: HTTPServerRequest, route: Route) -> HTTPServerResponse {
+        let path = request.path
+        if request.method == "OPTIONS" { return preflight(request, isPublic: route.isPublic) }
+        guard request.method == "GET" || request.method == "HEAD" else {
+            return text(405, "method \(request.method) not allowed\n", extra: [("Allow", "GET, HEAD, OPTIONS")])
+        }
+        switch route {
+        case .index: return index(request)
+        case .health: return health()
+        case .metrics:
+            return HTTPServerResponse(
+                status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8"), ("Cache-Control", "no-store")],
+                body: Data(service.metrics.render(gate: service.gate).utf8))
+        case .leaflet(let name): return leaflet(name)
+        case .maplibre(let name): return maplibre(name)
+        case .viewer(let id): return viewer(id, request)
+        case .fontList: return fontList()
+        case .glyphs(let fontstack, let file): return glyphs(fontstack: fontstack, file: file)
+        case .styleList: return styleList(request)
+        case .publishedStyle(let id, let file): return publishedStyle(id, file: file, request)
+        case .style(let id): return style(id, request)
+        case .tileJSON(let id): return tileJSON(id, request)
+        case .tile(let parts): return tile(parts, request)
+        case .mirror(let name):
+            guard let share = service.share else { return text(404, "not found: \(path) (this server shares no mirror)\n") }
+            return share.respond(name, request)
+        case .other: return text(404, "not found: \(path)\n")
+        }
+    }
+
+    /// A CORS preflight: 204, granting GET and HEAD (and the headers asked for) on public routes.
+    private func preflight(_ request: HTTPServerRequest, isPublic: Bool) -> HTTPServerResponse {
+        var headers: [(name: String, value: String)] = [("Allow", "GET, HEAD, OPTIONS")]
+        if isPublic {
+            headers += Self.anyOrigin + [("Access-Control-Allow-Methods", "GET, HEAD"), ("Access-Control-Max-Age", "600")]
+            if let asked = request.header("Access-Control-Request-Headers"), asked.count <= 1024,
+                asked.utf8.allSatisfy({ $0 == 0x2C || $0 == 0x20 || $0 == 0x2D || $0 == 0x5F || (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) })
+            {
+                headers.append(("Access-Control-Allow-Headers", asked))
+            }
+        }
+        return HTTPServerResponse(status: 204, headers: headers)
+    }
+
+    /// 200 with the gate's state once the regions are open; 503 while the gate refuses.
+    private func health() -> HTTPServerResponse {
+        let snapshot = service.gate.snapshot
+        let state = snapshot.standing.name
+        let damaged = service.damaged
+        var health = ServerDocument.Health(
+            status: state != "open" ? "refusing" : damaged.isEmpty ? "ok" : "degraded", gate: state, regions: service.regions.count,
+            // Installed regions that cannot be served, with the reason: never counted as served.
+            damaged: damaged.isEmpty ? nil : damaged.keys.sorted().map { ServerDocument.Health.Damage(id: $0, reason: damaged[$0] ?? "") },
+            usesLeft: snapshot.usesLeft)
+        health.update = snapshot.update.map {
+            ServerDocument.Health.Update(
+                state: $0.state, version: $0.version, releaseNotes: $0.releaseNotes, storeURL: $0.storeURL, promptsFrom: $0.promptsFrom.map(ISODate.string),
+                usesLeft: $0.usesLeft)
+        }
+        switch snapshot.standing {
+        case .open: break
+        case .failing(let failure): health.message = failure
+        case .closed(let closed): health.requiredVersion = closed.requiredVersion
+        }
+        var response = json(state == "open" ? 200 : 503, document: health, cors: false)
+        response.headers.append(("Cache-Control", "no-store"))
+        if state != "open" { response.headers.append(("Retry-After", "5")) }
+        return response
+    }
+
+    /// The answer for a region that is not served: 404 when it is not installed; 500 with the
+    /// reason when it is but its file is missing, cut short or unreadable (never a quiet 404).
+    func notServed(_ id: String) -> HTTPServerResponse {
+        guard let reason = service.damaged[id] else { return text(404, "region \(id) is not installed\n", cors: true) }
+        return text(500, "region \(id) is installed but damaged: \(reason); mapgate sync \(id) installs it again\n", cors: true)
+    }
+
+    // MARK: Helpers
+
+    /// The 403 answer while the gate is closed, naming the required version and the store URL;
+    /// 503 while the server cannot read or write the gate's state (it fails closed).
+    func refusalWhileClosed(json isJSON: Bool, language: PageLanguage = .english) -> HTTPServerResponse? {
+        // One look at the gate per request: one lock, one clock reading, one consistent answer.
+        switch service.gate.snapshot.standing {
+        case .open:
+            return nil
+        case .failing(let failure):
+            let message = "the update gate cannot be checked (\(failure)); tiles are withheld until it can"
+            var response =
+                isJSON
+                ? json(503, document: ServerDocument.Refusal.gateUnavailable(message: message), cors: true)
+                : html(503, ViewerPage.document(title: "gate unavailable", body: "<p>\(ViewerPage.escape(message))</p>"))
+            response.headers.append(("Retry-After", "5"))
+            return response
+        case .closed(let closed):
+            let message = "update required: install mapgate \(closed.requiredVersion) to keep using these maps"
+            if isJSON {
+                let refusal = ServerDocument.Refusal.updateRequired(message: message, requiredVersion: closed.requiredVersion, storeURL: closed.storeURL)
+                return json(403, document: refusal, cors: true)
+            }
+            return html(403, ViewerPage.closed(closed, language: language))
+        }
+    }
+
+    /// The region's open file; reopened when the installed file is another one (an update
+    /// renames a new file over it: the old connection would keep reading the old file).
+    func file(for region: TileService.Region) throws -> MBTilesFile {
+        if let open = files[region.record.id], open.identity == region.file { return open.file }
+        files[region.record.id] = nil
+        // Installed files are replaced by rename, never written in place: no locking needed.
+        let file = try MBTilesFile(path: region.path, immutable: true)
+        files[region.record.id] = (region.file, file)
+        return file
+    }
+
+    /// `http://host:port` as the client reached us (from `Host`, which the HTTP layer checked
+    /// against the allow-list), else the bound address.
+    func baseURL(_ request: HTTPServerRequest) -> String {
+        if let host = request.header("Host"), !host.isEmpty, host.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || ".-:[]".contains($0)) }) {
+            return "http://\(host)"
+        }
+        return service.fallbackHost
+    }
+
+    /// No `..`, `//`, backslash or NUL anywhere in the (decoded) path.
+    static func isSafe(_ path: String) -> Bool {
+        var previous: UInt8 = 0
+        for byte in path.utf8 {
+            if byte == 0x5C || byte == 0 { return false }
+            if byte == previous, byte == 0x2E || byte == 0x2F { return false }
+            previous = byte
+        }
+        return true
+    }
+
+    static func extensions(_ format: TileFormat) -> [String] {
+        switch format {
+        case .png: ["png"]
+        case .jpg: ["jpg", "jpeg"]
+        case .webp: ["webp"]
+        case .pbf: ["pbf", "mvt"]
+        }
+    }
+
+    /// RFC 9110 §12.5.3: gzip is acceptable when its own q-value (else that of `*`) is above 0.
+    public static func acceptsGzip(_ header: String?) -> Bool {
+        guard let header else { return false }
+        var gzip: Double?
+        var any: Double?
+        for item in header.lowercased().split(separator: ",") {
+            let parts = item.split(separator: ";").map { $0.trimmingWhitespace() }
+            guard let coding = parts.first else { continue }
+            var quality = 1.0
+            for parameter in parts.dropFirst() where parameter.hasPrefix("q=") {
+                quality = Double(parameter.dropFirst(2)) ?? 0
+            }
+            if coding == "gzip" || coding == "x-gzip" { gzip = max(gzip ?? 0, quality) }
+            if coding == "*" { any = quality }
+        }
+        return (gzip ?? any ?? 0) > 0
+    }
+
+    /// RFC 9110 §13.1.2: `If-None-Match` compares entity tags weakly (`W/"a"` matches `"a"`),
+    /// takes a list, and `*` matches any.
+    public static func matches(ifNoneMatch header: String, etag: String) -> Bool {
+        let opaque = etag.hasPrefix("W/") ? String(etag.dropFirst(2)) : etag
+        return header.split(separator: ",").contains { item in
+            let tag = item.trimmingWhitespace()
+            return tag == "*" || (tag.hasPrefix("W/") ? String(tag.dropFirst(2)) : tag) == opaque
+        }
+    }
+
+    func text(_ status: Int, _ text: String, extra: [(name: String, value: String)] = [], cors: Bool = false) -> HTTPServerResponse {
+        HTTPServerResponse(status: status, headers: (cors ? Self.anyOrigin : []) + extra + [("Content-Type", "text/plain; charset=utf-8")], body: Data(text.utf8))
+    }
+
+    /// A ``ServerDocument``'s answer; one that cannot be encoded is a 500 that says so, never a 200
+    /// with no body.
+    func json(_ status: Int, document: some Encodable, cors: Bool) -> HTTPServerResponse {
+        do {
+            return HTTPServerResponse(
+                status: status, headers: (cors ? Self.anyOrigin : []) + [("Content-Type", "application/json")], body: try ServerDocument.encode(document))
+        } catch {
+            return text(500, "cannot write this answer as JSON: \(errorMessage(error))\n", cors: cors)
+        }
+    }
+
+    func html(_ status: Int, _ page: HTMLPage) -> HTTPServerResponse {
+        HTTPServerResponse(
+            status: status,
+            // A page's language is the browser's (Accept-Language): a cache keeps one per language.
+            headers: [
+                ("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-cache"), ("Vary", "Accept-Language"),
+                ("Content-Security-Policy", page.contentSecurityPolicy),
+            ],
+            body: Data(page.html.utf8))
+    }
+}

@@ -1,0 +1,112 @@
+import FoundationEssentials
+import MapGateTrust
+import MapGateWorkflows
+import Synchronization
+
+/// A running tile server over the installed regions: the HTTP layer, the shared tile service
+/// on top of it, the gate monitor that answers 403 once the gate closes, and the watcher that
+/// keeps the regions current.
+public final class TileServer: Sendable {
+    public let http: HTTPServer
+    public let service: TileService
+    private let monitor: GateMonitor
+
+    /// How many looks at the gate the server's monitor has finished (``GateMonitor/looks``).
+    public var gateLooks: Int { monitor.looks }
+    private let watcher: RegionWatcher
+
+    /// Binds `settings.host:settings.port`, then starts serving. Takes the gate's authorization for
+    /// this start, which the first tile answered delivers (``GateAuthorization/recordDelivery()``):
+    /// callers that must not reserve a use for a busy port bind an ``HTTPListener`` first and use
+    /// the other initializer.
+    public convenience init(
+        library: RegionLibrary, authorization: GateAuthorization, settings: HTTPServer.Settings, leafletPath: String,
+        maplibrePath: String = MapLibreFiles.localPath, fontPaths: [String] = [], share: MirrorShare? = nil,
+        gateRefresh: Double = 60, regionRefresh: Double = 1, tileCacheBytes: Int = TileResponseCache.defaultLimit,
+        makeGate: @escaping @Sendable () throws -> Gate,
+        log: (@Sendable (HTTPServer.LogEntry) -> Void)? = nil,
+        onRegionEvent: @escaping @Sendable (RegionWatcher.Event) -> Void = { _ in },
+        onGateEvent: @escaping @Sendable (GateMonitor.Event) -> Void = { _ in }
+    ) throws {
+        try self.init(
+            listener: HTTPListener(host: settings.host, port: settings.port), library: library, authorization: authorization,
+            settings: settings, leafletPath: leafletPath, maplibrePath: maplibrePath, fontPaths: fontPaths, share: share, gateRefresh: gateRefresh,
+            regionRefresh: regionRefresh, tileCacheBytes: tileCacheBytes, makeGate: makeGate,
+            log: log, onRegionEvent: onRegionEvent, onGateEvent: onGateEvent)
+    }
+
+    /// Starts serving on a bound listener, with a service that is ready before the first request.
+    ///
+    /// - Parameters:
+    ///   - settings: without a host policy, the server answers loopback names and the bound host.
+    ///   - makeGate: opens the gate on the monitor's thread.
+    ///   - gateRefresh: seconds between looks at the saved gate state (60 by default).
+    ///   - regionRefresh: seconds between looks at the installed regions (1 by default).
+    ///   - tileCacheBytes: memory for tile answers kept and sent again (``TileResponseCache``); 0 keeps none.
+    ///   - log: every answer, rejections included (`serve --verbose`).
+    public init(
+        listener: HTTPListener, library: RegionLibrary, authorization: GateAuthorization, settings: HTTPServer.Settings, leafletPath: String,
+        maplibrePath: String = MapLibreFiles.localPath, fontPaths: [String] = [], share: MirrorShare? = nil,
+        gateRefresh: Double = 60, regionRefresh: Double = 1, tileCacheBytes: Int = TileResponseCache.defaultLimit,
+        makeGate: @escaping @Sendable () throws -> Gate,
+        log: (@Sendable (HTTPServer.LogEntry) -> Void)? = nil,
+        onRegionEvent: @escaping @Sendable (RegionWatcher.Event) -> Void = { _ in },
+        onGateEvent: @escaping @Sendable (GateMonitor.Event) -> Void = { _ in }
+    ) throws {
+        let watch = GateWatch(lifetime: GateWatch.lifetime(forRefresh: gateRefresh))
+        // The monitor sets the watch from this start's authorization before any request comes.
+        let policy = try makeGate().policy
+        let (regions, damaged) = try TileService.loadRegions(from: library)
+        if !damaged.isEmpty { onRegionEvent(.changed(TileService.Changes(damaged: damaged))) }
+        let metrics = ServerMetrics()
+        let service = TileService(
+            regions: regions, damaged: damaged, styles: Array(TileService.loadStyles(in: library.directory).values), gate: watch, leafletPath: leafletPath, maplibrePath: maplibrePath, fallbackHost: listener.baseURL, metrics: metrics,
+            glyphs: GlyphService(folders: fontPaths + FontLibrary.systemFolders), tileCache: TileResponseCache(limit: tileCacheBytes), share: share)
+        let monitor = GateMonitor(
+            watch: watch, refresh: gateRefresh, policy: policy, start: authorization, makeGate: makeGate,
+            servedRegions: { Array(service.regions.keys) }, onEvent: onGateEvent)
+        var settings = settings
+        if settings.hostPolicy == nil { settings.hostPolicy = HTTPHostPolicy(boundHost: listener.host) }
+        let http = try HTTPServer(listener: listener, settings: settings, gauge: metrics.connections) { entry in
+            // The route travels with the answer; only what the HTTP layer refused itself is named from its path.
+            let route = entry.label ?? TileRequestHandler.route(of: entry.path)
+            if route == "tile", entry.method != "HEAD", entry.status == 200 || entry.status == 304 {
+                // A tile answered delivers the start's use (kept, not given back at the end). A
+                // HEAD sends no tile byte (a link checker, a client probing): it delivers nothing.
+                authorization.recordDelivery()
+                watch.recordTileAnswered()
+            }
+            metrics.record(route: route, status: entry.status, bytes: entry.bytes, seconds: entry.seconds)
+            log?(entry)
+        } makeHandler: {
+            TileRequestHandler(service: service)
+        }
+        self.http = http
+        self.service = service
+        self.monitor = monitor
+        watcher = RegionWatcher(service: service, directory: library.directory, pins: library.pins, interval: regionRefresh, onEvent: onRegionEvent)
+        do {
+            try monitor.start()
+            try watcher.start()
+        } catch {
+            stop()
+            throw error
+        }
+    }
+
+    public var baseURL: String { http.baseURL }
+
+    /// Applies a reloaded configuration (SIGHUP) without dropping a connection: Leaflet's,
+    /// MapLibre's and the fonts' folders. The regions need no reload: the watcher re-reads them
+    /// every second.
+    public func reload(leafletPath: String, maplibrePath: String, fontPaths: [String]) {
+        service.reconfigure(leafletPath: leafletPath, maplibrePath: maplibrePath, glyphs: GlyphService(folders: fontPaths + FontLibrary.systemFolders))
+    }
+
+    /// Stops the watchers, then the server.
+    public func stop() {
+        watcher.stop()
+        monitor.stop()
+        http.stop()
+    }
+}

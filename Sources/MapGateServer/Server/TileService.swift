@@ -1,0 +1,249 @@
+import FoundationEssentials
+import MapGateBase
+import MapGateStorage
+import MapGateTrust
+import MapGateWorkflows
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What every worker of a tile server shares: the regions on offer (kept current while the
+/// server runs), the gate, the metrics and the settings. Knows nothing of sockets.
+public final class TileService: Sendable {
+    /// A served region: its record and the TileJSON facts read when its file was last seen.
+    public struct Region: Sendable {
+        public var record: InstalledRegion
+        public var path: String
+        /// The file as it was read: an update replaces it by rename, so a new inode means a new file.
+        public var file: FileIdentity
+        public var name: String
+        public var attribution: String?
+        public var description: String?
+        public var bounds: [Double]
+        public var center: [Double]
+        public var minzoom: Int
+        public var maxzoom: Int
+        /// `vector_layers` from the `json` metadata of a `pbf` region, as JSON text.
+        public var vectorLayersJSON: String?
+        /// The raw `json` metadata (for the vector style's layers).
+        public var metadataJSON: String? = nil
+        /// Strong ETags change when the installed file does.
+        public var etagPrefix: String { String(record.sha256.prefix(16)) }
+    }
+
+
+    /// An installed publisher's style, as its file was when last read.
+    public struct Style: Sendable {
+        public var bundle: StyleBundle
+        public var file: FileIdentity
+        /// The sprite files, each held once and shared by every answer that sends it (a 42 MB
+        /// sprite asked for by 60 clients is 42 MB, not 60 copies).
+        public let sprites: [String: HTTPBodyBytes]
+
+        public init(bundle: StyleBundle, file: FileIdentity) {
+            self.bundle = bundle
+            self.file = file
+            sprites = bundle.sprites.mapValues(HTTPBodyBytes.init)
+        }
+    }
+
+    /// An installed region that cannot be served: its file is missing, cut short or unreadable.
+    public struct Damage: Sendable, Equatable {
+        public var id: String
+        public var reason: String
+    }
+
+    private let current: Locked<[String: Region]>
+    /// Installed regions whose file cannot be served, by id: the reason.
+    private let currentDamage = Locked<[String: String]>([:])
+    private let currentStyles: Locked<[String: Style]>
+    public let gate: GateWatch
+    public let metrics: ServerMetrics
+    /// Tile answers shared by every worker (dropped whole when the regions change).
+    public let tileCache: TileResponseCache
+    /// The address the server was asked to bind, for URLs when a request has no usable Host.
+    public let fallbackHost: String
+    /// The mirror offered on the LAN (`serve --share`), or nil.
+    public let share: MirrorShare?
+
+    /// What the user's configuration points the server at: replaced whole on a reload (SIGHUP).
+    private struct Assets: Sendable {
+        var leafletPath: String
+        var maplibrePath: String
+        var glyphs: GlyphService
+    }
+
+    private let assets: Locked<Assets>
+    public var leafletPath: String { assets.withLock { $0.leafletPath } }
+    public var maplibrePath: String { assets.withLock { $0.maplibrePath } }
+    /// Glyphs for the vector styles' labels (`/fonts/…`).
+    public var glyphs: GlyphService { assets.withLock { $0.glyphs } }
+
+    /// Points the server at another Leaflet, MapLibre or font folders (the configuration was
+    /// reloaded): requests from now on use them; those in flight finish with the old ones.
+    public func reconfigure(leafletPath: String, maplibrePath: String, glyphs: GlyphService) {
+        let next = Assets(leafletPath: leafletPath, maplibrePath: MapLibreFiles.folder(configured: maplibrePath), glyphs: glyphs)
+        assets.withLock { $0 = next }
+    }
+
+    public init(
+        regions: [Region], damaged: [Damage] = [], styles: [Style] = [], gate: GateWatch, leafletPath: String, maplibrePath: String = MapLibreFiles.localPath, fallbackHost: String,
+        metrics: ServerMetrics = ServerMetrics(), glyphs: GlyphService = GlyphService(folders: FontLibrary.systemFolders),
+        tileCache: TileResponseCache = TileResponseCache(), share: MirrorShare? = nil
+    ) {
+        self.tileCache = tileCache
+        self.share = share
+        assets = Locked(Assets(leafletPath: leafletPath, maplibrePath: MapLibreFiles.folder(configured: maplibrePath), glyphs: glyphs))
+        current = Locked(Dictionary(uniqueKeysWithValues: regions.map { ($0.record.id, $0) }))
+        currentDamage.withLock { $0 = Dictionary(damaged.map { ($0.id, $0.reason) }) { first, _ in first } }
+        currentStyles = Locked(Dictionary(uniqueKeysWithValues: styles.map { ($0.bundle.id, $0) }))
+        self.gate = gate
+        self.fallbackHost = fallbackHost
+        self.metrics = metrics
+    }
+
+    /// The regions served right now.
+    public var regions: [String: Region] { current.withLock { $0 } }
+
+    public func region(_ id: String) -> Region? { current.withLock { $0[id] } }
+
+    /// Installed regions whose file cannot be served right now, by id, with the reason.
+    public var damaged: [String: String] { currentDamage.withLock { $0 } }
+
+    /// The publisher's styles served right now.
+    public var styles: [String: Style] { currentStyles.withLock { $0 } }
+
+    public func style(_ id: String) -> Style? { currentStyles.withLock { $0[id] } }
+
+    /// The styles all of whose regions are served, sorted by id (one drawing a region that is not
+    /// would draw a source that 404s).
+    public var drawableStyles: [Style] {
+        let served = regions
+        return styles.values.filter { $0.bundle.regions.allSatisfy { served[$0] != nil } }.sorted { $0.bundle.id < $1.bundle.id }
+    }
+
+    /// The styles that draw region `id` (all of whose regions are served), sorted by id.
+    public func styles(drawing id: String) -> [Style] {
+        drawableStyles.filter { $0.bundle.regions.contains(id) }
+    }
+
+    /// What changed in one look at the installed regions.
+    public struct Changes: Sendable, Equatable {
+        public var added: [String] = []
+        public var updated: [String] = []
+        /// No longer installed (its record is gone): 404.
+        public var removed: [String] = []
+        /// Still installed, but its file cannot be served (newly, or for another reason than
+        /// before): its answers are 500 with the reason until it is installed again.
+        public var damaged: [Damage] = []
+        public var isEmpty: Bool { added.isEmpty && updated.isEmpty && removed.isEmpty && damaged.isEmpty }
+    }
+
+    /// Re-reads the installed regions (records, and each file's identity) and swaps in what
+    /// changed: an installed region is served, an updated one re-read, a removed one is 404, one
+    /// whose file is missing, cut short or unreadable is damaged (said, with the reason).
+    @discardableResult
+    public func refresh(from library: RegionLibrary) throws -> Changes {
+        let old = regions
+        let oldDamage = damaged
+        var next: [String: Region] = [:]
+        var nextDamage: [String: String] = [:]
+        var changes = Changes()
+        for record in try library.installed() {
+            let path = library.directory.regionPath(record.id)
+            if let known = old[record.id], known.record == record, known.file == FileIdentity(path: path) {
+                next[record.id] = known
+                continue
+            }
+            do {
+                next[record.id] = try Self.loadRegion(record, path: path)
+                if old[record.id] == nil, oldDamage[record.id] == nil { changes.added.append(record.id) } else { changes.updated.append(record.id) }
+            } catch {
+                let reason = errorMessage(error)
+                nextDamage[record.id] = reason
+                if oldDamage[record.id] != reason { changes.damaged.append(Damage(id: record.id, reason: reason)) }
+            }
+        }
+        changes.removed = Set(old.keys).union(oldDamage.keys).filter { next[$0] == nil && nextDamage[$0] == nil }.sorted()
+        if !changes.isEmpty || nextDamage != oldDamage {
+            current.withLock { $0 = next }
+            currentDamage.withLock { $0 = nextDamage }
+            // Entries of a replaced file are never answered (each is checked against the file it
+            // came from); dropping them all gives their memory back at once.
+            tileCache.removeAll()
+        }
+        refreshStyles(in: library.directory)
+        return changes
+    }
+
+    /// Re-reads `<data>/styles/`: a style installed or updated (by rename) is served, a removed one 404.
+    func refreshStyles(in directory: DataDirectory) {
+        let old = styles
+        let next = Self.loadStyles(in: directory, known: old)
+        let isSame = next.count == old.count && next.allSatisfy { old[$0.key]?.file == $0.value.file }
+        if !isSame { currentStyles.withLock { $0 = next } }
+    }
+
+    /// The installed styles that pass ``StyleBundle/decode(_:expectedID:)``; a file already read
+    /// (same identity) is not read again.
+    public static func loadStyles(in directory: DataDirectory, known: [String: Style] = [:]) -> [String: Style] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.stylesPath)) ?? []
+        var styles: [String: Style] = [:]
+        for name in names where name.hasSuffix(".json") {
+            let id = String(name.dropLast(5))
+            let path = directory.stylePath(id)
+            guard Catalog.isValidStyleID(id), let identity = FileIdentity(path: path) else { continue }
+            if let style = known[id], style.file == identity {
+                styles[id] = style
+            } else if identity.size <= StyleBundle.maximumSize, let data = FileManager.default.contents(atPath: path),
+                let bundle = try? StyleBundle.decode(data, expectedID: id)
+            {
+                styles[id] = Style(bundle: bundle, file: identity)
+            }
+        }
+        return styles
+    }
+
+    /// Reads the installed regions' facts from their files: those that can be served, and the
+    /// damaged ones with the reason.
+    public static func loadRegions(from library: RegionLibrary) throws -> (regions: [Region], damaged: [Damage]) {
+        var regions: [Region] = []
+        var damaged: [Damage] = []
+        for record in try library.installed() {
+            do { regions.append(try loadRegion(record, path: library.directory.regionPath(record.id))) } catch {
+                damaged.append(Damage(id: record.id, reason: errorMessage(error)))
+            }
+        }
+        return (regions, damaged)
+    }
+
+    /// A region's facts from its file; throws when the file is missing, cut short or not an
+    /// MBTiles file SQLite can read.
+    static func loadRegion(_ record: InstalledRegion, path: String) throws -> Region {
+        guard let identity = FileIdentity(path: path) else {
+            throw RegionError(region: record.id, reason: L.localized("its file %1$s cannot be read: %2$s", "\(path)", "\(String(cString: strerror(errno)))"), kind: .io)
+        }
+        let file = try MBTilesFile(path: path)
+        let metadata = (try? file.metadata()) ?? [:]
+        let zoom = (try? file.zoomRange()) ?? nil
+        let minzoom = zoom?.lowerBound ?? record.minzoom ?? 0
+        let maxzoom = zoom?.upperBound ?? record.maxzoom ?? TileCoordinate.defaultMaximumZoom
+        let bounds = (try? file.bounds()) ?? record.bounds ?? TileCoordinate.worldBounds
+        var center = [(bounds[0] + bounds[2]) / 2, (bounds[1] + bounds[3]) / 2, Double(minzoom)]
+        let centerValues = metadata["center"]?.split(separator: ",").compactMap { Double($0.trimmingWhitespace()) }
+        if let centerValues, centerValues.count == 3 { center = centerValues }
+        var vectorLayers: String?
+        if record.format == .pbf, let json = metadata["json"],
+            let object = try? JSONValue(parsing: Data(json.utf8)), let layers = object["vector_layers"],
+            let data = try? layers.encoded([.sortedKeys])
+        {
+            vectorLayers = String(decoding: data, as: UTF8.self)
+        }
+        return Region(
+            record: record, path: path, file: identity, name: record.name, attribution: metadata["attribution"],
+            description: metadata["description"], bounds: bounds, center: center, minzoom: minzoom, maxzoom: maxzoom,
+            vectorLayersJSON: vectorLayers, metadataJSON: metadata["json"])
+    }
+}

@@ -1,0 +1,228 @@
+import FoundationEssentials
+import MapGateBase
+import MapGateStorage
+
+/// An HTML page and the Content-Security-Policy it is served with: scripts and styles only
+/// from this server, plus the page's own inline `<script>` and `<style>` by their SHA-256 (no
+/// `'unsafe-inline'`, no `'unsafe-eval'`); MapLibre's workers from `blob:` URLs.
+struct HTMLPage {
+    let html: String
+    let contentSecurityPolicy: String
+}
+
+/// The HTML mapgate serves: the viewer page (Leaflet from Debian's libjs-leaflet, served by
+/// mapgate itself so it works offline), the region list, and the "update required" page.
+enum ViewerPage {
+    static func escape(_ text: String) -> String {
+        text.replacing("&", with: "&amp;").replacing("<", with: "&lt;")
+            .replacing(">", with: "&gt;").replacing("\"", with: "&quot;")
+            .replacing("'", with: "&#39;")
+    }
+
+    /// A page: `head` holds only links to this server's files; `style` and `script` are the
+    /// page's one inline `<style>` and `<script>`, allowed by the policy through their hashes.
+    static func document(title: String, language: PageLanguage = .english, head: String = "", style: String = "", body: String, script: String? = nil) -> HTMLPage {
+        let css = "body{font:15px system-ui,sans-serif;margin:0}main{padding:1em 2em}.notice{padding:2em;background:#fdecea;color:#611a15}" + style
+        let html = """
+            <!DOCTYPE html>
+            <html lang="\(language.tag)"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+            <title>\(escape(title))</title>
+            <style>\(css)</style>
+            \(head)</head><body>\(body)\(script.map { "<script>\($0)</script>" } ?? "")</body></html>
+            """
+        let scriptSource = script.map { " " + hashSource($0) } ?? ""
+        let policy = [
+            "default-src 'none'", "script-src 'self'\(scriptSource)", "style-src 'self' \(hashSource(css))", "img-src 'self' data: blob:",
+            "connect-src 'self'", "worker-src blob:", "child-src blob:", "base-uri 'none'", "form-action 'none'",
+        ].joined(separator: "; ")
+        return HTMLPage(html: html, contentSecurityPolicy: policy)
+    }
+
+    /// `'sha256-…'` of an inline element's text, as CSP Level 2 §4.2.4 compares it.
+    static func hashSource(_ text: String) -> String {
+        // Cannot fail short of libcrypto running out of memory; an empty hash then matches
+        // nothing, and the browser refuses the inline code (safe, if blank).
+        let hex = (try? SHA256Hasher.hex(of: Data(text.utf8))) ?? ""
+        var bytes: [UInt8] = []
+        var index = hex.startIndex
+        while index < hex.endIndex {
+            let next = hex.index(index, offsetBy: 2)
+            bytes.append(UInt8(hex[index..<next], radix: 16) ?? 0)
+            index = next
+        }
+        return "'sha256-\(Data(bytes).base64EncodedString())'"
+    }
+
+    static func closed(_ closure: GateWatch.Closure, language: PageLanguage = .english) -> HTMLPage {
+        let store = closure.storeURL.map { " <a href=\"\(escape($0))\">" + escape(language.localized("Update from the store")) + "</a>" } ?? ""
+        let title = escape(language.localized("Update required"))
+        let text = escape(language.localized("Install mapgate %1$s to keep using these maps.", closure.requiredVersion))
+        return document(
+            title: language.localized("Update required"), language: language,
+            body: "<div class=\"notice\" id=\"gate\"><h1>\(title)</h1><p>\(text)\(store)</p></div>")
+    }
+
+    static func viewer(region: TileService.Region, hasLeaflet: Bool, leafletPath: String, language: PageLanguage = .english) -> HTMLPage {
+        let id = region.record.id
+        guard hasLeaflet else {
+            return document(
+                title: region.name, language: language,
+                body: """
+                    <main><h1>\(escape(region.name))</h1><p class="notice" id="no-leaflet">\(html(language.localized("The map viewer needs Leaflet, which is not installed at %1$s. Install it with %2$s (or set %3$s in mapgate's configuration), then reload this page.", leafletPath, "\u{1}sudo apt-get install libjs-leaflet\u{2}", "\u{1}leafletPath\u{2}")))</p>
+                    <p>\(escape(language.localized("Tiles are still served:"))) <a href="/\(escape(id)).json">TileJSON</a>.</p></main>
+                    """)
+        }
+        let b = region.bounds
+        let bounds = "[[\(b[1]), \(b[0])], [\(b[3]), \(b[2])]]"
+        let ext = TileRequestHandler.extensions(region.record.format)[0]
+        let layer: String
+        if region.record.format == .pbf {
+            // Vector tiles: show the tile grid the region covers and its layers (from TileJSON).
+            layer = """
+                const Grid = L.GridLayer.extend({ createTile: function (c) {
+                  const t = document.createElement('div'); t.className = 'grid'; t.textContent = c.z + '/' + c.x + '/' + c.y; return t; } });
+                new Grid({ bounds: bounds, minZoom: \(region.minzoom), maxNativeZoom: \(region.maxzoom) }).addTo(map);
+                """
+        } else {
+            layer = """
+                L.tileLayer('/\(id)/{z}/{x}/{y}.\(ext)', { bounds: bounds, minZoom: \(region.minzoom), maxNativeZoom: \(region.maxzoom),
+                  maxZoom: \(region.maxzoom + 3), attribution: \(jsonString(AttributionHTML.sanitized(region.attribution ?? ""))) }).addTo(map);
+                """
+        }
+        let watcher = updateWatcher(language: language)
+        return document(
+            title: region.name, language: language,
+            head: """
+                <link rel="stylesheet" href="/_leaflet/leaflet.css"><script src="/_leaflet/leaflet.js"></script>
+                """,
+            style: """
+                #map{position:absolute;inset:0}#panel{position:absolute;z-index:1000;top:10px;right:10px;background:#fff;padding:.5em 1em;
+                border-radius:4px;box-shadow:0 1px 4px #0004;max-width:40%}.grid{outline:1px solid #3388ff;color:#3388ff;font:12px monospace;padding:4px}
+                #gate{position:absolute;z-index:2000;inset:0;display:none}
+                """ + watcher.style,
+            body: """
+                <div id="map"></div><div id="panel"><b>\(escape(region.name))</b> \(escape(region.record.version))<div id="layers"></div></div>
+                <div class="notice" id="gate"></div>
+                """ + watcher.body,
+            script: """
+                const bounds = \(bounds);
+                // The region's zoom range bounds the map: a region with tiles from zoom 12 up
+                // must not open at zoom 3 over nothing.
+                const map = L.map('map', { zoomSnap: 0, minZoom: \(region.minzoom), maxZoom: \(region.maxzoom + 3), zoomControl: false });
+                L.control.zoom({ zoomInTitle: \(jsonString(language.localized("Zoom in"))), zoomOutTitle: \(jsonString(language.localized("Zoom out"))) }).addTo(map);
+                map.fitBounds(bounds, { padding: [24, 24] });
+                if (map.getZoom() < \(region.minzoom)) map.setZoom(\(region.minzoom));
+                \(layer)
+                fetch('/\(id).json').then(function (r) { return r.ok ? r.json() : {}; }).then(function (j) {
+                  const layers = j.vector_layers || [];
+                  if (layers.length) document.getElementById('layers').textContent = \(jsonString(language.localized("layers:"))) + ' ' + layers.map(function (l) { return l.id; }).join(', ');
+                }).catch(function () {});
+                """ + watcher.script)
+    }
+
+    /// The viewer of a vector region: MapLibre GL JS renders its tiles with the publisher's style
+    /// when one draws it (a menu offers each, and the style mapgate generates), else with the
+    /// generated one (`/REGION/style.json`), whose legend has a checkbox per layer; hovering a
+    /// feature shows its layer and properties. Glyphs come from this server, so it works offline.
+    static func vectorViewer(
+        region: TileService.Region, styles: [(id: String, name: String)] = [], hasMapLibre: Bool, maplibrePath: String, language: PageLanguage = .english
+    ) -> HTMLPage {
+        let id = region.record.id
+        guard hasMapLibre else {
+            return document(
+                title: region.name, language: language,
+                body: """
+                    <main><h1>\(escape(region.name))</h1><div class="notice" id="no-maplibre"><p>\(html(language.localized(
+                        "Vector maps need MapLibre GL JS (5.x), which is not installed: mapgate looked for %1$s and %2$s in %3$s.",
+                        "\u{1}maplibre-gl.js\u{2}", "\u{1}maplibre-gl.css\u{2}", maplibrePath + (maplibrePath == MapLibreFiles.localPath ? " & " + MapLibreFiles.packagedPath : ""))))</p>
+                    <p>\(html(language.localized(
+                        "Copy those two files of a MapLibre GL JS release (its %1$s folder, from %2$s or the npm package %3$s) into that folder, or into another folder named by %4$s in mapgate's configuration, then reload this page.",
+                        "\u{1}dist\u{2}", "\u{3}github.com/maplibre/maplibre-gl-js/releases\u{4}", "\u{1}maplibre-gl\u{2}", "\u{1}maplibrePath\u{2}")))</p></div>
+                    <p>\(escape(language.localized("Tiles are still served:"))) <a href="/\(escape(id)).json">TileJSON</a>, <a href="/\(escape(id))/style.json">style</a>.</p></main>
+                    """)
+        }
+        let b = region.bounds
+        let edge = TileCoordinate.maximumLatitude
+        let bounds = "[[\(b[0]), \(max(b[1], -edge))], [\(b[2]), \(min(b[3], edge))]]"
+        // Style ids are [a-z0-9._-]: safe in a URL and an attribute; names are escaped.
+        let options = styles.map { "<option value=\"/styles/\($0.id)/style.json\" data-style=\"\($0.id)\">\(escape($0.name))</option>" }
+            + ["<option value=\"/\(escape(id))/style.json\" data-style=\"inspect\">" + escape(language.localized("All layers (inspect)")) + "</option>"]
+        let menu = styles.isEmpty ? "" : "<label>" + escape(language.localized("Style")) + " <select id=\"style\">\(options.joined())</select></label>"
+        let watcher = updateWatcher(language: language)
+        return document(
+            title: region.name, language: language,
+            head: """
+                <link rel="stylesheet" href="/_maplibre/maplibre-gl.css"><script src="/_maplibre/maplibre-gl.js"></script>
+                """,
+            style: """
+                #map{position:absolute;inset:0}#panel{position:absolute;z-index:1000;top:10px;right:10px;background:#fff;padding:.5em 1em;
+                border-radius:4px;box-shadow:0 1px 4px #0004;max-width:40%;max-height:80%;overflow:auto}#legend label{display:block;white-space:nowrap}#panel>label{display:block;margin:.3em 0}
+                .swatch{display:inline-block;width:12px;height:12px;margin:0 6px 0 4px;vertical-align:-1px;border-radius:2px}
+                #info{font:12px monospace;white-space:pre-wrap;margin:.5em 0 0}#gate{position:absolute;z-index:2000;inset:0;display:none}
+                """ + watcher.style,
+            body: """
+                <div id="map"></div><div id="panel"><b>\(escape(region.name))</b> \(escape(region.record.version))\(menu)<div id="legend"></div><pre id="info"></pre></div>
+                <div class="notice" id="gate"></div>
+                """ + watcher.body,
+            script: """
+                const menu = document.getElementById('style');
+                // The style chosen is in the address (#style=ID): a reload or a shared link keeps it.
+                const wanted = (location.hash.match(/[#&]style=([a-z0-9._-]+)/) || [])[1];
+                if (menu && wanted) Array.prototype.forEach.call(menu.options, function (o) { if (o.dataset.style === wanted) o.setAttribute('selected', ''); });
+                // Padding keeps the labels of features at the region's edges inside the view.
+                const map = new maplibregl.Map({ container: 'map', style: menu ? menu.value : '/\(id)/style.json', bounds: \(bounds),
+                  fitBoundsOptions: { padding: 48 }, attributionControl: { compact: false }, fadeDuration: 0, minZoom: \(region.minzoom),
+                  locale: { 'NavigationControl.ZoomIn': \(jsonString(language.localized("Zoom in"))), 'NavigationControl.ZoomOut': \(jsonString(language.localized("Zoom out"))),
+                    'AttributionControl.ToggleAttribution': \(jsonString(language.localized("Toggle attribution"))) } });
+                map.addControl(new maplibregl.NavigationControl({ showCompass: false }), 'top-left');
+                map.addControl(new maplibregl.ScaleControl(), 'bottom-left');
+                if (menu) menu.addEventListener('change', function () {
+                  map.setStyle(menu.value); map.once('idle', showLegend);
+                  history.replaceState(null, '', '#style=' + menu.options[menu.selectedIndex].dataset.style);
+                });
+                map.on('load', showLegend);
+                function showLegend() {
+                  const legend = document.getElementById('legend');
+                  legend.textContent = '';
+                  const groups = {};
+                  map.getStyle().layers.forEach(function (layer) {
+                    const name = layer.metadata && layer.metadata['mapgate:layer'];
+                    if (!name) return;
+                    if (!groups[name]) groups[name] = { ids: [], color: layer.paint && (layer.paint['fill-color'] || layer.paint['line-color'] || layer.paint['circle-color']) };
+                    groups[name].ids.push(layer.id);
+                  });
+                  Object.keys(groups).forEach(function (name) {
+                    const label = document.createElement('label');
+                    const box = document.createElement('input'); box.type = 'checkbox'; box.checked = true;
+                    box.addEventListener('change', function () {
+                      groups[name].ids.forEach(function (id) { map.setLayoutProperty(id, 'visibility', box.checked ? 'visible' : 'none'); });
+                    });
+                    const swatch = document.createElement('span'); swatch.className = 'swatch'; swatch.style.background = groups[name].color;
+                    label.appendChild(box); label.appendChild(swatch); label.appendChild(document.createTextNode(name));
+                    legend.appendChild(label);
+                  });
+                }
+                map.on('mousemove', function (e) {
+                  const features = map.queryRenderedFeatures(e.point);
+                  document.getElementById('info').textContent = features.length
+                    ? features[0].sourceLayer + '\\n' + JSON.stringify(features[0].properties, null, 1) : '';
+                });
+                """ + watcher.script)
+    }
+
+    /// A message made HTML: escaped, then its marks made markup: U+0001…U+0002 a `<code>`, and
+    /// U+0003…U+0004 a link to the address between them.
+    private static func html(_ message: String) -> String {
+        var result = escape(message).replacing("\u{1}", with: "<code>").replacing("\u{2}", with: "</code>")
+        while let start = result.firstRange(of: "\u{3}"), let end = result[start.upperBound...].firstRange(of: "\u{4}") {
+            let address = String(result[start.upperBound..<end.lowerBound])
+            result.replaceSubrange(start.lowerBound..<end.upperBound, with: "<a href=\"https://\(address)\">\(address)</a>")
+        }
+        return result
+    }
+
+    static func jsonString(_ text: String) -> String {
+        let data = (try? JSONValue.array([.string(text)]).encoded()) ?? Data("[\"\"]".utf8)
+        return String(decoding: data.dropFirst().dropLast(), as: UTF8.self).replacing("</", with: "<\\/")
+    }
+}

@@ -1,0 +1,60 @@
+import FoundationEssentials
+import MapGateBase
+
+/// A tile delta that cannot be made or applied: the file concerned and why.
+public struct DeltaError: MapGateFailure, LocalizedError, Sendable, Equatable {
+    public enum Reason: Sendable, Equatable {
+        /// The file is missing.
+        case missingFile
+        /// The file is no MBTiles file (no `tiles` or no `metadata`).
+        case notMBTiles(String)
+        /// The file is no delta: a required metadata key is missing, or the tiles cannot be read.
+        case notADelta(String)
+        /// A delta was given where a full tileset is expected (it carries the before/after keys).
+        case isADelta
+        /// The delta was made for another base: the base's `agg_tiles_hash` differs.
+        case baseMismatch(expected: String, actual: String)
+        /// Applying the delta did not give the tileset it promises.
+        case resultMismatch(expected: String, actual: String)
+        /// The file holds something the delta format or this implementation cannot handle.
+        case unsupported(String)
+        /// The output file of a new delta already exists.
+        case outputExists
+        /// Tiles were handed to an incremental hash out of (zoom, column, row) order.
+        case outOfOrder(String)
+    }
+
+    /// The file concerned (the delta, the base or the output).
+    public let path: String
+    public let reason: Reason
+
+    public init(path: String, reason: Reason) {
+        self.path = path
+        self.reason = reason
+    }
+
+    public var kind: FailureKind {
+        switch reason {
+        case .missingFile, .outputExists: .io
+        default: .badData
+        }
+    }
+
+    public var errorDescription: String? {
+        let text: String
+        switch reason {
+        case .missingFile: text = L.localized("no such file")
+        case .notMBTiles(let detail): text = L.localized("not an MBTiles file: %1$s", "\(detail)")
+        case .notADelta(let detail): text = L.localized("not a tile delta: %1$s", "\(detail)")
+        case .isADelta: text = L.localized("this is a tile delta (it has agg_tiles_hash_before_apply/after_apply), not a full tileset")
+        case .baseMismatch(let expected, let actual):
+            text = "delta does not fit this base: it expects agg_tiles_hash \(expected), the base has \(actual)"
+        case .resultMismatch(let expected, let actual):
+            text = "applied, the delta gives tiles whose agg_tiles_hash is \(actual), not the \(expected) it promises, so it was not used (the file it was applied to is left as it was)"
+        case .unsupported(let detail): text = detail
+        case .outputExists: text = "the output file already exists"
+        case .outOfOrder(let detail): text = "tiles out of order: \(detail)"
+        }
+        return "\(path): \(text)"
+    }
+}

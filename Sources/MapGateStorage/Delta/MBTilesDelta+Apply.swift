@@ -1,0 +1,159 @@
+import FoundationEssentials
+import MapGateBase
+
+extension MBTilesDelta {
+    /// Applies the delta at `delta` to the MBTiles file at `base`, in place; the caller passes a
+    /// copy it may lose.
+    ///
+    /// In one transaction, on a connection where neither file's triggers fire and within the time
+    /// of ``SQLiteDatabase/timeLimit(forPassOver:)`` of both files' sizes:
+    /// checks that the base's ``TilesetHash`` is the delta's `agg_tiles_hash_before_apply` (else
+    /// ``DeltaError/Reason/baseMismatch(expected:actual:)``, nothing changed), writes and removes
+    /// tiles and metadata, checks that the result's hash is `agg_tiles_hash_after_apply` (else
+    /// ``DeltaError/Reason/resultMismatch(expected:actual:)``, everything rolled back) and stores
+    /// it as the base's `agg_tiles_hash`.
+    ///
+    /// A de-duplicated base (`tiles` a view over `map` + `images`) stays de-duplicated: new tiles
+    /// go to `images` under their MD5 id, and images no tile uses any more are removed. Changed
+    /// tiles lose their UTFGrid link (`map.grid_id`), which the delta format does not carry.
+    /// Deltas made by martin in any of its layouts are read (flat, flat-with-hash, normalized);
+    /// its binary-diff deltas are refused.
+    ///
+    /// With `hashes: .byCaller` neither hash is computed here (each is a pass over every tile):
+    /// the result's `agg_tiles_hash` is set to the delta's word, and the caller must hash the file
+    /// afterwards (``TilesetHash/compute(ofFileAt:)``) and discard it unless the hash equals the
+    /// summary's `targetHash`. `sync` does so on another thread while it validates the file.
+    ///
+    /// With `flushesOnCommit: false` the transaction commits without fsync (`PRAGMA synchronous =
+    /// OFF`): for a caller that fsyncs the file itself before it keeps it (`sync` does, before the
+    /// rename that installs it). A commit that fsyncs a file copied a moment before waits for the
+    /// whole copy to reach the disk, not just the pages the delta changed.
+    @discardableResult
+    public static func apply(delta: String, to base: String, hashes: HashCheck = .inTransaction, flushesOnCommit: Bool = true) throws -> DeltaSummary {
+        for path in [delta, base] where !FileManager.default.fileExists(atPath: path) {
+            throw DeltaError(path: path, reason: .missingFile)
+        }
+        guard URL(fileURLWithPath: delta).standardized != URL(fileURLWithPath: base).standardized else {
+            throw DeltaError(path: base, reason: .unsupported("the delta and the file to apply it to are the same file"))
+        }
+        // A damaged delta must be named as the delta: attached to the base's connection, SQLite
+        // would blame the connection's file (the base) for it.
+        if let problem = SQLiteFileProbe.problem(at: delta) {
+            throw DeltaError(path: delta, reason: .unsupported(problem))
+        }
+        let database = try SQLiteDatabase(path: base, mode: .readWriteCreate)
+        // Both files come from outside: none of their triggers runs, and the whole apply is
+        // bounded in time (a delta's `tiles` may be a view that never ends).
+        try database.distrustSchema()
+        try TileStoreLayout.requireMBTiles(in: database, schema: "main", path: base)
+        let layout = try TileStoreLayout.detect(in: database, schema: "main", path: base)
+        try database.execute("ATTACH DATABASE ? AS delta", [.text(delta)])
+        // Small page caches: apply streams through both files once, and `sync` runs it with a
+        // memory budget. Dirty pages beyond the cache go to the file (a copy) early; no harm.
+        try database.execute("PRAGMA main.cache_size = -1024; PRAGMA delta.cache_size = -256")
+        if !flushesOnCommit { try database.execute("PRAGMA main.synchronous = OFF") }
+        let file = try DeltaFile.inspect(in: database, schema: "delta", path: delta)
+        try database.registerMD5HexFunction()
+
+        let size = FileManager.default.sizeOfItem(atPath: base) + FileManager.default.sizeOfItem(atPath: delta)
+        return try database.withTimeLimit(SQLiteDatabase.timeLimit(forPassOver: Int(size))) { try database.transaction(.immediate) {
+            if hashes == .inTransaction {
+                let before = try TilesetHash.compute(in: database, schema: "main", path: base)
+                guard before.hex == file.baseHash else {
+                    throw DeltaError(path: delta, reason: .baseMismatch(expected: file.baseHash, actual: before.hex))
+                }
+            }
+            try writeTiles(database, layout: layout, rows: file.rowsSQL)
+            try writeMetadata(database)
+            if hashes == .inTransaction {
+                let after = try TilesetHash.compute(in: database, schema: "main", path: base)
+                guard after.hex == file.targetHash else {
+                    throw DeltaError(path: delta, reason: .resultMismatch(expected: file.targetHash, actual: after.hex))
+                }
+            }
+            try database.execute("DELETE FROM main.metadata WHERE name IN \(reservedKeysSQL)")
+            try database.execute("INSERT INTO main.metadata (name, value) VALUES (?, ?)", [.text(hashKey), .text(file.targetHash)])
+            return try summary(database, schema: "delta", tilesSQL: file.rowsSQL)
+        } }
+    }
+
+    /// Who checks the base's and the result's tile hashes.
+    public enum HashCheck: Sendable {
+        /// `apply` itself, inside its transaction: a mismatch rolls everything back.
+        case inTransaction
+        /// The caller, after `apply` returns (see ``apply(delta:to:hashes:)``).
+        case byCaller
+    }
+
+    /// Removes every tile the delta names, then inserts those it gives bytes for.
+    private static func writeTiles(_ database: SQLiteDatabase, layout: TileStoreLayout, rows: String) throws {
+        let named = "(zoom_level, tile_column, tile_row) IN (SELECT zoom_level, tile_column, tile_row FROM (\(rows)))"
+        let given = "SELECT zoom_level, tile_column, tile_row, tile_data FROM (\(rows)) WHERE tile_data IS NOT NULL"
+        let md5 = SQLiteDatabase.md5HexFunction
+        switch layout {
+        case .flat:
+            try database.execute("DELETE FROM main.tiles WHERE \(named)")
+            try database.execute(
+                "INSERT INTO main.tiles (zoom_level, tile_column, tile_row, tile_data) \(given)")
+        case .flatWithHash:
+            try database.execute("DELETE FROM main.tiles_with_hash WHERE \(named)")
+            try database.execute(
+                """
+                INSERT INTO main.tiles_with_hash (zoom_level, tile_column, tile_row, tile_data, tile_hash)
+                SELECT zoom_level, tile_column, tile_row, tile_data, \(md5)(tile_data) FROM (\(given))
+                """)
+        case .normalized(let lowercaseIDs):
+            let id = lowercaseIDs ? "lower(\(md5)(tile_data))" : "\(md5)(tile_data)"
+            // Remember which images the replaced tiles used: those no tile uses afterwards go.
+            try database.execute(
+                """
+                CREATE TEMP TABLE mapgate_replaced_images (tile_id TEXT);
+                INSERT INTO temp.mapgate_replaced_images
+                    SELECT DISTINCT tile_id FROM main.map WHERE tile_id IS NOT NULL AND \(named);
+                DELETE FROM main.map WHERE \(named);
+                INSERT INTO main.images (tile_id, tile_data)
+                    SELECT id, tile_data FROM (SELECT \(id) AS id, tile_data FROM (\(given)))
+                    WHERE id NOT IN (SELECT tile_id FROM main.images WHERE tile_id IS NOT NULL)
+                    GROUP BY id;
+                INSERT INTO main.map (zoom_level, tile_column, tile_row, tile_id)
+                    SELECT zoom_level, tile_column, tile_row, \(id) FROM (\(given));
+                DELETE FROM main.images
+                    WHERE tile_id IN (SELECT tile_id FROM temp.mapgate_replaced_images)
+                      AND tile_id NOT IN (SELECT tile_id FROM main.map WHERE tile_id IS NOT NULL);
+                DROP TABLE temp.mapgate_replaced_images;
+                """)
+        case .zoomKeyedImages:
+            // tippecanoe 2.x: an image is (zoom_level, tile_id); ids are unique per zoom level only.
+            let id = "lower(\(md5)(tile_data))"
+            try database.execute(
+                """
+                CREATE TEMP TABLE mapgate_replaced_images (zoom_level INTEGER, tile_id TEXT);
+                INSERT INTO temp.mapgate_replaced_images
+                    SELECT DISTINCT zoom_level, tile_id FROM main.map WHERE tile_id IS NOT NULL AND \(named);
+                DELETE FROM main.map WHERE \(named);
+                INSERT INTO main.images (zoom_level, tile_id, tile_data)
+                    SELECT zoom_level, id, tile_data FROM (SELECT zoom_level, \(id) AS id, tile_data FROM (\(given))) AS new
+                    WHERE NOT EXISTS (SELECT 1 FROM main.images AS old WHERE old.zoom_level = new.zoom_level AND old.tile_id = new.id)
+                    GROUP BY zoom_level, id;
+                INSERT INTO main.map (zoom_level, tile_column, tile_row, tile_id)
+                    SELECT zoom_level, tile_column, tile_row, \(id) FROM (\(given));
+                DELETE FROM main.images
+                    WHERE (zoom_level, tile_id) IN (SELECT zoom_level, tile_id FROM temp.mapgate_replaced_images)
+                      AND (zoom_level, tile_id) NOT IN (SELECT zoom_level, tile_id FROM main.map WHERE tile_id IS NOT NULL);
+                DROP TABLE temp.mapgate_replaced_images;
+                """)
+        }
+    }
+
+    /// Replaces or removes every metadata entry the delta names (except the hash keys).
+    private static func writeMetadata(_ database: SQLiteDatabase) throws {
+        try database.execute(
+            """
+            DELETE FROM main.metadata WHERE name IN
+                (SELECT name FROM delta.metadata WHERE name IS NOT NULL AND name NOT IN \(reservedKeysSQL));
+            INSERT INTO main.metadata (name, value)
+                SELECT name, value FROM delta.metadata
+                WHERE name IS NOT NULL AND value IS NOT NULL AND name NOT IN \(reservedKeysSQL);
+            """)
+    }
+}

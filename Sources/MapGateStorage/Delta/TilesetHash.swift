@@ -1,0 +1,86 @@
+import FoundationEssentials
+import MapGateBase
+
+/// martin's `agg_tiles_hash` of an MBTiles tileset, with the number of tiles it covers.
+///
+/// Defined by martin's `mbtiles` tool (`calc_agg_tiles_hash`) as
+/// `md5_concat_hex(CAST(zoom_level AS TEXT), CAST(tile_column AS TEXT), CAST(tile_row AS TEXT),
+/// tile_data ORDER BY zoom_level, tile_column, tile_row)` over the `tiles` table or view, in upper
+/// case, where NULL values are skipped and an empty tileset hashes to the MD5 of nothing. Computed
+/// here by reading the rows in that order and feeding MD5 in Swift, which gives the same bytes
+/// without needing SQLite 3.44's ordered aggregates.
+public struct TilesetHash: Sendable, Equatable, CustomStringConvertible {
+    /// The hash of a tileset with no tiles (the MD5 of no bytes).
+    public static let emptyHex = "D41D8CD98F00B204E9800998ECF8427E"
+
+    /// 32 upper-case hex digits.
+    public let hex: String
+    /// How many rows of `tiles` were hashed.
+    public let tileCount: Int
+    /// How many of them have a NULL `tile_data`.
+    public let nullTileCount: Int
+    /// The first of them as `z/x/y` (TMS row, as stored), if any.
+    public var firstNullTile: String? = nil
+
+    public var description: String { hex }
+
+    /// Why a region with NULL tiles is refused (a reader would serve an empty body as an image),
+    /// naming the first; nil when every tile has data.
+    public var nullTileProblem: String? {
+        guard let firstNullTile else { return nil }
+        let others = nullTileCount > 1 ? " (and \(nullTileCount - 1) more)" : ""
+        return "tile \(firstNullTile) (z/x/TMS row) has no data: its tile_data is NULL\(others)"
+    }
+
+    /// Hashes the tiles of the MBTiles file at `path`, read through its `tiles` table or view.
+    /// The pass runs under ``SQLiteDatabase/timeLimit(forPassOver:)`` of the file's size, unless
+    /// `timeLimit` (seconds) says otherwise.
+    /// `immutable`: see ``SQLiteDatabase/Mode/immutable`` (no side files beside a WAL-mode input).
+    public static func compute(ofFileAt path: String, timeLimit: Double? = nil, immutable: Bool = false) throws -> TilesetHash {
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw DeltaError(path: path, reason: .missingFile)
+        }
+        let database = try SQLiteDatabase(path: path, mode: immutable ? .immutable : .readOnly)
+        // One pass in key order: a small page cache is enough, and keeps `sync`'s memory low.
+        // (A file that is no database fails below, with the reason.)
+        try? database.execute("PRAGMA cache_size = -512")
+        // Bounded: a `tiles` view can generate rows from nothing. No file holds more tiles than a
+        // quarter of its size in bytes, and hashing runs under a time limit.
+        let size = Int(FileManager.default.sizeOfItem(atPath: path))
+        do {
+            return try database.withTimeLimit(timeLimit ?? SQLiteDatabase.timeLimit(forPassOver: size)) {
+                try compute(in: database, schema: "main", path: path, maximumRows: max(16, size / 4))
+            }
+        } catch let error as SQLiteError {
+            throw DeltaError(path: path, reason: .unsupported(error.message))
+        }
+    }
+
+    /// Hashes `schema.tiles` on an open connection (the main database or an attached one), inside
+    /// whatever transaction is open, so that it sees uncommitted changes.
+    static func compute(in database: SQLiteDatabase, schema: String, path: String, maximumRows: Int = .max) throws -> TilesetHash {
+        try TileStoreLayout.requireMBTiles(in: database, schema: schema, path: path)
+        let statement = try database.prepare(
+            """
+            SELECT CAST(zoom_level AS TEXT), CAST(tile_column AS TEXT), CAST(tile_row AS TEXT), tile_data,
+                   typeof(tile_data) IN ('integer', 'real')
+            FROM "\(schema)".tiles ORDER BY zoom_level, tile_column, tile_row
+            """)
+        let hasher = try TilesetHasher()
+        var rows = 0
+        while try statement.step() {
+            rows += 1
+            if rows > maximumRows {
+                throw DeltaError(path: path, reason: .unsupported("its tiles table yields more rows than the file can hold (a view that makes them up?)"))
+            }
+            if statement.int(4) != 0 {
+                let tile = [0, 1, 2].map { statement.text($0) ?? "NULL" }.joined(separator: "/")
+                throw DeltaError(
+                    path: path, reason: .unsupported(
+                        "tile \(tile) has a number as tile_data, not bytes: agg_tiles_hash is not defined for it"))
+            }
+            try hasher.addRow(of: statement)
+        }
+        return try hasher.finalize()
+    }
+}

@@ -1,0 +1,54 @@
+import CSQLite
+import FoundationEssentials
+import Glibc
+import MapGateBase
+
+/// A failed SQLite call: the extended result code, SQLite's message and the SQL that ran.
+public struct SQLiteError: MapGateFailure, LocalizedError, Sendable, Equatable {
+    /// The extended result code (`SQLITE_CORRUPT`, `SQLITE_BUSY_SNAPSHOT`, …).
+    public let code: Int32
+    public let message: String
+    public let sql: String?
+    /// The database file, when known.
+    public let path: String?
+
+    public init(code: Int32, message: String, sql: String? = nil, path: String? = nil) {
+        self.code = code
+        self.message = message
+        self.sql = sql
+        self.path = path
+    }
+
+    /// The primary result code (the low byte of the extended one).
+    public var primaryCode: Int32 { code & 0xFF }
+
+    /// Whether the file is damaged or not a database at all.
+    public var isCorruption: Bool { primaryCode == SQLITE_CORRUPT || primaryCode == SQLITE_NOTADB }
+
+    public var kind: FailureKind { isCorruption ? .badData : .io }
+
+    /// Whether the failure is one of writing (a full disk, a read-only file or folder, an I/O
+    /// error, a file that cannot be made): a reader may still get what it needs another way.
+    public var isWriteFailure: Bool {
+        [SQLITE_FULL, SQLITE_READONLY, SQLITE_IOERR, SQLITE_CANTOPEN].contains(primaryCode)
+    }
+
+    /// Whether the disk holding the file is full: `SQLITE_FULL`, or an I/O error while the file
+    /// system has (almost) no space left (a WAL's `-shm` that cannot grow says only "disk I/O error").
+    public var isDiskFull: Bool {
+        if primaryCode == SQLITE_FULL { return true }
+        guard primaryCode == SQLITE_IOERR || primaryCode == SQLITE_CANTOPEN, let path else { return false }
+        var info = statvfs()
+        let folder = PathText.deletingLastComponent(path)
+        guard statvfs(folder.isEmpty ? "." : folder, &info) == 0 else { return false }
+        return UInt64(info.f_bavail) * UInt64(info.f_frsize) < 64 << 10
+    }
+
+    public var errorDescription: String? {
+        var text = isDiskFull ? L.localized("the disk is full: SQLite error %1$s", "\(code)") : L.localized("SQLite error %1$s", "\(code)")
+        if let path { text += " in \(path)" }
+        text += ": \(message)"
+        if let sql { text += L.localized(" (while running: %1$s)", "\(sql)") }
+        return text
+    }
+}

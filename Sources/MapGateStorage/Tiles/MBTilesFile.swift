@@ -1,0 +1,234 @@
+import FoundationEssentials
+import MapGateBase
+
+/// An MBTiles file that cannot be used, with the reason.
+public struct MBTilesError: MapGateFailure, LocalizedError, Sendable, Equatable {
+    public let path: String
+    public let reason: String
+    public var kind: FailureKind { .badData }
+    public var errorDescription: String? { "\(path): \(reason)" }
+}
+
+/// A read-only MBTiles file (MBTiles 1.3): metadata, zoom range, tiles by XYZ coordinates.
+///
+/// `tiles` and `metadata` may be tables or views (the de-duplicated `map` + `images` schema).
+/// Not `Sendable`: it owns a SQLite connection confined to one thread.
+public final class MBTilesFile {
+    public let path: String
+    private let database: SQLiteDatabase
+    /// The tile query, prepared on first use and kept once prepared. A failure to prepare is
+    /// thrown with its reason and tried again next time, never kept for the connection's life.
+    private var preparedTileStatement: SQLiteStatement?
+
+    /// Opens `path` read-only and checks that it is an MBTiles file at all.
+    ///
+    /// - Parameter immutable: the file will not change while open (see ``SQLiteDatabase/Mode/immutable``).
+    public init(path: String, immutable: Bool = false) throws {
+        self.path = path
+        do {
+            database = try SQLiteDatabase(path: path, mode: immutable ? .immutable : .readOnly)
+            // A server keeps one connection per worker and region: each keeps a small private
+            // page cache, and the OS page cache holds the file once for all of them.
+            try database.execute("PRAGMA cache_size = -256")
+            let objects = try database.query(
+                "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name IN ('tiles', 'metadata')"
+            ) { $0.text(0) ?? "" }
+            for required in ["tiles", "metadata"] where !objects.contains(required) {
+                throw MBTilesError(path: path, reason: L.localized("not an MBTiles file: no %1$s table or view", "\(required)"))
+            }
+        } catch let error as SQLiteError {
+            throw MBTilesError(path: path, reason: SQLiteFileProbe.reason(error.message, path: path))
+        }
+    }
+
+    /// `PRAGMA quick_check`; throws with SQLite's first complaint.
+    public func checkIntegrity() throws {
+        do {
+            let result = try database.query("PRAGMA quick_check") { $0.text(0) ?? "" }
+            guard result == ["ok"] else {
+                throw MBTilesError(path: path, reason: L.localized("integrity check failed: %1$s", "\(result.prefix(3).joined(separator: "; "))"))
+            }
+        } catch let error as SQLiteError {
+            throw MBTilesError(path: path, reason: L.localized("integrity check failed: %1$s", "\(error.message)"))
+        }
+    }
+
+    /// The `metadata` table as a dictionary.
+    /// The longest metadata value kept: 1 MiB for `json` (a vector region's `vector_layers`),
+    /// 16 KiB for any other key. Longer values are left out, so a 50 MB `description` never
+    /// reaches TileJSON, the viewer or the terminal.
+    public static func metadataLimit(for name: String) -> Int { name == "json" ? 1 << 20 : 16 << 10 }
+
+    /// The `metadata` table as a dictionary, without values over ``metadataLimit(for:)``.
+    public func metadata() throws -> [String: String] {
+        var result: [String: String] = [:]
+        let sql = "SELECT name, value FROM metadata WHERE length(CAST(value AS BLOB)) <= CASE WHEN name = 'json' THEN ? ELSE ? END LIMIT 1000"
+        let arguments: [SQLiteValue] = [.integer(Int64(Self.metadataLimit(for: "json"))), .integer(Int64(Self.metadataLimit(for: "")))]
+        for (name, value) in try wrap({ try database.query(sql, arguments) { ($0.text(0), $0.text(1)) } }) {
+            if let name, let value { result[name] = value }
+        }
+        return result
+    }
+
+    /// The tile format: from `metadata.format`, else from the bytes of one tile.
+    public func format() throws -> TileFormat? {
+        try formatAndSource()?.format
+    }
+
+    /// The tile format and where it came from (`metadata "format"` or `the first tile's bytes`).
+    func formatAndSource() throws -> (format: TileFormat, source: String)? {
+        if let value = try metadata()["format"], let format = TileFormat(metadata: value) { return (format, "metadata \"format\" = \"\(value)\"") }
+        let sample = try wrap { try database.query("SELECT tile_data FROM tiles LIMIT 1") { $0.blob(0) } }
+        return sample.first.flatMap { TileFormat(sniffing: $0) }.map { ($0, "the first tile's bytes") }
+    }
+
+    /// The region's zoom range by the one rule of ``MBTilesInspection/zoomRange(tiles:metadata:)``
+    /// (the tiles' range widened to valid `minzoom`/`maxzoom` metadata); nil without tiles.
+    public func zoomRange() throws -> ClosedRange<Int>? {
+        guard let tiles = try tileZoomRange() else { return nil }
+        do {
+            return try MBTilesInspection.zoomRange(tiles: tiles, metadata: try metadata())
+        } catch let error as MBTilesInspection.ZoomError {
+            throw MBTilesError(path: path, reason: error.reason)
+        }
+    }
+
+    /// How many tiles' bytes ``checkTileBytes(match:from:)`` looks at.
+    public static let formatSampleSize = 16
+
+    /// Checks the bytes of the first tiles against `format` (which came from `source`, say
+    /// `metadata "format"`): a `format=jpg` file of PNG tiles would be served as image/jpeg.
+    public func checkTileBytes(match format: TileFormat, from source: String) throws {
+        let rows = try wrap {
+            try database.query(
+                "SELECT zoom_level, tile_column, tile_row, tile_data FROM tiles WHERE tile_data IS NOT NULL LIMIT ?",
+                [.integer(Int64(Self.formatSampleSize))]
+            ) { ("\($0.text(0) ?? "?")/\($0.text(1) ?? "?")/\($0.text(2) ?? "?")", $0.blob(3)) }
+        }
+        for (tile, bytes) in rows where !format.admits(bytes) {
+            throw MBTilesError(
+                path: path,
+                reason: L.localized("the tile format is %1$s (%2$s) but tile %3$s (z/x/TMS row) is %4$s; set metadata \"format\" to what the tiles are", "\(format.rawValue)", "\(source)", "\(tile)", "\(TileFormat.describe(bytes))"))
+        }
+    }
+
+    /// The zoom range of the tiles themselves, whatever the metadata says; nil without tiles.
+    public func tileZoomRange() throws -> ClosedRange<Int>? {
+        // MIN and MAX order integers below text: a text zoom_level made the range upside down
+        // (a trap). Zoom levels that are not integers make the file unusable.
+        let rows = try wrap {
+            try database.query(
+                "SELECT MIN(zoom_level), MAX(zoom_level), COUNT(*) FILTER (WHERE typeof(zoom_level) <> 'integer') FROM tiles"
+            ) { row in (row.isNull(0) ? nil : (row.int(0), row.int(1)), row.int(2)) }
+        }
+        guard let (bounds, notIntegers) = rows.first else { return nil }
+        guard notIntegers == 0 else { throw MBTilesError(path: path, reason: L.localized("%1$s tiles have a zoom_level that is not an integer", "\(notIntegers)")) }
+        return bounds.map { $0.0...$0.1 }
+    }
+
+    public func tileCount() throws -> Int {
+        try wrap { try database.query("SELECT count(*) FROM tiles") { $0.int(0) }.first ?? 0 }
+    }
+
+    /// `[west, south, east, north]` from metadata, if present and well-formed.
+    public func bounds() throws -> [Double]? {
+        guard let text = try metadata()["bounds"] else { return nil }
+        return Self.parseBounds(text)
+    }
+
+    /// `west,south,east,north`, finite and on the globe (south ≤ north); nil otherwise.
+    public static func parseBounds(_ text: String) -> [Double]? {
+        let values = text.split(separator: ",", omittingEmptySubsequences: false).map { Double($0.trimmingWhitespace()) }
+        guard values.count == 4, let west = values[0], let south = values[1], let east = values[2], let north = values[3] else { return nil }
+        guard [west, south, east, north].allSatisfy(\.isFinite), (-180...180).contains(west), (-180...180).contains(east),
+            (-90...90).contains(south), (-90...90).contains(north), south <= north
+        else { return nil }
+        return [west, south, east, north]
+    }
+
+    /// `longitude,latitude,zoom`, finite and on the globe; nil otherwise.
+    public static func parseCenter(_ text: String) -> [Double]? {
+        let values = text.split(separator: ",", omittingEmptySubsequences: false).map { Double($0.trimmingWhitespace()) }
+        guard values.count == 3, let longitude = values[0], let latitude = values[1], let zoom = values[2],
+            [longitude, latitude, zoom].allSatisfy(\.isFinite), (-180...180).contains(longitude), (-90...90).contains(latitude),
+            (0...Double(TileCoordinate.maximumZoom)).contains(zoom)
+        else { return nil }
+        return [longitude, latitude, zoom]
+    }
+
+    /// Reads one tile through `tiles`: a view over a missing table fails here, not at the first
+    /// request. False when there is no tile with data.
+    public func canReadATile() throws -> Bool {
+        try wrap { try database.query("SELECT tile_data FROM tiles WHERE tile_data IS NOT NULL LIMIT 1") { $0.blob(0) } }.isEmpty == false
+    }
+
+    /// The tile at XYZ coordinates `z/x/y` (MBTiles rows are TMS: row = 2^z − 1 − y), exactly as
+    /// stored, or nil when the region has none there.
+    public func tile(z: Int, x: Int, y: Int) throws -> Data? {
+        switch try storedTile(z: z, x: x, y: y) {
+        case .absent: nil
+        case .null: Data()
+        case .data(let data): data
+        }
+    }
+
+    /// What the file holds at one tile's coordinates.
+    public enum StoredTile: Equatable, Sendable {
+        /// No row: the region has no tile there.
+        case absent
+        /// A row whose `tile_data` is NULL: nothing to show (not an empty image).
+        case null
+        /// The tile's bytes as stored (possibly none: an empty blob).
+        case data(Data)
+    }
+
+    /// The tile at XYZ coordinates, telling a missing row from a NULL `tile_data`.
+    public func storedTile(z: Int, x: Int, y: Int) throws -> StoredTile {
+        guard let coordinate = TileCoordinate(z: z, x: x, y: y) else { return .absent }
+        let row = coordinate.tmsRow
+        return try wrap {
+            let statement = try preparedTileStatement ?? database.prepare(
+                "SELECT tile_data FROM tiles WHERE zoom_level = ? AND tile_column = ? AND tile_row = ?")
+            preparedTileStatement = statement
+            try statement.bind([.integer(Int64(z)), .integer(Int64(x)), .integer(Int64(row))])
+            defer { try? statement.bind([]) }
+            guard try statement.step() else { return .absent }
+            return statement.isNull(0) ? .null : .data(statement.blob(0))
+        }
+    }
+
+    /// Every tile as (z, x, y in XYZ, bytes), in a stable order: for verification and tests.
+    public func forEachTile(_ body: (Int, Int, Int, Data) throws -> Void) throws {
+        let statement = try wrap {
+            try database.prepare("SELECT zoom_level, tile_column, tile_row, tile_data FROM tiles ORDER BY 1, 2, 3")
+        }
+        while try wrap({ try statement.step() }) {
+            let z = statement.int(0)
+            try body(z, statement.int(1), TileCoordinate.flippedRow(statement.int(2), zoom: z), statement.blob(3))
+        }
+    }
+
+    /// The layer names found in up to `sampleSize` tiles (``VectorTileLayers``), first seen first;
+    /// tiles that are not readable MVT are passed over.
+    public func sampledVectorLayerNames(sampleSize: Int = 64) throws -> [String] {
+        let tiles = try wrap {
+            try database.query("SELECT tile_data FROM tiles WHERE tile_data IS NOT NULL LIMIT ?", [.integer(Int64(sampleSize))]) { $0.blob(0) }
+        }
+        var names: [String] = []
+        for tile in tiles {
+            for name in (try? VectorTileLayers.names(inTile: tile)) ?? [] where !names.contains(name) { names.append(name) }
+        }
+        return names
+    }
+
+    /// Every query on a region's file is bounded in time (the file comes from outside).
+    public static let queryTimeLimit: Double = 10
+
+    private func wrap<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try database.withTimeLimit(Self.queryTimeLimit, body)
+        } catch let error as SQLiteError {
+            throw MBTilesError(path: path, reason: error.message)
+        }
+    }
+}

@@ -1,0 +1,80 @@
+import FoundationEssentials
+import MapGateBase
+
+/// What `sync` checks in an MBTiles file before it installs it, and `publish` before it offers
+/// it: SQLite opens it, `PRAGMA quick_check` is ok, `tiles` and `metadata` exist (tables or
+/// views), the tile format is known and the first tiles' bytes are of it, the zoom range obeys
+/// ``zoomRange(tiles:metadata:)``, and there are tiles.
+public struct MBTilesInspection: Sendable, Equatable {
+    public var format: TileFormat
+    /// The region's zoom range by the one rule, ``zoomRange(tiles:metadata:)``: what `publish`
+    /// puts in the catalog, `sync` checks against it, `list` records and TileJSON says.
+    public var zoom: ClosedRange<Int>
+    /// The zoom range of the tiles themselves.
+    public var tileZoom: ClosedRange<Int>
+    /// `[west, south, east, north]` from metadata when present and made of four numbers.
+    public var bounds: [Double]?
+    /// The raw `bounds` metadata value, when there is one.
+    public var boundsText: String?
+    public var metadata: [String: String]
+
+    /// A zoom range that breaks the rule, with the reason.
+    public struct ZoomError: Error, Sendable {
+        public var reason: String
+    }
+
+    /// The zooms a region may have: 0–30 (what XYZ URLs and the server accept).
+    public static let validZooms = TileCoordinate.zooms
+
+    /// The one zoom rule: the tiles' own range, which must lie in 0–30 (a tile at zoom −1 can
+    /// never be asked for), widened to the metadata's `minzoom`/`maxzoom` when those are integers
+    /// and say more (a reader may overzoom; older clients check the declared range). An integer
+    /// `minzoom`/`maxzoom` outside 0–30, or a `minzoom` above `maxzoom`, is refused; a value that is
+    /// no integer is ignored.
+    public static func zoomRange(tiles: ClosedRange<Int>, metadata: [String: String]) throws(ZoomError) -> ClosedRange<Int> {
+        guard validZooms.contains(tiles.lowerBound), validZooms.contains(tiles.upperBound) else {
+            throw ZoomError(reason: L.localized("it has tiles at zoom %1$s–%2$s, outside 0–30", "\(tiles.lowerBound)", "\(tiles.upperBound)"))
+        }
+        func declared(_ key: String) -> Int? { metadata[key].flatMap { Int($0.trimmingWhitespace()) } }
+        let low = declared("minzoom")
+        let high = declared("maxzoom")
+        for (key, value) in [("minzoom", low), ("maxzoom", high)] {
+            if let value, !validZooms.contains(value) { throw ZoomError(reason: L.localized("metadata %1$s %2$s is outside 0–30", "\(key)", "\(value)")) }
+        }
+        if let low, let high, low > high { throw ZoomError(reason: L.localized("metadata minzoom %1$s is above maxzoom %2$s", "\(low)", "\(high)")) }
+        return min(tiles.lowerBound, low ?? tiles.lowerBound)...max(tiles.upperBound, high ?? tiles.upperBound)
+    }
+
+    /// Inspects the file at `path`; throws ``MBTilesError`` naming the file and the reason.
+    /// `immutable`: nobody writes the file meanwhile, and reading it leaves no `-wal`/`-shm`
+    /// beside it (a publisher's input in WAL mode).
+    public static func inspect(_ path: String, immutable: Bool = false) throws -> MBTilesInspection {
+        let file = try MBTilesFile(path: path, immutable: immutable)
+        try file.checkIntegrity()
+        guard let (format, source) = try file.formatAndSource() else {
+            throw MBTilesError(path: path, reason: L.localized("the tile format is unknown (no format metadata, no recognisable tile)"))
+        }
+        try file.checkTileBytes(match: format, from: source)
+        guard let tileZoom = try file.tileZoomRange(), let zoom = try file.zoomRange(), try file.canReadATile() else {
+            throw MBTilesError(path: path, reason: L.localized("it holds no tiles"))
+        }
+        let metadata = try file.metadata()
+        // A region whose bounds or center are not numbers on the globe breaks TileJSON and the
+        // viewer: refused here, at install.
+        if let text = metadata["bounds"], MBTilesFile.parseBounds(text) == nil {
+            throw MBTilesError(path: path, reason: L.localized("bounds \"%1$s\" are not finite west,south,east,north on the globe", "\(text.prefix(80))"))
+        }
+        // MBTiles rows are TMS; some tools write XYZ rows and say so in `scheme`. Serving them
+        // as TMS would show every zoom's tiles upside down: refused rather than guessed at.
+        if let scheme = metadata["scheme"]?.trimmingWhitespace(), scheme.lowercased() != "tms" {
+            throw MBTilesError(
+                path: path,
+                reason: L.localized("metadata scheme is \"%1$s\": MBTiles rows are TMS (row = 2^z - 1 - y), which mapgate reads; flip the rows (UPDATE tiles SET tile_row = (1 << zoom_level) - 1 - tile_row) and delete the scheme row, or write the file as TMS", "\(scheme.prefix(40))"))
+        }
+        if let text = metadata["center"], MBTilesFile.parseCenter(text) == nil {
+            throw MBTilesError(path: path, reason: L.localized("center \"%1$s\" is not a finite longitude,latitude,zoom", "\(text.prefix(80))"))
+        }
+        return MBTilesInspection(
+            format: format, zoom: zoom, tileZoom: tileZoom, bounds: try file.bounds(), boundsText: metadata["bounds"], metadata: metadata)
+    }
+}

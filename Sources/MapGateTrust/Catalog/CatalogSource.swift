@@ -1,0 +1,148 @@
+import FoundationEssentials
+import MapGateBase
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where the catalog comes from and how it is trusted: fetched with its detached minisign
+/// signature (`<url>.minisig`), verified against the publisher's keys before anything else is
+/// read from it.
+public struct CatalogSource: Sendable {
+    public var url: String
+    /// minisign public keys (`RW…`) from the product profile and the managed policy.
+    public var trustedKeys: [String]
+    /// False only where a managed policy allows unsigned catalogs (a private deployment).
+    public var requiresSignature: Bool
+    public var client: HTTPClient
+
+    /// A catalog over 16 MiB is refused: no real catalog comes near it.
+    public static let maximumBytes = 16 << 20
+
+    public init(url: String, trustedKeys: [String], requiresSignature: Bool, client: HTTPClient) {
+        self.url = url
+        self.trustedKeys = trustedKeys
+        self.requiresSignature = requiresSignature
+        self.client = client
+    }
+
+    /// A catalog as fetched: its parsed form, the SHA-256 of its exact bytes, and who signed it.
+    public struct Fetched: Sendable {
+        public var catalog: Catalog
+        public var sha256: String
+        /// Nil when unsigned (allowed only when the policy says so).
+        public var signature: MinisignVerification?
+        /// The catalog's bytes and its `.minisig` file exactly as fetched, to be saved and
+        /// passed on (``SavedCatalog``); no signature file for an unsigned catalog.
+        public var bytes: Data
+        public var signatureFile: Data?
+    }
+
+    /// Fetches, verifies and parses the catalog. A missing, bad or unknown signature is refused
+    /// before anything is parsed or downloaded (exit 65). Where the policy lets catalogs go
+    /// unsigned (`requireSignedCatalog: false`) a missing signature is accepted, but one that is
+    /// there is still checked against the trusted keys: a bad signature is never ignored.
+    ///
+    /// A signature by a trusted key that does not match the catalog's bytes is asked for once
+    /// more, with the catalog, after ``publishWindow``: a publisher replaces the two files one
+    /// after the other (`mapgate publish` writes the signature, then the catalog), and a client
+    /// that fetched between the two renames got a pair that belongs to no publish.
+    public func fetch() throws -> Fetched {
+        do {
+            return try fetchOnce()
+        } catch let mismatch as SignatureMismatch {
+            usleep(UInt32(publishWindow * 1_000_000))
+            do {
+                return try fetchOnce()
+            } catch is SignatureMismatch {
+                throw mismatch.error
+            }
+        }
+    }
+
+    /// How long a client waits before fetching a catalog and signature that did not match again.
+    public var publishWindow: Double = 1
+
+    /// A trusted key's signature that does not match the bytes (``fetch()`` tries once more).
+    private struct SignatureMismatch: Error {
+        let error: CatalogError
+    }
+
+    private func fetchOnce() throws -> Fetched {
+        let bytes = try get(url, limit: Self.maximumBytes, what: L.localized("catalog"))
+        var verified: (verification: MinisignVerification, file: Data)?
+        if requiresSignature || !trustedKeys.isEmpty {
+            verified = try verify(bytes)
+        }
+        return Fetched(
+            catalog: try Catalog.parse(bytes, sourceURL: url), sha256: try SHA256Hasher.hex(of: bytes), signature: verified?.verification,
+            bytes: bytes, signatureFile: verified?.file)
+    }
+
+    /// Fetches a small file beside the catalog (a mirror's manifest), with the same client.
+    public func fetchFile(_ target: String, limit: Int, what: String) throws -> Data {
+        try get(target, limit: limit, what: what)
+    }
+
+    private func verify(_ bytes: Data) throws -> (verification: MinisignVerification, file: Data)? {
+        let keys: [MinisignPublicKey]
+        do {
+            keys = try trustedKeys.map { try MinisignPublicKey(text: $0) }
+        } catch {
+            throw CatalogError(source: url, region: nil, reason: L.localized("a trusted key is not a minisign public key: %1$s", "\(errorMessage(error))"))
+        }
+        guard !keys.isEmpty else {
+            throw CatalogError(
+                source: url, region: nil,
+                reason: L.localized("signed catalogs are required but no trusted key is set (trustedKeys in the product profile or the managed policy)"))
+        }
+        let signatureURL = url + ".minisig"
+        let signature: Data
+        do {
+            signature = try get(signatureURL, limit: MinisignSignature.maximumFileSize, what: L.localized("signature"))
+        } catch let error as CatalogFetchError where error.isMissing {
+            if !requiresSignature { return nil }
+            throw CatalogError(source: url, region: nil, reason: L.localized("no signature at %1$s (%2$s): refusing an unsigned catalog", "\(signatureURL)", "\(error.detail)"))
+        }
+        do {
+            return (try MinisignVerifier(trustedKeys: keys).verify(signatureFile: signature, message: bytes), signature)
+        } catch let error as SignatureError {
+            let refused = CatalogError(source: url, region: nil, reason: L.localized("signature refused: %1$s", "\(errorMessage(error))"))
+            if case .messageMismatch = error { throw SignatureMismatch(error: refused) }
+            throw refused
+        }
+    }
+
+    private func get(_ target: String, limit: Int, what: String) throws -> Data {
+        let response: HTTPResponse
+        do {
+            response = try client.get(HTTPRequest(url: target, connectTimeout: 10, totalTimeout: 60), maxBodyBytes: limit)
+        } catch let error as HTTPError {
+            if case .tooLarge = error {
+                throw CatalogError(source: url, region: nil, reason: L.localized("%1$s larger than %2$s: refused", "\(what)", "\(limit >= 1 << 20 ? "\(limit >> 20) MiB" : "\(limit) bytes")"))
+            }
+            // A file:// signature that does not exist is curl error 37.
+            if case .transport(let code, let message, _) = error, code == 37 {
+                throw CatalogFetchError(isMissing: true, detail: message, target: "\(what) \(target)")
+            }
+            throw GeneralFailure("\(what) \(target): \(error.reason)", kind: error.kind)
+        }
+        // file:// answers carry no status.
+        guard response.status == 0 || (200..<300).contains(response.status) else {
+            if response.status == 404 || response.status == 410 {
+                throw CatalogFetchError(isMissing: true, detail: "HTTP \(response.status)", target: "\(what) \(target)")
+            }
+            throw GeneralFailure(L.localized("%1$s %2$s: HTTP %3$s", "\(what)", "\(target)", "\(response.status)"), kind: .unavailable)
+        }
+        return response.body
+    }
+}
+
+/// A catalog or signature that is not there (404, no such file).
+struct CatalogFetchError: MapGateFailure, LocalizedError {
+    var isMissing: Bool
+    var detail: String
+    var target = ""
+    var kind: FailureKind { .unavailable }
+    var errorDescription: String? { "\(target): \(detail)" }
+}

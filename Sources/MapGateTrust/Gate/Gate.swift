@@ -1,0 +1,264 @@
+import FoundationEssentials
+import MapGateBase
+
+/// The version gate: looks the store up, keeps its record in the ``GateStore``, and decides each
+/// use. Confined to one thread (it owns database connections).
+public final class Gate {
+    public let policy: GatePolicy
+    private let store: GateStore
+    private let clock: Clock
+    private let lookup: StoreLookup
+    private let checkInterval: TimeInterval
+    /// Running in a user namespace of the user's own (``UserNamespace``): store answers may only
+    /// make the gate stricter.
+    private let isConfined: Bool
+    /// Key ids (hex) whose catalogs' `gate` rules may loosen the gate; nil: any trusted key's.
+    private let gateRuleKeyIDs: Set<String>?
+
+    /// - Parameters:
+    ///   - installed: the app's version; ``BuildInfo/version`` everywhere but in the tests and the
+    ///     demo's "after the update" step. Package access: no user can reach it.
+    ///   - isConfined: whether this process runs outside the machine's own user namespace (the
+    ///     kernel's answer by default; tests set it).
+    package init(
+        store: GateStore, settings: GateSettings, clock: Clock, installed: AppVersion, lookup: StoreLookup? = nil,
+        isConfined: Bool = !UserNamespace.isInitial
+    ) {
+        self.isConfined = isConfined
+        gateRuleKeyIDs = settings.gateRuleKeys.map { keys in Set(keys.compactMap { try? MinisignPublicKey(text: $0).keyID.hex }) }
+        policy = GatePolicy(installed: installed, settings: settings)
+        self.store = store
+        self.clock = clock
+        checkInterval = min(settings.checkIntervalHours, GateSettings.maximumCheckIntervalHours) * 3600
+        self.lookup = lookup ?? StoreLookup(settings: settings)
+    }
+
+    /// The gate of the installed app (``BuildInfo/version``) under the publisher's `settings`.
+    public convenience init(store: GateStore, settings: GateSettings, clock: Clock = .system) throws {
+        // The compiled-in version is valid by construction; a typo there fails every test.
+        self.init(store: store, settings: settings, clock: clock, installed: try AppVersion(BuildInfo.version))
+    }
+
+    /// What the last look at the saved copies found wrong with them (for a warning).
+    public var stateNotes: [String] { store.notes }
+
+    /// Looks the store up now (`mapgate check`). A failed lookup is in the report's
+    /// `lookupError`; the saved state still decides.
+    public func check() throws -> GateReport {
+        // The user asked for this lookup: give the network more time than an ordinary run does.
+        var patient = lookup
+        patient.connectTimeout = 10
+        return try refresh(using: patient)
+    }
+
+    /// The gate from the saved state, without the network (`mapgate status`).
+    public func status() throws -> GateReport {
+        try update { record, now, policy in report(record, now: now, policy: policy, error: nil) }
+    }
+
+    /// Decides one use (sync, open, serve, tile): looks up when due, counts the use when it
+    /// prompts, and throws ``GateClosedError`` when the gate is closed (or
+    /// ``GateRecoveryError`` when lost state needs a lookup that failed).
+    ///
+    /// - Parameters:
+    ///   - opening: the installed regions this use reads. One that `sync` did not install under
+    ///     this record (a file copied in, or kept while the state was deleted) makes the record
+    ///     recover: a lookup must succeed first, then it is taken in.
+    ///   - installing: the regions this use may install (`sync`); they are taken in.
+    public func authorizeUse(opening: [String] = [], installing: [String] = []) throws -> GateAuthorization {
+        try reserveUse(opening: opening, installing: installing, lookupError: try prepareUse(opening: opening))
+    }
+
+    /// The first half of ``authorizeUse(opening:installing:)``: notes regions from elsewhere
+    /// (recovery) and looks the store up when one is due. Returns the lookup's error, if any.
+    private func prepareUse(opening: [String]) throws -> LookupError? {
+        let reading = clock.now
+        let due = try update { record, now, policy -> Bool in
+            let unknown = opening.filter { !record.installedRegions.contains($0) }
+            if !unknown.isEmpty, !record.isRecovering {
+                record.isRecovering = true
+                store.note(
+                    "region \(unknown.joined(separator: ", ")) was not installed by 'mapgate sync' under this gate state: mapgate needs one successful store lookup before the next use")
+            }
+            let due = policy.isLookupDue(record, reading: reading, now: now, interval: checkInterval)
+            record.lastUseReading = reading
+            return due
+        }
+        return due ? try refresh(using: lookup).lookupError : nil
+    }
+
+    /// The second half: decides the use and reserves it, in one transaction.
+    private func reserveUse(opening: [String], installing: [String], lookupError: LookupError?) throws -> GateAuthorization {
+        let (decision, useReport, recovering) = try update { record, now, policy -> (UseDecision, GateReport, Bool) in
+            if record.isRecovering { return (.refused, report(record, now: now, policy: policy, error: lookupError), true) }
+            let decision = policy.use(&record, at: now)
+            if decision != .refused { record.addInstalledRegions(opening + installing) }
+            return (decision, report(record, now: now, policy: policy, error: lookupError), false)
+        }
+        if recovering { throw GateRecoveryError(lookupError: lookupError) }
+        if decision == .refused { throw closedError(useReport) }
+        return GateAuthorization(decision: decision, report: useReport)
+    }
+
+    /// One use of map data, counted only when delivered: authorizes it (``authorizeUse(opening:installing:)``:
+    /// looks up when due, reserves the use, throws when closed), asks `confirm` (the prompt: false
+    /// when the user chose to update now, and nothing runs; an error when the user gave no answer,
+    /// and nothing runs either), runs `work`, then settles: a use that `work` did not deliver
+    /// (``GateAuthorization/deliver(_:)``) is given back, whether `work` returned or threw.
+    /// Returns nil when `confirm` said no.
+    ///
+    /// - Parameter reserving: runs the one transaction that reserves the use (its argument) and
+    ///   returns what it returns. A caller whose signal handler gives the use back holds its lock
+    ///   around it, so that no signal falls between the reservation and the caller knowing of it.
+    public func use<Result>(
+        opening: [String] = [], installing: [String] = [],
+        reserving: (() throws -> GateAuthorization) throws -> GateAuthorization = { try $0() },
+        confirm: (GateAuthorization) throws -> Bool = { _ in true },
+        _ work: (GateAuthorization) throws -> Result
+    ) throws -> Result? {
+        let lookupError = try prepareUse(opening: opening)
+        let authorization = try reserving { try reserveUse(opening: opening, installing: installing, lookupError: lookupError) }
+        let result: Result?
+        do {
+            result = try confirm(authorization) ? try work(authorization) : nil
+        } catch {
+            settleNoting(authorization)
+            throw error
+        }
+        settleNoting(authorization)
+        return result
+    }
+
+    /// Keeps the use `authorization` reserved if it was delivered, else gives it back (once).
+    /// Returns whether a use was given back. A use that cannot be given back (the state cannot
+    /// be written) stays counted: the gate fails closed.
+    @discardableResult
+    public func settle(_ authorization: GateAuthorization) throws -> Bool {
+        guard authorization.countedPrompt, authorization.beginGivingBack() else { return false }
+        defer { authorization.endGivingBack() }
+        return try update { record, _, policy in policy.giveBack(&record) }
+    }
+
+    /// ``settle(_:)`` for the end of a run: a failure to give the use back is told through
+    /// ``stateNotes``, not thrown over the run's own outcome.
+    private func settleNoting(_ authorization: GateAuthorization) {
+        do {
+            try settle(authorization)
+        } catch {
+            store.note("the use this run reserved could not be given back (\(errorMessage(error))); it stays counted")
+        }
+    }
+
+    /// Refuses (``GateClosedError``) when the gate is closed now, counting nothing; looks the
+    /// store up first when a lookup is due. `sync` asks this before it checks packages on the network.
+    public func refuseIfClosed() throws {
+        let report = try refreshIfDue() ?? status()
+        if report.phase.isClosed { throw closedError(report) }
+    }
+
+    /// Looks the store up if an ordinary run would now (on the check interval), without
+    /// counting a use; nil when no lookup was due. A running server calls this.
+    public func refreshIfDue() throws -> GateReport? {
+        guard try isLookupDue() else { return nil }
+        return try refresh(using: lookup)
+    }
+
+    /// The error a closed gate refuses with, for `report`.
+    public func closedError(_ report: GateReport) -> GateClosedError {
+        GateClosedError(
+            installedVersion: policy.installed.text, requiredVersion: report.requiredVersion ?? "newer",
+            storeURL: report.storeURL)
+    }
+
+    private func isLookupDue() throws -> Bool {
+        let reading = clock.now
+        return try update { record, now, policy in
+            policy.isLookupDue(record, reading: reading, now: now, interval: checkInterval)
+        }
+    }
+
+    private func refresh(using lookup: StoreLookup) throws -> GateReport {
+        // The network call runs outside any transaction so no lock is held while waiting.
+        let result = Result { try lookup.fetch() }
+        // A library that cannot be loaded is this machine's fault, not "offline": the run fails
+        // (exit 69, naming the package) and nothing is recorded.
+        if case .failure(let error as SharedLibraryError) = result { throw error }
+        return try update { record, now, policy in
+            switch result {
+            case .success(let answer):
+                let decided = try policy.record(answer.release, trustedTime: answer.trustedTime, at: now, into: &record, tightenOnly: isConfined)
+                let confinement = isConfined && record.isRecovering ? LookupError.network(GatePolicy.confinedRecovery) : nil
+                return report(record, now: decided, policy: policy, error: confinement)
+            case .failure(let error):
+                let failure = error as? LookupError ?? .network(errorMessage(error))
+                // Kept in English: `status --json` reads it back, and JSON is never translated.
+                policy.recordFailure(Localization.inEnglish { errorMessage(failure) }, at: now, into: &record)
+                return report(record, now: now, policy: policy, error: failure)
+            }
+        }
+    }
+
+    /// Takes in a catalog whose signature was verified (or that the policy lets go unsigned):
+    /// refuses a rollback (a lower serial than already accepted from the same signing key), the
+    /// same serial with other bytes, and a catalog past its `expires` by the gate's clock (trusted
+    /// time when online, never earlier than the latest time seen). A signed catalog's `gate` rules
+    /// are saved with the state, so they hold from the next decision on, offline too.
+    ///
+    /// - Parameter signedBy: the id of the key that signed it (hex), or nil when unsigned.
+    public func accept(_ catalog: Catalog, sha256: String, signedBy keyID: String?) throws {
+        // A refusal is returned, not thrown, inside the transaction: the clock's high-water mark
+        // it moved is saved either way.
+        let refusal = try update { record, now, _ -> CatalogError? in
+            func refuse(_ reason: String) -> CatalogError { CatalogError(source: catalog.sourceURL, region: nil, reason: reason) }
+            if let expires = catalog.expires, now >= expires {
+                return refuse("expired on \(ISODate.string(expires)) (the time is \(ISODate.string(now))): refusing a stale catalog")
+            }
+            let signer = keyID ?? "unsigned"
+            let by = keyID.map { " from key \($0)" } ?? " unsigned"
+            if let saved = record.catalogSerials[signer] {
+                let serial = catalog.serial ?? -1
+                if serial < saved.serial {
+                    return refuse(
+                        "serial \(catalog.serial.map(String.init) ?? "none") is lower than \(saved.serial), already accepted\(by): refusing a rollback")
+                }
+                if serial == saved.serial, saved.sha256 != sha256 {
+                    return refuse(
+                        "serial \(serial) was accepted with other contents (SHA-256 \(saved.sha256.prefix(12))…, now \(sha256.prefix(12))…): the publisher must raise the serial")
+                }
+            }
+            if let serial = catalog.serial {
+                record.catalogSerials[signer] = GateRecord.CatalogSerial(serial: serial, sha256: sha256)
+            }
+            if let keyID {
+                // A key the profile (or a signed policy) trusts sets the rules; one only an unsigned
+                // policy added may only tighten them.
+                let mayLoosen = gateRuleKeyIDs.map { $0.contains(keyID) } ?? true
+                record.publisherGate = mayLoosen ? catalog.gate : catalog.gate.map { self.policy.tightening($0) }
+            }
+            return nil
+        }
+        if let refusal { throw refusal }
+    }
+
+    /// Runs `body` on the saved record in one write transaction (on every copy), after moving
+    /// the clock's high-water mark and reconciling with the installed version, then saves it.
+    /// `body` gets the rules in force: the settings' with the saved publisher rules applied.
+    private func update<T>(_ body: (inout GateRecord, Date, GatePolicy) throws -> T) throws -> T {
+        let reading = clock.now
+        let boot = clock.boot
+        return try store.update { record in
+            let policy = self.policy.applying(record.publisherGate)
+            let now = policy.advanceClock(&record, reading: reading, boot: boot)
+            policy.reconcile(&record)
+            return try body(&record, now, policy)
+        }
+    }
+
+    private func report(_ record: GateRecord, now: Date, policy: GatePolicy, error: LookupError?) -> GateReport {
+        GateReport(
+            installedVersion: policy.installed.text, record: record, phase: policy.phase(of: record, at: now),
+            graceEnd: record.pendingVersion == nil ? nil : policy.graceEnd(of: record),
+            maxPrompts: policy.maxPrompts, now: now, lookupError: error,
+            minimumAppVersion: policy.isBelowMinimum ? policy.minimumAppVersion?.text : nil)
+    }
+}

@@ -1,0 +1,103 @@
+import FoundationEssentials
+import MapGateBase
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Proof that the gate allowed one use. Only ``Gate`` makes these; opening tiles, serving and
+/// installing regions take one, so no command can forget the gate.
+///
+/// A use is counted only when it is *delivered* (docs/gate.md, "What a use is"). The gate
+/// reserves it when it makes the authorization: the count is saved before any work starts, so a
+/// run killed at any moment has paid for what it did. Whatever hands the result to the user does
+/// so through ``deliver(_:)`` (a region or style renamed into place, a tile's first byte written
+/// or its file linked in) or ``recordDelivery()`` (a tile answered by a server); the use is then
+/// kept. A run that ends without delivering gets the reserved use back (``Gate/settle(_:)``): the
+/// faults of the publisher, the network, the disk or a library, and the user's Ctrl-C, cost nothing.
+///
+/// "Delivered" and "given back" are one atomic decision (``State``): a signal handler that gives
+/// the use back while the main thread renames a file into place either comes first (and the
+/// rename is not made) or waits for the rename to finish (and the use is kept).
+public final class GateAuthorization: Sendable {
+    public let decision: UseDecision
+    public let report: GateReport
+    /// Whether the gate counted a prompted use for this one (what ``Gate/settle(_:)`` may give back).
+    let countedPrompt: Bool
+    private let state = Atomic<UInt8>(State.reserved.rawValue)
+
+    /// Where the use stands. Every change is one compare-and-exchange.
+    enum State: UInt8 {
+        /// Counted, nothing handed over yet: may be delivered or given back.
+        case reserved
+        /// A delivery step is running (``deliver(_:)``): it ends delivered or reserved again.
+        case delivering
+        /// Handed to the user: kept.
+        case delivered
+        /// ``Gate/settle(_:)`` is giving it back (writing the record).
+        case givingBack
+        /// Given back (or the give-back failed and the use stays counted): nothing more happens.
+        case settled
+    }
+
+    init(decision: UseDecision, report: GateReport) {
+        self.decision = decision
+        self.report = report
+        if case .prompt = decision { countedPrompt = true } else { countedPrompt = false }
+    }
+
+    /// Runs `step`, the act that hands the use's result to the user (a rename into place, the
+    /// first byte of a write), as the delivery: when it returns, the use is delivered and kept;
+    /// when it throws, the use is reserved again (and given back at the end unless something else
+    /// delivers it), except for a ``DeliveredAnywayError``, which keeps it. Throws ``GateUseWithdrawnError`` without running `step` when the use was
+    /// already given back (a signal handler did, and the process is ending): nothing may reach the
+    /// user after that.
+    public func deliver<T>(_ step: () throws -> T) throws -> T {
+        let (claimed, found) = state.compareExchange(
+            expected: State.reserved.rawValue, desired: State.delivering.rawValue, ordering: .acquiringAndReleasing)
+        guard claimed || found == State.delivered.rawValue else { throw GateUseWithdrawnError() }
+        if !claimed { return try step() }  // delivered before: nothing to decide
+        do {
+            let result = try step()
+            state.store(State.delivered.rawValue, ordering: .releasing)
+            return result
+        } catch let error as DeliveredAnywayError {
+            state.store(State.delivered.rawValue, ordering: .releasing)
+            throw error.underlying
+        } catch {
+            state.store(State.reserved.rawValue, ordering: .releasing)
+            throw error
+        }
+    }
+
+    /// Says that the use was delivered (a server answered a tile): from now on it is kept. Any
+    /// thread may call it; after a give-back it changes nothing.
+    public func recordDelivery() {
+        _ = state.compareExchange(expected: State.reserved.rawValue, desired: State.delivered.rawValue, ordering: .acquiringAndReleasing)
+    }
+
+    /// Whether the use was delivered.
+    public var isDelivered: Bool { state.load(ordering: .acquiring) == State.delivered.rawValue }
+
+    /// Takes the right to give the use back: true exactly once, and only while nothing was
+    /// delivered. A delivery step under way is waited for (it is one rename or one write of a
+    /// byte), at most `patience` seconds: past that it counts as delivered. A give-back under way
+    /// elsewhere is waited for the same way, so that the process does not end in the middle of it.
+    func beginGivingBack(patience: Double = 5) -> Bool {
+        let deadline = MonotonicClock.seconds + patience
+        while true {
+            let (taken, found) = state.compareExchange(
+                expected: State.reserved.rawValue, desired: State.givingBack.rawValue, ordering: .acquiringAndReleasing)
+            if taken { return true }
+            let busy = found == State.delivering.rawValue || found == State.givingBack.rawValue
+            guard busy, MonotonicClock.seconds < deadline else { return false }
+            usleep(1_000)
+        }
+    }
+
+    /// Ends a give-back begun with ``beginGivingBack(patience:)``.
+    func endGivingBack() {
+        state.store(State.settled.rawValue, ordering: .releasing)
+    }
+}

@@ -1,0 +1,105 @@
+import FoundationEssentials
+import MapGateStorage
+
+extension GateRecord {
+    /// How one copy of the gate's record read.
+    enum Loaded {
+        /// A record whose seal matches.
+        case sealed(GateRecord)
+        /// No sealed record: the row is missing, empty, unsealed (a database from before seals, or
+        /// one made by hand), sealed under an older seal, or its seal does not match: the row was
+        /// made or edited outside this mapgate. Never trusted.
+        case tampered
+    }
+
+    /// Reads the gate row of one state database and checks its seal.
+    static func load(from database: SQLiteDatabase) throws -> Loaded {
+        let sql = """
+            SELECT pending_version, first_seen, prompts_shown, latest_clock, last_release,
+                   last_lookup_at, last_attempt_at, last_lookup_error, recovering, generation, seal,
+                   catalog_serial, catalog_sha256, publisher_gate,
+                   installed_regions, uses_since_lookup, last_use_reading, catalog_serials, boot_id, boot_seconds, not_newer_since
+            FROM gate WHERE id = 1
+            """
+        /// A nested value whose stored text does not decode is not trusted, as an edited row is not:
+        /// read as "none", it would silently reset what it remembers (the catalog serials).
+        var undecodable = false
+        func decode<Value: Decodable>(_ type: Value.Type, _ text: String?) -> Value? {
+            guard let text else { return nil }
+            do {
+                return try JSONDecoder().decode(type, from: Data(text.utf8))
+            } catch {
+                undecodable = true
+                return nil
+            }
+        }
+        let rows = try database.query(sql) { row -> (GateRecord, GateRecordSeal.Texts, String?) in
+            var record = GateRecord()
+            record.pendingVersion = row.text(0)
+            record.firstSeen = row.date(1)
+            record.promptsShown = row.int(2)
+            record.latestClock = row.date(3)
+            let release = row.text(4)
+            record.lastRelease = decode(StoreRelease.self, release)
+            record.lastLookupAt = row.date(5)
+            record.lastAttemptAt = row.date(6)
+            record.lastLookupError = row.text(7)
+            record.isRecovering = row.int(8) != 0
+            record.generation = row.int64(9)
+            let gate = row.text(13)
+            record.publisherGate = decode(PublisherGate.self, gate)
+            record.installedRegions = (row.text(14) ?? "").split(separator: ",").map(String.init)
+            record.usesSinceLookup = row.int(15)
+            record.lastUseReading = row.date(16)
+            let serials = row.text(17)
+            record.catalogSerials = decode([String: CatalogSerial].self, serials) ?? [:]
+            record.bootID = row.text(18)
+            record.bootSeconds = row.isNull(19) ? nil : row.double(19)
+            record.notNewerSince = row.date(20)
+            return (record, GateRecordSeal.Texts(release: release, publisherGate: gate, catalogSerials: serials), row.text(10))
+        }
+        // A seal libcrypto cannot compute is an error (the gate fails closed for this run), not
+        // a tampered record (which would cost the user the record).
+        guard let (record, texts, seal) = rows.first, !undecodable, let seal, !seal.isEmpty, seal == (try GateRecordSeal.seal(record, texts)),
+            record.isPlausible
+        else { return .tampered }
+        return .sealed(record)
+    }
+
+    /// Writes the record with its seal.
+    func save(to database: SQLiteDatabase) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let release = try lastRelease.map { String(decoding: try encoder.encode($0), as: UTF8.self) }
+        let gate = try publisherGate.map { String(decoding: try encoder.encode($0), as: UTF8.self) }
+        let serials = String(decoding: try encoder.encode(catalogSerials), as: UTF8.self)
+        let texts = GateRecordSeal.Texts(release: release, publisherGate: gate, catalogSerials: serials)
+        try database.execute(
+            """
+            INSERT OR REPLACE INTO gate (id, pending_version, first_seen, prompts_shown, latest_clock,
+                last_release, last_lookup_at, last_attempt_at, last_lookup_error, recovering, generation, seal,
+                publisher_gate, installed_regions, uses_since_lookup, last_use_reading, catalog_serials, boot_id, boot_seconds, not_newer_since)
+            VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            [
+                .textOrNull(pendingVersion), .dateOrNull(firstSeen), .integer(Int64(promptsShown)),
+                .dateOrNull(latestClock), .textOrNull(release), .dateOrNull(lastLookupAt),
+                .dateOrNull(lastAttemptAt), .textOrNull(lastLookupError), .integer(isRecovering ? 1 : 0),
+                .integer(generation), .text(try GateRecordSeal.seal(self, texts)),
+                .textOrNull(gate),
+                .text(installedRegions.joined(separator: ",")), .integer(Int64(usesSinceLookup)), .dateOrNull(lastUseReading), .text(serials),
+                .textOrNull(bootID), bootSeconds.map { .real($0) } ?? .null, .dateOrNull(notNewerSince),
+            ])
+    }
+}
+
+extension SQLiteValue {
+    package static func textOrNull(_ value: String?) -> SQLiteValue { value.map { .text($0) } ?? .null }
+    package static func dateOrNull(_ value: Date?) -> SQLiteValue { value.map { .real($0.timeIntervalSince1970) } ?? .null }
+}
+
+extension SQLiteStatement {
+    package func date(_ column: Int32) -> Date? {
+        isNull(column) ? nil : Date(timeIntervalSince1970: double(column))
+    }
+}

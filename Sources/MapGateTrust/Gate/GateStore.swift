@@ -1,0 +1,219 @@
+import CSQLite
+import FoundationEssentials
+import Glibc
+import MapGateBase
+import MapGateStorage
+
+/// The gate's record, kept in several state databases at once: the user's state folder
+/// (`$XDG_STATE_HOME/mapgate/state.sqlite`) and the data directory's `state.sqlite`.
+///
+/// Every change goes to every copy inside one `BEGIN IMMEDIATE` per copy (always taken in the
+/// same order, so two processes never deadlock), with a generation that only grows and a seal
+/// over the fields. On load the sealed copy of the highest generation wins; of equal ones the more
+/// restrictive. Lost state (see ``load()``) is reported once and makes the record *recover*: it
+/// fails closed until a lookup succeeds (see ``GatePolicy/record(_:trustedTime:at:into:)``).
+public final class GateStore {
+    private var copies: [StateDatabase]
+    /// Copies that exist but cannot be written (a read-only or full data directory): read and
+    /// compared on every load, never written. An old copy brought back elsewhere still loses to them.
+    /// A data directory's copy that opened but then could not be written joins them.
+    private var readOnlyCopies: [StateDatabase]
+    /// Copies that exist but cannot even be read, with the reason: the record recovers (fails
+    /// closed until a lookup), since what they hold cannot be compared.
+    private let unreadableCopies: [(path: String, reason: String)]
+    private let regionsFolder: String?
+    /// What the loads so far found wrong with the copies, for the user to see; empty when they
+    /// agreed. (The first change rewrites every copy, so later loads find nothing new.)
+    public private(set) var notes: [String] = []
+
+    /// - Parameters:
+    ///   - copies: the state databases holding a copy of the record, in lock order.
+    ///   - regionsFolder: the data directory's `regions/`: a region file there means map data was
+    ///     installed, so lost state must fail closed.
+    ///   - readOnlyCopies: copies to read and compare but never write.
+    ///   - unreadableCopies: copies that exist but cannot be read (path and reason).
+    public init(
+        copies: [StateDatabase], readOnlyCopies: [StateDatabase] = [], unreadableCopies: [(path: String, reason: String)] = [],
+        regionsFolder: String?
+    ) {
+        var seen = Set<String>()
+        // The same file under two names (a symlinked folder) is one copy: locking it twice would deadlock.
+        self.copies = copies.filter { seen.insert(URL(fileURLWithPath: $0.path).resolvingSymlinksInPath().path).inserted }
+        self.readOnlyCopies = readOnlyCopies.filter { seen.insert(URL(fileURLWithPath: $0.path).resolvingSymlinksInPath().path).inserted }
+        self.unreadableCopies = unreadableCopies
+        self.regionsFolder = regionsFolder
+    }
+
+    /// The usual store: the copy in the user's state folder and the one in the data directory.
+    ///
+    /// - Parameter busyTimeout: how long to wait for another process's write lock.
+    public convenience init(stateFolder: String, directory: DataDirectory, clock: Clock = .system, busyTimeout: Double = 10) throws {
+        let home = try StateDatabase(path: stateFolder + "/state.sqlite", clock: clock, busyTimeout: busyTimeout)
+        // The data directory's copy only follows the user's: on a full disk or a read-only data
+        // directory it cannot be written, but it is still read and compared (a lower generation
+        // brought back into the state folder loses to it); one that cannot be read fails closed.
+        var copies = [home]
+        var readOnly: [StateDatabase] = []
+        var unreadable: [(path: String, reason: String)] = []
+        do {
+            let data = try StateDatabase(directory: directory, clock: clock, busyTimeout: busyTimeout)
+            // SQLite falls back to read-only without an error (a `-wal` left by a crashed writer
+            // in a folder that is now read-only): read and compared like one that failed to open.
+            if data.database.isReadOnly { readOnly.append(data) } else { copies.append(data) }
+        } catch let error as SQLiteError where error.isWriteFailure && FileManager.default.fileExists(atPath: directory.statePath) {
+            do {
+                readOnly.append(try StateDatabase.reading(directory: directory, busyTimeout: busyTimeout))
+            } catch {
+                unreadable.append((directory.statePath, errorMessage(error)))
+            }
+        }
+        self.init(copies: copies, readOnlyCopies: readOnly, unreadableCopies: unreadable, regionsFolder: directory.regionsPath)
+    }
+
+    /// Runs `body` on the record in a write transaction on every copy, then saves it to all of them
+    /// with the next generation.
+    func update<T>(_ body: (inout GateRecord) throws -> T) throws -> T {
+        while true {
+            do {
+                return try updateAll(body)
+            } catch let error as GateStateError {
+                // A data directory's copy that cannot be written (its folder read-only, its disk
+                // full: the rollback journal cannot be made) is read and compared from now on,
+                // never written, and the change is made on the others; the user's own copy
+                // cannot be skipped: the gate then fails closed.
+                guard error.isWriteFailure, let index = copies.firstIndex(where: { $0.path == error.path }), index > 0 else { throw error }
+                readOnlyCopies.append(copies.remove(at: index))
+            }
+        }
+    }
+
+    private func updateAll<T>(_ body: (inout GateRecord) throws -> T) throws -> T {
+        var writing = copies.first?.path ?? "?"
+        do {
+            defer { for copy in copies { copy.database.setBusyTimeout(copy.busyTimeout) } }
+            let result = try locked(0) {
+                var record = try load()
+                let result = try body(&record)
+                record.generation += 1
+                for copy in copies {
+                    writing = copy.path
+                    try record.save(to: copy.database)
+                    // The commit waits only for readers (another writer would hold the write lock
+                    // this transaction holds): a process that keeps the file open in a read
+                    // transaction (sqlite3, a backup tool) is waited for briefly, then the change
+                    // is refused, not saved half-way.
+                    copy.database.setBusyTimeout(Self.readerPatience)
+                }
+                return result
+            }
+            for copy in copies { Self.checkpoint(copy) }
+            return result
+        } catch let error as SQLiteError where error.isWriteFailure || error.primaryCode == SQLITE_BUSY {
+            throw GateStateError(error, path: writing)
+        }
+    }
+
+    /// How long a change of the record waits for a reader of a copy to finish.
+    static let readerPatience: Duration = .seconds(2)
+
+    /// A copy still in WAL mode (an older mapgate's, held open by another process while it was
+    /// to be switched to rollback-journal mode) has what was just committed moved into the file,
+    /// without waiting for any reader: a checkpoint a reader holds up is finished by a later one.
+    private static func checkpoint(_ copy: StateDatabase) {
+        guard StateDatabase.isWAL(copy.path) else { return }
+        _ = try? copy.database.query("PRAGMA wal_checkpoint(PASSIVE)") { $0.int(0) }
+    }
+
+    private func locked<T>(_ index: Int, _ body: () throws -> T) throws -> T {
+        guard index < copies.count else { return try body() }
+        return try copies[index].database.transaction(.immediate) { try locked(index + 1, body) }
+    }
+
+    /// Reads every copy and picks the one that decides. Runs inside the transactions.
+    ///
+    /// The first copy (the user's state folder) is the one every data directory shares; the
+    /// others follow it. State is *lost* — and the record recovers: it fails closed until a lookup
+    /// succeeds — when a copy was damaged, when a copy that is not new holds no sealed record
+    /// (emptied, made by hand, edited, or from before records were sealed), when the first copy
+    /// is new while another holds a saved record (it was deleted or moved: the other may be an
+    /// old copy brought back), and when nothing was ever saved while region files are installed.
+    /// A new data directory's copy, or one of a lower generation, is normal and says nothing.
+    private func load() throws -> GateRecord {
+        var notes: [String] = []
+        var best: GateRecord?
+        var lost = false
+        var latestClock: Date?
+        for copy in unreadableCopies {
+            lost = true
+            notes.append(L.localized("gate state %1$s exists but cannot be read (%2$s); it cannot be compared with the others", "\(copy.path)", "\(copy.reason)"))
+        }
+        for copy in copies + readOnlyCopies {
+            if let note = copy.recoveryNote {
+                lost = true
+                notes.append(note)
+            }
+            let loaded: GateRecord.Loaded
+            do {
+                loaded = try GateRecord.load(from: copy.database)
+            } catch let error as SQLiteError where error.primaryCode == SQLITE_ERROR {
+                loaded = .tampered  // the gate table or a column was dropped
+            }
+            guard case .sealed(let record) = loaded else {
+                lost = true
+                notes.append(L.localized("gate state %1$s was changed outside mapgate (it holds no record sealed by this mapgate: emptied, edited or made by hand); ignoring it", "\(copy.path)"))
+                continue
+            }
+            if let clock = record.latestClock { latestClock = max(latestClock ?? clock, clock) }
+            if let current = best {
+                if record.generation > current.generation
+                    || (record.generation == current.generation && record.isMoreRestrictive(than: current))
+                {
+                    best = record
+                }
+            } else {
+                best = record
+            }
+        }
+        // Only the first load of a run sees the copies as they were found: the first change rewrites them all.
+        if !hasLoaded, let primary = copies.first, primary.isNew, (best?.generation ?? 0) > 0 {
+            lost = true
+            notes.append(L.localized("gate state %1$s is new while another copy holds a saved record (it was deleted or moved)", "\(primary.path)"))
+        }
+        var record = best ?? GateRecord()
+        // The clock's high-water mark never goes down, whichever copy wins.
+        record.latestClock = latestClock
+        if !lost, record.generation == 0, hasInstalledRegions {
+            lost = true
+            notes.append(L.localized("region files are installed in %1$s but no gate state was ever saved", "\(regionsFolder ?? "?")"))
+        }
+        if lost, !record.isRecovering {
+            record.isRecovering = true
+            notes.append(L.localized("the update gate's state was lost or changed: mapgate needs one successful store lookup before the next use"))
+        }
+        hasLoaded = true
+        remember(notes)
+        return record
+    }
+
+    private var hasLoaded = false
+
+    /// Adds a note for the user (said once per run).
+    func note(_ text: String) { remember([text]) }
+
+    private func remember(_ found: [String]) {
+        for note in found where !notes.contains(note) { notes.append(note) }
+    }
+
+    /// Whether `regions/` holds a region file; a folder that exists but cannot be listed (say
+    /// `chmod 0300`) counts as holding one: it fails closed.
+    private var hasInstalledRegions: Bool {
+        guard let regionsFolder else { return false }
+        guard let folder = opendir(regionsFolder) else { return errno != ENOENT && errno != ENOTDIR }
+        defer { closedir(folder) }
+        while let entry = readdir(folder) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name.hasSuffix(".mbtiles") { return true }
+        }
+        return false
+    }
+}

@@ -1,0 +1,135 @@
+import FoundationEssentials
+import MapGateBase
+
+/// Asks the App Store lookup service (iTunes Lookup JSON) for the app's newest version.
+public struct StoreLookup: Sendable {
+    public var client: HTTPClient
+    public var endpoint: String
+    public var appID: Int?
+    public var bundleID: String?
+    public var country: String
+    /// Seconds to connect; ordinary runs use a short one so an offline run is not held up.
+    public var connectTimeout: Double
+    public var totalTimeout: Double
+
+    public init(
+        client: HTTPClient, endpoint: String, appID: Int?, bundleID: String?, country: String,
+        connectTimeout: Double = 3, totalTimeout: Double = 10
+    ) {
+        self.client = client
+        self.endpoint = endpoint
+        self.appID = appID
+        self.bundleID = bundleID
+        self.country = country
+        self.connectTimeout = connectTimeout
+        self.totalTimeout = totalTimeout
+    }
+
+    /// The lookup the publisher's rules describe. Its client trusts the system CA bundle, or the
+    /// policy's `lookupCAFile`: never the user's `caFile`.
+    /// Proxies apply only when the policy says `lookupUsesProxy`; a redirect never leaves HTTPS.
+    public init(settings: GateSettings, connectTimeout: Double = 3) {
+        var client = HTTPClient(caFile: settings.lookupCAFile)
+        client.usesProxies = settings.lookupUsesProxy
+        client.allowsDowngrade = false
+        self.init(
+            client: client, endpoint: settings.lookupURL, appID: settings.appID,
+            bundleID: settings.bundleID, country: settings.country, connectTimeout: connectTimeout)
+    }
+
+    /// The request URL: the app, the storefront and a cache-busting parameter (the live service
+    /// caches answers for about a day).
+    public func requestURL(cacheBuster: String) throws -> String {
+        var query: [String] = []
+        if let appID {
+            query.append("id=\(appID)")
+        } else if let bundleID {
+            query.append("bundleId=\(bundleID.percentEncoded(allowing: { $0.isAlphanumeric || ".-_".unicodeScalars.contains($0) }))")
+        } else {
+            throw LookupError.notConfigured
+        }
+        query.append("country=\(country)")
+        query.append("_=\(cacheBuster)")
+        let separator = endpoint.contains("?") ? "&" : "?"
+        return endpoint + separator + query.joined(separator: "&")
+    }
+
+    private var appDescription: String {
+        if let appID { return "app id \(appID)" }
+        return "bundle id \(bundleID ?? "?")"
+    }
+
+    /// Looks up now. Throws a ``LookupError`` for each way it can fail.
+    public func fetch(cacheBuster: String = String(UInt64.random(in: 0...UInt64.max), radix: 36)) throws -> LookupAnswer {
+        let url = try requestURL(cacheBuster: cacheBuster)
+        let request = HTTPRequest(
+            url: url, headers: [("Cache-Control", "no-cache"), ("Accept", "application/json")],
+            connectTimeout: connectTimeout, totalTimeout: totalTimeout, lowSpeedTime: 5)
+        let response: HTTPResponse
+        do {
+            response = try client.get(request, maxBodyBytes: 4 << 20)
+        } catch let error as HTTPError {
+            // The transport's own words stay English (libcurl's); the sentence around them is
+            // translated when it is shown (LookupError.errorDescription).
+            throw LookupError.network(Localization.inEnglish { errorMessage(error) })
+        }
+        guard (200..<300).contains(response.status) else {
+            if let message = try? Self.serviceMessage(in: response.body) {
+                throw LookupError.serviceError(message: message, url: endpoint)
+            }
+            throw LookupError.httpStatus(response.status, url: endpoint)
+        }
+        let release = try decode(response.body)
+        // Only an answer that came over verified TLS may set the gate's clock.
+        let isTLS = URL(string: response.head.effectiveURL)?.scheme?.lowercased() == "https"
+        let trustedTime = isTLS ? response.header("Date").flatMap(HTTPDate.parse) : nil
+        return LookupAnswer(release: release, trustedTime: trustedTime)
+    }
+
+    /// Reads a lookup answer. Public so the saved last answer and fixtures go through one parser.
+    public func decode(_ body: Data) throws -> StoreRelease {
+        guard let object = (try? JSONValue(parsing: body))?.objectValue else {
+            throw LookupError.malformed(reason: L.localized("the body is not a JSON object"), url: endpoint)
+        }
+        if let message = object["errorMessage"]?.stringValue {
+            throw LookupError.serviceError(message: message, url: endpoint)
+        }
+        guard let count = object["resultCount"]?.int, let results = object["results"]?.arrayValue else {
+            throw LookupError.malformed(reason: L.localized("no resultCount and results"), url: endpoint)
+        }
+        guard count > 0, let first = results.first else {
+            throw LookupError.notPublished(app: appDescription, country: country)
+        }
+        guard let result = first.objectValue else {
+            throw LookupError.malformed(reason: L.localized("results[0] is not an object"), url: endpoint)
+        }
+        guard let version = result["version"]?.stringValue else {
+            throw LookupError.malformed(reason: L.localized("results[0] has no version"), url: endpoint)
+        }
+        do {
+            _ = try AppVersion(version)
+        } catch {
+            throw LookupError.malformed(reason: L.localized("version \"%1$s\" is not a version number", "\(version)"), url: endpoint)
+        }
+        let trackID = result["trackId"]?.int
+        let bundleID = result["bundleId"]?.stringValue
+        // An answer about another app (a wrong or hostile endpoint) must not move the gate.
+        if let appID, trackID != appID {
+            throw LookupError.malformed(reason: L.localized("the answer is for trackId %1$s, not app id %2$s", "\(trackID.map(String.init) ?? "none")", "\(appID)"), url: endpoint)
+        }
+        if appID == nil, let expected = self.bundleID, bundleID != expected {
+            throw LookupError.malformed(reason: L.localized("the answer is for bundleId %1$s, not %2$s", "\(bundleID ?? "none")", "\(expected)"), url: endpoint)
+        }
+        return StoreRelease(
+            version: version.trimmingWhitespaceAndNewlines(),
+            releaseNotes: result["releaseNotes"]?.stringValue,
+            storeURL: result["trackViewUrl"]?.stringValue,
+            releaseDate: result["currentVersionReleaseDate"]?.stringValue.flatMap(ISODate.parse),
+            trackID: trackID,
+            bundleID: bundleID)
+    }
+
+    private static func serviceMessage(in body: Data) throws -> String? {
+        try JSONValue(parsing: body)["errorMessage"]?.stringValue
+    }
+}

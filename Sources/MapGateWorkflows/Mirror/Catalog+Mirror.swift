@@ -1,0 +1,41 @@
+import FoundationEssentials
+import MapGateTrust
+
+extension Catalog {
+    /// This catalog as read from the mirror at `base`: each region and style the mirror holds
+    /// (its manifest names it with the catalog's own SHA-256) is downloaded from the mirror's
+    /// `packages/SHA256`; the others are ``absent`` (regions) or dropped (styles). Of a region's
+    /// deltas, only those the mirror carries are kept (a region updated by a delta on the machine
+    /// that wrote the mirror is carried as that delta alone).
+    public func mirrored(at base: String, manifest: MirrorManifest) -> Catalog {
+        var copy = self
+        copy.sourceURL = base + "/" + MirrorLayout.catalogName
+        let heldRegions = Set(manifest.regions.map { "\($0.id) \($0.sha256)" })
+        let heldStyles = Set(manifest.styles.map { "\($0.id) \($0.sha256)" })
+        let leftOut = Dictionary(manifest.leftOut.map { ($0.id, $0.reason) }, uniquingKeysWith: { first, _ in first })
+        let heldDeltas = Set(manifest.deltas.map { "\($0.id) \($0.sha256)" })
+        copy.regions = []
+        for var region in regions {
+            region.deltas = region.deltas.filter { heldDeltas.contains("\(region.id) \($0.sha256)") }.map { delta in
+                var delta = delta
+                delta.url = base + "/" + MirrorLayout.packageName(sha256: delta.sha256)
+                return delta
+            }
+            guard heldRegions.contains("\(region.id) \(region.sha256)") || !region.deltas.isEmpty else {
+                copy.absent[region.id] = "not in the mirror at \(base)" + (leftOut[region.id].map { " (\($0))" } ?? "")
+                continue
+            }
+            // A region carried only as a delta: its full package is not there, which a machine
+            // without the delta's base is told when it asks for the package.
+            region.url = base + "/" + MirrorLayout.packageName(sha256: region.sha256)
+            copy.regions.append(region)
+        }
+        copy.styles = self.styles.compactMap { style in
+            guard heldStyles.contains("\(style.id) \(style.sha256)") else { return nil }
+            var style = style
+            style.url = base + "/" + MirrorLayout.packageName(sha256: style.sha256)
+            return style
+        }
+        return copy
+    }
+}

@@ -1,0 +1,68 @@
+import FoundationEssentials
+import MapGateBase
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where things are in a mirror (a folder on a USB stick, or a `serve --share` over HTTP):
+///
+///     catalog.json            the publisher's catalog, byte for byte as signed
+///     catalog.json.minisig    its signature
+///     mirror.json             what this mirror holds and what it left out (``MirrorManifest``)
+///     packages/SHA256         each package, named by the SHA-256 the catalog gives it
+///
+/// Packages are named by their hash, not by the catalog's URLs (which may point anywhere on the
+/// publisher's servers): a mirror is read the same way whatever the publisher's layout, and a
+/// new mirror written over an old one never changes a file a reader may be taking.
+public enum MirrorLayout {
+    public static let catalogName = "catalog.json"
+    public static let signatureName = "catalog.json.minisig"
+    public static let manifestName = "mirror.json"
+    public static let packagesFolder = "packages"
+    /// Where `serve --share` offers a mirror: a region id cannot start with a dot, so no region's
+    /// routes ever meet it.
+    public static let sharePath = "/.well-known/mapgate-mirror"
+
+    public static func packageName(sha256: String) -> String { packagesFolder + "/" + sha256 }
+
+    /// Whether `name` (relative to the mirror) is one of the files a mirror holds: the only names
+    /// a share answers, so nothing else in the folder (or outside it) is ever served.
+    public static func isMirrorFile(_ name: String) -> Bool {
+        if name == catalogName || name == signatureName || name == manifestName { return true }
+        let parts = name.split(separator: "/", omittingEmptySubsequences: false)
+        return parts.count == 2 && parts[0] == packagesFolder && parts[1].isSHA256Hex
+    }
+
+    /// The base URL of the mirror named by `--from`: a folder (made absolute, as a `file://` URL),
+    /// a `file://`, `http://` or `https://` URL of the mirror's folder, or the address of a
+    /// `serve --share` (a URL with no path: its share's well-known path is added).
+    public static func baseURL(from source: String, currentDirectory: String) throws -> String {
+        let lowered = source.lowercased()
+        if lowered.hasPrefix("http://") || lowered.hasPrefix("https://") {
+            guard var components = URLComponents(string: source), components.host?.isEmpty == false else {
+                throw GeneralFailure(L.localized("--from %1$s: not a URL (http://HOST:PORT or http://HOST:PORT/PATH)", "\(source)"), kind: .usage)
+            }
+            if components.path.isEmpty || components.path == "/" { components.path = sharePath }
+            guard let text = components.string else {
+                throw GeneralFailure(L.localized("--from %1$s: not a URL (http://HOST:PORT or http://HOST:PORT/PATH)", "\(source)"), kind: .usage)
+            }
+            return text.hasSuffix("/") ? String(text.dropLast()) : text
+        }
+        if lowered.hasPrefix("file://") { return source.hasSuffix("/") ? String(source.dropLast()) : source }
+        if lowered.contains("://") {
+            throw GeneralFailure(L.localized("--from %1$s: only a folder, or an http, https or file URL, can be a mirror", "\(source)"), kind: .usage)
+        }
+        let absolute = PathText.standardized(source.hasPrefix("/") ? source : currentDirectory + "/" + source)
+        var info = stat()
+        guard stat(absolute, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
+            throw GeneralFailure(L.localized("--from %1$s: no such folder (a mirror is a folder written by 'mapgate mirror')", "\(source)"), kind: .usage)
+        }
+        return fileURL(absolute)
+    }
+
+    /// `file://` and the path, percent-encoded where a URL needs it.
+    public static func fileURL(_ path: String) -> String {
+        "file://" + path.percentEncoded(allowing: \.isURLPathAllowed)
+    }
+}

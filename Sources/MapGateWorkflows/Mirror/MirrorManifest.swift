@@ -1,0 +1,64 @@
+import FoundationEssentials
+import MapGateBase
+
+/// `mirror.json`: what a mirror holds and what it left out, for people and for `sync --from`.
+/// It is not signed and is never trusted for anything that matters: `sync --from` reads it only
+/// to know which packages to look for, names each package by the SHA-256 of the *signed*
+/// catalog, and checks every byte against it. A lying manifest can only make a region be skipped
+/// or fail its check.
+public struct MirrorManifest: Codable, Sendable, Equatable {
+    public struct Package: Codable, Sendable, Equatable {
+        public var id: String
+        public var version: String
+        public var sha256: String
+        public var size: Int64
+    }
+
+    /// A delta the mirror carries: for machines that have `fromVersion` of the region.
+    public struct Delta: Codable, Sendable, Equatable {
+        public var id: String
+        public var fromVersion: String
+        public var sha256: String
+        public var size: Int64
+    }
+
+    public struct LeftOut: Codable, Sendable, Equatable {
+        public var id: String
+        public var reason: String
+    }
+
+    public var formatVersion = 1
+    /// When the mirror was written (ISO 8601, UTC).
+    public var written: String
+    /// The catalog's serial and the SHA-256 of its bytes.
+    public var catalogSerial: Int64?
+    public var catalogSHA256: String
+    public var regions: [Package]
+    public var styles: [Package]
+    public var deltas: [Delta]
+    /// Regions and styles of the catalog that are not in the mirror, each with the reason.
+    public var leftOut: [LeftOut]
+
+    /// The largest manifest read (a catalog's regions and styles fit many times over).
+    public static let maximumBytes = 8 << 20
+
+    public func encoded() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+        return try encoder.encode(self) + Data("\n".utf8)
+    }
+
+    public static func decode(_ data: Data, source: String) throws -> MirrorManifest {
+        do {
+            let manifest = try JSONDecoder().decode(MirrorManifest.self, from: data)
+            guard manifest.formatVersion == 1 else {
+                throw GeneralFailure(L.localized("%1$s: formatVersion %2$s is not 1 (a newer mapgate wrote this mirror)", "\(source)", "\(manifest.formatVersion)"), kind: .badData)
+            }
+            return manifest
+        } catch let error as GeneralFailure {
+            throw error
+        } catch {
+            throw GeneralFailure(L.localized("%1$s: not a mirror manifest (%2$s)", "\(source)", "\(errorMessage(error))"), kind: .badData)
+        }
+    }
+}

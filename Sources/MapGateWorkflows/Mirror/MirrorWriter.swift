@@ -1,0 +1,249 @@
+import FoundationEssentials
+import MapGateBase
+import MapGateTrust
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Writes a mirror (``MirrorLayout``) of what this machine has: the last catalog `sync`
+/// accepted, exactly as it was signed, and the package of each installed region and style that
+/// is the catalog's version, byte for byte what the catalog's SHA-256 names.
+///
+/// **Where the package bytes come from** (docs/decisions/0007-mirror-packages.md): rebuilt from
+/// the installed file, the same deterministic gzip `publish` writes, and kept only when its
+/// SHA-256 is the catalog's. Nothing is stored twice on the machine; a region whose package
+/// cannot be rebuilt byte for byte (installed by a delta, or packed by another gzip) is left out
+/// and the mirror says why.
+///
+/// **Atomic.** Each package is written under a temporary name, flushed, then renamed to its
+/// hash; the manifest, the signature and the catalog come last, each renamed into place. A
+/// mirror cut while it is written is the old mirror, or has no catalog (not a mirror), or a
+/// catalog whose signature does not match (refused as a whole): never a half-checked one.
+/// Packages the new catalog no longer names are removed at the end. The installed data is only
+/// read.
+public struct MirrorWriter {
+    public enum Event {
+        /// A package is being made (rebuilt or copied): a progress bar's label.
+        case started(id: String, kind: Kind)
+        /// Already in the mirror, checked, left as it is.
+        case kept(MirrorManifest.Package, kind: Kind)
+        case written(MirrorManifest.Package, kind: Kind)
+        case leftOut(id: String, kind: Kind, reason: String)
+    }
+
+    public enum Kind: String, Sendable { case region, style }
+
+    public struct Summary: Sendable {
+        public var manifest: MirrorManifest
+        public var bytes: Int64
+        /// Packages that could not be written (a full stick, an I/O error), with the reason: the
+        /// mirror lacks them, and the run must not say it is done (exit 74). Unlike a package
+        /// left out by rule (not installed, not rebuildable), which the mirror is complete without.
+        public var failures: [(id: String, reason: String)] = []
+        public var isComplete: Bool { failures.isEmpty }
+    }
+
+    /// What became of one package.
+    enum Placement {
+        case placed
+        /// Left out by rule: `reason` says why (the mirror is complete without it).
+        case leftOut(String)
+        /// Could not be written.
+        case failed(String)
+    }
+
+    let directory: DataDirectory
+    let library: RegionLibrary
+    let trustedKeys: [String]
+    let requiresSignature: Bool
+    let now: Date
+
+    public init(directory: DataDirectory, library: RegionLibrary, trustedKeys: [String], requiresSignature: Bool, now: Date) {
+        self.directory = directory
+        self.library = library
+        self.trustedKeys = trustedKeys
+        self.requiresSignature = requiresSignature
+        self.now = now
+    }
+
+    /// Writes the mirror into `destination` (made if missing).
+    /// - Parameter progress: bytes read of the installed file, and its size.
+    public func write(
+        to destination: String, progress: (String, Int64, Int64) -> Void = { _, _, _ in }, onEvent: (Event) -> Void
+    ) throws -> Summary {
+        guard let saved = SavedCatalog.load(from: directory) else {
+            throw GeneralFailure(
+                L.localized("no catalog to pass on in %1$s: 'mapgate sync' saves the catalog it accepts; run it once where the publisher is reachable", "\(directory.path)"),
+                kind: .unavailable)
+        }
+        let catalog = try saved.verified(in: directory, trustedKeys: trustedKeys, requiresSignature: requiresSignature)
+        try prepare(destination)
+        let lock = try MirrorLock(folder: destination)
+        defer { withExtendedLifetime(lock) {} }
+        var failures: [(id: String, reason: String)] = []
+
+        var manifest = MirrorManifest(
+            written: ISODate.string(now), catalogSerial: catalog.serial, catalogSHA256: try SHA256Hasher.hex(of: saved.bytes),
+            regions: [], styles: [], deltas: [], leftOut: [])
+        var bytes: Int64 = 0
+        let installed = try library.installed()
+        for record in installed {
+            guard let region = catalog.region(record.id) else {
+                leave(record.id, .region, "the catalog no longer offers it", &manifest, onEvent)
+                continue
+            }
+            guard region.version == record.version else {
+                leave(
+                    record.id, .region, "version \(record.version) is installed and the catalog offers \(region.version): 'mapgate sync \(record.id)' first",
+                    &manifest, onEvent)
+                continue
+            }
+            let package = MirrorManifest.Package(id: region.id, version: region.version, sha256: region.sha256, size: region.size)
+            let placement = place(package, kind: .region, from: directory.regionPath(region.id), into: destination, progress: progress, onEvent)
+            if case .failed(let reason) = placement {
+                failures.append((region.id, reason))
+                leave(region.id, .region, reason, &manifest, onEvent)
+            } else if case .leftOut(let reason) = placement {
+                // Updated by a delta: the delta goes in the mirror, for machines that have its base.
+                if let delta = carryDelta(of: region, into: destination, onEvent) {
+                    manifest.deltas.append(delta)
+                    bytes += delta.size
+                    leave(
+                        region.id, .region,
+                        "its full package cannot be rebuilt (it was updated by a delta); the mirror carries that delta, for machines that have version \(delta.fromVersion)",
+                        &manifest, onEvent)
+                } else {
+                    leave(region.id, .region, reason, &manifest, onEvent)
+                }
+            } else {
+                manifest.regions.append(package)
+                bytes += package.size
+            }
+        }
+        for region in catalog.regions where !installed.contains(where: { $0.id == region.id }) {
+            // mirror.json's words (not translated: a file other machines read)
+            manifest.leftOut.append(MirrorManifest.LeftOut(id: region.id, reason: "not installed on the machine that wrote this mirror"))
+        }
+        let styles = Dictionary(try InstalledStyles(directory: directory).all().map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        for style in catalog.styles {
+            guard styles[style.id]?.bundle?.version == style.version else {
+                // (not translated: a file other machines read)
+                manifest.leftOut.append(MirrorManifest.LeftOut(id: "style " + style.id, reason: "not installed in this version"))
+                continue
+            }
+            let package = MirrorManifest.Package(id: style.id, version: style.version, sha256: style.sha256, size: style.size)
+            switch place(package, kind: .style, from: directory.stylePath(style.id), into: destination, progress: progress, onEvent) {
+            case .failed(let reason):
+                failures.append(("style " + style.id, reason))
+                leave(style.id, .style, reason, &manifest, onEvent)
+            case .leftOut(let reason):
+                leave(style.id, .style, reason, &manifest, onEvent)
+            case .placed:
+                manifest.styles.append(package)
+                bytes += package.size
+            }
+        }
+
+        try AtomicFile.write(try manifest.encoded(), to: destination + "/" + MirrorLayout.manifestName)
+        if let signature = saved.signature {
+            try AtomicFile.write(signature, to: destination + "/" + MirrorLayout.signatureName)
+        } else {
+            try? FileManager.default.removeItem(atPath: destination + "/" + MirrorLayout.signatureName)
+        }
+        try AtomicFile.write(saved.bytes, to: destination + "/" + MirrorLayout.catalogName)
+        removeUnnamed(in: destination, keeping: Set((manifest.regions + manifest.styles).map(\.sha256) + manifest.deltas.map(\.sha256)))
+        return Summary(manifest: manifest, bytes: bytes, failures: failures)
+    }
+
+    private func prepare(_ destination: String) throws {
+        let packages = destination + "/" + MirrorLayout.packagesFolder
+        do {
+            try FileManager.default.createDirectory(atPath: packages, withIntermediateDirectories: true)
+        } catch {
+            throw GeneralFailure(L.localized("cannot make the mirror folder %1$s: %2$s", "\(packages)", "\(errorMessage(error))"), kind: .io)
+        }
+        let here = PathText.standardized(destination)
+        if here == PathText.standardized(directory.path) || here.hasPrefix(PathText.standardized(directory.path) + "/") {
+            throw GeneralFailure(L.localized("%1$s is inside the data directory %2$s: write the mirror somewhere else", "\(destination)", "\(directory.path)"), kind: .usage)
+        }
+    }
+
+    private func leave(_ id: String, _ kind: Kind, _ reason: String, _ manifest: inout MirrorManifest, _ onEvent: (Event) -> Void) {
+        manifest.leftOut.append(MirrorManifest.LeftOut(id: kind == .style ? "style " + id : id, reason: reason))
+        onEvent(.leftOut(id: id, kind: kind, reason: reason))
+    }
+
+    /// Puts `package` at `packages/SHA256`, from the installed file `source`: kept when it is
+    /// already there and checks out, else the installed file itself when its SHA-256 is the
+    /// package's (a package that is not gzipped), else its deterministic gzip. Returns why it
+    /// could not: by rule, or because it could not be written.
+    private func place(
+        _ package: MirrorManifest.Package, kind: Kind, from source: String, into destination: String,
+        progress: (String, Int64, Int64) -> Void, _ onEvent: (Event) -> Void
+    ) -> Placement {
+        let target = destination + "/" + MirrorLayout.packageName(sha256: package.sha256)
+        if FileManager.default.sizeOfItem(atPath: target) == package.size, (try? SHA256Hasher.hex(ofFileAt: target)) == package.sha256 {
+            onEvent(.kept(package, kind: kind))
+            return .placed
+        }
+        onEvent(.started(id: package.id, kind: kind))
+        let temporary = destination + "/" + MirrorLayout.packagesFolder + "/." + package.sha256 + ".\(getpid()).partial"
+        defer { try? FileManager.default.removeItem(atPath: temporary) }
+        do {
+            let made: PackedFile
+            let plain = FileManager.default.sizeOfItem(atPath: source) == package.size
+                && (try? SHA256Hasher.hex(ofFileAt: source)) == package.sha256
+            if plain {
+                try FileCopy.copy(from: source, to: temporary)
+                made = PackedFile(size: package.size, sha256: package.sha256)
+            } else {
+                made = try PackageCompressor.pack(source, to: temporary) { done, total in progress(package.id, done, total) }
+            }
+            guard made.sha256 == package.sha256, made.size == package.size else {
+                return .leftOut("its package cannot be rebuilt byte for byte from the installed file (updated by a delta, or packed with other gzip settings than 'mapgate publish')")
+            }
+            if let reason = DurableFile.flush(temporary) { return .failed("cannot write \(temporary): \(reason)") }
+            if let reason = DurableFile.rename(temporary, over: target, folder: PathText.deletingLastComponent(target)) {
+                return .failed("cannot write \(target): \(reason)")
+            }
+        } catch {
+            return .failed(errorMessage(error))
+        }
+        onEvent(.written(package, kind: kind))
+        return .placed
+    }
+
+    /// Copies the delta kept for `region` (``LeftoverFiles/keptDeltas(of:in:)``) into the mirror
+    /// when the catalog offers it and it checks out; nil otherwise.
+    private func carryDelta(of region: CatalogRegion, into destination: String, _ onEvent: (Event) -> Void) -> MirrorManifest.Delta? {
+        for kept in LeftoverFiles.keptDeltas(of: region.id, in: directory) {
+            guard let offered = region.deltas.first(where: { $0.sha256 == kept.sha256 }) else { continue }
+            let delta = MirrorManifest.Delta(id: region.id, fromVersion: offered.fromVersion, sha256: offered.sha256, size: offered.size)
+            let target = destination + "/" + MirrorLayout.packageName(sha256: offered.sha256)
+            if FileManager.default.sizeOfItem(atPath: target) == offered.size, (try? SHA256Hasher.hex(ofFileAt: target)) == offered.sha256 {
+                return delta
+            }
+            guard FileManager.default.sizeOfItem(atPath: kept.path) == offered.size, (try? SHA256Hasher.hex(ofFileAt: kept.path)) == offered.sha256 else {
+                continue
+            }
+            let temporary = destination + "/" + MirrorLayout.packagesFolder + "/." + offered.sha256 + ".\(getpid()).partial"
+            defer { try? FileManager.default.removeItem(atPath: temporary) }
+            guard (try? FileCopy.copy(from: kept.path, to: temporary)) != nil, DurableFile.flush(temporary) == nil,
+                DurableFile.rename(temporary, over: target, folder: PathText.deletingLastComponent(target)) == nil
+            else { continue }
+            return delta
+        }
+        return nil
+    }
+
+    /// Removes the packages (and dead temporary files) the new catalog does not name.
+    private func removeUnnamed(in destination: String, keeping: Set<String>) {
+        let folder = destination + "/" + MirrorLayout.packagesFolder
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where !keeping.contains(name) {
+            if name.isSHA256Hex || (name.hasPrefix(".") && name.hasSuffix(".partial")) {
+                try? FileManager.default.removeItem(atPath: folder + "/" + name)
+            }
+        }
+    }
+}

@@ -1,0 +1,91 @@
+import FoundationEssentials
+import MapGateBase
+
+/// Size and SHA-256 of a file written.
+struct PackedFile: Sendable, Equatable {
+    var size: Int64
+    var sha256: String
+}
+
+/// Gzips a file into a package: deterministic (``GzipDeflater``), streamed in 1 MiB chunks, with
+/// the SHA-256 of the output computed in the same pass. Compression runs on the calling thread;
+/// hashing and writing the output run on another, so the two overlap on a machine with two cores.
+enum PackageCompressor {
+    static let chunkSize = 1 << 20
+
+    /// Writes the gzip of `source` to `destination` (replaced if it exists). On failure nothing
+    /// is left at `destination`. `progress` gets (bytes read, bytes in total).
+    static func pack(_ source: String, to destination: String, progress: (Int64, Int64) -> Void = { _, _ in }) throws -> PackedFile {
+        guard let input = UnixFile(forReadingAtPath: source) else {
+            throw PublishError(source, L.localized("cannot read it"), kind: .io)
+        }
+        defer { try? input.close() }
+        let total = FileManager.default.sizeOfItem(atPath: source)
+        try? FileManager.default.removeItem(atPath: destination)
+        guard FileManager.default.createFile(atPath: destination, contents: nil) else {
+            throw PublishError(destination, L.localized("cannot create it"), kind: .io)
+        }
+        // At most 8 MiB of compressed chunks wait for the writer.
+        let channel = BoundedChannel<Data>(capacity: 8)
+        let writer = BackgroundJob<PackedFile> {
+            do {
+                return try write(channel, to: destination)
+            } catch {
+                // Wakes the compressor: its next send throws this, and it stops.
+                let failure = PublishError(destination, L.localized("cannot write it: %1$s", "\(errorMessage(error))"), kind: .io)
+                channel.fail(failure)
+                throw failure
+            }
+        }
+        do {
+            try compress(input, into: channel, total: total, progress: progress)
+        } catch {
+            // The writer stops at once (what is queued is dropped); the first error is reported.
+            channel.fail(error)
+            _ = try? writer.wait()
+            try? FileManager.default.removeItem(atPath: destination)
+            throw error
+        }
+        channel.close()
+        do {
+            return try writer.wait()
+        } catch {
+            try? FileManager.default.removeItem(atPath: destination)
+            throw error
+        }
+    }
+
+    /// Throws the writer's failure as soon as it gives up.
+    private static func compress(_ input: UnixFile, into channel: BoundedChannel<Data>, total: Int64, progress: (Int64, Int64) -> Void) throws {
+        let deflater = try GzipDeflater()
+        var pending = Data()
+        var done: Int64 = 0
+        while let chunk = try input.read(upToCount: chunkSize), !chunk.isEmpty {
+            try chunk.withUnsafeBytes { try deflater.compress($0) { pending.append(contentsOf: $0) } }
+            if pending.count >= chunkSize {
+                try channel.send(pending)
+                pending = Data()
+            }
+            done += Int64(chunk.count)
+            progress(done, total)
+        }
+        try deflater.finish { pending.append(contentsOf: $0) }
+        if !pending.isEmpty { try channel.send(pending) }
+    }
+
+    private static func write(_ channel: BoundedChannel<Data>, to destination: String) throws -> PackedFile {
+        guard let output = UnixFile(forWritingAtPath: destination) else {
+            throw PublishError(destination, L.localized("cannot open it for writing"), kind: .io)
+        }
+        defer { try? output.close() }
+        let hasher = try SHA256Hasher()
+        var size: Int64 = 0
+        while let chunk = try channel.receive() {
+            try hasher.update(chunk)
+            try output.write(contentsOf: chunk)
+            size += Int64(chunk.count)
+        }
+        try output.synchronize()
+        return PackedFile(size: size, sha256: try hasher.finalizeHex())
+    }
+}

@@ -1,0 +1,58 @@
+import FoundationEssentials
+import MapGateBase
+
+/// What `publish` is asked to do (see ``Publisher``).
+public struct PublishOptions: Sendable, Equatable {
+    /// The folder of `.mbtiles` files and the optional `regions.json`.
+    public var inputDirectory: String
+    /// The static tree to write: `catalog.json`, its signature, `packages/`, `.publish/`.
+    public var outputDirectory: String
+    /// Absolute URL the packages are served under (`https://maps.example/offline`); package URLs
+    /// are relative to the catalog without it.
+    public var baseURL: String?
+    /// The catalog's `publisher`.
+    public var publisher: String
+    /// The catalog expires this many days after it is made.
+    public var expiresDays: Int
+    /// The catalog's serial; by default the previous one plus 1. Giving one always writes a new
+    /// catalog (a way to renew the expiry of an unchanged one).
+    public var serial: Int64?
+    /// How many versions of each region stay in `packages/` (the current one included).
+    public var keep: Int
+
+    public static let defaultPublisher = "mapgate publish"
+    public static let defaultExpiresDays = 30
+    public static let defaultKeep = 3
+
+    public init(
+        inputDirectory: String, outputDirectory: String, baseURL: String? = nil, publisher: String = defaultPublisher,
+        expiresDays: Int = defaultExpiresDays, serial: Int64? = nil, keep: Int = defaultKeep
+    ) {
+        self.inputDirectory = inputDirectory
+        self.outputDirectory = outputDirectory
+        self.baseURL = baseURL
+        self.publisher = publisher
+        self.expiresDays = expiresDays
+        self.serial = serial
+        self.keep = keep
+    }
+
+    /// Throws a usage error for options that cannot work.
+    public func validate() throws {
+        func fail(_ option: String, _ reason: String) -> PublishError { PublishError(option, reason, kind: .usage) }
+        // The option and its value (not translated: what the user typed).
+        guard (1...3650).contains(expiresDays) else { throw fail("--expires-days \(expiresDays)", L.localized("must be 1…3650")) }
+        guard (1...100).contains(keep) else { throw fail("--keep \(keep)", L.localized("must be 1…100")) }
+        if let serial, serial < 0 { throw fail("--serial \(serial)", L.localized("must not be negative")) }
+        guard !publisher.isEmpty else { throw fail("--publisher", L.localized("must not be empty")) }
+        if let baseURL {
+            guard let url = URL(string: baseURL), let scheme = url.scheme?.lowercased(), ["http", "https", "file"].contains(scheme),
+                url.query == nil, url.fragment == nil
+            // The option and its value (not translated: what the user typed).
+            else { throw fail("--base-url \(baseURL)", L.localized("must be an absolute http, https or file URL without query or fragment")) }
+        }
+        let input = URL(fileURLWithPath: inputDirectory).standardized.path
+        let output = URL(fileURLWithPath: outputDirectory).standardized.path
+        guard input != output else { throw fail("--out \(outputDirectory)", L.localized("must not be the input folder")) }
+    }
+}

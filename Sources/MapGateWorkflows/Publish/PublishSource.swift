@@ -1,0 +1,60 @@
+import FoundationEssentials
+import MapGateBase
+import MapGateStorage
+import MapGateTrust
+
+/// One `.mbtiles` file of the input folder and what the catalog calls it.
+struct PublishSource: Sendable, Equatable {
+    var path: String
+    var fileName: String
+    var id: String
+    var name: String
+    var version: String
+    var minimumAppVersion: String?
+    /// The file's size: the catalog's `installedSize`.
+    var installedSize: Int64
+    /// True when the version is the file's metadata `version` (not regions.json's): tools write
+    /// their own there (GDAL 1.1, tippecanoe 2), so publish says where it came from.
+    var isVersionFromMetadata = false
+
+    /// Reads the identity of the file at `path`: id from the file name, name and version from its
+    /// metadata, each replaced by `override` when given. Opening the file is the first check that
+    /// it is an MBTiles file at all.
+    static func read(path: String, override: RegionOverride?) throws -> PublishSource {
+        let fileName = PathText.lastComponent(path)
+        let stem = PathText.deletingExtension(fileName)
+        func fail(_ reason: String) -> PublishError { PublishError(path, reason) }
+        // Checked before SQLite opens it: opening a FIFO waits for a writer forever.
+        if let reason = FileManager.default.notRegularFileReason(atPath: path) { throw fail(reason) }
+        // Pages still in a `-wal` are not in the file that becomes the package. Inputs are read
+        // immutable (no lock, no `-wal`/`-shm` left in the publisher's folder), which is sound
+        // only for a file whose content is all in it.
+        let pending = FileManager.default.sizeOfItem(atPath: path + "-wal")
+        if pending > 0 {
+            throw fail(
+                "\(fileName)-wal holds \(ByteCount.text(pending)) of changes not yet in the file, which the package would miss: close the program writing it, or run sqlite3 \(fileName) 'PRAGMA wal_checkpoint(TRUNCATE)'")
+        }
+        let metadata: [String: String]
+        do {
+            metadata = try MBTilesFile(path: path, immutable: true).metadata()
+        } catch let error as MBTilesError {
+            throw fail(error.reason)
+        }
+        let id = override?.id ?? stem
+        if let problem = Catalog.regionIDProblem(id) {
+            let origin = override?.id == nil ? "the file name" : "regions.json"
+            throw fail(L.localized("region id from %1$s is not valid: %2$s; rename the file or set \"id\" in regions.json", "\(origin)", "\(problem)"))
+        }
+        guard let version = override?.version ?? metadata["version"].map({ $0.trimmingWhitespace() }), !version.isEmpty else {
+            throw fail(L.localized("no version: set metadata \"version\" in the file or give \"version\" for \"%1$s\" in regions.json", "\(fileName)"))
+        }
+        guard Catalog.isFileSafeVersion(version) else {
+            throw fail(L.localized("version \"%1$s\" cannot be part of a file name ([A-Za-z0-9][A-Za-z0-9._+-]{0,63})", "\(version)"))
+        }
+        let name = override?.name ?? metadata["name"].flatMap { $0.isEmpty ? nil : $0 } ?? id
+        let size = FileManager.default.sizeOfItem(atPath: path)
+        return PublishSource(
+            path: path, fileName: fileName, id: id, name: name, version: version, minimumAppVersion: override?.minimumAppVersion,
+            installedSize: size, isVersionFromMetadata: override?.version == nil)
+    }
+}

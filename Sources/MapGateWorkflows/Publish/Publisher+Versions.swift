@@ -1,0 +1,153 @@
+import FoundationEssentials
+import Glibc
+import MapGateBase
+import MapGateStorage
+
+extension Publisher {
+    /// A new version as a dry run sees it: checked, but with no package made.
+    func provisionalVersion(_ source: PublishSource, sourceSHA256: String) throws -> PublishedVersion {
+        let facts = try RegionFacts.read(path: source.path, hashing: false)
+        return PublishedVersion(
+            version: source.version, sourceSHA256: sourceSHA256, contentHash: "", package: Self.packageName(source), size: 0, sha256: "",
+            installedSize: source.installedSize, format: facts.format.rawValue, bounds: facts.bounds, minzoom: facts.minzoom,
+            maxzoom: facts.maxzoom)
+    }
+
+    static func packageName(_ source: PublishSource) -> String { "\(source.id)-\(source.version).mbtiles.gz" }
+
+    /// Makes a new version's package and its own base copy (deltas to later versions are made
+    /// from it). The file is checked (on another thread) while it is compressed; a file that
+    /// fails the checks leaves nothing behind.
+    func makePackage(_ source: PublishSource, sourceSHA256: String, progress: (Int64, Int64) -> Void) throws -> PublishedVersion {
+        let packageName = Self.packageName(source)
+        let partial = scratchPath + "/" + packageName + ".part"
+        let basePath = basesPath + "/\(source.id)-\(source.version).mbtiles"
+        let copyBase = options.keep >= 2
+        let path = source.path
+        let scratchBase = scratchPath + "/\(source.id)-\(source.version).mbtiles.part"
+        let analysis = BackgroundJob<RegionFacts> {
+            let facts = try RegionFacts.read(path: path, hashing: true)
+            if copyBase {
+                try? FileManager.default.removeItem(atPath: scratchBase)
+                do {
+                    try FileManager.default.copyItem(atPath: path, toPath: scratchBase)
+                } catch {
+                    throw PublishError(scratchBase, L.localized("cannot copy %1$s here: %2$s", "\(path)", "\(errorMessage(error))"), kind: .io)
+                }
+            }
+            return facts
+        }
+        let packed: PackedFile
+        let facts: RegionFacts
+        do {
+            packed = try PackageCompressor.pack(source.path, to: partial, progress: progress)
+            facts = try analysis.wait()
+        } catch {
+            _ = try? analysis.wait()
+            for leftover in [partial, scratchBase] { try? FileManager.default.removeItem(atPath: leftover) }
+            throw error
+        }
+        do {
+            try moveIntoPlace(partial, packagesPath + "/" + packageName)
+        } catch {
+            // Nothing of this version stays behind in the scratch folder.
+            for leftover in [partial, scratchBase] { try? FileManager.default.removeItem(atPath: leftover) }
+            throw error
+        }
+        var version = PublishedVersion(
+            version: source.version, sourceSHA256: sourceSHA256, contentHash: facts.contentHash ?? "", package: packageName,
+            size: packed.size, sha256: packed.sha256, installedSize: source.installedSize, format: facts.format.rawValue,
+            bounds: facts.bounds, minzoom: facts.minzoom, maxzoom: facts.maxzoom)
+        if copyBase {
+            do {
+                try moveIntoPlace(scratchBase, basePath)
+            } catch {
+                try? FileManager.default.removeItem(atPath: scratchBase)
+                throw error
+            }
+            version.base = PathText.lastComponent(basePath)
+        }
+        return version
+    }
+
+    /// Adds to each new version (one whose package this run made) its deltas from the kept
+    /// earlier versions, newest first. A delta that cannot be made, does not check out or is not
+    /// worth it is left out; the notes saying why, by region.
+    func makeDeltas(_ versions: inout [PublishedVersion], inputs: Inputs, onEvent: (Event) -> Void) -> [String: [String]] {
+        var notes: [String: [String]] = [:]
+        for (index, (source, decision)) in zip(inputs.sources, inputs.decisions).enumerated() {
+            guard case .make = decision else { continue }
+            let bases = (inputs.history.regions[source.id] ?? []).prefix(options.keep - 1)
+            for base in bases {
+                switch makeDelta(source, to: versions[index], from: base) {
+                case .success(let delta?):
+                    versions[index].deltas.append(delta)
+                    onEvent(.deltaMade(region: source.id, fromVersion: delta.fromVersion, package: "packages/" + delta.package, size: delta.size))
+                case .success(nil): continue
+                case .failure(let note): notes[source.id, default: []].append(note.message)
+                }
+            }
+        }
+        return notes
+    }
+
+    /// Under this package size (256 KiB), a delta left out for being over half the package is
+    /// left out without a word.
+    static let quietDeltaBelow: Int64 = 256 << 10
+
+    /// Why a delta was left out.
+    struct DeltaNote: Error {
+        var message: String
+    }
+
+    /// Makes, checks and packs the delta from `base` to `target`. Nil when there is no base copy
+    /// to make it from; a note when it failed, did not check out or is over half the package.
+    private func makeDelta(_ source: PublishSource, to target: PublishedVersion, from base: PublishedVersion) -> Result<PublishedDelta?, DeltaNote> {
+        guard let baseFile = base.base, FileManager.default.fileExists(atPath: basesPath + "/" + baseFile) else { return .success(nil) }
+        let basePath = basesPath + "/" + baseFile
+        let stem = "\(source.id)-\(base.version)-to-\(target.version).delta.mbtiles"
+        let raw = scratchPath + "/" + stem
+        let check = scratchPath + "/" + stem + ".check"
+        let partial = scratchPath + "/" + stem + ".gz.part"
+        func clean() {
+            for path in [raw, check, partial] {
+                for suffix in ["", "-journal", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+            }
+        }
+        clean()
+        defer { clean() }
+        let what = "region \(source.id): no delta from \(base.version) to \(target.version)"
+        do {
+            try MBTilesDelta.make(from: basePath, to: source.path, output: raw)
+            // Check it as a client would use it: applied to a copy of the base, it must give the new tiles.
+            try FileManager.default.copyItem(atPath: basePath, toPath: check)
+            try MBTilesDelta.apply(delta: raw, to: check)
+            let result = try TilesetHash.compute(ofFileAt: check).hex
+            guard result == target.contentHash else {
+                return .failure(DeltaNote(message: L.localized("%1$s: applied to %2$s it gives tiles %3$s, not %4$s", "\(what)", "\(base.version)", "\(result)", "\(target.contentHash)")))
+            }
+            let packed = try PackageCompressor.pack(raw, to: partial)
+            guard packed.size * 2 <= target.size else {
+                // A small region's full package is small anyway: not worth a warning.
+                if target.size < Self.quietDeltaBelow { return .success(nil) }
+                return .failure(
+                    DeltaNote(message: L.localized("%1$s: %2$s bytes is over half the full package (%3$s bytes), left out", "\(what)", "\(packed.size)", "\(target.size)")))
+            }
+            let name = stem + ".gz"
+            try moveIntoPlace(partial, packagesPath + "/" + name)
+            return .success(PublishedDelta(fromVersion: base.version, fromHash: base.contentHash, package: name, size: packed.size, sha256: packed.sha256))
+        } catch {
+            return .failure(DeltaNote(message: "\(what): \(errorMessage(error))"))
+        }
+    }
+
+    /// Renames a finished file over its final name.
+    /// Renames `from` over `to` and fsyncs the folder, so that after a power loss the host
+    /// cannot come back with a catalog whose packages are missing.
+    func moveIntoPlace(_ from: String, _ to: String) throws {
+        if let reason = DurableFile.rename(from, over: to, folder: PathText.deletingLastComponent(to)) {
+            try? FileManager.default.removeItem(atPath: from)
+            throw PublishError(to, L.localized("cannot move %1$s here: %2$s", "\(from)", "\(reason)"), kind: .io)
+        }
+    }
+}

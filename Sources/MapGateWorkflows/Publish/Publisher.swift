@@ -1,0 +1,222 @@
+import FoundationEssentials
+import MapGateBase
+import MapGateStorage
+import MapGateTrust
+
+/// The publisher's side of map packages: turns a folder of MBTiles files into the static tree
+/// `sync` reads (`catalog.json`, `catalog.json.minisig`, `packages/`), keeping earlier versions
+/// and deltas from them.
+///
+/// `OUT_DIR/.publish/` holds what it remembers (`history.json`) and the MBTiles copies deltas are
+/// made from (`bases/`); it is not meant to be served. Nothing is changed when no region changed.
+///
+/// One use case, as `sync`'s ``SyncWorkflow`` is: it owns the order of its steps (check the
+/// inputs, check the styles, build the packages, the deltas, the style packages, compare with
+/// the previous catalog, make, sign and write the new one) and reports each as an ``Event``;
+/// `mapgate publish` renders them. Not `Sendable`: one publish runs on one thread (which starts its own helpers).
+public final class Publisher {
+    public let options: PublishOptions
+    let clock: Clock
+
+    public init(options: PublishOptions, clock: Clock = .system) {
+        self.options = options
+        self.clock = clock
+    }
+
+    var catalogPath: String { options.outputDirectory + "/catalog.json" }
+    var signaturePath: String { catalogPath + ".minisig" }
+    var packagesPath: String { options.outputDirectory + "/packages" }
+    var statePath: String { options.outputDirectory + "/.publish" }
+    var historyPath: String { statePath + "/history.json" }
+    var basesPath: String { statePath + "/bases" }
+    var scratchPath: String { statePath + "/tmp" }
+
+    /// What a publish would do, without writing anything: the inputs are read and checked as
+    /// they would be, but no package is made (sizes and hashes of new packages are unknown).
+    public func plan(onEvent: (Event) -> Void = { _ in }) throws -> PublishReport {
+        try run(signingKey: nil, progress: { _, _, _ in }, onEvent: onEvent)
+    }
+
+    /// Publishes: makes the packages and deltas of new versions, writes and signs the catalog,
+    /// and removes versions beyond ``PublishOptions/keep``. `progress` gets (region id, bytes read,
+    /// bytes in total) while a package is compressed; `onEvent` each step's outcome (``Event``).
+    @discardableResult
+    public func publish(
+        signingKey: MinisignSecretKey, progress: (String, Int64, Int64) -> Void = { _, _, _ in }, onEvent: (Event) -> Void = { _ in }
+    ) throws -> PublishReport {
+        try run(signingKey: signingKey, progress: progress, onEvent: onEvent)
+    }
+
+    /// The order of a publish (without a key: of a dry run). Nothing is written before every
+    /// input and style was checked, and the catalog is the last thing written; what each region
+    /// and style came to is told once the catalog is settled (written, left as it was, or in a
+    /// dry run what would be), so a publish that is refused tells none.
+    private func run(signingKey: MinisignSecretKey?, progress: (String, Int64, Int64) -> Void, onEvent: (Event) -> Void) throws -> PublishReport {
+        let isDryRun = signingKey == nil
+        if !isDryRun {
+            // What killed publishes left in the folder a static host serves.
+            for folder in [options.outputDirectory, options.outputDirectory + "/packages"] { AtomicFile.removeLeftovers(in: folder) }
+        }
+        let inputs = try checkInputs()
+        onEvent(.inputsChecked(regions: inputs.sources.map(\.id)))
+        let styles = try PublishedStyle.readAll(input: options.inputDirectory, regions: inputs.formats)
+        onEvent(.stylesChecked(styles: styles.map(\.id)))
+        var versions = try buildPackages(inputs, isDryRun: isDryRun, progress: progress, onEvent: onEvent)
+        let deltaNotes = isDryRun ? [:] : makeDeltas(&versions, inputs: inputs, onEvent: onEvent)
+        let styleResults = try publishStyles(styles, previous: inputs.previous, isDryRun: isDryRun, onEvent: onEvent)
+        let draft = compare(inputs, versions: versions, deltaNotes: deltaNotes, styles: styles, styleResults: styleResults, isDryRun: isDryRun)
+        let report = try writeCatalog(draft, inputs: inputs, signingKey: signingKey, onEvent: onEvent)
+        for note in report.notes { onEvent(.note(note)) }
+        for region in report.regions { onEvent(.region(region)) }
+        for style in report.styles { onEvent(.style(style)) }
+        onEvent(.finished(report))
+        return report
+    }
+
+    /// What the inputs are: the files of the input folder in order, what is done with each, their
+    /// tile formats, and what the output folder remembers.
+    struct Inputs {
+        var sources: [PublishSource]
+        var decisions: [Decision]
+        var formats: [String: TileFormat]
+        var previous: PreviousCatalog?
+        var history: PublishHistory
+    }
+
+    /// Reads and checks everything but the styles before anything is written: the options, the
+    /// input files (every region that will be made: its file and facts; one kept as it was is not
+    /// read again, its format is in the history), the previous catalog and the history.
+    private func checkInputs() throws -> Inputs {
+        try options.validate()
+        let sources = try readSources()
+        let previous = try PreviousCatalog.load(path: catalogPath)
+        let history = try PublishHistory.load(path: historyPath)
+        if let serial = options.serial, let old = previous?.serial, serial <= old {
+            throw PublishError("--serial \(serial)", "must be above the current catalog's serial \(old) (clients refuse a lower one)", kind: .usage)
+        }
+        var decisions: [Decision] = []
+        var formats: [String: TileFormat] = [:]
+        for source in sources {
+            let decision = try decide(source, history: history)
+            switch decision {
+            case .reuse(let kept): formats[source.id] = TileFormat(rawValue: kept.format)
+            case .make: formats[source.id] = try RegionFacts.read(path: source.path, hashing: false).format
+            }
+            decisions.append(decision)
+        }
+        return Inputs(sources: sources, decisions: decisions, formats: formats, previous: previous, history: history)
+    }
+
+    /// Each region's version, in the order of the inputs: the one published before, or a new
+    /// package (in a dry run, the version as it would be, with no package).
+    private func buildPackages(
+        _ inputs: Inputs, isDryRun: Bool, progress: (String, Int64, Int64) -> Void, onEvent: (Event) -> Void
+    ) throws -> [PublishedVersion] {
+        var versions: [PublishedVersion] = []
+        for (source, decision) in zip(inputs.sources, inputs.decisions) {
+            switch decision {
+            case .reuse(let kept):
+                versions.append(kept)
+            case .make(let sha):
+                if isDryRun {
+                    versions.append(try provisionalVersion(source, sourceSHA256: sha))
+                } else {
+                    try prepareFolders()
+                    onEvent(.packing(region: source.id, version: source.version))
+                    let made = try makePackage(source, sourceSHA256: sha) { progress(source.id, $0, $1) }
+                    onEvent(.packed(region: source.id, package: "packages/" + made.package, size: made.size))
+                    versions.append(made)
+                }
+            }
+        }
+        return versions
+    }
+
+    /// The `.mbtiles` files of the input folder, sorted by name, with their identities.
+    func readSources() throws -> [PublishSource] {
+        let input = options.inputDirectory
+        var isDirectory = false
+        guard FileManager.default.fileExists(atPath: input, isDirectory: &isDirectory), isDirectory else {
+            throw PublishError(input, L.localized("not a folder"), kind: .usage)
+        }
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: input).filter { $0.hasSuffix(".mbtiles") }.sorted()
+        } catch {
+            throw PublishError(input, L.localized("cannot list it: %1$s", "\(errorMessage(error))"), kind: .io)
+        }
+        guard !names.isEmpty else { throw PublishError(input, L.localized("no .mbtiles file in it")) }
+        let overridesPath = input + "/regions.json"
+        let overrides = try RegionOverride.load(path: overridesPath)
+        if let stray = overrides.keys.sorted().first(where: { !names.contains($0) }) {
+            throw PublishError(overridesPath, L.localized("\"%1$s\" names no .mbtiles file in %2$s", "\(stray)", "\(input)"))
+        }
+        var sources: [PublishSource] = []
+        var owners: [String: String] = [:]
+        // Every input is looked at before stopping: a folder of 40 files with 3 bad ones is one run.
+        var problems: [PublishError] = []
+        let folder = input.hasSuffix("/") ? String(input.dropLast()) : input
+        for name in names {
+            do {
+                let source = try PublishSource.read(path: folder + "/" + name, override: overrides[name])
+                if let other = owners[source.id] {
+                    throw PublishError(source.path, L.localized("region id \"%1$s\" is also the id of %2$s; set distinct ids in regions.json", "\(source.id)", "\(other)"))
+                }
+                owners[source.id] = name
+                sources.append(source)
+            } catch let error as PublishError {
+                problems.append(error)
+            }
+        }
+        if problems.count == 1 { throw problems[0] }
+        if !problems.isEmpty {
+            let lines = problems.map { "  " + ($0.errorDescription ?? $0.reason) }.joined(separator: "\n")
+            let kind = Set(problems.map(\.kind)).count == 1 ? problems[0].kind : .badData
+            throw PublishError(folder, L.localized("%1$s of its %2$s .mbtiles files cannot be published; nothing was written:\n", "\(problems.count)", "\(names.count)") + lines, kind: kind)
+        }
+        return sources
+    }
+
+    /// How one input is handled.
+    enum Decision {
+        /// Published before from the very same file: its package is reused.
+        case reuse(PublishedVersion)
+        /// A new version: make its package (and deltas).
+        case make(sourceSHA256: String)
+    }
+
+    private func decide(_ source: PublishSource, history: PublishHistory) throws -> Decision {
+        let sha = try SHA256Hasher.hex(ofFileAt: source.path)
+        let versions = history.regions[source.id] ?? []
+        guard let record = versions.first(where: { $0.version == source.version }) else { return .make(sourceSHA256: sha) }
+        guard record.sourceSHA256 == sha else {
+            throw PublishError(
+                source.path,
+                L.localized("version \"%1$s\" of region %2$s was published before from another file; raise the version (metadata \"version\" or regions.json)", "\(source.version)", "\(source.id)"))
+        }
+        // A package someone removed by hand is made again.
+        guard FileManager.default.fileExists(atPath: packagesPath + "/" + record.package) else { return .make(sourceSHA256: sha) }
+        return .reuse(record)
+    }
+
+    func prepareFolders() throws {
+        for folder in [options.outputDirectory, packagesPath, statePath, basesPath, scratchPath] {
+            do {
+                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            } catch {
+                throw PublishError(folder, L.localized("cannot create it: %1$s", "\(errorMessage(error))"), kind: .io)
+            }
+        }
+    }
+
+    /// Writes `data` to a temporary file beside `path`, fsynced, then renames it over `path` and
+    /// fsyncs the folder (``AtomicFile``: its `.NAME.PID.tmp` is removed by the next publish if a
+    /// kill leaves it, where Foundation's `.atomic` left `.dat.nosync*` files a static host served).
+    func write(_ data: Data, to path: String) throws {
+        do {
+            try AtomicFile.write(data, to: path)
+        } catch {
+            throw PublishError(path, L.localized("cannot write it: %1$s", "\(errorMessage(error))"), kind: .io)
+        }
+    }
+}

@@ -1,0 +1,62 @@
+import FoundationEssentials
+import MapGateBase
+
+/// The cheap identity of an installed region's file, recorded at install: size, modification
+/// time and inode. A file that still has all three is taken to be the file installed; one that
+/// does not is hashed (SHA-256) to tell a damaged file from a moved or restored one.
+public struct RegionFileStamp: Sendable, Equatable {
+    public var size: Int64
+    /// Nanoseconds since 1970.
+    public var modified: Int64
+    public var inode: UInt64
+
+    public init(size: Int64, modified: Int64, inode: UInt64) {
+        self.size = size
+        self.modified = modified
+        self.inode = inode
+    }
+
+    /// The stamp of the file at `path` (a link's target's); nil when it cannot be read.
+    public init?(path: String) {
+        guard let identity = FileIdentity(path: path) else { return nil }
+        self.init(size: identity.size, modified: identity.modified, inode: identity.inode)
+    }
+}
+
+extension InstalledRegion {
+    /// What became of the file installed for this record.
+    public enum Condition: Sendable, Equatable {
+        /// As installed.
+        case intact
+        /// The same bytes (SHA-256) under a new stamp (copied, restored from a backup): `sync`
+        /// records the new stamp.
+        case intactWithNewStamp(RegionFileStamp)
+        /// Truncated, changed or missing: the reason.
+        case damaged(String)
+
+        public var isDamaged: Bool { if case .damaged = self { true } else { false } }
+    }
+
+    /// Checks the file at `path` against this record: its size always, its stamp next; its
+    /// SHA-256 only when the stamp differs. A region installed before stamps were recorded is
+    /// hashed only with `hashingUnstamped` (`sync`, which then records the stamp; `list`, which
+    /// cannot record it, takes the right size as intact rather than hash it on every run).
+    /// Throws only when the file cannot be hashed for want of libcrypto (``SharedLibraryError``)
+    /// or libcrypto failed (``LibcryptoError``): that says nothing about the file.
+    public func condition(ofFileAt path: String, hashingUnstamped: Bool = true) throws -> Condition {
+        guard let stamp = RegionFileStamp(path: path) else { return .damaged("the file \(path) is missing") }
+        guard stamp.size == size else { return .damaged("its size is \(stamp.size) bytes, \(size) were installed") }
+        if stamp == fileStamp { return .intact }
+        guard fileStamp != nil || hashingUnstamped else { return .intact }
+        let hash: String
+        do {
+            hash = try SHA256Hasher.hex(ofFileAt: path)
+        } catch let error where error is SharedLibraryError || error is LibcryptoError {
+            throw error
+        } catch {
+            return .damaged("the file \(path) cannot be read")
+        }
+        guard hash == sha256 else { return .damaged("its SHA-256 is \(hash.prefix(12))…, \(sha256.prefix(12))… was installed") }
+        return .intactWithNewStamp(stamp)
+    }
+}

@@ -1,0 +1,26 @@
+import FoundationEssentials
+import MapGateStorage
+
+/// A region installed in the data directory, as recorded in the state database.
+public struct InstalledRegion: Sendable, Equatable {
+    public var id: String
+    public var name: String
+    public var version: String
+    public var format: TileFormat
+    /// SHA-256 and size of the installed `.mbtiles` file.
+    public var sha256: String
+    public var size: Int64
+    public var installedAt: Date
+    public var minzoom: Int?
+    public var maxzoom: Int?
+    public var bounds: [Double]?
+    public var sourceURL: String?
+    /// martin's `agg_tiles_hash` of the tiles, computed at install: what a delta's `fromHash` is
+    /// matched against (nil for regions installed before mapgate recorded it).
+    public var contentHash: String? = nil
+    /// The number of tiles, counted once at install (nil for regions installed before).
+    public var tileCount: Int? = nil
+    /// The file's size, modification time and inode right after install (nil for regions
+    /// installed before mapgate recorded them): what `sync` and `list` check cheaply.
+    public var fileStamp: RegionFileStamp? = nil
+}

@@ -1,0 +1,141 @@
+import FoundationEssentials
+import MapGateBase
+import MapGateStorage
+import MapGateTrust
+
+/// The installed regions: listing, opening for tiles (behind the gate), removing, verifying.
+public final class RegionLibrary {
+    public let directory: DataDirectory
+    private let registry: RegionRegistry
+    /// When set, the only regions this library has: each id only while its file's SHA-256 is the
+    /// one given, checked each time the regions are listed (the demo serves its bundled region
+    /// and nothing a user copies into its folder: issue 25).
+    public let pins: [String: String]?
+
+    /// What to do about a damaged installed region, said the same way by every command and the
+    /// server: `sync` installs the same version again.
+    public static func repairAdvice(for id: String) -> String { "'mapgate sync \(id)' installs it again" }
+
+    public init(directory: DataDirectory, state: StateDatabase, pins: [String: String]? = nil) {
+        self.directory = directory
+        registry = RegionRegistry(state: state)
+        self.pins = pins
+    }
+
+    public func installed() throws -> [InstalledRegion] {
+        let all = try registry.all()
+        guard let pins else { return all }
+        return all.filter { record in
+            guard let pin = pins[record.id] else { return false }
+            // A file that cannot be hashed is not the pinned one either.
+            return (try? SHA256Hasher.hex(ofFileAt: directory.regionPath(record.id))) == pin
+        }
+    }
+
+    /// The record of an installed region, or an error listing those that are installed (or, for
+    /// one whose record is there but whose file is gone, saying so and how to get it back).
+    public func region(_ id: String) throws -> InstalledRegion {
+        guard let region = try registry.region(id) else { throw try notInstalled(id) }
+        let path = directory.regionPath(id)
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw RegionError(
+                region: id, reason: L.localized("is installed but its file %1$s is missing; %2$s", "\(path)", "\(Self.repairAdvice(for: id))"), kind: .io)
+        }
+        return region
+    }
+
+    private func notInstalled(_ id: String) throws -> RegionError {
+        let names = try installed().map(\.id)
+        let listing = names.isEmpty ? "no region is installed; see 'mapgate catalog' and 'mapgate sync REGION'" : "installed: " + names.joined(separator: ", ")
+        return RegionError(region: id, reason: L.localized("not installed (%1$s)", "\(listing)"), kind: .failure)
+    }
+
+    /// Opens an installed region's tiles. Takes the gate's authorization: no tiles without it, and
+    /// none of a region that `sync` did not install under the gate's record (one copied in), nor
+    /// of a file that is not the one installed (swapped by hand: `list` calls it damaged too).
+    public func open(_ id: String, authorization: GateAuthorization) throws -> MBTilesFile {
+        let record = try region(id)
+        guard authorization.report.record.installedRegions.contains(id) else {
+            throw RegionError(region: id, reason: L.localized("was not installed by 'mapgate sync' under this update gate's state; sync it again"), kind: .failure)
+        }
+        let path = directory.regionPath(id)
+        if case .damaged(let reason) = try record.condition(ofFileAt: path, hashingUnstamped: false) {
+            throw RegionError(region: id, reason: L.localized("is damaged: %1$s; %2$s", "\(reason)", "\(Self.repairAdvice(for: id))"), kind: .badData)
+        }
+        return try MBTilesFile(path: path)
+    }
+
+    /// Removes a region's file, its record and its partial downloads. Needs the data-directory lock.
+    ///
+    /// The file goes first, the record last: a run killed in between leaves a record whose file
+    /// is missing (which `remove` finishes, and `sync` reinstalls), never a file no record
+    /// names. A file no record names (left by an older mapgate killed in the middle) is removed
+    /// as well, instead of "not installed".
+    public func remove(_ id: String, lock: DirectoryLock) throws -> InstalledRegion? {
+        let path = directory.regionPath(id)
+        // A row damaged outside mapgate is removed all the same (nil: there was no good record).
+        let record: InstalledRegion?
+        do {
+            guard let found = try registry.region(id) else {
+                guard FileManager.default.fileExists(atPath: path) else { throw try notInstalled(id) }
+                try removeFiles(of: id, at: path)
+                return nil
+            }
+            record = found
+        } catch let error as RegionError where error.kind == .badData {
+            record = nil
+        }
+        try removeFiles(of: id, at: path)
+        try registry.database.transaction { try registry.delete(id) }
+        return record
+    }
+
+    /// Removes a region's file and what runs left of it.
+    private func removeFiles(of id: String, at path: String) throws {
+        // `<id>.<hash>.part` (+ `.json`), `<id>.installing.mbtiles`, `<id>.patching.mbtiles`; not
+        // those of a region whose id only starts with this one and a dot (`a` and `a.b`).
+        LeftoverFiles.removeDeadRunFiles(of: id, in: directory, includingDownloads: true)
+        LeftoverFiles.removeKeptDeltas(of: id, in: directory)
+        // SQLite's side files of the region (a reader of a file in WAL mode makes them).
+        LeftoverFiles.removeSideFiles(of: path)
+        if FileManager.default.fileExists(atPath: path) {
+            do {
+                try FileManager.default.removeItem(atPath: path)
+            } catch {
+                throw RegionError(region: id, reason: L.localized("cannot delete %1$s: %2$s", "\(path)", "\(errorMessage(error))"), kind: .io)
+            }
+            DurableFile.syncFolder(directory.regionsPath)
+        }
+    }
+
+    public struct Verification: Sendable {
+        public var region: InstalledRegion
+        /// Nil when the region is intact; otherwise what is wrong.
+        public var problem: String?
+        public var isIntact: Bool { problem == nil }
+    }
+
+    /// Checks a region's file: present, same size and SHA-256 as recorded at install, and SQLite's
+    /// integrity check passes.
+    public func verify(_ id: String) throws -> Verification {
+        guard let record = try registry.region(id) else { throw try notInstalled(id) }
+        let path = directory.regionPath(id)
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else {
+            return Verification(region: record, problem: L.localized("the file %1$s is missing", "\(path)"))
+        }
+        let size = (attributes[.size] as? UInt).map { Int64($0) } ?? -1
+        guard size == record.size else {
+            return Verification(region: record, problem: L.localized("size is %1$s bytes, %2$s were installed", "\(size)", "\(record.size)"))
+        }
+        let hash = try SHA256Hasher.hex(ofFileAt: path)
+        guard hash == record.sha256 else {
+            return Verification(region: record, problem: L.localized("SHA-256 is %1$s, %2$s was installed", "\(hash)", "\(record.sha256)"))
+        }
+        do {
+            try MBTilesFile(path: path).checkIntegrity()
+        } catch let error as MBTilesError {
+            return Verification(region: record, problem: error.reason)
+        }
+        return Verification(region: record, problem: nil)
+    }
+}

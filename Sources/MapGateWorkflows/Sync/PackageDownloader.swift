@@ -1,0 +1,190 @@
+import FoundationEssentials
+import MapGateBase
+import MapGateTrust
+
+/// Downloads one region package into the partial folder: resumable, retried, verified by size
+/// and SHA-256 and gunzipped while it streams.
+public struct PackageDownloader: Sendable {
+    public var client: HTTPClient
+    public var retry: RetryPolicy
+    /// A transfer slower than this many bytes/s for `stallSeconds` fails as stalled (and is retried).
+    public var stallBytesPerSecond: Int
+    public var stallSeconds: Int
+
+    public init(client: HTTPClient, retry: RetryPolicy = RetryPolicy(), stallBytesPerSecond: Int = 1024, stallSeconds: Int = 30) {
+        self.client = client
+        self.retry = retry
+        self.stallBytesPerSecond = stallBytesPerSecond
+        self.stallSeconds = stallSeconds
+    }
+
+    /// What a finished download produced: the unpacked MBTiles file beside its destination.
+    struct Download {
+        var outputPath: String
+        var resumedFrom: Int64
+    }
+
+    /// The validator saved beside a partial file, so a resumed request can say `If-Range`.
+    private struct PartialInfo: Codable {
+        var url: String
+        var etag: String?
+        var lastModified: String?
+    }
+
+    func download(
+        _ region: CatalogRegion, into directory: DataDirectory, progress: @escaping (Int64, Int64) -> Void
+    ) throws -> Download {
+        let partialPath = Self.partialPath(region, in: directory)
+        let infoPath = partialPath + ".json"
+        let outputPath = directory.installingPath(region.id)
+        removeStalePartials(of: region, keeping: partialPath, in: directory)
+
+        var info = PartialFile.read(infoPath, limit: 64 << 10).flatMap { try? JSONDecoder().decode(PartialInfo.self, from: $0) }
+        if info?.url != region.url { info = nil }
+        let sink = try PackageSink(region: region, partialPath: partialPath, outputPath: outputPath)
+        // A mirror's file is named by its hash: what was copied of it is resumed (the whole is
+        // checked against the catalog's SHA-256 all the same).
+        let isFile = region.url.lowercased().hasPrefix("file:")
+        if info?.etag == nil && info?.lastModified == nil && !(isFile && info != nil) {
+            try sink.restart()  // nothing to check a resumed range against: start over
+        }
+        do {
+            try sink.replayPartial()
+        } catch let error as RegionError where error.kind == .badData {
+            // What an earlier run kept does not unpack: start over instead of failing on it again.
+            try sink.restart()
+        }
+        if sink.downloadedBytes > region.size { try sink.restart() }
+
+        do {
+            try fetchRemaining(region, sink: sink, info: &info, infoPath: infoPath, progress: progress)
+            try sink.finish()
+            return Download(outputPath: outputPath, resumedFrom: sink.resumedBytes)
+        } catch {
+            // Only a resumable partial may stay behind, and only when the package may be good and
+            // something of it arrived (a 404 leaves nothing).
+            try? FileManager.default.removeItem(atPath: outputPath)
+            if (error as? RegionError)?.kind == .badData || sink.downloadedBytes == 0 { discardPartial(region, in: directory) }
+            throw error
+        }
+    }
+
+    /// Fetches until the partial file holds the whole package, retrying network errors and 5xx
+    /// with backoff, never 4xx.
+    private func fetchRemaining(
+        _ region: CatalogRegion, sink: PackageSink, info: inout PartialInfo?, infoPath: String,
+        progress: @escaping (Int64, Int64) -> Void
+    ) throws {
+        var attempt = 0
+        while sink.downloadedBytes < region.size {
+            attempt += 1
+            do {
+                try fetch(region, sink: sink, info: &info, infoPath: infoPath, progress: progress)
+            } catch let error as HTTPError where error.isTransient && attempt < retry.maxAttempts {
+                retry.sleep(retry.delay(afterAttempt: attempt))
+                continue
+            } catch let error as HTTPError {
+                let tries = attempt == 1 ? "" : " (after \(attempt) tries)"
+                // A failure no retry can mend says so at once: a redirect to another protocol, a
+                // redirect loop, a bad URL are the publisher's (65), a missing local file is I/O (74).
+                var kind = FailureKind.unavailable
+                if case .transport(let code, _, _) = error, !error.isTransient { kind = code == 37 ? .io : .badData }
+                throw RegionError(region: region.id, reason: L.localized("download failed: %1$s%2$s", "\(errorMessage(error))", "\(tries)"), kind: kind)
+            }
+            if sink.downloadedBytes < region.size {
+                // The server finished its answer, and it is shorter than the catalog says.
+                throw RegionError(
+                    region: region.id, reason: L.localized("size mismatch: got %1$s bytes, the catalog declares %2$s", "\(sink.downloadedBytes)", "\(region.size)"),
+                    kind: .badData)
+            }
+        }
+    }
+
+    private func fetch(
+        _ region: CatalogRegion, sink: PackageSink, info: inout PartialInfo?, infoPath: String, progress: @escaping (Int64, Int64) -> Void
+    ) throws {
+        var headers: [(name: String, value: String)] = []
+        let offset = sink.downloadedBytes
+        if offset > 0, !region.url.lowercased().hasPrefix("file:"), let validator = info?.etag ?? info?.lastModified {
+            headers = [("Range", "bytes=\(offset)-"), ("If-Range", validator)]
+        }
+        var request = HTTPRequest(
+            url: region.url, headers: headers, connectTimeout: 15, totalTimeout: nil, lowSpeedLimit: stallBytesPerSecond,
+            lowSpeedTime: stallSeconds)
+        let fromFile = region.url.lowercased().hasPrefix("file:")
+        if fromFile { request.fileOffset = offset }
+        try client.stream(
+            request,
+            onHead: { head in
+                let url = region.url
+                // file:// answers have no status; they always hold the whole file.
+                let status = url.lowercased().hasPrefix("file:") ? 200 : head.status
+                if status == 206, offset > 0, head.header("Content-Range")?.hasPrefix("bytes \(offset)-") == true {
+                    // Resumed where the partial file ends.
+                } else if fromFile, offset > 0 {
+                    // Read from where the partial file ends (CURLOPT_RESUME_FROM).
+                } else if status == 200 {
+                    // The whole file: the server ignored the range, or the file changed (If-Range).
+                    if sink.downloadedBytes > 0 { try sink.restart() }
+                } else if status == 416 || status == 206 {
+                    try sink.restart()
+                    throw HTTPError.transport(code: -2, message: L.localized("the server cannot resume at byte %1$s; starting over", "\(offset)"), url: url)
+                } else {
+                    throw HTTPError.status(status, url: url)
+                }
+                // Saved at once, so a transfer cut short later can still be resumed.
+                let validator = PartialInfo(url: url, etag: head.header("ETag"), lastModified: head.header("Last-Modified"))
+                info = validator
+                // Atomic: replaces whatever stands at that name, never writes through a link.
+                if let data = try? JSONEncoder().encode(validator) { try? AtomicFile.write(data, to: infoPath) }
+            },
+            progress: { _, _ in
+                progress(sink.downloadedBytes, region.size)
+                return true
+            },
+            onBody: { try sink.receive($0) })
+    }
+
+    /// Asks for the package's first byte, so that a package that is not there (a 4xx such as 404)
+    /// fails before the gate counts a use. A failure a retry may mend passes: the download retries
+    /// it. Local (`file://`) packages are checked by ``RegionInstaller/checkSource(of:in:)``.
+    func probe(_ region: CatalogRegion) throws {
+        guard !region.url.lowercased().hasPrefix("file:") else { return }
+        struct HeadSeen: Error {}
+        let request = HTTPRequest(
+            url: region.url, headers: [("Range", "bytes=0-0")], connectTimeout: 15, totalTimeout: 30, lowSpeedLimit: stallBytesPerSecond,
+            lowSpeedTime: stallSeconds)
+        var status = 0
+        do {
+            try client.stream(request, onHead: { head in
+                status = head.status
+                throw HeadSeen()
+            }, onBody: { _ in })
+        } catch is HeadSeen {
+        } catch {
+            return  // the download tries again, with its retries, and says what failed
+        }
+        let error = HTTPError.status(status, url: region.url)
+        guard (400..<500).contains(status), status != 416, !error.isTransient else { return }
+        throw RegionError(region: region.id, reason: L.localized("download failed: %1$s", "\(errorMessage(error))"), kind: .unavailable)
+    }
+
+    static func partialPath(_ region: CatalogRegion, in directory: DataDirectory) -> String {
+        directory.partialPath + "/\(region.id).\(region.sha256.prefix(16)).part"
+    }
+
+    func discardPartial(_ region: CatalogRegion, in directory: DataDirectory) {
+        let path = Self.partialPath(region, in: directory)
+        try? FileManager.default.removeItem(atPath: path)
+        try? FileManager.default.removeItem(atPath: path + ".json")
+    }
+
+    /// Partials of another version of the same region can never be resumed: remove them.
+    private func removeStalePartials(of region: CatalogRegion, keeping path: String, in directory: DataDirectory) {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.partialPath)) ?? []
+        let keep = PathText.lastComponent(path)
+        for name in names where LeftoverFiles.isPartial(name, of: region.id) && !name.hasPrefix(keep) {
+            try? FileManager.default.removeItem(atPath: directory.partialPath + "/" + name)
+        }
+    }
+}

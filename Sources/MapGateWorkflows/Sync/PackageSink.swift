@@ -1,0 +1,154 @@
+import Dispatch
+import FoundationEssentials
+import MapGateBase
+import MapGateTrust
+
+/// Where a package's bytes go as they stream in: the resumable partial file, the SHA-256 of
+/// the download, and the MBTiles file being written beside its destination (gunzipped on the
+/// fly when the payload starts with the gzip magic bytes).
+///
+/// Two threads share the work: the caller's (libcurl's) writes the partial file and hashes the
+/// download; a worker queue unpacks and writes the MBTiles file (a ``PackageUnpacker``, which
+/// only that queue touches: a ``ThreadBound`` checks it). At most `depth` chunks of 256 KiB wait
+/// between them in a ``BoundedChannel``, so memory stays bounded whatever the package's size.
+/// The MBTiles file's own SHA-256 is left to the installer, which computes it while another
+/// thread hashes the tiles.
+///
+/// Not `Sendable`: the sink itself stays on the thread that downloads.
+final class PackageSink {
+    let region: CatalogRegion
+    let partialPath: String
+    let outputPath: String
+    private let partial: UnixFile
+    private let downloadHash: SHA256Hasher
+    private(set) var downloadedBytes: Int64 = 0
+    /// Bytes kept from an earlier, interrupted run (0 once the download starts over).
+    private(set) var resumedBytes: Int64 = 0
+    /// Download bytes not yet handed to the worker.
+    private var pending = Data()
+    private let worker = DispatchQueue(label: "mapgate.package-unpack")
+    private let unpacker: ThreadBound<PackageUnpacker>
+    /// The chunks on their way to the worker while it runs; nil while it is idle.
+    private var channel: BoundedChannel<Data>?
+    private static let depth = 4
+    static let chunkSize = 256 << 10
+
+    init(region: CatalogRegion, partialPath: String, outputPath: String) throws {
+        self.region = region
+        self.partialPath = partialPath
+        self.outputPath = outputPath
+        downloadHash = try SHA256Hasher()
+        do {
+            partial = try PartialFile.open(partialPath)
+        } catch {
+            throw RegionError(region: region.id, reason: errorMessage(error), kind: .io)
+        }
+        unpacker = ThreadBound(try PackageUnpacker(region: region, outputPath: outputPath), queue: worker)
+    }
+
+    // No drain here: closing the channel lets the worker's loop end on its own, and the
+    // unpacker (with its file) goes when the last of the two lets go of it.
+    deinit {
+        channel?.close()
+        try? partial.close()
+    }
+
+    /// Feeds the bytes already in the partial file (from an earlier, interrupted run) through
+    /// the hash and the decompressor, so the download can go on from where it stopped. Throws
+    /// when those bytes do not unpack (a mirror served a damaged file then): the caller starts
+    /// over rather than fail on them in every run.
+    func replayPartial() throws {
+        try partial.seek(toOffset: 0)
+        while let chunk = try partial.read(upToCount: Self.chunkSize), !chunk.isEmpty {
+            try downloadHash.update(chunk)
+            try hand(chunk)
+            downloadedBytes += Int64(chunk.count)
+        }
+        resumedBytes = downloadedBytes
+        try drain()
+    }
+
+    /// Starts over: the server sent the whole file, or the partial could not be resumed.
+    func restart() throws {
+        // What the worker made of the old bytes no longer matters, nor its error.
+        try? drain()
+        pending.removeAll(keepingCapacity: true)
+        try partial.truncate(atOffset: 0)
+        try worker.sync { try unpacker.value.reset() }
+        downloadedBytes = 0
+        resumedBytes = 0
+        _ = try downloadHash.finalizeHex()
+    }
+
+    /// Takes bytes from the network.
+    func receive(_ bytes: UnsafeRawBufferPointer) throws {
+        guard downloadedBytes + Int64(bytes.count) <= region.size else {
+            throw RegionError(region: region.id, reason: L.localized("size mismatch: the server sent more than the %1$s bytes the catalog declares", "\(region.size)"), kind: .badData)
+        }
+        // Written at once, so that a run killed now resumes after these bytes.
+        do {
+            try partial.write(contentsOf: Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: bytes.baseAddress!), count: bytes.count, deallocator: .none))
+        } catch {
+            throw RegionError(region: region.id, reason: L.localized("cannot write the partial download %1$s: %2$s", "\(partialPath)", "\(errorMessage(error))"), kind: .io)
+        }
+        downloadedBytes += Int64(bytes.count)
+        try downloadHash.update(bytes)
+        pending.append(contentsOf: bytes)
+        if pending.count >= Self.chunkSize {
+            try hand(pending)
+            pending = Data(capacity: Self.chunkSize)
+        }
+    }
+
+    /// Gives a chunk to the worker (started when idle), waiting while `depth` chunks are already
+    /// queued. Throws the worker's first error, so a bad package stops the download early.
+    private func hand(_ chunk: Data) throws {
+        try (channel ?? startWorker()).send(chunk)
+    }
+
+    /// Starts the worker's loop: it unpacks each chunk until the channel is closed. Its first
+    /// error stays with the unpacker and fails the channel, so the next `send` throws it.
+    private func startWorker() -> BoundedChannel<Data> {
+        let channel = BoundedChannel<Data>(capacity: Self.depth)
+        self.channel = channel
+        worker.async { [unpacker] in
+            let unpacker = unpacker.value
+            do {
+                if let failure = unpacker.failure { throw failure }
+                while let chunk = try channel.receive() {
+                    try chunk.withUnsafeBytes { try unpacker.unpack($0) }
+                }
+            } catch {
+                unpacker.failure = unpacker.failure ?? error
+                channel.fail(error)
+            }
+        }
+        return channel
+    }
+
+    /// Waits until the worker has unpacked every chunk handed to it; throws its first error.
+    private func drain() throws {
+        channel?.close()
+        channel = nil
+        try worker.sync {
+            if let failure = unpacker.value.failure { throw failure }
+        }
+    }
+
+    /// After the last byte: checks size, hash and the gzip trailer, and flushes the output.
+    func finish() throws {
+        if !pending.isEmpty {
+            try hand(pending)
+            pending = Data()
+        }
+        try drain()
+        guard downloadedBytes == region.size else {
+            throw RegionError(region: region.id, reason: L.localized("size mismatch: got %1$s bytes, the catalog declares %2$s", "\(downloadedBytes)", "\(region.size)"), kind: .badData)
+        }
+        let hash = try downloadHash.finalizeHex()
+        guard hash == region.sha256 else {
+            throw RegionError(region: region.id, reason: L.localized("hash mismatch: SHA-256 is %1$s, the catalog declares %2$s", "\(hash)", "\(region.sha256)"), kind: .badData)
+        }
+        try worker.sync { try unpacker.value.finish() }
+    }
+}

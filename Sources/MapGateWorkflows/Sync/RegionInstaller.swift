@@ -1,0 +1,419 @@
+import Dispatch
+import FoundationEssentials
+import MapGateBase
+import MapGateStorage
+import MapGateTrust
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Installs or updates regions from the catalog: checks, downloads, validates, and swaps the
+/// new file in atomically. The installed version stays usable until its successor is verified
+/// and in place.
+public final class RegionInstaller {
+    /// The stages of one region's sync, reported as they start; `installed` once the new file
+    /// is in place and recorded, before the download it came from is removed.
+    public enum Stage: String, Sendable {
+        case downloading, applying, validating, installing, installed
+    }
+
+    public enum Outcome: Sendable, Equatable, CustomStringConvertible {
+        /// Installed or updated from the full package; `previous` is the version it replaced.
+        case installed(version: String, previous: String?, downloaded: Int64, resumedFrom: Int64)
+        /// The installed file of this very version was damaged and is installed again from the full package.
+        case repaired(version: String, downloaded: Int64, resumedFrom: Int64)
+        /// Updated by applying a delta to the installed version: `downloaded` bytes of the delta
+        /// instead of the full package's `fullSize`.
+        case patched(version: String, previous: String, downloaded: Int64, fullSize: Int64)
+        /// The installed version equals the catalog's.
+        case upToDate(version: String)
+
+        /// In the user's language (``Localization``), English until it is set up.
+        public var description: String {
+            let L = Localization.self
+            switch self {
+            case .upToDate(let version):
+                return L.format(L.localized("%s up to date"), version)
+            case .installed(let version, let previous?, let downloaded, let resumedFrom) where resumedFrom > 0:
+                return L.format(
+                    L.localized("updated from %1$s to %2$s (%3$s bytes downloaded, resumed at byte %4$s)"), previous, version, String(downloaded),
+                    String(resumedFrom))
+            case .installed(let version, let previous?, let downloaded, _):
+                return L.format(L.localized("updated from %1$s to %2$s (%3$s bytes downloaded)"), previous, version, String(downloaded))
+            case .installed(let version, nil, let downloaded, let resumedFrom) where resumedFrom > 0:
+                return L.format(L.localized("installed %1$s (%2$s bytes downloaded, resumed at byte %3$s)"), version, String(downloaded), String(resumedFrom))
+            case .installed(let version, nil, let downloaded, _):
+                return L.format(L.localized("installed %1$s (%2$s bytes downloaded)"), version, String(downloaded))
+            case .repaired(let version, let downloaded, let resumedFrom) where resumedFrom > 0:
+                return L.format(L.localized("repaired %1$s (%2$s bytes downloaded, resumed at byte %3$s)"), version, String(downloaded), String(resumedFrom))
+            case .repaired(let version, let downloaded, _):
+                return L.format(L.localized("repaired %1$s (%2$s bytes downloaded)"), version, String(downloaded))
+            case .patched(let version, let previous, let downloaded, let fullSize):
+                return L.format(
+                    L.localized("updated from %1$s to %2$s (delta, %3$s of %4$s bytes)"), previous, version, String(downloaded), String(fullSize))
+            }
+        }
+    }
+
+    private let directory: DataDirectory
+    private let registry: RegionRegistry
+    public let downloader: PackageDownloader
+    private let clock: Clock
+    private let appVersion: AppVersion
+    private let freeSpace: (String) -> Int64?
+    /// Files found damaged by this installer (by hashing them), with the stamp they had then: the
+    /// `sync` after a `precheck` does not hash a large file a second time. Touched by one thread.
+    private var damaged: [String: (stamp: RegionFileStamp?, reason: String)] = [:]
+
+    package init(
+        directory: DataDirectory, state: StateDatabase, downloader: PackageDownloader, clock: Clock = .system,
+        appVersion: AppVersion, freeSpace: @escaping (String) -> Int64? = freeDiskSpace(at:)
+    ) {
+        self.directory = directory
+        registry = RegionRegistry(state: state)
+        self.downloader = downloader
+        self.clock = clock
+        self.appVersion = appVersion
+        self.freeSpace = freeSpace
+    }
+
+    public convenience init(directory: DataDirectory, state: StateDatabase, downloader: PackageDownloader) throws {
+        self.init(directory: directory, state: state, downloader: downloader, appVersion: try AppVersion(BuildInfo.version))
+    }
+
+    /// Syncs one region. Needs the gate's authorization for this run and the data-directory lock;
+    /// a region installed, updated or repaired delivers the use (``GateAuthorization/deliver(_:)``).
+    ///
+    /// When the installed file's tiles hash to one of the region's `deltas`' `fromHash`, the delta
+    /// is tried first: downloaded like a package, applied to a copy of the installed file, checked
+    /// against the catalog's `contentHash`, validated like a package and swapped in. Any failure
+    /// falls back to the full package, told once through `notice`.
+    public func sync(
+        _ region: CatalogRegion, from catalog: Catalog, authorization: GateAuthorization, lock: DirectoryLock,
+        stage: (Stage) -> Void = { _ in }, progress: @escaping (Int64, Int64) -> Void = { _, _ in },
+        notice: (String) -> Void = { _ in }
+    ) throws -> Outcome {
+        try checkAppVersion(for: region, in: catalog)
+        let previous = try registry.region(region.id)
+        let settled = try settleInstalled(region, previous: previous, notice: notice)
+        if let upToDate = settled.upToDate { return upToDate }
+        let isDamaged = settled.isDamaged
+        LeftoverFiles.removeDeadRunFiles(of: region.id, in: directory, includingDownloads: false)
+        try directory.prepare()
+        if let previous, !isDamaged, let delta = usableDelta(for: region, installed: previous) {
+            do {
+                let outcome = try patch(
+                    region, with: delta, previous: previous, catalog: catalog, stage: stage, progress: progress,
+                    deliver: authorization.deliver)
+                warnWithoutVectorLayers(region, notice: notice)
+                return outcome
+            } catch {
+                try? FileManager.default.removeItem(atPath: directory.patchingPath(region.id))
+                try? FileManager.default.removeItem(atPath: directory.installingPath(region.id))
+                notice("region \(region.id): the delta from \(delta.fromVersion) could not be used (\(errorMessage(error))); downloading the full package")
+            }
+        }
+        try Self.checkSource(of: region, in: catalog)
+        try checkFreeSpace(for: region)
+
+        stage(.downloading)
+        let download = try downloader.download(region, into: directory, progress: progress)
+        do {
+            // A catalog that names the version's tiles (contentHash) gets exactly those, by
+            // whichever path: the same version never means different tiles on two machines.
+            try checkAndInstall(
+                download.outputPath, expectedContentHash: region.contentHash, from: "the package", region: region, stage: stage,
+                deliver: authorization.deliver)
+        } catch {
+            try? FileManager.default.removeItem(atPath: download.outputPath)
+            if (error as? RegionError)?.kind == .badData { downloader.discardPartial(region, in: directory) }
+            throw error
+        }
+        downloader.discardPartial(region, in: directory)
+        LeftoverFiles.removeKeptDeltas(of: region.id, in: directory)
+        warnWithoutVectorLayers(region, notice: notice)
+        let downloaded = region.size - download.resumedFrom
+        if isDamaged { return .repaired(version: region.version, downloaded: downloaded, resumedFrom: download.resumedFrom) }
+        return .installed(version: region.version, previous: previous?.version, downloaded: downloaded, resumedFrom: download.resumedFrom)
+    }
+
+    /// What can be decided for `region` before the gate counts a use (`sync` asks this first,
+    /// holding the data-directory lock, so that a use is spent only on real work): `.upToDate`
+    /// when nothing is to be done (a new stamp of an intact file is recorded, a dead run's
+    /// leftovers removed); nil when the region must be synced (not installed, another version,
+    /// or damaged). Throws when the catalog entry needs a newer app, the disk has no room for it,
+    /// or its package is not there (a local file that is missing, or a 4xx such as 404: asked
+    /// with a one-byte range request).
+    public func precheck(_ region: CatalogRegion, from catalog: Catalog, lock: DirectoryLock) throws -> Outcome? {
+        try checkAppVersion(for: region, in: catalog)
+        let previous = try registry.region(region.id)
+        let settled = try settleInstalled(region, previous: previous, notice: { _ in })
+        if let upToDate = settled.upToDate { return upToDate }
+        if let previous, !settled.isDamaged, usableDelta(for: region, installed: previous) != nil { return nil }
+        try Self.checkSource(of: region, in: catalog)
+        try checkFreeSpace(for: region)
+        try downloader.probe(region)
+        return nil
+    }
+
+    private func checkAppVersion(for region: CatalogRegion, in catalog: Catalog) throws {
+        if let required = catalog.requiredAppVersion(for: region, app: appVersion) {
+            throw RegionError(
+                region: region.id, reason: L.localized("needs mapgate %1$s or newer (this is %2$s); update the app to install it", "\(required.text)", "\(appVersion.text)"),
+                kind: .updateRequired)
+        }
+    }
+
+    /// The installed file against the catalog's version: `.upToDate` when it is that version and
+    /// intact (size and stamp are cheap; the file is hashed only when its stamp changed, and a new
+    /// stamp of the same bytes is recorded), with a dead run's leftovers removed; `isDamaged` when
+    /// it is that version but its bytes are not what was installed (said through `notice`).
+    private func settleInstalled(
+        _ region: CatalogRegion, previous: InstalledRegion?, notice: (String) -> Void
+    ) throws -> (upToDate: Outcome?, isDamaged: Bool) {
+        guard let previous, previous.version == region.version, FileManager.default.fileExists(atPath: directory.regionPath(region.id))
+        else { return (nil, false) }
+        let path = directory.regionPath(region.id)
+        let condition: InstalledRegion.Condition
+        if let known = damaged[region.id], known.stamp == RegionFileStamp(path: path) {
+            condition = .damaged(known.reason)
+        } else {
+            condition = try previous.condition(ofFileAt: path)
+        }
+        switch condition {
+        case .intact:
+            break
+        case .intactWithNewStamp(let stamp):
+            var record = previous
+            record.fileStamp = stamp
+            try registry.database.transaction { try registry.save(record) }
+        case .damaged(let reason):
+            damaged[region.id] = (RegionFileStamp(path: path), reason)
+            notice("region \(region.id): the installed file is damaged (\(reason)); installing it again")
+            return (nil, true)
+        }
+        // A run killed after installing left its download and assembled file: not needed now.
+        LeftoverFiles.removeDeadRunFiles(of: region.id, in: directory, includingDownloads: true)
+        return (.upToDate(version: previous.version), false)
+    }
+
+    /// A `pbf` region whose metadata lists no `vector_layers` installs, but its viewer and style
+    /// show nothing: said once, through `notice`.
+    private func warnWithoutVectorLayers(_ region: CatalogRegion, notice: (String) -> Void) {
+        guard region.format == .pbf, let metadata = try? MBTilesFile(path: directory.regionPath(region.id)).metadata(),
+            VectorStyle.layers(fromMetadataJSON: metadata["json"]).isEmpty
+        else { return }
+        notice("region \(region.id): a pbf region with no vector_layers in its metadata \"json\": the viewer and style.json will show nothing (tiles are served as usual)")
+    }
+
+    /// A `file://` package only from a `file://` catalog (an http(s) catalog must not make mapgate
+    /// read local files), and only a regular file (never a FIFO that hangs, or `/dev/stdin`).
+    static func checkSource(of region: CatalogRegion, in catalog: Catalog) throws {
+        guard let url = URL(string: region.url), url.scheme?.lowercased() == "file" else { return }
+        guard URL(string: catalog.sourceURL)?.scheme?.lowercased() == "file" else {
+            throw RegionError(region: region.id, reason: L.localized("the package %1$s is a local file named by a remote catalog: refused", "\(region.url)"), kind: .badData)
+        }
+        var info = stat()
+        guard stat(url.path, &info) == 0 else {
+            throw RegionError(region: region.id, reason: L.localized("the package %1$s cannot be read: %2$s", "\(url.path)", "\(String(cString: strerror(errno)))"), kind: .io)
+        }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            throw RegionError(region: region.id, reason: L.localized("the package %1$s is not a regular file: refused", "\(url.path)"), kind: .badData)
+        }
+    }
+
+    private func checkFreeSpace(for region: CatalogRegion) throws {
+        let partial = FileManager.default.sizeOfItem(atPath: PackageDownloader.partialPath(region, in: directory))
+        let needed = max(0, region.size - partial) + region.installedSize
+        guard let free = freeSpace(directory.path) else { return }
+        guard free >= needed else {
+            throw RegionError(
+                region: region.id,
+                reason: L.localized("not enough free disk space in %1$s: needs %2$s (download %3$s, installed %4$s), %5$s available", "\(directory.path)", "\(ByteCount.text(needed))", "\(ByteCount.text(max(0, region.size - partial)))", "\(ByteCount.text(region.installedSize))", "\(ByteCount.text(free))"),
+                kind: .io)
+        }
+    }
+
+    struct Details {
+        var format: TileFormat
+        var zoom: ClosedRange<Int>
+        var bounds: [Double]?
+    }
+
+    /// Checks that a downloaded file is a usable MBTiles region matching its catalog entry.
+    static func validate(_ path: String, against region: CatalogRegion) throws -> Details {
+        func fail(_ reason: String) -> RegionError { RegionError(region: region.id, reason: L.localized("invalid package: %1$s", "\(reason)"), kind: .badData) }
+        do {
+            let inspection = try MBTilesInspection.inspect(path)
+            let format = inspection.format
+            guard format == region.format else { throw fail(L.localized("tiles are %1$s, the catalog says %2$s", "\(format.rawValue)", "\(region.format.rawValue)")) }
+            let zoom = inspection.zoom
+            guard zoom.lowerBound >= region.minzoom, zoom.upperBound <= region.maxzoom else {
+                throw fail(L.localized("zoom %1$s–%2$s is outside the catalog's %3$s–%4$s", "\(zoom.lowerBound)", "\(zoom.upperBound)", "\(region.minzoom)", "\(region.maxzoom)"))
+            }
+            return Details(format: format, zoom: zoom, bounds: inspection.bounds ?? region.bounds)
+        } catch let error as MBTilesError {
+            throw fail(error.reason)
+        }
+    }
+
+    /// The delta whose `fromHash` is the installed file's content hash, if the file is there and
+    /// the catalog names the result's `contentHash`. Without it the delta's own metadata would be
+    /// the only word on what it gives: a delta to an older version, offered again, would be
+    /// installed under the new version's name.
+    private func usableDelta(for region: CatalogRegion, installed: InstalledRegion) -> CatalogDelta? {
+        guard region.contentHash != nil, let hash = installed.contentHash,
+            FileManager.default.fileExists(atPath: directory.regionPath(region.id))
+        else { return nil }
+        return region.deltas.first { $0.fromHash.uppercased() == hash.uppercased() }
+    }
+
+    /// A use's delivery step (``GateAuthorization/deliver(_:)``).
+    typealias Delivery = (() throws -> Void) throws -> Void
+
+    /// Updates through `delta`: download, apply to a copy, check, validate, install.
+    private func patch(
+        _ region: CatalogRegion, with delta: CatalogDelta, previous: InstalledRegion, catalog: Catalog, stage: (Stage) -> Void,
+        progress: @escaping (Int64, Int64) -> Void, deliver: Delivery
+    ) throws -> Outcome {
+        // The delta travels like a package: same resume, retries, streaming hash and limits.
+        let package = CatalogRegion(
+            id: region.id, name: region.name, version: region.version, url: delta.url, size: delta.size, sha256: delta.sha256,
+            installedSize: region.installedSize, format: region.format, bounds: region.bounds, minzoom: region.minzoom,
+            maxzoom: region.maxzoom)
+        try Self.checkSource(of: package, in: catalog)
+        try checkFreeSpace(for: package)
+        stage(.downloading)
+        let download = try downloader.download(package, into: directory, progress: progress)
+        defer { try? FileManager.default.removeItem(atPath: download.outputPath) }
+
+        stage(.applying)
+        let patched = directory.patchingPath(region.id)
+        try? FileManager.default.removeItem(atPath: patched)
+        do {
+            try FileCopy.copy(from: directory.regionPath(region.id), to: patched)
+        } catch {
+            throw RegionError(region: region.id, reason: L.localized("cannot copy the installed file to apply the delta: %1$s", "\(errorMessage(error))"), kind: .io)
+        }
+        // The tile hashes are checked below, on another thread while the file is validated: the
+        // result's against the catalog's. The base's is not hashed again: it was recorded at install,
+        // and a base changed since then cannot give the declared result.
+        let summary: DeltaSummary
+        do {
+            // No fsync at the apply's commit: it would wait for the whole copy to be written;
+            // the file is fsynced once it is checked, before the rename installs it, and a run
+            // stopped before then leaves a scratch file that is never installed.
+            summary = try MBTilesDelta.apply(delta: download.outputPath, to: patched, hashes: .byCaller, flushesOnCommit: false)
+        } catch let error as DeltaError where error.path == download.outputPath {
+            throw DeltaError(path: "the delta \(delta.url)", reason: error.reason)  // named by its URL, not the file in partial/
+        }
+        if let expected = region.contentHash, summary.targetHash.uppercased() != expected.uppercased() {
+            throw RegionError(
+                region: region.id, reason: L.localized("the delta gives tiles with hash %1$s, the catalog declares %2$s", "\(summary.targetHash)", "\(expected)"), kind: .badData)
+        }
+        try checkAndInstall(patched, expectedContentHash: summary.targetHash, from: "the delta", region: region, stage: stage, deliver: deliver)
+        keepDelta(package)
+        downloader.discardPartial(package, in: directory)
+        return .patched(version: region.version, previous: previous.version, downloaded: delta.size - download.resumedFrom, fullSize: region.size)
+    }
+
+    /// Keeps the delta that updated a region, as downloaded (``DataDirectory/keptDeltaPath(_:sha256:)``),
+    /// in place of any kept before: `mapgate mirror` passes it on to machines that have the
+    /// version it starts from. Best effort: a delta that cannot be kept is only not mirrored.
+    private func keepDelta(_ package: CatalogRegion) {
+        LeftoverFiles.removeKeptDeltas(of: package.id, in: directory)
+        try? FileManager.default.createDirectory(atPath: directory.deltasPath, withIntermediateDirectories: true)
+        let raw = PackageDownloader.partialPath(package, in: directory)
+        guard FileManager.default.sizeOfItem(atPath: raw) == package.size else { return }
+        _ = DurableFile.rename(raw, over: directory.keptDeltaPath(package.id, sha256: package.sha256), folder: directory.deltasPath)
+    }
+
+    /// Validates the file at `path`, takes its SHA-256 and fsyncs it while another thread hashes
+    /// its tiles (each reads the whole file, on its own core), checks the tiles' hash when one is
+    /// expected (the catalog's `contentHash`), then installs it. `source` names where the file
+    /// came from, for the error.
+    private func checkAndInstall(
+        _ path: String, expectedContentHash: String?, from source: String, region: CatalogRegion, stage: (Stage) -> Void,
+        deliver: Delivery
+    ) throws {
+        stage(.validating)
+        try Self.leaveWAL(path, region: region)
+        // The tiles' hash on another thread (its own read-only connection) while the file is
+        // validated: both read the whole file. On a failure here the job is left to finish on
+        // its own, on a file the caller removes.
+        let content = BackgroundJob<TilesetHash> { try TilesetHash.compute(ofFileAt: path) }
+        let details = try Self.validate(path, against: region)
+        let fileHash = try SHA256Hasher.hex(ofFileAt: path)
+        try Self.flush(path, region: region)
+        let tiles: TilesetHash
+        do {
+            tiles = try content.wait()
+        } catch {
+            throw RegionError(region: region.id, reason: L.localized("invalid package: %1$s", "\(errorMessage(error))"), kind: .badData)
+        }
+        if let problem = tiles.nullTileProblem {
+            throw RegionError(region: region.id, reason: L.localized("invalid package: %1$s", "\(problem)"), kind: .badData)
+        }
+        if let expectedContentHash, tiles.hex.uppercased() != expectedContentHash.uppercased() {
+            throw RegionError(
+                region: region.id, reason: L.localized("%1$s gave tiles with hash %2$s, not the %3$s the catalog declares (contentHash)", "\(source)", "\(tiles.hex)", "\(expectedContentHash)"),
+                kind: .badData)
+        }
+        stage(.installing)
+        let size = FileManager.default.sizeOfItem(atPath: path)
+        try install(path, sha256: fileHash, size: size, content: tiles, region: region, details: details, deliver: deliver)
+        stage(.installed)
+    }
+
+    /// A file in WAL mode (GDAL and others write them) makes every reader, read-only ones too,
+    /// create `-wal` and `-shm` beside it, which a read-only connection never removes: in
+    /// `partial/` while it is validated, in `regions/` while it is served. It is switched to
+    /// rollback-journal mode here, before anyone reads it (a read-write connection that checkpoints
+    /// and removes its side files as it closes; the file's triggers are off).
+    static func leaveWAL(_ path: String, region: CatalogRegion) throws {
+        do {
+            let database = try SQLiteDatabase(path: path, mode: .readWriteCreate)
+            try database.distrustSchema()
+            try database.withTimeLimit(MBTilesFile.queryTimeLimit) {
+                let mode = try database.query("PRAGMA journal_mode") { $0.text(0) ?? "" }.first
+                if mode?.lowercased() == "wal" { try database.execute("PRAGMA journal_mode = DELETE") }
+            }
+        } catch let error as SQLiteError {
+            LeftoverFiles.removeSideFiles(of: path)
+            throw RegionError(region: region.id, reason: L.localized("invalid package: %1$s", "\(SQLiteFileProbe.reason(error.message, path: path))"), kind: .badData)
+        }
+        LeftoverFiles.removeSideFiles(of: path)
+    }
+
+    /// fsync: the new file's bytes are on disk before the rename makes it the installed one.
+    private static func flush(_ path: String, region: CatalogRegion) throws {
+        if let reason = DurableFile.flush(path) {
+            throw RegionError(region: region.id, reason: L.localized("cannot write the region file %1$s: %2$s", "\(path)", "\(reason)"), kind: .io)
+        }
+    }
+
+    /// Renames the checked file over the old one, fsyncs the folder, then records it (with the
+    /// tiles' content hash and count) in one transaction.
+    /// The rename is the delivery (`deliver`, ``GateAuthorization/deliver(_:)``): the use is
+    /// kept once the new file is in place, decided in one step with a signal's give-back, so a
+    /// run stopped before the record is saved has the region and has paid for it.
+    private func install(
+        _ path: String, sha256: String, size: Int64, content: TilesetHash, region: CatalogRegion, details: Details, deliver: Delivery
+    ) throws {
+        let destination = directory.regionPath(region.id)
+        try deliver {
+            if let reason = DurableFile.rename(path, over: destination, folder: directory.regionsPath) {
+                throw RegionError(region: region.id, reason: L.localized("cannot move the new file into %1$s: %2$s", "\(destination)", "\(reason)"), kind: .io)
+            }
+        }
+        // Side files a reader of the replaced file (in WAL mode, from an earlier mapgate) made.
+        LeftoverFiles.removeSideFiles(of: destination)
+        let record = InstalledRegion(
+            id: region.id, name: region.name, version: region.version, format: details.format, sha256: sha256,
+            size: size, installedAt: clock.now, minzoom: details.zoom.lowerBound, maxzoom: details.zoom.upperBound,
+            bounds: details.bounds, sourceURL: region.url, contentHash: content.hex, tileCount: content.tileCount,
+            fileStamp: RegionFileStamp(path: destination))
+        try registry.database.transaction { try registry.save(record) }
+    }
+}

@@ -1,0 +1,66 @@
+import MapGateBase
+import MapGateTrust
+
+/// Which regions a `sync` takes: the one place that decides it, before anything is counted or
+/// downloaded.
+public struct SyncPlan: Sendable, Equatable {
+    /// The regions to install or update, in the order asked (or installed).
+    public var targets: [CatalogRegion]
+    /// Installed regions the publisher no longer offers: they stay as they are.
+    public var kept: [String]
+    /// Regions asked for (or installed) whose catalog entry is invalid: each fails with the
+    /// entry's reason (exit 65), the others go on.
+    public var refused: [CatalogError]
+    /// Installed regions the catalog offers but the place it was read from does not carry (a
+    /// mirror with only some regions), each with the reason: they stay as they are.
+    public var absent: [Absent] = []
+
+    public struct Absent: Sendable, Equatable {
+        public var id: String
+        public var reason: String
+    }
+
+    /// Nothing asked, nothing installed: nothing to do.
+    public var isEmpty: Bool { targets.isEmpty && kept.isEmpty && refused.isEmpty && absent.isEmpty }
+
+
+    /// - Parameters:
+    ///   - requested: the regions named on the command line (a name given twice counts once);
+    ///     empty means every installed one.
+    ///   - installed: the ids of the installed regions.
+    /// - Throws: a ``RegionError`` for a requested region the catalog does not offer, naming at
+    ///   most ten of those it does.
+    public init(requested: [String], installed: [String], catalog: Catalog) throws {
+        if requested.isEmpty {
+            refused = installed.compactMap { catalog.rejection(of: $0) }
+            kept = installed.filter { catalog.region($0) == nil && catalog.rejection(of: $0) == nil && catalog.absent[$0] == nil }
+            absent = installed.compactMap { id in catalog.absent[id].map { Absent(id: id, reason: $0) } }
+            targets = installed.compactMap { catalog.region($0) }
+            return
+        }
+        kept = []
+        var refused: [CatalogError] = []
+        var targets: [CatalogRegion] = []
+        var seen = Set<String>()
+        for id in requested where seen.insert(id).inserted {
+            if let region = catalog.region(id) {
+                targets.append(region)
+            } else if let rejection = catalog.rejection(of: id) {
+                refused.append(rejection)
+            } else if let reason = catalog.absent[id] {
+                throw RegionError(region: id, reason: reason, kind: .unavailable)
+            } else {
+                throw RegionError(region: id, reason: L.localized("not in the catalog (%1$s)", "\(Self.describeOffer(catalog))"), kind: .failure)
+            }
+        }
+        self.targets = targets
+        self.refused = refused
+    }
+
+    static func describeOffer(_ catalog: Catalog) -> String {
+        let ids = catalog.regions.map(\.id)
+        if ids.isEmpty { return "it offers no region" }
+        if ids.count <= 10 { return "offered: " + ids.joined(separator: ", ") }
+        return "offered: " + ids.prefix(10).joined(separator: ", ") + " and \(ids.count - 10) more; see 'mapgate catalog'"
+    }
+}

@@ -1,0 +1,159 @@
+import FoundationEssentials
+import MapGateBase
+import MapGateTrust
+
+/// `sync` as one use case: owns the order of its steps and reports each outcome as an ``Event``;
+/// the command only renders them.
+///
+/// The order: plan (which regions; a typo throws before anything else), refuse if the gate is
+/// closed, lock the data directory, check each region without the gate (up to date, needs a newer
+/// app, package missing: none costs a use), find the styles due, then one use of the gate for
+/// the installs. The use is counted only when delivered: a region or style installed, updated or
+/// repaired (``Gate/use(opening:installing:confirm:_:)``); a run whose every install failed (the
+/// publisher's 404, a cut or stalled download, a bad hash, a full disk) gives it back.
+public final class SyncWorkflow {
+    /// What one step of the run came to, in the order they happen.
+    public enum Event {
+        /// An installed region the catalog no longer offers: it stays as it is.
+        case kept(region: String, version: String)
+        /// An installed region the place the catalog was read from does not carry (a mirror
+        /// with only some regions): it stays as it is.
+        case absent(region: String, version: String, reason: String)
+        /// A region that needs no work (decided before the gate).
+        case upToDate(CatalogRegion, version: String)
+        /// The files a run interrupted now would leave half-written (removed on Ctrl-C).
+        case willInstall(temporaryFiles: [String])
+        /// One region's install starts (a progress bar's label).
+        case started(CatalogRegion)
+        /// A stage of the region's install starts.
+        case stage(CatalogRegion, RegionInstaller.Stage)
+        /// Something the user should know that is not a failure (a delta that could not be used).
+        case notice(String)
+        /// A region installed, updated, patched or repaired.
+        case synced(CatalogRegion, RegionInstaller.Outcome)
+        /// A region that failed: its id, the catalog's version (empty when the entry was refused) and why.
+        case failed(region: String, version: String, error: any Error)
+        /// A style entry of the catalog that was refused (it is not installed).
+        case styleRejected(CatalogError)
+        /// A style installed, updated or up to date.
+        case styleSynced(CatalogStyle, StyleInstaller.Outcome)
+        case styleFailed(CatalogStyle, error: any Error)
+    }
+
+    /// What the run came to as a whole.
+    public struct Summary {
+        /// Nothing asked and nothing installed: there was nothing to do.
+        public var nothingToDo = false
+        /// The user chose "update now" at the prompt: nothing was installed.
+        public var choseUpdate = false
+        /// The first failure, which sets the exit code; nil when every step went well.
+        public var firstFailure: (any Error)?
+    }
+
+    private let catalog: Catalog
+    private let saved: SavedCatalog?
+    private let library: RegionLibrary
+    private let installer: RegionInstaller
+    private let styles: StyleInstaller
+
+    /// - Parameter saved: the catalog as fetched and verified, saved in the data directory once
+    ///   the run holds its lock (what `mapgate mirror` passes on).
+    public init(catalog: Catalog, saved: SavedCatalog? = nil, library: RegionLibrary, installer: RegionInstaller) {
+        self.catalog = catalog
+        self.saved = saved
+        self.library = library
+        self.installer = installer
+        styles = StyleInstaller(directory: library.directory, downloader: installer.downloader)
+    }
+
+    /// Runs the sync of `requested` (empty: every installed region).
+    ///
+    /// - Parameters:
+    ///   - gate: the version gate; one use is asked of it when something is to be installed.
+    ///   - lock: takes the data-directory lock (after the checks that need none).
+    ///   - reserving: runs the gate's reservation of the use (``Gate/use(opening:installing:reserving:confirm:_:)``).
+    ///   - confirm: shown the authorization (the prompt); false when the user chose to update now,
+    ///     an error when the prompt got no answer (nothing runs, nothing is counted).
+    ///   - progress: bytes received of a region's download (from the download's thread).
+    ///   - onEvent: each step's outcome, on the caller's thread.
+    public func run(
+        requested: [String], gate: Gate, lock: () throws -> DirectoryLock,
+        reserving: (() throws -> GateAuthorization) throws -> GateAuthorization = { try $0() },
+        confirm: (GateAuthorization) throws -> Bool = { _ in true },
+        progress: @escaping (CatalogRegion, Int64, Int64) -> Void = { _, _, _ in }, onEvent: (Event) -> Void
+    ) throws -> Summary {
+        var summary = Summary()
+        func fail(_ error: any Error, _ event: Event) {
+            summary.firstFailure = summary.firstFailure ?? error
+            onEvent(event)
+        }
+        let plan = try SyncPlan(requested: requested, installed: try library.installed().map(\.id), catalog: catalog)
+        if plan.isEmpty {
+            summary.nothingToDo = true
+            return summary
+        }
+        for id in plan.kept { onEvent(.kept(region: id, version: try library.region(id).version)) }
+        for absent in plan.absent {
+            onEvent(.absent(region: absent.id, version: try library.region(absent.id).version, reason: absent.reason))
+        }
+        for rejection in plan.refused { fail(rejection, .failed(region: rejection.region ?? "?", version: "", error: rejection)) }
+
+        try gate.refuseIfClosed()
+        let lock = try lock()
+        // What killed runs left (`.catalog.json.PID.tmp`, `.dat.nosync*`), now that none runs here.
+        for folder in [library.directory.path, library.directory.partialPath] { AtomicFile.removeLeftovers(in: folder) }
+        if let saved {
+            do {
+                try saved.save(in: library.directory, lock: lock)
+            } catch {
+                onEvent(.notice("the catalog could not be saved for 'mapgate mirror': \(errorMessage(error))"))
+            }
+        }
+        var pending: [CatalogRegion] = []
+        for region in plan.targets {
+            do {
+                if case .upToDate(let version)? = try installer.precheck(region, from: catalog, lock: lock) {
+                    onEvent(.upToDate(region, version: version))
+                } else {
+                    pending.append(region)
+                }
+            } catch {
+                fail(error, .failed(region: region.id, version: region.version, error: error))
+            }
+        }
+        // The publisher's styles follow the regions they draw: due when those are all installed
+        // (or about to be) and the installed style is not the catalog's version.
+        let installedAfter = Set(try library.installed().map(\.id)).union(pending.map(\.id))
+        let stylesDue = StyleInstaller.styles(in: catalog, drawing: installedAfter).filter { !styles.isUpToDate($0) }
+        for rejection in catalog.rejectedStyles { onEvent(.styleRejected(rejection)) }
+        guard !pending.isEmpty || !stylesDue.isEmpty else { return summary }
+
+        let directory = library.directory
+        onEvent(.willInstall(
+            temporaryFiles: pending.flatMap { [directory.installingPath($0.id), directory.patchingPath($0.id)] }
+                + stylesDue.map { directory.installingPath($0.package.id) }))
+        let ran: Void? = try gate.use(installing: pending.map(\.id), reserving: reserving, confirm: confirm) { authorization in
+            for region in pending {
+                onEvent(.started(region))
+                do {
+                    let outcome = try installer.sync(
+                        region, from: catalog, authorization: authorization, lock: lock,
+                        stage: { onEvent(.stage(region, $0)) }, progress: { progress(region, $0, $1) }, notice: { onEvent(.notice($0)) })
+                    onEvent(.synced(region, outcome))
+                } catch {
+                    fail(error, .failed(region: region.id, version: region.version, error: error))
+                }
+            }
+            let installed = Set(try library.installed().map(\.id))
+            for style in StyleInstaller.styles(in: catalog, drawing: installed) where stylesDue.contains(style) {
+                do {
+                    onEvent(.styleSynced(style, try styles.sync(style, from: catalog, authorization: authorization, lock: lock)))
+                } catch {
+                    fail(error, .styleFailed(style, error: error))
+                }
+            }
+        }
+        if ran == nil { summary.choseUpdate = true }
+        return summary
+    }
+}
