@@ -7,7 +7,9 @@ import TestSupport
 @Suite struct ShippedImportsTests {
     @Test func noShippedFileImportsFoundation() throws {
         var offenders: [String] = []
-        for target in ["MapGate", "MapGateDemo", "mapgate"] {
+        for target in [
+            "MapGate", "MapGateBase", "MapGateStorage", "MapGateTrust", "MapGateWorkflows", "MapGateServer", "MapGateDemo", "mapgate",
+        ] {
             let root = TestPaths.repository + "/Sources/" + target
             let walker = try #require(FileManager.default.enumerator(atPath: root))
             while let relative = walker.nextObject() as? String {
