@@ -1,5 +1,6 @@
 import Foundation
-@testable import MapGate
+import MapGate
+@testable import MapGateTrust
 
 // Catalog.parse over arbitrary bytes: only CatalogError may come out, and every catalog it
 // accepts satisfies the rules the rest of mapgate relies on.

@@ -1,5 +1,6 @@
 import Foundation
-@testable import MapGate
+import MapGate
+@testable import MapGateTrust
 
 // Configuration.parse (the user's config.json) over arbitrary bytes: only ConfigurationError
 // may come out, and what it accepts holds only valid values.

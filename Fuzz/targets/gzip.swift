@@ -1,5 +1,6 @@
 import Foundation
-@testable import MapGate
+import MapGate
+@testable import MapGateBase
 
 // GzipInflater over any bytes (packages and vector tiles come from publishers): the first byte
 // picks the size of the pieces the rest is fed in, the second a limit for `decompress`. Never

@@ -1,5 +1,6 @@
 import Foundation
-@testable import MapGate
+import MapGate
+@testable import MapGateTrust
 
 // StoreLookup.decode over arbitrary bytes, for a lookup by app id and one by bundle id: only
 // LookupError may come out, and an accepted answer names the right app and a real version.

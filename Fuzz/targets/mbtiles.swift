@@ -1,5 +1,8 @@
 import Foundation
-@testable import MapGate
+import MapGate
+@testable import MapGateStorage
+@testable import MapGateTrust
+@testable import MapGateWorkflows
 
 // MBTilesFile and RegionInstaller.validate over a mutated SQLite file: the input is written to a
 // temporary file, opened, and read the ways sync and the server read a region. Only the

@@ -1,5 +1,6 @@
 import Foundation
-@testable import MapGate
+import MapGate
+@testable import MapGateTrust
 
 // ManagedPolicy.parse over arbitrary bytes, over the product profile: only ConfigurationError
 // may come out, and accepted settings stay in their documented ranges.

@@ -1,5 +1,6 @@
 import Foundation
-@testable import MapGate
+import MapGate
+@testable import MapGateTrust
 
 // MinisignPublicKey(text:) over arbitrary text: only SignatureError may come out, and an
 // accepted key reads back the same from both of its written forms.

@@ -1,5 +1,6 @@
 import Foundation
-@testable import MapGate
+import MapGate
+@testable import MapGateTrust
 
 // MinisignSecretKey(text:password:) over arbitrary text: only SignatureError may come out, and
 // an accepted key signs something its public key verifies.

@@ -1,5 +1,6 @@
 import Foundation
-@testable import MapGate
+import MapGate
+@testable import MapGateTrust
 
 // MinisignSignature(data:) over arbitrary bytes: only SignatureError may come out; an accepted
 // signature renders to text that parses back to it; verifying it (against the demo key, over the

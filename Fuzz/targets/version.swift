@@ -1,5 +1,6 @@
 import Foundation
-@testable import MapGate
+import MapGate
+@testable import MapGateBase
 
 // AppVersion over up to three strings cut from the input at "|" (a byte no version holds):
 // parsing never traps, and the order is a total order consistent with == and hashing:

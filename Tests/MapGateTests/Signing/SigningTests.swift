@@ -1,4 +1,4 @@
 import Testing
 
-/// Groups the tests of `Sources/MapGate/Signing` so `swift test --filter Signing` selects them all.
+/// Groups the tests of `Sources/MapGateTrust/Signing` so `swift test --filter Signing` selects them all.
 @Suite enum SigningTests {}
