@@ -30,11 +30,22 @@ public final class BackgroundProcess: @unchecked Sendable {
                 self?.pipesOpen.leave()
             }
         }
-        try process.run()
+        try startWithoutBlockedSignals(process)
     }
 
     deinit {
-        if process.isRunning { process.terminate() }
+        stop()
+    }
+
+    /// Ends the process (and its children): SIGTERM, then SIGKILL if it has not ended within
+    /// `grace` seconds, and waits for it. Leaves no orphan behind.
+    public func stop(grace: Double = 5) {
+        guard process.isRunning else { return }
+        signal(SIGTERM)
+        if wait(timeout: grace) == nil {
+            signal(SIGKILL)
+            _ = wait(timeout: grace)
+        }
     }
 
     /// The process's id (of `faketime` when the run is wrapped in it).
@@ -64,12 +75,15 @@ public final class BackgroundProcess: @unchecked Sendable {
         return nil
     }
 
-    /// Signals the process and its children (a `faketime` wrapper runs the program as its child).
+    /// Signals the program: the process, or, when it is a wrapper that runs the program as its
+    /// child (`faketime`), the child only; the wrapper then ends with the child's status, as a
+    /// user's signal to the program would have it. SIGKILL goes to both.
     public func signal(_ number: Int32) {
         let pid = process.processIdentifier
-        let children = (try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8)) ?? ""
-        for child in children.split(separator: " ").compactMap({ Int32($0) }) { kill(child, number) }
-        kill(pid, number)
+        let children = ((try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8)) ?? "")
+            .split(separator: " ").compactMap { Int32($0) }
+        for child in children { kill(child, number) }
+        if children.isEmpty || number == SIGKILL { kill(pid, number) }
     }
 
     /// Waits for the process to end; nil if it is still running after `timeout`.

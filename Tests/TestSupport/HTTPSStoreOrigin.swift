@@ -58,8 +58,7 @@ public final class HTTPSStoreOrigin: @unchecked Sendable {
     }
 
     deinit {
-        server.signal(SIGTERM)
-        _ = server.wait()
+        server.stop()
     }
 
     /// The next answers report `version` for app `trackID`, with `Date: date` (none when nil).

@@ -1,5 +1,9 @@
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The result of running a program to completion.
 public struct ProcessResult: Sendable {
     public var status: Int32
@@ -28,7 +32,7 @@ public func runProcess(
     process.standardOutput = out
     process.standardError = err
     process.standardInput = input
-    try process.run()
+    try startWithoutBlockedSignals(process)
     if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
     try? input.fileHandleForWriting.close()
     // Read both pipes while the process runs so a full pipe never blocks it.
@@ -54,3 +58,18 @@ public func runProcess(
         status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
         stderr: String(decoding: errData, as: UTF8.self), stdoutData: outData)
 }
+
+/// Starts `process` with no signal blocked. A child inherits the signal mask of the thread that
+/// starts it, and the test runner's worker threads (libdispatch's) block most signals: children
+/// started from them once ignored SIGTERM (the HTTPS store origin's python server), so each test
+/// waited its full timeout and left orphans behind (issue 43). The calling thread's mask is set
+/// empty for the start only, then put back.
+public func startWithoutBlockedSignals(_ process: Process) throws {
+    var empty = sigset_t()
+    sigemptyset(&empty)
+    var previous = sigset_t()
+    pthread_sigmask(SIG_SETMASK, &empty, &previous)
+    defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
+    try process.run()
+}
+

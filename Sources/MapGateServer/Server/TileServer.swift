@@ -103,7 +103,13 @@ public final class TileServer: Sendable {
         service.reconfigure(leafletPath: leafletPath, maplibrePath: maplibrePath, glyphs: GlyphService(folders: fontPaths + FontLibrary.systemFolders))
     }
 
-    /// Stops the watchers, then the server.
+    /// A server nobody holds any more stops its threads (its watchers poll otherwise for as long as
+    /// the process lives), as ``HTTPServer`` does.
+    deinit {
+        stop()
+    }
+
+    /// Stops the watchers, then the server. Idempotent.
     public func stop() {
         watcher.stop()
         monitor.stop()
