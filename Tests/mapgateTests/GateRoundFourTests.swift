@@ -21,18 +21,11 @@ import Glibc
     var scratch: String { mapgate.userFolder ?? workspace.work.path }
 
     init() throws {
-        workspace = try CLIWorkspace(user: Self.user)
-        try workspace.publish(version: "1.5.0")
-        try workspace.offer("plain", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
-        try mapgate.configure(["appID": 1, "lookupURL": workspace.lookupURL, "catalogURL": workspace.catalogURL])
-        #expect(try mapgate.run(["sync", "plain"], at: "2027-01-01 00:00:00").status == 0)
-        let first = try mapgate.run(["tile", "plain", "0", "0", "0", "-o", "/dev/null"], at: during)
-        #expect(first.status == 0 && first.stderr.contains("5 uses left"), "\(first.stderr)")
+        workspace = try CLIWorkspace.prompting(user: Self.user)
     }
 
     func promptsShown(at time: String? = nil) throws -> Int {
-        let status = try mapgate.run(["status", "--json"], at: time ?? during)
-        return try #require(try MapGateBinary.json(status.stdout)["promptsShown"] as? Int, "\(status.stdout) \(status.stderr)")
+        try workspace.promptsShown(at: time ?? during)
     }
 
     /// mapgate's own process under a `faketime` (and `setpriv`) wrapper: the first descendant
