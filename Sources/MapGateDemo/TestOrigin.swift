@@ -46,7 +46,10 @@ public final class TestOrigin: Sendable {
     /// Every request served so far, oldest first.
     public var requests: [Hit] { state.hits.withLock { $0 } }
 
+    #if DEBUG
+    /// For the tests (debug builds only: a release build carries no test-only API).
     public func clearRequests() { state.hits.withLock { $0.removeAll() } }
+    #endif
 
     /// Stops serving; a stalled answer gives up at once.
     public func stop() {

@@ -35,8 +35,10 @@ public final class GlyphService: Sendable {
         found.withLock { $0 = library }
     }
 
-    /// How many ranges are kept in memory now.
+    #if DEBUG
+    /// How many ranges are kept in memory now. For the tests: debug builds only.
     public var cachedRanges: Int { cache.withLock { $0.count } }
+    #endif
 
     /// The fonts found.
     public var library: FontLibrary {

@@ -155,8 +155,10 @@ public final class HTTPServer: Sendable {
         return "http://\(host):\(port)"
     }
 
-    /// Connections open right now.
+    #if DEBUG
+    /// Connections open right now. For the tests: debug builds only.
     public var openConnections: Int { context.registry.count }
+    #endif
 
     /// Stops: no new connections, the answer being made finishes, every connection closes.
     public func stop() {

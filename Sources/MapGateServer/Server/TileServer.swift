@@ -11,8 +11,11 @@ public final class TileServer: Sendable {
     public let service: TileService
     private let monitor: GateMonitor
 
-    /// How many looks at the gate the server's monitor has finished (``GateMonitor/looks``).
+    #if DEBUG
+    /// How many looks at the gate the server's monitor has finished (``GateMonitor/looks``). For the
+    /// tests: debug builds only.
     public var gateLooks: Int { monitor.looks }
+    #endif
     private let watcher: RegionWatcher
 
     /// Binds `settings.host:settings.port`, then starts serving. Takes the gate's authorization for
