@@ -191,3 +191,53 @@ extension FullDiskTests {
         #expect(!saved.stderr.contains("was changed"), "\(saved.stderr)")
     }
 }
+
+/// Item 9: `publish` refuses, with the reason, a vector tile that is a gzip bomb (which no server
+/// can answer to a client without gzip) and a tiles table without its unique index that holds two
+/// rows for one tile (which one a reader gets is SQLite's choice). Nothing is written.
+@Suite struct PublishRefusesTilesNoServerCanAnswerTests {
+    let work: TemporaryDirectory
+    let mapgate: MapGateBinary
+
+    init() throws {
+        work = try TemporaryDirectory()
+        mapgate = try MapGateBinary(workDirectory: work.path)
+        try mapgate.writeConfig([:])
+        try FileManager.default.createDirectory(atPath: work.file("in"), withIntermediateDirectories: true)
+    }
+
+    func publish(_ edit: String) throws -> ProcessResult {
+        let path = work.file("in/cities.mbtiles")
+        try FileManager.default.copyItem(atPath: try TestPaths.shared("mbtiles/mbtileserver-world_cities.mbtiles"), toPath: path)
+        let edited = try runProcess("/usr/bin/sqlite3", [path, edit])
+        try #require(edited.status == 0, "\(edited.stderr)")
+        let key = try PublisherKey(in: work.path)
+        return try mapgate.run(["publish", work.file("in"), "--out", work.file("out"), "--key", key.secretKeyFile])
+    }
+
+    @Test func aGzipBombTileIsRefused() throws {
+        // 20 MiB of zeros, gzip-compressed to about 20 KB: over the 16 MiB a server unpacks.
+        let bomb = work.file("bomb.gz")
+        let made = try runProcess("/bin/sh", ["-c", "head -c 20971520 /dev/zero | gzip -9 > \"$0\"", bomb])
+        try #require(made.status == 0)
+        let result = try publish("UPDATE tiles SET tile_data = readfile('\(bomb)') WHERE zoom_level = 0")
+        #expect(result.status == 65, "\(result.stderr)")
+        #expect(result.stderr.contains("inflates to 20971520 bytes") && result.stderr.contains("gzip bomb"), "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: work.file("out/catalog.json")))
+    }
+
+    @Test func twoRowsForOneTileAreRefused() throws {
+        let result = try publish("DROP INDEX tile_index; INSERT INTO tiles SELECT * FROM tiles WHERE zoom_level = 1 LIMIT 1")
+        #expect(result.status == 65, "\(result.stderr)")
+        #expect(result.stderr.contains("is stored twice") && result.stderr.contains("unique index"), "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: work.file("out/catalog.json")))
+    }
+
+    /// Issue 38, item 3: a tile outside its zoom level's grid (GDAL's ogr2ogr wrote 0/1/0) is
+    /// refused with the statement that removes such rows.
+    @Test func aTileOutsideItsZoomsGridIsRefused() throws {
+        let result = try publish("INSERT INTO tiles SELECT 0, 1, 0, tile_data FROM tiles WHERE zoom_level = 0")
+        #expect(result.status == 65, "\(result.stderr)")
+        #expect(result.stderr.contains("tile 0/1/0 (z/x/TMS row) lies outside zoom 0's grid") && result.stderr.contains("DELETE FROM tiles WHERE"), "\(result.stderr)")
+    }
+}

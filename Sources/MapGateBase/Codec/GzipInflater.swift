@@ -4,12 +4,17 @@ import FoundationEssentials
 /// A gzip stream that could not be decompressed, or not within a limit.
 public struct GzipError: MapGateFailure, LocalizedError, Sendable {
     public let message: String
+    /// The data inflates to more than the caller's limit (a gzip bomb, or simply too large).
+    public private(set) var isOverLimit = false
     public var kind: FailureKind { .badData }
     public var errorDescription: String? { message }
 
     init(message: String) { self.message = message }
     init(corrupt reason: String) { message = L.localized("corrupt gzip data: %1$s", "\(reason)") }
-    init(unpacksToMoreThan limit: Int) { message = L.localized("the gzip data unpacks to more than %1$s bytes", "\(limit)") }
+    init(unpacksToMoreThan limit: Int) {
+        message = L.localized("the gzip data unpacks to more than %1$s bytes", "\(limit)")
+        isOverLimit = true
+    }
 }
 
 /// Incremental gzip decompression over zlib, fed chunk by chunk while a download streams.

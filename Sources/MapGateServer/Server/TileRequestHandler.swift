@@ -22,7 +22,7 @@ public final class TileRequestHandler: HTTPRequestHandler {
     static let anyOrigin: [(name: String, value: String)] = [("Access-Control-Allow-Origin", "*")]
     /// The most a gzipped vector tile is unpacked to for a client that does not take gzip (real
     /// tiles are well under a megabyte; a few kilobytes of deflate can unpack to gigabytes).
-    public static let maximumUnpackedTileSize = 16 << 20
+    public static let maximumUnpackedTileSize = TileLimits.maximumUnpackedSize
 
     /// The route a request target belongs to, for metrics.
     public static func route(of target: String) -> String { Route(target: target).name }
