@@ -10,13 +10,18 @@ extension TileRequestHandler {
         guard let region = service.region(id) else { return notServed(id) }
         let base = baseURL(request)
         let tileJSONURL = base + "/\(id).json"
+        // Labels in the reader's language where the data has it (`name:ja` before `name`).
+        let language = PageLanguage.negotiate(request.header("Accept-Language"))
         let style =
             region.record.format == .pbf
             ? VectorStyle.style(
                 regionID: id, name: region.name, layers: VectorStyle.layers(fromMetadataJSON: region.metadataJSON), tileJSONURL: tileJSONURL,
-                glyphsURL: base + "/fonts/{fontstack}/{range}.pbf", fonts: VectorStyle.labelFonts(among: service.glyphs.library.names))
+                glyphsURL: base + "/fonts/{fontstack}/{range}.pbf", fonts: VectorStyle.labelFonts(among: service.glyphs.library.names),
+                nameFields: VectorStyle.nameFields(forLanguage: language.tag))
             : MapLibreStyle.raster(regionID: id, name: region.name, tileJSONURL: tileJSONURL)
-        return json(200, document: style, cors: true)
+        var response = json(200, document: style, cors: true)
+        response.headers.append(("Vary", "Accept-Language"))
+        return response
     }
 
     /// The publisher's installed styles: id, name, version, the regions each draws, its URL.

@@ -28,6 +28,19 @@ public enum VectorStyle {
         return keys.first { $0 == "NAME" || $0 == "Name" }
     }
 
+    /// The name fields a reader of `language` (a page's BCP 47 tag: `ja`, `ko`, `zh-TW`, `zh-CN`)
+    /// reads first, as OpenStreetMap's and OpenMapTiles' data name them; none for English, whose
+    /// style keeps the data's usual field.
+    public static func nameFields(forLanguage language: String) -> [String] {
+        switch language {
+        case "ja": ["name:ja"]
+        case "ko": ["name:ko"]
+        case "zh-TW": ["name:zh-Hant", "name:zh-TW", "name:zh"]
+        case "zh-CN": ["name:zh-Hans", "name:zh-CN", "name:zh"]
+        default: []
+        }
+    }
+
     /// The layers listed in the metadata's `json` (`{"vector_layers": [{"id": …}, …]}`), in order;
     /// empty when there is none or it is not that shape.
     public static func layers(fromMetadataJSON text: String?) -> [Layer] {
@@ -53,8 +66,12 @@ public enum VectorStyle {
     ///   - glyphsURL: MapLibre's glyph URL template (`…/fonts/{fontstack}/{range}.pbf`); with
     ///     `fonts` (a fontstack, see ``labelFonts(among:)``), labels are drawn in them. Without
     ///     them, no labels.
+    ///   - nameFields: the reader's own name fields, first found first (`name:ja`; see
+    ///     ``nameFields(forLanguage:)``): a label shows the first the feature has, else its usual
+    ///     field. Empty: the usual field alone (the English page's style, byte for byte as before).
     public static func style(
-        regionID: String, name: String, layers: [Layer], tileJSONURL: String, glyphsURL: String? = nil, fonts: [String] = []
+        regionID: String, name: String, layers: [Layer], tileJSONURL: String, glyphsURL: String? = nil, fonts: [String] = [],
+        nameFields: [String] = []
     ) -> MapLibreStyle {
         var styleLayers = [MapLibreStyle.Layer(id: "background", type: .background, paint: .init(backgroundColor: "#f4f3ee"))]
         /// The style layer `layer/suffix`: `layer`'s features that pass `filter`, over the layer's zooms.
@@ -88,9 +105,10 @@ public enum VectorStyle {
                     ("label", ["Point", "MultiPoint"], "point"), ("line-label", ["LineString", "MultiLineString"], "line"),
                     ("area-label", ["Polygon", "MultiPolygon"], "point"),
                 ] {
+                    let names = (nameFields.filter { $0 != field } + [field]).map { JSONValue.array([.string("get"), .string($0)]) }
+                    let text = names.count == 1 ? names[0] : .array([.string("coalesce")] + names)
                     var layout = MapLibreStyle.Layout(
-                        textField: .array([.string("to-string"), .array([.string("get"), .string(field)])]), textFont: fonts, textSize: 12,
-                        symbolPlacement: placement)
+                        textField: .array([.string("to-string"), text]), textFont: fonts, textSize: 12, symbolPlacement: placement)
                     if suffix == "label" {
                         // Beside the point's circle; an area's name sits inside it.
                         layout.textAnchor = "top"

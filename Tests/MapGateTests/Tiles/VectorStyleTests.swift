@@ -66,3 +66,29 @@ import Testing
         )
     }
 }
+
+/// Issue 37, part 4: the generated style labels in the reader's language where the data has it
+/// (`name:ko` before `name`: 서울, not Seoul), and keeps the data's usual field for English.
+@Suite struct VectorStyleLanguageTests {
+    let layers = [VectorStyle.Layer(id: "places", minzoom: 0, maxzoom: 5, color: "#336699", labelField: "name")]
+
+    func labelText(_ nameFields: [String]) throws -> JSONValue? {
+        let style = VectorStyle.style(
+            regionID: "r", name: "R", layers: layers, tileJSONURL: "http://127.0.0.1/r.json", glyphsURL: "http://127.0.0.1/fonts/{fontstack}/{range}.pbf",
+            fonts: ["Noto Sans Regular"], nameFields: nameFields)
+        return style.layers.first { $0.id == "places/label" }?.layout?.textField
+    }
+
+    @Test func englishKeepsTheUsualField() throws {
+        #expect(try labelText([]) == .array([.string("to-string"), .array([.string("get"), .string("name")])]))
+        #expect(VectorStyle.nameFields(forLanguage: "en").isEmpty)
+    }
+
+    @Test(arguments: [("ko", ["name:ko"]), ("ja", ["name:ja"]), ("zh-TW", ["name:zh-Hant", "name:zh-TW", "name:zh"]), ("zh-CN", ["name:zh-Hans", "name:zh-CN", "name:zh"])])
+    func aReaderOfAnotherLanguageGetsThatNameFirst(language: String, fields: [String]) throws {
+        #expect(VectorStyle.nameFields(forLanguage: language) == fields)
+        let expected = JSONValue.array(
+            [.string("to-string"), .array([.string("coalesce")] + (fields + ["name"]).map { .array([.string("get"), .string($0)]) })])
+        #expect(try labelText(fields) == expected)
+    }
+}
