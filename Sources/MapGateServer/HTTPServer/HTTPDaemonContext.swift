@@ -118,6 +118,10 @@ final class HTTPDaemonContext: Sendable {
 
     /// Answers a request whose head (and body, if any) is in.
     func answer(_ head: Head, on connection: OpaquePointer) -> MHD_Result {
+        // `OPTIONS *` asks about the server as a whole (RFC 9110 §9.3.7): what it allows.
+        if head.method == "OPTIONS", head.target == "*" {
+            return send(HTTPServerResponse(status: 204, headers: [("Allow", "GET, HEAD, OPTIONS")], body: Data()), for: head, on: connection)
+        }
         guard let request = HTTPServerRequest(method: head.method, target: head.target, version: head.version, headers: head.headers) else {
             return send(Self.refusal(400, "malformed request target\n"), for: head, on: connection)
         }

@@ -13,8 +13,16 @@ package enum SQLiteFileProbe {
         return head == Data([0x1F, 0x8B])
     }
 
+    /// True when the file at `path` starts with PMTiles' magic `PMTiles` (spec v3).
+    static func isPMTiles(_ path: String) -> Bool {
+        guard let handle = UnixFile(forReadingAtPath: path) else { return false }
+        defer { try? handle.close() }
+        return (try? handle.read(upToCount: 7)) == Data("PMTiles".utf8)
+    }
+
     /// SQLite's complaint about the file at `path`, with the gzip hint when it applies.
     package static func reason(_ message: String, path: String) -> String {
+        if isPMTiles(path) { return "a PMTiles archive, not an MBTiles (SQLite) file: convert it first (pmtiles convert FILE.pmtiles FILE.mbtiles)" }
         guard isGzip(path) else { return "not a readable SQLite file: \(message)" }
         return "not a readable SQLite file: it is still gzip-compressed after unpacking (gzipped twice?)"
     }

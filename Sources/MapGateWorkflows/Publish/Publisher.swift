@@ -140,12 +140,22 @@ public final class Publisher {
             throw PublishError(input, L.localized("not a folder"), kind: .usage)
         }
         let names: [String]
+        let listed: [String]
         do {
-            names = try FileManager.default.contentsOfDirectory(atPath: input).filter { $0.hasSuffix(".mbtiles") }.sorted()
+            listed = try FileManager.default.contentsOfDirectory(atPath: input)
+            names = listed.filter { $0.hasSuffix(".mbtiles") }.sorted()
         } catch {
             throw PublishError(input, L.localized("cannot list it: %1$s", "\(errorMessage(error))"), kind: .io)
         }
-        guard !names.isEmpty else { throw PublishError(input, L.localized("no .mbtiles file in it")) }
+        guard !names.isEmpty else {
+            // A PMTiles archive is another format, not a misnamed MBTiles file: say so.
+            if let archive = listed.sorted().first(where: { $0.hasSuffix(".pmtiles") }) {
+                throw PublishError(
+                    input + "/" + archive,
+                    L.localized("is a PMTiles archive; publish reads MBTiles: convert it first (pmtiles convert %1$s %2$s)", "\(archive)", "\(archive.dropLast(".pmtiles".count)).mbtiles"))
+            }
+            throw PublishError(input, L.localized("no .mbtiles file in it"))
+        }
         let overridesPath = input + "/regions.json"
         let overrides = try RegionOverride.load(path: overridesPath)
         if let stray = overrides.keys.sorted().first(where: { !names.contains($0) }) {

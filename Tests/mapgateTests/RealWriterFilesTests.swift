@@ -1,0 +1,39 @@
+import Foundation
+import MapGate
+import MapGateDemo
+import TestSupport
+import Testing
+
+/// Issue 38, item 5: what real files and real clients meet.
+@Suite struct RealWriterFilesTests {
+    let work: TemporaryDirectory
+    let mapgate: MapGateBinary
+
+    init() throws {
+        work = try TemporaryDirectory()
+        mapgate = try MapGateBinary(workDirectory: work.path)
+        try mapgate.writeConfig([:])
+    }
+
+    /// A PMTiles archive given to `publish` is named as one, with the way to convert it, whether
+    /// it is called `.pmtiles` or was renamed `.mbtiles`.
+    @Test(arguments: ["world.pmtiles", "world.mbtiles"])
+    func aPMTilesArchiveIsNamedAsOne(_ name: String) throws {
+        let input = work.file("in-\(name)")
+        try FileManager.default.createDirectory(atPath: input, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: try TestPaths.shared("pmtiles/stamen_toner-raster-z3.pmtiles"), toPath: input + "/" + name)
+        let result = try mapgate.run(["publish", input, "--out", work.file("out"), "--dry-run"])
+        #expect(result.status == 65, "\(result.stderr)")
+        #expect(result.stderr.contains("PMTiles archive") && result.stderr.contains("pmtiles convert"), "\(result.stderr)")
+        #expect(!result.stderr.contains("no .mbtiles file in it") && !result.stderr.contains("not a readable SQLite file"), "\(result.stderr)")
+    }
+
+    /// `OPTIONS *` asks about the server as a whole: 204 with what it allows, not 400.
+    @Test func optionsStarSaysWhatTheServerAllows() throws {
+        let started = try mapgate.serve()
+        defer { started.process.stop() }
+        let answer = try runProcess("/usr/bin/curl", ["-si", "-X", "OPTIONS", "--request-target", "*", started.base + "/"])
+        #expect(answer.stdout.hasPrefix("HTTP/1.1 204"), "\(answer.stdout)")
+        #expect(answer.stdout.contains("Allow: GET, HEAD, OPTIONS"), "\(answer.stdout)")
+    }
+}
