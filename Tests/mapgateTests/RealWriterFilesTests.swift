@@ -36,4 +36,30 @@ import Testing
         #expect(answer.stdout.hasPrefix("HTTP/1.1 204"), "\(answer.stdout)")
         #expect(answer.stdout.contains("Allow: GET, HEAD, OPTIONS"), "\(answer.stdout)")
     }
+
+    /// Item 4: TileJSON and the generated style carry an ETag and answer 304 to a client that has
+    /// them, so a reloaded viewer (or a caching proxy) does not download them again.
+    @Test func tileJSONAndStyleAreRevalidated() throws {
+        let workspace = try CLIWorkspace()
+        try workspace.offer("plain", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
+        try workspace.mapgate.configure(["catalogURL": workspace.catalogURL])
+        #expect(try workspace.mapgate.run(["sync", "plain"]).status == 0)
+        let started = try workspace.mapgate.serve()
+        defer { started.process.stop() }
+        for path in ["/plain.json", "/plain/style.json"] {
+            let first = try HTTPClient().get(HTTPRequest(url: started.base + path))
+            #expect(first.status == 200)
+            let etag = try #require(first.header("ETag"), "\(path): no ETag")
+            #expect(first.header("Cache-Control") == "no-cache")
+            var again = HTTPRequest(url: started.base + path)
+            again.headers.append((name: "If-None-Match", value: etag))
+            let revalidated = try HTTPClient().get(again)
+            #expect(revalidated.status == 304, "\(path)")
+            #expect(revalidated.body.isEmpty)
+            var other = HTTPRequest(url: started.base + path)
+            other.headers.append((name: "If-None-Match", value: "\"something-else\""))
+            #expect(try HTTPClient().get(other).status == 200)
+        }
+    }
 }
+

@@ -21,7 +21,7 @@ extension TileRequestHandler {
             : MapLibreStyle.raster(regionID: id, name: region.name, tileJSONURL: tileJSONURL)
         var response = json(200, document: style, cors: true)
         response.headers.append(("Vary", "Accept-Language"))
-        return response
+        return revalidatable(response, request)
     }
 
     /// The publisher's installed styles: id, name, version, the regions each draws, its URL.

@@ -14,7 +14,7 @@ extension TileRequestHandler {
             format: region.record.format.rawValue, attribution: region.attribution.map(AttributionHTML.sanitized),
             description: region.description, vectorLayers: layers)
         guard let body = try? tileJSON.encoded() else { return text(500, "cannot write the TileJSON of region \(id)\n", cors: true) }
-        return HTTPServerResponse(status: 200, headers: Self.anyOrigin + [("Content-Type", "application/json")], body: body)
+        return revalidatable(HTTPServerResponse(status: 200, headers: Self.anyOrigin + [("Content-Type", "application/json")], body: body), request)
     }
 
     func tile(_ parts: [String], _ request: HTTPServerRequest) -> HTTPServerResponse {

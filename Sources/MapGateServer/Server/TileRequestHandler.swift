@@ -224,6 +224,22 @@ public final class TileRequestHandler: HTTPRequestHandler {
         }
     }
 
+    /// A document answer (TileJSON, a generated style) made revalidatable: its ETag is a hash of
+    /// its bytes (which depend on the Host and the language asked with), `Cache-Control: no-cache`,
+    /// and a request whose `If-None-Match` names it gets 304 without the body. A viewer reloaded,
+    /// or a caching proxy, then downloads it again only when it changed.
+    func revalidatable(_ response: HTTPServerResponse, _ request: HTTPServerRequest) -> HTTPServerResponse {
+        guard response.status == 200, case .data(let body) = response.body, let hash = try? SHA256Hasher.hex(of: body) else { return response }
+        let etag = "\"\(hash.prefix(20))\""
+        let headers = response.headers + [("Cache-Control", "no-cache"), ("ETag", etag)]
+        if let match = request.header("If-None-Match"), Self.matches(ifNoneMatch: match, etag: etag) {
+            return HTTPServerResponse(status: 304, headers: headers.filter { $0.name != "Content-Type" } + [("Content-Length", String(body.count))])
+        }
+        var validated = response
+        validated.headers = headers
+        return validated
+    }
+
     func html(_ status: Int, _ page: HTMLPage) -> HTTPServerResponse {
         HTTPServerResponse(
             status: status,
