@@ -94,4 +94,19 @@ import Testing
         let partial = (try? FileManager.default.contentsOfDirectory(atPath: mapgate.dataDirectory + "/partial")) ?? []
         #expect(partial.isEmpty, "\(partial)")
     }
+
+    /// Issue 40, item 4: a run killed between the rename that installed version 2 and its record
+    /// leaves version 2's file under version 1's record. The next sync does not apply the delta
+    /// onto that file: it says why and installs the full package, whose record then matches.
+    @Test func aFileNewerThanItsRecordGetsTheFullPackageNotTheDelta() throws {
+        let installed = mapgate.dataDirectory + "/regions/plain.mbtiles"
+        try FileManager.default.removeItem(atPath: installed)
+        try FileManager.default.copyItem(atPath: work.file("v2.mbtiles"), toPath: installed)
+        let result = try mapgate.run(["sync", "plain"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("is not the one recorded for version 1"), "\(result.stderr)")
+        #expect(!result.stdout.contains("(delta, "), "\(result.stdout)")
+        try expectVersionTwoInstalled()
+    }
 }
+

@@ -101,7 +101,17 @@ public final class RegionInstaller {
         let isDamaged = settled.isDamaged
         LeftoverFiles.removeDeadRunFiles(of: region.id, in: directory, includingDownloads: false)
         try directory.prepare()
-        if let previous, !isDamaged, let delta = usableDelta(for: region, installed: previous) {
+        // A delta applies only to the file its record describes: one that is not (a run killed
+        // between the rename that installed a newer file and its record, or a file changed by
+        // hand) gets the full package instead of a delta applied onto the wrong tiles.
+        var deltaBase = previous
+        if let previous, !isDamaged, usableDelta(for: region, installed: previous) != nil,
+            case .damaged(let reason) = try previous.condition(ofFileAt: directory.regionPath(region.id), hashingUnstamped: false)
+        {
+            notice("region \(region.id): the installed file is not the one recorded for version \(previous.version) (\(reason)); downloading the full package instead of a delta")
+            deltaBase = nil
+        }
+        if let previous = deltaBase, !isDamaged, let delta = usableDelta(for: region, installed: previous) {
             do {
                 let outcome = try patch(
                     region, with: delta, previous: previous, catalog: catalog, stage: stage, progress: progress,

@@ -127,8 +127,9 @@ import Testing
         #expect(try client.tiles == (try fresh.tiles))
     }
 
-    /// The installed file itself edited behind mapgate's back (its record unchanged): the delta
-    /// applies, the result's tiles do not hash to the catalog's, and the full package installs.
+    /// The installed file itself edited behind mapgate's back (its record unchanged): it is not
+    /// the file its record describes, so no delta is applied onto it (issue 40), and the full
+    /// package installs.
     @Test func anInstalledFileEditedInPlaceFallsBackToTheFullPackage() throws {
         try publishVersions(upTo: 1)
         let client = try Client(baseURL: origin.baseURL)
@@ -142,7 +143,7 @@ import Testing
         guard case .installed(let version, _, _, _) = outcome else { Issue.record("expected the full package, got \(outcome)"); return }
         #expect(version == "2")
         #expect(client.notices.count == 1, "\(client.notices)")
-        #expect(client.notices.first?.contains("the delta gave tiles with hash") == true, "\(client.notices)")
+        #expect(client.notices.first?.contains("is not the one recorded for version 1") == true, "\(client.notices)")
         let fresh = try Client(baseURL: origin.baseURL)
         try fresh.sync()
         #expect(try client.tiles == (try fresh.tiles))
@@ -161,6 +162,13 @@ import Testing
             CREATE TRIGGER marker AFTER INSERT ON tiles BEGIN INSERT INTO metadata (name, value) VALUES ('fired', 'yes'); END;
             CREATE TRIGGER remover AFTER DELETE ON tiles BEGIN DELETE FROM metadata WHERE name = 'description'; END;
             """)
+        // As if its package had carried them: the record describes the file as it now is (a file
+        // changed behind the record's back gets no delta at all).
+        let path = client.directory.regionPath("alpha")
+        let stamp = try #require(RegionFileStamp(path: path))
+        try client.state.database.execute(
+            "UPDATE regions SET sha256 = ?, size = ?, file_modified = ?, file_inode = ? WHERE id = 'alpha'",
+            [.text(try SHA256Hasher.hex(ofFileAt: path)), .integer(stamp.size), .integer(stamp.modified), .integer(Int64(bitPattern: stamp.inode))])
         try publishVersions(from: 2, upTo: 2)
 
         guard case .patched = try client.sync() else { Issue.record("expected the delta; notices: \(client.notices)"); return }
