@@ -203,4 +203,26 @@ import Testing
         let result = try runProcess(TestPaths.repository + "/scripts/extract-messages", ["--unmarked"])
         #expect(result.status == 0 && result.stdout.isEmpty, "not marked for translation:\n\(result.stdout)")
     }
+
+    /// Issue 37: the check once read `"""` as the empty literal `""` and let every unmarked
+    /// multi-line discussion through (`sync`'s and `list`'s were English in every language).
+    /// A tree with one such discussion and one unmarked option help must fail it.
+    @Test func theUnmarkedCheckCatchesAMultiLineDiscussion() throws {
+        let work = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: work.file("probe/scripts"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: work.file("probe/Sources/Probe"), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: TestPaths.repository + "/scripts/extract-messages", toPath: work.file("probe/scripts/extract-messages"))
+        try work.write("probe/Sources/Probe/ProbeCommand.swift", #"""
+            struct ProbeCommand {
+                static let discussion = """
+                    Writes every tile of the region, one line each.
+                    """
+                static let options = [OptionSpec(name: "x", help: "an option nobody translated")]
+            }
+            """#)
+        let result = try runProcess(work.file("probe/scripts/extract-messages"), ["--unmarked"])
+        #expect(result.status != 0)
+        #expect(result.stdout.contains("ProbeCommand.swift:2"), "\(result.stdout)")
+        #expect(result.stdout.contains("ProbeCommand.swift:5"), "\(result.stdout)")
+    }
 }

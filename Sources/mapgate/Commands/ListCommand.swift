@@ -7,14 +7,14 @@ private typealias L = Localization
 struct ListCommand: Command {
     static let name = "list"
     static let abstract = L.localized("List installed regions and styles")
-    static let discussion = """
+    static let discussion = L.localized("""
         With --json, one object per region per line: id, name, version, format, minzoom, maxzoom,
         tiles, sizeOnDisk, bounds, installedAt, source (the package's URL: the publisher's, or a
         mirror's), sha256, contentHash (martin's agg_tiles_hash of the tiles),
         damaged (null, or why the file is not as installed: its size or, with a changed
         modification time or inode, its SHA-256); then one per installed publisher's style:
         style, name, version, regions, damaged.
-        """
+        """)
 
     init(parsing arguments: ParsedArguments) throws {
         try requireNoPositional(arguments, command: Self.self)

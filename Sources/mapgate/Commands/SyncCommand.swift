@@ -12,7 +12,7 @@ struct SyncCommand: Command {
     static let name = "sync"
     static let abstract = L.localized("Install or update map regions from the catalog")
     static let arguments = "[REGION...]"
-    static let discussion = """
+    static let discussion = L.localized("""
         With region names, installs or updates those regions; without, updates every installed
         region. A region whose installed version equals the catalog's is left alone. Downloads
         resume, are verified by size and SHA-256, are gunzipped while they stream, and replace the
@@ -26,7 +26,7 @@ struct SyncCommand: Command {
         ("installed", "updated", "repaired" (a damaged file installed again), "up-to-date", "kept" (no longer offered),
         "absent" (not in the mirror), "failed"), version,
         previousVersion, bytes, resumedFrom, transfer ("full", "delta", or null), error, exitCode.
-        """
+        """)
     static let options = [
         OptionSpec(name: "from", value: "MIRROR", help: L.localized("sync from a mirror: a folder, or http://HOST:PORT of a 'serve --share'")),
     ]
