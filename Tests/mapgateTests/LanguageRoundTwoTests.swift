@@ -55,4 +55,15 @@ import Testing
         #expect(page.status == 0, "\(page.stderr)")
         #expect(page.stdout.contains(".BR minisign (1),") && page.stdout.contains(".BR sqlite3 (1),"), "\(page.stdout.suffix(400))")
     }
+
+    /// `sync`'s discussion and the configuration keys' help were English in every language.
+    @Test func syncsDiscussionAndTheConfigurationKeysAreTranslated() throws {
+        let help = try run(["--help"], locale: "ko_KR.UTF-8")
+        #expect(help.stdout.contains("배포자 지역 카탈로그의 미러"), "\(help.stdout)")
+        let sync = try run(["help", "sync"], locale: "ja_JP.UTF-8")
+        #expect(sync.stdout.contains("地域名を指定するとその地域をインストールまたは更新し"), "\(sync.stdout)")
+        let list = try run(["help", "list"], locale: "zh_TW.UTF-8")
+        #expect(list.stdout.contains("使用 --json 時，每個地區一行一個物件"), "\(list.stdout)")
+    }
 }
+

@@ -24,13 +24,14 @@ public struct Configuration: Sendable, Equatable {
 
     public init() {}
 
-    /// Every key with its type and meaning, for `--help` and docs/configuration.md.
+    /// Every key with its type and meaning (in the user's language), for `--help`, the manual and
+    /// docs/configuration.md.
     public static let keys: [(name: String, type: String, summary: String)] = [
-        ("catalogURL", "string", "a mirror of the publisher's region catalog (http, https or file)"),
-        ("caFile", "string", "PEM CA bundle trusted instead of the system's for catalogs and packages"),
-        ("leafletPath", "string", "folder holding leaflet.js and leaflet.css (default from libjs-leaflet)"),
-        ("maplibrePath", "string", "folder holding maplibre-gl.js and maplibre-gl.css (default /usr/local/share/mapgate/maplibre, else the package's /usr/share/mapgate/maplibre)"),
-        ("fontPaths", "list", "folders of .ttf/.otf fonts for map labels, before /usr/share/fonts and /usr/local/share/fonts"),
+        ("catalogURL", "string", L.localized("a mirror of the publisher's region catalog (http, https or file)")),
+        ("caFile", "string", L.localized("PEM CA bundle trusted instead of the system's for catalogs and packages")),
+        ("leafletPath", "string", L.localized("folder holding leaflet.js and leaflet.css (default from libjs-leaflet)")),
+        ("maplibrePath", "string", L.localized("folder holding maplibre-gl.js and maplibre-gl.css (default /usr/local/share/mapgate/maplibre, else the package's /usr/share/mapgate/maplibre)")),
+        ("fontPaths", "list", L.localized("folders of .ttf/.otf fonts for map labels, before /usr/share/fonts and /usr/local/share/fonts")),
     ]
 }
 
