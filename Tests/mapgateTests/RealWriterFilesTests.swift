@@ -2,6 +2,7 @@ import Foundation
 import MapGate
 import MapGateDemo
 import TestSupport
+@testable import mapgate
 import Testing
 
 /// Issue 38, item 5: what real files and real clients meet.
@@ -60,6 +61,24 @@ import Testing
             other.headers.append((name: "If-None-Match", value: "\"something-else\""))
             #expect(try HTTPClient().get(other).status == 200)
         }
+    }
+
+    /// Cosmetic: a small region's bounds were rounded to 4 significant digits, so west read the
+    /// same as east; `list` now shows as many digits as tell them apart.
+    @Test func aSmallRegionsBoundsStayApartInList() throws {
+        let workspace = try CLIWorkspace()
+        let small = workspace.work.file("small.mbtiles")
+        try FileManager.default.copyItem(atPath: try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles"), toPath: small)
+        let edit = try runProcess("/usr/bin/sqlite3", [small, "INSERT OR REPLACE INTO metadata VALUES ('bounds', '126.971,37.561,126.978,37.567')"])
+        try #require(edit.status == 0, "\(edit.stderr)")
+        try workspace.builder.add(id: "small", source: small, format: "png", overrides: ["bounds": [126.971, 37.561, 126.978, 37.567]])
+        try workspace.builder.write()
+        try workspace.mapgate.configure(["catalogURL": workspace.catalogURL])
+        #expect(try workspace.mapgate.run(["sync", "small"]).status == 0)
+        let list = try workspace.mapgate.run(["list"])
+        #expect(list.stdout.contains("126.97,37.561,126.98,37.567"), "west and east apart: \(list.stdout)")
+        #expect(ListCommand.boundsText([126.9781, 37.5665, 126.9782, 37.5666]) == "126.9781,37.5665,126.9782,37.5666")
+        #expect(ListCommand.boundsText([-180, -85.0511, 180, 85.0511]) == "-180,-85.05,180,85.05")
     }
 }
 

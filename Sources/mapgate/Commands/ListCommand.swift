@@ -43,7 +43,7 @@ struct ListCommand: Command {
             // Tile counts come from the file itself (read-only; no gate use: nothing is served).
             // Counted once at install; regions installed before that are counted now.
             let tiles = region.tileCount ?? (try? MBTilesFile(path: library.directory.regionPath(region.id)).tileCount())
-            let bounds = region.bounds?.map { String(cFormat: "%.4g", $0) }.joined(separator: ",")
+            let bounds = region.bounds.map(Self.boundsText)
             // Size and stamp (size, mtime, inode); the SHA-256 only when the stamp changed.
             var damage: String?
             if case .damaged(let reason) = try region.condition(ofFileAt: library.directory.regionPath(region.id), hashingUnstamped: false) {
@@ -113,5 +113,18 @@ struct ListCommand: Command {
         var sha256: String
         var contentHash: String?
         var damaged: String?
+    }
+
+    /// `west,south,east,north` with 4 significant digits, or as many more (up to 10) as it takes
+    /// for a small region's west and east (and south and north) not to read as one number.
+    static func boundsText(_ bounds: [Double]) -> String {
+        var texts: [String] = []
+        for digits in 4...10 {
+            texts = bounds.map { String(cFormat: "%.\(digits)g", $0) }
+            guard bounds.count == 4 else { break }
+            let apart = (texts[0] != texts[2] || bounds[0] == bounds[2]) && (texts[1] != texts[3] || bounds[1] == bounds[3])
+            if apart { break }
+        }
+        return texts.joined(separator: ",")
     }
 }
