@@ -96,7 +96,11 @@ import Testing
 
     @Test func runningServerClosesWhenAnotherProcessSpendsTheLastUse() throws {
         try mapgate.configure(["appID": 1, "lookupURL": origin.baseURL + "/lookup.json", "maxPrompts": 2])
-        #expect(try mapgate.run(["check"], at: "2027-01-01 00:00:00").status == 0)
+        // The lookup reaches the test origin in this process; on a loaded machine it once did not
+        // answer in time (69): one more try then, with what went wrong said if that fails too.
+        var check = try mapgate.run(["check"], at: "2027-01-01 00:00:00")
+        if check.status == 69 { check = try mapgate.run(["check"], at: "2027-01-01 00:00:00") }
+        try #require(check.status == 0, "\(check.stdout) \(check.stderr)")
         let server = try mapgate.start(
             ["serve", "--port", "0"], at: "2027-02-15 00:00:00", environment: ["MAPGATE_GATE_REFRESH_SECONDS": "0.2"])
         let line = try #require(server.firstLine(), "stderr: \(server.stderr)")
