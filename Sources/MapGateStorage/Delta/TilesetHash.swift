@@ -68,35 +68,34 @@ public struct TilesetHash: Sendable, Equatable, CustomStringConvertible {
             """)
         let hasher = try TilesetHasher()
         var rows = 0
-        var previous: (String?, String?, String?) = (nil, nil, nil)
+        var previous: (z: Int64, x: Int64, y: Int64)?
         while try statement.step() {
             rows += 1
             if rows > maximumRows {
                 throw DeltaError(path: path, reason: .unsupported("its tiles table yields more rows than the file can hold (a view that makes them up?)"))
             }
+            // Read as numbers (no string per row: this is the pass every sync and publish makes).
+            let (z, x, y) = (statement.int64(0), statement.int64(1), statement.int64(2))
             // In key order, two rows for one tile come one after the other (a tiles table
             // without its unique index): which one a reader gets is SQLite's choice.
-            let coordinates = (statement.text(0), statement.text(1), statement.text(2))
-            if coordinates == previous {
+            if let previous, previous == (z, x, y) {
                 throw DeltaError(
                     path: path, reason: .unsupported(
-                        "tile \(coordinates.0 ?? "?")/\(coordinates.1 ?? "?")/\(coordinates.2 ?? "?") (z/x/TMS row) is stored twice: the tiles table needs a unique index on (zoom_level, tile_column, tile_row)"))
+                        "tile \(z)/\(x)/\(y) (z/x/TMS row) is stored twice: the tiles table needs a unique index on (zoom_level, tile_column, tile_row)"))
             }
-            previous = coordinates
+            previous = (z, x, y)
             // A tile outside its zoom level's grid (GDAL's ogr2ogr writes 0/1/0) can never be
             // asked for: refused with the statement that removes such rows, never counted.
-            if let z = coordinates.0.flatMap({ Int($0) }), let x = coordinates.1.flatMap({ Int($0) }), let y = coordinates.2.flatMap({ Int($0) }),
-                (0...30).contains(z), !(0..<(1 << z)).contains(x) || !(0..<(1 << z)).contains(y)
-            {
+            if (0...30).contains(z), !(0..<(Int64(1) << z)).contains(x) || !(0..<(Int64(1) << z)).contains(y) {
                 throw DeltaError(
                     path: path, reason: .unsupported(
-                        "tile \(z)/\(x)/\(y) (z/x/TMS row) lies outside zoom \(z)'s grid (columns and rows 0 to \((1 << z) - 1)): no client can ask for it; remove such rows with: DELETE FROM tiles WHERE tile_column < 0 OR tile_row < 0 OR tile_column >= (1 << zoom_level) OR tile_row >= (1 << zoom_level)"))
+                        "tile \(z)/\(x)/\(y) (z/x/TMS row) lies outside zoom \(z)'s grid (columns and rows 0 to \((Int64(1) << z) - 1)): no client can ask for it; remove such rows with: DELETE FROM tiles WHERE tile_column < 0 OR tile_row < 0 OR tile_column >= (1 << zoom_level) OR tile_row >= (1 << zoom_level)"))
             }
             try statement.withBlob(3) { bytes in
                 if let size = GzipTrailer.inflatedSizeOverLimit(of: bytes) {
                     throw DeltaError(
                         path: path, reason: .unsupported(
-                            "tile \(coordinates.0 ?? "?")/\(coordinates.1 ?? "?")/\(coordinates.2 ?? "?") (z/x/TMS row) inflates to \(size) bytes, over the \(TileLimits.maximumUnpackedSize >> 20) MiB a server unpacks for a client without gzip (a gzip bomb?)"))
+                            "tile \(z)/\(x)/\(y) (z/x/TMS row) inflates to \(size) bytes, over the \(TileLimits.maximumUnpackedSize >> 20) MiB a server unpacks for a client without gzip (a gzip bomb?)"))
                 }
             }
             if statement.int(4) != 0 {
