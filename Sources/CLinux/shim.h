@@ -85,3 +85,32 @@ static inline const char *clinux_message_locale(void) { const char *name = setlo
 // it is not a terminal or does not say.
 #include <sys/ioctl.h>
 static inline int clinux_terminal_columns(int fd) { struct winsize w; if (ioctl(fd, TIOCGWINSZ, &w) != 0) return 0; return (int)w.ws_col; }
+
+// Local (AF_UNIX) sockets for system mode (issue 36). Swift's Glibc module has no sockaddr_un
+// helpers, no `struct ucred` (glibc declares it only under _GNU_SOURCE) and cannot use the CMSG_*
+// macros, so each step is one call here.
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <string.h>
+// A stream socket bound to, or connected to, `path` (at most 107 bytes): the descriptor, or -1
+// with errno (ENAMETOOLONG for a longer path). Close-on-exec.
+static inline int clinux_local_socket(const char *path, int listening) { struct sockaddr_un a; memset(&a, 0, sizeof a); a.sun_family = AF_UNIX; if (strlen(path) >= sizeof a.sun_path) { errno = ENAMETOOLONG; return -1; } strcpy(a.sun_path, path); int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0); if (fd < 0) return -1; int r = listening ? bind(fd, (struct sockaddr *)&a, sizeof a) : connect(fd, (struct sockaddr *)&a, sizeof a); if (r == 0 && listening) r = listen(fd, 64); if (r != 0) { int e = errno; close(fd); errno = e; return -1; } return fd; }
+// accept(2) of a connection, close-on-exec from the start (accept4 is declared only under _GNU_SOURCE).
+static inline int clinux_accept(int fd) { return (int)syscall(SYS_accept4, fd, NULL, NULL, SOCK_CLOEXEC); }
+// The peer's uid, gid and pid as the kernel recorded them when it connected (SO_PEERCRED).
+struct clinux_ucred { pid_t pid; uid_t uid; gid_t gid; };  // struct ucred's layout
+static inline int clinux_peer_credentials(int fd, uid_t *uid, gid_t *gid, pid_t *pid) { struct clinux_ucred c; socklen_t n = sizeof c; if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &c, &n) != 0) return -1; *uid = c.uid; *gid = c.gid; *pid = c.pid; return 0; }
+#ifndef SO_PEERGROUPS
+#define SO_PEERGROUPS 59
+#endif
+// The peer's supplementary groups when it connected (SO_PEERGROUPS, Linux 4.13): how many, or -1.
+static inline int clinux_peer_groups(int fd, gid_t *groups, int capacity) { socklen_t n = (socklen_t)(capacity * (int)sizeof(gid_t)); if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &n) != 0) return -1; return (int)(n / sizeof(gid_t)); }
+// sendmsg(2) of `length` bytes with `count` (at most 8) descriptors attached (SCM_RIGHTS).
+static inline ssize_t clinux_send_descriptors(int fd, const void *bytes, size_t length, const int *fds, int count) { struct iovec v = { (void *)bytes, length }; union { char buffer[CMSG_SPACE(8 * sizeof(int))]; struct cmsghdr align; } u; memset(&u, 0, sizeof u); struct msghdr m; memset(&m, 0, sizeof m); m.msg_iov = &v; m.msg_iovlen = 1; if (count > 0) { if (count > 8) { errno = EINVAL; return -1; } m.msg_control = u.buffer; m.msg_controllen = CMSG_SPACE(count * sizeof(int)); struct cmsghdr *c = CMSG_FIRSTHDR(&m); c->cmsg_level = SOL_SOCKET; c->cmsg_type = SCM_RIGHTS; c->cmsg_len = CMSG_LEN(count * sizeof(int)); memcpy(CMSG_DATA(c), fds, count * sizeof(int)); } return sendmsg(fd, &m, MSG_NOSIGNAL); }
+// recvmsg(2) of at most `length` bytes; descriptors that came with them (at most 8, close-on-exec)
+// go to `fds` and their number to `*count`. A message with more, or with cut-off control data,
+// has every descriptor closed and fails with EBADMSG.
+static inline ssize_t clinux_receive_descriptors(int fd, void *bytes, size_t length, int *fds, int *count) { struct iovec v = { bytes, length }; union { char buffer[CMSG_SPACE(8 * sizeof(int))]; struct cmsghdr align; } u; struct msghdr m; memset(&m, 0, sizeof m); m.msg_iov = &v; m.msg_iovlen = 1; m.msg_control = u.buffer; m.msg_controllen = sizeof u.buffer; *count = 0; ssize_t r = recvmsg(fd, &m, MSG_CMSG_CLOEXEC); if (r < 0) return r; int bad = (m.msg_flags & MSG_CTRUNC) != 0; for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) { if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue; int n = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int)); int *received = (int *)CMSG_DATA(c); for (int i = 0; i < n; i++) { if (*count < 8 && !bad) fds[(*count)++] = received[i]; else close(received[i]); } } if (bad) { for (int i = 0; i < *count; i++) close(fds[i]); *count = 0; errno = EBADMSG; return -1; } return r; }
+// pidfd_open(2) (Linux 5.3): a descriptor that becomes readable when the process `pid` ends, so
+// that one poll(2) waits for a child and a socket at once. -1 with errno.
+static inline int clinux_pidfd_open(pid_t pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }

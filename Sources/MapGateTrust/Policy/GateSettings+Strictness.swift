@@ -21,6 +21,12 @@ extension GateSettings {
         if let limit = profile.closeAfterDays, closeAfterDays.map({ $0 > limit }) ?? true { keys.append("closeAfterDays") }
         if allowInsecureLookup, !profile.allowInsecureLookup { keys.append("allowInsecureLookup") }
         if lookupUsesProxy, !profile.lookupUsesProxy { keys.append("lookupUsesProxy") }
+        // System mode is stricter than per-user; once the profile has it, its service is the profile's.
+        if profile.mode == .system {
+            if mode != .system { keys.append("mode") }
+            if systemSocket != profile.systemSocket { keys.append("systemSocket") }
+            if systemUser != profile.systemUser { keys.append("systemUser") }
+        }
         return keys
     }
 }

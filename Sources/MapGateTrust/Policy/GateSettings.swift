@@ -43,6 +43,15 @@ public struct GateSettings: Sendable, Equatable {
     /// key of ``trustedKeys``. A key an unsigned managed policy adds is trusted for the catalog
     /// (its map data) but its catalogs' `gate` rules may only make the gate stricter.
     public var gateRuleKeys: [String]?
+    /// Who keeps the gate's record and the maps: each user (``MachineMode/perUser``, the default)
+    /// or the machine's system service (``MachineMode/system``, issue 36), which the commands then
+    /// ask over ``systemSocket``. A policy may turn system mode on unsigned: it only tightens.
+    public var mode: MachineMode = .perUser
+    /// The system service's socket (system mode).
+    public var systemSocket: String = "/run/mapgate/system.sock"
+    /// The user the system service runs as, by name or number: a process of that user is the
+    /// service (it runs commands itself); every other asks it.
+    public var systemUser: String = "_mapgate"
 
     public init(
         appID: Int? = nil, bundleID: String? = nil, country: String = "us", lookupURL: String = "https://itunes.apple.com/lookup",
@@ -85,5 +94,14 @@ public struct GateSettings: Sendable, Equatable {
         ("requireSignedCatalog", "boolean", L.localized("refuse catalogs without a valid signature (default true)")),
         ("allowInsecureLookup", "boolean", L.localized("let lookupURL be plain http (default false)")),
         ("lookupUsesProxy", "boolean", L.localized("send the lookup through http_proxy/https_proxy (default false: never a proxy)")),
+        ("mode", "string", L.localized("\"system\": the machine's system service keeps the gate and the maps (default \"per-user\")")),
+        ("systemSocket", "string", L.localized("the system service's socket (default /run/mapgate/system.sock)")),
+        ("systemUser", "string", L.localized("the user the system service runs as (default _mapgate)")),
     ]
+}
+
+/// Who keeps the gate's record and the maps on this machine (``GateSettings/mode``).
+public enum MachineMode: String, Sendable, Equatable {
+    case perUser = "per-user"
+    case system
 }

@@ -100,6 +100,9 @@ public enum ManagedPolicy {
         if let required = try reader.boolean("requireSignedCatalog") { settings.requireSignedCatalog = required }
         if let insecure = try reader.boolean("allowInsecureLookup") { settings.allowInsecureLookup = insecure }
         if let proxy = try reader.boolean("lookupUsesProxy") { settings.lookupUsesProxy = proxy }
+        if let mode = try reader.string("mode", valid: { MachineMode(rawValue: $0) != nil }) { settings.mode = MachineMode(rawValue: mode)! }
+        if let socket = try reader.string("systemSocket", valid: { $0.hasPrefix("/") && $0.utf8.count < 108 }) { settings.systemSocket = socket }
+        if let user = try reader.string("systemUser", valid: { !$0.isEmpty && !$0.contains(where: \.isWhitespace) }) { settings.systemUser = user }
         try reader.rejectUnknownKeys(known: GateSettings.keys.map(\.name))
         if settings.lookupURL.lowercased().hasPrefix("http:"), !settings.allowInsecureLookup {
             throw ConfigurationError(

@@ -8,6 +8,7 @@ enum MapGateCLI {
     static let commands: [any Command.Type] = [
         CheckCommand.self, StatusCommand.self, CatalogCommand.self, SyncCommand.self, ListCommand.self,
         RemoveCommand.self, VerifyCommand.self, OpenCommand.self, ServeCommand.self, MirrorCommand.self, TileCommand.self, DemoCommand.self, PublishCommand.self,
+        SystemServiceCommand.self,
     ]
 
     static func main(_ argv: [String], environment: [String: String]) -> Int32 {
@@ -76,9 +77,11 @@ enum MapGateCLI {
         }
         do {
             let instance = try command.init(parsing: arguments)
-            // Every command reads and checks the user's configuration and the publisher's policy.
-            _ = try context.configuration()
+            // Every command reads and checks the publisher's policy; in system mode the machine's
+            // service runs it (SystemRelay), with its own configuration. Here, the user's.
             _ = try context.gateSettings()
+            if let code = try SystemRelay.run(arguments, argv: argv, context: context) { return code }
+            _ = try context.configuration()
             return try instance.run(context)
         } catch let error as UsageError {
             return usageFailure(error, environment: environment, json: context.json)

@@ -163,25 +163,45 @@ public struct OutputDestination: Sendable, Equatable {
     /// delivery) links it in beside `path` and renames it over `path`. An existing file keeps its
     /// permission bits (and, when running as root, its owner).
     private static func replaceAtomically(_ path: String, with data: Data, willDeliver: () -> Void, deliver: Delivery) throws {
-        let folder = PathText.deletingLastComponent(path)
-        let parent = folder.isEmpty ? "." : folder
-        let name = PathText.lastComponent(path)
-        let unnamed = open(parent, clinux_o_tmpfile() | O_WRONLY | O_CLOEXEC, 0o600)
-        var named: String?
-        let descriptor: Int32
-        if unnamed >= 0 {
-            descriptor = unnamed
-        } else {
-            // No O_TMPFILE here (FAT, some FUSE and network file systems): a named file.
-            var template = Array((parent + "/.\(name).mapgate-XXXXXX").utf8CString)
-            descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-            guard descriptor >= 0 else {
-                throw OutputError(path: path, reason: L.localized("creating a temporary file beside it: %1$s", "\(lastError())"), kind: .io)
-            }
-            named = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        }
-        defer { close(descriptor) }
+        let file = try TemporaryFile(beside: path)
+        defer { close(file.descriptor) }
         do {
+            try writeAll(data, to: file.descriptor, name: path, willDeliver: {}) { try $0() }
+            guard fsync(file.descriptor) == 0 else { throw OutputError(path: path, reason: "fsync: \(lastError())", kind: .io) }
+        } catch {
+            file.discard()
+            throw error
+        }
+        willDeliver()
+        try deliver { try file.moveIntoPlace() }
+    }
+
+    /// A file being written for `path`, in its folder: unnamed (`O_TMPFILE`) where the file system
+    /// allows, else a hidden named one; with an existing file's permission bits (and, when running
+    /// as root, its owner), else the umask's. ``moveIntoPlace()`` renames it over `path`.
+    struct TemporaryFile {
+        let path: String
+        let descriptor: Int32
+        private let named: String?
+
+        init(beside path: String) throws {
+            self.path = path
+            let folder = PathText.deletingLastComponent(path)
+            let parent = folder.isEmpty ? "." : folder
+            let name = PathText.lastComponent(path)
+            let unnamed = open(parent, clinux_o_tmpfile() | O_WRONLY | O_CLOEXEC, 0o600)
+            if unnamed >= 0 {
+                descriptor = unnamed
+                named = nil
+            } else {
+                // No O_TMPFILE here (FAT, some FUSE and network file systems): a named file.
+                var template = Array((parent + "/.\(name).mapgate-XXXXXX").utf8CString)
+                descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+                guard descriptor >= 0 else {
+                    throw OutputError(path: path, reason: L.localized("creating a temporary file beside it: %1$s", "\(lastError())"), kind: .io)
+                }
+                named = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            }
             var existing = stat()
             if stat(path, &existing) == 0 {
                 fchmod(descriptor, existing.st_mode & 0o7777)
@@ -191,19 +211,21 @@ public struct OutputDestination: Sendable, Equatable {
                 umask(mask)
                 fchmod(descriptor, 0o666 & ~mask)
             }
-            try writeAll(data, to: descriptor, name: path, willDeliver: {}) { try $0() }
-            guard fsync(descriptor) == 0 else { throw OutputError(path: path, reason: "fsync: \(lastError())", kind: .io) }
-        } catch {
-            if let named { unlink(named) }
-            throw error
         }
-        willDeliver()
-        try deliver {
+
+        /// Removes a named file (an unnamed one goes with its descriptor).
+        func discard() {
+            if let named { unlink(named) }
+        }
+
+        /// Gives the file its name: linked in beside `path` if unnamed, then renamed over it.
+        func moveIntoPlace() throws {
             let temporary: String
             if let named {
                 temporary = named
             } else {
-                temporary = try linkUnnamed(descriptor, beside: parent + "/.\(name).mapgate-", for: path)
+                let folder = PathText.deletingLastComponent(path)
+                temporary = try linkUnnamed(descriptor, beside: (folder.isEmpty ? "." : folder) + "/.\(PathText.lastComponent(path)).mapgate-", for: path)
             }
             guard rename(temporary, path) == 0 else {
                 let failure = OutputError(path: path, reason: "rename: \(lastError())", kind: .io)

@@ -33,6 +33,7 @@ enum SignalRouter {
         var nextID = 0
         var waiter: (@Sendable (Int32) -> Void)?
         var hangUp: (@Sendable () -> Void)?
+        var forwarder: (@Sendable (Int32) -> Void)?
     }
 
     private static let handlers = Locked(Handlers())
@@ -69,6 +70,10 @@ enum SignalRouter {
     }
 
     private static func route(_ number: Int32) {
+        if let forwarder = handlers.withLock({ $0.forwarder }) {
+            forwarder(number)
+            return
+        }
         let (waiter, hangUp) = handlers.withLock { handlers -> ((@Sendable (Int32) -> Void)?, (@Sendable () -> Void)?) in
             if number == SIGHUP, let hangUp = handlers.hangUp { return (nil, hangUp) }
             defer { handlers.waiter = nil }
@@ -126,6 +131,15 @@ enum SignalRouter {
         done.wait()
         handlers.withLock { $0.hangUp = nil }
         return received.withLock { $0 }
+    }
+
+    /// Runs `body` with every terminating signal handed to `forward` (on the router's thread)
+    /// instead of ending the run: a command the system service runs, which gets the signal and
+    /// ends (or reloads) as it would here (``SystemRelay``).
+    static func forwarding<Result>(to forward: @escaping @Sendable (Int32) -> Void, _ body: () throws -> Result) rethrows -> Result {
+        handlers.withLock { $0.forwarder = forward }
+        defer { handlers.withLock { $0.forwarder = nil } }
+        return try body()
     }
 
     /// Ends the process with `code`, unless a signal is already ending it (then this waits for that).

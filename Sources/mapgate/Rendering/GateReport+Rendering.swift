@@ -29,20 +29,22 @@ extension GateReport {
         var promptsShown: Int
         var lastLookup: String?
         var lookupError: String?
+        /// "per-user" or "system" (issue 36).
+        var mode: String
     }
 
-    var jsonLine: Line {
+    func jsonLine(mode: MachineMode) -> Line {
         let release = record.lastRelease
         return Line(
             installedVersion: installedVersion, storeVersion: release?.version, releaseDate: release?.releaseDate.map(Format.iso),
             releaseNotes: release?.releaseNotes, storeURL: release?.storeURL, state: stateName, pendingVersion: record.pendingVersion,
             firstSeen: record.firstSeen.map(Format.iso), graceUntil: graceEnd.map(Format.iso), usesLeft: usesLeft,
             promptsShown: record.promptsShown, lastLookup: record.lastLookupAt.map(Format.iso),
-            lookupError: lookupError.map { MapGateCLI.describe($0) } ?? record.lastLookupError)
+            lookupError: lookupError.map { MapGateCLI.describe($0) } ?? record.lastLookupError, mode: mode.rawValue)
     }
 
     /// The human form of the same data.
-    func humanLines(console: Console) -> [String] {
+    func humanLines(console: Console, mode: MachineMode) -> [String] {
         let release = record.lastRelease
         var rows: [(String, String)] = [(L.localized("installed version"), installedVersion)]
         if let release {
@@ -61,6 +63,10 @@ extension GateReport {
         rows.append((L.localized("gate"), console.paint(summary, color)))
         // A recovering record refuses every use until a lookup succeeds: "up to date" alone
         // would hide why the maps are refused.
+        switch mode {
+        case .system: rows.append((L.localized("mode"), L.localized("system: the machine's system service keeps the gate and the maps (managed policy)")))
+        case .perUser: rows.append((L.localized("mode"), L.localized("per-user: this user's own gate and maps (no managed policy sets system mode)")))
+        }
         if record.isRecovering {
             rows.append((L.localized("recovering"), console.paint(L.localized("the gate's state was lost or changed: the next use needs one successful store lookup ('mapgate check')"), .red)))
         }

@@ -1,0 +1,58 @@
+import FoundationEssentials
+import Glibc
+import MapGateBase
+
+/// A command's side of system mode (issue 36): sends the command line and the caller's three
+/// standard streams to the system service, then waits for its reply. The caller forwards its
+/// signals meanwhile (``LocalSocket/sendByte(_:)``).
+public struct SystemClient {
+    public let socket: LocalSocket
+
+    /// Connects to the service at `path`; a service that does not answer is ``SystemServiceUnreachable``.
+    public static func connect(to path: String, policy: String) throws -> SystemClient {
+        do {
+            return SystemClient(socket: try LocalSocket.connect(to: path))
+        } catch let error as LocalSocketError {
+            throw SystemServiceUnreachable(socket: path, policy: policy, reason: String(cString: strerror(error.code)))
+        }
+    }
+
+    /// Sends the request with `streams` (standard input, output and error, in that order).
+    public func send(_ request: SystemRequest, streams: [Int32]) throws {
+        try socket.send(try JSONEncoder().encode(request), descriptors: streams)
+    }
+
+    /// Waits for the reply, however long the command runs (a server runs until Ctrl-C).
+    public func reply() throws -> SystemReply {
+        let message: (body: Data, descriptors: [Int32])
+        do {
+            message = try socket.receive(limit: SystemRequest.sizeLimit, timeout: .greatestFiniteMagnitude)
+        } catch let error as LocalSocketError {
+            throw SystemServiceUnreachable(socket: socket.path, policy: nil, reason: String(cString: strerror(error.code)))
+        }
+        message.descriptors.forEach { close($0) }
+        guard let reply = try? JSONDecoder().decode(SystemReply.self, from: message.body) else {
+            throw SystemServiceUnreachable(socket: socket.path, policy: nil, reason: L.localized("its reply is not one mapgate understands"))
+        }
+        return reply
+    }
+}
+
+/// The machine is in system mode and its service does not answer (exit 69).
+public struct SystemServiceUnreachable: MapGateFailure, LocalizedError {
+    public var socket: String
+    /// The policy that set system mode, when known.
+    public var policy: String?
+    public var reason: String
+
+    public var kind: FailureKind { .unavailable }
+
+    public var errorDescription: String? {
+        if let policy {
+            return L.localized(
+                "this machine is in system mode (%1$s), and the mapgate system service does not answer at %2$s: %3$s; an administrator starts it with 'systemctl enable --now mapgate-system.socket'",
+                policy, socket, reason)
+        }
+        return L.localized("the mapgate system service at %1$s ended the request without an answer: %2$s", socket, reason)
+    }
+}

@@ -1,0 +1,56 @@
+import FoundationEssentials
+import MapGateBase
+
+/// Why the system service did not run a command: sent to the command, which says it in the
+/// user's language (``errorDescription``) and exits with ``kind``'s code.
+public struct SystemRefusal: Codable, Sendable, Equatable, MapGateFailure, LocalizedError {
+    public enum Reason: String, Codable, Sendable {
+        /// The command is not one the service runs (`publish`, `demo`, `mirror`…).
+        case command
+        /// Only the machine's map administrators (root, the `mapgate` group) may run it.
+        case administrator
+        /// An option that would make the service read or write a place the caller names, or
+        /// reach beyond this machine.
+        case option
+        /// Too many requests under way (for this user, or in all).
+        case busy
+        /// Not a request the service understands.
+        case request
+        /// The service could not start the command.
+        case start
+    }
+
+    public var reason: Reason
+    /// The command or option concerned.
+    public var subject: String
+
+    public init(_ reason: Reason, _ subject: String) {
+        self.reason = reason
+        self.subject = subject
+    }
+
+    public var kind: FailureKind {
+        switch reason {
+        case .command, .option: .usage
+        case .administrator, .request: .failure
+        case .busy, .start: .unavailable
+        }
+    }
+
+    public var errorDescription: String? {
+        switch reason {
+        case .command:
+            L.localized("'%1$s' is not available in system mode: the machine's maps are the system service's", subject)
+        case .administrator:
+            L.localized("'%1$s' changes the machine's maps: only root and members of the group %2$s may run it in system mode", subject, SystemAccess.administratorGroupName)
+        case .option:
+            L.localized("option --%1$s is not available in system mode (the system service runs the command, and reads and writes only its own files)", subject)
+        case .busy:
+            L.localized("the system service is busy (%1$s requests under way); try again", subject)
+        case .request:
+            L.localized("the system service did not understand the request: %1$s", subject)
+        case .start:
+            L.localized("the system service could not start the command: %1$s", subject)
+        }
+    }
+}

@@ -1,0 +1,49 @@
+import FoundationEssentials
+
+/// What a command sends the system service (issue 36): its command line and the few variables of
+/// its environment that only change how output looks. The three descriptors of its standard
+/// streams travel with the message (``LocalSocket/send(_:descriptors:)``); who sent it, the service
+/// learns from the kernel, never from here.
+public struct SystemRequest: Codable, Sendable, Equatable {
+    /// The arguments after the program's name, as the user typed them.
+    public var arguments: [String]
+    /// Variables of ``passedVariables`` only; anything else is dropped by the service.
+    public var environment: [String: String]
+
+    public init(arguments: [String], environment: [String: String]) {
+        self.arguments = arguments
+        self.environment = environment.filter { Self.passedVariables.contains($0.key) }
+    }
+
+    /// The user's language, terminal and display preferences: nothing here decides what the
+    /// service does, only how it says it. (Not `MAPGATE_*`, `XDG_*`, `HOME`, `LD_*`, proxies.)
+    public static let passedVariables: Set<String> = [
+        "LANG", "LANGUAGE", "LC_ALL", "LC_MESSAGES", "LC_CTYPE", "TERM", "COLUMNS", "NO_COLOR", "TZ",
+    ]
+
+    /// The most a request may be: a command line is far smaller.
+    public static let sizeLimit = 64 * 1024
+
+    /// `environment` checked again on the service's side: the passed names only, values without
+    /// control characters and of a sane length.
+    public var safeEnvironment: [String: String] {
+        environment.filter { key, value in
+            Self.passedVariables.contains(key) && value.utf8.count <= 256 && !value.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
+        }
+    }
+}
+
+/// The service's answer: the command's exit code once it ran, or why it did not run (the caller
+/// exits with the refusal's kind, as for any other error).
+public struct SystemReply: Codable, Sendable, Equatable {
+    public var exitCode: Int32?
+    public var refusal: SystemRefusal?
+
+    public init(exitCode: Int32) {
+        self.exitCode = exitCode
+    }
+
+    public init(refusal: SystemRefusal) {
+        self.refusal = refusal
+    }
+}

@@ -1,0 +1,175 @@
+import CLinux
+import FoundationEssentials
+import Glibc
+import MapGateBase
+
+/// The system service (issue 36): takes requests on a local socket and runs each as the service's
+/// own process: the same mapgate, started as the service's user with the service's environment
+/// (its data directory, gate record and clock), writing to the caller's terminal or files through
+/// the descriptors the caller sent. The caller's signals reach the command as bytes on the
+/// connection; a caller that goes away stops it (SIGTERM, which gives back an undelivered use).
+///
+/// What the caller may run is ``SystemAccess``'s decision, from the kernel's word on who it is.
+public final class SystemService: Sendable {
+    public struct Settings: Sendable {
+        /// The program each request runs: `/proc/self/exe`, the running binary itself.
+        public var executable = "/proc/self/exe"
+        /// The service's own environment, which every command runs with (plus the caller's
+        /// display variables, ``SystemRequest/passedVariables``).
+        public var environment: [String: String]
+        /// The administrators' group (nil: none exists, only root administers).
+        public var administratorGroup: gid_t?
+        /// Requests under way at once, in all and per user; more are refused (busy), not queued.
+        public var maximumRequests = 64
+        public var maximumRequestsPerUser = 8
+        /// How long a caller has to send its request once connected.
+        public var requestTimeout = 10.0
+        /// The signals a command gets the default action for (the service blocks them).
+        public var defaultSignals: [Int32]
+        /// The signals a caller may forward.
+        public var forwardedSignals: Set<UInt8> = [UInt8(SIGINT), UInt8(SIGTERM), UInt8(SIGHUP), UInt8(SIGQUIT)]
+
+        public init(environment: [String: String], administratorGroup: gid_t?, defaultSignals: [Int32]) {
+            self.environment = environment.filter { !["LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "NOTIFY_SOCKET"].contains($0.key) }
+            self.administratorGroup = administratorGroup
+            self.defaultSignals = defaultSignals
+        }
+    }
+
+    /// How the command line reads: its command and its options by long name with their values
+    /// (a flag's empty), as the command itself will parse it (nil: it does not parse, and the
+    /// command would only say so).
+    public typealias Parser = @Sendable (_ arguments: [String]) -> (command: String?, options: [String: String])?
+    /// A line for the service's log (the journal under systemd).
+    public typealias Log = @Sendable (_ line: String) -> Void
+
+    private let listener: LocalSocket
+    private let settings: Settings
+    private let parse: Parser
+    private let log: Log
+    private let underWay = Locked<[uid_t: Int]>([:])
+
+    public init(listener: LocalSocket, settings: Settings, parse: @escaping Parser, log: @escaping Log) {
+        self.listener = listener
+        self.settings = settings
+        self.parse = parse
+        self.log = log
+    }
+
+    /// Takes connections until the process ends, each on a thread of its own.
+    public func run() -> Never {
+        while true {
+            guard let connection = listener.accept() else { continue }
+            let peer: PeerCredentials
+            do {
+                peer = try connection.peer()
+            } catch {
+                continue
+            }
+            guard admit(peer.uid) else {
+                reply(connection, SystemReply(refusal: SystemRefusal(.busy, "\(settings.maximumRequestsPerUser)")))
+                continue
+            }
+            do {
+                try Threads.detach(name: "request") { [self] in
+                    defer { release(peer.uid) }
+                    serve(connection, peer: peer)
+                }
+            } catch {
+                release(peer.uid)
+                reply(connection, SystemReply(refusal: SystemRefusal(.start, errorMessage(error))))
+            }
+        }
+    }
+
+    private func admit(_ uid: uid_t) -> Bool {
+        underWay.withLock { counts in
+            let total = counts.values.reduce(0, +)
+            guard total < settings.maximumRequests, counts[uid, default: 0] < settings.maximumRequestsPerUser else { return false }
+            counts[uid, default: 0] += 1
+            return true
+        }
+    }
+
+    private func release(_ uid: uid_t) {
+        underWay.withLock { counts in
+            counts[uid, default: 1] -= 1
+            if counts[uid] == 0 { counts[uid] = nil }
+        }
+    }
+
+    private func serve(_ connection: LocalSocket, peer: PeerCredentials) {
+        let request: SystemRequest
+        var streams: [Int32]
+        do {
+            let message = try connection.receive(limit: SystemRequest.sizeLimit, timeout: settings.requestTimeout)
+            streams = message.descriptors
+            do {
+                request = try JSONDecoder().decode(SystemRequest.self, from: message.body)
+            } catch {
+                streams.forEach { close($0) }
+                return reply(connection, SystemReply(refusal: SystemRefusal(.request, L.localized("not a request"))))
+            }
+        } catch {
+            return  // the caller went away or never said anything
+        }
+        defer { streams.forEach { close($0) } }
+        guard streams.count == 3 else {
+            return reply(connection, SystemReply(refusal: SystemRefusal(.request, L.localized("expected three descriptors, got %1$s", "\(streams.count)"))))
+        }
+        let caller = "uid \(peer.uid) (pid \(peer.pid))"
+        guard let parsed = parse(request.arguments) else {
+            // A line the command could not parse: let it run, it only prints its usage error.
+            return run(request, streams: streams, connection: connection, caller: caller)
+        }
+        let isAdministrator = peer.uid == 0 || settings.administratorGroup.map(peer.isMember(of:)) ?? false
+        if let refusal = SystemAccess.check(command: parsed.command, options: parsed.options, isAdministrator: isAdministrator) {
+            log("\(caller): refused \(parsed.command ?? "-"): \(refusal.reason.rawValue) \(refusal.subject)")
+            return reply(connection, SystemReply(refusal: refusal))
+        }
+        run(request, streams: streams, connection: connection, caller: caller)
+    }
+
+    private func run(_ request: SystemRequest, streams: [Int32], connection: LocalSocket, caller: String) {
+        let environment = settings.environment.merging(request.safeEnvironment) { $1 }
+        let child: ChildProcess
+        do {
+            child = try ChildProcess.start(
+                settings.executable, arguments: ["mapgate"] + request.arguments, environment: environment,
+                standardStreams: streams, defaultSignals: settings.defaultSignals)
+        } catch {
+            return reply(connection, SystemReply(refusal: SystemRefusal(.start, errorMessage(error))))
+        }
+        log("\(caller): \(request.arguments.prefix(8).joined(separator: " ")) (pid \(child.pid))")
+        let ended = child.endDescriptor()
+        defer { if ended >= 0 { close(ended) } }
+        var watching = true
+        while ended >= 0 {
+            var entries = [pollfd(fd: ended, events: Int16(POLLIN), revents: 0), pollfd(fd: watching ? connection.fileDescriptor : -1, events: Int16(POLLIN), revents: 0)]
+            let result = poll(&entries, 2, -1)
+            if result < 0 {
+                if errno == EINTR { continue }
+                break
+            }
+            if entries[0].revents != 0 { break }
+            if entries[1].revents != 0 {
+                if let byte = connection.receiveByte() {
+                    if settings.forwardedSignals.contains(byte) { child.send(Int32(byte)) }
+                } else {
+                    // The caller is gone (killed, its terminal closed): the command stops and
+                    // gives back what it did not deliver.
+                    child.send(SIGTERM)
+                    watching = false
+                }
+            }
+        }
+        let status = child.wait()
+        log("\(caller): exit \(status) (pid \(child.pid))")
+        reply(connection, SystemReply(exitCode: status))
+    }
+
+    private func reply(_ connection: LocalSocket, _ reply: SystemReply) {
+        guard let body = try? JSONEncoder().encode(reply) else { return }
+        try? connection.send(body)
+    }
+}

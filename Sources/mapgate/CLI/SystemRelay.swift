@@ -1,0 +1,92 @@
+import FoundationEssentials
+import MapGate
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+private typealias L = Localization
+
+/// A command on a machine in system mode (issue 36): unless this process is the system service's
+/// own, the command runs in the service, which keeps the gate's record and the maps, and this
+/// process only hands it the command line and its terminal (``SystemClient``), forwards its
+/// signals and exits with the command's code. `tile -o FILE` is written here, as the user, from
+/// the bytes the service sends: the service opens no file a user names.
+enum SystemRelay {
+    /// Commands that never touch the machine's maps or gate, and run where they are typed.
+    static let local: Set<String> = ["publish", "demo", SystemServiceCommand.name]
+
+    /// Runs the command in the system service and returns its exit code; nil when it runs here
+    /// (per-user mode, a command of ``local``, or this process is the service's).
+    static func run(_ arguments: ParsedArguments, argv: [String], context: Context) throws -> Int32? {
+        let settings = try context.gateSettings()
+        guard settings.mode == .system, let command = arguments.command, !local.contains(command) else { return nil }
+        if let service = SystemAccount.uid(settings.systemUser), getuid() == service { return nil }
+        guard SystemAccess.isServed(command) else { throw SystemRefusal(.command, command) }
+        var forwarded = Array(argv.dropFirst())
+        var streams: [Int32] = [STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO]
+        var output: OutputDestination.TemporaryFile?
+        var opened: Int32 = -1
+        defer { if opened >= 0 { close(opened) } }
+        if command == TileCommand.name, let path = arguments.value("output"), path != "-" {
+            // The service writes the tile to standard output; here it is what the user named.
+            let destination = try OutputDestination.resolve(path)
+            switch destination.kind {
+            case .standardOutput:
+                break
+            case .writeThrough(let target, let append):
+                opened = open(target, O_WRONLY | O_CLOEXEC | (append ? O_APPEND : 0))
+                guard opened >= 0 else { throw OutputError(path: target, reason: String(cString: strerror(errno)), kind: .io) }
+                streams[1] = opened
+            case .replace(let target):
+                let file = try OutputDestination.TemporaryFile(beside: target)
+                output = file
+                opened = file.descriptor
+                streams[1] = opened
+            }
+            forwarded = replacingOutput(forwarded)
+        }
+        let policy = Locations.policyFile(environment: context.environment).path
+        let client = try SystemClient.connect(to: settings.systemSocket, policy: policy)
+        let socket = client.socket
+        let reply = try SignalRouter.forwarding(to: { socket.sendByte(UInt8($0)) }) {
+            try client.send(SystemRequest(arguments: forwarded, environment: context.environment), streams: streams)
+            return try client.reply()
+        }
+        if let refusal = reply.refusal {
+            output?.discard()
+            throw refusal
+        }
+        let code = reply.exitCode ?? ExitCode.failure
+        if let output {
+            if code == ExitCode.success {
+                guard fsync(output.descriptor) == 0 else { throw OutputError(path: output.path, reason: "fsync: \(String(cString: strerror(errno)))", kind: .io) }
+                try output.moveIntoPlace()
+            } else {
+                output.discard()
+            }
+        }
+        return code
+    }
+
+    /// The command line with `-o FILE` (or `--output FILE`, `--output=FILE`) made `-o -`.
+    private static func replacingOutput(_ arguments: [String]) -> [String] {
+        var result: [String] = []
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            if argument == "--" {
+                result += arguments[index...]
+                break
+            }
+            if argument == "-o" || argument == "--output" {
+                result += ["-o", "-"]
+                index += 2
+                continue
+            }
+            result.append(argument.hasPrefix("--output=") ? "--output=-" : argument)
+            index += 1
+        }
+        return result
+    }
+}

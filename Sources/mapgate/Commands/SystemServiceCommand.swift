@@ -1,0 +1,62 @@
+import FoundationEssentials
+import MapGate
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+private typealias L = Localization
+
+/// `mapgate system-service`: the system service of system mode (issue 36), run by systemd as the
+/// policy's `systemUser` (the package's `mapgate-system.service`, started by its socket).
+struct SystemServiceCommand: Command {
+    static let name = "system-service"
+    static let abstract = L.localized("Run the system service that keeps the machine's maps and gate (system mode; systemd starts it)")
+    static let discussion = L.localized("""
+        Takes the commands of every user of the machine on its socket and runs them as its own
+        user, with its own data directory, gate record and clock. Runs as the managed policy's
+        systemUser only; systemd hands it its socket (mapgate-system.socket), else it listens at
+        --socket or the policy's systemSocket. Runs until stopped.
+        """)
+    static let options = [
+        OptionSpec(name: "socket", value: "PATH", help: L.localized("listen here (default: the socket systemd hands over, else the policy's systemSocket)")),
+        OptionSpec(name: "admin-group", value: "GROUP", help: L.localized("the group whose members may change the machine's maps (default mapgate)")),
+    ]
+
+    let socketPath: String?
+    let administratorGroup: String
+
+    init(parsing arguments: ParsedArguments) throws {
+        try requireNoPositional(arguments, command: Self.self)
+        socketPath = arguments.value("socket")
+        administratorGroup = arguments.value("admin-group") ?? SystemAccess.administratorGroupName
+    }
+
+    func run(_ context: Context) throws -> Int32 {
+        let settings = try context.gateSettings()
+        guard let user = SystemAccount.uid(settings.systemUser), getuid() == user else {
+            throw UsageError(
+                message: L.localized("the system service runs as the user %1$s (the managed policy's systemUser), not as uid %2$s", settings.systemUser, "\(getuid())"),
+                usage: Self.usage)
+        }
+        let path = socketPath ?? settings.systemSocket
+        let listener = try LocalSocket.activated(environment: context.environment, path: path) ?? LocalSocket.listen(at: path)
+        let console = context.console
+        let group = SystemAccount.gid(administratorGroup)
+        if group == nil { console.warning(L.localized("no group %1$s: only root may change the machine's maps", administratorGroup)) }
+        let service = SystemService(
+            listener: listener,
+            settings: SystemService.Settings(environment: context.environment, administratorGroup: group, defaultSignals: SignalRouter.terminating + [SIGPIPE]),
+            parse: { arguments in
+                guard let parsed = try? ParsedArguments.parse(arguments, commandOptions: { name in MapGateCLI.commands.first { $0.name == name }?.options }) else { return nil }
+                var options = parsed.values
+                for flag in parsed.flags { options[flag] = "" }
+                return (parsed.command, options)
+            },
+            log: { console.note($0) })
+        try Threads.detach(name: "service") { service.run() }
+        console.note(L.localized("mapgate system service listening at %1$s", path))
+        SignalRouter.wait()
+        return ExitCode.success
+    }
+}

@@ -1,0 +1,160 @@
+import Foundation
+import MapGate
+import MapGateDemo
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A machine in system mode, for tests run as root (issue 36): the system service runs as a uid of
+/// its own (under `setpriv`, as systemd would start it, with its folder under the test's folder),
+/// the managed policy (root's, signed with the test key) says `"mode": "system"`, and commands run
+/// as other uids: ``administrator`` (in the administrators' group) and ``user`` (in none).
+/// A test origin serves the lookup and the catalog, as in ``CLIWorkspace``.
+public final class SystemMachine {
+    public static let serviceUID: uid_t = 64_101
+    public static let administrator: uid_t = 64_102
+    public static let user: uid_t = 64_103
+    public static let administratorsGroup: gid_t = 64_100
+
+    public let work: TemporaryDirectory
+    public let origin: TestOrigin
+    public let builder: CatalogBuilder
+    /// The binary, copied where every uid may run it.
+    public let binary: String
+    public let policyPath: String
+    public let socketPath: String
+    /// The service's own folder (its data directory, state, configuration): 0700, its uid's.
+    public let serviceFolder: String
+    public private(set) var service: BackgroundProcess?
+
+    public var lookupURL: String { origin.baseURL + "/lookup.json" }
+    public var catalogURL: String { origin.baseURL + "/catalog.json" }
+    public var serviceData: String { serviceFolder + "/data" }
+
+    public init() throws {
+        guard geteuid() == 0 else { throw MissingFixture(path: "root, to run the service and the users as uids of their own") }
+        work = try TemporaryDirectory()
+        chmod(work.path, 0o755)
+        try FileManager.default.createDirectory(atPath: work.file("www"), withIntermediateDirectories: true)
+        origin = try TestOrigin(root: work.file("www"))
+        builder = CatalogBuilder(root: work.file("www"))
+        binary = work.file("mapgate")
+        try FileManager.default.copyItem(atPath: try TestPaths.binary(), toPath: binary)
+        chmod(binary, 0o755)
+        policyPath = work.file("policy.json")
+        serviceFolder = work.file("service")
+        let run = work.file("run")
+        socketPath = run + "/system.sock"
+        for folder in [serviceFolder, run] {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            chown(folder, Self.serviceUID, Self.serviceUID)
+        }
+        chmod(serviceFolder, 0o700)
+        chmod(run, 0o755)
+        for uid in [Self.administrator, Self.user] {
+            let home = work.file("home-\(uid)")
+            try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+            chown(home, uid, uid)
+        }
+        try writePolicy([:])
+        try writeServiceConfig(["catalogURL": catalogURL])
+    }
+
+    deinit { service?.stop() }
+
+    /// The policy: system mode with this machine's socket and service uid, the origin's lookup,
+    /// and `fields` over it; signed with the test policy key (its lookup on 127.0.0.1 loosens).
+    public func writePolicy(_ fields: [String: Any]) throws {
+        let base: [String: Any] = [
+            "mode": "system", "systemSocket": socketPath, "systemUser": "\(Self.serviceUID)",
+            "appID": 1, "lookupURL": lookupURL, "allowInsecureLookup": true, "requireSignedCatalog": false,
+        ]
+        let data = try JSONSerialization.data(withJSONObject: base.merging(fields) { $1 }, options: [.sortedKeys])
+        try data.write(to: URL(fileURLWithPath: policyPath))
+        try PublisherKey.testPolicy.sign(policyPath)
+    }
+
+    /// The service's configuration file (where its catalog is).
+    public func writeServiceConfig(_ fields: [String: Any]) throws {
+        let path = serviceFolder + "/config.json"
+        try JSONSerialization.data(withJSONObject: fields).write(to: URL(fileURLWithPath: path))
+        chown(path, Self.serviceUID, Self.serviceUID)
+    }
+
+    /// Makes the origin's lookup answer report `version`.
+    public func publish(version: String) throws {
+        let answer: [String: Any] = ["resultCount": 1, "results": [["version": version, "trackViewUrl": "https://apps.example/mapgate", "trackId": 1]]]
+        try JSONSerialization.data(withJSONObject: answer).write(to: URL(fileURLWithPath: work.file("www/lookup.json")))
+    }
+
+    /// Adds a region made from a real MBTiles file to the origin's catalog.
+    public func offer(_ id: String, fixture: String, format: String, version: String = "1") throws {
+        try builder.add(id: id, source: try TestPaths.shared("mbtiles/" + fixture), version: version, format: format)
+        try builder.write()
+    }
+
+    /// The service's environment, as packaging/mapgate-system.service sets it.
+    public var serviceEnvironment: [String: String] {
+        [
+            "HOME": serviceFolder, "MAPGATE_DATA_DIR": serviceData, "XDG_STATE_HOME": serviceFolder + "/state",
+            "MAPGATE_CONFIG": serviceFolder + "/config.json", "XDG_CONFIG_HOME": serviceFolder, "MAPGATE_POLICY": policyPath,
+            "NO_COLOR": "1", "TZ": "UTC", "DONT_FAKE_MONOTONIC": "1",
+        ]
+    }
+
+    /// Starts the service as its uid (at `time`, a frozen libfaketime time, if given: the clock is
+    /// the service's) and waits for its socket.
+    public func startService(at time: String? = nil) throws {
+        service?.stop()
+        let faked = time.map { ["/usr/bin/faketime", $0] } ?? []
+        let process = try BackgroundProcess(
+            "/usr/bin/setpriv",
+            ["--reuid=\(Self.serviceUID)", "--regid=\(Self.serviceUID)", "--clear-groups"] + faked
+                + [binary, "system-service", "--admin-group", "\(Self.administratorsGroup)"],
+            environment: serviceEnvironment)
+        service = process
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline {
+            if (try? LocalSocket.connect(to: socketPath)) != nil { return }
+            usleep(20_000)
+        }
+        throw MissingFixture(path: "the system service's socket (stderr: \(process.stderr))")
+    }
+
+    /// The command line that runs `arguments` as `uid` (root: as is), the administrator with the
+    /// administrators' group as a supplementary group.
+    public func command(_ arguments: [String], as uid: uid_t) -> (String, [String]) {
+        guard uid != 0 else { return (arguments[0], Array(arguments.dropFirst())) }
+        let groups = uid == Self.administrator ? ["--groups=\(Self.administratorsGroup)"] : ["--clear-groups"]
+        return ("/usr/bin/setpriv", ["--reuid=\(uid)", "--regid=\(uid)"] + groups + arguments)
+    }
+
+    /// A user's environment: the policy (as the machine has it), a home of their own.
+    public func environment(of uid: uid_t) -> [String: String] {
+        let home = uid == 0 ? work.file("home-root") : work.file("home-\(uid)")
+        return ["HOME": home, "XDG_STATE_HOME": home + "/state", "XDG_DATA_HOME": home + "/data", "XDG_CONFIG_HOME": home + "/config",
+                "MAPGATE_POLICY": policyPath, "NO_COLOR": "1", "TZ": "UTC", "DONT_FAKE_MONOTONIC": "1"]
+    }
+
+    /// Runs `mapgate arguments` as `uid`, with `prefix` (such as `faketime TIME`) before it.
+    public func run(_ arguments: [String], as uid: uid_t, prefix: [String] = [], environment: [String: String] = [:], stdin: String? = nil) throws -> ProcessResult {
+        let (program, rest) = command(prefix + [binary] + arguments, as: uid)
+        return try runProcess(program, rest, environment: self.environment(of: uid).merging(environment) { $1 }, stdin: stdin)
+    }
+
+    /// Starts `mapgate arguments` as `uid` without waiting.
+    public func start(_ arguments: [String], as uid: uid_t, environment: [String: String] = [:]) throws -> BackgroundProcess {
+        let (program, rest) = command([binary] + arguments, as: uid)
+        return try BackgroundProcess(program, rest, environment: self.environment(of: uid).merging(environment) { $1 })
+    }
+
+    /// The prompted uses the service's gate has spent, from `status --json` as root.
+    public func promptsShown() throws -> Int {
+        let status = try run(["status", "--json"], as: 0)
+        guard let shown = try MapGateBinary.json(status.stdout)["promptsShown"] as? Int else {
+            throw MissingFixture(path: "promptsShown in status --json (\(status.stdout) \(status.stderr))")
+        }
+        return shown
+    }
+}

@@ -1,0 +1,202 @@
+import Foundation
+import MapGate
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// System mode (issue 36): the service, run as a uid of its own, keeps the machine's maps and gate;
+/// users' commands are its clients. Needs root (to be several uids), as CI runs the tests.
+@Suite(.enabled(if: geteuid() == 0, "needs root to run the service and users as uids of their own"))
+struct SystemModeTests {
+    let machine: SystemMachine
+    let administrator = SystemMachine.administrator
+    let user = SystemMachine.user
+    let during = "2027-02-05 00:00:00"
+
+    init() throws {
+        machine = try SystemMachine()
+        try machine.publish(version: "1.4.0")
+        try machine.offer("plain", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
+    }
+
+    func homeIsEmpty(_ uid: uid_t) -> Bool {
+        ((try? FileManager.default.contentsOfDirectory(atPath: machine.work.file("home-\(uid)"))) ?? []).isEmpty
+    }
+
+    /// An administrator installs a region through the service; any user lists it and reads a
+    /// tile; the maps are the service's, and no user gets a file of mapgate's in their home.
+    @Test func usersAreClientsOfTheService() throws {
+        try machine.startService()
+        let sync = try machine.run(["sync", "plain"], as: administrator)
+        #expect(sync.status == 0, "\(sync.stderr)")
+        #expect(FileManager.default.fileExists(atPath: machine.serviceData + "/regions/plain.mbtiles"))
+        let list = try machine.run(["list"], as: user)
+        #expect(list.status == 0 && list.stdout.contains("plain"), "\(list.stdout) \(list.stderr)")
+        // tile -o: the file is the user's, written from the service's bytes.
+        let target = machine.work.file("home-\(user)/tile.png")
+        let tile = try machine.run(["tile", "plain", "0", "0", "0", "-o", target], as: user)
+        #expect(tile.status == 0, "\(tile.stderr)")
+        var info = stat()
+        #expect(stat(target, &info) == 0 && info.st_uid == user, "the tile file belongs to the user who asked")
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: target))
+        #expect(bytes.starts(with: [0x89, 0x50, 0x4E, 0x47]), "a PNG tile")
+        try FileManager.default.removeItem(atPath: target)
+        #expect(homeIsEmpty(user) && homeIsEmpty(administrator), "system mode writes nothing of mapgate's into a user's home")
+        let status = try machine.run(["status", "--json"], as: user)
+        #expect(try MapGateBinary.json(status.stdout)["mode"] as? String == "system", "\(status.stdout) \(status.stderr)")
+    }
+
+    /// Changing the machine's maps is for root and the administrators' group; everybody views.
+    @Test func onlyAdministratorsChangeTheMaps() throws {
+        try machine.startService()
+        let refused = try machine.run(["sync", "plain"], as: user)
+        #expect(refused.status == 1, "\(refused.stderr)")
+        #expect(refused.stderr.contains("only root and members of the group mapgate"), "\(refused.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: machine.serviceData + "/regions/plain.mbtiles"))
+        let root = try machine.run(["sync", "plain"], as: 0)
+        #expect(root.status == 0, "\(root.stderr)")
+        let remove = try machine.run(["remove", "plain"], as: user)
+        #expect(remove.status == 1, "\(remove.stderr)")
+        let removed = try machine.run(["remove", "plain"], as: administrator)
+        #expect(removed.status == 0, "\(removed.stderr)")
+    }
+
+    /// Options that would make the service read or write a place the caller names are refused
+    /// (exit 64) before anything runs; another address for the tile server is the administrators'.
+    @Test(arguments: [
+        ["list", "--data-dir", "/tmp"], ["--config", "/tmp/c.json", "status"], ["sync", "--from", "/tmp", "plain"],
+        ["serve", "--share", "/tmp"], ["open", "plain", "--browser"], ["mirror", "/tmp/m"],
+    ])
+    func optionsThatNameFilesAreRefused(_ arguments: [String]) throws {
+        try machine.startService()
+        let result = try machine.run(arguments, as: administrator)
+        #expect(result.status == 64, "\(arguments): \(result.stderr)")
+        #expect(result.stderr.contains("system mode"), "\(result.stderr)")
+    }
+
+    @Test func anotherAddressIsTheAdministrators() throws {
+        try machine.startService()
+        let result = try machine.run(["serve", "--host", "0.0.0.0", "--port", "0"], as: user)
+        #expect(result.status == 1 && result.stderr.contains("--host"), "\(result.stderr)")
+    }
+
+    /// The gate is the service's: a user's own clock (faketime), preloaded library, state folder
+    /// or restored backup changes nothing, and a closed gate stays closed for everyone.
+    @Test func aUsersOwnWorldGivesNothing() throws {
+        try machine.startService(at: "2027-01-01 00:00:00")
+        #expect(try machine.run(["sync", "plain"], as: 0).status == 0)
+        try machine.publish(version: "1.5.0")
+        #expect(try machine.run(["check"], as: 0).status == 0)
+        try machine.startService(at: during)
+        for _ in 0..<5 {
+            let use = try machine.run(["tile", "plain", "0", "0", "0", "-o", "/dev/null"], as: user)
+            #expect(use.status == 0, "\(use.stderr)")
+        }
+        let closed = try machine.run(["tile", "plain", "0", "0", "0", "-o", "/dev/null"], as: user)
+        #expect(closed.status == 77, "\(closed.stderr)")
+        // A user's own clock, back before the release: the service's clock decides.
+        let faked = try machine.run(["tile", "plain", "0", "0", "0", "-o", "/dev/null"], as: user, prefix: ["/usr/bin/faketime", "2026-06-01 00:00:00"])
+        #expect(faked.status == 77, "\(faked.stderr)")
+        // Another state folder and data directory in the environment: not the service's.
+        let elsewhere = try machine.run(
+            ["tile", "plain", "0", "0", "0", "-o", "/dev/null"], as: user, environment: ["XDG_STATE_HOME": "/tmp", "MAPGATE_DATA_DIR": "/tmp"])
+        #expect(elsewhere.status == 77, "\(elsewhere.stderr)")
+        #expect(try machine.promptsShown() == 5)
+    }
+
+    /// The prompt is asked at the user's own terminal by the command the service runs; Ctrl-C
+    /// there costs nothing, "later" spends one of the machine's uses.
+    @Test func thePromptIsAskedAtTheUsersTerminal() throws {
+        try machine.startService(at: "2027-01-01 00:00:00")
+        #expect(try machine.run(["sync", "plain"], as: 0).status == 0)
+        try machine.publish(version: "1.5.0")
+        #expect(try machine.run(["check"], as: 0).status == 0)
+        try machine.startService(at: during)
+        let (program, arguments) = machine.command([machine.binary, "tile", "plain", "0", "0", "0", "-o", "/dev/null"], as: user)
+        let environment = machine.environment(of: user).merging(["PATH": "/usr/bin:/bin", "TERM": "xterm"]) { $1 }
+        let cancelled = try TerminalSession.run(program, arguments, environment: environment, steps: [.init(waitFor: "Update now or later?", send: "\u{03}")])
+        #expect(cancelled.status == 130, "\(cancelled.screen)")
+        #expect(try machine.promptsShown() == 0, "Ctrl-C at the prompt spent a use: \(cancelled.screen)")
+        let later = try TerminalSession.run(program, arguments, environment: environment, steps: [.init(waitFor: "Update now or later?", send: "l\r")])
+        #expect(later.status == 0, "\(later.screen)")
+        #expect(later.screen.contains("5 uses left"), "\(later.screen)")
+        #expect(try machine.promptsShown() == 1)
+    }
+
+    /// Ctrl-C reaches the command the service runs (a server stops in order); a client killed
+    /// outright (SIGKILL) stops it too: nothing of the user's keeps running as the service.
+    @Test func signalsReachTheCommandAndAGoneClientStopsIt() throws {
+        try machine.startService()
+        #expect(try machine.run(["sync", "plain"], as: 0).status == 0)
+        for signal in [SIGINT, SIGKILL] {
+            let server = try machine.start(["serve", "--port", "0"], as: user)
+            guard let line = server.firstLine(), let url = line.split(separator: " ").first(where: { $0.hasPrefix("http://") }) else {
+                Issue.record("no URL from serve through the service: \(server.stderr)")
+                server.stop()
+                return
+            }
+            let base = url.hasSuffix("/") ? String(url.dropLast()) : String(url)
+            let health = try runProcess("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", base + "/health"])
+            #expect(health.stdout == "200")
+            server.signal(signal)
+            let deadline = Date().addingTimeInterval(10)
+            var stopped = false
+            while Date() < deadline, !stopped {
+                stopped = (try? runProcess("/usr/bin/curl", ["-s", "-o", "/dev/null", "--max-time", "1", base + "/health"]))?.status != 0
+                if !stopped { usleep(100_000) }
+            }
+            #expect(stopped, "the service's server still answers after the client got \(signal)")
+            server.stop()
+        }
+    }
+
+    /// A user who opens connections and says nothing holds at most their own share of the
+    /// service: the next is refused as busy, and others are still served.
+    @Test func aFloodOfIdleConnectionsIsRefusedNotQueued() throws {
+        try machine.startService()
+        // As root (uid 0): connections that send nothing, one after another, until one is refused.
+        var idle: [LocalSocket] = []
+        var refusal: SystemRefusal?
+        for _ in 0..<12 {
+            let connection = try LocalSocket.connect(to: machine.socketPath)
+            if let message = try? connection.receive(limit: 65536, timeout: 0.5) {
+                refusal = try JSONDecoder().decode(SystemReply.self, from: message.body).refusal
+                break
+            }
+            idle.append(connection)
+        }
+        #expect(refusal?.reason == .busy)
+        #expect(idle.count <= 8, "one user holds at most eight requests under way")
+        let other = try machine.run(["list"], as: user)
+        #expect(other.status == 0, "another user is still served: \(other.stderr)")
+        withExtendedLifetime(idle) {}
+    }
+
+    /// The service refuses to run as anyone but the policy's systemUser, and a machine whose
+    /// service is down says so and how to start it (exit 69).
+    @Test func aServiceThatIsNotThereIsNamed() throws {
+        let result = try machine.run(["list"], as: user)
+        #expect(result.status == 69, "\(result.stderr)")
+        #expect(result.stderr.contains("systemctl enable --now mapgate-system.socket"), "\(result.stderr)")
+        let wrongUser = try machine.run(["system-service"], as: user)
+        #expect(wrongUser.status == 64, "\(wrongUser.stderr)")
+    }
+
+    /// The units the package ships pass systemd's own check.
+    @Test func theUnitsVerify() throws {
+        let folder = machine.work.file("units")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let names = ["mapgate-system.socket", "mapgate-system.service", "mapgate-system-sync.service", "mapgate-system-sync.timer"]
+        for name in names {
+            // ExecStart must name an existing program: the binary under test stands in for /usr/bin/mapgate.
+            let text = try String(contentsOfFile: TestPaths.repository + "/packaging/" + name, encoding: .utf8)
+            try text.replacingOccurrences(of: "/usr/bin/mapgate", with: machine.binary).write(toFile: folder + "/" + name, atomically: true, encoding: .utf8)
+        }
+        let result = try runProcess("/usr/bin/systemd-analyze", ["verify", "--man=no"] + names.map { folder + "/" + $0 }, environment: ["SYSTEMD_LOG_LEVEL": "notice"])
+        #expect(result.status == 0, "\(result.stdout) \(result.stderr)")
+        #expect(result.stderr.isEmpty, "\(result.stderr)")
+    }
+}
