@@ -6,6 +6,10 @@ import MapGate
 /// them. Region ids come from `mapgate list --json` (offline); `sync` completes the installed ids
 /// and those of the catalog the last sync kept (`mapgate catalog --saved --json`, offline too).
 enum Completions {
+    /// The commands offered: all but `system-service`, which systemd runs (`mapgate sy<Tab>` is
+    /// `sync`).
+    private static var completed: [any Command.Type] { MapGateCLI.commands.filter { $0.name != SystemServiceCommand.name } }
+
     static let shells = ["bash", "zsh", "fish"]
 
     static func script(for shell: String) -> String? {
@@ -53,7 +57,7 @@ enum Completions {
     // MARK: bash
 
     private static func bash() -> String {
-        let commands = MapGateCLI.commands.map { $0.name }
+        let commands = completed.map { $0.name }
         let global = ParsedArguments.globalOptions.flatMap(names)
         var script = [
             "# bash completion for mapgate \(BuildInfo.version), made by `mapgate help completions bash`",
@@ -70,7 +74,7 @@ enum Completions {
         for option in ParsedArguments.globalOptions where option.value != nil {
             valued += names(option).map { "*:" + $0 }
         }
-        for command in MapGateCLI.commands {
+        for command in completed {
             for option in command.options where option.value != nil {
                 valued += names(option).map { command.name + ":" + $0 }
             }
@@ -85,7 +89,7 @@ enum Completions {
             "  case \"$command:$prev\" in",
         ]
         var files: [String] = [], directories: [String] = [], free: [String] = []
-        for (command, option) in [("*", ParsedArguments.globalOptions)] + MapGateCLI.commands.map({ ($0.name, $0.options) }) {
+        for (command, option) in [("*", ParsedArguments.globalOptions)] + completed.map({ ($0.name, $0.options) }) {
             for spec in option where spec.value != nil {
                 let patterns = names(spec).map { command + ":" + $0 }
                 switch valueKind(spec.value!) {
@@ -105,7 +109,7 @@ enum Completions {
             "    \"\") COMPREPLY=($(compgen -W \"\(commands.joined(separator: " ")) help $options\" -- \"$cur\")); return ;;",
             "    help) words=\"\(commands.joined(separator: " "))\" ;;",
         ]
-        for command in MapGateCLI.commands {
+        for command in completed {
             let own = command.options.flatMap(names)
             var line = "    \(command.name))"
             if !own.isEmpty { line += " options+=\" \(own.joined(separator: " "))\";" }
@@ -165,16 +169,16 @@ enum Completions {
             "  local curcontext=\"$curcontext\" state line",
             "  local -a global commands",
             "  global=(" + ParsedArguments.globalOptions.map(spec).joined(separator: " ") + ")",
-            "  commands=(" + MapGateCLI.commands.map { quoted($0.name + ":" + described($0.abstract)) }.joined(separator: " ")
+            "  commands=(" + completed.map { quoted($0.name + ":" + described($0.abstract)) }.joined(separator: " ")
                 + " 'help:help for mapgate or a command')",
             "  _arguments -C $global '1:command:->command' '*::argument:->argument'",
             "  case $state in",
             "    command) _describe -t commands 'mapgate command' commands ;;",
             "    argument)",
             "      case $words[1] in",
-            "        help) _arguments '1:command:(\(MapGateCLI.commands.map { $0.name }.joined(separator: " ")))' ;;",
+            "        help) _arguments '1:command:(\(completed.map { $0.name }.joined(separator: " ")))' ;;",
         ]
-        for command in MapGateCLI.commands {
+        for command in completed {
             var specs = ["$global"] + command.options.map(spec)
             let positional = positionals(of: command)
             for (index, kind) in positional.kinds.enumerated() {
@@ -209,7 +213,7 @@ enum Completions {
             parts.append("-d " + quoted(option.help))
             return parts.joined(separator: " ")
         }
-        let names = MapGateCLI.commands.map { $0.name }.joined(separator: " ")
+        let names = completed.map { $0.name }.joined(separator: " ")
         var script = [
             "# fish completion for mapgate \(BuildInfo.version), made by `mapgate help completions fish`",
             "complete -c mapgate -f",
@@ -217,13 +221,13 @@ enum Completions {
             "function __mapgate_offered; begin; mapgate list --json; mapgate catalog --saved --json; end 2>/dev/null | "
                 + #"string replace -rf '.*"id":"([^"]*)".*' '$1' | sort -u; end"#,
         ]
-        for command in MapGateCLI.commands {
+        for command in completed {
             script.append("complete -c mapgate -n " + quoted("not __fish_seen_subcommand_from \(names) help") + " -a \(command.name) -d " + quoted(command.abstract))
         }
         script.append("complete -c mapgate -n " + quoted("not __fish_seen_subcommand_from \(names) help") + " -a help -d 'help for mapgate or a command'")
         script.append("complete -c mapgate -n '__fish_seen_subcommand_from help' -a " + quoted(names))
         script += ParsedArguments.globalOptions.map { line($0, condition: nil) }
-        for command in MapGateCLI.commands {
+        for command in completed {
             script += command.options.map { line($0, condition: "__fish_seen_subcommand_from \(command.name)") }
             // Which positional the cursor is on: the words typed so far that are not options
             // (an option's value counts too: close enough for completion).

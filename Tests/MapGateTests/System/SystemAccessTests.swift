@@ -1,0 +1,79 @@
+import Foundation
+import MapGate
+import TestSupport
+import Testing
+
+/// Who may ask the system service for what (issue 36): the one table, and the policy keys that turn
+/// system mode on.
+@Suite struct SystemAccessTests {
+    @Test(arguments: ["list", "status", "check", "catalog", "verify", "tile", "open", "serve"])
+    func everyUserViews(_ command: String) {
+        #expect(SystemAccess.check(command: command, options: [:], isAdministrator: false) == nil)
+    }
+
+    @Test(arguments: ["sync", "remove"])
+    func onlyAdministratorsChange(_ command: String) {
+        #expect(SystemAccess.check(command: command, options: [:], isAdministrator: false) == SystemRefusal(.administrator, command))
+        #expect(SystemAccess.check(command: command, options: [:], isAdministrator: true) == nil)
+    }
+
+    @Test(arguments: ["publish", "demo", "mirror", "system-service", "help", "nosuch"])
+    func otherCommandsAreNotTheServices(_ command: String) {
+        #expect(SystemAccess.check(command: command, options: [:], isAdministrator: true)?.reason == .command)
+    }
+
+    @Test func noCommandIsRefused() {
+        #expect(SystemAccess.check(command: nil, options: [:], isAdministrator: true)?.reason == .command)
+    }
+
+    /// Options naming files are refused even to root: the service opens nothing a caller names.
+    @Test(arguments: [
+        ("list", "data-dir"), ("status", "config"), ("sync", "from"), ("serve", "share"), ("tile", "output"), ("open", "browser"),
+    ])
+    func optionsThatNameFilesAreRefusedToEveryone(_ command: String, _ option: String) {
+        #expect(SystemAccess.check(command: command, options: [option: "/tmp/x"], isAdministrator: true) == SystemRefusal(.option, option))
+    }
+
+    @Test func standardOutputIsNotAFile() {
+        #expect(SystemAccess.check(command: "tile", options: ["output": "-"], isAdministrator: false) == nil)
+        #expect(SystemAccess.check(command: "tile", options: ["output": "/tmp/t.png"], isAdministrator: false)?.reason == .option)
+    }
+
+    @Test func anotherAddressIsTheAdministrators() {
+        #expect(SystemAccess.check(command: "serve", options: ["host": "0.0.0.0"], isAdministrator: false) == SystemRefusal(.administrator, "--host"))
+        #expect(SystemAccess.check(command: "open", options: ["allow-host": "maps.lan"], isAdministrator: false)?.reason == .administrator)
+        #expect(SystemAccess.check(command: "serve", options: ["host": "0.0.0.0"], isAdministrator: true) == nil)
+    }
+
+    /// Only the passed variables reach the command, without control characters.
+    @Test func theRequestCarriesOnlyDisplayVariables() {
+        let request = SystemRequest(
+            arguments: ["list"],
+            environment: ["LANG": "ja_JP.UTF-8", "LD_PRELOAD": "/x.so", "MAPGATE_DATA_DIR": "/tmp", "XDG_STATE_HOME": "/tmp", "FAKETIME": "-1d", "TERM": "xterm\u{1b}]0;x"])
+        #expect(request.environment.keys.sorted() == ["LANG", "TERM"])
+        #expect(request.safeEnvironment == ["LANG": "ja_JP.UTF-8"])
+        // A hostile client sends what it likes: the service filters again.
+        var forged = request
+        forged.environment["LD_PRELOAD"] = "/x.so"
+        #expect(forged.safeEnvironment == ["LANG": "ja_JP.UTF-8"])
+    }
+
+    /// `"mode": "system"` only tightens, so an unsigned policy may set it; once the profile is in
+    /// system mode, leaving it (or moving its service) loosens.
+    @Test func systemModeOnlyTightens() throws {
+        let profile = GateSettings()
+        var system = profile
+        system.mode = .system
+        system.systemSocket = "/tmp/s.sock"
+        #expect(system.loosenedKeys(comparedTo: profile).isEmpty)
+        #expect(Set(profile.loosenedKeys(comparedTo: system)) == ["mode", "systemSocket"])
+    }
+
+    @Test func thePolicyReadsTheModeKeys() throws {
+        let settings = try ManagedPolicy.parse(
+            Data(#"{"mode": "system", "systemSocket": "/run/x/s.sock", "systemUser": "maps"}"#.utf8), path: "p.json", over: GateSettings())
+        #expect(settings.mode == .system && settings.systemSocket == "/run/x/s.sock" && settings.systemUser == "maps")
+        #expect(throws: ConfigurationError.self) { try ManagedPolicy.parse(Data(#"{"mode": "machine"}"#.utf8), path: "p.json", over: GateSettings()) }
+        #expect(throws: ConfigurationError.self) { try ManagedPolicy.parse(Data(#"{"systemSocket": "relative.sock"}"#.utf8), path: "p.json", over: GateSettings()) }
+    }
+}
