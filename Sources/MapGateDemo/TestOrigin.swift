@@ -20,6 +20,8 @@ public final class TestOrigin: Sendable {
         public var range: String?
         public var ifRange: String?
         public var userAgent: String?
+        /// The `Authorization` header (system mode's catalog credentials).
+        public var authorization: String?
         public var target: String
     }
 
@@ -89,7 +91,8 @@ private final class OriginHandler: HTTPRequestHandler {
         origin.record(
             TestOrigin.Hit(
                 method: request.method, path: request.path, range: request.header("Range"),
-                ifRange: request.header("If-Range"), userAgent: request.header("User-Agent"), target: request.target))
+                ifRange: request.header("If-Range"), userAgent: request.header("User-Agent"), authorization: request.header("Authorization"),
+                target: request.target))
         var path = request.path
         var fault = Fault()
         if path.hasPrefix("/_fault/") {

@@ -48,6 +48,9 @@ public final class BackgroundProcess: @unchecked Sendable {
         }
     }
 
+    /// Whether it still runs.
+    public var isRunning: Bool { process.isRunning }
+
     /// The process's id (of `faketime` when the run is wrapped in it).
     public var processIdentifier: Int32 { process.processIdentifier }
 

@@ -49,6 +49,32 @@ struct SystemModeTests {
         #expect(try MapGateBinary.json(status.stdout)["mode"] as? String == "system", "\(status.stdout) \(status.stderr)")
     }
 
+    /// The machine's catalog credentials go with every catalog and package request the service
+    /// makes, never to the store; a file other users may read is refused, not used.
+    @Test func catalogCredentialsGoOnlyToThePublisher() throws {
+        let path = machine.serviceFolder + "/credentials"
+        try Data(#"{"authorization": "Bearer machine-7"}"#.utf8).write(to: URL(fileURLWithPath: path))
+        chown(path, SystemMachine.serviceUID, SystemMachine.serviceUID)
+        chmod(path, 0o600)
+        try machine.writePolicy(["credentialsFile": path])
+        try machine.startService()
+        #expect(try machine.run(["check"], as: 0).status == 0)
+        let sync = try machine.run(["sync", "plain"], as: administrator)
+        #expect(sync.status == 0, "\(sync.stderr)")
+        let hits = machine.origin.requests
+        let publisher = hits.filter { $0.path.hasSuffix("catalog.json") || $0.path.contains("packages/") }
+        #expect(!publisher.isEmpty)
+        #expect(publisher.allSatisfy { $0.authorization == "Bearer machine-7" }, "\(publisher.map { ($0.path, $0.authorization) })")
+        let lookups = hits.filter { $0.path.hasSuffix("lookup.json") }
+        #expect(!lookups.isEmpty && lookups.allSatisfy { $0.authorization == nil }, "the store never gets the publisher's credentials")
+        // The user's own process never reads them: it cannot (0600, the service's).
+        #expect(try machine.run(["list"], as: user).status == 0)
+        chmod(path, 0o644)
+        let exposed = try machine.run(["sync", "plain"], as: administrator)
+        #expect(exposed.status == 64, "\(exposed.stderr)")
+        #expect(exposed.stderr.contains("other users may read it"), "\(exposed.stderr)")
+    }
+
     /// Changing the machine's maps is for root and the administrators' group; everybody views.
     @Test func onlyAdministratorsChangeTheMaps() throws {
         try machine.startService()
@@ -151,6 +177,25 @@ struct SystemModeTests {
             #expect(stopped, "the service's server still answers after the client got \(signal)")
             server.stop()
         }
+    }
+
+    /// Stopping the service (systemctl stop) stops the commands it runs; none is left behind
+    /// running as the service's user, and the user's command ends too.
+    @Test func stoppingTheServiceStopsItsCommands() throws {
+        try machine.startService()
+        #expect(try machine.run(["sync", "plain"], as: 0).status == 0)
+        let server = try machine.start(["serve", "--port", "0"], as: user)
+        defer { server.stop() }
+        guard let line = server.firstLine(), let url = line.split(separator: " ").first(where: { $0.hasPrefix("http://") }) else {
+            Issue.record("no URL from serve through the service: \(server.stderr)")
+            return
+        }
+        machine.service?.stop()
+        let health = try runProcess("/usr/bin/curl", ["-s", "-o", "/dev/null", "--max-time", "2", String(url) + "health"])
+        #expect(health.status != 0, "the service's server still answers after the service stopped")
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline, server.isRunning { usleep(50_000) }
+        #expect(!server.isRunning, "the user's serve did not end with the service")
     }
 
     /// A user who opens connections and says nothing holds at most their own share of the

@@ -18,6 +18,9 @@ public struct HTTPClient: Sendable {
     public var usesProxies = true
     /// Whether a redirect may lead from `https` to plain `http`. The store lookup refuses it.
     public var allowsDowngrade = true
+    /// An `Authorization` header for every request (system mode's catalog credentials). libcurl
+    /// does not send it on to another host a redirect leads to.
+    public var authorization: String?
 
     public init(userAgent: String = BuildInfo.userAgent, caFile: String? = nil) {
         self.userAgent = userAgent
@@ -96,7 +99,9 @@ public struct HTTPClient: Sendable {
         try easy.set(CURLOPT_SSL_VERIFYPEER, 1)
         try easy.set(CURLOPT_SSL_VERIFYHOST, 2)
         if let caFile { try easy.set(CURLOPT_CAINFO, caFile) }
-        try easy.setHeaders(request.headers)
+        var headers = request.headers
+        if let authorization, request.url.lowercased().hasPrefix("http") { headers.append(("Authorization", authorization)) }
+        try easy.setHeaders(headers)
     }
 }
 

@@ -52,6 +52,8 @@ public struct GateSettings: Sendable, Equatable {
     /// The user the system service runs as, by name or number: a process of that user is the
     /// service (it runs commands itself); every other asks it.
     public var systemUser: String = "_mapgate"
+    /// The system service's catalog credentials (``CatalogCredentials``); used only by the service.
+    public var credentialsFile: String = "/etc/mapgate/credentials"
 
     public init(
         appID: Int? = nil, bundleID: String? = nil, country: String = "us", lookupURL: String = "https://itunes.apple.com/lookup",
@@ -97,6 +99,7 @@ public struct GateSettings: Sendable, Equatable {
         ("mode", "string", L.localized("\"system\": the machine's system service keeps the gate and the maps (default \"per-user\")")),
         ("systemSocket", "string", L.localized("the system service's socket (default /run/mapgate/system.sock)")),
         ("systemUser", "string", L.localized("the user the system service runs as (default _mapgate)")),
+        ("credentialsFile", "string", L.localized("what the system service sends with catalog and package requests (default /etc/mapgate/credentials)")),
     ]
 }
 

@@ -103,6 +103,7 @@ public enum ManagedPolicy {
         if let mode = try reader.string("mode", valid: { MachineMode(rawValue: $0) != nil }) { settings.mode = MachineMode(rawValue: mode)! }
         if let socket = try reader.string("systemSocket", valid: { $0.hasPrefix("/") && $0.utf8.count < 108 }) { settings.systemSocket = socket }
         if let user = try reader.string("systemUser", valid: { !$0.isEmpty && !$0.contains(where: \.isWhitespace) }) { settings.systemUser = user }
+        if let file = try reader.string("credentialsFile", valid: { $0.hasPrefix("/") }) { settings.credentialsFile = file }
         try reader.rejectUnknownKeys(known: GateSettings.keys.map(\.name))
         if settings.lookupURL.lowercased().hasPrefix("http:"), !settings.allowInsecureLookup {
             throw ConfigurationError(

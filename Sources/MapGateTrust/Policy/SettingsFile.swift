@@ -6,4 +6,6 @@ public enum SettingsFile: String, Sendable, Equatable {
     case configuration = "config"
     /// The administrator's or publisher's rules (`/etc/mapgate/policy.json`).
     case managedPolicy = "managed policy"
+    /// The system service's catalog credentials (`/etc/mapgate/credentials`, issue 36).
+    case credentials = "credentials"
 }

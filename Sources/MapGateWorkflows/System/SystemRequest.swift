@@ -24,11 +24,22 @@ public struct SystemRequest: Codable, Sendable, Equatable {
     /// The most a request may be: a command line is far smaller.
     public static let sizeLimit = 64 * 1024
 
-    /// `environment` checked again on the service's side: the passed names only, values without
-    /// control characters and of a sane length.
+    /// `environment` checked again on the service's side: the passed names only, each value of
+    /// the shape its variable has. A locale or language name with a `/` would make glibc and
+    /// gettext load a locale or a message catalog from a path the caller chose (their format
+    /// strings in the service's process); a `TZ` naming a path, a time zone file; so values are
+    /// names, never paths.
     public var safeEnvironment: [String: String] {
         environment.filter { key, value in
-            Self.passedVariables.contains(key) && value.utf8.count <= 256 && !value.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
+            guard Self.passedVariables.contains(key), !value.isEmpty, value.utf8.count <= 128 else { return false }
+            func only(_ allowed: String) -> Bool { value.unicodeScalars.allSatisfy { allowed.unicodeScalars.contains($0) || ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) } }
+            switch key {
+            case "COLUMNS": return value.allSatisfy(\.isASCII) && Int(value) != nil
+            case "TERM": return only("._+-")
+            case "TZ": return only("_+-/") && !value.hasPrefix("/") && !value.contains("..")
+            case "NO_COLOR": return value.unicodeScalars.allSatisfy { $0.value >= 0x20 && $0.value < 0x7F }
+            default: return only("_.@:-") && !value.contains("..")  // LANG, LANGUAGE, LC_*
+            }
         }
     }
 }

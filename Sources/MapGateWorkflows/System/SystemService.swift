@@ -48,6 +48,8 @@ public final class SystemService: Sendable {
     private let parse: Parser
     private let log: Log
     private let underWay = Locked<[uid_t: Int]>([:])
+    /// The commands running, for ``stop(grace:)``.
+    private let running = Locked<Set<pid_t>>([])
 
     public init(listener: LocalSocket, settings: Settings, parse: @escaping Parser, log: @escaping Log) {
         self.listener = listener
@@ -80,6 +82,14 @@ public final class SystemService: Sendable {
                 reply(connection, SystemReply(refusal: SystemRefusal(.start, errorMessage(error))))
             }
         }
+    }
+
+    /// Stops every command running (SIGTERM: each gives back what it did not deliver) and waits
+    /// up to `grace` seconds for them to end: the service is being stopped.
+    public func stop(grace: Double) {
+        for pid in running.withLock({ $0 }) { kill(pid, SIGTERM) }
+        let deadline = MonotonicClock.seconds + grace
+        while MonotonicClock.seconds < deadline, !running.withLock({ $0.isEmpty }) { usleep(20_000) }
     }
 
     private func admit(_ uid: uid_t) -> Bool {
@@ -140,6 +150,8 @@ public final class SystemService: Sendable {
         } catch {
             return reply(connection, SystemReply(refusal: SystemRefusal(.start, errorMessage(error))))
         }
+        running.withLock { _ = $0.insert(child.pid) }
+        defer { running.withLock { _ = $0.remove(child.pid) } }
         log("\(caller): \(request.arguments.prefix(8).joined(separator: " ")) (pid \(child.pid))")
         let ended = child.endDescriptor()
         defer { if ended >= 0 { close(ended) } }

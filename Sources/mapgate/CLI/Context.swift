@@ -1,6 +1,10 @@
 import FoundationEssentials
 import MapGate
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 private typealias L = Localization
 
 /// What a command runs with: its settings, the console, and the library's parts.
@@ -49,8 +53,15 @@ final class Context {
         Locations.dataDirectory(flag: arguments.value("data-dir"), environment: environment)
     }
 
+    /// The client for the catalog and packages; in system mode's service, with the machine's
+    /// catalog credentials (``CatalogCredentials``), which no user's process reads.
     func httpClient() throws -> HTTPClient {
-        HTTPClient(caFile: try configuration().caFile)
+        var client = HTTPClient(caFile: try configuration().caFile)
+        let settings = try gateSettings()
+        if settings.mode == .system, SystemAccount.uid(settings.systemUser) == getuid() {
+            client.authorization = try CatalogCredentials.load(path: settings.credentialsFile)?.authorization
+        }
+        return client
     }
 
     private var openedState: StateDatabase?

@@ -57,6 +57,8 @@ struct SystemServiceCommand: Command {
         try Threads.detach(name: "service") { service.run() }
         console.note(L.localized("mapgate system service listening at %1$s", path))
         SignalRouter.wait()
+        context.console.note(L.localized("stopping…"))
+        service.stop(grace: 10)
         return ExitCode.success
     }
 }

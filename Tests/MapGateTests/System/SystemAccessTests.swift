@@ -58,6 +58,23 @@ import Testing
         #expect(forged.safeEnvironment == ["LANG": "ja_JP.UTF-8"])
     }
 
+    /// Values are names, never paths: a locale, language or time zone naming a file of the
+    /// caller's would have the service's process load it (a locale, a message catalog whose
+    /// format strings it would use, a zone file).
+    @Test(arguments: [
+        ("LANG", "/tmp/evil"), ("LC_ALL", "../../tmp/x"), ("LANGUAGE", "ja:../../../tmp/po"), ("LC_MESSAGES", "C.UTF-8/x"),
+        ("TZ", "/etc/shadow"), ("TZ", ":/tmp/zone"), ("TZ", "Asia/../../tmp/z"), ("TERM", "xterm;rm"), ("COLUMNS", "80x"), ("COLUMNS", "٨٠"),
+    ])
+    func pathsInTheVariablesAreDropped(_ name: String, _ value: String) {
+        let request = SystemRequest(arguments: ["list"], environment: [name: value])
+        #expect(request.safeEnvironment[name] == nil, "\(name)=\(value)")
+    }
+
+    @Test func ordinaryValuesPass() {
+        let values = ["LANG": "zh_TW.UTF-8", "LANGUAGE": "ja:en", "LC_ALL": "ko_KR.UTF-8", "LC_CTYPE": "C.UTF-8", "TZ": "Asia/Tokyo", "TERM": "xterm-256color", "COLUMNS": "120", "NO_COLOR": "1"]
+        #expect(SystemRequest(arguments: [], environment: values).safeEnvironment == values)
+    }
+
     /// `"mode": "system"` only tightens, so an unsigned policy may set it; once the profile is in
     /// system mode, leaving it (or moving its service) loosens.
     @Test func systemModeOnlyTightens() throws {
