@@ -90,10 +90,48 @@ struct SystemModeTests {
         #expect(removed.status == 0, "\(removed.stderr)")
     }
 
+    /// Moving a machine to system mode keeps what a user installed: their mirror (`mapgate mirror`,
+    /// written before the switch) is read by `sync --from DIR` through the service, the folder
+    /// opened by the administrator's own process and checked against the publisher's signed
+    /// catalog as any mirror is; nothing is downloaded. A user outside the group may not, and a
+    /// folder the caller cannot open is the caller's error.
+    @Test func aUsersRegionsAreAdoptedFromTheirMirror() throws {
+        let key = try PublisherKey(in: machine.work.path)
+        let inbox = machine.work.file("in")
+        try FileManager.default.createDirectory(atPath: inbox, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles"), toPath: inbox + "/plain.mbtiles")
+        // Before the switch: a per-user machine (root's own policy, without "mode") syncs and mirrors.
+        try FileManager.default.createDirectory(atPath: machine.work.file("before"), withIntermediateDirectories: true)
+        let before = try MapGateBinary(workDirectory: machine.work.file("before"))
+        try before.writePolicy(["trustedKeys": [try key.publicKeyLine], "requireSignedCatalog": true])
+        try before.writeConfig(["catalogURL": machine.catalogURL])
+        let published = try before.run(["publish", inbox, "--out", machine.work.file("www"), "--key", key.secretKeyFile, "--expires-days", "30"])
+        #expect(published.status == 0, "\(published.stderr)")
+        #expect(try before.run(["sync", "plain"]).status == 0)
+        let stick = machine.work.file("stick")
+        let mirrored = try before.run(["mirror", stick])
+        #expect(mirrored.status == 0, "\(mirrored.stdout) \(mirrored.stderr)")
+        // The switch: the machine's policy (system mode) trusts the publisher's key.
+        try machine.writePolicy(["trustedKeys": [try key.publicKeyLine], "requireSignedCatalog": true])
+        try machine.startService()
+        machine.origin.clearRequests()
+        let refused = try machine.run(["sync", "--from", stick, "plain"], as: user)
+        #expect(refused.status == 1 && refused.stderr.contains("group mapgate"), "\(refused.stderr)")
+        chmod(stick, 0o700)
+        let unreadable = try machine.run(["sync", "--from", stick, "plain"], as: administrator)
+        #expect(unreadable.status == 64 && unreadable.stderr.contains("Permission denied"), "\(unreadable.stderr)")
+        chmod(stick, 0o755)
+        let adopted = try machine.run(["sync", "--from", stick, "plain"], as: administrator)
+        #expect(adopted.status == 0, "\(adopted.stdout) \(adopted.stderr)")
+        let original = FileManager.default.contents(atPath: before.dataDirectory + "/regions/plain.mbtiles")
+        #expect(original != nil && FileManager.default.contents(atPath: machine.serviceData + "/regions/plain.mbtiles") == original)
+        #expect(machine.origin.requests.filter { $0.path.contains("packages/") }.isEmpty, "nothing was downloaded")
+    }
+
     /// Options that would make the service read or write a place the caller names are refused
     /// (exit 64) before anything runs; another address for the tile server is the administrators'.
     @Test(arguments: [
-        ["list", "--data-dir", "/tmp"], ["--config", "/tmp/c.json", "status"], ["sync", "--from", "/tmp", "plain"],
+        ["list", "--data-dir", "/tmp"], ["--config", "/tmp/c.json", "status"],
         ["serve", "--share", "/tmp"], ["open", "plain", "--browser"], ["mirror", "/tmp/m"],
     ])
     func optionsThatNameFilesAreRefused(_ arguments: [String]) throws {
@@ -101,6 +139,23 @@ struct SystemModeTests {
         let result = try machine.run(arguments, as: administrator)
         #expect(result.status == 64, "\(arguments): \(result.stderr)")
         #expect(result.stderr.contains("system mode"), "\(result.stderr)")
+    }
+
+    /// A client of its own (not mapgate) that names a folder for the service to read, or passes a
+    /// descriptor that is not a folder, is refused: the service reads only what the caller opened.
+    @Test func aHandMadeRequestCannotNameAFolder() throws {
+        try machine.startService()
+        let null = open("/dev/null", O_RDWR)
+        defer { close(null) }
+        func ask(_ arguments: [String], descriptors: [Int32]) throws -> SystemReply {
+            let client = try SystemClient.connect(to: machine.socketPath, policy: machine.policyPath)
+            try client.send(SystemRequest(arguments: arguments, environment: [:]), streams: descriptors)
+            return try client.reply()
+        }
+        #expect(try ask(["sync", "--from", "/tmp", "plain"], descriptors: [null, null, null]).refusal == SystemRefusal(.option, "from"))
+        #expect(try ask(["sync", "--from", SystemAccess.passedFolder, "plain"], descriptors: [null, null, null]).refusal == SystemRefusal(.option, "from"))
+        #expect(try ask(["sync", "--from", SystemAccess.passedFolder, "plain"], descriptors: [null, null, null, null]).refusal?.reason == .request, "a fourth descriptor that is not a folder")
+        #expect(try ask(["list"], descriptors: [null, null]).refusal?.reason == .request)
     }
 
     @Test func anotherAddressIsTheAdministrators() throws {

@@ -18,9 +18,10 @@ public struct HTTPClient: Sendable {
     public var usesProxies = true
     /// Whether a redirect may lead from `https` to plain `http`. The store lookup refuses it.
     public var allowsDowngrade = true
-    /// An `Authorization` header for every request (system mode's catalog credentials). libcurl
-    /// does not send it on to another host a redirect leads to.
-    public var authorization: String?
+    /// An `Authorization` header for requests to one host (system mode's catalog credentials,
+    /// for the publisher's catalog host only: never a mirror's, never the store's). libcurl does
+    /// not send it on to another host a redirect leads to.
+    public var authorization: (host: String, value: String)?
 
     public init(userAgent: String = BuildInfo.userAgent, caFile: String? = nil) {
         self.userAgent = userAgent
@@ -100,7 +101,9 @@ public struct HTTPClient: Sendable {
         try easy.set(CURLOPT_SSL_VERIFYHOST, 2)
         if let caFile { try easy.set(CURLOPT_CAINFO, caFile) }
         var headers = request.headers
-        if let authorization, request.url.lowercased().hasPrefix("http") { headers.append(("Authorization", authorization)) }
+        if let authorization, request.url.lowercased().hasPrefix("http"), URLComponents(string: request.url)?.host?.lowercased() == authorization.host.lowercased() {
+            headers.append(("Authorization", authorization.value))
+        }
         try easy.setHeaders(headers)
     }
 }

@@ -9,15 +9,25 @@ public struct ChildProcess: Sendable {
     public let pid: pid_t
 
     /// Starts `executable` with `arguments` (the first is its name) and exactly `environment`.
-    /// `standardStreams` become its descriptors 0, 1 and 2; nothing else is inherited (every
-    /// descriptor mapgate opens is close-on-exec).
+    /// `descriptors` become its descriptors 0, 1, 2 (its standard streams) and on; nothing else
+    /// is inherited (every descriptor mapgate opens is close-on-exec).
     public static func start(
-        _ executable: String, arguments: [String], environment: [String: String], standardStreams: [Int32], defaultSignals: [Int32]
+        _ executable: String, arguments: [String], environment: [String: String], descriptors: [Int32], defaultSignals: [Int32]
     ) throws -> ChildProcess {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        for (target, source) in standardStreams.prefix(3).enumerated() {
+        // A source among the targets would be overwritten (or, as its own target, keep its
+        // close-on-exec flag): copies above them first, closed once the child has its own.
+        var copies: [Int32] = []
+        defer { copies.forEach { close($0) } }
+        for (target, original) in descriptors.enumerated() {
+            var source = original
+            if source < Int32(descriptors.count) {
+                source = fcntl(source, F_DUPFD_CLOEXEC, 16)
+                guard source >= 0 else { throw POSIXError(POSIXError.Code(rawValue: errno) ?? .EBADF) }
+                copies.append(source)
+            }
             posix_spawn_file_actions_adddup2(&actions, source, Int32(target))
         }
         var attributes = posix_spawnattr_t()

@@ -12,10 +12,14 @@ public enum SystemAccess {
     public static let administratorGroupName = "mapgate"
 
     /// Options the service never takes: each names a file or folder the service would read or
-    /// write for the caller (`--config`, `--data-dir`, `sync --from`, `serve --share`,
-    /// `tile -o`, which the command writes itself from the service's bytes), or something done
-    /// as the service's user that belongs to the caller's session (`open --browser`).
+    /// write for the caller (`--config`, `--data-dir`, `serve --share`, `tile -o`, which the
+    /// command writes itself from the service's bytes), or something done as the service's user
+    /// that belongs to the caller's session (`open --browser`). `sync --from` is taken in two
+    /// forms only: a mirror's http(s) URL, or ``passedFolder``, the folder the caller opened
+    /// (with the caller's rights) and passed as the command's descriptor 3.
     public static let refusedOptions: Set<String> = ["config", "data-dir", "from", "share", "output", "browser"]
+    /// `sync --from`'s value for the folder the caller passed.
+    public static let passedFolder = "/proc/self/fd/3"
     /// Options only administrators may give: a tile server on another address is the machine's
     /// maps offered beyond it.
     public static let administratorOptions: Set<String> = ["host", "allow-host"]
@@ -27,11 +31,20 @@ public enum SystemAccess {
     ///   - options: the options given, by long name (without dashes), with their values (a
     ///     flag's is empty). `--output -` names no file: it is standard output, the caller's.
     ///   - isAdministrator: the caller is root or in the administrators' group.
-    public static func check(command: String?, options: [String: String], isAdministrator: Bool) -> SystemRefusal? {
+    ///   - folder: the caller passed a folder (a directory descriptor) with the request.
+    public static func check(command: String?, options: [String: String], isAdministrator: Bool, folder: Bool = false) -> SystemRefusal? {
         guard let command, viewing.contains(command) || changing.contains(command) else {
             return SystemRefusal(.command, command ?? "")
         }
-        let named = Set(options.keys.filter { !($0 == "output" && options[$0] == "-") })
+        if folder, options["from"] != passedFolder { return SystemRefusal(.option, "from") }
+        let named = Set(options.keys.filter { name in
+            let value = options[name] ?? ""
+            switch name {
+            case "output": return value != "-"
+            case "from": return value == passedFolder ? !folder : !(value.lowercased().hasPrefix("http://") || value.lowercased().hasPrefix("https://"))
+            default: return true
+            }
+        })
         if let option = named.intersection(refusedOptions).sorted().first { return SystemRefusal(.option, option) }
         guard !isAdministrator else { return nil }
         if changing.contains(command) { return SystemRefusal(.administrator, command) }

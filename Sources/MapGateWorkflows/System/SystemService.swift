@@ -124,16 +124,25 @@ public final class SystemService: Sendable {
             return  // the caller went away or never said anything
         }
         defer { streams.forEach { close($0) } }
-        guard streams.count == 3 else {
+        // Three standard streams, and a fourth for a folder the caller opened (sync --from DIR).
+        guard streams.count == 3 || streams.count == 4 else {
             return reply(connection, SystemReply(refusal: SystemRefusal(.request, L.localized("expected three descriptors, got %1$s", "\(streams.count)"))))
+        }
+        var folder = false
+        if streams.count == 4 {
+            var info = stat()
+            guard fstat(streams[3], &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
+                return reply(connection, SystemReply(refusal: SystemRefusal(.request, L.localized("the fourth descriptor is not a folder"))))
+            }
+            folder = true
         }
         let caller = "uid \(peer.uid) (pid \(peer.pid))"
         guard let parsed = parse(request.arguments) else {
             // A line the command could not parse: let it run, it only prints its usage error.
-            return run(request, streams: streams, connection: connection, caller: caller)
+            return run(request, streams: Array(streams.prefix(3)), connection: connection, caller: caller)
         }
         let isAdministrator = peer.uid == 0 || settings.administratorGroup.map(peer.isMember(of:)) ?? false
-        if let refusal = SystemAccess.check(command: parsed.command, options: parsed.options, isAdministrator: isAdministrator) {
+        if let refusal = SystemAccess.check(command: parsed.command, options: parsed.options, isAdministrator: isAdministrator, folder: folder) {
             log("\(caller): refused \(parsed.command ?? "-"): \(refusal.reason.rawValue) \(refusal.subject)")
             return reply(connection, SystemReply(refusal: refusal))
         }
@@ -146,7 +155,7 @@ public final class SystemService: Sendable {
         do {
             child = try ChildProcess.start(
                 settings.executable, arguments: ["mapgate"] + request.arguments, environment: environment,
-                standardStreams: streams, defaultSignals: settings.defaultSignals)
+                descriptors: streams, defaultSignals: settings.defaultSignals)
         } catch {
             return reply(connection, SystemReply(refusal: SystemRefusal(.start, errorMessage(error))))
         }

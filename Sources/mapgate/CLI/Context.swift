@@ -54,12 +54,16 @@ final class Context {
     }
 
     /// The client for the catalog and packages; in system mode's service, with the machine's
-    /// catalog credentials (``CatalogCredentials``), which no user's process reads.
+    /// catalog credentials (``CatalogCredentials``, which no user's process reads) for the
+    /// catalog's host alone.
     func httpClient() throws -> HTTPClient {
         var client = HTTPClient(caFile: try configuration().caFile)
         let settings = try gateSettings()
-        if settings.mode == .system, SystemAccount.uid(settings.systemUser) == getuid() {
-            client.authorization = try CatalogCredentials.load(path: settings.credentialsFile)?.authorization
+        if settings.mode == .system, SystemAccount.uid(settings.systemUser) == getuid(),
+            let credentials = try CatalogCredentials.load(path: settings.credentialsFile),
+            let host = try (configuration().catalogURL ?? settings.catalogURL).flatMap({ URLComponents(string: $0)?.host })
+        {
+            client.authorization = (host, credentials.authorization)
         }
         return client
     }

@@ -27,7 +27,11 @@ enum SystemRelay {
         var streams: [Int32] = [STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO]
         var output: OutputDestination.TemporaryFile?
         var opened: Int32 = -1
-        defer { if opened >= 0 { close(opened) } }
+        var folder: Int32 = -1
+        defer {
+            if opened >= 0 { close(opened) }
+            if folder >= 0 { close(folder) }
+        }
         if command == TileCommand.name, let path = arguments.value("output"), path != "-" {
             // The service writes the tile to standard output; here it is what the user named.
             let destination = try OutputDestination.resolve(path)
@@ -44,7 +48,18 @@ enum SystemRelay {
                 opened = file.descriptor
                 streams[1] = opened
             }
-            forwarded = replacingOutput(forwarded)
+            forwarded = replacing(["-o", "--output"], with: "-", in: forwarded)
+        }
+        if command == SyncCommand.name, let source = arguments.value("from"), !isURL(source, schemes: ["http", "https"]) {
+            // A mirror's folder (a USB stick, an old per-user data directory's mirror): opened
+            // here with the user's rights and handed over; the service reads it through it.
+            let path = isURL(source, schemes: ["file"]) ? (URL(string: source)?.path ?? source) : source
+            folder = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            guard folder >= 0 else {
+                throw GeneralFailure(L.localized("--from %1$s: %2$s (a mirror is a folder written by 'mapgate mirror')", source, String(cString: strerror(errno))), kind: .usage)
+            }
+            streams.append(folder)
+            forwarded = replacing(["--from"], with: SystemAccess.passedFolder, in: forwarded)
         }
         let policy = Locations.policyFile(environment: context.environment).path
         let client = try SystemClient.connect(to: settings.systemSocket, policy: policy)
@@ -69,8 +84,13 @@ enum SystemRelay {
         return code
     }
 
-    /// The command line with `-o FILE` (or `--output FILE`, `--output=FILE`) made `-o -`.
-    private static func replacingOutput(_ arguments: [String]) -> [String] {
+    private static func isURL(_ text: String, schemes: [String]) -> Bool {
+        schemes.contains { text.lowercased().hasPrefix($0 + "://") }
+    }
+
+    /// The command line with the value of the option `names` (`-o FILE`, `--output FILE`,
+    /// `--output=FILE`) made `value`.
+    private static func replacing(_ names: [String], with value: String, in arguments: [String]) -> [String] {
         var result: [String] = []
         var index = 0
         while index < arguments.count {
@@ -79,12 +99,16 @@ enum SystemRelay {
                 result += arguments[index...]
                 break
             }
-            if argument == "-o" || argument == "--output" {
-                result += ["-o", "-"]
+            if names.contains(argument) {
+                result += [argument, value]
                 index += 2
                 continue
             }
-            result.append(argument.hasPrefix("--output=") ? "--output=-" : argument)
+            if let long = names.first(where: { $0.hasPrefix("--") && argument.hasPrefix($0 + "=") }) {
+                result.append(long + "=" + value)
+            } else {
+                result.append(argument)
+            }
             index += 1
         }
         return result

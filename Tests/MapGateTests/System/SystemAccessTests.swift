@@ -34,6 +34,16 @@ import Testing
         #expect(SystemAccess.check(command: command, options: [option: "/tmp/x"], isAdministrator: true) == SystemRefusal(.option, option))
     }
 
+    /// `sync --from`: a mirror's URL, or the folder the caller opened and passed; never a path.
+    @Test func aMirrorIsAURLOrThePassedFolder() {
+        #expect(SystemAccess.check(command: "sync", options: ["from": "http://192.168.1.20:8080"], isAdministrator: true) == nil)
+        #expect(SystemAccess.check(command: "sync", options: ["from": SystemAccess.passedFolder], isAdministrator: true, folder: true) == nil)
+        #expect(SystemAccess.check(command: "sync", options: ["from": SystemAccess.passedFolder], isAdministrator: true)?.reason == .option, "no folder came")
+        #expect(SystemAccess.check(command: "sync", options: ["from": "/media/usb"], isAdministrator: true, folder: true)?.reason == .option)
+        #expect(SystemAccess.check(command: "sync", options: [:], isAdministrator: true, folder: true)?.reason == .option, "a folder nobody asked for")
+        #expect(SystemAccess.check(command: "sync", options: ["from": "file:///media/usb"], isAdministrator: true)?.reason == .option)
+    }
+
     @Test func standardOutputIsNotAFile() {
         #expect(SystemAccess.check(command: "tile", options: ["output": "-"], isAdministrator: false) == nil)
         #expect(SystemAccess.check(command: "tile", options: ["output": "/tmp/t.png"], isAdministrator: false)?.reason == .option)
