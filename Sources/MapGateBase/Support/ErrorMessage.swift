@@ -1,27 +1,22 @@
 import FoundationEssentials
 import Glibc
 
-/// The text of any error, as Foundation's `localizedDescription` gave it (mapgate no longer links
-/// Foundation, which brings ICU): a ``LocalizedError``'s `errorDescription` (every error of the
-/// library has one); for Foundation's own errors (a `CocoaError` from `FileManager` or `Data`,
-/// a coder's error, a `POSIXError`) "The operation could not be completed. " and the reason
-/// Foundation gives for the code ("The file doesn’t exist.", "You don’t have permission.", the
-/// `strerror` text); for any other error "The operation could not be completed. (Module.Type
-/// error 1.)".
+/// The text of any error: a ``LocalizedError``'s `errorDescription` (every error of the library
+/// has one); for a file error of Foundation's (a `CocoaError` from `FileManager` or `Data`, a
+/// `POSIXError`) mapgate's own words for the system's reason (``SystemErrorReason``: "permission
+/// denied", "the disk is full", in the user's language), else Foundation's reason for the code;
+/// for any other error "(Module.Type error 1)".
 public func errorMessage(_ error: any Error) -> String {
-    let prefix = "The operation could not be completed. "
-    if let posix = error as? POSIXError {
-        return prefix + String(cString: strerror(posix.code.rawValue))
-    }
+    if let code = SystemErrorReason.code(of: error) { return SystemErrorReason.text(code) }
     let isCocoa = error is CocoaError || error._domain == "NSCocoaErrorDomain"
     if !isCocoa, let localized = error as? any LocalizedError, let description = localized.errorDescription {
         return description
     }
     let code = (error as? CocoaError)?.code.rawValue ?? error._code
     if isCocoa {
-        return prefix + (cocoaReasons[code] ?? "(NSCocoaErrorDomain error \(code).)")
+        return cocoaReasons[code] ?? "(NSCocoaErrorDomain error \(code).)"
     }
-    return prefix + "(\(error._domain) error \(code).)"
+    return "(\(error._domain) error \(code).)"
 }
 
 /// Foundation's reasons for the `CocoaError` codes mapgate can meet.

@@ -40,8 +40,9 @@ public final class SQLiteDatabase {
         let code = sqlite3_open_v2(target, &handle, flags, nil)
         guard code == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
+            let system = handle.map { sqlite3_system_errno($0) } ?? 0
             sqlite3_close_v2(handle)
-            throw SQLiteError(code: code, message: message, path: path)
+            throw SQLiteError(code: code, message: message, path: path, systemErrno: system)
         }
         self.connection = handle
         self.path = path
@@ -122,7 +123,7 @@ public final class SQLiteDatabase {
         default:
             throw SQLiteError(
                 code: sqlite3_extended_errcode(connection),
-                message: String(cString: sqlite3_errmsg(connection)), sql: sql, path: path)
+                message: String(cString: sqlite3_errmsg(connection)), sql: sql, path: path, systemErrno: sqlite3_system_errno(connection))
         }
     }
 }

@@ -11,12 +11,15 @@ public struct SQLiteError: MapGateFailure, LocalizedError, Sendable, Equatable {
     public let sql: String?
     /// The database file, when known.
     public let path: String?
+    /// The system's `errno` behind the failure (`sqlite3_system_errno`), 0 when none.
+    public let systemErrno: Int32
 
-    public init(code: Int32, message: String, sql: String? = nil, path: String? = nil) {
+    public init(code: Int32, message: String, sql: String? = nil, path: String? = nil, systemErrno: Int32 = 0) {
         self.code = code
         self.message = message
         self.sql = sql
         self.path = path
+        self.systemErrno = systemErrno
     }
 
     /// The primary result code (the low byte of the extended one).
@@ -45,6 +48,14 @@ public struct SQLiteError: MapGateFailure, LocalizedError, Sendable, Equatable {
     }
 
     public var errorDescription: String? {
+        // A file the system would not open or write: the system's reason in mapgate's words
+        // first ("the file system is read-only"), SQLite's code and words after.
+        if systemErrno != 0, isWriteFailure {
+            let reason = isDiskFull ? SystemErrorReason.text(ENOSPC) : SystemErrorReason.text(systemErrno)
+            var text = L.localized("%1$s: %2$s (SQLite error %3$s: %4$s)", path ?? "SQLite", reason, "\(code)", message)
+            if let sql { text += L.localized(" (while running: %1$s)", "\(sql)") }
+            return text
+        }
         var text = isDiskFull ? L.localized("the disk is full: SQLite error %1$s", "\(code)") : L.localized("SQLite error %1$s", "\(code)")
         if let path { text += " in \(path)" }
         text += ": \(message)"

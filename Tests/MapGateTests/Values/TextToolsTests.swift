@@ -88,7 +88,9 @@ import Testing
     struct Described: LocalizedError { var errorDescription: String? { "custom text" } }
     struct Coded: Codable { var a: Int }
 
-    @Test func errorMessagesAsLocalizedDescription() {
+    /// mapgate's own words for every file error (issue 40), never Foundation's "The operation
+    /// could not be completed."; a library error's own description as it is.
+    @Test func errorMessagesAreMapgatesOwn() {
         var errors: [any Error] = [Plain.b, Described(), POSIXError(.ENOSPC), CocoaError(.fileNoSuchFile), CocoaError(.fileWriteOutOfSpace), CocoaError(.fileReadUnknown)]
         func collect(_ body: () throws -> Void) {
             do { try body() } catch { errors.append(error) }
@@ -102,17 +104,26 @@ import Testing
         collect { try FileManager.default.moveItem(atPath: "/nonexistent/x", toPath: "/tmp/never") }
         collect { _ = try Data(contentsOf: URL(fileURLWithPath: "/tmp")) }
         #expect(errors.count == 14)
-        for error in errors { #expect(errorMessage(error) == error.localizedDescription, "\(error)") }
+        for error in errors {
+            let message = errorMessage(error)
+            #expect(!message.contains("could not be completed") && !message.isEmpty, "\(error)")
+            if let code = SystemErrorReason.code(of: error) { #expect(message == SystemErrorReason.text(code), "\(error)") }
+        }
+        #expect(errorMessage(POSIXError(.ENOSPC)) == "the disk is full")
+        #expect(errorMessage(CocoaError(.fileNoSuchFile)) == "no such file or folder")
+        #expect(errorMessage(CocoaError(.fileWriteVolumeReadOnly)) == "the file system is read-only")
+        #expect(errorMessage(Described()) == Described().errorDescription)
     }
 
-    /// `UnixFile` fails as `FileHandle` did: on a full disk, "There isn’t enough space."
+    /// `UnixFile` fails as `FileHandle` did (the same `CocoaError`), said in mapgate's words: on
+    /// a full disk, "the disk is full".
     @Test func fileErrorsAsFileHandle() throws {
         let ours = try #require(UnixFile(forWritingAtPath: "/dev/full"))
         let theirs = try #require(FileHandle(forWritingAtPath: "/dev/full"))
         var mine = "", foundation = ""
         do { try ours.write(contentsOf: Data("x".utf8)) } catch { mine = errorMessage(error) }
-        do { try theirs.write(contentsOf: Data("x".utf8)) } catch { foundation = error.localizedDescription }
-        #expect(!mine.isEmpty && mine == foundation)
+        do { try theirs.write(contentsOf: Data("x".utf8)) } catch { foundation = errorMessage(error) }
+        #expect(mine == "the disk is full" && mine == foundation)
         #expect(UnixFile(forReadingAtPath: "/nonexistent") == nil)
         let reader = try #require(UnixFile(forReadingAtPath: "/proc/self/cmdline"))
         #expect(try reader.readToEnd()?.isEmpty == false)

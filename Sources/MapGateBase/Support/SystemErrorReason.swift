@@ -1,0 +1,45 @@
+import FoundationEssentials
+import Glibc
+
+/// mapgate's own words for what the system said (`errno`), in the user's language: what every
+/// file error says instead of Foundation's "The operation could not be completed." or SQLite's
+/// "unable to open database file" (issue 40). Kept short, to follow "cannot write X: ".
+public enum SystemErrorReason {
+    /// The reason for `code` (an `errno` value).
+    public static func text(_ code: Int32) -> String {
+        switch code {
+        case ENOENT: L.localized("no such file or folder")
+        case EACCES, EPERM: L.localized("permission denied")
+        case EROFS: L.localized("the file system is read-only")
+        case ENOSPC: L.localized("the disk is full")
+        case EDQUOT: L.localized("the disk quota is used up")
+        case EEXIST: L.localized("it already exists")
+        case ENOTDIR: L.localized("a part of the path is not a folder")
+        case EISDIR: L.localized("it is a folder")
+        case EIO: L.localized("input/output error (the disk or medium may be failing)")
+        case EMFILE, ENFILE: L.localized("too many open files")
+        case ENAMETOOLONG: L.localized("the name is too long")
+        case ELOOP: L.localized("too many symbolic links")
+        case EBUSY, ETXTBSY: L.localized("the file is busy")
+        default: String(cString: strerror(code))
+        }
+    }
+
+    /// The `errno` behind a Foundation file error (its underlying `POSIXError`), or the one its
+    /// code stands for; nil when there is none.
+    public static func code(of error: any Error) -> Int32? {
+        if let posix = error as? POSIXError { return posix.code.rawValue }
+        guard let cocoa = error as? CocoaError else { return nil }
+        if let underlying = cocoa.userInfo["NSUnderlyingError"] as? POSIXError { return underlying.code.rawValue }
+        switch cocoa.code {
+        case .fileNoSuchFile, .fileReadNoSuchFile: return ENOENT
+        case .fileReadNoPermission, .fileWriteNoPermission: return EACCES
+        case .fileWriteOutOfSpace: return ENOSPC
+        case .fileWriteVolumeReadOnly: return EROFS
+        case .fileWriteFileExists: return EEXIST
+        case .fileReadTooLarge: return EFBIG
+        case .fileWriteInvalidFileName, .fileReadInvalidFileName: return ENAMETOOLONG
+        default: return nil
+        }
+    }
+}
