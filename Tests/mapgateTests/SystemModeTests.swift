@@ -119,7 +119,7 @@ struct SystemModeTests {
         #expect(refused.status == 1 && refused.stderr.contains("group mapgate"), "\(refused.stderr)")
         chmod(stick, 0o700)
         let unreadable = try machine.run(["sync", "--from", stick, "plain"], as: administrator)
-        #expect(unreadable.status == 64 && unreadable.stderr.contains("Permission denied"), "\(unreadable.stderr)")
+        #expect(unreadable.status == 64 && unreadable.stderr.contains("permission denied"), "\(unreadable.stderr)")
         chmod(stick, 0o755)
         let adopted = try machine.run(["sync", "--from", stick, "plain"], as: administrator)
         #expect(adopted.status == 0, "\(adopted.stdout) \(adopted.stderr)")

@@ -33,7 +33,7 @@ public enum Threads {
             }, start)
         if result != 0 {
             Unmanaged<ThreadStart>.fromOpaque(start).release()
-            throw StartError(name: name, reason: String(cString: strerror(result)))
+            throw StartError(name: name, reason: SystemErrorReason.text(result))
         }
     }
 

@@ -190,7 +190,7 @@ public struct LocalSocketError: MapGateFailure, LocalizedError {
     public var kind: FailureKind { .unavailable }
 
     public var errorDescription: String? {
-        let reason = String(cString: strerror(code))
+        let reason = SystemErrorReason.text(code)
         switch operation {
         case .connect: return L.localized("cannot connect to %1$s: %2$s", path, reason)
         case .listen: return L.localized("cannot listen at %1$s: %2$s", path, reason)

@@ -34,18 +34,18 @@ public enum AtomicFile {
             return GeneralFailure(L.localized("cannot write %1$s: %2$s", "\(path)", "\(reason)"), kind: .io)
         }
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode)
-        guard descriptor >= 0 else { throw fail(String(cString: strerror(errno))) }
+        guard descriptor >= 0 else { throw fail(SystemErrorReason.text(errno)) }
         let written = data.withUnsafeBytes { buffer -> String? in
             var offset = 0
             while offset < buffer.count {
                 let count = Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
                 if count < 0 {
                     if errno == EINTR { continue }
-                    return String(cString: strerror(errno))
+                    return SystemErrorReason.text(errno)
                 }
                 offset += count
             }
-            return fsync(descriptor) == 0 ? nil : String(cString: strerror(errno))
+            return fsync(descriptor) == 0 ? nil : SystemErrorReason.text(errno)
         }
         close(descriptor)
         if let written { throw fail(written) }

@@ -12,7 +12,7 @@ package enum DurableFile {
     package static func flush(_ path: String) -> String? {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0, fsync(descriptor) == 0 else {
-            let reason = String(cString: strerror(errno))
+            let reason = SystemErrorReason.text(errno)
             if descriptor >= 0 { close(descriptor) }
             return reason
         }
@@ -22,7 +22,7 @@ package enum DurableFile {
 
     /// Renames `path` over `destination` and fsyncs the folder holding it.
     package static func rename(_ path: String, over destination: String, folder: String) -> String? {
-        guard Glibc.rename(path, destination) == 0 else { return String(cString: strerror(errno)) }
+        guard Glibc.rename(path, destination) == 0 else { return SystemErrorReason.text(errno) }
         syncFolder(folder)
         return nil
     }

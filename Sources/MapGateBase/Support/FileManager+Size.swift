@@ -18,7 +18,7 @@ extension FileManager {
     /// A FIFO would block whoever opens it; a device or a folder is no package.
     package func notRegularFileReason(atPath path: String) -> String? {
         var info = stat()
-        guard stat(path, &info) == 0 else { return "cannot be read: \(String(cString: strerror(errno)))" }
+        guard stat(path, &info) == 0 else { return "cannot be read: \(SystemErrorReason.text(errno))" }
         guard info.st_mode & S_IFMT != S_IFREG else { return nil }
         let kind = RegularFile.kindName(info.st_mode)
         var link = stat()

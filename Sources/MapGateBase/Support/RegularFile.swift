@@ -17,12 +17,12 @@ public struct RegularFile: ~Copyable {
     public init(forReadingAtPath path: String, followingLinks: Bool = true) throws(RegularFileError) {
         let opened = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (followingLinks ? 0 : O_NOFOLLOW))
         guard opened >= 0 else {
-            let reason = errno == ELOOP && !followingLinks ? "is a symbolic link: refused" : "cannot be read: \(String(cString: strerror(errno)))"
+            let reason = errno == ELOOP && !followingLinks ? "is a symbolic link: refused" : "cannot be read: \(SystemErrorReason.text(errno))"
             throw RegularFileError(path: path, reason: reason, kind: .io)
         }
         var info = stat()
         guard fstat(opened, &info) == 0 else {
-            let reason = String(cString: strerror(errno))
+            let reason = SystemErrorReason.text(errno)
             close(opened)
             throw RegularFileError(path: path, reason: L.localized("cannot be read: %1$s", "\(reason)"), kind: .io)
         }

@@ -51,11 +51,11 @@ public final class HTTPListener: Sendable {
         }
         defer { freeaddrinfo(info) }
         let fd = socket(first.pointee.ai_family, first.pointee.ai_socktype, first.pointee.ai_protocol)
-        guard fd >= 0 else { throw HTTPServerError(message: L.localized("cannot create a socket: %1$s", "\(String(cString: strerror(errno)))")) }
+        guard fd >= 0 else { throw HTTPServerError(message: L.localized("cannot create a socket: %1$s", "\(SystemErrorReason.text(errno))")) }
         var yes: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
         guard bind(fd, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0, Glibc.listen(fd, 4096) == 0 else {
-            let reason = String(cString: strerror(errno))
+            let reason = SystemErrorReason.text(errno)
             close(fd)
             throw HTTPServerError(message: L.localized("cannot listen on %1$s:%2$s: %3$s", "\(host)", "\(port)", "\(reason)"))
         }

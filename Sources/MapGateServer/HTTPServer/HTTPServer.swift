@@ -102,7 +102,7 @@ public final class HTTPServer: Sendable {
         let flags = fcntl(socket, F_GETFL)
         guard flags >= 0, fcntl(socket, F_SETFL, flags | O_NONBLOCK) == 0 else {
             close(socket)
-            throw HTTPServerError(message: L.localized("cannot make the listening socket of %1$s non-blocking: %2$s", "\(bound.baseURL)", "\(String(cString: strerror(errno)))"))
+            throw HTTPServerError(message: L.localized("cannot make the listening socket of %1$s non-blocking: %2$s", "\(bound.baseURL)", "\(SystemErrorReason.text(errno))"))
         }
         // Bodies of a few hundred KB and more are mapped and given back to the system when their
         // answer is done (a fixed threshold: glibc's moving one kept freed 8 MB tiles in the heap,

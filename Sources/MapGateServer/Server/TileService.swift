@@ -223,7 +223,7 @@ public final class TileService: Sendable {
     /// MBTiles file SQLite can read.
     static func loadRegion(_ record: InstalledRegion, path: String) throws -> Region {
         guard let identity = FileIdentity(path: path) else {
-            throw RegionError(region: record.id, reason: L.localized("its file %1$s cannot be read: %2$s", "\(path)", "\(String(cString: strerror(errno)))"), kind: .io)
+            throw RegionError(region: record.id, reason: L.localized("its file %1$s cannot be read: %2$s", "\(path)", "\(SystemErrorReason.text(errno))"), kind: .io)
         }
         let file = try MBTilesFile(path: path)
         let metadata = (try? file.metadata()) ?? [:]

@@ -122,7 +122,7 @@ public final class StateDatabase {
         if errno == EEXIST { return false }
         // No hard links (FAT and some FUSE file systems): a rename, which is as atomic.
         guard rename(temporary, path) == 0 else {
-            throw GeneralFailure(L.localized("cannot create %1$s: %2$s", "\(path)", "\(String(cString: strerror(errno)))"), kind: .io)
+            throw GeneralFailure(L.localized("cannot create %1$s: %2$s", "\(path)", "\(SystemErrorReason.text(errno))"), kind: .io)
         }
         return true
     }

@@ -18,7 +18,7 @@ public struct CatalogCredentials: Sendable, Equatable {
         var info = stat()
         guard lstat(path, &info) == 0 else {
             if errno == ENOENT { return nil }
-            throw ConfigurationError(file: .credentials, path: path, key: nil, reason: String(cString: strerror(errno)))
+            throw ConfigurationError(file: .credentials, path: path, key: nil, reason: SystemErrorReason.text(errno))
         }
         guard info.st_mode & S_IFMT == S_IFREG else {
             throw ConfigurationError(file: .credentials, path: path, key: nil, reason: L.localized("is not a regular file"))

@@ -27,7 +27,7 @@ public enum ManagedPolicy {
         var info = stat()
         guard lstat(path, &info) == 0 else {
             if mustExist || errno != ENOENT {
-                throw ConfigurationError(file: .managedPolicy, path: path, key: nil, reason: String(cString: strerror(errno)))
+                throw ConfigurationError(file: .managedPolicy, path: path, key: nil, reason: SystemErrorReason.text(errno))
             }
             return profile
         }

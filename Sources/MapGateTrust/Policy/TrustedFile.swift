@@ -36,7 +36,7 @@ public enum TrustedFile {
     ///   (tests put a swap of a link there).
     public static func read(_ path: String, afterResolving: () -> Void = {}) throws -> Data {
         guard let resolved = realpath(path, nil) else {
-            throw Violation(path: path, reason: L.localized("cannot be resolved (%1$s)", "\(String(cString: strerror(errno)))"))
+            throw Violation(path: path, reason: L.localized("cannot be resolved (%1$s)", "\(SystemErrorReason.text(errno))"))
         }
         let real = String(cString: resolved)
         free(resolved)
@@ -51,13 +51,13 @@ public enum TrustedFile {
         for name in components.dropLast() {
             walked += "/" + name
             let next = openat(folder, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-            guard next >= 0 else { throw Violation(path: walked, reason: L.localized("changed while it was read or cannot be opened (%1$s)", "\(String(cString: strerror(errno)))")) }
+            guard next >= 0 else { throw Violation(path: walked, reason: L.localized("changed while it was read or cannot be opened (%1$s)", "\(SystemErrorReason.text(errno))")) }
             close(folder)
             folder = next
             try checkOwnership(walked, try status(folder, walked), isFolder: true)
         }
         let file = openat(folder, components[components.count - 1], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        guard file >= 0 else { throw Violation(path: real, reason: L.localized("changed while it was read or cannot be opened (%1$s)", "\(String(cString: strerror(errno)))")) }
+        guard file >= 0 else { throw Violation(path: real, reason: L.localized("changed while it was read or cannot be opened (%1$s)", "\(SystemErrorReason.text(errno))")) }
         defer { close(file) }
         let info = try status(file, real)
         guard info.st_mode & S_IFMT == S_IFREG else { throw Violation(path: real, reason: L.localized("is not a regular file")) }
@@ -68,7 +68,7 @@ public enum TrustedFile {
         while true {
             let count = Glibc.read(file, &buffer, buffer.count)
             if count < 0, errno == EINTR { continue }
-            guard count >= 0 else { throw Violation(path: real, reason: L.localized("cannot be read (%1$s)", "\(String(cString: strerror(errno)))")) }
+            guard count >= 0 else { throw Violation(path: real, reason: L.localized("cannot be read (%1$s)", "\(SystemErrorReason.text(errno))")) }
             if count == 0 { break }
             data.append(contentsOf: buffer[0..<count])
             guard data.count <= maximumSize else { throw Violation(path: real, reason: L.localized("is larger than %1$s bytes", "\(maximumSize)")) }

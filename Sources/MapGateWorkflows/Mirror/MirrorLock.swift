@@ -17,11 +17,11 @@ public final class MirrorLock {
         let path = folder + "/" + Self.fileName
         let opened = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o644)
         guard opened >= 0 else {
-            throw GeneralFailure(L.localized("cannot open the lock file %1$s: %2$s", "\(path)", "\(String(cString: strerror(errno)))"), kind: .io)
+            throw GeneralFailure(L.localized("cannot open the lock file %1$s: %2$s", "\(path)", "\(SystemErrorReason.text(errno))"), kind: .io)
         }
         guard flock(opened, LOCK_EX | LOCK_NB) == 0 else {
             let busy = errno == EWOULDBLOCK
-            let reason = String(cString: strerror(errno))
+            let reason = SystemErrorReason.text(errno)
             close(opened)
             if busy {
                 throw GeneralFailure(L.localized("another mapgate mirror is writing %1$s; run this one when it has finished", "\(folder)"), kind: .failure)

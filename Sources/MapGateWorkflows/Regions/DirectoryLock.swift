@@ -15,14 +15,14 @@ public final class DirectoryLock {
         try directory.prepare()
         let fd = open(directory.lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
-            throw GeneralFailure(L.localized("cannot open the lock file %1$s: %2$s", "\(directory.lockPath)", "\(String(cString: strerror(errno)))"), kind: .io)
+            throw GeneralFailure(L.localized("cannot open the lock file %1$s: %2$s", "\(directory.lockPath)", "\(SystemErrorReason.text(errno))"), kind: .io)
         }
         let deadline = Date().addingTimeInterval(timeout)
         var waited = false
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {
             guard errno == EWOULDBLOCK || errno == EINTR else {
                 close(fd)
-                throw GeneralFailure(L.localized("cannot lock %1$s: %2$s", "\(directory.lockPath)", "\(String(cString: strerror(errno)))"), kind: .io)
+                throw GeneralFailure(L.localized("cannot lock %1$s: %2$s", "\(directory.lockPath)", "\(SystemErrorReason.text(errno))"), kind: .io)
             }
             if !waited {
                 onWait()

@@ -77,6 +77,6 @@ enum FileCopy {
     }
 
     private static func failure(_ what: String) -> GeneralFailure {
-        GeneralFailure("\(what): \(String(cString: strerror(errno)))", kind: .io)
+        GeneralFailure("\(what): \(SystemErrorReason.text(errno))", kind: .io)
     }
 }

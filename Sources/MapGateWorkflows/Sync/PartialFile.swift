@@ -47,6 +47,6 @@ enum PartialFile {
     }
 
     private static func failure(_ what: String) -> GeneralFailure {
-        GeneralFailure("\(what): \(String(cString: strerror(errno)))", kind: .io)
+        GeneralFailure("\(what): \(SystemErrorReason.text(errno))", kind: .io)
     }
 }

@@ -226,7 +226,7 @@ public final class RegionInstaller {
         }
         var info = stat()
         guard stat(url.path, &info) == 0 else {
-            throw RegionError(region: region.id, reason: L.localized("the package %1$s cannot be read: %2$s", "\(url.path)", "\(String(cString: strerror(errno)))"), kind: .io)
+            throw RegionError(region: region.id, reason: L.localized("the package %1$s cannot be read: %2$s", "\(url.path)", "\(SystemErrorReason.text(errno))"), kind: .io)
         }
         guard info.st_mode & S_IFMT == S_IFREG else {
             throw RegionError(region: region.id, reason: L.localized("the package %1$s is not a regular file: refused", "\(url.path)"), kind: .badData)

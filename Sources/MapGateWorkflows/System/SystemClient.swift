@@ -13,7 +13,7 @@ public struct SystemClient {
         do {
             return SystemClient(socket: try LocalSocket.connect(to: path))
         } catch let error as LocalSocketError {
-            throw SystemServiceUnreachable(socket: path, policy: policy, reason: String(cString: strerror(error.code)))
+            throw SystemServiceUnreachable(socket: path, policy: policy, reason: SystemErrorReason.text(error.code))
         }
     }
 
@@ -28,7 +28,7 @@ public struct SystemClient {
         do {
             message = try socket.receive(limit: SystemRequest.sizeLimit, timeout: .greatestFiniteMagnitude)
         } catch let error as LocalSocketError {
-            throw SystemServiceUnreachable(socket: socket.path, policy: nil, reason: String(cString: strerror(error.code)))
+            throw SystemServiceUnreachable(socket: socket.path, policy: nil, reason: SystemErrorReason.text(error.code))
         }
         message.descriptors.forEach { close($0) }
         guard let reply = try? JSONDecoder().decode(SystemReply.self, from: message.body) else {

@@ -63,7 +63,7 @@ public struct OutputDestination: Sendable, Equatable {
                 // A dangling symlink: follow it, creating the file it names.
                 return OutputDestination(argument: argument, kind: .writeThrough(path: argument, append: false))
             }
-            guard code == ENOENT else { throw OutputError(path: argument, reason: String(cString: strerror(code)), kind: .io) }
+            guard code == ENOENT else { throw OutputError(path: argument, reason: SystemErrorReason.text(code), kind: .io) }
             let folder = PathText.deletingLastComponent(argument)
             let parent = folder.isEmpty ? "." : folder
             var folderInfo = stat()
@@ -272,7 +272,7 @@ public struct OutputDestination: Sendable, Equatable {
         }
     }
 
-    private static func lastError() -> String { String(cString: strerror(errno)) }
+    private static func lastError() -> String { SystemErrorReason.text(errno) }
 }
 
 /// Output that cannot go where the user asked, with the path and the reason.

@@ -40,7 +40,7 @@ enum SystemRelay {
                 break
             case .writeThrough(let target, let append):
                 opened = open(target, O_WRONLY | O_CLOEXEC | (append ? O_APPEND : 0))
-                guard opened >= 0 else { throw OutputError(path: target, reason: String(cString: strerror(errno)), kind: .io) }
+                guard opened >= 0 else { throw OutputError(path: target, reason: SystemErrorReason.text(errno), kind: .io) }
                 streams[1] = opened
             case .replace(let target):
                 let file = try OutputDestination.TemporaryFile(beside: target)
@@ -56,7 +56,7 @@ enum SystemRelay {
             let path = isURL(source, schemes: ["file"]) ? (URL(string: source)?.path ?? source) : source
             folder = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
             guard folder >= 0 else {
-                throw GeneralFailure(L.localized("--from %1$s: %2$s (a mirror is a folder written by 'mapgate mirror')", source, String(cString: strerror(errno))), kind: .usage)
+                throw GeneralFailure(L.localized("--from %1$s: %2$s (a mirror is a folder written by 'mapgate mirror')", source, SystemErrorReason.text(errno)), kind: .usage)
             }
             streams.append(folder)
             forwarded = replacing(["--from"], with: SystemAccess.passedFolder, in: forwarded)
@@ -75,7 +75,7 @@ enum SystemRelay {
         let code = reply.exitCode ?? ExitCode.failure
         if let output {
             if code == ExitCode.success {
-                guard fsync(output.descriptor) == 0 else { throw OutputError(path: output.path, reason: "fsync: \(String(cString: strerror(errno)))", kind: .io) }
+                guard fsync(output.descriptor) == 0 else { throw OutputError(path: output.path, reason: "fsync: \(SystemErrorReason.text(errno))", kind: .io) }
                 try output.moveIntoPlace()
             } else {
                 output.discard()
