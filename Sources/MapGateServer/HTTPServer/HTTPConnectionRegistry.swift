@@ -31,14 +31,39 @@ final class HTTPConnectionRecord: Sendable {
         /// Bytes of a prepared answer's body reserved from the ``HTTPBodyBudget`` for the request
         /// being answered; given back when libmicrohttpd says the request is done.
         var heldBodyBytes = 0
+        /// Closed by the registry to make room for a new client (it was idle the longest).
+        var evicted = false
     }
 
     let socket: Int32
     let state: Locked<State>
+    /// The client's address when it is not on this machine (nil on loopback): what the
+    /// per-client limit counts.
+    let remoteClient: String?
 
-    init(socket: Int32, now: UInt64) {
+    init(socket: Int32, now: UInt64, remoteClient: String? = nil) {
         self.socket = socket
+        self.remoteClient = remoteClient
         state = Locked(State(waitingSince: now))
+    }
+
+    /// The peer's address of `socket` when the connection is not on loopback, else nil.
+    static func remoteClient(of socket: Int32) -> String? {
+        guard !isOnLoopback(socket) else { return nil }
+        var peer = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let got = withUnsafeMutablePointer(to: &peer) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(socket, $0, &length) } }
+        guard got == 0 else { return "?" }
+        var text = [CChar](repeating: 0, count: 64)
+        let family = Int32(peer.ss_family)
+        let converted: UnsafePointer<CChar>? = withUnsafePointer(to: &peer) { pointer in
+            switch family {
+            case AF_INET: pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { address in withUnsafePointer(to: address.pointee.sin_addr) { inet_ntop(AF_INET, $0, &text, socklen_t(text.count)) } }
+            case AF_INET6: pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { address in withUnsafePointer(to: address.pointee.sin6_addr) { inet_ntop(AF_INET6, $0, &text, socklen_t(text.count)) } }
+            default: nil
+            }
+        }
+        return converted == nil ? "?" : String(cString: text)
     }
 
     /// Whether both ends of the connection are loopback addresses (127.0.0.0/8 or ::1, also
@@ -86,17 +111,27 @@ final class HTTPConnectionRecord: Sendable {
 /// would hold its connection for ever. Once bytes of a head have arrived, the client has
 /// `headTimeout` seconds to finish it, else it is answered 408 and closed.
 final class HTTPConnectionRegistry: Sendable {
-    private let records = Locked<[ObjectIdentifier: HTTPConnectionRecord]>([:])
-    /// Connections admitted (within `maxConnections`) and still open.
-    private let admitted = Atomic<Int>(0)
+    private struct Admissions {
+        var records: [ObjectIdentifier: HTTPConnectionRecord] = [:]
+        /// Connections admitted (within `maxConnections`) and still open.
+        var admitted = 0
+        /// Admitted connections per client not on this machine.
+        var perClient: [String: Int] = [:]
+    }
+
+    private let admissions = Locked(Admissions())
     let gauge: HTTPConnectionGauge
     let headTimeout: Double
+    /// A connection idle (no request under way, none being sent) this long may be closed to make
+    /// room for a new client once `maxConnections` are open (issue 40 item 12).
+    let evictableAfter: Double
     private let onTimeout: @Sendable (String) -> Void
     /// Looks at the connections waiting for a head, a quarter of the deadline apart (0.1–1 s).
     private let watchdog = Locked<PeriodicWorker?>(nil)
 
-    init(headTimeout: Double, gauge: HTTPConnectionGauge, onTimeout: @escaping @Sendable (String) -> Void) {
+    init(headTimeout: Double, evictableAfter: Double = 15, gauge: HTTPConnectionGauge, onTimeout: @escaping @Sendable (String) -> Void) {
         self.headTimeout = headTimeout
+        self.evictableAfter = evictableAfter
         self.gauge = gauge
         self.onTimeout = onTimeout
     }
@@ -105,15 +140,61 @@ final class HTTPConnectionRegistry: Sendable {
 
     static var now: UInt64 { MonotonicClock.nanoseconds }
 
-    /// Tracks a new connection, admitting it when fewer than `limit` admitted ones are open.
-    /// The decision is made once, here: an admitted connection is never refused later, however
-    /// many others arrive while it is kept alive.
-    func add(_ record: HTTPConnectionRecord, admittingUpTo limit: Int) {
-        let isAdmitted = admitted.wrappingAdd(1, ordering: .relaxed).newValue <= limit
-        if !isAdmitted { admitted.wrappingAdd(-1, ordering: .relaxed) }
-        record.state.withLock { $0.isAdmitted = isAdmitted }
-        records.withLock { $0[ObjectIdentifier(record)] = record }
+    /// Tracks a new connection and decides, once, whether it is served. It is, when fewer than
+    /// `limit` admitted connections are open and its client (not on this machine) has fewer than
+    /// `perClientLimit`; at `limit`, the admitted connection idle the longest (at least
+    /// ``evictableAfter``) is closed to make room, as nginx closes idle keep-alive connections
+    /// when it runs short, so that idle clients cannot keep new ones out. An admitted connection
+    /// is never refused a request later.
+    func add(_ record: HTTPConnectionRecord, admittingUpTo limit: Int, perClientLimit: Int = .max) {
+        let now = Self.now
+        admissions.withLock { admissions in
+            var admit = true
+            if let client = record.remoteClient, admissions.perClient[client, default: 0] >= perClientLimit {
+                admit = false
+            } else if admissions.admitted >= limit {
+                admit = evictIdlest(from: &admissions, now: now)
+            }
+            if admit {
+                admissions.admitted += 1
+                if let client = record.remoteClient { admissions.perClient[client, default: 0] += 1 }
+            }
+            record.state.withLock { $0.isAdmitted = admit }
+            admissions.records[ObjectIdentifier(record)] = record
+        }
         gauge.add(1)
+    }
+
+    /// Closes the admitted connection idle the longest, if one has been idle long enough, and
+    /// hands its admission over: true when there was one.
+    private func evictIdlest(from admissions: inout Admissions, now: UInt64) -> Bool {
+        let threshold = UInt64(evictableAfter * 1e9)
+        var idlest: (record: HTTPConnectionRecord, since: UInt64)?
+        for record in admissions.records.values {
+            let since: UInt64? = record.state.withLock { state in
+                guard state.isAdmitted, !state.isClosed, !state.inRequest, !state.evicted, state.headSeenAt == nil else { return nil }
+                return state.waitingSince
+            }
+            if let since, now - since >= threshold, since < idlest?.since ?? .max { idlest = (record, since) }
+        }
+        guard let victim = idlest?.record else { return false }
+        let closed = victim.state.withLock { state -> Bool in
+            // Looked at again under its lock: a request may have begun meanwhile.
+            guard !state.isClosed, !state.inRequest, state.headSeenAt == nil else { return false }
+            shutdown(victim.socket, Int32(SHUT_RDWR))
+            state.evicted = true
+            state.isAdmitted = false
+            return true
+        }
+        guard closed else { return false }
+        admissions.admitted -= 1
+        if let client = victim.remoteClient { release(client, in: &admissions) }
+        return true
+    }
+
+    private func release(_ client: String, in admissions: inout Admissions) {
+        admissions.perClient[client, default: 1] -= 1
+        if admissions.perClient[client] == 0 { admissions.perClient[client] = nil }
     }
 
     func remove(_ record: HTTPConnectionRecord) {
@@ -121,8 +202,13 @@ final class HTTPConnectionRegistry: Sendable {
             state.isClosed = true
             return state.isAdmitted
         }
-        if wasAdmitted { admitted.wrappingAdd(-1, ordering: .relaxed) }
-        records.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(record)) }
+        admissions.withLock { admissions in
+            if wasAdmitted {
+                admissions.admitted -= 1
+                if let client = record.remoteClient { release(client, in: &admissions) }
+            }
+            admissions.records.removeValue(forKey: ObjectIdentifier(record))
+        }
         gauge.add(-1)
     }
 
@@ -141,7 +227,7 @@ final class HTTPConnectionRegistry: Sendable {
 
     /// One look at every connection waiting for a head (outside the registry's lock).
     private func scan() {
-        let all = records.withLock { Array($0.values) }
+        let all = admissions.withLock { Array($0.records.values) }
         let now = Self.now
         let limit = UInt64(headTimeout * 1e9)
         for record in all {

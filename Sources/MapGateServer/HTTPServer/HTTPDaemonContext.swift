@@ -26,7 +26,7 @@ final class HTTPDaemonContext: Sendable {
         self.log = log
         self.makeHandler = makeHandler
         budget = HTTPBodyBudget(limit: settings.maxUnsentBodyBytes)
-        registry = HTTPConnectionRegistry(headTimeout: settings.readTimeout, gauge: gauge) { target in
+        registry = HTTPConnectionRegistry(headTimeout: settings.readTimeout, evictableAfter: settings.idleTimeout / 2, gauge: gauge) { target in
             log?(HTTPServer.LogEntry(method: "-", path: target, status: 408, bytes: 18, seconds: settings.readTimeout))
         }
     }
@@ -108,7 +108,10 @@ final class HTTPDaemonContext: Sendable {
         // Admission is decided once per connection, when it opens: past `maxConnections` a new
         // connection gets 503; one admitted before is never refused for the others.
         let isAdmitted = head.record?.state.withLock { $0.isAdmitted } ?? (registry.count <= settings.maxConnections)
-        if !isAdmitted || isStopping.load(ordering: .relaxed) {
+        // `/health` is answered on any connection libmicrohttpd took (the reserve past
+        // `maxConnections` included): a monitor must see a busy server as busy, not as down.
+        let isHealth = head.method == "GET" && (head.target == "/health" || head.target.hasPrefix("/health?"))
+        if (!isAdmitted && !isHealth) || isStopping.load(ordering: .relaxed) {
             var busy = Self.refusal(503, "server busy\n")
             busy.headers.append(("Retry-After", "1"))
             return busy

@@ -57,8 +57,9 @@ let connectionCallback: MHD_NotifyConnectionCallback = { cls, connection, socket
     guard let context = daemonContext(cls), let socketContext else { return }
     if code == .CONNECTION_NOTIFY_STARTED {
         guard let connection, let info = cmhd_get_connection_info(connection, .CONNECTION_INFO_CONNECTION_FD) else { return }
-        let record = HTTPConnectionRecord(socket: info.pointee.connect_fd, now: HTTPConnectionRegistry.now)
-        context.registry.add(record, admittingUpTo: context.settings.maxConnections)
+        let socket = info.pointee.connect_fd
+        let record = HTTPConnectionRecord(socket: socket, now: HTTPConnectionRegistry.now, remoteClient: HTTPConnectionRecord.remoteClient(of: socket))
+        context.registry.add(record, admittingUpTo: context.settings.maxConnections, perClientLimit: context.settings.maxConnectionsPerClient)
         socketContext.pointee = Unmanaged.passRetained(record).toOpaque()
     } else if let pointer = socketContext.pointee {
         let record = Unmanaged<HTTPConnectionRecord>.fromOpaque(pointer)

@@ -35,6 +35,9 @@ public final class HTTPServer: Sendable {
         /// `maxConnections + reserveConnections`, libmicrohttpd refuses the connection).
         public var maxConnections: Int = 10_000
         public var reserveConnections: Int = 256
+        /// Connections served at once for one client not on this machine (an address of the LAN
+        /// with `--host 0.0.0.0`); past it that client gets 503. Loopback clients are not limited.
+        public var maxConnectionsPerClient: Int = 256
         /// Memory per connection for its request head and buffers. libmicrohttpd zeroes the whole
         /// of it after each request, so every idle keep-alive connection holds all of it: 8 KiB
         /// keeps 10,000 idle connections under 128 MB (16 KiB took 198 MB). libmicrohttpd reads

@@ -191,6 +191,23 @@ import Glibc
         #expect(try exchange("GET /plain/0/0/0.png HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").0?.status == 200)
     }
 
+    /// Issue 40 item 12: clients that connect and then sit idle cannot keep everyone out. Past
+    /// the limit, the connection idle the longest (half the idle timeout or more) is closed for
+    /// the new client; `/health` is answered on a connection past the limit.
+    @Test func idleClientsMakeRoomAndHealthIsAnswered() throws {
+        var idle: [RawConnection] = []
+        for _ in 0..<200 { idle.append(try RawConnection(port: server.http.port, timeout: 3)) }
+        #expect(waitUntil { server.http.openConnections >= idle.count })
+        // At once, none has been idle long enough: a new client gets 503, /health 200.
+        #expect(try exchange("GET /plain/0/0/0.png HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").0?.status == 503)
+        #expect(try exchange("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").0?.status == 200)
+        // After half the idle timeout (1.5 s of 3), the idlest goes and the new client is served.
+        Thread.sleep(forTimeInterval: 2)
+        let (response, _) = try exchange("GET /plain/0/0/0.png HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        #expect(response?.status == 200)
+        #expect(idle.contains { $0.isClosedByServer() }, "an idle connection was closed to make room")
+    }
+
     /// Bad input, round two, item 6: past the limit, 601 of 855 requests of clients admitted
     /// earlier and kept alive were refused. The limit refuses new connections only.
     @Test func keptAliveClientsAreStillServedPastMaxConnections() throws {
