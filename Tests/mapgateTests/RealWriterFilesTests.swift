@@ -29,6 +29,36 @@ import Testing
         #expect(!result.stderr.contains("no .mbtiles file in it") && !result.stderr.contains("not a readable SQLite file"), "\(result.stderr)")
     }
 
+    /// Item 5: every TileJSON document the server writes validates against TileJSON 3.0.0's own
+    /// JSON Schema, checked by python `jsonschema` (raster regions too: `vector_layers` is
+    /// required, `[]` for them; a publisher's version in TileJSON's semver form, or left out).
+    @Test func tileJSONValidatesAgainstTheSpecificationsSchema() throws {
+        let schema = try TestPaths.shared("tilejson/schema-3.0.0.json")
+        let workspace = try CLIWorkspace()
+        try workspace.offer("plain", fixture: "node-mbtiles-plain_1.mbtiles", format: "png", version: "2026.11")
+        try workspace.offer("geo", fixture: "mbtileserver-geography-class-png.mbtiles", format: "png", version: "v7-beta")
+        try workspace.offer("cities", fixture: "mbtileserver-world_cities.mbtiles", format: "pbf", version: "3")
+        try workspace.mapgate.configure(["catalogURL": workspace.catalogURL])
+        #expect(try workspace.mapgate.run(["sync", "plain", "geo", "cities"]).status == 0)
+        let started = try workspace.mapgate.serve()
+        defer { started.process.stop() }
+        for id in ["plain", "geo", "cities"] {
+            let document = try HTTPClient().get(HTTPRequest(url: started.base + "/\(id).json"))
+            #expect(document.status == 200)
+            let file = workspace.work.file("\(id).tilejson")
+            try document.body.write(to: URL(fileURLWithPath: file))
+            let check = try runProcess("/usr/bin/python3", [
+                "-c", "import json, sys, jsonschema; jsonschema.Draft7Validator(json.load(open(sys.argv[1]))).validate(json.load(open(sys.argv[2])))",
+                schema, file,
+            ])
+            #expect(check.status == 0, "\(id): \(check.stderr)")
+        }
+        let plain = try JSONDecoder().decode(TileJSON.self, from: try HTTPClient().get(HTTPRequest(url: started.base + "/plain.json")).body)
+        #expect(plain.version == "2026.11.0" && plain.vectorLayers == [])
+        let geo = try JSONDecoder().decode(TileJSON.self, from: try HTTPClient().get(HTTPRequest(url: started.base + "/geo.json")).body)
+        #expect(geo.version == nil)
+    }
+
     /// `OPTIONS *` asks about the server as a whole: 204 with what it allows, not 400.
     @Test func optionsStarSaysWhatTheServerAllows() throws {
         let started = try mapgate.serve()

@@ -22,6 +22,16 @@ struct SystemModeTests {
         try machine.offer("plain", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
     }
 
+    /// The service's gate prompting: `plain` installed on 2027-01-01, the store then saying 1.5.0,
+    /// and the service's clock past the grace.
+    func startPrompting() throws {
+        try machine.startService(at: "2027-01-01 00:00:00")
+        #expect(try machine.run(["sync", "plain"], as: 0).status == 0)
+        try machine.publish(version: "1.5.0")
+        #expect(try machine.run(["check"], as: 0).status == 0)
+        try machine.startService(at: during)
+    }
+
     func homeIsEmpty(_ uid: uid_t) -> Bool {
         ((try? FileManager.default.contentsOfDirectory(atPath: machine.work.file("home-\(uid)"))) ?? []).isEmpty
     }
@@ -167,11 +177,7 @@ struct SystemModeTests {
     /// The gate is the service's: a user's own clock (faketime), preloaded library, state folder
     /// or restored backup changes nothing, and a closed gate stays closed for everyone.
     @Test func aUsersOwnWorldGivesNothing() throws {
-        try machine.startService(at: "2027-01-01 00:00:00")
-        #expect(try machine.run(["sync", "plain"], as: 0).status == 0)
-        try machine.publish(version: "1.5.0")
-        #expect(try machine.run(["check"], as: 0).status == 0)
-        try machine.startService(at: during)
+        try startPrompting()
         for _ in 0..<5 {
             let use = try machine.run(["tile", "plain", "0", "0", "0", "-o", "/dev/null"], as: user)
             #expect(use.status == 0, "\(use.stderr)")
@@ -191,11 +197,7 @@ struct SystemModeTests {
     /// The prompt is asked at the user's own terminal by the command the service runs; Ctrl-C
     /// there costs nothing, "later" spends one of the machine's uses.
     @Test func thePromptIsAskedAtTheUsersTerminal() throws {
-        try machine.startService(at: "2027-01-01 00:00:00")
-        #expect(try machine.run(["sync", "plain"], as: 0).status == 0)
-        try machine.publish(version: "1.5.0")
-        #expect(try machine.run(["check"], as: 0).status == 0)
-        try machine.startService(at: during)
+        try startPrompting()
         let (program, arguments) = machine.command([machine.binary, "tile", "plain", "0", "0", "0", "-o", "/dev/null"], as: user)
         let environment = machine.environment(of: user).merging(["PATH": "/usr/bin:/bin", "TERM": "xterm"]) { $1 }
         let cancelled = try TerminalSession.run(program, arguments, environment: environment, steps: [.init(waitFor: "Update now or later?", send: "\u{03}")])

@@ -7,12 +7,13 @@ extension TileRequestHandler {
     func tileJSON(_ id: String, _ request: HTTPServerRequest) -> HTTPServerResponse {
         if let refusal = refusalWhileClosed(json: true) { return refusal }
         guard let region = service.region(id) else { return notServed(id) }
-        let layers = region.record.format == .pbf ? region.vectorLayersJSON.flatMap { try? JSONValue(parsing: Data($0.utf8)) }?.arrayValue ?? [] : nil
+        // Always a list (TileJSON 3.0.0 requires it): a raster region's is empty.
+        let layers = region.record.format == .pbf ? region.vectorLayersJSON.flatMap { try? JSONValue(parsing: Data($0.utf8)) }?.arrayValue ?? [] : []
         let tileJSON = TileJSON(
             tiles: ["\(baseURL(request))/\(id)/{z}/{x}/{y}.\(Self.extensions(region.record.format)[0])"], name: region.name,
-            version: region.record.version, bounds: region.bounds, center: region.center, minzoom: region.minzoom, maxzoom: region.maxzoom,
+            version: TileJSON.semanticVersion(region.record.version), bounds: region.bounds, center: region.center, minzoom: region.minzoom, maxzoom: region.maxzoom,
             format: region.record.format.rawValue, attribution: region.attribution.map(AttributionHTML.sanitized),
-            description: region.description, vectorLayers: layers)
+            description: region.description, vectorLayers: TileJSON.schemaLayers(layers))
         guard let body = try? tileJSON.encoded() else { return text(500, "cannot write the TileJSON of region \(id)\n", cors: true) }
         return revalidatable(HTTPServerResponse(status: 200, headers: Self.anyOrigin + [("Content-Type", "application/json")], body: body), request)
     }
@@ -55,7 +56,11 @@ extension TileRequestHandler {
         case .data(let data): body = data
         }
         var headers: [(name: String, value: String)] = [("Content-Type", region.record.format.contentType), ("Cache-Control", "no-cache")]
-        var etag = "\"\(region.etagPrefix)-\(z)-\(x)-\(y)"
+        // The validator follows the tile's bytes as stored, not the region's file: a tile an
+        // update left alone keeps its ETag, so browsers and proxies revalidate it (304) instead
+        // of downloading every tile again (issue 38). Made once per kept answer.
+        guard let digest = try? SHA256Hasher.hex(of: body) else { return text(500, "cannot hash tile \(z)/\(x)/\(y) of region \(id)\n", cors: true) }
+        var etag = "\"" + digest.prefix(24)
         if region.record.format == .pbf, GzipInflater.isGzip(body) {
             if acceptsGzip {
                 headers.append(("Content-Encoding", "gzip"))

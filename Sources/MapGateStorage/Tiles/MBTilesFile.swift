@@ -197,6 +197,17 @@ public final class MBTilesFile {
         }
     }
 
+    /// Up to `limit` tile addresses as stored (zoom, column, TMS row) at the highest zoom, where
+    /// tiles are smallest: what ``TileBoundsAgreement`` compares with the bounds.
+    public func sampledTileAddresses(limit: Int = 512) throws -> [(z: Int, x: Int, row: Int)] {
+        try wrap {
+            try database.query(
+                "SELECT zoom_level, tile_column, tile_row FROM tiles WHERE zoom_level = (SELECT MAX(zoom_level) FROM tiles) LIMIT ?",
+                [.integer(Int64(limit))]
+            ) { (z: $0.int(0), x: $0.int(1), row: $0.int(2)) }
+        }.filter { (0...30).contains($0.z) && $0.x >= 0 && $0.row >= 0 && $0.x < 1 << $0.z && $0.row < 1 << $0.z }
+    }
+
     /// Every tile as (z, x, y in XYZ, bytes), in a stable order: for verification and tests.
     public func forEachTile(_ body: (Int, Int, Int, Data) throws -> Void) throws {
         let statement = try wrap {

@@ -64,12 +64,27 @@ public struct MBTilesInspection: Sendable, Equatable {
         if let text = metadata["bounds"], MBTilesFile.parseBounds(text) == nil {
             throw MBTilesError(path: path, reason: L.localized("bounds \"%1$s\" are not finite west,south,east,north on the globe", "\(text.prefix(80))"))
         }
-        // MBTiles rows are TMS; some tools write XYZ rows and say so in `scheme`. Serving them
-        // as TMS would show every zoom's tiles upside down: refused rather than guessed at.
+        // MBTiles rows are TMS; some tools write XYZ rows and say so in `scheme`, and some write
+        // `scheme` xyz over TMS rows. The bounds tell which: the advice follows them (issue 38).
+        let agreement = try file.bounds().map { TileBoundsAgreement(addresses: try file.sampledTileAddresses(), bounds: $0) }
+        let flip = "UPDATE tiles SET tile_row = (1 << zoom_level) - 1 - tile_row"
         if let scheme = metadata["scheme"]?.trimmingWhitespace(), scheme.lowercased() != "tms" {
+            let shown = String(scheme.prefix(40))
+            let reason: String
+            if let agreement, agreement.tmsAgrees, !agreement.xyzAgrees {
+                reason = L.localized("metadata scheme is \"%1$s\", but the rows are TMS and agree with the bounds: the scheme row is wrong; delete it (DELETE FROM metadata WHERE name = 'scheme') and change nothing else", shown)
+            } else if let agreement, agreement.xyzAgrees, !agreement.tmsAgrees {
+                reason = L.localized("metadata scheme is \"%1$s\" and the rows are XYZ (they agree with the bounds read so): MBTiles rows are TMS; flip them (%2$s) and delete the scheme row", shown, flip)
+            } else {
+                reason = L.localized("metadata scheme is \"%1$s\": MBTiles rows are TMS (row = 2^z - 1 - y), which mapgate reads, and the bounds do not tell which the rows are; if they are XYZ, flip them (%2$s); then delete the scheme row", shown, flip)
+            }
+            throw MBTilesError(path: path, reason: reason)
+        }
+        if let agreement, !agreement.anyTMSInside, let bounds = try file.bounds() {
+            let hint = agreement.xyzAgrees ? L.localized("the rows are XYZ: flip them (%1$s)", flip) : L.localized("the bounds or the rows are wrong")
             throw MBTilesError(
                 path: path,
-                reason: L.localized("metadata scheme is \"%1$s\": MBTiles rows are TMS (row = 2^z - 1 - y), which mapgate reads; flip the rows (UPDATE tiles SET tile_row = (1 << zoom_level) - 1 - tile_row) and delete the scheme row, or write the file as TMS", "\(scheme.prefix(40))"))
+                reason: L.localized("none of its tiles lies inside its bounds %1$s: %2$s", bounds.map { String($0) }.joined(separator: ","), hint))
         }
         if let text = metadata["center"], MBTilesFile.parseCenter(text) == nil {
             throw MBTilesError(path: path, reason: L.localized("center \"%1$s\" is not a finite longitude,latitude,zoom", "\(text.prefix(80))"))

@@ -2,13 +2,18 @@ import FoundationEssentials
 import MapGateBase
 
 /// TileJSON 3.0.0 (github.com/mapbox/tilejson-spec), as the tile server writes it for a region
-/// and as clients (and the tests) read it: one Codable type for both.
+/// and as clients (and the tests) read it: one Codable type for both. What the server writes
+/// validates against the specification's own JSON Schema (issue 38; tested with python
+/// `jsonschema`): `vector_layers` is always there (`[]` for raster tiles), each layer with an `id`
+/// and `fields`, and `version` is a semver-style version or absent.
 public struct TileJSON: Codable, Sendable, Equatable {
     public var tilejson = "3.0.0"
     /// The tile URL template, `http://HOST/REGION/{z}/{x}/{y}.EXT`.
     public var tiles: [String]
     public var name: String
-    public var version: String
+    /// The region's version as TileJSON wants it (``semanticVersion(_:)``); nil when it has no
+    /// such form.
+    public var version: String?
     public var scheme = "xyz"
     /// `[west, south, east, north]`.
     public var bounds: [Double]
@@ -20,7 +25,8 @@ public struct TileJSON: Codable, Sendable, Equatable {
     public var format: String
     public var attribution: String?
     public var description: String?
-    /// A vector region's layers (the MBTiles `json` metadata's `vector_layers`), as they were.
+    /// A vector region's layers (the MBTiles `json` metadata's `vector_layers`, as
+    /// ``schemaLayers(_:)`` keeps them); `[]` for raster tiles.
     public var vectorLayers: [JSONValue]?
 
     enum CodingKeys: String, CodingKey {
@@ -29,7 +35,7 @@ public struct TileJSON: Codable, Sendable, Equatable {
     }
 
     public init(
-        tiles: [String], name: String, version: String, bounds: [Double], center: [Double], minzoom: Int, maxzoom: Int, format: String,
+        tiles: [String], name: String, version: String?, bounds: [Double], center: [Double], minzoom: Int, maxzoom: Int, format: String,
         attribution: String? = nil, description: String? = nil, vectorLayers: [JSONValue]? = nil
     ) {
         self.tiles = tiles
@@ -43,6 +49,36 @@ public struct TileJSON: Codable, Sendable, Equatable {
         self.attribution = attribution
         self.description = description
         self.vectorLayers = vectorLayers
+    }
+
+    /// A publisher's region version in TileJSON's form (`\d+.\d+.\d+…`): as it is when it has
+    /// that form, one or two numbers made three (`2026.11` → `2026.11.0`, `7` → `7.0.0`), else nil
+    /// (`v7-beta` is no version TileJSON can carry: the field is left out).
+    public static func semanticVersion(_ version: String) -> String? {
+        if version.firstMatch(of: /\d+\.\d+\.\d+/) != nil { return version }
+        guard let numbers = version.wholeMatch(of: /\d+(\.\d+)?/) else { return nil }
+        let parts = String(numbers.output.0).split(separator: ".").count
+        return version + String(repeating: ".0", count: 3 - parts)
+    }
+
+    /// A writer's `vector_layers` as the schema requires them: objects with a string `id` (others
+    /// are dropped) and a `fields` object of strings (made empty when missing; a value that is
+    /// not a string is dropped); `minzoom` and `maxzoom` kept only as integers, `description`
+    /// only as a string; anything else as it was.
+    public static func schemaLayers(_ layers: [JSONValue]) -> [JSONValue] {
+        layers.compactMap { layer in
+            guard case .object(var fields) = layer, fields["id"]?.stringValue != nil else { return nil }
+            if case .object(let described)? = fields["fields"] {
+                fields["fields"] = .object(described.filter { $0.value.stringValue != nil })
+            } else {
+                fields["fields"] = .object([:])
+            }
+            for key in ["minzoom", "maxzoom"] where fields[key] != nil {
+                if let value = fields[key], !value.isBoolean, let number = value.int { fields[key] = .integer(Int64(number)) } else { fields[key] = nil }
+            }
+            if fields["description"] != nil, fields["description"]?.stringValue == nil { fields["description"] = nil }
+            return .object(fields)
+        }
     }
 
     /// Keys sorted, slashes unescaped: the same region gives the same bytes.

@@ -21,4 +21,26 @@ import Testing
     @Test func whatIsWrittenIsReadBack() throws {
         #expect(try JSONDecoder().decode(TileJSON.self, from: Self.tileJSON.encoded()) == Self.tileJSON)
     }
+
+    /// TileJSON's `version` is semver-style (the schema's pattern): a publisher's "2026.11" is
+    /// written "2026.11.0", a version with no such form is left out.
+    @Test(arguments: [("1", "1.0.0"), ("2026.11", "2026.11.0"), ("1.2.3", "1.2.3"), ("2.0.1-beta", "2.0.1-beta"), ("v7", nil), ("2026-11", nil), ("", nil)])
+    func regionVersionsInTileJSONForm(_ version: String, _ expected: String?) {
+        #expect(TileJSON.semanticVersion(version) == expected)
+    }
+
+    /// A writer's layers as the schema wants them: an id and fields, integer zooms.
+    @Test func layersAreKeptAsTheSchemaRequires() {
+        let layers: [JSONValue] = [
+            .object(["id": .string("roads"), "minzoom": .string("2"), "maxzoom": .integer(14), "description": .integer(3)]),
+            .object(["fields": .object(["name": .string("String")])]),
+            .object(["id": .string("water"), "fields": .object(["depth": .integer(1), "name": .string("String")]), "maxzoom": .double(12)]),
+            .string("not a layer"),
+        ]
+        #expect(
+            TileJSON.schemaLayers(layers) == [
+                .object(["id": .string("roads"), "fields": .object([:]), "maxzoom": .integer(14)]),
+                .object(["id": .string("water"), "fields": .object(["name": .string("String")]), "maxzoom": .integer(12)]),
+            ])
+    }
 }

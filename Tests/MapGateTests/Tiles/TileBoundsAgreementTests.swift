@@ -1,0 +1,75 @@
+import Foundation
+import MapGate
+import TestSupport
+import Testing
+
+/// Issue 38 item 2: a file's `scheme`, rows and `bounds` read together. Advice that would break
+/// a correct file (flipping TMS rows because `scheme` says xyz) is never given; a region none of
+/// whose tiles lies inside its bounds is refused. Files made with the real `sqlite3` tool: one
+/// PNG tile of a real file at zoom 4, column 8, and XYZ row 5 (north of the equator: 0° to 41°N),
+/// with the bounds of that tile.
+@Suite struct TileBoundsAgreementTests {
+    let work: TemporaryDirectory
+
+    init() throws {
+        work = try TemporaryDirectory()
+    }
+
+    /// A file with its one tile stored at `row`, `scheme` if given, and the bounds of XYZ 4/8/5.
+    func file(row: Int, scheme: String?) throws -> String {
+        let path = work.file("t-\(row)-\(scheme ?? "none").mbtiles")
+        let png = try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles")
+        let bounds = TileBoundsAgreement.extent(z: 4, x: 8, y: 5).map { String($0) }.joined(separator: ",")
+        var sql = """
+            ATTACH '\(png)' AS source;
+            CREATE TABLE metadata (name TEXT, value TEXT);
+            CREATE TABLE tiles (zoom_level INTEGER, tile_column INTEGER, tile_row INTEGER, tile_data BLOB);
+            INSERT INTO metadata VALUES ('name', 'one'), ('format', 'png'), ('bounds', '\(bounds)'), ('minzoom', '4'), ('maxzoom', '4');
+            INSERT INTO tiles SELECT 4, 8, \(row), tile_data FROM source.tiles WHERE zoom_level = 4 LIMIT 1;
+            """
+        if let scheme { sql += "INSERT INTO metadata VALUES ('scheme', '\(scheme)');" }
+        let made = try runProcess("/usr/bin/sqlite3", [path, sql])
+        try #require(made.status == 0, "\(made.stderr)")
+        return path
+    }
+
+    func refusal(_ path: String) -> String? {
+        do {
+            _ = try MBTilesInspection.inspect(path)
+            return nil
+        } catch {
+            return errorMessage(error)
+        }
+    }
+
+    @Test func tmsRowsUnderAWrongSchemeRowAreToldToDeleteTheRowOnly() throws {
+        let reason = try #require(refusal(try file(row: 10, scheme: "xyz")))
+        #expect(reason.contains("the rows are TMS and agree with the bounds"), "\(reason)")
+        #expect(reason.contains("DELETE FROM metadata WHERE name = 'scheme'") && !reason.contains("UPDATE tiles"), "\(reason)")
+    }
+
+    @Test func xyzRowsAreToldToFlip() throws {
+        let reason = try #require(refusal(try file(row: 5, scheme: "xyz")))
+        #expect(reason.contains("the rows are XYZ") && reason.contains("UPDATE tiles SET tile_row"), "\(reason)")
+    }
+
+    @Test func tilesOutsideTheirBoundsAreRefused() throws {
+        let reason = try #require(refusal(try file(row: 5, scheme: nil)))
+        #expect(reason.contains("none of its tiles lies inside its bounds") && reason.contains("flip them"), "\(reason)")
+    }
+
+    @Test func aCorrectFileIsTakenAsItIs() throws {
+        #expect(refusal(try file(row: 10, scheme: nil)) == nil)
+        #expect(refusal(try file(row: 10, scheme: "tms")) == nil)
+    }
+
+    /// Following the advice gives a file that is taken, with its tile where the bounds are.
+    @Test func theAdviceWorks() throws {
+        let wrongRow = try file(row: 10, scheme: "xyz")
+        #expect(try runProcess("/usr/bin/sqlite3", [wrongRow, "DELETE FROM metadata WHERE name = 'scheme'"]).status == 0)
+        #expect(refusal(wrongRow) == nil)
+        let xyz = try file(row: 5, scheme: "xyz")
+        #expect(try runProcess("/usr/bin/sqlite3", [xyz, "UPDATE tiles SET tile_row = (1 << zoom_level) - 1 - tile_row; DELETE FROM metadata WHERE name = 'scheme'"]).status == 0)
+        #expect(refusal(xyz) == nil)
+    }
+}
