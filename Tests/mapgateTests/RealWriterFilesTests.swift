@@ -59,6 +59,26 @@ import Testing
         #expect(geo.version == nil)
     }
 
+    /// Item 5: 512-pixel raster tiles (metadata `tileSize` 512, as QGIS and `pmtiles convert`
+    /// write it) are announced as such in the generated style; others stay 256.
+    @Test func aRasterStyleSaysTheFilesTileSize() throws {
+        let workspace = try CLIWorkspace()
+        let big = workspace.work.file("big.mbtiles")
+        try FileManager.default.copyItem(atPath: try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles"), toPath: big)
+        #expect(try runProcess("/usr/bin/sqlite3", [big, "INSERT INTO metadata VALUES ('tileSize', '512')"]).status == 0)
+        try workspace.builder.add(id: "big", source: big, format: "png")
+        try workspace.offer("plain", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
+        try workspace.mapgate.configure(["catalogURL": workspace.catalogURL])
+        #expect(try workspace.mapgate.run(["sync", "big", "plain"]).status == 0)
+        let started = try workspace.mapgate.serve()
+        defer { started.process.stop() }
+        for (id, size) in [("big", 512), ("plain", 256)] {
+            let style = try JSONSerialization.jsonObject(with: try HTTPClient().get(HTTPRequest(url: started.base + "/\(id)/style.json")).body) as? [String: Any]
+            let source = (style?["sources"] as? [String: Any])?[id] as? [String: Any]
+            #expect(source?["tileSize"] as? Int == size, "\(id): \(String(describing: source))")
+        }
+    }
+
     /// `OPTIONS *` asks about the server as a whole: 204 with what it allows, not 400.
     @Test func optionsStarSaysWhatTheServerAllows() throws {
         let started = try mapgate.serve()

@@ -18,7 +18,7 @@ extension TileRequestHandler {
                 regionID: id, name: region.name, layers: VectorStyle.layers(fromMetadataJSON: region.metadataJSON), tileJSONURL: tileJSONURL,
                 glyphsURL: base + "/fonts/{fontstack}/{range}.pbf", fonts: VectorStyle.labelFonts(among: service.glyphs.library.names),
                 nameFields: VectorStyle.nameFields(forLanguage: language.tag))
-            : MapLibreStyle.raster(regionID: id, name: region.name, tileJSONURL: tileJSONURL)
+            : MapLibreStyle.raster(regionID: id, name: region.name, tileJSONURL: tileJSONURL, tileSize: region.tileSize)
         var response = json(200, document: style, cors: true)
         response.headers.append(("Vary", "Accept-Language"))
         return revalidatable(response, request)

@@ -29,8 +29,9 @@ public final class TileService: Sendable {
         public var vectorLayersJSON: String?
         /// The raw `json` metadata (for the vector style's layers).
         public var metadataJSON: String? = nil
-        /// Strong ETags change when the installed file does.
-        public var etagPrefix: String { String(record.sha256.prefix(16)) }
+        /// The pixels of a raster tile's side, from the metadata's `tileSize` (as QGIS and
+        /// `pmtiles convert` write it) when a power of two from 64 to 4096; else 256.
+        public var tileSize: Int = 256
     }
 
 
@@ -244,6 +245,14 @@ public final class TileService: Sendable {
         return Region(
             record: record, path: path, file: identity, name: record.name, attribution: metadata["attribution"],
             description: metadata["description"], bounds: bounds, center: center, minzoom: minzoom, maxzoom: maxzoom,
-            vectorLayersJSON: vectorLayers, metadataJSON: metadata["json"])
+            vectorLayersJSON: vectorLayers, metadataJSON: metadata["json"], tileSize: tileSize(metadata))
+    }
+
+    /// `tileSize` (or `tilesize`, `tile_size`) of the metadata when a power of two from 64 to 4096.
+    static func tileSize(_ metadata: [String: String]) -> Int {
+        for key in ["tileSize", "tilesize", "tile_size"] {
+            if let size = metadata[key].flatMap({ Int($0.trimmingWhitespace()) }), (64...4096).contains(size), size & (size - 1) == 0 { return size }
+        }
+        return 256
     }
 }

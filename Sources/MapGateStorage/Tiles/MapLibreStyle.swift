@@ -135,10 +135,11 @@ public struct MapLibreStyle: Codable, Sendable, Equatable {
         .array([.string("match"), .array([.string("geometry-type")]), .array(types.map(JSONValue.string)), .bool(true), .bool(false)])
     }
 
-    /// The style of a raster region: its tiles, 256 pixels each, and nothing else.
-    public static func raster(regionID: String, name: String, tileJSONURL: String) -> MapLibreStyle {
+    /// The style of a raster region: its tiles, `tileSize` pixels each (256 unless the file says
+    /// otherwise), and nothing else.
+    public static func raster(regionID: String, name: String, tileJSONURL: String, tileSize: Int = 256) -> MapLibreStyle {
         MapLibreStyle(
-            name: name, sources: [regionID: Source(type: .raster, url: tileJSONURL, tileSize: 256)],
+            name: name, sources: [regionID: Source(type: .raster, url: tileJSONURL, tileSize: tileSize)],
             layers: [Layer(id: regionID, type: .raster, source: regionID)])
     }
 }

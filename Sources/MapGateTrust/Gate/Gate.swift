@@ -13,7 +13,8 @@ public final class Gate {
     /// make the gate stricter.
     private let isConfined: Bool
     /// Key ids (hex) whose catalogs' `gate` rules may loosen the gate; nil: any trusted key's.
-    private let gateRuleKeyIDs: Set<String>?
+    /// The keys whose catalogs' `gate` rules may loosen the policy in force (hex ids).
+    private let gateRuleKeyIDs: Set<String>
 
     /// - Parameters:
     ///   - installed: the app's version; ``BuildInfo/version`` everywhere but in the tests and the
@@ -25,7 +26,7 @@ public final class Gate {
         isConfined: Bool = !UserNamespace.isInitial
     ) {
         self.isConfined = isConfined
-        gateRuleKeyIDs = settings.gateRuleKeys.map { keys in Set(keys.compactMap { try? MinisignPublicKey(text: $0).keyID.hex }) }
+        gateRuleKeyIDs = Set((settings.gateRuleKeys ?? settings.trustedKeys).compactMap { try? MinisignPublicKey(text: $0).keyID.hex })
         policy = GatePolicy(installed: installed, settings: settings)
         self.store = store
         self.clock = clock
@@ -232,8 +233,9 @@ public final class Gate {
             if let keyID {
                 // A key the profile (or a signed policy) trusts sets the rules; one only an unsigned
                 // policy added may only tighten them.
-                let mayLoosen = gateRuleKeyIDs.map { $0.contains(keyID) } ?? true
+                let mayLoosen = gateRuleKeyIDs.contains(keyID)
                 record.publisherGate = mayLoosen ? catalog.gate : catalog.gate.map { self.policy.tightening($0) }
+                record.publisherGateSigner = keyID
             }
             return nil
         }
@@ -247,7 +249,13 @@ public final class Gate {
         let reading = clock.now
         let boot = clock.boot
         return try store.update { record in
-            let policy = self.policy.applying(record.publisherGate)
+            // Saved rules loosen only a policy that lets their signer set the rules: under another
+            // policy (an administrator's stricter one, outside the namespace they were taken in)
+            // they only tighten it.
+            let saved = record.publisherGate.map { gate in
+                record.publisherGateSigner.map(gateRuleKeyIDs.contains) == true ? gate : self.policy.tightening(gate)
+            }
+            let policy = self.policy.applying(saved)
             let now = policy.advanceClock(&record, reading: reading, boot: boot)
             policy.reconcile(&record)
             return try body(&record, now, policy)

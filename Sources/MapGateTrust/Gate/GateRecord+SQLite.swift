@@ -47,7 +47,12 @@ extension GateRecord {
             record.isRecovering = row.int(8) != 0
             record.generation = row.int64(9)
             let gate = row.text(13)
-            record.publisherGate = decode(PublisherGate.self, gate)
+            // Saved with its signer since issue 35 ({"gate": …, "signedBy": …}); before, the rules alone.
+            if let gate, gate.contains(#""gate":"#), let saved = decode(SignedPublisherGate.self, gate) {
+                (record.publisherGate, record.publisherGateSigner) = (saved.gate, saved.signedBy)
+            } else {
+                record.publisherGate = decode(PublisherGate.self, gate)
+            }
             record.installedRegions = (row.text(14) ?? "").split(separator: ",").map(String.init)
             record.usesSinceLookup = row.int(15)
             record.lastUseReading = row.date(16)
@@ -71,7 +76,7 @@ extension GateRecord {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         let release = try lastRelease.map { String(decoding: try encoder.encode($0), as: UTF8.self) }
-        let gate = try publisherGate.map { String(decoding: try encoder.encode($0), as: UTF8.self) }
+        let gate = try publisherGate.map { String(decoding: try encoder.encode(SignedPublisherGate(gate: $0, signedBy: publisherGateSigner)), as: UTF8.self) }
         let serials = String(decoding: try encoder.encode(catalogSerials), as: UTF8.self)
         let texts = GateRecordSeal.Texts(release: release, publisherGate: gate, catalogSerials: serials)
         try database.execute(
@@ -102,4 +107,10 @@ extension SQLiteStatement {
     package func date(_ column: Int32) -> Date? {
         isNull(column) ? nil : Date(timeIntervalSince1970: double(column))
     }
+}
+
+/// A catalog's gate rules as the record keeps them: with the key that signed them.
+struct SignedPublisherGate: Codable {
+    var gate: PublisherGate
+    var signedBy: String?
 }

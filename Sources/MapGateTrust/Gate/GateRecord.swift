@@ -31,6 +31,11 @@ public struct GateRecord: Sendable, Equatable {
     public var catalogSerials: [String: CatalogSerial] = [:]
     /// The gate rules of the last signed catalog accepted; they hold offline too.
     public var publisherGate: PublisherGate?
+    /// The id of the key that signed them (hex): at each decision they may loosen the policy in
+    /// force only if that policy lets this key set the rules (``GateSettings/gateRuleKeys``);
+    /// else they only tighten it (issue 35, part 2, item 6). Nil for rules an older mapgate saved:
+    /// they only tighten.
+    public var publisherGateSigner: String?
     /// The regions `sync` was allowed to install under this record (sorted ids). A region file
     /// that is opened but not listed here came from somewhere else (copied in, or kept while the
     /// state was deleted): the record then recovers (fails closed until a lookup).

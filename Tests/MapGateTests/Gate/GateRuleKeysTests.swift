@@ -38,4 +38,28 @@ import Testing
         let saved = try accept(gateRuleKeys: nil)
         #expect(saved == PublisherGate(minimumAppVersion: "1.2", graceDays: 365, maxPrompts: 50))
     }
+
+    /// Issue 35, part 2, item 6: rules taken in a namespace whose unsigned policy trusted the
+    /// user's own key were clamped to *that* policy; outside, the administrator's stricter policy
+    /// (maxPrompts 2) is in force, and the saved rules, whose signer it does not trust to set
+    /// rules, may not loosen it: 2 uses, not the namespace's 5.
+    @Test func savedRulesNeverLoosenAStricterPolicyThatDoesNotTrustTheirSigner() throws {
+        _ = try accept(gateRuleKeys: [])
+        var administrator = harness.settings
+        administrator.maxPrompts = 2
+        administrator.graceDays = 7
+        let outside = Gate(store: try harness.makeStore(), settings: administrator, clock: harness.time.clock, installed: try AppVersion("1.4.0"))
+        let report = try outside.status()
+        #expect(report.usesLeft == 2, "the saved rules loosened the administrator's policy: \(report.usesLeft) uses")
+        #expect(report.maxPrompts == 2)
+    }
+
+    /// The rules of a key the policy in force trusts to set them still apply as they are.
+    @Test func savedRulesOfATrustedSignerStillApply() throws {
+        _ = try accept(gateRuleKeys: nil)
+        var same = harness.settings
+        same.trustedKeys = [added]
+        let again = Gate(store: try harness.makeStore(), settings: same, clock: harness.time.clock, installed: try AppVersion("1.4.0"))
+        #expect(try again.status().maxPrompts == 50)
+    }
 }
