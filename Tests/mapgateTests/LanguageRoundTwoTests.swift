@@ -32,6 +32,15 @@ import Testing
         #expect(isASCII, "translated text in --json: \(error)")
     }
 
+    /// A catalog that cannot be reached is said in the user's language, curl's words after it.
+    @Test(arguments: [("ja_JP.UTF-8", "サーバーに到達できないか、接続を拒否されました"), ("ko_KR.UTF-8", "서버에 연결할 수 없거나 연결이 거부되었습니다"), ("zh_TW.UTF-8", "無法連上伺服器，或連線被拒絕"), ("C.UTF-8", "the server cannot be reached or refused the connection")])
+    func anUnreachableCatalogIsSaidInTheUsersLanguage(_ locale: String, _ sentence: String) throws {
+        try mapgate.configure(["appID": 1, "lookupURL": "http://127.0.0.1:1/lookup.json", "catalogURL": "http://127.0.0.1:1/catalog.json"])
+        let result = try run(["catalog"], locale: locale)
+        #expect(result.status == 69)
+        #expect(result.stderr.contains(sentence) && result.stderr.contains("curl error 7"), "\(result.stderr)")
+    }
+
     /// A store never reached is not "up to date": nobody knows. In every language.
     @Test(arguments: [("C.UTF-8", "not checked yet"), ("zh_TW.UTF-8", "尚未檢查"), ("ja_JP.UTF-8", "未確認"), ("ko_KR.UTF-8", "아직 확인하지 않음")])
     func aStoreNeverReachedIsNotUpToDate(locale: String, words: String) throws {

@@ -36,10 +36,25 @@ public enum HTTPError: MapGateFailure, LocalizedError, Sendable, Equatable {
         }
     }
 
+    /// The common network failures in a sentence of the user's language (issue 37); libcurl's
+    /// own words follow it in every message. Nil for the others, said in libcurl's words alone.
+    public static func sentence(forCurlCode code: Int) -> String? {
+        switch code {
+        case 5, 6: L.localized("the host name cannot be resolved (no network, or no name server)")
+        case 7: L.localized("the server cannot be reached or refused the connection")
+        case 28: L.localized("the server did not answer in time")
+        case 35, 53, 54, 58, 59, 66, 80, 83, 90, 91: L.localized("the secure (TLS) connection failed")
+        case 60, 51: L.localized("the server's certificate is not trusted")
+        case 18, 52, 55, 56, 92: L.localized("the connection was cut off")
+        default: nil
+        }
+    }
+
     /// What went wrong without the URL, for a message that already names it.
     public var reason: String {
         switch self {
-        case .transport(let code, let message, _): "\(message) (curl error \(code))"
+        case .transport(let code, let message, _):
+            Self.sentence(forCurlCode: code).map { L.localized("%1$s (%2$s, curl error %3$s)", $0, message, "\(code)") } ?? "\(message) (curl error \(code))"
         case .status(let code, _): "HTTP \(code)"
         case .cancelled: "transfer cancelled"
         case .tooLarge(let limit, _): "larger than \(limit >= 1 << 20 ? "\(limit >> 20) MiB" : "\(limit) bytes")"
@@ -50,7 +65,11 @@ public enum HTTPError: MapGateFailure, LocalizedError, Sendable, Equatable {
     public var errorDescription: String? {
         switch self {
         case .transport(let code, let message, let url):
-            L.localized("%1$s (curl error %2$s) for %3$s", "\(message)", "\(code)", "\(url)")
+            if let sentence = Self.sentence(forCurlCode: code) {
+                L.localized("%1$s: %2$s (%3$s, curl error %4$s)", url, sentence, message, "\(code)")
+            } else {
+                L.localized("%1$s (curl error %2$s) for %3$s", "\(message)", "\(code)", "\(url)")
+            }
         case .status(let code, let url):
             L.localized("HTTP %1$s from %2$s", "\(code)", "\(url)")
         case .cancelled(let url):
