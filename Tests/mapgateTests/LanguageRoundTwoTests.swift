@@ -32,6 +32,18 @@ import Testing
         #expect(isASCII, "translated text in --json: \(error)")
     }
 
+    /// `catalog`'s STATUS column is in the user's language; `--json` keeps its stable values.
+    @Test func theCatalogsStatusColumnIsTranslated() throws {
+        try workspace.offer("plain", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
+        try workspace.offer("geo", fixture: "mbtileserver-geography-class-png.mbtiles", format: "png")
+        #expect(try run(["sync", "plain"], locale: "C.UTF-8").status == 0)
+        let japanese = try run(["catalog"], locale: "ja_JP.UTF-8")
+        #expect(japanese.stdout.contains("インストール済み") && japanese.stdout.contains("未インストール"), "\(japanese.stdout)")
+        #expect(!japanese.stdout.contains("not installed") && !japanese.stdout.contains(" installed"), "\(japanese.stdout)")
+        let json = try run(["catalog", "--json"], locale: "ja_JP.UTF-8")
+        #expect(json.stdout.contains(#""status":"installed""#) && json.stdout.contains(#""status":"not-installed""#), "\(json.stdout)")
+    }
+
     /// A catalog that cannot be reached is said in the user's language, curl's words after it.
     @Test(arguments: [("ja_JP.UTF-8", "サーバーに到達できないか、接続を拒否されました"), ("ko_KR.UTF-8", "서버에 연결할 수 없거나 연결이 거부되었습니다"), ("zh_TW.UTF-8", "無法連上伺服器，或連線被拒絕"), ("C.UTF-8", "the server cannot be reached or refused the connection")])
     func anUnreachableCatalogIsSaidInTheUsersLanguage(_ locale: String, _ sentence: String) throws {

@@ -74,7 +74,7 @@ struct CatalogCommand: Command {
                         signedBy: signedBy))
             } else {
                 let required = catalog.requiredAppVersion(for: region, app: app)
-                let shown = required.map { "needs mapgate \($0.text)" } ?? status.rawValue.replacing("-", with: " ")
+                let shown = status.label(requiring: required?.text)
                 table.append([
                     region.id, region.name, region.version, Format.bytes(region.size), region.format.rawValue,
                     "\(region.minzoom)-\(region.maxzoom)", current ?? "-", shown,

@@ -61,7 +61,7 @@ struct ListCommand: Command {
                 table.append([
                     region.id, region.name, region.version + (damage == nil ? "" : " (damaged)"), region.format.rawValue, zoom, tiles.map(String.init) ?? "?",
                     Format.bytes(region.size), bounds ?? "-", String(Format.iso(region.installedAt).prefix(10)),
-                    TerminalText.inline(region.origin ?? "-"),
+                    RegionOrigin.label(region.origin),
                 ])
             }
         }

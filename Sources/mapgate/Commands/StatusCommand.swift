@@ -23,7 +23,7 @@ struct StatusCommand: Command {
                 context.console.print(
                     Localization.format(
                         Localization.localized("region %1$s %2$s: installed %3$s from %4$s"), region.id, TerminalText.inline(region.version),
-                        Localization.day(region.installedAt), TerminalText.inline(region.origin ?? "?")))
+                        Localization.day(region.installedAt), RegionOrigin.label(region.origin)))
             }
         }
         return report.phase.isClosed ? ExitCode.updateRequired : ExitCode.success
