@@ -41,4 +41,37 @@ import Testing
         #expect(try mapgate.run(["remove", "gdal"]).status == 0)
         #expect(files("regions").isEmpty && files("partial").isEmpty)
     }
+
+    /// Issue 40 item 4: killed between the rename that put version 2 in place and its record,
+    /// the file is version 2 under version 1's record. Readers take it for what it is (not
+    /// "damaged"), the server and `list` say 2, and the next `sync` saves the record without
+    /// downloading anything. Before the pending record, `verify` said damaged (65).
+    @Test(arguments: [true, false])
+    func killedBetweenTheRenameAndTheRecord(firstInstall: Bool) throws {
+        let plain = try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles")
+        if !firstInstall {
+            try workspace.offer("plain", fixture: "node-mbtiles-plain_1.mbtiles", format: "png", version: "1")
+            #expect(try mapgate.run(["sync", "plain"]).status == 0)
+        }
+        let second = workspace.work.file("plain-2.mbtiles")
+        try FileManager.default.copyItem(atPath: plain, toPath: second)
+        #expect(try runProcess("/usr/bin/sqlite3", [second, "UPDATE metadata SET value = 'v2' WHERE name = 'description'; INSERT INTO metadata VALUES ('v2', 'yes')"]).status == 0)
+        try workspace.builder.add(id: "plain", source: second, version: "2", format: "png")
+        try workspace.builder.write()
+
+        let killed = try mapgate.run(["sync", "plain"], environment: ["MAPGATE_FAULT_KILL_AT": "recording"])
+        #expect(killed.status != 0)
+        #expect(files("regions").contains(".plain.pending.json"), "\(files("regions"))")
+        let verify = try mapgate.run(["verify", "plain"])
+        #expect(verify.status == 0 && verify.stdout.contains("plain 2: ok"), "\(verify.stdout) \(verify.stderr)")
+        let list = try mapgate.run(["list", "--json"])
+        #expect(list.stdout.contains(#""version":"2""#), "\(list.stdout)")
+
+        workspace.origin.clearRequests()
+        let again = try mapgate.run(["sync", "plain"])
+        #expect(again.status == 0 && again.stdout.contains("plain 2: up to date"), "\(again.stdout) \(again.stderr)")
+        #expect(workspace.origin.requests.filter { $0.path.contains("packages/") }.isEmpty, "nothing downloaded again")
+        #expect(!files("regions").contains(".plain.pending.json"), "\(files("regions"))")
+        #expect(try mapgate.run(["verify", "plain"]).status == 0)
+    }
 }

@@ -2,7 +2,7 @@ import FoundationEssentials
 import MapGateStorage
 
 /// A region installed in the data directory, as recorded in the state database.
-public struct InstalledRegion: Sendable, Equatable {
+public struct InstalledRegion: Sendable, Equatable, Codable {
     public var id: String
     public var name: String
     public var version: String
@@ -23,4 +23,9 @@ public struct InstalledRegion: Sendable, Equatable {
     /// The file's size, modification time and inode right after install (nil for regions
     /// installed before mapgate recorded them): what `sync` and `list` check cheaply.
     public var fileStamp: RegionFileStamp? = nil
+
+    /// As ``PendingInstall`` keeps it: everything but the stamp, which is the file's once in place.
+    private enum CodingKeys: String, CodingKey {
+        case id, name, version, format, sha256, size, installedAt, minzoom, maxzoom, bounds, sourceURL, contentHash, tileCount
+    }
 }

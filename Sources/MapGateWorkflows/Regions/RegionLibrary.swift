@@ -23,7 +23,12 @@ public final class RegionLibrary {
     }
 
     public func installed() throws -> [InstalledRegion] {
-        let all = try registry.all()
+        var all = try registry.all().map { completedInstall($0.id) ?? $0 }
+        // A first install killed between its rename and its record.
+        for id in PendingInstall.ids(in: directory) where !all.contains(where: { $0.id == id }) {
+            if let record = completedInstall(id) { all.append(record) }
+        }
+        all.sort { $0.id < $1.id }
         guard let pins else { return all }
         return all.filter { record in
             guard let pin = pins[record.id] else { return false }
@@ -35,13 +40,30 @@ public final class RegionLibrary {
     /// The record of an installed region, or an error listing those that are installed (or, for
     /// one whose record is there but whose file is gone, saying so and how to get it back).
     public func region(_ id: String) throws -> InstalledRegion {
-        guard let region = try registry.region(id) else { throw try notInstalled(id) }
+        guard let region = try completedInstall(id) ?? registry.region(id) else { throw try notInstalled(id) }
         let path = directory.regionPath(id)
         guard FileManager.default.fileExists(atPath: path) else {
             throw RegionError(
                 region: id, reason: L.localized("is installed but its file %1$s is missing; %2$s", "\(path)", "\(Self.repairAdvice(for: id))"), kind: .io)
         }
         return region
+    }
+
+    /// The record of an install whose rename happened without its record (``PendingInstall``):
+    /// the file is that version. Nil when there is no such install.
+    private func completedInstall(_ id: String) -> InstalledRegion? {
+        guard var record = PendingInstall.completed(id, in: directory) else { return nil }
+        record.fileStamp = RegionFileStamp(path: directory.regionPath(id))
+        return record
+    }
+
+    /// Saves the records of installs a killed run left pending (their files are in place), and
+    /// forgets those whose rename never happened: what the next writer does first.
+    public func finishPendingInstalls(lock: DirectoryLock) throws {
+        for id in PendingInstall.ids(in: directory) {
+            if let record = completedInstall(id) { try registry.database.transaction { try registry.save(record) } }
+            PendingInstall.remove(id, in: directory)
+        }
     }
 
     private func notInstalled(_ id: String) throws -> RegionError {
@@ -86,6 +108,7 @@ public final class RegionLibrary {
             record = nil
         }
         try removeFiles(of: id, at: path)
+        PendingInstall.remove(id, in: directory)
         try registry.database.transaction { try registry.delete(id) }
         return record
     }
@@ -118,7 +141,7 @@ public final class RegionLibrary {
     /// Checks a region's file: present, same size and SHA-256 as recorded at install, and SQLite's
     /// integrity check passes.
     public func verify(_ id: String) throws -> Verification {
-        guard let record = try registry.region(id) else { throw try notInstalled(id) }
+        guard let record = try completedInstall(id) ?? registry.region(id) else { throw try notInstalled(id) }
         let path = directory.regionPath(id)
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else {
             return Verification(region: record, problem: L.localized("the file %1$s is missing", "\(path)"))

@@ -15,7 +15,10 @@ public final class RegionInstaller {
     /// The stages of one region's sync, reported as they start; `installed` once the new file
     /// is in place and recorded, before the download it came from is removed.
     public enum Stage: String, Sendable {
-        case downloading, applying, validating, installing, installed
+        case downloading, applying, validating, installing
+        /// Between the rename that put the new file in place and its record (a fault-injection point).
+        case recording
+        case installed
     }
 
     public enum Outcome: Sendable, Equatable, CustomStringConvertible {
@@ -372,7 +375,7 @@ public final class RegionInstaller {
         }
         stage(.installing)
         let size = FileManager.default.sizeOfItem(atPath: path)
-        try install(path, sha256: fileHash, size: size, content: tiles, region: region, details: details, deliver: deliver)
+        try install(path, sha256: fileHash, size: size, content: tiles, region: region, details: details, deliver: deliver, stage: stage)
         stage(.installed)
     }
 
@@ -409,21 +412,32 @@ public final class RegionInstaller {
     /// kept once the new file is in place, decided in one step with a signal's give-back, so a
     /// run stopped before the record is saved has the region and has paid for it.
     private func install(
-        _ path: String, sha256: String, size: Int64, content: TilesetHash, region: CatalogRegion, details: Details, deliver: Delivery
+        _ path: String, sha256: String, size: Int64, content: TilesetHash, region: CatalogRegion, details: Details, deliver: Delivery,
+        stage: (Stage) -> Void
     ) throws {
         let destination = directory.regionPath(region.id)
-        try deliver {
-            if let reason = DurableFile.rename(path, over: destination, folder: directory.regionsPath) {
-                throw RegionError(region: region.id, reason: L.localized("cannot move the new file into %1$s: %2$s", "\(destination)", "\(reason)"), kind: .io)
-            }
-        }
-        // Side files a reader of the replaced file (in WAL mode, from an earlier mapgate) made.
-        LeftoverFiles.removeSideFiles(of: destination)
-        let record = InstalledRegion(
+        var record = InstalledRegion(
             id: region.id, name: region.name, version: region.version, format: details.format, sha256: sha256,
             size: size, installedAt: clock.now, minzoom: details.zoom.lowerBound, maxzoom: details.zoom.upperBound,
-            bounds: details.bounds, sourceURL: region.url, contentHash: content.hex, tileCount: content.tileCount,
-            fileStamp: RegionFileStamp(path: destination))
+            bounds: details.bounds, sourceURL: region.url, contentHash: content.hex, tileCount: content.tileCount)
+        // Written before the rename and removed after the record: a run killed in between leaves
+        // a file that readers and the next sync know for the new version (issue 40, item 4).
+        try PendingInstall.write(record, in: directory)
+        do {
+            try deliver {
+                if let reason = DurableFile.rename(path, over: destination, folder: directory.regionsPath) {
+                    throw RegionError(region: region.id, reason: L.localized("cannot move the new file into %1$s: %2$s", "\(destination)", "\(reason)"), kind: .io)
+                }
+            }
+        } catch {
+            PendingInstall.remove(region.id, in: directory)
+            throw error
+        }
+        stage(.recording)
+        // Side files a reader of the replaced file (in WAL mode, from an earlier mapgate) made.
+        LeftoverFiles.removeSideFiles(of: destination)
+        record.fileStamp = RegionFileStamp(path: destination)
         try registry.database.transaction { try registry.save(record) }
+        PendingInstall.remove(region.id, in: directory)
     }
 }
