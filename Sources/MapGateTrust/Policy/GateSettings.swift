@@ -54,6 +54,10 @@ public struct GateSettings: Sendable, Equatable {
     public var systemUser: String = "_mapgate"
     /// The system service's catalog credentials (``CatalogCredentials``); used only by the service.
     public var credentialsFile: String = "/etc/mapgate/credentials"
+    /// The machines (`/etc/machine-id`) the managed policy is for; nil: any (issue 35, item 7).
+    public var policyMachines: [String]?
+    /// When the managed policy stops being valid; nil: never.
+    public var policyExpires: Date?
 
     public init(
         appID: Int? = nil, bundleID: String? = nil, country: String = "us", lookupURL: String = "https://itunes.apple.com/lookup",
@@ -99,6 +103,8 @@ public struct GateSettings: Sendable, Equatable {
         ("mode", "string", L.localized("\"system\": the machine's system service keeps the gate and the maps (default \"per-user\")")),
         ("systemSocket", "string", L.localized("the system service's socket (default /run/mapgate/system.sock)")),
         ("systemUser", "string", L.localized("the user the system service runs as (default _mapgate)")),
+        ("machines", "list", L.localized("the machines (their /etc/machine-id) this policy is for; on any other it is refused")),
+        ("expires", "string", L.localized("ISO 8601 time after which this policy is refused")),
         ("credentialsFile", "string", L.localized("what the system service sends with catalog and package requests (default /etc/mapgate/credentials)")),
     ]
 }

@@ -22,7 +22,7 @@ public enum ManagedPolicy {
     /// - Parameter afterResolving: for tests, runs between resolving the path and reading it.
     public static func apply(
         path: String, mustExist: Bool, to profile: GateSettings = ProductProfile.settings, signers: [String] = ProductProfile.policyKeys,
-        afterResolving: () -> Void = {}
+        now: Date = Date(), afterResolving: () -> Void = {}
     ) throws -> GateSettings {
         var info = stat()
         guard lstat(path, &info) == 0 else {
@@ -38,6 +38,7 @@ public enum ManagedPolicy {
             throw ConfigurationError(file: .managedPolicy, path: path, key: nil, reason: L.localized("refusing it: %1$s", "\(error.description)"))
         }
         var settings = try parse(data, path: path, over: profile)
+        try checkScope(settings, path: path, now: now, machineID: machineID())
         let signaturePath = path + ".minisig"
         var signatureInfo = stat()
         if lstat(signaturePath, &signatureInfo) == 0 {
@@ -52,6 +53,28 @@ public enum ManagedPolicy {
             if settings.trustedKeys != profile.trustedKeys { settings.gateRuleKeys = profile.gateRuleKeys ?? profile.trustedKeys }
         }
         return settings
+    }
+
+    /// A policy that names its machines or an end is refused elsewhere or after it (issue 35,
+    /// item 7): a signed policy copied to another machine, or kept past its time, is not a bearer
+    /// token. (Per user, `/etc/machine-id` and the clock can be faked in a namespace of one's own;
+    /// in system mode the service reads the policy outside every user's namespaces.)
+    static func checkScope(_ settings: GateSettings, path: String, now: Date, machineID: String?) throws {
+        if let machines = settings.policyMachines, !machines.contains(machineID ?? "") {
+            throw ConfigurationError(
+                file: .managedPolicy, path: path, key: "machines",
+                reason: L.localized("it is for other machines, not this one (%1$s)", machineID ?? L.localized("no /etc/machine-id")))
+        }
+        if let expires = settings.policyExpires, now >= expires {
+            throw ConfigurationError(file: .managedPolicy, path: path, key: "expires", reason: L.localized("it expired on %1$s", ISODate.string(expires)))
+        }
+    }
+
+    /// This machine's id (`/etc/machine-id`), lowercased; nil when it cannot be read.
+    public static func machineID() -> String? {
+        guard let data = FileManager.default.contents(atPath: "/etc/machine-id") else { return nil }
+        let text = String(String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).first ?? "").trimmingWhitespace().lowercased()
+        return text.isEmpty ? nil : text
     }
 
     /// A signature beside the policy must be good, by one of `signers`: a bad one is never ignored.
@@ -104,6 +127,8 @@ public enum ManagedPolicy {
         if let socket = try reader.string("systemSocket", valid: { $0.hasPrefix("/") && $0.utf8.count < 108 }) { settings.systemSocket = socket }
         if let user = try reader.string("systemUser", valid: { !$0.isEmpty && !$0.contains(where: \.isWhitespace) }) { settings.systemUser = user }
         if let file = try reader.string("credentialsFile", valid: { $0.hasPrefix("/") }) { settings.credentialsFile = file }
+        if let machines = try reader.strings("machines", valid: { $0.count == 32 && $0.allSatisfy(\.isHexDigit) }) { settings.policyMachines = machines.map { $0.lowercased() } }
+        if let expires = try reader.string("expires", valid: { ISODate.parse($0) != nil }) { settings.policyExpires = ISODate.parse(expires) }
         try reader.rejectUnknownKeys(known: GateSettings.keys.map(\.name))
         if settings.lookupURL.lowercased().hasPrefix("http:"), !settings.allowInsecureLookup {
             throw ConfigurationError(

@@ -253,4 +253,36 @@ import Glibc
         try FileManager.default.createSymbolicLink(atPath: good, withDestinationPath: roots)
         #expect(try ManagedPolicy.apply(path: good, mustExist: true).maxPrompts == 2)
     }
+
+    /// Issue 35, part 2, item 7: a signed policy may say which machines it is for and until
+    /// when; copied to another machine, or kept past its time, it is refused (exit 64), naming why.
+    @Test func aPolicyForOtherMachinesOrPastItsTimeIsRefused() throws {
+        let this = try #require(ManagedPolicy.machineID(), "/etc/machine-id")
+        let other = String(repeating: "0", count: 32)
+        let mine = try policy(#"{"graceDays": 60, "machines": ["\#(this.uppercased())"], "expires": "2099-01-01T00:00:00Z"}"#)
+        try PublisherKey.testPolicy.sign(mine)
+        #expect(try ManagedPolicy.apply(path: mine, mustExist: true).graceDays == 60)
+
+        let copied = try policy(#"{"graceDays": 60, "machines": ["\#(other)"]}"#, name: "copied.json")
+        try PublisherKey.testPolicy.sign(copied)
+        #expect {
+            _ = try ManagedPolicy.apply(path: copied, mustExist: true)
+        } throws: { error in
+            (error as? ConfigurationError)?.key == "machines" && errorMessage(error).contains("other machines")
+        }
+
+        let old = try policy(#"{"graceDays": 60, "expires": "2026-01-01T00:00:00Z"}"#, name: "old.json")
+        try PublisherKey.testPolicy.sign(old)
+        #expect {
+            _ = try ManagedPolicy.apply(path: old, mustExist: true, now: try #require(ISODate.parse("2026-06-01T00:00:00Z")))
+        } throws: { error in
+            (error as? ConfigurationError)?.key == "expires" && errorMessage(error).contains("expired on 2026-01-01")
+        }
+        #expect(try ManagedPolicy.apply(path: old, mustExist: true, now: try #require(ISODate.parse("2025-06-01T00:00:00Z"))).graceDays == 60)
+    }
+
+    @Test func machinesMustBeMachineIDs() throws {
+        let bad = try policy(#"{"machines": ["laptop"]}"#)
+        #expect(throws: ConfigurationError.self) { _ = try ManagedPolicy.apply(path: bad, mustExist: true) }
+    }
 }
