@@ -11,19 +11,12 @@ import Testing
 /// validates against TileJSON 3.0.0's schema.
 @Suite(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/gdal_translate"), "GDAL from scripts/install-deps (gdal-bin)"))
 struct GDALWriterTests {
-    let work: TemporaryDirectory
-    let mapgate: MapGateBinary
-    let key: PublisherKey
-    let origin: TestOrigin
+    let workspace: PublishingWorkspace
+    var work: TemporaryDirectory { workspace.work }
+    var mapgate: MapGateBinary { workspace.mapgate }
 
     init() throws {
-        work = try TemporaryDirectory()
-        mapgate = try MapGateBinary(workDirectory: work.path)
-        key = try PublisherKey(in: work.path)
-        for folder in ["in", "out"] { try FileManager.default.createDirectory(atPath: work.file(folder), withIntermediateDirectories: true) }
-        origin = try TestOrigin(root: work.file("out"))
-        try mapgate.writePolicy(["trustedKeys": [try key.publicKeyLine], "requireSignedCatalog": true])
-        try mapgate.writeConfig(["catalogURL": origin.baseURL + "/catalog.json"])
+        workspace = try PublishingWorkspace()
     }
 
     func gdal(_ tool: String, _ arguments: [String]) throws {
@@ -57,26 +50,14 @@ struct GDALWriterTests {
         return (files[0], files[1])
     }
 
-    func publish(_ file: String, version: Int) throws -> ProcessResult {
-        try? FileManager.default.removeItem(atPath: work.file("in/seoul.mbtiles"))
-        try FileManager.default.copyItem(atPath: file, toPath: work.file("in/seoul.mbtiles"))
-        try work.write("in/regions.json", #"{"seoul.mbtiles": {"version": "\#(version)"}}"#)
-        return try mapgate.run(["publish", work.file("in"), "--out", work.file("out"), "--key", key.secretKeyFile])
-    }
-
-    func tiles(_ path: String) throws -> [String: Data] {
-        var tiles: [String: Data] = [:]
-        try MBTilesFile(path: path).forEachTile { z, x, y, data in tiles["\(z)/\(x)/\(y)"] = data }
-        return tiles
-    }
 
     @Test func aGDALRasterRegionIsPublishedUpdatedByADeltaAndRevalidated() throws {
         let (v1, v2) = try writeVersions()
-        let before = try tiles(v1)
-        let after = try tiles(v2)
+        let before = try PublishingWorkspace.tiles(v1)
+        let after = try PublishingWorkspace.tiles(v2)
         let changed = Set(after.keys.filter { before[$0] != after[$0] })
         try #require(!changed.isEmpty && changed.count < after.count, "\(changed.count) of \(after.count) tiles changed")
-        #expect(try publish(v1, version: 1).status == 0)
+        #expect(try workspace.publish(v1, as: "seoul", version: 1).status == 0)
         #expect(try mapgate.run(["sync", "seoul"]).status == 0)
         let server = try mapgate.serve()
         defer { server.process.stop() }
@@ -88,11 +69,11 @@ struct GDALWriterTests {
             validators[address] = answer.header("ETag")
         }
 
-        let second = try publish(v2, version: 2)
+        let second = try workspace.publish(v2, as: "seoul", version: 2)
         #expect(second.status == 0, "\(second.stderr)")
         let synced = try mapgate.run(["sync", "seoul"])
         #expect(synced.stdout.contains("updated (delta, "), "\(synced.stdout) \(synced.stderr)")
-        #expect(try tiles(mapgate.dataDirectory + "/regions/seoul.mbtiles") == after, "GDAL's tiles byte for byte")
+        #expect(try PublishingWorkspace.tiles(mapgate.dataDirectory + "/regions/seoul.mbtiles") == after, "GDAL's tiles byte for byte")
         #expect(waitUntil(timeout: 5) {
             (try? JSONDecoder().decode(TileJSON.self, from: HTTPClient().get(HTTPRequest(url: server.base + "/seoul.json")).body).version) == "2.0.0"
         })

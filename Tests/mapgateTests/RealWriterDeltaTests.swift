@@ -16,19 +16,12 @@ let tippecanoeIsThere = FileManager.default.isExecutableFile(atPath: tippecanoeP
 @Suite(.enabled(if: tippecanoeIsThere, "tippecanoe 2.72 from scripts/install-deps (x86_64)"))
 struct RealWriterDeltaTests {
     static let tippecanoe = tippecanoePath
-    let work: TemporaryDirectory
-    let mapgate: MapGateBinary
-    let key: PublisherKey
-    let origin: TestOrigin
+    let workspace: PublishingWorkspace
+    var work: TemporaryDirectory { workspace.work }
+    var mapgate: MapGateBinary { workspace.mapgate }
 
     init() throws {
-        work = try TemporaryDirectory()
-        mapgate = try MapGateBinary(workDirectory: work.path)
-        key = try PublisherKey(in: work.path)
-        for folder in ["in", "out"] { try FileManager.default.createDirectory(atPath: work.file(folder), withIntermediateDirectories: true) }
-        origin = try TestOrigin(root: work.file("out"))
-        try mapgate.writePolicy(["trustedKeys": [try key.publicKeyLine], "requireSignedCatalog": true])
-        try mapgate.writeConfig(["catalogURL": origin.baseURL + "/catalog.json"])
+        workspace = try PublishingWorkspace()
     }
 
     /// 600 points around Seoul; version 2 renames one and adds one (a few tiles change).
@@ -52,18 +45,6 @@ struct RealWriterDeltaTests {
         return output
     }
 
-    func publish(_ file: String, version: Int) throws -> ProcessResult {
-        try? FileManager.default.removeItem(atPath: work.file("in/seoul.mbtiles"))
-        try FileManager.default.copyItem(atPath: file, toPath: work.file("in/seoul.mbtiles"))
-        try work.write("in/regions.json", #"{"seoul.mbtiles": {"version": "\#(version)"}}"#)
-        return try mapgate.run(["publish", work.file("in"), "--out", work.file("out"), "--key", key.secretKeyFile])
-    }
-
-    func tiles(_ path: String) throws -> [String: Data] {
-        var tiles: [String: Data] = [:]
-        try MBTilesFile(path: path).forEachTile { z, x, y, data in tiles["\(z)/\(x)/\(y)"] = data }
-        return tiles
-    }
 
     @Test func aTippecanoeRegionIsUpdatedByADelta() throws {
         let v1 = try writeVersion(1)
@@ -71,9 +52,9 @@ struct RealWriterDeltaTests {
         // tippecanoe 2.x's layout, as the issue describes it.
         let schema = try runProcess("/usr/bin/sqlite3", [v1, ".schema images"])
         #expect(schema.stdout.contains("zoom_level") && schema.stdout.contains("UNIQUE INDEX"), "\(schema.stdout)")
-        #expect(try publish(v1, version: 1).status == 0)
+        #expect(try workspace.publish(v1, as: "seoul", version: 1).status == 0)
         #expect(try mapgate.run(["sync", "seoul"]).status == 0)
-        let second = try publish(v2, version: 2)
+        let second = try workspace.publish(v2, as: "seoul", version: 2)
         #expect(second.status == 0, "\(second.stderr)")
         #expect(!second.stderr.contains("no delta"), "the delta was left out: \(second.stderr)")
         let catalog = try JSONSerialization.jsonObject(with: try Data(contentsOf: URL(fileURLWithPath: work.file("out/catalog.json")))) as? [String: Any]
@@ -88,7 +69,7 @@ struct RealWriterDeltaTests {
         #expect(synced.stdout.contains("updated (delta, "), "\(synced.stdout)")
         // Tile for tile what tippecanoe wrote, in tippecanoe's own layout, with no image left unused.
         let installed = mapgate.dataDirectory + "/regions/seoul.mbtiles"
-        #expect(try tiles(installed) == (try tiles(v2)))
+        #expect(try PublishingWorkspace.tiles(installed) == (try PublishingWorkspace.tiles(v2)))
         let orphans = try runProcess("/usr/bin/sqlite3", [installed, "SELECT count(*) FROM images WHERE (zoom_level, tile_id) NOT IN (SELECT zoom_level, tile_id FROM map)"])
         #expect(orphans.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "0", "\(orphans.stdout) \(orphans.stderr)")
         #expect(try mapgate.run(["verify", "seoul"]).status == 0)
