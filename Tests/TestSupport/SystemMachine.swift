@@ -137,9 +137,12 @@ public final class SystemMachine {
                 "MAPGATE_POLICY": policyPath, "NO_COLOR": "1", "TZ": "UTC", "DONT_FAKE_MONOTONIC": "1"]
     }
 
-    /// Runs `mapgate arguments` as `uid`, with `prefix` (such as `faketime TIME`) before it.
-    public func run(_ arguments: [String], as uid: uid_t, prefix: [String] = [], environment: [String: String] = [:], stdin: String? = nil) throws -> ProcessResult {
-        let (program, rest) = command(prefix + [binary] + arguments, as: uid)
+    /// Runs `mapgate arguments` as `uid`, with `prefix` (such as `faketime TIME`) before it;
+    /// `bare`: `prefix` is the whole command line (it names the binary itself).
+    public func run(
+        _ arguments: [String], as uid: uid_t, prefix: [String] = [], environment: [String: String] = [:], stdin: String? = nil, bare: Bool = false
+    ) throws -> ProcessResult {
+        let (program, rest) = command(bare ? prefix : prefix + [binary] + arguments, as: uid)
         return try runProcess(program, rest, environment: self.environment(of: uid).merging(environment) { $1 }, stdin: stdin)
     }
 

@@ -194,6 +194,37 @@ struct SystemModeTests {
         #expect(try machine.promptsShown() == 5)
     }
 
+    /// The attacks of rounds three and four that need a world of the user's own, against system
+    /// mode: a user, time and mount namespace with a frozen boot clock and `faketime`; the same
+    /// world asking for a sync as its "root"; the socket replaced inside a mount namespace. Inside
+    /// a user namespace the machine's policy is not root's (the kernel shows its owner as
+    /// 65534), so the command refuses it and runs nothing; with the socket replaced, nothing of
+    /// the machine answers. No tile reaches the user, and the machine's count does not move.
+    /// (A policy of the user's own there gives their own empty per-user gate: `GateNamespaceTests`.)
+    @Test func aWorldOfTheUsersOwnGivesNothing() throws {
+        try startPrompting()
+        for _ in 0..<5 { #expect(try machine.run(["tile", "plain", "0", "0", "0", "-o", "/dev/null"], as: user).status == 0) }
+        let installed = FileManager.default.contents(atPath: machine.serviceData + "/regions/plain.mbtiles")
+        let target = machine.work.file("home-\(user)/t.png")
+        let world = ["/usr/bin/unshare", "-r", "--fork", "--mount", "--time", "--boottime", "1000000", "/usr/bin/faketime", "2026-06-01 00:00:00"]
+        let inside = try machine.run(["tile", "plain", "0", "0", "0", "-o", target], as: user, prefix: world)
+        #expect([64, 69, 77].contains(inside.status), "\(inside.stderr)")
+        let sync = try machine.run(["sync", "plain"], as: user, prefix: ["/usr/bin/unshare", "-r", "--fork"])
+        #expect(sync.status != 0, "\(sync.stderr)")
+        let fake = machine.work.file("home-\(user)/fake.sock")
+        try Data().write(to: URL(fileURLWithPath: fake))
+        chown(fake, user, user)
+        let script = "mount --bind \"$1\" \"$2\" && shift 2 && exec \"$@\""
+        let replaced = try machine.run(
+            [], as: user,
+            prefix: ["/usr/bin/unshare", "-r", "--fork", "--mount", "/bin/sh", "-c", script, "sh", fake, machine.socketPath, machine.binary, "tile", "plain", "0", "0", "0", "-o", target],
+            bare: true)
+        #expect([64, 69].contains(replaced.status), "\(replaced.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: target), "a tile reached the user")
+        #expect(FileManager.default.contents(atPath: machine.serviceData + "/regions/plain.mbtiles") == installed)
+        #expect(try machine.promptsShown() == 5, "nothing of this changed the machine's count")
+    }
+
     /// The prompt is asked at the user's own terminal by the command the service runs; Ctrl-C
     /// there costs nothing, "later" spends one of the machine's uses.
     @Test func thePromptIsAskedAtTheUsersTerminal() throws {
