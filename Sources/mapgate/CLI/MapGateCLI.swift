@@ -18,9 +18,7 @@ enum MapGateCLI {
         if !argv.contains("--json") { Localization.setUp(folder: Localization.catalogFolder) }
         let arguments: ParsedArguments
         do {
-            arguments = try ParsedArguments.parse(Array(argv.dropFirst())) { name in
-                commands.first { $0.name == name }?.options
-            }
+            arguments = try parse(Array(argv.dropFirst()))
         } catch let error as UsageError {
             return usageFailure(error, environment: environment, json: argv.contains("--json"))
         } catch {
@@ -91,6 +89,12 @@ enum MapGateCLI {
             if context.json { console.json(ErrorLine(error: describe(error), exitCode: code)) }
             return code
         }
+    }
+
+    /// The command line (without the program's name) as every command reads it: also how the
+    /// system service reads a request's, so that both see the same command and options.
+    static func parse(_ arguments: [String]) throws -> ParsedArguments {
+        try ParsedArguments.parse(arguments) { name in commands.first { $0.name == name }?.options }
     }
 
     /// `--version --json`.

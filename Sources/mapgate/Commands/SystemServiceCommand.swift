@@ -48,7 +48,7 @@ struct SystemServiceCommand: Command {
             listener: listener,
             settings: SystemService.Settings(environment: context.environment, administratorGroup: group, defaultSignals: SignalRouter.terminating + [SIGPIPE]),
             parse: { arguments in
-                guard let parsed = try? ParsedArguments.parse(arguments, commandOptions: { name in MapGateCLI.commands.first { $0.name == name }?.options }) else { return nil }
+                guard let parsed = try? MapGateCLI.parse(arguments) else { return nil }
                 var options = parsed.values
                 for flag in parsed.flags { options[flag] = "" }
                 return (parsed.command, options)
