@@ -45,7 +45,7 @@ import Testing
             refusal: "エラー：アップデートが必要です：mapgate 1.4.0 は使用できなくなりました。バージョン 1.5.0 をインストールしてください（入手先：https://apps.example/mapgate）", synced: "geo 1：インストールしました（"),
         Story(
             locale: "ko_KR.UTF-8", note: "알림: mapgate 1.5.0 버전이 나왔습니다. 업데이트해 주세요(2027. 1. 31.부터 사용할 때마다 업데이트 여부를 묻습니다)",
-            firstPrompt: ["새 버전 mapgate 1.5.0을(를) 사용할 수 있습니다(현재 버전: 1.4.0).", "업데이트: https://apps.example/mapgate", "이번을 포함해 2회 더 사용할 수 있습니다. 1회 더 사용한 후에는 업데이트해야 mapgate를 계속 사용할 수 있습니다."],
+            firstPrompt: ["새 mapgate 1.5.0 버전을 사용할 수 있습니다(현재 버전: 1.4.0).", "업데이트: https://apps.example/mapgate", "이번을 포함해 2회 더 사용할 수 있습니다. 1회 더 사용한 후에는 업데이트해야 mapgate를 계속 사용할 수 있습니다."],
             lastPrompt: "이번을 포함해 1회 더 사용할 수 있습니다. 이번 사용 후에는 업데이트해야 mapgate를 계속 사용할 수 있습니다.",
             refusal: "오류: 업데이트 필요: mapgate 1.4.0 버전은 더 이상 사용할 수 없습니다. 1.5.0 버전을 설치하세요 (설치: https://apps.example/mapgate)", synced: "geo 1: 설치됨("),
         Story(
@@ -90,7 +90,7 @@ import Testing
         ("zh_CN.UTF-8", ["第 0 天：mapgate 1.4.0 查询应用商店", "更新提示：还可使用 5 次（含本次）", "已拒绝（退出码 77）：需要更新", "更新到 1.5.0 后立即恢复使用"]),
         ("zh_TW.UTF-8", ["第 0 天：mapgate 1.4.0 查詢應用程式商店", "更新提示：還有 5 次使用機會（包含這一次）", "已拒絕（結束代碼 77）：需要更新", "更新到 1.5.0 後立即恢復使用"]),
         ("ja_JP.UTF-8", ["0 日目：mapgate 1.4.0 がストアを確認します", "確認：残り 5 回（今回を含む）", "拒否されました（終了コード 77）：アップデートが必要です", "1.5.0 にアップデートすると"]),
-        ("ko_KR.UTF-8", ["0일째: mapgate 1.4.0이(가) 스토어를 확인합니다", "안내: 이번을 포함해 5회 더 사용할 수 있습니다", "거부됨(종료 코드 77): 업데이트 필요", "1.5.0으로 업데이트하면"]),
+        ("ko_KR.UTF-8", ["0일째: mapgate 1.4.0 버전이 스토어를 확인합니다", "안내: 이번을 포함해 5회 더 사용할 수 있습니다", "거부됨(종료 코드 77): 업데이트 필요", "1.5.0으로 업데이트하면"]),
     ])
     func theDemoTellsTheStoryInTheUsersLanguage(locale: String, lines: [String]) throws {
         let environment = mapgate.baseEnvironment.merging(["LANG": locale, "LANGUAGE": "", "LC_ALL": "", "LC_MESSAGES": ""]) { $1 }
