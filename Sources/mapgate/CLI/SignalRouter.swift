@@ -117,8 +117,12 @@ enum SignalRouter {
     /// (on the router's thread) for each SIGHUP: a server running until Ctrl-C, or until the
     /// service manager stops it, that reloads on SIGHUP as daemons do. A second signal while the
     /// caller stops in order ends the run at once (with the cleanups).
+    ///
+    /// - Parameter announce: runs once the signals are taken here (the server's "serving at"
+    ///   line): whoever reads it and then sends SIGTERM gets the orderly stop, never the
+    ///   run-ending default of the moments before.
     @discardableResult
-    static func wait(onHangUp: (@Sendable () -> Void)? = nil) -> Int32 {
+    static func wait(onHangUp: (@Sendable () -> Void)? = nil, announcing announce: () -> Void = {}) -> Int32 {
         let done = DispatchSemaphore(value: 0)
         let received = Locked<Int32>(0)
         handlers.withLock { handlers in
@@ -128,6 +132,7 @@ enum SignalRouter {
             }
             handlers.hangUp = onHangUp
         }
+        announce()
         done.wait()
         handlers.withLock { $0.hangUp = nil }
         return received.withLock { $0 }

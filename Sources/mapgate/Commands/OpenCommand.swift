@@ -45,21 +45,22 @@ struct OpenCommand: Command {
             let server = try launch.start(authorization: authorization)
             let base = NetworkInterfaces.urls(boundHost: settings.host, port: server.http.port, interfaces: [])[0]
             let url = "\(base)/view/\(region)"
-            if context.json {
-                context.console.json(Line(region: region, viewer: url, tilejson: "\(base)/\(region).json"))
-            } else {
-                context.console.data(url)
-                context.console.note(L.localized("serving %1$s until Ctrl-C", "\(region)"))
-            }
-            if browser {
-                let console = context.console
-                spawnWatched(["xdg-open", url]) { status in
-                    guard status != 0 else { return }
-                    let why = status.map { L.localized("xdg-open could not start a browser (exit %1$s)", "\($0)") } ?? L.localized("xdg-open could not be run")
-                    console.warning(L.localized("%1$s; open %2$s in a browser yourself", "\(why)", "\(url)"))
+            SignalRouter.wait(onHangUp: launch.reloader(for: server)) {
+                if context.json {
+                    context.console.json(Line(region: region, viewer: url, tilejson: "\(base)/\(region).json"))
+                } else {
+                    context.console.data(url)
+                    context.console.note(L.localized("serving %1$s until Ctrl-C", "\(region)"))
+                }
+                if browser {
+                    let console = context.console
+                    spawnWatched(["xdg-open", url]) { status in
+                        guard status != 0 else { return }
+                        let why = status.map { L.localized("xdg-open could not start a browser (exit %1$s)", "\($0)") } ?? L.localized("xdg-open could not be run")
+                        console.warning(L.localized("%1$s; open %2$s in a browser yourself", "\(why)", "\(url)"))
+                    }
                 }
             }
-            SignalRouter.wait(onHangUp: launch.reloader(for: server))
             context.console.note(L.localized("stopping…"))
             server.stop()
         }

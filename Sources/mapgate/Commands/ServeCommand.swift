@@ -102,21 +102,22 @@ struct ServeCommand: Command {
             let server = try launch.start(authorization: authorization)
             let count = server.service.regions.count
             let urls = NetworkInterfaces.urls(boundHost: settings.host, port: server.http.port, interfaces: NetworkInterfaces.addresses()).map { $0 + "/" }
-            if context.json {
-                context.console.json(Line(url: urls[0], regions: count))
-            } else {
-                context.console.print(
-                    Localization.format(
-                        Localization.localized("serving %1$s region at %2$s (Ctrl-C to stop)", "serving %1$s regions at %2$s (Ctrl-C to stop)", count: count),
-                        String(count), urls[0]))
-                for url in urls.dropFirst() { context.console.print(L.localized("  also at %1$s", "\(url)")) }
-                if share != nil {
-                    let peers = urls.filter { !$0.contains("127.0.0.1") && !$0.contains("[::1]") && !$0.contains("localhost") }
+            SignalRouter.wait(onHangUp: launch.reloader(for: server)) {
+                if context.json {
+                    context.console.json(Line(url: urls[0], regions: count))
+                } else {
                     context.console.print(
-                        L.localized("sharing the mirror %1$s: other machines run 'mapgate sync --from %2$s'", "\(TerminalText.inline(share ?? ""))", "\((peers.first ?? urls[0]).dropLast())"))
+                        Localization.format(
+                            Localization.localized("serving %1$s region at %2$s (Ctrl-C to stop)", "serving %1$s regions at %2$s (Ctrl-C to stop)", count: count),
+                            String(count), urls[0]))
+                    for url in urls.dropFirst() { context.console.print(L.localized("  also at %1$s", "\(url)")) }
+                    if share != nil {
+                        let peers = urls.filter { !$0.contains("127.0.0.1") && !$0.contains("[::1]") && !$0.contains("localhost") }
+                        context.console.print(
+                            L.localized("sharing the mirror %1$s: other machines run 'mapgate sync --from %2$s'", "\(TerminalText.inline(share ?? ""))", "\((peers.first ?? urls[0]).dropLast())"))
+                    }
                 }
             }
-            SignalRouter.wait(onHangUp: launch.reloader(for: server))
             context.console.note(L.localized("stopping…"))
             server.stop()
         }
