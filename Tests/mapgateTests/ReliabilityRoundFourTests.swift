@@ -158,8 +158,13 @@ extension FullDiskTests {
     /// Foundation's `.dat.nosync*`) are removed by the next sync; a live process's are not.
     @Test func theNextSyncRemovesWhatKilledRunsLeft() throws {
         let data = mapgate.dataDirectory
-        let dead = [data + "/.catalog.json.99999999.tmp", data + "/.catalog.json.minisig.99999998.tmp", data + "/partial/.dat.nosyncAB12"]
+        // A pending-install record's own temporary file too (bench/random-kill.py found one in regions/).
+        let dead = [
+            data + "/.catalog.json.99999999.tmp", data + "/.catalog.json.minisig.99999998.tmp", data + "/partial/.dat.nosyncAB12",
+            data + "/regions/..plain.pending.json.99999997.tmp",
+        ]
         let alive = data + "/.catalog.json.\(getpid()).tmp"
+        try FileManager.default.createDirectory(atPath: data + "/regions", withIntermediateDirectories: true)
         for path in dead + [alive] { FileManager.default.createFile(atPath: path, contents: Data("x".utf8)) }
         #expect(try mapgate.run(["sync"]).status == 0)
         for path in dead { #expect(!FileManager.default.fileExists(atPath: path), "\(path) stayed") }

@@ -82,8 +82,19 @@ extension TileRequestHandler {
         return answer(prepared, etag: etag, request)
     }
 
-    /// A tile's 200, or 304 when `If-None-Match` names its ETag.
+    /// A tile's 200, or 304 when `If-None-Match` names its ETag. The first one sent (to a GET:
+    /// a HEAD sends no tile) delivers the server's use: the gate's record is told before it goes.
     func answer(_ prepared: HTTPPreparedResponse, etag: String, _ request: HTTPServerRequest) -> HTTPServerResponse {
+        if request.method != "HEAD", let use = service.startUse {
+            do {
+                try use.deliver {}
+            } catch {
+                let message = "the update gate cannot be checked (\(errorMessage(error))); tiles are withheld until it can"
+                var refusal = json(503, document: ServerDocument.Refusal.gateUnavailable(message: message), cors: true)
+                refusal.headers.append(("Retry-After", "5"))
+                return refusal
+            }
+        }
         if let match = request.header("If-None-Match"), Self.matches(ifNoneMatch: match, etag: etag) {
             // The 200's headers but its Content-Type, and the length of the tile it stands for,
             // as RFC 9110 §8.6 allows (never a 0).

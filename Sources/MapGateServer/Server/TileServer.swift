@@ -64,7 +64,8 @@ public final class TileServer: Sendable {
         let metrics = ServerMetrics()
         let service = TileService(
             regions: regions, damaged: damaged, styles: Array(TileService.loadStyles(in: library.directory).values), gate: watch, leafletPath: leafletPath, maplibrePath: maplibrePath, fallbackHost: listener.baseURL, metrics: metrics,
-            glyphs: GlyphService(folders: fontPaths + FontLibrary.systemFolders), tileCache: TileResponseCache(limit: tileCacheBytes), share: share)
+            glyphs: GlyphService(folders: fontPaths + FontLibrary.systemFolders), tileCache: TileResponseCache(limit: tileCacheBytes), share: share,
+            startUse: authorization)
         let monitor = GateMonitor(
             watch: watch, refresh: gateRefresh, policy: policy, start: authorization, makeGate: makeGate,
             servedRegions: { Array(service.regions.keys) }, onEvent: onGateEvent)

@@ -207,6 +207,11 @@ public final class StateDatabase {
         """
         ALTER TABLE gate ADD COLUMN not_newer_since REAL;
         """,
+        """
+        ALTER TABLE gate ADD COLUMN reservations TEXT;
+        ALTER TABLE gate ADD COLUMN strictest_rules TEXT;
+        ALTER TABLE gate ADD COLUMN first_use_at REAL;
+        """,
     ]
 
     /// Brings the schema up to date; returns the version it found.

@@ -5,6 +5,7 @@ import MapGateBase
 /// use. Confined to one thread (it owns database connections).
 public final class Gate {
     public let policy: GatePolicy
+    private let settings: GateSettings
     private let store: GateStore
     private let clock: Clock
     private let lookup: StoreLookup
@@ -26,6 +27,7 @@ public final class Gate {
         isConfined: Bool = !UserNamespace.isInitial
     ) {
         self.isConfined = isConfined
+        self.settings = settings
         gateRuleKeyIDs = Set((settings.gateRuleKeys ?? settings.trustedKeys).compactMap { try? MinisignPublicKey(text: $0).keyID.hex })
         policy = GatePolicy(installed: installed, settings: settings)
         self.store = store
@@ -67,7 +69,7 @@ public final class Gate {
     ///     recover: a lookup must succeed first, then it is taken in.
     ///   - installing: the regions this use may install (`sync`); they are taken in.
     public func authorizeUse(opening: [String] = [], installing: [String] = []) throws -> GateAuthorization {
-        try reserveUse(opening: opening, installing: installing, lookupError: try prepareUse(opening: opening))
+        try reserveUse(opening: opening, installing: installing, lookupError: try prepareUse(opening: opening), keepsReservation: false)
     }
 
     /// The first half of ``authorizeUse(opening:installing:)``: notes regions from elsewhere
@@ -89,16 +91,52 @@ public final class Gate {
     }
 
     /// The second half: decides the use and reserves it, in one transaction.
-    private func reserveUse(opening: [String], installing: [String], lookupError: LookupError?) throws -> GateAuthorization {
-        let (decision, useReport, recovering) = try update { record, now, policy -> (UseDecision, GateReport, Bool) in
-            if record.isRecovering { return (.refused, report(record, now: now, policy: policy, error: lookupError), true) }
+    ///
+    /// - Parameter keepsReservation: whether the record keeps a prompted use's reservation with
+    ///   this process (``GateRecord/reservations``) until the authorization confirms its delivery,
+    ///   so that a later run gives it back if this one dies first. Only for uses that are settled
+    ///   (``use(opening:installing:reserving:confirm:_:)``).
+    private func reserveUse(opening: [String], installing: [String], lookupError: LookupError?, keepsReservation: Bool) throws -> GateAuthorization {
+        // Only where the store can be opened again on the delivering thread and /proc tells this process.
+        let reservation = keepsReservation && store.reopen != nil ? ProcessIdentity.current.map { GateRecord.Reservation(id: Self.reservationID(), process: $0) } : nil
+        let (decision, useReport, recovering) = try update { record, now, policy -> (UseDecision, GateReport, GateRecoveryError.Reason?) in
+            if record.isRecovering { return (.refused, report(record, now: now, policy: policy, error: lookupError), .lostState) }
+            if policy.needsFirstLookup(record, at: now), let days = policy.firstLookupDays {
+                return (.refused, report(record, now: now, policy: policy, error: lookupError), .neverReached(days: days))
+            }
             let decision = policy.use(&record, at: now)
             if decision != .refused { record.addInstalledRegions(opening + installing) }
-            return (decision, report(record, now: now, policy: policy, error: lookupError), false)
+            if case .prompt = decision, let reservation { record.reservations.append(reservation) }
+            return (decision, report(record, now: now, policy: policy, error: lookupError), nil)
         }
-        if recovering { throw GateRecoveryError(lookupError: lookupError) }
+        if let recovering { throw GateRecoveryError(lookupError: lookupError, reason: recovering) }
         if decision == .refused { throw closedError(useReport) }
-        return GateAuthorization(decision: decision, report: useReport)
+        guard case .prompt = decision, let reservation, let reopen = store.reopen else { return GateAuthorization(decision: decision, report: useReport) }
+        let (settings, clock, installed, isConfined) = (settings, clock, policy.installed, isConfined)
+        return GateAuthorization(decision: decision, report: useReport, reservationID: reservation.id) {
+            try Gate(store: reopen(), settings: settings, clock: clock, installed: installed, isConfined: isConfined).confirmDelivery(of: reservation.id)
+        }
+    }
+
+    /// 64 random bits, hex.
+    private static func reservationID() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return String(generator.next() as UInt64, radix: 16)
+    }
+
+    /// Says in the record that the reserved use `id` is being delivered: it is kept from now on,
+    /// whatever happens to this process. A reservation another run gave back in the meantime (it
+    /// took this process for ended: a process in a PID namespace of its own looks so from
+    /// outside) is counted again; if the gate has closed since, nothing may be delivered
+    /// (``GateUseWithdrawnError``).
+    func confirmDelivery(of id: String) throws {
+        try update { record, now, policy in
+            if let index = record.reservations.firstIndex(where: { $0.id == id }) {
+                record.reservations.remove(at: index)
+            } else if policy.use(&record, at: now) == .refused {
+                throw GateUseWithdrawnError()
+            }
+        }
     }
 
     /// One use of map data, counted only when delivered: authorizes it (``authorizeUse(opening:installing:)``:
@@ -118,7 +156,9 @@ public final class Gate {
         _ work: (GateAuthorization) throws -> Result
     ) throws -> Result? {
         let lookupError = try prepareUse(opening: opening)
-        let authorization = try reserving { try reserveUse(opening: opening, installing: installing, lookupError: lookupError) }
+        let authorization = try reserving {
+            try reserveUse(opening: opening, installing: installing, lookupError: lookupError, keepsReservation: true)
+        }
         let result: Result?
         do {
             result = try confirm(authorization) ? try work(authorization) : nil
@@ -137,7 +177,15 @@ public final class Gate {
     public func settle(_ authorization: GateAuthorization) throws -> Bool {
         guard authorization.countedPrompt, authorization.beginGivingBack() else { return false }
         defer { authorization.endGivingBack() }
-        return try update { record, _, policy in policy.giveBack(&record) }
+        return try update { record, _, policy in
+            // A reservation the record no longer holds was given back already (by a run that
+            // took this one for ended); one whose delivery the record was told of is counted.
+            if let id = authorization.reservationID, !authorization.isConfirmed {
+                guard let index = record.reservations.firstIndex(where: { $0.id == id }) else { return false }
+                record.reservations.remove(at: index)
+            }
+            return policy.giveBack(&record)
+        }
     }
 
     /// ``settle(_:)`` for the end of a run: a failure to give the use back is told through
@@ -249,15 +297,26 @@ public final class Gate {
         let reading = clock.now
         let boot = clock.boot
         return try store.update { record in
+            // An unsigned policy's tightening is kept, so that hiding the policy (a mount
+            // namespace of one's own) does not undo it; only a signed policy sets the rules anew.
+            record.strictestRules = settings.managedPolicySigned ? nil : self.policy.strictestRules(keeping: record.strictestRules)
+            let managed = record.strictestRules.map { self.policy.tightened(by: $0) } ?? self.policy
             // Saved rules loosen only a policy that lets their signer set the rules: under another
             // policy (an administrator's stricter one, outside the namespace they were taken in)
             // they only tighten it.
             let saved = record.publisherGate.map { gate in
-                record.publisherGateSigner.map(gateRuleKeyIDs.contains) == true ? gate : self.policy.tightening(gate)
+                record.publisherGateSigner.map(gateRuleKeyIDs.contains) == true ? gate : managed.tightening(gate)
             }
-            let policy = self.policy.applying(saved)
+            let policy = managed.applying(saved)
             let now = policy.advanceClock(&record, reading: reading, boot: boot)
+            if record.firstUseAt == nil { record.firstUseAt = now }
             policy.reconcile(&record)
+            // Uses reserved by runs that died before delivering (SIGKILL, the OOM killer, a power
+            // cut: no fault of the user's) go back, as the end of a run gives its own back.
+            for ended in record.reservations where !ended.process.isRunning {
+                record.reservations.removeAll { $0.id == ended.id }
+                _ = policy.giveBack(&record)
+            }
             return try body(&record, now, policy)
         }
     }

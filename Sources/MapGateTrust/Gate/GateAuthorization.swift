@@ -25,6 +25,14 @@ public final class GateAuthorization: Sendable {
     public let report: GateReport
     /// Whether the gate counted a prompted use for this one (what ``Gate/settle(_:)`` may give back).
     let countedPrompt: Bool
+    /// The reservation the record keeps for this use until its delivery is confirmed (see
+    /// ``GateRecord/reservations``), or nil when the record keeps none.
+    let reservationID: String?
+    /// Removes that reservation from the record (on a store of its own: any thread may deliver).
+    private let confirmation: (@Sendable () throws -> Void)?
+    /// Whether the record was told of the delivery (``confirmation`` ran).
+    private let confirmed = Atomic<Bool>(false)
+    var isConfirmed: Bool { confirmed.load(ordering: .acquiring) }
     private let state = Atomic<UInt8>(State.reserved.rawValue)
 
     /// Where the use stands. Every change is one compare-and-exchange.
@@ -41,9 +49,11 @@ public final class GateAuthorization: Sendable {
         case settled
     }
 
-    init(decision: UseDecision, report: GateReport) {
+    init(decision: UseDecision, report: GateReport, reservationID: String? = nil, confirmation: (@Sendable () throws -> Void)? = nil) {
         self.decision = decision
         self.report = report
+        self.reservationID = reservationID
+        self.confirmation = confirmation
         if case .prompt = decision { countedPrompt = true } else { countedPrompt = false }
     }
 
@@ -53,12 +63,25 @@ public final class GateAuthorization: Sendable {
     /// delivers it), except for a ``DeliveredAnywayError``, which keeps it. Throws ``GateUseWithdrawnError`` without running `step` when the use was
     /// already given back (a signal handler did, and the process is ending): nothing may reach the
     /// user after that.
+    ///
+    /// Before `step` runs the first time, the record is told (its reservation removed), so that a
+    /// process killed during or after `step` keeps the use; a failure to tell it throws, and
+    /// `step` does not run. Several threads may deliver at once (a server's first tiles): one
+    /// decides, the others wait for it.
     public func deliver<T>(_ step: () throws -> T) throws -> T {
-        let (claimed, found) = state.compareExchange(
-            expected: State.reserved.rawValue, desired: State.delivering.rawValue, ordering: .acquiringAndReleasing)
-        guard claimed || found == State.delivered.rawValue else { throw GateUseWithdrawnError() }
-        if !claimed { return try step() }  // delivered before: nothing to decide
+        while true {
+            let (claimed, found) = state.compareExchange(
+                expected: State.reserved.rawValue, desired: State.delivering.rawValue, ordering: .acquiringAndReleasing)
+            if claimed { break }
+            if found == State.delivered.rawValue { return try step() }  // delivered before: nothing to decide
+            guard found == State.delivering.rawValue else { throw GateUseWithdrawnError() }
+            usleep(500)
+        }
         do {
+            if let confirmation, !confirmed.load(ordering: .acquiring) {
+                try confirmation()
+                confirmed.store(true, ordering: .releasing)
+            }
             let result = try step()
             state.store(State.delivered.rawValue, ordering: .releasing)
             return result
@@ -74,7 +97,9 @@ public final class GateAuthorization: Sendable {
     /// Says that the use was delivered (a server answered a tile): from now on it is kept. Any
     /// thread may call it; after a give-back it changes nothing.
     public func recordDelivery() {
-        _ = state.compareExchange(expected: State.reserved.rawValue, desired: State.delivered.rawValue, ordering: .acquiringAndReleasing)
+        // As a delivery step that does nothing: the record is told too. After a give-back (or when
+        // the record cannot be told) nothing changes, and the use is given back at the end.
+        _ = try? deliver {}
     }
 
     /// Whether the use was delivered.

@@ -36,6 +36,8 @@ public struct GatePolicy: Sendable {
     public var closeAfterDays: Int?
     /// The publisher's critical update: an installed app below it is closed at once.
     public var minimumAppVersion: AppVersion?
+    /// Days map data may be used before the record has reached the store once (``GateSettings/firstLookupDays``).
+    public var firstLookupDays: Int?
 
     /// How long one counted use lets a server serve.
     public static let servingDay: TimeInterval = 86_400
@@ -55,6 +57,15 @@ public struct GatePolicy: Sendable {
 
     public init(installed: AppVersion, settings: GateSettings) {
         self.init(installed: installed, graceDays: settings.graceDays, maxPrompts: settings.maxPrompts, closeAfterDays: settings.closeAfterDays)
+        firstLookupDays = settings.firstLookupDays
+    }
+
+    /// Whether the next use must wait for a successful lookup because the record never had one:
+    /// map data is installed and ``firstLookupDays`` have passed since the record's first use
+    /// (issue 35, item 8). A record that reached the store once is never held to this.
+    public func needsFirstLookup(_ record: GateRecord, at now: Date) -> Bool {
+        guard let days = firstLookupDays, record.lastLookupAt == nil, !record.installedRegions.isEmpty, let began = record.firstUseAt else { return false }
+        return now.timeIntervalSince(began) >= TimeInterval(days) * 86_400
     }
 
     private var grace: TimeInterval { TimeInterval(graceDays) * 86_400 }
@@ -78,6 +89,29 @@ public struct GatePolicy: Sendable {
         tight.maxPrompts = gate.maxPrompts.map { min($0, maxPrompts) }
         if let days = gate.closeAfterDays, let limit = closeAfterDays { tight.closeAfterDays = min(days, limit) }
         return tight
+    }
+
+    /// These rules made no looser than `rules` (each of its rules that is stricter wins).
+    public func tightened(by rules: PublisherGate) -> GatePolicy {
+        applying(tightening(rules))
+    }
+
+    /// `earlier` (the strictest rules kept so far) with each of these rules that is stricter than
+    /// both it and the profile's (``ProductProfile``) taken in: what an unsigned managed policy
+    /// adds to ``GateRecord/strictestRules``. Nil while nothing is stricter than the profile.
+    public func strictestRules(keeping earlier: PublisherGate?) -> PublisherGate? {
+        func lower(_ kept: Int?, _ mine: Int, beyond profile: Int?) -> Int? {
+            let candidate = profile.map { mine < $0 ? mine : nil } ?? mine
+            switch (kept, candidate) {
+            case (let kept?, let candidate?): return min(kept, candidate)
+            default: return kept ?? candidate
+            }
+        }
+        let rules = PublisherGate(
+            graceDays: lower(earlier?.graceDays, graceDays, beyond: ProductProfile.graceDays),
+            maxPrompts: lower(earlier?.maxPrompts, maxPrompts, beyond: ProductProfile.maxPrompts),
+            closeAfterDays: closeAfterDays.map { lower(earlier?.closeAfterDays, $0, beyond: ProductProfile.settings.closeAfterDays) } ?? earlier?.closeAfterDays)
+        return rules == PublisherGate() ? nil : rules
     }
 
     /// True when the publisher requires a newer app than this one: closed, no grace, no uses.
@@ -126,7 +160,7 @@ public struct GatePolicy: Sendable {
     /// has not moved since the last use (a frozen clock), or after
     /// ``maximumUsesBetweenLookups`` uses without a lookup attempt.
     public func isLookupDue(_ record: GateRecord, reading: Date, now: Date, interval: TimeInterval) -> Bool {
-        if record.isRecovering { return true }
+        if record.isRecovering || needsFirstLookup(record, at: now) { return true }
         guard let last = record.lastAttemptAt else { return true }
         if reading < last { return true }
         if let previous = record.lastUseReading, reading <= previous { return true }

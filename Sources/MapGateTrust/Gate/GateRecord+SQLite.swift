@@ -18,7 +18,8 @@ extension GateRecord {
             SELECT pending_version, first_seen, prompts_shown, latest_clock, last_release,
                    last_lookup_at, last_attempt_at, last_lookup_error, recovering, generation, seal,
                    catalog_serial, catalog_sha256, publisher_gate,
-                   installed_regions, uses_since_lookup, last_use_reading, catalog_serials, boot_id, boot_seconds, not_newer_since
+                   installed_regions, uses_since_lookup, last_use_reading, catalog_serials, boot_id, boot_seconds, not_newer_since,
+                   reservations, strictest_rules, first_use_at
             FROM gate WHERE id = 1
             """
         /// A nested value whose stored text does not decode is not trusted, as an edited row is not:
@@ -61,7 +62,14 @@ extension GateRecord {
             record.bootID = row.text(18)
             record.bootSeconds = row.isNull(19) ? nil : row.double(19)
             record.notNewerSince = row.date(20)
-            return (record, GateRecordSeal.Texts(release: release, publisherGate: gate, catalogSerials: serials), row.text(10))
+            let reservations = row.text(21)
+            record.reservations = decode([Reservation].self, reservations) ?? []
+            let strictest = row.text(22)
+            record.strictestRules = decode(PublisherGate.self, strictest)
+            record.firstUseAt = row.date(23)
+            let texts = GateRecordSeal.Texts(
+                release: release, publisherGate: gate, catalogSerials: serials, reservations: reservations, strictestRules: strictest)
+            return (record, texts, row.text(10))
         }
         // A seal libcrypto cannot compute is an error (the gate fails closed for this run), not
         // a tampered record (which would cost the user the record).
@@ -78,13 +86,18 @@ extension GateRecord {
         let release = try lastRelease.map { String(decoding: try encoder.encode($0), as: UTF8.self) }
         let gate = try publisherGate.map { String(decoding: try encoder.encode(SignedPublisherGate(gate: $0, signedBy: publisherGateSigner)), as: UTF8.self) }
         let serials = String(decoding: try encoder.encode(catalogSerials), as: UTF8.self)
-        let texts = GateRecordSeal.Texts(release: release, publisherGate: gate, catalogSerials: serials)
+        // None is stored as NULL (as before reservations were kept), so a record without them seals as it did.
+        let reservations = try reservations.isEmpty ? nil : String(decoding: encoder.encode(reservations), as: UTF8.self)
+        let strictest = try strictestRules.map { String(decoding: try encoder.encode($0), as: UTF8.self) }
+        let texts = GateRecordSeal.Texts(
+            release: release, publisherGate: gate, catalogSerials: serials, reservations: reservations, strictestRules: strictest)
         try database.execute(
             """
             INSERT OR REPLACE INTO gate (id, pending_version, first_seen, prompts_shown, latest_clock,
                 last_release, last_lookup_at, last_attempt_at, last_lookup_error, recovering, generation, seal,
-                publisher_gate, installed_regions, uses_since_lookup, last_use_reading, catalog_serials, boot_id, boot_seconds, not_newer_since)
-            VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                publisher_gate, installed_regions, uses_since_lookup, last_use_reading, catalog_serials, boot_id, boot_seconds, not_newer_since,
+                reservations, strictest_rules, first_use_at)
+            VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
                 .textOrNull(pendingVersion), .dateOrNull(firstSeen), .integer(Int64(promptsShown)),
@@ -94,6 +107,7 @@ extension GateRecord {
                 .textOrNull(gate),
                 .text(installedRegions.joined(separator: ",")), .integer(Int64(usesSinceLookup)), .dateOrNull(lastUseReading), .text(serials),
                 .textOrNull(bootID), bootSeconds.map { .real($0) } ?? .null, .dateOrNull(notNewerSince),
+                .textOrNull(reservations), .textOrNull(strictest), .dateOrNull(firstUseAt),
             ])
     }
 }

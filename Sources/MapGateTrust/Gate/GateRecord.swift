@@ -1,4 +1,5 @@
 import FoundationEssentials
+import MapGateBase
 
 /// What the version gate remembers between runs (one row in each copy of the gate state).
 public struct GateRecord: Sendable, Equatable {
@@ -55,8 +56,29 @@ public struct GateRecord: Sendable, Equatable {
     /// pending version is forgotten only if the store still says so a day later
     /// (``GatePolicy/withdrawalConfirmation``); a newer answer clears it.
     public var notNewerSince: Date?
+    /// The prompted uses counted for runs that have not delivered them yet, with the process of
+    /// each: one that died without delivering (SIGKILL, the OOM killer, a power cut) gets its use
+    /// back at the next run's first look (``Gate``), as one that ends on its own does at its end.
+    /// A run removes its reservation before it hands anything over, so a kill after that keeps
+    /// the use.
+    public var reservations: [Reservation] = []
+    /// The strictest rules an unsigned managed policy has set beyond the profile's (fewer grace
+    /// days or prompts, a closing day): they hold from then on, also where that policy cannot be
+    /// seen (a mount namespace that hides `/etc/mapgate/policy.json`), until a *signed* policy
+    /// sets the rules again (issue 35, item 6). Nil when none did.
+    public var strictestRules: PublisherGate?
+    /// When the record was first used (the gate's time): with map data installed and no
+    /// successful lookup ever, ``GatePolicy/firstLookupDays`` count from here.
+    public var firstUseAt: Date?
 
     public init() {}
+
+    /// A prompted use counted for a run that has not delivered it yet.
+    public struct Reservation: Sendable, Equatable, Codable {
+        /// Random, to tell this run's reservation from another's of the same process.
+        public var id: String
+        public var process: ProcessIdentity
+    }
 
     /// One signing key's highest accepted serial.
     public struct CatalogSerial: Sendable, Equatable, Codable {
@@ -67,12 +89,13 @@ public struct GateRecord: Sendable, Equatable {
     /// Whether every counter and date is one mapgate can have written: a sealed record that
     /// fails this is treated as tampered with, never clamped into range.
     var isPlausible: Bool {
-        let dates = [firstSeen, latestClock, lastLookupAt, lastAttemptAt, lastUseReading, notNewerSince].compactMap { $0 }
+        let dates = [firstSeen, latestClock, lastLookupAt, lastAttemptAt, lastUseReading, notNewerSince, firstUseAt].compactMap { $0 }
         return (0...GateRecord.maximumCount).contains(promptsShown) && generation >= 0
             && (0...GateRecord.maximumCount).contains(usesSinceLookup) && catalogSerials.values.allSatisfy { $0.serial >= 0 }
             && dates.allSatisfy { $0.timeIntervalSince1970.isFinite && $0.timeIntervalSince1970 >= 0 }
             && installedRegions.allSatisfy(Catalog.isValidRegionID)
             && (bootSeconds.map { $0.isFinite && $0 >= 0 } ?? true) && (bootID == nil) == (bootSeconds == nil)
+            && reservations.count <= promptsShown
     }
 
     /// The largest count a record may hold (far beyond any policy's `maxPrompts`).
@@ -90,6 +113,7 @@ public struct GateRecord: Sendable, Equatable {
         firstSeen = nil
         promptsShown = 0
         notNewerSince = nil
+        reservations = []
     }
 
     /// True when `self` restricts the user at least as much as `other` (more uses spent, an

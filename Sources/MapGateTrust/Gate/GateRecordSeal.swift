@@ -15,6 +15,8 @@ enum GateRecordSeal {
         var release: String?
         var publisherGate: String?
         var catalogSerials: String?
+        var reservations: String? = nil
+        var strictestRules: String? = nil
     }
 
     /// The seal's version: a record sealed under another one (or not at all) is not trusted.
@@ -39,6 +41,11 @@ enum GateRecordSeal {
         }
         // Likewise the start of a "not newer" wait, once there is one.
         if let since = record.notNewerSince { fields += ["not-newer", date(since)] }
+        // And the runs holding a reserved use, while there are any.
+        if let reservations = texts.reservations { fields += ["reservations", reservations] }
+        // And the strictest rules an unsigned policy set, once one did.
+        if let strictest = texts.strictestRules { fields += ["strictest", strictest] }
+        if let first = record.firstUseAt { fields += ["first-use", date(first)] }
         // Each field is length-prefixed so that no two records share a text.
         let text = fields.map { "\($0.utf8.count):\($0)" }.joined(separator: "|")
         try SharedLibrary.crypto.load()

@@ -25,6 +25,9 @@ public final class GateStore {
     /// What the loads so far found wrong with the copies, for the user to see; empty when they
     /// agreed. (The first change rewrites every copy, so later loads find nothing new.)
     public private(set) var notes: [String] = []
+    /// Opens the same copies again, for a thread of its own (a store is confined to the thread
+    /// that opened it); nil for a store made of given copies.
+    let reopen: (@Sendable () throws -> GateStore)?
 
     /// - Parameters:
     ///   - copies: the state databases holding a copy of the record, in lock order.
@@ -32,10 +35,12 @@ public final class GateStore {
     ///     installed, so lost state must fail closed.
     ///   - readOnlyCopies: copies to read and compare but never write.
     ///   - unreadableCopies: copies that exist but cannot be read (path and reason).
+    ///   - reopen: opens the same copies again (``reopen``).
     public init(
         copies: [StateDatabase], readOnlyCopies: [StateDatabase] = [], unreadableCopies: [(path: String, reason: String)] = [],
-        regionsFolder: String?
+        regionsFolder: String?, reopen: (@Sendable () throws -> GateStore)? = nil
     ) {
+        self.reopen = reopen
         var seen = Set<String>()
         // The same file under two names (a symlinked folder) is one copy: locking it twice would deadlock.
         self.copies = copies.filter { seen.insert(URL(fileURLWithPath: $0.path).resolvingSymlinksInPath().path).inserted }
@@ -67,7 +72,9 @@ public final class GateStore {
                 unreadable.append((directory.statePath, errorMessage(error)))
             }
         }
-        self.init(copies: copies, readOnlyCopies: readOnly, unreadableCopies: unreadable, regionsFolder: directory.regionsPath)
+        self.init(
+            copies: copies, readOnlyCopies: readOnly, unreadableCopies: unreadable, regionsFolder: directory.regionsPath,
+            reopen: { try GateStore(stateFolder: stateFolder, directory: directory, clock: clock, busyTimeout: busyTimeout) })
     }
 
     /// Runs `body` on the record in a write transaction on every copy, then saves it to all of them

@@ -19,6 +19,7 @@ extension GateSettings {
         if maxPrompts > profile.maxPrompts { keys.append("maxPrompts") }
         if checkIntervalHours > profile.checkIntervalHours { keys.append("checkIntervalHours") }
         if let limit = profile.closeAfterDays, closeAfterDays.map({ $0 > limit }) ?? true { keys.append("closeAfterDays") }
+        if let limit = profile.firstLookupDays, firstLookupDays.map({ $0 > limit }) ?? true { keys.append("firstLookupDays") }
         if allowInsecureLookup, !profile.allowInsecureLookup { keys.append("allowInsecureLookup") }
         if lookupUsesProxy, !profile.lookupUsesProxy { keys.append("lookupUsesProxy") }
         // System mode is stricter than per-user; once the profile has it, its service is the profile's.

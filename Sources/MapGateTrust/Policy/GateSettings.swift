@@ -58,6 +58,14 @@ public struct GateSettings: Sendable, Equatable {
     public var policyMachines: [String]?
     /// When the managed policy stops being valid; nil: never.
     public var policyExpires: Date?
+    /// Whether these settings come from a managed policy with a valid signature by a publisher's
+    /// policy key: only such a policy may relax the gate rules an unsigned one made stricter
+    /// (the record keeps those, ``GateRecord/strictestRules``).
+    public var managedPolicySigned = false
+    /// Days a gate record with map data installed may go without one successful store lookup,
+    /// counted from its first use; then the next use needs one first, as a recovering record's
+    /// does (issue 35, item 8: a record made afresh offline is otherwise open for ever). Nil: no limit.
+    public var firstLookupDays: Int? = ProductProfile.firstLookupDays
 
     public init(
         appID: Int? = nil, bundleID: String? = nil, country: String = "us", lookupURL: String = "https://itunes.apple.com/lookup",
@@ -95,6 +103,7 @@ public struct GateSettings: Sendable, Equatable {
         ("maxPrompts", "integer", L.localized("prompted uses before the gate closes (0-100)")),
         ("checkIntervalHours", "number", L.localized("hours between store lookups on ordinary runs (0-24)")),
         ("closeAfterDays", "integer", L.localized("days after the grace period when the gate closes whatever the count")),
+        ("firstLookupDays", "integer", L.localized("days installed maps may be used before mapgate has reached the App Store once")),
         ("catalogURL", "string", L.localized("the publisher's region catalog (http, https or file)")),
         ("trustedKeys", "list", L.localized("minisign public keys (RW…) trusted to sign the catalog")),
         ("requireSignedCatalog", "boolean", L.localized("refuse catalogs without a valid signature (default true)")),

@@ -43,6 +43,7 @@ public enum ManagedPolicy {
         var signatureInfo = stat()
         if lstat(signaturePath, &signatureInfo) == 0 {
             try checkSignature(at: signaturePath, of: data, signers: signers, policyPath: path)
+            settings.managedPolicySigned = true
         } else {
             if let key = settings.loosenedKeys(comparedTo: profile).first {
                 throw ConfigurationError(
@@ -118,6 +119,7 @@ public enum ManagedPolicy {
             settings.checkIntervalHours = hours
         }
         if let days = try reader.integer("closeAfterDays", range: 0...3650) { settings.closeAfterDays = days }
+        if let days = try reader.integer("firstLookupDays", range: 0...3650) { settings.firstLookupDays = days }
         if let url = try reader.url("catalogURL", schemes: ["http", "https", "file"]) { settings.catalogURL = url }
         if let keys = try reader.strings("trustedKeys", valid: { $0.hasPrefix("RW") && $0.count == 56 }) { settings.trustedKeys = keys }
         if let required = try reader.boolean("requireSignedCatalog") { settings.requireSignedCatalog = required }

@@ -11,6 +11,9 @@ public enum ProductProfile {
     public static let graceDays = 30
     /// Prompted uses after the grace before the gate closes: the one place this number is written.
     public static let maxPrompts = 5
+    /// Days a gate record with map data installed may go without ever reaching the store
+    /// (``GateSettings/firstLookupDays``).
+    public static let firstLookupDays = 90
 
     /// minisign public keys (`RW…`) whose signature (`policy.json.minisig`) lets a managed policy
     /// loosen the profile: another store, storefront or lookup URL, more grace days or prompts,

@@ -101,7 +101,9 @@ public final class SyncWorkflow {
         try gate.refuseIfClosed()
         let lock = try lock()
         // What killed runs left (`.catalog.json.PID.tmp`, `.dat.nosync*`), now that none runs here.
-        for folder in [library.directory.path, library.directory.partialPath] { AtomicFile.removeLeftovers(in: folder) }
+        for folder in [library.directory.path, library.directory.partialPath, library.directory.regionsPath, library.directory.stylesPath] {
+            AtomicFile.removeLeftovers(in: folder)
+        }
         // Records a killed run did not save for files it did put in place (issue 40, item 4).
         try library.finishPendingInstalls(lock: lock)
         if let saved {

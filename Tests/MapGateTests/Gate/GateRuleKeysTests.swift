@@ -62,4 +62,48 @@ import Testing
         let again = Gate(store: try harness.makeStore(), settings: same, clock: harness.time.clock, installed: try AppVersion("1.4.0"))
         #expect(try again.status().maxPrompts == 50)
     }
+
+    func gate(_ settings: GateSettings) throws -> Gate {
+        Gate(store: try harness.makeStore(), settings: settings, clock: harness.time.clock, installed: try AppVersion("1.4.0"))
+    }
+
+    /// Issue 35, part 2, item 6, second half: the administrator's unsigned tightening (maxPrompts
+    /// 2, closeAfterDays 1) is kept in the sealed record, so a run that cannot see the policy (a
+    /// mount namespace hiding `/etc/mapgate/policy.json`: here, the profile's settings alone)
+    /// still has 2 prompts and the closing day; an unsigned policy cannot relax it either.
+    @Test func anUnsignedTighteningOutlivesThePolicyThatMadeIt() throws {
+        var administrator = harness.settings
+        administrator.maxPrompts = 2
+        administrator.closeAfterDays = 1
+        #expect(try gate(administrator).status().maxPrompts == 2)
+        let hidden = try gate(harness.settings).status()
+        #expect(hidden.maxPrompts == 2, "a run that does not see the policy got \(hidden.maxPrompts) prompts")
+        #expect(hidden.record.strictestRules == PublisherGate(maxPrompts: 2, closeAfterDays: 1))
+        var looser = harness.settings
+        looser.maxPrompts = 4
+        #expect(try gate(looser).status().maxPrompts == 2, "an unsigned policy relaxed it")
+        // Stricter still is taken in, key by key.
+        var stricter = harness.settings
+        stricter.graceDays = 10
+        #expect(try gate(stricter).status().record.strictestRules == PublisherGate(graceDays: 10, maxPrompts: 2, closeAfterDays: 1))
+    }
+
+    /// A signed policy sets the rules anew: the kept tightening goes, and its own rules apply.
+    @Test func aSignedPolicyRelaxesTheKeptTightening() throws {
+        var administrator = harness.settings
+        administrator.maxPrompts = 2
+        _ = try gate(administrator).status()
+        var signed = harness.settings
+        signed.managedPolicySigned = true
+        let report = try gate(signed).status()
+        #expect(report.maxPrompts == 5)
+        #expect(report.record.strictestRules == nil)
+        #expect(try gate(harness.settings).status().maxPrompts == 5, "after a signed policy, nothing stricter is kept")
+    }
+
+    /// The profile's own rules are not stored: a later app whose profile allows more is not held
+    /// to this one's.
+    @Test func theProfilesRulesAreNotKept() throws {
+        #expect(try gate(harness.settings).status().record.strictestRules == nil)
+    }
 }

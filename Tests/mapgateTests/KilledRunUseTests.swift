@@ -1,0 +1,120 @@
+import Foundation
+import MapGate
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A run killed before it delivered anything (SIGKILL, the OOM killer, a power cut: nothing it
+/// could handle) gets its reserved use back at the next run, as a run that ends on its own does
+/// at its end (issue 40's random-kill figures: 7 undelivered uses were kept by killed syncs). A
+/// run killed after it delivered keeps the use: the record is told before anything is handed
+/// over. Run as an unprivileged user when the tests run as root.
+@Suite struct KilledRunUseTests {
+    static let user: uid_t? = geteuid() == 0 ? 65534 : nil
+    let workspace: CLIWorkspace
+    var mapgate: MapGateBinary { workspace.mapgate }
+    let during = "2027-02-05 00:00:00"
+
+    init() throws {
+        workspace = try CLIWorkspace.prompting(user: Self.user)
+    }
+
+    func promptsShown() throws -> Int { try workspace.promptsShown(at: during) }
+
+    /// Whether `pid` is gone or a zombie.
+    static func hasEnded(_ pid: pid_t) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let close = stat.lastIndex(of: ")") else { return true }
+        return stat[stat.index(close, offsetBy: 2)] == "Z"
+    }
+
+    /// SIGKILLs `process` and the mapgate under its wrappers, and waits until none runs (a
+    /// killed mapgate whose wrapper died with it may take a moment to go).
+    func kill9(_ process: BackgroundProcess) {
+        let pid = process.processIdentifier
+        let children = ((try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8)) ?? "")
+            .split(separator: " ").compactMap { pid_t($0) }
+        process.signal(SIGKILL)
+        _ = process.wait(timeout: 20)
+        for child in children {
+            #expect(waitUntil(timeout: 10) { Self.hasEnded(child) }, "process \(child) still runs")
+        }
+    }
+
+    /// A region whose package download stalls after its first bytes.
+    func addSlowRegion() throws {
+        try workspace.builder.add(
+            id: "slow", source: try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles"), format: "png", gzip: false,
+            overrides: ["url": "/_fault/cut=100000,stall=8/packages/slow-1.mbtiles"])
+        try workspace.builder.write()
+    }
+
+    /// SIGKILL during a sync that has installed nothing: the next run gives the use back.
+    @Test func aSyncKilledBeforeInstallingGetsItsUseBackAtTheNextRun() throws {
+        try addSlowRegion()
+        let before = try promptsShown()
+        let sync = try mapgate.start(["sync", "slow"], at: during)
+        #expect(waitUntil(timeout: 20) { sync.stderr.contains("uses left") }, "\(sync.stderr)")
+        usleep(500_000)
+        kill9(sync)
+        #expect(!FileManager.default.fileExists(atPath: mapgate.dataDirectory + "/regions/slow.mbtiles"))
+        #expect(try promptsShown() == before, "a SIGKILLed sync that installed nothing kept its use: \(sync.stderr)")
+    }
+
+    /// Killed at each stage of an install (by the fault hook, as `kill -9` would): before the
+    /// rename nothing is installed and the use comes back; after it the region is installed and
+    /// the use is kept.
+    @Test(arguments: [("downloading@1", false), ("validating", false), ("installing", false), ("recording", true), ("installed", true)])
+    func aSyncKilledAtEachStageKeepsTheUseExactlyWhenItInstalled(_ stage: String, installs: Bool) throws {
+        try workspace.offer("fresh", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
+        let before = try promptsShown()
+        let sync = try mapgate.run(["sync", "fresh"], at: during, environment: ["MAPGATE_FAULT_KILL_AT": stage])
+        #expect(sync.status != 0, "\(stage): \(sync.stderr)")
+        #expect(FileManager.default.fileExists(atPath: mapgate.dataDirectory + "/regions/fresh.mbtiles") == installs, "\(stage)")
+        let spent = try promptsShown() - before
+        #expect(spent == (installs ? 1 : 0), "\(stage): uses spent \(spent); \(sync.stderr)")
+    }
+
+    /// A server killed before answering a tile gets its use back; one killed after answering a
+    /// GET keeps it (the record was told before the tile went out).
+    @Test func aServerKilledKeepsItsUseExactlyWhenItAnsweredATile() throws {
+        let before = try promptsShown()
+        let idle = try mapgate.serve(at: during)
+        kill9(idle.process)
+        #expect(try promptsShown() == before, "a server killed before any tile kept its use: \(idle.process.stderr)")
+
+        let serving = try mapgate.serve(at: during)
+        let get = try runProcess("/usr/bin/curl", ["-sS", "-o", "/dev/null", "-w", "%{http_code}", serving.base + "/plain/0/0/0.png"])
+        #expect(get.stdout == "200", "\(get.stdout) \(get.stderr)")
+        kill9(serving.process)
+        #expect(try promptsShown() == before + 1, "a server killed after answering a tile gave its use back: \(serving.process.stderr)")
+    }
+
+    /// `tile` stopped just before it writes (where it would be killed by the OOM killer) and
+    /// killed: no tile, and the use comes back.
+    @Test func aTileKilledBeforeWritingGetsItsUseBack() throws {
+        let output = (mapgate.userFolder ?? workspace.work.path) + "/t.png"
+        let before = try promptsShown()
+        let tile = try mapgate.start(["tile", "plain", "0", "0", "0", "-o", output], at: during, environment: ["MAPGATE_FAULT_STOP_AT": "delivering"])
+        #expect(waitUntil(timeout: 20) { tile.stderr.contains("uses left") }, "\(tile.stderr)")
+        usleep(300_000)
+        kill9(tile)
+        #expect(!FileManager.default.fileExists(atPath: output))
+        #expect(try promptsShown() == before, "\(tile.stderr)")
+    }
+
+    /// A run still going is not taken for a killed one: a second command while a sync waits on
+    /// its download gives nothing back, and the sync's own end does (it installed nothing).
+    @Test func aRunStillGoingKeepsItsReservation() throws {
+        try addSlowRegion()
+        let before = try promptsShown()
+        let sync = try mapgate.start(["sync", "slow"], at: during)
+        #expect(waitUntil(timeout: 20) { sync.stderr.contains("uses left") }, "\(sync.stderr)")
+        #expect(try promptsShown() == before + 1, "the reservation of a running sync was given back: \(sync.stderr)")
+        sync.signal(SIGTERM)
+        #expect(sync.wait(timeout: 20) == 128 + SIGTERM, "\(sync.stderr)")
+        #expect(try promptsShown() == before)
+    }
+}
