@@ -225,6 +225,51 @@ struct SystemModeTests {
         #expect(try machine.promptsShown() == 5, "nothing of this changed the machine's count")
     }
 
+    /// Issue 36's ordinary-tool cases against the service: a library the user preloads into
+    /// their client (glibc's `syscall` freezing the boot clock, `linkat` failing so that `tile -o`
+    /// never puts the file in place, as a folder made read-only at that moment would) reaches
+    /// only the client. The service counts the use when it writes the tile's first byte to the
+    /// user's descriptor (the user holds the bytes from then on), so a client that then fails to
+    /// link them gets nothing back; and the machine's clock and count decide, so five uses close
+    /// the gate for this client as for any other.
+    @Test func whatAUserPreloadsIntoTheirClientChangesNothingOfTheMachines() throws {
+        try startPrompting()
+        let source = machine.work.file("client.c")
+        try """
+            #define _GNU_SOURCE
+            #include <dlfcn.h>
+            #include <errno.h>
+            #include <stdarg.h>
+            #include <sys/syscall.h>
+            #include <time.h>
+            int linkat(int a, const char *b, int c, const char *d, int e) { errno = EACCES; return -1; }
+            long syscall(long n, ...) {
+                va_list ap; va_start(ap, n);
+                long a = va_arg(ap, long), b = va_arg(ap, long), c = va_arg(ap, long), d = va_arg(ap, long), e = va_arg(ap, long), f = va_arg(ap, long);
+                va_end(ap);
+                if (n == SYS_clock_gettime && a == CLOCK_BOOTTIME) { struct timespec *t = (struct timespec *)b; t->tv_sec = 1000; t->tv_nsec = 0; return 0; }
+                static long (*real)(long, ...);
+                if (!real) real = (long (*)(long, ...))dlsym(RTLD_NEXT, "syscall");
+                return real(n, a, b, c, d, e, f);
+            }
+            """.write(toFile: source, atomically: true, encoding: .utf8)
+        let library = machine.work.file("client.so")
+        let compiled = try runProcess("/usr/bin/gcc", ["-shared", "-fPIC", "-O1", "-o", library, source, "-ldl"])
+        try #require(compiled.status == 0, "\(compiled.stderr)")
+        chmod(library, 0o755)
+        let target = machine.work.file("home-\(user)/t.png")
+        let unlinked = try machine.run(["tile", "plain", "0", "0", "0", "-o", target], as: user, environment: ["LD_PRELOAD": library])
+        #expect(unlinked.status != 0, "linkat failed in the client: \(unlinked.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: target))
+        #expect(try machine.promptsShown() == 1, "the tile's bytes reached the user's descriptor: the use is counted")
+        for _ in 0..<4 { #expect(try machine.run(["tile", "plain", "0", "0", "0", "-o", "/dev/null"], as: user).status == 0) }
+        let frozen = try machine.run(
+            ["tile", "plain", "0", "0", "0", "-o", "/dev/null"], as: user, prefix: ["/usr/bin/faketime", "2026-06-01 00:00:00"],
+            environment: ["LD_PRELOAD": library])
+        #expect(frozen.status == 77, "\(frozen.stderr)")
+        #expect(try machine.promptsShown() == 5)
+    }
+
     /// The prompt is asked at the user's own terminal by the command the service runs; Ctrl-C
     /// there costs nothing, "later" spends one of the machine's uses.
     @Test func thePromptIsAskedAtTheUsersTerminal() throws {
