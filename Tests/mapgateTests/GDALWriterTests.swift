@@ -4,11 +4,12 @@ import MapGateDemo
 import TestSupport
 import Testing
 
-/// A raster region as GDAL writes it (issue 38, item 6): `gdal_translate -of MBTILES` and
-/// `gdaladdo` from a GeoTIFF of noise over Seoul; version 2 burns a small square in, changing a
-/// few of its 18 tiles. Published and synced by delta while a server runs: the installed tiles are GDAL's
-/// byte for byte, unchanged tiles keep their validator across the update (304), and the TileJSON
-/// validates against TileJSON 3.0.0's schema.
+/// Regions as GDAL writes them (issue 38, item 6): raster with `gdal_translate -of MBTILES` and
+/// `gdaladdo` from a GeoTIFF of noise over Seoul (version 2 burns a small square in, changing a
+/// few of its 18 tiles), vector with `ogr2ogr -f MBTILES`. Each is published and synced by delta
+/// while a server runs (``PublishingWorkspace/checkRoundTrip(v1:v2:id:extension:sourceLocation:)``):
+/// the installed tiles are GDAL's byte for byte, unchanged tiles keep their validator across the
+/// update (304), and the TileJSON validates against TileJSON 3.0.0's schema.
 @Suite(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/gdal_translate"), "GDAL from scripts/install-deps (gdal-bin)"))
 struct GDALWriterTests {
     let workspace: PublishingWorkspace
@@ -53,50 +54,54 @@ struct GDALWriterTests {
 
     @Test func aGDALRasterRegionIsPublishedUpdatedByADeltaAndRevalidated() throws {
         let (v1, v2) = try writeVersions()
-        let before = try PublishingWorkspace.tiles(v1)
-        let after = try PublishingWorkspace.tiles(v2)
-        let changed = Set(after.keys.filter { before[$0] != after[$0] })
-        try #require(!changed.isEmpty && changed.count < after.count, "\(changed.count) of \(after.count) tiles changed")
-        #expect(try workspace.publish(v1, as: "seoul", version: 1).status == 0)
-        #expect(try mapgate.run(["sync", "seoul"]).status == 0)
-        let server = try mapgate.serve()
-        defer { server.process.stop() }
-        // Every served tile's validator, before the update.
-        var validators: [String: String] = [:]
-        for address in after.keys {
-            let answer = try HTTPClient().get(HTTPRequest(url: server.base + "/seoul/\(address).png"))
-            #expect(answer.status == 200 && answer.body == before[address], "\(address)")
-            validators[address] = answer.header("ETag")
-        }
+        try workspace.checkRoundTrip(v1: v1, v2: v2, id: "seoul", extension: "png")
+    }
 
-        let second = try workspace.publish(v2, as: "seoul", version: 2)
-        #expect(second.status == 0, "\(second.stderr)")
-        let synced = try mapgate.run(["sync", "seoul"])
-        #expect(synced.stdout.contains("updated (delta, "), "\(synced.stdout) \(synced.stderr)")
-        #expect(try PublishingWorkspace.tiles(mapgate.dataDirectory + "/regions/seoul.mbtiles") == after, "GDAL's tiles byte for byte")
-        #expect(waitUntil(timeout: 5) {
-            (try? JSONDecoder().decode(TileJSON.self, from: HTTPClient().get(HTTPRequest(url: server.base + "/seoul.json")).body).version) == "2.0.0"
-        })
-        var revalidated = 0
-        for (address, etag) in validators {
-            var request = HTTPRequest(url: server.base + "/seoul/\(address).png")
-            request.headers.append((name: "If-None-Match", value: etag))
-            let answer = try HTTPClient().get(request)
-            if changed.contains(address) {
-                #expect(answer.status == 200 && answer.body == after[address], "\(address) changed: sent again")
-            } else {
-                #expect(answer.status == 304, "\(address) unchanged: 304, got \(answer.status)")
-                revalidated += 1
+    /// `ogr2ogr -f MBTILES` writing vector tiles (gzip MVT, its own metadata `json`): v2 adds a
+    /// point far from the others (Europe, beside Seoul's 2,500), changing zoom 0's tile and one
+    /// new tile per zoom.
+    @Test func anOGRVectorRegionIsPublishedUpdatedByADeltaAndRevalidated() throws {
+        func points(_ extra: String) -> String {
+            var features: [String] = []
+            // 2,500 points over Seoul: tiles large enough that a delta is worth offering.
+            for index in 0..<2500 {
+                let (lon, lat) = (126.8 + Double(index % 50) * 0.008, 37.4 + Double(index / 50) * 0.006)
+                features.append(#"{"type":"Feature","properties":{"name":"p\#(index)"},"geometry":{"type":"Point","coordinates":[\#(lon),\#(lat)]}}"#)
             }
+            return #"{"type":"FeatureCollection","features":["# + (features + (extra.isEmpty ? [] : [extra])).joined(separator: ",") + "]}"
         }
-        #expect(revalidated == after.count - changed.count)
+        var files: [String] = []
+        for (name, extra) in [("v1", ""), ("v2", #"{"type":"Feature","properties":{"name":"new"},"geometry":{"type":"Point","coordinates":[10.0,50.0]}}"#)] {
+            let source = work.file("\(name).geojson")
+            try points(extra).write(toFile: source, atomically: true, encoding: .utf8)
+            let file = work.file("\(name).mbtiles")
+            try gdal("ogr2ogr", ["-f", "MBTILES", file, source, "-dsco", "MINZOOM=0", "-dsco", "MAXZOOM=6", "-nln", "places"])
+            files.append(file)
+        }
+        try workspace.checkRoundTrip(v1: files[0], v2: files[1], id: "places", extension: "pbf")
+    }
 
-        let document = work.file("seoul.tilejson")
-        try HTTPClient().get(HTTPRequest(url: server.base + "/seoul.json")).body.write(to: URL(fileURLWithPath: document))
-        let check = try runProcess("/usr/bin/python3", [
-            "-c", "import json, sys, jsonschema; jsonschema.Draft7Validator(json.load(open(sys.argv[1]))).validate(json.load(open(sys.argv[2])))",
-            try TestPaths.shared("tilejson/schema-3.0.0.json"), document,
-        ])
-        #expect(check.status == 0, "\(check.stderr)")
+    /// GDAL's MVT driver (and QGIS's through it) reads a served vector region one zoom level at a
+    /// time, `MVT:http://HOST/REGION/Z`: its metadata at `/REGION/metadata.json` (the same TileJSON
+    /// as `/REGION.json`: `bounds` so that it asks only for tiles inside them, `vector_layers` with
+    /// their fields) and the tiles, gzip or not, at `/REGION/Z/X/Y.pbf` (issue 38, item 5).
+    @Test func gdalReadsAServedVectorRegionOneZoomLevelAtATime() throws {
+        let cli = try CLIWorkspace()
+        try cli.offer("cities", fixture: "mbtileserver-world_cities.mbtiles", format: "pbf")
+        try cli.mapgate.configure(["catalogURL": cli.catalogURL])
+        let synced = try cli.mapgate.run(["sync", "cities"])
+        try #require(synced.status == 0, "\(synced.stderr)")
+        let server = try cli.mapgate.serve()
+        defer { server.process.stop() }
+        let metadata = try HTTPClient().get(HTTPRequest(url: server.base + "/cities/metadata.json"))
+        #expect(metadata.status == 200)
+        for zoom in [0, 3] {
+            let info = try runProcess("/usr/bin/ogrinfo", ["-ro", "-al", "-so", "MVT:\(server.base)/cities/\(zoom)"])
+            #expect(info.status == 0, "zoom \(zoom): \(info.stderr)")
+            #expect(info.stdout.contains("Layer name: cities"), "\(info.stdout)")
+            #expect(info.stdout.contains("name: String"), "the layer's fields: \(info.stdout)")
+            let count = info.stdout.split(separator: "\n").first { $0.hasPrefix("Feature Count: ") }.flatMap { Int($0.dropFirst("Feature Count: ".count)) }
+            #expect((count ?? 0) > 0, "zoom \(zoom): \(info.stdout)")
+        }
     }
 }

@@ -22,7 +22,8 @@ public enum Route: Equatable, Sendable {
     case publishedStyle(id: String, file: String)
     /// A region's MapLibre style (`/REGION/style.json`).
     case style(String)
-    /// A region's TileJSON (`/REGION.json`).
+    /// A region's TileJSON (`/REGION.json`; also `/REGION/metadata.json`, where GDAL's MVT driver
+    /// and tippecanoe's tile folders look for a tileset's metadata).
     case tileJSON(String)
     /// A tile: the path's four parts (`REGION`, `Z`, `X`, `Y.EXT`).
     case tile([String])
@@ -53,6 +54,7 @@ public enum Route: Equatable, Sendable {
                 case 3 where parts[0] == "fonts": self = .glyphs(fontstack: parts[1], file: parts[2])
                 case 3 where parts[0] == "styles": self = .publishedStyle(id: parts[1], file: parts[2])
                 case 2 where parts[1] == "style.json": self = .style(parts[0])
+                case 2 where parts[1] == "metadata.json": self = .tileJSON(parts[0])
                 case 1 where parts[0].hasSuffix(".json"): self = .tileJSON(String(parts[0].dropLast(5)))
                 case 4: self = .tile(parts)
                 default: self = .other
