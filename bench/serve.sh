@@ -16,6 +16,10 @@
 #   BENCH_DATASETTE=1     also run datasette-tiles (PyPI, in a venv) each round: it is ~20x slower
 #                         than both and takes a minute to install, so it is off by default
 #   BENCH_IDLE=0          skip the idle-connection rounds
+#   MAPGATE_SERVE_ARGS    more options for every mapgate serve (e.g. "--tile-cache 0": every
+#                         request reads SQLite and makes its answer, the ETag's hash included)
+#   MAPGATE_BASELINE=path also serve with that binary (another revision's bench_build), as
+#                         "baseline", interleaved in every round; its ratio to mapgate is printed
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-8}
@@ -55,9 +59,19 @@ echo "{\"catalogURL\": \"file://$work/catalog.json\"}" > "$work/config.json"
 # The bench catalog is not signed: bench-env.sh's policy says so (and points the lookup at nothing).
 "$mapgate" sync bench --quiet --config "$work/config.json" --data-dir "$work/data"
 mport=$(free_port)
-"$mapgate" serve --port "$mport" --quiet --config "$work/config.json" --data-dir "$work/data" &
+# shellcheck disable=SC2086 # MAPGATE_SERVE_ARGS is a list of options
+"$mapgate" serve --port "$mport" --quiet --config "$work/config.json" --data-dir "$work/data" ${MAPGATE_SERVE_ARGS:-} &
 mpid=$!
 pids+=("$mpid")
+bport=""
+if [ -n "${MAPGATE_BASELINE:-}" ]; then
+  bport=$(free_port)
+  # Its own data directory and state: two revisions' gate records must not meet.
+  XDG_STATE_HOME="$work/state-baseline" "$MAPGATE_BASELINE" sync bench --quiet --config "$work/config.json" --data-dir "$work/data-baseline"
+  # shellcheck disable=SC2086
+  XDG_STATE_HOME="$work/state-baseline" "$MAPGATE_BASELINE" serve --port "$bport" --quiet --config "$work/config.json" --data-dir "$work/data-baseline" ${MAPGATE_SERVE_ARGS:-} &
+  pids+=($!)
+fi
 
 nport=$(free_port)
 cat > "$work/nginx.conf" <<CONF
@@ -70,8 +84,9 @@ CONF
 nginx -c "$work/nginx.conf"
 
 servers=(mapgate nginx)
-declare -A port=([mapgate]=$mport [nginx]=$nport [datasette]="")
-declare -A prefix=([mapgate]="" [nginx]="" [datasette]="/-/tiles")
+declare -A port=([mapgate]=$mport [nginx]=$nport [datasette]="" [baseline]=$bport)
+declare -A prefix=([mapgate]="" [nginx]="" [datasette]="/-/tiles" [baseline]="")
+[ -n "$bport" ] && servers=(mapgate baseline nginx)
 if [ "${BENCH_DATASETTE:-0}" = 1 ]; then
   python3 -m venv "$work/venv" >/dev/null
   "$work/venv/bin/pip" install -q datasette datasette-tiles >/dev/null
@@ -161,6 +176,9 @@ per_round = [a[0] / b[0] for a, b in zip(m[3], n[3])]
 print(f"  per-round req/s ratios: {' / '.join(f'{r:.2f}' for r in per_round)}")
 if "datasette" in med:
     print(f"  mapgate/datasette-tiles req/s {m[0] / med['datasette'][0]:.1f}x")
+if "baseline" in med:
+    b = med["baseline"]
+    print(f"  mapgate/baseline: req/s {m[0] / b[0]:.2f}x, p99 {m[1] / b[1]:.2f}x; per round {' / '.join(f'{x[0] / y[0]:.2f}' for x, y in zip(m[3], b[3]))}")
 print(f"  mapgate RSS idle {before / 1024:.1f} MB, after round 1 {warm / 1024:.1f} MB, after round {rounds} {after / 1024:.1f} MB")
 if with_idle:
     med = medians("idle-", ["mapgate", "nginx"])

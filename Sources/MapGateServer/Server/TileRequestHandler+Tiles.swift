@@ -59,7 +59,7 @@ extension TileRequestHandler {
         // The validator follows the tile's bytes as stored, not the region's file: a tile an
         // update left alone keeps its ETag, so browsers and proxies revalidate it (304) instead
         // of downloading every tile again (issue 38). Made once per kept answer.
-        guard let digest = try? SHA256Hasher.hex(of: body) else { return text(500, "cannot hash tile \(z)/\(x)/\(y) of region \(id)\n", cors: true) }
+        guard let digest = digest(ofTile: body) else { return text(500, "cannot hash tile \(z)/\(x)/\(y) of region \(id)\n", cors: true) }
         var etag = "\"" + digest.prefix(24)
         if region.record.format == .pbf, GzipInflater.isGzip(body) {
             if acceptsGzip {

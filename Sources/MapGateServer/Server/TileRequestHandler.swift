@@ -14,6 +14,23 @@ import MapGateStorage
 public final class TileRequestHandler: HTTPRequestHandler {
     let service: TileService
     var files: [String: (identity: FileIdentity, file: MBTilesFile)] = [:]
+    /// Hashes tiles for their ETags, kept for this worker's requests: one libcrypto context made
+    /// once, not one per tile (docs/benchmarks.md, "The cost of tile ETags").
+    private var tileHasher: SHA256Hasher?
+
+    /// The SHA-256 of `tile` (hex), for its ETag; nil when libcrypto fails (the hasher is made
+    /// afresh for the next tile).
+    func digest(ofTile tile: Data) -> String? {
+        do {
+            let hasher = try tileHasher ?? SHA256Hasher()
+            tileHasher = hasher
+            try hasher.update(tile)
+            return try hasher.finalizeHex()
+        } catch {
+            tileHasher = nil
+            return nil
+        }
+    }
 
     public init(service: TileService) {
         self.service = service
