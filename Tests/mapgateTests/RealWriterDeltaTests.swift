@@ -74,4 +74,10 @@ struct RealWriterDeltaTests {
         #expect(orphans.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "0", "\(orphans.stdout) \(orphans.stderr)")
         #expect(try mapgate.run(["verify", "seoul"]).status == 0)
     }
+
+    /// The same two versions while served (issue 38, item 6): every unchanged tile is 304 to the
+    /// validator it had before the delta, the changed ones are sent again, TileJSON is valid.
+    @Test func aTippecanoeRegionIsServedAcrossItsUpdate() throws {
+        try workspace.checkRoundTrip(v1: try writeVersion(1), v2: try writeVersion(2), id: "seoul", extension: "pbf")
+    }
 }
