@@ -18,10 +18,26 @@ public struct HTTPClient: Sendable {
     public var usesProxies = true
     /// Whether a redirect may lead from `https` to plain `http`. The store lookup refuses it.
     public var allowsDowngrade = true
-    /// An `Authorization` header for requests to one host (system mode's catalog credentials,
-    /// for the publisher's catalog host only: never a mirror's, never the store's). libcurl does
-    /// not send it on to another host a redirect leads to.
-    public var authorization: (host: String, value: String)?
+    /// What requests to one host carry (system mode's catalog credentials, for the publisher's
+    /// catalog host only: never a mirror's, never the store's).
+    public var credentials: HostCredentials?
+
+    /// Credentials for the requests to one host: an `Authorization` header (libcurl does not send
+    /// it on to another host a redirect leads to) and a TLS client certificate (PEM files; the
+    /// key may be in the certificate's file), either or both.
+    public struct HostCredentials: Sendable, Equatable {
+        public var host: String
+        public var authorization: String?
+        public var certificate: String?
+        public var key: String?
+
+        public init(host: String, authorization: String? = nil, certificate: String? = nil, key: String? = nil) {
+            self.host = host
+            self.authorization = authorization
+            self.certificate = certificate
+            self.key = key
+        }
+    }
 
     public init(userAgent: String = BuildInfo.userAgent, caFile: String? = nil) {
         self.userAgent = userAgent
@@ -101,8 +117,13 @@ public struct HTTPClient: Sendable {
         try easy.set(CURLOPT_SSL_VERIFYHOST, 2)
         if let caFile { try easy.set(CURLOPT_CAINFO, caFile) }
         var headers = request.headers
-        if let authorization, request.url.lowercased().hasPrefix("http"), URLComponents(string: request.url)?.host?.lowercased() == authorization.host.lowercased() {
-            headers.append(("Authorization", authorization.value))
+        if let credentials, request.url.lowercased().hasPrefix("http"), URLComponents(string: request.url)?.host?.lowercased() == credentials.host.lowercased() {
+            if let authorization = credentials.authorization { headers.append(("Authorization", authorization)) }
+            if secure, let certificate = credentials.certificate {
+                try easy.set(CURLOPT_SSLCERT, certificate)
+                try easy.set(CURLOPT_SSLCERTTYPE, "PEM")
+                if let key = credentials.key { try easy.set(CURLOPT_SSLKEY, key) }
+            }
         }
         try easy.setHeaders(headers)
     }

@@ -63,7 +63,8 @@ final class Context {
             let credentials = try CatalogCredentials.load(path: settings.credentialsFile),
             let host = try (configuration().catalogURL ?? settings.catalogURL).flatMap({ URLComponents(string: $0)?.host })
         {
-            client.authorization = (host, credentials.authorization)
+            client.credentials = HTTPClient.HostCredentials(
+                host: host, authorization: credentials.authorization, certificate: credentials.certificate, key: credentials.key)
         }
         return client
     }
