@@ -181,6 +181,25 @@ import Testing
 
     /// Every catalog is complete (no untranslated or fuzzy entry) and its formats match the
     /// source's (msgfmt --check); the template holds every marked message (xgettext).
+    /// A catalog signed by a key the policy does not trust is refused in the user's language
+    /// (the signature's reasons were English only: issue 37, part 3); the key ids stay as they are.
+    @Test(arguments: [
+        ("ja_JP.UTF-8", "この鍵は信頼されていません"), ("ko_KR.UTF-8", "신뢰하지 않는 키입니다"), ("zh_TW.UTF-8", "該金鑰不受信任"),
+        ("zh_CN.UTF-8", "该密钥不受信任"), ("C.UTF-8", "which is not trusted"),
+    ])
+    func aSignatureByAnUntrustedKeyIsExplainedInTheUsersLanguage(locale: String, words: String) throws {
+        let trusted = try PublisherKey(in: workspace.work.path, name: "trusted")
+        let other = try PublisherKey(in: workspace.work.path, name: "other")
+        try mapgate.writePolicy([
+            "appID": 1, "lookupURL": workspace.lookupURL, "allowInsecureLookup": true, "catalogURL": workspace.catalogURL,
+            "trustedKeys": [try trusted.publicKeyLine], "requireSignedCatalog": true,
+        ])
+        try other.sign(workspace.work.file("www/catalog.json"))
+        let refused = try run(["catalog"], at: "2027-01-01 00:00:00", locale: locale)
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains(words), "\(refused.stderr)")
+    }
+
     @Test func everyCatalogIsCompleteAndTheTemplateIsCurrent() throws {
         for language in ["zh_CN", "zh_TW", "ja", "ko"] {
             let po = TestPaths.repository + "/po/\(language).po"

@@ -260,19 +260,22 @@ public final class Gate {
         let refusal = try update { record, now, _ -> CatalogError? in
             func refuse(_ reason: String) -> CatalogError { CatalogError(source: catalog.sourceURL, region: nil, reason: reason) }
             if let expires = catalog.expires, now >= expires {
-                return refuse("expired on \(ISODate.string(expires)) (the time is \(ISODate.string(now))): refusing a stale catalog")
+                return refuse(L.localized("expired on %1$s (the time is %2$s): refusing a stale catalog", ISODate.string(expires), ISODate.string(now)))
             }
             let signer = keyID ?? "unsigned"
-            let by = keyID.map { " from key \($0)" } ?? " unsigned"
             if let saved = record.catalogSerials[signer] {
                 let serial = catalog.serial ?? -1
                 if serial < saved.serial {
+                    let shown = catalog.serial.map(String.init) ?? L.localized("none")
                     return refuse(
-                        "serial \(catalog.serial.map(String.init) ?? "none") is lower than \(saved.serial), already accepted\(by): refusing a rollback")
+                        keyID.map { L.localized("serial %1$s is lower than %2$s, already accepted from key %3$s: refusing a rollback", shown, "\(saved.serial)", $0) }
+                            ?? L.localized("serial %1$s is lower than %2$s, already accepted unsigned: refusing a rollback", shown, "\(saved.serial)"))
                 }
                 if serial == saved.serial, saved.sha256 != sha256 {
                     return refuse(
-                        "serial \(serial) was accepted with other contents (SHA-256 \(saved.sha256.prefix(12))…, now \(sha256.prefix(12))…): the publisher must raise the serial")
+                        L.localized(
+                            "serial %1$s was accepted with other contents (SHA-256 %2$s…, now %3$s…): the publisher must raise the serial", "\(serial)",
+                            String(saved.sha256.prefix(12)), String(sha256.prefix(12))))
                 }
             }
             if let serial = catalog.serial {

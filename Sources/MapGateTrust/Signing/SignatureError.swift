@@ -55,34 +55,33 @@ public enum SignatureError: MapGateFailure, LocalizedError, Sendable, Equatable 
         case .signatureFileTooLarge(let byteCount, let limit):
             L.localized("signature file is %1$s bytes, more than the %2$s a minisign signature can take", "\(byteCount)", "\(limit)")
         case .signatureFileTruncated(let line):
-            "signature file is truncated: it ends before line \(line) (\(Self.lineName(line)))"
+            L.localized("signature file is truncated: it ends before line %1$s (%2$s)", "\(line)", Self.lineName(line))
         case .signatureLineMalformed(let line, let problem):
-            "signature file line \(line) (\(Self.lineName(line))) is malformed: \(problem)"
+            L.localized("signature file line %1$s (%2$s) is malformed: %3$s", "\(line)", Self.lineName(line), problem)
         case .unknownAlgorithm(let algorithm):
-            "signature uses the unknown algorithm \(algorithm) (minisign writes \"ED\", or \"Ed\" for legacy signatures)"
+            L.localized("signature uses the unknown algorithm %1$s (minisign writes \"ED\", or \"Ed\" for legacy signatures)", algorithm)
         case .unknownKeyID(let keyID, let trusted):
             if trusted.isEmpty {
-                "signature was made by key \(keyID.hex), and no key is trusted"
+                L.localized("signature was made by key %1$s, and no key is trusted", keyID.hex)
             } else {
-                "signature was made by key \(keyID.hex), which is not trusted (trusted keys: "
-                    + trusted.map(\.hex).joined(separator: ", ") + ")"
+                L.localized("signature was made by key %1$s, which is not trusted (trusted keys: %2$s)", keyID.hex, trusted.map(\.hex).joined(separator: ", "))
             }
         case .legacySignatureRefused(let keyID):
-            "signature by key \(keyID.hex) is a legacy one (algorithm \"Ed\", not prehashed), and only prehashed signatures are accepted"
+            L.localized("signature by key %1$s is a legacy one (algorithm \"Ed\", not prehashed), and only prehashed signatures are accepted", keyID.hex)
         case .messageMismatch(let keyID):
-            "catalog changed after signing: the signature by key \(keyID.hex) does not match its contents"
+            L.localized("catalog changed after signing: the signature by key %1$s does not match its contents", keyID.hex)
         case .trustedCommentMismatch(let keyID):
-            "the trusted comment was altered: its signature by key \(keyID.hex) is invalid"
+            L.localized("the trusted comment was altered: its signature by key %1$s is invalid", keyID.hex)
         case .publicKeyMalformed(let problem):
-            "not a minisign public key: \(problem)"
+            L.localized("not a minisign public key: %1$s", problem)
         case .secretKeyMalformed(let problem):
-            "not a usable minisign secret key: \(problem)"
+            L.localized("not a usable minisign secret key: %1$s", problem)
         case .passwordRequired:
-            "the secret key is protected by a password, and none was given"
+            L.localized("the secret key is protected by a password, and none was given")
         case .wrongPassword:
-            "wrong password for the secret key"
+            L.localized("wrong password for the secret key")
         case .commentInvalid(let problem):
-            "cannot sign with that comment: \(problem)"
+            L.localized("cannot sign with that comment: %1$s", problem)
         case .libcrypto(let operation, let detail):
             "libcrypto failed at \(operation): \(detail)"
         }
@@ -91,11 +90,11 @@ public enum SignatureError: MapGateFailure, LocalizedError, Sendable, Equatable 
     /// What minisign writes on each line of a `.minisig` file.
     static func lineName(_ line: Int) -> String {
         switch line {
-        case 1: "the untrusted comment"
-        case 2: "the signature"
-        case 3: "the trusted comment"
-        case 4: "the signature of the trusted comment"
-        default: "past the end of a signature"
+        case 1: L.localized("the untrusted comment")
+        case 2: L.localized("the signature")
+        case 3: L.localized("the trusted comment")
+        case 4: L.localized("the signature of the trusted comment")
+        default: L.localized("past the end of a signature")
         }
     }
 }
