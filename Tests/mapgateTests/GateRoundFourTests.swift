@@ -266,27 +266,7 @@ import Glibc
         try workspace.publish(version: "1.5.0")
         try mapgate.configure(["appID": 1, "lookupURL": workspace.lookupURL, "catalogURL": workspace.catalogURL])
         #expect(try mapgate.run(["check"], at: "2027-01-01 00:00:00").status == 0)
-        let source = workspace.work.file("freeze.c")
-        try """
-            #define _GNU_SOURCE
-            #include <dlfcn.h>
-            #include <stdarg.h>
-            #include <sys/syscall.h>
-            #include <time.h>
-            long syscall(long n, ...) {
-                va_list ap; va_start(ap, n);
-                long a = va_arg(ap, long), b = va_arg(ap, long), c = va_arg(ap, long), d = va_arg(ap, long), e = va_arg(ap, long), f = va_arg(ap, long);
-                va_end(ap);
-                if (n == SYS_clock_gettime && a == CLOCK_BOOTTIME) { struct timespec *t = (struct timespec *)b; t->tv_sec = 1000; t->tv_nsec = 0; return 0; }
-                static long (*real)(long, ...);
-                if (!real) real = (long (*)(long, ...))dlsym(RTLD_NEXT, "syscall");
-                return real(n, a, b, c, d, e, f);
-            }
-            """.write(toFile: source, atomically: true, encoding: .utf8)
-        let library = workspace.work.file("freeze.so")
-        let compiled = try runProcess("/usr/bin/gcc", ["-shared", "-fPIC", "-O1", "-o", library, source, "-ldl"])
-        try #require(compiled.status == 0, "\(compiled.stderr)")
-        chmod(library, 0o755)
+        let library = try PreloadLibrary.compile(in: workspace.work.path)
         // The grace of the version the store reports ends at graceUntil: hold the wall clock one
         // second before it, on every run.
         let first = try MapGateBinary.json(try mapgate.run(["status", "--json"], at: "2027-01-02 00:00:00").stdout)

@@ -234,29 +234,7 @@ struct SystemModeTests {
     /// the gate for this client as for any other.
     @Test func whatAUserPreloadsIntoTheirClientChangesNothingOfTheMachines() throws {
         try startPrompting()
-        let source = machine.work.file("client.c")
-        try """
-            #define _GNU_SOURCE
-            #include <dlfcn.h>
-            #include <errno.h>
-            #include <stdarg.h>
-            #include <sys/syscall.h>
-            #include <time.h>
-            int linkat(int a, const char *b, int c, const char *d, int e) { errno = EACCES; return -1; }
-            long syscall(long n, ...) {
-                va_list ap; va_start(ap, n);
-                long a = va_arg(ap, long), b = va_arg(ap, long), c = va_arg(ap, long), d = va_arg(ap, long), e = va_arg(ap, long), f = va_arg(ap, long);
-                va_end(ap);
-                if (n == SYS_clock_gettime && a == CLOCK_BOOTTIME) { struct timespec *t = (struct timespec *)b; t->tv_sec = 1000; t->tv_nsec = 0; return 0; }
-                static long (*real)(long, ...);
-                if (!real) real = (long (*)(long, ...))dlsym(RTLD_NEXT, "syscall");
-                return real(n, a, b, c, d, e, f);
-            }
-            """.write(toFile: source, atomically: true, encoding: .utf8)
-        let library = machine.work.file("client.so")
-        let compiled = try runProcess("/usr/bin/gcc", ["-shared", "-fPIC", "-O1", "-o", library, source, "-ldl"])
-        try #require(compiled.status == 0, "\(compiled.stderr)")
-        chmod(library, 0o755)
+        let library = try PreloadLibrary.compile(in: machine.work.path, failingLinkat: true)
         let target = machine.work.file("home-\(user)/t.png")
         let unlinked = try machine.run(["tile", "plain", "0", "0", "0", "-o", target], as: user, environment: ["LD_PRELOAD": library])
         #expect(unlinked.status != 0, "linkat failed in the client: \(unlinked.stderr)")
