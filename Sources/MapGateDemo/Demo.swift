@@ -102,7 +102,7 @@ public final class Demo {
         let lock = try DirectoryLock(directory: directory)
         for region in catalog.regions {
             let outcome = try installer.sync(region, from: catalog, authorization: try gate().authorizeUse(installing: [region.id]), lock: lock)
-            tell(.line("\(region.id): \(outcome)"))
+            tell(.line(L.localized("%1$s: %2$s", region.id, "\(outcome)")))
             demoRegion = region.id
         }
         for region in try library.installed() {

@@ -87,9 +87,9 @@ import Testing
     /// `mapgate demo` tells the whole story in the user's language (issue 29's "done when"), and
     /// in English with --json.
     @Test(arguments: [
-        ("zh_CN.UTF-8", ["第 0 天：mapgate 1.4.0 查询应用商店", "更新提示：还可使用 5 次（含本次）", "已拒绝（退出码 77）：需要更新", "更新到 1.5.0 后立即恢复使用"]),
-        ("zh_TW.UTF-8", ["第 0 天：mapgate 1.4.0 查詢應用程式商店", "更新提示：還有 5 次使用機會（包含這一次）", "已拒絕（結束代碼 77）：需要更新", "更新到 1.5.0 後立即恢復使用"]),
-        ("ja_JP.UTF-8", ["0 日目：mapgate 1.4.0 がストアを確認します", "確認：残り 5 回（今回を含む）", "拒否されました（終了コード 77）：アップデートが必要です", "1.5.0 にアップデートすると"]),
+        ("zh_CN.UTF-8", ["第 0 天：mapgate 1.4.0 查询应用商店", "更新提示：还可使用 5 次（含本次）", "已拒绝（退出码 77）：需要更新", "更新到 1.5.0 后立即恢复使用", "demo-world："]),
+        ("zh_TW.UTF-8", ["第 0 天：mapgate 1.4.0 查詢應用程式商店", "更新提示：還有 5 次使用機會（包含這一次）", "已拒絕（結束代碼 77）：需要更新", "更新到 1.5.0 後立即恢復使用", "demo-world："]),
+        ("ja_JP.UTF-8", ["0 日目：mapgate 1.4.0 がストアを確認します", "確認：残り 5 回（今回を含む）", "拒否されました（終了コード 77）：アップデートが必要です", "1.5.0 にアップデートすると", "demo-world：2026.11 をインストールしました"]),
         ("ko_KR.UTF-8", ["0일째: mapgate 1.4.0 버전이 스토어를 확인합니다", "안내: 이번을 포함해 5회 더 사용할 수 있습니다", "거부됨(종료 코드 77): 업데이트 필요", "1.5.0으로 업데이트하면"]),
     ])
     func theDemoTellsTheStoryInTheUsersLanguage(locale: String, lines: [String]) throws {
@@ -181,6 +181,17 @@ import Testing
 
     /// Every catalog is complete (no untranslated or fuzzy entry) and its formats match the
     /// source's (msgfmt --check); the template holds every marked message (xgettext).
+    /// A command's usage line says `[options]` in the user's language (issue 37, part 3), as the
+    /// global one says `[global options]`.
+    @Test(arguments: [
+        ("ja_JP.UTF-8", "mapgate sync [オプション]"), ("ko_KR.UTF-8", "mapgate sync [옵션]"), ("zh_TW.UTF-8", "mapgate sync [選項]"),
+        ("zh_CN.UTF-8", "mapgate sync [选项]"), ("C.UTF-8", "mapgate sync [options]"),
+    ])
+    func aCommandsUsageIsInTheUsersLanguage(locale: String, usage: String) throws {
+        let help = try run(["sync", "--help"], at: "2027-01-01 00:00:00", locale: locale)
+        #expect(help.status == 0 && help.stdout.contains(usage), "\(help.stdout)")
+    }
+
     /// A catalog signed by a key the policy does not trust is refused in the user's language
     /// (the signature's reasons were English only: issue 37, part 3); the key ids stay as they are.
     @Test(arguments: [

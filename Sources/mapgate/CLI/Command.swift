@@ -31,7 +31,7 @@ extension Command {
     static var discussion: String { "" }
     static var options: [OptionSpec] { [] }
     static var usage: String {
-        var line = "mapgate \(name) [options]"
+        var line = "mapgate \(name) " + L.localized("[options]")
         if !arguments.isEmpty { line += " \(arguments)" }
         return line
     }

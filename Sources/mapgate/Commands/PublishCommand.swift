@@ -112,7 +112,7 @@ struct PublishCommand: Command {
         }
         let text = String(decoding: data, as: UTF8.self)
         func fail(_ error: SignatureError) -> GeneralFailure {
-            GeneralFailure("\(keyPath): \(errorMessage(error))", kind: .usage)
+            GeneralFailure(L.localized("%1$s: %2$s", keyPath, errorMessage(error)), kind: .usage)
         }
         do {
             return try MinisignSecretKey(text: text, password: context.environment[Self.passwordVariable])
@@ -214,7 +214,6 @@ struct PublishCommand: Command {
     }
 
     private func line(for region: PublishReport.Region, isDryRun: Bool) -> String {
-        let head = "\(region.id) \(region.version): "
         var details: [String] = []
         if let package = region.package, region.action != .unchanged { details.append(package) }
         if region.action != .unchanged, region.action != .removed {
@@ -226,7 +225,9 @@ struct PublishCommand: Command {
             if region.deltaCount > 0 { details.append(L.format(L.localized("%d delta", "%d deltas", count: region.deltaCount), String(region.deltaCount))) }
         }
         let what = describe(region.action, previousVersion: region.previousVersion, isDryRun: isDryRun)
-        return head + what + (details.isEmpty ? "" : L.localized(" (%1$s)", details.joined(separator: L.localized(", "))))
+        // The colon is the language's (full width in Chinese and Japanese), as the style's line has it.
+        return L.localized("%1$s %2$s: %3$s", region.id, region.version, what)
+            + (details.isEmpty ? "" : L.localized(" (%1$s)", details.joined(separator: L.localized(", "))))
     }
 
     /// One region of `publish --json` (docs/commands.md).
