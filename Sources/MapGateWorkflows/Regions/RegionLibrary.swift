@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Glibc
 import MapGateBase
 import MapGateStorage
 import MapGateTrust
@@ -143,10 +144,18 @@ public final class RegionLibrary {
     public func verify(_ id: String) throws -> Verification {
         guard let record = try completedInstall(id) ?? registry.region(id) else { throw try notInstalled(id) }
         let path = directory.regionPath(id)
-        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else {
-            return Verification(region: record, problem: L.localized("the file %1$s is missing", "\(path)"))
+        // Only a file that is not there is "missing": one mapgate may not look at (EACCES on its
+        // folder, an I/O error) says why (issue 43: a quiet `try?` reported it as missing).
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            let missing = errno == ENOENT
+            return Verification(
+                region: record,
+                problem: missing
+                    ? L.localized("the file %1$s is missing", "\(path)")
+                    : L.localized("the file %1$s cannot be read: %2$s", "\(path)", SystemErrorReason.text(errno)))
         }
-        let size = (attributes[.size] as? UInt).map { Int64($0) } ?? -1
+        let size = Int64(info.st_size)
         guard size == record.size else {
             return Verification(region: record, problem: L.localized("size is %1$s bytes, %2$s were installed", "\(size)", "\(record.size)"))
         }

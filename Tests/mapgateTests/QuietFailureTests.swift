@@ -1,0 +1,31 @@
+import Foundation
+import MapGate
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Failures that a `try?` turned into quiet wrong answers (issue 43): each now says what went
+/// wrong. Run as an unprivileged user when the tests run as root (root reads everything).
+@Suite struct QuietFailureTests {
+    static let user: uid_t? = geteuid() == 0 ? 65534 : nil
+
+    /// A region file mapgate may not look at (its folder not searchable) is not "missing": `verify`
+    /// says it cannot be read and why.
+    @Test func aRegionFileThatCannotBeReadIsNotCalledMissing() throws {
+        let workspace = try CLIWorkspace(user: Self.user)
+        let mapgate = workspace.mapgate
+        try workspace.offer("plain", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
+        try mapgate.configure(["catalogURL": workspace.catalogURL])
+        try #require(try mapgate.run(["sync", "plain"]).status == 0)
+        let regions = mapgate.dataDirectory + "/regions"
+        #expect(chmod(regions, 0o600) == 0)
+        defer { chmod(regions, 0o755) }
+        let verify = try mapgate.run(["verify", "plain"])
+        #expect(verify.status != 0)
+        #expect(verify.stderr.contains("cannot be read") && verify.stderr.contains("permission denied"), "\(verify.stdout) \(verify.stderr)")
+        #expect(!verify.stderr.contains("is missing") && !verify.stdout.contains("is missing"), "\(verify.stdout) \(verify.stderr)")
+    }
+}
