@@ -28,4 +28,23 @@ import Glibc
         #expect(verify.stderr.contains("cannot be read") && verify.stderr.contains("permission denied"), "\(verify.stdout) \(verify.stderr)")
         #expect(!verify.stderr.contains("is missing") && !verify.stdout.contains("is missing"), "\(verify.stdout) \(verify.stderr)")
     }
+
+    /// An installed style that is not a style (a file cut short, edited, from another program) is
+    /// not served, and the server says so once, with the reason, instead of nothing.
+    @Test func aStyleThatCannotBeServedIsSaid() throws {
+        let workspace = try CLIWorkspace(user: Self.user)
+        let mapgate = workspace.mapgate
+        try workspace.offer("plain", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
+        try mapgate.configure(["catalogURL": workspace.catalogURL])
+        try #require(try mapgate.run(["sync", "plain"]).status == 0)
+        let styles = mapgate.dataDirectory + "/styles"
+        try FileManager.default.createDirectory(atPath: styles, withIntermediateDirectories: true)
+        try Data("{\"version\": 8, \"cut".utf8).write(to: URL(fileURLWithPath: styles + "/broken.json"))
+        if let user = Self.user { _ = chown(styles, user, user); _ = chown(styles + "/broken.json", user, user) }
+        let server = try mapgate.serve()
+        defer { server.process.stop() }
+        let answer = try HTTPClient().get(HTTPRequest(url: server.base + "/styles/broken/style.json"))
+        #expect(answer.status == 404)
+        #expect(waitUntil(timeout: 5) { server.process.stderr.contains("style broken cannot be served") }, "\(server.process.stderr)")
+    }
 }

@@ -63,9 +63,12 @@ public final class TileServer: Sendable {
         if !damaged.isEmpty { onRegionEvent(.changed(TileService.Changes(damaged: damaged))) }
         let metrics = ServerMetrics()
         let service = TileService(
-            regions: regions, damaged: damaged, styles: Array(TileService.loadStyles(in: library.directory).values), gate: watch, leafletPath: leafletPath, maplibrePath: maplibrePath, fallbackHost: listener.baseURL, metrics: metrics,
+            regions: regions, damaged: damaged, styles: [], gate: watch, leafletPath: leafletPath, maplibrePath: maplibrePath, fallbackHost: listener.baseURL, metrics: metrics,
             glyphs: GlyphService(folders: fontPaths + FontLibrary.systemFolders), tileCache: TileResponseCache(limit: tileCacheBytes), share: share,
             startUse: authorization)
+        // The styles are read as the watcher re-reads them, so a damaged one is said once, here.
+        let damagedStyles = service.refreshStyles(in: library.directory)
+        if !damagedStyles.isEmpty { onRegionEvent(.changed(TileService.Changes(damagedStyles: damagedStyles))) }
         let monitor = GateMonitor(
             watch: watch, refresh: gateRefresh, policy: policy, start: authorization, makeGate: makeGate,
             servedRegions: { Array(service.regions.keys) }, onEvent: onGateEvent)

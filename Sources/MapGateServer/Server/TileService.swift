@@ -60,6 +60,8 @@ public final class TileService: Sendable {
     /// Installed regions whose file cannot be served, by id: the reason.
     private let currentDamage = Locked<[String: String]>([:])
     private let currentStyles: Locked<[String: Style]>
+    /// Installed styles that cannot be served, by id: the reason (said once, ``Changes/damagedStyles``).
+    private let currentStyleDamage = Locked<[String: String]>([:])
     public let gate: GateWatch
     public let metrics: ServerMetrics
     /// Tile answers shared by every worker (dropped whole when the regions change).
@@ -143,7 +145,10 @@ public final class TileService: Sendable {
         /// Still installed, but its file cannot be served (newly, or for another reason than
         /// before): its answers are 500 with the reason until it is installed again.
         public var damaged: [Damage] = []
-        public var isEmpty: Bool { added.isEmpty && updated.isEmpty && removed.isEmpty && damaged.isEmpty }
+        /// Installed styles that cannot be served (unreadable, too large, not a style): 404 until
+        /// installed again, said once with the reason (issue 43: they went unserved without a word).
+        public var damagedStyles: [Damage] = []
+        public var isEmpty: Bool { added.isEmpty && updated.isEmpty && removed.isEmpty && damaged.isEmpty && damagedStyles.isEmpty }
     }
 
     /// Re-reads the installed regions (records, and each file's identity) and swaps in what
@@ -179,36 +184,50 @@ public final class TileService: Sendable {
             // came from); dropping them all gives their memory back at once.
             tileCache.removeAll()
         }
-        refreshStyles(in: library.directory)
+        changes.damagedStyles = refreshStyles(in: library.directory)
         return changes
     }
 
-    /// Re-reads `<data>/styles/`: a style installed or updated (by rename) is served, a removed one 404.
-    func refreshStyles(in directory: DataDirectory) {
+    /// Re-reads `<data>/styles/`: a style installed or updated (by rename) is served, a removed one
+    /// 404. Returns the styles newly found damaged (or damaged for another reason than before).
+    func refreshStyles(in directory: DataDirectory) -> [Damage] {
         let old = styles
-        let next = Self.loadStyles(in: directory, known: old)
+        let (next, damage) = Self.loadStyles(in: directory, known: old)
         let isSame = next.count == old.count && next.allSatisfy { old[$0.key]?.file == $0.value.file }
         if !isSame { currentStyles.withLock { $0 = next } }
+        let oldDamage = currentStyleDamage.withLock { known in
+            defer { known = damage }
+            return known
+        }
+        return damage.filter { oldDamage[$0.key] != $0.value }.map { Damage(id: $0.key, reason: $0.value) }.sorted { $0.id < $1.id }
     }
 
-    /// The installed styles that pass ``StyleBundle/decode(_:expectedID:)``; a file already read
-    /// (same identity) is not read again.
-    public static func loadStyles(in directory: DataDirectory, known: [String: Style] = [:]) -> [String: Style] {
+    /// The installed styles that pass ``StyleBundle/decode(_:expectedID:)`` (a file already read,
+    /// same identity, is not read again), and the others with the reason they cannot be served.
+    public static func loadStyles(in directory: DataDirectory, known: [String: Style] = [:]) -> (styles: [String: Style], damaged: [String: String]) {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.stylesPath)) ?? []
         var styles: [String: Style] = [:]
+        var damaged: [String: String] = [:]
         for name in names where name.hasSuffix(".json") {
             let id = String(name.dropLast(5))
             let path = directory.stylePath(id)
             guard Catalog.isValidStyleID(id), let identity = FileIdentity(path: path) else { continue }
             if let style = known[id], style.file == identity {
                 styles[id] = style
-            } else if identity.size <= StyleBundle.maximumSize, let data = FileManager.default.contents(atPath: path),
-                let bundle = try? StyleBundle.decode(data, expectedID: id)
-            {
-                styles[id] = Style(bundle: bundle, file: identity)
+                continue
+            }
+            guard identity.size <= StyleBundle.maximumSize else {
+                damaged[id] = L.localized("it is %1$s bytes, more than a style may be (%2$s)", "\(identity.size)", "\(StyleBundle.maximumSize)")
+                continue
+            }
+            do {
+                let data = try Data(contentsOf: URL(fileURLWithPath: path))
+                styles[id] = Style(bundle: try StyleBundle.decode(data, expectedID: id), file: identity)
+            } catch {
+                damaged[id] = errorMessage(error)
             }
         }
-        return styles
+        return (styles, damaged)
     }
 
     /// Reads the installed regions' facts from their files: those that can be served, and the

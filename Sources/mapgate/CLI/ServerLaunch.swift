@@ -102,6 +102,9 @@ struct ServerLaunch {
                     for damage in changes.damaged {
                         console.warning(L.localized("region %1$s is damaged: %2$s; answered 500 until mapgate sync %3$s installs it again", "\(damage.id)", "\(damage.reason)", "\(damage.id)"))
                     }
+                    for damage in changes.damagedStyles {
+                        console.warning(L.localized("style %1$s cannot be served: %2$s; answered 404 until mapgate sync installs it again", "\(damage.id)", "\(damage.reason)"))
+                    }
                 case .failed(let reason):
                     console.warning(L.localized("cannot re-read the installed regions (%1$s); serving those known", "\(reason)"))
                 }
