@@ -36,6 +36,24 @@ extension MirrorTests {
         #expect(try a.run(["mirror", disk.path + "/maps", "-q"], at: Self.day1).status == 0)
     }
 
+    /// Item 2 for a delta (issue 43's quiet `try?`): a region updated by a delta is carried as its
+    /// delta; when that delta cannot be written (here its name is taken by a folder, as a
+    /// half-broken stick can have), the mirror fails (74) and says which region lacks, instead of
+    /// leaving it out without a word.
+    @Test func aDeltaThatCouldNotBeWrittenFailsTheMirror() throws {
+        try publish(version: "1")
+        #expect(try a.run(["sync", "geo"], at: Self.day1).status == 0)
+        try publish(version: "2", at: "2027-01-02 12:00:00")
+        #expect(try a.run(["sync"], at: Self.day2).status == 0)
+        let saved = try JSONSerialization.jsonObject(with: try #require(bytes(a.dataDirectory + "/catalog.json"))) as? [String: Any]
+        let geo = try #require((saved?["regions"] as? [[String: Any]])?.first { $0["id"] as? String == "geo" })
+        let sha256 = try #require((geo["deltas"] as? [[String: Any]])?.first?["sha256"] as? String)
+        try FileManager.default.createDirectory(atPath: stick + "/packages/" + sha256 + "/taken", withIntermediateDirectories: true)
+        let mirror = try a.run(["mirror", stick, "-q"], at: Self.day2)
+        #expect(mirror.status == 74, "\(mirror.stdout) \(mirror.stderr)")
+        #expect(mirror.stderr.contains("geo"), "\(mirror.stderr)")
+    }
+
     /// Item 2: a second `mirror` of the same folder while one writes is refused at once, instead
     /// of deleting the first one's half-written package.
     @Test func aSecondWriterOfTheSameMirrorIsRefused() throws {

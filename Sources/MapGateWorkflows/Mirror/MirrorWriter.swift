@@ -106,14 +106,20 @@ public struct MirrorWriter {
                 leave(region.id, .region, reason, &manifest, onEvent)
             } else if case .leftOut(let reason) = placement {
                 // Updated by a delta: the delta goes in the mirror, for machines that have its base.
-                if let delta = carryDelta(of: region, into: destination, onEvent) {
+                switch carryDelta(of: region, into: destination, onEvent) {
+                case .carried(let delta):
                     manifest.deltas.append(delta)
                     bytes += delta.size
                     leave(
                         region.id, .region,
                         "its full package cannot be rebuilt (it was updated by a delta); the mirror carries that delta, for machines that have version \(delta.fromVersion)",
                         &manifest, onEvent)
-                } else {
+                case .failed(let failure):
+                    // A delta that should be there and could not be written is a failure (exit
+                    // 74), as a package is: not a quiet "left out" (issue 43).
+                    failures.append((region.id, failure))
+                    leave(region.id, .region, failure, &manifest, onEvent)
+                case .none:
                     leave(region.id, .region, reason, &manifest, onEvent)
                 }
             } else {
@@ -214,27 +220,42 @@ public struct MirrorWriter {
         return .placed
     }
 
+    /// What became of the delta a region updated by one would carry.
+    private enum DeltaCarry {
+        case carried(MirrorManifest.Delta)
+        /// None kept that the catalog offers and that checks out: the region is left out by rule.
+        case none
+        /// One that should be carried could not be written there, with the reason.
+        case failed(String)
+    }
+
     /// Copies the delta kept for `region` (``LeftoverFiles/keptDeltas(of:in:)``) into the mirror
-    /// when the catalog offers it and it checks out; nil otherwise.
-    private func carryDelta(of region: CatalogRegion, into destination: String, _ onEvent: (Event) -> Void) -> MirrorManifest.Delta? {
+    /// when the catalog offers it and it checks out.
+    private func carryDelta(of region: CatalogRegion, into destination: String, _ onEvent: (Event) -> Void) -> DeltaCarry {
         for kept in LeftoverFiles.keptDeltas(of: region.id, in: directory) {
             guard let offered = region.deltas.first(where: { $0.sha256 == kept.sha256 }) else { continue }
             let delta = MirrorManifest.Delta(id: region.id, fromVersion: offered.fromVersion, sha256: offered.sha256, size: offered.size)
             let target = destination + "/" + MirrorLayout.packageName(sha256: offered.sha256)
             if FileManager.default.sizeOfItem(atPath: target) == offered.size, (try? SHA256Hasher.hex(ofFileAt: target)) == offered.sha256 {
-                return delta
+                return .carried(delta)
             }
             guard FileManager.default.sizeOfItem(atPath: kept.path) == offered.size, (try? SHA256Hasher.hex(ofFileAt: kept.path)) == offered.sha256 else {
                 continue
             }
             let temporary = destination + "/" + MirrorLayout.packagesFolder + "/." + offered.sha256 + ".\(getpid()).partial"
             defer { try? FileManager.default.removeItem(atPath: temporary) }
-            guard (try? FileCopy.copy(from: kept.path, to: temporary)) != nil, DurableFile.flush(temporary) == nil,
-                DurableFile.rename(temporary, over: target, folder: PathText.deletingLastComponent(target)) == nil
-            else { continue }
-            return delta
+            do {
+                try FileCopy.copy(from: kept.path, to: temporary)
+            } catch {
+                return .failed(errorMessage(error))
+            }
+            if let reason = DurableFile.flush(temporary) { return .failed("cannot write \(temporary): \(reason)") }
+            if let reason = DurableFile.rename(temporary, over: target, folder: PathText.deletingLastComponent(target)) {
+                return .failed("cannot write \(target): \(reason)")
+            }
+            return .carried(delta)
         }
-        return nil
+        return .none
     }
 
     /// Removes the packages (and dead temporary files) the new catalog does not name.
