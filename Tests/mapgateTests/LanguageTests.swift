@@ -148,6 +148,10 @@ import Testing
         #expect(usage.status == 64 && !usage.stderr.contains("expected REGION Z X Y") && usage.stderr.contains("REGION Z X Y"), "\(usage.stderr)")
         let missing = try run(["sync", "nosuch"], at: "2026-12-01 00:00:00", locale: locale)
         #expect(missing.status != 0 && !missing.stderr.contains("not in the catalog"), "\(missing.stderr)")
+        // The list of what is offered, and of what is installed, in the same language (issue 37).
+        #expect(missing.stderr.contains("geo") && !missing.stderr.contains("offered:"), "\(missing.stderr)")
+        let notInstalled = try run(["tile", "nosuch", "0", "0", "0", "-o", "/dev/null"], at: "2026-12-01 00:00:00", locale: locale)
+        #expect(notInstalled.status != 0 && !notInstalled.stderr.contains("no region is installed"), "\(notInstalled.stderr)")
         let manual = try run(["help", "man"], at: "2026-12-01 00:00:00", locale: locale).stdout
         #expect(manual.contains(".ad l") && manual.contains("\\:"), "CJK break points: \(manual.prefix(400))")
         let work = try TemporaryDirectory()

@@ -69,7 +69,10 @@ public final class RegionLibrary {
 
     private func notInstalled(_ id: String) throws -> RegionError {
         let names = try installed().map(\.id)
-        let listing = names.isEmpty ? "no region is installed; see 'mapgate catalog' and 'mapgate sync REGION'" : "installed: " + names.joined(separator: ", ")
+        let listing =
+            names.isEmpty
+            ? L.localized("no region is installed; see 'mapgate catalog' and 'mapgate sync REGION'")
+            : L.localized("installed: %1$s", names.joined(separator: L.localized(", ")))
         return RegionError(region: id, reason: L.localized("not installed (%1$s)", "\(listing)"), kind: .failure)
     }
 

@@ -59,8 +59,9 @@ public struct SyncPlan: Sendable, Equatable {
 
     static func describeOffer(_ catalog: Catalog) -> String {
         let ids = catalog.regions.map(\.id)
-        if ids.isEmpty { return "it offers no region" }
-        if ids.count <= 10 { return "offered: " + ids.joined(separator: ", ") }
-        return "offered: " + ids.prefix(10).joined(separator: ", ") + " and \(ids.count - 10) more; see 'mapgate catalog'"
+        if ids.isEmpty { return L.localized("it offers no region") }
+        let list = ids.prefix(10).joined(separator: L.localized(", "))
+        if ids.count <= 10 { return L.localized("offered: %1$s", list) }
+        return L.localized("offered: %1$s and %2$s more; see 'mapgate catalog'", list, "\(ids.count - 10)")
     }
 }
