@@ -47,4 +47,21 @@ import Glibc
         #expect(answer.status == 404)
         #expect(waitUntil(timeout: 5) { server.process.stderr.contains("style broken cannot be served") }, "\(server.process.stderr)")
     }
+
+    /// A region file whose metadata cannot be read is damaged (500 with the reason), not served
+    /// with made-up facts.
+    @Test func aRegionWhoseMetadataCannotBeReadIsDamagedNotGuessed() throws {
+        let workspace = try CLIWorkspace(user: Self.user)
+        let mapgate = workspace.mapgate
+        try workspace.offer("plain", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
+        try mapgate.configure(["catalogURL": workspace.catalogURL])
+        try #require(try mapgate.run(["sync", "plain"]).status == 0)
+        let dropped = try runProcess("/usr/bin/sqlite3", [mapgate.dataDirectory + "/regions/plain.mbtiles", "DROP TABLE metadata"])
+        try #require(dropped.status == 0, "\(dropped.stderr)")
+        let server = try mapgate.serve()
+        defer { server.process.stop() }
+        let answer = try HTTPClient().get(HTTPRequest(url: server.base + "/plain.json"))
+        #expect(answer.status == 500, "\(answer.status) \(String(decoding: answer.body, as: UTF8.self))")
+        #expect(String(decoding: answer.body, as: UTF8.self).contains("metadata"), "\(String(decoding: answer.body, as: UTF8.self))")
+    }
 }

@@ -250,11 +250,14 @@ public final class TileService: Sendable {
             throw RegionError(region: record.id, reason: L.localized("its file %1$s cannot be read: %2$s", "\(path)", "\(SystemErrorReason.text(errno))"), kind: .io)
         }
         let file = try MBTilesFile(path: path)
-        let metadata = (try? file.metadata()) ?? [:]
+        // Metadata that cannot be read is a damaged file (500 with the reason), not one served with
+        // made-up facts (issue 43: a quiet `try?`); a zoom range the metadata contradicts falls
+        // back to the record's, and absent or malformed bounds to the record's, then the world.
+        let metadata = try file.metadata()
         let zoom = (try? file.zoomRange()) ?? nil
         let minzoom = zoom?.lowerBound ?? record.minzoom ?? 0
         let maxzoom = zoom?.upperBound ?? record.maxzoom ?? TileCoordinate.defaultMaximumZoom
-        let bounds = (try? file.bounds()) ?? record.bounds ?? TileCoordinate.worldBounds
+        let bounds = metadata["bounds"].flatMap(MBTilesFile.parseBounds) ?? record.bounds ?? TileCoordinate.worldBounds
         var center = [(bounds[0] + bounds[2]) / 2, (bounds[1] + bounds[3]) / 2, Double(minzoom)]
         let centerValues = metadata["center"]?.split(separator: ",").compactMap { Double($0.trimmingWhitespace()) }
         if let centerValues, centerValues.count == 3 { center = centerValues }
