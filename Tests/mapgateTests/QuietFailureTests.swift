@@ -12,14 +12,21 @@ import Glibc
 @Suite struct QuietFailureTests {
     static let user: uid_t? = geteuid() == 0 ? 65534 : nil
 
+    /// A workspace whose binary runs as the user, with region `plain` synced from its origin
+    /// (the workspace is returned: its folder and origin live as long as it does).
+    func syncedPlain() throws -> CLIWorkspace {
+        let workspace = try CLIWorkspace(user: Self.user)
+        try workspace.offer("plain", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
+        try workspace.mapgate.configure(["catalogURL": workspace.catalogURL])
+        try #require(try workspace.mapgate.run(["sync", "plain"]).status == 0)
+        return workspace
+    }
+
     /// A region file mapgate may not look at (its folder not searchable) is not "missing": `verify`
     /// says it cannot be read and why.
     @Test func aRegionFileThatCannotBeReadIsNotCalledMissing() throws {
-        let workspace = try CLIWorkspace(user: Self.user)
+        let workspace = try syncedPlain()
         let mapgate = workspace.mapgate
-        try workspace.offer("plain", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
-        try mapgate.configure(["catalogURL": workspace.catalogURL])
-        try #require(try mapgate.run(["sync", "plain"]).status == 0)
         let regions = mapgate.dataDirectory + "/regions"
         #expect(chmod(regions, 0o600) == 0)
         defer { chmod(regions, 0o755) }
@@ -32,11 +39,8 @@ import Glibc
     /// An installed style that is not a style (a file cut short, edited, from another program) is
     /// not served, and the server says so once, with the reason, instead of nothing.
     @Test func aStyleThatCannotBeServedIsSaid() throws {
-        let workspace = try CLIWorkspace(user: Self.user)
+        let workspace = try syncedPlain()
         let mapgate = workspace.mapgate
-        try workspace.offer("plain", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
-        try mapgate.configure(["catalogURL": workspace.catalogURL])
-        try #require(try mapgate.run(["sync", "plain"]).status == 0)
         let styles = mapgate.dataDirectory + "/styles"
         try FileManager.default.createDirectory(atPath: styles, withIntermediateDirectories: true)
         try Data("{\"version\": 8, \"cut".utf8).write(to: URL(fileURLWithPath: styles + "/broken.json"))
@@ -51,11 +55,8 @@ import Glibc
     /// A region file whose metadata cannot be read is damaged (500 with the reason), not served
     /// with made-up facts.
     @Test func aRegionWhoseMetadataCannotBeReadIsDamagedNotGuessed() throws {
-        let workspace = try CLIWorkspace(user: Self.user)
+        let workspace = try syncedPlain()
         let mapgate = workspace.mapgate
-        try workspace.offer("plain", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
-        try mapgate.configure(["catalogURL": workspace.catalogURL])
-        try #require(try mapgate.run(["sync", "plain"]).status == 0)
         let dropped = try runProcess("/usr/bin/sqlite3", [mapgate.dataDirectory + "/regions/plain.mbtiles", "DROP TABLE metadata"])
         try #require(dropped.status == 0, "\(dropped.stderr)")
         let server = try mapgate.serve()
