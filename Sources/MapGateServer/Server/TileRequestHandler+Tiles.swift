@@ -85,7 +85,8 @@ extension TileRequestHandler {
     /// A tile's 200, or 304 when `If-None-Match` names its ETag. The first one sent (to a GET:
     /// a HEAD sends no tile) delivers the server's use: the gate's record is told before it goes.
     func answer(_ prepared: HTTPPreparedResponse, etag: String, _ request: HTTPServerRequest) -> HTTPServerResponse {
-        if request.method != "HEAD", let use = service.startUse {
+        // Once delivered, one load per request: no compare-and-exchange on a shared word.
+        if request.method != "HEAD", let use = service.startUse, !use.isDelivered {
             do {
                 try use.deliver {}
             } catch {

@@ -97,6 +97,7 @@ public final class GateAuthorization: Sendable {
     /// Says that the use was delivered (a server answered a tile): from now on it is kept. Any
     /// thread may call it; after a give-back it changes nothing.
     public func recordDelivery() {
+        guard !isDelivered else { return }  // every tile after the first: one load
         // As a delivery step that does nothing: the record is told too. After a give-back (or when
         // the record cannot be told) nothing changes, and the use is given back at the end.
         _ = try? deliver {}

@@ -24,9 +24,7 @@ public enum PendingInstall {
     /// The pending record of `id` when the installed file is the one it describes; nil when
     /// there is none, or the rename did not happen (the file is still the old one).
     static func completed(_ id: String, in directory: DataDirectory) -> InstalledRegion? {
-        let marker = path(of: id, in: directory)
-        guard FileManager.default.fileExists(atPath: marker),
-            let data = FileManager.default.contents(atPath: marker),
+        guard let data = FileManager.default.contents(atPath: path(of: id, in: directory)),
             let record = try? JSONDecoder().decode(InstalledRegion.self, from: data), record.id == id,
             (try? SHA256Hasher.hex(ofFileAt: directory.regionPath(id))) == record.sha256
         else { return nil }

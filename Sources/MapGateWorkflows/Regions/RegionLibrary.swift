@@ -24,9 +24,12 @@ public final class RegionLibrary {
     }
 
     public func installed() throws -> [InstalledRegion] {
-        var all = try registry.all().map { completedInstall($0.id) ?? $0 }
+        // One listing of the pending records (the server's watcher asks every second), not a
+        // look per region.
+        let pending = Set(PendingInstall.ids(in: directory))
+        var all = try registry.all().map { pending.contains($0.id) ? completedInstall($0.id) ?? $0 : $0 }
         // A first install killed between its rename and its record.
-        for id in PendingInstall.ids(in: directory) where !all.contains(where: { $0.id == id }) {
+        for id in pending where !all.contains(where: { $0.id == id }) {
             if let record = completedInstall(id) { all.append(record) }
         }
         all.sort { $0.id < $1.id }
