@@ -26,6 +26,9 @@ public final class SystemMachine {
     public let socketPath: String
     /// The service's own folder (its data directory, state, configuration): 0700, its uid's.
     public let serviceFolder: String
+    /// The port of the machine's tile server (the policy's `systemTilePort`): one free when made.
+    public let tilePort: UInt16
+    public var tileServerURL: String { "http://127.0.0.1:\(tilePort)" }
     public private(set) var service: BackgroundProcess?
 
     public var lookupURL: String { origin.baseURL + "/lookup.json" }
@@ -43,6 +46,7 @@ public final class SystemMachine {
         try FileManager.default.copyItem(atPath: try TestPaths.binary(), toPath: binary)
         chmod(binary, 0o755)
         policyPath = work.file("policy.json")
+        tilePort = try HTTPListener(host: "127.0.0.1", port: 0).port
         serviceFolder = work.file("service")
         let run = work.file("run")
         socketPath = run + "/system.sock"
@@ -67,7 +71,7 @@ public final class SystemMachine {
     /// and `fields` over it; signed with the test policy key (its lookup on 127.0.0.1 loosens).
     public func writePolicy(_ fields: [String: Any]) throws {
         let base: [String: Any] = [
-            "mode": "system", "systemSocket": socketPath, "systemUser": "\(Self.serviceUID)",
+            "mode": "system", "systemSocket": socketPath, "systemUser": "\(Self.serviceUID)", "systemTilePort": Int(tilePort),
             "appID": 1, "lookupURL": lookupURL, "allowInsecureLookup": true, "requireSignedCatalog": false,
         ]
         let data = try JSONSerialization.data(withJSONObject: base.merging(fields) { $1 }, options: [.sortedKeys])

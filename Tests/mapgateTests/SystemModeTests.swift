@@ -168,10 +168,63 @@ struct SystemModeTests {
         #expect(try ask(["list"], descriptors: [null, null]).refusal?.reason == .request)
     }
 
-    @Test func anotherAddressIsTheAdministrators() throws {
+    /// The machine has one tile server, where its policy says: no session sets up one of its own,
+    /// an administrator's neither (exit 64, naming the option and the policy's key).
+    @Test(arguments: [["serve", "--host", "0.0.0.0"], ["serve", "--port", "0"], ["open", "plain", "-p", "9"], ["serve", "--tile-cache", "0"]])
+    func theTileServerIsTheMachines(_ arguments: [String]) throws {
         try machine.startService()
-        let result = try machine.run(["serve", "--host", "0.0.0.0", "--port", "0"], as: user)
-        #expect(result.status == 1 && result.stderr.contains("--host"), "\(result.stderr)")
+        let result = try machine.run(arguments, as: administrator)
+        #expect(result.status == 64 && result.stderr.contains("systemTilePort"), "\(arguments): \(result.stderr)")
+    }
+
+    /// Every user's `serve` and `open` is a session of the machine's one tile server, on the
+    /// policy's port: it runs while a session is open and stops after the last. Each session is
+    /// one use, charged when the server answers its next tile; a session that ends before any
+    /// tile costs nothing, and a port someone else holds is said without a use spent.
+    @Test func everySessionSharesTheMachinesTileServer() throws {
+        try startPrompting()
+        let tile = machine.tileServerURL + "/plain/0/0/0.png"
+        func fetch(_ url: String) throws -> String {
+            try runProcess("/usr/bin/curl", ["-s", "-o", "/dev/null", "--max-time", "10", "-w", "%{http_code}", url]).stdout
+        }
+        let first = try machine.start(["serve"], as: user)
+        defer { first.stop() }
+        #expect(first.firstLine()?.contains(machine.tileServerURL + "/") == true, "\(first.stdout) \(first.stderr)")
+        let viewer = try machine.start(["open", "plain"], as: administrator)
+        defer { viewer.stop() }
+        #expect(viewer.firstLine() == machine.tileServerURL + "/view/plain", "\(viewer.stdout) \(viewer.stderr)")
+        #expect(try machine.promptsShown() == 2, "each session reserved its use")
+        #expect(try fetch(tile) == "200")
+        // A session that ends before the server answers another tile gets its use back.
+        let idle = try machine.start(["serve"], as: user)
+        #expect(idle.firstLine() != nil, "\(idle.stderr)")
+        #expect(try machine.promptsShown() == 3)
+        idle.signal(SIGINT)
+        #expect(waitUntil(timeout: 10) { !idle.isRunning }, "\(idle.stderr)")
+        #expect(try machine.promptsShown() == 2, "a session that showed no tile spent a use: \(idle.stderr)")
+        // One that comes while the server runs pays at the next tile.
+        let late = try machine.start(["serve"], as: user)
+        defer { late.stop() }
+        #expect(late.firstLine() != nil, "\(late.stderr)")
+        #expect(try fetch(tile) == "200")
+        late.signal(SIGINT)
+        #expect(waitUntil(timeout: 10) { !late.isRunning })
+        #expect(try machine.promptsShown() == 3, "the late session's use was delivered by its tile")
+        // The server outlives any one session, and stops with the last.
+        first.signal(SIGINT)
+        #expect(waitUntil(timeout: 10) { !first.isRunning })
+        #expect(try fetch(tile) == "200", "the administrator's session still holds the server")
+        viewer.signal(SIGINT)
+        #expect(waitUntil(timeout: 10) { !viewer.isRunning })
+        #expect(waitUntil(timeout: 10) { (try? fetch(machine.tileServerURL + "/health")) == "000" }, "the server still answers with no session")
+        #expect(try machine.promptsShown() == 3)
+        // Someone else on the port: said, and nothing spent.
+        let squatter = try HTTPListener(host: "127.0.0.1", port: machine.tilePort)
+        let refused = try machine.run(["serve"], as: user)
+        #expect(refused.status == 69, "\(refused.stderr)")
+        #expect(refused.stderr.contains("\(machine.tilePort)"), "\(refused.stderr)")
+        #expect(try machine.promptsShown() == 3)
+        withExtendedLifetime(squatter) {}
     }
 
     /// The gate is the service's: a user's own clock (faketime), preloaded library, state folder
@@ -269,7 +322,7 @@ struct SystemModeTests {
         try machine.startService()
         #expect(try machine.run(["sync", "plain"], as: 0).status == 0)
         for signal in [SIGINT, SIGKILL] {
-            let server = try machine.start(["serve", "--port", "0"], as: user)
+            let server = try machine.start(["serve"], as: user)
             guard let line = server.firstLine(), let url = line.split(separator: " ").first(where: { $0.hasPrefix("http://") }) else {
                 Issue.record("no URL from serve through the service: \(server.stderr)")
                 server.stop()
@@ -295,7 +348,7 @@ struct SystemModeTests {
     @Test func stoppingTheServiceStopsItsCommands() throws {
         try machine.startService()
         #expect(try machine.run(["sync", "plain"], as: 0).status == 0)
-        let server = try machine.start(["serve", "--port", "0"], as: user)
+        let server = try machine.start(["serve"], as: user)
         defer { server.stop() }
         guard let line = server.firstLine(), let url = line.split(separator: " ").first(where: { $0.hasPrefix("http://") }) else {
             Issue.record("no URL from serve through the service: \(server.stderr)")

@@ -28,6 +28,21 @@ public final class LocalSocket: @unchecked Sendable {
         return LocalSocket(fileDescriptor: descriptor, path: path)
     }
 
+    /// Two connected sockets (`socketpair`): one end for this process, one for a child it starts.
+    public static func pair(name: String) throws -> (LocalSocket, LocalSocket) {
+        var ends: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends) == 0 else {
+            throw LocalSocketError(path: name, operation: .connect, code: errno)
+        }
+        return (LocalSocket(fileDescriptor: ends[0], path: name), LocalSocket(fileDescriptor: ends[1], path: name))
+    }
+
+    /// Takes over `descriptor`, a socket this process was started with (it closes it when done).
+    public static func adopting(_ descriptor: Int32, name: String) -> LocalSocket {
+        _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+        return LocalSocket(fileDescriptor: descriptor, path: name)
+    }
+
     /// Listens at `path`, replacing a socket left there by an earlier run (never another kind of
     /// file), readable and writable by everyone: who may do what is decided per connection.
     public static func listen(at path: String) throws -> LocalSocket {

@@ -51,10 +51,10 @@ public final class GateMonitor: Sendable {
 
     /// - Parameters:
     ///   - makeGate: opens the gate on the monitor's thread (a gate owns database connections).
-    ///   - start: the authorization of the server's start, which was a use.
+    ///   - start: the use of the server's start.
     ///   - servedRegions: the regions served now; one the gate's record does not list is a use.
     public init(
-        watch: GateWatch, refresh: Double = 60, policy: GatePolicy, start: GateAuthorization,
+        watch: GateWatch, refresh: Double = 60, policy: GatePolicy, start: any ServingUse,
         makeGate: @escaping @Sendable () throws -> Gate, servedRegions: @escaping @Sendable () -> [String] = { [] },
         onEvent: @escaping @Sendable (Event) -> Void = { _ in }
     ) {

@@ -88,7 +88,7 @@ extension TileRequestHandler {
         // Once delivered, one load per request: no compare-and-exchange on a shared word.
         if request.method != "HEAD", let use = service.startUse, !use.isDelivered {
             do {
-                try use.deliver {}
+                try use.deliver()
             } catch {
                 let message = "the update gate cannot be checked (\(errorMessage(error))); tiles are withheld until it can"
                 var refusal = json(503, document: ServerDocument.Refusal.gateUnavailable(message: message), cors: true)

@@ -18,12 +18,12 @@ public final class TileServer: Sendable {
     #endif
     private let watcher: RegionWatcher
 
-    /// Binds `settings.host:settings.port`, then starts serving. Takes the gate's authorization for
-    /// this start, which the first tile answered delivers (``GateAuthorization/recordDelivery()``):
+    /// Binds `settings.host:settings.port`, then starts serving. Takes the use of this start (the
+    /// gate's authorization, or system mode's sessions), which the first tile answered delivers:
     /// callers that must not reserve a use for a busy port bind an ``HTTPListener`` first and use
     /// the other initializer.
     public convenience init(
-        library: RegionLibrary, authorization: GateAuthorization, settings: HTTPServer.Settings, leafletPath: String,
+        library: RegionLibrary, authorization: any ServingUse, settings: HTTPServer.Settings, leafletPath: String,
         maplibrePath: String = MapLibreFiles.localPath, fontPaths: [String] = [], share: MirrorShare? = nil,
         gateRefresh: Double = 60, regionRefresh: Double = 1, tileCacheBytes: Int = TileResponseCache.defaultLimit,
         makeGate: @escaping @Sendable () throws -> Gate,
@@ -48,7 +48,7 @@ public final class TileServer: Sendable {
     ///   - tileCacheBytes: memory for tile answers kept and sent again (``TileResponseCache``); 0 keeps none.
     ///   - log: every answer, rejections included (`serve --verbose`).
     public init(
-        listener: HTTPListener, library: RegionLibrary, authorization: GateAuthorization, settings: HTTPServer.Settings, leafletPath: String,
+        listener: HTTPListener, library: RegionLibrary, authorization: any ServingUse, settings: HTTPServer.Settings, leafletPath: String,
         maplibrePath: String = MapLibreFiles.localPath, fontPaths: [String] = [], share: MirrorShare? = nil,
         gateRefresh: Double = 60, regionRefresh: Double = 1, tileCacheBytes: Int = TileResponseCache.defaultLimit,
         makeGate: @escaping @Sendable () throws -> Gate,
@@ -80,7 +80,7 @@ public final class TileServer: Sendable {
             if route == "tile", entry.method != "HEAD", entry.status == 200 || entry.status == 304 {
                 // A tile answered delivers the start's use (kept, not given back at the end). A
                 // HEAD sends no tile byte (a link checker, a client probing): it delivers nothing.
-                authorization.recordDelivery()
+                if !authorization.isDelivered { try? authorization.deliver() }
                 watch.recordTileAnswered()
             }
             metrics.record(route: route, status: entry.status, bytes: entry.bytes, seconds: entry.seconds)

@@ -72,7 +72,7 @@ public final class TileService: Sendable {
     public let share: MirrorShare?
     /// The use of the server's start (``TileServer``): the first tile answered delivers it, and
     /// the gate's record is told before that tile is sent. Nil for a service without one (tests).
-    public let startUse: GateAuthorization?
+    public let startUse: (any ServingUse)?
 
     /// What the user's configuration points the server at: replaced whole on a reload (SIGHUP).
     private struct Assets: Sendable {
@@ -97,7 +97,7 @@ public final class TileService: Sendable {
     public init(
         regions: [Region], damaged: [Damage] = [], styles: [Style] = [], gate: GateWatch, leafletPath: String, maplibrePath: String = MapLibreFiles.localPath, fallbackHost: String,
         metrics: ServerMetrics = ServerMetrics(), glyphs: GlyphService = GlyphService(folders: FontLibrary.systemFolders),
-        tileCache: TileResponseCache = TileResponseCache(), share: MirrorShare? = nil, startUse: GateAuthorization? = nil
+        tileCache: TileResponseCache = TileResponseCache(), share: MirrorShare? = nil, startUse: (any ServingUse)? = nil
     ) {
         self.startUse = startUse
         self.tileCache = tileCache

@@ -49,6 +49,9 @@ public struct GateSettings: Sendable, Equatable {
     public var mode: MachineMode = .perUser
     /// The system service's socket (system mode).
     public var systemSocket: String = "/run/mapgate/system.sock"
+    /// The port of the machine's one tile server in system mode (on 127.0.0.1), which every
+    /// `serve` and `open` prints.
+    public var systemTilePort: UInt16 = 8080
     /// The user the system service runs as, by name or number: a process of that user is the
     /// service (it runs commands itself); every other asks it.
     public var systemUser: String = "_mapgate"
@@ -111,6 +114,7 @@ public struct GateSettings: Sendable, Equatable {
         ("lookupUsesProxy", "boolean", L.localized("send the lookup through http_proxy/https_proxy (default false: never a proxy)")),
         ("mode", "string", L.localized("\"system\": the machine's system service keeps the gate and the maps (default \"per-user\")")),
         ("systemSocket", "string", L.localized("the system service's socket (default /run/mapgate/system.sock)")),
+        ("systemTilePort", "integer", L.localized("the port of the machine's tile server on 127.0.0.1 in system mode (default 8080)")),
         ("systemUser", "string", L.localized("the user the system service runs as (default _mapgate)")),
         ("machines", "list", L.localized("the machines (their /etc/machine-id) this policy is for; on any other it is refused")),
         ("expires", "string", L.localized("ISO 8601 time after which this policy is refused")),

@@ -127,6 +127,7 @@ public enum ManagedPolicy {
         if let proxy = try reader.boolean("lookupUsesProxy") { settings.lookupUsesProxy = proxy }
         if let mode = try reader.string("mode", valid: { MachineMode(rawValue: $0) != nil }) { settings.mode = MachineMode(rawValue: mode)! }
         if let socket = try reader.string("systemSocket", valid: { $0.hasPrefix("/") && $0.utf8.count < 108 }) { settings.systemSocket = socket }
+        if let port = try reader.integer("systemTilePort", range: 1...65535) { settings.systemTilePort = UInt16(port) }
         if let user = try reader.string("systemUser", valid: { !$0.isEmpty && !$0.contains(where: \.isWhitespace) }) { settings.systemUser = user }
         if let file = try reader.string("credentialsFile", valid: { $0.hasPrefix("/") }) { settings.credentialsFile = file }
         if let machines = try reader.strings("machines", valid: { $0.count == 32 && $0.allSatisfy(\.isHexDigit) }) { settings.policyMachines = machines.map { $0.lowercased() } }

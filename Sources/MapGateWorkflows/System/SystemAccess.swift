@@ -20,9 +20,12 @@ public enum SystemAccess {
     public static let refusedOptions: Set<String> = ["config", "data-dir", "from", "share", "output", "browser"]
     /// `sync --from`'s value for the folder the caller passed.
     public static let passedFolder = "/proc/self/fd/3"
-    /// Options only administrators may give: a tile server on another address is the machine's
-    /// maps offered beyond it.
-    public static let administratorOptions: Set<String> = ["host", "allow-host"]
+    /// The tile server's own options (`serve`, `open`): in system mode the machine has one tile
+    /// server, the service's, on the port its managed policy names (`systemTilePort`), for every
+    /// user's sessions at once; no session sets it up.
+    public static let machineServerOptions: Set<String> = ["host", "port", "allow-host", "max-connections", "tile-cache", "verbose"]
+    /// The commands that are sessions of that server.
+    public static let sessionCommands: Set<String> = ["serve", "open"]
 
     /// Nil when the command may run; else why not.
     ///
@@ -46,9 +49,10 @@ public enum SystemAccess {
             }
         })
         if let option = named.intersection(refusedOptions).sorted().first { return SystemRefusal(.option, option) }
-        guard !isAdministrator else { return nil }
-        if changing.contains(command) { return SystemRefusal(.administrator, command) }
-        if let option = named.intersection(administratorOptions).sorted().first { return SystemRefusal(.administrator, "--" + option) }
+        if sessionCommands.contains(command), let option = named.intersection(machineServerOptions).sorted().first {
+            return SystemRefusal(.machineServer, option)
+        }
+        if changing.contains(command), !isAdministrator { return SystemRefusal(.administrator, command) }
         return nil
     }
 

@@ -12,6 +12,8 @@ public struct SystemRefusal: Codable, Sendable, Equatable, MapGateFailure, Local
         /// An option that would make the service read or write a place the caller names, or
         /// reach beyond this machine.
         case option
+        /// An option of a tile server of the command's own: the machine has one, set by the policy.
+        case machineServer
         /// Too many requests under way (for this user, or in all).
         case busy
         /// Not a request the service understands.
@@ -31,7 +33,7 @@ public struct SystemRefusal: Codable, Sendable, Equatable, MapGateFailure, Local
 
     public var kind: FailureKind {
         switch reason {
-        case .command, .option: .usage
+        case .command, .option, .machineServer: .usage
         case .administrator, .request: .failure
         case .busy, .start: .unavailable
         }
@@ -45,6 +47,8 @@ public struct SystemRefusal: Codable, Sendable, Equatable, MapGateFailure, Local
             L.localized("'%1$s' changes the machine's maps: only root and members of the group %2$s may run it in system mode", subject, SystemAccess.administratorGroupName)
         case .option:
             L.localized("option --%1$s is not available in system mode (the system service runs the command, and reads and writes only its own files)", subject)
+        case .machineServer:
+            L.localized("option --%1$s is not available in system mode: the machine has one tile server, the system service's, on the port the managed policy names (systemTilePort)", subject)
         case .busy:
             L.localized("the system service is busy (%1$s requests under way); try again", subject)
         case .request:

@@ -28,6 +28,12 @@ public final class SystemService: Sendable {
         public var defaultSignals: [Int32]
         /// The signals a caller may forward.
         public var forwardedSignals: Set<UInt8> = [UInt8(SIGINT), UInt8(SIGTERM), UInt8(SIGHUP), UInt8(SIGQUIT)]
+        /// The commands that are sessions of the machine's tile server (`serve`, `open`): each gets
+        /// one end of a socket pair as its descriptor 3 (named by ``sessionVariable``), and
+        /// ``session`` gets the other, on a thread of its own, for as long as the command runs.
+        public var sessionCommands: Set<String> = []
+        public var sessionVariable = "MAPGATE_MACHINE_SESSION_FD"
+        public var session: (@Sendable (_ socket: LocalSocket, _ caller: String) -> Void)?
 
         public init(environment: [String: String], administratorGroup: gid_t?, defaultSignals: [Int32]) {
             self.environment = environment.filter { !["LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "NOTIFY_SOCKET"].contains($0.key) }
@@ -141,23 +147,45 @@ public final class SystemService: Sendable {
             // A line the command could not parse: let it run, it only prints its usage error.
             return run(request, streams: Array(streams.prefix(3)), connection: connection, caller: caller)
         }
+        let isSession = parsed.command.map(settings.sessionCommands.contains) ?? false
         let isAdministrator = peer.uid == 0 || settings.administratorGroup.map(peer.isMember(of:)) ?? false
         if let refusal = SystemAccess.check(command: parsed.command, options: parsed.options, isAdministrator: isAdministrator, folder: folder) {
             log("\(caller): refused \(parsed.command ?? "-"): \(refusal.reason.rawValue) \(refusal.subject)")
             return reply(connection, SystemReply(refusal: refusal))
         }
-        run(request, streams: streams, connection: connection, caller: caller)
+        run(request, streams: streams, connection: connection, caller: caller, isSession: isSession)
     }
 
-    private func run(_ request: SystemRequest, streams: [Int32], connection: LocalSocket, caller: String) {
-        let environment = settings.environment.merging(request.safeEnvironment) { $1 }
+    private func run(_ request: SystemRequest, streams: [Int32], connection: LocalSocket, caller: String, isSession: Bool = false) {
+        var environment = settings.environment.merging(request.safeEnvironment) { $1 }
+        var descriptors = streams
+        var sessionEnds: (ours: LocalSocket, theirs: LocalSocket)?
+        if isSession, settings.session != nil, streams.count == 3 {
+            do {
+                sessionEnds = try LocalSocket.pair(name: "machine session")
+            } catch {
+                return reply(connection, SystemReply(refusal: SystemRefusal(.start, errorMessage(error))))
+            }
+            descriptors.append(sessionEnds!.theirs.fileDescriptor)
+            environment[settings.sessionVariable] = "3"
+        }
         let child: ChildProcess
         do {
             child = try ChildProcess.start(
                 settings.executable, arguments: ["mapgate"] + request.arguments, environment: environment,
-                descriptors: streams, defaultSignals: settings.defaultSignals)
+                descriptors: descriptors, defaultSignals: settings.defaultSignals)
         } catch {
             return reply(connection, SystemReply(refusal: SystemRefusal(.start, errorMessage(error))))
+        }
+        if let ours = sessionEnds?.ours, let handler = settings.session {
+            // Only the command holds its end from here (ours is closed with the pair): its exit
+            // ends the session.
+            sessionEnds = nil
+            do {
+                try Threads.detach(name: "session") { handler(ours, caller) }
+            } catch {
+                ours.shutDown()
+            }
         }
         running.withLock { _ = $0.insert(child.pid) }
         defer { running.withLock { _ = $0.remove(child.pid) } }

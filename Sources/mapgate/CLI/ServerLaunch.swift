@@ -79,7 +79,7 @@ struct ServerLaunch {
         }
     }
 
-    func start(authorization: GateAuthorization) throws -> TileServer {
+    func start(authorization: any ServingUse) throws -> TileServer {
         let configuration = try context.configuration()
         let gateSettings = try context.gateSettings()
         let directory = context.dataDirectory

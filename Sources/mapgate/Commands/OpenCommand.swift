@@ -40,18 +40,17 @@ struct OpenCommand: Command {
         // `serve` asks: a region copied in by hand is refused here as it is there.
         let library = try context.readOnlyRegionLibrary()
         _ = try library.region(region)
+        if let socket = try MachineSessionLaunch.socket(context) {
+            try MachineSessionLaunch.run(context, socket: socket) { session in announce(context, base: session.url) }
+            return ExitCode.success
+        }
         let launch = try ServerLaunch(context, settings: settings, verbose: verbose)
         _ = try GateGuard.withUse(context, opening: try library.installed().map(\.id)) { authorization in
             let server = try launch.start(authorization: authorization)
             let base = NetworkInterfaces.urls(boundHost: settings.host, port: server.http.port, interfaces: [])[0]
             let url = "\(base)/view/\(region)"
             SignalRouter.wait(onHangUp: launch.reloader(for: server)) {
-                if context.json {
-                    context.console.json(Line(region: region, viewer: url, tilejson: "\(base)/\(region).json"))
-                } else {
-                    context.console.data(url)
-                    context.console.note(L.localized("serving %1$s until Ctrl-C", "\(region)"))
-                }
+                announce(context, base: base)
                 if browser {
                     let console = context.console
                     spawnWatched(["xdg-open", url]) { status in
@@ -65,6 +64,16 @@ struct OpenCommand: Command {
             server.stop()
         }
         return ExitCode.success
+    }
+
+    /// The viewer page's URL (the command's output) and how long it is served.
+    private func announce(_ context: Context, base: String) {
+        if context.json {
+            context.console.json(Line(region: region, viewer: "\(base)/view/\(region)", tilejson: "\(base)/\(region).json"))
+        } else {
+            context.console.data("\(base)/view/\(region)")
+            context.console.note(L.localized("serving %1$s until Ctrl-C", "\(region)"))
+        }
     }
 
     /// `open --json`: where the region is served.

@@ -94,6 +94,12 @@ struct ServeCommand: Command {
     }
 
     func run(_ context: Context) throws -> Int32 {
+        if let socket = try MachineSessionLaunch.socket(context) {
+            try MachineSessionLaunch.run(context, socket: socket) { session in
+                announce(context, count: session.regions, urls: [session.url + "/"])
+            }
+            return ExitCode.success
+        }
         // Bind first, count second: a busy port or a bad setting costs no use.
         let launch = try ServerLaunch(context, settings: settings, verbose: verbose, share: try mirrorShare(), tileCacheBytes: tileCacheBytes)
         // The use is counted once the server has answered a tile; one stopped before that (or
@@ -102,26 +108,29 @@ struct ServeCommand: Command {
             let server = try launch.start(authorization: authorization)
             let count = server.service.regions.count
             let urls = NetworkInterfaces.urls(boundHost: settings.host, port: server.http.port, interfaces: NetworkInterfaces.addresses()).map { $0 + "/" }
-            SignalRouter.wait(onHangUp: launch.reloader(for: server)) {
-                if context.json {
-                    context.console.json(Line(url: urls[0], regions: count))
-                } else {
-                    context.console.print(
-                        Localization.format(
-                            Localization.localized("serving %1$s region at %2$s (Ctrl-C to stop)", "serving %1$s regions at %2$s (Ctrl-C to stop)", count: count),
-                            String(count), urls[0]))
-                    for url in urls.dropFirst() { context.console.print(L.localized("  also at %1$s", "\(url)")) }
-                    if share != nil {
-                        let peers = urls.filter { !$0.contains("127.0.0.1") && !$0.contains("[::1]") && !$0.contains("localhost") }
-                        context.console.print(
-                            L.localized("sharing the mirror %1$s: other machines run 'mapgate sync --from %2$s'", "\(TerminalText.inline(share ?? ""))", "\((peers.first ?? urls[0]).dropLast())"))
-                    }
-                }
-            }
+            SignalRouter.wait(onHangUp: launch.reloader(for: server)) { announce(context, count: count, urls: urls) }
             context.console.note(L.localized("stopping…"))
             server.stop()
         }
         return ExitCode.success
+    }
+
+    /// The "serving at" line(s).
+    private func announce(_ context: Context, count: Int, urls: [String]) {
+        if context.json {
+            context.console.json(Line(url: urls[0], regions: count))
+            return
+        }
+        context.console.print(
+            Localization.format(
+                Localization.localized("serving %1$s region at %2$s (Ctrl-C to stop)", "serving %1$s regions at %2$s (Ctrl-C to stop)", count: count),
+                String(count), urls[0]))
+        for url in urls.dropFirst() { context.console.print(L.localized("  also at %1$s", "\(url)")) }
+        if share != nil {
+            let peers = urls.filter { !$0.contains("127.0.0.1") && !$0.contains("[::1]") && !$0.contains("localhost") }
+            context.console.print(
+                L.localized("sharing the mirror %1$s: other machines run 'mapgate sync --from %2$s'", "\(TerminalText.inline(share ?? ""))", "\((peers.first ?? urls[0]).dropLast())"))
+        }
     }
 
     /// `serve --json`: where the regions are served.

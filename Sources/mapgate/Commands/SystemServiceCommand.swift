@@ -44,9 +44,29 @@ struct SystemServiceCommand: Command {
         let console = context.console
         let group = SystemAccount.gid(administratorGroup)
         if group == nil { console.warning(L.localized("no group %1$s: only root may change the machine's maps", administratorGroup)) }
+        // The machine's one tile server: started by the first `serve` or `open` session, stopped
+        // after the last, on the policy's port.
+        let serverSettings = {
+            var server = HTTPServer.Settings()
+            server.host = "127.0.0.1"
+            server.port = settings.systemTilePort
+            return server
+        }()
+        // Each start on a context of its own: a context is one thread's.
+        let (arguments, environment) = (context.arguments, context.environment)
+        let machineServer = MachineTileServer(
+            start: { sessions in
+                try ServerLaunch(Context(arguments: arguments, environment: environment), settings: serverSettings, verbose: false).start(authorization: sessions)
+            },
+            makeGate: { try Context(arguments: arguments, environment: environment).makeGate() },
+            log: { console.note($0) })
+        var serviceSettings = SystemService.Settings(environment: context.environment, administratorGroup: group, defaultSignals: SignalRouter.terminating + [SIGPIPE])
+        serviceSettings.sessionCommands = SystemAccess.sessionCommands
+        serviceSettings.sessionVariable = MachineSession.descriptorVariable
+        serviceSettings.session = { socket, caller in machineServer.serve(session: socket, caller: caller) }
         let service = SystemService(
             listener: listener,
-            settings: SystemService.Settings(environment: context.environment, administratorGroup: group, defaultSignals: SignalRouter.terminating + [SIGPIPE]),
+            settings: serviceSettings,
             parse: { arguments in
                 guard let parsed = try? MapGateCLI.parse(arguments) else { return nil }
                 var options = parsed.values
@@ -59,6 +79,7 @@ struct SystemServiceCommand: Command {
         SignalRouter.wait()
         context.console.note(L.localized("stopping…"))
         service.stop(grace: 10)
+        machineServer.stop()
         return ExitCode.success
     }
 }

@@ -49,10 +49,17 @@ import Testing
         #expect(SystemAccess.check(command: "tile", options: ["output": "/tmp/t.png"], isAdministrator: false)?.reason == .option)
     }
 
-    @Test func anotherAddressIsTheAdministrators() {
-        #expect(SystemAccess.check(command: "serve", options: ["host": "0.0.0.0"], isAdministrator: false) == SystemRefusal(.administrator, "--host"))
-        #expect(SystemAccess.check(command: "open", options: ["allow-host": "maps.lan"], isAdministrator: false)?.reason == .administrator)
-        #expect(SystemAccess.check(command: "serve", options: ["host": "0.0.0.0"], isAdministrator: true) == nil)
+    /// The machine has one tile server, set by its policy: no session, an administrator's neither,
+    /// sets up one of its own.
+    @Test func theTileServerIsTheMachines() {
+        for administrator in [false, true] {
+            #expect(SystemAccess.check(command: "serve", options: ["host": "0.0.0.0"], isAdministrator: administrator) == SystemRefusal(.machineServer, "host"))
+            #expect(SystemAccess.check(command: "open", options: ["allow-host": "maps.lan"], isAdministrator: administrator)?.reason == .machineServer)
+            #expect(SystemAccess.check(command: "serve", options: ["port": "0", "tile-cache": "0"], isAdministrator: administrator) == SystemRefusal(.machineServer, "port"))
+            #expect(SystemAccess.check(command: "serve", options: [:], isAdministrator: administrator) == nil)
+            #expect(SystemAccess.check(command: "open", options: ["json": ""], isAdministrator: administrator) == nil)
+        }
+        #expect(SystemAccess.check(command: "tile", options: ["port": "1"], isAdministrator: false) == nil, "only the sessions' commands")
     }
 
     /// Only the passed variables reach the command, without control characters.

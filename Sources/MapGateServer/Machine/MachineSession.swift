@@ -1,0 +1,60 @@
+import FoundationEssentials
+import MapGateBase
+import Synchronization
+
+/// A `serve` or `open` run in system mode, as the command the system service runs for a user
+/// (issue 36): instead of a server of its own it attaches to the machine's (``MachineTileServer``)
+/// on the socket the service gave it, once its use is reserved, and delivers that use when the
+/// server asks (before the tile that shows it). It lives as long as the command's run.
+public final class MachineSession: Sendable {
+    /// The machine's tile server, no trailing slash.
+    public let url: String
+    /// How many regions it serves.
+    public let regions: Int
+    private let socket: LocalSocket
+    private let endReason = Locked<String?>(nil)
+
+    /// The environment variable that names the session's descriptor to the command.
+    public static let descriptorVariable = "MAPGATE_MACHINE_SESSION_FD"
+
+    /// Attaches on `socket` and waits for the server (which may have to start: at most `timeout`
+    /// seconds). Then a thread of its own answers the server: `deliver` delivers the use (the
+    /// gate's record is told); when the server ends the session, or a delivery fails, `ended`
+    /// runs with the reason (on that thread).
+    public init(
+        socket: LocalSocket, timeout: Double = 60, deliver: @escaping @Sendable () throws -> Void,
+        ended: @escaping @Sendable (_ reason: String) -> Void
+    ) throws {
+        self.socket = socket
+        try MachineSessionMessage.attach.send(on: socket)
+        switch try MachineSessionMessage.receive(on: socket, timeout: timeout) {
+        case .ready(let url, let regions):
+            self.url = url
+            self.regions = regions
+        case .refused(let reason):
+            throw MachineSessionError(reason: reason)
+        default:
+            throw MachineSessionError(reason: L.localized("it answered out of turn"))
+        }
+        let endReason = endReason
+        try Threads.detach(name: "machine-session") {
+            var reason = L.localized("the system service ended the session")
+            while let message = try? MachineSessionMessage.receive(on: socket, timeout: .infinity) {
+                guard case .deliver = message else { continue }
+                do {
+                    try deliver()
+                    try MachineSessionMessage.delivered.send(on: socket)
+                } catch {
+                    reason = errorMessage(error)
+                    try? MachineSessionMessage.failed(reason: reason).send(on: socket)
+                    break
+                }
+            }
+            endReason.withLock { $0 = reason }
+            ended(reason)
+        }
+    }
+
+    /// Why the server ended the session, or nil while it is open.
+    public var ended: String? { endReason.withLock { $0 } }
+}

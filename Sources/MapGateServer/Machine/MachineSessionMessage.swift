@@ -1,0 +1,38 @@
+import FoundationEssentials
+import MapGateBase
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What system mode's one tile server per machine (``MachineTileServer``) and a `serve` or `open`
+/// session (``MachineSession``) say to each other, one framed JSON message at a time on the
+/// socket pair the system service gives the session's command (issue 36).
+public enum MachineSessionMessage: Codable, Sendable, Equatable {
+    /// Session to server: my use is reserved (the user answered the prompt); serve.
+    case attach
+    /// Server to session: serving at `url` (no trailing slash), `regions` of them.
+    case ready(url: String, regions: Int)
+    /// Server to session: it cannot serve (the port is taken, the regions cannot be read).
+    case refused(reason: String)
+    /// Server to session: a tile is about to be answered; deliver the use first.
+    case deliver
+    /// Session to server: the use is delivered (the gate's record was told).
+    case delivered
+    /// Session to server: the use cannot be delivered (the gate closed, the record cannot be told).
+    case failed(reason: String)
+
+    /// The most a message may be.
+    static let sizeLimit = 16_384
+
+    func send(on socket: LocalSocket) throws {
+        try socket.send(try JSONEncoder().encode(self))
+    }
+
+    /// The next message, waiting at most `timeout` seconds; throws at the end of the stream.
+    static func receive(on socket: LocalSocket, timeout: Double) throws -> MachineSessionMessage {
+        let message = try socket.receive(limit: sizeLimit, timeout: timeout)
+        message.descriptors.forEach { close($0) }
+        return try JSONDecoder().decode(MachineSessionMessage.self, from: message.body)
+    }
+}

@@ -1,0 +1,21 @@
+import FoundationEssentials
+import MapGateTrust
+
+/// The use a tile server's tiles are charged to: the one use of a `serve` or `open` run
+/// (``GateAuthorization``), or, for system mode's one server per machine, every session that
+/// opened it (``MachineSessions``). The server asks it to ``deliver()`` before it answers a tile
+/// to a GET while it is not ``isDelivered``; a failure withholds the tile (503).
+public protocol ServingUse: Sendable {
+    /// Whether every use concerned has been delivered: one load, asked for every tile.
+    var isDelivered: Bool { get }
+    /// Delivers what is not delivered yet (the gate's record is told first); throws when it cannot.
+    func deliver() throws
+    /// The gate as it was when serving started, for the server's monitor.
+    var report: GateReport { get }
+    /// Whether serving started with a prompted use the monitor counts as the server's own.
+    var decision: UseDecision { get }
+}
+
+extension GateAuthorization: ServingUse {
+    public func deliver() throws { try deliver {} }
+}

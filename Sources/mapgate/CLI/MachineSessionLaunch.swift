@@ -1,0 +1,39 @@
+import FoundationEssentials
+import MapGate
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+private typealias L = Localization
+
+/// `serve` and `open` as the system service runs them for a user (issue 36): a session of the
+/// machine's one tile server instead of a server of their own. The use is asked for at the
+/// user's terminal and reserved as ever; the machine's server delivers it at the next tile it
+/// answers, and the run ends on Ctrl-C (or when the server ends the session) like a server's.
+enum MachineSessionLaunch {
+    /// The session's socket when this run is one (the service gave it one, and this process is
+    /// the service's user on a machine in system mode), else nil: the command serves itself.
+    static func socket(_ context: Context) throws -> LocalSocket? {
+        guard let text = context.environment[MachineSession.descriptorVariable], let descriptor = Int32(text), descriptor >= 3 else { return nil }
+        let settings = try context.gateSettings()
+        guard settings.mode == .system, let service = SystemAccount.uid(settings.systemUser), getuid() == service else { return nil }
+        return LocalSocket.adopting(descriptor, name: "machine session")
+    }
+
+    /// Runs the session: the gate's use (opening every installed region, as a server of its own
+    /// would serve them), then `announce` with the machine's server, then waits for a signal.
+    static func run(_ context: Context, socket: LocalSocket, announce: (MachineSession) -> Void) throws {
+        let library = try context.readOnlyRegionLibrary()
+        _ = try GateGuard.withUse(context, opening: try library.installed().map(\.id)) { authorization in
+            let session = try MachineSession(
+                socket: socket, deliver: { try authorization.deliver {} },
+                ended: { _ in kill(getpid(), SIGTERM) })
+            SignalRouter.wait(announcing: { announce(session) })
+            if let reason = session.ended {
+                throw GeneralFailure(L.localized("the machine's tile server ended this session: %1$s", reason), kind: .unavailable)
+            }
+            context.console.note(L.localized("stopping…"))
+        }
+    }
+}
