@@ -93,8 +93,8 @@ public final class SystemMachine {
     }
 
     /// Adds a region made from a real MBTiles file to the origin's catalog.
-    public func offer(_ id: String, fixture: String, format: String, version: String = "1") throws {
-        try builder.add(id: id, source: try TestPaths.shared("mbtiles/" + fixture), version: version, format: format)
+    public func offer(_ id: String, fixture: String, format: String, version: String = "1", gzip: Bool = true) throws {
+        try builder.add(id: id, source: try TestPaths.shared("mbtiles/" + fixture), version: version, format: format, gzip: gzip)
         try builder.write()
     }
 

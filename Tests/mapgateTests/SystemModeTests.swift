@@ -142,7 +142,7 @@ struct SystemModeTests {
     /// (exit 64) before anything runs; another address for the tile server is the administrators'.
     @Test(arguments: [
         ["list", "--data-dir", "/tmp"], ["--config", "/tmp/c.json", "status"],
-        ["serve", "--share", "/tmp"], ["open", "plain", "--browser"], ["mirror", "/tmp/m"],
+        ["serve", "--share", "/tmp"], ["open", "plain", "--browser"],
     ])
     func optionsThatNameFilesAreRefused(_ arguments: [String]) throws {
         try machine.startService()
@@ -166,6 +166,50 @@ struct SystemModeTests {
         #expect(try ask(["sync", "--from", SystemAccess.passedFolder, "plain"], descriptors: [null, null, null]).refusal == SystemRefusal(.option, "from"))
         #expect(try ask(["sync", "--from", SystemAccess.passedFolder, "plain"], descriptors: [null, null, null, null]).refusal?.reason == .request, "a fourth descriptor that is not a folder")
         #expect(try ask(["list"], descriptors: [null, null]).refusal?.reason == .request)
+    }
+
+    /// An administrator's `mirror DIR` is written into DIR by their own process, with their rights,
+    /// from the packages the service makes: the files are theirs, a second run keeps what is there,
+    /// and another machine syncs from it. Others may not hand the machine's maps over (exit 1), and
+    /// a request without the writing socket is refused.
+    @Test func anAdministratorsMirrorIsWrittenByTheirOwnProcess() throws {
+        // A package the mirror can carry byte for byte (the builder's gzip is not publish's).
+        try machine.offer("plain", fixture: "node-mbtiles-plain_1.mbtiles", format: "png", gzip: false)
+        try machine.startService()
+        #expect(try machine.run(["sync", "plain"], as: 0).status == 0)
+        let folder = machine.work.file("home-\(administrator)/stick")
+        let written = try machine.run(["mirror", folder], as: administrator)
+        #expect(written.status == 0, "\(written.stdout) \(written.stderr)")
+        #expect(written.stdout.contains("written"), "\(written.stdout) \(written.stderr)")
+        let catalog = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: machine.work.file("www/catalog.json")))) as? [String: Any]
+        let sha256 = ((catalog?["regions"] as? [[String: Any]])?.first?["sha256"] as? String) ?? "?"
+        for name in ["catalog.json", "mirror.json", "packages/" + sha256] {
+            var info = stat()
+            #expect(stat(folder + "/" + name, &info) == 0 && info.st_uid == administrator, "\(name) is not the administrator's")
+        }
+        #expect(try SHA256Hasher.hex(ofFileAt: folder + "/packages/" + sha256) == sha256)
+        let packages = try FileManager.default.contentsOfDirectory(atPath: folder + "/packages")
+        #expect(packages == [sha256], "nothing but the package: \(packages)")
+        let partial = (try? FileManager.default.contentsOfDirectory(atPath: machine.serviceData + "/partial")) ?? []
+        #expect(partial.isEmpty, "the service kept its copies: \(partial)")
+        let again = try machine.run(["mirror", folder], as: administrator)
+        #expect(again.status == 0 && again.stdout.contains("already in the mirror"), "\(again.stdout) \(again.stderr)")
+        // It installs, checked as strictly as any mirror, without a download.
+        #expect(try machine.run(["remove", "plain"], as: administrator).status == 0)
+        let downloads = machine.origin.requests.filter { $0.path.contains("packages/") }.count
+        let adopted = try machine.run(["sync", "--from", folder, "plain"], as: administrator)
+        #expect(adopted.status == 0, "\(adopted.stdout) \(adopted.stderr)")
+        #expect(machine.origin.requests.filter { $0.path.contains("packages/") }.count == downloads, "nothing was downloaded")
+        let refused = try machine.run(["mirror", machine.work.file("home-\(user)/stick")], as: user)
+        #expect(refused.status == 1 && refused.stderr.contains("group mapgate"), "\(refused.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: machine.work.file("home-\(user)/stick")))
+        // A client of its own that names a folder for the service to write: refused, nothing written.
+        let null = open("/dev/null", O_RDWR)
+        defer { close(null) }
+        let client = try SystemClient.connect(to: machine.socketPath, policy: machine.policyPath)
+        try client.send(SystemRequest(arguments: ["mirror", "/tmp/mapgate-evil-mirror"], environment: [:]), streams: [null, null, null])
+        #expect(try client.reply().refusal?.reason == .request)
+        #expect(!FileManager.default.fileExists(atPath: "/tmp/mapgate-evil-mirror"))
     }
 
     /// The machine has one tile server, where its policy says: no session sets up one of its own,

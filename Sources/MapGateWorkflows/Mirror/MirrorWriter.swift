@@ -67,10 +67,21 @@ public struct MirrorWriter {
         self.now = now
     }
 
-    /// Writes the mirror into `destination` (made if missing).
+    /// Writes the mirror into the folder `destination` of this process (made if missing).
     /// - Parameter progress: bytes read of the installed file, and its size.
     public func write(
         to destination: String, progress: (String, Int64, Int64) -> Void = { _, _, _ in }, onEvent: (Event) -> Void
+    ) throws -> Summary {
+        let here = PathText.standardized(destination)
+        if here == PathText.standardized(directory.path) || here.hasPrefix(PathText.standardized(directory.path) + "/") {
+            throw GeneralFailure(L.localized("%1$s is inside the data directory %2$s: write the mirror somewhere else", "\(destination)", "\(directory.path)"), kind: .usage)
+        }
+        return try write(to: LocalMirrorFolder(path: destination), progress: progress, onEvent: onEvent)
+    }
+
+    /// Writes the mirror into `folder`.
+    public func write(
+        to folder: any MirrorFolder, progress: (String, Int64, Int64) -> Void = { _, _, _ in }, onEvent: (Event) -> Void
     ) throws -> Summary {
         guard let saved = SavedCatalog.load(from: directory) else {
             throw GeneralFailure(
@@ -78,9 +89,8 @@ public struct MirrorWriter {
                 kind: .unavailable)
         }
         let catalog = try saved.verified(in: directory, trustedKeys: trustedKeys, requiresSignature: requiresSignature)
-        try prepare(destination)
-        let lock = try MirrorLock(folder: destination)
-        defer { withExtendedLifetime(lock) {} }
+        try folder.prepare()
+        defer { folder.finish() }
         var failures: [(id: String, reason: String)] = []
 
         var manifest = MirrorManifest(
@@ -100,13 +110,13 @@ public struct MirrorWriter {
                 continue
             }
             let package = MirrorManifest.Package(id: region.id, version: region.version, sha256: region.sha256, size: region.size)
-            let placement = place(package, kind: .region, from: directory.regionPath(region.id), into: destination, progress: progress, onEvent)
+            let placement = place(package, kind: .region, from: directory.regionPath(region.id), into: folder, progress: progress, onEvent)
             if case .failed(let reason) = placement {
                 failures.append((region.id, reason))
                 leave(region.id, .region, reason, &manifest, onEvent)
             } else if case .leftOut(let reason) = placement {
                 // Updated by a delta: the delta goes in the mirror, for machines that have its base.
-                switch carryDelta(of: region, into: destination, onEvent) {
+                switch carryDelta(of: region, into: folder, onEvent) {
                 case .carried(let delta):
                     manifest.deltas.append(delta)
                     bytes += delta.size
@@ -139,7 +149,7 @@ public struct MirrorWriter {
                 continue
             }
             let package = MirrorManifest.Package(id: style.id, version: style.version, sha256: style.sha256, size: style.size)
-            switch place(package, kind: .style, from: directory.stylePath(style.id), into: destination, progress: progress, onEvent) {
+            switch place(package, kind: .style, from: directory.stylePath(style.id), into: folder, progress: progress, onEvent) {
             case .failed(let reason):
                 failures.append(("style " + style.id, reason))
                 leave(style.id, .style, reason, &manifest, onEvent)
@@ -151,28 +161,15 @@ public struct MirrorWriter {
             }
         }
 
-        try AtomicFile.write(try manifest.encoded(), to: destination + "/" + MirrorLayout.manifestName)
+        try folder.write(try manifest.encoded(), name: MirrorLayout.manifestName)
         if let signature = saved.signature {
-            try AtomicFile.write(signature, to: destination + "/" + MirrorLayout.signatureName)
+            try folder.write(signature, name: MirrorLayout.signatureName)
         } else {
-            try? FileManager.default.removeItem(atPath: destination + "/" + MirrorLayout.signatureName)
+            folder.remove(name: MirrorLayout.signatureName)
         }
-        try AtomicFile.write(saved.bytes, to: destination + "/" + MirrorLayout.catalogName)
-        removeUnnamed(in: destination, keeping: Set((manifest.regions + manifest.styles).map(\.sha256) + manifest.deltas.map(\.sha256)))
+        try folder.write(saved.bytes, name: MirrorLayout.catalogName)
+        folder.removePackages(keeping: Set((manifest.regions + manifest.styles).map(\.sha256) + manifest.deltas.map(\.sha256)))
         return Summary(manifest: manifest, bytes: bytes, failures: failures)
-    }
-
-    private func prepare(_ destination: String) throws {
-        let packages = destination + "/" + MirrorLayout.packagesFolder
-        do {
-            try FileManager.default.createDirectory(atPath: packages, withIntermediateDirectories: true)
-        } catch {
-            throw GeneralFailure(L.localized("cannot make the mirror folder %1$s: %2$s", "\(packages)", "\(errorMessage(error))"), kind: .io)
-        }
-        let here = PathText.standardized(destination)
-        if here == PathText.standardized(directory.path) || here.hasPrefix(PathText.standardized(directory.path) + "/") {
-            throw GeneralFailure(L.localized("%1$s is inside the data directory %2$s: write the mirror somewhere else", "\(destination)", "\(directory.path)"), kind: .usage)
-        }
     }
 
     private func leave(_ id: String, _ kind: Kind, _ reason: String, _ manifest: inout MirrorManifest, _ onEvent: (Event) -> Void) {
@@ -185,16 +182,15 @@ public struct MirrorWriter {
     /// package's (a package that is not gzipped), else its deterministic gzip. Returns why it
     /// could not: by rule, or because it could not be written.
     private func place(
-        _ package: MirrorManifest.Package, kind: Kind, from source: String, into destination: String,
+        _ package: MirrorManifest.Package, kind: Kind, from source: String, into folder: any MirrorFolder,
         progress: (String, Int64, Int64) -> Void, _ onEvent: (Event) -> Void
     ) -> Placement {
-        let target = destination + "/" + MirrorLayout.packageName(sha256: package.sha256)
-        if FileManager.default.sizeOfItem(atPath: target) == package.size, (try? SHA256Hasher.hex(ofFileAt: target)) == package.sha256 {
+        if folder.holds(sha256: package.sha256, size: package.size) {
             onEvent(.kept(package, kind: kind))
             return .placed
         }
         onEvent(.started(id: package.id, kind: kind))
-        let temporary = destination + "/" + MirrorLayout.packagesFolder + "/." + package.sha256 + ".\(getpid()).partial"
+        let temporary = folder.temporaryPackage(package.sha256)
         defer { try? FileManager.default.removeItem(atPath: temporary) }
         do {
             let made: PackedFile
@@ -209,10 +205,7 @@ public struct MirrorWriter {
             guard made.sha256 == package.sha256, made.size == package.size else {
                 return .leftOut("its package cannot be rebuilt byte for byte from the installed file (updated by a delta, or packed with other gzip settings than 'mapgate publish')")
             }
-            if let reason = DurableFile.flush(temporary) { return .failed("cannot write \(temporary): \(reason)") }
-            if let reason = DurableFile.rename(temporary, over: target, folder: PathText.deletingLastComponent(target)) {
-                return .failed("cannot write \(target): \(reason)")
-            }
+            if let reason = folder.commit(temporary, sha256: package.sha256) { return .failed(reason) }
         } catch {
             return .failed(errorMessage(error))
         }
@@ -231,40 +224,24 @@ public struct MirrorWriter {
 
     /// Copies the delta kept for `region` (``LeftoverFiles/keptDeltas(of:in:)``) into the mirror
     /// when the catalog offers it and it checks out.
-    private func carryDelta(of region: CatalogRegion, into destination: String, _ onEvent: (Event) -> Void) -> DeltaCarry {
+    private func carryDelta(of region: CatalogRegion, into folder: any MirrorFolder, _ onEvent: (Event) -> Void) -> DeltaCarry {
         for kept in LeftoverFiles.keptDeltas(of: region.id, in: directory) {
             guard let offered = region.deltas.first(where: { $0.sha256 == kept.sha256 }) else { continue }
             let delta = MirrorManifest.Delta(id: region.id, fromVersion: offered.fromVersion, sha256: offered.sha256, size: offered.size)
-            let target = destination + "/" + MirrorLayout.packageName(sha256: offered.sha256)
-            if FileManager.default.sizeOfItem(atPath: target) == offered.size, (try? SHA256Hasher.hex(ofFileAt: target)) == offered.sha256 {
-                return .carried(delta)
-            }
+            if folder.holds(sha256: offered.sha256, size: offered.size) { return .carried(delta) }
             guard FileManager.default.sizeOfItem(atPath: kept.path) == offered.size, (try? SHA256Hasher.hex(ofFileAt: kept.path)) == offered.sha256 else {
                 continue
             }
-            let temporary = destination + "/" + MirrorLayout.packagesFolder + "/." + offered.sha256 + ".\(getpid()).partial"
+            let temporary = folder.temporaryPackage(offered.sha256)
             defer { try? FileManager.default.removeItem(atPath: temporary) }
             do {
                 try FileCopy.copy(from: kept.path, to: temporary)
             } catch {
                 return .failed(errorMessage(error))
             }
-            if let reason = DurableFile.flush(temporary) { return .failed("cannot write \(temporary): \(reason)") }
-            if let reason = DurableFile.rename(temporary, over: target, folder: PathText.deletingLastComponent(target)) {
-                return .failed("cannot write \(target): \(reason)")
-            }
+            if let reason = folder.commit(temporary, sha256: offered.sha256) { return .failed(reason) }
             return .carried(delta)
         }
         return .none
-    }
-
-    /// Removes the packages (and dead temporary files) the new catalog does not name.
-    private func removeUnnamed(in destination: String, keeping: Set<String>) {
-        let folder = destination + "/" + MirrorLayout.packagesFolder
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where !keeping.contains(name) {
-            if name.isSHA256Hex || (name.hasPrefix(".") && name.hasSuffix(".partial")) {
-                try? FileManager.default.removeItem(atPath: folder + "/" + name)
-            }
-        }
     }
 }

@@ -20,6 +20,13 @@ enum FileCopy {
         let input = open(source, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW)
         guard input >= 0 else { throw failure("cannot open \(source)") }
         defer { close(input) }
+        try copy(descriptor: input, named: source, to: destination)
+    }
+
+    /// Copies the regular file open at `input` (from where its offset stands: a descriptor opened
+    /// for the copy, at 0) to a new file at `destination`, as ``copy(from:to:)`` does; `source`
+    /// names it in messages. The caller closes `input`.
+    static func copy(descriptor input: Int32, named source: String, to destination: String) throws {
         var info = stat()
         guard fstat(input, &info) == 0 else { throw failure("cannot read \(source)") }
         guard info.st_mode & S_IFMT == S_IFREG else {

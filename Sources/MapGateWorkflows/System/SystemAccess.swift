@@ -1,4 +1,5 @@
 import FoundationEssentials
+import MapGateBase
 
 /// Who may ask the system service for what (issue 36), decided from the command line as the
 /// command itself will read it and from the kernel's word on who asks: pure, and the one place
@@ -8,6 +9,10 @@ public enum SystemAccess {
     public static let viewing: Set<String> = ["list", "status", "check", "catalog", "verify", "tile", "open", "serve"]
     /// Commands that change the machine's maps: root and the administrators' group.
     public static let changing: Set<String> = ["sync", "remove"]
+    /// Commands that hand the machine's maps over whole, outside the gate: root and the
+    /// administrators' group. `mirror DIR` writes the user's folder from the user's own process
+    /// (``MirrorFolderHost``), through the socket the caller passed as descriptor 3.
+    public static let handingOver: Set<String> = ["mirror"]
     /// The group the Debian package creates for the machine's map administrators.
     public static let administratorGroupName = "mapgate"
 
@@ -18,8 +23,16 @@ public enum SystemAccess {
     /// forms only: a mirror's http(s) URL, or ``passedFolder``, the folder the caller opened
     /// (with the caller's rights) and passed as the command's descriptor 3.
     public static let refusedOptions: Set<String> = ["config", "data-dir", "from", "share", "output", "browser"]
-    /// `sync --from`'s value for the folder the caller passed.
+    /// `sync --from`'s value for the folder the caller passed, and `mirror`'s for its socket.
     public static let passedFolder = "/proc/self/fd/3"
+
+    /// What the caller passed as the command's descriptor 3.
+    public enum PassedDescriptor: Sendable {
+        /// A folder (`sync --from DIR`).
+        case folder
+        /// A socket whose other end writes a folder of the caller's (`mirror DIR`).
+        case socket
+    }
     /// The tile server's own options (`serve`, `open`): in system mode the machine has one tile
     /// server, the service's, on the port its managed policy names (`systemTilePort`), for every
     /// user's sessions at once; no session sets it up.
@@ -34,12 +47,19 @@ public enum SystemAccess {
     ///   - options: the options given, by long name (without dashes), with their values (a
     ///     flag's is empty). `--output -` names no file: it is standard output, the caller's.
     ///   - isAdministrator: the caller is root or in the administrators' group.
-    ///   - folder: the caller passed a folder (a directory descriptor) with the request.
-    public static func check(command: String?, options: [String: String], isAdministrator: Bool, folder: Bool = false) -> SystemRefusal? {
-        guard let command, viewing.contains(command) || changing.contains(command) else {
+    ///   - passed: what the caller passed as descriptor 3, if anything.
+    public static func check(command: String?, options: [String: String], isAdministrator: Bool, passed: PassedDescriptor? = nil) -> SystemRefusal? {
+        guard let command, isServed(command) else {
             return SystemRefusal(.command, command ?? "")
         }
+        let folder = passed == .folder
         if folder, options["from"] != passedFolder { return SystemRefusal(.option, "from") }
+        if handingOver.contains(command) {
+            guard isAdministrator else { return SystemRefusal(.handsOver, command) }
+            guard passed == .socket else { return SystemRefusal(.request, L.localized("'mirror' without the socket that writes its folder")) }
+        } else if passed == .socket {
+            return SystemRefusal(.request, L.localized("a socket with a command other than 'mirror'"))
+        }
         let named = Set(options.keys.filter { name in
             let value = options[name] ?? ""
             switch name {
@@ -57,5 +77,5 @@ public enum SystemAccess {
     }
 
     /// Whether the command line's command is one the service runs (else it runs where it was typed).
-    public static func isServed(_ command: String) -> Bool { viewing.contains(command) || changing.contains(command) }
+    public static func isServed(_ command: String) -> Bool { viewing.contains(command) || changing.contains(command) || handingOver.contains(command) }
 }

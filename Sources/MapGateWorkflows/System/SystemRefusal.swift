@@ -5,10 +5,12 @@ import MapGateBase
 /// user's language (``errorDescription``) and exits with ``kind``'s code.
 public struct SystemRefusal: Codable, Sendable, Equatable, MapGateFailure, LocalizedError {
     public enum Reason: String, Codable, Sendable {
-        /// The command is not one the service runs (`publish`, `demo`, `mirror`…).
+        /// The command is not one the service runs (`publish`, `demo`…).
         case command
         /// Only the machine's map administrators (root, the `mapgate` group) may run it.
         case administrator
+        /// Only the machine's map administrators may hand its maps over whole (`mirror`).
+        case handsOver
         /// An option that would make the service read or write a place the caller names, or
         /// reach beyond this machine.
         case option
@@ -34,7 +36,7 @@ public struct SystemRefusal: Codable, Sendable, Equatable, MapGateFailure, Local
     public var kind: FailureKind {
         switch reason {
         case .command, .option, .machineServer: .usage
-        case .administrator, .request: .failure
+        case .administrator, .handsOver, .request: .failure
         case .busy, .start: .unavailable
         }
     }
@@ -45,6 +47,8 @@ public struct SystemRefusal: Codable, Sendable, Equatable, MapGateFailure, Local
             L.localized("'%1$s' is not available in system mode: the machine's maps are the system service's", subject)
         case .administrator:
             L.localized("'%1$s' changes the machine's maps: only root and members of the group %2$s may run it in system mode", subject, SystemAccess.administratorGroupName)
+        case .handsOver:
+            L.localized("'%1$s' hands over the machine's maps whole: only root and members of the group %2$s may run it in system mode", subject, SystemAccess.administratorGroupName)
         case .option:
             L.localized("option --%1$s is not available in system mode (the system service runs the command, and reads and writes only its own files)", subject)
         case .machineServer:

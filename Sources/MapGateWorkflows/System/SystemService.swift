@@ -130,17 +130,17 @@ public final class SystemService: Sendable {
             return  // the caller went away or never said anything
         }
         defer { streams.forEach { close($0) } }
-        // Three standard streams, and a fourth for a folder the caller opened (sync --from DIR).
+        // Three standard streams, and a fourth: a folder the caller opened (sync --from DIR) or a socket that writes one (mirror DIR).
         guard streams.count == 3 || streams.count == 4 else {
             return reply(connection, SystemReply(refusal: SystemRefusal(.request, L.localized("expected three descriptors, got %1$s", "\(streams.count)"))))
         }
-        var folder = false
+        var passed: SystemAccess.PassedDescriptor?
         if streams.count == 4 {
             var info = stat()
-            guard fstat(streams[3], &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
-                return reply(connection, SystemReply(refusal: SystemRefusal(.request, L.localized("the fourth descriptor is not a folder"))))
+            guard fstat(streams[3], &info) == 0, [S_IFDIR, S_IFSOCK].contains(info.st_mode & S_IFMT) else {
+                return reply(connection, SystemReply(refusal: SystemRefusal(.request, L.localized("the fourth descriptor is neither a folder nor a socket"))))
             }
-            folder = true
+            passed = info.st_mode & S_IFMT == S_IFDIR ? .folder : .socket
         }
         let caller = "uid \(peer.uid) (pid \(peer.pid))"
         guard let parsed = parse(request.arguments) else {
@@ -149,7 +149,7 @@ public final class SystemService: Sendable {
         }
         let isSession = parsed.command.map(settings.sessionCommands.contains) ?? false
         let isAdministrator = peer.uid == 0 || settings.administratorGroup.map(peer.isMember(of:)) ?? false
-        if let refusal = SystemAccess.check(command: parsed.command, options: parsed.options, isAdministrator: isAdministrator, folder: folder) {
+        if let refusal = SystemAccess.check(command: parsed.command, options: parsed.options, isAdministrator: isAdministrator, passed: passed) {
             log("\(caller): refused \(parsed.command ?? "-"): \(refusal.reason.rawValue) \(refusal.subject)")
             return reply(connection, SystemReply(refusal: refusal))
         }

@@ -49,6 +49,14 @@ final class Context {
 
     private var loadedSettings: GateSettings?
 
+    /// Whether this process is system mode's service (or a command it runs): the machine is in
+    /// system mode and this is the policy's `systemUser`.
+    func isSystemService() throws -> Bool {
+        let settings = try gateSettings()
+        guard settings.mode == .system, let service = SystemAccount.uid(settings.systemUser) else { return false }
+        return getuid() == service
+    }
+
     var dataDirectory: DataDirectory {
         Locations.dataDirectory(flag: arguments.value("data-dir"), environment: environment)
     }

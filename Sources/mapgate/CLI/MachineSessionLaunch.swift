@@ -16,8 +16,7 @@ enum MachineSessionLaunch {
     /// the service's user on a machine in system mode), else nil: the command serves itself.
     static func socket(_ context: Context) throws -> LocalSocket? {
         guard let text = context.environment[MachineSession.descriptorVariable], let descriptor = Int32(text), descriptor >= 3 else { return nil }
-        let settings = try context.gateSettings()
-        guard settings.mode == .system, let service = SystemAccount.uid(settings.systemUser), getuid() == service else { return nil }
+        guard try context.isSystemService() else { return nil }
         return LocalSocket.adopting(descriptor, name: "machine session")
     }
 

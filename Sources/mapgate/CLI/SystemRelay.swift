@@ -1,5 +1,6 @@
 import FoundationEssentials
 import MapGate
+import MapGateBase
 
 #if canImport(Glibc)
 import Glibc
@@ -61,13 +62,27 @@ enum SystemRelay {
             streams.append(folder)
             forwarded = replacing(["--from"], with: SystemAccess.passedFolder, in: forwarded)
         }
+        var mirrorHost: BackgroundJob<Void>?
+        var mirrorEnd: LocalSocket?
+        if command == MirrorCommand.name, let destination = arguments.positional.first, arguments.positional.count == 1 {
+            // The service makes the packages; this process, with the user's rights, writes them
+            // into the user's folder (the service cannot, and must not).
+            let path = PathText.standardized(destination.hasPrefix("/") ? destination : FileManager.default.currentDirectoryPath + "/" + destination)
+            let (ours, theirs) = try LocalSocket.pair(name: path)
+            mirrorEnd = theirs
+            streams.append(theirs.fileDescriptor)
+            if let index = forwarded.lastIndex(of: destination) { forwarded[index] = path }
+            mirrorHost = BackgroundJob { MirrorFolderHost(folder: LocalMirrorFolder(path: path), socket: ours).run() }
+        }
         let policy = Locations.policyFile(environment: context.environment).path
         let client = try SystemClient.connect(to: settings.systemSocket, policy: policy)
         let socket = client.socket
         let reply = try SignalRouter.forwarding(to: { socket.sendByte(UInt8($0)) }) {
             try client.send(SystemRequest(arguments: forwarded, environment: context.environment), streams: streams)
+            mirrorEnd = nil  // the command's copy is the one left: its end ends the host
             return try client.reply()
         }
+        try? mirrorHost?.wait()
         if let refusal = reply.refusal {
             output?.discard()
             throw refusal

@@ -1,6 +1,10 @@
 import FoundationEssentials
 import MapGate
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 private typealias L = Localization
 
 /// `mapgate mirror DIR`: write what this machine has (the last signed catalog and the installed
@@ -43,7 +47,21 @@ struct MirrorCommand: Command {
         let killAt = FaultInjection(environment: context.environment)
         var bar: ProgressBar?
         let path = PathText.standardized(destination.hasPrefix("/") ? destination : FileManager.default.currentDirectoryPath + "/" + destination)
-        let summary = try writer.write(to: path, progress: { _, done, total in bar?.update(done, of: total) }) { event in
+        let progress: (String, Int64, Int64) -> Void = { _, done, total in bar?.update(done, of: total) }
+        let write: ((MirrorWriter.Event) -> Void) throws -> MirrorWriter.Summary
+        if try context.isSystemService() {
+            // System mode: the folder is the user's, written by the user's own process through
+            // the socket it passed (descriptor 3); the path is only its name. Nothing else is written.
+            var info = stat()
+            guard fstat(3, &info) == 0, info.st_mode & S_IFMT == S_IFSOCK else {
+                throw GeneralFailure(L.localized("in system mode the mirror is written by the caller's own process, through the socket it passes; none came"), kind: .usage)
+            }
+            let folder = RemoteMirrorFolder(socket: LocalSocket.adopting(3, name: path), path: path, scratch: context.dataDirectory.partialPath)
+            write = { try writer.write(to: folder, progress: progress, onEvent: $0) }
+        } else {
+            write = { try writer.write(to: path, progress: progress, onEvent: $0) }
+        }
+        let summary = try write { event in
             switch event {
             case .started(let id, _):
                 if ProgressBar.isWanted(console) { bar = ProgressBar(label: id, console: console) }

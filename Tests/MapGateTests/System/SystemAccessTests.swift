@@ -17,7 +17,17 @@ import Testing
         #expect(SystemAccess.check(command: command, options: [:], isAdministrator: true) == nil)
     }
 
-    @Test(arguments: ["publish", "demo", "mirror", "system-service", "help", "nosuch"])
+    /// `mirror` hands the machine's maps over whole: administrators only, and only through the
+    /// socket whose other end (the caller's own process) writes the folder.
+    @Test func onlyAdministratorsMirrorAndOnlyThroughTheirSocket() {
+        #expect(SystemAccess.check(command: "mirror", options: [:], isAdministrator: false, passed: .socket) == SystemRefusal(.handsOver, "mirror"))
+        #expect(SystemAccess.check(command: "mirror", options: [:], isAdministrator: true, passed: .socket) == nil)
+        #expect(SystemAccess.check(command: "mirror", options: [:], isAdministrator: true)?.reason == .request, "no socket came")
+        #expect(SystemAccess.check(command: "mirror", options: [:], isAdministrator: true, passed: .folder)?.reason == .option)
+        #expect(SystemAccess.check(command: "list", options: [:], isAdministrator: true, passed: .socket)?.reason == .request)
+    }
+
+    @Test(arguments: ["publish", "demo", "system-service", "help", "nosuch"])
     func otherCommandsAreNotTheServices(_ command: String) {
         #expect(SystemAccess.check(command: command, options: [:], isAdministrator: true)?.reason == .command)
     }
@@ -37,10 +47,10 @@ import Testing
     /// `sync --from`: a mirror's URL, or the folder the caller opened and passed; never a path.
     @Test func aMirrorIsAURLOrThePassedFolder() {
         #expect(SystemAccess.check(command: "sync", options: ["from": "http://192.168.1.20:8080"], isAdministrator: true) == nil)
-        #expect(SystemAccess.check(command: "sync", options: ["from": SystemAccess.passedFolder], isAdministrator: true, folder: true) == nil)
+        #expect(SystemAccess.check(command: "sync", options: ["from": SystemAccess.passedFolder], isAdministrator: true, passed: .folder) == nil)
         #expect(SystemAccess.check(command: "sync", options: ["from": SystemAccess.passedFolder], isAdministrator: true)?.reason == .option, "no folder came")
-        #expect(SystemAccess.check(command: "sync", options: ["from": "/media/usb"], isAdministrator: true, folder: true)?.reason == .option)
-        #expect(SystemAccess.check(command: "sync", options: [:], isAdministrator: true, folder: true)?.reason == .option, "a folder nobody asked for")
+        #expect(SystemAccess.check(command: "sync", options: ["from": "/media/usb"], isAdministrator: true, passed: .folder)?.reason == .option)
+        #expect(SystemAccess.check(command: "sync", options: [:], isAdministrator: true, passed: .folder)?.reason == .option, "a folder nobody asked for")
         #expect(SystemAccess.check(command: "sync", options: ["from": "file:///media/usb"], isAdministrator: true)?.reason == .option)
     }
 
