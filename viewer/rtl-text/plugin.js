@@ -87,7 +87,8 @@
   }
 
   // ---------------------------------------------------------------------------------------------
-  // Bidi classes. Numbers of this file's own; the tables name theirs, so the order here is free.
+  // Bidi classes. Numbers of this file's own (the tables name theirs): LRE..PDF and LRI..PDI are
+  // consecutive, which isRemovedByX9 and isNeutralOrIsolate count on.
 
   const L = 0, R = 1, AL = 2, EN = 3, ES = 4, ET = 5, AN = 6, CS = 7, NSM = 8, BN = 9, B = 10,
     S = 11, WS = 12, ON = 13, LRE = 14, LRO = 15, RLE = 16, RLO = 17, PDF = 18, LRI = 19,
@@ -133,22 +134,15 @@
   const MAX_DEPTH = 125;  // BD2
   const MAX_BRACKET_PAIRS_OPEN = 63;  // BD16
 
-  // BD9: matchingPDI[i] for each isolate initiator, matchingInitiator[j] for each PDI; -1: none.
+  // BD9: the matching PDI of each isolate initiator, -1 for none (the isolate then ends with the paragraph).
   function matchIsolates(types) {
-    const n = types.length;
-    const matchingPDI = new Int32Array(n).fill(-1);
-    const matchingInitiator = new Int32Array(n).fill(-1);
+    const matchingPDI = new Int32Array(types.length).fill(-1);
     const open = [];
-    for (let i = 0; i < n; i++) {
-      if (isIsolateInitiator(types[i])) {
-        open.push(i);
-      } else if (types[i] === PDI && open.length) {
-        const initiator = open.pop();
-        matchingPDI[initiator] = i;
-        matchingInitiator[i] = initiator;
-      }
+    for (let i = 0; i < types.length; i++) {
+      if (isIsolateInitiator(types[i])) open.push(i);
+      else if (types[i] === PDI && open.length) matchingPDI[open.pop()] = i;
     }
-    return { matchingPDI, matchingInitiator };
+    return matchingPDI;
   }
 
   // P2, P3: the level of the first strong character in [from, to), skipping isolates; -1 if none.
@@ -173,7 +167,7 @@
   // them (the paragraph's at the start), which lets the caller keep them in the line where they were.
   function resolveParagraph(types, codePoints, direction) {
     const n = types.length;
-    const { matchingPDI, matchingInitiator } = matchIsolates(types);
+    const matchingPDI = matchIsolates(types);
     let paragraphLevel = direction;
     if (paragraphLevel < 0) paragraphLevel = Math.max(0, firstStrongLevel(types, 0, n, matchingPDI));
 
