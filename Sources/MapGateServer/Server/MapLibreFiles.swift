@@ -1,9 +1,18 @@
 import FoundationEssentials
 import MapGateTrust
 
-/// MapLibre GL JS's two files, and no others, from `maplibrePath` (the same rules as Leaflet's).
+/// MapLibre GL JS's two files and mapgate's right-to-left text plugin beside them, and no others,
+/// from `maplibrePath` (the same rules as Leaflet's).
 public enum MapLibreFiles {
-    public static let names: Set<String> = ["maplibre-gl.js", "maplibre-gl.css"]
+    /// mapgate's right-to-left text plugin (issue 41, docs/rtl-text.md), which `scripts/install-deps`
+    /// and the package build into the MapLibre folder.
+    public static let rtlTextPlugin = "mapgate-rtl-text.js"
+    public static let names: Set<String> = ["maplibre-gl.js", "maplibre-gl.css", rtlTextPlugin]
+
+    /// Whether `folder` holds the right-to-left text plugin.
+    public static func hasRTLTextPlugin(in folder: String) -> Bool {
+        FileManager.default.fileExists(atPath: folder + "/" + rtlTextPlugin)
+    }
 
     public static func contents(of name: String, in folder: String) -> Data? {
         guard names.contains(name) else { return nil }

@@ -54,7 +54,9 @@ extension TileRequestHandler {
         if region.record.format == .pbf {
             let hasMapLibre = FileManager.default.fileExists(atPath: service.maplibrePath + "/maplibre-gl.js")
             let styles = service.styles(drawing: id).map { (id: $0.bundle.id, name: $0.bundle.name) }
-            return html(200, ViewerPage.vectorViewer(region: region, styles: styles, hasMapLibre: hasMapLibre, maplibrePath: service.maplibrePath, language: language))
+            return html(200, ViewerPage.vectorViewer(
+                    region: region, styles: styles, hasMapLibre: hasMapLibre, maplibrePath: service.maplibrePath,
+                    hasRTLTextPlugin: MapLibreFiles.hasRTLTextPlugin(in: service.maplibrePath), language: language))
         }
         let hasLeaflet = FileManager.default.fileExists(atPath: service.leafletPath + "/leaflet.js")
         return html(200, ViewerPage.viewer(region: region, hasLeaflet: hasLeaflet, leafletPath: service.leafletPath, language: language))

@@ -125,9 +125,13 @@ enum ViewerPage {
     /// generated one (`/REGION/style.json`), whose legend has a checkbox per layer; hovering a
     /// feature shows its layer and properties. Glyphs come from this server, so it works offline.
     static func vectorViewer(
-        region: TileService.Region, styles: [(id: String, name: String)] = [], hasMapLibre: Bool, maplibrePath: String, language: PageLanguage = .english
+        region: TileService.Region, styles: [(id: String, name: String)] = [], hasMapLibre: Bool, maplibrePath: String, hasRTLTextPlugin: Bool = false,
+        language: PageLanguage = .english
     ) -> HTMLPage {
         let id = region.record.id
+        // Arabic, Persian and Hebrew labels shaped and ordered by mapgate's plugin (docs/rtl-text.md):
+        // registered before the map, not lazily, so that no label is laid out without it.
+        let rtl = hasRTLTextPlugin ? "maplibregl.setRTLTextPlugin('/_maplibre/\(MapLibreFiles.rtlTextPlugin)', false).catch(function (e) { console.warn(e); });\n" : ""
         guard hasMapLibre else {
             return document(
                 title: region.name, language: language,
@@ -164,7 +168,7 @@ enum ViewerPage {
                 <div id="map"></div><div id="panel"><b>\(escape(region.name))</b> \(escape(region.record.version))\(menu)<div id="legend"></div><pre id="info"></pre></div>
                 <div class="notice" id="gate"></div>
                 """ + watcher.body,
-            script: """
+            script: rtl + """
                 const menu = document.getElementById('style');
                 // The style chosen is in the address (#style=ID): a reload or a shared link keeps it.
                 const wanted = (location.hash.match(/[#&]style=([a-z0-9._-]+)/) || [])[1];
