@@ -44,6 +44,22 @@ import Testing
         #expect(json.stdout.contains(#""status":"installed""#) && json.stdout.contains(#""status":"not-installed""#), "\(json.stdout)")
     }
 
+    /// Why a region is left out of a mirror is said in the user's language on the terminal, and
+    /// in English in `mirror.json` (a file other machines read) and `--json`.
+    @Test func aMirrorsLeftOutReasonIsTranslatedOnTheTerminalOnly() throws {
+        // The test builder's gzip is not publish's: the package cannot be rebuilt byte for byte.
+        try workspace.offer("plain", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
+        #expect(try run(["sync", "plain"], locale: "C.UTF-8").status == 0)
+        let stick = workspace.work.file("stick")
+        let japanese = try run(["mirror", stick], locale: "ja_JP.UTF-8")
+        #expect(japanese.status == 0, "\(japanese.stderr)")
+        #expect(japanese.stderr.contains("バイト単位で同じに作り直せません"), "\(japanese.stderr)")
+        let manifest = try String(contentsOfFile: stick + "/mirror.json", encoding: .utf8)
+        #expect(manifest.contains("cannot be rebuilt byte for byte"), "\(manifest)")
+        let json = try run(["mirror", stick, "--json"], locale: "ko_KR.UTF-8")
+        #expect(json.stdout.contains("cannot be rebuilt byte for byte"), "\(json.stdout)")
+    }
+
     /// A catalog that cannot be reached is said in the user's language, curl's words after it.
     @Test(arguments: [("ja_JP.UTF-8", "サーバーに到達できないか、接続を拒否されました"), ("ko_KR.UTF-8", "서버에 연결할 수 없거나 연결이 거부되었습니다"), ("zh_TW.UTF-8", "無法連上伺服器，或連線被拒絕"), ("C.UTF-8", "the server cannot be reached or refused the connection")])
     func anUnreachableCatalogIsSaidInTheUsersLanguage(_ locale: String, _ sentence: String) throws {

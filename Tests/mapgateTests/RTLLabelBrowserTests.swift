@@ -75,3 +75,57 @@ import Testing
         #expect(!log.contains("/65024-65279.pbf"))
     }
 }
+
+/// Issue 37, part 4: the vector viewer's label switch. The page is English; the switch's choice in
+/// the address (`#labels=ko`, as the menu writes it when it changes) makes the viewer load the
+/// generated style labelled with `name:ko`. (MapLibre draws Hangul and CJK labels with the
+/// browser's own fonts, `localIdeographFontFamily`, so the choice shows in the style it loads,
+/// not in glyph requests.)
+@Suite(.tags(.browser)) struct LabelLanguageBrowserTests {
+    @Test func theSwitchLabelsInTheChosenLanguage() throws {
+        guard FileManager.default.fileExists(atPath: VectorViewerBrowserTests.maplibre) else {
+            throw MissingFixture(path: "\(VectorViewerBrowserTests.maplibre) (scripts/install-deps)")
+        }
+        let work = try TemporaryDirectory()
+        let places = [("Seoul", "서울", 127.0, 37.6), ("Busan", "부산", 129.1, 35.2), ("Incheon", "인천", 126.7, 37.5), ("Daegu", "대구", 128.6, 35.9)]
+        let features = places.map { #"{"type":"Feature","properties":{"name":"\#($0.0)","name:ko":"\#($0.1)"},"geometry":{"type":"Point","coordinates":[\#($0.2),\#($0.3)]}}"# }
+        try work.write("kr.geojson", #"{"type":"FeatureCollection","features":[\#(features.joined(separator: ","))]}"#)
+        let made = try runProcess("/usr/bin/ogr2ogr", ["-f", "MBTILES", work.file("kr.mbtiles"), work.file("kr.geojson"), "-dsco", "MAXZOOM=6", "-nln", "places"])
+        #expect(made.status == 0, "ogr2ogr: \(made.stderr)")
+        try FileManager.default.createDirectory(atPath: work.file("www"), withIntermediateDirectories: true)
+        let origin = try TestOrigin(root: work.file("www"))
+        defer { origin.stop() }
+        let builder = CatalogBuilder(root: work.file("www"))
+        try builder.add(id: "kr", source: work.file("kr.mbtiles"), format: "pbf", maxzoom: 6)
+        try builder.write()
+        let mapgate = try MapGateBinary(workDirectory: work.path)
+        try mapgate.configure(["catalogURL": origin.baseURL + "/catalog.json"])
+        #expect(try mapgate.run(["sync", "kr"]).status == 0)
+        let opened = try mapgate.start(["open", "kr", "--verbose"])
+        defer {
+            opened.signal(SIGTERM)
+            _ = opened.wait()
+        }
+        let url = try #require(opened.firstLine(), "stderr: \(opened.stderr)")
+        let base = url.replacingOccurrences(of: "/view/kr", with: "")
+        let korean = String(decoding: try HTTPClient().get(HTTPRequest(url: base + "/kr/style.json?labels=ko")).body, as: UTF8.self)
+        #expect(korean.contains(#""name:ko""#), "\(korean)")
+        #expect(try HTTPClient().get(HTTPRequest(url: base + "/kr/style.json?labels=fr")).status == 400)
+        // The style the viewer loads, as the page says it chose: each render adds one request of it.
+        func loads(_ line: String) -> Int { opened.stderr.components(separatedBy: line).count - 1 }
+        func render(_ fragment: String) throws {
+            let ink = try #require(VectorViewerBrowserTests.rgb(VectorStyle.labelColor))
+            let dot = try #require(VectorViewerBrowserTests.rgb(VectorStyle.color(index: 0)))
+            _ = try VectorViewerBrowserTests.renderUntilDrawn(url + fragment, in: work, origin: origin) {
+                $0.count(near: ink, tolerance: 60, within: 40, of: dot, anchorTolerance: 40) >= 30
+            }
+        }
+        let (plain, chosen) = ("GET /kr/style.json 200", "GET /kr/style.json?labels=ko 200")
+        #expect(waitUntil { loads(chosen) == 1 }, "the test's own request")
+        try render("")
+        #expect(waitUntil { loads(plain) >= 1 }, "\(opened.stderr.suffix(2000))")
+        #expect(loads(chosen) == 1, "the English page loaded the Korean labels")
+        try render("#labels=ko")
+        #expect(waitUntil { loads(chosen) >= 2 }, "the switch's choice did not load the Korean labels: \(opened.stderr.suffix(2000))")
+    }
+}

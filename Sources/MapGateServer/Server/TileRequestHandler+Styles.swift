@@ -10,18 +10,43 @@ extension TileRequestHandler {
         guard let region = service.region(id) else { return notServed(id) }
         let base = baseURL(request)
         let tileJSONURL = base + "/\(id).json"
-        // Labels in the reader's language where the data has it (`name:ja` before `name`).
-        let language = PageLanguage.negotiate(request.header("Accept-Language"))
+        // Labels in the reader's language where the data has it (`name:ja` before `name`), or in
+        // the one the viewer's switch chose (`?labels=ja`); the CJK face of that language first.
+        let language = PageLanguage.negotiate(request.header("Accept-Language")).tag
+        let chosen = Self.queryValue("labels", in: request.query)
+        let fields: [String]
+        let labelLanguage: String
+        if let chosen {
+            guard let named = VectorStyle.nameFields(forLabels: chosen) else {
+                return text(400, "labels=\(chosen): not one of \(VectorStyle.labelLanguages.joined(separator: ", "))\n", cors: true)
+            }
+            (fields, labelLanguage) = (named, chosen == "local" ? language : chosen)
+        } else {
+            (fields, labelLanguage) = (VectorStyle.nameFields(forLanguage: language), language)
+        }
         let style =
             region.record.format == .pbf
             ? VectorStyle.style(
                 regionID: id, name: region.name, layers: VectorStyle.layers(fromMetadataJSON: region.metadataJSON), tileJSONURL: tileJSONURL,
-                glyphsURL: base + "/fonts/{fontstack}/{range}.pbf", fonts: VectorStyle.labelFonts(among: service.glyphs.library.names),
-                nameFields: VectorStyle.nameFields(forLanguage: language.tag))
+                glyphsURL: base + "/fonts/{fontstack}/{range}.pbf", fonts: VectorStyle.labelFonts(among: service.glyphs.library.names, language: labelLanguage),
+                nameFields: fields)
             : MapLibreStyle.raster(regionID: id, name: region.name, tileJSONURL: tileJSONURL, tileSize: region.tileSize)
         var response = json(200, document: style, cors: true)
         response.headers.append(("Vary", "Accept-Language"))
         return revalidatable(response, request)
+    }
+
+    /// The value of `name` in a query string (`a=1&labels=ja`), as it is (not decoded: the values
+    /// asked for are plain tokens); nil when absent.
+    static func queryValue(_ name: String, in query: String?) -> String? {
+        guard let query else { return nil }
+        for pair in query.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            if parts.first.map(String.init) == name {
+                return parts.count == 2 ? String(parts[1]) : ""
+            }
+        }
+        return nil
     }
 
     /// The publisher's installed styles: id, name, version, the regions each draws, its URL.

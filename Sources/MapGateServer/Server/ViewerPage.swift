@@ -152,6 +152,12 @@ enum ViewerPage {
         let options = styles.map { "<option value=\"/styles/\($0.id)/style.json\" data-style=\"\($0.id)\">\(escape($0.name))</option>" }
             + ["<option value=\"/\(escape(id))/style.json\" data-style=\"inspect\">" + escape(language.localized("All layers (inspect)")) + "</option>"]
         let menu = styles.isEmpty ? "" : "<label>" + escape(language.localized("Style")) + " <select id=\"style\">\(options.joined())</select></label>"
+        // The label language of the generated style (issue 37): the page's by default; each other
+        // one named in its own language. Publisher styles label as their publisher chose.
+        let endonyms = ["local": language.localized("Local names"), "en": "English", "ja": "日本語", "ko": "한국어", "zh-TW": "繁體中文", "zh-CN": "简体中文"]
+        let labelOptions = ["<option value=\"\">" + escape(language.localized("This page's language")) + "</option>"]
+            + VectorStyle.labelLanguages.map { "<option value=\"\($0)\">\(escape(endonyms[$0] ?? $0))</option>" }
+        let labelMenu = "<label>" + escape(language.localized("Labels")) + " <select id=\"labels\">\(labelOptions.joined())</select></label>"
         let watcher = updateWatcher(language: language)
         return document(
             title: region.name, language: language,
@@ -165,24 +171,42 @@ enum ViewerPage {
                 #info{font:12px monospace;white-space:pre-wrap;margin:.5em 0 0}#gate{position:absolute;z-index:2000;inset:0;display:none}
                 """ + watcher.style,
             body: """
-                <div id="map"></div><div id="panel"><b>\(escape(region.name))</b> \(escape(region.record.version))\(menu)<div id="legend"></div><pre id="info"></pre></div>
+                <div id="map"></div><div id="panel"><b>\(escape(region.name))</b> \(escape(region.record.version))\(menu)\(labelMenu)<div id="legend"></div><pre id="info"></pre></div>
                 <div class="notice" id="gate"></div>
                 """ + watcher.body,
             script: rtl + """
                 const menu = document.getElementById('style');
-                // The style chosen is in the address (#style=ID): a reload or a shared link keeps it.
+                const labels = document.getElementById('labels');
+                // The style and label language chosen are in the address (#style=ID&labels=ja): a
+                // reload or a shared link keeps them.
                 const wanted = (location.hash.match(/[#&]style=([a-z0-9._-]+)/) || [])[1];
                 if (menu && wanted) Array.prototype.forEach.call(menu.options, function (o) { if (o.dataset.style === wanted) o.setAttribute('selected', ''); });
+                const wantedLabels = (location.hash.match(/[#&]labels=([A-Za-z-]+)/) || [])[1];
+                if (wantedLabels) Array.prototype.forEach.call(labels.options, function (o) { if (o.value === wantedLabels) o.setAttribute('selected', ''); });
+                function isPublishers() { return !!menu && menu.value.indexOf('/styles/') === 0; }
+                function chosenStyle() {
+                  return isPublishers() ? menu.value : '/\(id)/style.json' + (labels.value ? '?labels=' + labels.value : '');
+                }
+                function remember() {
+                  const parts = [];
+                  if (menu) parts.push('style=' + menu.options[menu.selectedIndex].dataset.style);
+                  if (labels.value) parts.push('labels=' + labels.value);
+                  history.replaceState(null, '', parts.length ? '#' + parts.join('&') : location.pathname);
+                  labels.disabled = isPublishers();
+                }
+                labels.disabled = isPublishers();
                 // Padding keeps the labels of features at the region's edges inside the view.
-                const map = new maplibregl.Map({ container: 'map', style: menu ? menu.value : '/\(id)/style.json', bounds: \(bounds),
+                const map = new maplibregl.Map({ container: 'map', style: chosenStyle(), bounds: \(bounds),
                   fitBoundsOptions: { padding: 48 }, attributionControl: { compact: false }, fadeDuration: 0, minZoom: \(region.minzoom),
                   locale: { 'NavigationControl.ZoomIn': \(jsonString(language.localized("Zoom in"))), 'NavigationControl.ZoomOut': \(jsonString(language.localized("Zoom out"))),
                     'AttributionControl.ToggleAttribution': \(jsonString(language.localized("Toggle attribution"))) } });
                 map.addControl(new maplibregl.NavigationControl({ showCompass: false }), 'top-left');
                 map.addControl(new maplibregl.ScaleControl(), 'bottom-left');
                 if (menu) menu.addEventListener('change', function () {
-                  map.setStyle(menu.value); map.once('idle', showLegend);
-                  history.replaceState(null, '', '#style=' + menu.options[menu.selectedIndex].dataset.style);
+                  map.setStyle(chosenStyle()); map.once('idle', showLegend); remember();
+                });
+                labels.addEventListener('change', function () {
+                  map.setStyle(chosenStyle()); map.once('idle', showLegend); remember();
                 });
                 map.on('load', showLegend);
                 function showLegend() {

@@ -41,6 +41,21 @@ public enum VectorStyle {
         }
     }
 
+    /// The label languages the viewer's switch offers (`/REGION/style.json?labels=…`), with the
+    /// name fields each reads first: `local` is the data's own `name`.
+    public static let labelLanguages = ["local", "en", "ja", "ko", "zh-TW", "zh-CN"]
+
+    /// The name fields of a label language chosen in the viewer's switch (``labelLanguages``); nil
+    /// for one it does not offer.
+    public static func nameFields(forLabels labels: String) -> [String]? {
+        switch labels {
+        case "local": []
+        case "en": ["name:en", "name_en"]
+        case "ja", "ko", "zh-TW", "zh-CN": nameFields(forLanguage: labels)
+        default: nil
+        }
+    }
+
     /// The layers listed in the metadata's `json` (`{"vector_layers": [{"id": …}, …]}`), in order;
     /// empty when there is none or it is not that shape.
     public static func layers(fromMetadataJSON text: String?) -> [Layer] {
@@ -134,14 +149,27 @@ public enum VectorStyle {
     /// font there is), then every installed font of a few that cover other scripts (CJK, Hangul,
     /// Arabic, …), so that a name in any of them finds its glyphs (the glyph server tries the
     /// fonts in order for each character). Empty when no font is installed.
-    public static func labelFonts(among names: [String]) -> [String] {
+    ///
+    /// Chinese, Japanese and Korean share code points whose glyphs differ by language (直, 骨,
+    /// 誤…): where several CJK faces are installed, the reader's comes first (`language`: a page's
+    /// BCP 47 tag, or a label language of the viewer's switch).
+    public static func labelFonts(among names: [String], language: String = "en") -> [String] {
         let latin = ["Noto Sans Regular", "DejaVu Sans Book", "Open Sans Regular", "Liberation Sans Regular"].first(where: names.contains) ?? names.first
-        let others = [
-            "Noto Sans CJK SC Regular", "Noto Sans CJK JP Regular", "Noto Sans CJK KR Regular", "WenQuanYi Micro Hei Regular",
-            "WenQuanYi Zen Hei Regular", "Noto Sans Arabic Regular", "Noto Sans Hebrew Regular", "Noto Sans Devanagari Regular",
-            "Noto Sans Thai Regular", "DejaVu Sans Book",
-        ].filter { names.contains($0) && $0 != latin }
-        return (latin.map { [$0] } ?? []) + others
+        let ownCJK: [String] =
+            switch language {
+            case "ja": ["Noto Sans CJK JP Regular"]
+            case "ko": ["Noto Sans CJK KR Regular"]
+            case "zh-TW": ["Noto Sans CJK TC Regular", "Noto Sans CJK HK Regular"]
+            case "zh-CN": ["Noto Sans CJK SC Regular"]
+            default: []
+            }
+        let others = ownCJK + [
+            "Noto Sans CJK SC Regular", "Noto Sans CJK JP Regular", "Noto Sans CJK KR Regular", "Noto Sans CJK TC Regular",
+            "WenQuanYi Micro Hei Regular", "WenQuanYi Zen Hei Regular", "Noto Sans Arabic Regular", "Noto Sans Hebrew Regular",
+            "Noto Sans Devanagari Regular", "Noto Sans Thai Regular", "DejaVu Sans Book",
+        ]
+        var seen: Set<String> = latin.map { [$0] } ?? []
+        return (latin.map { [$0] } ?? []) + others.filter { names.contains($0) && seen.insert($0).inserted }
     }
 
     /// Well-separated hues (the golden angle), saturated and mid-dark so they show on a light map.

@@ -39,13 +39,13 @@ public struct MirrorFolderHost {
                 return .failed(reason: errorMessage(error), io: true)
             }
         case .holds(let sha256, let size):
-            guard sha256.isSHA256Hex else { return .failed(reason: "not a package name: \(sha256)", io: false) }
+            guard sha256.isSHA256Hex else { return .failed(reason: L.localized("not a package name: %1$s", sha256), io: false) }
             return .holds(folder.holds(sha256: sha256, size: size))
         case .commit(let sha256):
-            guard sha256.isSHA256Hex, let descriptor else { return .failed(reason: "not a package: \(sha256)", io: false) }
+            guard sha256.isSHA256Hex, let descriptor else { return .failed(reason: L.localized("not a package name: %1$s", sha256), io: false) }
             return folder.commit(copying: descriptor, sha256: sha256).map { .failed(reason: $0, io: true) } ?? .done
         case .write(let name):
-            guard Self.topLevel.contains(name), let descriptor else { return .failed(reason: "not a file of a mirror: \(name)", io: false) }
+            guard Self.topLevel.contains(name), let descriptor else { return .failed(reason: L.localized("not a file of a mirror: %1$s", name), io: false) }
             do {
                 try folder.write(try Self.readAll(descriptor, limit: 256 << 20), name: name)
                 return .done
@@ -53,7 +53,7 @@ public struct MirrorFolderHost {
                 return .failed(reason: errorMessage(error), io: true)
             }
         case .remove(let name):
-            guard Self.topLevel.contains(name) else { return .failed(reason: "not a file of a mirror: \(name)", io: false) }
+            guard Self.topLevel.contains(name) else { return .failed(reason: L.localized("not a file of a mirror: %1$s", name), io: false) }
             folder.remove(name: name)
             return .done
         case .removePackages(let keeping):
@@ -69,14 +69,14 @@ public struct MirrorFolderHost {
     private static func readAll(_ descriptor: Int32, limit: Int) throws -> Data {
         var info = stat()
         guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG, Int(info.st_size) <= limit else {
-            throw GeneralFailure("not a file of at most \(limit) bytes", kind: .io)
+            throw GeneralFailure(L.localized("not a file of at most %1$s bytes", "\(limit)"), kind: .io)
         }
         var data = Data(count: Int(info.st_size))
         var done = 0
         while done < data.count {
             let count = data.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress! + done, $0.count - done, off_t(done)) }
             if count < 0, errno == EINTR { continue }
-            guard count > 0 else { throw GeneralFailure("cannot read: \(SystemErrorReason.text(errno))", kind: .io) }
+            guard count > 0 else { throw GeneralFailure(L.localized("cannot read it: %1$s", SystemErrorReason.text(errno)), kind: .io) }
             done += count
         }
         return data

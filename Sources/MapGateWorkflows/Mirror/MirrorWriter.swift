@@ -29,7 +29,7 @@ public struct MirrorWriter {
         /// Already in the mirror, checked, left as it is.
         case kept(MirrorManifest.Package, kind: Kind)
         case written(MirrorManifest.Package, kind: Kind)
-        case leftOut(id: String, kind: Kind, reason: String)
+        case leftOut(id: String, kind: Kind, reason: MirrorLeftOut)
     }
 
     public enum Kind: String, Sendable { case region, style }
@@ -48,7 +48,7 @@ public struct MirrorWriter {
     enum Placement {
         case placed
         /// Left out by rule: `reason` says why (the mirror is complete without it).
-        case leftOut(String)
+        case leftOut(MirrorLeftOut)
         /// Could not be written.
         case failed(String)
     }
@@ -100,35 +100,30 @@ public struct MirrorWriter {
         let installed = try library.installed()
         for record in installed {
             guard let region = catalog.region(record.id) else {
-                leave(record.id, .region, "the catalog no longer offers it", &manifest, onEvent)
+                leave(record.id, .region, .notOffered, &manifest, onEvent)
                 continue
             }
             guard region.version == record.version else {
-                leave(
-                    record.id, .region, "version \(record.version) is installed and the catalog offers \(region.version): 'mapgate sync \(record.id)' first",
-                    &manifest, onEvent)
+                leave(record.id, .region, .otherVersion(id: record.id, installed: record.version, offered: region.version), &manifest, onEvent)
                 continue
             }
             let package = MirrorManifest.Package(id: region.id, version: region.version, sha256: region.sha256, size: region.size)
             let placement = place(package, kind: .region, from: directory.regionPath(region.id), into: folder, progress: progress, onEvent)
             if case .failed(let reason) = placement {
                 failures.append((region.id, reason))
-                leave(region.id, .region, reason, &manifest, onEvent)
+                leave(region.id, .region, .notWritten(reason), &manifest, onEvent)
             } else if case .leftOut(let reason) = placement {
                 // Updated by a delta: the delta goes in the mirror, for machines that have its base.
                 switch carryDelta(of: region, into: folder, onEvent) {
                 case .carried(let delta):
                     manifest.deltas.append(delta)
                     bytes += delta.size
-                    leave(
-                        region.id, .region,
-                        "its full package cannot be rebuilt (it was updated by a delta); the mirror carries that delta, for machines that have version \(delta.fromVersion)",
-                        &manifest, onEvent)
+                    leave(region.id, .region, .carriesDelta(fromVersion: delta.fromVersion), &manifest, onEvent)
                 case .failed(let failure):
                     // A delta that should be there and could not be written is a failure (exit
                     // 74), as a package is: not a quiet "left out" (issue 43).
                     failures.append((region.id, failure))
-                    leave(region.id, .region, failure, &manifest, onEvent)
+                    leave(region.id, .region, .notWritten(failure), &manifest, onEvent)
                 case .none:
                     leave(region.id, .region, reason, &manifest, onEvent)
                 }
@@ -152,7 +147,7 @@ public struct MirrorWriter {
             switch place(package, kind: .style, from: directory.stylePath(style.id), into: folder, progress: progress, onEvent) {
             case .failed(let reason):
                 failures.append(("style " + style.id, reason))
-                leave(style.id, .style, reason, &manifest, onEvent)
+                leave(style.id, .style, .notWritten(reason), &manifest, onEvent)
             case .leftOut(let reason):
                 leave(style.id, .style, reason, &manifest, onEvent)
             case .placed:
@@ -172,8 +167,8 @@ public struct MirrorWriter {
         return Summary(manifest: manifest, bytes: bytes, failures: failures)
     }
 
-    private func leave(_ id: String, _ kind: Kind, _ reason: String, _ manifest: inout MirrorManifest, _ onEvent: (Event) -> Void) {
-        manifest.leftOut.append(MirrorManifest.LeftOut(id: kind == .style ? "style " + id : id, reason: reason))
+    private func leave(_ id: String, _ kind: Kind, _ reason: MirrorLeftOut, _ manifest: inout MirrorManifest, _ onEvent: (Event) -> Void) {
+        manifest.leftOut.append(MirrorManifest.LeftOut(id: kind == .style ? "style " + id : id, reason: reason.english))
         onEvent(.leftOut(id: id, kind: kind, reason: reason))
     }
 
@@ -203,7 +198,7 @@ public struct MirrorWriter {
                 made = try PackageCompressor.pack(source, to: temporary) { done, total in progress(package.id, done, total) }
             }
             guard made.sha256 == package.sha256, made.size == package.size else {
-                return .leftOut("its package cannot be rebuilt byte for byte from the installed file (updated by a delta, or packed with other gzip settings than 'mapgate publish')")
+                return .leftOut(.notRebuildable)
             }
             if let reason = folder.commit(temporary, sha256: package.sha256) { return .failed(reason) }
         } catch {

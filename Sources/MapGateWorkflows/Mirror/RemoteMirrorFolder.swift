@@ -78,7 +78,7 @@ public final class RemoteMirrorFolder: MirrorFolder {
         var descriptor: Int32?
         if let file {
             let opened = open(file, O_RDONLY | O_CLOEXEC)
-            guard opened >= 0 else { throw GeneralFailure("cannot open \(file): \(SystemErrorReason.text(errno))", kind: .io) }
+            guard opened >= 0 else { throw GeneralFailure(L.localized("cannot open %1$s: %2$s", file, SystemErrorReason.text(errno)), kind: .io) }
             descriptor = opened
         }
         defer { descriptor.map { _ = close($0) } }

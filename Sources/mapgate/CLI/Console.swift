@@ -15,11 +15,27 @@ struct Console {
     /// True when a person can answer a question (stdin and stderr are terminals).
     let isInteractive = isatty(STDIN_FILENO) == 1 && isatty(STDERR_FILENO) == 1
     let colorAllowed: Bool
+    /// stderr is the journal (systemd's `JOURNAL_STREAM` names it): each line then starts with
+    /// its syslog priority (`<5>` notice for the prompt, `<4>` warning, `<3>` error), which journald
+    /// reads, so `journalctl -p notice` shows every use the service counted.
+    let stderrIsJournal: Bool
+    /// The update prompt also goes to the desktop (``DesktopNotification``).
+    let notifiesDesktop: Bool
 
     init(quiet: Bool, json: Bool, environment: [String: String]) {
         self.quiet = quiet
         self.json = json
         colorAllowed = environment["NO_COLOR"] == nil && environment["TERM"] != "dumb"
+        stderrIsJournal = Self.isJournal(stream: environment["JOURNAL_STREAM"], descriptor: STDERR_FILENO)
+        notifiesDesktop = DesktopNotification.isWanted(environment: environment, isInteractive: isInteractive)
+    }
+
+    /// Whether `descriptor` is the journal stream `stream` ("DEVICE:INODE", as systemd sets it).
+    static func isJournal(stream: String?, descriptor: Int32) -> Bool {
+        guard let stream else { return false }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { return false }
+        return stream == "\(info.st_dev):\(info.st_ino)"
     }
 
     /// Normal output (suppressed by `--quiet`).
@@ -36,23 +52,42 @@ struct Console {
     /// A notice on stderr (suppressed by `--quiet`).
     func note(_ text: String) {
         guard !quiet else { return }
-        write(text + "\n", to: STDERR_FILENO)
+        write(journal(text, priority: 6) + "\n", to: STDERR_FILENO)
     }
 
     /// The update prompt on stderr: shown even with `--quiet`, since it counts a use.
     func prompt(_ text: String) {
-        write(paint(text, .yellow, onStderr: true) + "\n", to: STDERR_FILENO)
+        write(journal(paint(text, .yellow, onStderr: true), priority: 5) + "\n", to: STDERR_FILENO)
+    }
+
+    /// The whole update prompt (``prompt(_:)`` for each line), and on the desktop when this run
+    /// has one and no terminal: its first line the notification's summary, the rest its body.
+    func prompt(lines: [String]) {
+        for line in lines { prompt(line) }
+        if notifiesDesktop, let summary = lines.first {
+            DesktopNotification.show(summary: summary, body: lines.dropFirst().joined(separator: "\n"))
+        }
     }
 
     /// An error on stderr, always shown. The message often names things from outside (a
     /// region's name, a URL): every control character in it is escaped.
     func error(_ text: String) {
-        write(paint(Localization.localized("error:"), .red, onStderr: true) + Self.afterLabel("error:") + TerminalText.block(text) + "\n", to: STDERR_FILENO)
+        write(
+            journal(paint(Localization.localized("error:"), .red, onStderr: true) + Self.afterLabel("error:") + TerminalText.block(text), priority: 3) + "\n",
+            to: STDERR_FILENO)
     }
 
     /// A warning on stderr, always shown.
     func warning(_ text: String) {
-        write(paint(Localization.localized("warning:"), .yellow, onStderr: true) + Self.afterLabel("warning:") + TerminalText.block(text) + "\n", to: STDERR_FILENO)
+        write(
+            journal(paint(Localization.localized("warning:"), .yellow, onStderr: true) + Self.afterLabel("warning:") + TerminalText.block(text), priority: 4)
+                + "\n", to: STDERR_FILENO)
+    }
+
+    /// `text` with the syslog `priority` before each of its lines when stderr is the journal.
+    private func journal(_ text: String, priority: Int) -> String {
+        guard stderrIsJournal else { return text }
+        return text.split(separator: "\n", omittingEmptySubsequences: false).map { "<\(priority)>" + $0 }.joined(separator: "\n")
     }
 
     /// A space after "error:", none after a full-width colon ("错误：").

@@ -44,7 +44,7 @@ enum GateGuard {
             return true
         case .prompt(let usesLeft):
             let prompt = GatePrompt(report: authorization.report, usesLeft: usesLeft)
-            for line in prompt.lines { console.prompt(line) }
+            console.prompt(lines: prompt.lines)
             guard console.isInteractive, !context.json else { return true }
             var question = Localization.localized("Update now or later? [u]pdate now / [l]ater: ")
             for _ in 0..<PromptAnswer.attempts {

@@ -112,7 +112,7 @@ struct ServerLaunch {
             onGateEvent: { event in
                 switch event {
                 case .counted(let report, let left):
-                    for line in GatePrompt(report: report, usesLeft: left).lines { console.prompt(line) }
+                    console.prompt(lines: GatePrompt(report: report, usesLeft: left).lines)
                 case .lastDay(let report, let until):
                     console.warning(
                         L.localized(

@@ -84,12 +84,12 @@ struct MirrorCommand: Command {
                 bar?.finish()
                 bar = nil
                 if context.json {
-                    console.json(Line(id: id, kind: kind.rawValue, action: "left-out", reason: reason))
+                    console.json(Line(id: id, kind: kind.rawValue, action: "left-out", reason: reason.english))
                 } else {
                     console.warning(
                         kind == .style
-                            ? L.localized("style %1$s: left out of the mirror: %2$s", id, reason)
-                            : L.localized("region %1$s: left out of the mirror: %2$s", id, reason))
+                            ? L.localized("style %1$s: left out of the mirror: %2$s", id, reason.localized)
+                            : L.localized("region %1$s: left out of the mirror: %2$s", id, reason.localized))
                 }
             }
         }

@@ -91,4 +91,29 @@ import Testing
             [.string("to-string"), .array([.string("coalesce")] + (fields + ["name"]).map { .array([.string("get"), .string($0)]) })])
         #expect(try labelText(fields) == expected)
     }
+
+    /// The viewer's label switch (`?labels=`): the data's own names, English, or a CJK language;
+    /// nothing else.
+    @Test func theViewersSwitchNamesItsLanguages() {
+        #expect(VectorStyle.nameFields(forLabels: "local") == [])
+        #expect(VectorStyle.nameFields(forLabels: "en") == ["name:en", "name_en"])
+        #expect(VectorStyle.nameFields(forLabels: "ko") == ["name:ko"])
+        #expect(VectorStyle.nameFields(forLabels: "zh-TW") == VectorStyle.nameFields(forLanguage: "zh-TW"))
+        for unknown in ["", "fr", "../x", "KO"] { #expect(VectorStyle.nameFields(forLabels: unknown) == nil, "\(unknown)") }
+    }
+
+    /// Where several CJK faces are installed, the reader's comes first (直 and 骨 differ between
+    /// them); the Latin face stays first, and no face is named twice.
+    @Test(arguments: [
+        ("ja", "Noto Sans CJK JP Regular"), ("ko", "Noto Sans CJK KR Regular"), ("zh-TW", "Noto Sans CJK TC Regular"),
+        ("zh-CN", "Noto Sans CJK SC Regular"), ("en", "Noto Sans CJK SC Regular"),
+    ])
+    func theReadersCJKFaceComesFirst(language: String, face: String) {
+        let installed = ["DejaVu Sans Book", "Noto Sans CJK JP Regular", "Noto Sans CJK KR Regular", "Noto Sans CJK SC Regular", "Noto Sans CJK TC Regular"]
+        let fonts = VectorStyle.labelFonts(among: installed, language: language)
+        #expect(fonts.first == "DejaVu Sans Book")
+        #expect(fonts.dropFirst().first == face, "\(fonts)")
+        #expect(Set(fonts).count == fonts.count)
+        #expect(Set(fonts) == Set(installed))
+    }
 }
