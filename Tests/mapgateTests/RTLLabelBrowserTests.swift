@@ -24,23 +24,11 @@ import Testing
         guard FileManager.default.fileExists(atPath: Self.plugin) else {
             throw MissingFixture(path: "\(Self.plugin) (scripts/install-deps builds it with scripts/build-rtl-plugin)")
         }
-        let work = try TemporaryDirectory()
-        let features = Self.places.map { #"{"type":"Feature","properties":{"name":"\#($0.0)"},"geometry":{"type":"Point","coordinates":[\#($0.1),\#($0.2)]}}"# }
-        try work.write("places.geojson", #"{"type":"FeatureCollection","features":[\#(features.joined(separator: ","))]}"#)
-        let made = try runProcess(
-            "/usr/bin/ogr2ogr", ["-f", "MBTILES", work.file("places.mbtiles"), work.file("places.geojson"), "-dsco", "MAXZOOM=5", "-nln", "places"])
-        #expect(made.status == 0, "ogr2ogr (Debian package gdal-bin): \(made.stderr)")
-        try FileManager.default.createDirectory(atPath: work.file("www"), withIntermediateDirectories: true)
-        let origin = try TestOrigin(root: work.file("www"))
-        defer { origin.stop() }
-        let builder = CatalogBuilder(root: work.file("www"))
-        try builder.add(id: "places", source: work.file("places.mbtiles"), format: "pbf", maxzoom: 5)
-        try builder.write()
-        let mapgate = try MapGateBinary(workDirectory: work.path)
-        var config: [String: Any] = ["catalogURL": origin.baseURL + "/catalog.json"]
+        var config: [String: Any] = [:]
         if let maplibrePath { config["maplibrePath"] = maplibrePath }
-        try mapgate.configure(config)
-        #expect(try mapgate.run(["sync", "places"]).status == 0)
+        let region = try PointRegion(id: "places", points: Self.places.map { (["name": $0.0], $0.1, $0.2) }, maxzoom: 5, config: config)
+        let (work, origin, mapgate) = (region.work, region.origin, region.mapgate)
+        defer { origin.stop() }
         let opened = try mapgate.start(["open", "places", "--verbose"])
         defer {
             opened.signal(SIGTERM)
@@ -86,21 +74,10 @@ import Testing
         guard FileManager.default.fileExists(atPath: VectorViewerBrowserTests.maplibre) else {
             throw MissingFixture(path: "\(VectorViewerBrowserTests.maplibre) (scripts/install-deps)")
         }
-        let work = try TemporaryDirectory()
         let places = [("Seoul", "서울", 127.0, 37.6), ("Busan", "부산", 129.1, 35.2), ("Incheon", "인천", 126.7, 37.5), ("Daegu", "대구", 128.6, 35.9)]
-        let features = places.map { #"{"type":"Feature","properties":{"name":"\#($0.0)","name:ko":"\#($0.1)"},"geometry":{"type":"Point","coordinates":[\#($0.2),\#($0.3)]}}"# }
-        try work.write("kr.geojson", #"{"type":"FeatureCollection","features":[\#(features.joined(separator: ","))]}"#)
-        let made = try runProcess("/usr/bin/ogr2ogr", ["-f", "MBTILES", work.file("kr.mbtiles"), work.file("kr.geojson"), "-dsco", "MAXZOOM=6", "-nln", "places"])
-        #expect(made.status == 0, "ogr2ogr: \(made.stderr)")
-        try FileManager.default.createDirectory(atPath: work.file("www"), withIntermediateDirectories: true)
-        let origin = try TestOrigin(root: work.file("www"))
+        let region = try PointRegion(id: "kr", points: places.map { (["name": $0.0, "name:ko": $0.1], $0.2, $0.3) }, maxzoom: 6)
+        let (work, origin, mapgate) = (region.work, region.origin, region.mapgate)
         defer { origin.stop() }
-        let builder = CatalogBuilder(root: work.file("www"))
-        try builder.add(id: "kr", source: work.file("kr.mbtiles"), format: "pbf", maxzoom: 6)
-        try builder.write()
-        let mapgate = try MapGateBinary(workDirectory: work.path)
-        try mapgate.configure(["catalogURL": origin.baseURL + "/catalog.json"])
-        #expect(try mapgate.run(["sync", "kr"]).status == 0)
         let opened = try mapgate.start(["open", "kr", "--verbose"])
         defer {
             opened.signal(SIGTERM)
@@ -127,5 +104,35 @@ import Testing
         #expect(loads(chosen) == 1, "the English page loaded the Korean labels")
         try render("#labels=ko")
         #expect(waitUntil { loads(chosen) >= 2 }, "the switch's choice did not load the Korean labels: \(opened.stderr.suffix(2000))")
+    }
+}
+
+/// A vector region of named points, made with GDAL's `ogr2ogr` (Debian's gdal-bin) and installed
+/// from a test origin into a fresh workspace.
+struct PointRegion {
+    let work: TemporaryDirectory
+    let origin: TestOrigin
+    let mapgate: MapGateBinary
+
+    /// - Parameter config: more of the user's configuration (the catalog's URL is set).
+    init(id: String, points: [(properties: [String: String], longitude: Double, latitude: Double)], maxzoom: Int, config: [String: Any] = [:]) throws {
+        work = try TemporaryDirectory()
+        let features: [[String: Any]] = points.map {
+            ["type": "Feature", "properties": $0.properties, "geometry": ["type": "Point", "coordinates": [$0.longitude, $0.latitude]]]
+        }
+        try JSONSerialization.data(withJSONObject: ["type": "FeatureCollection", "features": features])
+            .write(to: URL(fileURLWithPath: work.file(id + ".geojson")))
+        let made = try runProcess(
+            "/usr/bin/ogr2ogr", ["-f", "MBTILES", work.file(id + ".mbtiles"), work.file(id + ".geojson"), "-dsco", "MAXZOOM=\(maxzoom)", "-nln", "places"])
+        guard made.status == 0 else { throw MissingFixture(path: "a region made by ogr2ogr (Debian package gdal-bin): \(made.stderr)") }
+        try FileManager.default.createDirectory(atPath: work.file("www"), withIntermediateDirectories: true)
+        origin = try TestOrigin(root: work.file("www"))
+        let builder = CatalogBuilder(root: work.file("www"))
+        try builder.add(id: id, source: work.file(id + ".mbtiles"), format: "pbf", maxzoom: maxzoom)
+        try builder.write()
+        mapgate = try MapGateBinary(workDirectory: work.path)
+        try mapgate.configure(["catalogURL": origin.baseURL + "/catalog.json"].merging(config) { $1 })
+        let synced = try mapgate.run(["sync", id])
+        guard synced.status == 0 else { throw MissingFixture(path: "region \(id) synced (\(synced.stderr))") }
     }
 }

@@ -4,15 +4,18 @@ import Glibc
 
 /// A program started with `posix_spawn` (not Foundation's `Process`, whose wait spins a run loop),
 /// with chosen descriptors as its standard input, output and error, an empty signal mask and the
-/// default action for `defaultSignals`: what system mode's service starts for each request.
+/// default action for `defaultSignals`: what system mode's service starts for each request, and
+/// the programs the commands start (`xdg-open`).
 public struct ChildProcess: Sendable {
     public let pid: pid_t
 
     /// Starts `executable` with `arguments` (the first is its name) and exactly `environment`.
     /// `descriptors` become its descriptors 0, 1, 2 (its standard streams) and on; nothing else
-    /// is inherited (every descriptor mapgate opens is close-on-exec).
+    /// is inherited (every descriptor mapgate opens is close-on-exec). With `searchingPath`, an
+    /// `executable` without a slash is looked for on this process's `PATH` (`posix_spawnp`).
     public static func start(
-        _ executable: String, arguments: [String], environment: [String: String], descriptors: [Int32], defaultSignals: [Int32]
+        _ executable: String, arguments: [String], environment: [String: String], descriptors: [Int32], defaultSignals: [Int32],
+        searchingPath: Bool = false
     ) throws -> ChildProcess {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -48,7 +51,9 @@ public struct ChildProcess: Sendable {
         var envp: [UnsafeMutablePointer<CChar>?] = environment.sorted { $0.key < $1.key }.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { envp.forEach { free($0) } }
         var pid: pid_t = 0
-        let result = posix_spawn(&pid, executable, &actions, &attributes, &argv, &envp)
+        let result =
+            searchingPath
+            ? posix_spawnp(&pid, executable, &actions, &attributes, &argv, &envp) : posix_spawn(&pid, executable, &actions, &attributes, &argv, &envp)
         guard result == 0 else { throw POSIXError(POSIXError.Code(rawValue: result) ?? .EIO) }
         return ChildProcess(pid: pid)
     }
