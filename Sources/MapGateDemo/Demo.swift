@@ -84,8 +84,8 @@ public final class Demo {
         self.library = library
         let source = CatalogSource(url: origin.baseURL + "/catalog.json", trustedKeys: [Self.publisherKey], requiresSignature: true, client: client)
         let fetched = try source.fetch()
-        let catalog = fetched.catalog
-        try gate().accept(catalog, sha256: fetched.sha256, signedBy: fetched.signature?.keyID.hex)
+        let accepted = try gate().accept(fetched)
+        let catalog = accepted.catalog
         guard catalog.regions.count == 1, let bundled = catalog.regions.first, bundled.id == Self.bundledRegion.id,
             bundled.sha256 == Self.bundledRegion.sha256
         else {
@@ -96,15 +96,25 @@ public final class Demo {
         tell(.step(L.format(L.localized("%1$s: sync: the catalog of %2$s offers %3$s"), day(), catalog.publisher, catalog.regions.map(\.id).joined(separator: ", "))))
         tell(.line(L.format(L.localized("catalog serial %1$s, signed by key %2$s: signature verified"), catalog.serial.map(String.init) ?? "-", fetched.signature?.keyID.hex ?? "?")))
         try showTamperedCatalogRefused(signature: fixtures + "/catalog.json.minisig", catalog: fixtures + "/catalog.json", client: client)
+        // The user's own use case, as `mapgate sync` runs it: the workflow decides what costs a use.
         let installer = RegionInstaller(
             directory: directory, state: state, downloader: PackageDownloader(client: client), clock: clock,
             appVersion: try AppVersion(BuildInfo.version))
-        let lock = try DirectoryLock(directory: directory)
-        for region in catalog.regions {
-            let outcome = try installer.sync(region, from: catalog, authorization: try gate().authorizeUse(installing: [region.id]), lock: lock)
-            tell(.line(L.localized("%1$s: %2$s", region.id, "\(outcome)")))
-            demoRegion = region.id
+        let workflow = SyncWorkflow(catalog: accepted, savesCatalog: true, library: library, installer: installer)
+        let summary = try workflow.run(requested: [bundled.id], gate: try gate(), lock: { try DirectoryLock(directory: directory) }) { event in
+            switch event {
+            case .synced(let region, let outcome):
+                tell(.line(L.localized("%1$s: %2$s", region.id, "\(outcome)")))
+                demoRegion = region.id
+            case .failed(let region, _, let error):
+                tell(.line(L.localized("%1$s: %2$s", region, errorMessage(error))))
+            case .notice(let text):
+                tell(.line(text))
+            default:
+                break
+            }
         }
+        if let failure = summary.firstFailure { throw failure }
         for region in try library.installed() {
             let file = try library.open(region.id, authorization: try gate().authorizeUse())
             tell(.line(L.format(
@@ -157,7 +167,7 @@ public final class Demo {
         let served = RegionLibrary(directory: directory, state: state, pins: [region: installedFile])
         let server = try TileServer(
             library: served, authorization: try updated.authorizeUse(opening: [region]),
-            settings: HTTPServer.Settings(), leafletPath: leafletPath,
+            configuration: .init(leafletPath: leafletPath),
             makeGate: {
                 Gate(
                     store: try GateStore(stateFolder: stateFolder, directory: directory, clock: serverClock), settings: finalSettings,

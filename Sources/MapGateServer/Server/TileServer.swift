@@ -18,44 +18,70 @@ public final class TileServer: Sendable {
     #endif
     private let watcher: RegionWatcher
 
-    /// Binds `settings.host:settings.port`, then starts serving. Takes the use of this start (the
-    /// gate's authorization, or system mode's sessions), which the first tile answered delivers:
-    /// callers that must not reserve a use for a busy port bind an ``HTTPListener`` first and use
-    /// the other initializer.
+    /// What a tile server serves and how (as martin's `SrvConfig`): everything but the regions,
+    /// the use it starts with and the callbacks.
+    public struct Configuration: Sendable {
+        /// Host, port and limits; without a host policy, the server answers loopback names and
+        /// the bound host.
+        public var http: HTTPServer.Settings
+        /// Leaflet's and MapLibre's folders (the viewer pages' scripts) and the fonts' folders.
+        public var leafletPath: String
+        public var maplibrePath: String
+        public var fontPaths: [String]
+        /// `serve --share`: the mirror served beside the tiles.
+        public var share: MirrorShare?
+        /// Seconds between looks at the saved gate state (60 by default).
+        public var gateRefresh: Double
+        /// Seconds between looks at the installed regions (1 by default).
+        public var regionRefresh: Double
+        /// Memory for tile answers kept and sent again (``TileResponseCache``); 0 keeps none.
+        public var tileCacheBytes: Int
+
+        public init(
+            http: HTTPServer.Settings = HTTPServer.Settings(), leafletPath: String, maplibrePath: String = MapLibreFiles.localPath,
+            fontPaths: [String] = [], share: MirrorShare? = nil, gateRefresh: Double = 60, regionRefresh: Double = 1,
+            tileCacheBytes: Int = TileResponseCache.defaultLimit
+        ) {
+            self.http = http
+            self.leafletPath = leafletPath
+            self.maplibrePath = maplibrePath
+            self.fontPaths = fontPaths
+            self.share = share
+            self.gateRefresh = gateRefresh
+            self.regionRefresh = regionRefresh
+            self.tileCacheBytes = tileCacheBytes
+        }
+    }
+
+    /// Binds `configuration.http`'s host and port, then starts serving. Takes the use of this
+    /// start (the gate's authorization, or system mode's sessions), which the first tile answered
+    /// delivers: callers that must not reserve a use for a busy port bind an ``HTTPListener``
+    /// first and use the other initializer.
     public convenience init(
-        library: RegionLibrary, authorization: any ServingUse, settings: HTTPServer.Settings, leafletPath: String,
-        maplibrePath: String = MapLibreFiles.localPath, fontPaths: [String] = [], share: MirrorShare? = nil,
-        gateRefresh: Double = 60, regionRefresh: Double = 1, tileCacheBytes: Int = TileResponseCache.defaultLimit,
+        library: RegionLibrary, authorization: any ServingUse, configuration: Configuration,
         makeGate: @escaping @Sendable () throws -> Gate,
         log: (@Sendable (HTTPServer.LogEntry) -> Void)? = nil,
         onRegionEvent: @escaping @Sendable (RegionWatcher.Event) -> Void = { _ in },
         onGateEvent: @escaping @Sendable (GateMonitor.Event) -> Void = { _ in }
     ) throws {
         try self.init(
-            listener: HTTPListener(host: settings.host, port: settings.port), library: library, authorization: authorization,
-            settings: settings, leafletPath: leafletPath, maplibrePath: maplibrePath, fontPaths: fontPaths, share: share, gateRefresh: gateRefresh,
-            regionRefresh: regionRefresh, tileCacheBytes: tileCacheBytes, makeGate: makeGate,
-            log: log, onRegionEvent: onRegionEvent, onGateEvent: onGateEvent)
+            listener: HTTPListener(host: configuration.http.host, port: configuration.http.port), library: library, authorization: authorization,
+            configuration: configuration, makeGate: makeGate, log: log, onRegionEvent: onRegionEvent, onGateEvent: onGateEvent)
     }
 
     /// Starts serving on a bound listener, with a service that is ready before the first request.
     ///
     /// - Parameters:
-    ///   - settings: without a host policy, the server answers loopback names and the bound host.
     ///   - makeGate: opens the gate on the monitor's thread.
-    ///   - gateRefresh: seconds between looks at the saved gate state (60 by default).
-    ///   - regionRefresh: seconds between looks at the installed regions (1 by default).
-    ///   - tileCacheBytes: memory for tile answers kept and sent again (``TileResponseCache``); 0 keeps none.
     ///   - log: every answer, rejections included (`serve --verbose`).
     public init(
-        listener: HTTPListener, library: RegionLibrary, authorization: any ServingUse, settings: HTTPServer.Settings, leafletPath: String,
-        maplibrePath: String = MapLibreFiles.localPath, fontPaths: [String] = [], share: MirrorShare? = nil,
-        gateRefresh: Double = 60, regionRefresh: Double = 1, tileCacheBytes: Int = TileResponseCache.defaultLimit,
+        listener: HTTPListener, library: RegionLibrary, authorization: any ServingUse, configuration: Configuration,
         makeGate: @escaping @Sendable () throws -> Gate,
         log: (@Sendable (HTTPServer.LogEntry) -> Void)? = nil,
         onRegionEvent: @escaping @Sendable (RegionWatcher.Event) -> Void = { _ in },
         onGateEvent: @escaping @Sendable (GateMonitor.Event) -> Void = { _ in }
     ) throws {
+        let gateRefresh = configuration.gateRefresh
         let watch = GateWatch(lifetime: GateWatch.lifetime(forRefresh: gateRefresh))
         // The monitor sets the watch from this start's authorization before any request comes.
         let policy = try makeGate().policy
@@ -63,8 +89,9 @@ public final class TileServer: Sendable {
         if !damaged.isEmpty { onRegionEvent(.changed(TileService.Changes(damaged: damaged))) }
         let metrics = ServerMetrics()
         let service = TileService(
-            regions: regions, damaged: damaged, styles: [], gate: watch, leafletPath: leafletPath, maplibrePath: maplibrePath, fallbackHost: listener.baseURL, metrics: metrics,
-            glyphs: GlyphService(folders: fontPaths + FontLibrary.systemFolders), tileCache: TileResponseCache(limit: tileCacheBytes), share: share,
+            regions: regions, damaged: damaged, styles: [], gate: watch, leafletPath: configuration.leafletPath, maplibrePath: configuration.maplibrePath, fallbackHost: listener.baseURL, metrics: metrics,
+            glyphs: GlyphService(folders: configuration.fontPaths + FontLibrary.systemFolders),
+            tileCache: TileResponseCache(limit: configuration.tileCacheBytes), share: configuration.share,
             startUse: authorization)
         // The styles are read as the watcher re-reads them, so a damaged one is said once, here.
         let damagedStyles = service.refreshStyles(in: library.directory)
@@ -72,7 +99,7 @@ public final class TileServer: Sendable {
         let monitor = GateMonitor(
             watch: watch, refresh: gateRefresh, policy: policy, start: authorization, makeGate: makeGate,
             servedRegions: { Array(service.regions.keys) }, onEvent: onGateEvent)
-        var settings = settings
+        var settings = configuration.http
         if settings.hostPolicy == nil { settings.hostPolicy = HTTPHostPolicy(boundHost: listener.host) }
         let http = try HTTPServer(listener: listener, settings: settings, gauge: metrics.connections) { entry in
             // The route travels with the answer; only what the HTTP layer refused itself is named from its path.
@@ -91,7 +118,7 @@ public final class TileServer: Sendable {
         self.http = http
         self.service = service
         self.monitor = monitor
-        watcher = RegionWatcher(service: service, directory: library.directory, pins: library.pins, interval: regionRefresh, onEvent: onRegionEvent)
+        watcher = RegionWatcher(service: service, directory: library.directory, pins: library.pins, interval: configuration.regionRefresh, onEvent: onRegionEvent)
         do {
             try monitor.start()
             try watcher.start()

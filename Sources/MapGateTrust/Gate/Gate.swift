@@ -247,6 +247,13 @@ public final class Gate {
         }
     }
 
+    /// Takes in a catalog as its source fetched and verified it (``accept(_:sha256:signedBy:)``)
+    /// and returns the proof that it did, which ``SyncWorkflow`` requires.
+    public func accept(_ fetched: CatalogSource.Fetched) throws -> AcceptedCatalog {
+        try accept(fetched.catalog, sha256: fetched.sha256, signedBy: fetched.signature?.keyID.hex)
+        return AcceptedCatalog(fetched)
+    }
+
     /// Takes in a catalog whose signature was verified (or that the policy lets go unsigned):
     /// refuses a rollback (a lower serial than already accepted from the same signing key), the
     /// same serial with other bytes, and a catalog past its `expires` by the gate's clock (trusted

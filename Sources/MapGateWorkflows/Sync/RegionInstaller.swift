@@ -21,7 +21,7 @@ public final class RegionInstaller {
         case installed
     }
 
-    public enum Outcome: Sendable, Equatable, CustomStringConvertible {
+    public enum Outcome: Sendable, Equatable {
         /// Installed or updated from the full package; `previous` is the version it replaced.
         case installed(version: String, previous: String?, downloaded: Int64, resumedFrom: Int64)
         /// The installed file of this very version was damaged and is installed again from the full package.
@@ -31,35 +31,9 @@ public final class RegionInstaller {
         case patched(version: String, previous: String, downloaded: Int64, fullSize: Int64)
         /// The installed version equals the catalog's.
         case upToDate(version: String)
-
-        /// In the user's language (``Localization``), English until it is set up.
-        public var description: String {
-            let L = Localization.self
-            switch self {
-            case .upToDate(let version):
-                return L.format(L.localized("%s up to date"), version)
-            case .installed(let version, let previous?, let downloaded, let resumedFrom) where resumedFrom > 0:
-                return L.format(
-                    L.localized("updated from %1$s to %2$s (%3$s bytes downloaded, resumed at byte %4$s)"), previous, version, String(downloaded),
-                    String(resumedFrom))
-            case .installed(let version, let previous?, let downloaded, _):
-                return L.format(L.localized("updated from %1$s to %2$s (%3$s bytes downloaded)"), previous, version, String(downloaded))
-            case .installed(let version, nil, let downloaded, let resumedFrom) where resumedFrom > 0:
-                return L.format(L.localized("installed %1$s (%2$s bytes downloaded, resumed at byte %3$s)"), version, String(downloaded), String(resumedFrom))
-            case .installed(let version, nil, let downloaded, _):
-                return L.format(L.localized("installed %1$s (%2$s bytes downloaded)"), version, String(downloaded))
-            case .repaired(let version, let downloaded, let resumedFrom) where resumedFrom > 0:
-                return L.format(L.localized("repaired %1$s (%2$s bytes downloaded, resumed at byte %3$s)"), version, String(downloaded), String(resumedFrom))
-            case .repaired(let version, let downloaded, _):
-                return L.format(L.localized("repaired %1$s (%2$s bytes downloaded)"), version, String(downloaded))
-            case .patched(let version, let previous, let downloaded, let fullSize):
-                return L.format(
-                    L.localized("updated from %1$s to %2$s (delta, %3$s of %4$s bytes)"), previous, version, String(downloaded), String(fullSize))
-            }
-        }
     }
 
-    private let directory: DataDirectory
+    let directory: DataDirectory
     private let registry: RegionRegistry
     public let downloader: PackageDownloader
     private let clock: Clock
@@ -236,7 +210,7 @@ public final class RegionInstaller {
         }
     }
 
-    private func checkFreeSpace(for region: CatalogRegion) throws {
+    func checkFreeSpace(for region: CatalogRegion) throws {
         let partial = FileManager.default.sizeOfItem(atPath: PackageDownloader.partialPath(region, in: directory))
         let needed = max(0, region.size - partial) + region.installedSize
         guard let free = freeSpace(directory.path) else { return }
@@ -271,82 +245,14 @@ public final class RegionInstaller {
         }
     }
 
-    /// The delta whose `fromHash` is the installed file's content hash, if the file is there and
-    /// the catalog names the result's `contentHash`. Without it the delta's own metadata would be
-    /// the only word on what it gives: a delta to an older version, offered again, would be
-    /// installed under the new version's name.
-    private func usableDelta(for region: CatalogRegion, installed: InstalledRegion) -> CatalogDelta? {
-        guard region.contentHash != nil, let hash = installed.contentHash,
-            FileManager.default.fileExists(atPath: directory.regionPath(region.id))
-        else { return nil }
-        return region.deltas.first { $0.fromHash.uppercased() == hash.uppercased() }
-    }
-
     /// A use's delivery step (``GateAuthorization/deliver(_:)``).
     typealias Delivery = (() throws -> Void) throws -> Void
-
-    /// Updates through `delta`: download, apply to a copy, check, validate, install.
-    private func patch(
-        _ region: CatalogRegion, with delta: CatalogDelta, previous: InstalledRegion, catalog: Catalog, stage: (Stage) -> Void,
-        progress: @escaping (Int64, Int64) -> Void, deliver: Delivery
-    ) throws -> Outcome {
-        // The delta travels like a package: same resume, retries, streaming hash and limits.
-        let package = CatalogRegion(
-            id: region.id, name: region.name, version: region.version, url: delta.url, size: delta.size, sha256: delta.sha256,
-            installedSize: region.installedSize, format: region.format, bounds: region.bounds, minzoom: region.minzoom,
-            maxzoom: region.maxzoom)
-        try Self.checkSource(of: package, in: catalog)
-        try checkFreeSpace(for: package)
-        stage(.downloading)
-        let download = try downloader.download(package, into: directory, progress: progress)
-        defer { try? FileManager.default.removeItem(atPath: download.outputPath) }
-
-        stage(.applying)
-        let patched = directory.patchingPath(region.id)
-        try? FileManager.default.removeItem(atPath: patched)
-        do {
-            try FileCopy.copy(from: directory.regionPath(region.id), to: patched)
-        } catch {
-            throw RegionError(region: region.id, reason: L.localized("cannot copy the installed file to apply the delta: %1$s", "\(errorMessage(error))"), kind: .io)
-        }
-        // The tile hashes are checked below, on another thread while the file is validated: the
-        // result's against the catalog's. The base's is not hashed again: it was recorded at install,
-        // and a base changed since then cannot give the declared result.
-        let summary: DeltaSummary
-        do {
-            // No fsync at the apply's commit: it would wait for the whole copy to be written;
-            // the file is fsynced once it is checked, before the rename installs it, and a run
-            // stopped before then leaves a scratch file that is never installed.
-            summary = try MBTilesDelta.apply(delta: download.outputPath, to: patched, hashes: .byCaller, flushesOnCommit: false)
-        } catch let error as DeltaError where error.path == download.outputPath {
-            throw DeltaError(path: "the delta \(delta.url)", reason: error.reason)  // named by its URL, not the file in partial/
-        }
-        if let expected = region.contentHash, summary.targetHash.uppercased() != expected.uppercased() {
-            throw RegionError(
-                region: region.id, reason: L.localized("the delta gives tiles with hash %1$s, the catalog declares %2$s", "\(summary.targetHash)", "\(expected)"), kind: .badData)
-        }
-        try checkAndInstall(patched, expectedContentHash: summary.targetHash, from: "the delta", region: region, stage: stage, deliver: deliver)
-        keepDelta(package)
-        downloader.discardPartial(package, in: directory)
-        return .patched(version: region.version, previous: previous.version, downloaded: delta.size - download.resumedFrom, fullSize: region.size)
-    }
-
-    /// Keeps the delta that updated a region, as downloaded (``DataDirectory/keptDeltaPath(_:sha256:)``),
-    /// in place of any kept before: `mapgate mirror` passes it on to machines that have the
-    /// version it starts from. Best effort: a delta that cannot be kept is only not mirrored.
-    private func keepDelta(_ package: CatalogRegion) {
-        LeftoverFiles.removeKeptDeltas(of: package.id, in: directory)
-        try? FileManager.default.createDirectory(atPath: directory.deltasPath, withIntermediateDirectories: true)
-        let raw = PackageDownloader.partialPath(package, in: directory)
-        guard FileManager.default.sizeOfItem(atPath: raw) == package.size else { return }
-        _ = DurableFile.rename(raw, over: directory.keptDeltaPath(package.id, sha256: package.sha256), folder: directory.deltasPath)
-    }
 
     /// Validates the file at `path`, takes its SHA-256 and fsyncs it while another thread hashes
     /// its tiles (each reads the whole file, on its own core), checks the tiles' hash when one is
     /// expected (the catalog's `contentHash`), then installs it. `source` names where the file
     /// came from, for the error.
-    private func checkAndInstall(
+    func checkAndInstall(
         _ path: String, expectedContentHash: String?, from source: String, region: CatalogRegion, stage: (Stage) -> Void,
         deliver: Delivery
     ) throws {

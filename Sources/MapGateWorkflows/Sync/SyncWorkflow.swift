@@ -56,11 +56,14 @@ public final class SyncWorkflow {
     private let installer: RegionInstaller
     private let styles: StyleInstaller
 
-    /// - Parameter saved: the catalog as fetched and verified, saved in the data directory once
-    ///   the run holds its lock (what `mapgate mirror` passes on).
-    public init(catalog: Catalog, saved: SavedCatalog? = nil, library: RegionLibrary, installer: RegionInstaller) {
-        self.catalog = catalog
-        self.saved = saved
+    /// - Parameters:
+    ///   - catalog: the catalog the gate accepted (``Gate/accept(_:)``): no run skips its checks
+    ///     (rollback, expiry, the publisher's rules).
+    ///   - savesCatalog: save the catalog as fetched and verified in the data directory once the
+    ///     run holds its lock (what `mapgate mirror` passes on and `catalog --saved` shows).
+    public init(catalog: AcceptedCatalog, savesCatalog: Bool = false, library: RegionLibrary, installer: RegionInstaller) {
+        self.catalog = catalog.catalog
+        saved = savesCatalog ? SavedCatalog(bytes: catalog.fetched.bytes, signature: catalog.fetched.signatureFile) : nil
         self.library = library
         self.installer = installer
         styles = StyleInstaller(directory: library.directory, downloader: installer.downloader)

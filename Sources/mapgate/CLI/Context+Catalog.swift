@@ -20,7 +20,7 @@ extension Context {
 
     /// The catalog, checked and accepted by the gate. From a mirror, it is checked exactly as the
     /// publisher's, then each region's package is read from the mirror (``Catalog/mirrored(at:manifest:)``).
-    func fetchCatalog(mirror: String? = nil) throws -> CatalogSource.Fetched {
+    func fetchCatalog(mirror: String? = nil) throws -> AcceptedCatalog {
         let source = try catalogSource(mirror: mirror)
         var fetched = try source.fetch()
         if let mirror {
@@ -30,7 +30,6 @@ extension Context {
         }
         let gate = try makeGate()
         defer { warnAboutState(gate) }
-        try gate.accept(fetched.catalog, sha256: fetched.sha256, signedBy: fetched.signature?.keyID.hex)
-        return fetched
+        return try gate.accept(fetched)
     }
 }

@@ -90,9 +90,12 @@ struct ServerLaunch {
         let makeGate: @Sendable () throws -> Gate = {
             try Gate(store: try GateStore(stateFolder: stateFolder, directory: directory, busyTimeout: busyTimeout), settings: gateSettings)
         }
+        let served = TileServer.Configuration(
+            http: settings, leafletPath: configuration.leafletPath, maplibrePath: configuration.maplibrePath, fontPaths: configuration.fontPaths,
+            share: share, gateRefresh: refresh, tileCacheBytes: tileCacheBytes)
         return try TileServer(
-            listener: listener, library: try context.readOnlyRegionLibrary(), authorization: authorization, settings: settings,
-            leafletPath: configuration.leafletPath, maplibrePath: configuration.maplibrePath, fontPaths: configuration.fontPaths, share: share, gateRefresh: refresh, tileCacheBytes: tileCacheBytes, makeGate: makeGate, log: verbose ? RequestLog.write : nil,
+            listener: listener, library: try context.readOnlyRegionLibrary(), authorization: authorization, configuration: served,
+            makeGate: makeGate, log: verbose ? RequestLog.write : nil,
             onRegionEvent: { event in
                 switch event {
                 case .changed(let changes):

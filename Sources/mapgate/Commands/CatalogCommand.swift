@@ -30,8 +30,8 @@ struct CatalogCommand: Command {
     /// The catalog: fetched and accepted by the gate, or with --saved the one the last sync kept.
     private func load(_ context: Context) throws -> (catalog: Catalog, signedBy: String?) {
         guard saved else {
-            let fetched = try context.fetchCatalog()
-            return (fetched.catalog, fetched.signature?.keyID.hex)
+            let accepted = try context.fetchCatalog()
+            return (accepted.catalog, accepted.fetched.signature?.keyID.hex)
         }
         guard let kept = SavedCatalog.load(from: context.dataDirectory) else {
             throw GeneralFailure(

@@ -45,11 +45,11 @@ struct SyncCommand: Command {
         // The catalog is read before anything else: an unreachable catalog costs no use. The
         // workflow decides the rest (SyncWorkflow: what costs a use); this renders its events.
         let base = try mirror.map { try MirrorLayout.baseURL(from: $0, currentDirectory: FileManager.default.currentDirectoryPath) }
-        let fetched = try context.fetchCatalog(mirror: base)
+        let accepted = try context.fetchCatalog(mirror: base)
         let installer = try RegionInstaller(
             directory: context.dataDirectory, state: try context.state(), downloader: PackageDownloader(client: try context.httpClient()))
         let workflow = SyncWorkflow(
-            catalog: fetched.catalog, saved: SavedCatalog(bytes: fetched.bytes, signature: fetched.signatureFile), library: try context.regionLibrary(), installer: installer)
+            catalog: accepted, savesCatalog: true, library: try context.regionLibrary(), installer: installer)
         let console = context.console
         let killAt = FaultInjection(environment: context.environment)
         let gate = try context.makeGate()
@@ -96,7 +96,7 @@ struct SyncCommand: Command {
         }
         if summary.nothingToDo, !context.json {
             if mirror != nil {
-                let held = fetched.catalog.regions.map(\.id)
+                let held = accepted.catalog.regions.map(\.id)
                 console.print(
                     L.localized("No region is installed yet: name the regions to install from the mirror (it has: %1$s).", "\(held.isEmpty ? "none" : held.joined(separator: ", "))"))
             } else {

@@ -28,7 +28,7 @@ import Glibc
         settings.hostPolicy = HTTPHostPolicy(boundHost: "127.0.0.1", allowing: ["maps.example"])
         let harness = harness
         server = try TileServer(
-            library: harness.library, authorization: try harness.authorization(), settings: settings, leafletPath: "/nonexistent",
+            library: harness.library, authorization: try harness.authorization(), configuration: .init(http: settings, leafletPath: "/nonexistent"),
             makeGate: { try Gate(store: try harness.gateStore(), settings: .unreachable) })
     }
 

@@ -17,8 +17,8 @@ import Testing
         try harness.sync("plain")
         let harness = harness
         server = try TileServer(
-            library: harness.library, authorization: try harness.authorization(), settings: HTTPServer.Settings(), leafletPath: "/nonexistent",
-            regionRefresh: 0.2, makeGate: { try Gate(store: try harness.gateStore(), settings: .unreachable) })
+            library: harness.library, authorization: try harness.authorization(), configuration: .init(leafletPath: "/nonexistent",
+            regionRefresh: 0.2), makeGate: { try Gate(store: try harness.gateStore(), settings: .unreachable) })
     }
 
     func status(_ path: String) throws -> HTTPResponse {

@@ -54,8 +54,8 @@ import Testing
         settings.idleTimeout = 2
         let harness = harness
         server = try TileServer(
-            library: harness.library, authorization: try harness.authorization(), settings: settings, leafletPath: "/usr/share/javascript/leaflet",
-            maplibrePath: "/nonexistent", makeGate: { try Gate(store: try harness.gateStore(), settings: .unreachable) })
+            library: harness.library, authorization: try harness.authorization(), configuration: .init(http: settings, leafletPath: "/usr/share/javascript/leaflet",
+            maplibrePath: "/nonexistent"), makeGate: { try Gate(store: try harness.gateStore(), settings: .unreachable) })
     }
 
     static func sqlite(_ path: String, _ sql: String) throws {
@@ -123,8 +123,8 @@ import Testing
         try Data("// stand-in".utf8).write(to: URL(fileURLWithPath: maplibre.file("maplibre-gl.js")))
         let harness = harness
         let other = try TileServer(
-            library: harness.library, authorization: try harness.authorization(), settings: HTTPServer.Settings(), leafletPath: "/nonexistent",
-            maplibrePath: maplibre.path, makeGate: { try Gate(store: try harness.gateStore(), settings: .unreachable) })
+            library: harness.library, authorization: try harness.authorization(), configuration: .init(leafletPath: "/nonexistent",
+            maplibrePath: maplibre.path), makeGate: { try Gate(store: try harness.gateStore(), settings: .unreachable) })
         defer { other.stop() }
         let response = try client.get(HTTPRequest(url: other.baseURL + "/view/deepcities"))
         let page = String(decoding: response.body, as: UTF8.self)

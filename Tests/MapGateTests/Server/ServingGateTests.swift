@@ -27,8 +27,8 @@ import Testing
         let settings = settings
         let clock = time.clock
         return try TileServer(
-            library: harness.library, authorization: try makeGate().authorizeUse(), settings: HTTPServer.Settings(),
-            leafletPath: "/nonexistent", gateRefresh: 0.05,
+            library: harness.library, authorization: try makeGate().authorizeUse(), configuration: .init(http: HTTPServer.Settings(),
+            leafletPath: "/nonexistent", gateRefresh: 0.05),
             makeGate: {
                 Gate(store: try harness.gateStore(clock: clock, busyTimeout: 0.05), settings: settings, clock: clock, installed: try AppVersion("1.4.0"))
             },
@@ -165,8 +165,8 @@ extension ServingGateTests {
         let release = DispatchSemaphore(value: 0)
         let calls = Locked(0)
         let server = try TileServer(
-            library: harness.library, authorization: try makeGate().authorizeUse(), settings: HTTPServer.Settings(),
-            leafletPath: "/nonexistent", gateRefresh: 0.05,
+            library: harness.library, authorization: try makeGate().authorizeUse(), configuration: .init(http: HTTPServer.Settings(),
+            leafletPath: "/nonexistent", gateRefresh: 0.05),
             makeGate: {
                 // The server's own first look succeeds; the monitor's then hangs until released.
                 if calls.withLock({ $0 += 1; return $0 }) > 1 { release.wait() }

@@ -59,8 +59,8 @@ import Testing
         try harness.builder.add(id: "plain", source: source, format: "png")
         try harness.sync("plain")
         let server = try TileServer(
-            library: harness.library, authorization: try harness.authorization(), settings: HTTPServer.Settings(), leafletPath: "/nonexistent",
-            regionRefresh: 0.2, makeGate: { try Gate(store: try harness.gateStore(), settings: .unreachable) })
+            library: harness.library, authorization: try harness.authorization(), configuration: .init(leafletPath: "/nonexistent",
+            regionRefresh: 0.2), makeGate: { try Gate(store: try harness.gateStore(), settings: .unreachable) })
         defer { server.stop() }
         let client = HTTPClient()
         func get(_ path: String, _ headers: [(name: String, value: String)] = []) throws -> HTTPResponse {

@@ -21,7 +21,7 @@ import Testing
         settings.idleTimeout = 2
         let harness = harness
         server = try TileServer(
-            library: harness.library, authorization: try harness.authorization(), settings: settings, leafletPath: "/nonexistent",
+            library: harness.library, authorization: try harness.authorization(), configuration: .init(http: settings, leafletPath: "/nonexistent"),
             makeGate: { try Gate(store: try harness.gateStore(), settings: .unreachable) })
     }
 
@@ -95,7 +95,7 @@ import Testing
         try harness.sync("bomb")
         let harness = harness
         let bombServer = try TileServer(
-            library: harness.library, authorization: try harness.authorization(), settings: HTTPServer.Settings(), leafletPath: "/nonexistent",
+            library: harness.library, authorization: try harness.authorization(), configuration: .init(leafletPath: "/nonexistent"),
             makeGate: { try Gate(store: try harness.gateStore(), settings: .unreachable) })
         let get = { (path: String, headers: [(name: String, value: String)]) in
             try self.client.get(HTTPRequest(url: bombServer.baseURL + path, headers: headers))

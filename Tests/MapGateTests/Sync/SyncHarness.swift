@@ -25,8 +25,13 @@ final class SyncHarness: @unchecked Sendable {
     }
 
     func catalog(path: String = "/catalog.json") throws -> Catalog {
+        try fetchedCatalog(path: path).catalog
+    }
+
+    /// The catalog as its source fetched it, for a gate to accept (``Gate/accept(_:)``).
+    func fetchedCatalog(path: String = "/catalog.json") throws -> CatalogSource.Fetched {
         try builder.write()
-        return try CatalogSource(url: origin.baseURL + path, trustedKeys: [], requiresSignature: false, client: HTTPClient()).fetch().catalog
+        return try CatalogSource(url: origin.baseURL + path, trustedKeys: [], requiresSignature: false, client: HTTPClient()).fetch()
     }
 
     /// The gate's copies: the harness's own state folder and the data directory.

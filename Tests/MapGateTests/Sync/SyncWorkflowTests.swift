@@ -38,7 +38,7 @@ import Testing
     }
 
     func sync(_ regions: [String], maxAttempts: Int = 1, confirm: @escaping (GateAuthorization) -> Bool = { _ in true }) throws -> Run {
-        let workflow = SyncWorkflow(catalog: try harness.catalog(), library: harness.library, installer: try harness.installer(maxAttempts: maxAttempts))
+        let workflow = SyncWorkflow(catalog: try gate().accept(try harness.fetchedCatalog()), library: harness.library, installer: try harness.installer(maxAttempts: maxAttempts))
         var events: [String] = []
         let summary = try workflow.run(
             requested: regions, gate: try gate(), lock: { try DirectoryLock(directory: harness.directory) }, confirm: confirm
@@ -110,7 +110,7 @@ import Testing
     /// The use is delivered the moment the rename puts the region in place, before its record is
     /// saved: a run stopped (SIGTERM) right after the rename must not get it back.
     @Test func theUseIsDeliveredByTheRenameItself() throws {
-        let workflow = SyncWorkflow(catalog: try harness.catalog(), library: harness.library, installer: try harness.installer())
+        let workflow = SyncWorkflow(catalog: try gate().accept(try harness.fetchedCatalog()), library: harness.library, installer: try harness.installer())
         var held: GateAuthorization?
         var deliveredWhenInstalled: Bool?
         _ = try workflow.run(
