@@ -47,7 +47,11 @@ let package = Package(
         // HTTPServer, Glyphs, Server.
         .target(
             name: "MapGateServer",
-            dependencies: ["MapGateBase", "MapGateStorage", "MapGateTrust", "MapGateWorkflows", "CMicroHTTPD", "CFreeType", "CLinux"]),
+            dependencies: ["MapGateBase", "MapGateStorage", "MapGateTrust", "MapGateWorkflows", "CMicroHTTPD", "CFreeType", "CLinux"],
+            // The viewer pages' scripts and styles, as files the build embeds (ViewerAssets): no
+            // resource bundle to install beside the binary.
+            resources: ["raster-viewer.js", "raster-viewer.css", "vector-viewer.js", "vector-viewer.css", "update-watcher.js", "update-watcher.css"]
+                .map { .embedInCode("Viewer/" + $0) }),
         // The umbrella: only `@_exported import` of each layer, so that `import MapGate` is the library.
         .target(
             name: "MapGate",

@@ -35,7 +35,7 @@ extension TileRequestHandler {
         let body = ViewerPage.document(
             title: "mapgate", language: language, style: "#gate{position:fixed;z-index:2000;inset:0;display:none}" + watcher.style,
             body: "<main><h1>\(ViewerPage.escape(language.localized("mapgate regions")))</h1><ul>\n\(items.isEmpty ? "<li>" + ViewerPage.escape(language.localized("No region is installed.")) + "</li>" : items)\n</ul>\(stylesSection)</main><div class=\"notice\" id=\"gate\"></div>" + watcher.body,
-            script: watcher.script)
+            script: ViewerPage.inlineScript(page: [:], watcher: watcher, main: nil))
         return html(200, body)
     }
 

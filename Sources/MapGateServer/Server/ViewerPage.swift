@@ -73,51 +73,31 @@ enum ViewerPage {
                     """)
         }
         let b = region.bounds
-        let bounds = "[[\(b[1]), \(b[0])], [\(b[3]), \(b[2])]]"
-        let ext = TileRequestHandler.extensions(region.record.format)[0]
-        let layer: String
-        if region.record.format == .pbf {
-            // Vector tiles: show the tile grid the region covers and its layers (from TileJSON).
-            layer = """
-                const Grid = L.GridLayer.extend({ createTile: function (c) {
-                  const t = document.createElement('div'); t.className = 'grid'; t.textContent = c.z + '/' + c.x + '/' + c.y; return t; } });
-                new Grid({ bounds: bounds, minZoom: \(region.minzoom), maxNativeZoom: \(region.maxzoom) }).addTo(map);
-                """
-        } else {
-            layer = """
-                L.tileLayer('/\(id)/{z}/{x}/{y}.\(ext)', { bounds: bounds, minZoom: \(region.minzoom), maxNativeZoom: \(region.maxzoom),
-                  maxZoom: \(region.maxzoom + 3), attribution: \(jsonString(AttributionHTML.sanitized(region.attribution ?? ""))) }).addTo(map);
-                """
-        }
         let watcher = updateWatcher(language: language)
+        var page: [String: JSONValue] = [
+            "id": .string(id), "bounds": .array([.array([.double(b[1]), .double(b[0])]), .array([.double(b[3]), .double(b[2])])]),
+            "minzoom": .integer(Int64(region.minzoom)), "maxzoom": .integer(Int64(region.maxzoom)),
+            "words": .object([
+                "zoomIn": .string(language.localized("Zoom in")), "zoomOut": .string(language.localized("Zoom out")),
+                "layers": .string(language.localized("layers:")),
+            ]),
+        ]
+        // Vector tiles get the tile grid the region covers (no tiles template).
+        if region.record.format != .pbf {
+            page["tiles"] = .string("/\(id)/{z}/{x}/{y}.\(TileRequestHandler.extensions(region.record.format)[0])")
+            page["attribution"] = .string(AttributionHTML.sanitized(region.attribution ?? ""))
+        }
         return document(
             title: region.name, language: language,
             head: """
                 <link rel="stylesheet" href="/_leaflet/leaflet.css"><script src="/_leaflet/leaflet.js"></script>
                 """,
-            style: """
-                #map{position:absolute;inset:0}#panel{position:absolute;z-index:1000;top:10px;right:10px;background:#fff;padding:.5em 1em;
-                border-radius:4px;box-shadow:0 1px 4px #0004;max-width:40%}.grid{outline:1px solid #3388ff;color:#3388ff;font:12px monospace;padding:4px}
-                #gate{position:absolute;z-index:2000;inset:0;display:none}
-                """ + watcher.style,
+            style: ViewerAssets.rasterViewerStyle + watcher.style,
             body: """
                 <div id="map"></div><div id="panel"><b>\(escape(region.name))</b> \(escape(region.record.version))<div id="layers"></div></div>
                 <div class="notice" id="gate"></div>
                 """ + watcher.body,
-            script: """
-                const bounds = \(bounds);
-                // The region's zoom range bounds the map: a region with tiles from zoom 12 up
-                // must not open at zoom 3 over nothing.
-                const map = L.map('map', { zoomSnap: 0, minZoom: \(region.minzoom), maxZoom: \(region.maxzoom + 3), zoomControl: false });
-                L.control.zoom({ zoomInTitle: \(jsonString(language.localized("Zoom in"))), zoomOutTitle: \(jsonString(language.localized("Zoom out"))) }).addTo(map);
-                map.fitBounds(bounds, { padding: [24, 24] });
-                if (map.getZoom() < \(region.minzoom)) map.setZoom(\(region.minzoom));
-                \(layer)
-                fetch('/\(id).json').then(function (r) { return r.ok ? r.json() : {}; }).then(function (j) {
-                  const layers = j.vector_layers || [];
-                  if (layers.length) document.getElementById('layers').textContent = \(jsonString(language.localized("layers:"))) + ' ' + layers.map(function (l) { return l.id; }).join(', ');
-                }).catch(function () {});
-                """ + watcher.script)
+            script: inlineScript(page: page, watcher: watcher, main: ViewerAssets.rasterViewerScript))
     }
 
     /// The viewer of a vector region: MapLibre GL JS renders its tiles with the publisher's style
@@ -129,9 +109,6 @@ enum ViewerPage {
         language: PageLanguage = .english
     ) -> HTMLPage {
         let id = region.record.id
-        // Arabic, Persian and Hebrew labels shaped and ordered by mapgate's plugin (docs/rtl-text.md):
-        // registered before the map, not lazily, so that no label is laid out without it.
-        let rtl = hasRTLTextPlugin ? "maplibregl.setRTLTextPlugin('/_maplibre/\(MapLibreFiles.rtlTextPlugin)', false).catch(function (e) { console.warn(e); });\n" : ""
         guard hasMapLibre else {
             return document(
                 title: region.name, language: language,
@@ -147,7 +124,6 @@ enum ViewerPage {
         }
         let b = region.bounds
         let edge = TileCoordinate.maximumLatitude
-        let bounds = "[[\(b[0]), \(max(b[1], -edge))], [\(b[2]), \(min(b[3], edge))]]"
         // Style ids are [a-z0-9._-]: safe in a URL and an attribute; names are escaped.
         let options = styles.map { "<option value=\"/styles/\($0.id)/style.json\" data-style=\"\($0.id)\">\(escape($0.name))</option>" }
             + ["<option value=\"/\(escape(id))/style.json\" data-style=\"inspect\">" + escape(language.localized("All layers (inspect)")) + "</option>"]
@@ -159,83 +135,41 @@ enum ViewerPage {
             + VectorStyle.labelLanguages.map { "<option value=\"\($0)\">\(escape(endonyms[$0] ?? $0))</option>" }
         let labelMenu = "<label>" + escape(language.localized("Labels")) + " <select id=\"labels\">\(labelOptions.joined())</select></label>"
         let watcher = updateWatcher(language: language)
+        var page: [String: JSONValue] = [
+            "id": .string(id), "bounds": .array([.double(b[0]), .double(max(b[1], -edge)), .double(b[2]), .double(min(b[3], edge))]),
+            "minzoom": .integer(Int64(region.minzoom)),
+            "words": .object([
+                "zoomIn": .string(language.localized("Zoom in")), "zoomOut": .string(language.localized("Zoom out")),
+                "toggleAttribution": .string(language.localized("Toggle attribution")),
+            ]),
+        ]
+        // Arabic, Persian and Hebrew labels shaped and ordered by mapgate's plugin (docs/rtl-text.md).
+        if hasRTLTextPlugin { page["rtlTextPlugin"] = .string("/_maplibre/\(MapLibreFiles.rtlTextPlugin)") }
         return document(
             title: region.name, language: language,
             head: """
                 <link rel="stylesheet" href="/_maplibre/maplibre-gl.css"><script src="/_maplibre/maplibre-gl.js"></script>
                 """,
-            style: """
-                #map{position:absolute;inset:0}#panel{position:absolute;z-index:1000;top:10px;right:10px;background:#fff;padding:.5em 1em;
-                border-radius:4px;box-shadow:0 1px 4px #0004;max-width:40%;max-height:80%;overflow:auto}#legend label{display:block;white-space:nowrap}#panel>label{display:block;margin:.3em 0}
-                .swatch{display:inline-block;width:12px;height:12px;margin:0 6px 0 4px;vertical-align:-1px;border-radius:2px}
-                #info{font:12px monospace;white-space:pre-wrap;margin:.5em 0 0}#gate{position:absolute;z-index:2000;inset:0;display:none}
-                """ + watcher.style,
+            style: ViewerAssets.vectorViewerStyle + watcher.style,
             body: """
                 <div id="map"></div><div id="panel"><b>\(escape(region.name))</b> \(escape(region.record.version))\(menu)\(labelMenu)<div id="legend"></div><pre id="info"></pre></div>
                 <div class="notice" id="gate"></div>
                 """ + watcher.body,
-            script: rtl + """
-                const menu = document.getElementById('style');
-                const labels = document.getElementById('labels');
-                // The style and label language chosen are in the address (#style=ID&labels=ja): a
-                // reload or a shared link keeps them.
-                const wanted = (location.hash.match(/[#&]style=([a-z0-9._-]+)/) || [])[1];
-                if (menu && wanted) Array.prototype.forEach.call(menu.options, function (o) { if (o.dataset.style === wanted) o.setAttribute('selected', ''); });
-                const wantedLabels = (location.hash.match(/[#&]labels=([A-Za-z-]+)/) || [])[1];
-                if (wantedLabels) Array.prototype.forEach.call(labels.options, function (o) { if (o.value === wantedLabels) o.setAttribute('selected', ''); });
-                function isPublishers() { return !!menu && menu.value.indexOf('/styles/') === 0; }
-                function chosenStyle() {
-                  return isPublishers() ? menu.value : '/\(id)/style.json' + (labels.value ? '?labels=' + labels.value : '');
-                }
-                function remember() {
-                  const parts = [];
-                  if (menu) parts.push('style=' + menu.options[menu.selectedIndex].dataset.style);
-                  if (labels.value) parts.push('labels=' + labels.value);
-                  history.replaceState(null, '', parts.length ? '#' + parts.join('&') : location.pathname);
-                  labels.disabled = isPublishers();
-                }
-                labels.disabled = isPublishers();
-                // Padding keeps the labels of features at the region's edges inside the view.
-                const map = new maplibregl.Map({ container: 'map', style: chosenStyle(), bounds: \(bounds),
-                  fitBoundsOptions: { padding: 48 }, attributionControl: { compact: false }, fadeDuration: 0, minZoom: \(region.minzoom),
-                  locale: { 'NavigationControl.ZoomIn': \(jsonString(language.localized("Zoom in"))), 'NavigationControl.ZoomOut': \(jsonString(language.localized("Zoom out"))),
-                    'AttributionControl.ToggleAttribution': \(jsonString(language.localized("Toggle attribution"))) } });
-                map.addControl(new maplibregl.NavigationControl({ showCompass: false }), 'top-left');
-                map.addControl(new maplibregl.ScaleControl(), 'bottom-left');
-                if (menu) menu.addEventListener('change', function () {
-                  map.setStyle(chosenStyle()); map.once('idle', showLegend); remember();
-                });
-                labels.addEventListener('change', function () {
-                  map.setStyle(chosenStyle()); map.once('idle', showLegend); remember();
-                });
-                map.on('load', showLegend);
-                function showLegend() {
-                  const legend = document.getElementById('legend');
-                  legend.textContent = '';
-                  const groups = {};
-                  map.getStyle().layers.forEach(function (layer) {
-                    const name = layer.metadata && layer.metadata['mapgate:layer'];
-                    if (!name) return;
-                    if (!groups[name]) groups[name] = { ids: [], color: layer.paint && (layer.paint['fill-color'] || layer.paint['line-color'] || layer.paint['circle-color']) };
-                    groups[name].ids.push(layer.id);
-                  });
-                  Object.keys(groups).forEach(function (name) {
-                    const label = document.createElement('label');
-                    const box = document.createElement('input'); box.type = 'checkbox'; box.checked = true;
-                    box.addEventListener('change', function () {
-                      groups[name].ids.forEach(function (id) { map.setLayoutProperty(id, 'visibility', box.checked ? 'visible' : 'none'); });
-                    });
-                    const swatch = document.createElement('span'); swatch.className = 'swatch'; swatch.style.background = groups[name].color;
-                    label.appendChild(box); label.appendChild(swatch); label.appendChild(document.createTextNode(name));
-                    legend.appendChild(label);
-                  });
-                }
-                map.on('mousemove', function (e) {
-                  const features = map.queryRenderedFeatures(e.point);
-                  document.getElementById('info').textContent = features.length
-                    ? features[0].sourceLayer + '\\n' + JSON.stringify(features[0].properties, null, 1) : '';
-                });
-                """ + watcher.script)
+            script: inlineScript(page: page, watcher: watcher, main: ViewerAssets.vectorViewerScript))
+    }
+
+    /// A page's one inline script: `const page = …;` (what the page's scripts read, with the
+    /// update watcher's words as `page.update`), then the page's own script, then the watcher's.
+    static func inlineScript(page: [String: JSONValue], watcher: UpdateWatcher, main: String?) -> String {
+        var page = page
+        page["update"] = watcher.data
+        return "const page = " + scriptJSON(.object(page)) + ";\n" + (main ?? "") + watcher.script
+    }
+
+    /// JSON inside a `<script>` element: `</` written `<\/`, so no value can close the element.
+    static func scriptJSON(_ value: JSONValue) -> String {
+        let data = (try? value.encoded([.sortedKeys])) ?? Data("null".utf8)
+        return String(decoding: data, as: UTF8.self).replacing("</", with: "<\\/")
     }
 
     /// A message made HTML: escaped, then its marks made markup: U+0001…U+0002 a `<code>`, and
@@ -247,10 +181,5 @@ enum ViewerPage {
             result.replaceSubrange(start.lowerBound..<end.upperBound, with: "<a href=\"https://\(address)\">\(address)</a>")
         }
         return result
-    }
-
-    static func jsonString(_ text: String) -> String {
-        let data = (try? JSONValue.array([.string(text)]).encoded()) ?? Data("[\"\"]".utf8)
-        return String(decoding: data.dropFirst().dropLast(), as: UTF8.self).replacing("</", with: "<\\/")
     }
 }

@@ -1,0 +1,26 @@
+// The viewer of a raster region (Leaflet), or of a vector region when MapLibre is missing: its
+// tile grid. `page` (set before this script) holds the region: id, bounds ([[south, west],
+// [north, east]]), minzoom, maxzoom, tiles (the XYZ template, none for a grid), attribution
+// (sanitized HTML) and words (in the page's language).
+(function () {
+  const bounds = page.bounds;
+  // The region's zoom range bounds the map: a region with tiles from zoom 12 up
+  // must not open at zoom 3 over nothing.
+  const map = L.map('map', { zoomSnap: 0, minZoom: page.minzoom, maxZoom: page.maxzoom + 3, zoomControl: false });
+  L.control.zoom({ zoomInTitle: page.words.zoomIn, zoomOutTitle: page.words.zoomOut }).addTo(map);
+  map.fitBounds(bounds, { padding: [24, 24] });
+  if (map.getZoom() < page.minzoom) map.setZoom(page.minzoom);
+  if (page.tiles) {
+    L.tileLayer(page.tiles, { bounds: bounds, minZoom: page.minzoom, maxNativeZoom: page.maxzoom,
+      maxZoom: page.maxzoom + 3, attribution: page.attribution }).addTo(map);
+  } else {
+    // Vector tiles: show the tile grid the region covers and its layers (from TileJSON).
+    const Grid = L.GridLayer.extend({ createTile: function (c) {
+      const t = document.createElement('div'); t.className = 'grid'; t.textContent = c.z + '/' + c.x + '/' + c.y; return t; } });
+    new Grid({ bounds: bounds, minZoom: page.minzoom, maxNativeZoom: page.maxzoom }).addTo(map);
+  }
+  fetch('/' + page.id + '.json').then(function (r) { return r.ok ? r.json() : {}; }).then(function (j) {
+    const layers = j.vector_layers || [];
+    if (layers.length) document.getElementById('layers').textContent = page.words.layers + ' ' + layers.map(function (l) { return l.id; }).join(', ');
+  }).catch(function () {});
+})();
