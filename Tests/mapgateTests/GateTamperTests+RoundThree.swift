@@ -69,9 +69,18 @@ extension GateTamperTests {
         let demo = "\(mapgate.path) demo"
         let (program, arguments) = mapgate.command(["/usr/bin/script", "-qefc", demo, "/dev/null"])
         let running = try BackgroundProcess(program, arguments, environment: mapgate.baseEnvironment.merging(["TERM": "dumb"]) { $1 })
+        var work: String?
         defer {
+            // The demo first (it removes its folder as it stops), then the terminal around it.
+            // Anchored: `script`'s own command line names the demo too, and a killed `script` kills it outright.
+            _ = try? runProcess("/usr/bin/pkill", ["-TERM", "-f", "^" + mapgate.path + " demo"])
+            _ = running.wait(timeout: 10)
             running.signal(SIGTERM)
-            _ = try? runProcess("/usr/bin/pkill", ["-f", mapgate.path + " demo"])
+            // A demo stopped by SIGTERM removes its folder; whatever happened, none is left in /tmp.
+            if let work {
+                #expect(!FileManager.default.fileExists(atPath: work), "the demo, stopped by SIGTERM, left \(work)")
+                try? FileManager.default.removeItem(atPath: work)
+            }
         }
         let deadline = Date().addingTimeInterval(60)
         while !running.stdout.contains("viewer: "), Date() < deadline { usleep(50_000) }
@@ -85,9 +94,10 @@ extension GateTamperTests {
         let base = String(viewer[..<view.lowerBound])
         let origin = try after("serves the project's fixtures at ")
         let data = try after("data in ")
-        let work = PathText.deletingLastComponent(data)
+        let folder = PathText.deletingLastComponent(data)
+        work = folder
         var info = stat()
-        #expect(stat(work, &info) == 0 && info.st_mode & 0o777 == 0o700, "the demo's folder \(work) must be private")
+        #expect(stat(folder, &info) == 0 && info.st_mode & 0o777 == 0o700, "the demo's folder \(folder) must be private")
 
         // A region copied in, with its row: never served.
         let geo = data + "/regions/geo.mbtiles"
