@@ -23,9 +23,9 @@ public struct CatalogRegion: Sendable, Equatable {
     /// Tile-level deltas from earlier versions to this one (see ``MBTilesDelta``).
     public var deltas: [CatalogDelta] = []
 
-    /// The memberwise initializer, written out so that the targets above (a delta downloaded as a
-    /// package, in Sync) can make one too.
-    package init(
+    /// The memberwise initializer (the catalog's checks make each region; a download takes a
+    /// ``PackageReference``).
+    init(
         id: String, name: String, version: String, url: String, size: Int64, sha256: String, installedSize: Int64,
         format: TileFormat, bounds: [Double]? = nil, minzoom: Int, maxzoom: Int, minimumAppVersion: String? = nil,
         contentHash: String? = nil, deltas: [CatalogDelta] = []

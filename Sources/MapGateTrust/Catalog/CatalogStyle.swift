@@ -21,10 +21,8 @@ public struct CatalogStyle: Sendable, Equatable {
 
     /// The package as the downloader takes it: under a name no region can have (a region id
     /// starts with a letter or a digit), so its partial files never meet a region's.
-    public var package: CatalogRegion {
-        CatalogRegion(
-            id: "_style-" + id, name: name, version: version, url: url, size: size, sha256: sha256, installedSize: installedSize,
-            format: .pbf, bounds: nil, minzoom: 0, maxzoom: 0)
+    public var package: PackageReference {
+        PackageReference(id: "_style-" + id, url: url, size: size, sha256: sha256, installedSize: installedSize)
     }
 }
 

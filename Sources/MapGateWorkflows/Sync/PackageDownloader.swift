@@ -2,7 +2,7 @@ import FoundationEssentials
 import MapGateBase
 import MapGateTrust
 
-/// Downloads one region package into the partial folder: resumable, retried, verified by size
+/// Downloads one package (a region's, a delta, a style's) into the partial folder: resumable, retried, verified by size
 /// and SHA-256 and gunzipped while it streams.
 public struct PackageDownloader: Sendable {
     public var client: HTTPClient
@@ -32,19 +32,19 @@ public struct PackageDownloader: Sendable {
     }
 
     func download(
-        _ region: CatalogRegion, into directory: DataDirectory, progress: @escaping (Int64, Int64) -> Void
+        _ package: PackageReference, into directory: DataDirectory, progress: @escaping (Int64, Int64) -> Void
     ) throws -> Download {
-        let partialPath = Self.partialPath(region, in: directory)
+        let partialPath = Self.partialPath(package, in: directory)
         let infoPath = partialPath + ".json"
-        let outputPath = directory.installingPath(region.id)
-        removeStalePartials(of: region, keeping: partialPath, in: directory)
+        let outputPath = directory.installingPath(package.id)
+        removeStalePartials(of: package, keeping: partialPath, in: directory)
 
         var info = PartialFile.read(infoPath, limit: 64 << 10).flatMap { try? JSONDecoder().decode(PartialInfo.self, from: $0) }
-        if info?.url != region.url { info = nil }
-        let sink = try PackageSink(region: region, partialPath: partialPath, outputPath: outputPath)
+        if info?.url != package.url { info = nil }
+        let sink = try PackageSink(package: package, partialPath: partialPath, outputPath: outputPath)
         // A mirror's file is named by its hash: what was copied of it is resumed (the whole is
         // checked against the catalog's SHA-256 all the same).
-        let isFile = region.url.lowercased().hasPrefix("file:")
+        let isFile = package.url.lowercased().hasPrefix("file:")
         if info?.etag == nil && info?.lastModified == nil && !(isFile && info != nil) {
             try sink.restart()  // nothing to check a resumed range against: start over
         }
@@ -54,17 +54,17 @@ public struct PackageDownloader: Sendable {
             // What an earlier run kept does not unpack: start over instead of failing on it again.
             try sink.restart()
         }
-        if sink.downloadedBytes > region.size { try sink.restart() }
+        if sink.downloadedBytes > package.size { try sink.restart() }
 
         do {
-            try fetchRemaining(region, sink: sink, info: &info, infoPath: infoPath, progress: progress)
+            try fetchRemaining(package, sink: sink, info: &info, infoPath: infoPath, progress: progress)
             try sink.finish()
             return Download(outputPath: outputPath, resumedFrom: sink.resumedBytes)
         } catch {
             // Only a resumable partial may stay behind, and only when the package may be good and
             // something of it arrived (a 404 leaves nothing).
             try? FileManager.default.removeItem(atPath: outputPath)
-            if (error as? RegionError)?.kind == .badData || sink.downloadedBytes == 0 { discardPartial(region, in: directory) }
+            if (error as? RegionError)?.kind == .badData || sink.downloadedBytes == 0 { discardPartial(package, in: directory) }
             throw error
         }
     }
@@ -72,14 +72,14 @@ public struct PackageDownloader: Sendable {
     /// Fetches until the partial file holds the whole package, retrying network errors and 5xx
     /// with backoff, never 4xx.
     private func fetchRemaining(
-        _ region: CatalogRegion, sink: PackageSink, info: inout PartialInfo?, infoPath: String,
+        _ package: PackageReference, sink: PackageSink, info: inout PartialInfo?, infoPath: String,
         progress: @escaping (Int64, Int64) -> Void
     ) throws {
         var attempt = 0
-        while sink.downloadedBytes < region.size {
+        while sink.downloadedBytes < package.size {
             attempt += 1
             do {
-                try fetch(region, sink: sink, info: &info, infoPath: infoPath, progress: progress)
+                try fetch(package, sink: sink, info: &info, infoPath: infoPath, progress: progress)
             } catch let error as HTTPError where error.isTransient && attempt < retry.maxAttempts {
                 retry.sleep(retry.delay(afterAttempt: attempt))
                 continue
@@ -89,34 +89,34 @@ public struct PackageDownloader: Sendable {
                 // redirect loop, a bad URL are the publisher's (65), a missing local file is I/O (74).
                 var kind = FailureKind.unavailable
                 if case .transport(let code, _, _) = error, !error.isTransient { kind = code == 37 ? .io : .badData }
-                throw RegionError(region: region.id, reason: L.localized("download failed: %1$s%2$s", "\(errorMessage(error))", "\(tries)"), kind: kind)
+                throw RegionError(region: package.id, reason: L.localized("download failed: %1$s%2$s", "\(errorMessage(error))", "\(tries)"), kind: kind)
             }
-            if sink.downloadedBytes < region.size {
+            if sink.downloadedBytes < package.size {
                 // The server finished its answer, and it is shorter than the catalog says.
                 throw RegionError(
-                    region: region.id, reason: L.localized("size mismatch: got %1$s bytes, the catalog declares %2$s", "\(sink.downloadedBytes)", "\(region.size)"),
+                    region: package.id, reason: L.localized("size mismatch: got %1$s bytes, the catalog declares %2$s", "\(sink.downloadedBytes)", "\(package.size)"),
                     kind: .badData)
             }
         }
     }
 
     private func fetch(
-        _ region: CatalogRegion, sink: PackageSink, info: inout PartialInfo?, infoPath: String, progress: @escaping (Int64, Int64) -> Void
+        _ package: PackageReference, sink: PackageSink, info: inout PartialInfo?, infoPath: String, progress: @escaping (Int64, Int64) -> Void
     ) throws {
         var headers: [(name: String, value: String)] = []
         let offset = sink.downloadedBytes
-        if offset > 0, !region.url.lowercased().hasPrefix("file:"), let validator = info?.etag ?? info?.lastModified {
+        if offset > 0, !package.url.lowercased().hasPrefix("file:"), let validator = info?.etag ?? info?.lastModified {
             headers = [("Range", "bytes=\(offset)-"), ("If-Range", validator)]
         }
         var request = HTTPRequest(
-            url: region.url, headers: headers, connectTimeout: 15, totalTimeout: nil, lowSpeedLimit: stallBytesPerSecond,
+            url: package.url, headers: headers, connectTimeout: 15, totalTimeout: nil, lowSpeedLimit: stallBytesPerSecond,
             lowSpeedTime: stallSeconds)
-        let fromFile = region.url.lowercased().hasPrefix("file:")
+        let fromFile = package.url.lowercased().hasPrefix("file:")
         if fromFile { request.fileOffset = offset }
         try client.stream(
             request,
             onHead: { head in
-                let url = region.url
+                let url = package.url
                 // file:// answers have no status; they always hold the whole file.
                 let status = url.lowercased().hasPrefix("file:") ? 200 : head.status
                 if status == 206, offset > 0, head.header("Content-Range")?.hasPrefix("bytes \(offset)-") == true {
@@ -139,7 +139,7 @@ public struct PackageDownloader: Sendable {
                 if let data = try? JSONEncoder().encode(validator) { try? AtomicFile.write(data, to: infoPath) }
             },
             progress: { _, _ in
-                progress(sink.downloadedBytes, region.size)
+                progress(sink.downloadedBytes, package.size)
                 return true
             },
             onBody: { try sink.receive($0) })
@@ -148,11 +148,11 @@ public struct PackageDownloader: Sendable {
     /// Asks for the package's first byte, so that a package that is not there (a 4xx such as 404)
     /// fails before the gate counts a use. A failure a retry may mend passes: the download retries
     /// it. Local (`file://`) packages are checked by ``RegionInstaller/checkSource(of:in:)``.
-    func probe(_ region: CatalogRegion) throws {
-        guard !region.url.lowercased().hasPrefix("file:") else { return }
+    func probe(_ package: PackageReference) throws {
+        guard !package.url.lowercased().hasPrefix("file:") else { return }
         struct HeadSeen: Error {}
         let request = HTTPRequest(
-            url: region.url, headers: [("Range", "bytes=0-0")], connectTimeout: 15, totalTimeout: 30, lowSpeedLimit: stallBytesPerSecond,
+            url: package.url, headers: [("Range", "bytes=0-0")], connectTimeout: 15, totalTimeout: 30, lowSpeedLimit: stallBytesPerSecond,
             lowSpeedTime: stallSeconds)
         var status = 0
         do {
@@ -164,26 +164,26 @@ public struct PackageDownloader: Sendable {
         } catch {
             return  // the download tries again, with its retries, and says what failed
         }
-        let error = HTTPError.status(status, url: region.url)
+        let error = HTTPError.status(status, url: package.url)
         guard (400..<500).contains(status), status != 416, !error.isTransient else { return }
-        throw RegionError(region: region.id, reason: L.localized("download failed: %1$s", "\(errorMessage(error))"), kind: .unavailable)
+        throw RegionError(region: package.id, reason: L.localized("download failed: %1$s", "\(errorMessage(error))"), kind: .unavailable)
     }
 
-    static func partialPath(_ region: CatalogRegion, in directory: DataDirectory) -> String {
-        directory.partialPath + "/\(region.id).\(region.sha256.prefix(16)).part"
+    static func partialPath(_ package: PackageReference, in directory: DataDirectory) -> String {
+        directory.partialPath + "/\(package.id).\(package.sha256.prefix(16)).part"
     }
 
-    func discardPartial(_ region: CatalogRegion, in directory: DataDirectory) {
-        let path = Self.partialPath(region, in: directory)
+    func discardPartial(_ package: PackageReference, in directory: DataDirectory) {
+        let path = Self.partialPath(package, in: directory)
         try? FileManager.default.removeItem(atPath: path)
         try? FileManager.default.removeItem(atPath: path + ".json")
     }
 
     /// Partials of another version of the same region can never be resumed: remove them.
-    private func removeStalePartials(of region: CatalogRegion, keeping path: String, in directory: DataDirectory) {
+    private func removeStalePartials(of package: PackageReference, keeping path: String, in directory: DataDirectory) {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.partialPath)) ?? []
         let keep = PathText.lastComponent(path)
-        for name in names where LeftoverFiles.isPartial(name, of: region.id) && !name.hasPrefix(keep) {
+        for name in names where LeftoverFiles.isPartial(name, of: package.id) && !name.hasPrefix(keep) {
             try? FileManager.default.removeItem(atPath: directory.partialPath + "/" + name)
         }
     }

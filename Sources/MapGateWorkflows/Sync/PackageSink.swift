@@ -16,7 +16,7 @@ import MapGateTrust
 ///
 /// Not `Sendable`: the sink itself stays on the thread that downloads.
 final class PackageSink {
-    let region: CatalogRegion
+    let package: PackageReference
     let partialPath: String
     let outputPath: String
     private let partial: UnixFile
@@ -33,17 +33,17 @@ final class PackageSink {
     private static let depth = 4
     static let chunkSize = 256 << 10
 
-    init(region: CatalogRegion, partialPath: String, outputPath: String) throws {
-        self.region = region
+    init(package: PackageReference, partialPath: String, outputPath: String) throws {
+        self.package = package
         self.partialPath = partialPath
         self.outputPath = outputPath
         downloadHash = try SHA256Hasher()
         do {
             partial = try PartialFile.open(partialPath)
         } catch {
-            throw RegionError(region: region.id, reason: errorMessage(error), kind: .io)
+            throw RegionError(region: package.id, reason: errorMessage(error), kind: .io)
         }
-        unpacker = ThreadBound(try PackageUnpacker(region: region, outputPath: outputPath), queue: worker)
+        unpacker = ThreadBound(try PackageUnpacker(package: package, outputPath: outputPath), queue: worker)
     }
 
     // No drain here: closing the channel lets the worker's loop end on its own, and the
@@ -82,14 +82,14 @@ final class PackageSink {
 
     /// Takes bytes from the network.
     func receive(_ bytes: UnsafeRawBufferPointer) throws {
-        guard downloadedBytes + Int64(bytes.count) <= region.size else {
-            throw RegionError(region: region.id, reason: L.localized("size mismatch: the server sent more than the %1$s bytes the catalog declares", "\(region.size)"), kind: .badData)
+        guard downloadedBytes + Int64(bytes.count) <= package.size else {
+            throw RegionError(region: package.id, reason: L.localized("size mismatch: the server sent more than the %1$s bytes the catalog declares", "\(package.size)"), kind: .badData)
         }
         // Written at once, so that a run killed now resumes after these bytes.
         do {
             try partial.write(contentsOf: Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: bytes.baseAddress!), count: bytes.count, deallocator: .none))
         } catch {
-            throw RegionError(region: region.id, reason: L.localized("cannot write the partial download %1$s: %2$s", "\(partialPath)", "\(errorMessage(error))"), kind: .io)
+            throw RegionError(region: package.id, reason: L.localized("cannot write the partial download %1$s: %2$s", "\(partialPath)", "\(errorMessage(error))"), kind: .io)
         }
         downloadedBytes += Int64(bytes.count)
         try downloadHash.update(bytes)
@@ -142,12 +142,12 @@ final class PackageSink {
             pending = Data()
         }
         try drain()
-        guard downloadedBytes == region.size else {
-            throw RegionError(region: region.id, reason: L.localized("size mismatch: got %1$s bytes, the catalog declares %2$s", "\(downloadedBytes)", "\(region.size)"), kind: .badData)
+        guard downloadedBytes == package.size else {
+            throw RegionError(region: package.id, reason: L.localized("size mismatch: got %1$s bytes, the catalog declares %2$s", "\(downloadedBytes)", "\(package.size)"), kind: .badData)
         }
         let hash = try downloadHash.finalizeHex()
-        guard hash == region.sha256 else {
-            throw RegionError(region: region.id, reason: L.localized("hash mismatch: SHA-256 is %1$s, the catalog declares %2$s", "\(hash)", "\(region.sha256)"), kind: .badData)
+        guard hash == package.sha256 else {
+            throw RegionError(region: package.id, reason: L.localized("hash mismatch: SHA-256 is %1$s, the catalog declares %2$s", "\(hash)", "\(package.sha256)"), kind: .badData)
         }
         try worker.sync { try unpacker.value.finish() }
     }

@@ -8,7 +8,7 @@ import MapGateTrust
 /// magic bytes. It lives on the sink's worker queue (a ``ThreadBound``), which checks, in debug
 /// builds, that nothing else touches it.
 final class PackageUnpacker {
-    let region: CatalogRegion
+    let package: PackageReference
     let outputPath: String
     private let output: UnixFile
     private var inflater: GzipInflater?
@@ -22,14 +22,14 @@ final class PackageUnpacker {
     /// The first error of the bytes handed to it since the last ``reset()``: nothing more is unpacked.
     var failure: (any Error)?
 
-    init(region: CatalogRegion, outputPath: String) throws {
-        self.region = region
+    init(package: PackageReference, outputPath: String) throws {
+        self.package = package
         self.outputPath = outputPath
         do {
             output = try PartialFile.open(outputPath)
             try output.truncate(atOffset: 0)
         } catch {
-            throw RegionError(region: region.id, reason: errorMessage(error), kind: .io)
+            throw RegionError(region: package.id, reason: errorMessage(error), kind: .io)
         }
     }
 
@@ -76,16 +76,16 @@ final class PackageUnpacker {
         do {
             try inflater.inflate(bytes) { try emit($0) }
         } catch let error as GzipError {
-            throw RegionError(region: region.id, reason: errorMessage(error), kind: .badData)
+            throw RegionError(region: package.id, reason: errorMessage(error), kind: .badData)
         }
     }
 
     private func emit(_ bytes: UnsafeRawBufferPointer) throws {
         outputBytes += Int64(bytes.count)
-        guard outputBytes <= region.installedSize else {
+        guard outputBytes <= package.installedSize else {
             throw RegionError(
-                region: region.id,
-                reason: L.localized("the package unpacks to more than the %1$s bytes the catalog declares (installedSize)", "\(region.installedSize)"),
+                region: package.id,
+                reason: L.localized("the package unpacks to more than the %1$s bytes the catalog declares (installedSize)", "\(package.installedSize)"),
                 kind: .badData)
         }
         // The inflater hands out whole 256 KiB buffers, written as they are; smaller pieces (an
@@ -109,7 +109,7 @@ final class PackageUnpacker {
         do {
             try output.write(contentsOf: Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: bytes.baseAddress!), count: bytes.count, deallocator: .none))
         } catch {
-            throw RegionError(region: region.id, reason: L.localized("cannot write the region file %1$s: %2$s", "\(outputPath)", "\(errorMessage(error))"), kind: .io)
+            throw RegionError(region: package.id, reason: L.localized("cannot write the region file %1$s: %2$s", "\(outputPath)", "\(errorMessage(error))"), kind: .io)
         }
         // Start writing what is done back to disk as it goes, so the fsync before install has
         // little left to do. Only a hint: an error here changes nothing.
@@ -127,7 +127,7 @@ final class PackageUnpacker {
             do {
                 try inflater.finish { try emit($0) }
             } catch let error as GzipError {
-                throw RegionError(region: region.id, reason: errorMessage(error), kind: .badData)
+                throw RegionError(region: package.id, reason: errorMessage(error), kind: .badData)
             }
         }
         try flushOutput()
@@ -135,7 +135,7 @@ final class PackageUnpacker {
             // Not fsynced here: the installer does that while the file's tiles are hashed.
             try output.close()
         } catch {
-            throw RegionError(region: region.id, reason: L.localized("cannot write the region file %1$s: %2$s", "\(outputPath)", "\(errorMessage(error))"), kind: .io)
+            throw RegionError(region: package.id, reason: L.localized("cannot write the region file %1$s: %2$s", "\(outputPath)", "\(errorMessage(error))"), kind: .io)
         }
     }
 }

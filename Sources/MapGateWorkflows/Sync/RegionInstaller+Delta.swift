@@ -23,10 +23,7 @@ extension RegionInstaller {
         progress: @escaping (Int64, Int64) -> Void, deliver: Delivery
     ) throws -> Outcome {
         // The delta travels like a package: same resume, retries, streaming hash and limits.
-        let package = CatalogRegion(
-            id: region.id, name: region.name, version: region.version, url: delta.url, size: delta.size, sha256: delta.sha256,
-            installedSize: region.installedSize, format: region.format, bounds: region.bounds, minzoom: region.minzoom,
-            maxzoom: region.maxzoom)
+        let package = region.package(of: delta)
         try Self.checkSource(of: package, in: catalog)
         try checkFreeSpace(for: package)
         stage(.downloading)
@@ -66,7 +63,7 @@ extension RegionInstaller {
     /// Keeps the delta that updated a region, as downloaded (``DataDirectory/keptDeltaPath(_:sha256:)``),
     /// in place of any kept before: `mapgate mirror` passes it on to machines that have the
     /// version it starts from. Best effort: a delta that cannot be kept is only not mirrored.
-    func keepDelta(_ package: CatalogRegion) {
+    func keepDelta(_ package: PackageReference) {
         LeftoverFiles.removeKeptDeltas(of: package.id, in: directory)
         try? FileManager.default.createDirectory(atPath: directory.deltasPath, withIntermediateDirectories: true)
         let raw = PackageDownloader.partialPath(package, in: directory)

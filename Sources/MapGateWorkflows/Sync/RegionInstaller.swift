@@ -101,11 +101,11 @@ public final class RegionInstaller {
                 notice("region \(region.id): the delta from \(delta.fromVersion) could not be used (\(errorMessage(error))); downloading the full package")
             }
         }
-        try Self.checkSource(of: region, in: catalog)
-        try checkFreeSpace(for: region)
+        try Self.checkSource(of: region.package, in: catalog)
+        try checkFreeSpace(for: region.package)
 
         stage(.downloading)
-        let download = try downloader.download(region, into: directory, progress: progress)
+        let download = try downloader.download(region.package, into: directory, progress: progress)
         do {
             // A catalog that names the version's tiles (contentHash) gets exactly those, by
             // whichever path: the same version never means different tiles on two machines.
@@ -114,10 +114,10 @@ public final class RegionInstaller {
                 deliver: authorization.deliver)
         } catch {
             try? FileManager.default.removeItem(atPath: download.outputPath)
-            if (error as? RegionError)?.kind == .badData { downloader.discardPartial(region, in: directory) }
+            if (error as? RegionError)?.kind == .badData { downloader.discardPartial(region.package, in: directory) }
             throw error
         }
-        downloader.discardPartial(region, in: directory)
+        downloader.discardPartial(region.package, in: directory)
         LeftoverFiles.removeKeptDeltas(of: region.id, in: directory)
         warnWithoutVectorLayers(region, notice: notice)
         let downloaded = region.size - download.resumedFrom
@@ -138,9 +138,9 @@ public final class RegionInstaller {
         let settled = try settleInstalled(region, previous: previous, notice: { _ in })
         if let upToDate = settled.upToDate { return upToDate }
         if let previous, !settled.isDamaged, usableDelta(for: region, installed: previous) != nil { return nil }
-        try Self.checkSource(of: region, in: catalog)
-        try checkFreeSpace(for: region)
-        try downloader.probe(region)
+        try Self.checkSource(of: region.package, in: catalog)
+        try checkFreeSpace(for: region.package)
+        try downloader.probe(region.package)
         return nil
     }
 
@@ -196,28 +196,28 @@ public final class RegionInstaller {
 
     /// A `file://` package only from a `file://` catalog (an http(s) catalog must not make mapgate
     /// read local files), and only a regular file (never a FIFO that hangs, or `/dev/stdin`).
-    static func checkSource(of region: CatalogRegion, in catalog: Catalog) throws {
-        guard let url = URL(string: region.url), url.scheme?.lowercased() == "file" else { return }
+    static func checkSource(of package: PackageReference, in catalog: Catalog) throws {
+        guard let url = URL(string: package.url), url.scheme?.lowercased() == "file" else { return }
         guard URL(string: catalog.sourceURL)?.scheme?.lowercased() == "file" else {
-            throw RegionError(region: region.id, reason: L.localized("the package %1$s is a local file named by a remote catalog: refused", "\(region.url)"), kind: .badData)
+            throw RegionError(region: package.id, reason: L.localized("the package %1$s is a local file named by a remote catalog: refused", "\(package.url)"), kind: .badData)
         }
         var info = stat()
         guard stat(url.path, &info) == 0 else {
-            throw RegionError(region: region.id, reason: L.localized("the package %1$s cannot be read: %2$s", "\(url.path)", "\(SystemErrorReason.text(errno))"), kind: .io)
+            throw RegionError(region: package.id, reason: L.localized("the package %1$s cannot be read: %2$s", "\(url.path)", "\(SystemErrorReason.text(errno))"), kind: .io)
         }
         guard info.st_mode & S_IFMT == S_IFREG else {
-            throw RegionError(region: region.id, reason: L.localized("the package %1$s is not a regular file: refused", "\(url.path)"), kind: .badData)
+            throw RegionError(region: package.id, reason: L.localized("the package %1$s is not a regular file: refused", "\(url.path)"), kind: .badData)
         }
     }
 
-    func checkFreeSpace(for region: CatalogRegion) throws {
-        let partial = FileManager.default.sizeOfItem(atPath: PackageDownloader.partialPath(region, in: directory))
-        let needed = max(0, region.size - partial) + region.installedSize
+    func checkFreeSpace(for package: PackageReference) throws {
+        let partial = FileManager.default.sizeOfItem(atPath: PackageDownloader.partialPath(package, in: directory))
+        let needed = max(0, package.size - partial) + package.installedSize
         guard let free = freeSpace(directory.path) else { return }
         guard free >= needed else {
             throw RegionError(
-                region: region.id,
-                reason: L.localized("not enough free disk space in %1$s: needs %2$s (download %3$s, installed %4$s), %5$s available", "\(directory.path)", "\(ByteCount.text(needed))", "\(ByteCount.text(max(0, region.size - partial)))", "\(ByteCount.text(region.installedSize))", "\(ByteCount.text(free))"),
+                region: package.id,
+                reason: L.localized("not enough free disk space in %1$s: needs %2$s (download %3$s, installed %4$s), %5$s available", "\(directory.path)", "\(ByteCount.text(needed))", "\(ByteCount.text(max(0, package.size - partial)))", "\(ByteCount.text(package.installedSize))", "\(ByteCount.text(free))"),
                 kind: .io)
         }
     }
