@@ -4,6 +4,10 @@ import MapGateDemo
 import TestSupport
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// `mapgate export REGION FILE.pmtiles` (issue 39): an installed region as a PMTiles v3 archive
 /// the reference reader reads byte for byte, written atomically, and a use of the gate like
 /// `tile`: refused when the gate is closed, counted once on success, not counted on failure.
@@ -95,5 +99,48 @@ import Testing
         let result = try mapgate.run(["export", "geo", "-"], at: "2027-01-02 00:00:00")
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdoutData.starts(with: Array("PMTiles".utf8) + [3]))
+    }
+
+    /// Ctrl-C at the moment of delivery (the run stopped just before it links the archive into
+    /// place): either the archive is in place and the use kept, or neither; never the archive for
+    /// free, and nothing left beside it.
+    @Test func ctrlCAtTheDeliveryNeverGivesTheArchiveForFree() throws {
+        let folder = work.file("ctrl-c")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let output = folder + "/geo.pmtiles"
+        let before = try #require(try promptsShown())
+        let export = try mapgate.start(["export", "geo", output], at: "2027-02-01 01:00:00", environment: ["MAPGATE_FAULT_STOP_AT": "delivering"])
+        let pid = try Self.mapgateProcess(under: export)
+        #expect(waitUntil(timeout: 20) { Self.isStopped(pid) }, "\(export.stderr)")
+        kill(pid, SIGINT)
+        kill(pid, SIGCONT)
+        let status = export.wait(timeout: 20)
+        let exists = FileManager.default.fileExists(atPath: output)
+        let spent = try #require(try promptsShown()) - before
+        #expect(status == 130 || status == 0, "\(export.stderr)")
+        #expect(exists == (spent == 1), "archive written: \(exists), uses spent: \(spent); \(export.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).allSatisfy { !$0.contains(".mapgate-") })
+    }
+
+    static func mapgateProcess(under process: BackgroundProcess) throws -> pid_t {
+        var pending = [process.processIdentifier]
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            var next: [pid_t] = []
+            for pid in pending {
+                let name = (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+                if name == "mapgate" { return pid }
+                let children = (try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8)) ?? ""
+                next += children.split(separator: " ").compactMap { pid_t($0) }
+            }
+            pending = next.isEmpty ? [process.processIdentifier] : next
+            if next.isEmpty { usleep(20_000) }
+        }
+        throw MissingFixture(path: "a mapgate process under \(process.processIdentifier)")
+    }
+
+    static func isStopped(_ pid: pid_t) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let close = stat.lastIndex(of: ")") else { return false }
+        return stat[stat.index(close, offsetBy: 2)] == "T"
     }
 }
