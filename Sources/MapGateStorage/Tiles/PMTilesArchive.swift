@@ -199,11 +199,19 @@ public final class PMTilesArchive: TileStore {
             }
         }
         try walk(root, depth: 0)
-        var contents = Set<[UInt64]>()
-        for run in runs { contents.insert([run.offset, UInt64(run.length)]) }
-        let sorted = contents.sorted { $0[0] != $1[0] ? $0[0] < $1[0] : $0[1] < $1[1] }
-        for (first, second) in zip(sorted, sorted.dropFirst()) where second[0] < first[0] + first[1] {
-            throw fail(L.localized("overlapping offsets: tile contents at bytes %1$s–%2$s and %3$s–%4$s of the tile data overlap", "\(first[0])", "\(first[0] + first[1])", "\(second[0])", "\(second[0] + second[1])"))
+        // Contents sorted by offset: each starts at or after the end of the one before, unless
+        // it is the very same bytes (a deduplicated tile).
+        var contents = runs.map { (offset: $0.offset, end: $0.offset + UInt64($0.length)) }
+        contents.sort { ($0.offset, $0.end) < ($1.offset, $1.end) }
+        var previous: (offset: UInt64, end: UInt64)?
+        for content in contents {
+            if let last = previous {
+                if content == last { continue }
+                if content.offset < last.end {
+                    throw fail(L.localized("overlapping offsets: tile contents at bytes %1$s–%2$s and %3$s–%4$s of the tile data overlap", "\(last.offset)", "\(last.end)", "\(content.offset)", "\(content.end)"))
+                }
+            }
+            previous = content
         }
         return runs
     }
