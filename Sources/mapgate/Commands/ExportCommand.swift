@@ -20,7 +20,9 @@ struct ExportCommand: Command {
         device is written through. It hands over every tile at once, so it is a use of the update
         gate, like tile: refused when the gate is closed, counted only once the archive is in place
         (or its first byte is read), given back on failure or Ctrl-C. Tiles wait in $TMPDIR while the
-        archive is made. With --json, one object: region, file, tiles, size.
+        archive is made. With --json, one object: region, file, tiles, size (on standard error
+        when the archive goes to standard output). In system mode the service makes the archive
+        and this process writes FILE.
         """)
 
     let region: String
@@ -80,7 +82,10 @@ struct ExportCommand: Command {
         guard let summary else { return ExitCode.success }
         let shown = destination.kind == .standardOutput(explicit: true) ? "-" : output
         if context.json {
-            context.console.json(Line(region: region, file: shown, tiles: summary.addressedTiles, size: Int64(summary.bytes)))
+            // The archive on standard output: the line goes to standard error.
+            context.console.json(
+                Line(region: region, file: shown, tiles: summary.addressedTiles, size: Int64(summary.bytes)),
+                onStandardError: destination.kind == .standardOutput(explicit: true))
         } else if case .replace = destination.kind {
             context.console.print(
                 L.localized("exported %1$s to %2$s: %3$s tiles, %4$s", region, TerminalText.inline(output), "\(summary.addressedTiles)", ByteCount.text(Int64(summary.bytes))))
