@@ -95,7 +95,7 @@ import Testing
         let key = try makeKey()
         let result = try mapgate.run(["publish", input + "/", "--out", output, "--key", key.secretKey])
         #expect(result.status == 65, "\(result.stderr)")
-        #expect(result.stderr.contains("2 of its 3 .mbtiles files cannot be published"), "\(result.stderr)")
+        #expect(result.stderr.contains("2 of its 3 tile files cannot be published"), "\(result.stderr)")
         #expect(result.stderr.contains(input + "/corrupt.mbtiles"), "\(result.stderr)")
         #expect(result.stderr.contains(input + "/invalid.mbtiles"), "\(result.stderr)")
         #expect(!result.stderr.contains("//"), "\(result.stderr)")

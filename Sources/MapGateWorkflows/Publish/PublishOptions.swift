@@ -3,7 +3,7 @@ import MapGateBase
 
 /// What `publish` is asked to do (see ``Publisher``).
 public struct PublishOptions: Sendable, Equatable {
-    /// The folder of `.mbtiles` files and the optional `regions.json`.
+    /// The folder of `.mbtiles` and `.pmtiles` files and the optional `regions.json`.
     public var inputDirectory: String
     /// The static tree to write: `catalog.json`, its signature, `packages/`, `.publish/`.
     public var outputDirectory: String
@@ -19,6 +19,8 @@ public struct PublishOptions: Sendable, Equatable {
     public var serial: Int64?
     /// How many versions of each region stay in `packages/` (the current one included).
     public var keep: Int
+    /// Where `.pmtiles` inputs are converted to MBTiles for the run (the CLI passes `$TMPDIR`).
+    public var temporaryDirectory = "/tmp"
 
     public static let defaultPublisher = "mapgate publish"
     public static let defaultExpiresDays = 30

@@ -3,9 +3,14 @@ import MapGateBase
 import MapGateStorage
 import MapGateTrust
 
-/// One `.mbtiles` file of the input folder and what the catalog calls it.
+/// One `.mbtiles` file of the input folder (or one made from a `.pmtiles` archive of it) and
+/// what the catalog calls it.
 struct PublishSource: Sendable, Equatable {
+    /// The MBTiles file that becomes the package.
     var path: String
+    /// The `.pmtiles` archive `path` was converted from, if any: its bytes are the source whose
+    /// SHA-256 the history keeps.
+    var archivePath: String?
     var fileName: String
     var id: String
     var name: String
@@ -20,8 +25,9 @@ struct PublishSource: Sendable, Equatable {
     /// Reads the identity of the file at `path`: id from the file name, name and version from its
     /// metadata, each replaced by `override` when given. Opening the file is the first check that
     /// it is an MBTiles file at all.
-    static func read(path: String, override: RegionOverride?) throws -> PublishSource {
-        let fileName = PathText.lastComponent(path)
+    /// `fileName` is the input's own name when `path` was made from it (a `.pmtiles` archive).
+    static func read(path: String, override: RegionOverride?, fileName: String? = nil) throws -> PublishSource {
+        let fileName = fileName ?? PathText.lastComponent(path)
         let stem = PathText.deletingExtension(fileName)
         func fail(_ reason: String) -> PublishError { PublishError(path, reason) }
         // Checked before SQLite opens it: opening a FIFO waits for a writer forever.

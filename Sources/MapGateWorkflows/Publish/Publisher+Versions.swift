@@ -24,11 +24,15 @@ extension Publisher {
         let basePath = basesPath + "/\(source.id)-\(source.version).mbtiles"
         let copyBase = options.keep >= 2
         let path = source.path
+        let isConverted = source.archivePath != nil
         let scratchBase = scratchPath + "/\(source.id)-\(source.version).mbtiles.part"
         let analysis = BackgroundJob<RegionFacts> {
             let facts = try RegionFacts.read(path: path, hashing: true)
             if copyBase {
                 try? FileManager.default.removeItem(atPath: scratchBase)
+                // A file converted from a PMTiles archive is this run's own and never written
+                // again: a hard link is its base copy when both are on one file system.
+                if isConverted, link(path, scratchBase) == 0 { return facts }
                 do {
                     try FileManager.default.copyItem(atPath: path, toPath: scratchBase)
                 } catch {

@@ -17,6 +17,9 @@ import MapGateTrust
 public final class Publisher {
     public let options: PublishOptions
     let clock: Clock
+    /// The MBTiles files made from `.pmtiles` inputs in this run, by the archive each came from
+    /// (``PMTilesInputs``); removed when the run ends.
+    var conversions = PMTilesInputs()
 
     public init(options: PublishOptions, clock: Clock = .system) {
         self.options = options
@@ -52,6 +55,16 @@ public final class Publisher {
     /// and style came to is told once the catalog is settled (written, left as it was, or in a
     /// dry run what would be), so a publish that is refused tells none.
     private func run(signingKey: MinisignSecretKey?, progress: (String, Int64, Int64) -> Void, onEvent: (Event) -> Void) throws -> PublishReport {
+        defer { conversions.removeAll() }
+        do {
+            return try runSteps(signingKey: signingKey, progress: progress, onEvent: onEvent)
+        } catch let error as PublishError {
+            // What was said of a converted file is said of the archive the publisher gave.
+            throw conversions.namingArchives(error)
+        }
+    }
+
+    private func runSteps(signingKey: MinisignSecretKey?, progress: (String, Int64, Int64) -> Void, onEvent: (Event) -> Void) throws -> PublishReport {
         let isDryRun = signingKey == nil
         if !isDryRun {
             // What killed publishes left in the folder a static host serves.
@@ -132,7 +145,8 @@ public final class Publisher {
         return versions
     }
 
-    /// The `.mbtiles` files of the input folder, sorted by name, with their identities.
+    /// The `.mbtiles` and `.pmtiles` files of the input folder, sorted by name, with their
+    /// identities; each archive is read as the MBTiles file made from it (``PMTilesInputs``).
     func readSources() throws -> [PublishSource] {
         let input = options.inputDirectory
         var isDirectory = false
@@ -140,26 +154,17 @@ public final class Publisher {
             throw PublishError(input, L.localized("not a folder"), kind: .usage)
         }
         let names: [String]
-        let listed: [String]
         do {
-            listed = try FileManager.default.contentsOfDirectory(atPath: input)
-            names = listed.filter { $0.hasSuffix(".mbtiles") }.sorted()
+            let listed = try FileManager.default.contentsOfDirectory(atPath: input)
+            names = listed.filter { TileStoreKind(fileName: $0) != nil && !$0.hasPrefix(".") }.sorted()
         } catch {
             throw PublishError(input, L.localized("cannot list it: %1$s", "\(errorMessage(error))"), kind: .io)
         }
-        guard !names.isEmpty else {
-            // A PMTiles archive is another format, not a misnamed MBTiles file: say so.
-            if let archive = listed.sorted().first(where: { $0.hasSuffix(".pmtiles") }) {
-                throw PublishError(
-                    input + "/" + archive,
-                    L.localized("is a PMTiles archive; publish reads MBTiles: convert it first (pmtiles convert %1$s %2$s)", "\(archive)", "\(archive.dropLast(".pmtiles".count)).mbtiles"))
-            }
-            throw PublishError(input, L.localized("no .mbtiles file in it"))
-        }
+        guard !names.isEmpty else { throw PublishError(input, L.localized("no .mbtiles or .pmtiles file in it")) }
         let overridesPath = input + "/regions.json"
         let overrides = try RegionOverride.load(path: overridesPath)
         if let stray = overrides.keys.sorted().first(where: { !names.contains($0) }) {
-            throw PublishError(overridesPath, L.localized("\"%1$s\" names no .mbtiles file in %2$s", "\(stray)", "\(input)"))
+            throw PublishError(overridesPath, L.localized("\"%1$s\" names no .mbtiles or .pmtiles file in %2$s", "\(stray)", "\(input)"))
         }
         var sources: [PublishSource] = []
         var owners: [String: String] = [:]
@@ -168,21 +173,29 @@ public final class Publisher {
         let folder = input.hasSuffix("/") ? String(input.dropLast()) : input
         for name in names {
             do {
-                let source = try PublishSource.read(path: folder + "/" + name, override: overrides[name])
+                let path = folder + "/" + name
+                var source: PublishSource
+                if TileStoreKind(fileName: name) == .pmtiles {
+                    let converted = try conversions.convert(path, temporaryDirectory: options.temporaryDirectory)
+                    source = try PublishSource.read(path: converted, override: overrides[name], fileName: name)
+                    source.archivePath = path
+                } else {
+                    source = try PublishSource.read(path: path, override: overrides[name])
+                }
                 if let other = owners[source.id] {
                     throw PublishError(source.path, L.localized("region id \"%1$s\" is also the id of %2$s; set distinct ids in regions.json", "\(source.id)", "\(other)"))
                 }
                 owners[source.id] = name
                 sources.append(source)
             } catch let error as PublishError {
-                problems.append(error)
+                problems.append(conversions.namingArchives(error))
             }
         }
         if problems.count == 1 { throw problems[0] }
         if !problems.isEmpty {
             let lines = problems.map { "  " + ($0.errorDescription ?? $0.reason) }.joined(separator: "\n")
             let kind = Set(problems.map(\.kind)).count == 1 ? problems[0].kind : .badData
-            throw PublishError(folder, L.localized("%1$s of its %2$s .mbtiles files cannot be published; nothing was written:\n", "\(problems.count)", "\(names.count)") + lines, kind: kind)
+            throw PublishError(folder, L.localized("%1$s of its %2$s tile files cannot be published; nothing was written:\n", "\(problems.count)", "\(names.count)") + lines, kind: kind)
         }
         return sources
     }
@@ -196,7 +209,7 @@ public final class Publisher {
     }
 
     private func decide(_ source: PublishSource, history: PublishHistory) throws -> Decision {
-        let sha = try SHA256Hasher.hex(ofFileAt: source.path)
+        let sha = try SHA256Hasher.hex(ofFileAt: source.archivePath ?? source.path)
         let versions = history.regions[source.id] ?? []
         guard let record = versions.first(where: { $0.version == source.version }) else { return .make(sourceSHA256: sha) }
         guard record.sourceSHA256 == sha else {

@@ -6,7 +6,7 @@ import MapGateBase
 /// these rules are written.
 public enum SystemAccess {
     /// Commands every local user may run: they read the machine's maps and gate.
-    public static let viewing: Set<String> = ["list", "status", "check", "catalog", "verify", "tile", "open", "serve"]
+    public static let viewing: Set<String> = ["list", "status", "check", "catalog", "verify", "tile", "export", "open", "serve"]
     /// Commands that change the machine's maps: root and the administrators' group.
     public static let changing: Set<String> = ["sync", "remove"]
     /// Commands that hand the machine's maps over whole, outside the gate: root and the
@@ -48,10 +48,15 @@ public enum SystemAccess {
     ///     flag's is empty). `--output -` names no file: it is standard output, the caller's.
     ///   - isAdministrator: the caller is root or in the administrators' group.
     ///   - passed: what the caller passed as descriptor 3, if anything.
-    public static func check(command: String?, options: [String: String], isAdministrator: Bool, passed: PassedDescriptor? = nil) -> SystemRefusal? {
+    ///   - positional: the command line's operands. `export REGION FILE` is taken with `-` as
+    ///     FILE only: the caller writes the file it names from the archive the service sends.
+    public static func check(
+        command: String?, options: [String: String], isAdministrator: Bool, passed: PassedDescriptor? = nil, positional: [String] = []
+    ) -> SystemRefusal? {
         guard let command, isServed(command) else {
             return SystemRefusal(.command, command ?? "")
         }
+        if command == "export", positional.count >= 2, positional[1] != "-" { return SystemRefusal(.destination, positional[1]) }
         let folder = passed == .folder
         if folder, options["from"] != passedFolder { return SystemRefusal(.option, "from") }
         if handingOver.contains(command) {

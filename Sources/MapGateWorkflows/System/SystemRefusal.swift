@@ -14,6 +14,9 @@ public struct SystemRefusal: Codable, Sendable, Equatable, MapGateFailure, Local
         /// An option that would make the service read or write a place the caller names, or
         /// reach beyond this machine.
         case option
+        /// A file the caller names for the service to write (`export REGION FILE`): the caller's
+        /// own process writes it, from what the service sends.
+        case destination
         /// An option of a tile server of the command's own: the machine has one, set by the policy.
         case machineServer
         /// Too many requests under way (for this user, or in all).
@@ -35,7 +38,7 @@ public struct SystemRefusal: Codable, Sendable, Equatable, MapGateFailure, Local
 
     public var kind: FailureKind {
         switch reason {
-        case .command, .option, .machineServer: .usage
+        case .command, .option, .machineServer, .destination: .usage
         case .administrator, .handsOver, .request: .failure
         case .busy, .start: .unavailable
         }
@@ -51,6 +54,8 @@ public struct SystemRefusal: Codable, Sendable, Equatable, MapGateFailure, Local
             L.localized("'%1$s' hands over the machine's maps whole: only root and members of the group %2$s may run it in system mode", subject, SystemAccess.administratorGroupName)
         case .option:
             L.localized("option --%1$s is not available in system mode (the system service runs the command, and reads and writes only its own files)", subject)
+        case .destination:
+            L.localized("%1$s: in system mode the system service writes no file a user names; mapgate writes it from your own process (export REGION FILE), or give - for standard output", subject)
         case .machineServer:
             L.localized("option --%1$s is not available in system mode: the machine has one tile server, the system service's, on the port the managed policy names (systemTilePort)", subject)
         case .busy:

@@ -45,7 +45,7 @@ public final class SystemService: Sendable {
     /// How the command line reads: its command and its options by long name with their values
     /// (a flag's empty), as the command itself will parse it (nil: it does not parse, and the
     /// command would only say so).
-    public typealias Parser = @Sendable (_ arguments: [String]) -> (command: String?, options: [String: String])?
+    public typealias Parser = @Sendable (_ arguments: [String]) -> (command: String?, options: [String: String], positional: [String])?
     /// A line for the service's log (the journal under systemd).
     public typealias Log = @Sendable (_ line: String) -> Void
 
@@ -149,7 +149,8 @@ public final class SystemService: Sendable {
         }
         let isSession = parsed.command.map(settings.sessionCommands.contains) ?? false
         let isAdministrator = peer.uid == 0 || settings.administratorGroup.map(peer.isMember(of:)) ?? false
-        if let refusal = SystemAccess.check(command: parsed.command, options: parsed.options, isAdministrator: isAdministrator, passed: passed) {
+        if let refusal = SystemAccess.check(
+            command: parsed.command, options: parsed.options, isAdministrator: isAdministrator, passed: passed, positional: parsed.positional) {
             log("\(caller): refused \(parsed.command ?? "-"): \(refusal.reason.rawValue) \(refusal.subject)")
             return reply(connection, SystemReply(refusal: refusal))
         }

@@ -110,9 +110,10 @@ struct Console {
 
     /// One `--json` line: a command's own Encodable line type, every key present (a `nil` is
     /// `null`: ``JSONValueEncoder``), keys sorted, escaped for a terminal (``JSONLine``).
-    func json(_ line: some Encodable) {
+    /// `onStandardError`: standard output carries the command's data (`export REGION -`).
+    func json(_ line: some Encodable, onStandardError: Bool = false) {
         let value = (try? JSONValueEncoder.encode(line)) ?? .object(["error": .string("cannot write this line as JSON")])
-        writeBytes(JSONLine.encode(value) + "\n", to: STDOUT_FILENO)
+        writeBytes(JSONLine.encode(value) + "\n", to: onStandardError ? STDERR_FILENO : STDOUT_FILENO)
     }
 
     /// Asks a question on stderr and reads one line from stdin.

@@ -7,7 +7,7 @@ private typealias L = Localization
 enum MapGateCLI {
     static let commands: [any Command.Type] = [
         CheckCommand.self, StatusCommand.self, CatalogCommand.self, SyncCommand.self, ListCommand.self,
-        RemoveCommand.self, VerifyCommand.self, OpenCommand.self, ServeCommand.self, MirrorCommand.self, TileCommand.self, DemoCommand.self, PublishCommand.self,
+        RemoveCommand.self, VerifyCommand.self, OpenCommand.self, ServeCommand.self, MirrorCommand.self, TileCommand.self, ExportCommand.self, DemoCommand.self, PublishCommand.self,
         SystemServiceCommand.self,
     ]
 

@@ -11,8 +11,8 @@ private typealias L = Localization
 /// A command on a machine in system mode (issue 36): unless this process is the system service's
 /// own, the command runs in the service, which keeps the gate's record and the maps, and this
 /// process only hands it the command line and its terminal (``SystemClient``), forwards its
-/// signals and exits with the command's code. `tile -o FILE` is written here, as the user, from
-/// the bytes the service sends: the service opens no file a user names.
+/// signals and exits with the command's code. `tile -o FILE` and `export REGION FILE` are written
+/// here, as the user, from the bytes the service sends: the service opens no file a user names.
 enum SystemRelay {
     /// Commands that never touch the machine's maps or gate, and run where they are typed.
     static let local: Set<String> = ["publish", "demo", SystemServiceCommand.name]
@@ -33,8 +33,19 @@ enum SystemRelay {
             if opened >= 0 { close(opened) }
             if folder >= 0 { close(folder) }
         }
+        // `tile -o FILE` and `export REGION FILE`: the service writes the tile or the archive to
+        // standard output; here it is what the user named, opened with the user's rights.
+        var named: String?
         if command == TileCommand.name, let path = arguments.value("output"), path != "-" {
-            // The service writes the tile to standard output; here it is what the user named.
+            named = path
+            forwarded = replacing(["-o", "--output"], with: "-", in: forwarded)
+        }
+        if command == ExportCommand.name, arguments.positional.count == 2, arguments.positional[1] != "-" {
+            let path = arguments.positional[1]
+            named = path
+            if let index = forwarded.lastIndex(of: path) { forwarded[index] = "-" }
+        }
+        if let path = named {
             let destination = try OutputDestination.resolve(path)
             switch destination.kind {
             case .standardOutput:
@@ -49,7 +60,6 @@ enum SystemRelay {
                 opened = file.descriptor
                 streams[1] = opened
             }
-            forwarded = replacing(["-o", "--output"], with: "-", in: forwarded)
         }
         if command == SyncCommand.name, let source = arguments.value("from"), !isURL(source, schemes: ["http", "https"]) {
             // A mirror's folder (a USB stick, an old per-user data directory's mirror): opened

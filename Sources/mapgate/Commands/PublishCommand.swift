@@ -10,11 +10,12 @@ private typealias L = Localization
 /// `mapgate publish INPUT_DIR --out OUT_DIR --key SECRET_KEY_FILE`: the publisher's side.
 struct PublishCommand: Command {
     static let name = "publish"
-    static let abstract = L.localized("Make the signed catalog and packages of a folder of MBTiles files")
+    static let abstract = L.localized("Make the signed catalog and packages of a folder of MBTiles or PMTiles files")
     static let arguments = "INPUT_DIR"
     static let discussion = L.localized("""
-        Reads every .mbtiles file of INPUT_DIR (and INPUT_DIR/regions.json, which may set "id",
-        "name", "version" and "minimumAppVersion" per file name), checks each as sync would, and
+        Reads every .mbtiles file and PMTiles v3 archive (.pmtiles, converted to MBTiles in $TMPDIR
+        first) of INPUT_DIR (and INPUT_DIR/regions.json, which may set "id", "name", "version" and
+        "minimumAppVersion" per file name), checks each as sync would, and
         writes OUT_DIR/catalog.json, its minisign signature catalog.json.minisig and gzip packages
         in OUT_DIR/packages/, with deltas from the kept earlier versions. When nothing changed,
         nothing is written. OUT_DIR/.publish/ holds the history and the copies deltas are made
@@ -73,6 +74,9 @@ struct PublishCommand: Command {
     }
 
     func run(_ context: Context) throws -> Int32 {
+        var options = self.options
+        // `.pmtiles` inputs are converted there for the run.
+        options.temporaryDirectory = context.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
         let publisher = Publisher(options: options, clock: context.clock)
         if isDryRun {
             try publisher.plan { render($0, context: context) }

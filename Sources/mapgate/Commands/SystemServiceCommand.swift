@@ -71,7 +71,7 @@ struct SystemServiceCommand: Command {
                 guard let parsed = try? MapGateCLI.parse(arguments) else { return nil }
                 var options = parsed.values
                 for flag in parsed.flags { options[flag] = "" }
-                return (parsed.command, options)
+                return (parsed.command, options, parsed.positional)
             },
             log: { console.note($0) })
         try Threads.detach(name: "service") { service.run() }

@@ -1,0 +1,52 @@
+import FoundationEssentials
+import Glibc
+import MapGateBase
+
+/// One read-only file descriptor on an archive, closed in `deinit`, read with `pread` at checked
+/// offsets. Not `Sendable`.
+final class PMTilesFileReader {
+    let path: String
+    let size: UInt64
+    private let descriptor: Int32
+
+    init(path: String) throws {
+        self.path = path
+        if let reason = FileManager.default.notRegularFileReason(atPath: path) { throw PMTilesError(path: path, reason: reason) }
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            throw PMTilesError(path: path, reason: L.localized("cannot open it: %1$s", "\(SystemErrorReason.text(errno))"), kind: .io)
+        }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            Glibc.close(fd)
+            throw PMTilesError(path: path, reason: L.localized("not a regular file"))
+        }
+        descriptor = fd
+        size = UInt64(info.st_size)
+    }
+
+    deinit {
+        Glibc.close(descriptor)
+    }
+
+    /// `length` bytes at `offset`; the range must lie in the file (callers check it first).
+    func read(offset: UInt64, length: UInt64) throws -> Data {
+        guard length <= UInt64(Int.max), offset <= size, length <= size - offset else {
+            throw PMTilesError(path: path, reason: L.localized("bytes %1$s–%2$s lie past the end of the file (%3$s bytes)", "\(offset)", "\(offset &+ length)", "\(size)"))
+        }
+        var data = Data(count: Int(length))
+        var done = 0
+        let total = Int(length)
+        try data.withUnsafeMutableBytes { buffer in
+            while done < total {
+                let count = pread(descriptor, buffer.baseAddress! + done, total - done, off_t(offset) + off_t(done))
+                if count < 0, errno == EINTR { continue }
+                guard count > 0 else {
+                    throw PMTilesError(path: path, reason: L.localized("cannot read it: %1$s", count < 0 ? SystemErrorReason.text(errno) : L.localized("end of file")), kind: .io)
+                }
+                done += count
+            }
+        }
+        return data
+    }
+}

@@ -1,0 +1,65 @@
+import FoundationEssentials
+import Glibc
+import MapGateBase
+import MapGateStorage
+
+/// The `.pmtiles` inputs of one publish, each converted to an MBTiles file in a folder of its own
+/// under the temporary directory (`$TMPDIR`), so that the rest of `publish` runs unchanged on it:
+/// the same checks (bounds, zooms, formats, vector_layers), the same deterministic package, deltas
+/// as for MBTiles. The conversion is deterministic too (``MBTilesWriter``): one archive published
+/// twice gives one package SHA-256. Not `Sendable`: one publish's own.
+struct PMTilesInputs {
+    /// The folder the converted files are in, made on first use.
+    private(set) var folder: String?
+    /// The archive each converted file came from, by the converted file's path.
+    private(set) var archives: [String: String] = [:]
+
+    /// Converts the archive at `path` and returns the MBTiles file's path (named as the archive,
+    /// with `.mbtiles`). A malformed archive is a ``PublishError`` naming it, with the reason.
+    mutating func convert(_ path: String, temporaryDirectory: String) throws -> String {
+        let folder = try self.folder ?? makeFolder(in: temporaryDirectory)
+        self.folder = folder
+        let converted = folder + "/" + PathText.deletingExtension(PathText.lastComponent(path)) + ".mbtiles"
+        do {
+            let archive = try PMTilesArchive(path: path)
+            guard archive.format != nil || archive.header.tileType == .unknown else {
+                throw PublishError(path, L.localized("its tiles are AVIF, which MBTiles regions cannot hold (png, jpg, webp or pbf)"))
+            }
+            try MBTilesWriter.write(archive, metadata: try archive.metadata(), to: converted)
+        } catch let error as PMTilesError {
+            try? FileManager.default.removeItem(atPath: converted)
+            throw PublishError(path, error.reason, kind: error.kind)
+        } catch let error as MBTilesError {
+            try? FileManager.default.removeItem(atPath: converted)
+            throw PublishError(path, L.localized("cannot convert it to MBTiles in %1$s: %2$s", folder, error.reason), kind: .io)
+        }
+        archives[converted] = path
+        return converted
+    }
+
+    private func makeFolder(in temporaryDirectory: String) throws -> String {
+        var template = Array((temporaryDirectory + "/mapgate-publish-XXXXXX").utf8CString)
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw PublishError(temporaryDirectory, L.localized("cannot make a folder to convert PMTiles archives in: %1$s", SystemErrorReason.text(errno)), kind: .io)
+        }
+        return String(cString: made)
+    }
+
+    /// `error` with every converted file's path replaced by its archive's.
+    func namingArchives(_ error: PublishError) -> PublishError {
+        var subject = error.subject
+        var reason = error.reason
+        for (converted, archive) in archives {
+            subject = subject.replacing(converted, with: archive)
+            reason = reason.replacing(converted, with: archive)
+        }
+        return PublishError(subject, reason, kind: error.kind)
+    }
+
+    /// Removes the converted files and their folder.
+    mutating func removeAll() {
+        if let folder { try? FileManager.default.removeItem(atPath: folder) }
+        folder = nil
+        archives = [:]
+    }
+}

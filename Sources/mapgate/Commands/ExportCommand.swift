@@ -1,0 +1,128 @@
+import FoundationEssentials
+import MapGate
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+private typealias L = Localization
+
+/// `mapgate export REGION FILE.pmtiles`: an installed region as a PMTiles v3 archive (issue 39).
+struct ExportCommand: Command {
+    static let name = "export"
+    static let abstract = L.localized("Write an installed region as a PMTiles v3 archive")
+    static let arguments = "REGION FILE"
+    static let discussion = L.localized("""
+        Writes every tile of the region, exactly as installed, as a PMTiles v3 archive (clustered,
+        each distinct tile once, gzip-compressed directories, leaf directories when the root would
+        pass 16 KiB) for go-pmtiles, martin, tileserver-gl or a PMTiles client. A regular FILE is
+        replaced atomically; - writes the archive to standard output (not a terminal), a FIFO or a
+        device is written through. It hands over every tile at once, so it is a use of the update
+        gate, like tile: refused when the gate is closed, counted only once the archive is in place
+        (or its first byte is read), given back on failure or Ctrl-C. Tiles wait in $TMPDIR while the
+        archive is made. With --json, one object: region, file, tiles, size (on standard error
+        when the archive goes to standard output). In system mode the service makes the archive
+        and this process writes FILE.
+        """)
+
+    let region: String
+    let output: String
+
+    init(parsing arguments: ParsedArguments) throws {
+        guard arguments.positional.count == 2 else { throw UsageError(message: L.localized("expected REGION FILE"), usage: Self.usage) }
+        region = arguments.positional[0]
+        output = arguments.positional[1]
+    }
+
+    func run(_ context: Context) throws -> Int32 {
+        // Everything that can be checked is checked before the gate counts a use.
+        let destination = try OutputDestination.resolve(output)
+        if case .standardOutput = destination.kind, isatty(STDOUT_FILENO) == 1 {
+            throw OutputError(path: "standard output", reason: L.localized("it is a terminal; refusing to write a PMTiles archive to it: redirect it or name a FILE"), kind: .usage)
+        }
+        let library = try context.readOnlyRegionLibrary()
+        let installed = try library.region(region)
+        let format = installed.format
+        let scratch = context.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        let faults = FaultInjection(environment: context.environment)
+        let summary = try GateGuard.withUse(context, opening: [region]) { authorization -> PMTilesWriter.Summary in
+            let store = try library.open(region, authorization: authorization)
+            let metadata = try store.metadata()
+            switch destination.kind {
+            case .replace(let path):
+                // Made in full in an unnamed file beside FILE, then linked into place: the delivery.
+                let file = try OutputDestination.TemporaryFile(beside: path)
+                defer { close(file.descriptor) }
+                let summary: PMTilesWriter.Summary
+                do {
+                    summary = try PMTilesWriter.write(store, metadata: metadata, format: format, scratchDirectory: scratch, path: path) {
+                        try Self.writeAll($0, to: file.descriptor, name: path)
+                    }
+                    guard fsync(file.descriptor) == 0 else { throw OutputError(path: path, reason: "fsync: \(SystemErrorReason.text(errno))", kind: .io) }
+                } catch {
+                    file.discard()
+                    throw error
+                }
+                faults.reached("delivering")
+                try authorization.deliver { try file.moveIntoPlace() }
+                return summary
+            case .standardOutput, .writeThrough:
+                // Written through: delivered with the first bytes (the header and directories).
+                let (descriptor, name, opened) = try Self.open(destination)
+                defer { if opened { close(descriptor) } }
+                var delivered = false
+                return try PMTilesWriter.write(store, metadata: metadata, format: format, scratchDirectory: scratch, path: name) { data in
+                    if delivered { return try Self.writeAll(data, to: descriptor, name: name) }
+                    faults.reached("delivering")
+                    try authorization.deliver { try Self.writeAll(data, to: descriptor, name: name) }
+                    delivered = true
+                }
+            }
+        }
+        guard let summary else { return ExitCode.success }
+        let shown = destination.kind == .standardOutput(explicit: true) ? "-" : output
+        if context.json {
+            // The archive on standard output: the line goes to standard error.
+            context.console.json(
+                Line(region: region, file: shown, tiles: summary.addressedTiles, size: Int64(summary.bytes)),
+                onStandardError: destination.kind == .standardOutput(explicit: true))
+        } else if case .replace = destination.kind {
+            context.console.print(
+                L.localized("exported %1$s to %2$s: %3$s tiles, %4$s", region, TerminalText.inline(output), "\(summary.addressedTiles)", ByteCount.text(Int64(summary.bytes))))
+        }
+        return ExitCode.success
+    }
+
+    /// The descriptor a written-through destination is written with, its name, and whether it
+    /// was opened here (to be closed).
+    private static func open(_ destination: OutputDestination) throws -> (Int32, String, Bool) {
+        switch destination.kind {
+        case .standardOutput: return (STDOUT_FILENO, "standard output", false)
+        case .writeThrough(let path, let append):
+            let descriptor = Glibc.open(path, O_WRONLY | O_CLOEXEC | (append ? O_APPEND : 0))
+            guard descriptor >= 0 else { throw OutputError(path: path, reason: SystemErrorReason.text(errno), kind: .io) }
+            return (descriptor, path, true)
+        case .replace(let path): return (-1, path, false)
+        }
+    }
+
+    private static func writeAll(_ data: Data, to descriptor: Int32, name: String) throws {
+        try data.withUnsafeBytes { buffer in
+            var done = 0
+            while done < buffer.count {
+                let written = Glibc.write(descriptor, buffer.baseAddress! + done, buffer.count - done)
+                if written < 0, errno == EINTR { continue }
+                guard written > 0 else { throw OutputError(path: name, reason: SystemErrorReason.text(errno), kind: .io) }
+                done += written
+            }
+        }
+    }
+
+    /// `export --json`.
+    struct Line: Encodable {
+        var region: String
+        var file: String
+        var tiles: Int
+        var size: Int64
+    }
+}

@@ -1,0 +1,146 @@
+import Foundation
+import MapGate
+import MapGateDemo
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `mapgate export REGION FILE.pmtiles` (issue 39): an installed region as a PMTiles v3 archive
+/// the reference reader reads byte for byte, written atomically, and a use of the gate like
+/// `tile`: refused when the gate is closed, counted once on success, not counted on failure.
+@Suite struct ExportCommandTests {
+    let workspace: CLIWorkspace
+    var mapgate: MapGateBinary { workspace.mapgate }
+    var work: TemporaryDirectory { workspace.work }
+
+    init() throws {
+        workspace = try CLIWorkspace()
+        try workspace.publish(version: "1.5.0")
+        try workspace.offer("geo", fixture: "mbtileserver-geography-class-png.mbtiles", format: "png")
+        try workspace.offer("cities", fixture: "mbtileserver-world_cities.mbtiles", format: "pbf")
+        try mapgate.configure(["appID": 1, "lookupURL": workspace.lookupURL, "catalogURL": workspace.catalogURL, "maxPrompts": 2])
+        #expect(try mapgate.run(["sync", "geo", "cities"], at: "2027-01-01 00:00:00").status == 0)
+    }
+
+    func promptsShown() throws -> Int? {
+        let status = try mapgate.run(["status", "--json"], at: "2027-03-01 00:00:00")
+        return try MapGateBinary.json(status.stdout)["promptsShown"] as? Int
+    }
+
+    func installed(_ id: String) throws -> [String: Data] {
+        try PublishingWorkspace.tiles(mapgate.dataDirectory + "/regions/\(id).mbtiles")
+    }
+
+    @Test(.enabled(if: PMTilesReference.isInstalled, "python pmtiles from scripts/install-deps"), arguments: ["geo", "cities"])
+    func anExportedRegionIsReadByTheReferenceByteForByte(_ id: String) throws {
+        let file = work.file("\(id).pmtiles")
+        let result = try mapgate.run(["export", id, file], at: "2027-01-02 00:00:00")
+        try #require(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("exported \(id) to \(file):"), "\(result.stdout)")
+        let tiles = try installed(id)
+        #expect(try PMTilesReference.tiles(file) == tiles && !tiles.isEmpty)
+        // Nothing else is left beside it, nor in the temporary folder.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work.path).filter { $0.contains(".mapgate-") }.isEmpty)
+    }
+
+    @Test(.enabled(if: PMTilesReference.isInstalled, "python pmtiles from scripts/install-deps"))
+    func anExportPublishedAgainInstallsTheSameTiles() throws {
+        // Round trip through the CLI: installed MBTiles → export → publish → sync → the same tiles.
+        let publishing = try PublishingWorkspace()
+        let file = publishing.work.file("in/again.pmtiles")
+        #expect(try mapgate.run(["export", "geo", file, "--json"], at: "2027-01-02 00:00:00").stdout.contains("\"region\":\"geo\""))
+        try publishing.work.write("in/regions.json", #"{"again.pmtiles": {"version": "1"}}"#)
+        let published = try publishing.mapgate.run(["publish", publishing.work.file("in"), "--out", publishing.work.file("out"), "--key", publishing.key.secretKeyFile])
+        try #require(published.status == 0, "\(published.stderr)")
+        try #require(try publishing.mapgate.run(["sync", "again"]).status == 0)
+        #expect(try PublishingWorkspace.tiles(publishing.mapgate.dataDirectory + "/regions/again.mbtiles") == installed("geo"))
+    }
+
+    @Test func anExportIsOneUseCountedOnlyWhenItSucceeds() throws {
+        #expect(try promptsShown() == 0)
+        // In the prompt period: a successful export costs one use.
+        let first = try mapgate.run(["export", "geo", work.file("one.pmtiles")], at: "2027-02-01 01:00:00")
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.stderr.contains("2 uses left"), "\(first.stderr)")
+        #expect(try promptsShown() == 1)
+        // A failure while writing (no scratch folder) gives the use back and leaves no file.
+        let failed = try mapgate.run(["export", "geo", work.file("two.pmtiles")], at: "2027-02-01 02:00:00", environment: ["TMPDIR": work.file("missing")])
+        #expect(failed.status != 0 && failed.stderr.contains("scratch file"), "\(failed.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: work.file("two.pmtiles")))
+        #expect(try promptsShown() == 1)
+        // A mistake found before the gate costs nothing either.
+        #expect(try mapgate.run(["export", "geo", work.path], at: "2027-02-01 03:00:00").status == 64)
+        #expect(try mapgate.run(["export", "nope", work.file("x.pmtiles")], at: "2027-02-01 03:00:00").status == 1)
+        #expect(try promptsShown() == 1)
+        #expect(try mapgate.run(["export", "geo", work.file("three.pmtiles")], at: "2027-02-01 04:00:00").status == 0)
+        #expect(try promptsShown() == 2)
+        // Uses spent: the gate is closed, and export is refused like tile, writing nothing.
+        let refused = try mapgate.run(["export", "geo", work.file("four.pmtiles")], at: "2027-02-01 05:00:00")
+        #expect(refused.status == 77, "\(refused.stderr)")
+        #expect(refused.stderr.contains("update required"), "\(refused.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: work.file("four.pmtiles")))
+    }
+
+    @Test func anExistingFileIsReplacedOnlyWhenTheArchiveIsComplete() throws {
+        let file = work.file("kept.pmtiles")
+        try Data("old".utf8).write(to: URL(fileURLWithPath: file))
+        let failed = try mapgate.run(["export", "geo", file], at: "2027-01-02 00:00:00", environment: ["TMPDIR": work.file("missing")])
+        #expect(failed.status != 0)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == Data("old".utf8))
+        let done = try mapgate.run(["export", "geo", file], at: "2027-01-02 00:00:00")
+        #expect(done.status == 0, "\(done.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: file)).starts(with: Array("PMTiles".utf8)))
+    }
+
+    @Test func standardOutputGetsTheArchive() throws {
+        let result = try mapgate.run(["export", "geo", "-"], at: "2027-01-02 00:00:00")
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdoutData.starts(with: Array("PMTiles".utf8) + [3]))
+    }
+
+    /// Ctrl-C at the moment of delivery (the run stopped just before it links the archive into
+    /// place): either the archive is in place and the use kept, or neither; never the archive for
+    /// free, and nothing left beside it.
+    @Test func ctrlCAtTheDeliveryNeverGivesTheArchiveForFree() throws {
+        let folder = work.file("ctrl-c")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let output = folder + "/geo.pmtiles"
+        let before = try #require(try promptsShown())
+        let export = try mapgate.start(["export", "geo", output], at: "2027-02-01 01:00:00", environment: ["MAPGATE_FAULT_STOP_AT": "delivering"])
+        let pid = try Self.mapgateProcess(under: export)
+        #expect(waitUntil(timeout: 20) { Self.isStopped(pid) }, "\(export.stderr)")
+        kill(pid, SIGINT)
+        kill(pid, SIGCONT)
+        let status = export.wait(timeout: 20)
+        let exists = FileManager.default.fileExists(atPath: output)
+        let spent = try #require(try promptsShown()) - before
+        #expect(status == 130 || status == 0, "\(export.stderr)")
+        #expect(exists == (spent == 1), "archive written: \(exists), uses spent: \(spent); \(export.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).allSatisfy { !$0.contains(".mapgate-") })
+    }
+
+    static func mapgateProcess(under process: BackgroundProcess) throws -> pid_t {
+        var pending = [process.processIdentifier]
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            var next: [pid_t] = []
+            for pid in pending {
+                let name = (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+                if name == "mapgate" { return pid }
+                let children = (try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8)) ?? ""
+                next += children.split(separator: " ").compactMap { pid_t($0) }
+            }
+            pending = next.isEmpty ? [process.processIdentifier] : next
+            if next.isEmpty { usleep(20_000) }
+        }
+        throw MissingFixture(path: "a mapgate process under \(process.processIdentifier)")
+    }
+
+    static func isStopped(_ pid: pid_t) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let close = stat.lastIndex(of: ")") else { return false }
+        return stat[stat.index(close, offsetBy: 2)] == "T"
+    }
+}

@@ -1,0 +1,133 @@
+import Foundation
+import MapGate
+import TestSupport
+import Testing
+
+/// `mapgate publish` from PMTiles v3 archives (issue 39): the reference repository's fixtures and
+/// archives the reference writer (python `pmtiles`) makes are published, synced and installed with
+/// the reference reader's tiles byte for byte; one archive published twice gives one package;
+/// a new version of an archive comes as a delta; a malformed archive is refused with the reason.
+@Suite(.enabled(if: PMTilesReference.isInstalled, "python pmtiles from scripts/install-deps"))
+struct PMTilesPublishTests {
+    let workspace: PublishingWorkspace
+    var work: TemporaryDirectory { workspace.work }
+
+    init() throws {
+        workspace = try PublishingWorkspace()
+    }
+
+    /// Copies archives into `in/` under `id.pmtiles`, with their versions in regions.json.
+    func offer(_ archives: [(id: String, path: String, version: String)]) throws {
+        var regions: [String: [String: String]] = [:]
+        for archive in archives {
+            let target = work.file("in/\(archive.id).pmtiles")
+            try? FileManager.default.removeItem(atPath: target)
+            try FileManager.default.copyItem(atPath: archive.path, toPath: target)
+            regions["\(archive.id).pmtiles"] = ["version": archive.version]
+        }
+        try JSONSerialization.data(withJSONObject: regions).write(to: URL(fileURLWithPath: work.file("in/regions.json")))
+    }
+
+    func publish() throws -> ProcessResult {
+        try workspace.mapgate.run(["publish", work.file("in"), "--out", work.file("out"), "--key", workspace.key.secretKeyFile])
+    }
+
+    func installed(_ id: String) throws -> [String: Data] {
+        try PublishingWorkspace.tiles(workspace.mapgate.dataDirectory + "/regions/\(id).mbtiles")
+    }
+
+    @Test func theReferenceFixturesArePublishedAndInstalledWithTheirTiles() throws {
+        let fixtures = [
+            ("toner", "stamen_toner-raster-z3.pmtiles"), ("whitney", "usgs-mt-whitney-8-15-webp-512.pmtiles"),
+            ("fixture1", "js-test-test_fixture_1.pmtiles"), ("fixture2", "js-test-test_fixture_2.pmtiles"),
+        ]
+        try offer(try fixtures.map { ($0.0, try TestPaths.shared("pmtiles/" + $0.1), "1") })
+        let published = try publish()
+        try #require(published.status == 0, "\(published.stderr)")
+        let synced = try workspace.mapgate.run(["sync"] + fixtures.map(\.0))
+        try #require(synced.status == 0, "\(synced.stderr)")
+        for (id, name) in fixtures {
+            let reference = try PMTilesReference.tiles(try TestPaths.shared("pmtiles/" + name))
+            #expect(try installed(id) == reference, "\(id): the archive's tiles byte for byte")
+        }
+        let list = try workspace.mapgate.run(["list", "--json"])
+        #expect(list.stdout.contains("\"whitney\"") && list.stdout.contains("webp"), "\(list.stdout)")
+    }
+
+    @Test func oneArchivePublishedTwiceGivesOnePackage() throws {
+        try offer([("toner", try TestPaths.shared("pmtiles/stamen_toner-raster-z3.pmtiles"), "1")])
+        var hashes: [String] = []
+        let temporary = work.file("tmp")
+        try FileManager.default.createDirectory(atPath: temporary, withIntermediateDirectories: true)
+        for out in ["out-a", "out-b"] {
+            let result = try workspace.mapgate.run(
+                ["publish", work.file("in"), "--out", work.file(out), "--key", workspace.key.secretKeyFile], environment: ["TMPDIR": temporary])
+            try #require(result.status == 0, "\(result.stderr)")
+            hashes.append(try SHA256Hasher.hex(ofFileAt: work.file("\(out)/packages/toner-1.mbtiles.gz")))
+        }
+        #expect(hashes[0] == hashes[1])
+        // Nothing of the conversion is left in the temporary folder.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: temporary) == [])
+    }
+
+    @Test(arguments: [("geography", "mbtileserver-geography-class-png.mbtiles"), ("cities", "mbtileserver-world_cities.mbtiles")])
+    func archivesTheReferenceWriterMakesArePublished(_ id: String, _ fixture: String) throws {
+        let archive = work.file("\(id)-written.pmtiles")
+        // The reference writer needs metadata `format`, which the raster fixture lacks.
+        let source = work.file(fixture)
+        try FileManager.default.copyItem(atPath: try TestPaths.shared("mbtiles/" + fixture), toPath: source)
+        let format = try runProcess("/usr/bin/sqlite3", [source, "INSERT INTO metadata SELECT 'format', 'png' WHERE NOT EXISTS (SELECT 1 FROM metadata WHERE name = 'format')"])
+        try #require(format.status == 0, "\(format.stderr)")
+        try PMTilesReference.convert(mbtiles: source, to: archive)
+        try offer([(id, archive, "1")])
+        let published = try publish()
+        try #require(published.status == 0, "\(published.stderr)")
+        let synced = try workspace.mapgate.run(["sync", id])
+        try #require(synced.status == 0, "\(synced.stderr)")
+        let reference = try PMTilesReference.tiles(archive)
+        #expect(try installed(id) == reference && !reference.isEmpty)
+    }
+
+    @Test func aNewVersionOfAnArchiveComesAsADelta() throws {
+        let mbtiles = work.file("toner.mbtiles")
+        _ = try runProcess(
+            "/usr/bin/python3", ["-c", "import sys; from pmtiles.convert import pmtiles_to_mbtiles; pmtiles_to_mbtiles(sys.argv[1], sys.argv[2])",
+                try TestPaths.shared("pmtiles/stamen_toner-raster-z3.pmtiles"), mbtiles], environment: ["PYTHONPATH": PMTilesReference.pythonPath])
+        // pmtiles_to_mbtiles writes no `format`, which its own mbtiles_to_pmtiles needs.
+        let format = try runProcess("/usr/bin/sqlite3", [mbtiles, "INSERT INTO metadata VALUES ('format', 'png')"])
+        try #require(format.status == 0, "\(format.stderr)")
+        let v1 = work.file("v1.pmtiles")
+        try PMTilesReference.convert(mbtiles: mbtiles, to: v1)
+        let changed = try runProcess("/usr/bin/sqlite3", [
+            mbtiles, "UPDATE tiles SET tile_data = (SELECT tile_data FROM tiles WHERE zoom_level = 0) WHERE zoom_level = 3 AND tile_column < 2",
+        ])
+        try #require(changed.status == 0, "\(changed.stderr)")
+        let v2 = work.file("v2.pmtiles")
+        try PMTilesReference.convert(mbtiles: mbtiles, to: v2)
+        try offer([("toner", v1, "1")])
+        try #require(try publish().status == 0)
+        try #require(try workspace.mapgate.run(["sync", "toner"]).status == 0)
+        try offer([("toner", v2, "2")])
+        let second = try publish()
+        try #require(second.status == 0, "\(second.stderr)")
+        let synced = try workspace.mapgate.run(["sync", "toner"])
+        #expect(synced.stdout.contains("updated (delta, "), "\(synced.stdout) \(synced.stderr)")
+        #expect(try installed("toner") == PMTilesReference.tiles(v2))
+    }
+
+    @Test func aMalformedArchiveIsRefusedWithTheReason() throws {
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: try TestPaths.shared("pmtiles/stamen_toner-raster-z3.pmtiles")))
+        // The root directory's length pushed past the end of the file.
+        bytes[16] = 0xFF
+        bytes[17] = 0xFF
+        bytes[18] = 0xFF
+        let broken = work.file("broken.pmtiles")
+        try bytes.write(to: URL(fileURLWithPath: broken))
+        try offer([("broken", broken, "1"), ("empty", try TestPaths.shared("pmtiles/js-test-empty.pmtiles"), "1")])
+        let result = try publish()
+        #expect(result.status == 65, "\(result.stderr)")
+        #expect(result.stderr.contains("in/broken.pmtiles: directory past the end"), "\(result.stderr)")
+        #expect(result.stderr.contains("in/empty.pmtiles: not a PMTiles archive: the file is empty"), "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: work.file("out/catalog.json")))
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+import MapGate
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `export` in system mode (issue 39): the service makes the archive and sends it (`export REGION
+/// -`), counting the use when it sends it; the user's own process writes the FILE they named, so
+/// the file is theirs and the service opens no file a user names. Needs root, as the other
+/// system-mode tests.
+@Suite(.enabled(if: geteuid() == 0, "needs root to run the service and users as uids of their own"))
+struct SystemModeExportTests {
+    let machine: SystemMachine
+    let user = SystemMachine.user
+    let during = "2027-02-05 00:00:00"
+
+    init() throws {
+        machine = try SystemMachine()
+        try machine.publish(version: "1.4.0")
+        try machine.offer("plain", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
+    }
+
+    @Test func aUsersExportIsWrittenByTheirOwnProcessAndCountedOnce() throws {
+        try machine.startService(at: "2027-01-01 00:00:00")
+        #expect(try machine.run(["sync", "plain"], as: 0).status == 0)
+        try machine.publish(version: "1.5.0")
+        #expect(try machine.run(["check"], as: 0).status == 0)
+        try machine.startService(at: during)
+        let before = try machine.promptsShown()
+        let target = machine.work.file("home-\(user)/plain.pmtiles")
+        let export = try machine.run(["export", "plain", target], as: user)
+        #expect(export.status == 0, "\(export.stderr)")
+        var info = stat()
+        #expect(stat(target, &info) == 0 && info.st_uid == user, "the archive belongs to the user who asked")
+        let archive = try PMTilesArchive(path: target)
+        var count = 0
+        try archive.forEachTile { _, _, _, _ in count += 1 }
+        let installed = try MBTilesFile(path: machine.serviceData + "/regions/plain.mbtiles")
+        #expect(count == (try installed.tileCount()) && count > 0)
+        #expect(try archive.contentHash() == installed.contentHash())
+        #expect(try machine.promptsShown() == before + 1, "one use, counted when the service sent the archive")
+        // A destination that cannot be written costs nothing: it is looked at before the request.
+        let folder = try machine.run(["export", "plain", machine.work.file("home-\(user)")], as: user)
+        #expect(folder.status == 64, "\(folder.stderr)")
+        #expect(try machine.promptsShown() == before + 1)
+    }
+
+    /// A client of its own that names a file for the service to write is refused, with the reason.
+    @Test func aHandMadeRequestCannotNameTheFile() throws {
+        try machine.startService()
+        let null = open("/dev/null", O_RDWR)
+        defer { close(null) }
+        let target = machine.work.file("written-by-the-service.pmtiles")
+        let client = try SystemClient.connect(to: machine.socketPath, policy: machine.policyPath)
+        try client.send(SystemRequest(arguments: ["export", "plain", target], environment: [:]), streams: [null, null, null])
+        let reply = try client.reply()
+        #expect(reply.refusal == SystemRefusal(.destination, target))
+        #expect(reply.refusal?.errorDescription?.contains("writes no file a user names") == true)
+        #expect(!FileManager.default.fileExists(atPath: target))
+    }
+}
