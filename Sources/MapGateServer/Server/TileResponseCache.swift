@@ -1,5 +1,3 @@
-import CLinux
-import Dispatch
 import FoundationEssentials
 import MapGateBase
 
@@ -8,10 +6,8 @@ import MapGateBase
 /// answer — headers, ETag and body — is made once and sent again as it is
 /// (``HTTPPreparedResponse``), without SQLite, a copy or headers made again.
 ///
-/// Bounded: the bodies plus an estimate of each entry's own cost stay under `limit` bytes, less
-/// what the open connections hold (``connectionCost`` each: the cache gives way to them, so
-/// 10,000 idle keep-alive connections do not add their memory to a full cache's); past it the
-/// oldest entries go first (first in, first out: no bookkeeping on a hit). An entry
+/// Bounded: the bodies plus an estimate of each entry's own cost stay under `limit` bytes; past
+/// it the oldest entries go first (first in, first out: no bookkeeping on a hit). An entry
 /// belongs to the file it was read from: looked up for another file (the region was updated or
 /// installed again) it is a miss, and ``removeAll()`` drops everything when the regions change.
 /// Tiles over ``maximumTileSize`` are not kept.
@@ -50,16 +46,8 @@ public final class TileResponseCache: Sendable {
     public static let maximumTileSize = 256 << 10
     /// libmicrohttpd's response and its headers, the entry and its key, roughly (measured: 1 KB).
     static let entryOverhead = 1024
-    /// What one open connection counts against the limit: an idle keep-alive connection holds
-    /// about 9 KiB (libmicrohttpd's 8 KiB pool, written by its first request, and its state), and
-    /// a kept byte about 1.3 bytes of RSS, so 9 KiB of connection stand for 12 KiB of cache.
-    public static let connectionCost = 12 << 10
-    /// Memory given back to the system at once (`malloc_trim`) when the cache gave up this much
-    /// to new connections: freed small blocks would otherwise stay in the process.
-    static let trimAfter = 4 << 20
 
     public let limit: Int
-    private let connections: HTTPConnectionGauge?
 
     private struct Store {
         var entries: [Key: Entry] = [:]
@@ -71,38 +59,9 @@ public final class TileResponseCache: Sendable {
 
     private let store = Locked(Store())
 
-    /// - Parameters:
-    ///   - limit: bytes the entries may take; 0 keeps none.
-    ///   - connections: the server's open connections, which the cache gives way to: when they
-    ///     rise (every ``HTTPConnectionGauge/step`` of them), entries past the lowered limit go.
-    public init(limit: Int = TileResponseCache.defaultLimit, connections: HTTPConnectionGauge? = nil) {
+    /// - Parameter limit: bytes the entries may take; 0 keeps none.
+    public init(limit: Int = TileResponseCache.defaultLimit) {
         self.limit = max(0, limit)
-        self.connections = connections
-        connections?.onRise { [weak self] _ in
-            guard let cache = self else { return }
-            // Off libmicrohttpd's event loop: giving memory back walks the heap.
-            DispatchQueue.global(qos: .utility).async { cache.giveWayToConnections() }
-        }
-    }
-
-    /// The bytes entries may take now: `limit`, less ``connectionCost`` for each open connection.
-    public var currentLimit: Int {
-        max(0, limit - (connections?.count ?? 0) * Self.connectionCost)
-    }
-
-    /// Drops the oldest entries past ``currentLimit``, and gives the memory back to the system when
-    /// that freed much of it.
-    public func giveWayToConnections() {
-        let budget = currentLimit
-        var freed = 0
-        let dropped = store.withLock { store in
-            let before = store.bytes
-            let dropped = Self.dropOldest(&store, toFit: budget)
-            freed = before - store.bytes
-            return dropped
-        }
-        _ = consume dropped  // released here, after the lock: their deinit frees libmicrohttpd's responses
-        if freed >= Self.trimAfter { _ = malloc_trim(0) }
     }
 
     /// Bytes the entries take now (bodies plus their estimated overhead).
@@ -122,8 +81,7 @@ public final class TileResponseCache: Sendable {
     /// Keeps an answer (replacing one kept for the same key), dropping the oldest ones past the limit.
     public func insert(_ key: Key, file: FileIdentity, etag: String, response: HTTPPreparedResponse) {
         let cost = response.body.count + key.region.utf8.count + etag.utf8.count + Self.entryOverhead
-        let budget = currentLimit
-        guard budget > 0, response.body.count <= Self.maximumTileSize, cost <= budget else { return }
+        guard limit > 0, response.body.count <= Self.maximumTileSize, cost <= limit else { return }
         let entry = Entry(file: file, etag: etag, response: response, cost: cost)
         // Entries dropped here are released after the lock (their deinit frees libmicrohttpd's response).
         var dropped: [Entry] = []
@@ -135,29 +93,21 @@ public final class TileResponseCache: Sendable {
                 store.order.append(key)
             }
             store.bytes += cost
-            dropped += Self.dropOldest(&store, toFit: budget)
-        }
-        _ = dropped
-    }
-
-    /// Removes the oldest entries until they take at most `budget` bytes, and returns them (for
-    /// the caller to release after the lock).
-    private static func dropOldest(_ store: inout Store, toFit budget: Int) -> [Entry] {
-        var dropped: [Entry] = []
-        while store.bytes > budget, store.head < store.order.count {
-            let oldest = store.order[store.head]
-            store.head += 1
-            if let gone = store.entries.removeValue(forKey: oldest) {
-                store.bytes -= gone.cost
-                dropped.append(gone)
+            while store.bytes > limit, store.head < store.order.count {
+                let oldest = store.order[store.head]
+                store.head += 1
+                if let gone = store.entries.removeValue(forKey: oldest) {
+                    store.bytes -= gone.cost
+                    dropped.append(gone)
+                }
+            }
+            // The queue's consumed front is cut off once it is half of it.
+            if store.head > 1024, store.head * 2 > store.order.count {
+                store.order.removeFirst(store.head)
+                store.head = 0
             }
         }
-        // The queue's consumed front is cut off once it is half of it.
-        if store.head > 1024, store.head * 2 > store.order.count {
-            store.order.removeFirst(store.head)
-            store.head = 0
-        }
-        return dropped
+        _ = dropped
     }
 
     /// Drops every entry (the installed regions changed).

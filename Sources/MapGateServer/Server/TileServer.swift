@@ -91,7 +91,7 @@ public final class TileServer: Sendable {
         let service = TileService(
             regions: regions, damaged: damaged, styles: [], gate: watch, leafletPath: configuration.leafletPath, maplibrePath: configuration.maplibrePath, fallbackHost: listener.baseURL, metrics: metrics,
             glyphs: GlyphService(folders: configuration.fontPaths + FontLibrary.systemFolders),
-            tileCache: TileResponseCache(limit: configuration.tileCacheBytes, connections: metrics.connections), share: configuration.share,
+            tileCache: TileResponseCache(limit: configuration.tileCacheBytes), share: configuration.share,
             startUse: authorization)
         // The styles are read as the watcher re-reads them, so a damaged one is said once, here.
         let damagedStyles = service.refreshStyles(in: library.directory)

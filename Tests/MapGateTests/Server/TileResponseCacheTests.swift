@@ -1,7 +1,6 @@
 import Foundation
 import MapGate
 import MapGateDemo
-@testable import MapGateServer
 import TestSupport
 import Testing
 
@@ -40,61 +39,6 @@ import Testing
         #expect(none.count == 0 && none.entry(Self.key(1), file: file) == nil)
         cache.removeAll()
         #expect(cache.count == 0 && cache.bytes == 0)
-    }
-
-    /// Issue 42, item 2: open connections count against the cache (``TileResponseCache/connectionCost``
-    /// each), so that 10,000 idle ones do not add their memory to a full cache's: when they rise,
-    /// the oldest entries past the lowered limit go, and nothing more is kept until they fall.
-    @Test func theCacheGivesWayToConnections() throws {
-        let work = try TemporaryDirectory()
-        FileManager.default.createFile(atPath: work.path + "/a", contents: Data("a".utf8))
-        let file = try #require(FileIdentity(path: work.path + "/a"))
-        let gauge = HTTPConnectionGauge()
-        let step = HTTPConnectionGauge.step
-        // Room for one step of connections and 1 MiB more.
-        let cache = TileResponseCache(limit: step * TileResponseCache.connectionCost + (1 << 20), connections: gauge)
-        for x in 0..<600 { cache.insert(Self.key(x), file: file, etag: "\"e\(x)\"", response: Self.prepared(8_000)) }
-        #expect(cache.bytes > 3 << 20, "\(cache.bytes) bytes kept")
-        gauge.add(step)
-        #expect(cache.currentLimit == 1 << 20)
-        #expect(waitUntil { cache.bytes <= 1 << 20 }, "\(cache.bytes) bytes kept with \(step) connections open")
-        #expect(cache.entry(Self.key(599), file: file) != nil, "the newest stay")
-        gauge.add(step)
-        #expect(cache.currentLimit == 0)
-        #expect(waitUntil { cache.count == 0 })
-        cache.insert(Self.key(1), file: file, etag: "\"e\"", response: Self.prepared(10))
-        #expect(cache.count == 0, "nothing is kept while the connections take the whole limit")
-        gauge.add(-2 * step)
-        cache.insert(Self.key(1), file: file, etag: "\"e\"", response: Self.prepared(10))
-        #expect(cache.count == 1)
-    }
-
-    /// The same on a running server, with real connections: a cache with room for fewer than 300
-    /// of them is emptied while 300 idle ones are open, tiles are still served, and kept again once
-    /// the connections close.
-    @Test func aServersCacheGivesWayToItsIdleConnections() throws {
-        let harness = try SyncHarness()
-        try harness.builder.add(id: "plain", source: try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles"), format: "png")
-        try harness.sync("plain")
-        let server = try TileServer(
-            library: harness.library, authorization: try harness.authorization(),
-            configuration: .init(leafletPath: "/nonexistent", tileCacheBytes: 200 * TileResponseCache.connectionCost),
-            makeGate: { try Gate(store: try harness.gateStore(), settings: .unreachable) })
-        defer { server.stop() }
-        let client = HTTPClient()
-        let tile = server.baseURL + "/plain/1/0/0.png"
-        #expect(try client.get(HTTPRequest(url: tile)).status == 200)
-        #expect(server.service.tileCache.count == 1)
-        var idle: [RawConnection] = []
-        for _ in 0..<300 { idle.append(try RawConnection(port: server.http.port, timeout: 30)) }
-        #expect(waitUntil { server.service.tileCache.count == 0 }, "\(server.http.openConnections) connections open")
-        let served = try client.get(HTTPRequest(url: server.baseURL + "/plain/1/1/0.png"))
-        #expect(served.status == 200 && !served.body.isEmpty)
-        #expect(server.service.tileCache.count == 0)
-        idle.removeAll()
-        #expect(waitUntil { server.http.openConnections <= 2 })
-        #expect(try client.get(HTTPRequest(url: tile)).status == 200)
-        #expect(server.service.tileCache.count == 1)
     }
 
     @Test func anEntryIsNotAnsweredForAnotherFile() throws {
