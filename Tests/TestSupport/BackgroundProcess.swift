@@ -98,4 +98,23 @@ public final class BackgroundProcess: @unchecked Sendable {
         _ = pipesOpen.wait(timeout: .now() + max(0.1, deadline.timeIntervalSinceNow))
         return process.terminationStatus
     }
+
+    /// The first process at or under this one whose name is `name` (mapgate's own process under a
+    /// `faketime` or `setpriv` wrapper), waited for up to 10 s.
+    public func descendant(named name: String) throws -> pid_t {
+        var pending = [processIdentifier]
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            var next: [pid_t] = []
+            for pid in pending {
+                let comm = (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+                if comm == name { return pid }
+                let children = (try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8)) ?? ""
+                next += children.split(separator: " ").compactMap { pid_t($0) }
+            }
+            pending = next.isEmpty ? [processIdentifier] : next
+            if next.isEmpty { usleep(20_000) }
+        }
+        throw MissingFixture(path: "a \(name) process under \(processIdentifier)")
+    }
 }

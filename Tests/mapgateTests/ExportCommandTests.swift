@@ -110,7 +110,7 @@ import Glibc
         let output = folder + "/geo.pmtiles"
         let before = try #require(try promptsShown())
         let export = try mapgate.start(["export", "geo", output], at: "2027-02-01 01:00:00", environment: ["MAPGATE_FAULT_STOP_AT": "delivering"])
-        let pid = try Self.mapgateProcess(under: export)
+        let pid = try export.descendant(named: "mapgate")
         #expect(waitUntil(timeout: 20) { Self.isStopped(pid) }, "\(export.stderr)")
         kill(pid, SIGINT)
         kill(pid, SIGCONT)
@@ -120,23 +120,6 @@ import Glibc
         #expect(status == 130 || status == 0, "\(export.stderr)")
         #expect(exists == (spent == 1), "archive written: \(exists), uses spent: \(spent); \(export.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder).allSatisfy { !$0.contains(".mapgate-") })
-    }
-
-    static func mapgateProcess(under process: BackgroundProcess) throws -> pid_t {
-        var pending = [process.processIdentifier]
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
-            var next: [pid_t] = []
-            for pid in pending {
-                let name = (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
-                if name == "mapgate" { return pid }
-                let children = (try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8)) ?? ""
-                next += children.split(separator: " ").compactMap { pid_t($0) }
-            }
-            pending = next.isEmpty ? [process.processIdentifier] : next
-            if next.isEmpty { usleep(20_000) }
-        }
-        throw MissingFixture(path: "a mapgate process under \(process.processIdentifier)")
     }
 
     static func isStopped(_ pid: pid_t) -> Bool {

@@ -28,25 +28,6 @@ import Glibc
         try workspace.promptsShown(at: time ?? during)
     }
 
-    /// mapgate's own process under a `faketime` (and `setpriv`) wrapper: the first descendant
-    /// whose name is `mapgate`.
-    func mapgateProcess(under process: BackgroundProcess) throws -> pid_t {
-        var pending = [process.processIdentifier]
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
-            var next: [pid_t] = []
-            for pid in pending {
-                let name = (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
-                if name == "mapgate" { return pid }
-                let children = (try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8)) ?? ""
-                next += children.split(separator: " ").compactMap { pid_t($0) }
-            }
-            pending = next.isEmpty ? [process.processIdentifier] : next
-            if next.isEmpty { usleep(20_000) }
-        }
-        throw MissingFixture(path: "a mapgate process under \(process.processIdentifier)")
-    }
-
     /// Whether `pid` is stopped (SIGSTOP): its state in /proc is `T`.
     func isStopped(_ pid: pid_t) -> Bool {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let close = stat.lastIndex(of: ")") else { return false }
@@ -182,7 +163,7 @@ import Glibc
         if let user = Self.user { #expect(chown(folder, user, user) == 0) }
         let before = try promptsShown()
         let tile = try mapgate.start(["tile", "plain", "0", "0", "0", "-o", folder + "/t.png"], at: during, environment: ["MAPGATE_FAULT_STOP_AT": "delivering"])
-        let pid = try mapgateProcess(under: tile)
+        let pid = try tile.descendant(named: "mapgate")
         #expect(waitUntil { isStopped(pid) }, "\(tile.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder).isEmpty, "a named temporary file is there to read")
         #expect(chmod(folder, 0o555) == 0)
@@ -199,7 +180,7 @@ import Glibc
         let output = scratch + "/t.png"
         let before = try promptsShown()
         let tile = try mapgate.start(["tile", "plain", "0", "0", "0", "-o", output], at: during, environment: ["MAPGATE_FAULT_STOP_AT": "delivering"])
-        let pid = try mapgateProcess(under: tile)
+        let pid = try tile.descendant(named: "mapgate")
         #expect(waitUntil { isStopped(pid) }, "\(tile.stderr)")
         kill(pid, SIGINT)
         kill(pid, SIGCONT)
@@ -221,7 +202,7 @@ import Glibc
         let before = try promptsShown()
         let tile = try mapgate.start(["tile", "plain", "0", "0", "0", "-o", fifo], at: during)
         #expect(waitUntil(timeout: 20) { tile.stderr.contains("waiting for a process to read") }, "\(tile.stderr)")
-        let pid = try mapgateProcess(under: tile)
+        let pid = try tile.descendant(named: "mapgate")
         let threads = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task").compactMap { pid_t($0) }
         var sent = 0
         for thread in threads {
