@@ -46,6 +46,29 @@ import Glibc
         #expect(try FileManager.default.contentsOfDirectory(atPath: work.path).filter { $0.contains(".mapgate-") }.isEmpty)
     }
 
+    /// A FILE inside mapgate's own folders (the installed region's file itself, a new name among
+    /// the regions, the gate's state) would be replaced or added behind mapgate's back: refused
+    /// before the gate counts anything, and the region stays installed and usable. `tile -o` alike.
+    @Test func aFileInMapgatesOwnFoldersIsRefusedAndLosesNothing() throws {
+        let regions = mapgate.dataDirectory + "/regions"
+        let before = try installed("geo")
+        let shown = try promptsShown()
+        // Through a symbolic link too: what it points to is what would be replaced.
+        let link = work.file("innocent.pmtiles")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: regions + "/geo.mbtiles")
+        for target in [regions + "/geo.mbtiles", regions + "/new.pmtiles", link, mapgate.dataDirectory + "/x.pmtiles"] {
+            let export = try mapgate.run(["export", "geo", target], at: "2027-03-01 00:00:00")
+            #expect(export.status == 64, "\(target): \(export.stderr)")
+            #expect(export.stderr.contains("mapgate's own folder"), "\(export.stderr)")
+            let tile = try mapgate.run(["tile", "geo", "0", "0", "0", "-o", target], at: "2027-03-01 00:00:00")
+            #expect(tile.status == 64, "\(target): \(tile.stderr)")
+        }
+        #expect(try installed("geo") == before)
+        #expect(!FileManager.default.fileExists(atPath: regions + "/new.pmtiles"))
+        #expect(try promptsShown() == shown)
+        #expect(try mapgate.run(["verify", "geo"], at: "2027-03-01 00:00:00").status == 0)
+    }
+
     @Test(.enabled(if: PMTilesReference.isInstalled, "python pmtiles from scripts/install-deps"))
     func anExportPublishedAgainInstallsTheSameTiles() throws {
         // Round trip through the CLI: installed MBTiles → export → publish → sync → the same tiles.

@@ -102,6 +102,33 @@ public struct OutputDestination: Sendable, Equatable {
         }
     }
 
+    /// Refuses a file that would be replaced or made inside one of `folders` (mapgate's data
+    /// directory and gate state): `-o` onto the installed region's own file, or a new name among
+    /// the regions, would change what mapgate keeps behind its back. Symbolic links are followed,
+    /// as the write would follow them. Checked before the gate counts a use.
+    public func refuse(inside folders: [String]) throws {
+        guard case .replace(let path) = kind else { return }
+        let folder = PathText.deletingLastComponent(path)
+        let parent = Self.realPath(folder.isEmpty ? "." : folder) ?? folder
+        let target = parent + "/" + PathText.lastComponent(path)
+        for kept in folders {
+            guard let real = Self.realPath(kept) else { continue }
+            if target == real || target.hasPrefix(real.hasSuffix("/") ? real : real + "/") {
+                throw OutputError(
+                    path: argument ?? path,
+                    reason: L.localized("it is in mapgate's own folder %1$s, whose files mapgate alone writes: name a file elsewhere", "\(kept)"),
+                    kind: .usage)
+            }
+        }
+    }
+
+    private static func realPath(_ path: String) -> String? {
+        realpath(path, nil).map { pointer in
+            defer { free(pointer) }
+            return String(cString: pointer)
+        }
+    }
+
     /// A folder this process may not create files in (permissions, a read-only file system) is
     /// an error now, before the command does its work.
     private static func requireWritable(folder: String, for path: String) throws {

@@ -47,6 +47,7 @@ enum SystemRelay {
         }
         if let path = named {
             let destination = try OutputDestination.resolve(path)
+            try destination.refuse(inside: [context.dataDirectory.path, context.stateFolder])
             switch destination.kind {
             case .standardOutput:
                 break

@@ -37,6 +37,7 @@ struct ExportCommand: Command {
     func run(_ context: Context) throws -> Int32 {
         // Everything that can be checked is checked before the gate counts a use.
         let destination = try OutputDestination.resolve(output)
+        try destination.refuse(inside: [context.dataDirectory.path, context.stateFolder])
         if case .standardOutput = destination.kind, isatty(STDOUT_FILENO) == 1 {
             throw OutputError(path: "standard output", reason: L.localized("it is a terminal; refusing to write a PMTiles archive to it: redirect it or name a FILE"), kind: .usage)
         }

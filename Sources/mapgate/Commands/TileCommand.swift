@@ -29,6 +29,7 @@ struct TileCommand: Command {
     func run(_ context: Context) throws -> Int32 {
         // Everything that can be checked is checked before the gate counts a use.
         let destination = try OutputDestination.resolve(output)
+        try destination.refuse(inside: [context.dataDirectory.path, context.stateFolder])
         let library = try context.readOnlyRegionLibrary()
         let installed = try library.region(region)
         if let minzoom = installed.minzoom, let maxzoom = installed.maxzoom, !(minzoom...maxzoom).contains(coordinate.z) {
