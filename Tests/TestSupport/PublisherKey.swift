@@ -14,6 +14,37 @@ public struct PublisherKey: Sendable {
         guard made.status == 0 else { throw MissingFixture(path: "a key from minisign (install it with scripts/install-deps): \(made.stderr)") }
     }
 
+    /// `minisign -G -W`, then the secret key encrypted with `password` as minisign encrypts it
+    /// (scrypt, then XOR; BLAKE2b-256 checksum) but with cheap scrypt parameters (N = 2¹⁰, r = 8,
+    /// p = 1: what libsodium picks for opslimit 32,768 and memlimit 16 MiB, both stored in the
+    /// key) instead of `minisign -G`'s 1 GiB, which takes seconds each time the key is made or
+    /// opened. For tests of how the password is asked, not of the key derivation (those use keys
+    /// of the real `minisign -G`). The real `minisign -S` signs with it, checked here.
+    public init(in folder: String, name: String = "publisher", cheapPassword password: String) throws {
+        try self.init(in: folder, name: name)
+        let encrypt = """
+            import base64, hashlib, os, struct, sys
+            path, password = sys.argv[1], sys.argv[2].encode()
+            comment, body = open(path).read().splitlines()[:2]
+            raw = base64.b64decode(body)
+            assert raw[2:4] == bytes(2), "already encrypted"
+            sig_alg, chk_alg, key_id, secret = raw[0:2], raw[4:6], raw[54:62], raw[62:126]
+            checksum = hashlib.blake2b(sig_alg + key_id + secret, digest_size=32).digest()
+            salt = os.urandom(32)
+            stream = hashlib.scrypt(password, salt=salt, n=1 << 10, r=8, p=1, dklen=104)
+            sealed = bytes(a ^ b for a, b in zip(key_id + secret + checksum, stream))
+            key = sig_alg + b"Sc" + chk_alg + salt + struct.pack("<QQ", 32768, 16 << 20) + sealed
+            open(path, "w").write(comment + "\\n" + base64.b64encode(key).decode() + "\\n")
+            """
+        let made = try runProcess("/usr/bin/python3", ["-c", encrypt, secretKeyFile, password])
+        guard made.status == 0 else { throw MissingFixture(path: "an encrypted key (python3): \(made.stderr)") }
+        let probe = folder + "/.\(name)-probe"
+        try Data("probe".utf8).write(to: URL(fileURLWithPath: probe))
+        defer { try? FileManager.default.removeItem(atPath: probe); try? FileManager.default.removeItem(atPath: probe + ".minisig") }
+        let signed = try runProcess("/usr/bin/minisign", ["-S", "-s", secretKeyFile, "-m", probe], stdin: password + "\n")
+        guard signed.status == 0 else { throw MissingFixture(path: "a key minisign signs with after encrypting it: \(signed.stderr)") }
+    }
+
     /// A key already made: `name.key` and `name.pub` in `folder`.
     public init(existingIn folder: String, name: String) {
         secretKeyFile = folder + "/\(name).key"
