@@ -53,6 +53,12 @@ public final class TestOrigin: Sendable {
     public func clearRequests() { state.hits.withLock { $0.removeAll() } }
     #endif
 
+    /// An origin nobody holds stops as ``stop()`` does: its server's own `deinit` would wait for
+    /// a stalled answer to run its full time (seconds of every test that stalls one, at its end).
+    deinit {
+        stop()
+    }
+
     /// Stops serving; a stalled answer gives up at once.
     public func stop() {
         state.stopping.store(true, ordering: .relaxed)

@@ -66,8 +66,11 @@ import Glibc
         let sync = try mapgate.start(["sync", "slow"], at: during)
         #expect(waitUntil(timeout: 20) { sync.stderr.contains("uses left") }, "\(sync.stderr)")
         usleep(500_000)
+        let signalled = Date()
         sync.signal(number)
         #expect(sync.wait(timeout: 20) == 128 + number, "\(sync.stderr)")
+        // At once, even with the download stalled (the origin sends nothing for 8 s).
+        #expect(Date().timeIntervalSince(signalled) < 3, "signal \(number) took \(Date().timeIntervalSince(signalled)) s to stop the sync")
         #expect(try promptsShown() == before, "signal \(number): \(sync.stderr)")
         #expect(!FileManager.default.fileExists(atPath: mapgate.dataDirectory + "/regions/slow.mbtiles"))
     }
