@@ -57,6 +57,19 @@ public final class SQLiteStatement {
         }
     }
 
+    /// Binds three integers and a blob to the parameters 1…4, after a reset: ``bind(_:)`` for a
+    /// row of many (no array nor `Data` per row; SQLite copies the blob's bytes).
+    public func bind(_ first: Int64, _ second: Int64, _ third: Int64, blob: UnsafeRawBufferPointer) throws {
+        sqlite3_reset(handle)
+        try database.check(sqlite3_bind_int64(handle, 1, first), sql: sql)
+        try database.check(sqlite3_bind_int64(handle, 2, second), sql: sql)
+        try database.check(sqlite3_bind_int64(handle, 3, third), sql: sql)
+        // A blob of no bytes may have no address: SQLite would bind NULL for it, so it gets one.
+        let code = blob.baseAddress.map { sqlite3_bind_blob(handle, 4, $0, Int32(clamping: blob.count), csqlite_transient()) }
+            ?? sqlite3_bind_zeroblob(handle, 4, 0)
+        try database.check(code, sql: sql)
+    }
+
     /// Steps once: `true` when a row is ready, `false` when done.
     public func step() throws -> Bool {
         let code = sqlite3_step(handle)

@@ -25,9 +25,17 @@ public enum MBTilesWriter {
                     _ = try named.step()
                 }
                 let insert = try database.prepare("INSERT INTO tiles (zoom_level, tile_column, tile_row, tile_data) VALUES (?, ?, ?, ?)")
-                try store.forEachTile { z, x, y, data in
-                    try insert.bind([.integer(Int64(z)), .integer(Int64(x)), .integer(Int64(TileCoordinate.flippedRow(y, zoom: z))), .blob(data)])
-                    _ = try insert.step()
+                if let archive = store as? PMTilesArchive {
+                    // Straight from the mapped archive into SQLite: no pread, Data nor array per tile.
+                    try archive.forEachTileBytes { z, x, y, bytes in
+                        try insert.bind(Int64(z), Int64(x), Int64(TileCoordinate.flippedRow(y, zoom: z)), blob: bytes)
+                        _ = try insert.step()
+                    }
+                } else {
+                    try store.forEachTile { z, x, y, data in
+                        try insert.bind([.integer(Int64(z)), .integer(Int64(x)), .integer(Int64(TileCoordinate.flippedRow(y, zoom: z))), .blob(data)])
+                        _ = try insert.step()
+                    }
                 }
             }
         } catch let error as SQLiteError {

@@ -218,6 +218,24 @@ public final class PMTilesArchive: TileStore {
 
     /// Every tile as (z, x, y in XYZ, bytes as stored), in (zoom, column, TMS row) order.
     public func forEachTile(_ body: (Int, Int, Int, Data) throws -> Void) throws {
+        var lastBase: UnsafeRawPointer?
+        var lastData = Data()
+        try forEachTileBytes { z, x, y, bytes in
+            // A deduplicated tile's bytes are handed over as one Data, not copied again.
+            if bytes.baseAddress != lastBase || lastData.count != bytes.count {
+                lastData = Data(bytes)
+                lastBase = bytes.baseAddress
+            }
+            try body(z, x, y, lastData)
+        }
+    }
+
+    /// Every tile as (z, x, y in XYZ, bytes as stored), in (zoom, column, TMS row) order, the
+    /// bytes valid only during the call to `body`: read straight from the archive mapped into
+    /// memory (no system call nor copy per tile; the tiles of a clustered archive are read ahead
+    /// by the kernel in large sequential chunks), or with one `pread` per run when it cannot be
+    /// mapped. What ``MBTilesWriter`` converts an archive with.
+    public func forEachTileBytes(_ body: (Int, Int, Int, UnsafeRawBufferPointer) throws -> Void) throws {
         let runs = try tileEntries()
         var places: [Place] = []
         places.reserveCapacity(runs.reduce(0) { $0 + Int($1.runLength) })
@@ -228,6 +246,19 @@ public final class PMTilesArchive: TileStore {
             }
         }
         places.sort { ($0.z, $0.x, $0.row) < ($1.z, $1.x, $1.row) }
+        // Every run lies inside the tile data section (tileEntries checked it), and the section
+        // inside the file (checked when opened).
+        if let mapped = file.mapped() {
+            let tileData = UnsafeRawBufferPointer(rebasing: mapped[Int(header.tileDataOffset)..<Int(header.tileDataOffset + header.tileDataLength)])
+            for place in places {
+                let run = runs[Int(place.run)]
+                let start = Int(run.offset)
+                let bytes = UnsafeRawBufferPointer(rebasing: tileData[start..<(start + Int(run.length))])
+                let (z, x, row) = (Int(place.z), Int(place.x), Int(place.row))
+                try body(z, x, TileCoordinate.flippedRow(row, zoom: z), bytes)
+            }
+            return
+        }
         var lastRun: Int32 = -1
         var lastData = Data()
         for place in places {
@@ -237,7 +268,7 @@ public final class PMTilesArchive: TileStore {
                 lastRun = place.run
             }
             let (z, x, row) = (Int(place.z), Int(place.x), Int(place.row))
-            try body(z, x, TileCoordinate.flippedRow(row, zoom: z), lastData)
+            try lastData.withUnsafeBytes { try body(z, x, TileCoordinate.flippedRow(row, zoom: z), $0) }
         }
     }
 

@@ -3,11 +3,15 @@ import Glibc
 import MapGateBase
 
 /// One read-only file descriptor on an archive, closed in `deinit`, read with `pread` at checked
-/// offsets. Not `Sendable`.
+/// offsets, or mapped read-only whole (``mapped()``) for reading every tile in one pass. Not
+/// `Sendable`.
 final class PMTilesFileReader {
     let path: String
     let size: UInt64
     private let descriptor: Int32
+    /// The whole file mapped read-only by ``mapped()``, unmapped in `deinit`.
+    private var mapping: UnsafeRawBufferPointer?
+    private var mappingFailed = false
 
     init(path: String) throws {
         self.path = path
@@ -26,7 +30,26 @@ final class PMTilesFileReader {
     }
 
     deinit {
+        if let mapping { munmap(UnsafeMutableRawPointer(mutating: mapping.baseAddress), mapping.count) }
         Glibc.close(descriptor)
+    }
+
+    /// The whole file (``size`` bytes, as `fstat` gave it when opened) mapped read-only, for a
+    /// pass over every tile without a `pread` and a copy for each; nil when it cannot be mapped
+    /// (an empty or huge file, no address space): callers ``read(offset:length:)`` instead.
+    /// Valid while this reader lives. Like SQLite's own memory-mapped I/O, a file cut shorter by
+    /// another process while it is mapped stops the process (SIGBUS) instead of failing a read.
+    func mapped() -> UnsafeRawBufferPointer? {
+        if let mapping { return mapping }
+        guard !mappingFailed, size > 0, size <= UInt64(Int.max) else { return nil }
+        let address = mmap(nil, Int(size), PROT_READ, MAP_PRIVATE, descriptor, 0)
+        guard let address, address != MAP_FAILED else {
+            mappingFailed = true
+            return nil
+        }
+        _ = madvise(address, Int(size), MADV_WILLNEED)
+        mapping = UnsafeRawBufferPointer(start: address, count: Int(size))
+        return mapping
     }
 
     /// `length` bytes at `offset`; the range must lie in the file (callers check it first).

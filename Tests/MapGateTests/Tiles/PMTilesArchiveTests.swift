@@ -132,6 +132,26 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: one)) == Data(contentsOf: URL(fileURLWithPath: two)))
     }
 
+    /// The pass over every tile reads the archive mapped into memory (issue 39, item 5): its
+    /// bytes, the tiles kept after the pass (and after the archive is gone), and the MBTiles made
+    /// from it are what reading each tile on its own gives.
+    @Test func theMappedPassReadsWhatEachTileReads() throws {
+        var archive: PMTilesArchive? = try PMTilesArchive(path: try TestPaths.shared("pmtiles/stamen_toner-raster-z3.pmtiles"))
+        var kept: [String: Data] = [:]
+        var raw: [String: Data] = [:]
+        try archive!.forEachTile { z, x, y, data in kept["\(z)/\(x)/\(y)"] = data }
+        try archive!.forEachTileBytes { z, x, y, bytes in raw["\(z)/\(x)/\(y)"] = Data(bytes) }
+        #expect(kept.count == 85 && raw == kept)
+        for (address, data) in kept {
+            let parts = address.split(separator: "/").compactMap { Int($0) }
+            #expect(try archive!.tile(z: parts[0], x: parts[1], y: parts[2]) == data, "\(address)")
+        }
+        let converted = work.file("mapped.mbtiles")
+        try MBTilesWriter.write(archive!, metadata: try archive!.metadata(), to: converted)
+        archive = nil
+        #expect(try PublishingWorkspace.tiles(converted) == kept)
+    }
+
     // MARK: - Malformed archives
 
     /// An archive laid out as the reference writes it (header, root, metadata, leaves, tiles),
