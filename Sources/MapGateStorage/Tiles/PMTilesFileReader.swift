@@ -57,19 +57,9 @@ final class PMTilesFileReader {
         guard length <= UInt64(Int.max), offset <= size, length <= size - offset else {
             throw PMTilesError(path: path, reason: L.localized("bytes %1$s–%2$s lie past the end of the file (%3$s bytes)", "\(offset)", "\(offset &+ length)", "\(size)"))
         }
-        var data = Data(count: Int(length))
-        var done = 0
-        let total = Int(length)
-        try data.withUnsafeMutableBytes { buffer in
-            while done < total {
-                let count = pread(descriptor, buffer.baseAddress! + done, total - done, off_t(offset) + off_t(done))
-                if count < 0, errno == EINTR { continue }
-                guard count > 0 else {
-                    throw PMTilesError(path: path, reason: L.localized("cannot read it: %1$s", count < 0 ? SystemErrorReason.text(errno) : L.localized("end of file")), kind: .io)
-                }
-                done += count
-            }
+        switch PositionalRead.read(descriptor, offset: offset, length: Int(length)) {
+        case .success(let data): return data
+        case .failure(let failure): throw PMTilesError(path: path, reason: L.localized("cannot read it: %1$s", failure.reason), kind: .io)
         }
-        return data
     }
 }

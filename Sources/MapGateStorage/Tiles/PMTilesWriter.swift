@@ -216,19 +216,11 @@ public enum PMTilesWriter {
         }
 
         func read(offset: UInt64, length: Int) throws -> Data {
-            var data = Data(count: length)
-            try data.withUnsafeMutableBytes { buffer in
-                var done = 0
-                while done < length {
-                    let count = pread(descriptor, buffer.baseAddress! + done, length - done, off_t(offset) + off_t(done))
-                    if count < 0, errno == EINTR { continue }
-                    guard count > 0 else {
-                        throw PMTilesError(path: path, reason: L.localized("cannot read its scratch file: %1$s", count < 0 ? SystemErrorReason.text(errno) : L.localized("end of file")), kind: .io)
-                    }
-                    done += count
-                }
+            switch PositionalRead.read(descriptor, offset: offset, length: length) {
+            case .success(let data): return data
+            case .failure(let failure):
+                throw PMTilesError(path: path, reason: L.localized("cannot read its scratch file: %1$s", failure.reason), kind: .io)
             }
-            return data
         }
     }
 }
