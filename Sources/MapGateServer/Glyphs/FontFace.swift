@@ -82,6 +82,44 @@ final class FontFace {
     }
 }
 
+extension FontFace.Rendered {
+    /// One image of `glyphs` drawn side by side on one baseline, left to right, each after the
+    /// previous one's advance (a zero-width mark over the glyph that follows it): how the glyph
+    /// server draws a presentation form from the letters it stands for.
+    init(sideBySide glyphs: [FontFace.Rendered]) {
+        var origins: [Int] = []
+        var pen = 0
+        for glyph in glyphs {
+            origins.append(pen)
+            pen += glyph.advance
+        }
+        let drawn = glyphs.indices.filter { glyphs[$0].width > 0 && glyphs[$0].height > 0 }
+        guard !drawn.isEmpty else {
+            self.init(coverage: [], width: 0, height: 0, left: 0, top: glyphs.first?.top ?? 0, advance: pen)
+            return
+        }
+        let minX = drawn.map { origins[$0] + glyphs[$0].left }.min()!
+        let maxX = drawn.map { origins[$0] + glyphs[$0].left + glyphs[$0].width }.max()!
+        let maxTop = drawn.map { glyphs[$0].top }.max()!
+        let minBottom = drawn.map { glyphs[$0].top - glyphs[$0].height }.min()!
+        let width = maxX - minX
+        let height = maxTop - minBottom
+        var coverage = [UInt8](repeating: 0, count: width * height)
+        for index in drawn {
+            let glyph = glyphs[index]
+            let rowOffset = maxTop - glyph.top
+            let columnOffset = origins[index] + glyph.left - minX
+            for row in 0..<glyph.height {
+                for column in 0..<glyph.width {
+                    let target = (rowOffset + row) * width + columnOffset + column
+                    coverage[target] = max(coverage[target], glyph.coverage[row * glyph.width + column])
+                }
+            }
+        }
+        self.init(coverage: coverage, width: width, height: height, left: minX, top: maxTop, advance: pen)
+    }
+}
+
 /// Crosses threads only inside its own ``Locked`` in ``GlyphService`` (`Locked<FontFace>`), which
 /// lets one thread at a time use the FreeType face: the face is never touched outside `withLock`.
 extension FontFace: @unchecked Sendable {}

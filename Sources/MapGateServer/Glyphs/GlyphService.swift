@@ -4,7 +4,8 @@ import MapGateBase
 /// Answers MapLibre's glyph requests (`/fonts/{fontstack}/{start}-{end}.pbf`) from the fonts of a
 /// ``FontLibrary``: for each of the range's 256 code points the first font of the fontstack that
 /// has it is rendered at 24 px, turned into a signed distance field (buffer 3, radius 8, cutoff
-/// 0.25, as fontnik and martin make them) and written in MapLibre's glyph protobuf format. Each
+/// 0.25, as fontnik and martin make them) and written in MapLibre's glyph protobuf format (an
+/// Arabic presentation form that no font has is drawn from its letters: ``ArabicPresentationForms``). Each
 /// range is made once and kept in memory, up to ``cacheLimit`` ranges (a client asking for every
 /// order of every font cannot fill the memory: past the limit the cache starts afresh). Safe to
 /// share between threads.
@@ -138,9 +139,7 @@ public final class GlyphService: Sendable {
             stack.string(1, fontstack)
             stack.string(2, "\(start)-\(start + 255)")
             for codePoint in start...(start + 255) {
-                guard let face = faces.first(where: { $0.withLock { $0.hasGlyph(codePoint) } }),
-                    let glyph = face.withLock({ $0.render(codePoint) })
-                else { continue }
+                guard let glyph = render(codePoint, faces: faces) else { continue }
                 stack.message(3) { message in
                     message.varint(1, UInt64(codePoint))
                     if glyph.width > 0, glyph.height > 0 {
@@ -155,5 +154,21 @@ public final class GlyphService: Sendable {
             }
         }
         return Data(writer.bytes)
+    }
+
+    /// `codePoint` from the first face that has it; for an Arabic presentation form no face has,
+    /// the letters it stands for side by side, right to left, from the first face that has them all
+    /// (the right-to-left text plugin asks for forms whatever the font holds).
+    private static func render(_ codePoint: UInt32, faces: [Locked<FontFace>]) -> FontFace.Rendered? {
+        if let face = faces.first(where: { $0.withLock { $0.hasGlyph(codePoint) } }) {
+            return face.withLock { $0.render(codePoint) }
+        }
+        guard let letters = ArabicPresentationForms.letters(of: codePoint),
+            let face = faces.first(where: { $0.withLock { face in letters.allSatisfy(face.hasGlyph) } })
+        else { return nil }
+        return face.withLock { face in
+            let glyphs = letters.reversed().compactMap(face.render)
+            return glyphs.count == letters.count ? FontFace.Rendered(sideBySide: glyphs) : nil
+        }
     }
 }
