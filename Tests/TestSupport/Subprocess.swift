@@ -65,6 +65,7 @@ public func runProcess(
 /// waited its full timeout and left orphans behind (issue 43). The calling thread's mask is set
 /// empty for the start only, then put back.
 public func startWithoutBlockedSignals(_ process: Process) throws {
+    removeFaketimeLeftovers()
     var empty = sigset_t()
     sigemptyset(&empty)
     var previous = sigset_t()
@@ -73,3 +74,18 @@ public func startWithoutBlockedSignals(_ process: Process) throws {
     try process.run()
 }
 
+
+/// Removes what `faketime` wrappers that were killed left in /dev/shm: each wrapper makes a
+/// semaphore and a shared memory object named by its PID (`sem.faketime_sem_PID`,
+/// `faketime_shm_PID`) and removes them when its child ends, but not when it is killed itself
+/// (a test's timeout, a SIGKILL to the whole tree). A later wrapper that gets the same PID then
+/// fails with "sem_open: File exists" instead of running the test's command: with suites run
+/// several at a time, thousands of processes a run made that happen every run or two (issue 43).
+/// Called before each start; only the objects of PIDs that no longer run are removed.
+public func removeFaketimeLeftovers() {
+    guard let names = try? FileManager.default.contentsOfDirectory(atPath: "/dev/shm") else { return }
+    for name in names where name.hasPrefix("faketime_shm_") || name.hasPrefix("sem.faketime_sem_") {
+        guard let pid = pid_t(name.split(separator: "_").last ?? ""), pid > 0 else { continue }
+        if kill(pid, 0) == -1, errno == ESRCH { unlink("/dev/shm/" + name) }
+    }
+}
