@@ -36,6 +36,23 @@ import Glibc
         #expect(!verify.stderr.contains("is missing") && !verify.stdout.contains("is missing"), "\(verify.stdout) \(verify.stderr)")
     }
 
+    /// `status` lists where each installed region came from; a data directory whose record of
+    /// them cannot be read (here: the user may not read it) is said, with the reason, not shown as
+    /// one with no region. The gate's answer and exit code are unchanged. (A record that is not a
+    /// database is moved aside and started afresh, a repair `status` reports on its own.)
+    @Test func statusSaysWhenTheRegionsCannotBeListed() throws {
+        let workspace = try syncedPlain()
+        let mapgate = workspace.mapgate
+        let listed = try mapgate.run(["status"])
+        #expect(listed.status == 0 && listed.stdout.contains("region plain "), "\(listed.stdout) \(listed.stderr)")
+        #expect(chmod(mapgate.dataDirectory + "/state.sqlite", 0) == 0)
+        defer { chmod(mapgate.dataDirectory + "/state.sqlite", 0o644) }
+        let status = try mapgate.run(["status"])
+        #expect(status.status == 0, "\(status.stderr)")
+        #expect(!status.stdout.contains("region plain "))
+        #expect(status.stderr.contains("the installed regions cannot be listed") && status.stderr.contains("permission denied"), "\(status.stdout) \(status.stderr)")
+    }
+
     /// An installed style that is not a style (a file cut short, edited, from another program) is
     /// not served, and the server says so once, with the reason, instead of nothing.
     @Test func aStyleThatCannotBeServedIsSaid() throws {

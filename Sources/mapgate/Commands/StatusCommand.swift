@@ -18,12 +18,17 @@ struct StatusCommand: Command {
         context.warnAboutState(gate)
         GateOutput.show(report, context: context)
         // Where each installed region came from and when (the publisher or a mirror): people only.
-        if !context.json, let library = try? context.existingRegionLibrary(), let regions = try? library.installed() {
-            for region in regions {
-                context.console.print(
-                    Localization.format(
-                        Localization.localized("region %1$s %2$s: installed %3$s from %4$s"), region.id, TerminalText.inline(region.version),
-                        Localization.day(region.installedAt), RegionOrigin.label(region.origin)))
+        // A data directory that cannot be read is said, not taken for one with no region (issue 43).
+        if !context.json {
+            do {
+                for region in try context.existingRegionLibrary()?.installed() ?? [] {
+                    context.console.print(
+                        Localization.format(
+                            Localization.localized("region %1$s %2$s: installed %3$s from %4$s"), region.id, TerminalText.inline(region.version),
+                            Localization.day(region.installedAt), RegionOrigin.label(region.origin)))
+                }
+            } catch {
+                context.console.warning(L.localized("the installed regions cannot be listed: %1$s", errorMessage(error)))
             }
         }
         return report.phase.isClosed ? ExitCode.updateRequired : ExitCode.success
