@@ -74,7 +74,6 @@ public func startWithoutBlockedSignals(_ process: Process) throws {
     try process.run()
 }
 
-
 /// Removes what `faketime` wrappers that were killed left in /dev/shm: each wrapper makes a
 /// semaphore and a shared memory object named by its PID (`sem.faketime_sem_PID`,
 /// `faketime_shm_PID`) and removes them when its child ends, but not when it is killed itself

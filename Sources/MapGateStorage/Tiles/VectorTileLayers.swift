@@ -69,6 +69,9 @@ public enum VectorTileLayers {
         mutating func key() throws(DecodingError) -> (UInt64, UInt64)? {
             guard offset < bytes.count else { return nil }
             let key = try varint()
+            // Field numbers start at 1: a zero key ends the walk at once (a tile of zeros, such as
+            // an inflated gzip bomb, would otherwise be walked one byte at a time).
+            guard key >> 3 != 0 else { throw DecodingError(reason: L.localized("field number 0 is not protobuf's")) }
             return (key >> 3, key & 7)
         }
 

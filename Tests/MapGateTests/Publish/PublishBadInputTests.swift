@@ -121,6 +121,9 @@ import Glibc
         #expect(try VectorTileLayers.names(inTile: Self.vectorTile(["roads", "water", "roads"])) == ["roads", "water"])
         #expect(try VectorTileLayers.names(inTile: GzipDeflater.compress(Self.vectorTile(["poi"]))) == ["poi"])
         #expect(throws: VectorTileLayers.DecodingError.self) { try VectorTileLayers.names(inTile: Data([0x1A, 0x7F, 0x0A])) }
+        // A zero key (field number 0) is refused at once: a tile of zeros is not walked byte by byte.
+        let zeros = #expect(throws: VectorTileLayers.DecodingError.self) { try VectorTileLayers.names(inTile: Data(count: 1 << 20)) }
+        #expect(zeros?.reason.contains("field number 0") == true, "\(String(describing: zeros))")
         // tippecanoe's tiles of the real fixture: the layer its own json lists.
         let cities = try MBTilesFile(path: try TestPaths.shared("mbtiles/mbtileserver-world_cities.mbtiles"))
         let listed = VectorStyle.layers(fromMetadataJSON: try cities.metadata()["json"]).map(\.id)
