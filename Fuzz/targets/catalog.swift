@@ -1,5 +1,6 @@
 import Foundation
-import MapGate
+import MapGateBase
+import MapGateStorage
 @testable import MapGateTrust
 
 // Catalog.parse over arbitrary bytes: only CatalogError may come out, and every catalog it

@@ -1,5 +1,6 @@
 import Foundation
-import MapGate
+import MapGateBase
+import MapGateStorage
 @testable import MapGateTrust
 
 // Configuration.parse (the user's config.json) over arbitrary bytes: only ConfigurationError

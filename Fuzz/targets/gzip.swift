@@ -1,5 +1,6 @@
 import Foundation
-import MapGate
+import MapGateStorage
+import MapGateTrust
 @testable import MapGateBase
 
 // GzipInflater over any bytes (packages and vector tiles come from publishers): the first byte

@@ -1,5 +1,6 @@
 import Foundation
-import MapGate
+import MapGateBase
+import MapGateStorage
 @testable import MapGateTrust
 
 // StoreLookup.decode over arbitrary bytes, for a lookup by app id and one by bundle id: only

@@ -1,5 +1,5 @@
 import Foundation
-import MapGate
+import MapGateBase
 @testable import MapGateStorage
 @testable import MapGateTrust
 @testable import MapGateWorkflows

@@ -1,5 +1,6 @@
 import Foundation
-import MapGate
+import MapGateBase
+import MapGateTrust
 @testable import MapGateStorage
 
 // PMTilesArchive over a mutated archive (issue 39): the input is written to a temporary file,

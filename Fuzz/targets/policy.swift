@@ -1,5 +1,6 @@
 import Foundation
-import MapGate
+import MapGateBase
+import MapGateStorage
 @testable import MapGateTrust
 
 // ManagedPolicy.parse over arbitrary bytes, over the product profile: only ConfigurationError

@@ -1,5 +1,6 @@
 import Foundation
-import MapGate
+import MapGateBase
+import MapGateStorage
 @testable import MapGateTrust
 
 // MinisignSecretKey(text:password:) over arbitrary text: only SignatureError may come out, and

@@ -1,5 +1,6 @@
 import Foundation
-import MapGate
+import MapGateBase
+import MapGateStorage
 @testable import MapGateTrust
 
 // MinisignSignature(data:) over arbitrary bytes: only SignatureError may come out; an accepted

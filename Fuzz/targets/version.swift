@@ -1,5 +1,6 @@
 import Foundation
-import MapGate
+import MapGateStorage
+import MapGateTrust
 @testable import MapGateBase
 
 // AppVersion over up to three strings cut from the input at "|" (a byte no version holds):

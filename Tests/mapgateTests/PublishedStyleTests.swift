@@ -96,16 +96,20 @@ import Testing
             throw MissingFixture(path: "\(ViewerBrowserTests.chromium) (Debian package chromium; .ci/run installs it)")
         }
         var page = ""
+        var console = ""
         for budget in [8000, 20000, 45000] {
             let result = try runProcess(
                 ViewerBrowserTests.chromium,
                 [
-                    "--headless", "--no-sandbox", "--use-angle=swiftshader", "--enable-unsafe-swiftshader",
+                    "--headless", "--no-sandbox", "--use-angle=swiftshader", "--enable-unsafe-swiftshader", "--enable-logging=stderr",
                     "--user-data-dir=\(work.file("profile"))", "--window-size=800,600", "--virtual-time-budget=\(budget)", "--dump-dom",
                 ] + (language.map { ["--lang=\($0)", "--accept-lang=\($0)"] } ?? []) + [url], environment: ["HOME": work.path], timeout: 180)
             page = result.stdout
-            if done(page) { break }
+            if done(page) { return page }
+            console += "budget \(budget):\n" + result.stderr.split(separator: "\n").filter { $0.contains("CONSOLE") || $0.contains("ERROR") }.joined(separator: "\n") + "\n"
         }
+        // What the page's scripts said, for a page that never got there.
+        Issue.record("\(url) never reached what the test waits for; the browser said:\n\(console)")
         return page
     }
 
