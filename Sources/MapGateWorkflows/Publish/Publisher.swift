@@ -36,6 +36,7 @@ public final class Publisher {
 
     /// What a publish would do, without writing anything: the inputs are read and checked as
     /// they would be, but no package is made (sizes and hashes of new packages are unknown).
+    @discardableResult
     public func plan(onEvent: (Event) -> Void = { _ in }) throws -> PublishReport {
         try run(signingKey: nil, progress: { _, _, _ in }, onEvent: onEvent)
     }

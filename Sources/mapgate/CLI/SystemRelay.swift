@@ -89,8 +89,12 @@ enum SystemRelay {
         let client = try SystemClient.connect(to: settings.systemSocket, policy: policy)
         let socket = client.socket
         let reply = try SignalRouter.forwarding(to: { socket.sendByte(UInt8($0)) }) {
-            try client.send(SystemRequest(arguments: forwarded, environment: context.environment), streams: streams)
-            mirrorEnd = nil  // the command's copy is the one left: its end ends the host
+            // Our end of the mirror's socket lives until it is sent (Swift may otherwise end an
+            // object's life after its last use, closing the descriptor before it is passed)...
+            try withExtendedLifetime(mirrorEnd) {
+                try client.send(SystemRequest(arguments: forwarded, environment: context.environment), streams: streams)
+            }
+            mirrorEnd = nil  // ...then the command's copy is the one left: its end ends the host
             return try client.reply()
         }
         try? mirrorHost?.wait()
