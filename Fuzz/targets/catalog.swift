@@ -1,6 +1,5 @@
 import Foundation
 import MapGateBase
-import MapGateStorage
 @testable import MapGateTrust
 
 // Catalog.parse over arbitrary bytes: only CatalogError may come out, and every catalog it

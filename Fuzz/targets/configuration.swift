@@ -1,6 +1,5 @@
 import Foundation
 import MapGateBase
-import MapGateStorage
 @testable import MapGateTrust
 
 // Configuration.parse (the user's config.json) over arbitrary bytes: only ConfigurationError

@@ -1,6 +1,4 @@
 import Foundation
-import MapGateStorage
-import MapGateTrust
 @testable import MapGateBase
 
 // GzipInflater over any bytes (packages and vector tiles come from publishers): the first byte

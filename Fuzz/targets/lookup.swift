@@ -1,6 +1,5 @@
 import Foundation
 import MapGateBase
-import MapGateStorage
 @testable import MapGateTrust
 
 // StoreLookup.decode over arbitrary bytes, for a lookup by app id and one by bundle id: only

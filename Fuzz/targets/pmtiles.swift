@@ -1,6 +1,5 @@
 import Foundation
 import MapGateBase
-import MapGateTrust
 @testable import MapGateStorage
 
 // PMTilesArchive over a mutated archive (issue 39): the input is written to a temporary file,

@@ -1,6 +1,5 @@
 import Foundation
 import MapGateBase
-import MapGateStorage
 @testable import MapGateTrust
 
 // ManagedPolicy.parse over arbitrary bytes, over the product profile: only ConfigurationError

@@ -1,6 +1,5 @@
 import Foundation
 import MapGateBase
-import MapGateStorage
 @testable import MapGateTrust
 
 // MinisignSecretKey(text:password:) over arbitrary text: only SignatureError may come out, and

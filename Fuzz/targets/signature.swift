@@ -1,6 +1,5 @@
 import Foundation
 import MapGateBase
-import MapGateStorage
 @testable import MapGateTrust
 
 // MinisignSignature(data:) over arbitrary bytes: only SignatureError may come out; an accepted

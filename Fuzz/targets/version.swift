@@ -1,6 +1,4 @@
 import Foundation
-import MapGateStorage
-import MapGateTrust
 @testable import MapGateBase
 
 // AppVersion over up to three strings cut from the input at "|" (a byte no version holds):

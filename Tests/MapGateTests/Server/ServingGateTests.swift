@@ -22,7 +22,10 @@ import Testing
         Gate(store: try harness.gateStore(clock: time.clock), settings: settings, clock: time.clock, installed: try AppVersion("1.4.0"))
     }
 
-    func startServer(events: EventLog? = nil) throws -> TileServer {
+    /// `busyTimeout`: how long the monitor's look waits for the state's lock before it counts as
+    /// failed. A second by default: under a busy machine the test's own reads of the state (a
+    /// few milliseconds, but not always) must not make the server fail closed in between.
+    func startServer(events: EventLog? = nil, busyTimeout: Double = 1) throws -> TileServer {
         let harness = harness
         let settings = settings
         let clock = time.clock
@@ -30,7 +33,7 @@ import Testing
             library: harness.library, authorization: try makeGate().authorizeUse(), configuration: .init(http: HTTPServer.Settings(),
             leafletPath: "/nonexistent", gateRefresh: 0.05),
             makeGate: {
-                Gate(store: try harness.gateStore(clock: clock, busyTimeout: 0.05), settings: settings, clock: clock, installed: try AppVersion("1.4.0"))
+                Gate(store: try harness.gateStore(clock: clock, busyTimeout: busyTimeout), settings: settings, clock: clock, installed: try AppVersion("1.4.0"))
             },
             onGateEvent: { events?.append($0) })
     }
@@ -57,7 +60,7 @@ import Testing
     /// months, its monitor swallowing the error. Now it fails closed with a 503 until it can check.
     @Test func serverFailsClosedWhileTheStateIsLocked() throws {
         let events = EventLog()
-        let server = try startServer(events: events)
+        let server = try startServer(events: events, busyTimeout: 0.05)
         defer { server.stop() }
         #expect(try status(server, "/plain/0/0/0.png").status == 200)
         let holder = try SQLiteDatabase(path: harness.directory.statePath, mode: .readWriteCreate)
