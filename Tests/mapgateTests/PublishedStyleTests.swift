@@ -89,28 +89,26 @@ import Testing
 
     func get(_ url: String) throws -> HTTPResponse { try HTTPClient().get(HTTPRequest(url: url)) }
 
-    /// The page at `url` as Chromium has it once its scripts ran (`--dump-dom`): tried with more
-    /// virtual time until `done` holds (a busy machine runs out of it before MapLibre's requests).
-    func renderedDOM(_ url: String, language: String? = nil, until done: (String) -> Bool = { _ in true }) throws -> String {
+    /// The page at `url` as Chromium has it once it contains `text` (without one: once the
+    /// document is complete), asked every quarter second in real time for up to 90 s
+    /// (`Tests/browser/dom-when.py`, over the DevTools protocol). Not `--virtual-time-budget`:
+    /// that counts the page's own time, which races ahead while MapLibre's workers load (their
+    /// work is not counted), and on a busy machine it ran out before the map had loaded.
+    func renderedDOM(_ url: String, language: String? = nil, until text: String? = nil) throws -> String {
         guard FileManager.default.isExecutableFile(atPath: ViewerBrowserTests.chromium) else {
             throw MissingFixture(path: "\(ViewerBrowserTests.chromium) (Debian package chromium; .ci/run installs it)")
         }
-        var page = ""
-        var console = ""
-        for budget in [8000, 20000, 45000] {
-            let result = try runProcess(
-                ViewerBrowserTests.chromium,
-                [
-                    "--headless", "--no-sandbox", "--use-angle=swiftshader", "--enable-unsafe-swiftshader", "--enable-logging=stderr",
-                    "--user-data-dir=\(work.file("profile"))", "--window-size=800,600", "--virtual-time-budget=\(budget)", "--dump-dom",
-                ] + (language.map { ["--lang=\($0)", "--accept-lang=\($0)"] } ?? []) + [url], environment: ["HOME": work.path], timeout: 180)
-            page = result.stdout
-            if done(page) { return page }
-            console += "budget \(budget):\n" + result.stderr.split(separator: "\n").filter { $0.contains("CONSOLE") || $0.contains("ERROR") }.joined(separator: "\n") + "\n"
+        let flags = [
+            "--use-angle=swiftshader", "--enable-unsafe-swiftshader", "--user-data-dir=\(work.file("profile"))", "--window-size=800,600",
+        ] + (language.map { ["--lang=\($0)", "--accept-lang=\($0)"] } ?? [])
+        let result = try runProcess(
+            "/usr/bin/python3", [TestPaths.repository + "/Tests/browser/dom-when.py", ViewerBrowserTests.chromium, url, "90"] + (text.map { [$0] } ?? []) + ["--"] + flags,
+            environment: ["HOME": work.path], timeout: 180)
+        if result.status != 0 {
+            // What the page's scripts said, for a page that never got there.
+            Issue.record("\(url) never came to \(text.map { "hold \"\($0)\"" } ?? "be complete") in 90 s (exit \(result.status)); the browser's console:\n\(result.stderr)")
         }
-        // What the page's scripts said, for a page that never got there.
-        Issue.record("\(url) never reached what the test waits for; the browser said:\n\(console)")
-        return page
+        return result.stdout
     }
 
     /// Issue 29: the viewer speaks the browser's language (`Accept-Language`, whatever the
@@ -124,11 +122,11 @@ import Testing
         #expect(try mapgate.run(["sync", "cities"]).status == 0)
         let (serving, base) = try serve()
         defer { stop(serving) }
-        let page = try renderedDOM(base + "/view/cities", language: "ja") { $0.contains("maplibregl-ctrl-zoom-in") }
+        let page = try renderedDOM(base + "/view/cities", language: "ja", until: "maplibregl-ctrl-zoom-in")
         #expect(page.contains(#"<html lang="ja">"#), "\(page.prefix(300))")
         #expect(page.contains(#"title="拡大""#) && page.contains(#"title="縮小""#), "MapLibre's zoom buttons: \(page.suffix(3000))")
         #expect(page.contains("<label>スタイル <select") && page.contains("すべてのレイヤー（確認用）"), "\(page.prefix(1500))")
-        let english = try renderedDOM(base + "/view/cities", language: "en-US") { $0.contains("maplibregl-ctrl-zoom-in") }
+        let english = try renderedDOM(base + "/view/cities", language: "en-US", until: "maplibregl-ctrl-zoom-in")
         #expect(english.contains(#"<html lang="en">"#) && english.contains(#"title="Zoom in""#), "\(english.prefix(300))")
         func index(_ acceptLanguage: String?) throws -> String {
             var request = HTTPRequest(url: base + "/")
@@ -163,7 +161,7 @@ import Testing
         let styles = try #require((try JSONSerialization.jsonObject(with: listed.body) as? [String: Any])?["styles"] as? [[String: Any]])
         #expect(styles.first?["id"] as? String == "night" && styles.first?["viewer"] as? String == base + "/view/cities#style=night")
 
-        let inspect = try renderedDOM(base + "/view/cities#style=inspect") { $0.contains("Attribution Test 7") }
+        let inspect = try renderedDOM(base + "/view/cities#style=inspect", until: "Attribution Test 7")
         #expect(inspect.contains("maplibregl-ctrl-zoom-in"), "zoom buttons")
         #expect(inspect.contains("© Attribution Test 7"), "the region's attribution")
         #expect(inspect.contains(#"<option value="/cities/style.json" data-style="inspect" selected="">"#), "\(inspect.prefix(4000))")
