@@ -12,9 +12,12 @@ until it contains TEXT (without TEXT: until the document is complete) or SECONDS
 have passed. Prints the last DOM; exits 0 when TEXT was found, 1 when the time ran out, 2 when
 Chromium could not be driven. What the page wrote to its console goes to stderr.
 """
+import ctypes
 import fcntl
 import json
 import os
+import select
+import signal
 import subprocess
 import sys
 import time
@@ -32,8 +35,10 @@ from_chromium, from_chromium_write = os.pipe()
 
 
 def give_fds():
-    # In the child: the pipe ends become fds 3 and 4 (by way of high numbers, as either may be 3
-    # or 4 already); subprocess keeps them open (pass_fds) when it closes the others.
+    # In the child: killed with this script (PR_SET_PDEATHSIG), so that a test run that kills a
+    # hung script leaves no browser behind; the pipe ends become fds 3 and 4 (by way of high
+    # numbers, as either may be 3 or 4 already); subprocess keeps them open (pass_fds).
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
     reading = fcntl.fcntl(to_chromium_read, fcntl.F_DUPFD, 64)
     writing = fcntl.fcntl(from_chromium_write, fcntl.F_DUPFD, 64)
     os.dup2(reading, 3)
@@ -61,9 +66,11 @@ def send(method, params=None, session=None):
 
 
 def receive():
-    """The next message from Chromium (events included)."""
+    """The next message from Chromium (events included); a browser silent for 30 s is hung."""
     global pending
     while b"\0" not in pending:
+        if not select.select([from_chromium], [], [], 30)[0]:
+            raise RuntimeError("Chromium said nothing for 30 s")
         chunk = os.read(from_chromium, 1 << 16)
         if not chunk:
             raise EOFError("Chromium closed its pipe")
@@ -113,7 +120,7 @@ except (EOFError, RuntimeError, OSError, KeyError) as error:
     print(f"dom-when: {error}", file=sys.stderr)
 finally:
     try:
-        browser.wait(timeout=10)
+        browser.wait(timeout=10 if status != 2 else 0.1)
     except subprocess.TimeoutExpired:
         browser.kill()
         browser.wait()
