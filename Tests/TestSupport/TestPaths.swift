@@ -44,7 +44,10 @@ public struct MissingFixture: Error, CustomStringConvertible {
     }
 }
 
-/// A temporary directory removed when the value goes away.
+/// A temporary directory removed when the value goes away, or at the latest when the process
+/// exits: a suite's process (scripts/run-suites) may end while a background thread of its last
+/// test (a server's monitor finishing a look) still holds the workspace, and a value alive at
+/// exit is never deinitialized. Only a killed process leaves its folders (scripts/test checks).
 public final class TemporaryDirectory: @unchecked Sendable {
     // Immutable after init; removal happens once in deinit.
     public let path: String
@@ -52,10 +55,12 @@ public final class TemporaryDirectory: @unchecked Sendable {
     public init() throws {
         path = NSTemporaryDirectory() + "mapgate-test-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        LivingDirectories.add(path)
     }
 
     deinit {
         try? FileManager.default.removeItem(atPath: path)
+        LivingDirectories.remove(path)
     }
 
     public func file(_ name: String) -> String { path + "/" + name }
@@ -74,4 +79,28 @@ extension GateSettings {
     /// Settings for library tests whose gate must never look anything up: a made-up app and a
     /// lookup endpoint nobody answers on (never the real store).
     public static let unreachable = GateSettings(appID: 1, lookupURL: "http://127.0.0.1:1/lookup")
+}
+
+/// The temporary directories not removed yet, removed by an `atexit` handler if still there.
+private enum LivingDirectories {
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var paths: Set<String> = []
+    nonisolated(unsafe) private static var isHandlerInstalled = false
+
+    static func add(_ path: String) {
+        lock.withLock {
+            paths.insert(path)
+            guard !isHandlerInstalled else { return }
+            isHandlerInstalled = true
+            atexit { LivingDirectories.removeAll() }
+        }
+    }
+
+    static func remove(_ path: String) {
+        lock.withLock { _ = paths.remove(path) }
+    }
+
+    private static func removeAll() {
+        for path in lock.withLock({ paths }) { try? FileManager.default.removeItem(atPath: path) }
+    }
 }
