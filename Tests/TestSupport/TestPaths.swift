@@ -83,24 +83,20 @@ extension GateSettings {
 
 /// The temporary directories not removed yet, removed by an `atexit` handler if still there.
 private enum LivingDirectories {
-    private static let lock = NSLock()
-    nonisolated(unsafe) private static var paths: Set<String> = []
-    nonisolated(unsafe) private static var isHandlerInstalled = false
+    private static let paths = Locked<Set<String>>([])
+    /// Installed once, with the first directory (a static's initializer runs once, thread-safely).
+    private static let exitHandler: Void = {
+        atexit {
+            for path in LivingDirectories.paths.withLock({ $0 }) { try? FileManager.default.removeItem(atPath: path) }
+        }
+    }()
 
     static func add(_ path: String) {
-        lock.withLock {
-            paths.insert(path)
-            guard !isHandlerInstalled else { return }
-            isHandlerInstalled = true
-            atexit { LivingDirectories.removeAll() }
-        }
+        _ = exitHandler
+        paths.withLock { _ = $0.insert(path) }
     }
 
     static func remove(_ path: String) {
-        lock.withLock { _ = paths.remove(path) }
-    }
-
-    private static func removeAll() {
-        for path in lock.withLock({ paths }) { try? FileManager.default.removeItem(atPath: path) }
+        paths.withLock { _ = $0.remove(path) }
     }
 }
