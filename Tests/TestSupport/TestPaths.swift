@@ -59,7 +59,6 @@ public final class TemporaryDirectory: @unchecked Sendable {
     }
 
     deinit {
-        try? FileManager.default.removeItem(atPath: path)
         LivingDirectories.remove(path)
     }
 
@@ -82,12 +81,18 @@ extension GateSettings {
 }
 
 /// The temporary directories not removed yet, removed by an `atexit` handler if still there.
+/// Every removal happens under the one lock: a value deinitialized on a test's thread while the
+/// process exits must not remove the same tree at the same time as the handler (each walk then
+/// meets files the other took and stops half-way, leaving the rest: seen once in CI).
 private enum LivingDirectories {
     private static let paths = Locked<Set<String>>([])
     /// Installed once, with the first directory (a static's initializer runs once, thread-safely).
     private static let exitHandler: Void = {
         atexit {
-            for path in LivingDirectories.paths.withLock({ $0 }) { try? FileManager.default.removeItem(atPath: path) }
+            LivingDirectories.paths.withLock { paths in
+                for path in paths { try? FileManager.default.removeItem(atPath: path) }
+                paths.removeAll()
+            }
         }
     }()
 
@@ -96,7 +101,11 @@ private enum LivingDirectories {
         paths.withLock { _ = $0.insert(path) }
     }
 
+    /// Removes the directory, unless the exit handler did already.
     static func remove(_ path: String) {
-        paths.withLock { _ = $0.remove(path) }
+        paths.withLock { paths in
+            guard paths.remove(path) != nil else { return }
+            try? FileManager.default.removeItem(atPath: path)
+        }
     }
 }
