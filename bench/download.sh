@@ -4,6 +4,7 @@
 #   mapgate sync big      (download + SHA-256 + gunzip while streaming, validate, atomic install)
 #   curl -o && sha256sum && gunzip   (the baseline: the same work as three separate steps)
 # and reports mapgate's peak memory (GNU time). Usage: bench/download.sh [MEGABYTES] [RUNS]
+# Each run starts after `sync`, so that the writeback of the run before does not fall on it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 megabytes=${1:-200}
@@ -35,9 +36,15 @@ source bench/bench-env.sh
 bench_build
 echo "{\"catalogURL\": \"$url/catalog.json\"}" > "$work/config.json"
 
+# MAPGATE_BEFORE=path: another revision's bench_build, run as a third command in the same rounds.
+before=()
+if [ -n "${MAPGATE_BEFORE:-}" ]; then
+  before=(-n mapgate-before "$MAPGATE_BEFORE sync big --quiet --config $work/config.json --data-dir $work/data")
+fi
 hyperfine --runs "$runs" --export-json "$work/hyperfine.json" \
-  --prepare "rm -rf $work/data $work/base; mkdir -p $work/base" \
+  --prepare "rm -rf $work/data $work/base; mkdir -p $work/base; sync" \
   -n mapgate "$mapgate sync big --quiet --config $work/config.json --data-dir $work/data" \
+  "${before[@]}" \
   -n curl+sha256sum+gunzip "curl -s -o $work/base/big.gz $url/big.mbtiles.gz && sha256sum $work/base/big.gz >/dev/null && gunzip -c $work/base/big.gz > $work/base/big.mbtiles"
 
 rm -rf "$work/data" "$work/state"
@@ -48,5 +55,8 @@ results = {r["command"]: r for r in json.load(open(sys.argv[1]))["results"]}
 m, b = results["mapgate"]["median"], results["curl+sha256sum+gunzip"]["median"]
 rss = int(open(sys.argv[2]).read().split()[-1]) / 1024
 print(f"median wall time: mapgate {m:.2f} s, curl+sha256sum+gunzip {b:.2f} s, ratio {m / b:.3f}")
+if "mapgate-before" in results:
+    o = results["mapgate-before"]["median"]
+    print(f"mapgate-before {o:.2f} s, ratio {o / b:.3f}; mapgate/mapgate-before {m / o:.3f}")
 print(f"mapgate peak memory (max RSS): {rss:.1f} MB (goal <= 32 MB)")
 PY
