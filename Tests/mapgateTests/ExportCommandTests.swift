@@ -56,7 +56,13 @@ import Glibc
         // Through a symbolic link too: what it points to is what would be replaced.
         let link = work.file("innocent.pmtiles")
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: regions + "/geo.mbtiles")
-        for target in [regions + "/geo.mbtiles", regions + "/new.pmtiles", link, mapgate.dataDirectory + "/x.pmtiles"] {
+        // A dangling link, and a chain ending in one, would create a new file among the regions
+        // (found by an attack: `tile -o` wrote regions/evil.mbtiles through one, and counted a use).
+        let dangling = work.file("dangling.pmtiles")
+        try FileManager.default.createSymbolicLink(atPath: dangling, withDestinationPath: regions + "/evil.mbtiles")
+        let chain = work.file("chain.pmtiles")
+        try FileManager.default.createSymbolicLink(atPath: chain, withDestinationPath: "dangling.pmtiles")
+        for target in [regions + "/geo.mbtiles", regions + "/new.pmtiles", link, dangling, chain, mapgate.dataDirectory + "/x.pmtiles"] {
             let export = try mapgate.run(["export", "geo", target], at: "2027-03-01 00:00:00")
             #expect(export.status == 64, "\(target): \(export.stderr)")
             #expect(export.stderr.contains("mapgate's own folder"), "\(export.stderr)")
@@ -65,6 +71,7 @@ import Glibc
         }
         #expect(try installed("geo") == before)
         #expect(!FileManager.default.fileExists(atPath: regions + "/new.pmtiles"))
+        #expect(!FileManager.default.fileExists(atPath: regions + "/evil.mbtiles"))
         #expect(try promptsShown() == shown)
         #expect(try mapgate.run(["verify", "geo"], at: "2027-03-01 00:00:00").status == 0)
     }
@@ -105,6 +112,29 @@ import Glibc
         #expect(refused.status == 77, "\(refused.stderr)")
         #expect(refused.stderr.contains("update required"), "\(refused.stderr)")
         #expect(!FileManager.default.fileExists(atPath: work.file("four.pmtiles")))
+    }
+
+    /// FILE is written as `tile -o` writes it (found by an attack: export opened a dangling link
+    /// without creating its file, and waited for a FIFO's reader without a word).
+    @Test func aDanglingLinkAndAFIFOAreWrittenAsTileWritesThem() throws {
+        let target = work.file("made-through-link.pmtiles")
+        let link = work.file("link.pmtiles")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
+        let throughLink = try mapgate.run(["export", "geo", link], at: "2027-01-02 00:00:00")
+        #expect(throughLink.status == 0, "\(throughLink.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: target)).starts(with: Array("PMTiles".utf8)))
+
+        let fifo = work.file("export.fifo")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let waiting = try mapgate.start(["export", "geo", fifo], at: "2027-01-02 00:00:00")
+        let deadline = Date().addingTimeInterval(20)
+        while !waiting.stderr.contains("waiting for a process to read"), Date() < deadline { usleep(20_000) }
+        #expect(waiting.stderr.contains("waiting for a process to read \(fifo)"), "\(waiting.stderr)")
+        let copied = work.file("from-fifo.pmtiles")
+        let reader = try BackgroundProcess("/bin/sh", ["-c", "cat \"$0\" > \"$1\"", fifo, copied])
+        #expect(waiting.wait() == 0, "\(waiting.stderr)")
+        #expect(reader.wait() == 0)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: copied)) == (try Data(contentsOf: URL(fileURLWithPath: target))))
     }
 
     @Test func anExistingFileIsReplacedOnlyWhenTheArchiveIsComplete() throws {

@@ -148,4 +148,30 @@ import Testing
         #expect(corrupt.status == 65)
         #expect(corrupt.stderr.contains("corrupt.mbtiles"))
     }
+
+    /// A serial with no room after it (found by an attack: `--serial 9223372036854775807` was
+    /// taken, and every later publish trapped on the next serial, after writing its packages).
+    @Test func aSerialWithNoRoomAfterItIsRefusedBeforeAnythingIsWritten() throws {
+        try offer("mbtileserver-geography-class-png.mbtiles", as: "geo.mbtiles")
+        let key = try makeKey()
+        let tooLarge = try mapgate.run(["publish", input, "--out", output, "--key", key.secretKey, "--serial", "9223372036854775807"])
+        #expect(tooLarge.status == 64, "\(tooLarge.stderr)")
+        #expect(tooLarge.stderr.contains("--serial 9223372036854775807"), "\(tooLarge.stderr)")
+        #expect(tooLarge.stderr.contains("9007199254740991"), "\(tooLarge.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: output + "/catalog.json"))
+
+        let largest = try mapgate.run(["publish", input, "--out", output, "--key", key.secretKey, "--serial", "9007199254740991"])
+        #expect(largest.status == 0, "\(largest.stderr)")
+        let packages = try FileManager.default.contentsOfDirectory(atPath: output + "/packages").sorted()
+        let catalog = try Data(contentsOf: URL(fileURLWithPath: output + "/catalog.json"))
+        try offer("mbtileserver-world_cities.mbtiles", as: "cities.mbtiles")
+        for dryRun in [true, false] {
+            let next = try mapgate.run(["publish", input, "--out", output, "--key", key.secretKey] + (dryRun ? ["--dry-run"] : []))
+            #expect(next.status == 65, "\(next.stderr)")
+            #expect(next.stderr.contains("serial 9007199254740991 leaves no room"), "\(next.stderr)")
+            #expect(!next.stderr.contains("runtime failure"))
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: output + "/packages").sorted() == packages, "no package written")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: output + "/catalog.json")) == catalog)
+    }
 }

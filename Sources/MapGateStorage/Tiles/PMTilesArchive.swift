@@ -123,8 +123,11 @@ public final class PMTilesArchive: TileStore {
                 let section = entry.isLeaf ? L.localized("leaf directories") : L.localized("tile data")
                 throw fail(L.localized("directory past the end: %1$s points at bytes %2$s–%3$s of its %4$s, which are %5$s bytes long", what, "\(entry.offset)", "\(entry.offset &+ UInt64(entry.length))", section, "\(limit)"))
             }
-            guard entry.isLeaf || PMTilesTileID.coordinate(of: entry.tileID + UInt64(entry.runLength) - 1) != nil else {
-                throw fail(L.localized("%1$s names tile id %2$s, beyond zoom %3$s", what, "\(entry.tileID + UInt64(entry.runLength) - 1)", "\(TileCoordinate.maximumZoom)"))
+            // The run's last id, in arithmetic that cannot overflow (an id near 2^64 is no tile).
+            let (last, pastLast) = entry.tileID.addingReportingOverflow(UInt64(max(entry.runLength, 1)) - 1)
+            guard entry.isLeaf || (!pastLast && PMTilesTileID.coordinate(of: last) != nil) else {
+                let named = pastLast ? "\(entry.tileID) + \(entry.runLength) - 1" : "\(last)"
+                throw fail(L.localized("%1$s names tile id %2$s, beyond zoom %3$s", what, named, "\(TileCoordinate.maximumZoom)"))
             }
             guard entry.isLeaf || entry.length > 0 else {
                 throw fail(L.localized("%1$s has an entry of length 0 (tile id %2$s)", what, "\(entry.tileID)"))

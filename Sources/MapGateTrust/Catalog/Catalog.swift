@@ -90,6 +90,9 @@ extension Catalog {
             }
             guard let formatVersion = header.formatVersion else { throw fail(L.localized("formatVersion is missing")) }
             guard formatVersion == 1 else { throw fail(L.localized("formatVersion %1$s is not supported (mapgate reads 1)", "\(formatVersion)")) }
+            if case .dataCorrupted(let context) = error, context.codingPath.isEmpty, let found = CatalogFile.nonIntegerNumber(in: data) {
+                throw fail(found.reason, region: found.region)
+            }
             throw fail(CatalogFile.reason(error))
         }
         guard file.formatVersion == 1 else { throw fail(L.localized("formatVersion %1$s is not supported (mapgate reads 1)", "\(file.formatVersion)")) }

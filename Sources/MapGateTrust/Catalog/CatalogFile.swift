@@ -179,6 +179,46 @@ public struct CatalogFile: Codable, Sendable, Equatable {
         return data
     }
 
+    /// The keys whose values are integers, wherever they are in a catalog.
+    private static let integerKeys: Set<String> = [
+        "formatVersion", "serial", "size", "installedSize", "minzoom", "maxzoom", "graceDays", "maxPrompts", "closeAfterDays",
+    ]
+
+    /// Foundation's decoder says only "The given data was not valid JSON." of valid JSON with a
+    /// number that does not fit where an integer is expected (`"size": 106496.5`, `1e30`): the
+    /// first such number (keys in order), as `(region id, "installedSize 106496.5 is not an
+    /// integer")`, the path below a region (or style) when it is in one; nil when there is none.
+    static func nonIntegerNumber(in data: Data) -> (region: String?, reason: String)? {
+        guard let document = try? JSONValue(parsing: data) else { return nil }
+        func find(_ value: JSONValue, path: String, region: String?) -> (region: String?, reason: String)? {
+            switch value {
+            case .object(let fields):
+                for key in fields.keys.sorted() {
+                    let child = fields[key]!
+                    let here = path.isEmpty ? key : path + "." + key
+                    if integerKeys.contains(key), case .double(let number) = child {
+                        let whole = number.isFinite && number == number.rounded()
+                        return (region, "\(here) \(number) " + (whole ? "is out of range for an integer" : "is not an integer"))
+                    }
+                    if let found = find(child, path: here, region: region) { return found }
+                }
+            case .array(let items):
+                for (index, item) in items.enumerated() {
+                    // Below a region (or style) entry, the path starts at it, which is named by its id.
+                    if path == "regions" || path == "styles", let id = item["id"]?.stringValue {
+                        if let found = find(item, path: "", region: id) { return found }
+                    } else if let found = find(item, path: path + "[\(index)]", region: region) {
+                        return found
+                    }
+                }
+            default:
+                break
+            }
+            return nil
+        }
+        return find(document, path: "", region: nil)
+    }
+
     /// What a decoding error says, in the catalog's words: `size is not an integer`,
     /// `deltas[0].url is missing` (the path below the first `depth` keys, which the caller names).
     static func reason(_ error: DecodingError, below depth: Int = 0) -> String {

@@ -39,6 +39,10 @@ public struct PublishOptions: Sendable, Equatable {
         self.keep = keep
     }
 
+    /// The largest serial publish writes: 2^53 - 1, the largest integer every JSON reader keeps
+    /// exactly (and one that leaves room for the serials after it).
+    public static let maximumSerial: Int64 = (1 << 53) - 1
+
     /// Throws a usage error for options that cannot work.
     public func validate() throws {
         func fail(_ option: String, _ reason: String) -> PublishError { PublishError(option, reason, kind: .usage) }
@@ -46,6 +50,9 @@ public struct PublishOptions: Sendable, Equatable {
         guard (1...3650).contains(expiresDays) else { throw fail("--expires-days \(expiresDays)", L.localized("must be 1…3650")) }
         guard (1...100).contains(keep) else { throw fail("--keep \(keep)", L.localized("must be 1…100")) }
         if let serial, serial < 0 { throw fail("--serial \(serial)", L.localized("must not be negative")) }
+        if let serial, serial > Self.maximumSerial {
+            throw fail("--serial \(serial)", L.localized("must be at most %1$s (2^53 - 1, the largest integer every JSON reader keeps exactly)", "\(Self.maximumSerial)"))
+        }
         guard !publisher.isEmpty else { throw fail("--publisher", L.localized("must not be empty")) }
         if let baseURL {
             guard let url = URL(string: baseURL), let scheme = url.scheme?.lowercased(), ["http", "https", "file"].contains(scheme),

@@ -87,7 +87,8 @@ extension Publisher {
         } else if !catalogChanged, !FileManager.default.fileExists(atPath: signaturePath) {
             catalogChanged = true
         }
-        let serial = catalogChanged ? (options.serial ?? (previous?.serial ?? 0) + 1) : previous?.serial
+        // checkInputs refused a previous serial with no room after it.
+        let serial = catalogChanged ? (options.serial ?? min(previous?.serial ?? 0, PublishOptions.maximumSerial - 1) + 1) : previous?.serial
         guard catalogChanged, let signingKey, let serial else {
             return PublishReport(
                 regions: draft.regions, styles: draft.styles.reports, catalogChanged: catalogChanged, serial: serial, isDryRun: isDryRun,

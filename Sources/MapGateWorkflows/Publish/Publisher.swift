@@ -108,6 +108,12 @@ public final class Publisher {
         if let serial = options.serial, let old = previous?.serial, serial <= old {
             throw PublishError("--serial \(serial)", "must be above the current catalog's serial \(old) (clients refuse a lower one)", kind: .usage)
         }
+        // The next catalog's serial must fit, checked before any package is written.
+        if options.serial == nil, let old = previous?.serial, old >= PublishOptions.maximumSerial {
+            throw PublishError(
+                catalogPath,
+                L.localized("its serial %1$s leaves no room for the next catalog's (publish writes at most %2$s), and clients refuse a serial lower than one they have seen", "\(old)", "\(PublishOptions.maximumSerial)"))
+        }
         var decisions: [Decision] = []
         var formats: [String: TileFormat] = [:]
         for source in sources {

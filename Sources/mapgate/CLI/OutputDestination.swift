@@ -106,11 +106,16 @@ public struct OutputDestination: Sendable, Equatable {
     /// directory and gate state): `-o` onto the installed region's own file, or a new name among
     /// the regions, would change what mapgate keeps behind its back. Symbolic links are followed,
     /// as the write would follow them. Checked before the gate counts a use.
+    /// A dangling symbolic link is refused by the file it would create (`tile -o LINK` would make
+    /// a new file among the regions through it); standard output, and a path that is one of this
+    /// process's open files, are the shell's to point anywhere.
     public func refuse(inside folders: [String]) throws {
-        guard case .replace(let path) = kind else { return }
-        let folder = PathText.deletingLastComponent(path)
-        let parent = Self.realPath(folder.isEmpty ? "." : folder) ?? folder
-        let target = parent + "/" + PathText.lastComponent(path)
+        let path: String
+        switch kind {
+        case .standardOutput, .writeThrough(_, append: true): return
+        case .replace(let file), .writeThrough(let file, append: false): path = file
+        }
+        let target = Self.finalTarget(of: path)
         for kept in folders {
             guard let real = Self.realPath(kept) else { continue }
             if target == real || target.hasPrefix(real.hasSuffix("/") ? real : real + "/") {
@@ -120,6 +125,20 @@ public struct OutputDestination: Sendable, Equatable {
                     kind: .usage)
             }
         }
+    }
+
+    /// Where writing to `path` lands: its symbolic links followed, the last of them dangling or
+    /// not (at most 40, as the kernel follows), in its folder's real path.
+    private static func finalTarget(of path: String) -> String {
+        var current = path
+        for _ in 0..<40 {
+            guard let next = try? FileManager.default.destinationOfSymbolicLink(atPath: current) else { break }
+            let folder = PathText.deletingLastComponent(current)
+            current = next.hasPrefix("/") ? next : (folder.isEmpty ? next : folder + "/" + next)
+        }
+        let folder = PathText.deletingLastComponent(current)
+        let parent = realPath(folder.isEmpty ? "." : folder) ?? folder
+        return parent + "/" + PathText.lastComponent(current)
     }
 
     private static func realPath(_ path: String) -> String? {
@@ -166,24 +185,33 @@ public struct OutputDestination: Sendable, Equatable {
         case .standardOutput:
             try Self.writeAll(data, to: STDOUT_FILENO, name: "standard output", willDeliver: willDeliver, deliver: deliver)
         case .writeThrough(let path, let append):
-            let flags = O_WRONLY | O_CREAT | O_NOCTTY | O_CLOEXEC | (append ? O_APPEND : 0)
-            // Without waiting first: a FIFO with no reader answers ENXIO, and the user is told
-            // what mapgate waits for before it blocks.
-            var descriptor = open(path, flags | O_NONBLOCK, 0o666)
-            if descriptor < 0, errno == ENXIO {
-                waiting(path)
-                descriptor = open(path, flags, 0o666)
-            }
-            guard descriptor >= 0 else { throw OutputError(path: path, reason: "open: \(Self.lastError())", kind: .io) }
+            let descriptor = try Self.openWriteThrough(path, append: append, waiting: waiting)
             defer { close(descriptor) }
-            let status = fcntl(descriptor, F_GETFL)
-            guard status >= 0, fcntl(descriptor, F_SETFL, status & ~O_NONBLOCK) == 0 else {
-                throw OutputError(path: path, reason: "fcntl: \(Self.lastError())", kind: .io)
-            }
             try Self.writeAll(data, to: descriptor, name: path, willDeliver: willDeliver, deliver: deliver)
         case .replace(let path):
             try Self.replaceAtomically(path, with: data, willDeliver: willDeliver, deliver: deliver)
         }
+    }
+
+    /// Opens a written-through destination (a device, a FIFO, a dangling symbolic link's new
+    /// file, an open file of this process) for blocking writes. Without waiting first: a FIFO with
+    /// no reader answers ENXIO, and the user is told what mapgate waits for (`waiting`, with the
+    /// path) before it blocks.
+    public static func openWriteThrough(_ path: String, append: Bool, waiting: (String) -> Void) throws -> Int32 {
+        let flags = O_WRONLY | O_CREAT | O_NOCTTY | O_CLOEXEC | (append ? O_APPEND : 0)
+        var descriptor = open(path, flags | O_NONBLOCK, 0o666)
+        if descriptor < 0, errno == ENXIO {
+            waiting(path)
+            descriptor = open(path, flags, 0o666)
+        }
+        guard descriptor >= 0 else { throw OutputError(path: path, reason: "open: \(lastError())", kind: .io) }
+        let status = fcntl(descriptor, F_GETFL)
+        guard status >= 0, fcntl(descriptor, F_SETFL, status & ~O_NONBLOCK) == 0 else {
+            let reason = "fcntl: \(lastError())"
+            close(descriptor)
+            throw OutputError(path: path, reason: reason, kind: .io)
+        }
+        return descriptor
     }
 
     /// Writes the bytes into an unnamed file in `path`'s folder, fsyncs it, then (as the

@@ -69,7 +69,7 @@ struct ExportCommand: Command {
                 return summary
             case .standardOutput, .writeThrough:
                 // Written through: delivered with the first bytes (the header and directories).
-                let (descriptor, name, opened) = try Self.open(destination)
+                let (descriptor, name, opened) = try Self.open(destination, context: context)
                 defer { if opened { close(descriptor) } }
                 var delivered = false
                 return try PMTilesWriter.write(store, metadata: metadata, format: format, scratchDirectory: scratch, path: name) { data in
@@ -96,12 +96,15 @@ struct ExportCommand: Command {
 
     /// The descriptor a written-through destination is written with, its name, and whether it
     /// was opened here (to be closed).
-    private static func open(_ destination: OutputDestination) throws -> (Int32, String, Bool) {
+    /// As `tile -o` opens it: a dangling symbolic link's file created, a FIFO's reader waited
+    /// for after saying so.
+    private static func open(_ destination: OutputDestination, context: Context) throws -> (Int32, String, Bool) {
         switch destination.kind {
         case .standardOutput: return (STDOUT_FILENO, "standard output", false)
         case .writeThrough(let path, let append):
-            let descriptor = Glibc.open(path, O_WRONLY | O_CLOEXEC | (append ? O_APPEND : 0))
-            guard descriptor >= 0 else { throw OutputError(path: path, reason: SystemErrorReason.text(errno), kind: .io) }
+            let descriptor = try OutputDestination.openWriteThrough(path, append: append) {
+                context.console.note(L.localized("waiting for a process to read %1$s… (Ctrl-C to stop)", "\($0)"))
+            }
             return (descriptor, path, true)
         case .replace(let path): return (-1, path, false)
         }

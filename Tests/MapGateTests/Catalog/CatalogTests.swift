@@ -83,6 +83,33 @@ import Testing
         #expect(error?.localizedDescription.hasPrefix("catalog https://maps.example.com/v1/catalog.json: region kr-seoul:") == true)
     }
 
+    /// Foundation's decoder stops at a number that does not fit an integer field with only "The
+    /// given data was not valid JSON." (found by an attack on a signed catalog): the catalog is
+    /// refused, naming the region and the key, as for the other mistakes in a field.
+    @Test(arguments: [
+        (#""installedSize": 106496.5"#, "kr-seoul", "installedSize 106496.5 is not an integer"),
+        (#""size": 34420000000000000000000"#, "kr-seoul", "size 3.442e+22 is out of range for an integer"),
+        (#""minzoom": 0.5"#, "kr-seoul", "minzoom 0.5 is not an integer"),
+    ])
+    func aNumberThatIsNoIntegerIsNamedWithItsRegion(field: String, region id: String, reason: String) throws {
+        var fields = region()
+        let key = String(field.split(separator: "\"")[0])
+        fields.removeValue(forKey: key)
+        let entry = String(decoding: try JSONSerialization.data(withJSONObject: fields, options: .sortedKeys), as: UTF8.self)
+        let text = #"{"formatVersion": 1, "publisher": "P", "regions": [\#(entry.dropLast()), \#(field)}]}"#
+        let error = #expect(throws: CatalogError.self) { try Catalog.parse(Data(text.utf8), sourceURL: "https://x/catalog.json") }
+        #expect(error?.region == id)
+        #expect(error?.reason == reason, "\(error?.reason ?? "")")
+        #expect(error?.localizedDescription.contains("not valid JSON") == false)
+    }
+
+    @Test func aTopLevelNumberThatIsNoIntegerIsNamed() throws {
+        let text = #"{"formatVersion": 1, "publisher": "P", "serial": 1.5, "regions": []}"#
+        let error = #expect(throws: CatalogError.self) { try Catalog.parse(Data(text.utf8), sourceURL: "https://x/catalog.json") }
+        #expect(error?.region == nil)
+        #expect(error?.reason == "serial 1.5 is not an integer", "\(error?.reason ?? "")")
+    }
+
     @Test func duplicateIDIsRejectedBothTimes() throws {
         let catalog = try parse(regions: [region(), region(), region(["id": "other"])])
         #expect(catalog.regions.map(\.id) == ["other"])

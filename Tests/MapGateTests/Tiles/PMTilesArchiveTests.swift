@@ -232,6 +232,10 @@ import Testing
         #expect(refusal(try archive(root: [Entry(tileID: 0, offset: 0, length: 0, runLength: 1)])).contains("length 0"))
         let beyond = (UInt64(1) << 62) / 3 * 1 + 1
         #expect(refusal(try archive(root: [Entry(tileID: beyond, offset: 0, length: 8, runLength: 1)])).contains("beyond zoom 30"))
+        // Ids whose run would end past 2^64 - 1 (found by an attack: an arithmetic overflow trap).
+        for (id, run) in [(UInt64.max, UInt32(1)), (UInt64.max - 1, UInt32(5)), (UInt64.max - 3, UInt32.max)] {
+            #expect(refusal(try archive(root: [Entry(tileID: id, offset: 0, length: 8, runLength: run)])).contains("beyond zoom 30"), "\(id) + \(run)")
+        }
         // Runs that address far more tiles than any region.
         let runs = (0..<20).map { Entry(tileID: UInt64($0) << 32, offset: 0, length: 8, runLength: UInt32.max) }
         #expect(refusal(try archive(root: runs)).contains("more than"))
