@@ -46,6 +46,16 @@ struct SystemModeExportTests {
         let folder = try machine.run(["export", "plain", machine.work.file("home-\(user)")], as: user)
         #expect(folder.status == 64, "\(folder.stderr)")
         #expect(try machine.promptsShown() == before + 1)
+        // A dangling symbolic link: its file is made by the user's process, as `tile -o` makes it
+        // (it was opened without creating it).
+        let made = machine.work.file("home-\(user)/made.pmtiles")
+        let link = machine.work.file("home-\(user)/link.pmtiles")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: made)
+        #expect(lchown(link, user, user) == 0)
+        let throughLink = try machine.run(["export", "plain", link], as: user)
+        #expect(throughLink.status == 0, "\(throughLink.stderr)")
+        #expect(stat(made, &info) == 0 && info.st_uid == user)
+        #expect(try PMTilesArchive(path: made).contentHash() == installed.contentHash())
     }
 
     /// A client of its own that names a file for the service to write is refused, with the reason.

@@ -193,6 +193,11 @@ public struct OutputDestination: Sendable, Equatable {
         }
     }
 
+    /// What the user is told while mapgate waits for a FIFO's reader.
+    public static func waitingNote(_ path: String) -> String {
+        L.localized("waiting for a process to read %1$s… (Ctrl-C to stop)", "\(path)")
+    }
+
     /// Opens a written-through destination (a device, a FIFO, a dangling symbolic link's new
     /// file, an open file of this process) for blocking writes. Without waiting first: a FIFO with
     /// no reader answers ENXIO, and the user is told what mapgate waits for (`waiting`, with the

@@ -52,8 +52,8 @@ enum SystemRelay {
             case .standardOutput:
                 break
             case .writeThrough(let target, let append):
-                opened = open(target, O_WRONLY | O_CLOEXEC | (append ? O_APPEND : 0))
-                guard opened >= 0 else { throw OutputError(path: target, reason: SystemErrorReason.text(errno), kind: .io) }
+                // As `tile -o` opens it: a dangling link's file created, a FIFO's reader waited for.
+                opened = try OutputDestination.openWriteThrough(target, append: append) { context.console.note(OutputDestination.waitingNote($0)) }
                 streams[1] = opened
             case .replace(let target):
                 let file = try OutputDestination.TemporaryFile(beside: target)

@@ -102,9 +102,7 @@ struct ExportCommand: Command {
         switch destination.kind {
         case .standardOutput: return (STDOUT_FILENO, "standard output", false)
         case .writeThrough(let path, let append):
-            let descriptor = try OutputDestination.openWriteThrough(path, append: append) {
-                context.console.note(L.localized("waiting for a process to read %1$s… (Ctrl-C to stop)", "\($0)"))
-            }
+            let descriptor = try OutputDestination.openWriteThrough(path, append: append) { context.console.note(OutputDestination.waitingNote($0)) }
             return (descriptor, path, true)
         case .replace(let path): return (-1, path, false)
         }
