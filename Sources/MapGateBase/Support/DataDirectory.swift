@@ -43,7 +43,7 @@ public struct DataDirectory: Sendable, Equatable {
             do {
                 try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             } catch {
-                throw GeneralFailure(L.localized("data directory %1$s: cannot create it: %2$s", "\(folder)", "\(errorMessage(error))"), kind: .io)
+                throw GeneralFailure(L.localized("data directory %1$s: cannot create it: %2$s", "\(folder)", "\(FileManager.default.folderCreationReason(atPath: folder, error: error))"), kind: .io)
             }
         }
     }

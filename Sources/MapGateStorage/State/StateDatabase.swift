@@ -47,7 +47,7 @@ public final class StateDatabase {
         do {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
-            throw GeneralFailure(L.localized("state folder %1$s: cannot create it: %2$s", "\(folder)", "\(errorMessage(error))"), kind: .io)
+            throw GeneralFailure(L.localized("state folder %1$s: cannot create it: %2$s", "\(folder)", "\(FileManager.default.folderCreationReason(atPath: folder, error: error))"), kind: .io)
         }
         do {
             let created = try Self.createAtomically(path, seed: seed)

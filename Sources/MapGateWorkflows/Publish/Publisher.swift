@@ -234,7 +234,7 @@ public final class Publisher {
             do {
                 try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             } catch {
-                throw PublishError(folder, L.localized("cannot create it: %1$s", "\(errorMessage(error))"), kind: .io)
+                throw PublishError(folder, L.localized("cannot create it: %1$s", "\(FileManager.default.folderCreationReason(atPath: folder, error: error))"), kind: .io)
             }
         }
     }

@@ -19,7 +19,11 @@ public struct RegionOverride: Sendable, Equatable {
         func fail(_ reason: String) -> PublishError { PublishError(path, reason) }
         let data: Data
         do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
+            // A regular file only, opened without waiting: a FIFO or a device is refused as such
+            // (Foundation's read said "permission denied" of a FIFO, even to root).
+            data = try RegularFile(forReadingAtPath: path).readAll()
+        } catch let error as RegularFileError {
+            throw PublishError(path, error.reason, kind: error.kind)
         } catch {
             throw PublishError(path, L.localized("cannot read it: %1$s", "\(errorMessage(error))"), kind: .io)
         }

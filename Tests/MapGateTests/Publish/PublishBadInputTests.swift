@@ -174,6 +174,24 @@ import Glibc
         #expect(message.contains("regions.json: not valid JSON: nested too deeply: more than 512 arrays or objects inside each other (the limit"), "\(message)")
     }
 
+    /// A regions.json that is a FIFO was "cannot read it: permission denied", even to root (found
+    /// by an attack): it is refused as a FIFO, at once, without waiting for a writer.
+    @Test func aRegionsJSONThatIsAFIFOIsRefusedAsSuch() throws {
+        try workspace.writeRegion("a.mbtiles", tiles: tiles, metadata: ["version": "1"])
+        #expect(mkfifo(workspace.input + "/regions.json", 0o644) == 0)
+        let message = publishError()
+        #expect(message.contains("regions.json: is a FIFO, not a regular file: refused"), "\(message)")
+    }
+
+    /// `--out` naming a regular file was "cannot create it: it already exists" (found by an attack).
+    @Test func anOutputFolderThatIsAFileSaysSo() throws {
+        try workspace.writeRegion("a.mbtiles", tiles: tiles, metadata: ["version": "1"])
+        try Data("not a folder".utf8).write(to: URL(fileURLWithPath: workspace.output))
+        let message = publishError()
+        #expect(message.contains("\(workspace.output) is a regular file, not a folder"), "\(message)")
+        #expect(try String(contentsOfFile: workspace.output, encoding: .utf8) == "not a folder")
+    }
+
     @Test func aVersionFromMetadataIsExplainedOneFromRegionsJSONIsNot() throws {
         try workspace.writeRegion("gdal.mbtiles", tiles: tiles, metadata: ["version": "1.1"])
         try workspace.writeRegion("chosen.mbtiles", tiles: tiles, metadata: ["version": "1.1"])

@@ -25,6 +25,19 @@ import Testing
         }
     }
 
+    /// The data directory's `regions` is a file: sync said "cannot create it: it already exists"
+    /// (found by an attack); it says what stands in the way, and leaves it.
+    @Test func aRegionsFolderThatIsAFileSaysSo() throws {
+        try harness.builder.add(id: "plain", source: try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles"), format: "png")
+        try FileManager.default.createDirectory(atPath: harness.directory.path, withIntermediateDirectories: true)
+        try? FileManager.default.removeItem(atPath: harness.directory.regionsPath)
+        try Data("x".utf8).write(to: URL(fileURLWithPath: harness.directory.regionsPath))
+        let error = #expect(throws: (any Error).self) { try harness.sync("plain") }
+        let message = error.map(errorMessage) ?? ""
+        #expect(message.contains("\(harness.directory.regionsPath) is a regular file, not a folder"), "\(message)")
+        #expect(try String(contentsOfFile: harness.directory.regionsPath, encoding: .utf8) == "x")
+    }
+
     @Test func aNullTileIsRefusedNamingRegionAndTile() throws {
         var tiles = DeltaTestFiles.pyramid(maxZoom: 2, png: true, seed: 1)
         tiles[TileKey(1, 0, 1)] = .some(nil)
