@@ -3,6 +3,10 @@ import MapGate
 import TestSupport
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The command-line shell, run as a subprocess: help, version, usage errors, exit codes.
 @Suite struct CLIShellTests {
     let work: TemporaryDirectory
@@ -85,6 +89,24 @@ import Testing
         #expect(result.status == 0)
         #expect(try MapGateBinary.json(result.stdout)["usesLeft"] as? Int == 2)
         #expect(FileManager.default.fileExists(atPath: mapgate.dataDirectory + "/state.sqlite"))
+    }
+
+    /// The data directory's state.sqlite replaced by a FIFO (found by an attack: SQLite opened it
+    /// without O_NONBLOCK, and status, list, tile, sync, mirror, check and catalog waited for ever):
+    /// every command says what it is, at once, and exits 74.
+    @Test func aStateDatabaseThatIsAFIFOIsRefusedAtOnce() throws {
+        try mapgate.configure([:])
+        #expect(try mapgate.run(["status"]).status == 0)
+        let path = mapgate.dataDirectory + "/state.sqlite"
+        try FileManager.default.removeItem(atPath: path)
+        #expect(mkfifo(path, 0o644) == 0)
+        for command in [["status"], ["list"], ["verify"], ["remove", "x"], ["tile", "x", "0", "0", "0", "-o", work.file("t")]] {
+            let started = Date()
+            let result = try mapgate.run(command)
+            #expect(Date().timeIntervalSince(started) < 30, "\(command) waited")
+            #expect(result.status == 74, "\(command): \(result.stderr)")
+            #expect(result.stderr.contains("state.sqlite is a FIFO, not a regular file: refused"), "\(command): \(result.stderr)")
+        }
     }
 
     @Test func globalOptionsWorkBeforeAndAfterTheCommand() throws {

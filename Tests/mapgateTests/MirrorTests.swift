@@ -142,6 +142,83 @@ import Glibc
         #expect(named.stderr.contains("region plain: not in the mirror"), "\(named.stderr)")
     }
 
+    /// A stick that carries a region only as its delta (found by an attack): a damaged delta, or a
+    /// machine without the delta's base, was told "the package … cannot be read: no such file"
+    /// (exit 74, the disk-full class); it is told what is wrong, and loses nothing.
+    @Test func aRegionCarriedOnlyAsADeltaSaysSoWhenTheDeltaCannotBeUsed() throws {
+        try publish(version: "1")
+        #expect(try a.run(["sync", "geo"], at: Self.day1).status == 0)
+        #expect(try b.run(["sync", "geo"], at: Self.day1).status == 0)
+        let c = try MapGateBinary(workDirectory: work.file("c"))
+        try trust(c)
+        try publish(version: "2", at: "2027-01-02 12:00:00")
+        #expect(try a.run(["sync"], at: Self.day2).status == 0)
+        #expect(try a.run(["mirror", stick], at: Self.day2).status == 0)
+        origin.stop()
+        let manifest = try JSONSerialization.jsonObject(with: try #require(bytes(stick + "/mirror.json"))) as? [String: Any]
+        let delta = try #require((manifest?["deltas"] as? [[String: Any]])?.first?["sha256"] as? String)
+        let deltaPath = stick + "/packages/" + delta
+        let whole = try #require(bytes(deltaPath))
+        try Data(whole.prefix(whole.count / 2)).write(to: URL(fileURLWithPath: deltaPath))
+        let before = installed(b, "geo")
+        let damaged = try b.run(["sync", "--from", stick, "geo"], at: Self.day2)
+        #expect(damaged.status == 65, "\(damaged.stdout) \(damaged.stderr)")
+        #expect(damaged.stderr.contains("the delta could not be used"), "\(damaged.stderr)")
+        #expect(damaged.stderr.contains("carries only its delta from 1, not the full package"), "\(damaged.stderr)")
+        #expect(!damaged.stderr.contains("no such file"), "\(damaged.stderr)")
+        #expect(installed(b, "geo") == before)
+        #expect(try b.run(["verify", "geo"], at: Self.day2).status == 0)
+        // A machine without version 1 cannot use the delta: told so before the gate counts a use.
+        let fresh = try c.run(["sync", "--from", stick, "geo"], at: Self.day2)
+        #expect(fresh.status == 69, "\(fresh.stderr)")
+        #expect(fresh.stderr.contains("carries only its delta from 1, not the full package"), "\(fresh.stderr)")
+    }
+
+    /// An installed file replaced by a FIFO or a link to /dev/zero (found by an attack: `mirror`
+    /// waited for ever, or gzipped zeros into the stick until it was full): refused without
+    /// opening it, the other region still written, exit 74.
+    @Test(arguments: ["fifo", "zero"])
+    func aRegionFileThatIsNoRegularFileIsRefusedNotRead(kind: String) throws {
+        try publish(version: "1")
+        #expect(try a.run(["sync", "geo", "plain"], at: Self.day1).status == 0)
+        let file = a.dataDirectory + "/regions/plain.mbtiles"
+        try FileManager.default.removeItem(atPath: file)
+        if kind == "fifo" {
+            #expect(mkfifo(file, 0o644) == 0)
+        } else {
+            // A character device of our own, in the test's folder: /dev/zero's numbers (1, 5).
+            let zero = work.file("zero")
+            #expect(mknod(zero, S_IFCHR | 0o644, dev_t((1 << 8) | 5)) == 0)
+            #expect(symlink(zero, file) == 0)
+        }
+        let started = Date()
+        let mirror = try a.run(["mirror", stick], at: Self.day1)
+        #expect(Date().timeIntervalSince(started) < 60)
+        #expect(mirror.status == 74, "\(mirror.stderr)")
+        #expect(mirror.stderr.contains("not a regular file: refused"), "\(mirror.stderr)")
+        let left = try FileManager.default.contentsOfDirectory(atPath: stick + "/packages").filter { $0.hasSuffix(".partial") }
+        #expect(left.isEmpty, "\(left)")
+        #expect(try package("geo").isEmpty == false)
+    }
+
+    /// `packages` on the stick is a symbolic link to another folder of files named by hashes (found
+    /// by an attack: mirror wrote there, then removed every such file no catalog names).
+    @Test func aPackagesFolderThatIsASymbolicLinkIsRefusedAndItsTargetUntouched() throws {
+        try publish(version: "1")
+        #expect(try a.run(["sync", "geo"], at: Self.day1).status == 0)
+        let blobs = work.file("blobs")
+        try FileManager.default.createDirectory(atPath: blobs, withIntermediateDirectories: true)
+        let blob = blobs + "/" + String(repeating: "c", count: 64)
+        try Data("a layer".utf8).write(to: URL(fileURLWithPath: blob))
+        try FileManager.default.createDirectory(atPath: stick, withIntermediateDirectories: true)
+        #expect(symlink(blobs, stick + "/packages") == 0)
+        let mirror = try a.run(["mirror", stick], at: Self.day1)
+        #expect(mirror.status == 74, "\(mirror.stderr)")
+        #expect(mirror.stderr.contains("it is a symbolic link"), "\(mirror.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: blobs) == [PathText.lastComponent(blob)])
+        #expect(bytes(blob) == Data("a layer".utf8))
+    }
+
     /// Everything the publisher's catalog is checked for, a mirror's is too; nothing installed is lost.
     @Test func tamperedOtherKeyAndOlderMirrorsAreRefusedAndNothingIsLost() throws {
         try mirrorVersionOne()

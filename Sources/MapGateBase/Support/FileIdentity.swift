@@ -11,7 +11,9 @@ public struct FileIdentity: Sendable, Equatable {
     public var device: UInt64
     public var inode: UInt64
     public var size: Int64
-    /// Nanoseconds since 1970.
+    /// Nanoseconds since 1970; a time past what that holds (after 2262-04-11, before 1677-09-21,
+    /// which `touch -d` can set) is held at the end it passes, so that such a file is a changed
+    /// file, never a crash.
     public var modified: Int64
 
     /// The identity of the file at `path`; nil when it cannot be read.
@@ -21,6 +23,14 @@ public struct FileIdentity: Sendable, Equatable {
         device = UInt64(info.st_dev)
         inode = UInt64(info.st_ino)
         size = Int64(info.st_size)
-        modified = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+        modified = Self.nanoseconds(seconds: Int64(info.st_mtim.tv_sec), nanoseconds: Int64(info.st_mtim.tv_nsec))
+    }
+
+    /// `seconds` × 10^9 + `nanoseconds`, held at Int64's ends instead of overflowing.
+    static func nanoseconds(seconds: Int64, nanoseconds: Int64) -> Int64 {
+        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        guard !overflow else { return seconds < 0 ? .min : .max }
+        let (sum, past) = scaled.addingReportingOverflow(nanoseconds)
+        return past ? .max : sum
     }
 }

@@ -73,4 +73,10 @@ public struct RegularFileError: MapGateFailure, LocalizedError, Sendable {
     public let reason: String
     public let kind: FailureKind
     public var errorDescription: String? { "\(path) \(reason)" }
+
+    public init(path: String, reason: String, kind: FailureKind) {
+        self.path = path
+        self.reason = reason
+        self.kind = kind
+    }
 }

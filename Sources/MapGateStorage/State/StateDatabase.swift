@@ -51,6 +51,7 @@ public final class StateDatabase {
         }
         do {
             let created = try Self.createAtomically(path, seed: seed)
+            try Self.requireRegularFile(path)
             let (opened, foundEmpty) = try Self.openChecked(path, busyTimeout: busyTimeout, seed: seed)
             (database, isNew) = (opened, created || foundEmpty)
         } catch let error as SQLiteError where error.isCorruption {
@@ -83,6 +84,7 @@ public final class StateDatabase {
             _ = try migrate(memory, seed: seed)
             return StateDatabase(database: memory, path: path)
         }
+        try requireRegularFile(path)
         func open(_ mode: SQLiteDatabase.Mode) throws -> SQLiteDatabase? {
             let database = try SQLiteDatabase(path: path, mode: mode, busyTimeout: .milliseconds(Int(busyTimeout * 1000)))
             let version = try database.query("PRAGMA user_version") { $0.int(0) }.first ?? 0
@@ -101,6 +103,15 @@ public final class StateDatabase {
         } catch let error as SQLiteError where error.isWriteFailure {
             guard let database = try open(.immutable) else { throw error }
             return StateDatabase(database: database, path: path, isImmutable: true)
+        }
+    }
+
+    /// SQLite opens its file without `O_NONBLOCK`: a FIFO at `path` would keep every command
+    /// waiting for a writer that never comes. Anything but a regular file (after links) is refused
+    /// at once, naming what it is.
+    private static func requireRegularFile(_ path: String) throws {
+        if let reason = FileManager.default.notRegularFileReason(atPath: path) {
+            throw RegularFileError(path: path, reason: reason, kind: .io)
         }
     }
 

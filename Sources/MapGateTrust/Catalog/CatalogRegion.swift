@@ -22,6 +22,9 @@ public struct CatalogRegion: Sendable, Equatable {
     public var contentHash: String? = nil
     /// Tile-level deltas from earlier versions to this one (see ``MBTilesDelta``).
     public var deltas: [CatalogDelta] = []
+    /// Why the full package is not where `url` says, when the place the catalog was read from
+    /// carries the region only as a delta (a mirror): nil when it is there.
+    public var fullPackageAbsence: String? = nil
 
     /// The memberwise initializer (the catalog's checks make each region; a download takes a
     /// ``PackageReference``).

@@ -26,8 +26,12 @@ extension Catalog {
                 continue
             }
             // A region carried only as a delta: its full package is not there, which a machine
-            // without the delta's base is told when it asks for the package.
+            // without the delta's base, or whose delta fails, is told instead of a missing file.
             region.url = base + "/" + MirrorLayout.packageName(sha256: region.sha256)
+            if !heldRegions.contains("\(region.id) \(region.sha256)") {
+                let from = region.deltas.map(\.fromVersion).joined(separator: ", ")
+                region.fullPackageAbsence = "the mirror at \(base) carries only its delta from \(from), not the full package" + (leftOut[region.id].map { " (\($0))" } ?? "")
+            }
             copy.regions.append(region)
         }
         copy.styles = self.styles.compactMap { style in

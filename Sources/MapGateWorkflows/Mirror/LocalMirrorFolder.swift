@@ -20,7 +20,18 @@ public final class LocalMirrorFolder: MirrorFolder {
         do {
             try FileManager.default.createDirectory(atPath: packages, withIntermediateDirectories: true)
         } catch {
-            throw GeneralFailure(L.localized("cannot make the mirror folder %1$s: %2$s", "\(packages)", "\(errorMessage(error))"), kind: .io)
+            throw GeneralFailure(
+                L.localized("cannot make the mirror folder %1$s: %2$s", "\(packages)", "\(FileManager.default.folderCreationReason(atPath: packages, error: error))"),
+                kind: .io)
+        }
+        // mapgate writes packages into this folder and removes the ones no catalog names: through
+        // a symbolic link (one planted on a stick handed over) that would be another folder's
+        // files, named by hashes too. `sync --from` refuses such links as well.
+        var info = stat()
+        guard lstat(packages, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
+            throw GeneralFailure(
+                L.localized("cannot use the mirror folder %1$s: it is a symbolic link, and mapgate writes and removes files in it: remove the link", "\(packages)"),
+                kind: .io)
         }
         lock = try MirrorLock(folder: path)
     }

@@ -184,6 +184,9 @@ public struct MirrorWriter {
             onEvent(.kept(package, kind: kind))
             return .placed
         }
+        // An installed file replaced by a FIFO or a device (a link to /dev/zero) would be waited
+        // on, or read for ever into the stick: refused without opening it, as a folder is.
+        if let reason = FileManager.default.notRegularFileReason(atPath: source) { return .failed("\(source) \(reason)") }
         onEvent(.started(id: package.id, kind: kind))
         let temporary = folder.temporaryPackage(package.sha256)
         defer { try? FileManager.default.removeItem(atPath: temporary) }

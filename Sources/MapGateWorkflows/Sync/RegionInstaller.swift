@@ -88,6 +88,7 @@ public final class RegionInstaller {
             notice("region \(region.id): the installed file is not the one recorded for version \(previous.version) (\(reason)); downloading the full package instead of a delta")
             deltaBase = nil
         }
+        var deltaFailure: (any Error)?
         if let previous = deltaBase, !isDamaged, let delta = usableDelta(for: region, installed: previous) {
             do {
                 let outcome = try patch(
@@ -98,8 +99,17 @@ public final class RegionInstaller {
             } catch {
                 try? FileManager.default.removeItem(atPath: directory.patchingPath(region.id))
                 try? FileManager.default.removeItem(atPath: directory.installingPath(region.id))
-                notice("region \(region.id): the delta from \(delta.fromVersion) could not be used (\(errorMessage(error))); downloading the full package")
+                deltaFailure = error
+                if region.fullPackageAbsence == nil {
+                    notice("region \(region.id): the delta from \(delta.fromVersion) could not be used (\(errorMessage(error))); downloading the full package")
+                }
             }
+        }
+        if let absence = region.fullPackageAbsence {
+            // Said as what it is, not as a missing file (exit 74): the delta's own failure (a
+            // damaged one: 65), or that this machine needs the package the mirror lacks.
+            let reason = deltaFailure.map { "the delta could not be used (\(errorMessage($0))), and \(absence)" } ?? absence
+            throw RegionError(region: region.id, reason: reason, kind: (deltaFailure as? any MapGateFailure)?.kind ?? (deltaFailure == nil ? .unavailable : .badData))
         }
         try Self.checkSource(of: region.package, in: catalog)
         try checkFreeSpace(for: region.package)
@@ -138,6 +148,8 @@ public final class RegionInstaller {
         let settled = try settleInstalled(region, previous: previous, notice: { _ in })
         if let upToDate = settled.upToDate { return upToDate }
         if let previous, !settled.isDamaged, usableDelta(for: region, installed: previous) != nil { return nil }
+        // A mirror that carries only a delta this machine cannot use: said before the gate counts.
+        if let absence = region.fullPackageAbsence { throw RegionError(region: region.id, reason: absence, kind: .unavailable) }
         try Self.checkSource(of: region.package, in: catalog)
         try checkFreeSpace(for: region.package)
         try downloader.probe(region.package)

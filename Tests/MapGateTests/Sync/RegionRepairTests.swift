@@ -28,6 +28,20 @@ import Testing
         return (outcome, notices)
     }
 
+    /// A modification time past what Int64 nanoseconds hold (`touch -d 2300-01-01`, which ext4
+    /// keeps): reading its stamp trapped (found by an attack: `list`, `tile`, `serve` and the `sync`
+    /// that would repair it all crashed). It is a changed stamp: hashed, found intact, kept.
+    @Test func aFileDatedPastWhatNanosecondsHoldIsAChangedStampNotACrash() throws {
+        let touched = try runProcess("/usr/bin/touch", ["-d", "2300-01-01 00:00:00", path])
+        try #require(touched.status == 0, "\(touched.stderr)")
+        let identity = try #require(FileIdentity(path: path))
+        #expect(identity.modified == Int64.max)
+        #expect(try harness.library.installed().map(\.id) == ["r"])
+        let (outcome, _) = try sync()
+        guard case .upToDate = outcome else { Issue.record("unexpected \(outcome)"); return }
+        #expect(try SyncHarness.tiles(of: path) == (try SyncHarness.tiles(of: source)))
+    }
+
     @Test func theStampIsRecordedAtInstall() throws {
         let record = try harness.library.region("r")
         #expect(record.fileStamp == RegionFileStamp(path: path))
