@@ -175,9 +175,10 @@ import Glibc
     }
 
     /// An installed file replaced by a FIFO or a link to /dev/zero (found by an attack: `mirror`
-    /// waited for ever, or gzipped zeros into the stick until it was full): refused without
-    /// opening it, the other region still written, exit 74.
-    @Test(arguments: ["fifo", "zero"])
+    /// waited for ever, or gzipped zeros into the stick until it was full), or emptied (said to be
+    /// "updated by a delta", exit 0): refused as damaged without reading it, the other region
+    /// still written, exit 74.
+    @Test(arguments: ["fifo", "zero", "empty"])
     func aRegionFileThatIsNoRegularFileIsRefusedNotRead(kind: String) throws {
         try publish(version: "1")
         #expect(try a.run(["sync", "geo", "plain"], at: Self.day1).status == 0)
@@ -185,6 +186,8 @@ import Glibc
         try FileManager.default.removeItem(atPath: file)
         if kind == "fifo" {
             #expect(mkfifo(file, 0o644) == 0)
+        } else if kind == "empty" {
+            #expect(FileManager.default.createFile(atPath: file, contents: Data()))
         } else {
             // A character device of our own, in the test's folder: /dev/zero's numbers (1, 5).
             let zero = work.file("zero")
@@ -195,7 +198,7 @@ import Glibc
         let mirror = try a.run(["mirror", stick], at: Self.day1)
         #expect(Date().timeIntervalSince(started) < 60)
         #expect(mirror.status == 74, "\(mirror.stderr)")
-        #expect(mirror.stderr.contains("not a regular file: refused"), "\(mirror.stderr)")
+        #expect(mirror.stderr.contains("lacks plain: the installed file is damaged (its size is 0 bytes"), "\(mirror.stderr)")
         let left = try FileManager.default.contentsOfDirectory(atPath: stick + "/packages").filter { $0.hasSuffix(".partial") }
         #expect(left.isEmpty, "\(left)")
         #expect(try package("geo").isEmpty == false)

@@ -107,6 +107,15 @@ public struct MirrorWriter {
                 leave(record.id, .region, .otherVersion(id: record.id, installed: record.version, offered: region.version), &manifest, onEvent)
                 continue
             }
+            // A damaged installed file (truncated, emptied, replaced by a FIFO or a link to a
+            // device) is a region the mirror lacks, said as such: not packed, not read for ever,
+            // not passed off as one updated by a delta.
+            if case .damaged(let reason)? = try? record.condition(ofFileAt: directory.regionPath(region.id), hashingUnstamped: false) {
+                let failure = "the installed file is damaged (\(reason)); 'mapgate sync \(region.id)' installs it again"
+                failures.append((region.id, failure))
+                leave(region.id, .region, .notWritten(failure), &manifest, onEvent)
+                continue
+            }
             let package = MirrorManifest.Package(id: region.id, version: region.version, sha256: region.sha256, size: region.size)
             let placement = place(package, kind: .region, from: directory.regionPath(region.id), into: folder, progress: progress, onEvent)
             if case .failed(let reason) = placement {
