@@ -198,7 +198,10 @@ public struct CatalogFile: Codable, Sendable, Equatable {
                     let here = path.isEmpty ? key : path + "." + key
                     if integerKeys.contains(key), case .double(let number) = child {
                         let whole = number.isFinite && number == number.rounded()
-                        return (region, "\(here) \(number) " + (whole ? "is out of range for an integer" : "is not an integer"))
+                        let reason = whole
+                            ? L.localized("%1$s %2$s is out of range for an integer", here, "\(number)")
+                            : L.localized("%1$s %2$s is not an integer", here, "\(number)")
+                        return (region, reason)
                     }
                     if let found = find(child, path: here, region: region) { return found }
                 }

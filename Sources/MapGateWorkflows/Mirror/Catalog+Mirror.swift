@@ -1,4 +1,5 @@
 import FoundationEssentials
+import MapGateBase
 import MapGateTrust
 
 extension Catalog {
@@ -30,7 +31,8 @@ extension Catalog {
             region.url = base + "/" + MirrorLayout.packageName(sha256: region.sha256)
             if !heldRegions.contains("\(region.id) \(region.sha256)") {
                 let from = region.deltas.map(\.fromVersion).joined(separator: ", ")
-                region.fullPackageAbsence = "the mirror at \(base) carries only its delta from \(from), not the full package" + (leftOut[region.id].map { " (\($0))" } ?? "")
+                region.fullPackageAbsence = L.localized("the mirror at %1$s carries only its delta from %2$s, not the full package", base, from)
+                    + (leftOut[region.id].map { " (\($0))" } ?? "")
             }
             copy.regions.append(region)
         }

@@ -111,7 +111,7 @@ public struct MirrorWriter {
             // device) is a region the mirror lacks, said as such: not packed, not read for ever,
             // not passed off as one updated by a delta.
             if case .damaged(let reason)? = try? record.condition(ofFileAt: directory.regionPath(region.id), hashingUnstamped: false) {
-                let failure = "the installed file is damaged (\(reason)); 'mapgate sync \(region.id)' installs it again"
+                let failure = L.localized("the installed file is damaged (%1$s); 'mapgate sync %2$s' installs it again", reason, region.id)
                 failures.append((region.id, failure))
                 leave(region.id, .region, .notWritten(failure), &manifest, onEvent)
                 continue

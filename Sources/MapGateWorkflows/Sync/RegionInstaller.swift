@@ -108,8 +108,10 @@ public final class RegionInstaller {
         if let absence = region.fullPackageAbsence {
             // Said as what it is, not as a missing file (exit 74): the delta's own failure (a
             // damaged one: 65), or that this machine needs the package the mirror lacks.
-            let reason = deltaFailure.map { "the delta could not be used (\(errorMessage($0))), and \(absence)" } ?? absence
-            throw RegionError(region: region.id, reason: reason, kind: (deltaFailure as? any MapGateFailure)?.kind ?? (deltaFailure == nil ? .unavailable : .badData))
+            guard let deltaFailure else { throw RegionError(region: region.id, reason: absence, kind: .unavailable) }
+            throw RegionError(
+                region: region.id, reason: L.localized("the delta could not be used (%1$s), and %2$s", errorMessage(deltaFailure), absence),
+                kind: (deltaFailure as? any MapGateFailure)?.kind ?? .badData)
         }
         try Self.checkSource(of: region.package, in: catalog)
         try checkFreeSpace(for: region.package)
