@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Which HTTP library: the smallest server of each (bench/http-libs/*.c: a fixed 7,000-byte body,
 # two event-loop threads), libmicrohttpd set up as mapgate's is, and h2o (libh2o-evloop), with
-# wrk on loopback: 64 connections, then 64 busy among 10,000 open. Bounded; 127.0.0.1 only.
+# wrk on loopback: 64 connections, then 64 busy among 10,000 open (9,936 idle keep-alive
+# connections held by bench/loadgen.py, each after one request, as bench/serve.sh holds them).
+# Prints each server's RSS before the idle connections and while they are held, and the
+# resident bytes an idle connection costs. Bounded; 127.0.0.1 only.
 # Usage: bench/http-libs.sh [SECONDS] [ROUNDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,12 +36,14 @@ for round in $(seq "$rounds"); do
 done
 for name in libmicrohttpd h2o; do
   port=$mport; [ "$name" = h2o ] && port=$hport
-  python3 bench/loadgen.py hold "$port" 9936 $((seconds + 8)) > "$work/hold-$name.txt" &
+  pid=${pids[0]}; [ "$name" = h2o ] && pid=${pids[1]}
+  before=$(ps -o rss= -p "$pid" | tr -d ' ')
+  python3 bench/loadgen.py hold "$port" 9936 $((seconds + 12)) --request / > "$work/hold-$name.txt" &
   holder=$!
-  sleep 5
+  sleep 8
   wrk -t2 -c64 -d"${seconds}s" --latency "http://127.0.0.1:$port/" > "$work/$name-idle.txt"
+  held=$(ps -o rss= -p "$pid" | tr -d ' ')
   wait "$holder"
   report "$name 64 busy of 10,000 open:" "$work/$name-idle.txt"
-  pid=${pids[0]}; [ "$name" = h2o ] && pid=${pids[1]}
-  echo "$name RSS after: $(ps -o rss= -p "$pid" | tr -d ' ') kB; $(tail -1 "$work/hold-$name.txt")"
+  echo "$name RSS ${before} kB before, ${held} kB with the idle connections held: $(((held - before) * 1024 / 9936)) bytes each; $(tail -1 "$work/hold-$name.txt")"
 done

@@ -53,6 +53,9 @@ int main(int argc, char **argv) {
     payload = malloc(payload_len);
     memset(payload, 'x', payload_len);
     h2o_config_init(&config);
+    /* An idle keep-alive connection is closed after this long (h2o's default is 10 s): 30 s, as
+     * libmicrohttpd's connection timeout in mhd-fixed.c. */
+    config.http1.req_timeout = 30 * 1000;
     h2o_hostconf_t *host = h2o_config_register_host(&config, h2o_iovec_init(H2O_STRLIT("default")), 65535);
     h2o_pathconf_t *path = h2o_config_register_path(host, "/", 0);
     h2o_create_handler(path, sizeof(h2o_handler_t))->on_req = on_req;
