@@ -63,10 +63,15 @@ public final class HTTPSStoreOrigin: @unchecked Sendable {
 
     /// The next answers report `version` for app `trackID`, with `Date: date` (none when nil).
     public func answer(version: String, trackID: Int, released: Date? = nil, date: Date?) throws {
+        try answer(version: version, trackID: trackID, released: released, dateHeader: date.map(HTTPDate.string) ?? "")
+    }
+
+    /// The same, with the `Date` header's text as given (a date no `Date` can be written as).
+    public func answer(version: String, trackID: Int, released: Date? = nil, dateHeader: String) throws {
         let released = released.map { #","currentVersionReleaseDate":"\#(ISODate.string($0))""# } ?? ""
         try folder.write(
             "lookup.json",
             #"{"resultCount":1,"results":[{"trackId":\#(trackID),"version":"\#(version)","trackViewUrl":"https://apps.example/m"\#(released)}]}"#)
-        try folder.write("date.txt", date.map(HTTPDate.string) ?? "")
+        try folder.write("date.txt", dateHeader)
     }
 }

@@ -90,6 +90,11 @@ import Testing
             ["tile", "geo", "0", "0", "0", "-o", output], at: during, environment: ["LANG": locale, "LANGUAGE": ""],
             steps: [.init(waitFor: "[u]", send: "\u{04}")])
         #expect(endOfInput.status == 75, "\(endOfInput.screen)")
+        // The error starts a line of its own, not after the question the Ctrl-D left the cursor on.
+        let label = ["zh_TW.UTF-8": "錯誤：", "zh_CN.UTF-8": "错误：", "ja_JP.UTF-8": "エラー：", "ko_KR.UTF-8": "오류:"][locale] ?? "error:"
+        let questionLine = endOfInput.screen.split(whereSeparator: \.isNewline).last { $0.contains("[u]") } ?? ""
+        #expect(!questionLine.contains(label), "\(endOfInput.screen)")
+        #expect(endOfInput.screen.split(whereSeparator: \.isNewline).contains { $0.contains(label) && !$0.contains("[u]") }, "\(endOfInput.screen)")
         let unclear = try mapgate.runOnTerminal(
             ["tile", "geo", "0", "0", "0", "-o", output], at: during, environment: ["LANG": locale, "LANGUAGE": ""],
             steps: [.init(waitFor: "[u]", send: "x\r"), .init(waitFor: "Ctrl-C", send: "??\r"), .init(waitFor: nil, send: "what\r")])

@@ -46,6 +46,8 @@ public enum HTTPError: MapGateFailure, LocalizedError, Sendable, Equatable {
         case 35, 53, 54, 58, 59, 66, 80, 83, 90, 91: L.localized("the secure (TLS) connection failed")
         case 60, 51: L.localized("the server's certificate is not trusted")
         case 18, 52, 55, 56, 92: L.localized("the connection was cut off")
+        // libcurl says "Out of memory" when a header line is over its 100 KB (CURL_MAX_HTTP_HEADER).
+        case 27: L.localized("the server sent a header line over 100 KB, or this machine is out of memory")
         default: nil
         }
     }

@@ -102,6 +102,9 @@ public final class GateStore {
                 var record = try load()
                 let result = try body(&record)
                 record.generation += 1
+                // A record that `load` would take for tampered is never written (rolled back, so
+                // nothing is counted): saved, it would cost the user the record at the next run.
+                guard record.isPlausible else { throw Self.implausibleChange }
                 for copy in copies {
                     writing = copy.path
                     try record.save(to: copy.database)
@@ -118,6 +121,11 @@ public final class GateStore {
         } catch let error as SQLiteError where error.isWriteFailure || error.primaryCode == SQLITE_BUSY {
             throw GateStateError(error, path: writing)
         }
+    }
+
+    static var implausibleChange: GeneralFailure {
+        GeneralFailure(L.localized(
+            "the update gate's state was left as it was: the change would hold a date before 1970 or a count out of range, which no saved record may hold (is this machine's clock right?); nothing was counted"))
     }
 
     /// How long a change of the record waits for a reader of a copy to finish.

@@ -68,6 +68,9 @@ public struct StoreLookup: Sendable {
         let response: HTTPResponse
         do {
             response = try client.get(request, maxBodyBytes: 4 << 20)
+        } catch HTTPError.tooLarge(let limit, _) {
+            // The store was reached: its answer is no lookup answer (65), as a malformed one.
+            throw LookupError.malformed(reason: L.localized("the answer is larger than %1$s", ByteCount.text(Int64(limit))), url: endpoint)
         } catch let error as HTTPError {
             // The transport's own words stay English (libcurl's); the sentence around them is
             // translated when it is shown (LookupError.errorDescription).
@@ -82,7 +85,7 @@ public struct StoreLookup: Sendable {
         let release = try decode(response.body)
         // Only an answer that came over verified TLS may set the gate's clock.
         let isTLS = URL(string: response.head.effectiveURL)?.scheme?.lowercased() == "https"
-        let trustedTime = isTLS ? response.header("Date").flatMap(HTTPDate.parse) : nil
+        let trustedTime = isTLS ? response.header("Date").flatMap(HTTPDate.parse).flatMap(Self.plausible) : nil
         return LookupAnswer(release: release, trustedTime: trustedTime)
     }
 
@@ -106,6 +109,13 @@ public struct StoreLookup: Sendable {
         guard let version = result["version"]?.stringValue else {
             throw LookupError.malformed(reason: L.localized("results[0] has no version"), url: endpoint)
         }
+        // An App Store version is one to three dotted numbers; one of a page's length is no
+        // version, and would be kept and printed whole by every prompt.
+        guard version.count <= Self.maximumVersionLength else {
+            throw LookupError.malformed(
+                reason: L.localized("version \"%1$s…\" is longer than %2$s characters", "\(version.prefix(Self.maximumVersionLength))", "\(Self.maximumVersionLength)"),
+                url: endpoint)
+        }
         do {
             _ = try AppVersion(version)
         } catch {
@@ -124,9 +134,17 @@ public struct StoreLookup: Sendable {
             version: version.trimmingWhitespaceAndNewlines(),
             releaseNotes: result["releaseNotes"]?.stringValue,
             storeURL: result["trackViewUrl"]?.stringValue,
-            releaseDate: result["currentVersionReleaseDate"]?.stringValue.flatMap(ISODate.parse),
+            releaseDate: result["currentVersionReleaseDate"]?.stringValue.flatMap(ISODate.parse).flatMap(Self.plausible),
             trackID: trackID,
             bundleID: bundleID)
+    }
+
+    /// The longest version text taken from the store.
+    static let maximumVersionLength = 64
+
+    /// A date an answer may carry: none before the App Store opened (``StoreRelease/earliestDate``).
+    private static func plausible(_ date: Date) -> Date? {
+        date >= StoreRelease.earliestDate ? date : nil
     }
 
     private static func serviceMessage(in body: Data) throws -> String? {

@@ -7,10 +7,16 @@ public struct StoreRelease: Sendable, Equatable, Codable {
     public var releaseNotes: String?
     /// Where the user updates (`trackViewUrl`).
     public var storeURL: String?
-    /// `currentVersionReleaseDate`, missing in some real answers.
+    /// `currentVersionReleaseDate`, missing in some real answers. Never before
+    /// ``earliestDate`` (``StoreLookup`` leaves out such a date as it does a malformed one).
     public var releaseDate: Date?
     public var trackID: Int?
     public var bundleID: String?
+
+    /// 2008-07-10T00:00:00Z, the day the App Store opened: no app was released on it before, and no
+    /// HTTPS answer about one was sent before. A release date or a `Date` header earlier than this
+    /// is a broken answer's, never used (one before 1970 made a record the gate could not read back).
+    public static let earliestDate = Date(timeIntervalSince1970: 1_215_648_000)
 
     public init(
         version: String, releaseNotes: String? = nil, storeURL: String? = nil, releaseDate: Date? = nil,

@@ -86,9 +86,10 @@ public struct PackageDownloader: Sendable {
             } catch let error as HTTPError {
                 let tries = attempt == 1 ? "" : " (after \(attempt) tries)"
                 // A failure no retry can mend says so at once: a redirect to another protocol, a
-                // redirect loop, a bad URL are the publisher's (65), a missing local file is I/O (74).
+                // redirect loop, a bad URL are the publisher's (65), a missing local file is I/O (74),
+                // a header line libcurl cannot hold (27) the server's, as for the catalog (69).
                 var kind = FailureKind.unavailable
-                if case .transport(let code, _, _) = error, !error.isTransient { kind = code == 37 ? .io : .badData }
+                if case .transport(let code, _, _) = error, !error.isTransient, code != 27 { kind = code == 37 ? .io : .badData }
                 throw RegionError(region: package.id, reason: L.localized("download failed: %1$s%2$s", "\(errorMessage(error))", "\(tries)"), kind: kind)
             }
             if sink.downloadedBytes < package.size {

@@ -119,7 +119,13 @@ struct Console {
     /// Asks a question on stderr and reads one line from stdin.
     func ask(_ question: String) -> String? {
         write(question, to: STDERR_FILENO)
-        return readLine()
+        guard let line = readLine() else {
+            // The end of input (Ctrl-D) leaves the cursor after the question: what follows
+            // starts on a line of its own.
+            write("\n", to: STDERR_FILENO)
+            return nil
+        }
+        return line
     }
 
     /// Writes `text`; whatever it carries from outside, only mapgate's own colours, newlines and

@@ -217,3 +217,83 @@ import Testing
         #expect(try harness.use() == .prompt(5))
     }
 }
+
+/// A store answer dated before there was an App Store (before 1970 in the attack that found it)
+/// made a record `load` takes for tampered: the next run blamed the user, and once the store
+/// answered as usual the recovery closed the gate with every use spent. Such a date is left out,
+/// as a malformed one is, and a record that could not be read back is never written.
+@Suite struct GateImplausibleDateTests {
+    let day: TimeInterval = 86_400
+
+    /// The store's answer with `releaseDate` as written, for the harness's app.
+    func serve(_ harness: GateHarness, version: String, releaseDate: String) throws {
+        try harness.root.write(
+            "lookup.json",
+            #"{"resultCount":1,"results":[{"trackId":42,"version":"\#(version)","trackViewUrl":"https://apps.example/mapgate","currentVersionReleaseDate":"\#(releaseDate)"}]}"#)
+        harness.settings.lookupURL = harness.origin.baseURL + "/lookup.json"
+    }
+
+    @Test(arguments: ["1969-12-31T23:59:59Z", "1900-01-01T00:00:00Z", "0001-01-01T00:00:00Z", "0000-01-01T00:00:00Z", "2008-07-09T23:59:59Z"])
+    func aReleaseDateBeforeTheAppStoreCostsNoUse(_ releaseDate: String) throws {
+        let harness = try GateHarness()
+        try harness.serve("1.5.0")
+        #expect(try harness.use() == .grace)
+        harness.time.advance(days: 31)
+        #expect(try harness.use() == .prompt(5))
+        try serve(harness, version: "1.6.0", releaseDate: releaseDate)
+        harness.time.advance(seconds: 3600)
+        let gate = try harness.makeGate()
+        let report = try gate.check()
+        #expect(report.lookupError == nil)
+        #expect(report.record.lastRelease?.version == "1.6.0")
+        #expect(report.record.lastRelease?.releaseDate == nil)
+        #expect(report.record.promptsShown == 1)
+        // Read back by the next run as mapgate wrote it: no note of a record changed outside it.
+        let next = try harness.makeGate()
+        let status = try next.status()
+        #expect(next.stateNotes.isEmpty, "\(next.stateNotes)")
+        #expect(!status.record.isRecovering)
+        try harness.serve("1.5.0")
+        harness.time.advance(days: 2)
+        #expect(try harness.use() == .prompt(4))
+    }
+
+    /// The App Store's own first day is a date an answer may carry.
+    @Test func aReleaseDateOnTheAppStoresFirstDayIsKept() throws {
+        let harness = try GateHarness()
+        try serve(harness, version: "1.5.0", releaseDate: "2008-07-10T00:00:00Z")
+        #expect(try harness.use() == .prompt(5))
+        #expect(try harness.makeGate().status().record.lastRelease?.releaseDate == Date(timeIntervalSince1970: 1_215_648_000))
+    }
+
+    /// An HTTPS answer's `Date` before 1970 (a broken mirror's or proxy's clock) set the clock's
+    /// high-water mark there: even a new user's first sync failed. It is not trusted now.
+    @Test(arguments: ["Wed, 31 Dec 1969 23:00:00 GMT", "Sat, 01 Jan 2000 00:00:00 GMT"])
+    func aDateHeaderBeforeTheAppStoreIsNotTrusted(_ header: String) throws {
+        let store = try HTTPSStoreOrigin()
+        let harness = try GateHarness()
+        harness.settings.lookupURL = store.lookupURL
+        harness.settings.lookupCAFile = store.certificate
+        try store.answer(version: "1.5.0", trackID: 42, dateHeader: header)
+        #expect(try harness.use() == .grace)
+        let next = try harness.makeGate()
+        let record = try next.status().record
+        #expect(next.stateNotes.isEmpty, "\(next.stateNotes)")
+        #expect(record.latestClock.map { $0 >= harness.start } ?? true)
+        #expect(record.firstSeen == harness.start)
+    }
+
+    /// A clock before 1970 on a fresh record: the change is refused, nothing is written or
+    /// counted, and the next run with the clock right starts as if it had not happened.
+    @Test func aRecordThatCouldNotBeReadBackIsNeverWritten() throws {
+        let harness = try GateHarness()
+        try harness.serve("1.5.0")
+        harness.time.set(Date(timeIntervalSince1970: -86_400))
+        let error = #expect(throws: GeneralFailure.self) { try harness.makeGate().authorizeUse() }
+        #expect(error?.message.contains("before 1970") == true)
+        harness.time.set(harness.start)
+        let gate = try harness.makeGate()
+        #expect(try gate.authorizeUse().decision == .notice(until: harness.start.addingTimeInterval(30 * day)))
+        #expect(gate.stateNotes.isEmpty, "\(gate.stateNotes)")
+    }
+}

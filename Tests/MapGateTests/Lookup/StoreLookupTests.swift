@@ -108,4 +108,25 @@ import Testing
         let error = #expect(throws: LookupError.self) { try lookup("/x", appID: nil).fetch() }
         #expect(error == .notConfigured)
     }
+
+    /// An answer over 4 MiB came from a store that was reached: a bad answer (65), not "the
+    /// store cannot be reached" (69).
+    @Test func anAnswerTooLargeIsABadAnswerNotAnUnreachableStore() throws {
+        try root.write("huge.json", #"{"resultCount":1,"results":[{"trackId":284882215,"version":"2.0","releaseNotes":""# + String(repeating: "x", count: 5 << 20) + #""}]}"#)
+        let error = #expect(throws: LookupError.self) { try lookup("/huge.json").fetch() }
+        #expect(error?.kind == .badData)
+        #expect(error?.errorDescription?.contains("larger than") == true, "\(String(describing: error))")
+        #expect(error?.errorDescription?.contains("cannot be reached") == false)
+    }
+
+    /// A version of a page's length is no version: refused, and said without printing it whole.
+    @Test func aVersionLongerThanSixtyFourCharactersIsRefused() throws {
+        let long = "1." + String(repeating: "0.", count: 100_000) + "1"
+        try root.write("long.json", #"{"resultCount":1,"results":[{"trackId":284882215,"version":"\#(long)"}]}"#)
+        let error = #expect(throws: LookupError.self) { try lookup("/long.json").fetch() }
+        #expect(error?.kind == .badData)
+        #expect((error?.errorDescription?.count ?? .max) < 400, "\(String(describing: error))")
+        try root.write("ok.json", #"{"resultCount":1,"results":[{"trackId":284882215,"version":"1.0.0-beta.1.build.20261203"}]}"#)
+        #expect(try lookup("/ok.json").fetch().release.version == "1.0.0-beta.1.build.20261203")
+    }
 }

@@ -70,4 +70,35 @@ import Glibc
         #expect(throws: RegionError.self) { try harness.sync("geo") }
         #expect(harness.leftovers.isEmpty, "\(harness.leftovers)")
     }
+
+    /// A header line over libcurl's 100 KB reads as "Out of memory (curl error 27)": said as what
+    /// it most likely is, and the server's fault (69) as for the catalog, not bad data (65).
+    @Test func aHeaderLineOverWhatLibcurlHoldsIsTheServersFault() throws {
+        let folder = try TemporaryDirectory()
+        let script = try folder.write("server.py", """
+            import http.server
+            class Handler(http.server.BaseHTTPRequestHandler):
+                def do_GET(self):
+                    self.send_response(200)
+                    self.send_header('X-Big', 'a' * 150000)
+                    self.send_header('Content-Length', '100')
+                    self.end_headers()
+                    self.wfile.write(b'x' * 100)
+                def log_message(self, *args):
+                    pass
+            server = http.server.HTTPServer(('127.0.0.1', 0), Handler)
+            print(server.server_address[1], flush=True)
+            server.serve_forever()
+            """)
+        let server = try BackgroundProcess("/usr/bin/python3", [script])
+        defer { server.stop() }
+        guard let line = server.firstLine(), let port = Int(line) else { throw MissingFixture(path: "an HTTP origin from python3: \(server.stderr)") }
+        let harness = try SyncHarness()
+        try harness.builder.add(
+            id: "geo", source: try TestPaths.shared("mbtiles/mbtileserver-geography-class-png.mbtiles"), format: "png",
+            overrides: ["url": "http://127.0.0.1:\(port)/geo-1.mbtiles.gz"])
+        let error = #expect(throws: RegionError.self) { try harness.sync("geo") }
+        #expect(error?.kind == .unavailable)
+        #expect(error?.reason.contains("header line over 100 KB") == true, "\(String(describing: error))")
+    }
 }
