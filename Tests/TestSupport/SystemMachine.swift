@@ -108,15 +108,15 @@ public final class SystemMachine {
     }
 
     /// Starts the service as its uid (at `time`, a frozen libfaketime time, if given: the clock is
-    /// the service's) and waits for its socket.
-    public func startService(at time: String? = nil) throws {
+    /// the service's), with `environment` added to its own, and waits for its socket.
+    public func startService(at time: String? = nil, environment: [String: String] = [:]) throws {
         service?.stop()
         let faked = time.map { ["/usr/bin/faketime", $0] } ?? []
         let process = try BackgroundProcess(
             "/usr/bin/setpriv",
             ["--reuid=\(Self.serviceUID)", "--regid=\(Self.serviceUID)", "--clear-groups"] + faked
                 + [binary, "system-service", "--admin-group", "\(Self.administratorsGroup)"],
-            environment: serviceEnvironment)
+            environment: serviceEnvironment.merging(environment) { $1 })
         service = process
         let deadline = Date().addingTimeInterval(20)
         while Date() < deadline {

@@ -78,6 +78,30 @@ import Glibc
         #expect(try promptsShown() == before)
     }
 
+    /// A reader that takes nothing yet (its pipe full: a stalled consumer, `| ssh` on a slow link):
+    /// no byte has gone out, so Ctrl-C, SIGTERM or SIGHUP give the use back at once. The first
+    /// byte's write used to block inside the delivery, which a signal counts as delivered after
+    /// 5 s: the use was kept for nothing.
+    @Test(arguments: [(SIGINT, "tile"), (SIGTERM, "tile"), (SIGHUP, "tile"), (SIGINT, "export"), (SIGHUP, "export")])
+    func aSignalWhileTheReaderTakesNothingCostsNothing(_ signal: Int32, _ command: String) throws {
+        let fifo = scratch + "/full-\(signal)-\(command).fifo"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        if let user = Self.user { #expect(chown(fifo, user, user) == 0) }
+        // Holds the FIFO open for reading and never reads; another writer fills its 64 KiB.
+        let reader = try BackgroundProcess("/bin/sh", ["-c", "exec 3<\"$0\"; sleep 60", fifo])
+        defer { reader.signal(SIGKILL) }
+        #expect(try runProcess("/bin/sh", ["-c", "head -c 65536 /dev/zero > \"$0\"", fifo]).status == 0)
+        let before = try promptsShown()
+        let arguments = command == "tile" ? ["tile", "plain", "0", "0", "0", "-o", fifo] : ["export", "plain", fifo]
+        let writer = try mapgate.start(arguments, at: during)
+        usleep(1_500_000)
+        let sent = Date()
+        writer.signal(signal)
+        #expect(writer.wait() == 128 + signal, "\(writer.stderr)")
+        #expect(Date().timeIntervalSince(sent) < 4, "the signal waited for a delivery that could not happen")
+        #expect(try promptsShown() == before, "\(writer.stderr)")
+    }
+
     /// A hostile reader: it takes the first bytes of a large tile from a FIFO, then closes its end
     /// (the write fails with EPIPE). Bytes that reached a reader are delivered: the use is counted,
     /// never given back for a tile the reader could take nearly whole.

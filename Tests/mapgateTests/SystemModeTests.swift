@@ -271,6 +271,43 @@ struct SystemModeTests {
         withExtendedLifetime(squatter) {}
     }
 
+    /// The last use runs its day through the machine's server, as on a server of one's own: a
+    /// session started on it gets its tiles and keeps its use, and so does one that joins a running
+    /// server on it. (Both got 403 for every tile: the server's monitor took the gate that the
+    /// session's own use had closed for closed to it.)
+    @Test(arguments: [false, true])
+    func aSessionOnTheLastUseIsServedItsDay(joinsARunningServer: Bool) throws {
+        try startPrompting()
+        // The machine's server looks at the gate every half second (a minute otherwise).
+        try machine.startService(at: during, environment: ["MAPGATE_GATE_REFRESH_SECONDS": "0.5"])
+        let tile = machine.tileServerURL + "/plain/0/0/0.png"
+        func fetch() throws -> String {
+            try runProcess("/usr/bin/curl", ["-s", "-o", "/dev/null", "--max-time", "10", "-w", "%{http_code}", tile]).stdout
+        }
+        let tiles = joinsARunningServer ? 3 : 4
+        for _ in 0..<tiles {
+            #expect(try machine.run(["tile", "plain", "0", "0", "0", "-o", "/dev/null"], as: user).status == 0)
+        }
+        var first: BackgroundProcess?
+        if joinsARunningServer {
+            first = try machine.start(["serve"], as: administrator)
+            #expect(first?.firstLine() != nil, "\(first?.stderr ?? "")")
+            #expect(try fetch() == "200")
+        }
+        defer { first?.stop() }
+        #expect(try machine.promptsShown() == 4)
+        let last = try machine.start(["serve"], as: user)
+        defer { last.stop() }
+        #expect(last.firstLine() != nil, "\(last.stderr)")
+        #expect(try machine.promptsShown() == 5)
+        #expect(waitUntil(timeout: 5) { (try? fetch()) == "200" }, "the last session got no tile: \(last.stderr)")
+        usleep(2_000_000)  // four looks at the gate later, still its day
+        #expect(try fetch() == "200", "the last session's day was cut short: \(last.stderr)")
+        last.signal(SIGINT)
+        #expect(waitUntil(timeout: 10) { !last.isRunning })
+        #expect(try machine.promptsShown() == 5, "the last session's use was delivered by its tile")
+    }
+
     /// The gate is the service's: a user's own clock (faketime), preloaded library, state folder
     /// or restored backup changes nothing, and a closed gate stays closed for everyone.
     @Test func aUsersOwnWorldGivesNothing() throws {

@@ -8,7 +8,8 @@ import Synchronization
 ///
 /// It waits with the kernel's own timer (``MonotonicClock``, `ppoll` made as a system call), so a
 /// clock set, sped up, slowed down or frozen by the user or a preloaded library neither delays nor
-/// hurries it. `stop` wakes it at once and waits for a body in progress to finish.
+/// hurries it. `stop` wakes it at once and waits for a body in progress to finish; `hurry` runs the
+/// body at once instead of at the end of the interval.
 ///
 /// What the body keeps between runs can be made on the thread itself (``init(name:interval:makeBody:)``):
 /// state that is not `Sendable` then stays there, and the compiler sees that it does.
@@ -16,7 +17,7 @@ public final class PeriodicWorker: Sendable {
     private let name: String
     private let interval: Double
     private let makeBody: @Sendable () -> () -> Void
-    /// The pipe `stop` writes to: [read end, write end].
+    /// The pipe `stop` and `hurry` write to: [read end, write end].
     private let wakeup: [Int32]
     private let stopping = Atomic<Bool>(false)
     private let started = Atomic<Bool>(false)
@@ -72,14 +73,26 @@ public final class PeriodicWorker: Sendable {
         if started.load(ordering: .acquiring) { finished.wait() }
     }
 
-    /// Waits one interval of real time; false once stopped.
+    /// Runs the body as soon as a run in progress ends, without waiting for the interval.
+    public func hurry() {
+        guard wakeup[1] >= 0 else { return }
+        var byte: UInt8 = 0
+        _ = write(wakeup[1], &byte, 1)
+    }
+
+    /// Waits one interval of real time, or until hurried; false once stopped.
     private func waitForNextRun() -> Bool {
         let deadline = MonotonicClock.nanoseconds + UInt64(interval * 1e9)
         while !stopping.load(ordering: .acquiring) {
             let now = MonotonicClock.nanoseconds
             guard now < deadline else { return true }
             var poll = pollfd(fd: wakeup[0], events: Int16(POLLIN), revents: 0)
-            if clinux_ppoll(&poll, 1, Int64(deadline - now)) > 0 { return false }
+            if clinux_ppoll(&poll, 1, Int64(deadline - now)) > 0 {
+                if stopping.load(ordering: .acquiring) { return false }
+                var byte: UInt8 = 0
+                _ = read(wakeup[0], &byte, 1)  // one hurry taken: a byte is there to read
+                return true
+            }
         }
         return false
     }

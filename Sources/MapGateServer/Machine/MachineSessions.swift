@@ -50,6 +50,9 @@ public final class MachineSessions: ServingUse {
 
     public let report: GateReport
     public var decision: UseDecision { .allowed }
+    /// `promptsShown` right after the newest session's prompted use (``noteSession(_:)``).
+    private let ownUses = Locked<Int?>(nil)
+    public var ownCount: Int? { ownUses.withLock { $0 } }
     private let entries = Locked<[Int: Entry]>([:])
     private let everyDelivered = Atomic<Bool>(false)
     /// One delivery round at a time: tiles answered at once wait for the one that asks.
@@ -61,6 +64,16 @@ public final class MachineSessions: ServingUse {
     init(report: GateReport, answerTimeout: Double = 10) {
         self.report = report
         self.answerTimeout = answerTimeout
+        noteSession(report)
+    }
+
+    /// A session is attaching, `report` the gate as its command left it: a use reserved in it (the
+    /// session's prompted use, reserved at its user's prompt and delivered at the next tile) is
+    /// the server's own, so that the last use runs its day here as it does on a server of one's own.
+    func noteSession(_ report: GateReport) {
+        guard !report.record.reservations.isEmpty else { return }
+        let count = report.record.promptsShown
+        ownUses.withLock { $0 = max($0 ?? count, count) }
     }
 
     public var isDelivered: Bool { everyDelivered.load(ordering: .acquiring) }

@@ -44,8 +44,12 @@ public final class MachineTileServer: Sendable {
         let attached: (sessions: MachineSessions, url: String, regions: Int)
         do {
             attached = try running.withLock { running in
-                if running == nil {
-                    let report = try makeGate().status()
+                let report = try makeGate().status()
+                if let current = running {
+                    // Its use may be the one that closed the gate: the server looks again at once.
+                    current.sessions.noteSession(report)
+                    current.server.lookAtGateNow()
+                } else {
                     let sessions = MachineSessions(report: report)
                     running = Running(server: try start(sessions), sessions: sessions)
                     log("\(caller): started the machine's tile server at \(running!.server.baseURL)")

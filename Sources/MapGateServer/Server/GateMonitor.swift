@@ -58,11 +58,9 @@ public final class GateMonitor: Sendable {
         makeGate: @escaping @Sendable () throws -> Gate, servedRegions: @escaping @Sendable () -> [String] = { [] },
         onEvent: @escaping @Sendable (Event) -> Void = { _ in }
     ) {
-        var ownCount: Int?
-        if case .prompt = start.decision { ownCount = start.report.record.promptsShown }
         let settings = Tracker.Settings(
             watch: watch, refresh: refresh, policy: policy, makeGate: makeGate, servedRegions: servedRegions, onEvent: onEvent,
-            started: start.report.now, startedElapsed: MonotonicClock.seconds, ownCount: ownCount)
+            started: start.report.now, startedElapsed: MonotonicClock.seconds, start: start)
         watch.update(start.report, isClosed: Tracker(settings).isClosed(start.report))
         let finished = finishedLooks
         worker = PeriodicWorker(name: "gate-monitor", interval: refresh) {
@@ -78,6 +76,11 @@ public final class GateMonitor: Sendable {
     /// cannot be started.
     public func start() throws {
         try worker.start()
+    }
+
+    /// Looks at the gate now rather than at the end of the interval (a use joined the server).
+    public func lookNow() {
+        worker.hurry()
     }
 
     /// Stops the monitor and waits for its thread (at most one state access in progress).
@@ -98,8 +101,8 @@ public final class GateMonitor: Sendable {
             /// When the server started, which was a use, by the clock and in ``MonotonicClock/seconds``.
             var started: Date
             var startedElapsed: Double
-            /// `promptsShown` right after that use, if it counted one.
-            var ownCount: Int?
+            /// The use of the server's start, asked for its own count at every look.
+            var start: any ServingUse
         }
 
         private let settings: Settings
@@ -120,7 +123,7 @@ public final class GateMonitor: Sendable {
             self.settings = settings
             lastCounted = settings.started
             lastCountedElapsed = settings.startedElapsed
-            ownCount = settings.ownCount
+            ownCount = settings.start.ownCount
         }
 
         /// Seconds since this server's last counted use: the larger of the clock's and the real time.
@@ -139,6 +142,13 @@ public final class GateMonitor: Sendable {
                 let gate = try self.gate ?? settings.makeGate()
                 self.gate = gate
                 var latest = try gate.status()
+                // A use that joined the server since (a session of system mode's server) is its
+                // newest own use: the gate it closed runs its day from now.
+                if let joined = settings.start.ownCount, joined > (ownCount ?? .min) {
+                    ownCount = joined
+                    lastCounted = latest.now
+                    lastCountedElapsed = MonotonicClock.seconds
+                }
                 var counted: Int?
                 /// Counts one use of the server (opening `regions` too), as a command's run would.
                 func countUse(opening regions: [String]) throws {

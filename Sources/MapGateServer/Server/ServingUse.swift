@@ -14,6 +14,18 @@ public protocol ServingUse: Sendable {
     var report: GateReport { get }
     /// Whether serving started with a prompted use the monitor counts as the server's own.
     var decision: UseDecision { get }
+    /// `promptsShown` right after the newest prompted use that is the server's own, if any: the
+    /// use that closed the gate, if it is this, runs its day. Asked at every look of the monitor
+    /// (system mode's server gains one with each session).
+    var ownCount: Int? { get }
+}
+
+extension ServingUse {
+    /// The use of the server's start, when it was prompted.
+    public var ownCount: Int? {
+        if case .prompt = decision { return report.record.promptsShown }
+        return nil
+    }
 }
 
 extension GateAuthorization: ServingUse {

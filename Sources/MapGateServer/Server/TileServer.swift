@@ -143,6 +143,11 @@ public final class TileServer: Sendable {
         stop()
     }
 
+    /// Has the gate monitor look at the gate now (a use joined the server: ``ServingUse/ownCount``).
+    public func lookAtGateNow() {
+        monitor.lookNow()
+    }
+
     /// Stops the watchers, then the server. Idempotent.
     public func stop() {
         watcher.stop()

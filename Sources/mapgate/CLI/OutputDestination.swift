@@ -309,8 +309,9 @@ public struct OutputDestination: Sendable, Equatable {
         throw OutputError(path: path, reason: "linkat: \(lastError())", kind: .io)
     }
 
-    /// Writes all of `data`; the first byte is written alone, as the delivery.
-    private static func writeAll(_ data: Data, to descriptor: Int32, name: String, willDeliver: () -> Void, deliver: Delivery) throws {
+    /// Writes all of `data`; the first byte is written alone, as the delivery, once a reader can
+    /// take it.
+    static func writeAll(_ data: Data, to descriptor: Int32, name: String, willDeliver: () -> Void, deliver: Delivery) throws {
         try data.withUnsafeBytes { buffer in
             var offset = 0
             func writeSome(_ limit: Int) throws {
@@ -325,11 +326,22 @@ public struct OutputDestination: Sendable, Equatable {
                 }
             }
             if !buffer.isEmpty {
+                // Waited for outside the delivery: until a reader can take a byte (a full pipe, a
+                // stalled consumer) nothing has gone out, and a signal meanwhile gives the use back
+                // at once instead of finding a delivery under way (which it counts as delivered).
+                waitUntilWritable(descriptor)
                 willDeliver()
                 try deliver { try writeSome(1) }
             }
             while offset < buffer.count { try writeSome(buffer.count - offset) }
         }
+    }
+
+    /// Returns once a write to `descriptor` would not block (at once for files and devices), or
+    /// once it fails or is hung up, which the write then reports.
+    private static func waitUntilWritable(_ descriptor: Int32) {
+        var entry = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
+        while poll(&entry, 1, -1) < 0, errno == EINTR {}
     }
 
     private static func lastError() -> String { SystemErrorReason.text(errno) }

@@ -74,8 +74,10 @@ struct ExportCommand: Command {
                 var delivered = false
                 return try PMTilesWriter.write(store, metadata: metadata, format: format, scratchDirectory: scratch, path: name) { data in
                     if delivered { return try Self.writeAll(data, to: descriptor, name: name) }
-                    faults.reached("delivering")
-                    try authorization.deliver { try Self.writeAll(data, to: descriptor, name: name) }
+                    // The first byte alone is the delivery, once a reader can take it, as for `tile`.
+                    try OutputDestination.writeAll(
+                        data, to: descriptor, name: name, willDeliver: { faults.reached("delivering") },
+                        deliver: { try authorization.deliver($0) })
                     delivered = true
                 }
             }
