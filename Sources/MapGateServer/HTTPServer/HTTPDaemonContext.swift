@@ -61,6 +61,15 @@ final class HTTPDaemonContext: Sendable {
         }
     }
 
+    /// Empties the handler pool; the handlers are released here, outside its lock.
+    func discardIdleHandlers() {
+        let idle = handlers.withLock { pool in
+            defer { pool.removeAll() }
+            return pool
+        }
+        withExtendedLifetime(idle) {}
+    }
+
     /// What the HTTP layer refuses before any route: an unsupported version (505), a message
     /// that cannot be framed safely (400), a missing or repeated Host (400), a Host not on the
     /// allow-list (421), a body over 1 MiB (413), a connection that opened past `maxConnections` (503).

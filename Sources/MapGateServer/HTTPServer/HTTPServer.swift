@@ -163,6 +163,12 @@ public final class HTTPServer: Sendable {
     public var openConnections: Int { context.registry.count }
     #endif
 
+    /// Drops the handlers waiting in the pool (new ones are made as requests come): what they hold
+    /// open goes with them. Handlers answering now are not touched.
+    public func discardIdleHandlers() {
+        context.discardIdleHandlers()
+    }
+
     /// Stops: no new connections, the answer being made finishes, every connection closes.
     public func stop() {
         let (exchanged, _) = stopped.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent)

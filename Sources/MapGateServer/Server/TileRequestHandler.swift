@@ -14,6 +14,8 @@ import MapGateStorage
 public final class TileRequestHandler: HTTPRequestHandler {
     let service: TileService
     var files: [String: (identity: FileIdentity, file: MBTilesFile)] = [:]
+    /// The service's ``TileService/generation`` when ``files`` was last compared with its regions.
+    private var filesGeneration = 0
     /// Hashes tiles for their ETags, kept for this worker's requests: one libcrypto context made
     /// once, not one per tile (docs/benchmarks.md, "The cost of tile ETags").
     private var tileHasher: SHA256Hasher?
@@ -45,12 +47,28 @@ public final class TileRequestHandler: HTTPRequestHandler {
     public static func route(of target: String) -> String { Route(target: target).name }
 
     public func respond(to request: HTTPServerRequest) -> HTTPServerResponse {
+        closeReplacedFiles()
+        // And after: this worker may wait in the pool a long time, holding what it opened.
+        defer { closeReplacedFiles() }
         let path = request.path
         guard Self.isSafe(path) else { return text(400, "bad path\n") }
         let route = Route(path: path)
         var response = answer(request, route: route)
         response.label = route.name
         return response
+    }
+
+    /// Closes the files of regions removed or replaced since the last look: a file deleted (by
+    /// `remove`, or renamed over by `sync`) keeps its disk space while a connection holds it open.
+    func closeReplacedFiles() {
+        let generation = service.generation.load(ordering: .acquiring)
+        guard generation != filesGeneration, !files.isEmpty else {
+            filesGeneration = generation
+            return
+        }
+        filesGeneration = generation
+        let regions = service.regions
+        files = files.filter { regions[$0.key]?.file == $0.value.identity }
     }
 
     /// The answer of `route`.

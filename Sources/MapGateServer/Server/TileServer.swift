@@ -118,7 +118,14 @@ public final class TileServer: Sendable {
         self.http = http
         self.service = service
         self.monitor = monitor
-        watcher = RegionWatcher(service: service, directory: library.directory, pins: library.pins, interval: configuration.regionRefresh, onEvent: onRegionEvent)
+        watcher = RegionWatcher(service: service, directory: library.directory, pins: library.pins, interval: configuration.regionRefresh) { event in
+            // The pool's idle workers would keep a removed or replaced file open (its disk space
+            // held) until each next answers a request; those answering now close it after.
+            if case .changed(let changes) = event, !(changes.removed.isEmpty && changes.updated.isEmpty && changes.damaged.isEmpty) {
+                http.discardIdleHandlers()
+            }
+            onRegionEvent(event)
+        }
         do {
             try monitor.start()
             try watcher.start()

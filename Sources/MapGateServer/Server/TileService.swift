@@ -113,6 +113,9 @@ public final class TileService: Sendable {
 
     /// The regions served right now.
     public var regions: [String: Region] { current.withLock { $0 } }
+    /// How many times the regions on offer changed: a worker holding files open compares it with
+    /// the last it saw, and closes those of regions removed or replaced since (``TileRequestHandler``).
+    let generation = Atomic<Int>(0)
 
     public func region(_ id: String) -> Region? { current.withLock { $0[id] } }
 
@@ -180,6 +183,7 @@ public final class TileService: Sendable {
         if !changes.isEmpty || nextDamage != oldDamage {
             current.withLock { $0 = next }
             currentDamage.withLock { $0 = nextDamage }
+            generation.add(1, ordering: .releasing)
             // Entries of a replaced file are never answered (each is checked against the file it
             // came from); dropping them all gives their memory back at once.
             tileCache.removeAll()

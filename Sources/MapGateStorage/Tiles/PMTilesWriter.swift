@@ -41,15 +41,16 @@ public enum PMTilesWriter {
         let hasher = try SHA256Hasher()
         try store.forEachTile { z, x, y, stored in
             guard let id = PMTilesTileID.id(z: z, x: x, y: y) else { return }
+            // An empty tile is no tile (an entry of length 0 means nothing to a reader): left out
+            // before a vector tile is gzipped, which would make it 20 bytes of nothing.
+            guard !stored.isEmpty else { return }
             var data = stored
             if format == .pbf, !GzipInflater.isGzip(data) {
-                guard data.isEmpty || data.first == 0x1A else {
+                guard data.first == 0x1A else {
                     throw fail(L.localized("tile %1$s is neither gzip nor a protobuf (%2$s)", "\(z)/\(x)/\(y)", TileFormat.describe(data)))
                 }
                 data = try GzipDeflater.compress(data)
             }
-            // An empty tile is no tile (an entry of length 0 means nothing to a reader).
-            guard !data.isEmpty else { return }
             guard data.count <= Int(UInt32.max) else { throw fail(L.localized("tile %1$s is over 4 GiB", "\(z)/\(x)/\(y)")) }
             try hasher.update(data)
             let digest = Data(try hasher.finalizeHex().utf8)

@@ -173,9 +173,14 @@ public final class RegionInstaller {
     private func settleInstalled(
         _ region: CatalogRegion, previous: InstalledRegion?, notice: (String) -> Void
     ) throws -> (upToDate: Outcome?, isDamaged: Bool) {
-        guard let previous, previous.version == region.version, FileManager.default.fileExists(atPath: directory.regionPath(region.id))
-        else { return (nil, false) }
+        guard let previous, previous.version == region.version else { return (nil, false) }
         let path = directory.regionPath(region.id)
+        // Deleted by hand: damaged as `list` says, so installed again as a repair, not an update
+        // from the version to itself.
+        guard FileManager.default.fileExists(atPath: path) else {
+            notice("region \(region.id): the installed file is missing; installing it again")
+            return (nil, true)
+        }
         let condition: InstalledRegion.Condition
         if let known = damaged[region.id], known.stamp == RegionFileStamp(path: path) {
             condition = .damaged(known.reason)

@@ -72,4 +72,37 @@ import Testing
         #expect(served.load(ordering: .relaxed) > 10)
         #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0.prefix(5) })")
     }
+
+    /// This process's descriptors open on a deleted file of `region` (removed, or renamed over).
+    func heldDeletedFiles(of region: String) -> [String] {
+        let path = harness.directory.regionPath(region)
+        let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return descriptors.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0) }
+            .filter { $0.hasPrefix(path) && $0.hasSuffix("(deleted)") }
+    }
+
+    /// A removed region's file, and an updated region's old one, are closed by the server's
+    /// workers, so that `remove` gives the disk space back while `serve` runs. (A worker kept it
+    /// open until it next answered a request for that region: for ever, for a removed one.)
+    @Test func removedAndReplacedFilesAreNotHeldOpen() throws {
+        defer { server.stop() }
+        try harness.builder.add(id: "cities", source: try TestPaths.shared("mbtiles/mbtileserver-world_cities.mbtiles"), format: "pbf")
+        try harness.sync("cities")
+        #expect(try waitUntil(timeout: 1.5) { try status("/cities/0/0/0.pbf").status == 200 })
+        #expect(try status("/plain/1/0/0.png").status == 200)
+
+        do {
+            let lock = try DirectoryLock(directory: harness.directory)
+            _ = try harness.library.remove("cities", lock: lock)
+        }
+        #expect(try waitUntil(timeout: 1.5) { try status("/cities/0/0/0.pbf").status == 404 })
+        #expect(waitUntil(timeout: 2) { heldDeletedFiles(of: "cities").isEmpty }, "\(heldDeletedFiles(of: "cities"))")
+
+        try harness.builder.add(id: "plain", source: try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles"), version: "2", format: "png", gzip: false)
+        try harness.sync("plain")
+        #expect(try waitUntil(timeout: 1.5) {
+            (try JSONSerialization.jsonObject(with: status("/plain.json").body) as? [String: Any])?["version"] as? String == "2.0.0"
+        })
+        #expect(waitUntil(timeout: 2) { heldDeletedFiles(of: "plain").isEmpty }, "\(heldDeletedFiles(of: "plain"))")
+    }
 }

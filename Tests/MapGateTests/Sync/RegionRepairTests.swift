@@ -62,6 +62,17 @@ import Testing
         #expect(try sync().0 == .upToDate(version: "1"))
     }
 
+    /// A file deleted by hand is damaged (as `list` says), and `sync` repairs it: it said
+    /// "updated from 1" to the same version 1.
+    @Test func aMissingFileIsRepairedNotUpdated() throws {
+        try FileManager.default.removeItem(atPath: path)
+        let (outcome, notices) = try sync()
+        guard case .repaired("1", _, _) = outcome else { Issue.record("\(outcome)"); return }
+        #expect(notices == ["region r: the installed file is missing; installing it again"], "\(notices)")
+        #expect(try SHA256Hasher.hex(ofFileAt: path) == (try SHA256Hasher.hex(ofFileAt: source)))
+        #expect(try sync().0 == .upToDate(version: "1"))
+    }
+
     @Test func aFileChangedInPlaceAtTheSameSizeIsInstalledAgain() throws {
         var bytes = try Data(contentsOf: URL(fileURLWithPath: path))
         bytes[bytes.count / 2] ^= 0xFF

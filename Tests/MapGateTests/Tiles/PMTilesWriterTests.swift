@@ -91,6 +91,20 @@ final class MemoryTileStore: TileStore {
         if PMTilesReference.isInstalled { #expect(try PMTilesReference.tiles(path) == expected) }
     }
 
+    /// An empty vector tile is left out too: raw vector tiles are gzipped for the archive, and an
+    /// empty one became 20 bytes of gzip around nothing (counted, and served by readers).
+    @Test func anEmptyVectorTileIsLeftOutNotGzipped() throws {
+        let store = MemoryTileStore()
+        store.tiles["0/0/0"] = Data([0x1A, 0x02, 0x78, 0x02])
+        store.tiles["1/0/0"] = Data()
+        store.tiles["1/1/0"] = Data()
+        let path = work.file("empty.pmtiles")
+        let summary = try write(store, format: .pbf, to: path)
+        #expect(summary.addressedTiles == 1, "\(summary)")
+        let archive = try PMTilesArchive(path: path)
+        #expect(try tiles(archive).keys.sorted() == ["0/0/0"])
+    }
+
     @Test func leafDirectoriesCarryWhatTheRootCannot() throws {
         try #require(PMTilesReference.isInstalled, "python pmtiles from scripts/install-deps")
         let store = MemoryTileStore()
