@@ -262,9 +262,8 @@ public final class TileService: Sendable {
         let minzoom = zoom?.lowerBound ?? record.minzoom ?? 0
         let maxzoom = zoom?.upperBound ?? record.maxzoom ?? TileCoordinate.defaultMaximumZoom
         let bounds = metadata["bounds"].flatMap(MBTilesFile.parseBounds) ?? record.bounds ?? TileCoordinate.worldBounds
-        var center = [(bounds[0] + bounds[2]) / 2, (bounds[1] + bounds[3]) / 2, Double(minzoom)]
-        let centerValues = metadata["center"]?.split(separator: ",").compactMap { Double($0.trimmingWhitespace()) }
-        if let centerValues, centerValues.count == 3 { center = centerValues }
+        let center = MBTilesFile.center(metadata["center"], within: bounds, zoom: min(minzoom, maxzoom)...max(minzoom, maxzoom))
+            ?? [(bounds[0] + bounds[2]) / 2, (bounds[1] + bounds[3]) / 2, Double(minzoom)]
         var vectorLayers: String?
         if record.format == .pbf, let json = metadata["json"],
             let object = try? JSONValue(parsing: Data(json.utf8)), let layers = object["vector_layers"],

@@ -156,6 +156,22 @@ public final class MBTilesFile {
         return [longitude, latitude, zoom]
     }
 
+    /// The metadata's `center` as TileJSON allows it: on the globe and inside `bounds` (TileJSON
+    /// 3.0.0: "Longitude and latitude MUST be within the specified bounds"), its zoom held to
+    /// `zoom` when given (TileJSON's is between minzoom and maxzoom; PMTiles' is only a hint). Nil
+    /// otherwise: a viewer opening there would start far from the tiles, and TileJSON treats an
+    /// invalid value as absent (the caller then takes the middle of the bounds).
+    public static func center(_ text: String?, within bounds: [Double], zoom: ClosedRange<Int>? = nil) -> [Double]? {
+        guard let text, let center = parseCenter(text), bounds.count == 4 else { return nil }
+        let (longitude, latitude) = (center[0], center[1])
+        // Bounds across the antimeridian have their left edge east of their right.
+        let withinLongitude =
+            bounds[0] <= bounds[2] ? (bounds[0]...bounds[2]).contains(longitude) : (longitude >= bounds[0] || longitude <= bounds[2])
+        guard withinLongitude, (min(bounds[1], bounds[3])...max(bounds[1], bounds[3])).contains(latitude) else { return nil }
+        guard let zoom else { return center }
+        return [longitude, latitude, min(max(center[2], Double(zoom.lowerBound)), Double(zoom.upperBound))]
+    }
+
     /// Reads one tile through `tiles`: a view over a missing table fails here, not at the first
     /// request. False when there is no tile with data.
     public func canReadATile() throws -> Bool {

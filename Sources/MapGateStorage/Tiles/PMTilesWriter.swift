@@ -115,7 +115,7 @@ public enum PMTilesWriter {
         header.minLatitudeE7 = e7(bounds[1])
         header.maxLongitudeE7 = e7(bounds[2])
         header.maxLatitudeE7 = e7(bounds[3])
-        if let center = metadata["center"].flatMap(MBTilesFile.parseCenter) {
+        if let center = MBTilesFile.center(metadata["center"], within: bounds) {
             header.centerLongitudeE7 = e7(center[0])
             header.centerLatitudeE7 = e7(center[1])
             header.centerZoom = UInt8(clamping: Int(center[2]))

@@ -81,6 +81,26 @@ import Testing
     /// a client that takes gzip gets the tile as stored. Its gzip trailer lies (says 1,000
     /// bytes), as a crafted one would: `publish` and `sync` refuse a bomb whose trailer tells the
     /// truth, so this one got past them, and the server still bounds what it unpacks.
+    /// A `center` outside the region's bounds (GDAL writes what it is given) is no center TileJSON
+    /// allows ("MUST be within the specified bounds"): the middle of the bounds is served instead,
+    /// and a center's zoom is held to the region's zooms. (It was passed on as written.)
+    @Test(arguments: [("10,10,8", [127.0, 37.25, 0.0]), ("127.5,37,20", [127.5, 37.0, 1.0]), ("127.5,37,1", [127.5, 37.0, 1.0])])
+    func aCenterOutsideTheBoundsIsNotServed(_ center: String, _ served: [Double]) throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("far.mbtiles")
+        try FileManager.default.copyItem(atPath: try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles"), toPath: path)
+        let database = try SQLiteDatabase(path: path, mode: .readWriteCreate)
+        try database.execute("DELETE FROM metadata WHERE name IN ('bounds', 'center')")
+        try database.execute("INSERT INTO metadata (name, value) VALUES ('bounds', '126,36.5,128,38'), ('center', ?)", [.text(center)])
+        try database.execute("DELETE FROM map WHERE zoom_level > 1")
+        try harness.builder.add(id: "far", source: path, format: "png")
+        try harness.sync("far")
+        #expect(try waitUntil(timeout: 3) { try get("/far.json").status == 200 })
+        let json = try JSONDecoder().decode(TileJSON.self, from: get("/far.json").body)
+        #expect(json.bounds == [126, 36.5, 128, 38])
+        #expect(json.center == served, "\(json.center)")
+    }
+
     @Test func aGzipBombTileIsRefusedNotUnpacked() throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("bomb.mbtiles")

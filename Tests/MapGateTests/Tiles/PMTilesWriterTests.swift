@@ -105,6 +105,20 @@ final class MemoryTileStore: TileStore {
         #expect(try tiles(archive).keys.sorted() == ["0/0/0"])
     }
 
+    /// The header's center is inside the bounds, as TileJSON requires of a center: one outside
+    /// them is replaced by the middle of the bounds (it was copied as written).
+    @Test func aCenterOutsideTheBoundsIsNotTheArchivesCenter() throws {
+        let store = MemoryTileStore()
+        store.rows = ["name": "far", "format": "png", "bounds": "126,36.5,128,38", "center": "10,10,8"]
+        store.tiles["0/0/0"] = Data([0x89, 0x50, 0x4E, 0x47, 1])
+        store.tiles["2/3/1"] = Data([0x89, 0x50, 0x4E, 0x47, 2])
+        let path = work.file("far.pmtiles")
+        _ = try write(store, format: .png, to: path)
+        let header = try PMTilesArchive(path: path).header
+        #expect(header.centerLongitudeE7 == 1_270_000_000 && header.centerLatitudeE7 == 372_500_000, "\(header)")
+        #expect(header.centerZoom == 0)
+    }
+
     @Test func leafDirectoriesCarryWhatTheRootCannot() throws {
         try #require(PMTilesReference.isInstalled, "python pmtiles from scripts/install-deps")
         let store = MemoryTileStore()
