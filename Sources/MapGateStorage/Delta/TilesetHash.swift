@@ -79,9 +79,12 @@ public struct TilesetHash: Sendable, Equatable, CustomStringConvertible {
             // In key order, two rows for one tile come one after the other (a tiles table
             // without its unique index): which one a reader gets is SQLite's choice.
             if let previous, previous == (z, x, y) {
+                // Where the index belongs: on `tiles`, or on `map` when `tiles` is a view over it.
+                let kind = try? database.query(#"SELECT type FROM "\#(schema)".sqlite_master WHERE name = 'tiles'"#) { $0.text(0) }.first
+                let table = kind == "view" ? "the map table (which the tiles view reads)" : "the tiles table"
                 throw DeltaError(
                     path: path, reason: .unsupported(
-                        "tile \(z)/\(x)/\(y) (z/x/TMS row) is stored twice: the tiles table needs a unique index on (zoom_level, tile_column, tile_row)"))
+                        "tile \(z)/\(x)/\(y) (z/x/TMS row) is stored twice: \(table) needs a unique index on (zoom_level, tile_column, tile_row)"))
             }
             previous = (z, x, y)
             // A tile outside its zoom level's grid (GDAL's ogr2ogr writes 0/1/0) can never be

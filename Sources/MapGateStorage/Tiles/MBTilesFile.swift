@@ -106,6 +106,12 @@ public final class MBTilesFile {
             ) { ("\($0.text(0) ?? "?")/\($0.text(1) ?? "?")/\($0.text(2) ?? "?")", $0.blob(3)) }
         }
         for (tile, bytes) in rows where !format.admits(bytes) {
+            // The format may be right: it is the tile that has no image (the advice below would mislead).
+            if bytes.isEmpty {
+                throw MBTilesError(
+                    path: path,
+                    reason: L.localized("tile %1$s (z/x/TMS row) is empty (0 bytes), which no %2$s tile can be; remove its row or give it its image", "\(tile)", "\(format.rawValue)"))
+            }
             throw MBTilesError(
                 path: path,
                 reason: L.localized("the tile format is %1$s (%2$s) but tile %3$s (z/x/TMS row) is %4$s; set metadata \"format\" to what the tiles are", "\(format.rawValue)", "\(source)", "\(tile)", "\(TileFormat.describe(bytes))"))

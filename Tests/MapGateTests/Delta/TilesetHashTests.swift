@@ -5,6 +5,18 @@ import Testing
 
 extension DeltaTests {
     @Suite struct TilesetHashTests {
+        /// Two rows for one tile say where the missing unique index belongs: on `tiles`, or on
+        /// `map` when `tiles` is a view over `map` and `images` (it said "the tiles table" for both).
+        @Test func aTileStoredTwiceNamesTheTableThatNeedsTheIndex() throws {
+            let work = try TemporaryDirectory()
+            let path = work.file("views.mbtiles")
+            try FileManager.default.copyItem(atPath: try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles"), toPath: path)
+            try SQLiteDatabase(path: path, mode: .readWriteCreate).execute(
+                "DROP INDEX map_index; INSERT INTO map SELECT * FROM map WHERE zoom_level = 1 LIMIT 1")
+            let error = #expect(throws: DeltaError.self) { try TilesetHash.compute(ofFileAt: path) }
+            #expect(error?.errorDescription?.contains("is stored twice: the map table (which the tiles view reads) needs a unique index") == true, "\(String(describing: error))")
+        }
+
         /// martin's own published values for its test databases (see ``MartinSnapshots``).
         @Test(arguments: [
             ("v1", MartinSnapshots.v1Tiles, MartinSnapshots.v1Hash),

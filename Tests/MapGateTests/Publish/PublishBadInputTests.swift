@@ -78,6 +78,17 @@ import Glibc
         #expect(message.contains(expected), "\(message)")
     }
 
+    /// An empty raster tile is said as what it is: its format is right, the tile has no image
+    /// (the refusal told the publisher to change metadata "format").
+    @Test func anEmptyRasterTileIsSaidToBeEmpty() throws {
+        var tiles = DeltaTestFiles.pyramid(maxZoom: 1, png: true, seed: 3)
+        tiles[TileKey(0, 0, 0)] = .some(Data())
+        try workspace.writeRegion("hollow.mbtiles", tiles: tiles, metadata: ["version": "1", "format": "png"])
+        let message = publishError()
+        #expect(message.contains("tile 0/0/0 (z/x/TMS row) is empty (0 bytes), which no png tile can be"), "\(message)")
+        #expect(!message.contains("set metadata"), "\(message)")
+    }
+
     @Test func rawAndGzippedProtobufTilesAreBothPBF() throws {
         // A raw MVT tile starts with field 3 (layers), length-delimited: 0x1A.
         let raw: [TileKey: Data?] = [
