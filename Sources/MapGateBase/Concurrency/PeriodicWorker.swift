@@ -40,6 +40,8 @@ public final class PeriodicWorker: Sendable {
         var fds: [Int32] = [-1, -1]
         if pipe(&fds) == 0 {
             for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+            // Never blocks a caller: a full pipe wakes the worker all the same.
+            _ = fcntl(fds[1], F_SETFL, O_NONBLOCK)
         }
         wakeup = fds
     }

@@ -39,6 +39,24 @@ import MapGate
         worker.stop()  // twice is harmless
     }
 
+    /// `hurry` runs the body without waiting for a long interval, once per hurry, and keeps to
+    /// the interval after; a worker hurried many times before it reads never blocks the caller.
+    @Test func hurryRunsTheBodyAtOnce() throws {
+        let runs = Atomic<Int>(0)
+        let worker = PeriodicWorker(name: "test-hurry", interval: 3600, body: { runs.add(1, ordering: .relaxed) })
+        try worker.start()
+        defer { worker.stop() }
+        worker.hurry()
+        let deadline = Date().addingTimeInterval(10)
+        while runs.load(ordering: .relaxed) < 1, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        #expect(runs.load(ordering: .relaxed) == 1)
+        Thread.sleep(forTimeInterval: 0.2)
+        #expect(runs.load(ordering: .relaxed) == 1, "ran again without a hurry")
+        let started = Date()
+        for _ in 0..<100_000 { worker.hurry() }  // more than a pipe holds
+        #expect(Date().timeIntervalSince(started) < 10)
+    }
+
     /// A body in progress finishes before stop returns.
     @Test func stopWaitsForARunInProgress() throws {
         let inside = DispatchSemaphore(value: 0)
