@@ -142,6 +142,29 @@ import Glibc
         #expect(named.stderr.contains("region plain: not in the mirror"), "\(named.stderr)")
     }
 
+    /// `mirror.json` is not signed: the reason it gives for a region it left out reached the
+    /// terminal as it was, and a newline and escape codes in it forged a line of output ("plain 2:
+    /// updated") while the region stayed as it was (found by an attack). Escaped now.
+    @Test func aReasonFromTheMirrorsManifestCannotForgeALine() throws {
+        try publish(version: "1")
+        #expect(try a.run(["sync", "geo"], at: Self.day1).status == 0)
+        #expect(try b.run(["sync", "geo", "plain"], at: Self.day1).status == 0)
+        try publish(version: "2", at: "2027-01-02 12:00:00")
+        #expect(try a.run(["sync"], at: Self.day2).status == 0)
+        #expect(try a.run(["mirror", stick], at: Self.day2).status == 0)
+        let manifest = String(decoding: try #require(bytes(stick + "/mirror.json")), as: UTF8.self)
+        let forged = manifest.replacingOccurrences(
+            of: "not installed on the machine that wrote this mirror", with: #"checked\u001b[8m\nplain 2: updated (3.0 KB downloaded)\n"#)
+        #expect(forged != manifest)
+        try Data(forged.utf8).write(to: URL(fileURLWithPath: stick + "/mirror.json"))
+        origin.stop()
+        let sync = try b.run(["sync", "--from", stick], at: Self.day2)
+        #expect(sync.status == 0, "\(sync.stderr)")
+        #expect(!sync.stdout.contains("\u{1B}"), "\(sync.stdout)")
+        #expect(!sync.stdout.split(separator: "\n").contains { $0.hasPrefix("plain 2: updated") }, "\(sync.stdout)")
+        #expect(sync.stdout.contains("plain 1: not in the mirror at file://"), "\(sync.stdout)")
+    }
+
     /// A stick that carries a region only as its delta (found by an attack): a damaged delta, or a
     /// machine without the delta's base, was told "the package … cannot be read: no such file"
     /// (exit 74, the disk-full class); it is told what is wrong, and loses nothing.

@@ -24,10 +24,24 @@ extension JSONValue {
         self = try parser.parseDocument()
     }
 
+    /// The first key that one object of the document holds twice (after unescaping), or nil. JSON
+    /// readers disagree on which of the two values counts (Foundation's decoder takes the first,
+    /// `JSONSerialization`, Python and jq the last): a signed document holding one means two
+    /// things. Nil too for text that is not JSON, which its reader refuses anyway.
+    public static func duplicateKey(in data: some Collection<UInt8>) -> String? {
+        var parser = Parser(bytes: Array(data))
+        parser.findsDuplicates = true
+        _ = try? parser.parseDocument()
+        return parser.duplicate
+    }
+
     private struct Parser {
         let bytes: [UInt8]
         var index = 0
         var depth = 0
+        /// ``JSONValue/duplicateKey(in:)``: stops at the first key an object holds twice.
+        var findsDuplicates = false
+        var duplicate: String?
 
         init(bytes: [UInt8]) {
             self.bytes = bytes
@@ -128,6 +142,10 @@ extension JSONValue {
                 let key = try parseString()
                 guard try peekSignificant() == 0x3A else { throw Self.invalid(index) }
                 index += 1
+                if findsDuplicates, fields[key] != nil {
+                    duplicate = key
+                    throw Self.invalid(index)
+                }
                 fields[key] = try parseValue()
                 switch try peekSignificant() {
                 case 0x7D:

@@ -69,6 +69,9 @@ extension Catalog {
         func fail(_ reason: String, region: String? = nil) -> CatalogError {
             CatalogError(source: sourceURL, region: region, reason: reason)
         }
+        if let key = JSONValue.duplicateKey(in: data) {
+            throw fail(L.localized("the key \"%1$s\" appears twice in one object: JSON readers differ on which value counts, so the catalog means two things", TerminalText.inline(String(key.prefix(80)))))
+        }
         let file: CatalogFile
         do {
             file = try JSONDecoder().decode(CatalogFile.self, from: data)

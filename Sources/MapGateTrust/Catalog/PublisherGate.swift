@@ -17,6 +17,19 @@ public struct PublisherGate: Sendable, Equatable, Codable {
         self.closeAfterDays = closeAfterDays
     }
 
+    /// Each rule at the stricter of `self`'s and `other`'s (a rule one of them lacks is the other's):
+    /// the fewest days and prompts, the highest minimum version.
+    public func stricter(with other: PublisherGate) -> PublisherGate {
+        func least(_ a: Int?, _ b: Int?) -> Int? { a.map { a in b.map { min(a, $0) } ?? a } ?? b }
+        var minimum = minimumAppVersion ?? other.minimumAppVersion
+        if let mine = minimumAppVersion.flatMap({ try? AppVersion($0) }), let theirs = other.minimumAppVersion.flatMap({ try? AppVersion($0) }) {
+            minimum = mine < theirs ? other.minimumAppVersion : minimumAppVersion
+        }
+        return PublisherGate(
+            minimumAppVersion: minimum, graceDays: least(graceDays, other.graceDays), maxPrompts: least(maxPrompts, other.maxPrompts),
+            closeAfterDays: least(closeAfterDays, other.closeAfterDays))
+    }
+
     private enum CodingKeys: String, CodingKey, CaseIterable {
         case minimumAppVersion, graceDays, maxPrompts, closeAfterDays
     }

@@ -289,11 +289,28 @@ public final class Gate {
                 record.catalogSerials[signer] = GateRecord.CatalogSerial(serial: serial, sha256: sha256)
             }
             if let keyID {
-                // A key the profile (or a signed policy) trusts sets the rules; one only an unsigned
-                // policy added may only tighten them.
-                let mayLoosen = gateRuleKeyIDs.contains(keyID)
-                record.publisherGate = mayLoosen ? catalog.gate : catalog.gate.map { self.policy.tightening($0) }
-                record.publisherGateSigner = keyID
+                // A key the profile (or a signed policy) trusts sets the rules, unless the rules in
+                // force came from another of them in a catalog of a higher serial: serials are per
+                // key, so an older catalog of a publisher's other key (kept, or on a stick, while
+                // it rotates keys) would put its older rules back and reopen a closed gate.
+                let rulesSigner = record.publisherGateSigner
+                var supersedes = true
+                if let rulesSigner, rulesSigner != keyID, gateRuleKeyIDs.contains(rulesSigner),
+                    let rulesSerial = record.catalogSerials[rulesSigner]?.serial
+                {
+                    supersedes = (catalog.serial ?? -1) >= rulesSerial
+                }
+                if gateRuleKeyIDs.contains(keyID), supersedes {
+                    record.publisherGate = catalog.gate
+                    record.publisherGateSigner = keyID
+                } else if let gate = catalog.gate {
+                    // Otherwise its rules are only added to those in force, each the stricter (for
+                    // a key only an unsigned policy trusts, no looser than that policy either); a
+                    // catalog without rules leaves them as they are.
+                    let added = gateRuleKeyIDs.contains(keyID) ? gate : self.policy.tightening(gate)
+                    record.publisherGate = record.publisherGate.map { $0.stricter(with: added) } ?? added
+                    if rulesSigner == nil { record.publisherGateSigner = keyID }
+                }
             }
             return nil
         }

@@ -88,6 +88,10 @@ public struct GatePolicy: Sendable {
         tight.graceDays = gate.graceDays.map { min($0, graceDays) }
         tight.maxPrompts = gate.maxPrompts.map { min($0, maxPrompts) }
         if let days = gate.closeAfterDays, let limit = closeAfterDays { tight.closeAfterDays = min(days, limit) }
+        // Nor a minimum version below the one in force.
+        if let theirs = gate.minimumAppVersion.flatMap({ try? AppVersion($0) }), let mine = minimumAppVersion, theirs < mine {
+            tight.minimumAppVersion = mine.text
+        }
         return tight
     }
 

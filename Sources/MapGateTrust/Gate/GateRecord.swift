@@ -121,8 +121,15 @@ public struct GateRecord: Sendable, Equatable {
     /// more restrictive one wins.
     func isMoreRestrictive(than other: GateRecord) -> Bool {
         if isRecovering != other.isRecovering { return isRecovering }
-        let serials = catalogSerials.values.map(\.serial).reduce(0, +)
-        let otherSerials = other.catalogSerials.values.map(\.serial).reduce(0, +)
+        // Summed without overflow (a serial may be as large as Int64 holds).
+        func total(_ serials: [String: CatalogSerial]) -> Int64 {
+            serials.values.reduce(0) { sum, saved in
+                let (added, overflow) = sum.addingReportingOverflow(saved.serial)
+                return overflow ? .max : added
+            }
+        }
+        let serials = total(catalogSerials)
+        let otherSerials = total(other.catalogSerials)
         if serials != otherSerials { return serials > otherSerials }
         if promptsShown != other.promptsShown { return promptsShown > other.promptsShown }
         if (pendingVersion == nil) != (other.pendingVersion == nil) { return pendingVersion != nil }

@@ -115,7 +115,7 @@ struct SyncCommand: Command {
             }
         case .absent(let id, let version, let reason):
             report(SyncLine(region: id, action: "absent", version: version), context: context) {
-                L.format(L.localized("%1$s %2$s: %3$s; the installed version stays"), id, TerminalText.inline(version), reason)
+                L.format(L.localized("%1$s %2$s: %3$s; the installed version stays"), id, TerminalText.inline(version), TerminalText.inline(reason))
             }
         case .upToDate(let region, let version):
             report(.upToDate(version: version), region: region, context: context)

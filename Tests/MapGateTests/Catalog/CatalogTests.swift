@@ -30,6 +30,21 @@ import Testing
         return catalog.rejected.first
     }
 
+    /// A key twice in one object (found by an attack: `"serial": 5, "serial": 900` and an
+    /// `expires` twice, signed as they were): Foundation's decoder took the first values, jq and
+    /// Python the last, so one signed catalog meant two things. Refused, naming the key, escaped
+    /// or not.
+    @Test(arguments: [
+        (#"{"formatVersion": 1, "serial": 5, "serial": 900, "regions": []}"#, "serial"),
+        (#"{"formatVersion": 1, "serial": 5, "ser\u0069al": 900, "regions": []}"#, "serial"),
+        (#"{"formatVersion": 1, "regions": [{"id": "a", "id": "b"}]}"#, "id"),
+    ])
+    func aKeyTwiceInOneObjectIsRefused(_ text: String, _ key: String) throws {
+        let error = #expect(throws: CatalogError.self) { try Catalog.parse(Data(text.utf8), sourceURL: "https://x/catalog.json") }
+        #expect(error?.reason.contains("the key \"\(key)\" appears twice in one object") == true, "\(String(describing: error))")
+        #expect(JSONValue.duplicateKey(in: Data(#"{"a": {"b": 1}, "c": {"b": 2}}"#.utf8)) == nil)
+    }
+
     @Test func validCatalogIsReadAndURLsResolved() throws {
         let catalog = try parse(regions: [
             region(), region(["id": "jp-tokyo", "url": "https://cdn.example.com/jp.mbtiles", "format": "png"]),

@@ -101,6 +101,67 @@ import Testing
         #expect(try gate(harness.settings).status().maxPrompts == 5, "after a signed policy, nothing stricter is kept")
     }
 
+    /// The demo's and the tests' policy keys, as a publisher rotating from one to the other.
+    static let rotating = ["RWR3FrpUU/yaSpsVqdL/nIPgTaAyEjBZc0vtcivX4Y+pDFGQgMG3PX1y", "RWQ2lPOEDhpOnXl+nwg6Nbrac1DQHZ9NC1i+0JYJNixIcn27fTIB88OA"]
+
+    func catalog(serial: Int64, gate: String?) throws -> Catalog {
+        let rules = gate.map { #", "gate": \#($0)"# } ?? ""
+        let json = #"{"formatVersion": 1, "publisher": "P", "generated": "2026-11-01T00:00:00Z", "serial": \#(serial), "regions": []\#(rules)}"#
+        return try Catalog.parse(Data(json.utf8), sourceURL: "https://maps.example/catalog.json")
+    }
+
+    /// Found by an attack: while a publisher rotates keys (both trusted), an older catalog signed
+    /// by the other key (kept, or on a stick) was accepted after a newer one (serials are per key:
+    /// two publishers' sequences are not one), and its rules replaced the newer's: a gate closed by
+    /// `minimumAppVersion` reopened. The rules in force are replaced only by a catalog of their
+    /// signer, or of a serial not lower than theirs; an older one's rules only add to them.
+    @Test func anOlderCatalogOfThePublishersOtherKeyDoesNotPutItsRulesBack() throws {
+        var settings = harness.settings
+        settings.trustedKeys = Self.rotating
+        let (old, new) = (try MinisignPublicKey(text: Self.rotating[0]).keyID.hex, try MinisignPublicKey(text: Self.rotating[1]).keyID.hex)
+        try gate(settings).accept(try catalog(serial: 7, gate: #"{"maxPrompts": 9}"#), sha256: "a7", signedBy: old)
+        try gate(settings).accept(try catalog(serial: 10, gate: #"{"minimumAppVersion": "1.5", "maxPrompts": 12}"#), sha256: "b10", signedBy: new)
+        #expect(try gate(settings).status().phase.isClosed)
+        try gate(settings).accept(try catalog(serial: 7, gate: #"{"maxPrompts": 9}"#), sha256: "a7", signedBy: old)
+        let replayed = try gate(settings).status()
+        #expect(replayed.phase.isClosed, "the replayed catalog reopened the gate: \(String(describing: replayed.record.publisherGate))")
+        #expect(replayed.record.publisherGate == PublisherGate(minimumAppVersion: "1.5", maxPrompts: 9))
+        // The publisher relaxes the rules with a newer catalog, of either key.
+        try gate(settings).accept(try catalog(serial: 11, gate: nil), sha256: "a11", signedBy: old)
+        #expect(try !gate(settings).status().phase.isClosed)
+    }
+
+    /// Found by the same attack: a catalog signed by a key only an unsigned policy trusts (the
+    /// user's own, in a namespace of their own) put its rules in place of the publisher's: none
+    /// (no `gate`) erased them, and a lower `minimumAppVersion` lowered it. Its rules are only
+    /// added now, each the stricter.
+    @Test(arguments: [nil, #"{"minimumAppVersion": "1.0", "maxPrompts": 3}"#])
+    func aKeyThatMayOnlyTightenNeverErasesThePublishersRules(_ userRules: String?) throws {
+        var publisher = harness.settings
+        publisher.trustedKeys = [Self.rotating[0]]
+        try gate(publisher).accept(try catalog(serial: 10, gate: #"{"minimumAppVersion": "1.5"}"#), sha256: "p", signedBy: try MinisignPublicKey(text: Self.rotating[0]).keyID.hex)
+        #expect(try gate(publisher).status().phase.isClosed)
+        var namespace = harness.settings
+        namespace.trustedKeys = [added]
+        namespace.gateRuleKeys = []
+        try gate(namespace).accept(try catalog(serial: 1, gate: userRules), sha256: "u", signedBy: try MinisignPublicKey(text: added).keyID.hex)
+        let saved = try gate(publisher).status()
+        #expect(saved.phase.isClosed, "the user's own key reopened the gate: \(String(describing: saved.record.publisherGate))")
+        #expect(saved.record.publisherGate?.minimumAppVersion == "1.5")
+        if userRules != nil { #expect(saved.record.publisherGate?.maxPrompts == 3) }
+    }
+
+    /// Found by the same attack: serials summed to compare two copies of the record overflowed
+    /// (one key's at Int64's largest, another's 1), and every later command crashed.
+    @Test func serialsAsLargeAsInt64HoldsDoNotOverflow() throws {
+        var settings = harness.settings
+        settings.trustedKeys = Self.rotating
+        settings.gateRuleKeys = []
+        try gate(settings).accept(try catalog(serial: .max, gate: nil), sha256: "a", signedBy: try MinisignPublicKey(text: Self.rotating[0]).keyID.hex)
+        try gate(settings).accept(try catalog(serial: 1, gate: nil), sha256: "b", signedBy: try MinisignPublicKey(text: Self.rotating[1]).keyID.hex)
+        #expect(try gate(settings).status().record.catalogSerials.count == 2)
+    }
+
     /// The profile's own rules are not stored: a later app whose profile allows more is not held
     /// to this one's.
     @Test func theProfilesRulesAreNotKept() throws {
