@@ -154,7 +154,7 @@ import Glibc
             .write(toFile: fixtures + "/catalog.json", atomically: true, encoding: .utf8)
         let unsigned = try mapgate.runBare(["demo", "--fixtures", fixtures])
         #expect(unsigned.status == 65)
-        #expect(unsigned.stderr.contains("catalog changed after signing"), "\(unsigned.stderr)")
+        #expect(unsigned.stderr.contains("the file changed after signing"), "\(unsigned.stderr)")
         // Signed again with the demo key (which ships in the repository): still not the bundled region.
         let signed = try runProcess("/usr/bin/minisign", ["-S", "-s", TestPaths.fixtures + "/keys/demo.key", "-m", fixtures + "/catalog.json"])
         #expect(signed.status == 0, "\(signed.stderr)")

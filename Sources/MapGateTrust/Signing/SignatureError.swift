@@ -69,7 +69,7 @@ public enum SignatureError: MapGateFailure, LocalizedError, Sendable, Equatable 
         case .legacySignatureRefused(let keyID):
             L.localized("signature by key %1$s is a legacy one (algorithm \"Ed\", not prehashed), and only prehashed signatures are accepted", keyID.hex)
         case .messageMismatch(let keyID):
-            L.localized("catalog changed after signing: the signature by key %1$s does not match its contents", keyID.hex)
+            L.localized("the file changed after signing: the signature by key %1$s does not match its contents", keyID.hex)
         case .trustedCommentMismatch(let keyID):
             L.localized("the trusted comment was altered: its signature by key %1$s is invalid", keyID.hex)
         case .publicKeyMalformed(let problem):

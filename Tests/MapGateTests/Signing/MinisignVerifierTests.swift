@@ -214,7 +214,7 @@ extension SigningTests {
             #expect(error == expected)
             #expect(error?.kind == .badData)
             if case .messageMismatch = expected {
-                #expect(error?.errorDescription?.contains("catalog changed after signing") == true)
+                #expect(error?.errorDescription?.contains("the file changed after signing") == true)
             }
 
             let tamperedMessage = try signed.tool.write("tampered.json", message)
