@@ -85,7 +85,7 @@ public final class RegionInstaller {
         if let previous, !isDamaged, usableDelta(for: region, installed: previous) != nil,
             case .damaged(let reason) = try previous.condition(ofFileAt: directory.regionPath(region.id), hashingUnstamped: false)
         {
-            notice("region \(region.id): the installed file is not the one recorded for version \(previous.version) (\(reason)); downloading the full package instead of a delta")
+            notice(L.localized("region %1$s: the installed file is not the one recorded for version %2$s (%3$s); downloading the full package instead of a delta", region.id, previous.version, reason))
             deltaBase = nil
         }
         var deltaFailure: (any Error)?
@@ -101,7 +101,7 @@ public final class RegionInstaller {
                 try? FileManager.default.removeItem(atPath: directory.installingPath(region.id))
                 deltaFailure = error
                 if region.fullPackageAbsence == nil {
-                    notice("region \(region.id): the delta from \(delta.fromVersion) could not be used (\(errorMessage(error))); downloading the full package")
+                    notice(L.localized("region %1$s: the delta from %2$s could not be used (%3$s); downloading the full package", region.id, delta.fromVersion, errorMessage(error)))
                 }
             }
         }
@@ -178,7 +178,7 @@ public final class RegionInstaller {
         // Deleted by hand: damaged as `list` says, so installed again as a repair, not an update
         // from the version to itself.
         guard FileManager.default.fileExists(atPath: path) else {
-            notice("region \(region.id): the installed file is missing; installing it again")
+            notice(L.localized("region %1$s: the installed file is missing; installing it again", region.id))
             return (nil, true)
         }
         let condition: InstalledRegion.Condition
@@ -196,7 +196,7 @@ public final class RegionInstaller {
             try registry.database.transaction { try registry.save(record) }
         case .damaged(let reason):
             damaged[region.id] = (RegionFileStamp(path: path), reason)
-            notice("region \(region.id): the installed file is damaged (\(reason)); installing it again")
+            notice(L.localized("region %1$s: the installed file is damaged (%2$s); installing it again", region.id, reason))
             return (nil, true)
         }
         // A run killed after installing left its download and assembled file: not needed now.
@@ -210,7 +210,7 @@ public final class RegionInstaller {
         guard region.format == .pbf, let metadata = try? MBTilesFile(path: directory.regionPath(region.id)).metadata(),
             VectorStyle.layers(fromMetadataJSON: metadata["json"]).isEmpty
         else { return }
-        notice("region \(region.id): a pbf region with no vector_layers in its metadata \"json\": the viewer and style.json will show nothing (tiles are served as usual)")
+        notice(L.localized("region %1$s: a pbf region with no vector_layers in its metadata \"json\": the viewer and style.json will show nothing (tiles are served as usual)", region.id))
     }
 
     /// A `file://` package only from a `file://` catalog (an http(s) catalog must not make mapgate

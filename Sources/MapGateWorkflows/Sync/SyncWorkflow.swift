@@ -113,7 +113,7 @@ public final class SyncWorkflow {
             do {
                 try saved.save(in: library.directory, lock: lock)
             } catch {
-                onEvent(.notice("the catalog could not be saved for 'mapgate mirror': \(errorMessage(error))"))
+                onEvent(.notice(L.localized("the catalog could not be saved for 'mapgate mirror': %1$s", errorMessage(error))))
             }
         }
         var pending: [CatalogRegion] = []
