@@ -76,15 +76,19 @@ import Glibc
     }
 
     /// A link checker's or a client's HEAD for a tile gets no tile byte: the server's use is
-    /// not delivered by it (a GET is).
-    @Test func aHeadRequestForATileCostsNothing() throws {
+    /// not delivered by it (a GET is). Nor by a GET with `If-None-Match: *`: its 304 sends no
+    /// tile, and unlike a 304 to the tile's own ETag it shows none is held.
+    @Test(arguments: [["-I"], ["-H", "If-None-Match: *"], ["-H", "If-None-Match: \"other\", *"]])
+    func aRequestThatGetsNoTileCostsNothing(_ options: [String]) throws {
         var before = try promptsShown()
         let started = try mapgate.serve(at: during)
-        let head = try runProcess("/usr/bin/curl", ["-sS", "-I", "-o", "/dev/null", "-w", "%{http_code}", started.base + "/plain/0/0/0.png"])
-        #expect(head.stdout == "200", "\(head.stdout) \(head.stderr)")
+        let head = try runProcess("/usr/bin/curl", ["-sS"] + options + ["-o", "/dev/null", "-w", "%{http_code}", started.base + "/plain/0/0/0.png"])
+        #expect(head.stdout == (options == ["-I"] ? "200" : "304"), "\(head.stdout) \(head.stderr)")
+        let metrics = try runProcess("/usr/bin/curl", ["-sS", started.base + "/metrics"])
         started.process.signal(SIGTERM)
         #expect(started.process.wait() == 0)
-        #expect(try promptsShown() == before, "a HEAD spent the server's use: \(started.process.stderr)")
+        #expect(try promptsShown() == before, "\(options) spent the server's use: \(started.process.stderr)")
+        #expect(!metrics.stdout.contains("route=\"tile\",status=\"304\""), "\(metrics.stdout)")
         before = try promptsShown()
         let again = try mapgate.serve(at: during)
         let get = try runProcess("/usr/bin/curl", ["-sS", "-o", "/dev/null", "-w", "%{http_code}", again.base + "/plain/0/0/0.png"])

@@ -82,11 +82,14 @@ extension TileRequestHandler {
         return answer(prepared, etag: etag, request)
     }
 
-    /// A tile's 200, or 304 when `If-None-Match` names its ETag. The first one sent (to a GET:
-    /// a HEAD sends no tile) delivers the server's use: the gate's record is told before it goes.
+    /// A tile's 200, or 304 when `If-None-Match` matches its ETag. The first tile sent (to a GET:
+    /// a HEAD sends no tile), or 304 to a client that named the tile's ETag, delivers the
+    /// server's use: the gate's record is told before it goes. A 304 to `If-None-Match: *` does
+    /// not: it shows no tile is held, and sends none.
     func answer(_ prepared: HTTPPreparedResponse, etag: String, _ request: HTTPServerRequest) -> HTTPServerResponse {
+        let match = request.header("If-None-Match").flatMap { Self.match(ifNoneMatch: $0, etag: etag) }
         // Once delivered, one load per request: no compare-and-exchange on a shared word.
-        if request.method != "HEAD", let use = service.startUse, !use.isDelivered {
+        if request.method != "HEAD", match != .any, let use = service.startUse, !use.isDelivered {
             do {
                 try use.deliver()
             } catch {
@@ -96,11 +99,14 @@ extension TileRequestHandler {
                 return refusal
             }
         }
-        if let match = request.header("If-None-Match"), Self.matches(ifNoneMatch: match, etag: etag) {
+        if match != nil {
             // The 200's headers but its Content-Type, and the length of the tile it stands for,
             // as RFC 9110 §8.6 allows (never a 0).
             let length = ("Content-Length", String(prepared.body.count))
-            return HTTPServerResponse(status: 304, headers: prepared.headers.filter { $0.name != "Content-Type" } + [length])
+            var notModified = HTTPServerResponse(status: 304, headers: prepared.headers.filter { $0.name != "Content-Type" } + [length])
+            // Not a tile answered, for the use and the day's count (TileServer's log).
+            if match == .any { notModified.label = Self.unheldTileLabel }
+            return notModified
         }
         return HTTPServerResponse(prepared: prepared)
     }

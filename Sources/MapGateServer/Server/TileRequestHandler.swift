@@ -54,9 +54,12 @@ public final class TileRequestHandler: HTTPRequestHandler {
         guard Self.isSafe(path) else { return text(400, "bad path\n") }
         let route = Route(path: path)
         var response = answer(request, route: route)
-        response.label = route.name
+        if response.label == nil { response.label = route.name }
         return response
     }
+
+    /// The label of a tile's 304 to `If-None-Match: *`: answered, but no tile is shown to be held.
+    public static let unheldTileLabel = "tile-unheld"
 
     /// Closes the files of regions removed or replaced since the last look: a file deleted (by
     /// `remove`, or renamed over by `sync`) keeps its disk space while a connection holds it open.
@@ -237,12 +240,27 @@ public final class TileRequestHandler: HTTPRequestHandler {
     /// RFC 9110 §13.1.2: `If-None-Match` compares entity tags weakly (`W/"a"` matches `"a"`),
     /// takes a list, and `*` matches any.
     public static func matches(ifNoneMatch header: String, etag: String) -> Bool {
-        let opaque = etag.hasPrefix("W/") ? String(etag.dropFirst(2)) : etag
-        return header.split(separator: ",").contains { item in
-            let tag = item.trimmingWhitespace()
-            return tag == "*" || (tag.hasPrefix("W/") ? String(tag.dropFirst(2)) : tag) == opaque
-        }
+        match(ifNoneMatch: header, etag: etag) != nil
     }
+
+    /// How `If-None-Match` matches `etag`: `.tag` when it names it (the client holds that
+    /// representation), `.any` when only its `*` matches (the client holds some representation,
+    /// or none: RFC 9110 §13.1.2 makes `*` true whenever the server has one), nil otherwise.
+    static func match(ifNoneMatch header: String, etag: String) -> IfNoneMatch? {
+        let opaque = etag.hasPrefix("W/") ? String(etag.dropFirst(2)) : etag
+        var found: IfNoneMatch?
+        for item in header.split(separator: ",") {
+            let tag = item.trimmingWhitespace()
+            if tag == "*" {
+                found = .any
+            } else if (tag.hasPrefix("W/") ? String(tag.dropFirst(2)) : tag) == opaque {
+                return .tag
+            }
+        }
+        return found
+    }
+
+    enum IfNoneMatch { case tag, any }
 
     func text(_ status: Int, _ text: String, extra: [(name: String, value: String)] = [], cors: Bool = false) -> HTTPServerResponse {
         HTTPServerResponse(status: status, headers: (cors ? Self.anyOrigin : []) + extra + [("Content-Type", "text/plain; charset=utf-8")], body: Data(text.utf8))
