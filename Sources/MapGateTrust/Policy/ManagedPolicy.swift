@@ -39,7 +39,7 @@ public enum ManagedPolicy {
         }
         var settings = try parse(data, path: path, over: profile)
         try checkScope(settings, path: path, now: now, machineID: machineID())
-        let signaturePath = path + ".minisig"
+        let signaturePath = signaturePath(of: path)
         var signatureInfo = stat()
         if lstat(signaturePath, &signatureInfo) == 0 {
             try checkSignature(at: signaturePath, of: data, signers: signers, policyPath: path)
@@ -54,6 +54,18 @@ public enum ManagedPolicy {
             if settings.trustedKeys != profile.trustedKeys { settings.gateRuleKeys = profile.gateRuleKeys ?? profile.trustedKeys }
         }
         return settings
+    }
+
+    /// Where the policy's signature is: `PATH.minisig` beside the path named, or, when there is
+    /// none and the path is a symbolic link, beside the file it leads to (a vendor's folder holding
+    /// both, linked from `/etc/mapgate`). Either is read under the same rules as the policy.
+    static func signaturePath(of path: String) -> String {
+        let beside = path + ".minisig"
+        var info = stat()
+        guard lstat(beside, &info) != 0, let resolved = realpath(path, nil) else { return beside }
+        defer { free(resolved) }
+        let real = String(cString: resolved)
+        return real == path ? beside : real + ".minisig"
     }
 
     /// A policy that names its machines or an end is refused elsewhere or after it (issue 35,

@@ -171,6 +171,23 @@ import Glibc
         #expect(none?.reason.contains("trusts no key to sign policies") == true, "\(none?.reason ?? "")")
     }
 
+    /// `/etc/mapgate/policy.json` linked to a vendor's folder holding the policy and its
+    /// signature: the signature beside the file the link leads to is the policy's. One beside the
+    /// link is read first, and a bad one there is not passed over.
+    @Test func aLinkedPolicyIsSignedBesideWhatItLeadsTo() throws {
+        let vendor = try policy(#"{"graceDays": 365}"#, name: "vendor/policy.json")
+        try PublisherKey.testPolicy.sign(vendor)
+        let link = work.path + "/policy.json"
+        #expect(symlink(vendor, link) == 0)
+        #expect(try ManagedPolicy.apply(path: link, mustExist: true).graceDays == 365)
+        let other = try PublisherKey(in: work.path, name: "other")
+        _ = try policy(#"{"graceDays": 365}"#, name: "copy.json")
+        try other.sign(work.path + "/copy.json")
+        #expect(rename(work.path + "/copy.json.minisig", link + ".minisig") == 0)
+        let error = #expect(throws: ConfigurationError.self) { try ManagedPolicy.apply(path: link, mustExist: true) }
+        #expect(error?.reason.contains("is not a valid signature") == true, "\(error?.reason ?? "")")
+    }
+
     @Test func aBadSignatureIsNeverIgnored() throws {
         let path = try policy(#"{"graceDays": 365}"#)
         let other = try PublisherKey(in: work.path, name: "other")
