@@ -452,7 +452,7 @@ struct SystemModeTests {
         var refusal: SystemRefusal?
         for _ in 0..<12 {
             let connection = try LocalSocket.connect(to: machine.socketPath)
-            if let message = try? connection.receive(limit: 65536, timeout: 0.5) {
+            if let message = try? connection.receive(limit: 65536, maximumDescriptors: 0, timeout: 0.5) {
                 refusal = try JSONDecoder().decode(SystemReply.self, from: message.body).refusal
                 break
             }
@@ -463,6 +463,20 @@ struct SystemModeTests {
         let other = try machine.run(["list"], as: user)
         #expect(other.status == 0, "another user is still served: \(other.stderr)")
         withExtendedLifetime(idle) {}
+    }
+
+    /// A request carries four descriptors at most: one carrying more is dropped as it arrives (the
+    /// service holds none of them for its request window), with no answer.
+    @Test func aRequestWithMoreDescriptorsThanARequestCarriesIsDropped() throws {
+        try machine.startService()
+        let connection = try LocalSocket.connect(to: machine.socketPath)
+        let streams = (0..<8).map { _ in open("/dev/null", O_RDONLY | O_CLOEXEC) }
+        defer { streams.forEach { close($0) } }
+        try connection.send(Data("{}".utf8), descriptors: streams)
+        let error = #expect(throws: LocalSocketError.self) { try connection.receive(limit: 65536, maximumDescriptors: 0, timeout: 5) }
+        #expect(error?.code == ECONNRESET, "\(String(describing: error))")
+        let other = try machine.run(["list"], as: user)
+        #expect(other.status == 0, "\(other.stderr)")
     }
 
     /// The service refuses to run as anyone but the policy's systemUser, and a machine whose

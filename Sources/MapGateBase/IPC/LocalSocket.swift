@@ -110,8 +110,11 @@ public final class LocalSocket: @unchecked Sendable {
 
     /// Receives one framed message of at most `limit` bytes, and the descriptors that came with
     /// it (the caller owns and closes them), waiting at most `timeout` seconds in all.
-    /// Throws on a message too long, the end of the stream before a whole message, or the time.
-    public func receive(limit: Int, timeout: Double) throws -> (body: Data, descriptors: [Int32]) {
+    /// Throws on a message too long or carrying more than `maximumDescriptors` descriptors (a
+    /// peer sending its message a byte at a time, each with descriptors, would otherwise make this
+    /// process hold hundreds until the time is up), the end of the stream before a whole message,
+    /// or the time.
+    public func receive(limit: Int, maximumDescriptors: Int, timeout: Double) throws -> (body: Data, descriptors: [Int32]) {
         let deadline = MonotonicClock.seconds + timeout
         var bytes = Data()
         var descriptors: [Int32] = []
@@ -125,6 +128,7 @@ public final class LocalSocket: @unchecked Sendable {
                 let wanted = min(buffer.count, (expected.map { 4 + $0 } ?? 4) - bytes.count)
                 let result = clinux_receive_descriptors(fileDescriptor, &buffer, wanted, &received, &count)
                 descriptors += received.prefix(Int(count))
+                guard descriptors.count <= maximumDescriptors else { throw LocalSocketError(path: path, operation: .receive, code: ETOOMANYREFS) }
                 if result < 0 {
                     if errno == EINTR { continue }
                     throw LocalSocketError(path: path, operation: .receive, code: errno)

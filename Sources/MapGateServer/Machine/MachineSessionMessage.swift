@@ -31,7 +31,7 @@ public enum MachineSessionMessage: Codable, Sendable, Equatable {
 
     /// The next message, waiting at most `timeout` seconds; throws at the end of the stream.
     static func receive(on socket: LocalSocket, timeout: Double) throws -> MachineSessionMessage {
-        let message = try socket.receive(limit: sizeLimit, timeout: timeout)
+        let message = try socket.receive(limit: sizeLimit, maximumDescriptors: 0, timeout: timeout)
         message.descriptors.forEach { close($0) }
         return try JSONDecoder().decode(MachineSessionMessage.self, from: message.body)
     }

@@ -26,7 +26,7 @@ public struct SystemClient {
     public func reply() throws -> SystemReply {
         let message: (body: Data, descriptors: [Int32])
         do {
-            message = try socket.receive(limit: SystemRequest.sizeLimit, timeout: .greatestFiniteMagnitude)
+            message = try socket.receive(limit: SystemRequest.sizeLimit, maximumDescriptors: 0, timeout: .greatestFiniteMagnitude)
         } catch let error as LocalSocketError {
             throw SystemServiceUnreachable(socket: socket.path, policy: nil, reason: SystemErrorReason.text(error.code))
         }

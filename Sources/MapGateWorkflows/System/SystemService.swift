@@ -118,7 +118,7 @@ public final class SystemService: Sendable {
         let request: SystemRequest
         var streams: [Int32]
         do {
-            let message = try connection.receive(limit: SystemRequest.sizeLimit, timeout: settings.requestTimeout)
+            let message = try connection.receive(limit: SystemRequest.sizeLimit, maximumDescriptors: 4, timeout: settings.requestTimeout)
             streams = message.descriptors
             do {
                 request = try JSONDecoder().decode(SystemRequest.self, from: message.body)
