@@ -39,7 +39,8 @@ extension JSONValue {
         let bytes: [UInt8]
         var index = 0
         var depth = 0
-        /// ``JSONValue/duplicateKey(in:)``: stops at the first key an object holds twice.
+        /// ``JSONValue/duplicateKey(in:)``: stops at the first key an object holds twice, and
+        /// keeps no values (only each open object's keys): a scan, not a second tree of the document.
         var findsDuplicates = false
         var duplicate: String?
 
@@ -111,7 +112,8 @@ extension JSONValue {
                 return .array(elements)
             }
             while true {
-                elements.append(try parseValue())
+                let element = try parseValue()
+                if !findsDuplicates { elements.append(element) }
                 switch try peekSignificant() {
                 case 0x5D:
                     index += 1
@@ -133,6 +135,7 @@ extension JSONValue {
             defer { depth -= 1 }
             index += 1
             var fields: [String: JSONValue] = [:]
+            var keys: Set<String> = []
             if try peekSignificant() == 0x7D {
                 index += 1
                 return .object(fields)
@@ -142,11 +145,15 @@ extension JSONValue {
                 let key = try parseString()
                 guard try peekSignificant() == 0x3A else { throw Self.invalid(index) }
                 index += 1
-                if findsDuplicates, fields[key] != nil {
-                    duplicate = key
-                    throw Self.invalid(index)
+                if findsDuplicates {
+                    guard keys.insert(key).inserted else {
+                        duplicate = key
+                        throw Self.invalid(index)
+                    }
+                    _ = try parseValue()
+                } else {
+                    fields[key] = try parseValue()
                 }
-                fields[key] = try parseValue()
                 switch try peekSignificant() {
                 case 0x7D:
                     index += 1
@@ -187,6 +194,7 @@ extension JSONValue {
                 guard isDigit(index) else { throw index < bytes.count ? Self.invalid(index) : Self.endOfFile }
                 while isDigit(index) { index += 1 }
             }
+            if findsDuplicates { return .null }
             let text = String(decoding: bytes[start..<index], as: UTF8.self)
             if isInteger, let integer = Int64(text) { return .integer(integer) }
             guard let number = Double(text), number.isFinite else {

@@ -38,6 +38,7 @@ import Testing
         (#"{"formatVersion": 1, "serial": 5, "serial": 900, "regions": []}"#, "serial"),
         (#"{"formatVersion": 1, "serial": 5, "ser\u0069al": 900, "regions": []}"#, "serial"),
         (#"{"formatVersion": 1, "regions": [{"id": "a", "id": "b"}]}"#, "id"),
+        (#"{"formatVersion": 1, "regions": [{"id": "a"}, {"id": "b", "x": {"y": [1, -2.5e3, true, null, "é"], "y": {}}}]}"#, "y"),
     ])
     func aKeyTwiceInOneObjectIsRefused(_ text: String, _ key: String) throws {
         let error = #expect(throws: CatalogError.self) { try Catalog.parse(Data(text.utf8), sourceURL: "https://x/catalog.json") }
