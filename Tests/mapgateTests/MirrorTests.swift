@@ -275,7 +275,17 @@ import Glibc
         try tampered.write(to: URL(fileURLWithPath: geoPackage))
         try refused("region geo")
         #expect(installed(b, "plain") == installed(a, "plain"), "plain is updated all the same")
+        // The package a link to a file elsewhere: refused for being one (65, not a failed download's 69).
+        try FileManager.default.moveItem(atPath: geoPackage, toPath: work.file("elsewhere"))
+        #expect(symlink(work.file("elsewhere"), geoPackage) == 0)
+        try refused("is a symbolic link: refused")
         try FileManager.default.removeItem(atPath: geoPackage)
+        // mirror.json damaged: said in mapgate's words, not Foundation's.
+        let manifestPath = stick + "/mirror.json"
+        let manifest = try #require(bytes(manifestPath))
+        try Data("{garbage".utf8).write(to: URL(fileURLWithPath: manifestPath))
+        try refused("not a mirror manifest (not valid JSON")
+        try manifest.write(to: URL(fileURLWithPath: manifestPath))
 
         // The catalog changed: its signature no longer verifies.
         let catalogPath = stick + "/catalog.json"
@@ -308,9 +318,12 @@ import Glibc
         #expect(cut.status != 0)
         #expect(!FileManager.default.fileExists(atPath: stick + "/catalog.json"))
         origin.stop()
-        let sync = try b.run(["sync", "--from", stick, "geo"], at: Self.day1)
-        #expect(sync.status != 0)
-        #expect(sync.stderr.contains("catalog"), "\(sync.stderr)")
+        let sync = try b.run(["sync", "--from", stick, "geo"], at: Self.day1, environment: ["LANG": "zh_CN.UTF-8", "LANGUAGE": "", "LC_ALL": "", "LC_MESSAGES": ""])
+        // A file of the stick that is not there is I/O (74), said in the user's language, not libcurl's English.
+        #expect(sync.status == 74, "\(sync.stderr)")
+        #expect(sync.stderr.contains("catalog.json"), "\(sync.stderr)")
+        #expect(sync.stderr.contains("没有这个文件或文件夹"), "\(sync.stderr)")
+        #expect(!sync.stderr.contains("Couldn't open file"), "\(sync.stderr)")
         #expect(installed(b, "geo") == nil)
         // Written again, it is whole.
         #expect(try a.run(["mirror", stick], at: Self.day1).status == 0)

@@ -21,6 +21,8 @@ public enum SystemErrorReason {
         case ENAMETOOLONG: L.localized("the name is too long")
         case ELOOP: L.localized("too many symbolic links")
         case EBUSY, ETXTBSY: L.localized("the file is busy")
+        case EPIPE: L.localized("the reader closed its end (broken pipe)")
+        case ETOOMANYREFS: L.localized("too many descriptors in one message")
         default: String(cString: strerror(code))
         }
     }

@@ -39,7 +39,8 @@ public enum MBTilesWriter {
                 }
             }
         } catch let error as SQLiteError {
-            throw MBTilesError(path: path, reason: L.localized("cannot write it: %1$s", "\(error.message)"))
+            // The system's reason in the user's words first ("the disk is full"), SQLite's after.
+            throw MBTilesError(path: path, reason: L.localized("cannot write it: %1$s", "\(errorMessage(error))"))
         }
     }
 }

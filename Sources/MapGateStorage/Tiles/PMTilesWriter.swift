@@ -182,9 +182,12 @@ public enum PMTilesWriter {
         private let descriptor: Int32
         private var length: UInt64 = 0
         private let path: String
+        /// Where it is (`$TMPDIR`): a full disk there is named, not the destination's.
+        private let folder: String
 
         init(in folder: String, for path: String) throws {
             self.path = path
+            self.folder = folder
             var template = Array((folder + "/mapgate-export-XXXXXX").utf8CString)
             let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
             guard fd >= 0 else {
@@ -207,7 +210,7 @@ public enum PMTilesWriter {
                     let count = pwrite(descriptor, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
                     if count < 0, errno == EINTR { continue }
                     guard count > 0 else {
-                        throw PMTilesError(path: path, reason: L.localized("cannot write its scratch file: %1$s", SystemErrorReason.text(errno)), kind: .io)
+                        throw PMTilesError(path: path, reason: L.localized("cannot write its scratch file in %1$s: %2$s", folder, SystemErrorReason.text(errno)), kind: .io)
                     }
                     done += count
                 }

@@ -40,9 +40,9 @@ extension Catalog {
     /// not of the pattern.
     public static func regionIDProblem(_ id: String) -> String? {
         if reservedRegionIDs.contains(id) {
-            return "\"\(id)\" is reserved for the tile server's routes (\(reservedRegionIDs.sorted().joined(separator: ", ")))"
+            return L.localized("\"%1$s\" is reserved for the tile server's routes (%2$s)", "\(id)", "\(reservedRegionIDs.sorted().joined(separator: ", "))")
         }
-        return isValidRegionID(id) ? nil : "\"\(id)\" is not of the form [a-z0-9][a-z0-9._-]{0,63}"
+        return isValidRegionID(id) ? nil : L.localized("\"%1$s\" is not of the form [a-z0-9][a-z0-9._-]{0,63}", "\(id)")
     }
 
     /// Whether `id` is a valid region id: `[a-z0-9][a-z0-9._-]{0,63}`, never `.` or `..`, and

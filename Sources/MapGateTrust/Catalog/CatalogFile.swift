@@ -224,7 +224,7 @@ public struct CatalogFile: Codable, Sendable, Equatable {
 
     /// What a decoding error says, in the catalog's words: `size is not an integer`,
     /// `deltas[0].url is missing` (the path below the first `depth` keys, which the caller names).
-    static func reason(_ error: DecodingError, below depth: Int = 0) -> String {
+    package static func reason(_ error: DecodingError, below depth: Int = 0) -> String {
         func path(_ keys: [any CodingKey]) -> String {
             var text = ""
             for key in keys.dropFirst(depth) {

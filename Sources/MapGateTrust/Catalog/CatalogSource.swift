@@ -121,9 +121,15 @@ public struct CatalogSource: Sendable {
             if case .tooLarge = error {
                 throw CatalogError(source: url, region: nil, reason: L.localized("%1$s larger than %2$s: refused", "\(what)", "\(limit >= 1 << 20 ? "\(limit >> 20) MiB" : "\(limit) bytes")"))
             }
-            // A file:// signature that does not exist is curl error 37.
+            // A file:// file that does not exist (or cannot be opened) is curl error 37. libcurl's
+            // words are English in every language ("Couldn't open file …"): the system's reason is
+            // said instead, and a local file that cannot be read is I/O (74), not the network's.
             if case .transport(let code, let message, _) = error, code == 37 {
-                throw CatalogFetchError(isMissing: true, detail: message, target: "\(what) \(target)")
+                guard target.lowercased().hasPrefix("file:"), let path = URL(string: target)?.path, !path.isEmpty else {
+                    throw CatalogFetchError(isMissing: true, detail: message, target: "\(what) \(target)")
+                }
+                let detail = access(path, R_OK) == 0 ? message : SystemErrorReason.text(errno)
+                throw CatalogFetchError(isMissing: true, detail: detail, target: "\(what) \(target)", kind: .io)
             }
             throw GeneralFailure("\(what) \(target): \(error.reason)", kind: error.kind)
         }
@@ -143,6 +149,6 @@ struct CatalogFetchError: MapGateFailure, LocalizedError {
     var isMissing: Bool
     var detail: String
     var target = ""
-    var kind: FailureKind { .unavailable }
+    var kind: FailureKind = .unavailable
     var errorDescription: String? { "\(target): \(detail)" }
 }

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import MapGateBase
+import MapGateTrust
 
 /// `mirror.json`: what a mirror holds and what it left out, for people and for `sync --from`.
 /// It is not signed and is never trusted for anything that matters: `sync --from` reads it only
@@ -58,7 +59,16 @@ public struct MirrorManifest: Codable, Sendable, Equatable {
         } catch let error as GeneralFailure {
             throw error
         } catch {
-            throw GeneralFailure(L.localized("%1$s: not a mirror manifest (%2$s)", "\(source)", "\(errorMessage(error))"), kind: .badData)
+            // Said in mapgate's words (Foundation's are English, and say only "not in the correct
+            // format"): where the text stops being JSON, or which field is wrong.
+            var detail: String
+            do {
+                _ = try JSONValue(parsing: data)
+                detail = (error as? DecodingError).map { CatalogFile.reason($0) } ?? errorMessage(error)
+            } catch {
+                detail = L.localized("not valid JSON%1$s (%2$s bytes; truncated?)", ": \(error.description)", "\(data.count)")
+            }
+            throw GeneralFailure(L.localized("%1$s: not a mirror manifest (%2$s)", "\(source)", "\(detail)"), kind: .badData)
         }
     }
 }

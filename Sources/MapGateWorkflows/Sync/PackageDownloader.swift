@@ -84,13 +84,19 @@ public struct PackageDownloader: Sendable {
                 retry.sleep(retry.delay(afterAttempt: attempt))
                 continue
             } catch let error as HTTPError {
-                let tries = attempt == 1 ? "" : " (after \(attempt) tries)"
+                // A package on a stick that is a link, a FIFO or a device is refused for what it
+                // is (65), not as a download that failed (69: a script would retry it).
+                if case .notRegularFile = error { throw RegionError(region: package.id, reason: errorMessage(error), kind: .badData) }
                 // A failure no retry can mend says so at once: a redirect to another protocol, a
                 // redirect loop, a bad URL are the publisher's (65), a missing local file is I/O (74),
                 // a header line libcurl cannot hold (27) the server's, as for the catalog (69).
-                var kind = FailureKind.unavailable
+                var kind = error.kind
                 if case .transport(let code, _, _) = error, !error.isTransient, code != 27 { kind = code == 37 ? .io : .badData }
-                throw RegionError(region: package.id, reason: L.localized("download failed: %1$s%2$s", "\(errorMessage(error))", "\(tries)"), kind: kind)
+                let reason =
+                    attempt == 1
+                    ? L.localized("download failed: %1$s", "\(errorMessage(error))")
+                    : L.localized("download failed: %1$s (after %2$s tries)", "\(errorMessage(error))", "\(attempt)")
+                throw RegionError(region: package.id, reason: reason, kind: kind)
             }
             if sink.downloadedBytes < package.size {
                 // The server finished its answer, and it is shorter than the catalog says.
@@ -133,6 +139,7 @@ public struct PackageDownloader: Sendable {
                 } else {
                     throw HTTPError.status(status, url: url)
                 }
+                sink.contentEncoding = head.header("Content-Encoding").flatMap { $0.lowercased() == "identity" ? nil : $0 }
                 // Saved at once, so a transfer cut short later can still be resumed.
                 let validator = PartialInfo(url: url, etag: head.header("ETag"), lastModified: head.header("Last-Modified"))
                 info = validator

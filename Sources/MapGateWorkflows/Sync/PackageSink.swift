@@ -80,10 +80,20 @@ final class PackageSink {
         _ = try downloadHash.finalizeHex()
     }
 
+    /// The answer's `Content-Encoding` (other than `identity`): the package compressed once more
+    /// on its way (a proxy, or a server set to compress every answer), which mapgate does not ask for.
+    var contentEncoding: String?
+
     /// Takes bytes from the network.
     func receive(_ bytes: UnsafeRawBufferPointer) throws {
         guard downloadedBytes + Int64(bytes.count) <= package.size else {
-            throw RegionError(region: package.id, reason: L.localized("size mismatch: the server sent more than the %1$s bytes the catalog declares", "\(package.size)"), kind: .badData)
+            var reason = L.localized("size mismatch: the server sent more than the %1$s bytes the catalog declares", "\(package.size)")
+            if let contentEncoding {
+                reason += L.localized(
+                    " (the server sent it with Content-Encoding: %1$s, compressed once more on the way: a server or proxy that compresses every answer)",
+                    TerminalText.inline(String(contentEncoding.prefix(40))))
+            }
+            throw RegionError(region: package.id, reason: reason, kind: .badData)
         }
         // Written at once, so that a run killed now resumes after these bytes.
         do {

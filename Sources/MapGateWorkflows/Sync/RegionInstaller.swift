@@ -221,8 +221,12 @@ public final class RegionInstaller {
             throw RegionError(region: package.id, reason: L.localized("the package %1$s is a local file named by a remote catalog: refused", "\(package.url)"), kind: .badData)
         }
         var info = stat()
-        guard stat(url.path, &info) == 0 else {
+        guard lstat(url.path, &info) == 0 else {
             throw RegionError(region: package.id, reason: L.localized("the package %1$s cannot be read: %2$s", "\(url.path)", "\(SystemErrorReason.text(errno))"), kind: .io)
+        }
+        // A link would make mapgate read a file the mirror does not hold (one to /etc/shadow).
+        guard info.st_mode & S_IFMT != S_IFLNK else {
+            throw RegionError(region: package.id, reason: L.localized("the package %1$s is a symbolic link: refused (a mirror's files must be its own)", "\(url.path)"), kind: .badData)
         }
         guard info.st_mode & S_IFMT == S_IFREG else {
             throw RegionError(region: package.id, reason: L.localized("the package %1$s is not a regular file: refused", "\(url.path)"), kind: .badData)

@@ -37,6 +37,57 @@ import Glibc
         #expect(error?.reason.contains("is not a regular file") == true, "\(error?.reason ?? "")")
     }
 
+    /// A package on a stick that is a symbolic link (to a copy elsewhere, or to /etc/shadow) is
+    /// refused for what it is (65), not as a download that failed (69, which a script retries).
+    @Test func aFileCatalogsPackageThatIsALinkIsRefusedForWhatItIs() throws {
+        let harness = try SyncHarness()
+        try harness.builder.add(id: "geo", source: try TestPaths.shared("mbtiles/mbtileserver-geography-class-png.mbtiles"), format: "png")
+        try harness.builder.write()
+        let real = harness.work.file("www/packages/geo-1.mbtiles.gz")
+        let link = harness.work.file("www/packages/link.mbtiles.gz")
+        #expect(symlink(real, link) == 0)
+        let path = harness.work.file("www/catalog.json")
+        var catalog = try Catalog.parse(try Data(contentsOf: URL(fileURLWithPath: path)), sourceURL: "file://" + path)
+        catalog.regions[0].url = "file://" + link
+        let error = #expect(throws: RegionError.self) { try harness.sync("geo", catalog: catalog) }
+        #expect(error?.kind == .badData)
+        #expect(error?.reason.contains("is a symbolic link: refused") == true, "\(error?.reason ?? "")")
+        #expect(error?.reason.contains("download failed") == false, "\(error?.reason ?? "")")
+    }
+
+    /// A server or proxy that compresses every answer sends a gzip package gzipped once more:
+    /// more bytes than the catalog declares, and the refusal says why.
+    @Test func aPackageCompressedOnTheWayIsSaidToBe() throws {
+        let harness = try SyncHarness()
+        try harness.builder.add(id: "geo", source: try TestPaths.shared("mbtiles/mbtileserver-geography-class-png.mbtiles"), format: "png")
+        try harness.builder.write()
+        let script = try harness.work.write("server.py", """
+            import gzip, http.server, sys
+            body = gzip.compress(open(sys.argv[1], 'rb').read())
+            class Handler(http.server.BaseHTTPRequestHandler):
+                def do_GET(self):
+                    self.send_response(200)
+                    self.send_header('Content-Encoding', 'gzip')
+                    self.send_header('Content-Length', str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                def log_message(self, *args):
+                    pass
+            server = http.server.HTTPServer(('127.0.0.1', 0), Handler)
+            print(server.server_address[1], flush=True)
+            server.serve_forever()
+            """)
+        let server = try BackgroundProcess("/usr/bin/python3", [script, harness.work.file("www/packages/geo-1.mbtiles.gz")])
+        defer { server.stop() }
+        guard let line = server.firstLine(), let port = Int(line) else { throw MissingFixture(path: "an HTTP origin from python3: \(server.stderr)") }
+        let path = harness.work.file("www/catalog.json")
+        var catalog = try Catalog.parse(try Data(contentsOf: URL(fileURLWithPath: path)), sourceURL: "http://127.0.0.1:\(port)/catalog.json")
+        catalog.regions[0].url = "http://127.0.0.1:\(port)/geo-1.mbtiles.gz"
+        let error = #expect(throws: RegionError.self) { try harness.sync("geo", catalog: catalog) }
+        #expect(error?.kind == .badData)
+        #expect(error?.reason.contains("Content-Encoding: gzip") == true, "\(error?.reason ?? "")")
+    }
+
     /// 1.4.0 retried a missing `file://` path four times (7 s) and called it "unavailable".
     @Test func aMissingLocalPackageFailsAtOnceAsIO() throws {
         let harness = try SyncHarness()
