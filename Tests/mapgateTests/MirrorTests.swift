@@ -222,6 +222,9 @@ import Glibc
         #expect(Date().timeIntervalSince(started) < 60)
         #expect(mirror.status == 74, "\(mirror.stderr)")
         #expect(mirror.stderr.contains("lacks plain: the installed file is damaged (its size is 0 bytes"), "\(mirror.stderr)")
+        // Its summary does not tell the user to go and sync from it.
+        #expect(mirror.stdout.contains("; incomplete"), "\(mirror.stdout)")
+        #expect(!mirror.stdout.contains("sync --from"), "\(mirror.stdout)")
         let left = try FileManager.default.contentsOfDirectory(atPath: stick + "/packages").filter { $0.hasSuffix(".partial") }
         #expect(left.isEmpty, "\(left)")
         #expect(try package("geo").isEmpty == false)

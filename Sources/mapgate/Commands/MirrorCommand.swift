@@ -109,10 +109,15 @@ struct MirrorCommand: Command {
             }
             facts.append(Format.bytes(summary.bytes))
             facts.append(L.localized("catalog serial %1$s", manifest.catalogSerial.map(String.init) ?? L.localized("none")))
-            console.print(
-                L.localized(
-                    "mirror at %1$s: %2$s; another machine runs 'mapgate sync --from %3$s'", TerminalText.inline(path), facts.joined(separator: L.localized(", ")),
-                    TerminalText.inline(path)))
+            if summary.isComplete {
+                console.print(
+                    L.localized(
+                        "mirror at %1$s: %2$s; another machine runs 'mapgate sync --from %3$s'", TerminalText.inline(path), facts.joined(separator: L.localized(", ")),
+                        TerminalText.inline(path)))
+            } else {
+                // Not "another machine runs…": the mirror is not done (what it lacks follows).
+                console.print(L.localized("mirror at %1$s: %2$s; incomplete", TerminalText.inline(path), facts.joined(separator: L.localized(", "))))
+            }
         }
         // A package that could not be written (a full stick): the mirror lacks it, and
         // `mapgate mirror /media/usb -q && eject` must not take it for done.
