@@ -78,6 +78,9 @@ extension JSONValue {
 
         mutating func parseValue() throws(ParseError) -> JSONValue {
             switch try peekSignificant() {
+            case 0x22 where findsDuplicates:
+                try skipString()
+                return .null
             case 0x22: return .string(try parseString())
             case 0x7B: return try parseObject()
             case 0x5B: return try parseArray()
@@ -201,6 +204,22 @@ extension JSONValue {
                 throw ParseError(description: "Number \(text) is not representable in Swift.")
             }
             return .double(number)
+        }
+
+        /// Past a string value without making it (``JSONValue/duplicateKey(in:)`` looks only at
+        /// keys): to its closing quote, over escapes.
+        mutating func skipString() throws(ParseError) {
+            index += 1
+            while index < bytes.count {
+                switch bytes[index] {
+                case 0x22:
+                    index += 1
+                    return
+                case 0x5C: index += 2
+                default: index += 1
+                }
+            }
+            throw Self.endOfFile
         }
 
         mutating func parseString() throws(ParseError) -> String {
