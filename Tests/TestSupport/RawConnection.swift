@@ -68,6 +68,13 @@ public final class RawConnection {
         }
     }
 
+    /// Every byte the server sends until it closes the connection (or goes silent).
+    public func readAll() -> Data {
+        while fill() {}
+        defer { buffer.removeAll() }
+        return Data(buffer)
+    }
+
     /// The status of the answer waiting on the socket, read without taking it (nil while none came).
     public func peekStatus() -> Int? {
         var head = [UInt8](repeating: 0, count: 16)

@@ -98,6 +98,24 @@ import Glibc
         #expect(try promptsShown() == before + 1, "a GET delivers the use")
     }
 
+    /// A head too large for its answer to fit beside it in libmicrohttpd's buffer (found by an
+    /// attack: the connection closed without an answer after the tile's handler had delivered the
+    /// server's use) is refused before any handler runs: a status or no answer, and no use spent.
+    @Test func aHeadTooLargeForItsAnswerCostsNothing() throws {
+        let before = try promptsShown()
+        let started = try mapgate.serve(at: during)
+        var statuses: Set<String> = []
+        for size in stride(from: 3_600, through: 3_900, by: 10) {
+            let cookie = "Cookie: " + String(repeating: "c", count: size)
+            let result = try runProcess("/usr/bin/curl", ["-sS", "-o", "/dev/null", "-w", "%{http_code}", "-H", cookie, started.base + "/plain/0/0/0.png"])
+            statuses.insert(result.stdout)
+        }
+        started.process.signal(SIGTERM)
+        #expect(started.process.wait() == 0)
+        #expect(statuses.isSubset(of: ["431", "000"]), "\(statuses)")
+        #expect(try promptsShown() == before, "a head too large spent the server's use: \(started.process.stderr)")
+    }
+
     /// The App Store's lookup answers an older version for a day or more after a release: one
     /// such answer gives nothing back (a closed gate stays closed); the store saying so again a
     /// day later is its word, and the pending version goes.

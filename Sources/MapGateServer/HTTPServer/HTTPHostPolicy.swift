@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Which `Host` values a server answers (DNS rebinding: a web page on another name must not
 /// reach this server through a name that resolves to 127.0.0.1). Loopback names and addresses
 /// (`localhost`, 127.0.0.0/8, `[::1]`), the bound address and the names added are allowed, with
@@ -17,12 +21,13 @@ public struct HTTPHostPolicy: Sendable, Equatable {
         if value.hasPrefix("[") {
             guard let close = value.firstIndex(of: "]") else { return nil }
             let rest = value[value.index(after: close)...]
-            guard rest.isEmpty || (rest.hasPrefix(":") && isPort(rest.dropFirst())) else { return nil }
+            guard rest.isEmpty || rest == ":" || (rest.hasPrefix(":") && isPort(rest.dropFirst())) else { return nil }
             return String(value[value.index(after: value.startIndex)..<close])
         }
         let parts = value.split(separator: ":", omittingEmptySubsequences: false)
         guard parts.count <= 2, !parts[0].isEmpty else { return nil }
-        if parts.count == 2, !isPort(parts[1]) { return nil }
+        // An empty port (`localhost:`) is the default one (RFC 3986 §3.2.3).
+        if parts.count == 2, !parts[1].isEmpty, !isPort(parts[1]) { return nil }
         return String(parts[0])
     }
 
@@ -41,14 +46,16 @@ public struct HTTPHostPolicy: Sendable, Equatable {
             var end = bytes.count
             if let colon = bytes.firstIndex(of: 0x3A) {
                 let port = bytes[(colon + 1)...]
-                guard !port.isEmpty, port.count <= 5, port.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+                guard !port.isEmpty, port.count <= 5, port.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+                    port.reduce(0, { $0 * 10 + Int($1 - 0x30) }) <= 65535
+                else { return nil }
                 end = colon
             }
             let name = bytes[..<end]
             guard !name.isEmpty, name.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x2E || $0 == 0x2D }) else {
                 return nil
             }
-            if name.elementsEqual("localhost".utf8) { return true }
+            if name.elementsEqual("localhost".utf8) || name.elementsEqual("localhost.".utf8) { return true }
             // Four dot-separated octets of 1–3 digits, each at most 255, the first 127.
             var octets = 0
             var digits = 0
@@ -75,7 +82,15 @@ public struct HTTPHostPolicy: Sendable, Equatable {
     }
 
     static func isLoopback(_ name: String) -> Bool {
-        if name == "localhost" || name == "::1" { return true }
+        // `localhost.` is the same name, fully qualified.
+        if name == "localhost" || name == "localhost." { return true }
+        // Any spelling of ::1, and IPv4-mapped 127.0.0.0/8 (`::ffff:127.0.0.1`).
+        var address = in6_addr()
+        if name.contains(":"), inet_pton(AF_INET6, name, &address) == 1 {
+            let bytes = withUnsafeBytes(of: address) { Array($0) }
+            if bytes[0..<15].allSatisfy({ $0 == 0 }), bytes[15] == 1 { return true }
+            return bytes[0..<10].allSatisfy { $0 == 0 } && bytes[10] == 0xFF && bytes[11] == 0xFF && bytes[12] == 127
+        }
         let octets = name.split(separator: ".", omittingEmptySubsequences: false)
         return octets.count == 4 && octets[0] == "127"
             && octets.allSatisfy { !$0.isEmpty && $0.count <= 3 && $0.allSatisfy(\.isASCII) && UInt8($0) != nil }
@@ -85,7 +100,9 @@ public struct HTTPHostPolicy: Sendable, Equatable {
         name.hasPrefix("[") && name.hasSuffix("]") ? String(name.dropFirst().dropLast()) : name
     }
 
+    /// 1 to 5 digits naming a port (at most 65535: a `Host` of `127.0.0.1:99999` names no port,
+    /// and would be written into the URLs a TileJSON hands out).
     private static func isPort(_ text: Substring) -> Bool {
-        !text.isEmpty && text.count <= 5 && text.allSatisfy { $0.isASCII && $0.isNumber }
+        !text.isEmpty && text.count <= 5 && text.allSatisfy { $0.isASCII && $0.isNumber } && Int(text).map { $0 <= 65535 } == true
     }
 }
