@@ -113,7 +113,9 @@ public final class TileRequestHandler: HTTPRequestHandler {
             if let asked = request.header("Access-Control-Request-Headers"), asked.count <= 1024,
                 asked.utf8.allSatisfy({ $0 == 0x2C || $0 == 0x20 || $0 == 0x2D || $0 == 0x5F || (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) })
             {
-                headers.append(("Access-Control-Allow-Headers", asked))
+                // A plain list of the names asked for: empty items (`,,,`) and spaces dropped.
+                let names = asked.split(separator: ",").map { $0.trimmingWhitespace() }.filter { !$0.isEmpty }
+                if !names.isEmpty { headers.append(("Access-Control-Allow-Headers", names.joined(separator: ", "))) }
             }
         }
         return HTTPServerResponse(status: 204, headers: headers)

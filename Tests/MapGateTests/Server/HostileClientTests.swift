@@ -112,6 +112,13 @@ import Glibc
         #expect(tile?.headers["access-control-allow-origin"] == "*")
         #expect(tile?.headers["access-control-allow-methods"] == "GET, HEAD")
         #expect(tile?.headers["access-control-allow-headers"] == "x-requested-with, if-none-match")
+        // Only names go back: empty items are dropped, and nothing but them means no header.
+        let odd = "Origin: https://app.example\r\nAccess-Control-Request-Method: GET\r\nAccess-Control-Request-Headers: ,, x-a ,,\r\n"
+        let (listed, _) = try exchange("OPTIONS /plain/0/0/0.png HTTP/1.1\r\nHost: 127.0.0.1\r\n\(odd)\r\n")
+        #expect(listed?.headers["access-control-allow-headers"] == "x-a")
+        let (commas, _) = try exchange("OPTIONS /plain/0/0/0.png HTTP/1.1\r\nHost: 127.0.0.1\r\n\(odd.replacingOccurrences(of: " x-a ", with: ""))\r\n")
+        #expect(commas?.status == 204)
+        #expect(commas?.headers["access-control-allow-headers"] == nil)
         for path in ["/", "/health", "/metrics", "/view/plain"] {
             let (preflight, _) = try exchange("OPTIONS \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\(ask)\r\n")
             #expect(preflight?.status == 204)
