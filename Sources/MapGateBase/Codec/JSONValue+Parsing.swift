@@ -82,6 +82,9 @@ extension JSONValue {
                 try skipString()
                 return .null
             case 0x22: return .string(try parseString())
+            case 0x7B where findsDuplicates:
+                try scanObject()
+                return .null
             case 0x7B: return try parseObject()
             case 0x5B: return try parseArray()
             case UInt8(ascii: "t"): try expectLiteral("true"); return .bool(true)
@@ -138,7 +141,6 @@ extension JSONValue {
             defer { depth -= 1 }
             index += 1
             var fields: [String: JSONValue] = [:]
-            var keys: Set<String> = []
             if try peekSignificant() == 0x7D {
                 index += 1
                 return .object(fields)
@@ -148,15 +150,7 @@ extension JSONValue {
                 let key = try parseString()
                 guard try peekSignificant() == 0x3A else { throw Self.invalid(index) }
                 index += 1
-                if findsDuplicates {
-                    guard keys.insert(key).inserted else {
-                        duplicate = key
-                        throw Self.invalid(index)
-                    }
-                    _ = try parseValue()
-                } else {
-                    fields[key] = try parseValue()
-                }
+                fields[key] = try parseValue()
                 switch try peekSignificant() {
                 case 0x7D:
                     index += 1
@@ -166,6 +160,64 @@ extension JSONValue {
                     if try peekSignificant() == 0x7D {
                         index += 1
                         return .object(fields)
+                    }
+                default: throw Self.invalid(index)
+                }
+            }
+        }
+
+        /// ``JSONValue/duplicateKey(in:)``'s object: its keys compared as the bytes between their
+        /// quotes while none holds an escape and there are few (no string made, nothing hashed: a
+        /// catalog's objects hold a dozen keys), as decoded strings in a set once one does
+        /// (`"ser\u0069al"` is `"serial"`) or past 32 keys.
+        mutating func scanObject() throws(ParseError) {
+            try enter()
+            defer { depth -= 1 }
+            index += 1
+            var raw: [Range<Int>] = []
+            var decoded: Set<String>?
+            if try peekSignificant() == 0x7D {
+                index += 1
+                return
+            }
+            while true {
+                guard try peekSignificant() == 0x22 else { throw Self.invalid(index) }
+                let quote = index
+                try skipString()
+                let range = (quote + 1)..<(index - 1)
+                let escaped = bytes[range].contains(0x5C)
+                if decoded == nil, escaped || raw.count >= 32 {
+                    decoded = Set(raw.map { String(decoding: bytes[$0], as: UTF8.self) })
+                }
+                if decoded != nil {
+                    var key = String(decoding: bytes[range], as: UTF8.self)
+                    if escaped {
+                        index = quote
+                        key = try parseString()
+                    }
+                    guard decoded?.insert(key).inserted == true else {
+                        duplicate = key
+                        throw Self.invalid(index)
+                    }
+                } else {
+                    if raw.contains(where: { $0.count == range.count && bytes[$0].elementsEqual(bytes[range]) }) {
+                        duplicate = String(decoding: bytes[range], as: UTF8.self)
+                        throw Self.invalid(index)
+                    }
+                    raw.append(range)
+                }
+                guard try peekSignificant() == 0x3A else { throw Self.invalid(index) }
+                index += 1
+                _ = try parseValue()
+                switch try peekSignificant() {
+                case 0x7D:
+                    index += 1
+                    return
+                case 0x2C:
+                    index += 1
+                    if try peekSignificant() == 0x7D {
+                        index += 1
+                        return
                     }
                 default: throw Self.invalid(index)
                 }

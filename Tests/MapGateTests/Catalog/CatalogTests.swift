@@ -44,6 +44,12 @@ import Testing
         let error = #expect(throws: CatalogError.self) { try Catalog.parse(Data(text.utf8), sourceURL: "https://x/catalog.json") }
         #expect(error?.reason.contains("the key \"\(key)\" appears twice in one object") == true, "\(String(describing: error))")
         #expect(JSONValue.duplicateKey(in: Data(#"{"a": {"b": 1}, "c": {"b": 2}}"#.utf8)) == nil)
+        // Escaped first or second, past 32 keys, and keys that only share a prefix.
+        #expect(JSONValue.duplicateKey(in: Data(#"{"ser\u0069al": 1, "serial": 2}"#.utf8)) == "serial")
+        let many = (0..<40).map { "\"k\($0)\": \($0)" }.joined(separator: ", ")
+        #expect(JSONValue.duplicateKey(in: Data("{\(many), \"k3\": 0}".utf8)) == "k3")
+        #expect(JSONValue.duplicateKey(in: Data("{\(many)}".utf8)) == nil)
+        #expect(JSONValue.duplicateKey(in: Data(#"{"ab": 1, "a": 2, "abc": 3, "": 4, "\"": 5}"#.utf8)) == nil)
     }
 
     @Test func validCatalogIsReadAndURLsResolved() throws {
