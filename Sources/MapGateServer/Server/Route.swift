@@ -51,6 +51,9 @@ public enum Route: Equatable, Sendable {
             } else {
                 let parts = path.dropFirst().split(separator: "/", omittingEmptySubsequences: false).map(String.init)
                 switch parts.count {
+                // A font stack or style id holding a slash (`/fonts/a/b/0-255.pbf`) is no route:
+                // never a tile of a region named `fonts`.
+                case _ where parts.count != 3 && (parts[0] == "fonts" || parts[0] == "styles"): self = .other
                 case 3 where parts[0] == "fonts": self = .glyphs(fontstack: parts[1], file: parts[2])
                 case 3 where parts[0] == "styles": self = .publishedStyle(id: parts[1], file: parts[2])
                 case 2 where parts[1] == "style.json": self = .style(parts[0])

@@ -263,7 +263,7 @@ public final class TileService: Sendable {
         let maxzoom = zoom?.upperBound ?? record.maxzoom ?? TileCoordinate.defaultMaximumZoom
         let bounds = metadata["bounds"].flatMap(MBTilesFile.parseBounds) ?? record.bounds ?? TileCoordinate.worldBounds
         let center = MBTilesFile.center(metadata["center"], within: bounds, zoom: min(minzoom, maxzoom)...max(minzoom, maxzoom))
-            ?? [(bounds[0] + bounds[2]) / 2, (bounds[1] + bounds[3]) / 2, Double(minzoom)]
+            ?? { let middle = MBTilesFile.middle(of: bounds); return [middle.longitude, middle.latitude, Double(minzoom)] }()
         var vectorLayers: String?
         if record.format == .pbf, let json = metadata["json"],
             let object = try? JSONValue(parsing: Data(json.utf8)), let layers = object["vector_layers"],

@@ -178,6 +178,18 @@ public final class MBTilesFile {
         return [longitude, latitude, min(max(center[2], Double(zoom.lowerBound)), Double(zoom.upperBound))]
     }
 
+    /// The middle of `bounds` (west, south, east, north) as (longitude, latitude): across the
+    /// antimeridian (west east of east, `170,-10,-170,10`) it is on the antimeridian's side
+    /// (180), not on the other side of the world (0).
+    public static func middle(of bounds: [Double]) -> (longitude: Double, latitude: Double) {
+        var longitude = (bounds[0] + bounds[2]) / 2
+        if bounds[0] > bounds[2] {
+            longitude = (bounds[0] + bounds[2] + 360) / 2
+            if longitude > 180 { longitude -= 360 }
+        }
+        return (longitude, (bounds[1] + bounds[3]) / 2)
+    }
+
     /// Reads one tile through `tiles`: a view over a missing table fails here, not at the first
     /// request. False when there is no tile with data.
     public func canReadATile() throws -> Bool {

@@ -120,8 +120,9 @@ public enum PMTilesWriter {
             header.centerLatitudeE7 = e7(center[1])
             header.centerZoom = UInt8(clamping: Int(center[2]))
         } else {
-            header.centerLongitudeE7 = e7((bounds[0] + bounds[2]) / 2)
-            header.centerLatitudeE7 = e7((bounds[1] + bounds[3]) / 2)
+            let middle = MBTilesFile.middle(of: bounds)
+            header.centerLongitudeE7 = e7(middle.longitude)
+            header.centerLatitudeE7 = e7(middle.latitude)
             header.centerZoom = header.minZoom
         }
         try sink(header.bytes + root + metadataBytes + leaves)

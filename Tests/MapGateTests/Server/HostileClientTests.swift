@@ -346,6 +346,15 @@ import Glibc
         #expect(text.components(separatedBy: "HTTP/1.1 ").count == 2, "\(text)")
     }
 
+    /// A font stack holding a slash is no route (it was read as a tile of a region "fonts").
+    @Test(arguments: ["/fonts/a%2Fb/0-255.pbf", "/fonts/a/b/0-255.pbf", "/styles/a/b/style.json"])
+    func aSlashInAFontStackIsNoRegion(_ path: String) throws {
+        let (answer, _) = try exchange("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        #expect(answer?.status == 404)
+        let text = String(decoding: answer?.body ?? Data(), as: UTF8.self)
+        #expect(text.hasPrefix("not found: "), "\(text)")
+    }
+
     @Test func aRequestWithABodyIsRefusedWithoutReadingIt() throws {
         let (answer, connection) = try exchange("GET /plain.json HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n\r\nx")
         #expect(answer?.status == 413)

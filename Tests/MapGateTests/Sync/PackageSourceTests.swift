@@ -10,6 +10,35 @@ import Glibc
 
 /// Where a package may come from, and which failures are worth a retry.
 @Suite struct PackageSourceTests {
+    /// A python3 origin on 127.0.0.1 whose every GET sends `head` (header lines, one per element)
+    /// and then `body` (Python expressions, evaluated once at start; `sys.argv[1]` is `argument`).
+    static func pythonOrigin(head: [String], body: String, argument: String = "") throws -> (server: BackgroundProcess, port: Int) {
+        let folder = try TemporaryDirectory()
+        let headers = head.map { "        self.send_header(\($0))" }.joined(separator: "\n")
+        let script = try folder.write("server.py", """
+            import gzip, http.server, sys
+            body = \(body)
+            class Handler(http.server.BaseHTTPRequestHandler):
+                def do_GET(self):
+                    self.send_response(200)
+            \(headers)
+                    self.send_header('Content-Length', str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                def log_message(self, *args):
+                    pass
+            server = http.server.HTTPServer(('127.0.0.1', 0), Handler)
+            print(server.server_address[1], flush=True)
+            server.serve_forever()
+            """)
+        let server = try BackgroundProcess("/usr/bin/python3", [script, argument])
+        guard let line = server.firstLine(), let port = Int(line) else {
+            server.stop()
+            throw MissingFixture(path: "an HTTP origin from python3: \(server.stderr)")
+        }
+        return (server, port)
+    }
+
     /// 1.4.0: an http(s) catalog could name `file:///etc/passwd`, a FIFO (which hung `sync` with
     /// the lock held) or `file:///dev/stdin`.
     @Test(arguments: ["file:///etc/passwd", "file:///dev/stdin"])
@@ -61,25 +90,10 @@ import Glibc
         let harness = try SyncHarness()
         try harness.builder.add(id: "geo", source: try TestPaths.shared("mbtiles/mbtileserver-geography-class-png.mbtiles"), format: "png")
         try harness.builder.write()
-        let script = try harness.work.write("server.py", """
-            import gzip, http.server, sys
-            body = gzip.compress(open(sys.argv[1], 'rb').read())
-            class Handler(http.server.BaseHTTPRequestHandler):
-                def do_GET(self):
-                    self.send_response(200)
-                    self.send_header('Content-Encoding', 'gzip')
-                    self.send_header('Content-Length', str(len(body)))
-                    self.end_headers()
-                    self.wfile.write(body)
-                def log_message(self, *args):
-                    pass
-            server = http.server.HTTPServer(('127.0.0.1', 0), Handler)
-            print(server.server_address[1], flush=True)
-            server.serve_forever()
-            """)
-        let server = try BackgroundProcess("/usr/bin/python3", [script, harness.work.file("www/packages/geo-1.mbtiles.gz")])
+        let (server, port) = try Self.pythonOrigin(
+            head: ["'Content-Encoding', 'gzip'"], body: "gzip.compress(open(sys.argv[1], 'rb').read())",
+            argument: harness.work.file("www/packages/geo-1.mbtiles.gz"))
         defer { server.stop() }
-        guard let line = server.firstLine(), let port = Int(line) else { throw MissingFixture(path: "an HTTP origin from python3: \(server.stderr)") }
         let path = harness.work.file("www/catalog.json")
         var catalog = try Catalog.parse(try Data(contentsOf: URL(fileURLWithPath: path)), sourceURL: "http://127.0.0.1:\(port)/catalog.json")
         catalog.regions[0].url = "http://127.0.0.1:\(port)/geo-1.mbtiles.gz"
@@ -125,25 +139,8 @@ import Glibc
     /// A header line over libcurl's 100 KB reads as "Out of memory (curl error 27)": said as what
     /// it most likely is, and the server's fault (69) as for the catalog, not bad data (65).
     @Test func aHeaderLineOverWhatLibcurlHoldsIsTheServersFault() throws {
-        let folder = try TemporaryDirectory()
-        let script = try folder.write("server.py", """
-            import http.server
-            class Handler(http.server.BaseHTTPRequestHandler):
-                def do_GET(self):
-                    self.send_response(200)
-                    self.send_header('X-Big', 'a' * 150000)
-                    self.send_header('Content-Length', '100')
-                    self.end_headers()
-                    self.wfile.write(b'x' * 100)
-                def log_message(self, *args):
-                    pass
-            server = http.server.HTTPServer(('127.0.0.1', 0), Handler)
-            print(server.server_address[1], flush=True)
-            server.serve_forever()
-            """)
-        let server = try BackgroundProcess("/usr/bin/python3", [script])
+        let (server, port) = try Self.pythonOrigin(head: ["'X-Big', 'a' * 150000"], body: "b'x' * 100")
         defer { server.stop() }
-        guard let line = server.firstLine(), let port = Int(line) else { throw MissingFixture(path: "an HTTP origin from python3: \(server.stderr)") }
         let harness = try SyncHarness()
         try harness.builder.add(
             id: "geo", source: try TestPaths.shared("mbtiles/mbtileserver-geography-class-png.mbtiles"), format: "png",

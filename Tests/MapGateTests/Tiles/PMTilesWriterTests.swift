@@ -117,6 +117,15 @@ final class MemoryTileStore: TileStore {
         let header = try PMTilesArchive(path: path).header
         #expect(header.centerLongitudeE7 == 1_270_000_000 && header.centerLatitudeE7 == 372_500_000, "\(header)")
         #expect(header.centerZoom == 0)
+        // Bounds across the antimeridian: their middle is on it, not on the other side of the world.
+        #expect(MBTilesFile.middle(of: [170, -10, -170, 10]) == (180, 0))
+        #expect(MBTilesFile.middle(of: [160, -10, -140, 20]) == (-170, 5))
+        #expect(MBTilesFile.middle(of: [-10, -10, 30, 20]) == (10, 5))
+        store.rows["bounds"] = "170,-10,-170,10"
+        store.rows["center"] = "0,0,8"
+        let across = work.file("across.pmtiles")
+        _ = try write(store, format: .png, to: across)
+        #expect(try PMTilesArchive(path: across).header.centerLongitudeE7 == 1_800_000_000)
     }
 
     @Test func leafDirectoriesCarryWhatTheRootCannot() throws {
