@@ -30,13 +30,15 @@ import Glibc
     }
 
     /// Runs `arguments` and expects exit `status` with no use counted.
+    @discardableResult
     func expectNoUse(
         _ arguments: [String], status: Int32, environment: [String: String] = [:], standIns: [String: String] = [:], _ comment: Comment
-    ) throws {
+    ) throws -> ProcessResult {
         let before = try promptsShown()
         let result = try mapgate.run(arguments, at: during, environment: environment, standIns: standIns)
         #expect(result.status == status, "\(comment): \(result.stderr)")
         #expect(try promptsShown() == before, "\(comment): a use was counted; \(result.stderr)")
+        return result
     }
 
     @Test func aDeliveredTileCountsOneUse() throws {
@@ -59,7 +61,9 @@ import Glibc
 
     @Test func tilesThatAreNotWrittenCostNothing() throws {
         try expectNoUse(["tile", "plain", "4", "0", "15", "-o", "/dev/null"], status: 1, "a tile absent inside the zoom range")
-        try expectNoUse(["tile", "plain", "0", "0", "0", "-o", "/dev/full"], status: 74, "a full device")
+        let full = try expectNoUse(["tile", "plain", "0", "0", "0", "-o", "/dev/full"], status: 74, "a full device")
+        // Said as `export` says it (it was "write: the disk is full").
+        #expect(full.stderr.contains("/dev/full: the disk is full"), "\(full.stderr)")
     }
 
     /// A FIFO that no process reads is waited for, as `echo > FIFO` would; stopping the wait with

@@ -319,7 +319,7 @@ public struct OutputDestination: Sendable, Equatable {
                     let written = Glibc.write(descriptor, buffer.baseAddress! + offset, min(limit, buffer.count - offset))
                     if written < 0 {
                         if errno == EINTR { continue }
-                        throw OutputError(path: name, reason: "write: \(lastError())", kind: .io)
+                        throw OutputError(path: name, reason: lastError(), kind: .io)
                     }
                     offset += written
                     return
