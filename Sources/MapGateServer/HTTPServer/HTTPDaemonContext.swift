@@ -146,9 +146,10 @@ final class HTTPDaemonContext: Sendable {
         if head.method == "OPTIONS", head.target == "*" {
             return send(HTTPServerResponse(status: 204, headers: [("Allow", "GET, HEAD, OPTIONS")], body: Data()), for: head, on: connection)
         }
-        guard let request = HTTPServerRequest(method: head.method, target: head.target, version: head.version, headers: head.headers) else {
+        guard var request = HTTPServerRequest(method: head.method, target: head.target, version: head.version, headers: head.headers) else {
             return send(Self.refusal(400, "malformed request target\n"), for: head, on: connection)
         }
+        request.bodyFits = { [budget] count in budget.inUse + count <= budget.limit }
         let handler = handlers.withLock { $0.popLast() }?.value ?? makeHandler()
         let response = handler.respond(to: request)
         handlers.withLock { $0.append(UnsafeSendable(handler)) }

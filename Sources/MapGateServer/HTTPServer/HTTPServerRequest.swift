@@ -11,6 +11,10 @@ public struct HTTPServerRequest: Sendable {
     public var query: String?
     public var version: String
     public var headers: [(name: String, value: String)]
+    /// Whether an answer made for this request with a body of this many bytes fits what the server
+    /// keeps of answers not yet taken (``HTTPBodyBudget``); past it the HTTP layer answers 503.
+    /// A handler asks before doing what only the body's delivery may do (a tile's use of the gate).
+    public var bodyFits: @Sendable (Int) -> Bool = { _ in true }
 
     public func header(_ name: String) -> String? {
         headers.first { Self.equalIgnoringASCIICase($0.name, name) }?.value

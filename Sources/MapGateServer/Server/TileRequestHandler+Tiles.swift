@@ -90,6 +90,13 @@ extension TileRequestHandler {
         let match = request.header("If-None-Match").flatMap { Self.match(ifNoneMatch: $0, etag: etag) }
         // Once delivered, one load per request: no compare-and-exchange on a shared word.
         if request.method != "HEAD", match != .any, let use = service.startUse, !use.isDelivered {
+            // A tile the HTTP layer would not send (answers not yet taken fill what it keeps)
+            // delivers nothing: refused here, before the use is told.
+            guard match != nil || request.bodyFits(prepared.body.count) else {
+                var busy = text(503, "server busy: answers not yet taken by their clients fill what this server keeps\n", cors: true)
+                busy.headers.append(("Retry-After", "1"))
+                return busy
+            }
             do {
                 try use.deliver()
             } catch {

@@ -29,6 +29,25 @@ import Testing
         try client.get(HTTPRequest(url: server.baseURL + path, headers: headers))
     }
 
+    /// A tile the HTTP layer would refuse (answers not yet taken by their clients fill what the
+    /// server keeps: 503) does not deliver the server's use first (found reading the code after an
+    /// attack): the route asks before the use is told.
+    @Test func aTileRefusedForTheUnsentBudgetDeliversNothing() throws {
+        var settings = HTTPServer.Settings()
+        settings.maxUnsentBodyBytes = 4_096  // /health fits, the 7 KB tile 0/0/0 does not
+        let authorization = try harness.authorization()
+        let harness = harness
+        let small = try TileServer(
+            library: harness.library, authorization: authorization, configuration: .init(http: settings, leafletPath: "/nonexistent"),
+            makeGate: { try Gate(store: try harness.gateStore(), settings: .unreachable) })
+        defer { small.stop() }
+        #expect(try waitUntil(timeout: 5) { try client.get(HTTPRequest(url: small.baseURL + "/health")).status == 200 })
+        let response = try client.get(HTTPRequest(url: small.baseURL + "/plain/0/0/0.png"))
+        #expect(response.status == 503)
+        #expect(response.header("Retry-After") == "1")
+        #expect(!authorization.isDelivered)
+    }
+
     @Test func tileJSONDescribesTheRegion() throws {
         let response = try get("/cities.json")
         #expect(response.status == 200)
