@@ -37,7 +37,8 @@ public enum PromptAnswer: Sendable, Equatable {
     static let updateNowWords: Set<String> = [
         "u", "1", "y", "yes", "now", "update", "update now", "[u]",
         "是", "是的", "好", "要", "立即更新", "立刻更新", "马上更新", "馬上更新", "现在更新", "現在更新", "更新",
-        "はい", "今すぐアップデート", "今すぐ更新", "今すぐインストール", "アップデート",
+        "现在", "現在",
+        "はい", "ハイ", "今すぐアップデート", "今すぐ更新", "今すぐインストール", "アップデート", "今すぐ",
         "예", "네", "지금 업데이트", "지금", "업데이트",
     ]
 
@@ -45,24 +46,30 @@ public enum PromptAnswer: Sendable, Equatable {
     static let laterWords: Set<String> = [
         "l", "2", "n", "no", "later", "not now", "[l]",
         "否", "不", "不要", "稍後更新", "稍后更新", "稍後", "稍后", "以後", "以后", "以後再說", "以后再说",
-        "いいえ", "後で", "あとで", "後でアップデート",
+        "いいえ", "イイエ", "後で", "あとで", "後でアップデート",
         "아니요", "아니오", "아니", "나중에", "나중에 업데이트",
     ]
 
     /// `text` as it is compared: the width folding of Unicode's NFKC (full-width ASCII
-    /// U+FF01–U+FF5E to ASCII, the ideographic space U+3000 to a space), lower case, white space
-    /// trimmed and collapsed, and a final full stop or exclamation mark dropped (`はい。`, `Yes!`).
+    /// U+FF01–U+FF5E to ASCII, half-width katakana U+FF61–U+FF9F to katakana (`ﾊｲ` is `ハイ`;
+    /// its voiced marks combine, and Swift compares strings by canonical equivalence), the
+    /// ideographic space U+3000 to a space), lower case, white space trimmed and collapsed, and
+    /// final full stops, exclamation marks and commas dropped (`はい。`, `はい、`, `Yes!`).
     public static func folded(_ text: String) -> String {
         var scalars = String.UnicodeScalarView()
         for scalar in text.unicodeScalars {
             switch scalar.value {
             case 0xFF01...0xFF5E: scalars.append(Unicode.Scalar(scalar.value - 0xFEE0)!)
+            case 0xFF61...0xFF9F: scalars.append(halfWidthKatakana[Int(scalar.value - 0xFF61)])
             case 0x3000: scalars.append(" ")
             default: scalars.append(scalar)
             }
         }
         var words = String(scalars).lowercased().split(whereSeparator: { $0.isWhitespace }).joined(separator: " ")
-        while let last = words.last, ".!。！".contains(last) { words.removeLast() }
+        while let last = words.last, ".!,。！、，".contains(last) { words.removeLast() }
         return words
     }
+
+    /// NFKC of U+FF61…U+FF9F, in order (from Python's `unicodedata`; a test checks it).
+    static let halfWidthKatakana = Array("。「」、・ヲァィゥェォャュョッーアイウエオカキクケコサシスセソタチツテトナニヌネノハヒフヘホマミムメモヤユヨラリルレロワン\u{3099}\u{309A}".unicodeScalars)
 }

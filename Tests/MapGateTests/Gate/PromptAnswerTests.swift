@@ -8,12 +8,14 @@ import Testing
     @Test(arguments: [
         "u", "U", "update now", "1", "y", "Yes", "yes!", "立即更新", "是", "好", "现在更新", "はい", "はい。", "今すぐアップデート", "예", "네", "지금 업데이트",
         "ｕ", "Ｕ", "１", "ＹＥＳ", "  u  ", "立即更新　",
+        // Found by an attack: zh_TW's "now", katakana and half-width katakana, a Japanese comma.
+        "現在", "现在", "ハイ", "ﾊｲ", "はい、", "今すぐ",
     ])
     func updateNow(_ text: String) {
         #expect(PromptAnswer(text) == .updateNow)
     }
 
-    @Test(arguments: ["l", "L", "later", "2", "n", "no", "稍後更新", "稍后更新", "否", "不", "いいえ", "後で", "あとで", "아니요", "나중에", "ｌ", "２", "ＮＯ"])
+    @Test(arguments: ["l", "L", "later", "2", "n", "no", "稍後更新", "稍后更新", "否", "不", "いいえ", "後で", "あとで", "아니요", "나중에", "ｌ", "２", "ＮＯ", "ｲｲｴ", "いいえ、"])
     func later(_ text: String) {
         #expect(PromptAnswer(text) == .later)
     }
@@ -27,7 +29,7 @@ import Testing
     /// The folding is Unicode's NFKC for what it covers (full-width ASCII and the ideographic
     /// space), lower-cased: checked against Python's `unicodedata`, a reference implementation.
     @Test func theFoldingIsNFKCsForFullWidthForms() throws {
-        let scalars = (0xFF01...0xFF5E).map { String(Unicode.Scalar($0)!) } + ["\u{3000}x"]
+        let scalars = (Array(0xFF01...0xFF5E) + Array(0xFF61...0xFF9F)).map { String(Unicode.Scalar($0)!) } + ["\u{3000}x"]
         let text = scalars.joined(separator: "\n")
         let python = "import sys, unicodedata; [print(unicodedata.normalize('NFKC', l).lower().strip()) for l in sys.stdin.read().split('\\n')]"
         let process = Process()
@@ -46,7 +48,7 @@ import Testing
             var ours = PromptAnswer.folded(scalar)
             let reference = String(expected[index])
             // The fold drops a final full stop or exclamation mark; NFKC does not.
-            if ours.isEmpty, [".", "!"].contains(reference) { ours = reference }
+            if ours.isEmpty, [".", "!", ",", "。", "、"].contains(reference) { ours = reference }
             #expect(ours == reference, "\(scalar.unicodeScalars.map { String($0.value, radix: 16) })")
         }
     }
