@@ -53,6 +53,24 @@ import Glibc
         #expect(!FileManager.default.fileExists(atPath: scratch + "/t.png"))
     }
 
+    /// A question nobody answers (a terminal left open) holds the use it asks about, and for the
+    /// last use the gate reads closed to every other run meanwhile (found by an attack): after
+    /// ``PromptAnswer/timeout`` (shortened here) it is no answer, exit 75, nothing counted.
+    @Test func aQuestionNobodyAnswersEndsAndCostsNothing() throws {
+        let before = try promptsShown()
+        let started = Date()
+        let result = try mapgate.runOnTerminal(
+            ["tile", "plain", "0", "0", "0", "-o", scratch + "/t.png"], at: during, environment: ["MAPGATE_PROMPT_TIMEOUT": "2"],
+            steps: [.init(waitFor: "Update now or later?", send: "")])
+        #expect(!result.timedOut, "\(result.screen)")
+        #expect(result.status == 75, "\(result.screen)")
+        #expect(Date().timeIntervalSince(started) < 30)
+        #expect(try promptsShown() == before, "\(result.screen)")
+        #expect(!FileManager.default.fileExists(atPath: scratch + "/t.png"))
+        // Only shortened: a longer value keeps the ten minutes (a user cannot hold the question longer).
+        #expect(PromptAnswer.timeout == 600)
+    }
+
     /// A closed terminal or a dropped ssh connection (SIGHUP), Ctrl-\ (SIGQUIT) and Ctrl-C during
     /// a sync that has installed nothing yet: the use is given back, as the process ends with
     /// 128 + the signal.

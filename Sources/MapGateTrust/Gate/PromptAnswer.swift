@@ -20,6 +20,10 @@ public enum PromptAnswer: Sendable, Equatable {
     /// How many answers the prompt asks for before it gives up.
     public static let attempts = 3
 
+    /// Seconds the prompt waits for each answer before it takes the silence for no answer (the
+    /// command does not run, no use is counted): the use is held while the question is open.
+    public static let timeout: Double = 600
+
     /// The answer `text` means, or nil when it is not understood.
     public init?(_ text: String) {
         let answer = Self.folded(text)

@@ -116,9 +116,21 @@ struct Console {
         writeBytes(JSONLine.encode(value) + "\n", to: onStandardError ? STDERR_FILENO : STDOUT_FILENO)
     }
 
-    /// Asks a question on stderr and reads one line from stdin.
-    func ask(_ question: String) -> String? {
+    /// Asks a question on stderr and reads one line from stdin; nil at the end of input, or when
+    /// no line came within `timeout` seconds.
+    func ask(_ question: String, timeout: Double = .infinity) -> String? {
         write(question, to: STDERR_FILENO)
+        var input = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
+        let milliseconds = timeout.isFinite ? Int32(min(max(timeout, 0) * 1000, Double(Int32.max))) : -1
+        while milliseconds >= 0 {
+            let ready = poll(&input, 1, milliseconds)
+            if ready < 0, errno == EINTR { continue }
+            if ready == 0 {
+                write("\n", to: STDERR_FILENO)
+                return nil
+            }
+            break
+        }
         guard let line = readLine() else {
             // The end of input (Ctrl-D) leaves the cursor after the question: what follows
             // starts on a line of its own.

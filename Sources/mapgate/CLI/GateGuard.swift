@@ -47,8 +47,12 @@ enum GateGuard {
             console.prompt(lines: prompt.lines)
             guard console.isInteractive, !context.json else { return true }
             var question = Localization.localized("Update now or later? [u]pdate now / [l]ater: ")
+            // The use is held while the question is open (for the last use, other runs see the
+            // gate closed): a question nobody answers is no answer after a while. The tests may
+            // shorten it, never lengthen it.
+            let timeout = min(PromptAnswer.timeout, context.environment["MAPGATE_PROMPT_TIMEOUT"].flatMap(Double.init) ?? .infinity)
             for _ in 0..<PromptAnswer.attempts {
-                guard let text = console.ask(question) else { break }
+                guard let text = console.ask(question, timeout: timeout) else { break }
                 switch PromptAnswer(text) {
                 case .updateNow:
                     openStore(prompt.storeURL, console: console)
