@@ -36,6 +36,9 @@ public final class GateMonitor: Sendable {
         case failing(String)
         /// The state is readable again after a failure.
         case recovered
+        /// The gate is open again after it was closed (another run gave back the last use it
+        /// held at its question, or the store's answer changed): tiles are answered again.
+        case reopened
 
         /// Which state it reports, for telling each change once.
         var state: String {
@@ -45,6 +48,7 @@ public final class GateMonitor: Sendable {
             case .closed: "closed"
             case .failing: "failing"
             case .recovered: "recovered"
+            case .reopened: "reopened"
             }
         }
     }
@@ -206,6 +210,7 @@ public final class GateMonitor: Sendable {
             }
             if isClosed(report) { return .closed(report) }
             if lastState == "failing" { return .recovered }
+            if lastState == "closed" { return .reopened }
             return nil
         }
 
@@ -216,7 +221,7 @@ public final class GateMonitor: Sendable {
                 return
             }
             guard event.state != lastState else { return }
-            lastState = event.state == "recovered" ? nil : event.state
+            lastState = event.state == "recovered" || event.state == "reopened" ? nil : event.state
             settings.onEvent(event)
         }
     }

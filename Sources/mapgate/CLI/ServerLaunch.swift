@@ -128,6 +128,8 @@ struct ServerLaunch {
                     console.warning(L.localized("cannot check the update gate (%1$s); tiles are answered 503 until it can", "\(reason)"))
                 case .recovered:
                     console.note(L.localized("the update gate can be checked again; serving"))
+                case .reopened:
+                    console.note(L.localized("the update gate is open again; tiles are answered again"))
                 }
             })
     }

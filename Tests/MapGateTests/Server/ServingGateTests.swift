@@ -50,6 +50,7 @@ import Testing
             case .closed: text = "closed"
             case .failing(let reason): text = "failing: \(reason)"
             case .recovered: text = "recovered"
+            case .reopened: text = "reopened"
             }
             lock.withLock { events.append(text) }
         }
@@ -131,13 +132,21 @@ import Testing
     @Test func anotherProcessSpendingTheLastUseClosesTheRunningServer() throws {
         #expect(try makeGate().check().phase != .upToDate)
         time.advance(days: 30.5)
-        let server = try startServer()  // this start is the first of two prompted uses
+        let events = EventLog()
+        let server = try startServer(events: events)  // this start is the first of two prompted uses
         defer { server.stop() }
         #expect(monitorLooksTwice(server))
         #expect(try status(server, "/plain/0/0/0.png").status == 200)
         // Another mapgate spends the last use; the running server follows within its refresh.
-        #expect(try makeGate().authorizeUse().decision == .prompt(usesLeft: 1))
+        let other = try makeGate().authorizeUse()
+        #expect(other.decision == .prompt(usesLeft: 1))
         #expect(try waitUntil { try status(server, "/plain/0/0/0.png").status == 403 })
+        #expect(waitUntil { events.all.last == "closed" })
+        // It gives the use back (its question declined): the server serves again, and says so
+        // (found by an attack: it said only that the gate had closed).
+        #expect(try makeGate().settle(other))
+        #expect(try waitUntil { try status(server, "/plain/0/0/0.png").status == 200 })
+        #expect(waitUntil { events.all.last == "reopened" })
     }
 
     @Test mutating func startingWithTheLastUseServesForItsDay() throws {
