@@ -67,6 +67,16 @@ import Glibc
         #expect(mirror.stdout.contains("2 regions"), "\(mirror.stdout)")
     }
 
+    /// A syncs geo at version 1 and B both regions; version 2 is published and A updates geo by
+    /// the publisher's delta (so A's mirror carries that delta, and not plain).
+    func updateGeoOnAByDelta() throws {
+        try publish(version: "1")
+        #expect(try a.run(["sync", "geo"], at: Self.day1).status == 0)
+        #expect(try b.run(["sync", "geo", "plain"], at: Self.day1).status == 0)
+        try publish(version: "2", at: "2027-01-02 12:00:00")
+        #expect(try a.run(["sync"], at: Self.day2).status == 0)
+    }
+
     func package(_ id: String) throws -> String {
         let manifest = try JSONSerialization.jsonObject(with: try #require(bytes(stick + "/mirror.json"))) as? [String: Any]
         let regions = try #require(manifest?["regions"] as? [[String: Any]])
@@ -116,11 +126,7 @@ import Glibc
     }
 
     @Test func aMirrorWithSomeRegionsUpdatesThoseAndLeavesTheRestAlone() throws {
-        try publish(version: "1")
-        #expect(try a.run(["sync", "geo"], at: Self.day1).status == 0)
-        #expect(try b.run(["sync", "geo", "plain"], at: Self.day1).status == 0)
-        try publish(version: "2", at: "2027-01-02 12:00:00")
-        #expect(try a.run(["sync"], at: Self.day2).status == 0)
+        try updateGeoOnAByDelta()
         let mirror = try a.run(["mirror", stick], at: Self.day2)
         #expect(mirror.status == 0, "\(mirror.stderr)")
         // A updated geo by the publisher's delta: the mirror carries that delta, for machines with version 1.
@@ -146,11 +152,7 @@ import Glibc
     /// terminal as it was, and a newline and escape codes in it forged a line of output ("plain 2:
     /// updated") while the region stayed as it was (found by an attack). Escaped now.
     @Test func aReasonFromTheMirrorsManifestCannotForgeALine() throws {
-        try publish(version: "1")
-        #expect(try a.run(["sync", "geo"], at: Self.day1).status == 0)
-        #expect(try b.run(["sync", "geo", "plain"], at: Self.day1).status == 0)
-        try publish(version: "2", at: "2027-01-02 12:00:00")
-        #expect(try a.run(["sync"], at: Self.day2).status == 0)
+        try updateGeoOnAByDelta()
         #expect(try a.run(["mirror", stick], at: Self.day2).status == 0)
         let manifest = String(decoding: try #require(bytes(stick + "/mirror.json")), as: UTF8.self)
         let forged = manifest.replacingOccurrences(

@@ -14,6 +14,9 @@ public final class HTTPBodyBudget: Sendable {
     /// Bytes held now.
     public var inUse: Int { used.load(ordering: .relaxed) }
 
+    /// Whether `count` more bytes fit now (nothing is taken).
+    public func fits(_ count: Int) -> Bool { inUse + count <= limit }
+
     /// Takes `count` bytes of the budget; false (nothing taken) when they do not fit.
     func reserve(_ count: Int) -> Bool {
         var current = used.load(ordering: .relaxed)

@@ -13,6 +13,8 @@ final class HTTPDaemonContext: Sendable {
     let settings: HTTPServer.Settings
     let registry: HTTPConnectionRegistry
     let budget: HTTPBodyBudget
+    /// ``budget``'s ``HTTPBodyBudget/fits(_:)``, made once and handed to every request.
+    private let bodyFits: @Sendable (Int) -> Bool
     let log: (@Sendable (HTTPServer.LogEntry) -> Void)?
     private let makeHandler: @Sendable () -> any HTTPRequestHandler
     private let handlers = Locked<[UnsafeSendable<any HTTPRequestHandler>]>([])
@@ -25,7 +27,9 @@ final class HTTPDaemonContext: Sendable {
         self.settings = settings
         self.log = log
         self.makeHandler = makeHandler
-        budget = HTTPBodyBudget(limit: settings.maxUnsentBodyBytes)
+        let budget = HTTPBodyBudget(limit: settings.maxUnsentBodyBytes)
+        self.budget = budget
+        bodyFits = { budget.fits($0) }
         registry = HTTPConnectionRegistry(headTimeout: settings.readTimeout, evictableAfter: settings.idleTimeout / 2, gauge: gauge) { target in
             log?(HTTPServer.LogEntry(method: "-", path: target, status: 408, bytes: 18, seconds: settings.readTimeout))
         }
@@ -149,7 +153,7 @@ final class HTTPDaemonContext: Sendable {
         guard var request = HTTPServerRequest(method: head.method, target: head.target, version: head.version, headers: head.headers) else {
             return send(Self.refusal(400, "malformed request target\n"), for: head, on: connection)
         }
-        request.bodyFits = { [budget] count in budget.inUse + count <= budget.limit }
+        request.bodyFits = bodyFits
         let handler = handlers.withLock { $0.popLast() }?.value ?? makeHandler()
         let response = handler.respond(to: request)
         handlers.withLock { $0.append(UnsafeSendable(handler)) }

@@ -48,9 +48,14 @@ enum GateGuard {
             guard console.isInteractive, !context.json else { return true }
             var question = Localization.localized("Update now or later? [u]pdate now / [l]ater: ")
             // The use is held while the question is open (for the last use, other runs see the
-            // gate closed): a question nobody answers is no answer after a while. The tests may
-            // shorten it, never lengthen it.
-            let timeout = min(PromptAnswer.timeout, context.environment["MAPGATE_PROMPT_TIMEOUT"].flatMap(Double.init) ?? .infinity)
+            // gate closed): a question nobody answers is no answer after a while. The tests (debug
+            // builds only, as every test hook) may shorten it, never lengthen it.
+            #if DEBUG
+            let shortened = context.environment["MAPGATE_PROMPT_TIMEOUT"].flatMap(Double.init) ?? .infinity
+            #else
+            let shortened = Double.infinity
+            #endif
+            let timeout = min(PromptAnswer.timeout, shortened)
             for _ in 0..<PromptAnswer.attempts {
                 guard let text = console.ask(question, timeout: timeout) else { break }
                 switch PromptAnswer(text) {
