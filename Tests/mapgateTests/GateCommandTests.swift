@@ -43,7 +43,7 @@ import Testing
         let object = try MapGateBinary.json(result.stdout)
         #expect(Set(object.keys) == [
             "installedVersion", "storeVersion", "releaseDate", "releaseNotes", "storeURL", "state", "pendingVersion",
-            "firstSeen", "graceUntil", "usesLeft", "promptsShown", "lastLookup", "lookupError", "mode",
+            "firstSeen", "graceUntil", "usesLeft", "promptsShown", "usesHeld", "lastLookup", "lookupError", "mode",
         ])
         #expect(object["state"] as? String == "grace")
         #expect(object["storeVersion"] as? String == "15.0")

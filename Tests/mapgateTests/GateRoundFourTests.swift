@@ -71,6 +71,41 @@ import Glibc
         #expect(PromptAnswer.timeout == 600)
     }
 
+    /// While one run's question for the last use is open, another run is told that the use is
+    /// held and to try again (75, naming the run), not that the gate is closed (77): the question
+    /// may yet be declined (found by an attack). It counts nothing, and once the question ends
+    /// unanswered the use is there for the next run.
+    @Test func aQuestionForTheLastUseHoldsItWithoutClosingTheGate() throws {
+        for _ in 0..<3 {
+            #expect(try mapgate.run(["tile", "plain", "0", "0", "0", "-o", "/dev/null"], at: during).status == 0)
+        }
+        #expect(try promptsShown() == 4)
+        let asking = Locked<TerminalSession.Result?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let mapgate = mapgate
+        let during = during
+        DispatchQueue.global().async {
+            let result = try? mapgate.runOnTerminal(
+                ["tile", "plain", "0", "0", "0", "-o", "/dev/null"], at: during, environment: ["MAPGATE_PROMPT_TIMEOUT": "15"],
+                steps: [.init(waitFor: "Update now or later?", send: "")])
+            asking.withLock { $0 = result }
+            done.signal()
+        }
+        #expect(waitUntil(timeout: 30) { (try? promptsShown()) == 5 })
+        let other = try mapgate.run(["tile", "plain", "0", "0", "0", "-o", "/dev/null"], at: during)
+        #expect(other.status == 75, "\(other.stderr)")
+        #expect(other.stderr.contains("held by another mapgate run"), "\(other.stderr)")
+        let status = try mapgate.run(["status", "--json"], at: during)
+        #expect(status.status == 75)
+        #expect(try MapGateBinary.json(status.stdout)["usesHeld"] as? Int == 1, "\(status.stdout)")
+        #expect(done.wait(timeout: .now() + 60) == .success)
+        #expect(asking.withLock { $0?.status } == 75)
+        #expect(try promptsShown() == 4, "the unanswered question and the refused run counted nothing")
+        let last = try mapgate.run(["tile", "plain", "0", "0", "0", "-o", "/dev/null"], at: during)
+        #expect(last.status == 0, "\(last.stderr)")
+        #expect(try mapgate.run(["tile", "plain", "0", "0", "0", "-o", "/dev/null"], at: during).status == 77)
+    }
+
     /// A closed terminal or a dropped ssh connection (SIGHUP), Ctrl-\ (SIGQUIT) and Ctrl-C during
     /// a sync that has installed nothing yet: the use is given back, as the process ends with
     /// 128 + the signal.

@@ -17,6 +17,9 @@ public enum FailureKind: Sendable, Equatable {
     case io
     /// The update prompt got no answer: nothing ran, nothing was counted (exit 75: try again).
     case noAnswer
+    /// The gate is closed only by the last use another run holds at its question: nothing ran,
+    /// nothing was counted (exit 75: try again).
+    case useHeld
     /// The version gate is closed: the app must be updated (exit 77).
     case updateRequired
 }

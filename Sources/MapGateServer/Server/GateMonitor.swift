@@ -136,7 +136,8 @@ public final class GateMonitor: Sendable {
         }
 
         func isClosed(_ report: GateReport) -> Bool {
-            policy.isClosedForServer(report.phase, promptsShown: report.record.promptsShown, ownCount: ownCount, servedFor: servedFor(now: report.now))
+            policy.isClosedForServer(report.phase, promptsShown: report.record.promptsShown, ownCount: ownCount, servedFor: servedFor(now: report.now),
+                isHeld: report.isHeld)
         }
 
         /// One look at the gate: counts a use per day of serving, else re-reads the state.

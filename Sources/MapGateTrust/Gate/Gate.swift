@@ -110,7 +110,7 @@ public final class Gate {
             return (decision, report(record, now: now, policy: policy, error: lookupError), nil)
         }
         if let recovering { throw GateRecoveryError(lookupError: lookupError, reason: recovering) }
-        if decision == .refused { throw closedError(useReport) }
+        if decision == .refused { throw useReport.isHeld ? heldError(useReport) : closedError(useReport) }
         guard case .prompt = decision, let reservation, let reopen = store.reopen else { return GateAuthorization(decision: decision, report: useReport) }
         let (settings, clock, installed, isConfined) = (settings, clock, policy.installed, isConfined)
         return GateAuthorization(decision: decision, report: useReport, reservationID: reservation.id) {
@@ -202,6 +202,7 @@ public final class Gate {
     /// store up first when a lookup is due. `sync` asks this before it checks packages on the network.
     public func refuseIfClosed() throws {
         let report = try refreshIfDue() ?? status()
+        if report.isHeld { throw heldError(report) }
         if report.phase.isClosed { throw closedError(report) }
     }
 
@@ -217,6 +218,11 @@ public final class Gate {
         GateClosedError(
             installedVersion: policy.installed.text, requiredVersion: report.requiredVersion ?? "newer",
             storeURL: report.storeURL)
+    }
+
+    /// The error of a gate closed only by uses other runs hold (``GateReport/isHeld``), for `report`.
+    public func heldError(_ report: GateReport) -> GateUseHeldError {
+        GateUseHeldError(processes: report.record.reservations.map(\.process.pid))
     }
 
     private func isLookupDue() throws -> Bool {
@@ -353,6 +359,7 @@ public final class Gate {
             installedVersion: policy.installed.text, record: record, phase: policy.phase(of: record, at: now),
             graceEnd: record.pendingVersion == nil ? nil : policy.graceEnd(of: record),
             maxPrompts: policy.maxPrompts, now: now, lookupError: error,
-            minimumAppVersion: policy.isBelowMinimum ? policy.minimumAppVersion?.text : nil)
+            minimumAppVersion: policy.isBelowMinimum ? policy.minimumAppVersion?.text : nil,
+            isHeld: policy.isClosedByHeldUses(record, held: record.reservations.filter { $0.process != ProcessIdentity.current }.count, at: now))
     }
 }

@@ -276,6 +276,20 @@ public struct GatePolicy: Sendable {
         return left > 0 ? .prompting(usesLeft: left) : .closed
     }
 
+    /// Whether the gate is closed only by prompted uses that runs still hold undelivered
+    /// (``GateRecord/reservations``: a question not answered yet, a system-mode session before
+    /// its first tile): each may yet be given back, so another run must wait rather than take the
+    /// gate for closed, and a running server keeps the day it has (``isClosedForServer(_:promptsShown:ownCount:servedFor:isHeld:)``).
+    ///
+    /// - Parameter held: how many of the record's reservations count: those of other processes
+    ///   (a server's own undelivered use does not hold the gate open for it).
+    public func isClosedByHeldUses(_ record: GateRecord, held: Int, at now: Date) -> Bool {
+        guard held > 0, phase(of: record, at: now).isClosed else { return false }
+        var givenBack = record
+        givenBack.promptsShown = max(0, record.promptsShown - held)
+        return !phase(of: givenBack, at: now).isClosed
+    }
+
     /// Decides one use and counts it when it prompts.
     public func use(_ record: inout GateRecord, at now: Date) -> UseDecision {
         let phase = phase(of: record, at: now)
@@ -319,10 +333,17 @@ public struct GatePolicy: Sendable {
     /// it is this server's own and less than a day old (the last use runs its day, as the last use
     /// of any command runs that command).
     ///
-    /// - Parameter ownCount: `promptsShown` right after this server's last counted use, if any.
-    public func isClosedForServer(_ phase: GatePhase, promptsShown: Int, ownCount: Int?, servedFor: TimeInterval) -> Bool {
+    /// While the gate is closed only by uses other runs hold (``isClosedByHeldUses(_:held:at:)``),
+    /// the server serves out the day of its last counted use: the held use may come back, and
+    /// holding questions open gives no server more than the day it has.
+    ///
+    /// - Parameters:
+    ///   - ownCount: `promptsShown` right after this server's last counted use, if any.
+    ///   - isHeld: ``GateReport/isHeld``.
+    public func isClosedForServer(_ phase: GatePhase, promptsShown: Int, ownCount: Int?, servedFor: TimeInterval, isHeld: Bool = false) -> Bool {
         guard phase.isClosed else { return false }
-        let ownUseRunning = ownCount == promptsShown && servedFor < Self.servingDay
+        let dayRunning = servedFor < Self.servingDay
+        let ownUseRunning = (ownCount == promptsShown || isHeld) && dayRunning
         return !ownUseRunning
     }
 

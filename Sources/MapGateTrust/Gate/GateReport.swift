@@ -16,6 +16,9 @@ public struct GateReport: Sendable, Equatable {
     public var lookupError: LookupError?
     /// The publisher's minimum version, when the installed app is below it (a critical update).
     public var minimumAppVersion: String?
+    /// Closed only by prompted uses other runs hold undelivered (``GatePolicy/isClosedByHeldUses(_:held:at:)``):
+    /// the gate opens again if they are given back.
+    public var isHeld = false
 
     /// Prompted uses left: none once the gate is closed (by count, `closeAfterDays` or the
     /// publisher's `minimumAppVersion`), the count while prompting, and before the grace period
@@ -50,6 +53,9 @@ public struct GateReport: Sendable, Equatable {
                     "newer version %1$s available: %2$s use left before the update is required",
                     "newer version %1$s available: %2$s uses left before the update is required", count: left), pending, String(left))
         case .closed:
+            if isHeld {
+                return L.localized("the last use before the update is held by another mapgate run (an update question not answered yet, or a command still running)")
+            }
             if let minimumAppVersion, record.pendingVersion == nil {
                 return L.format(L.localized("update required: the publisher requires mapgate %s or later"), minimumAppVersion)
             }

@@ -8,7 +8,8 @@ enum ExitCode {
     static let badData: Int32 = 65
     static let unavailable: Int32 = 69
     static let io: Int32 = 74
-    static let noAnswer: Int32 = 75
+    /// No answer at the prompt, or the last use held by another run's question: try again.
+    static let tryAgain: Int32 = 75
     static let updateRequired: Int32 = 77
 
     static func forKind(_ kind: FailureKind) -> Int32 {
@@ -18,7 +19,7 @@ enum ExitCode {
         case .badData: badData
         case .unavailable: unavailable
         case .io: io
-        case .noAnswer: noAnswer
+        case .noAnswer, .useHeld: tryAgain
         case .updateRequired: updateRequired
         }
     }

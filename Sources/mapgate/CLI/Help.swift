@@ -38,7 +38,7 @@ enum Help {
         (ExitCode.badData, L.localized("bad data (package, catalog, lookup answer)"), L.localized("bad data: a package, catalog or lookup answer that cannot be used; verify found damage")),
         (ExitCode.unavailable, L.localized("service unavailable (network, or a library)"), L.localized("service unavailable: a network error or an HTTP error status (after the retries), or a library the command needs that cannot be opened")),
         (ExitCode.io, L.localized("I/O error"), L.localized("I/O error: a local file could not be read or written, not enough disk space")),
-        (ExitCode.noAnswer, L.localized("no answer at the update prompt"), L.localized("no answer at the update prompt (end of input, or three answers not understood): nothing ran and no use was counted")),
+        (ExitCode.tryAgain, L.localized("no answer at the update prompt"), L.localized("no answer at the update prompt (end of input, or three answers not understood), or the last use held by another run's question: nothing ran and no use was counted")),
         (ExitCode.updateRequired, L.localized("update required"), L.localized("update required: the version gate is closed, or a region needs a newer mapgate")),
     ]
 

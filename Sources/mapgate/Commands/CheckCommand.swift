@@ -25,6 +25,6 @@ struct CheckCommand: Command {
             context.console.error(MapGateCLI.describe(error))
             return ExitCode.forError(error) == ExitCode.badData ? ExitCode.badData : ExitCode.unavailable
         }
-        return report.phase.isClosed ? ExitCode.updateRequired : ExitCode.success
+        return report.isHeld ? ExitCode.tryAgain : report.phase.isClosed ? ExitCode.updateRequired : ExitCode.success
     }
 }

@@ -31,6 +31,6 @@ struct StatusCommand: Command {
                 context.console.warning(L.localized("the installed regions cannot be listed: %1$s", errorMessage(error)))
             }
         }
-        return report.phase.isClosed ? ExitCode.updateRequired : ExitCode.success
+        return report.isHeld ? ExitCode.tryAgain : report.phase.isClosed ? ExitCode.updateRequired : ExitCode.success
     }
 }

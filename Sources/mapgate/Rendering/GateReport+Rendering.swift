@@ -27,6 +27,8 @@ extension GateReport {
         var graceUntil: String?
         var usesLeft: Int
         var promptsShown: Int
+        /// Prompted uses counted for runs that have not delivered them yet (a question not answered).
+        var usesHeld: Int
         var lastLookup: String?
         var lookupError: String?
         /// "per-user" or "system" (issue 36).
@@ -39,7 +41,7 @@ extension GateReport {
             installedVersion: installedVersion, storeVersion: release?.version, releaseDate: release?.releaseDate.map(Format.iso),
             releaseNotes: release?.releaseNotes, storeURL: release?.storeURL, state: stateName, pendingVersion: record.pendingVersion,
             firstSeen: record.firstSeen.map(Format.iso), graceUntil: graceEnd.map(Format.iso), usesLeft: usesLeft,
-            promptsShown: record.promptsShown, lastLookup: record.lastLookupAt.map(Format.iso),
+            promptsShown: record.promptsShown, usesHeld: record.reservations.count, lastLookup: record.lastLookupAt.map(Format.iso),
             lookupError: lookupError.map { MapGateCLI.describe($0) } ?? record.lastLookupError, mode: mode.rawValue)
     }
 
@@ -59,7 +61,7 @@ extension GateReport {
             rows.append((L.localized("store version"), L.localized("unknown (no successful lookup yet)")))
         }
         if let last = record.lastLookupAt { rows.append((L.localized("last lookup"), Format.localDateTime(last))) }
-        let color: Console.Color = phase.isClosed ? .red : (phase == .upToDate ? .green : .yellow)
+        let color: Console.Color = phase.isClosed && !isHeld ? .red : (phase == .upToDate ? .green : .yellow)
         rows.append((L.localized("gate"), console.paint(summary, color)))
         // A recovering record refuses every use until a lookup succeeds: "up to date" alone
         // would hide why the maps are refused.

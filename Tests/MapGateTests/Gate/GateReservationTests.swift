@@ -75,10 +75,7 @@ import Glibc
         let shown = try record().promptsShown
         let sleeper = try BackgroundProcess("/bin/sleep", ["30"])
         defer { sleeper.signal(SIGKILL) }
-        let stat = try String(contentsOfFile: "/proc/\(sleeper.processIdentifier)/stat", encoding: .utf8)
-        let fields = stat[stat.index(after: try #require(stat.lastIndex(of: ")")))...].split(separator: " ")
-        let start = try #require(UInt64(fields[19]))
-        let running = ProcessIdentity(pid: sleeper.processIdentifier, start: start, boot: try #require(ProcessIdentity.current).boot)
+        let running = try sleeper.identity()
         #expect(running.isRunning)
         try harness.makeStore().update { record in
             record.promptsShown += 1

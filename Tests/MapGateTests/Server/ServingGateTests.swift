@@ -4,6 +4,12 @@ import MapGateDemo
 import TestSupport
 import Testing
 
+@testable import MapGateTrust
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The gate while a server runs: a use per 24 h of serving, and 403 once closed.
 @Suite struct ServingGateTests {
     let harness: SyncHarness
@@ -147,6 +153,52 @@ import Testing
         #expect(try makeGate().settle(other))
         #expect(try waitUntil { try status(server, "/plain/0/0/0.png").status == 200 })
         #expect(waitUntil { events.all.last == "reopened" })
+    }
+
+    /// Another run's question for the last use, not answered yet (found by an attack: every other
+    /// run saw the gate closed, 77, and a running server answered 403 for as long as the question
+    /// stayed open, though declining it gives the use back). Held, the gate refuses new runs with
+    /// "try again" (``GateUseHeldError``, nothing counted), a running server serves on, and only
+    /// the use's delivery closes it. The other run is a process of its own (a run's own
+    /// reservation never holds the gate open for itself).
+    @Test func anotherRunsOpenQuestionForTheLastUseClosesNothing() throws {
+        #expect(try makeGate().check().phase != .upToDate)
+        time.advance(days: 30.5)
+        let events = EventLog()
+        let server = try startServer(events: events)  // the first of two prompted uses
+        defer { server.stop() }
+        #expect(monitorLooksTwice(server))
+        let asking = try BackgroundProcess("/bin/sleep", ["60"])
+        defer { asking.signal(SIGKILL) }
+        let other = GateRecord.Reservation(id: "asking", process: try asking.identity())
+        try harness.gateStore(clock: time.clock).update { record in
+            record.promptsShown += 1
+            record.reservations.append(other)
+        }
+        // While its question is open: a new run is told to try again, and counts nothing.
+        let third = try makeGate()
+        #expect(throws: GateUseHeldError.self) { try third.authorizeUse() }
+        #expect(throws: GateUseHeldError.self) { try third.refuseIfClosed() }
+        let report = try third.status()
+        #expect(report.isHeld && report.record.promptsShown == 2 && report.record.reservations.count == 1)
+        #expect(monitorLooksTwice(server))
+        #expect(try status(server, "/plain/0/0/0.png").status == 200)
+        #expect(!events.all.contains("closed"), "\(events.all)")
+        // Answered "later", the use is delivered (its reservation goes, the count stays): the gate
+        // is closed for everyone, the server included.
+        try harness.gateStore(clock: time.clock).update { record in record.reservations.removeAll() }
+        #expect(throws: GateClosedError.self) { try makeGate().authorizeUse() }
+        #expect(try waitUntil { try status(server, "/plain/0/0/0.png").status == 403 })
+        #expect(waitUntil { events.all.last == "closed" })
+    }
+
+    /// Holding questions open gives a server no more than its day: past it, with no use left to
+    /// count, a held gate is closed to it too.
+    @Test func aHeldGateGivesARunningServerNoMoreThanItsDay() {
+        let policy = GatePolicy(installed: try! AppVersion("1.4.0"), maxPrompts: 2)
+        #expect(!policy.isClosedForServer(.closed, promptsShown: 2, ownCount: 1, servedFor: 3600, isHeld: true))
+        #expect(policy.isClosedForServer(.closed, promptsShown: 2, ownCount: 1, servedFor: GatePolicy.servingDay + 1, isHeld: true))
+        #expect(policy.isClosedForServer(.closed, promptsShown: 2, ownCount: 1, servedFor: 3600, isHeld: false))
     }
 
     @Test mutating func startingWithTheLastUseServesForItsDay() throws {
