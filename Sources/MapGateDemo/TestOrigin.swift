@@ -12,7 +12,9 @@ import Synchronization
 /// - `stall=S`: after the head (and the `cut` bytes, if any) send nothing for S seconds;
 /// - `drop`: close the connection without answering;
 /// - `redirect`: answer 302 to the same path without the fault;
-/// - `times=N`: apply the fault to the first N requests of this URL only, then serve normally.
+/// - `times=N`: apply the fault to the first N requests of this URL only, then serve normally;
+/// - `weak`: (every request, whatever `times` says) a weak `ETag` and a `Last-Modified` date, and
+///   `If-Range` kept to RFC 9110: only the date matches, a weak ETag never does.
 public final class TestOrigin: Sendable {
     public struct Hit: Sendable {
         public var method: String
@@ -107,6 +109,7 @@ private final class OriginHandler: HTTPRequestHandler {
             path = String(rest.dropFirst(spec.count))
             let parsed = Fault(spec: String(spec))
             if origin.faultApplies(key: request.path, times: parsed.times) { fault = parsed }
+            fault.weak = parsed.weak
         }
         if fault.drop { return .drop }
         if fault.redirect {
@@ -133,14 +136,19 @@ private final class OriginHandler: HTTPRequestHandler {
         }
         let size = (attributes[.size] as? UInt).map { Int($0) } ?? 0
         let modified = (attributes[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
-        let etag = "\"\(String(size, radix: 16))-\(String(Int(modified * 1000), radix: 16))\""
+        let etag = (fault.weak ? "W/" : "") + "\"\(String(size, radix: 16))-\(String(Int(modified * 1000), radix: 16))\""
         var headers: [(name: String, value: String)] = [("ETag", etag), ("Accept-Ranges", "bytes"), ("Content-Type", contentType(path))]
+        // An HTTP date, enough for If-Range's exact comparison.
+        let second = Int(modified) % 60
+        let lastModified = "Mon, 01 Jan 2024 00:00:\(second < 10 ? "0" : "")\(second) GMT"
+        if fault.weak { headers.append(("Last-Modified", lastModified)) }
         if let match = request.header("If-None-Match"), match == etag || match == "*" {
             return HTTPServerResponse(status: 304, headers: [("ETag", etag)])
         }
         var range = 0..<size
         var status = 200
-        if let rangeHeader = request.header("Range"), request.header("If-Range").map({ $0 == etag }) ?? true {
+        let validatorMatches: (String) -> Bool = { fault.weak ? $0 == lastModified : $0 == etag }
+        if let rangeHeader = request.header("Range"), request.header("If-Range").map(validatorMatches) ?? true {
             guard let requested = Self.parseRange(rangeHeader, size: size) else {
                 return HTTPServerResponse(status: 416, headers: [("Content-Range", "bytes */\(size)")])
             }
@@ -221,6 +229,7 @@ private struct Fault {
     var drop = false
     var redirect = false
     var times: Int?
+    var weak = false
 
     init() {}
 
@@ -235,6 +244,7 @@ private struct Fault {
             case "drop": drop = true
             case "redirect": redirect = true
             case "times": times = Int(value)
+            case "weak": weak = true
             default: break
             }
         }

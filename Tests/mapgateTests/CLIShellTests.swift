@@ -84,6 +84,8 @@ import Glibc
 
     @Test func configAndDataDirComeFromTheEnvironmentToo() throws {
         try mapgate.configure(["maxPrompts": 2])
+        // `status` makes no data directory; in one that exists it keeps the gate's copy.
+        try FileManager.default.createDirectory(atPath: mapgate.dataDirectory, withIntermediateDirectories: true)
         let result = try mapgate.runBare(
             ["status", "--json"], environment: ["MAPGATE_CONFIG": mapgate.configPath, "MAPGATE_DATA_DIR": mapgate.dataDirectory])
         #expect(result.status == 0)
@@ -96,6 +98,7 @@ import Glibc
     /// every command says what it is, at once, and exits 74.
     @Test func aStateDatabaseThatIsAFIFOIsRefusedAtOnce() throws {
         try mapgate.configure([:])
+        try FileManager.default.createDirectory(atPath: mapgate.dataDirectory, withIntermediateDirectories: true)
         #expect(try mapgate.run(["status"]).status == 0)
         let path = mapgate.dataDirectory + "/state.sqlite"
         try FileManager.default.removeItem(atPath: path)

@@ -110,8 +110,9 @@ extension GateTamperTests {
                 ["/usr/bin/faketime", time, mapgate.path] + arguments + ["--config", mapgate.configPath, "--data-dir", freshData])
             return try runProcess(program, rest, environment: mapgate.baseEnvironment.merging(["XDG_STATE_HOME": freshState]) { $1 })
         }
-        #expect(try run(["status"], at: "2027-02-10 02:00:00").status == 0)
         try FileManager.default.createDirectory(atPath: freshData + "/regions", withIntermediateDirectories: true)
+        try mapgate.handBack()
+        #expect(try run(["status"], at: "2027-02-10 02:00:00").status == 0)
         try FileManager.default.copyItem(atPath: oldData + "/regions/geo.mbtiles", toPath: freshData + "/regions/geo.mbtiles")
         try sqlite(freshData + "/state.sqlite", "ATTACH '\(oldData)/state.sqlite' AS old; INSERT INTO regions SELECT * FROM old.regions")
         try mapgate.handBack()

@@ -27,6 +27,22 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: workspace.work.file("no")))
     }
 
+    /// `status`, `check` and `catalog` made the mistyped folder (found by an attack): the gate
+    /// keeps its copy in the state folder alone until a command installs something.
+    @Test func gateCommandsOfAMistypedDataDirectoryCreateNothing() throws {
+        try workspace.offer("geo", fixture: "mbtileserver-geography-class-png.mbtiles", format: "png")
+        let typo = workspace.work.file("no/such/dtaa")
+        for command in [["status"], ["check"], ["catalog"], ["status", "--json"]] {
+            let result = try mapgate.runBare(command + ["--config", mapgate.configPath, "--data-dir", typo])
+            #expect(result.status != 64, "\(command): \(result.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: workspace.work.file("no")), "\(command) made the folder")
+        }
+        // A sync makes it, and the gate's copy follows.
+        #expect(try mapgate.runBare(["sync", "geo", "--config", mapgate.configPath, "--data-dir", typo]).status == 0)
+        #expect(try mapgate.runBare(["status", "--config", mapgate.configPath, "--data-dir", typo]).status == 0)
+        #expect(FileManager.default.fileExists(atPath: typo + "/state.sqlite"))
+    }
+
     @Test func oneRegionIsOneRegion() throws {
         try workspace.offer("geo", fixture: "mbtileserver-geography-class-png.mbtiles", format: "png")
         let catalog = try mapgate.run(["catalog"])

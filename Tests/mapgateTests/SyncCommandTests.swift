@@ -175,7 +175,9 @@ import Testing
         }, "\(partialFiles)")
         sync.signal(SIGTERM)
         #expect(sync.wait() == 143)
-        #expect(sync.stderr.contains("stopping… run 'mapgate sync' again to resume"), "\(sync.stderr)")
+        // The command that resumes it, regions named (found by an attack: plain `mapgate sync`
+        // installs nothing while no region is installed yet).
+        #expect(sync.stderr.contains("stopping… run 'mapgate sync big' again to resume"), "\(sync.stderr)")
         #expect(!FileManager.default.fileExists(atPath: installing))
         #expect(partialFiles.contains { $0.hasSuffix(".part") }, "\(partialFiles)")
     }

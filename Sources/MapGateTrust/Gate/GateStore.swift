@@ -52,7 +52,13 @@ public final class GateStore {
     /// The usual store: the copy in the user's state folder and the one in the data directory.
     ///
     /// - Parameter busyTimeout: how long to wait for another process's write lock.
-    public convenience init(stateFolder: String, directory: DataDirectory, clock: Clock = .system, busyTimeout: Double = 10) throws {
+    /// - Parameter createsDataDirectory: false for a command that only looks at the gate
+    ///   (`status`, `check`, `catalog`): a data directory that does not exist is not made for the
+    ///   gate's copy (found by an attack: `status --data-dir typo` left `typo/` behind); without it
+    ///   there is no map data, and the state folder's copy alone decides.
+    public convenience init(
+        stateFolder: String, directory: DataDirectory, clock: Clock = .system, busyTimeout: Double = 10, createsDataDirectory: Bool = true
+    ) throws {
         let home = try StateDatabase(path: stateFolder + "/state.sqlite", clock: clock, busyTimeout: busyTimeout)
         // The data directory's copy only follows the user's: on a full disk or a read-only data
         // directory it cannot be written, but it is still read and compared (a lower generation
@@ -61,10 +67,12 @@ public final class GateStore {
         var readOnly: [StateDatabase] = []
         var unreadable: [(path: String, reason: String)] = []
         do {
+            guard createsDataDirectory || FileManager.default.fileExists(atPath: directory.path) else { throw DataDirectoryAbsent() }
             let data = try StateDatabase(directory: directory, clock: clock, busyTimeout: busyTimeout)
             // SQLite falls back to read-only without an error (a `-wal` left by a crashed writer
             // in a folder that is now read-only): read and compared like one that failed to open.
             if data.database.isReadOnly { readOnly.append(data) } else { copies.append(data) }
+        } catch is DataDirectoryAbsent {
         } catch let error as SQLiteError where error.isWriteFailure && FileManager.default.fileExists(atPath: directory.statePath) {
             do {
                 readOnly.append(try StateDatabase.reading(directory: directory, busyTimeout: busyTimeout))
@@ -232,3 +240,6 @@ public final class GateStore {
         return false
     }
 }
+
+/// The data directory does not exist: the gate keeps its copy in the state folder only.
+private struct DataDirectoryAbsent: Error {}

@@ -29,6 +29,14 @@ public struct PackageDownloader: Sendable {
         var url: String
         var etag: String?
         var lastModified: String?
+
+        /// What `If-Range` names: a strong ETag, else the date (RFC 9110 §13.1.5 forbids a weak
+        /// ETag there, and a server that keeps to it sends the whole file again), else the weak
+        /// ETag all the same (at worst the whole file comes again).
+        var ifRangeValidator: String? {
+            if let etag, !etag.hasPrefix("W/") { return etag }
+            return lastModified ?? etag
+        }
     }
 
     func download(
@@ -70,17 +78,25 @@ public struct PackageDownloader: Sendable {
     }
 
     /// Fetches until the partial file holds the whole package, retrying network errors and 5xx
-    /// with backoff, never 4xx.
+    /// with backoff, never 4xx. The tries are counted from the last one that moved the download
+    /// on by at least ``RetryPolicy/progressBytes`` (found by an attack: a link that drops every
+    /// minute gave up after four tries while each had brought 60 KB), so a poor link that keeps
+    /// making progress is never given up on, and one that brings nothing is after
+    /// ``RetryPolicy/maxAttempts``.
     private func fetchRemaining(
         _ package: PackageReference, sink: PackageSink, info: inout PartialInfo?, infoPath: String,
         progress: @escaping (Int64, Int64) -> Void
     ) throws {
         var attempt = 0
+        var tries = 0
         while sink.downloadedBytes < package.size {
             attempt += 1
+            tries += 1
+            let before = sink.downloadedBytes
             do {
                 try fetch(package, sink: sink, info: &info, infoPath: infoPath, progress: progress)
-            } catch let error as HTTPError where error.isTransient && attempt < retry.maxAttempts {
+            } catch let error as HTTPError where error.isTransient && (attempt < retry.maxAttempts || retry.isProgress(sink.downloadedBytes - before)) {
+                if retry.isProgress(sink.downloadedBytes - before) { attempt = 1 }
                 retry.sleep(retry.delay(afterAttempt: attempt))
                 continue
             } catch let error as HTTPError {
@@ -93,9 +109,9 @@ public struct PackageDownloader: Sendable {
                 var kind = error.kind
                 if case .transport(let code, _, _) = error, !error.isTransient, code != 27 { kind = code == 37 ? .io : .badData }
                 let reason =
-                    attempt == 1
+                    tries == 1
                     ? L.localized("download failed: %1$s", "\(errorMessage(error))")
-                    : L.localized("download failed: %1$s (after %2$s tries)", "\(errorMessage(error))", "\(attempt)")
+                    : L.localized("download failed: %1$s (after %2$s tries)", "\(errorMessage(error))", "\(tries)")
                 throw RegionError(region: package.id, reason: reason, kind: kind)
             }
             if sink.downloadedBytes < package.size {
@@ -112,7 +128,7 @@ public struct PackageDownloader: Sendable {
     ) throws {
         var headers: [(name: String, value: String)] = []
         let offset = sink.downloadedBytes
-        if offset > 0, !package.url.lowercased().hasPrefix("file:"), let validator = info?.etag ?? info?.lastModified {
+        if offset > 0, !package.url.lowercased().hasPrefix("file:"), let validator = info?.ifRangeValidator {
             headers = [("Range", "bytes=\(offset)-"), ("If-Range", validator)]
         }
         var request = HTTPRequest(

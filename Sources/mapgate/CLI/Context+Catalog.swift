@@ -28,7 +28,8 @@ extension Context {
             let manifest = try MirrorManifest.decode(try source.fetchFile(target, limit: MirrorManifest.maximumBytes, what: L.localized("mirror manifest")), source: target)
             fetched.catalog = fetched.catalog.mirrored(at: mirror, manifest: manifest)
         }
-        let gate = try makeGate()
+        // The catalog alone makes no data directory (`catalog --data-dir typo`); sync makes it.
+        let gate = try makeGate(createsDataDirectory: false)
         defer { warnAboutState(gate) }
         return try gate.accept(fetched)
     }

@@ -91,8 +91,10 @@ final class Context {
     /// The folder of the gate's own copy of its state (`$XDG_STATE_HOME/mapgate`).
     var stateFolder: String { Locations.stateFolder(environment: environment) }
 
-    func makeGate() throws -> Gate {
-        let store = try GateStore(stateFolder: stateFolder, directory: dataDirectory, clock: clock)
+    /// - Parameter createsDataDirectory: false for the commands that only look at the gate
+    ///   (``GateStore/init(stateFolder:directory:clock:busyTimeout:createsDataDirectory:)``).
+    func makeGate(createsDataDirectory: Bool = true) throws -> Gate {
+        let store = try GateStore(stateFolder: stateFolder, directory: dataDirectory, clock: clock, createsDataDirectory: createsDataDirectory)
         return try Gate(store: store, settings: try gateSettings(), clock: clock)
     }
 

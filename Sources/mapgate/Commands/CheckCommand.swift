@@ -17,7 +17,7 @@ struct CheckCommand: Command {
     }
 
     func run(_ context: Context) throws -> Int32 {
-        let gate = try context.makeGate()
+        let gate = try context.makeGate(createsDataDirectory: false)
         let report = try gate.check()
         context.warnAboutState(gate)
         GateOutput.show(report, context: context)

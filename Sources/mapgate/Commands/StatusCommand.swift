@@ -13,7 +13,7 @@ struct StatusCommand: Command {
     }
 
     func run(_ context: Context) throws -> Int32 {
-        let gate = try context.makeGate()
+        let gate = try context.makeGate(createsDataDirectory: false)
         let report = try gate.status()
         context.warnAboutState(gate)
         GateOutput.show(report, context: context)

@@ -41,6 +41,20 @@ struct SyncCommand: Command {
         mirror = arguments.value("from")
     }
 
+    /// The command that resumes this one (found by an attack: the hint said `mapgate sync`, which
+    /// without the regions installs nothing when none is installed yet, and without `--from`
+    /// goes to the publisher instead of the mirror).
+    var resumeCommand: String {
+        (["mapgate", "sync"] + regions + (mirror.map { ["--from", $0] } ?? [])).map(Self.shellWord).joined(separator: " ")
+    }
+
+    /// `word` as a POSIX shell reads it back: as it is when it holds only safe characters, else
+    /// in single quotes.
+    static func shellWord(_ word: String) -> String {
+        let safe = word.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || "-_./:=@%+,".unicodeScalars.contains($0) }
+        return safe && !word.isEmpty ? word : "'" + word.replacing("'", with: "'\\''") + "'"
+    }
+
     func run(_ context: Context) throws -> Int32 {
         // The catalog is read before anything else: an unreachable catalog costs no use. The
         // workflow decides the rest (SyncWorkflow: what costs a use); this renders its events.
@@ -72,7 +86,7 @@ struct SyncCommand: Command {
             switch event {
             case .willInstall(let files):
                 cleanup = InterruptCleanup(
-                    removing: files, console: console, hint: L.localized("run 'mapgate sync' again to resume: what was downloaded is kept"))
+                    removing: files, console: console, hint: L.localized("run '%1$s' again to resume: what was downloaded is kept", resumeCommand))
             case .started(let region):
                 if ProgressBar.isWanted(console) { bars[region.id] = ProgressBar(label: region.id, console: console) }
             case .stage(_, let stage):

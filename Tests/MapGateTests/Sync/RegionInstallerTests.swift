@@ -197,6 +197,43 @@ import Glibc
         #expect(try SyncHarness.tiles(of: harness.directory.regionPath("resume")) == (try SyncHarness.tiles(of: source)))
     }
 
+    /// A server with a weak ETag and a date (found by an attack: mapgate sent the weak ETag in
+    /// `If-Range`, which RFC 9110 forbids, and a server that keeps to it sent the whole file
+    /// again, so a resume never resumed): the date goes in `If-Range`, and the rest comes as 206.
+    @Test func aWeakETagIsNotSentInIfRange() throws {
+        let harness = try SyncHarness()
+        let source = try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles")
+        let entry = try harness.builder.add(
+            id: "weak", source: source, format: "png", gzip: false, overrides: ["url": "/_fault/weak,cut=100000,times=1/packages/weak-1.mbtiles"])
+        let size = try #require(entry["size"] as? Int64)
+        let outcome = try harness.sync("weak")
+        guard case .installed(_, _, let bytes, _) = outcome else { Issue.record("unexpected \(outcome)"); return }
+        let hits = harness.origin.requests.filter { $0.path.contains("/packages/") }
+        #expect(hits.count == 2)
+        #expect(hits.last?.range == "bytes=100000-")
+        #expect(hits.last?.ifRange?.hasSuffix(" GMT") == true, "\(String(describing: hits.last?.ifRange))")
+        #expect(bytes == size, "the rest came as 206, not the whole file again (\(bytes) bytes for \(size))")
+    }
+
+    /// A link that drops every answer after 60 KB (found by an attack: the sync gave up after four
+    /// tries with each one bringing more): tries that move the download on do not count toward
+    /// the limit, and the backoff starts again after each; one that cuts every answer after a few
+    /// bytes is still given up on (``Bad/cutShort``).
+    @Test func aLinkThatDropsButKeepsMakingProgressIsNotGivenUpOn() throws {
+        let harness = try SyncHarness()
+        let source = try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles")
+        let entry = try harness.builder.add(
+            id: "chopped", source: source, format: "png", gzip: false, overrides: ["url": "/_fault/cut=60000/packages/chopped-1.mbtiles"])
+        let size = try #require(entry["size"] as? Int64)
+        #expect(size > 6 * 60_000, "the package needs more tries than the limit")
+        let outcome = try harness.sync("chopped")
+        guard case .installed = outcome else { Issue.record("unexpected \(outcome)"); return }
+        let hits = harness.origin.requests.filter { $0.path.contains("/packages/") }
+        #expect(hits.count == Int((size + 59_999) / 60_000))
+        #expect(Set(harness.sleeps.recorded) == [0.01], "each try that made progress starts the backoff again")
+        #expect(try SyncHarness.tiles(of: harness.directory.regionPath("chopped")) == (try SyncHarness.tiles(of: source)))
+    }
+
     @Test func interruptedDownloadResumesInTheNextRun() throws {
         let harness = try SyncHarness()
         let source = try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles")
