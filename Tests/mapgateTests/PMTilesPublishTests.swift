@@ -3,6 +3,10 @@ import MapGate
 import TestSupport
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// `mapgate publish` from PMTiles v3 archives (issue 39): the reference repository's fixtures and
 /// archives the reference writer (python `pmtiles`) makes are published, synced and installed with
 /// the reference reader's tiles byte for byte; one archive published twice gives one package;
@@ -68,6 +72,44 @@ struct PMTilesPublishTests {
         #expect(hashes[0] == hashes[1])
         // Nothing of the conversion is left in the temporary folder.
         #expect(try FileManager.default.contentsOfDirectory(atPath: temporary) == [])
+    }
+
+    /// Ctrl-C while an archive is being converted (found by an attack: a 123 MB conversion stayed
+    /// in $TMPDIR, and no later run removed it): the run's folder goes with the run.
+    @Test func ctrlCWhileAnArchiveIsConvertedLeavesNothingInTheTemporaryFolder() throws {
+        // 14 MB of barely compressible tiles: a conversion that takes a moment.
+        let source = work.file("big.mbtiles")
+        let made = try runProcess("/usr/bin/python3", ["-c", """
+            import os, sqlite3, sys
+            db = sqlite3.connect(sys.argv[1])
+            db.executescript("CREATE TABLE metadata (name TEXT, value TEXT); CREATE TABLE tiles (zoom_level INTEGER, tile_column INTEGER, tile_row INTEGER, tile_data BLOB);")
+            db.executemany("INSERT INTO metadata VALUES (?, ?)", [("name", "big"), ("format", "png"), ("minzoom", "0"), ("maxzoom", "5")])
+            rows = [(z, x, y, b"\\x89PNG\\r\\n\\x1a\\n" + os.urandom(10000)) for z in range(6) for x in range(2 ** z) for y in range(2 ** z)]
+            db.executemany("INSERT INTO tiles VALUES (?, ?, ?, ?)", rows)
+            db.commit()
+            """, source])
+        try #require(made.status == 0, "\(made.stderr)")
+        let archive = work.file("big.pmtiles")
+        try PMTilesReference.convert(mbtiles: source, to: archive)
+        try offer([("big", archive, "1")])
+        let temporary = work.file("tmp")
+        try FileManager.default.createDirectory(atPath: temporary, withIntermediateDirectories: true)
+        let run = try workspace.mapgate.start(
+            ["publish", work.file("in"), "--out", work.file("out"), "--key", workspace.key.secretKeyFile], environment: ["TMPDIR": temporary])
+        // Stopped once the conversion is under way.
+        let converting = waitUntil(timeout: 60) {
+            let folders = (try? FileManager.default.contentsOfDirectory(atPath: temporary)) ?? []
+            return folders.contains { folder in
+                let enumerator = FileManager.default.enumerator(atPath: temporary + "/" + folder)
+                while let name = enumerator?.nextObject() as? String { if name.hasSuffix(".mbtiles") { return true } }
+                return false
+            }
+        }
+        try #require(converting, "\(run.stderr)")
+        run.signal(SIGINT)
+        #expect(run.wait() == 130, "\(run.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: temporary) == [], "left in $TMPDIR")
+        #expect(!FileManager.default.fileExists(atPath: work.file("out/catalog.json")))
     }
 
     @Test(arguments: [("geography", "mbtileserver-geography-class-png.mbtiles"), ("cities", "mbtileserver-world_cities.mbtiles")])

@@ -14,14 +14,26 @@ extension Publisher {
     }
 
     static func packageName(_ source: PublishSource) -> String { "\(source.id)-\(source.version).mbtiles.gz" }
+    /// The name of a version's base copy in `.publish/bases/`.
+    static func baseName(_ source: PublishSource) -> String { "\(source.id)-\(source.version).mbtiles" }
 
     /// Makes a new version's package and its own base copy (deltas to later versions are made
     /// from it). The file is checked (on another thread) while it is compressed; a file that
     /// fails the checks leaves nothing behind.
-    func makePackage(_ source: PublishSource, sourceSHA256: String, progress: (Int64, Int64) -> Void) throws -> PublishedVersion {
+    ///
+    /// - Parameters:
+    ///   - identity: the input's identity when its hash was taken: an input written to since is
+    ///     refused (found by an attack: a file changed during a publish gave a signed catalog
+    ///     whose package, hash and base copy disagreed, and every client refused it).
+    ///   - previous: the catalog published before: a version it lists that the history does not
+    ///     know (`.publish/` lost) may not come back with other tiles, nor replace its package
+    ///     with other bytes.
+    func makePackage(
+        _ source: PublishSource, sourceSHA256: String, identity: FileIdentity?, previous: PreviousCatalog?, progress: (Int64, Int64) -> Void
+    ) throws -> PublishedVersion {
         let packageName = Self.packageName(source)
         let partial = scratchPath + "/" + packageName + ".part"
-        let basePath = basesPath + "/\(source.id)-\(source.version).mbtiles"
+        let basePath = basesPath + "/" + Self.baseName(source)
         let copyBase = options.keep >= 2
         let path = source.path
         let isConverted = source.archivePath != nil
@@ -52,6 +64,11 @@ extension Publisher {
             throw error
         }
         do {
+            let input = source.archivePath ?? source.path
+            guard let identity, FileIdentity(path: input) == identity else {
+                throw PublishError(input, L.localized("it changed while it was being published; nothing of it was published: publish again once it is written"))
+            }
+            try checkRepublished(source, contentHash: facts.contentHash, sha256: packed.sha256, previous: previous)
             try moveIntoPlace(partial, packagesPath + "/" + packageName)
         } catch {
             // Nothing of this version stays behind in the scratch folder.
@@ -72,6 +89,30 @@ extension Publisher {
             version.base = PathText.lastComponent(basePath)
         }
         return version
+    }
+
+    /// A version the previous catalog lists but the history does not know (`.publish/` was lost,
+    /// found by an attack) is published again only as it was: the same tiles, and a package that
+    /// is there already only if it has the same bytes. Another file under the same version would
+    /// give clients that have it other tiles than clients that get it now, and a package replaced
+    /// in place is one a cache keeps or a download in progress mixes.
+    private func checkRepublished(_ source: PublishSource, contentHash: String?, sha256: String, previous: PreviousCatalog?) throws {
+        let subject = source.archivePath ?? source.path
+        if let listed = previous?.regions[source.id], listed.version == source.version, let listedHash = listed.contentHash, let contentHash,
+            listedHash.lowercased() != contentHash.lowercased()
+        {
+            throw PublishError(
+                subject,
+                L.localized(
+                    "version \"%1$s\" of region %2$s is in the published catalog with other tiles (contentHash %3$s…, this file's %4$s…) and %5$s does not know it; raise the version",
+                    source.version, source.id, String(listedHash.prefix(12)), String(contentHash.prefix(12)), historyPath))
+        }
+        let existing = packagesPath + "/" + Self.packageName(source)
+        if FileManager.default.fileExists(atPath: existing), let old = try? SHA256Hasher.hex(ofFileAt: existing), old != sha256 {
+            throw PublishError(
+                existing,
+                L.localized("it is already there with other bytes, and %1$s does not know version \"%2$s\" of region %3$s; raise the version, or remove the file if nothing serves it", historyPath, source.version, source.id))
+        }
     }
 
     /// Adds to each new version (one whose package this run made) its deltas from the kept

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Glibc
 import MapGateBase
 import MapGateStorage
 import MapGateTrust
@@ -58,7 +59,19 @@ public final class Publisher {
     private func run(signingKey: MinisignSecretKey?, progress: (String, Int64, Int64) -> Void, onEvent: (Event) -> Void) throws -> PublishReport {
         defer { conversions.removeAll() }
         do {
-            return try runSteps(signingKey: signingKey, progress: progress, onEvent: onEvent)
+            // One publish at a time in a folder (found by an attack: two at once both wrote serial
+            // 2, with other contents, and one's regions were lost): the lock is held from before
+            // the previous catalog and the history are read until the catalog is written.
+            // A refused run leaves no trace of the lock in a folder it made for it.
+            let lock = signingKey == nil ? nil : try lockOutput()
+            do {
+                let report = try runSteps(signingKey: signingKey, progress: progress, onEvent: onEvent)
+                withExtendedLifetime(lock) {}
+                return report
+            } catch {
+                if let lock { for path in lock.created.reversed() { _ = path.hasSuffix("/lock") ? unlink(path) : rmdir(path) } }
+                throw error
+            }
         } catch let error as PublishError {
             // What was said of a converted file is said of the archive the publisher gave.
             throw conversions.namingArchives(error)
@@ -124,6 +137,7 @@ public final class Publisher {
             }
             decisions.append(decision)
         }
+        try checkPackageNames(sources, history: history)
         return Inputs(sources: sources, decisions: decisions, formats: formats, previous: previous, history: history)
     }
 
@@ -137,13 +151,13 @@ public final class Publisher {
             switch decision {
             case .reuse(let kept):
                 versions.append(kept)
-            case .make(let sha):
+            case .make(let sha, let identity):
                 if isDryRun {
                     versions.append(try provisionalVersion(source, sourceSHA256: sha))
                 } else {
                     try prepareFolders()
                     onEvent(.packing(region: source.id, version: source.version))
-                    let made = try makePackage(source, sourceSHA256: sha) { progress(source.id, $0, $1) }
+                    let made = try makePackage(source, sourceSHA256: sha, identity: identity, previous: inputs.previous) { progress(source.id, $0, $1) }
                     onEvent(.packed(region: source.id, package: "packages/" + made.package, size: made.size))
                     versions.append(made)
                 }
@@ -207,26 +221,69 @@ public final class Publisher {
         return sources
     }
 
+    /// Refuses two region versions whose packages (or base copies) would have one file name
+    /// (found by an attack: region `a` version `b-1` and region `a-b` version `1` are both
+    /// `a-b-1.mbtiles.gz`, and one overwrote the other under a signed catalog): ids and versions
+    /// may both hold `-`, so the name alone does not tell them apart.
+    private func checkPackageNames(_ sources: [PublishSource], history: PublishHistory) throws {
+        var owners: [String: (id: String, version: String)] = [:]
+        func claim(_ name: String, _ id: String, _ version: String, subject: String) throws {
+            if let owner = owners[name], owner != (id, version) {
+                throw PublishError(
+                    subject,
+                    L.localized(
+                        "region %1$s version \"%2$s\" and region %3$s version \"%4$s\" would both be packages/%5$s; give one of them another version in regions.json",
+                        owner.id, owner.version, id, version, name))
+            }
+            owners[name] = (id, version)
+        }
+        for (id, versions) in history.regions.sorted(by: { $0.key < $1.key }) {
+            for version in versions {
+                try claim(version.package, id, version.version, subject: historyPath)
+                if let base = version.base { try claim(base, id, version.version, subject: historyPath) }
+            }
+        }
+        for source in sources {
+            try claim(Self.packageName(source), source.id, source.version, subject: source.archivePath ?? source.path)
+            try claim(Self.baseName(source), source.id, source.version, subject: source.archivePath ?? source.path)
+        }
+    }
+
     /// How one input is handled.
     enum Decision {
         /// Published before from the very same file: its package is reused.
         case reuse(PublishedVersion)
-        /// A new version: make its package (and deltas).
-        case make(sourceSHA256: String)
+        /// A new version: make its package (and deltas). `identity`: the input file's when its
+        /// hash was taken; a file that changes before its package is made is refused.
+        case make(sourceSHA256: String, identity: FileIdentity?)
     }
 
     private func decide(_ source: PublishSource, history: PublishHistory) throws -> Decision {
+        let identity = FileIdentity(path: source.archivePath ?? source.path)
         let sha = try SHA256Hasher.hex(ofFileAt: source.archivePath ?? source.path)
         let versions = history.regions[source.id] ?? []
-        guard let record = versions.first(where: { $0.version == source.version }) else { return .make(sourceSHA256: sha) }
+        guard let record = versions.first(where: { $0.version == source.version }) else { return .make(sourceSHA256: sha, identity: identity) }
         guard record.sourceSHA256 == sha else {
             throw PublishError(
                 source.path,
                 L.localized("version \"%1$s\" of region %2$s was published before from another file; raise the version (metadata \"version\" or regions.json)", "\(source.version)", "\(source.id)"))
         }
         // A package someone removed by hand is made again.
-        guard FileManager.default.fileExists(atPath: packagesPath + "/" + record.package) else { return .make(sourceSHA256: sha) }
+        guard FileManager.default.fileExists(atPath: packagesPath + "/" + record.package) else { return .make(sourceSHA256: sha, identity: identity) }
         return .reuse(record)
+    }
+
+    /// Takes `.publish/lock` in the output folder; another publish holding it is an error at once.
+    /// `created`: the folders and the lock file this made, for a refused run to remove.
+    private func lockOutput() throws -> (lock: DirectoryLock, created: [String]) {
+        let lockPath = statePath + "/lock"
+        let created = [options.outputDirectory, statePath, lockPath].filter { !FileManager.default.fileExists(atPath: $0) }
+        do {
+            try FileManager.default.createDirectory(atPath: statePath, withIntermediateDirectories: true)
+        } catch {
+            throw PublishError(statePath, L.localized("cannot create it: %1$s", "\(FileManager.default.folderCreationReason(atPath: statePath, error: error))"), kind: .io)
+        }
+        return (try DirectoryLock(lockPath: lockPath, folder: options.outputDirectory, timeout: 0), created)
     }
 
     func prepareFolders() throws {

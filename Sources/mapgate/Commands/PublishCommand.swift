@@ -75,8 +75,20 @@ struct PublishCommand: Command {
 
     func run(_ context: Context) throws -> Int32 {
         var options = self.options
-        // `.pmtiles` inputs are converted there for the run.
-        options.temporaryDirectory = context.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        // `.pmtiles` inputs are converted in a folder of this run's, removed when it ends, by a
+        // signal too (found by an attack: Ctrl-C left a 123 MB conversion in $TMPDIR).
+        let temporary = context.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        var template = Array((temporary + "/mapgate-publish-XXXXXX").utf8CString)
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw PublishError(temporary, L.localized("cannot make a folder to convert PMTiles archives in: %1$s", SystemErrorReason.text(errno)), kind: .io)
+        }
+        let scratch = String(cString: made)
+        let removal = SignalRouter.onSignal { _ in try? FileManager.default.removeItem(atPath: scratch) }
+        defer {
+            try? FileManager.default.removeItem(atPath: scratch)
+            withExtendedLifetime(removal) {}
+        }
+        options.temporaryDirectory = scratch
         let publisher = Publisher(options: options, clock: context.clock)
         if isDryRun {
             try publisher.plan { render($0, context: context) }

@@ -1,0 +1,97 @@
+import Foundation
+import MapGate
+import TestSupport
+import Testing
+
+/// What a careless or hurried publisher does to a published folder (found by an attack on
+/// `mapgate publish`): two publishes at once, names that clash, an input written while it is
+/// published, a lost `.publish/`. Each ended in a signed catalog that clients refused or that
+/// gave other tiles under one version; each is now refused with nothing of the catalog changed.
+@Suite struct PublishConcurrencyTests {
+    let workspace: PublishWorkspace
+    let tiles = DeltaTestFiles.pyramid(maxZoom: 4, png: true, seed: 7)
+
+    init() throws {
+        workspace = try PublishWorkspace()
+    }
+
+    @Test func aSecondPublishIntoTheSameFolderIsRefusedWhileTheFirstRuns() throws {
+        try workspace.writeRegion("alpha.mbtiles", tiles: tiles, metadata: ["version": "1"])
+        try workspace.publish()
+        let before = try workspace.snapshot()
+        // Another publish holds the folder's lock.
+        let held = try DirectoryLock(lockPath: workspace.output + "/.publish/lock", folder: workspace.output, timeout: 0)
+        try workspace.writeRegion("beta.mbtiles", tiles: tiles, metadata: ["version": "1"])
+        #expect {
+            try workspace.publish()
+        } throws: { error in
+            errorMessage(error).contains("another mapgate is changing \(workspace.output)")
+        }
+        #expect(try workspace.snapshot() == before, "the refused publish changed the folder")
+        withExtendedLifetime(held) {}
+    }
+
+    @Test func twoRegionVersionsWithOnePackageNameAreRefused() throws {
+        try workspace.writeRegion("a.mbtiles", tiles: tiles, metadata: ["version": "b-1"])
+        try workspace.writeRegion("a-b.mbtiles", tiles: DeltaTestFiles.changing(3, of: tiles, seed: 2), metadata: ["version": "1"])
+        #expect {
+            try workspace.publish()
+        } throws: { error in
+            errorMessage(error).contains("would both be packages/a-b-1.mbtiles.gz")
+        }
+        #expect(!workspace.exists("catalog.json") && !workspace.exists("packages"))
+        // Against the history too: a version published before keeps its name.
+        try FileManager.default.removeItem(atPath: workspace.input + "/a-b.mbtiles")
+        try workspace.publish()
+        try workspace.writeRegion("a-b.mbtiles", tiles: DeltaTestFiles.changing(3, of: tiles, seed: 2), metadata: ["version": "1"])
+        let before = try workspace.snapshot()
+        #expect(throws: PublishError.self) { try workspace.publish() }
+        #expect(try workspace.snapshot() == before)
+    }
+
+    @Test func anInputWrittenWhileItIsPublishedIsRefused() throws {
+        let path = try workspace.writeRegion("alpha.mbtiles", tiles: tiles, metadata: ["version": "1"])
+        var written = false
+        let publisher = Publisher(options: workspace.options(), clock: workspace.time.clock)
+        #expect {
+            try publisher.publish(signingKey: workspace.secretKey, progress: { _, _, _ in
+                guard !written else { return }
+                written = true
+                let update = try? runProcess("/usr/bin/sqlite3", [path, "UPDATE tiles SET tile_data = X'89504E470D0A1A0A00' WHERE zoom_level = 4"])
+                #expect(update?.status == 0)
+            })
+        } throws: { error in
+            errorMessage(error).contains("it changed while it was being published")
+        }
+        #expect(written)
+        #expect(!workspace.exists("catalog.json") && !workspace.exists("packages/alpha-1.mbtiles.gz"))
+    }
+
+    @Test func aLostHistoryDoesNotLetAVersionComeBackWithOtherTiles() throws {
+        let path = try workspace.writeRegion("alpha.mbtiles", tiles: tiles, metadata: ["version": "1"])
+        try workspace.publish()
+        let original = try Data(contentsOf: URL(fileURLWithPath: path))
+        let package = try Data(contentsOf: URL(fileURLWithPath: workspace.output + "/packages/alpha-1.mbtiles.gz"))
+        try FileManager.default.removeItem(atPath: workspace.output + "/.publish")
+        try workspace.writeRegion("alpha.mbtiles", tiles: DeltaTestFiles.changing(5, of: tiles, seed: 3), metadata: ["version": "1"])
+        let before = try workspace.snapshot()
+        #expect {
+            try workspace.publish()
+        } throws: { error in
+            errorMessage(error).contains("is in the published catalog with other tiles")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: workspace.output + "/packages/alpha-1.mbtiles.gz")) == package)
+        #expect(try workspace.snapshot().filter { !$0.key.hasPrefix(".publish") } == before.filter { !$0.key.hasPrefix(".publish") })
+        // The same file published again after the loss is fine; the same tiles in a file of other
+        // bytes are not (its package would replace the one the catalog lists, in place).
+        try workspace.writeRegion("alpha.mbtiles", tiles: tiles, metadata: ["version": "1", "description": "rewritten"])
+        #expect {
+            try workspace.publish()
+        } throws: { error in
+            errorMessage(error).contains("is already there with other bytes")
+        }
+        try original.write(to: URL(fileURLWithPath: path))
+        try workspace.publish()
+        #expect(try Data(contentsOf: URL(fileURLWithPath: workspace.output + "/packages/alpha-1.mbtiles.gz")) == package)
+    }
+}
