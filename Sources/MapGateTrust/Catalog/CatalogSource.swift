@@ -84,6 +84,15 @@ public struct CatalogSource: Sendable {
         try get(target, limit: limit, what: what)
     }
 
+    /// Where the signature of the catalog at `url` lies: `.minisig` added to the URL's path, its
+    /// query kept and its fragment dropped (found by an attack: `catalog.json?v=2` gave
+    /// `catalog.json?v=2.minisig`, which a server answers with the catalog, refused as tampering).
+    public static func signatureURL(of url: String) -> String {
+        let withoutFragment = url.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? url
+        guard let query = withoutFragment.firstIndex(of: "?") else { return withoutFragment + ".minisig" }
+        return withoutFragment[..<query] + ".minisig" + withoutFragment[query...]
+    }
+
     private func verify(_ bytes: Data) throws -> (verification: MinisignVerification, file: Data)? {
         let keys: [MinisignPublicKey]
         do {
@@ -96,7 +105,7 @@ public struct CatalogSource: Sendable {
                 source: url, region: nil,
                 reason: L.localized("signed catalogs are required but no trusted key is set (trustedKeys in the product profile or the managed policy)"))
         }
-        let signatureURL = url + ".minisig"
+        let signatureURL = Self.signatureURL(of: url)
         let signature: Data
         do {
             signature = try get(signatureURL, limit: MinisignSignature.maximumFileSize, what: L.localized("signature"))

@@ -1,5 +1,6 @@
 import Foundation
 import MapGate
+import MapGateDemo
 import TestSupport
 import Testing
 
@@ -32,6 +33,25 @@ import Testing
         finishing.start()
         let fetched = try source.fetch()
         #expect(fetched.catalog.serial == 2)
+    }
+
+    /// A catalog URL with a query (cache busting) or a fragment (found by an attack: the signature
+    /// was looked for at `catalog.json?v=2.minisig`, which a server answers with the catalog).
+    @Test func theSignatureOfACatalogURLWithAQueryIsBesideItsPath() throws {
+        #expect(CatalogSource.signatureURL(of: "https://h.example/c.json") == "https://h.example/c.json.minisig")
+        #expect(CatalogSource.signatureURL(of: "https://h.example/c.json?v=2&t=a") == "https://h.example/c.json.minisig?v=2&t=a")
+        #expect(CatalogSource.signatureURL(of: "https://h.example/c.json#top") == "https://h.example/c.json.minisig")
+        #expect(CatalogSource.signatureURL(of: "https://h.example/c.json?v=2#top") == "https://h.example/c.json.minisig?v=2")
+        let www = work.file("www")
+        try FileManager.default.createDirectory(atPath: www, withIntermediateDirectories: true)
+        try catalog(serial: 4).write(to: URL(fileURLWithPath: www + "/catalog.json"))
+        try key.sign(www + "/catalog.json")
+        let origin = try TestOrigin(root: www)
+        defer { origin.stop() }
+        let source = CatalogSource(
+            url: origin.baseURL + "/catalog.json?v=2#latest", trustedKeys: [try key.publicKeyLine], requiresSignature: true, client: HTTPClient())
+        #expect(try source.fetch().catalog.serial == 4)
+        #expect(origin.requests.map(\.target).contains("/catalog.json.minisig?v=2"), "\(origin.requests.map(\.target))")
     }
 
     @Test func aPairThatNeverMatchesIsRefused() throws {
