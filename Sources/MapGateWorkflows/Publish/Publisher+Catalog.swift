@@ -82,8 +82,32 @@ extension Publisher {
         let regionsChanged = draft.regions.contains { $0.action != .unchanged } || draft.styles.reports.contains { $0.action != .unchanged }
         let publisherChanged = previous.map { $0.file.publisher != options.publisher } ?? true
         var catalogChanged = regionsChanged || publisherChanged || options.serial != nil
-        if !catalogChanged, let signingKey, let previous {
-            catalogChanged = !isSigned(previous.bytes, by: signingKey)
+        var notes = draft.notes
+        let now = Date(timeIntervalSince1970: clock.now.timeIntervalSince1970.rounded(.down))
+        // A catalog past half of its validity is signed again, with a new `expires` (found by an
+        // attack: a publish run by cron with nothing new left an expired catalog, and every
+        // client refused it, without a word).
+        if let expires = previous?.file.expires.flatMap(ISODate.parse),
+            expires.timeIntervalSince(now) < Double(options.expiresDays) * 86_400 / 2
+        {
+            if !catalogChanged {
+                notes.append(
+                    expires <= now
+                        ? L.localized("the catalog expired on %1$s: signed again with a new expiry", ISODate.string(expires))
+                        : L.localized("the catalog expires on %1$s: signed again with a new expiry", ISODate.string(expires)))
+            }
+            catalogChanged = true
+        }
+        if let signingKey, let previous, !isSigned(previous.bytes, by: signingKey) {
+            catalogChanged = true
+            // Another key than the last catalog's (found by an attack: one wrong --key and every
+            // client refused the catalog, with no word from publish).
+            if let old = previousSigner(), old != signingKey.publicKey.keyID.hex {
+                notes.append(
+                    L.localized(
+                        "signed by key %1$s, the previous catalog by key %2$s: clients that trust only %2$s will refuse this catalog (list both keys in trustedKeys while rotating)",
+                        signingKey.publicKey.keyID.hex, old))
+            }
         } else if !catalogChanged, !FileManager.default.fileExists(atPath: signaturePath) {
             catalogChanged = true
         }
@@ -92,10 +116,9 @@ extension Publisher {
         guard catalogChanged, let signingKey, let serial else {
             return PublishReport(
                 regions: draft.regions, styles: draft.styles.reports, catalogChanged: catalogChanged, serial: serial, isDryRun: isDryRun,
-                removedFiles: [], notes: draft.notes)
+                removedFiles: [], notes: notes)
         }
 
-        let now = Date(timeIntervalSince1970: clock.now.timeIntervalSince1970.rounded(.down))
         // A publisher's `gate` rules and a catalog-wide `minimumAppVersion` are not publish's to
         // manage: carried over from the previous catalog as they were.
         let document = CatalogFile(
@@ -123,7 +146,13 @@ extension Publisher {
         onEvent(.written(catalog: catalogPath, removedFiles: removedFiles))
         return PublishReport(
             regions: draft.regions, styles: draft.styles.reports, catalogChanged: true, serial: serial, isDryRun: false, removedFiles: removedFiles,
-            notes: draft.notes)
+            notes: notes)
+    }
+
+    /// The id (hex) of the key that signed the catalog now in place, if its signature reads.
+    private func previousSigner() -> String? {
+        guard let signature = FileManager.default.contents(atPath: signaturePath) else { return nil }
+        return (try? MinisignSignature(data: signature))?.keyID.hex
     }
 
     private func isSigned(_ bytes: Data, by key: MinisignSecretKey) -> Bool {

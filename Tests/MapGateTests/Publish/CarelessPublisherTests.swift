@@ -5,9 +5,10 @@ import Testing
 
 /// What a careless or hurried publisher does to a published folder (found by an attack on
 /// `mapgate publish`): two publishes at once, names that clash, an input written while it is
-/// published, a lost `.publish/`. Each ended in a signed catalog that clients refused or that
-/// gave other tiles under one version; each is now refused with nothing of the catalog changed.
-@Suite struct PublishConcurrencyTests {
+/// published, a lost `.publish/`, a cron job with nothing new, another key. Each ended in a
+/// signed catalog that clients refused or that gave other tiles under one version; each is now
+/// refused with nothing of the catalog changed, or done and said.
+@Suite struct CarelessPublisherTests {
     let workspace: PublishWorkspace
     let tiles = DeltaTestFiles.pyramid(maxZoom: 4, png: true, seed: 7)
 
@@ -93,5 +94,33 @@ import Testing
         try original.write(to: URL(fileURLWithPath: path))
         try workspace.publish()
         #expect(try Data(contentsOf: URL(fileURLWithPath: workspace.output + "/packages/alpha-1.mbtiles.gz")) == package)
+    }
+
+    @Test func aCatalogPastHalfItsValidityIsSignedAgainWithNothingNew() throws {
+        try workspace.writeRegion("alpha.mbtiles", tiles: tiles, metadata: ["version": "1"])
+        try workspace.publish()
+        workspace.time.advance(days: 10)
+        #expect(try workspace.publish().catalogChanged == false, "20 of 30 days left: left as it is")
+        workspace.time.advance(days: 6)
+        let renewed = try workspace.publish()
+        #expect(renewed.catalogChanged && renewed.serial == 2)
+        #expect(renewed.notes.contains { $0.contains("signed again with a new expiry") }, "\(renewed.notes)")
+        #expect(try workspace.catalog().expires == workspace.time.now.addingTimeInterval(30 * 86_400))
+        workspace.time.advance(days: 60)
+        let expired = try workspace.publish()
+        #expect(expired.serial == 3 && expired.notes.contains { $0.contains("the catalog expired on") }, "\(expired.notes)")
+    }
+
+    @Test func signingWithAnotherKeyIsSaid() throws {
+        try workspace.writeRegion("alpha.mbtiles", tiles: tiles, metadata: ["version": "1"])
+        try workspace.publish()
+        let other = try workspace.minisign.generateKeyPair(named: "other")
+        let otherKey = try MinisignSecretKey(text: try other.secretKeyText, password: nil)
+        let report = try Publisher(options: workspace.options(), clock: workspace.time.clock).publish(signingKey: otherKey)
+        #expect(report.catalogChanged)
+        let old = workspace.secretKey.publicKey.keyID.hex
+        #expect(report.notes.contains { $0.contains("the previous catalog by key \(old)") }, "\(report.notes)")
+        // Signing again with the same key says nothing.
+        #expect(try Publisher(options: workspace.options(), clock: workspace.time.clock).publish(signingKey: otherKey).notes.isEmpty)
     }
 }
