@@ -122,13 +122,23 @@ public final class MBTilesFile {
     public func tileZoomRange() throws -> ClosedRange<Int>? {
         // MIN and MAX order integers below text: a text zoom_level made the range upside down
         // (a trap). Zoom levels that are not integers make the file unusable.
+        // A column or row that is not a whole number (0.5, a blob, text: found by an attack) names
+        // a tile no client can ask for, and the content hash read it as another tile's.
         let rows = try wrap {
             try database.query(
-                "SELECT MIN(zoom_level), MAX(zoom_level), COUNT(*) FILTER (WHERE typeof(zoom_level) <> 'integer') FROM tiles"
-            ) { row in (row.isNull(0) ? nil : (row.int(0), row.int(1)), row.int(2)) }
+                """
+                SELECT MIN(zoom_level), MAX(zoom_level), COUNT(*) FILTER (WHERE typeof(zoom_level) <> 'integer'),
+                       COUNT(*) FILTER (WHERE NOT (typeof(tile_column) = 'integer' OR (typeof(tile_column) = 'real' AND tile_column = CAST(tile_column AS INTEGER)))
+                                           OR NOT (typeof(tile_row) = 'integer' OR (typeof(tile_row) = 'real' AND tile_row = CAST(tile_row AS INTEGER))))
+                FROM tiles
+                """
+            ) { row in (row.isNull(0) ? nil : (row.int(0), row.int(1)), row.int(2), row.int(3)) }
         }
-        guard let (bounds, notIntegers) = rows.first else { return nil }
+        guard let (bounds, notIntegers, notWhole) = rows.first else { return nil }
         guard notIntegers == 0 else { throw MBTilesError(path: path, reason: L.localized("%1$s tiles have a zoom_level that is not an integer", "\(notIntegers)")) }
+        guard notWhole == 0 else {
+            throw MBTilesError(path: path, reason: L.localized("%1$s tiles have a tile_column or tile_row that is not a whole number", "\(notWhole)"))
+        }
         return bounds.map { $0.0...$0.1 }
     }
 

@@ -55,13 +55,18 @@ public struct PublishOptions: Sendable, Equatable {
         }
         guard !publisher.isEmpty else { throw fail("--publisher", L.localized("must not be empty")) }
         if let baseURL {
+            // A host for http and https (found by an attack: `https://` gave `https:/packages/…`),
+            // and nothing a URL must escape (a space was written as it was).
             guard let url = URL(string: baseURL), let scheme = url.scheme?.lowercased(), ["http", "https", "file"].contains(scheme),
-                url.query == nil, url.fragment == nil
+                url.query == nil, url.fragment == nil, scheme == "file" || !(url.host ?? "").isEmpty,
+                !baseURL.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F })
             // The option and its value (not translated: what the user typed).
             else { throw fail("--base-url \(baseURL)", L.localized("must be an absolute http, https or file URL without query or fragment")) }
         }
-        let input = URL(fileURLWithPath: inputDirectory).standardized.path
-        let output = URL(fileURLWithPath: outputDirectory).standardized.path
+        // Compared as the folders they are, links followed (found by an attack: an --out that was
+        // a link to the input folder put the raw inputs in the served tree).
+        let input = URL(fileURLWithPath: inputDirectory).standardized.resolvingSymlinksInPath().path
+        let output = URL(fileURLWithPath: outputDirectory).standardized.resolvingSymlinksInPath().path
         guard input != output else { throw fail("--out \(outputDirectory)", L.localized("must not be the input folder")) }
     }
 }

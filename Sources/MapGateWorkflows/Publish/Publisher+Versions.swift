@@ -25,9 +25,9 @@ extension Publisher {
     ///   - identity: the input's identity when its hash was taken: an input written to since is
     ///     refused (found by an attack: a file changed during a publish gave a signed catalog
     ///     whose package, hash and base copy disagreed, and every client refused it).
-    ///   - previous: the catalog published before: a version it lists that the history does not
-    ///     know (`.publish/` lost) may not come back with other tiles, nor replace its package
-    ///     with other bytes.
+    ///   - previous: the catalog published before, for a version the history does not know
+    ///     (`.publish/` lost; nil otherwise): it may not come back with other tiles, nor replace
+    ///     its package with other bytes.
     func makePackage(
         _ source: PublishSource, sourceSHA256: String, identity: FileIdentity?, previous: PreviousCatalog?, progress: (Int64, Int64) -> Void
     ) throws -> PublishedVersion {
@@ -97,8 +97,9 @@ extension Publisher {
     /// give clients that have it other tiles than clients that get it now, and a package replaced
     /// in place is one a cache keeps or a download in progress mixes.
     private func checkRepublished(_ source: PublishSource, contentHash: String?, sha256: String, previous: PreviousCatalog?) throws {
+        guard let previous else { return }
         let subject = source.archivePath ?? source.path
-        if let listed = previous?.regions[source.id], listed.version == source.version, let listedHash = listed.contentHash, let contentHash,
+        if let listed = previous.regions[source.id], listed.version == source.version, let listedHash = listed.contentHash, let contentHash,
             listedHash.lowercased() != contentHash.lowercased()
         {
             throw PublishError(

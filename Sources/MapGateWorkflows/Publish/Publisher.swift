@@ -157,7 +157,11 @@ public final class Publisher {
                 } else {
                     try prepareFolders()
                     onEvent(.packing(region: source.id, version: source.version))
-                    let made = try makePackage(source, sourceSHA256: sha, identity: identity, previous: inputs.previous) { progress(source.id, $0, $1) }
+                    // Known to the history: a package made again repairs the one in place.
+                    let known = inputs.history.regions[source.id]?.contains { $0.version == source.version } ?? false
+                    let made = try makePackage(source, sourceSHA256: sha, identity: identity, previous: known ? nil : inputs.previous) {
+                        progress(source.id, $0, $1)
+                    }
                     onEvent(.packed(region: source.id, package: "packages/" + made.package, size: made.size))
                     versions.append(made)
                 }
@@ -268,8 +272,11 @@ public final class Publisher {
                 source.path,
                 L.localized("version \"%1$s\" of region %2$s was published before from another file; raise the version (metadata \"version\" or regions.json)", "\(source.version)", "\(source.id)"))
         }
-        // A package someone removed by hand is made again.
-        guard FileManager.default.fileExists(atPath: packagesPath + "/" + record.package) else { return .make(sourceSHA256: sha, identity: identity) }
+        // A package someone removed by hand, or whose size is not its own any more (cut short on
+        // the host: found by an attack), is made again.
+        guard FileIdentity(path: packagesPath + "/" + record.package)?.size == record.size else {
+            return .make(sourceSHA256: sha, identity: identity)
+        }
         return .reuse(record)
     }
 

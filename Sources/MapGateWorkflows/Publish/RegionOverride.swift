@@ -29,6 +29,11 @@ public struct RegionOverride: Sendable, Equatable {
         }
         let parsed: JSONValue
         do { parsed = try JSONValue(parsing: data) } catch { throw fail(L.localized("not valid JSON: %1$s", "\(error.explanation)")) }
+        // As the catalog's reader refuses it (found by an attack: the last of two entries for one
+        // file won, in silence).
+        if let key = JSONValue.duplicateKey(in: data) {
+            throw fail(L.localized("the key \"%1$s\" appears twice in one object: which one counts would be a guess", TerminalText.inline(String(key.prefix(80)))))
+        }
         guard let object = parsed.objectValue else { throw fail(L.localized("not a JSON object keyed by file name")) }
         var result: [String: RegionOverride] = [:]
         for fileName in object.keys.sorted() {

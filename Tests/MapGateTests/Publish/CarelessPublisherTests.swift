@@ -123,4 +123,41 @@ import Testing
         // Signing again with the same key says nothing.
         #expect(try Publisher(options: workspace.options(), clock: workspace.time.clock).publish(signingKey: otherKey).notes.isEmpty)
     }
+
+    /// Options and files that published something no client can use (found by an attack): a
+    /// base URL without a host or with a space, an output folder that is a link to the input
+    /// folder, a regions.json naming one file twice.
+    @Test func optionsAndOverridesThatCannotWorkAreRefused() throws {
+        try workspace.writeRegion("alpha.mbtiles", tiles: tiles, metadata: ["version": "1"])
+        for url in ["https://", "http:///packages", "https://cdn.example/my maps"] {
+            #expect(throws: PublishError.self, "\(url)") { try workspace.publish { $0.baseURL = url } }
+        }
+        let link = workspace.work.file("out-link")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: workspace.input)
+        #expect {
+            try Publisher(options: PublishOptions(inputDirectory: workspace.input, outputDirectory: link), clock: workspace.time.clock)
+                .publish(signingKey: workspace.secretKey)
+        } throws: { error in
+            errorMessage(error).contains("must not be the input folder")
+        }
+        try Data(#"{"alpha.mbtiles": {"version": "1"}, "alpha.mbtiles": {"version": "2"}}"#.utf8).write(to: URL(fileURLWithPath: workspace.input + "/regions.json"))
+        #expect {
+            try workspace.publish()
+        } throws: { error in
+            errorMessage(error).contains("the key \"alpha.mbtiles\" appears twice")
+        }
+        #expect(!workspace.exists("catalog.json"))
+    }
+
+    /// A package cut short on the host (found by an attack: publish said "unchanged" of it) is
+    /// made again from its input, the same bytes as before.
+    @Test func aPackageCutShortIsMadeAgain() throws {
+        try workspace.writeRegion("alpha.mbtiles", tiles: tiles, metadata: ["version": "1"])
+        try workspace.publish()
+        let path = workspace.output + "/packages/alpha-1.mbtiles.gz"
+        let package = try Data(contentsOf: URL(fileURLWithPath: path))
+        try package.prefix(100).write(to: URL(fileURLWithPath: path))
+        try workspace.publish()
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == package)
+    }
 }

@@ -80,6 +80,18 @@ import Glibc
 
     /// An empty raster tile is said as what it is: its format is right, the tile has no image
     /// (the refusal told the publisher to change metadata "format").
+    /// A column or row that is not a whole number (found by an attack: published, though no
+    /// client can ask for the tile, and read by the content hash as another tile's).
+    @Test(arguments: ["0.5", "X'00'", "'abc'"])
+    func aTileColumnThatIsNotAWholeNumberIsRefused(_ column: String) throws {
+        let path = try workspace.writeRegion("odd.mbtiles", tiles: tiles, metadata: ["version": "1"])
+        let moved = try runProcess("/usr/bin/sqlite3", [path, "UPDATE tiles SET tile_column = \(column) WHERE zoom_level = 1 AND tile_column = 1 AND tile_row = 1"])
+        #expect(moved.status == 0, "\(moved.stderr)")
+        let message = publishError()
+        #expect(message.contains("odd.mbtiles: 1 tiles have a tile_column or tile_row that is not a whole number"), "\(message)")
+        #expect(!workspace.exists("catalog.json"))
+    }
+
     @Test func anEmptyRasterTileIsSaidToBeEmpty() throws {
         var tiles = DeltaTestFiles.pyramid(maxZoom: 1, png: true, seed: 3)
         tiles[TileKey(0, 0, 0)] = .some(Data())
