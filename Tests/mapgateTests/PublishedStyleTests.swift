@@ -156,7 +156,7 @@ import Testing
         let (serving, base) = try serve()
         defer { stop(serving) }
         let index = String(decoding: try get(base + "/").body, as: UTF8.self)
-        #expect(index.contains(#"<a href="/view/cities#style=night">Night</a> (draws cities)"#), "\(index)")
+        #expect(index.contains(#"<a href="/view/cities#style=night"><bdi>Night</bdi></a> (draws cities)"#), "\(index)")
         let listed = try HTTPClient().get(HTTPRequest(url: base + "/", headers: [("Accept", "application/json")]))
         let styles = try #require((try JSONSerialization.jsonObject(with: listed.body) as? [String: Any])?["styles"] as? [[String: Any]])
         #expect(styles.first?["id"] as? String == "night" && styles.first?["viewer"] as? String == base + "/view/cities#style=night")

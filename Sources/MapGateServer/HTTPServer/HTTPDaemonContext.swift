@@ -91,6 +91,7 @@ final class HTTPDaemonContext: Sendable {
         var hostCount = 0
         var firstHost: String?
         var hasFraming = false
+        var expects = false
         for field in head.headers {
             // RFC 9112 §5.1: no whitespace between a field name and its colon, and a server MUST
             // refuse such a message with 400 (libmicrohttpd keeps `Content-Length ` as another
@@ -105,9 +106,16 @@ final class HTTPDaemonContext: Sendable {
                 || HTTPServerRequest.equalIgnoringASCIICase(field.name, "Transfer-Encoding")
             {
                 hasFraming = true
+            } else if HTTPServerRequest.equalIgnoringASCIICase(field.name, "Expect") {
+                expects = true
             }
         }
         if hasFraming, let problem = Self.framingProblem(head.headers) { return Self.refusal(400, problem) }
+        // No route takes a body, so there is nothing to continue to (found by an attack:
+        // libmicrohttpd answered `Expect: 100-continue` with its 100, took the bytes after the head
+        // for the body, then dropped the connection after the tile's route had delivered the
+        // gate's use). RFC 9110 §10.1.1: 417 when the expectation cannot be met.
+        if expects { return Self.refusal(417, "Expect is not supported: no request here has a body\n") }
         guard hostCount <= 1, head.version == "HTTP/1.0" || hostCount == 1 else {
             return Self.refusal(400, "a request needs exactly one Host header\n")
         }
@@ -272,7 +280,11 @@ final class HTTPDaemonContext: Sendable {
             _ = cmhd_get_connection_values(connection, .HEADER_KIND, { cls, _, key, value in
                 guard let cls, let key else { return .NO }
                 let collected = Unmanaged<Collected>.fromOpaque(cls).takeUnretainedValue()
-                collected.headers.append((String(cString: key), value.map { String(cString: $0) } ?? ""))
+                // A field value holds no trailing whitespace (RFC 9110 §5.5; libmicrohttpd drops
+                // only the leading: `Host: 127.0.0.1:8080 ` was refused as another host).
+                var text = value.map { String(cString: $0) } ?? ""
+                while let last = text.utf8.last, last == 0x20 || last == 0x09 { text.removeLast() }
+                collected.headers.append((String(cString: key), text))
                 return .YES
             }, Unmanaged.passUnretained(collected).toOpaque())
         }

@@ -13,6 +13,10 @@ struct HTMLPage {
 /// The HTML mapgate serves: the viewer page (Leaflet from Debian's libjs-leaflet, served by
 /// mapgate itself so it works offline), the region list, and the "update required" page.
 enum ViewerPage {
+    /// `text` escaped, in a `<bdi>`: a name in another direction (Arabic, Hebrew, or a U+202E
+    /// in a publisher's name: found by an attack) does not reorder the words around it.
+    static func isolated(_ text: String) -> String { "<bdi>" + escape(text) + "</bdi>" }
+
     static func escape(_ text: String) -> String {
         text.replacing("&", with: "&amp;").replacing("<", with: "&lt;")
             .replacing(">", with: "&gt;").replacing("\"", with: "&quot;")
@@ -68,7 +72,7 @@ enum ViewerPage {
             return document(
                 title: region.name, language: language,
                 body: """
-                    <main><h1>\(escape(region.name))</h1><p class="notice" id="no-leaflet">\(html(language.localized("The map viewer needs Leaflet, which is not installed at %1$s. Install it with %2$s (or set %3$s in mapgate's configuration), then reload this page.", leafletPath, "\u{1}sudo apt-get install libjs-leaflet\u{2}", "\u{1}leafletPath\u{2}")))</p>
+                    <main><h1>\(isolated(region.name))</h1><p class="notice" id="no-leaflet">\(html(language.localized("The map viewer needs Leaflet, which is not installed at %1$s. Install it with %2$s (or set %3$s in mapgate's configuration), then reload this page.", leafletPath, "\u{1}sudo apt-get install libjs-leaflet\u{2}", "\u{1}leafletPath\u{2}")))</p>
                     <p>\(escape(language.localized("Tiles are still served:"))) <a href="/\(escape(id)).json">TileJSON</a>.</p></main>
                     """)
         }
@@ -94,7 +98,7 @@ enum ViewerPage {
                 """,
             style: ViewerAssets.rasterViewerStyle + watcher.style,
             body: """
-                <div id="map"></div><div id="panel"><b>\(escape(region.name))</b> \(escape(region.record.version))<div id="layers"></div></div>
+                <div id="map"></div><div id="panel"><b>\(isolated(region.name))</b> \(isolated(region.record.version))<div id="layers"></div></div>
                 <div class="notice" id="gate"></div>
                 """ + watcher.body,
             script: inlineScript(page: page, watcher: watcher, main: ViewerAssets.rasterViewerScript))
@@ -113,7 +117,7 @@ enum ViewerPage {
             return document(
                 title: region.name, language: language,
                 body: """
-                    <main><h1>\(escape(region.name))</h1><div class="notice" id="no-maplibre"><p>\(html(language.localized(
+                    <main><h1>\(isolated(region.name))</h1><div class="notice" id="no-maplibre"><p>\(html(language.localized(
                         "Vector maps need MapLibre GL JS (5.x), which is not installed: mapgate looked for %1$s and %2$s in %3$s.",
                         "\u{1}maplibre-gl.js\u{2}", "\u{1}maplibre-gl.css\u{2}", maplibrePath + (maplibrePath == MapLibreFiles.localPath ? " & " + MapLibreFiles.packagedPath : ""))))</p>
                     <p>\(html(language.localized(
@@ -125,7 +129,7 @@ enum ViewerPage {
         let b = region.bounds
         let edge = TileCoordinate.maximumLatitude
         // Style ids are [a-z0-9._-]: safe in a URL and an attribute; names are escaped.
-        let options = styles.map { "<option value=\"/styles/\($0.id)/style.json\" data-style=\"\($0.id)\">\(escape($0.name))</option>" }
+        let options = styles.map { "<option value=\"/styles/\($0.id)/style.json\" data-style=\"\($0.id)\" dir=\"auto\">\(escape($0.name))</option>" }
             + ["<option value=\"/\(escape(id))/style.json\" data-style=\"inspect\">" + escape(language.localized("All layers (inspect)")) + "</option>"]
         let menu = styles.isEmpty ? "" : "<label>" + escape(language.localized("Style")) + " <select id=\"style\">\(options.joined())</select></label>"
         // The label language of the generated style (issue 37): the page's by default; each other
@@ -152,7 +156,7 @@ enum ViewerPage {
                 """,
             style: ViewerAssets.vectorViewerStyle + watcher.style,
             body: """
-                <div id="map"></div><div id="panel"><b>\(escape(region.name))</b> \(escape(region.record.version))\(menu)\(labelMenu)<div id="legend"></div><pre id="info"></pre></div>
+                <div id="map"></div><div id="panel"><b>\(isolated(region.name))</b> \(isolated(region.record.version))\(menu)\(labelMenu)<div id="legend"></div><pre id="info"></pre></div>
                 <div class="notice" id="gate"></div>
                 """ + watcher.body,
             script: inlineScript(page: page, watcher: watcher, main: ViewerAssets.vectorViewerScript))

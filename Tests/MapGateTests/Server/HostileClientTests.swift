@@ -363,6 +363,26 @@ import Glibc
         #expect(empty?.status == 200)
     }
 
+    /// `Expect: 100-continue` with a byte after the head in one packet (found by an attack:
+    /// libmicrohttpd sent its 100, took the byte for a body and closed without the 200, after the
+    /// tile's route had delivered the gate's use): 417 before any route, in any spelling.
+    @Test(arguments: ["Expect: 100-continue", "EXPECT: 100-CONTINUE", "Expect: 100-continue\r\nContent-Length: 0"])
+    func anExpectationIsRefusedBeforeAnyRoute(_ field: String) throws {
+        let (answer, connection) = try exchange("GET /plain/0/0/0.png HTTP/1.1\r\nHost: 127.0.0.1\r\n\(field)\r\n\r\nX")
+        // The refusal, not a 100 (which would come before any route's answer).
+        #expect(answer?.status == 417, "\(String(describing: answer))")
+        #expect(connection.isClosedByServer())
+    }
+
+    /// Whitespace after a field's value is not part of it (RFC 9110 §5.5; found by an attack: a
+    /// Host with a trailing space was refused as another host).
+    @Test func trailingWhitespaceIsNotPartOfAValue() throws {
+        let (answer, _) = try exchange("GET /plain.json HTTP/1.1\r\nHost: 127.0.0.1:\(server.http.port)  \t\r\n\r\n")
+        #expect(answer?.status == 200)
+        let json = try #require(try JSONSerialization.jsonObject(with: answer?.body ?? Data()) as? [String: Any])
+        #expect(json["tiles"] as? [String] == ["http://127.0.0.1:\(server.http.port)/plain/{z}/{x}/{y}.png"])
+    }
+
     /// HTTP/1.0 has no Host; a client on loopback reaching the server on loopback is answered.
     @Test func http10WithoutHostOnLoopbackIsAnswered() throws {
         let (response, _) = try exchange("GET /plain/0/0/0.png HTTP/1.0\r\n\r\n")

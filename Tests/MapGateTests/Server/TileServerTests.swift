@@ -267,6 +267,23 @@ import Testing
         #expect(failures.recorded.isEmpty, "\(failures.recorded)")
     }
 
+    /// A name in another direction, or with a U+202E in it (found by an attack: the rest of the
+    /// index line read backwards), is isolated on the pages: escaped, in a `<bdi>`.
+    @Test func aNameInAnotherDirectionIsIsolatedOnThePages() throws {
+        let harness = try SyncHarness()
+        try harness.builder.add(
+            id: "evil", source: try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles"), format: "png", overrides: ["name": "\u{202E}evil <b>"])
+        try harness.sync("evil")
+        let server = try TileServer(
+            library: harness.library, authorization: try harness.authorization(), configuration: .init(http: HTTPServer.Settings(), leafletPath: "/nonexistent"),
+            makeGate: { try Gate(store: try harness.gateStore(), settings: .unreachable) })
+        defer { server.stop() }
+        for path in ["/", "/view/evil"] {
+            let page = String(decoding: try client.get(HTTPRequest(url: server.baseURL + path)).body, as: UTF8.self)
+            #expect(page.contains("<bdi>\u{202E}evil &lt;b&gt;</bdi>"), "\(path): \(page)")
+        }
+    }
+
     @Test func viewerPageSaysHowToInstallLeafletWhenMissing() throws {
         let page = String(decoding: try get("/view/plain").body, as: UTF8.self)
         #expect(page.contains("apt-get install libjs-leaflet"))
