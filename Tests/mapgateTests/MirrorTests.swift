@@ -234,6 +234,53 @@ import Glibc
 
     /// `packages` on the stick is a symbolic link to another folder of files named by hashes (found
     /// by an attack: mirror wrote there, then removed every such file no catalog names).
+    /// Mirrors that said done and that every machine then refused (found by an attack): one of an
+    /// expired catalog, and one whose older catalog went over the newer one the stick held (the
+    /// newer packages deleted). Both are refused, the stick left as it was.
+    @Test func aMirrorNoMachineWouldTakeIsNotWritten() throws {
+        try mirrorVersionOne()
+        // Expired: the catalog was published for 30 days on 2027-01-01.
+        let expired = try a.run(["mirror", work.file("late")], at: "2027-02-15 00:00:00")
+        #expect(expired.status == 65, "\(expired.stderr)")
+        #expect(expired.stderr.contains("this machine's catalog expired on 2027-01-31"), "\(expired.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: work.file("late/catalog.json")))
+        // B, still at serial 1, over a stick A has since written at serial 2.
+        #expect(try b.run(["sync", "--from", stick, "geo", "plain"], at: Self.day1).status == 0)
+        try publish(version: "2", at: "2027-01-02 12:00:00")
+        #expect(try a.run(["sync"], at: Self.day2).status == 0)
+        #expect(try a.run(["mirror", stick], at: Self.day2).status == 0)
+        let newer = try #require(bytes(stick + "/catalog.json"))
+        let packages = try FileManager.default.contentsOfDirectory(atPath: stick + "/packages").sorted()
+        let older = try b.run(["mirror", stick], at: Self.day2)
+        #expect(older.status == 1, "\(older.stderr)")
+        #expect(older.stderr.contains("holds a newer catalog (serial 2; this machine's is 1)"), "\(older.stderr)")
+        #expect(bytes(stick + "/catalog.json") == newer)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: stick + "/packages").sorted() == packages)
+        // Taken first, then B writes it again as it is.
+        #expect(try b.run(["sync", "--from", stick], at: Self.day2).status == 0)
+        #expect(try b.run(["mirror", stick], at: Self.day2).status == 0)
+    }
+
+    /// A package in the mirror that is a symbolic link to the right bytes (found by an attack:
+    /// "already in the mirror", and every reader refused it) is written as a file of its own; a
+    /// temporary package a stopped run left is removed before the mirror is written.
+    @Test func aLinkedPackageIsReplacedAndALeftoverRemoved() throws {
+        try mirrorVersionOne()
+        let path = try package("geo")
+        let elsewhere = work.file("elsewhere")
+        try FileManager.default.moveItem(atPath: path, toPath: elsewhere)
+        #expect(symlink(elsewhere, path) == 0)
+        let leftover = stick + "/packages/." + String(repeating: "d", count: 64) + ".4242.partial"
+        try Data(count: 4096).write(to: URL(fileURLWithPath: leftover))
+        let again = try a.run(["mirror", stick], at: Self.day1)
+        #expect(again.status == 0, "\(again.stderr)")
+        var info = stat()
+        #expect(lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFREG, "the link is still there")
+        #expect(bytes(path) == bytes(elsewhere))
+        #expect(!FileManager.default.fileExists(atPath: leftover))
+        #expect(try b.run(["sync", "--from", stick, "geo"], at: Self.day1).status == 0)
+    }
+
     @Test func aPackagesFolderThatIsASymbolicLinkIsRefusedAndItsTargetUntouched() throws {
         try publish(version: "1")
         #expect(try a.run(["sync", "geo"], at: Self.day1).status == 0)

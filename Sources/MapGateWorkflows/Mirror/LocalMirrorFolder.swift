@@ -34,11 +34,33 @@ public final class LocalMirrorFolder: MirrorFolder {
                 kind: .io)
         }
         lock = try MirrorLock(folder: path)
+        // Under the lock, no other writer's: what a killed run left goes before anything is written.
+        Self.removeTemporaryPackages(in: path)
     }
 
     public func holds(sha256: String, size: Int64) -> Bool {
+        // A regular file of its own, as `sync --from` reads it (found by an attack: a symbolic
+        // link to the right bytes counted as "already in the mirror", and every reader refused it).
         let target = path + "/" + MirrorLayout.packageName(sha256: sha256)
-        return FileManager.default.sizeOfItem(atPath: target) == size && (try? SHA256Hasher.hex(ofFileAt: target)) == sha256
+        var info = stat()
+        guard lstat(target, &info) == 0, info.st_mode & S_IFMT == S_IFREG, Int64(info.st_size) == size else { return false }
+        return (try? SHA256Hasher.hex(ofFileAt: target)) == sha256
+    }
+
+    public func read(name: String) -> Data? {
+        try? RegularFile(forReadingAtPath: path + "/" + name).readAll()
+    }
+
+    /// Removes the temporary packages left in the mirror at `path` (found by an attack: a 67 MB
+    /// one a Ctrl-C left stayed, and a stick with room for the mirror then had none): those of
+    /// process `pid` (a run stopped by a signal removes its own), or all of them (under the
+    /// folder's lock, where no other writer is at work).
+    public static func removeTemporaryPackages(in path: String, of pid: Int32? = nil) {
+        let packages = path + "/" + MirrorLayout.packagesFolder
+        let suffix = pid.map { ".\($0).partial" } ?? ".partial"
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: packages)) ?? [] where name.hasPrefix(".") && name.hasSuffix(suffix) {
+            unlink(packages + "/" + name)
+        }
     }
 
     public func temporaryPackage(_ sha256: String) -> String {

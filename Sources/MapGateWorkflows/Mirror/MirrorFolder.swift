@@ -28,4 +28,12 @@ public protocol MirrorFolder {
     func removePackages(keeping: Set<String>)
     /// Releases the lock.
     func finish()
+    /// A file of the mirror's top level as it is now (the catalog a mirror holds already), if
+    /// this process can read it: nil when it is not there, not a regular file, or not readable here.
+    func read(name: String) -> Data?
+}
+
+extension MirrorFolder {
+    /// A folder this process cannot read (system mode's: the user's process writes it).
+    public func read(name: String) -> Data? { nil }
 }

@@ -72,8 +72,12 @@ public struct MirrorWriter {
     public func write(
         to destination: String, progress: (String, Int64, Int64) -> Void = { _, _, _ in }, onEvent: (Event) -> Void
     ) throws -> Summary {
-        let here = PathText.standardized(destination)
-        if here == PathText.standardized(directory.path) || here.hasPrefix(PathText.standardized(directory.path) + "/") {
+        // Compared as the folders they are, links followed (found by an attack: a link to the
+        // data directory took the mirror into it).
+        func resolved(_ path: String) -> String { URL(fileURLWithPath: PathText.standardized(path)).resolvingSymlinksInPath().path }
+        let here = resolved(destination)
+        let data = resolved(directory.path)
+        if here == data || here.hasPrefix(data + "/") {
             throw GeneralFailure(L.localized("%1$s is inside the data directory %2$s: write the mirror somewhere else", "\(destination)", "\(directory.path)"), kind: .usage)
         }
         return try write(to: LocalMirrorFolder(path: destination), progress: progress, onEvent: onEvent)
@@ -89,8 +93,17 @@ public struct MirrorWriter {
                 kind: .unavailable)
         }
         let catalog = try saved.verified(in: directory, trustedKeys: trustedKeys, requiresSignature: requiresSignature)
+        // A mirror every machine would refuse is not written (found by an attack: both said done).
+        if let expires = catalog.expires, now >= expires {
+            throw GeneralFailure(
+                L.localized(
+                    "this machine's catalog expired on %1$s, and every machine would refuse a mirror of it: run 'mapgate sync' where the publisher is reachable, then write the mirror again",
+                    ISODate.string(expires)),
+                kind: .badData)
+        }
         try folder.prepare()
         defer { folder.finish() }
+        try refuseRollback(of: folder, to: catalog, saved: saved)
         var failures: [(id: String, reason: String)] = []
 
         var manifest = MirrorManifest(
@@ -174,6 +187,28 @@ public struct MirrorWriter {
         try folder.write(saved.bytes, name: MirrorLayout.catalogName)
         folder.removePackages(keeping: Set((manifest.regions + manifest.styles).map(\.sha256) + manifest.deltas.map(\.sha256)))
         return Summary(manifest: manifest, bytes: bytes, failures: failures)
+    }
+
+    /// Refuses to put an older catalog over the newer one a mirror holds, signed by the same key
+    /// (found by an attack: a machine that had not synced for a while wrote its catalog over a
+    /// stick's newer one and deleted the newer packages; every machine that had the newer one then
+    /// refused the stick as a rollback). The machine takes the stick's first (`sync --from`).
+    private func refuseRollback(of folder: any MirrorFolder, to catalog: Catalog, saved: SavedCatalog) throws {
+        guard let serial = catalog.serial, let existing = folder.read(name: MirrorLayout.catalogName),
+            let existingSignature = folder.read(name: MirrorLayout.signatureName), let signature = saved.signature,
+            let keys = try? trustedKeys.map({ try MinisignPublicKey(text: $0) }), !keys.isEmpty
+        else { return }
+        let verifier = MinisignVerifier(trustedKeys: keys)
+        guard let theirs = try? verifier.verify(signatureFile: existingSignature, message: existing),
+            let ours = try? verifier.verify(signatureFile: signature, message: saved.bytes), theirs.keyID == ours.keyID,
+            let held = try? Catalog.parse(existing, sourceURL: URL(fileURLWithPath: folder.path + "/" + MirrorLayout.catalogName).absoluteString),
+            let heldSerial = held.serial, heldSerial > serial
+        else { return }
+        throw GeneralFailure(
+            L.localized(
+                "the mirror at %1$s holds a newer catalog (serial %2$s; this machine's is %3$s): take it first with 'mapgate sync --from %1$s', then write the mirror again",
+                folder.path, "\(heldSerial)", "\(serial)"),
+            kind: .failure)
     }
 
     private func leave(_ id: String, _ kind: Kind, _ reason: MirrorLeftOut, _ manifest: inout MirrorManifest, _ onEvent: (Event) -> Void) {

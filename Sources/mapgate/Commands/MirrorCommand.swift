@@ -61,6 +61,11 @@ struct MirrorCommand: Command {
         } else {
             write = { try writer.write(to: path, progress: progress, onEvent: $0) }
         }
+        // A signal removes the package this run was writing (the next run would otherwise find
+        // the stick fuller by it).
+        let pid = getpid()
+        let cleanup = SignalRouter.onSignal { _ in LocalMirrorFolder.removeTemporaryPackages(in: path, of: pid) }
+        defer { withExtendedLifetime(cleanup) {} }
         let summary = try write { event in
             switch event {
             case .started(let id, _):
