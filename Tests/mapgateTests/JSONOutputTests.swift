@@ -11,7 +11,7 @@ import Testing
         "version": ["version"],
         "gate": [
             "installedVersion", "storeVersion", "releaseDate", "releaseNotes", "storeURL", "state", "pendingVersion", "firstSeen",
-            "graceUntil", "usesLeft", "promptsShown", "lastLookup", "lookupError", "mode",
+            "graceUntil", "usesLeft", "promptsShown", "usesHeld", "lastLookup", "lookupError", "mode",
         ],
         "catalog": [
             "id", "name", "version", "size", "installedSize", "format", "minzoom", "maxzoom", "installedVersion", "status",

@@ -223,7 +223,7 @@ import Testing
         #expect(try get(base + "/styles/night/sprite@2x.png").status == 404)
         #expect(try get(base + "/styles/other/style.json").status == 404)
         let viewer = String(decoding: try get(base + "/view/cities").body, as: UTF8.self)
-        #expect(viewer.contains(#"<option value="/styles/night/style.json" data-style="night">Night</option>"#), "\(viewer)")
+        #expect(viewer.contains(#"<option value="/styles/night/style.json" data-style="night" dir="auto">Night</option>"#), "\(viewer)")
     }
 
     /// Issue 27: a style whose labels use fonts the package's recommended font packages do not
