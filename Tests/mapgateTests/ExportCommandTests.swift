@@ -148,6 +148,32 @@ import Glibc
         #expect(try Data(contentsOf: URL(fileURLWithPath: file)).starts(with: Array("PMTiles".utf8)))
     }
 
+    /// A file-size limit (found by an attack: SIGXFSZ killed the export, exit 153, its temporary
+    /// file left): the write fails, exit 74 with the reason, the file as it was, no use counted.
+    @Test func aFileSizeLimitIsAWriteThatFails() throws {
+        // A limit between the gate state's files and the archive.
+        let whole = work.file("whole.pmtiles")
+        #expect(try mapgate.run(["export", "geo", whole], at: "2027-02-10 00:00:00").status == 0)
+        let archive = try #require(FileManager.default.attributesOfItem(atPath: whole)[.size] as? NSNumber).intValue
+        let states = [mapgate.dataDirectory + "/state.sqlite", mapgate.stateHome + "/mapgate/state.sqlite"].map {
+            ((try? FileManager.default.attributesOfItem(atPath: $0)[.size] as? NSNumber)?.intValue) ?? 0
+        }
+        let limit = archive / 2 / 1024
+        try #require(states.allSatisfy { $0 * 2 < archive / 2 }, "archive \(archive), states \(states)")
+        let file = work.file("limited.pmtiles")
+        try Data("old".utf8).write(to: URL(fileURLWithPath: file))
+        let before = try promptsShown()
+        let (program, rest) = mapgate.command(
+            ["/bin/bash", "-c", "ulimit -f \(limit) && exec \"$@\"", "limited", "/usr/bin/faketime", "2027-02-10 00:00:00", mapgate.path, "export", "geo", file,
+             "--config", mapgate.configPath, "--data-dir", mapgate.dataDirectory])
+        let result = try runProcess(program, rest, environment: mapgate.baseEnvironment)
+        #expect(result.status == 74, "\(result.status): \(result.stderr)")
+        #expect(result.stderr.contains("larger than this process may write"), "\(result.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == Data("old".utf8))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work.path).filter { $0.contains("limited") && $0 != "limited.pmtiles" } == [])
+        #expect(try promptsShown() == before)
+    }
+
     @Test func standardOutputGetsTheArchive() throws {
         let result = try mapgate.run(["export", "geo", "-"], at: "2027-01-02 00:00:00")
         #expect(result.status == 0, "\(result.stderr)")

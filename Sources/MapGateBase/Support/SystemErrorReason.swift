@@ -12,6 +12,7 @@ public enum SystemErrorReason {
         case EACCES, EPERM: L.localized("permission denied")
         case EROFS: L.localized("the file system is read-only")
         case ENOSPC: L.localized("the disk is full")
+        case EFBIG: L.localized("the file would be larger than this process may write (ulimit -f)")
         case EDQUOT: L.localized("the disk quota is used up")
         case EEXIST: L.localized("it already exists")
         case ENOTDIR: L.localized("a part of the path is not a folder")

@@ -10,6 +10,15 @@ extension Help {
     static func manPage() -> String {
         var roff = [
             ".TH MAPGATE 1 \"\" \"mapgate \(BuildInfo.version)\" \"" + escape(L.localized("User Commands")) + "\"",
+        ]
+        // Where the output device has no glyph for a punctuation mark (`man` in the C locale
+        // renders as ASCII: found by an attack, groff dropped "…" with a warning), its ASCII form.
+        roff += asciiFallbacks.map { scalar, ascii in
+            let hex = String(scalar.value, radix: 16, uppercase: true)
+            let name = "\\[u" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex + "]"
+            return ".if !c\(name) .char \(name) \(ascii)"
+        }
+        roff += [
             ".SH \"" + escape(L.localized("NAME")) + "\"",
             "mapgate \\- " + escape(L.localized("offline map regions, served locally, behind an update gate")),
             ".SH \"" + escape(L.localized("SYNOPSIS")) + "\"",
@@ -135,6 +144,12 @@ extension Help {
             return piece
         }.joined()
     }
+
+    /// Punctuation the pages use, and what stands for it on an ASCII device.
+    private static let asciiFallbacks: [(Unicode.Scalar, String)] = [
+        ("\u{2026}", "\\&..."), ("\u{2018}", "'"), ("\u{2019}", "'"), ("\u{201C}", "\""), ("\u{201D}", "\""), ("\u{2013}", "\\-"),
+        ("\u{2014}", "\\-\\-"), ("\u{2192}", "\\->"), ("\u{00D7}", "x"), ("\u{00B7}", "*"),
+    ]
 
     private static let opening = Set("（「『【〈《〔［｛“‘".unicodeScalars)
     private static let closing = Set("。、，．・：；！？）」』】〉》〕］｝”’ー々ぁぃぅぇぉっゃゅょァィゥェォッャュョ".unicodeScalars)
