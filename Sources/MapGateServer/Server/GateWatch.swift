@@ -62,7 +62,7 @@ public final class GateWatch: Sendable {
             case .closed: state = "closed"
             }
             self.version = version
-            releaseNotes = GatePrompt.firstLines(report.record.lastRelease?.releaseNotes ?? "", count: 3)
+            releaseNotes = GatePrompt.firstLines(report.record.lastRelease?.releaseNotes ?? "", count: 3, forTerminal: false)
             storeURL = report.storeURL
             promptsFrom = report.graceEnd
             usesLeft = report.usesLeft

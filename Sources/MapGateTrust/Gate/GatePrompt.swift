@@ -37,9 +37,13 @@ public struct GatePrompt: Sendable, Equatable {
 
     /// The first `count` non-empty lines, trimmed, with `…` when there were more; control
     /// characters in them escaped (the notes come from the store answer).
-    public static func firstLines(_ text: String, count: Int) -> [String] {
+    ///
+    /// - Parameter forTerminal: control characters escaped for a terminal; false for a page or
+    ///   JSON, which show text as text (found by an attack: `/health` and the viewer showed
+    ///   the terminal's `\u{202e}` escapes).
+    public static func firstLines(_ text: String, count: Int, forTerminal: Bool = true) -> [String] {
         let lines = text.split(whereSeparator: \.isNewline)
-            .map { TerminalText.inline($0.trimmingWhitespace()) }.filter { !$0.isEmpty }
+            .map { forTerminal ? TerminalText.inline($0.trimmingWhitespace()) : String($0.trimmingWhitespace()) }.filter { !$0.isEmpty }
         return lines.count > count ? Array(lines.prefix(count)) + ["…"] : lines
     }
 }

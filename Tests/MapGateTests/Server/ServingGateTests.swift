@@ -192,6 +192,21 @@ import Glibc
         #expect(waitUntil { events.all.last == "closed" })
     }
 
+    /// Release notes on `/health` (and so on the viewer's notice) are text, not a terminal's
+    /// escapes (found by an attack: a U+202E came as the six characters `\u{202e}`).
+    @Test func releaseNotesReachThePagesAsText() throws {
+        try harness.work.write(
+            "www/lookup.json",
+            #"{"resultCount":1,"results":[{"trackId":7,"version":"1.5.0","trackViewUrl":"https://apps.example/mapgate","releaseNotes":"Fixes \u202eevil\nMaps <b>faster</b>"}]}"#)
+        #expect(try makeGate().check().phase != .upToDate)
+        let server = try startServer()
+        defer { server.stop() }
+        let health = try status(server, "/health")
+        let object = try #require(try JSONSerialization.jsonObject(with: health.body) as? [String: Any])
+        let update = try #require(object["update"] as? [String: Any], "\(object)")
+        #expect(update["releaseNotes"] as? [String] == ["Fixes \u{202E}evil", "Maps <b>faster</b>"], "\(update)")
+    }
+
     /// Holding questions open gives a server no more than its day: past it, with no use left to
     /// count, a held gate is closed to it too.
     @Test func aHeldGateGivesARunningServerNoMoreThanItsDay() {
