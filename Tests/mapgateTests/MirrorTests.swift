@@ -167,6 +167,24 @@ import Glibc
         #expect(sync.stdout.contains("plain 1: not in the mirror at file://"), "\(sync.stdout)")
     }
 
+    /// A stick with room for a delta-updated region's delta but not for its rebuilt full package
+    /// (found by an attack: the mirror failed, 74, for want of room for a package it would not
+    /// have kept anyway): the delta is carried, and the mirror is done.
+    @Test(.enabled(if: TinyDisk.canMount, "mounting a tmpfs needs root (CI runs as root)"))
+    func aStickTooSmallForTheFullPackageStillGetsTheDelta() throws {
+        try updateGeoOnAByDelta()
+        let disk = try TinyDisk(at: work.file("usb"))
+        defer { disk.unmount() }
+        // About 150 KB left: the delta fits, geo's package (hundreds of KB) does not.
+        try Data(count: 2 * 1024 * 1024 - 150 * 1024).write(to: URL(fileURLWithPath: disk.path + "/filler"))
+        let mirror = try a.run(["mirror", disk.path + "/m"], at: Self.day2)
+        #expect(mirror.status == 0, "\(mirror.stdout) \(mirror.stderr)")
+        let manifest = try JSONSerialization.jsonObject(with: try #require(bytes(disk.path + "/m/mirror.json"))) as? [String: Any]
+        #expect((manifest?["deltas"] as? [[String: Any]])?.first?["id"] as? String == "geo", "\(String(describing: manifest))")
+        origin.stop()
+        #expect(try b.run(["sync", "--from", disk.path + "/m", "geo"], at: Self.day2).status == 0)
+    }
+
     /// A stick that carries a region only as its delta (found by an attack): a damaged delta, or a
     /// machine without the delta's base, was told "the package … cannot be read: no such file"
     /// (exit 74, the disk-full class); it is told what is wrong, and loses nothing.

@@ -131,6 +131,17 @@ public struct MirrorWriter {
             }
             let package = MirrorManifest.Package(id: region.id, version: region.version, sha256: region.sha256, size: region.size)
             let placement = place(package, kind: .region, from: directory.regionPath(region.id), into: folder, progress: progress, onEvent)
+            // A region updated by a delta whose rebuilt package did not fit (found by an attack: a
+            // stick with room for the 1 KB delta failed for want of room for the full package,
+            // which would not have been kept anyway): its delta is tried as for any such region.
+            if case .failed = placement, !LeftoverFiles.keptDeltas(of: region.id, in: directory).isEmpty,
+                case .carried(let delta) = carryDelta(of: region, into: folder, onEvent)
+            {
+                manifest.deltas.append(delta)
+                bytes += delta.size
+                leave(region.id, .region, .carriesDelta(fromVersion: delta.fromVersion), &manifest, onEvent)
+                continue
+            }
             if case .failed(let reason) = placement {
                 failures.append((region.id, reason))
                 leave(region.id, .region, .notWritten(reason), &manifest, onEvent)
