@@ -23,7 +23,12 @@ extension TileRequestHandler {
         if let refusal = refusalWhileClosed(json: true) { return refusal }
         guard let region = service.region(id) else { return notServed(id) }
         let last = parts[3].split(separator: ".", omittingEmptySubsequences: false)
-        guard last.count == 2, let coordinate = TileCoordinate(z: parts[1], x: parts[2], y: String(last[0])) else {
+        // One address per tile: `00` is not `0` (found by an attack: `/R/00/0/0.png` was answered
+        // as `/R/0/0/0.png`, another URL for caches to keep the same tile under).
+        let numbers = [parts[1], parts[2], String(last[0])]
+        guard last.count == 2, !numbers.contains(where: { $0.count > 1 && $0.hasPrefix("0") }),
+            let coordinate = TileCoordinate(z: parts[1], x: parts[2], y: String(last[0]))
+        else {
             return text(400, "malformed tile coordinates: \(parts[1...].joined(separator: "/"))\n", cors: true)
         }
         let (z, x, y) = (coordinate.z, coordinate.x, coordinate.y)
@@ -86,7 +91,13 @@ extension TileRequestHandler {
     /// a HEAD sends no tile), or 304 to a client that named the tile's ETag, delivers the
     /// server's use: the gate's record is told before it goes. A 304 to `If-None-Match: *` does
     /// not: it shows no tile is held, and sends none.
+    ///
+    /// `If-Match` naming none of the tile's tags (strong comparison; `*` matches any tile) is
+    /// 412, and sends nothing (RFC 9110 §13.1.1; found by an attack: it was ignored).
     func answer(_ prepared: HTTPPreparedResponse, etag: String, _ request: HTTPServerRequest) -> HTTPServerResponse {
+        if let ifMatch = request.header("If-Match"), !Self.matches(ifMatch: ifMatch, etag: etag) {
+            return text(412, "the tile's ETag is \(etag), which If-Match does not name\n", extra: [("ETag", etag)], cors: true)
+        }
         let match = request.header("If-None-Match").flatMap { Self.match(ifNoneMatch: $0, etag: etag) }
         // Once delivered, one load per request: no compare-and-exchange on a shared word.
         if request.method != "HEAD", match != .any, let use = service.startUse, !use.isDelivered {

@@ -264,6 +264,15 @@ public final class TileRequestHandler: HTTPRequestHandler {
 
     enum IfNoneMatch { case tag, any }
 
+    /// Whether `If-Match: header` holds for a resource tagged `etag`: `*`, or a strong tag equal
+    /// to it (a weak tag never matches there).
+    static func matches(ifMatch header: String, etag: String) -> Bool {
+        header.split(separator: ",").contains { item in
+            let tag = item.trimmingWhitespace()
+            return tag == "*" || (!tag.hasPrefix("W/") && !etag.hasPrefix("W/") && tag == etag)
+        }
+    }
+
     func text(_ status: Int, _ text: String, extra: [(name: String, value: String)] = [], cors: Bool = false) -> HTTPServerResponse {
         HTTPServerResponse(status: status, headers: (cors ? Self.anyOrigin : []) + extra + [("Content-Type", "text/plain; charset=utf-8")], body: Data(text.utf8))
     }

@@ -374,6 +374,22 @@ import Glibc
         #expect(connection.isClosedByServer())
     }
 
+    /// `If-Match` (found by an attack: ignored, a 200 sent whatever it named): 412 when it names
+    /// none of the tile's tags, the tile when it names it or `*`. A coordinate with a leading zero
+    /// (found by an attack: `/plain/00/0/0.png` was `/plain/0/0/0.png`) is no tile's address.
+    @Test func ifMatchAndLeadingZeros() throws {
+        let (tile, _) = try exchange("GET /plain/0/0/0.png HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        let etag = try #require(tile?.headers["etag"])
+        for (condition, status) in [("\"nope\"", 412), ("W/\(etag)", 412), (etag, 200), ("\"nope\", \(etag)", 200), ("*", 200)] {
+            let (answer, _) = try exchange("GET /plain/0/0/0.png HTTP/1.1\r\nHost: 127.0.0.1\r\nIf-Match: \(condition)\r\n\r\n")
+            #expect(answer?.status == status, "If-Match: \(condition)")
+        }
+        for path in ["/plain/00/0/0.png", "/plain/0/00/0.png", "/plain/0/0/00.png", "/plain/1/01/0.png"] {
+            let (answer, _) = try exchange("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            #expect(answer?.status == 400, "\(path)")
+        }
+    }
+
     /// Whitespace after a field's value is not part of it (RFC 9110 §5.5; found by an attack: a
     /// Host with a trailing space was refused as another host).
     @Test func trailingWhitespaceIsNotPartOfAValue() throws {
