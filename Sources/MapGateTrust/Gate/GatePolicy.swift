@@ -243,6 +243,13 @@ public struct GatePolicy: Sendable {
         }
         let released = release.releaseDate ?? now
         record.firstSeen = min(record.firstSeen ?? now, released, now)
+        // The newest version seen stays the one required: a store answer that names an older one
+        // (a cache a release behind; found by an attack) does not lower it, so installing that
+        // older version does not clear the count and start a new grace. A release really pulled
+        // shows as the store naming nothing newer than the installed app (``withdrawalConfirmation``).
+        if let pending = record.pendingVersion.flatMap({ try? AppVersion($0) }), store < pending {
+            return now
+        }
         record.pendingVersion = store.text
         if recovering {
             // Without a release date the grace cannot be shown to be running: fail closed.

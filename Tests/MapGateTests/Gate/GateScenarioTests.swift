@@ -161,6 +161,24 @@ import Testing
         #expect(try updated.status().record.promptsShown == 0)
     }
 
+    /// A store answer a release behind (a cache; found by an attack) does not lower the version
+    /// required: installing that older version does not clear the count and start a new grace.
+    @Test func anOlderStoreAnswerDoesNotLowerTheRequiredVersion() throws {
+        let harness = try GateHarness()
+        try harness.serve("1.6.0")
+        _ = try harness.use()
+        harness.time.advance(days: 30)
+        for _ in 0..<3 { _ = try harness.use() }
+        try harness.serve("1.5.0")
+        let checked = try harness.makeGate().check()
+        #expect(checked.record.pendingVersion == "1.6.0")
+        #expect(checked.record.promptsShown == 3)
+        // The older version installed: still one behind, the count and the grace as they were.
+        let older = try harness.makeGate(installed: "1.5.0").status()
+        #expect(older.record.pendingVersion == "1.6.0" && older.record.promptsShown == 3, "\(older.record)")
+        #expect(older.phase == .prompting(usesLeft: 2))
+    }
+
     @Test func ordinaryRunsLookUpAtMostOncePerInterval() throws {
         let harness = try GateHarness()
         try harness.serve("1.5.0")
