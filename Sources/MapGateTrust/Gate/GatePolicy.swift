@@ -248,9 +248,10 @@ public struct GatePolicy: Sendable {
         // older version does not clear the count and start a new grace. A release really pulled
         // shows as the store naming nothing newer than the installed app (``withdrawalConfirmation``).
         if let pending = record.pendingVersion.flatMap({ try? AppVersion($0) }), store < pending {
-            return now
+            // Kept as it is; the rest (a recovering record's fail-closed start) as for any answer.
+        } else {
+            record.pendingVersion = store.text
         }
-        record.pendingVersion = store.text
         if recovering {
             // Without a release date the grace cannot be shown to be running: fail closed.
             if release.releaseDate == nil { record.firstSeen = now.addingTimeInterval(-grace) }

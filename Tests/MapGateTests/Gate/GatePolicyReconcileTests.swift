@@ -21,6 +21,20 @@ import Testing
         #expect(updated.pendingVersion == nil && updated.promptsShown == 0 && !updated.isRecovering)
     }
 
+    /// An older store answer keeps the pending version, and a recovering record still fails
+    /// closed on it (the answer's other consequences run as for any answer).
+    @Test func anOlderAnswerKeepsThePendingVersionAndARecoveringRecordFailsClosed() throws {
+        let older = GatePolicy(installed: try AppVersion("1.4.0"))
+        var recovering = record(pending: "1.6.0")
+        recovering.promptsShown = 0
+        recovering.isRecovering = true
+        let now = Date(timeIntervalSince1970: 1_900_000_000)
+        try older.record(StoreRelease(version: "1.5.0"), at: now, into: &recovering)
+        #expect(recovering.pendingVersion == "1.6.0")
+        #expect(!recovering.isRecovering)
+        #expect(recovering.promptsShown == older.maxPrompts, "a recovering record past its grace has no uses left")
+    }
+
     @Test func aNewerPendingVersionStays() {
         var pending = record(pending: "1.6.0")
         policy.reconcile(&pending)
