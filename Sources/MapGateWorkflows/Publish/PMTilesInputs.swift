@@ -8,7 +8,7 @@ import MapGateStorage
 /// the same checks (bounds, zooms, formats, vector_layers), the same deterministic package, deltas
 /// as for MBTiles. The conversion is deterministic too (``MBTilesWriter``): one archive published
 /// twice gives one package SHA-256. Not `Sendable`: one publish's own.
-struct PMTilesInputs {
+public struct PMTilesInputs {
     /// The folder the converted files are in, made on first use.
     private(set) var folder: String?
     /// The archive each converted file came from, by the converted file's path.
@@ -17,7 +17,7 @@ struct PMTilesInputs {
     /// Converts the archive at `path` and returns the MBTiles file's path (named as the archive,
     /// with `.mbtiles`). A malformed archive is a ``PublishError`` naming it, with the reason.
     mutating func convert(_ path: String, temporaryDirectory: String) throws -> String {
-        let folder = try self.folder ?? makeFolder(in: temporaryDirectory)
+        let folder = try self.folder ?? Self.makeFolder(in: temporaryDirectory)
         self.folder = folder
         let converted = folder + "/" + PathText.deletingExtension(PathText.lastComponent(path)) + ".mbtiles"
         do {
@@ -37,7 +37,8 @@ struct PMTilesInputs {
         return converted
     }
 
-    private func makeFolder(in temporaryDirectory: String) throws -> String {
+    /// A new folder `mapgate-publish-XXXXXX` in `temporaryDirectory` (`mkdtemp`).
+    public static func makeFolder(in temporaryDirectory: String) throws -> String {
         var template = Array((temporaryDirectory + "/mapgate-publish-XXXXXX").utf8CString)
         guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
             throw PublishError(temporaryDirectory, L.localized("cannot make a folder to convert PMTiles archives in: %1$s", SystemErrorReason.text(errno)), kind: .io)

@@ -78,11 +78,7 @@ struct PublishCommand: Command {
         // `.pmtiles` inputs are converted in a folder of this run's, removed when it ends, by a
         // signal too (found by an attack: Ctrl-C left a 123 MB conversion in $TMPDIR).
         let temporary = context.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
-        var template = Array((temporary + "/mapgate-publish-XXXXXX").utf8CString)
-        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
-            throw PublishError(temporary, L.localized("cannot make a folder to convert PMTiles archives in: %1$s", SystemErrorReason.text(errno)), kind: .io)
-        }
-        let scratch = String(cString: made)
+        let scratch = try PMTilesInputs.makeFolder(in: temporary)
         let removal = SignalRouter.onSignal { _ in try? FileManager.default.removeItem(atPath: scratch) }
         defer {
             try? FileManager.default.removeItem(atPath: scratch)
