@@ -37,7 +37,8 @@ public struct HTTPServerRequest: Sendable {
 
     /// Splits and percent-decodes a request target: origin form (`/a/b.png`), or absolute form
     /// (`http://host:port/a/b.png`, RFC 9112 §3.2.2), whose authority then replaces `Host`.
-    /// Nil for a target that is neither or whose escapes are malformed or not UTF-8.
+    /// Nil for a target that is neither or whose escapes are malformed, not UTF-8, or an escaped
+    /// `/` or NUL in the path.
     init?(method: String, target: String, version: String, headers: [(name: String, value: String)]) {
         if let absolute = Self.absoluteForm(target) {
             let others = headers.filter { !Self.equalIgnoringASCIICase($0.name, "Host") }
@@ -69,7 +70,9 @@ public struct HTTPServerRequest: Sendable {
         return (authority, path.hasPrefix("/") ? String(path) : "/" + path)
     }
 
-    /// `%XX` decoding; nil for a malformed escape or bytes that are not UTF-8.
+    /// `%XX` decoding; nil for a malformed escape, bytes that are not UTF-8, or an escaped `/` or
+    /// NUL: routes split the decoded path at `/`, so `/r/0/0%2F0.png` would be another address of
+    /// `/r/0/0/0.png` (found by an attack), and no name mapgate serves holds either byte.
     static func percentDecoded(_ bytes: ArraySlice<UInt8>) -> String? {
         guard bytes.contains(0x25) else { return String(validating: bytes, as: UTF8.self) }
         var output: [UInt8] = []
@@ -81,7 +84,9 @@ public struct HTTPServerRequest: Sendable {
                 guard index + 2 < bytes.endIndex, let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2]) else {
                     return nil
                 }
-                output.append(high << 4 | low)
+                let decoded = high << 4 | low
+                guard decoded != 0x2F, decoded != 0 else { return nil }
+                output.append(decoded)
                 index += 3
             } else {
                 output.append(byte)

@@ -346,8 +346,21 @@ import Glibc
         #expect(text.components(separatedBy: "HTTP/1.1 ").count == 2, "\(text)")
     }
 
+    /// An escaped slash or NUL in the path is refused before any route (found by an attack:
+    /// `%2F` was decoded before the path was split, so `/plain/0/0%2F0.png` was a second address of
+    /// a tile, and `/fonts/a%2Fb/…` a tile of a region "fonts"); an escape in a query is the query's.
+    @Test(arguments: ["/plain/0/0%2F0.png", "/plain/0/0%2f0.png", "/plain%2F0/0/0.png", "/plain/0/0/0%00.png", "/fonts/a%2Fb/0-255.pbf"])
+    func anEscapedSlashOrNULIsRefused(_ path: String) throws {
+        let (answer, _) = try exchange("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        #expect(answer?.status == 400)
+        let text = String(decoding: answer?.body ?? Data(), as: UTF8.self)
+        #expect(text == "malformed request target\n", "\(text)")
+        let (plain, _) = try exchange("GET /plain/0/0/0.png?a=%2F HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        #expect(plain?.status == 200)
+    }
+
     /// A font stack holding a slash is no route (it was read as a tile of a region "fonts").
-    @Test(arguments: ["/fonts/a%2Fb/0-255.pbf", "/fonts/a/b/0-255.pbf", "/styles/a/b/style.json"])
+    @Test(arguments: ["/fonts/a/b/0-255.pbf", "/styles/a/b/style.json"])
     func aSlashInAFontStackIsNoRegion(_ path: String) throws {
         let (answer, _) = try exchange("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         #expect(answer?.status == 404)
