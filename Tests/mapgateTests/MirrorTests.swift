@@ -400,6 +400,18 @@ import Glibc
         #expect(try b.run(["sync", "--from", stick, "geo"], at: Self.day1).status == 0)
     }
 
+    /// An oversized mirror.json is named itself (found by an attack: the refusal named the
+    /// stick's catalog.json, which was fine), as bad data (65), and nothing is installed.
+    @Test func anOversizedManifestIsNamedItself() throws {
+        try mirrorVersionOne()
+        try Data(repeating: 0x20, count: (8 << 20) + 1).write(to: URL(fileURLWithPath: stick + "/mirror.json"))
+        let sync = try b.run(["sync", "--from", stick, "geo"], at: Self.day1)
+        #expect(sync.status == 65, "\(sync.stderr)")
+        #expect(sync.stderr.contains("mirror.json: larger than 8 MiB"), "\(sync.stderr)")
+        #expect(!sync.stderr.contains("catalog.json"), "\(sync.stderr)")
+        #expect(installed(b, "geo") == nil)
+    }
+
     @Test(arguments: ["folder", "share"])
     func aTransferCutMidPackageResumes(how: String) throws {
         try mirrorVersionOne()

@@ -128,7 +128,13 @@ public struct CatalogSource: Sendable {
             response = try client.get(HTTPRequest(url: target, connectTimeout: 10, totalTimeout: 60), maxBodyBytes: limit)
         } catch let error as HTTPError {
             if case .tooLarge = error {
-                throw CatalogError(source: url, region: nil, reason: L.localized("%1$s larger than %2$s: refused", "\(what)", "\(limit >= 1 << 20 ? "\(limit >> 20) MiB" : "\(limit) bytes")"))
+                let size = limit >= 1 << 20 ? "\(limit >> 20) MiB" : "\(limit) bytes"
+                // A file beside the catalog (a mirror's manifest) is named itself, not the catalog
+                // (found by an attack: an oversized mirror.json was blamed on catalog.json).
+                guard target == url || target == Self.signatureURL(of: url) else {
+                    throw GeneralFailure(L.localized("%1$s %2$s: larger than %3$s: refused", "\(what)", "\(target)", "\(size)"), kind: .badData)
+                }
+                throw CatalogError(source: url, region: nil, reason: L.localized("%1$s larger than %2$s: refused", "\(what)", "\(size)"))
             }
             // A file:// file that does not exist (or cannot be opened) is curl error 37. libcurl's
             // words are English in every language ("Couldn't open file …"): the system's reason is
