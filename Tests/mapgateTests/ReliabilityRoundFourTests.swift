@@ -195,6 +195,7 @@ extension FullDiskTests {
     @Test func aSaveCutBetweenItsRenamesIsReadAsTheNewPair() throws {
         let key = try PublisherKey(in: workspace.work.path)
         try mapgate.writePolicy(["trustedKeys": [try key.publicKeyLine], "requireSignedCatalog": true])
+        try workspace.builder.write(extra: ["expires": "2100-01-01T00:00:00Z"])
         try key.sign(workspace.work.file("www/catalog.json"))
         #expect(try mapgate.run(["sync"]).status == 0)
         let data = mapgate.dataDirectory

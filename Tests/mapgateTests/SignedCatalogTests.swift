@@ -120,6 +120,18 @@ import Testing
         expectRefused(try sync(), "serial 5 was accepted with other contents")
     }
 
+    /// A signed catalog that never expires could be replayed forever (found by an attack): a
+    /// client kept on it never sees the publisher's later rules. Refused before any package,
+    /// and nothing is saved of it (a catalog with `expires` is then accepted at serial 1).
+    @Test func aSignedCatalogWithoutExpiresIsRefused() throws {
+        try builder.write(extra: ["serial": 1])
+        try key.sign(catalogPath)
+        expectRefused(try sync(), "a signed catalog must say when it expires")
+        try publish(serial: 1)
+        let accepted = try sync()
+        #expect(accepted.status == 0, "\(accepted.stderr)")
+    }
+
     @Test func anExpiredCatalogIsRefusedEvenWithTheClockSetBack() throws {
         try publish(serial: 1, expires: "2027-03-01T00:00:00Z")
         #expect(try mapgate.run(["catalog"], at: "2027-02-01 00:00:00").status == 0)

@@ -262,8 +262,8 @@ public final class Gate {
 
     /// Takes in a catalog whose signature was verified (or that the policy lets go unsigned):
     /// refuses a rollback (a lower serial than already accepted from the same signing key), the
-    /// same serial with other bytes, and a catalog past its `expires` by the gate's clock (trusted
-    /// time when online, never earlier than the latest time seen). A signed catalog's `gate` rules
+    /// same serial with other bytes, a signed catalog without `expires`, and a catalog past its
+    /// `expires` by the gate's clock (trusted time when online, never earlier than the latest time seen). A signed catalog's `gate` rules
     /// are saved with the state, so they hold from the next decision on, offline too.
     ///
     /// - Parameter signedBy: the id of the key that signed it (hex), or nil when unsigned.
@@ -272,6 +272,12 @@ public final class Gate {
         // it moved is saved either way.
         let refusal = try update { record, now, _ -> CatalogError? in
             func refuse(_ reason: String) -> CatalogError { CatalogError(source: catalog.sourceURL, region: nil, reason: reason) }
+            // A signed catalog that never expires could be replayed forever (a frozen client never
+            // sees the publisher's later rules, a raised minimumAppVersion among them); found by
+            // an attack. An unsigned one (a policy that allows it) has no such promise to keep.
+            if keyID != nil, catalog.expires == nil {
+                return refuse(L.localized("a signed catalog must say when it expires (\"expires\"): without it an old copy could be replayed forever"))
+            }
             if let expires = catalog.expires, now >= expires {
                 return refuse(L.localized("expired on %1$s (the time is %2$s): refusing a stale catalog", ISODate.string(expires), ISODate.string(now)))
             }

@@ -15,7 +15,7 @@ import Testing
     }
 
     func catalog(gate: String) throws -> Catalog {
-        let json = #"{"formatVersion": 1, "publisher": "P", "generated": "2026-11-01T00:00:00Z", "serial": 1, "regions": [], "gate": \#(gate)}"#
+        let json = #"{"formatVersion": 1, "publisher": "P", "generated": "2026-11-01T00:00:00Z", "expires": "2100-01-01T00:00:00Z", "serial": 1, "regions": [], "gate": \#(gate)}"#
         return try Catalog.parse(Data(json.utf8), sourceURL: "https://maps.example/catalog.json")
     }
 
@@ -106,7 +106,7 @@ import Testing
 
     func catalog(serial: Int64, gate: String?) throws -> Catalog {
         let rules = gate.map { #", "gate": \#($0)"# } ?? ""
-        let json = #"{"formatVersion": 1, "publisher": "P", "generated": "2026-11-01T00:00:00Z", "serial": \#(serial), "regions": []\#(rules)}"#
+        let json = #"{"formatVersion": 1, "publisher": "P", "generated": "2026-11-01T00:00:00Z", "expires": "2100-01-01T00:00:00Z", "serial": \#(serial), "regions": []\#(rules)}"#
         return try Catalog.parse(Data(json.utf8), sourceURL: "https://maps.example/catalog.json")
     }
 
