@@ -184,8 +184,11 @@ private final class OriginHandler: HTTPRequestHandler {
     }
 
     private func contentType(_ path: String) -> String {
+        // (not translated: a media type)
         if path.hasSuffix(".json") { return "application/json" }
+        // (not translated: a media type)
         if path.hasSuffix(".html") { return "text/html" }
+        // (not translated: a media type)
         return "application/octet-stream"
     }
 }

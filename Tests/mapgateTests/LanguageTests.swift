@@ -230,6 +230,37 @@ import Testing
         #expect(try String(contentsOfFile: fresh, encoding: .utf8) == committed, "po/mapgate.pot is stale: run scripts/update-pot")
     }
 
+    /// Found by an attack on the languages: a damaged region's reason and the way to repair it,
+    /// a gate rule in the user's configuration (and the word "config"), and the completions'
+    /// `help` were English in every language; `list` of a --data-dir that is a file said "no
+    /// region is installed" with exit 0 (now 74, like `status`).
+    @Test(arguments: ["zh_CN.UTF-8", "zh_TW.UTF-8", "ja_JP.UTF-8", "ko_KR.UTF-8"])
+    func damageAndConfigurationErrorsAreTranslated(locale: String) throws {
+        #expect(try run(["sync", "geo"], at: "2027-01-01 00:00:00", locale: locale).status == 0)
+        let file = mapgate.dataDirectory + "/regions/geo.mbtiles"
+        let handle = try #require(FileHandle(forWritingAtPath: file))
+        try handle.seek(toOffset: 4096)
+        handle.write(Data(repeating: 0x47, count: 64))
+        try handle.close()
+        for command in [["verify"], ["list"]] {
+            let result = try run(command, at: "2027-01-01 00:00:00", locale: locale)
+            #expect(result.stderr.contains("geo") && result.stderr.contains("mapgate sync geo"), "\(result.stderr)")
+            for english in ["installs it again", "its SHA-256 is", "was installed", "(damaged)"] {
+                #expect(!result.stderr.contains(english) && !result.stdout.contains(english), "\(locale) \(command): \(result.stderr)\(result.stdout)")
+            }
+        }
+        let config = mapgate.configPath + ".rules.json"
+        try #"{"maxPrompts": 1000}"#.write(toFile: config, atomically: true, encoding: .utf8)
+        let environment = mapgate.baseEnvironment.merging(["LANG": locale, "LANGUAGE": "", "LC_ALL": "", "LC_MESSAGES": ""]) { $1 }
+        let rules = try runProcess(mapgate.path, ["catalog", "--config", config, "--data-dir", mapgate.dataDirectory], environment: environment)
+        #expect(rules.status == 64, "\(rules.stderr)")
+        #expect(rules.stderr.contains("maxPrompts") && !rules.stderr.contains("belongs to the managed policy") && !rules.stderr.contains("config "), "\(rules.stderr)")
+        let completions = try runProcess(mapgate.path, ["help", "completions", "zsh"], environment: environment)
+        #expect(completions.status == 0 && !completions.stdout.contains("help for mapgate or a command"), "\(completions.stdout.suffix(300))")
+        let notAFolder = try runProcess(mapgate.path, ["list", "--config", mapgate.configPath, "--data-dir", file], environment: environment)
+        #expect(notAFolder.status == 74 && notAFolder.stderr.contains(file), "\(notAFolder.status) \(notAFolder.stderr)")
+    }
+
     /// A test that fails when a user-visible string is not marked: every literal of two words or
     /// more where the help's tables, usage errors, console messages and the library's errors take
     /// their text goes through `localized(...)` (or says why not: "(not translated: …)").

@@ -18,11 +18,13 @@ extension FileManager {
     /// A FIFO would block whoever opens it; a device or a folder is no package.
     package func notRegularFileReason(atPath path: String) -> String? {
         var info = stat()
-        guard stat(path, &info) == 0 else { return "cannot be read: \(SystemErrorReason.text(errno))" }
+        guard stat(path, &info) == 0 else { return L.localized("cannot be read: %1$s", SystemErrorReason.text(errno)) }
         guard info.st_mode & S_IFMT != S_IFREG else { return nil }
         let kind = RegularFile.kindName(info.st_mode)
         var link = stat()
-        let through = lstat(path, &link) == 0 && link.st_mode & S_IFMT == S_IFLNK ? " (through a symbolic link)" : ""
-        return "is \(kind)\(through), not a regular file: refused"
+        if lstat(path, &link) == 0, link.st_mode & S_IFMT == S_IFLNK {
+            return L.localized("is %1$s (through a symbolic link), not a regular file: refused", kind)
+        }
+        return L.localized("is %1$s, not a regular file: refused", kind)
     }
 }

@@ -255,11 +255,15 @@ final class HTTPDaemonContext: Sendable {
             .flatMap { $0.value.split(separator: ",", omittingEmptySubsequences: false) }
             .map { $0.trimmingWhitespace() }
         let hasTransferEncoding = headers.contains { HTTPServerRequest.equalIgnoringASCIICase($0.name, "Transfer-Encoding") }
+        // (not translated: an HTTP answer's body, for programs)
         if hasTransferEncoding, !lengths.isEmpty { return "both Content-Length and Transfer-Encoding\n" }
+        // (not translated: an HTTP answer's body)
         if hasTransferEncoding { return "request bodies (Transfer-Encoding) are not accepted\n" }
         guard lengths.allSatisfy({ !$0.isEmpty && $0.count <= 18 && $0.allSatisfy { $0.isASCII && $0.isNumber } }) else {
+            // (not translated: an HTTP answer's body)
             return "malformed Content-Length\n"
         }
+        // (not translated: an HTTP answer's body)
         if Set(lengths).count > 1 { return "conflicting Content-Length values\n" }
         return nil
     }

@@ -22,11 +22,13 @@ extension TileRequestHandler {
         let language = PageLanguage.negotiate(request.header("Accept-Language"))
         let items = regions.map { region in
             let id = ViewerPage.escape(region.record.id)
+            // (not translated: markup; the words in it are the page language's)
             return "<li><a href=\"/view/\(id)\">\(ViewerPage.isolated(region.name))</a> \(ViewerPage.isolated(region.record.version)), \(region.record.format.rawValue) · <a href=\"/\(id).json\">TileJSON</a></li>"
         }.joined(separator: "\n")
         // Style ids are [a-z0-9._-]: safe in a URL; names are escaped.
         let styleItems = service.drawableStyles.map { style in
             let id = style.bundle.id
+            // (not translated: markup; the words in it are the page language's)
             return "<li><a href=\"/view/\(style.bundle.regions[0])#style=\(id)\">\(ViewerPage.isolated(style.bundle.name))</a> (\(ViewerPage.escape(language.localized("draws %1$s", style.bundle.regions.joined(separator: ", "))))) · <a href=\"/styles/\(id)/style.json\">style.json</a></li>"
         }.joined(separator: "\n")
         let stylesSection = styleItems.isEmpty ? "" : "<h2>\(ViewerPage.escape(language.localized("Styles")))</h2><ul id=\"styles\">\n\(styleItems)\n</ul>"

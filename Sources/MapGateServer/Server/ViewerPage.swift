@@ -167,6 +167,7 @@ enum ViewerPage {
     static func inlineScript(page: [String: JSONValue], watcher: UpdateWatcher, main: String?) -> String {
         var page = page
         page["update"] = watcher.data
+        // (not translated: script)
         return "const page = " + scriptJSON(.object(page)) + ";\n" + (main ?? "") + watcher.script
     }
 

@@ -44,6 +44,7 @@ struct DeltaFile {
             try TileStoreLayout.columns(of: "map", in: database, schema: schema).isSuperset(of: coordinates.union(["tile_id"])),
             try TileStoreLayout.columns(of: "images", in: database, schema: schema).isSuperset(of: ["tile_id", "tile_data"])
         {
+            // (not translated: SQL)
             return """
                 SELECT m.zoom_level AS zoom_level, m.tile_column AS tile_column, m.tile_row AS tile_row,
                        i.tile_data AS tile_data
@@ -53,6 +54,7 @@ struct DeltaFile {
         for table in ["tiles_with_hash", "tiles"] where objects[table] == "table" {
             guard try TileStoreLayout.columns(of: table, in: database, schema: schema).isSuperset(of: coordinates.union(["tile_data"]))
             else { continue }
+            // (not translated: SQL)
             return "SELECT zoom_level, tile_column, tile_row, tile_data FROM \"\(schema)\".\(table)"
         }
         throw DeltaError(

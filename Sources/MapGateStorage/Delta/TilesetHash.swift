@@ -28,8 +28,8 @@ public struct TilesetHash: Sendable, Equatable, CustomStringConvertible {
     /// naming the first; nil when every tile has data.
     public var nullTileProblem: String? {
         guard let firstNullTile else { return nil }
-        let others = nullTileCount > 1 ? " (and \(nullTileCount - 1) more)" : ""
-        return "tile \(firstNullTile) (z/x/TMS row) has no data: its tile_data is NULL\(others)"
+        guard nullTileCount > 1 else { return L.localized("tile %1$s (z/x/TMS row) has no data: its tile_data is NULL", "\(firstNullTile)") }
+        return L.localized("tile %1$s (z/x/TMS row) has no data: its tile_data is NULL (and %2$s more)", "\(firstNullTile)", "\(nullTileCount - 1)")
     }
 
     /// Hashes the tiles of the MBTiles file at `path`, read through its `tiles` table or view.

@@ -22,9 +22,9 @@ package enum SQLiteFileProbe {
 
     /// SQLite's complaint about the file at `path`, with the gzip hint when it applies.
     package static func reason(_ message: String, path: String) -> String {
-        if isPMTiles(path) { return "a PMTiles archive, not an MBTiles (SQLite) file: convert it first (pmtiles convert FILE.pmtiles FILE.mbtiles)" }
-        guard isGzip(path) else { return "not a readable SQLite file: \(message)" }
-        return "not a readable SQLite file: it is still gzip-compressed after unpacking (gzipped twice?)"
+        if isPMTiles(path) { return L.localized("a PMTiles archive, not an MBTiles (SQLite) file: convert it first (pmtiles convert FILE.pmtiles FILE.mbtiles)") }
+        guard isGzip(path) else { return L.localized("not a readable SQLite file: %1$s", message) }
+        return L.localized("not a readable SQLite file: it is still gzip-compressed after unpacking (gzipped twice?)")
     }
 
     /// Nil when SQLite can open the file at `path` and read its schema; otherwise the reason.
@@ -37,7 +37,7 @@ package enum SQLiteFileProbe {
         } catch let error as SQLiteError {
             return reason(error.message, path: path)
         } catch {
-            return "not a readable SQLite file: \(error)"
+            return L.localized("not a readable SQLite file: %1$s", "\(error)")
         }
     }
 }

@@ -56,11 +56,13 @@ public enum TileFormat: String, Sendable, CaseIterable, Codable {
     /// What a tile's bytes look like, for an error: a format's name, `gzip`, `protobuf` or the
     /// first bytes in hex.
     public static func describe(_ bytes: Data) -> String {
-        if bytes.isEmpty { return "empty" }
+        if bytes.isEmpty { return L.localized("empty") }
         if let sniffed = TileFormat(sniffing: bytes) { return sniffed == .pbf ? "gzip (pbf)" : sniffed.rawValue }
+        // (not translated: format names)
         if bytes.first == 0x1A { return "protobuf (pbf)" }
+        // (not translated: format names)
         if isZlib(bytes) { return "zlib (pbf)" }
-        return "unknown bytes " + bytes.prefix(4).map { String.hex($0, uppercase: true) }.joined(separator: " ")
+        return L.localized("unknown bytes %1$s", bytes.prefix(4).map { String.hex($0, uppercase: true) }.joined(separator: " "))
     }
 
     /// A zlib stream's header (RFC 1950): deflate (`CMF` 0x78) with a valid check (`CMF·256 + FLG`

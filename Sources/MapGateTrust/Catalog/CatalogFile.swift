@@ -234,27 +234,30 @@ public struct CatalogFile: Codable, Sendable, Equatable {
         }
         func kind(_ type: Any.Type) -> String {
             switch type {
-            case is String.Type: "a string"
-            case is Int.Type, is Int64.Type: "an integer"
-            case is Double.Type: "a number"
-            case is Bool.Type: "true or false"
-            case is [Any].Type, is [String].Type, is [Double].Type: "an array"
-            default: "an object"
+            case is String.Type: L.localized("a string")
+            case is Int.Type, is Int64.Type: L.localized("an integer")
+            case is Double.Type: L.localized("a number")
+            case is Bool.Type: L.localized("true or false")
+            case is [Any].Type, is [String].Type, is [Double].Type: L.localized("an array")
+            default: L.localized("an object")
             }
         }
         switch error {
         case .keyNotFound(let key, let context):
-            return "\(path(context.codingPath + [key])) is missing"
+            return L.localized("%1$s is missing", path(context.codingPath + [key]))
         case .typeMismatch(let type, let context):
             let where_ = path(context.codingPath)
-            return where_.isEmpty ? "not \(kind(type))" : "\(where_) is not \(kind(type))"
+            return where_.isEmpty ? L.localized("not %1$s", kind(type)) : L.localized("%1$s is not %2$s", where_, kind(type))
         case .valueNotFound(let type, let context):
-            return "\(path(context.codingPath)) is null, not \(kind(type))"
+            return L.localized("%1$s is null, not %2$s", path(context.codingPath), kind(type))
         case .dataCorrupted(let context):
             let where_ = path(context.codingPath)
             // A number that is not an integer (1.5, 1e400) says so in its own words.
-            let detail = context.debugDescription.contains("does not fit") ? "is not an integer" : context.debugDescription
-            return where_.isEmpty ? detail : "\(where_) \(detail.hasPrefix("is ") ? detail : ": " + detail)"
+            if context.debugDescription.contains("does not fit") {
+                return where_.isEmpty ? L.localized("not an integer") : L.localized("%1$s is not an integer", where_)
+            }
+            // Foundation's own words (English).
+            return where_.isEmpty ? context.debugDescription : "\(where_): \(context.debugDescription)"
         @unknown default:
             return "\(error)"
         }

@@ -64,7 +64,7 @@ extension Configuration {
         config.fontPaths = try reader.strings("fontPaths") { $0.hasPrefix("/") } ?? []
         try reader.rejectUnknownKeys(known: keys.map(\.name)) { key in
             guard GateSettings.keys.contains(where: { $0.name == key }) else { return nil }
-            return "belongs to the managed policy (\(policyPath)), not to the user's configuration: the gate's rules are the publisher's"
+            return L.localized("belongs to the managed policy (%1$s), not to the user's configuration: the gate's rules are the publisher's", policyPath)
         }
         return config
     }

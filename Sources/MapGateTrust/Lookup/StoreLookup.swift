@@ -55,8 +55,8 @@ public struct StoreLookup: Sendable {
     }
 
     private var appDescription: String {
-        if let appID { return "app id \(appID)" }
-        return "bundle id \(bundleID ?? "?")"
+        if let appID { return L.localized("app id %1$s", "\(appID)") }
+        return L.localized("bundle id %1$s", bundleID ?? "?")
     }
 
     /// Looks up now. Throws a ``LookupError`` for each way it can fail.

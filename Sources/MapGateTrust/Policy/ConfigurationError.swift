@@ -17,7 +17,7 @@ public struct ConfigurationError: MapGateFailure, LocalizedError, Sendable, Equa
     }
 
     public var errorDescription: String? {
-        if let key { return L.localized("%1$s %2$s: key \"%3$s\": %4$s", "\(file.rawValue)", "\(path)", "\(key)", "\(reason)") }
-        return "\(file.rawValue) \(path): \(reason)"
+        if let key { return L.localized("%1$s %2$s: key \"%3$s\": %4$s", "\(file.label)", "\(path)", "\(key)", "\(reason)") }
+        return L.localized("%1$s %2$s: %3$s", file.label, path, reason)
     }
 }

@@ -69,9 +69,9 @@ public final class LocalMirrorFolder: MirrorFolder {
 
     public func commit(_ temporary: String, sha256: String) -> String? {
         let target = path + "/" + MirrorLayout.packageName(sha256: sha256)
-        if let reason = DurableFile.flush(temporary) { return "cannot write \(temporary): \(reason)" }
+        if let reason = DurableFile.flush(temporary) { return L.localized("cannot write %1$s: %2$s", temporary, reason) }
         if let reason = DurableFile.rename(temporary, over: target, folder: PathText.deletingLastComponent(target)) {
-            return "cannot write \(target): \(reason)"
+            return L.localized("cannot write %1$s: %2$s", target, reason)
         }
         return nil
     }

@@ -59,8 +59,9 @@ struct RegionFacts: Sendable, Equatable {
     static func unmatchedVectorLayers(_ declared: [String], path: String) -> String? {
         let names = (try? MBTilesFile(path: path, immutable: true).sampledVectorLayerNames()) ?? []
         guard !names.isEmpty, Set(declared).isDisjoint(with: names) else { return nil }
-        return "its metadata \"json\" lists the vector_layers \(declared.joined(separator: ", ")), but its tiles have the layers \(names.joined(separator: ", ")) (in its first tiles): the viewer and style.json would show nothing. "
-            + "List the layers the tiles have: " + layerList(names)
+        return L.localized(
+            "its metadata \"json\" lists the vector_layers %1$s, but its tiles have the layers %2$s (in its first tiles): the viewer and style.json would show nothing. List the layers the tiles have: %3$s",
+            declared.joined(separator: ", "), names.joined(separator: ", "), layerList(names))
     }
 
     /// `{"vector_layers":[…]}` naming `names`, for a message.
@@ -69,6 +70,7 @@ struct RegionFacts: Sendable, Equatable {
             let data = (try? JSONValue.object(["id": .string(name), "fields": .object([:])]).encoded([.sortedKeys])) ?? Data()
             return String(decoding: data, as: UTF8.self)
         }
+        // (not translated: JSON)
         return "{\"vector_layers\":[\(layers.joined(separator: ","))]}"
     }
 

@@ -44,8 +44,8 @@ extension InstalledRegion {
     /// Throws only when the file cannot be hashed for want of libcrypto (``SharedLibraryError``)
     /// or libcrypto failed (``LibcryptoError``): that says nothing about the file.
     public func condition(ofFileAt path: String, hashingUnstamped: Bool = true) throws -> Condition {
-        guard let stamp = RegionFileStamp(path: path) else { return .damaged("the file \(path) is missing") }
-        guard stamp.size == size else { return .damaged("its size is \(stamp.size) bytes, \(size) were installed") }
+        guard let stamp = RegionFileStamp(path: path) else { return .damaged(L.localized("the file %1$s is missing", path)) }
+        guard stamp.size == size else { return .damaged(L.localized("its size is %1$s bytes, %2$s were installed", "\(stamp.size)", "\(size)")) }
         if stamp == fileStamp { return .intact }
         guard fileStamp != nil || hashingUnstamped else { return .intact }
         let hash: String
@@ -54,9 +54,9 @@ extension InstalledRegion {
         } catch let error where error is SharedLibraryError || error is LibcryptoError {
             throw error
         } catch {
-            return .damaged("the file \(path) cannot be read")
+            return .damaged(L.localized("the file %1$s cannot be read", path))
         }
-        guard hash == sha256 else { return .damaged("its SHA-256 is \(hash.prefix(12))…, \(sha256.prefix(12))… was installed") }
+        guard hash == sha256 else { return .damaged(L.localized("its SHA-256 is %1$s…, %2$s… was installed", String(hash.prefix(12)), String(sha256.prefix(12)))) }
         return .intactWithNewStamp(stamp)
     }
 }

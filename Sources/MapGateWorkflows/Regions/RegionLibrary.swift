@@ -15,7 +15,7 @@ public final class RegionLibrary {
 
     /// What to do about a damaged installed region, said the same way by every command and the
     /// server: `sync` installs the same version again.
-    public static func repairAdvice(for id: String) -> String { "'mapgate sync \(id)' installs it again" }
+    public static func repairAdvice(for id: String) -> String { L.localized("'mapgate sync %1$s' installs it again", id) }
 
     public init(directory: DataDirectory, state: StateDatabase, pins: [String: String]? = nil) {
         self.directory = directory

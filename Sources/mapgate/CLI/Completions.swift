@@ -6,6 +6,9 @@ import MapGate
 /// them. Region ids come from `mapgate list --json` (offline); `sync` completes the installed ids
 /// and those of the catalog the last sync kept (`mapgate catalog --saved --json`, offline too).
 enum Completions {
+    /// What the `help` command is, as the completions describe it.
+    static var helpAbstract: String { L.localized("help for mapgate or a command") }
+
     /// The commands offered: all but `system-service`, which systemd runs (`mapgate sy<Tab>` is
     /// `sync`).
     private static var completed: [any Command.Type] { MapGateCLI.commands.filter { $0.name != SystemServiceCommand.name } }
@@ -170,7 +173,7 @@ enum Completions {
             "  local -a global commands",
             "  global=(" + ParsedArguments.globalOptions.map(spec).joined(separator: " ") + ")",
             "  commands=(" + completed.map { quoted($0.name + ":" + described($0.abstract)) }.joined(separator: " ")
-                + " 'help:help for mapgate or a command')",
+                + " " + quoted(["help", described(Self.helpAbstract)].joined(separator: ":")) + ")",
             "  _arguments -C $global '1:command:->command' '*::argument:->argument'",
             "  case $state in",
             "    command) _describe -t commands 'mapgate command' commands ;;",
@@ -224,7 +227,7 @@ enum Completions {
         for command in completed {
             script.append("complete -c mapgate -n " + quoted("not __fish_seen_subcommand_from \(names) help") + " -a \(command.name) -d " + quoted(command.abstract))
         }
-        script.append("complete -c mapgate -n " + quoted("not __fish_seen_subcommand_from \(names) help") + " -a help -d 'help for mapgate or a command'")
+        script.append("complete -c mapgate -n " + quoted("not __fish_seen_subcommand_from \(names) help") + " -a help -d " + quoted(Self.helpAbstract))
         script.append("complete -c mapgate -n '__fish_seen_subcommand_from help' -a " + quoted(names))
         script += ParsedArguments.globalOptions.map { line($0, condition: nil) }
         for command in completed {

@@ -120,7 +120,14 @@ final class Context {
     /// nil when the data directory has no state database, which opening would create (a typo in
     /// `--data-dir` must not leave a new tree behind).
     func existingRegionLibrary() throws -> RegionLibrary? {
-        guard FileManager.default.fileExists(atPath: dataDirectory.statePath) else { return nil }
+        guard FileManager.default.fileExists(atPath: dataDirectory.statePath) else {
+            // A --data-dir naming a file is a mistake to say (found by an attack: `list` said
+            // "no region is installed in /etc/passwd" with exit 0, where `status` failed).
+            if let obstacle = FileManager.default.obstacleToFolder(atPath: dataDirectory.path) {
+                throw GeneralFailure(L.localized("data directory %1$s: %2$s", dataDirectory.path, obstacle), kind: .io)
+            }
+            return nil
+        }
         return try readOnlyRegionLibrary()
     }
 

@@ -16,6 +16,7 @@ extension Help {
         roff += asciiFallbacks.map { scalar, ascii in
             let hex = String(scalar.value, radix: 16, uppercase: true)
             let name = "\\[u" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex + "]"
+            // (not translated: groff requests)
             return ".if !c\(name) .char \(name) \(ascii)"
         }
         roff += [

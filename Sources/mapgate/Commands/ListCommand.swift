@@ -59,7 +59,7 @@ struct ListCommand: Command {
             } else {
                 let zoom = region.minzoom.map { "\($0)-\(region.maxzoom ?? $0)" } ?? "?"
                 table.append([
-                    region.id, region.name, region.version + (damage == nil ? "" : " (damaged)"), region.format.rawValue, zoom, tiles.map(String.init) ?? "?",
+                    region.id, region.name, damage == nil ? region.version : L.localized("%1$s (damaged)", region.version), region.format.rawValue, zoom, tiles.map(String.init) ?? "?",
                     Format.bytes(region.size), bounds ?? "-", String(Format.iso(region.installedAt).prefix(10)),
                     RegionOrigin.label(region.origin),
                 ])
@@ -79,7 +79,7 @@ struct ListCommand: Command {
                 context.console.json(
                     StyleLine(style: style.id, name: style.bundle?.name, version: style.bundle?.version, regions: style.bundle?.regions, damaged: style.damaged))
             } else {
-                table.append([style.id, style.bundle?.name ?? "-", style.bundle?.version ?? "(damaged)", style.bundle?.regions.joined(separator: ", ") ?? "-"])
+                table.append([style.id, style.bundle?.name ?? "-", style.bundle?.version ?? L.localized("(damaged)"), style.bundle?.regions.joined(separator: ", ") ?? "-"])
             }
         }
         if !context.json {
