@@ -23,6 +23,28 @@ extension GateTamperTests {
         #expect(try runProcess("/bin/cp", ["-a", saved, home]).status == 0)
     }
 
+    /// Found by an attack: the state folder's copy made the data directory's own file (a link,
+    /// or XDG_STATE_HOME and --data-dir naming one folder) left one copy, and putting back a saved
+    /// copy of it reopened a closed gate with its regions. Two copies that are one file are
+    /// refused (64), naming both, before anything is counted or read from them.
+    @Test func twoCopiesThatAreOneFileAreRefused() throws {
+        let data = mapgate.dataDirectory
+        let saved = work.file("saved-data-state.sqlite")
+        try FileManager.default.copyItem(atPath: data + "/state.sqlite", toPath: saved)
+        try closeTheGate()
+        let home = mapgate.stateHome + "/mapgate/state.sqlite"
+        try FileManager.default.removeItem(atPath: home)
+        try FileManager.default.createSymbolicLink(atPath: home, withDestinationPath: data + "/state.sqlite")
+        try FileManager.default.removeItem(atPath: data + "/state.sqlite")
+        try FileManager.default.copyItem(atPath: saved, toPath: data + "/state.sqlite")
+        if let user = mapgate.user { #expect(chown(data + "/state.sqlite", user, user) == 0) }
+        for command in [["tile", "geo", "0", "0", "0", "-o", "/dev/null"], ["status"]] {
+            let result = try mapgate.run(command, at: "2027-02-11 00:00:00")
+            #expect(result.status == 64, "\(command): \(result.status) \(result.stderr)")
+            #expect(result.stderr.contains("are one file") && result.stderr.contains(data + "/state.sqlite"), "\(result.stderr)")
+        }
+    }
+
     /// Item 2: save the state folder while uses remain; once the gate is closed, make the data
     /// directory read-only (its copy then cannot be written) and put the saved folder back. The
     /// data directory's copy is still read and compared: the saved copy's lower generation loses.

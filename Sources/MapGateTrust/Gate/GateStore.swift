@@ -69,6 +69,15 @@ public final class GateStore {
         do {
             guard createsDataDirectory || FileManager.default.fileExists(atPath: directory.path) else { throw DataDirectoryAbsent() }
             let data = try StateDatabase(directory: directory, clock: clock, busyTimeout: busyTimeout)
+            // Two copies that are one file (the data directory inside the state folder, a linked
+            // file or folder) are one copy: putting back a saved copy of it would reopen a closed
+            // gate, which two copies prevent (found by an attack). Refused, naming both.
+            if Self.isSameFile(home.path, data.path) {
+                throw GeneralFailure(
+                    L.localized(
+                        "the gate's state %1$s and the data directory's copy %2$s are one file: the gate keeps two copies to compare; choose a data directory (--data-dir) whose state.sqlite is not the state folder's",
+                        home.path, data.path), kind: .usage)
+            }
             // SQLite falls back to read-only without an error (a `-wal` left by a crashed writer
             // in a folder that is now read-only): read and compared like one that failed to open.
             if data.database.isReadOnly { readOnly.append(data) } else { copies.append(data) }
@@ -83,6 +92,14 @@ public final class GateStore {
         self.init(
             copies: copies, readOnlyCopies: readOnly, unreadableCopies: unreadable, regionsFolder: directory.regionsPath,
             reopen: { try GateStore(stateFolder: stateFolder, directory: directory, clock: clock, busyTimeout: busyTimeout) })
+    }
+
+    /// Whether both paths (after links) name one file: the same device and inode.
+    static func isSameFile(_ a: String, _ b: String) -> Bool {
+        var first = stat()
+        var second = stat()
+        guard stat(a, &first) == 0, stat(b, &second) == 0 else { return false }
+        return first.st_dev == second.st_dev && first.st_ino == second.st_ino
     }
 
     /// Runs `body` on the record in a write transaction on every copy, then saves it to all of them
