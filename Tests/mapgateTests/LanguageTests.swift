@@ -261,6 +261,19 @@ import Testing
         #expect(notAFolder.status == 74 && notAFolder.stderr.contains(file), "\(notAFolder.status) \(notAFolder.stderr)")
     }
 
+    /// Found by an attack: Hong Kong and Singapore locales, and `LANGUAGE=zh_Hant` or `zh`,
+    /// got English (glibc tries only LANG's own name and the bare language). Hong Kong and
+    /// zh_Hant read traditional Chinese, Singapore and a bare zh simplified.
+    @Test(arguments: [
+        (["LANG": "zh_HK.UTF-8"], "錯誤：未知的指令"), (["LANG": "zh_SG.UTF-8"], "错误：未知命令"),
+        (["LANG": "zh_CN.UTF-8", "LANGUAGE": "zh_Hant"], "錯誤：未知的指令"), (["LANG": "ja_JP.UTF-8", "LANGUAGE": "zh"], "错误：未知命令"),
+    ])
+    func chineseOfOtherRegionsIsNotEnglish(_ locale: [String: String], _ expected: String) throws {
+        let environment = mapgate.baseEnvironment.merging(["LANGUAGE": "", "LC_ALL": "", "LC_MESSAGES": ""].merging(locale) { $1 }) { $1 }
+        let result = try runProcess(mapgate.path, ["nosuch"], environment: environment)
+        #expect(result.status == 64 && result.stderr.hasPrefix(expected), "\(locale): \(result.stderr)")
+    }
+
     /// A test that fails when a user-visible string is not marked: every literal of two words or
     /// more where the help's tables, usage errors, console messages and the library's errors take
     /// their text goes through `localized(...)` (or says why not: "(not translated: …)").
