@@ -153,7 +153,8 @@ import Testing
         let notInstalled = try run(["tile", "nosuch", "0", "0", "0", "-o", "/dev/null"], at: "2026-12-01 00:00:00", locale: locale)
         #expect(notInstalled.status != 0 && !notInstalled.stderr.contains("no region is installed"), "\(notInstalled.stderr)")
         let manual = try run(["help", "man"], at: "2026-12-01 00:00:00", locale: locale).stdout
-        #expect(manual.contains(".ad l") && manual.contains("\\:"), "CJK break points: \(manual.prefix(400))")
+        // Korean breaks lines at spaces (theKoreanManualKeepsItsSpaces); Chinese and Japanese between characters.
+        if !locale.hasPrefix("ko") { #expect(manual.contains(".ad l") && manual.contains("\\:"), "CJK break points: \(manual.prefix(400))") }
         let work = try TemporaryDirectory()
         try manual.write(toFile: work.file("mapgate.1"), atomically: true, encoding: .utf8)
         let rendered = try runProcess("/usr/bin/groff", ["-man", "-Tutf8", "-ww", work.file("mapgate.1")], environment: ["LANG": "C.UTF-8"])
@@ -272,6 +273,29 @@ import Testing
         let environment = mapgate.baseEnvironment.merging(["LANGUAGE": "", "LC_ALL": "", "LC_MESSAGES": ""].merging(locale) { $1 }) { $1 }
         let result = try runProcess(mapgate.path, ["nosuch"], environment: environment)
         #expect(result.status == 64 && result.stderr.hasPrefix(expected), "\(locale): \(result.stderr)")
+    }
+
+    /// Found by an attack: the Korean manual ran words together where a translation's text
+    /// broke a line between two Hangul words (joined as Chinese and Japanese are, with no space),
+    /// and broke lines inside words (a break point after every syllable). Korean is joined with a
+    /// space and broken only at spaces.
+    @Test func theKoreanManualKeepsItsSpaces() throws {
+        let manual = try run(["help", "man"], at: "2026-12-01 00:00:00", locale: "ko_KR.UTF-8").stdout
+        #expect(!manual.contains(/\\\[u(A|B|C|D)[0-9A-F]{3}\]\\:/), "a break point after a Hangul syllable")
+        let work = try TemporaryDirectory()
+        try manual.write(toFile: work.file("mapgate.1"), atomically: true, encoding: .utf8)
+        let rendered = try runProcess("/usr/bin/groff", ["-man", "-Tutf8", "-rLL=70n", work.file("mapgate.1")], environment: ["LANG": "C.UTF-8"])
+        let text = rendered.stdout.replacing(/\x{08}./, with: "").split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        let po = try String(contentsOfFile: TestPaths.repository + "/po/ko.po", encoding: .utf8)
+        var spaced = 0
+        // A line break inside a message: `…WORD\n"` then `"WORD…` on the next line of the file.
+        for match in po.matches(of: /([가-힣]+)\\n"\n"([가-힣]+)/) {
+            let (before, after) = (String(match.1), String(match.2))
+            #expect(!text.contains(before + after), "\(before)\(after) run together")
+            if text.contains(before + " " + after) { spaced += 1 }
+        }
+        #expect(spaced > 10, "only \(spaced) of the translations' line breaks were found in the page")
+        #expect(!text.contains(/\n[,.;:)]/))
     }
 
     /// A test that fails when a user-visible string is not marked: every literal of two words or

@@ -102,15 +102,18 @@ extension Help {
     }
 
     /// The paragraphs of a discussion: blank lines separate them, single line breaks do not. Lines
-    /// are joined by a space, but for a break between two wide (CJK) characters, where Chinese and
-    /// Japanese put none.
+    /// are joined by a space, but for a break between two wide Chinese or Japanese characters,
+    /// where those languages put none (Korean puts spaces between words: found by an attack, the
+    /// Korean page ran words together).
     private static func paragraphs(_ discussion: String) -> [String] {
         discussion.components(separatedBy: "\n\n")
             .map { paragraph in
                 paragraph.split(separator: "\n").map { $0.trimmingWhitespace() }.reduce("") { joined, line in
                     guard let last = joined.last, let first = line.first else { return joined + line }
-                    let wide = TerminalText.width(String(last)) == 2 && TerminalText.width(String(first)) == 2
-                    return joined + (wide ? "" : " ") + line
+                    let unspaced = [last, first].allSatisfy { character in
+                        TerminalText.width(String(character)) == 2 && !character.unicodeScalars.contains(where: isHangul)
+                    }
+                    return joined + (unspaced ? "" : " ") + line
                 }
             }
             .filter { !$0.isEmpty }
@@ -141,7 +144,9 @@ extension Help {
             guard !scalar.isASCII else { return String(scalar) }
             let hex = String(scalar.value, radix: 16, uppercase: true)
             var piece = "\\[u" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex + "]"
-            if index + 1 < scalars.count, isWide(scalar), !opening.contains(scalar), !closing.contains(scalars[index + 1]) { piece += "\\:" }
+            if index + 1 < scalars.count, isWide(scalar), !isHangul(scalar), !opening.contains(scalar), !closing.contains(scalars[index + 1]) {
+                piece += "\\:"
+            }
             return piece
         }.joined()
     }
@@ -153,9 +158,16 @@ extension Help {
     ]
 
     private static let opening = Set("（「『【〈《〔［｛“‘".unicodeScalars)
-    private static let closing = Set("。、，．・：；！？）」』】〉》〕］｝”’ー々ぁぃぅぇぉっゃゅょァィゥェォッャュョ".unicodeScalars)
+    /// Closing punctuation, full-width and ASCII (a line never starts with "," either).
+    private static let closing = Set("。、，．・：；！？）」』】〉》〕］｝”’ー々ぁぃぅぇぉっゃゅょァィゥェォッャュョ,.:;!?)]}%".unicodeScalars)
 
     private static func isWide(_ scalar: Unicode.Scalar) -> Bool { TerminalText.width(String(scalar)) == 2 }
+
+    /// Hangul (syllables and jamo): wide, but Korean breaks lines at spaces, as English does.
+    private static func isHangul(_ scalar: Unicode.Scalar) -> Bool {
+        (0xAC00...0xD7A3).contains(scalar.value) || (0x1100...0x11FF).contains(scalar.value) || (0x3130...0x318F).contains(scalar.value)
+            || (0xA960...0xA97F).contains(scalar.value) || (0xD7B0...0xD7FF).contains(scalar.value)
+    }
 
     /// Left-aligned (not justified) when the page holds wide characters: justifying a line of
     /// CJK text between few break points spreads it apart.
