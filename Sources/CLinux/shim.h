@@ -75,6 +75,9 @@ int wcwidth(wchar_t c);
 // follow the environment: numbers and dates mapgate writes stay as they are.
 #include <libintl.h>
 #include <locale.h>
+// The character set of the user's locale (LC_CTYPE), as glibc names it: "UTF-8", "EUC-JP", "ANSI_X3.4-1968"…
+#include <langinfo.h>
+static inline const char *clinux_codeset(void) { const char *name = nl_langinfo(CODESET); return name ? name : ""; }
 static inline int clinux_use_message_locale(void) { int ok = setlocale(LC_CTYPE, "") != NULL; return setlocale(LC_MESSAGES, "") != NULL && ok; }
 static inline const char *clinux_bind_text_domain(const char *domain, const char *folder) { bind_textdomain_codeset(domain, "UTF-8"); return bindtextdomain(domain, folder); }
 static inline const char *clinux_dgettext(const char *domain, const char *msgid) { return dgettext(domain, msgid); }

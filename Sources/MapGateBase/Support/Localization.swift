@@ -33,11 +33,22 @@ public enum Localization {
     }
 
     /// Follows the environment's language for messages (once, at start, before any thread).
+    /// A locale whose character set is neither UTF-8 nor ASCII (`ja_JP.eucJP`, `zh_TW.big5`,
+    /// `ko_KR.euckr`) gets English: mapgate writes UTF-8, which such a terminal shows as garbage,
+    /// and reads answers as UTF-8 (found by an attack: every answer at the prompt was re-asked).
     public static func setUp(folder: String?) {
         guard let folder else { return }
         _ = clinux_use_message_locale()
+        let codeset = String(cString: clinux_codeset())
+        guard isReadable(codeset: codeset) else { return }
         _ = clinux_bind_text_domain(domain, folder)
         isSetUp = true
+    }
+
+    /// Whether text mapgate writes (UTF-8) reads right in a locale of this character set.
+    package static func isReadable(codeset: String) -> Bool {
+        let name = codeset.uppercased().filter { $0 != "-" && $0 != "_" }
+        return name == "UTF8" || name == "ANSIX3.41968" || name == "ASCII" || name.isEmpty
     }
 
     nonisolated(unsafe) private static var isSetUp = false
