@@ -45,6 +45,27 @@ import Glibc
         #expect(fileType(node) == S_IFBLK)
     }
 
+    /// Found by an attack: `status`, `list`, `--version` and `--json` lines written to a full
+    /// device (a full disk) exited 0 with nothing written. Now 74 with the reason; a closed pipe
+    /// (`| head -c 1`) is still no failure. The full device (1:7, like /dev/full) is made here.
+    @Test(.tags(.root), .enabled(if: geteuid() == 0, "mknod needs root (CI runs as root)"))
+    func aFullStandardOutputIsAFailure() throws {
+        let full = work.file("full")
+        #expect(mknod(full, S_IFCHR | 0o666, device(1, 7)) == 0)
+        try FileManager.default.createDirectory(atPath: work.file("m"), withIntermediateDirectories: true)
+        let mapgate = try MapGateBinary(workDirectory: work.file("m"))
+        let environment = mapgate.baseEnvironment.merging(["LANG": "C.UTF-8", "LANGUAGE": "", "LC_ALL": ""]) { $1 }
+        for arguments in [["--version"], ["--json", "status"], ["list"]] {
+            let result = try runProcess(
+                "/bin/bash", ["-c", #""$0" "$@" --data-dir "$DATA" > "$FULL""#, mapgate.path] + arguments,
+                environment: environment.merging(["DATA": mapgate.dataDirectory, "FULL": full]) { $1 })
+            #expect(result.status == 74, "\(arguments): \(result.status) \(result.stderr)")
+            #expect(result.stderr.contains("cannot write to standard output: the disk is full"), "\(result.stderr)")
+        }
+        let piped = try runProcess("/bin/bash", ["-c", #""$0" --help | head -c 1 >/dev/null; exit "${PIPESTATUS[0]}""#, mapgate.path], environment: environment)
+        #expect(piped.status == 0, "\(piped.stderr)")
+    }
+
     @Test func fifoIsWrittenThrough() throws {
         let fifo = work.file("pipe")
         #expect(mkfifo(fifo, 0o600) == 0)

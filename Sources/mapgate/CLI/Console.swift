@@ -151,7 +151,12 @@ struct Console {
         while !bytes.isEmpty {
             let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
             if written < 0, errno == EINTR { continue }
-            guard written > 0 else { return }  // a closed pipe: nothing more to do
+            guard written > 0 else {
+                // A closed pipe: nothing more to do; any other failure of standard output makes
+                // the run fail at its end (MapGateCLI.main).
+                if written < 0, descriptor == STDOUT_FILENO { StandardStreams.noteOutputFailure(errno) }
+                return
+            }
             bytes = bytes.dropFirst(written)
         }
     }

@@ -12,6 +12,17 @@ enum MapGateCLI {
     ]
 
     static func main(_ argv: [String], environment: [String: String]) -> Int32 {
+        let code = run(argv, environment: environment)
+        // Output that could not be written (a full disk, `> /dev/full`) is no success (found by an
+        // attack: `status --json > FILE` on a full disk exited 0 with the file empty). A closed
+        // pipe (`| head`) is not a failure: the reader had what it wanted.
+        guard code == ExitCode.success, let reason = StandardStreams.outputFailure else { return code }
+        let error = OutputError(path: L.localized("standard output"), reason: reason, kind: .io)
+        Console(quiet: false, json: false, environment: environment).error(error.errorDescription ?? reason)
+        return ExitCode.forError(error)
+    }
+
+    private static func run(_ argv: [String], environment: [String: String]) -> Int32 {
         // The user's language for what people read; none for what scripts read (--json).
         let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? argv.first ?? ""
         Localization.catalogFolder = Localization.folder(forExecutable: executable)

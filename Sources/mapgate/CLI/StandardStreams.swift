@@ -1,6 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import MapGate
+import Synchronization
 
 /// Standard input, output and error as the process found them. One that was closed at start
 /// (`mapgate tile … >&-`) is opened on `/dev/null` before anything else opens a file: else the
@@ -23,4 +25,19 @@ enum StandardStreams {
     }
 
     static var isOutputClosed: Bool { closedAtStart.contains(STDOUT_FILENO) }
+
+    /// The first error a write to standard output failed with (0: none), other than a closed pipe.
+    private static let outputErrno = Atomic<Int32>(0)
+
+    /// Notes that a write to standard output failed with `code` (errno); a closed pipe is not noted.
+    static func noteOutputFailure(_ code: Int32) {
+        guard code != EPIPE else { return }
+        _ = outputErrno.compareExchange(expected: 0, desired: code, ordering: .relaxed)
+    }
+
+    /// Why output to standard output was lost, in the user's language; nil when none was.
+    static var outputFailure: String? {
+        let code = outputErrno.load(ordering: .relaxed)
+        return code == 0 ? nil : SystemErrorReason.text(code)
+    }
 }
