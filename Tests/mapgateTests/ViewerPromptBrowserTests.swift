@@ -97,4 +97,30 @@ import Testing
         let listed = try #require(list.range(of: #"id="gate""#).map { String(list[$0.lowerBound...].prefix(800)) }, "\(list.suffix(1500))")
         #expect(listed.contains(words.required) && listed.contains(words.store) && listed.contains(#"id="store-link""#), "\(listed)")
     }
+
+    /// Found by an attack: while the server cannot check the gate (its state held by another
+    /// program), it answers tiles 503, and an open page showed nothing of it (old tiles stayed,
+    /// as if all were well). The page says the maps are paused, in its language, over the map.
+    @Test func aGateThatCannotBeCheckedPausesThePageInItsLanguage() throws {
+        let started = try mapgate.serve(at: during, environment: ["MAPGATE_GATE_REFRESH_SECONDS": "0.2"])
+        defer {
+            started.process.signal(SIGTERM)
+            _ = started.process.wait()
+        }
+        let holders = try [mapgate.dataDirectory + "/state.sqlite", mapgate.stateHome + "/mapgate/state.sqlite"].map { path in
+            let holder = try SQLiteDatabase(path: path, mode: .readWriteCreate)
+            try holder.execute("BEGIN IMMEDIATE")
+            return holder
+        }
+        defer { for holder in holders { try? holder.execute("ROLLBACK") } }
+        func gate() -> String? {
+            guard let body = try? HTTPClient().get(HTTPRequest(url: started.base + "/health")).body else { return nil }
+            return (try? JSONSerialization.jsonObject(with: body) as? [String: Any])?["gate"] as? String
+        }
+        #expect(waitUntil(timeout: 60) { gate() == "failing" }, "\(gate() ?? "no answer")")
+        let page = try renderedDOM(started.base + "/", language: "ja") { $0.contains("地図を一時停止しています") }
+        let overlay = try #require(page.range(of: #"id="gate""#).map { String(page[$0.lowerBound...].prefix(800)) }, "\(page.suffix(1500))")
+        #expect(overlay.contains("display: block") && overlay.contains("地図を一時停止しています"), "\(overlay)")
+        #expect(overlay.contains("アップデートの要件を確認できません"), "\(overlay)")
+    }
 }

@@ -8,7 +8,10 @@ import MapGateBase
 /// - after it, a prompt on each page load: the version, the release notes (as text), the uses
 ///   left ("this one included", as the terminal says), **Update now** (opens the store's page)
 ///   and **Later** (dismisses it for this page);
-/// - once the gate is closed, an overlay saying what to install, with a link to the store.
+/// - once the gate is closed, an overlay saying what to install, with a link to the store;
+/// - while the server cannot check the gate (it answers tiles 503), an overlay saying the maps
+///   are paused; when the server does not answer, or the page's region is no longer installed,
+///   a notice on the bar. Each goes when its cause does.
 /// The page only tells: the server counts its uses as it always has.
 extension ViewerPage {
     /// The pieces a page adds: its style, its elements, its script and what the script reads
@@ -45,6 +48,10 @@ extension ViewerPage {
             "required": .string(language.localized("Update required")),
             "install": .string(language.localized("Install mapgate %1$s to keep using these maps.", slot(1))),
             "store": .string(language.localized("Update from the store")), "left": .array(usesLeft),
+            "paused": .string(language.localized("Maps paused")),
+            "pausedReason": .string(language.localized("mapgate cannot check its update rules right now; the map goes on as soon as it can.")),
+            "offline": .string(language.localized("The map server is not answering: what is shown may be out of date.")),
+            "removed": .string(language.localized("This region is no longer installed: what is shown may be out of date.")),
         ]
         let data: JSONValue = .object(["words": .object(words), "installed": .string(BuildInfo.version), "lang": .string(language.tag)])
         return UpdateWatcher(style: ViewerAssets.updateWatcherStyle, body: body, data: data, script: ViewerAssets.updateWatcherScript)

@@ -30,7 +30,7 @@ enum ViewerPage {
         let html = """
             <!DOCTYPE html>
             <html lang="\(language.tag)"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-            <title>\(escape(title))</title>
+            <title>\(escape(title))</title><link rel="icon" href="data:,">
             <style>\(css)</style>
             \(head)</head><body>\(body)\(script.map { "<script>\($0)</script>" } ?? "")</body></html>
             """

@@ -12,7 +12,8 @@
   if (map.getZoom() < page.minzoom) map.setZoom(page.minzoom);
   if (page.tiles) {
     L.tileLayer(page.tiles, { bounds: bounds, minZoom: page.minzoom, maxNativeZoom: page.maxzoom,
-      maxZoom: page.maxzoom + 3, attribution: page.attribution }).addTo(map);
+      maxZoom: page.maxzoom + 3, attribution: page.attribution }).addTo(map)
+      .on('tileerror', function () { if (window.mapgateLook) window.mapgateLook(); });
   } else {
     // Vector tiles: show the tile grid the region covers and its layers (from TileJSON).
     const Grid = L.GridLayer.extend({ createTile: function (c) {

@@ -8,21 +8,36 @@
   function fill(text, values) { return values.reduce(function (t, v, i) { return t.split('\u0001' + (i + 1)).join(v); }, text); }
   function safeURL(u) { return typeof u === 'string' && /^https?:\/\//.test(u) ? u : null; }
   let dismissed = false;
+  // The overlay over the map: what it says (a heading, a paragraph, a store link), or hidden.
+  function overlay(title, text, storeURL) {
+    const gate = document.getElementById('gate');
+    if (!gate) return;
+    if (title === null) { if (gate.dataset.watcher) { gate.style.display = 'none'; gate.textContent = ''; delete gate.dataset.watcher; } return; }
+    gate.style.display = 'block'; gate.textContent = ''; gate.dataset.watcher = 'shown';
+    const h = document.createElement('h1'); h.textContent = title; gate.appendChild(h);
+    const p = document.createElement('p'); p.textContent = text; gate.appendChild(p);
+    const url = safeURL(storeURL);
+    if (url) { const a = document.createElement('a'); a.href = url; a.target = '_blank'; a.rel = 'noopener noreferrer'; a.id = 'store-link'; a.textContent = words.store; p.appendChild(document.createTextNode(' ')); p.appendChild(a); }
+  }
   function show(health) {
     const u = health.update;
-    const bar = document.getElementById('update'), prompt = document.getElementById('prompt'), gate = document.getElementById('gate');
+    const bar = document.getElementById('update'), prompt = document.getElementById('prompt');
     const closed = health.gate === 'closed' || (u && u.state === 'closed');
-    if (closed && gate) {
-      gate.style.display = 'block'; gate.textContent = '';
-      const h = document.createElement('h1'); h.textContent = words.required; gate.appendChild(h);
-      const p = document.createElement('p'); p.textContent = fill(words.install, [(u && u.version) || health.requiredVersion || '']); gate.appendChild(p);
-      const url = safeURL(u && u.storeURL);
-      if (url) { const a = document.createElement('a'); a.href = url; a.target = '_blank'; a.rel = 'noopener noreferrer'; a.id = 'store-link'; a.textContent = words.store; p.appendChild(document.createTextNode(' ')); p.appendChild(a); }
+    if (closed) {
+      overlay(words.required, fill(words.install, [(u && u.version) || health.requiredVersion || '']), u && u.storeURL);
       bar.style.display = 'none'; prompt.style.display = 'none'; return;
     }
+    // The server cannot check the gate (its state held or unreadable): it answers tiles 503,
+    // and the map must not look as if all were well (found by an attack: old tiles stayed).
+    if (health.gate === 'failing') {
+      overlay(words.paused, words.pausedReason, null);
+      bar.style.display = 'none'; prompt.style.display = 'none'; return;
+    }
+    overlay(null);
     if (!u) { bar.style.display = 'none'; prompt.style.display = 'none'; return; }
     if (u.state === 'grace') {
-      const day = u.promptsFrom ? new Date(u.promptsFrom).toLocaleDateString(lang) : '';
+      // The day in the browser's own format (en-GB reads 3/1 as 3 January), whatever the page's language.
+      const day = u.promptsFrom ? new Date(u.promptsFrom).toLocaleDateString(navigator.languages && navigator.languages.length ? navigator.languages : lang) : '';
       bar.textContent = fill(words.soon, [u.version, day]); bar.style.display = 'block'; return;
     }
     bar.style.display = 'none';
@@ -39,6 +54,26 @@
   }
   document.getElementById('later').addEventListener('click', function () { dismissed = true; document.getElementById('prompt').style.display = 'none'; });
   document.getElementById('update-now').addEventListener('click', function () { dismissed = true; document.getElementById('prompt').style.display = 'none'; });
-  function look() { fetch('/health', { cache: 'no-store' }).then(function (r) { return r.json(); }).then(show).catch(function () {}); }
+  // A server that does not answer (stopped, or the machine asleep) is said on the bar, and so is
+  // a region that is no longer installed (its TileJSON is 404): the map stays, but not as current.
+  function unreachable() {
+    const bar = document.getElementById('update');
+    bar.textContent = words.offline; bar.style.display = 'block'; bar.dataset.problem = 'offline';
+  }
+  function look() {
+    fetch('/health', { cache: 'no-store' }).then(function (r) { return r.json(); }).then(function (health) {
+      const bar = document.getElementById('update');
+      delete bar.dataset.problem;
+      show(health);
+      if (typeof page.id !== 'string') return;
+      return fetch('/' + encodeURIComponent(page.id) + '.json', { method: 'HEAD', cache: 'no-store' }).then(function (r) {
+        if (r.status !== 404) return;
+        bar.textContent = words.removed; bar.style.display = 'block'; bar.dataset.problem = 'removed';
+      });
+    }).catch(unreachable);
+  }
   look(); setInterval(look, 30000);
+  // A tile refused or missing is looked into at once (at most every 2 s), not at the next 30 s.
+  let pending = null;
+  window.mapgateLook = function () { if (!pending) pending = setTimeout(function () { pending = null; look(); }, 2000); };
 })();

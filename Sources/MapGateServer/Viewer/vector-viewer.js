@@ -30,6 +30,8 @@
     fitBoundsOptions: { padding: 48 }, attributionControl: { compact: false }, fadeDuration: 0, minZoom: page.minzoom,
     locale: { 'NavigationControl.ZoomIn': page.words.zoomIn, 'NavigationControl.ZoomOut': page.words.zoomOut,
       'AttributionControl.ToggleAttribution': page.words.toggleAttribution } });
+  // A tile refused (the gate) or missing (the region removed) is looked into at once.
+  map.on('error', function () { if (window.mapgateLook) window.mapgateLook(); });
   map.addControl(new maplibregl.NavigationControl({ showCompass: false }), 'top-left');
   map.addControl(new maplibregl.ScaleControl(), 'bottom-left');
   if (menu) menu.addEventListener('change', function () {
