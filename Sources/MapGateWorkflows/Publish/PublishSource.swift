@@ -38,7 +38,9 @@ struct PublishSource: Sendable, Equatable {
         let pending = FileManager.default.sizeOfItem(atPath: path + "-wal")
         if pending > 0 {
             throw fail(
-                "\(fileName)-wal holds \(ByteCount.text(pending)) of changes not yet in the file, which the package would miss: close the program writing it, or run sqlite3 \(fileName) 'PRAGMA wal_checkpoint(TRUNCATE)'")
+                L.localized(
+                    "%1$s-wal holds %2$s of changes not yet in the file, which the package would miss: close the program writing it, or run sqlite3 %1$s 'PRAGMA wal_checkpoint(TRUNCATE)'",
+                    fileName, ByteCount.text(pending)))
         }
         let metadata: [String: String]
         do {
@@ -58,9 +60,37 @@ struct PublishSource: Sendable, Equatable {
             throw fail(L.localized("version \"%1$s\" cannot be part of a file name ([A-Za-z0-9][A-Za-z0-9._+-]{0,63})", "\(version)"))
         }
         let name = override?.name ?? metadata["name"].flatMap { $0.isEmpty ? nil : $0 } ?? id
+        if let problem = Self.nameProblem(name) {
+            let origin = override?.name == nil ? L.localized("metadata \"name\"") : "regions.json"
+            throw fail(L.localized("the region's name (from %1$s) %2$s; set \"name\" in regions.json", origin, problem))
+        }
         let size = FileManager.default.sizeOfItem(atPath: path)
         return PublishSource(
             path: path, fileName: fileName, id: id, name: name, version: version, minimumAppVersion: override?.minimumAppVersion,
             installedSize: size, isVersionFromMetadata: override?.version == nil)
+    }
+
+    /// The longest name a region may have, in characters: a name is a heading on pages and a cell
+    /// of tables, not a description (found by an attack: 5,400 characters covered the map).
+    public static let maximumNameLength = 200
+
+    /// Why `name` cannot be a region's name: a control character (a terminal or a page would show
+    /// it raw, or take it for a command), a direction override (U+202A–U+202E: "abc\u{202E}gnp.exe"
+    /// reads "abcexe.png"), or more than ``maximumNameLength`` characters; nil when it can.
+    static func nameProblem(_ name: String) -> String? {
+        func codePoint(_ scalar: Unicode.Scalar) -> String {
+            let hex = String(scalar.value, radix: 16, uppercase: true)
+            return "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
+        }
+        if let scalar = name.unicodeScalars.first(where: { $0.properties.generalCategory == .control }) {
+            return L.localized("holds a control character (%1$s)", codePoint(scalar))
+        }
+        if let scalar = name.unicodeScalars.first(where: { (0x202A...0x202E).contains($0.value) }) {
+            return L.localized("holds a direction override (%1$s), which can make a name read as another", codePoint(scalar))
+        }
+        if name.count > maximumNameLength {
+            return L.localized("is %1$s characters long, more than %2$s", "\(name.count)", "\(maximumNameLength)")
+        }
+        return nil
     }
 }
