@@ -10,12 +10,14 @@ import Testing
         "ｕ", "Ｕ", "１", "ＹＥＳ", "  u  ", "立即更新　",
         // Found by an attack: zh_TW's "now", katakana and half-width katakana, a Japanese comma.
         "現在", "现在", "ハイ", "ﾊｲ", "はい、", "今すぐ",
+        // Found by the next attack: everyday yeses that were asked again.
+        "好的", "ええ", "うん", "응",
     ])
     func updateNow(_ text: String) {
         #expect(PromptAnswer(text) == .updateNow)
     }
 
-    @Test(arguments: ["l", "L", "later", "2", "n", "no", "稍後更新", "稍后更新", "否", "不", "いいえ", "後で", "あとで", "아니요", "나중에", "ｌ", "２", "ＮＯ", "ｲｲｴ", "いいえ、"])
+    @Test(arguments: ["l", "L", "later", "2", "n", "no", "稍後更新", "稍后更新", "否", "不", "いいえ", "後で", "あとで", "아니요", "나중에", "ｌ", "２", "ＮＯ", "ｲｲｴ", "いいえ、", "いや", "アトデ", "ｱﾄﾃﾞ", "아뇨", "나중에요"])
     func later(_ text: String) {
         #expect(PromptAnswer(text) == .later)
     }
