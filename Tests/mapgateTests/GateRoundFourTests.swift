@@ -53,6 +53,41 @@ import Glibc
         #expect(!FileManager.default.fileExists(atPath: scratch + "/t.png"))
     }
 
+    /// Found by an attack on system mode: a run whose stderr is a full pipe nobody reads blocked
+    /// writing the prompt, holding its use (the machine's last ones, with a few such runs) for as
+    /// long as it liked. The prompt must be taken within the time an answer has (shortened here):
+    /// else no answer, exit 75, nothing counted, nothing held.
+    @Test func aPromptNobodyReadsEndsAndCostsNothing() throws {
+        let before = try promptsShown()
+        let (program, arguments) = mapgate.command(
+            ["/usr/bin/faketime", during, mapgate.path, "tile", "plain", "0", "0", "0", "-o", "/dev/null", "--config", mapgate.configPath, "--data-dir", mapgate.dataDirectory])
+        let fullPipe = """
+            import fcntl, os, subprocess, sys, threading, time
+            r, w = os.pipe()
+            fcntl.fcntl(w, fcntl.F_SETFL, os.O_NONBLOCK)
+            try:
+                while True: os.write(w, b"x" * 4096)
+            except BlockingIOError:
+                pass
+            fcntl.fcntl(w, fcntl.F_SETFL, 0)
+            # The reader comes back after 6 s (past the 2 s the prompt has): the run's last words
+            # then reach it, and a run still waiting to write its prompt would go on from there.
+            def drain():
+                time.sleep(6)
+                while os.read(r, 65536): pass
+            threading.Thread(target=drain, daemon=True).start()
+            start = time.monotonic()
+            run = subprocess.run(sys.argv[1:], stderr=w, stdin=subprocess.DEVNULL, timeout=60)
+            print(run.returncode, round(time.monotonic() - start, 1))
+            """
+        let environment = mapgate.baseEnvironment.merging(["MAPGATE_PROMPT_TIMEOUT": "2"]) { $1 }
+        let result = try runProcess("/usr/bin/python3", ["-c", fullPipe, program] + arguments, environment: environment, timeout: 90)
+        let fields = result.stdout.split(separator: " ")
+        #expect(fields.first == "75", "\(result.status) \(result.stdout) \(result.stderr)")
+        #expect((fields.last.flatMap { Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) } ?? 99) < 30, "\(result.stdout)")
+        #expect(try promptsShown() == before)
+    }
+
     /// A question nobody answers (a terminal left open) holds the use it asks about, and for the
     /// last use the gate reads closed to every other run meanwhile (found by an attack): after
     /// ``PromptAnswer/timeout`` (shortened here) it is no answer, exit 75, nothing counted.

@@ -397,6 +397,41 @@ struct SystemModeTests {
         #expect(try machine.promptsShown() == 1)
     }
 
+    /// Found by an attack: "update now" at the prompt made the service run `xdg-open` as its own
+    /// user with the caller's terminal (a text browser would have taken the user's keyboard as
+    /// the service). The service only says the address; nothing is started, nothing counted.
+    @Test func updateNowStartsNothingAsTheService() throws {
+        let bin = machine.work.file("fake-bin")
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+        let marks = machine.work.file("marks")
+        try FileManager.default.createDirectory(atPath: marks, withIntermediateDirectories: true)
+        let marker = marks + "/xdg-open-ran"
+        try "#!/bin/sh\ntouch \(marker)\n".write(toFile: bin + "/xdg-open", atomically: true, encoding: .utf8)
+        #expect(chmod(bin, 0o755) == 0 && chmod(bin + "/xdg-open", 0o755) == 0 && chmod(marks, 0o777) == 0)
+        try machine.startService(at: "2027-01-01 00:00:00")
+        #expect(try machine.run(["sync", "plain"], as: 0).status == 0)
+        try machine.publish(version: "1.5.0")
+        #expect(try machine.run(["check"], as: 0).status == 0)
+        try machine.startService(at: during, environment: ["PATH": bin + ":/usr/bin:/bin"])
+        let (program, arguments) = machine.command([machine.binary, "tile", "plain", "0", "0", "0", "-o", "/dev/null"], as: user)
+        let environment = machine.environment(of: user).merging(["PATH": "/usr/bin:/bin", "TERM": "xterm"]) { $1 }
+        let now = try TerminalSession.run(program, arguments, environment: environment, steps: [.init(waitFor: "Update now or later?", send: "u\r")])
+        #expect(now.screen.contains("to update"), "\(now.screen)")
+        #expect(!FileManager.default.fileExists(atPath: marker), "the service started a browser")
+        #expect(try machine.promptsShown() == 0)
+    }
+
+    /// Found by an attack: a newline in an argument wrote lines into the service's log that read
+    /// as another user's commands. Each request is one line, its control characters escaped.
+    @Test func anArgumentCannotForgeALineOfTheServicesLog() throws {
+        try machine.startService()
+        let forged = "x\nuid 0 (pid 1): remove plain (pid 2)"
+        _ = try machine.run(["verify", forged], as: user)
+        let log = machine.service?.stderr ?? ""
+        #expect(!log.split(separator: "\n").contains { $0.hasPrefix("uid 0 (pid 1): remove plain") }, "\(log)")
+        #expect(log.contains("x\\nuid 0 (pid 1)"), "\(log)")
+    }
+
     /// Ctrl-C reaches the command the service runs (a server stops in order); a client killed
     /// outright (SIGKILL) stops it too: nothing of the user's keeps running as the service.
     @Test func signalsReachTheCommandAndAGoneClientStopsIt() throws {

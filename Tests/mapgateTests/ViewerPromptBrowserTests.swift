@@ -123,4 +123,32 @@ import Testing
         #expect(overlay.contains("display: block") && overlay.contains("地図を一時停止しています"), "\(overlay)")
         #expect(overlay.contains("アップデートの要件を確認できません"), "\(overlay)")
     }
+
+    /// The bar's two notices, on a page that stays open while the server changes: the viewer's
+    /// page as the server sent it, with Leaflet and a `/health` answer, is served by a plain
+    /// origin that has no TileJSON for the region (as a server does once the region is removed),
+    /// then no `/health` either (as when nothing answers). Each notice is in the page's language.
+    @Test func anOpenPageSaysWhenItsRegionIsGoneOrTheServerDoesNotAnswer() throws {
+        guard FileManager.default.fileExists(atPath: "/usr/share/javascript/leaflet/leaflet.js") else {
+            throw MissingFixture(path: "/usr/share/javascript/leaflet/leaflet.js (Debian package libjs-leaflet)")
+        }
+        let root = workspace.work.file("page-origin")
+        try FileManager.default.createDirectory(atPath: root + "/_leaflet", withIntermediateDirectories: true)
+        let started = try mapgate.serve(at: "2027-01-01 00:00:00")
+        for (path, file) in [("/view/plain", "view.html"), ("/_leaflet/leaflet.js", "_leaflet/leaflet.js"), ("/_leaflet/leaflet.css", "_leaflet/leaflet.css"), ("/health", "health")] {
+            let answer = try HTTPClient().get(HTTPRequest(url: started.base + path, headers: [("Accept-Language", "ja")]))
+            #expect(answer.status == 200, "\(path): \(answer.status)")
+            try answer.body.write(to: URL(fileURLWithPath: root + "/" + file))
+        }
+        started.process.signal(SIGTERM)
+        _ = started.process.wait()
+        let origin = try TestOrigin(root: root)
+        defer { origin.stop() }
+        func bar(_ page: String) -> String { page.range(of: #"<div id="update""#).map { String(page[$0.lowerBound...].prefix(400)) } ?? "" }
+        let removed = try renderedDOM(origin.baseURL + "/view.html", language: "ja") { $0.contains("この地域はもうインストールされていません") }
+        #expect(bar(removed).contains("この地域はもうインストールされていません") && bar(removed).contains("display: block"), "\(bar(removed)) \(removed.suffix(1200))")
+        try FileManager.default.removeItem(atPath: root + "/health")
+        let unanswered = try renderedDOM(origin.baseURL + "/view.html", language: "ja") { $0.contains("地図サーバーが応答していません") }
+        #expect(bar(unanswered).contains("地図サーバーが応答していません"), "\(bar(unanswered)) \(unanswered.suffix(1200))")
+    }
 }

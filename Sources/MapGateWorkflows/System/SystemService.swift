@@ -151,7 +151,7 @@ public final class SystemService: Sendable {
         let isAdministrator = peer.uid == 0 || settings.administratorGroup.map(peer.isMember(of:)) ?? false
         if let refusal = SystemAccess.check(
             command: parsed.command, options: parsed.options, isAdministrator: isAdministrator, passed: passed, positional: parsed.positional) {
-            log("\(caller): refused \(parsed.command ?? "-"): \(refusal.reason.rawValue) \(refusal.subject)")
+            log("\(caller): refused \(TerminalText.inline(parsed.command ?? "-")): \(refusal.reason.rawValue) \(TerminalText.inline(refusal.subject))")
             return reply(connection, SystemReply(refusal: refusal))
         }
         run(request, streams: streams, connection: connection, caller: caller, isSession: isSession)
@@ -190,7 +190,9 @@ public final class SystemService: Sendable {
         }
         running.withLock { _ = $0.insert(child.pid) }
         defer { running.withLock { _ = $0.remove(child.pid) } }
-        log("\(caller): \(request.arguments.prefix(8).joined(separator: " ")) (pid \(child.pid))")
+        // Each argument on the log's one line, its control characters escaped: a newline in an
+        // argument made lines that read as another user's commands (found by an attack).
+        log("\(caller): \(request.arguments.prefix(8).map(TerminalText.inline).joined(separator: " ")) (pid \(child.pid))")
         let ended = child.endDescriptor()
         defer { if ended >= 0 { close(ended) } }
         var watching = true

@@ -62,11 +62,22 @@ struct Console {
 
     /// The whole update prompt (``prompt(_:)`` for each line), and on the desktop when this run
     /// has one and no terminal: its first line the notification's summary, the rest its body.
-    func prompt(lines: [String]) {
-        for line in lines { prompt(line) }
+    /// False when stderr did not take it by `deadline` (a full pipe nobody reads: found by an
+    /// attack, a run blocked there held its use of the gate for as long as it liked).
+    @discardableResult
+    func prompt(lines: [String], until deadline: ContinuousClock.Instant? = nil) -> Bool {
+        for line in lines {
+            let text = journal(paint(line, .yellow, onStderr: true), priority: 5) + "\n"
+            guard let deadline else {
+                write(text, to: STDERR_FILENO)
+                continue
+            }
+            guard writeBytes(TerminalText.allowingColour(text), to: STDERR_FILENO, until: deadline) else { return false }
+        }
         if notifiesDesktop, let summary = lines.first {
             DesktopNotification.show(summary: summary, body: lines.dropFirst().joined(separator: "\n"))
         }
+        return true
     }
 
     /// An error on stderr, always shown. The message often names things from outside (a
@@ -119,7 +130,13 @@ struct Console {
     /// Asks a question on stderr and reads one line from stdin; nil at the end of input, or when
     /// no line came within `timeout` seconds.
     func ask(_ question: String, timeout: Double = .infinity) -> String? {
-        write(question, to: STDERR_FILENO)
+        // The question too must be taken by stderr within the time the answer has.
+        let deadline = timeout.isFinite ? ContinuousClock.now + .milliseconds(Int64(min(max(timeout, 0), 1e9) * 1000)) : nil
+        if let deadline {
+            guard writeBytes(TerminalText.allowingColour(question), to: STDERR_FILENO, until: deadline) else { return nil }
+        } else {
+            write(question, to: STDERR_FILENO)
+        }
         var input = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
         let milliseconds = timeout.isFinite ? Int32(min(max(timeout, 0) * 1000, Double(Int32.max))) : -1
         while milliseconds >= 0 {
@@ -144,6 +161,31 @@ struct Console {
     /// tabs reach the terminal (``TerminalText/allowingColour(_:)``).
     private func write(_ text: String, to descriptor: Int32) {
         writeBytes(TerminalText.allowingColour(text), to: descriptor)
+    }
+
+    /// Writes `text`, waiting for the reader to make room at most until `deadline`: false when it
+    /// did not (or the reader is gone). Small pieces after `poll` says there is room, so that no
+    /// write blocks past the deadline.
+    private func writeBytes(_ text: String, to descriptor: Int32, until deadline: ContinuousClock.Instant) -> Bool {
+        var bytes = Array(text.utf8)[...]
+        while !bytes.isEmpty {
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else { return false }
+            var entry = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
+            let milliseconds = Int32(clamping: left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1)
+            let ready = poll(&entry, 1, milliseconds)
+            if ready < 0, errno == EINTR { continue }
+            guard ready > 0, entry.revents & Int16(POLLOUT) != 0 else {
+                if ready == 0 { continue }  // the deadline is checked above
+                return false
+            }
+            let piece = bytes.prefix(512)
+            let written = piece.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+            if written < 0, errno == EINTR || errno == EAGAIN { continue }
+            guard written > 0 else { return false }
+            bytes = bytes.dropFirst(written)
+        }
+        return true
     }
 
     private func writeBytes(_ text: String, to descriptor: Int32) {

@@ -44,9 +44,6 @@ enum GateGuard {
             return true
         case .prompt(let usesLeft):
             let prompt = GatePrompt(report: authorization.report, usesLeft: usesLeft)
-            console.prompt(lines: prompt.lines)
-            guard console.isInteractive, !context.json else { return true }
-            var question = Localization.localized("Update now or later? [u]pdate now / [l]ater: ")
             // The use is held while the question is open (for the last use, other runs see the
             // gate closed): a question nobody answers is no answer after a while. The tests (debug
             // builds only, as every test hook) may shorten it, never lengthen it.
@@ -56,11 +53,19 @@ enum GateGuard {
             let shortened = Double.infinity
             #endif
             let timeout = min(PromptAnswer.timeout, shortened)
+            // A prompt stderr does not take in that time (a full pipe nobody reads) is no answer:
+            // the run held its use of the gate while it waited (found by an attack).
+            let deadline = ContinuousClock.now + .milliseconds(Int64(timeout * 1000))
+            guard console.prompt(lines: prompt.lines, until: deadline) else { throw PromptUnansweredError() }
+            guard console.isInteractive, !context.json else { return true }
+            var question = Localization.localized("Update now or later? [u]pdate now / [l]ater: ")
             for _ in 0..<PromptAnswer.attempts {
                 guard let text = console.ask(question, timeout: timeout) else { break }
                 switch PromptAnswer(text) {
                 case .updateNow:
-                    openStore(prompt.storeURL, console: console)
+                    // The service never starts a browser: it would run as the service's user with
+                    // the caller's terminal (found by an attack); the user is told the address.
+                    openStore(prompt.storeURL, console: console, startsBrowser: !((try? context.isSystemService()) ?? true))
                     return false
                 case .later:
                     return true
@@ -72,12 +77,12 @@ enum GateGuard {
         }
     }
 
-    private static func openStore(_ url: String?, console: Console) {
+    private static func openStore(_ url: String?, console: Console, startsBrowser: Bool) {
         guard let url else {
             console.prompt(Localization.localized("Update mapgate from your app store."))
             return
         }
-        if spawn(["xdg-open", url], wait: true) == 0 { return }
+        if startsBrowser, spawn(["xdg-open", url], wait: true) == 0 { return }
         console.prompt(Localization.format(Localization.localized("Open %s to update."), url))
     }
 }
