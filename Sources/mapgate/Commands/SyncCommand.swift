@@ -58,6 +58,15 @@ struct SyncCommand: Command {
     func run(_ context: Context) throws -> Int32 {
         // The catalog is read before anything else: an unreachable catalog costs no use. The
         // workflow decides the rest (SyncWorkflow: what costs a use); this renders its events.
+        // In system mode the caller's folder arrives as a descriptor; the service reads inside it
+        // with its own rights. One only its owner may enter is said as such (found by an attack:
+        // "catalog file:///proc/self/fd/3/catalog.json: permission denied").
+        if mirror == SystemAccess.passedFolder, access(SystemAccess.passedFolder + "/.", X_OK) != 0, errno == EACCES {
+            throw GeneralFailure(
+                L.localized(
+                    "the folder given to --from cannot be entered by the map service (user %1$s): let it in (chmod o+rx on the folder and the folders above it), or copy the mirror to a folder it can read",
+                    (try? context.gateSettings().systemUser) ?? "_mapgate"), kind: .io)
+        }
         let base = try mirror.map { try MirrorLayout.baseURL(from: $0, currentDirectory: FileManager.default.currentDirectoryPath) }
         let accepted = try context.fetchCatalog(mirror: base)
         let installer = try RegionInstaller(
