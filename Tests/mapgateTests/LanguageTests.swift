@@ -301,6 +301,16 @@ import Testing
         #expect(!text.contains(/\n[,.;:)]/))
     }
 
+    /// Found by an attack: a catalog that cannot be reached was said with an ASCII colon after
+    /// its URL in Chinese and Japanese ("目录 http://…: 无法连上"), where every other line has "：".
+    @Test(arguments: [("zh_CN.UTF-8", "："), ("ja_JP.UTF-8", "：")])
+    func anUnreachableCatalogIsSaidWithTheLanguagesColon(locale: String, colon: String) throws {
+        try mapgate.configure(["appID": 1, "lookupURL": workspace.lookupURL, "catalogURL": "http://127.0.0.1:1/catalog.json", "maxPrompts": 2])
+        let result = try run(["catalog"], at: "2026-12-01 00:00:00", locale: locale)
+        #expect(result.status == 69, "\(result.stderr)")
+        #expect(result.stderr.contains("http://127.0.0.1:1/catalog.json" + colon), "\(result.stderr)")
+    }
+
     /// A test that fails when a user-visible string is not marked: every literal of two words or
     /// more where the help's tables, usage errors, console messages and the library's errors take
     /// their text goes through `localized(...)` (or says why not: "(not translated: …)").

@@ -146,7 +146,7 @@ public struct CatalogSource: Sendable {
                 let detail = access(path, R_OK) == 0 ? message : SystemErrorReason.text(errno)
                 throw CatalogFetchError(isMissing: true, detail: detail, target: "\(what) \(target)", kind: .io)
             }
-            throw GeneralFailure("\(what) \(target): \(error.reason)", kind: error.kind)
+            throw GeneralFailure(L.localized("%1$s %2$s: %3$s", what, target, error.reason), kind: error.kind)
         }
         // file:// answers carry no status.
         guard response.status == 0 || (200..<300).contains(response.status) else {
