@@ -273,6 +273,12 @@ import Testing
         (["LANG": "ja_JP.eucJP"], "error: unknown command"), (["LANG": "ja_JP.eucJP", "LANGUAGE": "ja"], "error: unknown command"),
     ])
     func otherRegionsAndCharacterSets(_ locale: [String: String], _ expected: String) throws {
+        // Without the locale itself, setlocale fails and any run is English: the case would pass
+        // without the check it is about (scripts/install-deps makes it).
+        if locale["LANG"] == "ja_JP.eucJP" {
+            let locales = try runProcess("/usr/bin/locale", ["-a"]).stdout.lowercased()
+            try #require(locales.contains("ja_jp.eucjp"), "ja_JP.eucJP is not made on this machine (scripts/install-deps makes it)")
+        }
         let environment = mapgate.baseEnvironment.merging(["LANGUAGE": "", "LC_ALL": "", "LC_MESSAGES": ""].merging(locale) { $1 }) { $1 }
         let result = try runProcess(mapgate.path, ["nosuch"], environment: environment)
         #expect(result.status == 64 && result.stderr.hasPrefix(expected), "\(locale): \(result.stderr)")

@@ -35,6 +35,39 @@ import Testing
         #expect(server.stderr.contains("GET /plain/0/0/0.png 200 \(tile.body.count) "))
     }
 
+    /// Found reviewing the port system mode's service now holds: the listening socket was not
+    /// close-on-exec, so a child (the browser "update now" starts, a service's request) kept the
+    /// port. The listening socket of a running server is close-on-exec.
+    @Test func theListeningSocketIsCloseOnExec() throws {
+        let server = try start(["serve", "--port", "0"])
+        defer {
+            server.signal(SIGTERM)
+            _ = server.wait()
+        }
+        _ = try #require(server.firstLine(), "no output; stderr: \(server.stderr)")
+        let pid = server.processIdentifier
+        // Listening sockets (state 0A) by inode, from the kernel's tables.
+        var listening = Set<String>()
+        for table in ["/proc/\(pid)/net/tcp", "/proc/\(pid)/net/tcp6"] {
+            for line in ((try? String(contentsOfFile: table, encoding: .utf8)) ?? "").split(separator: "\n").dropFirst() {
+                let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+                if fields.count > 9, fields[3] == "0A" { listening.insert(String(fields[9])) }
+            }
+        }
+        let descriptors = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")
+        var sockets = 0
+        for descriptor in descriptors {
+            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(descriptor)"), target.hasPrefix("socket:"),
+                listening.contains(String(target.dropFirst(8).dropLast()))
+            else { continue }
+            let info = try String(contentsOfFile: "/proc/\(pid)/fdinfo/\(descriptor)", encoding: .utf8)
+            let flags = info.split(separator: "\n").first { $0.hasPrefix("flags:") }.flatMap { Int($0.dropFirst(6).trimmingCharacters(in: .whitespaces), radix: 8) } ?? 0
+            sockets += 1
+            #expect(flags & 0o2000000 != 0, "listening socket \(descriptor) is not close-on-exec (flags \(String(flags, radix: 8)))")
+        }
+        #expect(sockets >= 1)
+    }
+
     /// Bad input, round two: bound to 0.0.0.0, serve printed `http://0.0.0.0:PORT/` and answered
     /// 421 to a browser that used the machine's own address. (Requests go to 127.0.0.1 with the
     /// interface's address as Host: the tests talk to loopback only.)

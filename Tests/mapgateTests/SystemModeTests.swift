@@ -134,7 +134,7 @@ struct SystemModeTests {
         // refusal named /proc/self/fd/3): said as such, with what to do.
         #expect(chown(stick, administrator, administrator) == 0)
         let closed = try machine.run(["sync", "--from", stick, "plain"], as: administrator)
-        #expect(closed.status == 74 && closed.stderr.contains("cannot be entered by the map service") && !closed.stderr.contains("/proc/self"), "\(closed.stderr)")
+        #expect(closed.status == 74 && closed.stderr.contains("cannot be read by the map service") && !closed.stderr.contains("/proc/self"), "\(closed.stderr)")
         chmod(stick, 0o755)
         let adopted = try machine.run(["sync", "--from", stick, "plain"], as: administrator)
         #expect(adopted.status == 0, "\(adopted.stdout) \(adopted.stderr)")

@@ -36,7 +36,8 @@ public final class HTTPListener: Sendable {
     /// port: system mode's service holds its tile port between sessions, so that no user can bind
     /// it meanwhile (found by an attack). Nil once the socket was taken.
     public func duplicate() throws -> HTTPListener {
-        let copy = descriptor.withLock { fd in fd.map { fcntl($0, F_DUPFD_CLOEXEC, 3) } ?? -1 }
+        guard let held = descriptor.withLock({ $0 }) else { throw HTTPServerError(message: L.localized("the listening socket was already handed to a server")) }
+        let copy = fcntl(held, F_DUPFD_CLOEXEC, 3)
         guard copy >= 0 else { throw HTTPServerError(message: L.localized("cannot listen on %1$s:%2$s: %3$s", host, "\(port)", SystemErrorReason.text(errno))) }
         return HTTPListener(host: host, port: port, descriptor: copy)
     }
@@ -65,7 +66,9 @@ public final class HTTPListener: Sendable {
             throw HTTPServerError(message: L.localized("cannot listen on %1$s:%2$s: %3$s", "\(host)", "\(port)", "\(String(cString: gai_strerror(status)))"))
         }
         defer { freeaddrinfo(info) }
-        let fd = socket(first.pointee.ai_family, first.pointee.ai_socktype, first.pointee.ai_protocol)
+        // Close-on-exec like every descriptor mapgate opens: a child (xdg-open, a service's request)
+        // must not keep the port.
+        let fd = socket(first.pointee.ai_family, first.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), first.pointee.ai_protocol)
         guard fd >= 0 else { throw HTTPServerError(message: L.localized("cannot create a socket: %1$s", "\(SystemErrorReason.text(errno))")) }
         var yes: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))

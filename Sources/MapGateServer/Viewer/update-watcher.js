@@ -61,7 +61,10 @@
     bar.textContent = words.offline; bar.style.display = 'block'; bar.dataset.problem = 'offline';
   }
   function look() {
-    fetch('/health', { cache: 'no-store' }).then(function (r) { return r.json(); }).then(function (health) {
+    // An answer that does not come in 10 s is none (a port held with nobody answering on it).
+    const control = typeof AbortController === 'function' ? new AbortController() : null;
+    const timer = control ? setTimeout(function () { control.abort(); }, 10000) : null;
+    fetch('/health', { cache: 'no-store', signal: control ? control.signal : undefined }).then(function (r) { clearTimeout(timer); return r.json(); }).then(function (health) {
       const bar = document.getElementById('update');
       delete bar.dataset.problem;
       show(health);

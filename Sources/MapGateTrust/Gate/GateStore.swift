@@ -75,7 +75,7 @@ public final class GateStore {
             if Self.isSameFile(home.path, data.path) {
                 throw GeneralFailure(
                     L.localized(
-                        "the gate's state %1$s and the data directory's copy %2$s are one file: the gate keeps two copies to compare; choose a data directory (--data-dir) whose state.sqlite is not the state folder's",
+                        "the gate's state %1$s and the data directory's copy %2$s are one file (XDG_STATE_HOME and the data directory name one folder, or a link joins them): the gate keeps two copies to compare; set XDG_STATE_HOME to another folder and copy this state.sqlite into its mapgate folder, or choose another --data-dir",
                         home.path, data.path), kind: .usage)
             }
             // SQLite falls back to read-only without an error (a `-wal` left by a crashed writer

@@ -75,8 +75,9 @@ struct PublishSource: Sendable, Equatable {
     public static let maximumNameLength = 200
 
     /// Why `name` cannot be a region's name: a control character (a terminal or a page would show
-    /// it raw, or take it for a command), a direction override (U+202A–U+202E: "abc\u{202E}gnp.exe"
-    /// reads "abcexe.png"), or more than ``maximumNameLength`` characters; nil when it can.
+    /// it raw, or take it for a command), a direction override or isolate (U+202A–U+202E,
+    /// U+2066–U+2069: "abc\u{202E}gnp.exe" reads "abcexe.png", and an isolate reorders its runs),
+    /// or more than ``maximumNameLength`` characters; nil when it can.
     static func nameProblem(_ name: String) -> String? {
         func codePoint(_ scalar: Unicode.Scalar) -> String {
             let hex = String(scalar.value, radix: 16, uppercase: true)
@@ -85,7 +86,7 @@ struct PublishSource: Sendable, Equatable {
         if let scalar = name.unicodeScalars.first(where: { $0.properties.generalCategory == .control }) {
             return L.localized("holds a control character (%1$s)", codePoint(scalar))
         }
-        if let scalar = name.unicodeScalars.first(where: { (0x202A...0x202E).contains($0.value) }) {
+        if let scalar = name.unicodeScalars.first(where: { (0x202A...0x202E).contains($0.value) || (0x2066...0x2069).contains($0.value) }) {
             return L.localized("holds a direction override (%1$s), which can make a name read as another", codePoint(scalar))
         }
         if name.count > maximumNameLength {

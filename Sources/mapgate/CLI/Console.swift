@@ -175,13 +175,15 @@ struct Console {
             let milliseconds = Int32(clamping: left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1)
             let ready = poll(&entry, 1, milliseconds)
             if ready < 0, errno == EINTR { continue }
-            guard ready > 0, entry.revents & Int16(POLLOUT) != 0 else {
+            guard ready > 0, entry.revents & Int16(POLLOUT | POLLERR) != 0 else {
                 if ready == 0 { continue }  // the deadline is checked above
                 return false
             }
             let piece = bytes.prefix(512)
             let written = piece.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
             if written < 0, errno == EINTR || errno == EAGAIN { continue }
+            // A reader that is gone (a closed pipe) waits for nothing: as before, the run goes on.
+            if written < 0, errno == EPIPE { return true }
             guard written > 0 else { return false }
             bytes = bytes.dropFirst(written)
         }
@@ -193,6 +195,12 @@ struct Console {
         while !bytes.isEmpty {
             let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
             if written < 0, errno == EINTR { continue }
+            if written < 0, errno == EAGAIN {
+                // A descriptor another process made non-blocking: wait for room, as a blocking one would.
+                var entry = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
+                _ = poll(&entry, 1, -1)
+                continue
+            }
             guard written > 0 else {
                 // A closed pipe: nothing more to do; any other failure of standard output makes
                 // the run fail at its end (MapGateCLI.main).

@@ -61,10 +61,12 @@ struct SyncCommand: Command {
         // In system mode the caller's folder arrives as a descriptor; the service reads inside it
         // with its own rights. One only its owner may enter is said as such (found by an attack:
         // "catalog file:///proc/self/fd/3/catalog.json: permission denied").
-        if mirror == SystemAccess.passedFolder, access(SystemAccess.passedFolder + "/.", X_OK) != 0, errno == EACCES {
+        if mirror == SystemAccess.passedFolder,
+            [("/.", X_OK), ("/" + MirrorLayout.catalogName, R_OK)].contains(where: { access(SystemAccess.passedFolder + $0.0, $0.1) != 0 && errno == EACCES })
+        {
             throw GeneralFailure(
                 L.localized(
-                    "the folder given to --from cannot be entered by the map service (user %1$s): let it in (chmod o+rx on the folder and the folders above it), or copy the mirror to a folder it can read",
+                    "the folder given to --from cannot be read by the map service (user %1$s): let it in (chmod o+x on the folder, o+r on its files), or copy the mirror to a folder it can read",
                     (try? context.gateSettings().systemUser) ?? "_mapgate"), kind: .io)
         }
         let base = try mirror.map { try MirrorLayout.baseURL(from: $0, currentDirectory: FileManager.default.currentDirectoryPath) }
