@@ -52,23 +52,11 @@ struct SystemServiceCommand: Command {
             server.port = settings.systemTilePort
             return server
         }()
-        // The port is held from the start, between sessions too: a user who bound it while no
-        // session ran made every other user's serve and open fail, and answered at its address
-        // (found by an attack). Each server takes a duplicate of the socket. A port already taken
-        // at start is said; each session then binds it for itself, as before.
-        let heldPort: HTTPListener?
-        do {
-            heldPort = try HTTPListener(host: serverSettings.host, port: serverSettings.port)
-        } catch {
-            console.warning(L.localized("the machine's tile server: %1$s; each session will try again", errorMessage(error)))
-            heldPort = nil
-        }
         // Each start on a context of its own: a context is one thread's.
         let (arguments, environment) = (context.arguments, context.environment)
         let machineServer = MachineTileServer(
             start: { sessions in
-                try ServerLaunch(Context(arguments: arguments, environment: environment), settings: serverSettings, verbose: false, listener: try heldPort?.duplicate())
-                    .start(authorization: sessions)
+                try ServerLaunch(Context(arguments: arguments, environment: environment), settings: serverSettings, verbose: false).start(authorization: sessions)
             },
             makeGate: { try Context(arguments: arguments, environment: environment).makeGate() },
             log: { console.note($0) })
