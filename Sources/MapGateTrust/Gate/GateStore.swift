@@ -96,10 +96,8 @@ public final class GateStore {
 
     /// Whether both paths (after links) name one file: the same device and inode.
     static func isSameFile(_ a: String, _ b: String) -> Bool {
-        var first = stat()
-        var second = stat()
-        guard stat(a, &first) == 0, stat(b, &second) == 0 else { return false }
-        return first.st_dev == second.st_dev && first.st_ino == second.st_ino
+        guard let first = FileIdentity(path: a), let second = FileIdentity(path: b) else { return false }
+        return first.device == second.device && first.inode == second.inode
     }
 
     /// Runs `body` on the record in a write transaction on every copy, then saves it to all of them

@@ -57,7 +57,12 @@ struct Console {
 
     /// The update prompt on stderr: shown even with `--quiet`, since it counts a use.
     func prompt(_ text: String) {
-        write(journal(paint(text, .yellow, onStderr: true), priority: 5) + "\n", to: STDERR_FILENO)
+        write(promptLine(text), to: STDERR_FILENO)
+    }
+
+    /// A line of the prompt as stderr gets it: in colour on a terminal, a notice in the journal.
+    private func promptLine(_ text: String) -> String {
+        journal(paint(text, .yellow, onStderr: true), priority: 5) + "\n"
     }
 
     /// The whole update prompt (``prompt(_:)`` for each line), and on the desktop when this run
@@ -67,12 +72,11 @@ struct Console {
     @discardableResult
     func prompt(lines: [String], until deadline: ContinuousClock.Instant? = nil) -> Bool {
         for line in lines {
-            let text = journal(paint(line, .yellow, onStderr: true), priority: 5) + "\n"
             guard let deadline else {
-                write(text, to: STDERR_FILENO)
+                prompt(line)
                 continue
             }
-            guard writeBytes(TerminalText.allowingColour(text), to: STDERR_FILENO, until: deadline) else { return false }
+            guard writeBytes(TerminalText.allowingColour(promptLine(line)), to: STDERR_FILENO, until: deadline) else { return false }
         }
         if notifiesDesktop, let summary = lines.first {
             DesktopNotification.show(summary: summary, body: lines.dropFirst().joined(separator: "\n"))
