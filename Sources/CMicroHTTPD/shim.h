@@ -28,6 +28,7 @@ struct cmhd_functions {
     void (*destroy_response)(struct MHD_Response *);
     enum MHD_Result (*add_response_header)(struct MHD_Response *, const char *, const char *);
     enum MHD_Result (*queue_response)(struct MHD_Connection *, unsigned int, struct MHD_Response *);
+    MHD_socket (*quiesce_daemon)(struct MHD_Daemon *);
 };
 
 // Opens the library and resolves every function once (the first caller does, the others wait).
@@ -54,6 +55,7 @@ static inline const struct cmhd_functions *cmhd_functions(void) {
         CMHD_RESOLVE(destroy_response, "MHD_destroy_response")
         CMHD_RESOLVE(add_response_header, "MHD_add_response_header")
         CMHD_RESOLVE(queue_response, "MHD_queue_response")
+        CMHD_RESOLVE(quiesce_daemon, "MHD_quiesce_daemon")
 #undef CMHD_RESOLVE
         if (missing) {
             snprintf(error, sizeof error, "%s", missing);
@@ -83,6 +85,9 @@ static inline struct MHD_Daemon *cmhd_start_daemon(
         MHD_OPTION_ARRAY, options, MHD_OPTION_END);
 }
 static inline void cmhd_stop_daemon(struct MHD_Daemon *d) { cmhd_functions()->stop_daemon(d); }
+// Stops accepting and hands the listening socket back (the caller closes it), so that stopping
+// never shuts down a socket another descriptor still listens on.
+static inline int cmhd_quiesce_daemon(struct MHD_Daemon *d) { return (int)cmhd_functions()->quiesce_daemon(d); }
 static inline const union MHD_ConnectionInfo *cmhd_get_connection_info(struct MHD_Connection *c, enum MHD_ConnectionInfoType t) { return cmhd_functions()->get_connection_info(c, t); }
 static inline int cmhd_get_connection_values(struct MHD_Connection *c, enum MHD_ValueKind k, MHD_KeyValueIterator i, void *cls) { return cmhd_functions()->get_connection_values(c, k, i, cls); }
 static inline struct MHD_Response *cmhd_create_response_from_buffer_with_free_callback_cls(size_t size, void *buffer, MHD_ContentReaderFreeCallback free_buffer, void *cls) { return cmhd_functions()->create_response_from_buffer_with_free_callback_cls(size, buffer, free_buffer, cls); }

@@ -229,7 +229,9 @@ struct SystemModeTests {
     /// Every user's `serve` and `open` is a session of the machine's one tile server, on the
     /// policy's port: it runs while a session is open and stops after the last. Each session is
     /// one use, charged when the server answers its next tile; a session that ends before any
-    /// tile costs nothing, and a port someone else holds is said without a use spent.
+    /// tile costs nothing. The service holds the port between sessions and answers 503 on it, so
+    /// no user can take it (found by an attack); a port someone else held before the service
+    /// started is said without a use spent, and held from the first session that finds it free.
     @Test func everySessionSharesTheMachinesTileServer() throws {
         try startPrompting()
         let tile = machine.tileServerURL + "/plain/0/0/0.png"
@@ -265,15 +267,40 @@ struct SystemModeTests {
         #expect(try fetch(tile) == "200", "the administrator's session still holds the server")
         viewer.signal(SIGINT)
         #expect(waitUntil(timeout: 10) { !viewer.isRunning })
-        #expect(waitUntil(timeout: 10) { (try? fetch(machine.tileServerURL + "/health")) == "000" }, "the server still answers with no session")
+        #expect(waitUntil(timeout: 10) { (try? fetch(machine.tileServerURL + "/health")) == "503" }, "the server still answers with no session")
+        let closed = try runProcess("/usr/bin/curl", ["-s", "--max-time", "10", "-w", "%{http_code}", tile])
+        #expect(closed.stdout == "no map session is open on this machine: run mapgate open or mapgate serve\n503", "\(closed.stdout)")
         #expect(try machine.promptsShown() == 3)
-        // Someone else on the port: said, and nothing spent.
-        let squatter = try HTTPListener(host: "127.0.0.1", port: machine.tilePort)
+        // Nobody else can take the port between sessions, and the next session serves on it.
+        let squat = try runProcess(
+            "/usr/bin/setpriv",
+            ["--reuid=\(user)", "--regid=\(user)", "--clear-groups", "/usr/bin/python3", "-c",
+             "import socket; s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(('127.0.0.1', \(machine.tilePort)))"])
+        #expect(squat.status != 0 && squat.stderr.contains("Address already in use"), "a user took the machine's port: \(squat.stderr)")
+        let next = try machine.start(["serve"], as: user)
+        #expect(next.firstLine() != nil, "\(next.stderr)")
+        #expect(try fetch(tile) == "200", "\(next.stderr)")
+        next.signal(SIGINT)
+        #expect(waitUntil(timeout: 10) { !next.isRunning })
+        #expect(waitUntil(timeout: 10) { (try? fetch(tile)) == "503" })
+        #expect(try machine.promptsShown() == 4)
+        // A port someone else held before the service started: said at each session, nothing spent;
+        // once it is free, the next session's server binds it and the service keeps it.
+        machine.service?.stop()
+        var squatter: HTTPListener? = try HTTPListener(host: "127.0.0.1", port: machine.tilePort)
+        try machine.startService(at: during)
         let refused = try machine.run(["serve"], as: user)
         #expect(refused.status == 69, "\(refused.stderr)")
         #expect(refused.stderr.contains("\(machine.tilePort)"), "\(refused.stderr)")
-        #expect(try machine.promptsShown() == 3)
+        #expect(try machine.promptsShown() == 4)
         withExtendedLifetime(squatter) {}
+        squatter = nil
+        let after = try machine.start(["serve"], as: user)
+        #expect(after.firstLine() != nil, "\(after.stderr)")
+        #expect(try fetch(tile) == "200", "\(after.stderr)")
+        after.signal(SIGINT)
+        #expect(waitUntil(timeout: 10) { !after.isRunning })
+        #expect(waitUntil(timeout: 10) { (try? fetch(tile)) == "503" }, "the port was let go after the session")
     }
 
     /// The last use runs its day through the machine's server, as on a server of one's own: a
@@ -438,7 +465,8 @@ struct SystemModeTests {
     }
 
     /// Ctrl-C reaches the command the service runs (a server stops in order); a client killed
-    /// outright (SIGKILL) stops it too: nothing of the user's keeps running as the service.
+    /// outright (SIGKILL) stops it too: nothing of the user's keeps running as the service, and
+    /// the port answers as it does between sessions.
     @Test func signalsReachTheCommandAndAGoneClientStopsIt() throws {
         try machine.startService()
         #expect(try machine.run(["sync", "plain"], as: 0).status == 0)
@@ -456,7 +484,8 @@ struct SystemModeTests {
             let deadline = Date().addingTimeInterval(10)
             var stopped = false
             while Date() < deadline, !stopped {
-                stopped = (try? runProcess("/usr/bin/curl", ["-s", "-o", "/dev/null", "--max-time", "1", base + "/health"]))?.status != 0
+                // The session's server stopped: the service's own answer between sessions.
+                stopped = (try? runProcess("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "1", base + "/health"]))?.stdout == "503"
                 if !stopped { usleep(100_000) }
             }
             #expect(stopped, "the service's server still answers after the client got \(signal)")

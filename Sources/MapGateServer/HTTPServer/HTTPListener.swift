@@ -22,8 +22,24 @@ public final class HTTPListener: Sendable {
         descriptor = Locked(fd)
     }
 
+    private init(host: String, port: UInt16, descriptor fd: Int32) {
+        self.host = host
+        self.port = port
+        descriptor = Locked(fd)
+    }
+
     deinit {
         if let fd = descriptor.withLock({ $0 }) { close(fd) }
+    }
+
+    /// Another listener on the same socket (`dup`), for a server to take while this one keeps the
+    /// port: system mode's service holds its tile port between sessions, so that no user can bind
+    /// it meanwhile (found by an attack; ``MachineTileServer``). Throws once the socket was taken.
+    public func duplicate() throws -> HTTPListener {
+        guard let held = descriptor.withLock({ $0 }) else { throw HTTPServerError(message: L.localized("the listening socket was already handed to a server")) }
+        let copy = fcntl(held, F_DUPFD_CLOEXEC, 3)
+        guard copy >= 0 else { throw HTTPServerError(message: L.localized("cannot listen on %1$s:%2$s: %3$s", host, "\(port)", SystemErrorReason.text(errno))) }
+        return HTTPListener(host: host, port: port, descriptor: copy)
     }
 
     /// The base URL, such as `http://127.0.0.1:8080`.

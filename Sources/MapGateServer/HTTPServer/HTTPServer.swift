@@ -124,7 +124,10 @@ public final class HTTPServer: Sendable {
             MHD_OptionItem(option: .STRICT_FOR_CLIENT, value: 0, ptr_value: nil),
             MHD_OptionItem(option: .LISTEN_BACKLOG_SIZE, value: 4096, ptr_value: nil),
         ]
-        var flagBits = MHD_USE_INTERNAL_POLLING_THREAD.rawValue
+        // ITC (an eventfd) wakes the threads at stop; without it libmicrohttpd shuts the listening
+        // socket down, which a listener shared with its holder (system mode's tile port, held
+        // between sessions: ``HTTPListener/duplicate()``) must survive.
+        var flagBits = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_ITC.rawValue
         if settings.threadPerConnection {
             flagBits |= MHD_USE_THREAD_PER_CONNECTION.rawValue | MHD_USE_POLL.rawValue
         } else {
@@ -177,6 +180,10 @@ public final class HTTPServer: Sendable {
         let (exchanged, _) = stopped.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent)
         guard exchanged else { return }
         context.isStopping.store(true, ordering: .relaxed)
+        // The listening socket is taken back first and closed here: libmicrohttpd would shut it
+        // down, and a socket shared with its holder (``HTTPListener/duplicate()``) must go on.
+        let listening = cmhd_quiesce_daemon(daemon.value)
+        if listening >= 0 { close(listening) }
         cmhd_stop_daemon(daemon.value)
         context.registry.stopWatchdog()
     }

@@ -8,32 +8,73 @@ import Synchronization
 /// `mapgate open` of any user starts it, the end of the last stops it. Each session's command asks
 /// the user at the user's terminal and reserves a use; the server charges it when it answers its
 /// next tile (``MachineSessions``). Every session is told the same URL.
+///
+/// The port is the service's between sessions too: it is bound once (when the service starts, or
+/// at the first session that finds it free) and held, each tile server serving a duplicate of the
+/// socket, and while no session is open a small server on it answers every request 503
+/// (``MachineClosedDoor``). So no user can take the port while no session runs (found by an
+/// attack), and nobody's client waits on a port that answers nothing.
 public final class MachineTileServer: Sendable {
-    /// Starts the server, charging its tiles to `sessions`.
-    public typealias Start = @Sendable (_ sessions: MachineSessions) throws -> TileServer
+    /// Starts the server on `listener`, charging its tiles to `sessions`.
+    public typealias Start = @Sendable (_ sessions: MachineSessions, _ listener: HTTPListener) throws -> TileServer
 
     private struct Running {
         var server: TileServer
         var sessions: MachineSessions
     }
 
+    private struct Port {
+        /// The tile server while a session is open.
+        var running: Running?
+        /// The held socket, once bound.
+        var held: HTTPListener?
+        /// What answers on it while no session is open.
+        var door: HTTPServer?
+    }
+
     private let start: Start
+    private let bind: @Sendable () throws -> HTTPListener
     private let makeGate: @Sendable () throws -> Gate
-    private let running = Locked<Running?>(nil)
+    private let port = Locked(Port())
     private let nextID = Atomic<Int>(0)
     private let log: @Sendable (String) -> Void
 
     /// - Parameters:
+    ///   - bind: binds the machine's tile port (tried at once, and again at a session while it
+    ///     could not be bound).
     ///   - makeGate: the machine's gate (the service's), read when the server starts.
     ///   - log: a line for the service's log.
-    public init(start: @escaping Start, makeGate: @escaping @Sendable () throws -> Gate, log: @escaping @Sendable (String) -> Void) {
+    public init(
+        start: @escaping Start, bind: @escaping @Sendable () throws -> HTTPListener, makeGate: @escaping @Sendable () throws -> Gate,
+        log: @escaping @Sendable (String) -> Void
+    ) {
         self.start = start
+        self.bind = bind
         self.makeGate = makeGate
         self.log = log
+        port.withLock { port in
+            do {
+                port.held = try bind()
+                openDoor(&port)
+            } catch {
+                log("the machine's tile port cannot be held: \(errorMessage(error)); each session will try again")
+            }
+        }
     }
 
     /// Whether the server runs now.
-    public var isRunning: Bool { running.withLock { $0 != nil } }
+    public var isRunning: Bool { port.withLock { $0.running != nil } }
+
+    /// The held port's answer while no session is open (the ``MachineClosedDoor``): started on a
+    /// duplicate of the held socket. One that cannot start leaves the port held and unanswered.
+    private func openDoor(_ port: inout Port) {
+        guard port.running == nil, port.door == nil, let held = port.held else { return }
+        do {
+            port.door = try HTTPServer(listener: held.duplicate(), settings: MachineClosedDoor.settings(for: held)) { MachineClosedDoor() }
+        } catch {
+            log("the machine's tile port is held but not answered between sessions: \(errorMessage(error))")
+        }
+    }
 
     /// Serves one session on `socket`, the service's end of the pair its command was given, until
     /// the session ends (its command exits). Blocks: run it on a thread of its own.
@@ -43,18 +84,26 @@ public final class MachineTileServer: Sendable {
         let id = nextID.add(1, ordering: .relaxed).newValue
         let attached: (sessions: MachineSessions, url: String, regions: Int)
         do {
-            attached = try running.withLock { running in
+            attached = try port.withLock { port in
                 let report = try makeGate().status()
-                if let current = running {
+                if let current = port.running {
                     // Its use may be the one that closed the gate: the server looks again at once.
                     current.sessions.noteSession(report)
                     current.server.lookAtGateNow()
                 } else {
                     let sessions = MachineSessions(report: report)
-                    running = Running(server: try start(sessions), sessions: sessions)
-                    log("\(caller): started the machine's tile server at \(running!.server.baseURL)")
+                    if port.held == nil { port.held = try bind() }
+                    port.door?.stop()
+                    port.door = nil
+                    do {
+                        port.running = Running(server: try start(sessions, port.held!.duplicate()), sessions: sessions)
+                    } catch {
+                        openDoor(&port)
+                        throw error
+                    }
+                    log("\(caller): started the machine's tile server at \(port.running!.server.baseURL)")
                 }
-                return (running!.sessions, running!.server.baseURL, running!.server.service.regions.count)
+                return (port.running!.sessions, port.running!.server.baseURL, port.running!.server.service.regions.count)
             }
         } catch {
             log("\(caller): the machine's tile server cannot start: \(errorMessage(error))")
@@ -80,22 +129,28 @@ public final class MachineTileServer: Sendable {
 
     private func detach(_ session: MachineSessions.Session, from sessions: MachineSessions, caller: String) {
         sessions.remove(session.id)
-        let stopping: TileServer? = running.withLock { running in
-            guard let current = running, current.sessions === sessions, sessions.count == 0 else { return nil }
-            running = nil
+        let stopping: TileServer? = port.withLock { port in
+            guard let current = port.running, current.sessions === sessions, sessions.count == 0 else { return nil }
+            port.running = nil
             return current.server
         }
         if let stopping {
             stopping.stop()
             log("\(caller): the last session ended; the machine's tile server stopped")
+            // Unless a session started another meanwhile.
+            port.withLock { openDoor(&$0) }
         }
     }
 
-    /// Stops the server (the service is stopping); its sessions' commands are stopped by the service.
+    /// Stops the server and lets the port go (the service is stopping); its sessions' commands are
+    /// stopped by the service.
     public func stop() {
-        running.withLock { running in
-            running?.server.stop()
-            running = nil
+        port.withLock { port in
+            port.running?.server.stop()
+            port.running = nil
+            port.door?.stop()
+            port.door = nil
+            port.held = nil
         }
     }
 }

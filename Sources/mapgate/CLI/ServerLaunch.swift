@@ -31,7 +31,7 @@ struct ServerLaunch {
 
     init(
         _ context: Context, settings: HTTPServer.Settings, verbose: Bool, share: MirrorShare? = nil,
-        tileCacheBytes: Int = TileResponseCache.defaultLimit
+        tileCacheBytes: Int = TileResponseCache.defaultLimit, listener bound: HTTPListener? = nil
     ) throws {
         self.context = context
         self.share = share
@@ -55,7 +55,7 @@ struct ServerLaunch {
             context.console.warning(
                 L.localized("the open-file limit is %1$s (hard limit), below the %2$s that --max-connections %3$s needs; past it, connections are refused", "\(limit)", "\(needed)", "\(settings.maxConnections)"))
         }
-        listener = try HTTPListener(host: settings.host, port: settings.port)
+        listener = try bound ?? HTTPListener(host: settings.host, port: settings.port)
         // The HTTP library must load before a use is reserved for a server that could not start.
         try SharedLibrary.microhttpd.load()
     }

@@ -45,7 +45,7 @@ struct SystemServiceCommand: Command {
         let group = SystemAccount.gid(administratorGroup)
         if group == nil { console.warning(L.localized("no group %1$s: only root may change the machine's maps", administratorGroup)) }
         // The machine's one tile server: started by the first `serve` or `open` session, stopped
-        // after the last, on the policy's port.
+        // after the last, on the policy's port, which the service holds between sessions.
         let serverSettings = {
             var server = HTTPServer.Settings()
             server.host = "127.0.0.1"
@@ -55,9 +55,11 @@ struct SystemServiceCommand: Command {
         // Each start on a context of its own: a context is one thread's.
         let (arguments, environment) = (context.arguments, context.environment)
         let machineServer = MachineTileServer(
-            start: { sessions in
-                try ServerLaunch(Context(arguments: arguments, environment: environment), settings: serverSettings, verbose: false).start(authorization: sessions)
+            start: { sessions, listener in
+                try ServerLaunch(Context(arguments: arguments, environment: environment), settings: serverSettings, verbose: false, listener: listener)
+                    .start(authorization: sessions)
             },
+            bind: { try HTTPListener(host: serverSettings.host, port: serverSettings.port) },
             makeGate: { try Context(arguments: arguments, environment: environment).makeGate() },
             log: { console.note($0) })
         var serviceSettings = SystemService.Settings(environment: context.environment, administratorGroup: group, defaultSignals: SignalRouter.terminating + [SIGPIPE])

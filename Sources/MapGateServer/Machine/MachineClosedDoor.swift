@@ -1,0 +1,35 @@
+import FoundationEssentials
+
+/// What system mode's tile port answers while no session is open (``MachineTileServer``): every
+/// request gets 503 saying so, and the connection is closed. The service holds the port between
+/// sessions so that no user can bind it meanwhile (a user who did made every other user's `serve`
+/// and `open` fail, and answered at the machine's address: found by an attack); a port held with
+/// nobody answering made clients wait for ever instead.
+final class MachineClosedDoor: HTTPRequestHandler {
+    static let message = "no map session is open on this machine: run mapgate open or mapgate serve\n"
+    private static let body = Data(message.utf8)
+
+    func respond(to request: HTTPServerRequest) -> HTTPServerResponse {
+        var response = HTTPServerResponse(
+            status: 503,
+            headers: [("Content-Type", "text/plain; charset=utf-8"), ("Cache-Control", "no-store"), ("Retry-After", "5")],
+            body: Self.body, closesConnection: true)
+        response.label = "closed"
+        return response
+    }
+
+    /// The settings of the small server that answers it: one thread, a few connections (a flood
+    /// is refused by the library), the tile server's own host allow-list.
+    static func settings(for listener: HTTPListener) -> HTTPServer.Settings {
+        var settings = HTTPServer.Settings()
+        settings.host = listener.host
+        settings.port = listener.port
+        settings.threads = 1
+        settings.maxConnections = 64
+        settings.reserveConnections = 16
+        settings.idleTimeout = 5
+        settings.readTimeout = 5
+        settings.hostPolicy = HTTPHostPolicy(boundHost: listener.host)
+        return settings
+    }
+}
