@@ -126,6 +126,39 @@ public final class SystemMachine {
         throw MissingFixture(path: "the system service's socket (stderr: \(process.stderr))")
     }
 
+    /// Starts the service as systemd's socket units would (`systemd-socket-activate` as its uid,
+    /// with `mapgate-system.socket`'s socket named `system` and `mapgate-system-tiles.socket`'s
+    /// port, `tilesPort` or the policy's, named `tiles`): both are bound at once, and the service
+    /// itself starts at the first connection to either, on the real clock (the `faketime`
+    /// wrapper forks, so the process `LISTEN_PID` names would not be mapgate). Returns once both
+    /// are bound.
+    public func startActivatedService(tilesPort: UInt16? = nil) throws {
+        service?.stop()
+        unlink(socketPath)  // an earlier service's: the wait below is for the new one
+        let variables = serviceEnvironment.merging(["PATH": "/usr/bin:/bin"]) { $1 }.sorted { $0.key < $1.key }.map { "--setenv=\($0.key)=\($0.value)" }
+        // Under a shell that waits for it: systemd-socket-activate closes every descriptor it
+        // inherited, and Foundation takes the close of its own for the child's end (then waits
+        // for it, blocking every other Process). The shell keeps it; signals go to its child.
+        let process = try BackgroundProcess(
+            "/usr/bin/setpriv",
+            ["--reuid=\(Self.serviceUID)", "--regid=\(Self.serviceUID)", "--clear-groups", "/bin/sh", "-c", "\"$@\"; exit $?", "sh",
+             "/usr/bin/systemd-socket-activate",
+             "--listen=\(socketPath)", "--listen=127.0.0.1:\(tilesPort ?? tilePort)", "--fdname=system:tiles"] + variables
+                + [binary, "system-service", "--admin-group", "\(Self.administratorsGroup)"],
+            environment: serviceEnvironment)
+        service = process
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline {
+            // It says each socket it listens on, the port last.
+            if process.stderr.contains("Listening on 127.0.0.1:") {
+                chmod(socketPath, 0o666)  // SocketMode=0666
+                return
+            }
+            usleep(20_000)
+        }
+        throw MissingFixture(path: "the activated sockets (stderr: \(process.stderr))")
+    }
+
     /// The command line that runs `arguments` as `uid` (root: as is), the administrator with the
     /// administrators' group as a supplementary group.
     public func command(_ arguments: [String], as uid: uid_t) -> (String, [String]) {

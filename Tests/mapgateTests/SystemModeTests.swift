@@ -303,6 +303,44 @@ struct SystemModeTests {
         #expect(waitUntil(timeout: 10) { (try? fetch(tile)) == "503" }, "the port was let go after the session")
     }
 
+    /// As packaged (`mapgate-system-tiles.socket`), systemd holds the machine's tile port from boot,
+    /// before the service runs: no user can take it then either (the service binding it when it
+    /// starts left that gap), a connection to it starts the service, which answers 503 there while
+    /// no session is open and serves its sessions on it.
+    @Test func theTilePortIsHeldBeforeTheServiceRuns() throws {
+        try machine.startActivatedService()
+        let squat = try runProcess(
+            "/usr/bin/setpriv",
+            ["--reuid=\(user)", "--regid=\(user)", "--clear-groups", "/usr/bin/python3", "-c",
+             "import socket; s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(('127.0.0.1', \(machine.tilePort)))"])
+        #expect(squat.status != 0 && squat.stderr.contains("Address already in use"), "a user took the machine's port: \(squat.stderr)")
+        #expect(machine.service?.stderr.contains("system service listening") == false, "the service ran before anyone asked")
+        let tile = machine.tileServerURL + "/plain/0/0/0.png"
+        let closed = try runProcess("/usr/bin/curl", ["-s", "--max-time", "20", "-w", "%{http_code}", tile])
+        #expect(try machine.run(["sync", "plain"], as: 0).status == 0)
+        #expect(closed.stdout == "no map session is open on this machine: run mapgate open or mapgate serve\n503", "\(closed.stdout) \(machine.service?.stderr ?? "")")
+        let session = try machine.start(["serve"], as: user)
+        #expect(session.firstLine()?.contains(machine.tileServerURL) == true, "\(session.stderr)")
+        #expect(try runProcess("/usr/bin/curl", ["-s", "-o", "/dev/null", "--max-time", "10", "-w", "%{http_code}", tile]).stdout == "200")
+        session.signal(SIGINT)
+        #expect(waitUntil(timeout: 10) { !session.isRunning })
+        #expect(waitUntil(timeout: 10) { (try? runProcess("/usr/bin/curl", ["-s", "-o", "/dev/null", "--max-time", "5", "-w", "%{http_code}", tile]))?.stdout == "503" })
+        #expect(machine.service?.stderr.contains("cannot be held") == false, "\(machine.service?.stderr ?? "")")
+    }
+
+    /// A tile port handed over that is not the policy's (a unit left at 8080 under a policy with
+    /// another port) is said in the service's log and not used; the service binds the policy's.
+    @Test func aHandedOverPortThatIsNotThePolicysIsNotUsed() throws {
+        let other = try HTTPListener(host: "127.0.0.1", port: 0).port
+        try machine.startActivatedService(tilesPort: other)
+        let status = try machine.run(["status"], as: user)
+        #expect(status.status == 0, "\(status.stderr)")
+        let log = machine.service?.stderr ?? ""
+        #expect(log.contains("127.0.0.1:\(other)") && log.contains("systemTilePort"), "\(log)")
+        let closed = try runProcess("/usr/bin/curl", ["-s", "-o", "/dev/null", "--max-time", "10", "-w", "%{http_code}", machine.tileServerURL + "/health"])
+        #expect(closed.stdout == "503", "the service does not hold the policy's port: \(closed.stdout) \(log)")
+    }
+
     /// The last use runs its day through the machine's server, as on a server of one's own: a
     /// session started on it gets its tiles and keeps its use, and so does one that joins a running
     /// server on it. (Both got 403 for every tile: the server's monitor took the gate that the
@@ -562,7 +600,7 @@ struct SystemModeTests {
     @Test func theUnitsVerify() throws {
         let folder = machine.work.file("units")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let names = ["mapgate-system.socket", "mapgate-system.service", "mapgate-system-sync.service", "mapgate-system-sync.timer"]
+        let names = ["mapgate-system.socket", "mapgate-system-tiles.socket", "mapgate-system.service", "mapgate-system-sync.service", "mapgate-system-sync.timer"]
         for name in names {
             // ExecStart must name an existing program: the binary under test stands in for /usr/bin/mapgate.
             let text = try String(contentsOfFile: TestPaths.repository + "/packaging/" + name, encoding: .utf8)

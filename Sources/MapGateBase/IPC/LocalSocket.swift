@@ -54,14 +54,17 @@ public final class LocalSocket: @unchecked Sendable {
         return LocalSocket(fileDescriptor: descriptor, path: path)
     }
 
-    /// A listening socket handed over by the service manager (socket activation: `LISTEN_FDS`
-    /// descriptors from 3 on, for the process `LISTEN_PID`), or nil when there is none.
-    public static func activated(environment: [String: String], path: String) -> LocalSocket? {
-        guard environment["LISTEN_PID"].flatMap(Int32.init) == getpid(),
-            let count = environment["LISTEN_FDS"].flatMap(Int.init), count >= 1
-        else { return nil }
-        _ = fcntl(3, F_SETFD, FD_CLOEXEC)
-        return LocalSocket(fileDescriptor: 3, path: path)
+    /// The local socket the service manager handed over (``SocketActivation``): the one named
+    /// `name`, or else the only one if it is a local socket; nil when there is none.
+    public static func activated(environment: [String: String], path: String, name: String = "system") -> LocalSocket? {
+        guard let activation = SocketActivation(environment: environment) else { return nil }
+        let only = activation.count == 1 ? SocketActivation.firstDescriptor : nil
+        guard let descriptor = activation.descriptor(named: name) ?? only else { return nil }
+        var domain: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        guard getsockopt(descriptor, SOL_SOCKET, SO_DOMAIN, &domain, &length) == 0, domain == AF_UNIX else { return nil }
+        _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+        return LocalSocket(fileDescriptor: descriptor, path: path)
     }
 
     /// The next connection; nil when interrupted (`EINTR`, `ECONNABORTED`) or out of descriptors

@@ -28,6 +28,40 @@ public final class HTTPListener: Sendable {
         descriptor = Locked(fd)
     }
 
+    /// Takes over `descriptor`, a listening TCP socket the service manager handed over
+    /// (``SocketActivation``: system mode's tile port, held from boot by
+    /// `mapgate-system-tiles.socket`). Throws, leaving it open, when it is not one.
+    public init(adopting fd: Int32) throws {
+        var type: Int32 = 0
+        var listening: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        guard getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &length) == 0, type == Int32(SOCK_STREAM.rawValue),
+            getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &length) == 0, listening == 1
+        else { throw HTTPServerError(message: L.localized("descriptor %1$s is not a listening stream socket", "\(fd)")) }
+        var address = sockaddr_storage()
+        var size = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        var host = [CChar](repeating: 0, count: Int(NI_MAXHOST))
+        var service = [CChar](repeating: 0, count: Int(NI_MAXSERV))
+        let named = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                getsockname(fd, pointer, &size) == 0 && (pointer.pointee.sa_family == sa_family_t(AF_INET) || pointer.pointee.sa_family == sa_family_t(AF_INET6))
+                    && getnameinfo(pointer, size, &host, socklen_t(host.count), &service, socklen_t(service.count), NI_NUMERICHOST | NI_NUMERICSERV) == 0
+            }
+        }
+        guard named, let port = UInt16(Self.text(service)) else {
+            throw HTTPServerError(message: L.localized("descriptor %1$s is not a listening stream socket", "\(fd)"))
+        }
+        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        self.host = Self.text(host)
+        self.port = port
+        descriptor = Locked(fd)
+    }
+
+    /// A C string from a buffer filled by the C library.
+    private static func text(_ buffer: [CChar]) -> String {
+        String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     deinit {
         if let fd = descriptor.withLock({ $0 }) { close(fd) }
     }

@@ -52,6 +52,9 @@ struct SystemServiceCommand: Command {
             server.port = settings.systemTilePort
             return server
         }()
+        // The port as systemd holds it from boot (mapgate-system-tiles.socket), if it is the
+        // policy's; else the service binds it when it starts.
+        let handedPort = Locked(Self.activatedTilePort(context, settings: serverSettings))
         // Each start on a context of its own: a context is one thread's.
         let (arguments, environment) = (context.arguments, context.environment)
         let machineServer = MachineTileServer(
@@ -59,7 +62,13 @@ struct SystemServiceCommand: Command {
                 try ServerLaunch(Context(arguments: arguments, environment: environment), settings: serverSettings, verbose: false, listener: listener)
                     .start(authorization: sessions)
             },
-            bind: { try HTTPListener(host: serverSettings.host, port: serverSettings.port) },
+            bind: {
+                let handed = handedPort.withLock { handed in
+                    defer { handed = nil }
+                    return handed
+                }
+                return try handed ?? HTTPListener(host: serverSettings.host, port: serverSettings.port)
+            },
             makeGate: { try Context(arguments: arguments, environment: environment).makeGate() },
             log: { console.note($0) })
         var serviceSettings = SystemService.Settings(environment: context.environment, administratorGroup: group, defaultSignals: SignalRouter.terminating + [SIGPIPE])
@@ -83,5 +92,25 @@ struct SystemServiceCommand: Command {
         service.stop(grace: 10)
         machineServer.stop()
         return ExitCode.success
+    }
+
+    /// The tile port socket activation handed over (the descriptor named `tiles`), when it
+    /// listens where the policy says; one elsewhere is said and not used.
+    private static func activatedTilePort(_ context: Context, settings: HTTPServer.Settings) -> HTTPListener? {
+        guard let descriptor = SocketActivation(environment: context.environment)?.descriptor(named: "tiles") else { return nil }
+        do {
+            let handed = try HTTPListener(adopting: descriptor)
+            guard handed.host == settings.host, handed.port == settings.port else {
+                context.console.warning(
+                    L.localized(
+                        "the tile port socket activation handed over listens on %1$s, not on %2$s (the managed policy's systemTilePort): not used; give mapgate-system-tiles.socket the policy's port (systemctl edit)",
+                        "\(handed.host):\(handed.port)", "\(settings.host):\(settings.port)"))
+                return nil
+            }
+            return handed
+        } catch {
+            context.console.warning(L.localized("the tile port socket activation handed over cannot be used: %1$s", errorMessage(error)))
+            return nil
+        }
     }
 }
