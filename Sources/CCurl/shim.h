@@ -7,6 +7,7 @@
 #include "../CLinux/system_libraries.h"
 #include <pthread.h>
 #include <stdio.h>
+#include <sys/socket.h>
 
 struct ccurl_functions {
     // NULL once every function is resolved; else what failed (dlerror's text).
@@ -75,5 +76,9 @@ static inline CURLcode ccurl_setopt_string(CURL *h, CURLoption o, const char *v)
 static inline CURLcode ccurl_setopt_pointer(CURL *h, CURLoption o, void *v) { return ccurl_functions()->easy_setopt(h, o, v); }
 static inline CURLcode ccurl_setopt_write_callback(CURL *h, CURLoption o, curl_write_callback v) { return ccurl_functions()->easy_setopt(h, o, v); }
 static inline CURLcode ccurl_setopt_xferinfo_callback(CURL *h, CURLoption o, curl_xferinfo_callback v) { return ccurl_functions()->easy_setopt(h, o, v); }
+// Every socket libcurl opens is close-on-exec, as every descriptor mapgate opens: a child started
+// during a transfer (the browser "update now" starts) must not keep a connection open.
+static inline curl_socket_t ccurl_open_socket_cloexec(void *clientp, curlsocktype purpose, struct curl_sockaddr *a) { (void)clientp; (void)purpose; return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol); }
+static inline CURLcode ccurl_setopt_cloexec_sockets(CURL *h) { return ccurl_functions()->easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, ccurl_open_socket_cloexec); }
 static inline CURLcode ccurl_getinfo_long(CURL *h, CURLINFO i, long *v) { return ccurl_functions()->easy_getinfo(h, i, v); }
 static inline CURLcode ccurl_getinfo_string(CURL *h, CURLINFO i, char **v) { return ccurl_functions()->easy_getinfo(h, i, v); }

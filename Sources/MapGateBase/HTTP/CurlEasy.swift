@@ -20,6 +20,7 @@ final class CurlEasy {
             throw HTTPError.transport(code: -1, message: L.localized("libcurl could not be initialised"), url: url)
         }
         self.handle = handle
+        try check(ccurl_setopt_cloexec_sockets(handle), CURLOPT_OPENSOCKETFUNCTION)
     }
 
     deinit {

@@ -111,6 +111,35 @@ import Testing
         #expect(message.contains("timed out"))
     }
 
+    /// The connection libcurl opens is close-on-exec, as every descriptor mapgate opens: a child
+    /// started during a transfer (the browser "update now" starts) kept it before.
+    @Test func theConnectionIsCloseOnExec() throws {
+        let done = DispatchSemaphore(value: 0)
+        let client = client
+        let target = url("/_fault/cut=1000,stall=3/blob.bin")
+        DispatchQueue.global().async {
+            _ = try? client.get(HTTPRequest(url: target, lowSpeedLimit: 100, lowSpeedTime: 10))
+            done.signal()
+        }
+        defer { done.wait() }
+        // The client's end of the stalled connection: its peer is the origin.
+        var flags: [Int32] = []
+        let deadline = Date().addingTimeInterval(10)
+        while flags.isEmpty, Date() < deadline {
+            usleep(50_000)
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? [] {
+                guard let fd = Int32(name) else { continue }
+                var address = sockaddr_in()
+                var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+                let named = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(fd, $0, &length) } }
+                guard named == 0, address.sin_family == sa_family_t(AF_INET), UInt16(bigEndian: address.sin_port) == origin.port else { continue }
+                flags.append(fcntl(fd, F_GETFD))
+            }
+        }
+        #expect(!flags.isEmpty, "no connection to the origin was seen")
+        #expect(flags.allSatisfy { $0 >= 0 && $0 & FD_CLOEXEC != 0 }, "\(flags)")
+    }
+
     @Test func cutBodyIsAnError() throws {
         let error = #expect(throws: HTTPError.self) {
             try client.get(HTTPRequest(url: url("/_fault/cut=5000/blob.bin")))
