@@ -88,6 +88,31 @@ import Glibc
         #expect(try promptsShown() == before)
     }
 
+    /// The other side of the rule above: a reader that is gone (stderr a pipe whose reader closed
+    /// it) waits for nothing, so the prompt is not "no answer": the run goes on as any run
+    /// without a terminal does (its tile written, its use counted), and fast. A review found the
+    /// first version of the rule ending such runs with 75.
+    @Test func aPromptWhoseReaderIsGoneGoesOn() throws {
+        let before = try promptsShown()
+        let (program, arguments) = mapgate.command(
+            ["/usr/bin/faketime", during, mapgate.path, "tile", "plain", "0", "0", "0", "-o", scratch + "/gone.png", "--config", mapgate.configPath, "--data-dir", mapgate.dataDirectory])
+        let closedPipe = """
+            import os, subprocess, sys, time
+            r, w = os.pipe()
+            os.close(r)
+            start = time.monotonic()
+            run = subprocess.run(sys.argv[1:], stderr=w, stdin=subprocess.DEVNULL, timeout=60)
+            print(run.returncode, round(time.monotonic() - start, 1))
+            """
+        let environment = mapgate.baseEnvironment.merging(["MAPGATE_PROMPT_TIMEOUT": "20"]) { $1 }
+        let result = try runProcess("/usr/bin/python3", ["-c", closedPipe, program] + arguments, environment: environment, timeout: 90)
+        let fields = result.stdout.split(separator: " ")
+        #expect(fields.first == "0", "\(result.status) \(result.stdout) \(result.stderr)")
+        #expect((fields.last.flatMap { Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) } ?? 99) < 15, "\(result.stdout)")
+        #expect(FileManager.default.fileExists(atPath: scratch + "/gone.png"))
+        #expect(try promptsShown() == before + 1)
+    }
+
     /// A question nobody answers (a terminal left open) holds the use it asks about, and for the
     /// last use the gate reads closed to every other run meanwhile (found by an attack): after
     /// ``PromptAnswer/timeout`` (shortened here) it is no answer, exit 75, nothing counted.
