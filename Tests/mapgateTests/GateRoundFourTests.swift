@@ -59,10 +59,8 @@ import Glibc
     /// else no answer, exit 75, nothing counted, nothing held.
     @Test func aPromptNobodyReadsEndsAndCostsNothing() throws {
         let before = try promptsShown()
-        let (program, arguments) = mapgate.command(
-            ["/usr/bin/faketime", during, mapgate.path, "tile", "plain", "0", "0", "0", "-o", "/dev/null", "--config", mapgate.configPath, "--data-dir", mapgate.dataDirectory])
         let fullPipe = """
-            import fcntl, os, subprocess, sys, threading, time
+            import fcntl, threading
             r, w = os.pipe()
             fcntl.fcntl(w, fcntl.F_SETFL, os.O_NONBLOCK)
             try:
@@ -76,15 +74,10 @@ import Glibc
                 time.sleep(6)
                 while os.read(r, 65536): pass
             threading.Thread(target=drain, daemon=True).start()
-            start = time.monotonic()
-            run = subprocess.run(sys.argv[1:], stderr=w, stdin=subprocess.DEVNULL, timeout=60)
-            print(run.returncode, round(time.monotonic() - start, 1))
             """
-        let environment = mapgate.baseEnvironment.merging(["MAPGATE_PROMPT_TIMEOUT": "2"]) { $1 }
-        let result = try runProcess("/usr/bin/python3", ["-c", fullPipe, program] + arguments, environment: environment, timeout: 90)
-        let fields = result.stdout.split(separator: " ")
-        #expect(fields.first == "75", "\(result.status) \(result.stdout) \(result.stderr)")
-        #expect((fields.last.flatMap { Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) } ?? 99) < 30, "\(result.stdout)")
+        let (status, seconds) = try tileWithStderr(fullPipe, output: "/dev/null", promptTimeout: 2)
+        #expect(status == 75)
+        #expect(seconds < 30)
         #expect(try promptsShown() == before)
     }
 
@@ -94,23 +87,33 @@ import Glibc
     /// first version of the rule ending such runs with 75.
     @Test func aPromptWhoseReaderIsGoneGoesOn() throws {
         let before = try promptsShown()
-        let (program, arguments) = mapgate.command(
-            ["/usr/bin/faketime", during, mapgate.path, "tile", "plain", "0", "0", "0", "-o", scratch + "/gone.png", "--config", mapgate.configPath, "--data-dir", mapgate.dataDirectory])
         let closedPipe = """
-            import os, subprocess, sys, time
             r, w = os.pipe()
             os.close(r)
+            """
+        let (status, seconds) = try tileWithStderr(closedPipe, output: scratch + "/gone.png", promptTimeout: 20)
+        #expect(status == 0)
+        #expect(seconds < 15)
+        #expect(FileManager.default.fileExists(atPath: scratch + "/gone.png"))
+        #expect(try promptsShown() == before + 1)
+    }
+
+    /// Runs `tile plain 0 0 0 -o output` in the prompting phase, its stdin empty and its stderr the
+    /// pipe end `w` that the Python lines `setup` make: its exit status and how long it took.
+    func tileWithStderr(_ setup: String, output: String, promptTimeout: Int) throws -> (status: Int32?, seconds: Double) {
+        let (program, arguments) = mapgate.command(
+            ["/usr/bin/faketime", during, mapgate.path, "tile", "plain", "0", "0", "0", "-o", output, "--config", mapgate.configPath, "--data-dir", mapgate.dataDirectory])
+        let script = "import os, subprocess, sys, time\n" + setup + """
+
             start = time.monotonic()
             run = subprocess.run(sys.argv[1:], stderr=w, stdin=subprocess.DEVNULL, timeout=60)
             print(run.returncode, round(time.monotonic() - start, 1))
             """
-        let environment = mapgate.baseEnvironment.merging(["MAPGATE_PROMPT_TIMEOUT": "20"]) { $1 }
-        let result = try runProcess("/usr/bin/python3", ["-c", closedPipe, program] + arguments, environment: environment, timeout: 90)
+        let environment = mapgate.baseEnvironment.merging(["MAPGATE_PROMPT_TIMEOUT": "\(promptTimeout)"]) { $1 }
+        let result = try runProcess("/usr/bin/python3", ["-c", script, program] + arguments, environment: environment, timeout: 90)
         let fields = result.stdout.split(separator: " ")
-        #expect(fields.first == "0", "\(result.status) \(result.stdout) \(result.stderr)")
-        #expect((fields.last.flatMap { Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) } ?? 99) < 15, "\(result.stdout)")
-        #expect(FileManager.default.fileExists(atPath: scratch + "/gone.png"))
-        #expect(try promptsShown() == before + 1)
+        #expect(fields.count == 2, "\(result.status) \(result.stdout) \(result.stderr)")
+        return (fields.first.flatMap { Int32($0) }, fields.last.flatMap { Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) } ?? 99)
     }
 
     /// A question nobody answers (a terminal left open) holds the use it asks about, and for the
