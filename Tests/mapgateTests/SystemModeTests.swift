@@ -491,6 +491,28 @@ struct SystemModeTests {
         #expect(try machine.promptsShown() == 0)
     }
 
+    /// A user who is not a map administrator may make the service reach the network for the
+    /// machine (`check`: the store; `catalog`: the publisher, with the machine's credentials) once
+    /// a minute per command: else any user could make the machine flood them. Refused as 69, with
+    /// no request made; administrators and root are not paced, nor is another user.
+    @Test func aUserCannotMakeTheMachineFloodTheNetwork() throws {
+        try machine.startService()
+        func hits(_ suffix: String) -> Int { machine.origin.requests.filter { $0.path.hasSuffix(suffix) }.count }
+        let first = try machine.run(["check"], as: user)
+        #expect(first.status == 0, "\(first.stderr) service: \(machine.service?.stderr ?? "")")
+        for (command, target) in [("check", "/lookup.json"), ("catalog", "/catalog.json")] {
+            if command == "catalog" { #expect(try machine.run([command], as: user).status == 0) }
+            let before = hits(target)
+            let again = try machine.run([command], as: user)
+            #expect(again.status == 69 && again.stderr.contains("once a minute"), "\(command): \(again.status) \(again.stderr)")
+            #expect(hits(target) == before, "\(command) reached the network again")
+        }
+        for uid in [administrator, 0, administrator] {
+            #expect(try machine.run(["check"], as: uid).status == 0)
+        }
+        #expect(machine.service?.stderr.contains("refused check: tooSoon") == true)
+    }
+
     /// Found by an attack: a newline in an argument wrote lines into the service's log that read
     /// as another user's commands. Each request is one line, its control characters escaped.
     @Test func anArgumentCannotForgeALineOfTheServicesLog() throws {

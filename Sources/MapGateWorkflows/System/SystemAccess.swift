@@ -7,6 +7,11 @@ import MapGateBase
 public enum SystemAccess {
     /// Commands every local user may run: they read the machine's maps and gate.
     public static let viewing: Set<String> = ["list", "status", "check", "catalog", "verify", "tile", "export", "open", "serve"]
+    /// Commands that make the service reach the network for the machine (the store's lookup, the
+    /// publisher's catalog, with the machine's credentials if it has any): a user who is not an
+    /// administrator may run each once a minute (``SystemService/Settings/pacedInterval``), so
+    /// that no user can make the machine flood the store or the publisher.
+    public static let paced: Set<String> = ["check", "catalog"]
     /// Commands that change the machine's maps: root and the administrators' group.
     public static let changing: Set<String> = ["sync", "remove"]
     /// Commands that hand the machine's maps over whole, outside the gate: root and the

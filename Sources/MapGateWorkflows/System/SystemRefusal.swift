@@ -21,6 +21,9 @@ public struct SystemRefusal: Codable, Sendable, Equatable, MapGateFailure, Local
         case machineServer
         /// Too many requests under way (for this user, or in all).
         case busy
+        /// A command that reaches the network, run again too soon by a user who is not an
+        /// administrator (``SystemAccess/paced``).
+        case tooSoon
         /// Not a request the service understands.
         case request
         /// The service could not start the command.
@@ -40,7 +43,7 @@ public struct SystemRefusal: Codable, Sendable, Equatable, MapGateFailure, Local
         switch reason {
         case .command, .option, .machineServer, .destination: .usage
         case .administrator, .handsOver, .request: .failure
-        case .busy, .start: .unavailable
+        case .busy, .tooSoon, .start: .unavailable
         }
     }
 
@@ -60,6 +63,8 @@ public struct SystemRefusal: Codable, Sendable, Equatable, MapGateFailure, Local
             L.localized("option --%1$s is not available in system mode: the machine has one tile server, the system service's, on the port the managed policy names (systemTilePort)", subject)
         case .busy:
             L.localized("the system service is busy (%1$s requests under way); try again", subject)
+        case .tooSoon:
+            L.localized("'%1$s' makes the system service reach the network for the whole machine: a user who is not a map administrator may run it once a minute; try again in a minute", subject)
         case .request:
             L.localized("the system service did not understand the request: %1$s", subject)
         case .start:

@@ -22,6 +22,9 @@ public final class SystemService: Sendable {
         /// Requests under way at once, in all and per user; more are refused (busy), not queued.
         public var maximumRequests = 64
         public var maximumRequestsPerUser = 8
+        /// Seconds between two runs of one ``SystemAccess/paced`` command by one user who is not
+        /// an administrator.
+        public var pacedInterval = 60.0
         /// How long a caller has to send its request once connected.
         public var requestTimeout = 10.0
         /// The signals a command gets the default action for (the service blocks them).
@@ -54,6 +57,8 @@ public final class SystemService: Sendable {
     private let parse: Parser
     private let log: Log
     private let underWay = Locked<[uid_t: Int]>([:])
+    /// When each user last ran each paced command (monotonic seconds).
+    private let lastPaced = Locked<[String: Double]>([:])
     /// The commands running, for ``stop(grace:)``.
     private let running = Locked<Set<pid_t>>([])
 
@@ -107,6 +112,17 @@ public final class SystemService: Sendable {
         }
     }
 
+    /// Whether `uid` may run the paced `command` now (noted if so).
+    private func pace(_ command: String, for uid: uid_t) -> Bool {
+        let now = MonotonicClock.seconds
+        return lastPaced.withLock { last in
+            let key = "\(uid) \(command)"
+            if let previous = last[key], now - previous < settings.pacedInterval { return false }
+            last[key] = now
+            return true
+        }
+    }
+
     private func release(_ uid: uid_t) {
         underWay.withLock { counts in
             counts[uid, default: 1] -= 1
@@ -153,6 +169,10 @@ public final class SystemService: Sendable {
             command: parsed.command, options: parsed.options, isAdministrator: isAdministrator, passed: passed, positional: parsed.positional) {
             log("\(caller): refused \(TerminalText.inline(parsed.command ?? "-")): \(refusal.reason.rawValue) \(TerminalText.inline(refusal.subject))")
             return reply(connection, SystemReply(refusal: refusal))
+        }
+        if !isAdministrator, let command = parsed.command, SystemAccess.paced.contains(command), !pace(command, for: peer.uid) {
+            log("\(caller): refused \(command): \(SystemRefusal.Reason.tooSoon.rawValue)")
+            return reply(connection, SystemReply(refusal: SystemRefusal(.tooSoon, command)))
         }
         run(request, streams: streams, connection: connection, caller: caller, isSession: isSession)
     }
