@@ -14,18 +14,23 @@ public final class HTTPListener: Sendable {
     /// The port actually bound (useful when 0 was asked for).
     public let port: UInt16
     private let descriptor: Locked<Int32?>
+    /// A duplicate of a socket another listener holds (``duplicate()``): its server must hand it
+    /// back rather than shut it down.
+    public let isShared: Bool
 
     public init(host: String, port: UInt16) throws {
         self.host = host
         let (fd, bound) = try Self.listen(host: host, port: port)
         self.port = bound
         descriptor = Locked(fd)
+        isShared = false
     }
 
     private init(host: String, port: UInt16, descriptor fd: Int32) {
         self.host = host
         self.port = port
         descriptor = Locked(fd)
+        isShared = true
     }
 
     /// Takes over `descriptor`, a listening TCP socket the service manager handed over
@@ -55,6 +60,7 @@ public final class HTTPListener: Sendable {
         self.host = Self.text(host)
         self.port = port
         descriptor = Locked(fd)
+        isShared = false
     }
 
     /// A C string from a buffer filled by the C library.

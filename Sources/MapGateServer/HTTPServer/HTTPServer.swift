@@ -79,6 +79,8 @@ public final class HTTPServer: Sendable {
     private let context: HTTPDaemonContext
     private let daemon: UnsafeSendable<OpaquePointer>
     private let stopped = Atomic<Bool>(false)
+    /// Serving a shared listening socket (``HTTPListener/isShared``): handed back at stop.
+    private let handsBack: Bool
 
     /// Binds `settings.host:settings.port` and starts serving.
     public convenience init(
@@ -100,6 +102,7 @@ public final class HTTPServer: Sendable {
         do { try SharedLibrary.microhttpd.load() } catch {
             throw HTTPServerError(message: L.localized("cannot start the HTTP server on %1$s: %2$s", "\(bound.baseURL)", "\(error.errorDescription ?? "")"), kind: .unavailable)
         }
+        handsBack = bound.isShared
         let socket = bound.take()
         guard socket >= 0 else { throw HTTPServerError(message: L.localized("the listening socket was already handed to a server")) }
         let flags = fcntl(socket, F_GETFL)
@@ -124,11 +127,19 @@ public final class HTTPServer: Sendable {
             MHD_OptionItem(option: .STRICT_FOR_CLIENT, value: 0, ptr_value: nil),
             MHD_OptionItem(option: .LISTEN_BACKLOG_SIZE, value: 4096, ptr_value: nil),
         ]
-        // ITC (an eventfd) wakes the threads at stop; without it libmicrohttpd shuts the listening
-        // socket down, which a listener shared with its holder (system mode's tile port, held
-        // between sessions: ``HTTPListener/duplicate()``) must survive.
-        var flagBits = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_ITC.rawValue
-        if settings.threadPerConnection {
+        var flagBits = MHD_USE_INTERNAL_POLLING_THREAD.rawValue
+        if handsBack {
+            // A socket shared with its holder (system mode's tile port, held between sessions:
+            // ``HTTPListener/duplicate()``) must survive the server: it is handed back with
+            // MHD_quiesce_daemon, which needs ITC (else libmicrohttpd shuts the socket down at
+            // stop). With epoll, libmicrohttpd 0.9.75 aborts when quiescing races a worker that
+            // takes the socket out of its epoll set (found by an attack: 1,306 sessions under
+            // load crashed the service), so such a server polls.
+            flagBits |= MHD_USE_ITC.rawValue | MHD_USE_POLL.rawValue
+            if settings.threadPerConnection { flagBits |= MHD_USE_THREAD_PER_CONNECTION.rawValue }
+            let threads = settings.threads > 0 ? settings.threads : ProcessInfo.processInfo.activeProcessorCount
+            if !settings.threadPerConnection, threads > 1 { options.append(MHD_OptionItem(option: .THREAD_POOL_SIZE, value: threads, ptr_value: nil)) }
+        } else if settings.threadPerConnection {
             flagBits |= MHD_USE_THREAD_PER_CONNECTION.rawValue | MHD_USE_POLL.rawValue
         } else {
             flagBits |= MHD_USE_EPOLL.rawValue | MHD_USE_TURBO.rawValue
@@ -180,10 +191,12 @@ public final class HTTPServer: Sendable {
         let (exchanged, _) = stopped.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent)
         guard exchanged else { return }
         context.isStopping.store(true, ordering: .relaxed)
-        // The listening socket is taken back first and closed here: libmicrohttpd would shut it
-        // down, and a socket shared with its holder (``HTTPListener/duplicate()``) must go on.
-        let listening = cmhd_quiesce_daemon(daemon.value)
-        if listening >= 0 { close(listening) }
+        // A shared listening socket is taken back first and closed here: libmicrohttpd would shut
+        // it down, and its holder (``HTTPListener/duplicate()``) goes on with it.
+        if handsBack {
+            let listening = cmhd_quiesce_daemon(daemon.value)
+            if listening >= 0 { close(listening) }
+        }
         cmhd_stop_daemon(daemon.value)
         context.registry.stopWatchdog()
     }
