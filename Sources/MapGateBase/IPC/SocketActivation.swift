@@ -19,6 +19,8 @@ public struct SocketActivation: Sendable {
             let count = environment["LISTEN_FDS"].flatMap(Int.init), (1...1024).contains(count)
         else { return nil }
         self.count = count
+        // Every one close-on-exec, the ones not used too: no command the service starts keeps one.
+        for descriptor in Self.firstDescriptor..<(Self.firstDescriptor + Int32(count)) { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
         names = environment["LISTEN_FDNAMES"].map { $0.split(separator: ":", omittingEmptySubsequences: false).map(String.init) } ?? []
     }
 
