@@ -128,21 +128,17 @@ public final class HTTPServer: Sendable {
             MHD_OptionItem(option: .LISTEN_BACKLOG_SIZE, value: 4096, ptr_value: nil),
         ]
         var flagBits = MHD_USE_INTERNAL_POLLING_THREAD.rawValue
-        if handsBack {
-            // A socket shared with its holder (system mode's tile port, held between sessions:
-            // ``HTTPListener/duplicate()``) must survive the server: it is handed back with
-            // MHD_quiesce_daemon, which needs ITC (else libmicrohttpd shuts the socket down at
-            // stop). With epoll, libmicrohttpd 0.9.75 aborts when quiescing races a worker that
-            // takes the socket out of its epoll set (found by an attack: 1,306 sessions under
-            // load crashed the service), so such a server polls.
-            flagBits |= MHD_USE_ITC.rawValue | MHD_USE_POLL.rawValue
-            if settings.threadPerConnection { flagBits |= MHD_USE_THREAD_PER_CONNECTION.rawValue }
-            let threads = settings.threads > 0 ? settings.threads : ProcessInfo.processInfo.activeProcessorCount
-            if !settings.threadPerConnection, threads > 1 { options.append(MHD_OptionItem(option: .THREAD_POOL_SIZE, value: threads, ptr_value: nil)) }
-        } else if settings.threadPerConnection {
+        // A socket shared with its holder (system mode's tile port, held between sessions:
+        // ``HTTPListener/duplicate()``) must survive the server: it is handed back with
+        // MHD_quiesce_daemon, which needs ITC (else libmicrohttpd shuts the socket down at stop).
+        // With epoll, libmicrohttpd 0.9.75 aborts when quiescing races a worker that takes the
+        // socket out of its epoll set (found by an attack: 1,306 sessions under load crashed the
+        // service), so such a server polls.
+        if handsBack { flagBits |= MHD_USE_ITC.rawValue }
+        if settings.threadPerConnection {
             flagBits |= MHD_USE_THREAD_PER_CONNECTION.rawValue | MHD_USE_POLL.rawValue
         } else {
-            flagBits |= MHD_USE_EPOLL.rawValue | MHD_USE_TURBO.rawValue
+            flagBits |= handsBack ? MHD_USE_POLL.rawValue : MHD_USE_EPOLL.rawValue | MHD_USE_TURBO.rawValue
             let threads = settings.threads > 0 ? settings.threads : ProcessInfo.processInfo.activeProcessorCount
             if threads > 1 { options.append(MHD_OptionItem(option: .THREAD_POOL_SIZE, value: threads, ptr_value: nil)) }
         }
