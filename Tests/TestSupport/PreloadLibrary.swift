@@ -7,6 +7,7 @@ import Glibc
 /// A library a hostile user preloads (`LD_PRELOAD`) into mapgate, compiled for the test with gcc:
 /// glibc's `syscall()` replaced so that `CLOCK_BOOTTIME` reads 1000 s for ever (issue 35, item 5),
 /// and, with `failingLinkat`, `linkat()` failing with EACCES (a `tile -o` that never lands).
+/// ``compileSlowServerStop(in:)`` makes another: every `pthread_join` slowed.
 public enum PreloadLibrary {
     /// Compiles the library into `folder` and returns its path (readable and loadable by anyone).
     public static func compile(in folder: String, failingLinkat: Bool = false) throws -> String {
@@ -32,6 +33,32 @@ public enum PreloadLibrary {
             }
             """).write(toFile: source, atomically: true, encoding: .utf8)
         let library = folder + "/preload.so"
+        let compiled = try runProcess("/usr/bin/gcc", ["-shared", "-fPIC", "-O1", "-o", library, source, "-ldl"])
+        guard compiled.status == 0 else { throw MissingFixture(path: "a preload library from gcc: \(compiled.stderr)") }
+        chmod(library, 0o755)
+        return library
+    }
+
+    /// Compiles into `folder` a library whose `pthread_join` waits 300 ms first: libmicrohttpd
+    /// joins its threads as a server stops (it is loaded with `dlopen` and called through `dlsym`,
+    /// so its own functions cannot be replaced), which makes that moment as long as on a loaded
+    /// machine, long enough for another session to come (what an attack needed minutes of load for).
+    public static func compileSlowServerStop(in folder: String) throws -> String {
+        let source = folder + "/slow-stop.c"
+        try """
+            #define _GNU_SOURCE
+            #include <dlfcn.h>
+            #include <pthread.h>
+            #include <unistd.h>
+
+            int pthread_join(pthread_t thread, void **result) {
+                static int (*real)(pthread_t, void **);
+                if (!real) real = (int (*)(pthread_t, void **))dlsym(RTLD_NEXT, "pthread_join");
+                usleep(300000);
+                return real(thread, result);
+            }
+            """.write(toFile: source, atomically: true, encoding: .utf8)
+        let library = folder + "/slow-stop.so"
         let compiled = try runProcess("/usr/bin/gcc", ["-shared", "-fPIC", "-O1", "-o", library, source, "-ldl"])
         guard compiled.status == 0 else { throw MissingFixture(path: "a preload library from gcc: \(compiled.stderr)") }
         chmod(library, 0o755)

@@ -553,6 +553,44 @@ struct SystemModeTests {
         }
     }
 
+    /// Sessions that come and go at once never have two tile servers on the port: the last
+    /// session's server is stopped before the next session's starts, so the log says each
+    /// "started" and "stopped" in turn (found by an attack: a session starting while the last
+    /// one's server stopped got a second server beside it, "stopped" was logged after the new
+    /// "started", and a client saw an empty reply).
+    @Test func sessionsComingAndGoingNeverShareThePort() throws {
+        // The stop of a server made as slow as a loaded machine's (each of its threads joined
+        // 300 ms late): the next session comes while the last one's server stops.
+        let slow = try PreloadLibrary.compileSlowServerStop(in: machine.work.path)
+        try machine.startService(environment: ["LD_PRELOAD": slow])
+        #expect(try machine.run(["sync", "plain"], as: 0).status == 0)
+        let health = { try runProcess("/usr/bin/curl", ["-s", "-o", "/dev/null", "--max-time", "10", "-w", "%{http_code}", machine.tileServerURL + "/health"]).stdout }
+        var session = try machine.start(["serve"], as: user)
+        #expect(session.firstLine() != nil, "\(session.stderr)")
+        for _ in 0..<3 {
+            session.signal(SIGINT)
+            let next = try machine.start(["serve"], as: user)
+            #expect(waitUntil(timeout: 10) { !session.isRunning }, "\(session.stderr)")
+            session.stop()
+            #expect(next.firstLine() != nil, "\(next.stderr)")
+            #expect(try health() == "200", "the next session is served")
+            session = next
+        }
+        session.signal(SIGINT)
+        #expect(waitUntil(timeout: 10) { !session.isRunning })
+        session.stop()
+        #expect(waitUntil(timeout: 30) { (try? health()) == "503" }, "the last server stopped")
+        let log = (machine.service?.stderr ?? "").split(separator: "\n")
+        let turns = log.compactMap { line -> String? in
+            if line.contains("started the machine's tile server") { return "started" }
+            if line.contains("the machine's tile server stopped") { return "stopped" }
+            return nil
+        }
+        #expect(!turns.isEmpty)
+        let overlapping = zip(turns, turns.dropFirst()).contains { $0 == $1 }
+        #expect(!overlapping, "two servers on the port at once: \(turns.joined(separator: " "))\n\(log.joined(separator: "\n"))")
+    }
+
     /// Stopping the service (systemctl stop) stops the commands it runs; none is left behind
     /// running as the service's user, and the user's command ends too.
     @Test func stoppingTheServiceStopsItsCommands() throws {

@@ -129,16 +129,16 @@ public final class MachineTileServer: Sendable {
 
     private func detach(_ session: MachineSessions.Session, from sessions: MachineSessions, caller: String) {
         sessions.remove(session.id)
-        let stopping: TileServer? = port.withLock { port in
-            guard let current = port.running, current.sessions === sessions, sessions.count == 0 else { return nil }
+        // Stopped, said and the door opened under the lock: a session that comes meanwhile waits
+        // for it and starts the next server after, never beside it on the port (found by an
+        // attack: the two servers overlapped, "stopped" was logged after the new "started", and
+        // a client saw an empty reply).
+        port.withLock { port in
+            guard let current = port.running, current.sessions === sessions, sessions.count == 0 else { return }
             port.running = nil
-            return current.server
-        }
-        if let stopping {
-            stopping.stop()
+            current.server.stop()
             log("\(caller): the last session ended; the machine's tile server stopped")
-            // Unless a session started another meanwhile.
-            port.withLock { openDoor(&$0) }
+            openDoor(&port)
         }
     }
 
