@@ -1,0 +1,79 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import MapGateServer
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// System mode's tile port (issue 36): the service holds one listening socket, and each session's
+/// server serves a duplicate of it and hands it back when it stops (``HTTPListener/duplicate()``,
+/// `MHD_quiesce_daemon`).
+@Suite struct SharedListeningSocketTests {
+    final class Answer: HTTPRequestHandler {
+        func respond(to request: HTTPServerRequest) -> HTTPServerResponse {
+            HTTPServerResponse(status: 200, headers: [("Content-Type", "text/plain")], body: Data("ok\n".utf8))
+        }
+    }
+
+    /// One request on a new connection: its status line's code, nil when the connection ended
+    /// first (the server stopping under it, or refused).
+    static func ask(port: UInt16) -> Int? {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { return nil }
+        defer { close(socket) }
+        var timeout = timeval(tv_sec: 2, tv_usec: 0)
+        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { return nil }
+        let request = "GET /health HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n"
+        guard send(socket, request, request.utf8.count, Int32(MSG_NOSIGNAL)) == request.utf8.count else { return nil }
+        var buffer = [UInt8](repeating: 0, count: 512)
+        let count = recv(socket, &buffer, buffer.count, 0)
+        guard count >= 12 else { return nil }
+        return Int(String(decoding: buffer[9..<12], as: UTF8.self))
+    }
+
+    /// Servers started and stopped on the held socket one after another while clients keep
+    /// connecting: the process lives, and the socket still listens after them all (found by an
+    /// attack: libmicrohttpd 0.9.75 aborted the service, "Failed to remove listen FD from epoll
+    /// set", when a server using epoll was quiesced while a worker took the socket out of its set;
+    /// servers on a shared socket poll since).
+    @Test func serversComeAndGoOnAHeldSocketUnderLoad() throws {
+        let held = try HTTPListener(host: "127.0.0.1", port: 0)
+        let port = held.port
+        var settings = HTTPServer.Settings()
+        settings.host = "127.0.0.1"
+        settings.port = port
+        settings.threads = 2
+        settings.hostPolicy = HTTPHostPolicy(boundHost: "127.0.0.1")
+        let done = Atomic<Bool>(false)
+        let answered = Atomic<Int>(0)
+        let clients = DispatchGroup()
+        for _ in 0..<4 {
+            DispatchQueue.global().async(group: clients) {
+                while !done.load(ordering: .relaxed) {
+                    if Self.ask(port: port) == 200 { answered.add(1, ordering: .relaxed) }
+                }
+            }
+        }
+        for cycle in 0..<1_500 {
+            let server = try HTTPServer(listener: held.duplicate(), settings: settings) { Answer() }
+            if cycle % 3 == 0 { usleep(UInt32.random(in: 0...2_000)) }
+            server.stop()
+        }
+        done.store(true, ordering: .relaxed)
+        clients.wait()
+        #expect(answered.load(ordering: .relaxed) > 0, "the servers answered while they ran")
+        let last = try HTTPServer(listener: held.duplicate(), settings: settings) { Answer() }
+        defer { last.stop() }
+        #expect(Self.ask(port: port) == 200, "the held socket still listens")
+    }
+}
