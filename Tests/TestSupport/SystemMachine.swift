@@ -16,6 +16,10 @@ public final class SystemMachine {
     public static let administrator: uid_t = 64_102
     public static let user: uid_t = 64_103
     public static let administratorsGroup: gid_t = 64_100
+    /// What the machine's tile port answers while no session is open: to every request but
+    /// `/health`, and to `/health` (503 both).
+    public static let closedDoorText = "no map session is open on this machine: run mapgate open or mapgate serve\n"
+    public static let closedDoorHealth = #"{"message":"no map session is open on this machine: run mapgate open or mapgate serve","status":"no-session"}"#
 
     public let work: TemporaryDirectory
     public let origin: TestOrigin

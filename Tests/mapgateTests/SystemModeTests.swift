@@ -269,7 +269,10 @@ struct SystemModeTests {
         #expect(waitUntil(timeout: 10) { !viewer.isRunning })
         #expect(waitUntil(timeout: 10) { (try? fetch(machine.tileServerURL + "/health")) == "503" }, "the server still answers with no session")
         let closed = try runProcess("/usr/bin/curl", ["-s", "--max-time", "10", "-w", "%{http_code}", tile])
-        #expect(closed.stdout == "no map session is open on this machine: run mapgate open or mapgate serve\n503", "\(closed.stdout)")
+        #expect(closed.stdout == SystemMachine.closedDoorText + "503", "\(closed.stdout)")
+        // /health in JSON, which an open viewer page reads (`ViewerPromptBrowserTests`).
+        let health = try runProcess("/usr/bin/curl", ["-s", "--max-time", "10", "-w", "\n%{http_code} %{content_type}", machine.tileServerURL + "/health"])
+        #expect(health.stdout == SystemMachine.closedDoorHealth + "\n503 application/json", "\(health.stdout)")
         #expect(try machine.promptsShown() == 3)
         // Nobody else can take the port between sessions, and the next session serves on it.
         let squat = try runProcess(
@@ -318,7 +321,7 @@ struct SystemModeTests {
         let tile = machine.tileServerURL + "/plain/0/0/0.png"
         let closed = try runProcess("/usr/bin/curl", ["-s", "--max-time", "20", "-w", "%{http_code}", tile])
         #expect(try machine.run(["sync", "plain"], as: 0).status == 0)
-        #expect(closed.stdout == "no map session is open on this machine: run mapgate open or mapgate serve\n503", "\(closed.stdout) \(machine.service?.stderr ?? "")")
+        #expect(closed.stdout == SystemMachine.closedDoorText + "503", "\(closed.stdout) \(machine.service?.stderr ?? "")")
         let session = try machine.start(["serve"], as: user)
         #expect(session.firstLine()?.contains(machine.tileServerURL) == true, "\(session.stderr)")
         #expect(try runProcess("/usr/bin/curl", ["-s", "-o", "/dev/null", "--max-time", "10", "-w", "%{http_code}", tile]).stdout == "200")

@@ -127,7 +127,8 @@ import Testing
     /// The bar's two notices, on a page that stays open while the server changes: the viewer's
     /// page as the server sent it, with Leaflet and a `/health` answer, is served by a plain
     /// origin that has no TileJSON for the region (as a server does once the region is removed),
-    /// then no `/health` either (as when nothing answers). Each notice is in the page's language.
+    /// then the answer system mode's port gives between sessions, then no `/health` at all (as when
+    /// nothing answers). Each notice is in the page's language.
     @Test func anOpenPageSaysWhenItsRegionIsGoneOrTheServerDoesNotAnswer() throws {
         guard FileManager.default.fileExists(atPath: "/usr/share/javascript/leaflet/leaflet.js") else {
             throw MissingFixture(path: "/usr/share/javascript/leaflet/leaflet.js (Debian package libjs-leaflet)")
@@ -147,6 +148,11 @@ import Testing
         func bar(_ page: String) -> String { page.range(of: #"<div id="update""#).map { String(page[$0.lowerBound...].prefix(400)) } ?? "" }
         let removed = try renderedDOM(origin.baseURL + "/view.html", language: "ja") { $0.contains("この地域はもうインストールされていません") }
         #expect(bar(removed).contains("この地域はもうインストールされていません") && bar(removed).contains("display: block"), "\(bar(removed)) \(removed.suffix(1200))")
+        // System mode between sessions: the machine's port answers /health for the service
+        // (`SystemModeTests` checks that this is its answer).
+        try SystemMachine.closedDoorHealth.write(toFile: root + "/health", atomically: true, encoding: .utf8)
+        let closed = try renderedDOM(origin.baseURL + "/view.html", language: "ja") { $0.contains("このマシンで開いている地図セッションはありません") }
+        #expect(bar(closed).contains("このマシンで開いている地図セッションはありません") && bar(closed).contains("display: block"), "\(bar(closed)) \(closed.suffix(1200))")
         try FileManager.default.removeItem(atPath: root + "/health")
         let unanswered = try renderedDOM(origin.baseURL + "/view.html", language: "ja") { $0.contains("地図サーバーが応答していません") }
         #expect(bar(unanswered).contains("地図サーバーが応答していません"), "\(bar(unanswered)) \(unanswered.suffix(1200))")

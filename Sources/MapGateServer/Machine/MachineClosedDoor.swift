@@ -8,12 +8,26 @@ import FoundationEssentials
 final class MachineClosedDoor: HTTPRequestHandler {
     static let message = "no map session is open on this machine: run mapgate open or mapgate serve\n"
     private static let body = Data(message.utf8)
+    /// `/health` as JSON, status `no-session`: a viewer page left open past its session says so
+    /// in its own language instead of "not answering".
+    static let health: Data = {
+        struct Health: Encodable {
+            let status = "no-session"
+            let message = String(MachineClosedDoor.message.dropLast())  // without its newline
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return (try? encoder.encode(Health())) ?? Data()
+    }()
 
     func respond(to request: HTTPServerRequest) -> HTTPServerResponse {
+        let isHealth = request.path == "/health"
         var response = HTTPServerResponse(
             status: 503,
-            headers: [("Content-Type", "text/plain; charset=utf-8"), ("Cache-Control", "no-store"), ("Retry-After", "5")],
-            body: Self.body, closesConnection: true)
+            headers: [
+                ("Content-Type", isHealth ? "application/json" : "text/plain; charset=utf-8"), ("Cache-Control", "no-store"), ("Retry-After", "5"),
+            ],
+            body: isHealth ? Self.health : Self.body, closesConnection: true)
         response.label = "closed"
         return response
     }

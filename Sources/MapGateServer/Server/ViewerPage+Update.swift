@@ -52,6 +52,7 @@ extension ViewerPage {
             "pausedReason": .string(language.localized("mapgate cannot check its update rules right now; the map goes on as soon as it can.")),
             "offline": .string(language.localized("The map server is not answering: what is shown may be out of date.")),
             "removed": .string(language.localized("This region is no longer installed: what is shown may be out of date.")),
+            "noSession": .string(language.localized("No map session is open on this machine (run mapgate open or mapgate serve): what is shown may be out of date.")),
         ]
         let data: JSONValue = .object(["words": .object(words), "installed": .string(BuildInfo.version), "lang": .string(language.tag)])
         return UpdateWatcher(style: ViewerAssets.updateWatcherStyle, body: body, data: data, script: ViewerAssets.updateWatcherScript)

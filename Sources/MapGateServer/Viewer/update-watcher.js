@@ -66,6 +66,12 @@
     const timer = control ? setTimeout(function () { control.abort(); }, 10000) : null;
     fetch('/health', { cache: 'no-store', signal: control ? control.signal : undefined }).then(function (r) { clearTimeout(timer); return r.json(); }).then(function (health) {
       const bar = document.getElementById('update');
+      // System mode between sessions: the machine's port answers, but no server is behind it.
+      if (health.status === 'no-session') {
+        overlay(null); document.getElementById('prompt').style.display = 'none';
+        bar.textContent = words.noSession; bar.style.display = 'block'; bar.dataset.problem = 'no-session';
+        return;
+      }
       delete bar.dataset.problem;
       show(health);
       if (typeof page.id !== 'string') return;
