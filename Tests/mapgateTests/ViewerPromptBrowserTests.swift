@@ -124,12 +124,9 @@ import Testing
         #expect(overlay.contains("アップデートの要件を確認できません"), "\(overlay)")
     }
 
-    /// The bar's two notices, on a page that stays open while the server changes: the viewer's
-    /// page as the server sent it, with Leaflet and a `/health` answer, is served by a plain
-    /// origin that has no TileJSON for the region (as a server does once the region is removed),
-    /// then the answer system mode's port gives between sessions, then no `/health` at all (as when
-    /// nothing answers). Each notice is in the page's language.
-    @Test func anOpenPageSaysWhenItsRegionIsGoneOrTheServerDoesNotAnswer() throws {
+    /// The viewer's page of `plain` as the server sends it in Japanese, with Leaflet and a
+    /// `/health` answer, saved into a folder (returned) for another origin to serve.
+    func savedViewerPage() throws -> String {
         guard FileManager.default.fileExists(atPath: "/usr/share/javascript/leaflet/leaflet.js") else {
             throw MissingFixture(path: "/usr/share/javascript/leaflet/leaflet.js (Debian package libjs-leaflet)")
         }
@@ -143,6 +140,56 @@ import Testing
         }
         started.process.signal(SIGTERM)
         _ = started.process.wait()
+        return root
+    }
+
+    /// A `/health` that never answers (a port held with nobody answering on it) is given up after
+    /// 10 s, and the bar says the server is not answering; in real time (`dom-when.py`), since
+    /// headless Chromium's virtual time does not move while a fetch is pending.
+    @Test func aHealthThatNeverAnswersIsGivenUpAfterTenSeconds() throws {
+        let root = try savedViewerPage()
+        let script = workspace.work.file("stalling-origin.py")
+        try """
+            import http.server, os, sys, time
+            os.chdir(sys.argv[1])
+            class Handler(http.server.SimpleHTTPRequestHandler):
+                def do_GET(self):
+                    if self.path.startswith('/health'):
+                        time.sleep(120)
+                        return
+                    super().do_GET()
+                def log_message(self, *args):
+                    pass
+            server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), Handler)
+            server.daemon_threads = True
+            print(server.server_address[1], flush=True)
+            server.serve_forever()
+            """.write(toFile: script, atomically: true, encoding: .utf8)
+        let origin = try BackgroundProcess("/usr/bin/python3", [script, root])
+        defer { origin.stop() }
+        let port = try #require(origin.firstLine().flatMap { Int($0) }, "\(origin.stderr)")
+        // The bar's mark (the words are in the page's script from the start).
+        let notAnswering = #"data-problem="offline""#
+        let began = Date()
+        let result = try runProcess(
+            "/usr/bin/python3",
+            [TestPaths.repository + "/Tests/browser/dom-when.py", ViewerBrowserTests.chromium, "http://127.0.0.1:\(port)/view.html", "60", notAnswering, "--",
+             "--user-data-dir=\(workspace.work.file("profile-stall"))", "--window-size=800,600", "--lang=ja", "--accept-lang=ja"],
+            environment: ["HOME": workspace.work.path], timeout: 120)
+        let waited = Date().timeIntervalSince(began)
+        #expect(result.status == 0 && result.stdout.contains(notAnswering), "exit \(result.status): \(result.stderr.suffix(1500))")
+        let bar = result.stdout.range(of: #"<div id="update""#).map { String(result.stdout[$0.lowerBound...].prefix(400)) } ?? ""
+        #expect(bar.contains("地図サーバーが応答していません"), "\(bar)")
+        #expect(waited >= 9.5, "the page gave up after \(waited) s, before its 10 s")
+    }
+
+    /// The bar's two notices, on a page that stays open while the server changes: the viewer's
+    /// page as the server sent it, with Leaflet and a `/health` answer, is served by a plain
+    /// origin that has no TileJSON for the region (as a server does once the region is removed),
+    /// then the answer system mode's port gives between sessions, then no `/health` at all (as when
+    /// nothing answers). Each notice is in the page's language.
+    @Test func anOpenPageSaysWhenItsRegionIsGoneOrTheServerDoesNotAnswer() throws {
+        let root = try savedViewerPage()
         let origin = try TestOrigin(root: root)
         defer { origin.stop() }
         func bar(_ page: String) -> String { page.range(of: #"<div id="update""#).map { String(page[$0.lowerBound...].prefix(400)) } ?? "" }
