@@ -280,6 +280,17 @@ struct SystemModeTests {
             ["--reuid=\(user)", "--regid=\(user)", "--clear-groups", "/usr/bin/python3", "-c",
              "import socket; s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(('127.0.0.1', \(machine.tilePort)))"])
         #expect(squat.status != 0 && squat.stderr.contains("Address already in use"), "a user took the machine's port: \(squat.stderr)")
+        // Nor the same port on ::1 (where a client asking for localhost may go first), with
+        // SO_REUSEADDR, IPV6_V6ONLY or the dual-stack wildcard; a client there is refused at once.
+        for (address, v6only) in [("::1", 1), ("::", 0), ("::", 1)] {
+            let squat6 = try runProcess(
+                "/usr/bin/setpriv",
+                ["--reuid=\(user)", "--regid=\(user)", "--clear-groups", "/usr/bin/python3", "-c",
+                 "import socket; s = socket.socket(socket.AF_INET6); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, \(v6only)); s.bind(('\(address)', \(machine.tilePort))); s.listen()"])
+            #expect(squat6.status != 0 && squat6.stderr.contains("Address already in use"), "a user took [\(address)]:\(machine.tilePort) (V6ONLY \(v6only)): \(squat6.stderr)")
+        }
+        let refused6 = try runProcess("/usr/bin/curl", ["-s", "-g", "--max-time", "5", "http://[::1]:\(machine.tilePort)/health"])
+        #expect(refused6.status == 7, "a client at [::1] is refused at once (curl 7): \(refused6.status)")
         let next = try machine.start(["serve"], as: user)
         #expect(next.firstLine() != nil, "\(next.stderr)")
         #expect(try fetch(tile) == "200", "\(next.stderr)")

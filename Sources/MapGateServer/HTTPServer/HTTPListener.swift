@@ -47,10 +47,17 @@ public final class HTTPListener: Sendable {
         var size = socklen_t(MemoryLayout<sockaddr_storage>.size)
         var host = [CChar](repeating: 0, count: Int(NI_MAXHOST))
         var service = [CChar](repeating: 0, count: Int(NI_MAXSERV))
+        let family = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &size) == 0 ? Int32($0.pointee.sa_family) : -1 }
+        }
+        // A unix socket (a unit's ListenStream=/path) listens, but on no port (a review found it
+        // called "not a listening stream socket").
+        guard family == AF_INET || family == AF_INET6 else {
+            throw HTTPServerError(message: L.localized("descriptor %1$s listens on a local socket, not on a TCP port", "\(fd)"))
+        }
         let named = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                getsockname(fd, pointer, &size) == 0 && (pointer.pointee.sa_family == sa_family_t(AF_INET) || pointer.pointee.sa_family == sa_family_t(AF_INET6))
-                    && getnameinfo(pointer, size, &host, socklen_t(host.count), &service, socklen_t(service.count), NI_NUMERICHOST | NI_NUMERICSERV) == 0
+                getnameinfo(pointer, size, &host, socklen_t(host.count), &service, socklen_t(service.count), NI_NUMERICHOST | NI_NUMERICSERV) == 0
             }
         }
         guard named, let port = UInt16(Self.text(service)) else {

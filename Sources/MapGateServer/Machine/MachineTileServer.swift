@@ -30,6 +30,8 @@ public final class MachineTileServer: Sendable {
         var held: HTTPListener?
         /// What answers on it while no session is open.
         var door: HTTPServer?
+        /// `[::1]` at the same port, bound and never answered, so that no user answers there.
+        var reservedIPv6: IPv6LoopbackReservation?
     }
 
     private let start: Start
@@ -55,6 +57,7 @@ public final class MachineTileServer: Sendable {
         port.withLock { port in
             do {
                 port.held = try bind()
+                reserveIPv6(&port)
                 openDoor(&port)
             } catch {
                 log("the machine's tile port cannot be held: \(errorMessage(error)); each session will try again")
@@ -76,6 +79,17 @@ public final class MachineTileServer: Sendable {
         }
     }
 
+    /// Binds `[::1]` at the held port unless done (``IPv6LoopbackReservation``); one someone else
+    /// holds is said in the log, and tried again at the next session.
+    private func reserveIPv6(_ port: inout Port) {
+        guard port.reservedIPv6 == nil, let held = port.held, held.host == "127.0.0.1" else { return }
+        do {
+            port.reservedIPv6 = try IPv6LoopbackReservation(port: held.port)
+        } catch {
+            log("\(errorMessage(error)): a client that asks for localhost may reach another program there")
+        }
+    }
+
     /// Serves one session on `socket`, the service's end of the pair its command was given, until
     /// the session ends (its command exits). Blocks: run it on a thread of its own.
     public func serve(session socket: LocalSocket, caller: String) {
@@ -93,6 +107,7 @@ public final class MachineTileServer: Sendable {
                 } else {
                     let sessions = MachineSessions(report: report)
                     if port.held == nil { port.held = try bind() }
+                    reserveIPv6(&port)
                     port.door?.stop()
                     port.door = nil
                     do {
@@ -151,6 +166,7 @@ public final class MachineTileServer: Sendable {
             port.door?.stop()
             port.door = nil
             port.held = nil
+            port.reservedIPv6 = nil
         }
     }
 }
