@@ -52,24 +52,36 @@ public final class RegionWatcher: Sendable {
 
         func run() {
             do {
-                var isSnapshot = false
-                let opened = try library ?? {
-                    let state = try StateDatabase.reading(directory: directory, busyTimeout: 0.5)
-                    isSnapshot = state.isImmutable
-                    return RegionLibrary(directory: directory, state: state, pins: pins)
-                }()
-                // Without a state file an empty stand-in was opened, and a file read as it stood
-                // (no `-wal`) shows no later change: open it again next time.
-                library = FileManager.default.fileExists(atPath: directory.statePath) && !isSnapshot ? opened : nil
-                let changes = try service.refresh(from: opened)
-                lastFailure = nil
-                if !changes.isEmpty { onEvent(.changed(changes)) }
+                do {
+                    try look()
+                } catch let error as SQLiteError where error.isUnfinishedChange {
+                    // A writer killed since the last look left its change unfinished, which the
+                    // kept read-only connection cannot undo: a new one does
+                    // (``StateDatabase/reading(directory:busyTimeout:seed:)``), once.
+                    library = nil
+                    try look()
+                }
             } catch {
                 library = nil
                 let message = errorMessage(error)
                 if message != lastFailure { onEvent(.failed(message)) }
                 lastFailure = message
             }
+        }
+
+        private func look() throws {
+            var isSnapshot = false
+            let opened = try library ?? {
+                let state = try StateDatabase.reading(directory: directory, busyTimeout: 0.5)
+                isSnapshot = state.isImmutable
+                return RegionLibrary(directory: directory, state: state, pins: pins)
+            }()
+            // Without a state file an empty stand-in was opened, and a file read as it stood
+            // (no `-wal`) shows no later change: open it again next time.
+            library = FileManager.default.fileExists(atPath: directory.statePath) && !isSnapshot ? opened : nil
+            let changes = try service.refresh(from: opened)
+            lastFailure = nil
+            if !changes.isEmpty { onEvent(.changed(changes)) }
         }
     }
 }

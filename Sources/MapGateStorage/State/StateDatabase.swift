@@ -91,6 +91,36 @@ public final class StateDatabase {
             return version >= migrations.count ? database : nil
         }
         do {
+            return try readingOpen(path: path, directory: directory, busyTimeout: busyTimeout, seed: seed, open: open)
+        } catch let error as SQLiteError where error.isUnfinishedChange {
+            // A writer killed in the middle of a change left its journal (found by an attack on
+            // system mode: a `serve` failed with SQLite's 776 after a session's command was
+            // killed). A connection that may write undoes it, then this one reads; one that may
+            // not must not read the file as it stands (it holds that writer's half-written pages).
+            try rollBackUnfinishedChange(path, busyTimeout: busyTimeout, after: error)
+            return try readingOpen(path: path, directory: directory, busyTimeout: busyTimeout, seed: seed, open: open)
+        }
+    }
+
+    /// Undoes a change a killed writer left (its hot journal) with a connection that may write,
+    /// which SQLite does when it first reads; throws `error`, said for the user, when this process
+    /// may not write the file or its folder.
+    public static func rollBackUnfinishedChange(_ path: String, busyTimeout: Double = 10, after error: SQLiteError) throws {
+        let writer = try SQLiteDatabase(path: path, mode: .readWriteCreate, busyTimeout: .milliseconds(Int(busyTimeout * 1000)))
+        do {
+            _ = try writer.query("PRAGMA user_version") { $0.int(0) }
+        } catch let again as SQLiteError where again.isUnfinishedChange || writer.isReadOnly {
+            throw GeneralFailure(
+                L.localized(
+                    "%1$s holds a change a stopped mapgate did not finish, which only its owner can undo: run any mapgate command that changes it (such as sync) as the user that owns it (%2$s)",
+                    path, error.errorDescription ?? "\(error.code)"), kind: .io)
+        }
+    }
+
+    private static func readingOpen(
+        path: String, directory: DataDirectory, busyTimeout: Double, seed: Seed, open: (SQLiteDatabase.Mode) throws -> SQLiteDatabase?
+    ) throws -> StateDatabase {
+        do {
             // A read-only connection to a WAL database makes its `-wal` and `-shm` files when
             // they are not there, and, read-only, cannot remove them: a reading command then left
             // them behind, and the next command needed to write (a full disk or a read-only
@@ -100,7 +130,7 @@ public final class StateDatabase {
             let mode: SQLiteDatabase.Mode = !isWAL(path) || FileManager.default.fileExists(atPath: path + "-wal") ? .readOnly : .immutable
             guard let database = try open(mode) else { return try StateDatabase(directory: directory, busyTimeout: busyTimeout, seed: seed) }
             return StateDatabase(database: database, path: path, isImmutable: mode == .immutable)
-        } catch let error as SQLiteError where error.isWriteFailure {
+        } catch let error as SQLiteError where error.isWriteFailure && !error.isUnfinishedChange {
             guard let database = try open(.immutable) else { throw error }
             return StateDatabase(database: database, path: path, isImmutable: true)
         }
