@@ -89,8 +89,9 @@ import Testing
             os.kill(os.getpid(), signal.SIGKILL)
             """])
         #expect(killed.status != 0 && FileManager.default.fileExists(atPath: state + "-journal"))
-        var folder = PathText.deletingLastComponent(data)
-        while folder.count > 1 {
+        // The workspace's folders only, never above it (/tmp stays as it is).
+        var folder = data
+        while folder.hasPrefix(workspace.work.path) {
             chmod(folder, 0o755)
             folder = PathText.deletingLastComponent(folder)
         }

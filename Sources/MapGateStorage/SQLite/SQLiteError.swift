@@ -30,13 +30,14 @@ public struct SQLiteError: MapGateFailure, LocalizedError, Sendable, Equatable {
 
     public var kind: FailureKind { isCorruption ? .badData : .io }
 
-    /// Whether the failure is one of writing (a full disk, a read-only file or folder, an I/O
-    /// error, a file that cannot be made): a reader may still get what it needs another way.
     /// A read-only connection found a change another connection began and never finished (a
     /// hot journal: the writer was killed), which only a connection that may write can undo
-    /// (`SQLITE_READONLY_ROLLBACK`). The file holds that writer's half-written pages until then.
-    public var isUnfinishedChange: Bool { code == SQLITE_READONLY | (3 << 8) }  // SQLITE_READONLY_ROLLBACK, a macro Swift does not import
+    /// (`SQLITE_READONLY_ROLLBACK`, a macro Swift does not import). The file holds that writer's
+    /// half-written pages until then.
+    public var isUnfinishedChange: Bool { code == SQLITE_READONLY | (3 << 8) }
 
+    /// Whether the failure is one of writing (a full disk, a read-only file or folder, an I/O
+    /// error, a file that cannot be made): a reader may still get what it needs another way.
     public var isWriteFailure: Bool {
         [SQLITE_FULL, SQLITE_READONLY, SQLITE_IOERR, SQLITE_CANTOPEN].contains(primaryCode)
     }

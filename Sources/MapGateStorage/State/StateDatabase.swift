@@ -105,7 +105,7 @@ public final class StateDatabase {
     /// Undoes a change a killed writer left (its hot journal) with a connection that may write,
     /// which SQLite does when it first reads; throws `error`, said for the user, when this process
     /// may not write the file or its folder.
-    public static func rollBackUnfinishedChange(_ path: String, busyTimeout: Double = 10, after error: SQLiteError) throws {
+    private static func rollBackUnfinishedChange(_ path: String, busyTimeout: Double = 10, after error: SQLiteError) throws {
         let writer = try SQLiteDatabase(path: path, mode: .readWriteCreate, busyTimeout: .milliseconds(Int(busyTimeout * 1000)))
         do {
             _ = try writer.query("PRAGMA user_version") { $0.int(0) }
