@@ -79,16 +79,7 @@ import Testing
         #expect(try mapgate.run(["sync", "geo"]).status == 0)
         let data = mapgate.dataDirectory
         let state = data + "/state.sqlite"
-        let killed = try runProcess("/usr/bin/python3", ["-c", """
-            import os, signal, sqlite3
-            db = sqlite3.connect('\(state)', isolation_level=None)
-            db.execute('PRAGMA cache_size = 1')
-            db.execute('BEGIN IMMEDIATE')
-            db.execute('CREATE TABLE junk (x)')
-            db.execute('INSERT INTO junk VALUES (randomblob(200000))')
-            os.kill(os.getpid(), signal.SIGKILL)
-            """])
-        #expect(killed.status != 0 && FileManager.default.fileExists(atPath: state + "-journal"))
+        #expect(try KilledWriter.leaveUnfinishedChange(in: state) && FileManager.default.fileExists(atPath: state + "-journal"))
         // The workspace's folders only, never above it (/tmp stays as it is).
         var folder = data
         while folder.hasPrefix(workspace.work.path) {
