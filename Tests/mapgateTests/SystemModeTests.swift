@@ -605,6 +605,35 @@ struct SystemModeTests {
         #expect(!overlapping, "two servers on the port at once: \(turns.joined(separator: " "))\n\(log.joined(separator: "\n"))")
     }
 
+    /// A user who holds hundreds of silent connections to the machine's port between sessions
+    /// (600: more than the small server there takes) keeps nobody else waiting: the answer there
+    /// is one line, and a connection that has not asked for it within a second is closed (found
+    /// by an attack: 300 such connections made every other client wait 5 to 10 s).
+    @Test func silentConnectionsBetweenSessionsKeepNobodyWaiting() throws {
+        try machine.startService()
+        var silent: [Int32] = []
+        defer { silent.forEach { close($0) } }
+        for _ in 0..<600 {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = machine.tilePort.bigEndian
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            #expect(connected == 0)
+            silent.append(fd)
+        }
+        for _ in 0..<3 {
+            let began = Date()
+            let health = try runProcess("/usr/bin/curl", ["-s", "-o", "/dev/null", "--max-time", "10", "-w", "%{http_code}", machine.tileServerURL + "/health"])
+            let waited = Date().timeIntervalSince(began)
+            #expect(health.stdout == "503", "\(health.stdout)")
+            #expect(waited < 2, "a client waited \(waited) s behind silent connections")
+        }
+    }
+
     /// Stopping the service (systemctl stop) stops the commands it runs; none is left behind
     /// running as the service's user, and the user's command ends too.
     @Test func stoppingTheServiceStopsItsCommands() throws {
