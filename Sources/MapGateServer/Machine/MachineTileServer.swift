@@ -96,9 +96,14 @@ public final class MachineTileServer: Sendable {
         // The command attaches once its user has answered the prompt: that may take a while.
         guard case .attach? = try? MachineSessionMessage.receive(on: socket, timeout: .infinity) else { return }
         let id = nextID.add(1, ordering: .relaxed).newValue
-        let attached: (sessions: MachineSessions, url: String, regions: Int)
+        let session = MachineSessions.Session(id: id, socket: socket)
+        let sessions: MachineSessions
         do {
-            attached = try port.withLock { port in
+            // `ready` is sent and the session added under the port's lock, so that no delivery
+            // round asks it before `ready` (its command failed with "answered out of turn" when a
+            // tile came between the two, found by an attack), and no detach stops the server it
+            // was told of.
+            sessions = try port.withLock { port in
                 let report = try makeGate().status()
                 if let current = port.running {
                     // Its use may be the one that closed the gate: the server looks again at once.
@@ -118,17 +123,22 @@ public final class MachineTileServer: Sendable {
                     }
                     log("\(caller): started the machine's tile server at \(port.running!.server.baseURL)")
                 }
-                return (port.running!.sessions, port.running!.server.baseURL, port.running!.server.service.regions.count)
+                let running = port.running!
+                try? MachineSessionMessage.ready(url: running.server.baseURL, regions: running.server.service.regions.count).send(on: socket)
+                running.sessions.add(session)
+                return running.sessions
             }
         } catch {
             log("\(caller): the machine's tile server cannot start: \(errorMessage(error))")
             try? MachineSessionMessage.refused(reason: errorMessage(error)).send(on: socket)
             return
         }
-        let session = MachineSessions.Session(id: id, socket: socket)
-        attached.sessions.add(session)
-        defer { detach(session, from: attached.sessions, caller: caller) }
-        guard (try? MachineSessionMessage.ready(url: attached.url, regions: attached.regions).send(on: socket)) != nil else { return }
+        defer {
+            // A delivery round waiting for it learns it ended (also when it ended before `ready`
+            // went out: a round then waited its whole 10 s, every tile behind it).
+            session.answered.signal()
+            detach(session, from: sessions, caller: caller)
+        }
         // The session's answers, until its command ends (the end of the stream).
         while let message = try? MachineSessionMessage.receive(on: socket, timeout: .infinity) {
             switch message {
@@ -139,7 +149,6 @@ public final class MachineTileServer: Sendable {
                 continue
             }
         }
-        session.answered.signal()  // a delivery round waiting for it learns it ended
     }
 
     private func detach(_ session: MachineSessions.Session, from sessions: MachineSessions, caller: String) {
