@@ -112,15 +112,14 @@ public final class SystemMachine {
     }
 
     /// Starts the service as its uid (at `time`, a frozen libfaketime time, if given: the clock is
-    /// the service's), with `environment` added to its own, and waits for its socket.
-    public func startService(at time: String? = nil, environment: [String: String] = [:]) throws {
+    /// the service's), with `environment` added to its own, and waits for its socket. `prefix`
+    /// (such as `prlimit --nofile=1024:1024 --`) runs it.
+    public func startService(at time: String? = nil, environment: [String: String] = [:], prefix: [String] = []) throws {
         service?.stop()
         let faked = time.map { ["/usr/bin/faketime", $0] } ?? []
-        let process = try BackgroundProcess(
-            "/usr/bin/setpriv",
-            ["--reuid=\(Self.serviceUID)", "--regid=\(Self.serviceUID)", "--clear-groups"] + faked
-                + [binary, "system-service", "--admin-group", "\(Self.administratorsGroup)"],
-            environment: serviceEnvironment.merging(environment) { $1 })
+        let command = prefix + ["/usr/bin/setpriv", "--reuid=\(Self.serviceUID)", "--regid=\(Self.serviceUID)", "--clear-groups"] + faked
+            + [binary, "system-service", "--admin-group", "\(Self.administratorsGroup)"]
+        let process = try BackgroundProcess(command[0], Array(command.dropFirst()), environment: serviceEnvironment.merging(environment) { $1 })
         service = process
         let deadline = Date().addingTimeInterval(20)
         while Date() < deadline {

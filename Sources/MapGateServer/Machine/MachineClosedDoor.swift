@@ -6,6 +6,9 @@ import FoundationEssentials
 /// and `open` fail, and answered at the machine's address: found by an attack); a port held with
 /// nobody answering made clients wait for ever instead.
 final class MachineClosedDoor: HTTPRequestHandler {
+    /// The most connections it answers at once, when the open-file limit allows (a quarter of it).
+    static let mostConnections = 1024
+
     static let message = "no map session is open on this machine: run mapgate open or mapgate serve\n"
     private static let body = Data(message.utf8)
     /// `/health` as JSON, status `no-session`: a viewer page left open past its session says so
@@ -35,15 +38,18 @@ final class MachineClosedDoor: HTTPRequestHandler {
     /// The settings of the small server that answers it: one thread, the tile server's own host
     /// allow-list, and a second for a request to come: the answer is one line, and a connection
     /// silent for longer is closed, or sooner when another needs its room. Up to 1,024
-    /// connections at once (8 KiB each while open); past them, connections wait in the port's
-    /// backlog, about a second per thousand silent ones ahead (found by an attack: 300 silent
-    /// connections, each kept 5 s with room for 64, made every other client wait up to 10 s).
+    /// connections at once (8 KiB each while open), never more than a quarter of the open-file
+    /// limit in force (the service's requests need the rest); past them, connections wait in the
+    /// port's backlog, about a second per thousand silent ones ahead (found by an attack: 300
+    /// silent connections, each kept 5 s with room for 64, made every other client wait up to
+    /// 10 s; and 1,024 took every descriptor of a service under systemd's limit of 1,024).
     static func settings(for listener: HTTPListener) -> HTTPServer.Settings {
         var settings = HTTPServer.Settings()
         settings.host = listener.host
         settings.port = listener.port
         settings.threads = 1
-        settings.maxConnections = 1024
+        let limit = FileDescriptorLimit.raise(toAtLeast: 0)  // the limit in force
+        settings.maxConnections = max(16, min(mostConnections, (limit - 4 * FileDescriptorLimit.reserve) / 4))
         settings.reserveConnections = 16
         settings.idleTimeout = 1
         settings.readTimeout = 1

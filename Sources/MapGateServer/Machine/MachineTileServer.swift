@@ -65,6 +65,10 @@ public final class MachineTileServer: Sendable {
         }
     }
 
+    /// The descriptors the port's answer between sessions may take (``MachineClosedDoor``), for
+    /// the service's open-file limit.
+    public static let descriptorsBetweenSessions = MachineClosedDoor.mostConnections + 16
+
     /// Whether the server runs now.
     public var isRunning: Bool { port.withLock { $0.running != nil } }
 

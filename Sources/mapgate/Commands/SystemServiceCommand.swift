@@ -52,6 +52,11 @@ struct SystemServiceCommand: Command {
             server.port = settings.systemTilePort
             return server
         }()
+        // Descriptors for the machine's server and, from the start, for the small server that
+        // answers its port between sessions (systemd's soft limit is 1,024: a user's flood of
+        // silent connections there took them all, and every user's command failed; found by an
+        // attack). The small server takes at most a quarter of what is in force.
+        FileDescriptorLimit.raise(toAtLeast: serverSettings.maxConnections + serverSettings.reserveConnections + MachineTileServer.descriptorsBetweenSessions + 4 * FileDescriptorLimit.reserve)
         // The port as systemd holds it from boot (mapgate-system-tiles.socket), if it is the
         // policy's; else the service binds it when it starts.
         let handedPort = Locked(Self.activatedTilePort(context, settings: serverSettings))
