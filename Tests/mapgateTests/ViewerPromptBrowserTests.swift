@@ -143,6 +143,45 @@ import Testing
         return root
     }
 
+    /// A page whose gate closed while it was open keeps its overlay when the session ends (the
+    /// machine's port then says no session): the bar alone said to run `mapgate open`, which
+    /// would refuse (found by an attack). Its first `/health` says closed, every later one no
+    /// session (the next look comes 2 s after a tile fails).
+    @Test func aClosedPageKeepsSayingSoWhenTheSessionEnds() throws {
+        let root = try savedViewerPage()
+        try #"{"gate":"closed","regions":1,"requiredVersion":"1.5.0","status":"refusing"}"#.write(toFile: root + "/closed", atomically: true, encoding: .utf8)
+        try SystemMachine.closedDoorHealth.write(toFile: root + "/no-session", atomically: true, encoding: .utf8)
+        let script = workspace.work.file("ending-origin.py")
+        try """
+            import http.server, os, sys
+            os.chdir(sys.argv[1])
+            asked = [0]
+            class Handler(http.server.SimpleHTTPRequestHandler):
+                def do_GET(self):
+                    if self.path.startswith('/health'):
+                        asked[0] += 1
+                        self.path = '/closed' if asked[0] == 1 else '/no-session'
+                    super().do_GET()
+                def log_message(self, *args):
+                    pass
+            server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), Handler)
+            server.daemon_threads = True
+            print(server.server_address[1], flush=True)
+            server.serve_forever()
+            """.write(toFile: script, atomically: true, encoding: .utf8)
+        let origin = try BackgroundProcess("/usr/bin/python3", [script, root])
+        defer { origin.stop() }
+        let port = try #require(origin.firstLine().flatMap { Int($0) }, "\(origin.stderr)")
+        let result = try runProcess(
+            "/usr/bin/python3",
+            [TestPaths.repository + "/Tests/browser/dom-when.py", ViewerBrowserTests.chromium, "http://127.0.0.1:\(port)/view.html", "60", #"data-problem="no-session""#, "--",
+             "--user-data-dir=\(workspace.work.file("profile-ending"))", "--window-size=800,600", "--lang=ja", "--accept-lang=ja"],
+            environment: ["HOME": workspace.work.path], timeout: 120)
+        #expect(result.status == 0, "exit \(result.status): \(result.stderr.suffix(1500))")
+        let gate = result.stdout.range(of: #"id="gate""#).map { String(result.stdout[$0.lowerBound...].prefix(600)) } ?? ""
+        #expect(gate.contains("アップデートが必要です") && gate.contains("display: block"), "the closed gate's overlay went: \(gate)")
+    }
+
     /// A `/health` that never answers (a port held with nobody answering on it) is given up after
     /// 10 s, and the bar says the server is not answering; in real time (`dom-when.py`), since
     /// headless Chromium's virtual time does not move while a fetch is pending.

@@ -67,8 +67,10 @@
     fetch('/health', { cache: 'no-store', signal: control ? control.signal : undefined }).then(function (r) { clearTimeout(timer); return r.json(); }).then(function (health) {
       const bar = document.getElementById('update');
       // System mode between sessions: the machine's port answers, but no server is behind it.
+      // What the overlay said stays (a closed gate is still closed: found by an attack, the bar
+      // alone said to run mapgate open, which would refuse).
       if (health.status === 'no-session') {
-        overlay(null); document.getElementById('prompt').style.display = 'none';
+        document.getElementById('prompt').style.display = 'none';
         bar.textContent = words.noSession; bar.style.display = 'block'; bar.dataset.problem = 'no-session';
         return;
       }
