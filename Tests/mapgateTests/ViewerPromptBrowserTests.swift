@@ -143,24 +143,20 @@ import Testing
         return root
     }
 
-    /// A page whose gate closed while it was open keeps its overlay when the session ends (the
-    /// machine's port then says no session): the bar alone said to run `mapgate open`, which
-    /// would refuse (found by an attack). Its first `/health` says closed, every later one no
-    /// session (the next look comes 2 s after a tile fails).
-    @Test func aClosedPageKeepsSayingSoWhenTheSessionEnds() throws {
-        let root = try savedViewerPage()
-        try #"{"gate":"closed","regions":1,"requiredVersion":"1.5.0","status":"refusing"}"#.write(toFile: root + "/closed", atomically: true, encoding: .utf8)
-        try SystemMachine.closedDoorHealth.write(toFile: root + "/no-session", atomically: true, encoding: .utf8)
-        let script = workspace.work.file("ending-origin.py")
+    /// A Python origin serving the saved page's folder `root`, whose `/health` answers as the
+    /// Python lines `onHealth` say (indented for `do_GET`, `asked[0]` counting the asks; without a
+    /// `return`, the file `self.path` then names is served). Returns it and its page's URL.
+    func scriptedOrigin(root: String, onHealth: String) throws -> (BackgroundProcess, String) {
+        let script = workspace.work.file("origin-\(UUID().uuidString).py")
         try """
-            import http.server, os, sys
+            import http.server, os, sys, time
             os.chdir(sys.argv[1])
             asked = [0]
             class Handler(http.server.SimpleHTTPRequestHandler):
                 def do_GET(self):
                     if self.path.startswith('/health'):
                         asked[0] += 1
-                        self.path = '/closed' if asked[0] == 1 else '/no-session'
+            \(onHealth.split(separator: "\n").map { "            " + $0 }.joined(separator: "\n"))
                     super().do_GET()
                 def log_message(self, *args):
                     pass
@@ -170,11 +166,26 @@ import Testing
             server.serve_forever()
             """.write(toFile: script, atomically: true, encoding: .utf8)
         let origin = try BackgroundProcess("/usr/bin/python3", [script, root])
+        guard let port = origin.firstLine().flatMap({ Int($0) }) else {
+            origin.stop()
+            throw MissingFixture(path: "a Python origin: \(origin.stderr)")
+        }
+        return (origin, "http://127.0.0.1:\(port)/view.html")
+    }
+
+    /// A page whose gate closed while it was open keeps its overlay when the session ends (the
+    /// machine's port then says no session): the bar alone said to run `mapgate open`, which
+    /// would refuse (found by an attack). Its first `/health` says closed, every later one no
+    /// session (the next look comes 2 s after a tile fails).
+    @Test func aClosedPageKeepsSayingSoWhenTheSessionEnds() throws {
+        let root = try savedViewerPage()
+        try #"{"gate":"closed","regions":1,"requiredVersion":"1.5.0","status":"refusing"}"#.write(toFile: root + "/closed", atomically: true, encoding: .utf8)
+        try SystemMachine.closedDoorHealth.write(toFile: root + "/no-session", atomically: true, encoding: .utf8)
+        let (origin, url) = try scriptedOrigin(root: root, onHealth: "self.path = '/closed' if asked[0] == 1 else '/no-session'")
         defer { origin.stop() }
-        let port = try #require(origin.firstLine().flatMap { Int($0) }, "\(origin.stderr)")
         let result = try runProcess(
             "/usr/bin/python3",
-            [TestPaths.repository + "/Tests/browser/dom-when.py", ViewerBrowserTests.chromium, "http://127.0.0.1:\(port)/view.html", "60", #"data-problem="no-session""#, "--",
+            [TestPaths.repository + "/Tests/browser/dom-when.py", ViewerBrowserTests.chromium, url, "60", #"data-problem="no-session""#, "--",
              "--user-data-dir=\(workspace.work.file("profile-ending"))", "--window-size=800,600", "--lang=ja", "--accept-lang=ja"],
             environment: ["HOME": workspace.work.path], timeout: 120)
         #expect(result.status == 0, "exit \(result.status): \(result.stderr.suffix(1500))")
@@ -187,32 +198,14 @@ import Testing
     /// headless Chromium's virtual time does not move while a fetch is pending.
     @Test func aHealthThatNeverAnswersIsGivenUpAfterTenSeconds() throws {
         let root = try savedViewerPage()
-        let script = workspace.work.file("stalling-origin.py")
-        try """
-            import http.server, os, sys, time
-            os.chdir(sys.argv[1])
-            class Handler(http.server.SimpleHTTPRequestHandler):
-                def do_GET(self):
-                    if self.path.startswith('/health'):
-                        time.sleep(120)
-                        return
-                    super().do_GET()
-                def log_message(self, *args):
-                    pass
-            server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), Handler)
-            server.daemon_threads = True
-            print(server.server_address[1], flush=True)
-            server.serve_forever()
-            """.write(toFile: script, atomically: true, encoding: .utf8)
-        let origin = try BackgroundProcess("/usr/bin/python3", [script, root])
+        let (origin, url) = try scriptedOrigin(root: root, onHealth: "time.sleep(120)\nreturn")
         defer { origin.stop() }
-        let port = try #require(origin.firstLine().flatMap { Int($0) }, "\(origin.stderr)")
         // The bar's mark (the words are in the page's script from the start).
         let notAnswering = #"data-problem="offline""#
         let began = Date()
         let result = try runProcess(
             "/usr/bin/python3",
-            [TestPaths.repository + "/Tests/browser/dom-when.py", ViewerBrowserTests.chromium, "http://127.0.0.1:\(port)/view.html", "60", notAnswering, "--",
+            [TestPaths.repository + "/Tests/browser/dom-when.py", ViewerBrowserTests.chromium, url, "60", notAnswering, "--",
              "--user-data-dir=\(workspace.work.file("profile-stall"))", "--window-size=800,600", "--lang=ja", "--accept-lang=ja"],
             environment: ["HOME": workspace.work.path], timeout: 120)
         let waited = Date().timeIntervalSince(began)
