@@ -9,6 +9,13 @@ public enum FileDescriptorLimit {
     /// state, the listening socket, logs.
     public static let reserve = 64
 
+    /// The soft limit in force now.
+    public static var current: Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 0 }
+        return Int(clamping: limit.rlim_cur)
+    }
+
     /// Raises the soft limit to `wanted`, or to the hard limit if that is lower; returns the
     /// limit in force afterwards.
     @discardableResult

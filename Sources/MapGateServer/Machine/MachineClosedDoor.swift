@@ -6,8 +6,10 @@ import FoundationEssentials
 /// and `open` fail, and answered at the machine's address: found by an attack); a port held with
 /// nobody answering made clients wait for ever instead.
 final class MachineClosedDoor: HTTPRequestHandler {
-    /// The most connections it answers at once, when the open-file limit allows (a quarter of it).
+    /// The most connections it answers at once, when the open-file limit allows (a quarter of it),
+    /// and the few more it takes only to refuse.
     static let mostConnections = 1024
+    static let reserveConnections = 16
 
     static let message = "no map session is open on this machine: run mapgate open or mapgate serve\n"
     private static let body = Data(message.utf8)
@@ -48,9 +50,8 @@ final class MachineClosedDoor: HTTPRequestHandler {
         settings.host = listener.host
         settings.port = listener.port
         settings.threads = 1
-        let limit = FileDescriptorLimit.raise(toAtLeast: 0)  // the limit in force
-        settings.maxConnections = max(16, min(mostConnections, (limit - 4 * FileDescriptorLimit.reserve) / 4))
-        settings.reserveConnections = 16
+        settings.maxConnections = max(16, min(mostConnections, (FileDescriptorLimit.current - 4 * FileDescriptorLimit.reserve) / 4))
+        settings.reserveConnections = reserveConnections
         settings.idleTimeout = 1
         settings.readTimeout = 1
         settings.hostPolicy = HTTPHostPolicy(boundHost: listener.host)

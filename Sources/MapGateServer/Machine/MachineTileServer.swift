@@ -67,10 +67,7 @@ public final class MachineTileServer: Sendable {
 
     /// The descriptors the port's answer between sessions may take (``MachineClosedDoor``), for
     /// the service's open-file limit.
-    public static let descriptorsBetweenSessions = MachineClosedDoor.mostConnections + 16
-
-    /// Whether the server runs now.
-    public var isRunning: Bool { port.withLock { $0.running != nil } }
+    public static let descriptorsBetweenSessions = MachineClosedDoor.mostConnections + MachineClosedDoor.reserveConnections
 
     /// The held port's answer while no session is open (the ``MachineClosedDoor``): started on a
     /// duplicate of the held socket. One that cannot start leaves the port held and unanswered.
