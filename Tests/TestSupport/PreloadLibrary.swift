@@ -7,7 +7,8 @@ import Glibc
 /// A library a hostile user preloads (`LD_PRELOAD`) into mapgate, compiled for the test with gcc:
 /// glibc's `syscall()` replaced so that `CLOCK_BOOTTIME` reads 1000 s for ever (issue 35, item 5),
 /// and, with `failingLinkat`, `linkat()` failing with EACCES (a `tile -o` that never lands).
-/// ``compileSlowServerStop(in:)`` makes another: every `pthread_join` slowed.
+/// ``compileSlowServerStop(in:)`` makes another: every `pthread_join` slowed;
+/// ``compileSlowFileDeletion(in:suffix:)`` one that waits after deleting a file.
 public enum PreloadLibrary {
     /// Compiles the library into `folder` and returns its path (readable and loadable by anyone).
     public static func compile(in folder: String, failingLinkat: Bool = false) throws -> String {
@@ -32,11 +33,7 @@ public enum PreloadLibrary {
                 return real(n, a, b, c, d, e, f);
             }
             """).write(toFile: source, atomically: true, encoding: .utf8)
-        let library = folder + "/preload.so"
-        let compiled = try runProcess("/usr/bin/gcc", ["-shared", "-fPIC", "-O1", "-o", library, source, "-ldl"])
-        guard compiled.status == 0 else { throw MissingFixture(path: "a preload library from gcc: \(compiled.stderr)") }
-        chmod(library, 0o755)
-        return library
+        return try build(source, into: folder + "/preload.so")
     }
 
     /// Compiles into `folder` a library whose `pthread_join` waits 300 ms first: libmicrohttpd
@@ -58,7 +55,51 @@ public enum PreloadLibrary {
                 return real(thread, result);
             }
             """.write(toFile: source, atomically: true, encoding: .utf8)
-        let library = folder + "/slow-stop.so"
+        return try build(source, into: folder + "/slow-stop.so")
+    }
+
+    /// Compiles into `folder` a library that, after deleting a file whose path ends in `suffix`
+    /// (`unlink`, `unlinkat` or `remove`), waits `seconds` before it returns: a writer held
+    /// half-way through a change, as a slow disk or a loaded machine would hold it.
+    public static func compileSlowFileDeletion(in folder: String, suffix: String, seconds: Double = 2) throws -> String {
+        let source = folder + "/slow-delete.c"
+        try """
+            #define _GNU_SOURCE
+            #include <dlfcn.h>
+            #include <stdio.h>
+            #include <string.h>
+            #include <unistd.h>
+
+            static void pause_after(const char *path) {
+                size_t n = strlen(path), m = strlen("\(suffix)");
+                if (n >= m && strcmp(path + n - m, "\(suffix)") == 0) usleep(\(Int(seconds * 1_000_000)));
+            }
+            int unlink(const char *path) {
+                static int (*real)(const char *);
+                if (!real) real = (int (*)(const char *))dlsym(RTLD_NEXT, "unlink");
+                int result = real(path);
+                if (result == 0) pause_after(path);
+                return result;
+            }
+            int unlinkat(int dir, const char *path, int flags) {
+                static int (*real)(int, const char *, int);
+                if (!real) real = (int (*)(int, const char *, int))dlsym(RTLD_NEXT, "unlinkat");
+                int result = real(dir, path, flags);
+                if (result == 0) pause_after(path);
+                return result;
+            }
+            int remove(const char *path) {
+                static int (*real)(const char *);
+                if (!real) real = (int (*)(const char *))dlsym(RTLD_NEXT, "remove");
+                int result = real(path);
+                if (result == 0) pause_after(path);
+                return result;
+            }
+            """.write(toFile: source, atomically: true, encoding: .utf8)
+        return try build(source, into: folder + "/slow-delete.so")
+    }
+
+    private static func build(_ source: String, into library: String) throws -> String {
         let compiled = try runProcess("/usr/bin/gcc", ["-shared", "-fPIC", "-O1", "-o", library, source, "-ldl"])
         guard compiled.status == 0 else { throw MissingFixture(path: "a preload library from gcc: \(compiled.stderr)") }
         chmod(library, 0o755)

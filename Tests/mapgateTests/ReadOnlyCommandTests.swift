@@ -100,6 +100,31 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: state + "-journal"), "the owner's command undid it")
     }
 
+    /// `verify` during a `remove` said the region's file was missing and exited 65 (an attack
+    /// found it): `remove` deletes the file before the record, and `verify` takes no lock. A
+    /// problem found is looked at again once no writer is at work; the region removed meanwhile
+    /// is then left out of the listing, and one asked for by name is not installed. The removal
+    /// is held 2 s after the file is deleted (a preloaded `unlink`), as a loaded machine holds it.
+    @Test func verifyDuringARemoveIsNoFalseAlarm() throws {
+        try workspace.offer("geo", fixture: "mbtileserver-geography-class-png.mbtiles", format: "png")
+        let slow = try PreloadLibrary.compileSlowFileDeletion(in: workspace.work.path, suffix: "/regions/geo.mbtiles")
+        let file = mapgate.dataDirectory + "/regions/geo.mbtiles"
+        for named in [false, true] {
+            #expect(try mapgate.run(["sync", "geo"]).status == 0)
+            let remove = try mapgate.start(["remove", "geo"], environment: ["LD_PRELOAD": slow])
+            #expect(waitUntil { !FileManager.default.fileExists(atPath: file) }, "the removal began")
+            let verify = try mapgate.run(["verify"] + (named ? ["geo"] : []))
+            #expect(remove.wait(timeout: 20) == 0, "\(remove.stderr)")
+            #expect(verify.status != 65 && !verify.stderr.contains("missing"), "named \(named): \(verify.status) \(verify.stderr)")
+            #expect(verify.stderr.contains("waiting for another mapgate to finish"), "\(verify.stderr)")
+            if named {
+                #expect(verify.status == 1 && verify.stderr.contains("region geo: not installed"), "\(verify.status) \(verify.stderr)")
+            } else {
+                #expect(verify.status == 0, "\(verify.stderr)")
+            }
+        }
+    }
+
     /// Issue 26 item 10: a catalog with 100,000 bad entries printed 100,000 lines. The first 10
     /// are said, then how many more; `--json` lists every one.
     @Test func manyBadCatalogEntriesAreCountedNotAllPrinted() throws {

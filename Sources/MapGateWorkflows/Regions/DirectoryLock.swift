@@ -51,6 +51,30 @@ public final class DirectoryLock {
         flock(descriptor, LOCK_UN)
         close(descriptor)
     }
+
+    /// Runs `body` while no writer is changing `directory`: holding the lock shared (`flock`
+    /// `LOCK_SH`, which keeps writers out but not other readers), after waiting up to `timeout`
+    /// seconds for a writer to finish (`onWait` called once if it must). For a reader that found
+    /// something wrong and must know whether a writer was half-way (`verify` during a `remove`).
+    /// Runs `body` without waiting when there is no lock file (no writer has ever run), it cannot
+    /// be read, or the writer is still at work after `timeout`: what is read then is as it stands.
+    public static func withoutWriters<T>(in directory: DataDirectory, timeout: Double, onWait: () -> Void = {}, _ body: () throws -> T) rethrows -> T {
+        let fd = open(directory.lockPath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        guard fd >= 0 else { return try body() }
+        defer { close(fd) }
+        let deadline = MonotonicClock.seconds + timeout
+        var waited = false
+        while flock(fd, LOCK_SH | LOCK_NB) != 0 {
+            guard errno == EWOULDBLOCK || errno == EINTR, MonotonicClock.seconds < deadline else { return try body() }
+            if !waited {
+                onWait()
+                waited = true
+            }
+            usleep(50_000)
+        }
+        defer { flock(fd, LOCK_UN) }
+        return try body()
+    }
 }
 
 /// Free bytes for an unprivileged user on the file system holding `path`.

@@ -146,10 +146,25 @@ public final class RegionLibrary {
     }
 
     /// Checks a region's file: present, same size and SHA-256 as recorded at install, and SQLite's
-    /// integrity check passes.
-    public func verify(_ id: String) throws -> Verification {
+    /// integrity check passes. Nil when the region was removed while it was checked.
+    ///
+    /// `verify` takes no lock, so a writer may be half-way when it looks: `remove` deletes the file
+    /// before the record, `sync` renames a new file in before it saves the record. So a problem
+    /// found is looked at again once no writer is at work (waiting up to `writerTimeout` seconds,
+    /// `onWait` called if it must), with the record as it stands then: what is reported damaged is
+    /// damaged, not caught in the middle of a change.
+    public func verify(_ id: String, writerTimeout: Double = 30, onWait: () -> Void = {}) throws -> Verification? {
         guard let record = try completedInstall(id) ?? registry.region(id) else { throw try notInstalled(id) }
-        let path = directory.regionPath(id)
+        let first = try check(record)
+        guard !first.isIntact else { return first }
+        return try DirectoryLock.withoutWriters(in: directory, timeout: writerTimeout, onWait: onWait) {
+            guard let now = try completedInstall(id) ?? registry.region(id) else { return nil }
+            return try check(now)
+        }
+    }
+
+    private func check(_ record: InstalledRegion) throws -> Verification {
+        let path = directory.regionPath(record.id)
         // Only a file that is not there is "missing": one mapgate may not look at (EACCES on its
         // folder, an I/O error) says why (issue 43: a quiet `try?` reported it as missing).
         var info = stat()
