@@ -212,6 +212,26 @@ final class HTTPConnectionRegistry: Sendable {
         gauge.add(-1)
     }
 
+    /// Whether a client's request is under way on a connection: being answered, its head (or a
+    /// part) arrived and not answered yet, or a connection made less than `fresh` seconds ago that
+    /// has sent nothing yet (its request is on its way: a client writes as soon as it connects).
+    /// What a server handing its socket back waits for before it closes its connections.
+    func hasRequestUnderWay(freshWithin fresh: Double) -> Bool {
+        let all = admissions.withLock { Array($0.records.values) }
+        let now = Self.now
+        let freshness = UInt64(fresh * 1e9)
+        return all.contains { record in
+            record.state.withLock { state in
+                guard !state.isClosed, !state.timedOut, !state.evicted else { return false }
+                if state.inRequest { return true }
+                let received = HTTPConnectionRecord.bytesReceived(record.socket) ?? state.baselineBytes
+                if received > state.baselineBytes { return true }
+                // No byte received since it opened (a first request's head would be counted).
+                return state.baselineBytes == 0 && now - state.waitingSince < freshness
+            }
+        }
+    }
+
     func startWatchdog() throws {
         let worker = PeriodicWorker(name: "http-head-deadline", interval: max(0.1, min(1.0, headTimeout / 4))) { [weak self] in self?.scan() }
         watchdog.withLock { $0 = worker }

@@ -18,7 +18,13 @@ final class HTTPDaemonContext: Sendable {
     let log: (@Sendable (HTTPServer.LogEntry) -> Void)?
     private let makeHandler: @Sendable () -> any HTTPRequestHandler
     private let handlers = Locked<[UnsafeSendable<any HTTPRequestHandler>]>([])
+    /// The server is stopping: a request that comes is refused (503, `Retry-After: 1`).
     let isStopping = Atomic<Bool>(false)
+    /// The server hands its socket back and finishes the requests under way: each is answered
+    /// as usual, and its connection closed after (``HTTPServer/stop()``).
+    let isDraining = Atomic<Bool>(false)
+    /// Every answer closes its connection now.
+    private var closesEveryConnection: Bool { isStopping.load(ordering: .relaxed) || isDraining.load(ordering: .relaxed) }
 
     init(
         settings: HTTPServer.Settings, gauge: HTTPConnectionGauge, log: (@Sendable (HTTPServer.LogEntry) -> Void)?,
@@ -309,7 +315,7 @@ final class HTTPDaemonContext: Sendable {
             made = cmhd_create_response_from_callback(length, 4 << 10, readerCallback, nil, nil)
         } else {
             switch response.body {
-            case .prepared(let prepared) where !response.closesConnection && !isStopping.load(ordering: .relaxed):
+            case .prepared(let prepared) where !response.closesConnection && !closesEveryConnection:
                 // Queued as it is: libmicrohttpd takes a reference to it for this connection.
                 if let made = prepared.response() { return cmhd_queue_response(connection, UInt32(prepared.status), made) }
                 fallthrough  // made the slow way, which says which header was refused
@@ -336,7 +342,7 @@ final class HTTPDaemonContext: Sendable {
                 return queue(HTTPServerResponse(status: 500, body: failure), body: HTTPBodyBox(HTTPBodyBytes(failure), budget: nil), on: connection, method: method)
             }
         }
-        if response.closesConnection || isStopping.load(ordering: .relaxed) {
+        if response.closesConnection || closesEveryConnection {
             // Without the header the connection would stay open: close it without an answer.
             guard cmhd_add_response_header(made, "Connection", "close") == .YES else { return .NO }
         }

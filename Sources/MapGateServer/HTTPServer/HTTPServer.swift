@@ -182,17 +182,30 @@ public final class HTTPServer: Sendable {
         context.discardIdleHandlers()
     }
 
+    /// How long a server that hands its socket back waits, at most, for the requests under way
+    /// on the connections it took (``stop()``).
+    static let handBackGrace = 1.0
+
     /// Stops: no new connections, the answer being made finishes, every connection closes.
+    ///
+    /// A server on a shared socket (system mode's tile port, where the next server takes over)
+    /// first stops taking connections, then waits up to ``handBackGrace`` for the requests under
+    /// way on those it took, each answered as usual and its connection closed after, before it
+    /// closes the idle ones: a client it had accepted got an empty reply at the switch between a
+    /// session's server and the closed door (found by an attack).
     public func stop() {
         let (exchanged, _) = stopped.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent)
         guard exchanged else { return }
-        context.isStopping.store(true, ordering: .relaxed)
         // A shared listening socket is taken back first and closed here: libmicrohttpd would shut
         // it down, and its holder (``HTTPListener/duplicate()``) goes on with it.
         if handsBack {
+            context.isDraining.store(true, ordering: .relaxed)
             let listening = cmhd_quiesce_daemon(daemon.value)
             if listening >= 0 { close(listening) }
+            let deadline = MonotonicClock.seconds + Self.handBackGrace
+            while context.registry.hasRequestUnderWay(freshWithin: 0.2), MonotonicClock.seconds < deadline { usleep(5_000) }
         }
+        context.isStopping.store(true, ordering: .relaxed)
         cmhd_stop_daemon(daemon.value)
         context.registry.stopWatchdog()
     }

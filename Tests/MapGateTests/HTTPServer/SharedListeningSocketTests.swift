@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 @testable import MapGateServer
 
@@ -41,6 +42,40 @@ import Glibc
         return Int(String(decoding: buffer[9..<12], as: UTF8.self))
     }
 
+    /// A server handing the socket back answers the requests of the connections it had taken,
+    /// each closed after its answer, before it closes the idle ones: one whose client sends its head just after the stop began, and one
+    /// whose head was half in (found by an attack: clients got an empty reply at the switch
+    /// between a session's server and the closed door). The next server takes what comes after.
+    @Test func connectionsTakenBeforeTheStopAreAnswered() throws {
+        let held = try HTTPListener(host: "127.0.0.1", port: 0)
+        let port = held.port
+        var settings = HTTPServer.Settings()
+        settings.host = "127.0.0.1"
+        settings.port = port
+        settings.hostPolicy = HTTPHostPolicy(boundHost: "127.0.0.1")
+        for halfHead in [false, true] {
+            let server = try HTTPServer(listener: held.duplicate(), settings: settings) { Answer() }
+            let connection = try RawConnection(port: port)
+            if halfHead { connection.send("GET /health HTTP/1.1\r\n") }
+            #expect(waitUntil { server.openConnections == 1 }, "the server took the connection")
+            if halfHead { usleep(300_000) }  // the server's watchdog has seen the bytes
+            let stopped = DispatchSemaphore(value: 0)
+            // A thread of its own: the global queue's few threads may all be another test's.
+            Thread {
+                server.stop()
+                stopped.signal()
+            }.start()
+            usleep(50_000)
+            connection.send((halfHead ? "" : "GET /health HTTP/1.1\r\n") + "Host: 127.0.0.1:\(port)\r\n\r\n")
+            let response = connection.readResponse()
+            #expect(response?.status == 200 && response?.headers["connection"] == "close", "half head \(halfHead): \(String(describing: response?.headerLines))")
+            #expect(stopped.wait(timeout: .now() + 3) == .success, "the stop ends within its grace")
+        }
+        let next = try HTTPServer(listener: held.duplicate(), settings: settings) { Answer() }
+        defer { next.stop() }
+        #expect(Self.ask(port: port) == 200, "the next server answers")
+    }
+
     /// Servers started and stopped on the held socket one after another while clients keep
     /// connecting: the process lives, and the socket still listens after them all (found by an
     /// attack: libmicrohttpd 0.9.75 aborted the service, "Failed to remove listen FD from epoll
@@ -58,11 +93,14 @@ import Glibc
         let answered = Atomic<Int>(0)
         let clients = DispatchGroup()
         for _ in 0..<4 {
-            DispatchQueue.global().async(group: clients) {
+            // Threads of their own: the global queue's few threads may all be another test's.
+            clients.enter()
+            Thread {
                 while !done.load(ordering: .relaxed) {
                     if Self.ask(port: port) == 200 { answered.add(1, ordering: .relaxed) }
                 }
-            }
+                clients.leave()
+            }.start()
         }
         for cycle in 0..<1_500 {
             let server = try HTTPServer(listener: held.duplicate(), settings: settings) { Answer() }
