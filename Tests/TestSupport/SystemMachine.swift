@@ -130,11 +130,11 @@ public final class SystemMachine {
     }
 
     /// Starts the service as systemd's socket units would (`systemd-socket-activate` as its uid,
-    /// with `mapgate-system.socket`'s socket named `system` and `mapgate-system-tiles.socket`'s
-    /// port, `tilesPort` or the policy's, named `tiles`): both are bound at once, and the service
-    /// itself starts at the first connection to either, on the real clock (the `faketime`
-    /// wrapper forks, so the process `LISTEN_PID` names would not be mapgate). Returns once both
-    /// are bound.
+    /// with `mapgate-system.socket`'s socket named `system`, `mapgate-system-tiles.socket`'s
+    /// port, `tilesPort` or the policy's, named `tiles`, and `mapgate-system-tiles-ipv6.socket`'s
+    /// `[::1]` at it, named `tiles-ipv6`): all are bound at once, and the service itself starts at
+    /// the first connection to one, on the real clock (the `faketime` wrapper forks, so the
+    /// process `LISTEN_PID` names would not be mapgate). Returns once all are bound.
     public func startActivatedService(tilesPort: UInt16? = nil) throws {
         service?.stop()
         unlink(socketPath)  // an earlier service's: the wait below is for the new one
@@ -146,14 +146,15 @@ public final class SystemMachine {
             "/usr/bin/setpriv",
             ["--reuid=\(Self.serviceUID)", "--regid=\(Self.serviceUID)", "--clear-groups", "/bin/sh", "-c", "\"$@\"; exit $?", "sh",
              "/usr/bin/systemd-socket-activate",
-             "--listen=\(socketPath)", "--listen=127.0.0.1:\(tilesPort ?? tilePort)", "--fdname=system:tiles"] + variables
+             "--listen=\(socketPath)", "--listen=127.0.0.1:\(tilesPort ?? tilePort)", "--listen=[::1]:\(tilesPort ?? tilePort)",
+             "--fdname=system:tiles:tiles-ipv6"] + variables
                 + [binary, "system-service", "--admin-group", "\(Self.administratorsGroup)"],
             environment: serviceEnvironment)
         service = process
         let deadline = Date().addingTimeInterval(20)
         while Date() < deadline {
-            // It says each socket it listens on, the port last.
-            if process.stderr.contains("Listening on 127.0.0.1:") {
+            // It says each socket it listens on, `[::1]` last.
+            if process.stderr.contains("Listening on [::1]:") {
                 chmod(socketPath, 0o666)  // SocketMode=0666
                 return
             }

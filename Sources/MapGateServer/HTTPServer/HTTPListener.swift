@@ -90,8 +90,11 @@ public final class HTTPListener: Sendable {
     }
 
     /// The base URL, such as `http://127.0.0.1:8080`.
-    public var baseURL: String {
-        "http://\(host.contains(":") ? "[\(host)]" : host):\(port)"
+    public var baseURL: String { "http://" + Self.endpoint(host, port) }
+
+    /// `host:port`, an IPv6 host in brackets (`[::1]:8080`).
+    public static func endpoint(_ host: String, _ port: UInt16) -> String {
+        "\(host.contains(":") ? "[\(host)]" : host):\(port)"
     }
 
     /// Hands the socket to a server, once.

@@ -77,10 +77,15 @@ public final class HTTPServer: Sendable {
     /// The port actually bound (useful when `settings.port` is 0).
     public let port: UInt16
     private let context: HTTPDaemonContext
-    private let daemon: UnsafeSendable<OpaquePointer>
+    /// One libmicrohttpd server per listening socket, all answering through ``context``.
+    private let daemons: [Daemon]
     private let stopped = Atomic<Bool>(false)
-    /// Serving a shared listening socket (``HTTPListener/isShared``): handed back at stop.
-    private let handsBack: Bool
+
+    private struct Daemon: @unchecked Sendable {
+        let pointer: OpaquePointer
+        /// Serving a shared listening socket (``HTTPListener/isShared``): handed back at stop.
+        let handsBack: Bool
+    }
 
     /// Binds `settings.host:settings.port` and starts serving.
     public convenience init(
@@ -91,9 +96,11 @@ public final class HTTPServer: Sendable {
     }
 
     /// Starts serving on a socket bound before (so a caller can bind, then do what it must do
-    /// only once the port is known to be free, then start with a ready handler).
+    /// only once the port is known to be free, then start with a ready handler), and on the
+    /// sockets of `others` too, answered alike (system mode's tile port on `[::1]` beside
+    /// 127.0.0.1): one connection limit for them all, ``port`` and ``baseURL`` the first's.
     public init(
-        listener bound: HTTPListener, settings: Settings, gauge: HTTPConnectionGauge = HTTPConnectionGauge(),
+        listener bound: HTTPListener, alsoOn others: [HTTPListener] = [], settings: Settings, gauge: HTTPConnectionGauge = HTTPConnectionGauge(),
         log: (@Sendable (LogEntry) -> Void)? = nil, makeHandler: @escaping @Sendable () -> any HTTPRequestHandler
     ) throws {
         self.settings = settings
@@ -102,19 +109,33 @@ public final class HTTPServer: Sendable {
         do { try SharedLibrary.microhttpd.load() } catch {
             throw HTTPServerError(message: L.localized("cannot start the HTTP server on %1$s: %2$s", "\(bound.baseURL)", "\(error.errorDescription ?? "")"), kind: .unavailable)
         }
-        handsBack = bound.isShared
-        let socket = bound.take()
-        guard socket >= 0 else { throw HTTPServerError(message: L.localized("the listening socket was already handed to a server")) }
-        let flags = fcntl(socket, F_GETFL)
-        guard flags >= 0, fcntl(socket, F_SETFL, flags | O_NONBLOCK) == 0 else {
-            close(socket)
-            throw HTTPServerError(message: L.localized("cannot make the listening socket of %1$s non-blocking: %2$s", "\(bound.baseURL)", "\(SystemErrorReason.text(errno))"))
-        }
         // Bodies of a few hundred KB and more are mapped and given back to the system when their
         // answer is done (a fixed threshold: glibc's moving one kept freed 8 MB tiles in the heap,
         // and the process kept its peak size after the clients went). Process-wide.
         _ = clinux_set_mmap_threshold(256 << 10)
         context = HTTPDaemonContext(settings: settings, gauge: gauge, log: log, makeHandler: makeHandler)
+        try context.registry.startWatchdog()
+        var started: [Daemon] = []
+        do {
+            for listener in [bound] + others { started.append(try Self.startDaemon(on: listener, settings: settings, context: context)) }
+        } catch {
+            for daemon in started { cmhd_stop_daemon(daemon.pointer) }
+            context.registry.stopWatchdog()
+            throw error
+        }
+        daemons = started
+    }
+
+    /// Starts libmicrohttpd on `listener`'s socket (taken: closed on failure).
+    private static func startDaemon(on listener: HTTPListener, settings: Settings, context: HTTPDaemonContext) throws -> Daemon {
+        let handsBack = listener.isShared
+        let socket = listener.take()
+        guard socket >= 0 else { throw HTTPServerError(message: L.localized("the listening socket was already handed to a server")) }
+        let flags = fcntl(socket, F_GETFL)
+        guard flags >= 0, fcntl(socket, F_SETFL, flags | O_NONBLOCK) == 0 else {
+            close(socket)
+            throw HTTPServerError(message: L.localized("cannot make the listening socket of %1$s non-blocking: %2$s", "\(listener.baseURL)", "\(SystemErrorReason.text(errno))"))
+        }
         let unmanaged = Unmanaged.passUnretained(context).toOpaque()
         var options: [MHD_OptionItem] = [
             MHD_OptionItem(option: .LISTEN_SOCKET, value: Int(socket), ptr_value: nil),
@@ -143,22 +164,15 @@ public final class HTTPServer: Sendable {
             if threads > 1 { options.append(MHD_OptionItem(option: .THREAD_POOL_SIZE, value: threads, ptr_value: nil)) }
         }
         options.append(MHD_OptionItem(option: .END, value: 0, ptr_value: nil))
-        do {
-            try context.registry.startWatchdog()
-        } catch {
-            close(socket)
-            throw error
-        }
         let started = options.withUnsafeMutableBufferPointer { items in
             cmhd_start_daemon(
                 flagBits, accessCallback, uriLogCallback, connectionCallback, completedCallback, unmanaged, items.baseAddress)
         }
         guard let started else {
-            context.registry.stopWatchdog()
             close(socket)
-            throw HTTPServerError(message: L.localized("cannot start the HTTP server on %1$s (libmicrohttpd refused its options)", "\(bound.baseURL)"))
+            throw HTTPServerError(message: L.localized("cannot start the HTTP server on %1$s (libmicrohttpd refused its options)", "\(listener.baseURL)"))
         }
-        daemon = UnsafeSendable(started)
+        return Daemon(pointer: started, handsBack: handsBack)
     }
 
     deinit {
@@ -198,15 +212,18 @@ public final class HTTPServer: Sendable {
         guard exchanged else { return }
         // A shared listening socket is taken back first and closed here: libmicrohttpd would shut
         // it down, and its holder (``HTTPListener/duplicate()``) goes on with it.
-        if handsBack {
+        let sharing = daemons.filter(\.handsBack)
+        if !sharing.isEmpty {
             context.isDraining.store(true, ordering: .relaxed)
-            let listening = cmhd_quiesce_daemon(daemon.value)
-            if listening >= 0 { close(listening) }
+            for daemon in sharing {
+                let listening = cmhd_quiesce_daemon(daemon.pointer)
+                if listening >= 0 { close(listening) }
+            }
             let deadline = MonotonicClock.seconds + Self.handBackGrace
             while context.registry.hasRequestUnderWay(freshWithin: 0.2), MonotonicClock.seconds < deadline { usleep(5_000) }
         }
         context.isStopping.store(true, ordering: .relaxed)
-        cmhd_stop_daemon(daemon.value)
+        for daemon in daemons { cmhd_stop_daemon(daemon.pointer) }
         context.registry.stopWatchdog()
     }
 }

@@ -15,8 +15,9 @@ import Synchronization
 /// (``MachineClosedDoor``). So no user can take the port while no session runs (found by an
 /// attack), and nobody's client waits on a port that answers nothing.
 public final class MachineTileServer: Sendable {
-    /// Starts the server on `listener`, charging its tiles to `sessions`.
-    public typealias Start = @Sendable (_ sessions: MachineSessions, _ listener: HTTPListener) throws -> TileServer
+    /// Starts the server on `listener` (and `others`, answered alike), charging its tiles to
+    /// `sessions`.
+    public typealias Start = @Sendable (_ sessions: MachineSessions, _ listener: HTTPListener, _ others: [HTTPListener]) throws -> TileServer
 
     private struct Running {
         var server: TileServer
@@ -32,6 +33,15 @@ public final class MachineTileServer: Sendable {
         var door: HTTPServer?
         /// `[::1]` at the same port, bound and never answered, so that no user answers there.
         var reservedIPv6: IPv6LoopbackReservation?
+        /// Or `[::1]` at the same port as socket activation handed it over, listening from boot
+        /// (`mapgate-system-tiles-ipv6.socket`): answered like the port, door and sessions alike.
+        var heldIPv6: HTTPListener?
+
+        /// Duplicates of the held sockets, for one server: the port's, then `[::1]`'s if held.
+        func duplicates() throws -> (HTTPListener, [HTTPListener]) {
+            guard let held else { throw HTTPServerError(message: L.localized("the listening socket was already handed to a server")) }
+            return (try held.duplicate(), try heldIPv6.map { [try $0.duplicate()] } ?? [])
+        }
     }
 
     private let start: Start
@@ -44,17 +54,20 @@ public final class MachineTileServer: Sendable {
     /// - Parameters:
     ///   - bind: binds the machine's tile port (tried at once, and again at a session while it
     ///     could not be bound).
+    ///   - ipv6: `[::1]` at the port, listening, as socket activation handed it over; nil to
+    ///     bind it without listening (``IPv6LoopbackReservation``).
     ///   - makeGate: the machine's gate (the service's), read when the server starts.
     ///   - log: a line for the service's log.
     public init(
-        start: @escaping Start, bind: @escaping @Sendable () throws -> HTTPListener, makeGate: @escaping @Sendable () throws -> Gate,
-        log: @escaping @Sendable (String) -> Void
+        start: @escaping Start, bind: @escaping @Sendable () throws -> HTTPListener, ipv6: HTTPListener? = nil,
+        makeGate: @escaping @Sendable () throws -> Gate, log: @escaping @Sendable (String) -> Void
     ) {
         self.start = start
         self.bind = bind
         self.makeGate = makeGate
         self.log = log
         port.withLock { port in
+            port.heldIPv6 = ipv6
             do {
                 port.held = try bind()
                 reserveIPv6(&port)
@@ -74,7 +87,8 @@ public final class MachineTileServer: Sendable {
     private func openDoor(_ port: inout Port) {
         guard port.running == nil, port.door == nil, let held = port.held else { return }
         do {
-            port.door = try HTTPServer(listener: held.duplicate(), settings: MachineClosedDoor.settings(for: held)) { MachineClosedDoor() }
+            let (listener, others) = try port.duplicates()
+            port.door = try HTTPServer(listener: listener, alsoOn: others, settings: MachineClosedDoor.settings(for: held)) { MachineClosedDoor() }
         } catch {
             log("the machine's tile port is held but not answered between sessions: \(errorMessage(error))")
         }
@@ -83,7 +97,7 @@ public final class MachineTileServer: Sendable {
     /// Binds `[::1]` at the held port unless done (``IPv6LoopbackReservation``); one someone else
     /// holds is said in the log, and tried again at the next session.
     private func reserveIPv6(_ port: inout Port) {
-        guard port.reservedIPv6 == nil, let held = port.held, held.host == "127.0.0.1" else { return }
+        guard port.reservedIPv6 == nil, port.heldIPv6 == nil, let held = port.held, held.host == "127.0.0.1" else { return }
         do {
             port.reservedIPv6 = try IPv6LoopbackReservation(port: held.port)
         } catch {
@@ -117,7 +131,8 @@ public final class MachineTileServer: Sendable {
                     port.door?.stop()
                     port.door = nil
                     do {
-                        port.running = Running(server: try start(sessions, port.held!.duplicate()), sessions: sessions)
+                        let (listener, others) = try port.duplicates()
+                        port.running = Running(server: try start(sessions, listener, others), sessions: sessions)
                     } catch {
                         openDoor(&port)
                         throw error
@@ -177,6 +192,7 @@ public final class MachineTileServer: Sendable {
             port.door = nil
             port.held = nil
             port.reservedIPv6 = nil
+            port.heldIPv6 = nil
         }
     }
 }

@@ -72,10 +72,11 @@ public final class TileServer: Sendable {
     /// Starts serving on a bound listener, with a service that is ready before the first request.
     ///
     /// - Parameters:
+    ///   - others: more listening sockets answered alike (``HTTPServer/init(listener:alsoOn:settings:gauge:log:makeHandler:)``).
     ///   - makeGate: opens the gate on the monitor's thread.
     ///   - log: every answer, rejections included (`serve --verbose`).
     public init(
-        listener: HTTPListener, library: RegionLibrary, authorization: any ServingUse, configuration: Configuration,
+        listener: HTTPListener, alsoOn others: [HTTPListener] = [], library: RegionLibrary, authorization: any ServingUse, configuration: Configuration,
         makeGate: @escaping @Sendable () throws -> Gate,
         log: (@Sendable (HTTPServer.LogEntry) -> Void)? = nil,
         onRegionEvent: @escaping @Sendable (RegionWatcher.Event) -> Void = { _ in },
@@ -101,7 +102,7 @@ public final class TileServer: Sendable {
             servedRegions: { Array(service.regions.keys) }, onEvent: onGateEvent)
         var settings = configuration.http
         if settings.hostPolicy == nil { settings.hostPolicy = HTTPHostPolicy(boundHost: listener.host) }
-        let http = try HTTPServer(listener: listener, settings: settings, gauge: metrics.connections) { entry in
+        let http = try HTTPServer(listener: listener, alsoOn: others, settings: settings, gauge: metrics.connections) { entry in
             // The route travels with the answer; only what the HTTP layer refused itself is named from its path.
             let route = entry.label ?? TileRequestHandler.route(of: entry.path)
             if route == "tile", entry.method != "HEAD", entry.status == 200 || entry.status == 304 {

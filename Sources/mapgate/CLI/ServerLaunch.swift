@@ -8,6 +8,8 @@ private typealias L = Localization
 struct ServerLaunch {
     let context: Context
     let listener: HTTPListener
+    /// More sockets answered alike (system mode's tile port on `[::1]`).
+    let otherListeners: [HTTPListener]
     let settings: HTTPServer.Settings
     let verbose: Bool
     let refresh: Double
@@ -31,9 +33,10 @@ struct ServerLaunch {
 
     init(
         _ context: Context, settings: HTTPServer.Settings, verbose: Bool, share: MirrorShare? = nil,
-        tileCacheBytes: Int = TileResponseCache.defaultLimit, listener bound: HTTPListener? = nil
+        tileCacheBytes: Int = TileResponseCache.defaultLimit, listener bound: HTTPListener? = nil, alsoOn others: [HTTPListener] = []
     ) throws {
         self.context = context
+        otherListeners = others
         self.share = share
         self.tileCacheBytes = tileCacheBytes
         self.settings = settings
@@ -94,7 +97,7 @@ struct ServerLaunch {
             http: settings, leafletPath: configuration.leafletPath, maplibrePath: configuration.maplibrePath, fontPaths: configuration.fontPaths,
             share: share, gateRefresh: refresh, tileCacheBytes: tileCacheBytes)
         return try TileServer(
-            listener: listener, library: try context.readOnlyRegionLibrary(), authorization: authorization, configuration: served,
+            listener: listener, alsoOn: otherListeners, library: try context.readOnlyRegionLibrary(), authorization: authorization, configuration: served,
             makeGate: makeGate, log: verbose ? RequestLog.write : nil,
             onRegionEvent: { event in
                 switch event {

@@ -56,15 +56,21 @@ struct SystemServiceCommand: Command {
         // answers its port between sessions (systemd's soft limit is 1,024: a user's flood of
         // silent connections there took them all, and every user's command failed; found by an
         // attack). The small server takes at most a quarter of what is in force.
-        FileDescriptorLimit.raise(toAtLeast: serverSettings.maxConnections + serverSettings.reserveConnections + MachineTileServer.descriptorsBetweenSessions + 4 * FileDescriptorLimit.reserve)
         // The port as systemd holds it from boot (mapgate-system-tiles.socket), if it is the
-        // policy's; else the service binds it when it starts.
-        let handedPort = Locked(Self.activatedTilePort(context, settings: serverSettings))
+        // policy's; else the service binds it when it starts. And `[::1]` at it as systemd holds
+        // it (mapgate-system-tiles-ipv6.socket), answered alike; else bound and never listened on.
+        let activated = SocketActivation(environment: context.environment)
+        let handedPort = Locked(Self.activatedTileSocket(named: "tiles", host: serverSettings.host, activated, context, settings: serverSettings))
+        let handedIPv6 = Self.activatedTileSocket(named: "tiles-ipv6", host: "::1", activated, context, settings: serverSettings)
+        // Twice as many when `[::1]` is answered too: each socket has its own connection limit.
+        let servers = handedIPv6 == nil ? 1 : 2
+        FileDescriptorLimit.raise(
+            toAtLeast: servers * (serverSettings.maxConnections + serverSettings.reserveConnections + MachineTileServer.descriptorsBetweenSessions) + 4 * FileDescriptorLimit.reserve)
         // Each start on a context of its own: a context is one thread's.
         let (arguments, environment) = (context.arguments, context.environment)
         let machineServer = MachineTileServer(
-            start: { sessions, listener in
-                try ServerLaunch(Context(arguments: arguments, environment: environment), settings: serverSettings, verbose: false, listener: listener)
+            start: { sessions, listener, others in
+                try ServerLaunch(Context(arguments: arguments, environment: environment), settings: serverSettings, verbose: false, listener: listener, alsoOn: others)
                     .start(authorization: sessions)
             },
             bind: {
@@ -74,6 +80,7 @@ struct SystemServiceCommand: Command {
                 }
                 return try handed ?? HTTPListener(host: serverSettings.host, port: serverSettings.port)
             },
+            ipv6: handedIPv6,
             makeGate: { try Context(arguments: arguments, environment: environment).makeGate() },
             log: { console.note($0) })
         var serviceSettings = SystemService.Settings(environment: context.environment, administratorGroup: group, defaultSignals: SignalRouter.terminating + [SIGPIPE])
@@ -99,17 +106,21 @@ struct SystemServiceCommand: Command {
         return ExitCode.success
     }
 
-    /// The tile port socket activation handed over (the descriptor named `tiles`), when it
-    /// listens where the policy says; one elsewhere is said and not used.
-    private static func activatedTilePort(_ context: Context, settings: HTTPServer.Settings) -> HTTPListener? {
-        guard let descriptor = SocketActivation(environment: context.environment)?.descriptor(named: "tiles") else { return nil }
+    /// A tile port socket activation handed over (the descriptor `name`: `tiles`, or `tiles-ipv6`
+    /// for `[::1]`), when it listens on `host` at the policy's port; one elsewhere is said and not
+    /// used.
+    private static func activatedTileSocket(
+        named name: String, host: String, _ activation: SocketActivation?, _ context: Context, settings: HTTPServer.Settings
+    ) -> HTTPListener? {
+        guard let descriptor = activation?.descriptor(named: name) else { return nil }
         do {
             let handed = try HTTPListener(adopting: descriptor)
-            guard handed.host == settings.host, handed.port == settings.port else {
+            guard handed.host == host, handed.port == settings.port else {
+                let unit = name == "tiles" ? "mapgate-system-tiles.socket" : "mapgate-system-tiles-ipv6.socket"
                 context.console.warning(
                     L.localized(
-                        "the tile port socket activation handed over listens on %1$s, not on %2$s (the managed policy's systemTilePort): not used; give mapgate-system-tiles.socket the policy's port (systemctl edit)",
-                        "\(handed.host):\(handed.port)", "\(settings.host):\(settings.port)"))
+                        "the tile port socket activation handed over listens on %1$s, not on %2$s (the managed policy's systemTilePort): not used; give %3$s the policy's port (systemctl edit)",
+                        HTTPListener.endpoint(handed.host, handed.port), HTTPListener.endpoint(host, settings.port), unit))
                 return nil
             }
             return handed
