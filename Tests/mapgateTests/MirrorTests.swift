@@ -453,6 +453,14 @@ import Glibc
         #expect(part.header("Content-Range") == "bytes 10-19/\(whole.count)")
         let tail = try client.get(HTTPRequest(url: url, headers: [("Range", "bytes=-5")]))
         #expect(tail.status == 206 && tail.body == whole.suffix(5))
+        // A last position past what an Int holds is still a range to the end (it got the whole
+        // file as a 200, found by an attack), and a first one past the file is unsatisfiable.
+        let huge = try client.get(HTTPRequest(url: url, headers: [("Range", "bytes=10-99999999999999999999")]))
+        #expect(huge.status == 206 && huge.body == whole[10...] && huge.header("Content-Range") == "bytes 10-\(whole.count - 1)/\(whole.count)")
+        let hugeTail = try client.get(HTTPRequest(url: url, headers: [("Range", "bytes=-99999999999999999999")]))
+        #expect(hugeTail.status == 206 && hugeTail.body == whole)
+        let hugeStart = try client.get(HTTPRequest(url: url, headers: [("Range", "bytes=99999999999999999999-")]))
+        #expect(hugeStart.status == 416)
         let beyond = try client.get(HTTPRequest(url: url, headers: [("Range", "bytes=\(whole.count)-")]))
         #expect(beyond.status == 416 && beyond.header("Content-Range") == "bytes */\(whole.count)")
         let stale = try client.get(HTTPRequest(url: url, headers: [("Range", "bytes=10-19"), ("If-Range", "\"old\"")]))

@@ -90,7 +90,12 @@ public final class MirrorShare: Sendable {
         guard spec.count == 2 else { return .whole }
         let first = String(spec[0]).trimmingWhitespace()
         let second = String(spec[1]).trimmingWhitespace()
-        func number(_ text: String) -> Int? { text.utf8.count <= 18 && text.utf8.allSatisfy { (0x30...0x39).contains($0) } ? Int(text) : nil }
+        // Digits only; more than fit in an Int are a number past any file (a range to the end:
+        // `bytes=0-99999999999999999999` is the whole file as a 206, RFC 9110 §14.1.2).
+        func number(_ text: String) -> Int? {
+            guard !text.isEmpty, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+            return text.utf8.count <= 18 ? Int(text) : Int.max
+        }
         if first.isEmpty {
             guard let suffix = number(second) else { return .whole }
             guard suffix > 0, size > 0 else { return .unsatisfiable }
