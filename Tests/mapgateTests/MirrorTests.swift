@@ -185,6 +185,28 @@ import Glibc
         #expect(try b.run(["sync", "--from", disk.path + "/m", "geo"], at: Self.day2).status == 0)
     }
 
+    /// A region updated by a delta is seldom rebuilt byte for byte as the publisher's package: its
+    /// rebuild's hash is taken before any byte goes to the stick, so a package that would not be
+    /// kept is not written there first (found by an attack: the whole package went to a slow
+    /// stick, then was deleted). Seen by `strace`: the only package file made on the stick is the
+    /// delta's.
+    @Test func aPackageThatWouldNotBeKeptIsNotWrittenToTheStick() throws {
+        try updateGeoOnAByDelta()
+        let trace = work.file("mirror.strace")
+        let run = try runProcess(
+            "/usr/bin/strace",
+            ["-f", "-qq", "-e", "trace=open,openat,creat", "-o", trace, "/usr/bin/faketime", Self.day2, a.path, "mirror", stick,
+             "--config", a.configPath, "--data-dir", a.dataDirectory],
+            environment: a.baseEnvironment)
+        #expect(run.status == 0, "\(run.stdout) \(run.stderr)")
+        let manifest = try JSONSerialization.jsonObject(with: try #require(bytes(stick + "/mirror.json"))) as? [String: Any]
+        let delta = try #require((manifest?["deltas"] as? [[String: Any]])?.first { $0["id"] as? String == "geo" }?["sha256"] as? String)
+        let made = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n")
+            .filter { $0.contains(stick + "/packages/") && $0.contains("O_CREAT") }
+        let others = made.filter { !$0.contains(delta) }
+        #expect(!made.isEmpty && others.isEmpty, "\(others)")
+    }
+
     /// A stick that carries a region only as its delta (found by an attack): a damaged delta, or a
     /// machine without the delta's base, was told "the package … cannot be read: no such file"
     /// (exit 74, the disk-full class); it is told what is wrong, and loses nothing.

@@ -130,11 +130,13 @@ public struct MirrorWriter {
                 continue
             }
             let package = MirrorManifest.Package(id: region.id, version: region.version, sha256: region.sha256, size: region.size)
-            let placement = place(package, kind: .region, from: directory.regionPath(region.id), into: folder, progress: progress, onEvent)
+            let updatedByDelta = !LeftoverFiles.keptDeltas(of: region.id, in: directory).isEmpty
+            let placement = place(
+                package, kind: .region, from: directory.regionPath(region.id), into: folder, checkingFirst: updatedByDelta, progress: progress, onEvent)
             // A region updated by a delta whose rebuilt package did not fit (found by an attack: a
             // stick with room for the 1 KB delta failed for want of room for the full package,
             // which would not have been kept anyway): its delta is tried as for any such region.
-            if case .failed = placement, !LeftoverFiles.keptDeltas(of: region.id, in: directory).isEmpty,
+            if case .failed = placement, updatedByDelta,
                 case .carried(let delta) = carryDelta(of: region, into: folder, onEvent)
             {
                 manifest.deltas.append(delta)
@@ -231,8 +233,12 @@ public struct MirrorWriter {
     /// already there and checks out, else the installed file itself when its SHA-256 is the
     /// package's (a package that is not gzipped), else its deterministic gzip. Returns why it
     /// could not: by rule, or because it could not be written.
+    ///
+    /// - Parameter checkingFirst: the gzip's hash is taken before any byte is written (a region
+    ///   updated by a delta, whose package is seldom rebuilt byte for byte): a package that would
+    ///   not be kept is not written to a slow stick first (found by an attack).
     private func place(
-        _ package: MirrorManifest.Package, kind: Kind, from source: String, into folder: any MirrorFolder,
+        _ package: MirrorManifest.Package, kind: Kind, from source: String, into folder: any MirrorFolder, checkingFirst: Bool = false,
         progress: (String, Int64, Int64) -> Void, _ onEvent: (Event) -> Void
     ) -> Placement {
         if folder.holds(sha256: package.sha256, size: package.size) {
@@ -253,6 +259,10 @@ public struct MirrorWriter {
                 try FileCopy.copy(from: source, to: temporary)
                 made = PackedFile(size: package.size, sha256: package.sha256)
             } else {
+                if checkingFirst {
+                    let would = try PackageCompressor.digest(of: source) { done, total in progress(package.id, done, total) }
+                    guard would == PackedFile(size: package.size, sha256: package.sha256) else { return .leftOut(.notRebuildable) }
+                }
                 made = try PackageCompressor.pack(source, to: temporary) { done, total in progress(package.id, done, total) }
             }
             guard made.sha256 == package.sha256, made.size == package.size else {

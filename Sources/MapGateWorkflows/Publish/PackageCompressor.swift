@@ -16,14 +16,26 @@ enum PackageCompressor {
     /// Writes the gzip of `source` to `destination` (replaced if it exists). On failure nothing
     /// is left at `destination`. `progress` gets (bytes read, bytes in total).
     static func pack(_ source: String, to destination: String, progress: (Int64, Int64) -> Void = { _, _ in }) throws -> PackedFile {
+        try pack(source, into: destination, progress: progress)
+    }
+
+    /// The size and SHA-256 the package of `source` would have, written nowhere: whether a
+    /// package can be rebuilt, asked before its bytes go to a slow disk.
+    static func digest(of source: String, progress: (Int64, Int64) -> Void = { _, _ in }) throws -> PackedFile {
+        try pack(source, into: nil, progress: progress)
+    }
+
+    private static func pack(_ source: String, into destination: String?, progress: (Int64, Int64) -> Void) throws -> PackedFile {
         guard let input = UnixFile(forReadingAtPath: source) else {
             throw PublishError(source, L.localized("cannot read it"), kind: .io)
         }
         defer { try? input.close() }
         let total = FileManager.default.sizeOfItem(atPath: source)
-        try? FileManager.default.removeItem(atPath: destination)
-        guard FileManager.default.createFile(atPath: destination, contents: nil) else {
-            throw PublishError(destination, L.localized("cannot create it"), kind: .io)
+        if let destination {
+            try? FileManager.default.removeItem(atPath: destination)
+            guard FileManager.default.createFile(atPath: destination, contents: nil) else {
+                throw PublishError(destination, L.localized("cannot create it"), kind: .io)
+            }
         }
         // At most 8 MiB of compressed chunks wait for the writer.
         let channel = BoundedChannel<Data>(capacity: 8)
@@ -32,7 +44,7 @@ enum PackageCompressor {
                 return try write(channel, to: destination)
             } catch {
                 // Wakes the compressor: its next send throws this, and it stops.
-                let failure = PublishError(destination, L.localized("cannot write it: %1$s", "\(errorMessage(error))"), kind: .io)
+                let failure = PublishError(destination ?? source, L.localized("cannot write it: %1$s", "\(errorMessage(error))"), kind: .io)
                 channel.fail(failure)
                 throw failure
             }
@@ -43,14 +55,14 @@ enum PackageCompressor {
             // The writer stops at once (what is queued is dropped); the first error is reported.
             channel.fail(error)
             _ = try? writer.wait()
-            try? FileManager.default.removeItem(atPath: destination)
+            if let destination { try? FileManager.default.removeItem(atPath: destination) }
             throw error
         }
         channel.close()
         do {
             return try writer.wait()
         } catch {
-            try? FileManager.default.removeItem(atPath: destination)
+            if let destination { try? FileManager.default.removeItem(atPath: destination) }
             throw error
         }
     }
@@ -73,19 +85,24 @@ enum PackageCompressor {
         if !pending.isEmpty { try channel.send(pending) }
     }
 
-    private static func write(_ channel: BoundedChannel<Data>, to destination: String) throws -> PackedFile {
-        guard let output = UnixFile(forWritingAtPath: destination) else {
-            throw PublishError(destination, L.localized("cannot open it for writing"), kind: .io)
+    /// Hashes what comes, and writes it to `destination` unless it is nil.
+    private static func write(_ channel: BoundedChannel<Data>, to destination: String?) throws -> PackedFile {
+        var output: UnixFile?
+        if let destination {
+            guard let opened = UnixFile(forWritingAtPath: destination) else {
+                throw PublishError(destination, L.localized("cannot open it for writing"), kind: .io)
+            }
+            output = opened
         }
-        defer { try? output.close() }
+        defer { try? output?.close() }
         let hasher = try SHA256Hasher()
         var size: Int64 = 0
         while let chunk = try channel.receive() {
             try hasher.update(chunk)
-            try output.write(contentsOf: chunk)
+            try output?.write(contentsOf: chunk)
             size += Int64(chunk.count)
         }
-        try output.synchronize()
+        try output?.synchronize()
         return PackedFile(size: size, sha256: try hasher.finalizeHex())
     }
 }
