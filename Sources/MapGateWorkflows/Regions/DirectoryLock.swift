@@ -52,28 +52,36 @@ public final class DirectoryLock {
         close(descriptor)
     }
 
-    /// Runs `body` while no writer is changing `directory`: holding the lock shared (`flock`
-    /// `LOCK_SH`, which keeps writers out but not other readers), after waiting up to `timeout`
-    /// seconds for a writer to finish (`onWait` called once if it must). For a reader that found
-    /// something wrong and must know whether a writer was half-way (`verify` during a `remove`).
-    /// Runs `body` without waiting when there is no lock file (no writer has ever run), it cannot
-    /// be read, or the writer is still at work after `timeout`: what is read then is as it stands.
-    public static func withoutWriters<T>(in directory: DataDirectory, timeout: Double, onWait: () -> Void = {}, _ body: () throws -> T) rethrows -> T {
+    /// Waits up to `timeout` seconds until no writer holds `directory`'s lock (`onWait` called
+    /// once if it must), without holding it after: for a reader that found something wrong and
+    /// must know whether a writer was half-way (`verify` during a `remove`). A reader never holds
+    /// the lock while it works, so no reader, however often it runs, keeps a writer out. Returns at
+    /// once when there is no lock file (no writer has ever run) or it cannot be read.
+    public static func waitForWriters(in directory: DataDirectory, timeout: Double, onWait: () -> Void = {}) {
         let fd = open(directory.lockPath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
-        guard fd >= 0 else { return try body() }
+        guard fd >= 0 else { return }
         defer { close(fd) }
         let deadline = MonotonicClock.seconds + timeout
         var waited = false
         while flock(fd, LOCK_SH | LOCK_NB) != 0 {
-            guard errno == EWOULDBLOCK || errno == EINTR, MonotonicClock.seconds < deadline else { return try body() }
+            guard errno == EWOULDBLOCK || errno == EINTR, MonotonicClock.seconds < deadline else { return }
             if !waited {
                 onWait()
                 waited = true
             }
             usleep(50_000)
         }
-        defer { flock(fd, LOCK_UN) }
-        return try body()
+        flock(fd, LOCK_UN)
+    }
+
+    /// Whether a writer holds `directory`'s lock now (false when it cannot be told).
+    public static func isHeld(in directory: DataDirectory) -> Bool {
+        let fd = open(directory.lockPath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        guard flock(fd, LOCK_SH | LOCK_NB) == 0 else { return errno == EWOULDBLOCK }
+        flock(fd, LOCK_UN)
+        return false
     }
 }
 

@@ -151,16 +151,25 @@ public final class RegionLibrary {
     /// `verify` takes no lock, so a writer may be half-way when it looks: `remove` deletes the file
     /// before the record, `sync` renames a new file in before it saves the record. So a problem
     /// found is looked at again once no writer is at work (waiting up to `writerTimeout` seconds,
-    /// `onWait` called if it must), with the record as it stands then: what is reported damaged is
-    /// damaged, not caught in the middle of a change.
+    /// `onWait` called if it must), with the record as it stands then, until it is found with no
+    /// writer at work after the look and the record unchanged (three looks at most): what is
+    /// reported damaged is damaged, not caught in the middle of a change.
     public func verify(_ id: String, writerTimeout: Double = 30, onWait: () -> Void = {}) throws -> Verification? {
         guard let record = try completedInstall(id) ?? registry.region(id) else { throw try notInstalled(id) }
-        let first = try check(record)
-        guard !first.isIntact else { return first }
-        return try DirectoryLock.withoutWriters(in: directory, timeout: writerTimeout, onWait: onWait) {
+        var result = try check(record)
+        var looks = 0
+        var said = false
+        while !result.isIntact, looks < 3 {
+            looks += 1
+            DirectoryLock.waitForWriters(in: directory, timeout: writerTimeout) {
+                if !said { onWait() }
+                said = true
+            }
             guard let now = try completedInstall(id) ?? registry.region(id) else { return nil }
-            return try check(now)
+            result = try check(now)
+            if !DirectoryLock.isHeld(in: directory), try completedInstall(id) ?? registry.region(id) == now { break }
         }
+        return result
     }
 
     private func check(_ record: InstalledRegion) throws -> Verification {
