@@ -179,8 +179,11 @@ final class HTTPConnectionRegistry: Sendable {
         }
         guard let victim = idlest?.record else { return false }
         let closed = victim.state.withLock { state -> Bool in
-            // Looked at again under its lock: a request may have begun meanwhile.
-            guard !state.isClosed, !state.inRequest, state.headSeenAt == nil else { return false }
+            // Looked at again under its lock: a request may have begun meanwhile, or its bytes
+            // be in (the watchdog sees them only at its next look).
+            guard !state.isClosed, !state.inRequest, state.headSeenAt == nil,
+                (HTTPConnectionRecord.bytesReceived(victim.socket) ?? 0) <= state.baselineBytes
+            else { return false }
             shutdown(victim.socket, Int32(SHUT_RDWR))
             state.evicted = true
             state.isAdmitted = false

@@ -36,7 +36,7 @@ final class HTTPDaemonContext: Sendable {
         let budget = HTTPBodyBudget(limit: settings.maxUnsentBodyBytes)
         self.budget = budget
         bodyFits = { budget.fits($0) }
-        registry = HTTPConnectionRegistry(headTimeout: settings.readTimeout, evictableAfter: settings.idleTimeout / 2, gauge: gauge) { target in
+        registry = HTTPConnectionRegistry(headTimeout: settings.readTimeout, evictableAfter: settings.evictableAfter ?? settings.idleTimeout / 2, gauge: gauge) { target in
             log?(HTTPServer.LogEntry(method: "-", path: target, status: 408, bytes: 18, seconds: settings.readTimeout))
         }
     }

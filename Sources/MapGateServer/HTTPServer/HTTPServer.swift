@@ -59,6 +59,9 @@ public final class HTTPServer: Sendable {
         public var maxUnsentBodyBytes: Int = 128 << 20
         /// Hosts answered; nil answers any `Host` (the test origin).
         public var hostPolicy: HTTPHostPolicy?
+        /// Seconds a connection must have been idle before it may be closed to make room for a
+        /// new one once `maxConnections` are open; nil: half of `idleTimeout`.
+        public var evictableAfter: Double?
         public init() {}
     }
 
