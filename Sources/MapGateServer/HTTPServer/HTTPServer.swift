@@ -101,7 +101,9 @@ public final class HTTPServer: Sendable {
     /// Starts serving on a socket bound before (so a caller can bind, then do what it must do
     /// only once the port is known to be free, then start with a ready handler), and on the
     /// sockets of `others` too, answered alike (system mode's tile port on `[::1]` beside
-    /// 127.0.0.1): one connection limit for them all, ``port`` and ``baseURL`` the first's.
+    /// 127.0.0.1): one count of admitted connections for them all (`maxConnections`; each socket's
+    /// libmicrohttpd also refuses past `maxConnections + reserveConnections` of its own), ``port``
+    /// and ``baseURL`` the first's.
     public init(
         listener bound: HTTPListener, alsoOn others: [HTTPListener] = [], settings: Settings, gauge: HTTPConnectionGauge = HTTPConnectionGauge(),
         log: (@Sendable (LogEntry) -> Void)? = nil, makeHandler: @escaping @Sendable () -> any HTTPRequestHandler
