@@ -18,6 +18,15 @@ import Glibc
         }
     }
 
+    /// A server's settings on 127.0.0.1 at `port`.
+    static func settings(port: UInt16) -> HTTPServer.Settings {
+        var settings = HTTPServer.Settings()
+        settings.host = "127.0.0.1"
+        settings.port = port
+        settings.hostPolicy = HTTPHostPolicy(boundHost: "127.0.0.1")
+        return settings
+    }
+
     /// One request on a new connection: its status line's code, nil when the connection ended
     /// first (the server stopping under it, or refused).
     static func ask(port: UInt16) -> Int? {
@@ -49,10 +58,7 @@ import Glibc
     @Test func connectionsTakenBeforeTheStopAreAnswered() throws {
         let held = try HTTPListener(host: "127.0.0.1", port: 0)
         let port = held.port
-        var settings = HTTPServer.Settings()
-        settings.host = "127.0.0.1"
-        settings.port = port
-        settings.hostPolicy = HTTPHostPolicy(boundHost: "127.0.0.1")
+        let settings = Self.settings(port: port)
         for halfHead in [false, true] {
             let server = try HTTPServer(listener: held.duplicate(), settings: settings) { Answer() }
             let connection = try RawConnection(port: port)
@@ -84,11 +90,8 @@ import Glibc
     @Test func serversComeAndGoOnAHeldSocketUnderLoad() throws {
         let held = try HTTPListener(host: "127.0.0.1", port: 0)
         let port = held.port
-        var settings = HTTPServer.Settings()
-        settings.host = "127.0.0.1"
-        settings.port = port
+        var settings = Self.settings(port: port)
         settings.threads = 2
-        settings.hostPolicy = HTTPHostPolicy(boundHost: "127.0.0.1")
         let done = Atomic<Bool>(false)
         let answered = Atomic<Int>(0)
         let clients = DispatchGroup()
