@@ -483,6 +483,9 @@ import Glibc
         #expect(hugeTail.status == 206 && hugeTail.body == whole)
         let hugeStart = try client.get(HTTPRequest(url: url, headers: [("Range", "bytes=99999999999999999999-")]))
         #expect(hugeStart.status == 416)
+        // Leading zeros count for nothing, however many.
+        let zeros = try client.get(HTTPRequest(url: url, headers: [("Range", "bytes=0000000000000000000005-0000000000000000000010")]))
+        #expect(zeros.status == 206 && zeros.body == whole[5...10], "\(zeros.status)")
         let beyond = try client.get(HTTPRequest(url: url, headers: [("Range", "bytes=\(whole.count)-")]))
         #expect(beyond.status == 416 && beyond.header("Content-Range") == "bytes */\(whole.count)")
         let stale = try client.get(HTTPRequest(url: url, headers: [("Range", "bytes=10-19"), ("If-Range", "\"old\"")]))

@@ -216,8 +216,10 @@ final class HTTPConnectionRegistry: Sendable {
     }
 
     /// Whether a client's request is under way on a connection: being answered, its head (or a
-    /// part) arrived and not answered yet, or a connection made less than `fresh` seconds ago that
-    /// has sent nothing yet (its request is on its way: a client writes as soon as it connects).
+    /// part) arrived and not answered yet, or a connection made or answered less than `fresh`
+    /// seconds ago that has sent nothing since (its next request may be on its way: a client
+    /// writes as soon as it connects, and a keep-alive client right after its answer; found by an
+    /// attack: such clients got an empty reply when only new connections were waited for).
     /// What a server handing its socket back waits for before it closes its connections.
     func hasRequestUnderWay(freshWithin fresh: Double) -> Bool {
         let all = admissions.withLock { Array($0.records.values) }
@@ -229,8 +231,7 @@ final class HTTPConnectionRegistry: Sendable {
                 if state.inRequest { return true }
                 let received = HTTPConnectionRecord.bytesReceived(record.socket) ?? state.baselineBytes
                 if received > state.baselineBytes { return true }
-                // No byte received since it opened (a first request's head would be counted).
-                return state.baselineBytes == 0 && now - state.waitingSince < freshness
+                return now - state.waitingSince < freshness
             }
         }
     }

@@ -94,7 +94,9 @@ public final class MirrorShare: Sendable {
         // `bytes=0-99999999999999999999` is the whole file as a 206, RFC 9110 §14.1.2).
         func number(_ text: String) -> Int? {
             guard !text.isEmpty, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
-            return text.utf8.count <= 18 ? Int(text) : Int.max
+            // Leading zeros count for nothing (`bytes=0000000000000000000005-10` is bytes 5-10).
+            let digits = text.drop { $0 == "0" }
+            return digits.utf8.count <= 18 ? Int(digits.isEmpty ? "0" : String(digits)) : Int.max
         }
         if first.isEmpty {
             guard let suffix = number(second) else { return .whole }

@@ -146,28 +146,30 @@ public final class RegionLibrary {
     }
 
     /// Checks a region's file: present, same size and SHA-256 as recorded at install, and SQLite's
-    /// integrity check passes. Nil when the region was removed while it was checked.
+    /// integrity check passes. Nil when it is not installed (or was removed while it was checked).
     ///
     /// `verify` takes no lock, so a writer may be half-way when it looks: `remove` deletes the file
     /// before the record, `sync` renames a new file in before it saves the record. So a problem
     /// found is looked at again once no writer is at work (waiting up to `writerTimeout` seconds,
     /// `onWait` called if it must), with the record as it stands then, until it is found with no
-    /// writer at work after the look and the record unchanged (three looks at most): what is
-    /// reported damaged is damaged, not caught in the middle of a change.
+    /// writer at work after the look and the record unchanged (three looks at most, `writerTimeout`
+    /// for all of them): what is reported damaged is damaged, not caught in the middle of a change.
     public func verify(_ id: String, writerTimeout: Double = 30, onWait: () -> Void = {}) throws -> Verification? {
-        guard let record = try completedInstall(id) ?? registry.region(id) else { throw try notInstalled(id) }
+        guard let record = try completedInstall(id) ?? registry.region(id) else { return nil }
         var result = try check(record)
         var looks = 0
         var said = false
+        let deadline = MonotonicClock.seconds + writerTimeout
         while !result.isIntact, looks < 3 {
             looks += 1
-            DirectoryLock.waitForWriters(in: directory, timeout: writerTimeout) {
+            DirectoryLock.waitForWriters(in: directory, timeout: max(0, deadline - MonotonicClock.seconds)) {
                 if !said { onWait() }
                 said = true
             }
             guard let now = try completedInstall(id) ?? registry.region(id) else { return nil }
             result = try check(now)
             if !DirectoryLock.isHeld(in: directory), try completedInstall(id) ?? registry.region(id) == now { break }
+            if MonotonicClock.seconds >= deadline { break }
         }
         return result
     }
@@ -189,14 +191,18 @@ public final class RegionLibrary {
         guard size == record.size else {
             return Verification(region: record, problem: L.localized("size is %1$s bytes, %2$s were installed", "\(size)", "\(record.size)"))
         }
-        let hash = try SHA256Hasher.hex(ofFileAt: path)
-        guard hash == record.sha256 else {
-            return Verification(region: record, problem: L.localized("SHA-256 is %1$s, %2$s was installed", "\(hash)", "\(record.sha256)"))
-        }
+        // A file a writer deletes between the look above and these reads is a problem found, looked
+        // at again by `verify` (found by an attack: "cannot read … to hash it", 74).
         do {
+            let hash = try SHA256Hasher.hex(ofFileAt: path)
+            guard hash == record.sha256 else {
+                return Verification(region: record, problem: L.localized("SHA-256 is %1$s, %2$s was installed", "\(hash)", "\(record.sha256)"))
+            }
             try MBTilesFile(path: path).checkIntegrity()
         } catch let error as MBTilesError {
             return Verification(region: record, problem: error.reason)
+        } catch {
+            return Verification(region: record, problem: L.localized("the file %1$s cannot be read: %2$s", "\(path)", errorMessage(error)))
         }
         return Verification(region: record, problem: nil)
     }

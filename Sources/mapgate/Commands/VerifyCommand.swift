@@ -28,8 +28,9 @@ struct VerifyCommand: Command {
         }
         var damaged = 0
         for id in ids {
-            // Removed while it was checked (a `remove` ran): a region asked for by name is then
-            // not installed, as if `verify` had started after it; one of the listing is left out.
+            // Not installed, or removed while it was checked (a `remove` ran): a region asked for
+            // by name is said not installed, as if `verify` had started after it; one of the
+            // listing is left out.
             guard let result = try library.verify(id, onWait: context.noteWaitingForWriter) else {
                 if !regions.isEmpty { _ = try library.region(id) }
                 continue

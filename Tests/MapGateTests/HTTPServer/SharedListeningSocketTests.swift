@@ -52,17 +52,23 @@ import Glibc
     }
 
     /// A server handing the socket back answers the requests of the connections it had taken,
-    /// each closed after its answer, before it closes the idle ones: one whose client sends its head just after the stop began, and one
-    /// whose head was half in (found by an attack: clients got an empty reply at the switch
-    /// between a session's server and the closed door). The next server takes what comes after.
+    /// each closed after its answer, before it closes the idle ones: a new connection whose client
+    /// sends its head just after the stop began, one whose head was half in, and a keep-alive one
+    /// answered just before (found by attacks: clients got an empty reply at the switch between a
+    /// session's server and the closed door). The next server takes what comes after.
     @Test func connectionsTakenBeforeTheStopAreAnswered() throws {
         let held = try HTTPListener(host: "127.0.0.1", port: 0)
         let port = held.port
         let settings = Self.settings(port: port)
-        for halfHead in [false, true] {
+        for (halfHead, keptAlive) in [(false, false), (true, false), (false, true)] {
             let server = try HTTPServer(listener: held.duplicate(), settings: settings) { Answer() }
             let connection = try RawConnection(port: port)
             if halfHead { connection.send("GET /health HTTP/1.1\r\n") }
+            if keptAlive {
+                // Answered just before the stop; its next request comes just after it began.
+                connection.send("GET /health HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n")
+                #expect(connection.readResponse()?.status == 200)
+            }
             #expect(waitUntil { server.openConnections == 1 }, "the server took the connection")
             if halfHead { usleep(300_000) }  // the server's watchdog has seen the bytes
             let stopped = DispatchSemaphore(value: 0)
@@ -74,7 +80,7 @@ import Glibc
             usleep(50_000)
             connection.send((halfHead ? "" : "GET /health HTTP/1.1\r\n") + "Host: 127.0.0.1:\(port)\r\n\r\n")
             let response = connection.readResponse()
-            #expect(response?.status == 200 && response?.headers["connection"] == "close", "half head \(halfHead): \(String(describing: response?.headerLines))")
+            #expect(response?.status == 200 && response?.headers["connection"] == "close", "half head \(halfHead), kept alive \(keptAlive): \(String(describing: response?.headerLines))")
             #expect(stopped.wait(timeout: .now() + 3) == .success, "the stop ends within its grace")
         }
         let next = try HTTPServer(listener: held.duplicate(), settings: settings) { Answer() }

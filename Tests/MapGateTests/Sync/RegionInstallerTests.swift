@@ -408,5 +408,13 @@ import Glibc
         let result = try #require(try harness.library.verify("v"))
         #expect(!result.isIntact)
         #expect(result.problem?.contains("SHA-256") == true)
+        #expect(try harness.library.verify("never-installed") == nil)
+        // A writer that holds the lock for ever delays the verdict by the timeout once, not once
+        // per look (found by an attack: 90 s for a timeout of 30).
+        let writer = try DirectoryLock(directory: harness.directory)
+        let began = MonotonicClock.seconds
+        #expect(try harness.library.verify("v", writerTimeout: 1)?.isIntact == false)
+        #expect(MonotonicClock.seconds - began < 2.5, "\(MonotonicClock.seconds - began) s")
+        _ = writer
     }
 }
