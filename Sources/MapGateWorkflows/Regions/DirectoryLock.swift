@@ -58,7 +58,7 @@ public final class DirectoryLock {
     /// the lock while it works, so no reader, however often it runs, keeps a writer out. Returns at
     /// once when there is no lock file (no writer has ever run) or it cannot be read.
     public static func waitForWriters(in directory: DataDirectory, timeout: Double, onWait: () -> Void = {}) {
-        let fd = open(directory.lockPath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        let fd = openToLook(directory)
         guard fd >= 0 else { return }
         defer { close(fd) }
         let deadline = MonotonicClock.seconds + timeout
@@ -76,12 +76,18 @@ public final class DirectoryLock {
 
     /// Whether a writer holds `directory`'s lock now (false when it cannot be told).
     public static func isHeld(in directory: DataDirectory) -> Bool {
-        let fd = open(directory.lockPath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        let fd = openToLook(directory)
         guard fd >= 0 else { return false }
         defer { close(fd) }
         guard flock(fd, LOCK_SH | LOCK_NB) == 0 else { return errno == EWOULDBLOCK }
         flock(fd, LOCK_UN)
         return false
+    }
+
+    /// The lock file opened to look at, never made (-1 when it cannot be): a reader may take the
+    /// lock shared on it, which keeps a writer out only while it is held.
+    private static func openToLook(_ directory: DataDirectory) -> Int32 {
+        open(directory.lockPath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
     }
 }
 

@@ -44,13 +44,19 @@ public final class RegionLibrary {
     /// The record of an installed region, or an error listing those that are installed (or, for
     /// one whose record is there but whose file is gone, saying so and how to get it back).
     public func region(_ id: String) throws -> InstalledRegion {
-        guard let region = try completedInstall(id) ?? registry.region(id) else { throw try notInstalled(id) }
+        guard let region = try record(id) else { throw try notInstalled(id) }
         let path = directory.regionPath(id)
         guard FileManager.default.fileExists(atPath: path) else {
             throw RegionError(
                 region: id, reason: L.localized("is installed but its file %1$s is missing; %2$s", "\(path)", "\(Self.repairAdvice(for: id))"), kind: .io)
         }
         return region
+    }
+
+    /// The record of an installed region as it stands: a completed install's pending record, else
+    /// the registry's; nil when it is not installed.
+    private func record(_ id: String) throws -> InstalledRegion? {
+        try completedInstall(id) ?? registry.region(id)
     }
 
     /// The record of an install whose rename happened without its record (``PendingInstall``):
@@ -155,8 +161,8 @@ public final class RegionLibrary {
     /// writer at work after the look and the record unchanged (three looks at most, `writerTimeout`
     /// for all of them): what is reported damaged is damaged, not caught in the middle of a change.
     public func verify(_ id: String, writerTimeout: Double = 30, onWait: () -> Void = {}) throws -> Verification? {
-        guard let record = try completedInstall(id) ?? registry.region(id) else { return nil }
-        var result = try check(record)
+        guard let first = try record(id) else { return nil }
+        var result = try check(first)
         var looks = 0
         var said = false
         let deadline = MonotonicClock.seconds + writerTimeout
@@ -166,9 +172,9 @@ public final class RegionLibrary {
                 if !said { onWait() }
                 said = true
             }
-            guard let now = try completedInstall(id) ?? registry.region(id) else { return nil }
+            guard let now = try record(id) else { return nil }
             result = try check(now)
-            if !DirectoryLock.isHeld(in: directory), try completedInstall(id) ?? registry.region(id) == now { break }
+            if !DirectoryLock.isHeld(in: directory), try record(id) == now { break }
             if MonotonicClock.seconds >= deadline { break }
         }
         return result

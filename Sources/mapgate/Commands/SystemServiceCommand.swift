@@ -60,8 +60,10 @@ struct SystemServiceCommand: Command {
         // policy's; else the service binds it when it starts. And `[::1]` at it as systemd holds
         // it (mapgate-system-tiles-ipv6.socket), answered alike; else bound and never listened on.
         let activated = SocketActivation(environment: context.environment)
-        let handedPort = Locked(Self.activatedTileSocket(named: "tiles", host: serverSettings.host, activated, context, settings: serverSettings))
-        let handedIPv6 = Self.activatedTileSocket(named: "tiles-ipv6", host: "::1", activated, context, settings: serverSettings)
+        let handedPort = Locked(
+            Self.activatedTileSocket(named: "tiles", of: "mapgate-system-tiles.socket", host: serverSettings.host, activated, context, settings: serverSettings))
+        let handedIPv6 = Self.activatedTileSocket(
+            named: "tiles-ipv6", of: "mapgate-system-tiles-ipv6.socket", host: "::1", activated, context, settings: serverSettings)
         // Twice as many when `[::1]` is answered too: each socket has its own connection limit.
         let servers = handedIPv6 == nil ? 1 : 2
         FileDescriptorLimit.raise(
@@ -106,17 +108,16 @@ struct SystemServiceCommand: Command {
         return ExitCode.success
     }
 
-    /// A tile port socket activation handed over (the descriptor `name`: `tiles`, or `tiles-ipv6`
-    /// for `[::1]`), when it listens on `host` at the policy's port; one elsewhere is said and not
-    /// used.
+    /// A tile port socket activation handed over (the descriptor `name` of the socket unit `unit`:
+    /// `tiles`, or `tiles-ipv6` for `[::1]`), when it listens on `host` at the policy's port; one
+    /// elsewhere is said and not used.
     private static func activatedTileSocket(
-        named name: String, host: String, _ activation: SocketActivation?, _ context: Context, settings: HTTPServer.Settings
+        named name: String, of unit: String, host: String, _ activation: SocketActivation?, _ context: Context, settings: HTTPServer.Settings
     ) -> HTTPListener? {
         guard let descriptor = activation?.descriptor(named: name) else { return nil }
         do {
             let handed = try HTTPListener(adopting: descriptor)
             guard handed.host == host, handed.port == settings.port else {
-                let unit = name == "tiles" ? "mapgate-system-tiles.socket" : "mapgate-system-tiles-ipv6.socket"
                 context.console.warning(
                     L.localized(
                         "the tile port socket activation handed over listens on %1$s, not on %2$s (the managed policy's systemTilePort): not used; give %3$s the policy's port (systemctl edit)",
