@@ -12,4 +12,10 @@ public enum MonotonicClock {
 
     /// Seconds since boot.
     public static var seconds: Double { Double(nanoseconds) / 1e9 }
+
+    /// Nanoseconds from `start` to `now`, both readings of this clock; 0 when `start` is the
+    /// later one (read by another thread after `now` was: a plain subtraction would overflow).
+    public static func elapsed(from start: UInt64, to now: UInt64) -> UInt64 {
+        now > start ? now - start : 0
+    }
 }

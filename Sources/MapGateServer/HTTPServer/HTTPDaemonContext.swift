@@ -227,7 +227,7 @@ final class HTTPDaemonContext: Sendable {
             }
         }
         if let log {
-            let seconds = Double(HTTPConnectionRegistry.now - head.started) / 1e9
+            let seconds = Double(MonotonicClock.elapsed(from: head.started, to: HTTPConnectionRegistry.now)) / 1e9
             log(HTTPServer.LogEntry(
                 method: head.method, path: head.target, status: response.status, bytes: head.method == "HEAD" ? 0 : response.bodyLength, seconds: seconds,
                 label: response.label))

@@ -64,4 +64,70 @@ import Glibc
         registry.add(after, admittingUpTo: 3)
         #expect(!isAdmitted(after), "the evicted connection's admission went to the newcomer, not back to the pool")
     }
+
+    /// A connected TCP pair on 127.0.0.1: (the server's end, the client's end). Only a TCP
+    /// socket counts the bytes it received (`TCP_INFO`), which the rules below read.
+    func tcpPair() throws -> (server: Int32, client: Int32) {
+        let listener = try HTTPListener(host: "127.0.0.1", port: 0)
+        let listening = listener.take()
+        defer { close(listening) }
+        let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = listener.port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(client, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        try #require(connected == 0)
+        let server = accept(listening, nil, nil)
+        try #require(server >= 0)
+        return (server, client)
+    }
+
+    /// The closed door's rule (issue 42's flood, decisions/system-mode.md): a connection idle
+    /// long enough makes room for a newcomer, unless its bytes are in (its head has arrived and
+    /// libmicrohttpd has not read it yet): that one is a request about to be answered.
+    @Test func aConnectionWhoseBytesAreInIsNotEvicted() throws {
+        let registry = registry()
+        let long = UInt64(60e9)
+        let speaking = try tcpPair(), silent = try tcpPair()
+        defer { for fd in [speaking.server, speaking.client, silent.server, silent.client] { close(fd) } }
+        let now = HTTPConnectionRegistry.now
+        // The speaking one has been idle longer, so it would be chosen first without the rule.
+        let first = HTTPConnectionRecord(socket: speaking.server, now: now - 2 * long)
+        let second = HTTPConnectionRecord(socket: silent.server, now: now - long)
+        registry.add(first, admittingUpTo: 2)
+        registry.add(second, admittingUpTo: 2)
+        #expect(send(speaking.client, "GET", 3, 0) == 3)
+        // TCP_INFO counts the bytes once the kernel has them: wait for that, not for a time.
+        let deadline = HTTPConnectionRegistry.now + UInt64(5e9)
+        while (HTTPConnectionRecord.bytesReceived(speaking.server) ?? 0) < 3, HTTPConnectionRegistry.now < deadline { usleep(1_000) }
+        let newcomer = HTTPConnectionRecord(socket: -1, now: now)
+        registry.add(newcomer, admittingUpTo: 2)
+        #expect(isAdmitted(newcomer))
+        #expect(!first.state.withLock { $0.evicted } && isAdmitted(first), "a connection whose bytes are in is kept")
+        #expect(second.state.withLock { $0.evicted }, "the silent one made room")
+    }
+
+    /// Another thread may note a connection's activity after a look read the clock, so a
+    /// reading later than the look's is normal: it is fresh, never an overflow (it crashed the
+    /// test bundle once under load, in `hasRequestUnderWay`).
+    @Test func activityNotedAfterTheLookReadTheClockIsFresh() throws {
+        let registry = HTTPConnectionRegistry(headTimeout: 0.4, evictableAfter: 0.05, gauge: HTTPConnectionGauge()) { _ in }
+        let later = HTTPConnectionRegistry.now + UInt64(10e9)
+        let (record, peer) = self.record(nil)
+        defer { close(peer) }
+        record.state.withLock { $0.waitingSince = later }
+        registry.add(record, admittingUpTo: 1)
+        #expect(registry.hasRequestUnderWay(freshWithin: 0.2), "a connection answered just now may be sending its next request")
+        let newcomer = self.record(nil).0
+        registry.add(newcomer, admittingUpTo: 1)
+        #expect(!isAdmitted(newcomer) && !record.state.withLock { $0.evicted }, "it has not been idle at all")
+        record.state.withLock { $0.headSeenAt = later }
+        try registry.startWatchdog()
+        usleep(350_000)  // the watchdog looks every 0.1 s
+        registry.stopWatchdog()
+        #expect(!record.state.withLock { $0.timedOut }, "its head has only just been seen")
+    }
 }
