@@ -45,12 +45,15 @@ final class MachineClosedDoor: HTTPRequestHandler {
     /// port's backlog, each silent one ahead closed after 50 ms (found by an attack: 300
     /// silent connections, each kept 5 s with room for 64, made every other client wait up to
     /// 10 s; and 1,024 took every descriptor of a service under systemd's limit of 1,024).
-    static func settings(for listener: HTTPListener) -> HTTPServer.Settings {
+    /// With `sockets` answered (127.0.0.1 and `[::1]`), the quarter is theirs together: the
+    /// connections admitted are counted once for all, but each socket's libmicrohttpd keeps its
+    /// own reserve on top.
+    static func settings(for listener: HTTPListener, sockets: Int = 1, openFileLimit: Int = FileDescriptorLimit.current) -> HTTPServer.Settings {
         var settings = HTTPServer.Settings()
         settings.host = listener.host
         settings.port = listener.port
         settings.threads = 1
-        settings.maxConnections = max(16, min(mostConnections, (FileDescriptorLimit.current - 4 * FileDescriptorLimit.reserve) / 4))
+        settings.maxConnections = max(16, min(mostConnections, (openFileLimit - 4 * FileDescriptorLimit.reserve) / 4 / max(1, sockets)))
         settings.reserveConnections = reserveConnections
         settings.idleTimeout = 1
         settings.readTimeout = 1

@@ -88,7 +88,7 @@ public final class MachineTileServer: Sendable {
         guard port.running == nil, port.door == nil, let held = port.held else { return }
         do {
             let (listener, others) = try port.duplicates()
-            port.door = try HTTPServer(listener: listener, alsoOn: others, settings: MachineClosedDoor.settings(for: held)) { MachineClosedDoor() }
+            port.door = try HTTPServer(listener: listener, alsoOn: others, settings: MachineClosedDoor.settings(for: held, sockets: 1 + others.count)) { MachineClosedDoor() }
         } catch {
             log("the machine's tile port is held but not answered between sessions: \(errorMessage(error))")
         }
