@@ -22,17 +22,8 @@ public final class RawConnection {
     }
 
     public init(port: UInt16, timeout: Double = 5) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var time = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - Double(Int(timeout))) * 1e6))
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { close(fd); throw MissingFixture(path: "a server on 127.0.0.1:\(port)") }
+        guard let fd = LoopbackSocket.connect(port: port, timeout: timeout) else { throw MissingFixture(path: "a server on 127.0.0.1:\(port)") }
+        self.fd = fd
     }
 
     deinit { close(fd) }

@@ -735,16 +735,9 @@ struct SystemModeTests {
         var silent: [Int32] = []
         defer { silent.forEach { close($0) } }
         for _ in 0..<count {
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = machine.tilePort.bigEndian
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
-            #expect(fd >= 0 && connected == 0)
-            silent.append(fd)
+            let fd = LoopbackSocket.connect(port: machine.tilePort)
+            #expect(fd != nil)
+            if let fd { silent.append(fd) }
         }
         try body(silent)
     }

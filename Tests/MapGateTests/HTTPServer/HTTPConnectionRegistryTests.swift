@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 @testable import MapGateServer
 
@@ -71,15 +72,7 @@ import Glibc
         let listener = try HTTPListener(host: "127.0.0.1", port: 0)
         let listening = listener.take()
         defer { close(listening) }
-        let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = listener.port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(client, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        try #require(connected == 0)
+        let client = try #require(LoopbackSocket.connect(port: listener.port))
         let server = accept(listening, nil, nil)
         try #require(server >= 0)
         return (server, client)

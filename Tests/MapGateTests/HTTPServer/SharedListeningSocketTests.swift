@@ -30,19 +30,8 @@ import Glibc
     /// One request on a new connection: its status line's code, nil when the connection ended
     /// first (the server stopping under it, or refused).
     static func ask(port: UInt16) -> Int? {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard socket >= 0 else { return nil }
+        guard let socket = LoopbackSocket.connect(port: port, timeout: 2) else { return nil }
         defer { close(socket) }
-        var timeout = timeval(tv_sec: 2, tv_usec: 0)
-        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { return nil }
         let request = "GET /health HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n"
         guard send(socket, request, request.utf8.count, Int32(MSG_NOSIGNAL)) == request.utf8.count else { return nil }
         var buffer = [UInt8](repeating: 0, count: 512)
