@@ -143,6 +143,31 @@ import Glibc
         #expect(try promptsShown() == before)
     }
 
+    /// Standard output redirected to a file on a disk with room for a page but not for the whole
+    /// tile or archive (found by an attack: the file held 4,096 bytes of it and a use was counted,
+    /// where `-o` on the same disk cost nothing). The room is taken before the first byte: the run
+    /// fails with the file as it was, and nothing is counted.
+    @Test(.enabled(if: TinyDisk.canMount, "mounting a tmpfs needs root (CI runs as root)"), arguments: [["tile", "plain", "0", "0", "0"], ["export", "plain", "-"]])
+    func aNearlyFullDiskBehindStandardOutputCostsNothing(_ command: [String]) throws {
+        let disk = try TinyDisk(at: workspace.work.file("disk"))
+        defer { disk.unmount() }
+        try disk.make("full")
+        chmod(disk.path, 0o1777)
+        let filler = disk.path + "/filler"
+        let filled = try #require(FileManager.default.attributesOfItem(atPath: filler)[.size] as? NSNumber).int64Value
+        #expect(truncate(filler, off_t(filled - 4096)) == 0)  // one page free
+        let output = disk.path + "/out"
+        let before = try promptsShown()
+        // At the real time, which the gate reads as its latest (later) time (as above).
+        let (program, arguments) = mapgate.command(
+            ["/bin/sh", "-c", "exec \"$0\" \"$@\" > \(output)", mapgate.path] + command + ["--config", mapgate.configPath, "--data-dir", mapgate.dataDirectory])
+        let result = try runProcess(program, arguments, environment: mapgate.baseEnvironment)
+        #expect(result.status == 74, "\(result.stderr)")
+        #expect(result.stderr.contains("cannot write to standard output: the disk is full"), "\(result.stderr)")
+        #expect(try promptsShown() == before, "a use was counted: \(result.stderr)")
+        #expect((try FileManager.default.attributesOfItem(atPath: output)[.size] as? NSNumber)?.intValue == 0, "the file holds part of it")
+    }
+
     @Test func aDamagedRegionFileCostsNothing() throws {
         let path = mapgate.dataDirectory + "/regions/plain.mbtiles"
         let handle = try #require(FileHandle(forWritingAtPath: path))

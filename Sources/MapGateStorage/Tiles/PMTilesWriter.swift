@@ -24,11 +24,12 @@ public enum PMTilesWriter {
     static let rootBudget = PMTilesHeader.rootLimit - PMTilesHeader.size
 
     /// Writes `store` with `metadata` (MBTiles rows) and `format` to `sink`; errors name `path`
-    /// (the archive being written).
+    /// (the archive being written). `announcing` is told the archive's size in bytes before its
+    /// first byte goes to `sink`.
     @discardableResult
     public static func write(
         _ store: any TileStore, metadata: [String: String], format: TileFormat, scratchDirectory: String, path: String,
-        to sink: (Data) throws -> Void
+        announcing: (UInt64) throws -> Void = { _ in }, to sink: (Data) throws -> Void
     ) throws -> Summary {
         func fail(_ reason: String, kind: FailureKind = .badData) -> PMTilesError { PMTilesError(path: path, reason: reason, kind: kind) }
         let scratch = try ScratchFile(in: scratchDirectory, for: path)
@@ -125,6 +126,7 @@ public enum PMTilesWriter {
             header.centerLatitudeE7 = e7(middle.latitude)
             header.centerZoom = header.minZoom
         }
+        try announcing(header.tileDataOffset + tileDataLength)
         try sink(header.bytes + root + metadataBytes + leaves)
         // The tile data, in one buffered sequential stream.
         var buffer = Data()

@@ -310,8 +310,13 @@ public struct OutputDestination: Sendable, Equatable {
     }
 
     /// Writes all of `data`; the first byte is written alone, as the delivery, once a reader can
-    /// take it.
-    static func writeAll(_ data: Data, to descriptor: Int32, name: String, willDeliver: () -> Void, deliver: Delivery) throws {
+    /// take it. `room`: the bytes the whole output will take when more follows `data` (an
+    /// archive written in parts), reserved first in a regular file.
+    static func writeAll(_ data: Data, to descriptor: Int32, name: String, room: Int? = nil, willDeliver: () -> Void, deliver: Delivery) throws {
+        // Standard output redirected to a file on a full disk, or past the user's file size
+        // limit, held a cut tile or archive and cost a use (found by an attack): in a regular
+        // file the room is taken before the delivery, so that what cannot fit fails first.
+        try reserveRoom(room ?? data.count, in: descriptor, name: name)
         try data.withUnsafeBytes { buffer in
             var offset = 0
             func writeSome(_ limit: Int) throws {
@@ -335,6 +340,28 @@ public struct OutputDestination: Sendable, Equatable {
             }
             while offset < buffer.count { try writeSome(buffer.count - offset) }
         }
+    }
+
+    /// Allocates `length` bytes where the next write to `descriptor` goes, when it is a regular
+    /// file, so that the bytes cannot fail to fit once the first has gone out (as a file replaced
+    /// atomically is written in full before its delivery). Throws, with the file as it was, when
+    /// they do not fit (the disk or the user's quota full, the file size limit); a file system
+    /// that cannot allocate ahead (`EOPNOTSUPP`) is written as it comes.
+    static func reserveRoom(_ length: Int, in descriptor: Int32, name: String) throws {
+        var status = stat()
+        guard length > 0, fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return }
+        let flags = fcntl(descriptor, F_GETFL)
+        let start = flags >= 0 && flags & O_APPEND != 0 ? status.st_size : lseek(descriptor, 0, SEEK_CUR)
+        guard start >= 0 else { return }
+        var result: Int32
+        repeat { result = clinux_fallocate(descriptor, start, off_t(length)) } while result != 0 && errno == EINTR
+        guard result != 0 else { return }
+        let error = errno
+        guard [ENOSPC, EFBIG, EDQUOT].contains(error) else { return }
+        // An allocation that failed part-way may have grown the file: back to its size before.
+        var after = stat()
+        if fstat(descriptor, &after) == 0, after.st_size > status.st_size { _ = ftruncate(descriptor, status.st_size) }
+        throw OutputError(path: name, reason: SystemErrorReason.text(error), kind: .io)
     }
 
     /// Returns once a write to `descriptor` would not block (at once for files and devices), or

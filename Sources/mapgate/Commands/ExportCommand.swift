@@ -72,11 +72,15 @@ struct ExportCommand: Command {
                 let (descriptor, name, opened) = try Self.open(destination, context: context)
                 defer { if opened { close(descriptor) } }
                 var delivered = false
-                return try PMTilesWriter.write(store, metadata: metadata, format: format, scratchDirectory: scratch, path: name) { data in
+                var size = 0
+                return try PMTilesWriter.write(
+                    store, metadata: metadata, format: format, scratchDirectory: scratch, path: name, announcing: { size = Int(clamping: $0) }
+                ) { data in
                     if delivered { return try Self.writeAll(data, to: descriptor, name: name) }
-                    // The first byte alone is the delivery, once a reader can take it, as for `tile`.
+                    // The first byte alone is the delivery, once a reader can take it, as for `tile`;
+                    // in a regular file, once the whole archive's room is taken.
                     try OutputDestination.writeAll(
-                        data, to: descriptor, name: name, willDeliver: { faults.reached("delivering") },
+                        data, to: descriptor, name: name, room: size, willDeliver: { faults.reached("delivering") },
                         deliver: { try authorization.deliver($0) })
                     delivered = true
                 }
