@@ -6,13 +6,24 @@ import Foundation
 /// before the program asks. The terminal's line discipline turns Ctrl-C into SIGINT for the
 /// program's process group, as a real terminal does.
 public enum TerminalSession {
-    /// One step: wait until the screen shows `waitFor` (nil: do not wait), then type `send`.
+    /// One step: wait until the screen shows `waitFor` (nil: do not wait), then type `send`; or,
+    /// with `hangsUp`, close the terminal (as a closed window or a dropped ssh connection does:
+    /// the program gets SIGHUP and its terminal answers no more), after which the program has 15 s
+    /// to end by itself (else it is killed and the result says `timedOut`).
     public struct Step: Sendable {
         public var waitFor: String?
         public var send: String
+        public var hangsUp = false
         public init(waitFor: String?, send: String) {
             self.waitFor = waitFor
             self.send = send
+        }
+
+        /// Waits for `waitFor`, then closes the terminal.
+        public static func hangUp(after waitFor: String) -> Step {
+            var step = Step(waitFor: waitFor, send: "")
+            step.hangsUp = true
+            return step
         }
     }
 
@@ -56,16 +67,42 @@ public enum TerminalSession {
                         return until is None
                     screen += data
             return True
+        hung_up = False
         for step in steps:
             if step["waitFor"] is not None and not read(step["waitFor"], 30):
                 timed_out = True
                 break
             time.sleep(0.1)
+            if step["hangsUp"]:
+                os.close(fd)
+                hung_up = True
+                break
             os.write(fd, step["send"].encode())
-        read(None, 60)
-        if timed_out:
-            os.kill(pid, 9)
-        _, status = os.waitpid(pid, 0)
+        def group_alive():
+            # Every process of the terminal's group, not only its first: under faketime, mapgate
+            # is the session leader's child, and outlives it when it ignores the hang-up.
+            for entry in os.listdir("/proc"):
+                try:
+                    stat = open("/proc/%s/stat" % entry).read()
+                except (OSError, ValueError):
+                    continue
+                fields = stat[stat.rindex(")") + 2:].split()
+                if int(fields[2]) == pid and fields[0] != "Z":
+                    return True
+            return False
+        if hung_up:
+            deadline = time.monotonic() + 15
+            while group_alive() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            if group_alive():
+                timed_out = True
+                os.killpg(pid, 9)
+            _, status = os.waitpid(pid, 0)
+        else:
+            read(None, 60)
+            if timed_out:
+                os.kill(pid, 9)
+            _, status = os.waitpid(pid, 0)
         code = 128 + os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
         print(json.dumps({"status": code, "screen": screen.decode("utf-8", "replace"), "timedOut": timed_out}))
         """#
@@ -73,7 +110,7 @@ public enum TerminalSession {
     /// Runs `program` with `arguments` and `environment` (over this process's) on a terminal,
     /// going through `steps`.
     public static func run(_ program: String, _ arguments: [String], environment: [String: String] = [:], steps: [Step]) throws -> Result {
-        let encoded = String(decoding: try JSONSerialization.data(withJSONObject: steps.map { ["waitFor": $0.waitFor as Any, "send": $0.send] }), as: UTF8.self)
+        let encoded = String(decoding: try JSONSerialization.data(withJSONObject: steps.map { ["waitFor": $0.waitFor as Any, "send": $0.send, "hangsUp": $0.hangsUp] }), as: UTF8.self)
         let result = try runProcess("/usr/bin/python3", ["-c", driver, encoded, program] + arguments, environment: environment, timeout: 120)
         guard let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any],
             let status = object["status"] as? Int, let screen = object["screen"] as? String

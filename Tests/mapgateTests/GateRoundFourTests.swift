@@ -53,6 +53,21 @@ import Glibc
         #expect(!FileManager.default.fileExists(atPath: scratch + "/t.png"))
     }
 
+    /// A server started at a terminal that then closes (the window, or the ssh connection) before
+    /// it answered a tile: it stops, and its use goes back (found by an attack: SIGHUP reloaded it,
+    /// so it served on without a terminal, holding the use, and a tab left open later spent it).
+    /// A SIGHUP while the terminal is still there reloads it, as a daemon's does.
+    @Test(arguments: ["serve", "open"])
+    func aClosedTerminalStopsAServerAndCostsNothing(_ command: String) throws {
+        let arguments = command == "serve" ? ["serve", "--port", "0"] : ["open", "plain", "--port", "0"]
+        let before = try promptsShown()
+        let result = try mapgate.runOnTerminal(
+            arguments, at: during,
+            steps: [.init(waitFor: "Update now or later?", send: "l\r"), .hangUp(after: command == "serve" ? "Ctrl-C to stop" : "/view/plain")])
+        #expect(!result.timedOut, "\(command) served on after its terminal closed: \(result.screen)")
+        #expect(try promptsShown() == before, "\(command): a closed terminal spent a use; \(result.screen)")
+    }
+
     /// Found by an attack on system mode: a run whose stderr is a full pipe nobody reads blocked
     /// writing the prompt, holding its use (the machine's last ones, with a few such runs) for as
     /// long as it liked. The prompt must be taken within the time an answer has (shortened here):

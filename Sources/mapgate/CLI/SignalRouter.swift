@@ -12,8 +12,9 @@ import Glibc
 /// mapgate or a library starts inherits the mask: a signal sent to one of those threads
 /// (`tgkill`) stays pending there and does nothing, and one sent to the process is taken by the
 /// router's own thread (`sigwait`), which alone decides what it does:
-/// - SIGHUP calls the hang-up handler a running server registered (a reload); without one it ends
-///   the run like the others (a closed terminal or a dropped ssh connection);
+/// - SIGHUP calls the hang-up handler a running server registered (a reload), unless the terminal
+///   the run started on has hung up; without one, or then, it ends the run like the others (a
+///   closed terminal or a dropped ssh connection);
 /// - a ``wait(onHangUp:)`` under way (a server running until Ctrl-C) is woken, and the main
 ///   thread stops the server in order;
 /// - otherwise the run ends: the registered cleanups run, newest first (a sync's half-assembled
@@ -37,6 +38,8 @@ enum SignalRouter {
     }
 
     private static let handlers = Locked(Handlers())
+    /// The standard streams that were terminals when the run started (``install()``).
+    private static let terminals = Locked<[Int32]>([])
     /// Taken for good by whoever ends the process first: the router on a signal, or ``exit(_:)``.
     private static let ending = DispatchSemaphore(value: 1)
 
@@ -51,6 +54,7 @@ enum SignalRouter {
     /// Blocks the terminating signals in this (the main) thread and starts the router's thread.
     /// Call it first in `main`, before anything starts a thread.
     static func install() {
+        terminals.withLock { $0 = (0...2).filter { isatty($0) == 1 } }
         var set = signalSet
         pthread_sigmask(SIG_BLOCK, &set, nil)
         do {
@@ -75,7 +79,7 @@ enum SignalRouter {
             return
         }
         let (waiter, hangUp) = handlers.withLock { handlers -> ((@Sendable (Int32) -> Void)?, (@Sendable () -> Void)?) in
-            if number == SIGHUP, let hangUp = handlers.hangUp { return (nil, hangUp) }
+            if number == SIGHUP, let hangUp = handlers.hangUp, !terminalHungUp() { return (nil, hangUp) }
             defer { handlers.waiter = nil }
             return (handlers.waiter, nil)
         }
@@ -91,6 +95,19 @@ enum SignalRouter {
         let cleanups = handlers.withLock { $0.cleanups }
         for cleanup in cleanups.reversed() { cleanup.run(number) }
         _exit(128 + number)  // at once: no atexit handlers while other threads still run
+    }
+
+    /// Whether the terminal the run started on has hung up (its window closed, its ssh connection
+    /// dropped): a stream of it then answers every call with EIO. A SIGHUP from it is the end of
+    /// the run, not a reload: a server started at a terminal that then closed served on without
+    /// one, holding its use, and the next tile from a tab left open spent it (found by an attack).
+    /// A SIGHUP sent while the terminal is there (`kill -HUP`), or to a server that never had one
+    /// (a service), reloads.
+    private static func terminalHungUp() -> Bool {
+        terminals.withLock { $0 }.contains { descriptor in
+            var settings = termios()
+            return tcgetattr(descriptor, &settings) != 0 && errno == EIO
+        }
     }
 
     /// Runs `cleanup` if a signal ends the run while the returned registration lives.
