@@ -14,9 +14,12 @@ public enum TerminalSession {
         public var waitFor: String?
         public var send: String
         public var hangsUp = false
-        public init(waitFor: String?, send: String) {
+        /// How `send` is typed: the terminal's character set, as Python names it (`euc_jp`).
+        public var encoding = "utf-8"
+        public init(waitFor: String?, send: String, encoding: String = "utf-8") {
             self.waitFor = waitFor
             self.send = send
+            self.encoding = encoding
         }
 
         /// Waits for `waitFor`, then closes the terminal.
@@ -77,7 +80,7 @@ public enum TerminalSession {
                 os.close(fd)
                 hung_up = True
                 break
-            os.write(fd, step["send"].encode())
+            os.write(fd, step["send"].encode(step["encoding"]))
         def group_alive():
             # Every process of the terminal's group, not only its first: under faketime, mapgate
             # is the session leader's child, and outlives it when it ignores the hang-up.
@@ -108,10 +111,11 @@ public enum TerminalSession {
         """#
 
     /// Runs `program` with `arguments` and `environment` (over this process's) on a terminal,
-    /// going through `steps`.
+    /// going through `steps`. The driver reads its steps as UTF-8 whatever the program's locale
+    /// (Python's UTF-8 mode: a `ja_JP.eucJP` locale made it read them as EUC-JP).
     public static func run(_ program: String, _ arguments: [String], environment: [String: String] = [:], steps: [Step]) throws -> Result {
-        let encoded = String(decoding: try JSONSerialization.data(withJSONObject: steps.map { ["waitFor": $0.waitFor as Any, "send": $0.send, "hangsUp": $0.hangsUp] }), as: UTF8.self)
-        let result = try runProcess("/usr/bin/python3", ["-c", driver, encoded, program] + arguments, environment: environment, timeout: 120)
+        let encoded = String(decoding: try JSONSerialization.data(withJSONObject: steps.map { ["waitFor": $0.waitFor as Any, "send": $0.send, "hangsUp": $0.hangsUp, "encoding": $0.encoding] }), as: UTF8.self)
+        let result = try runProcess("/usr/bin/python3", ["-X", "utf8", "-c", driver, encoded, program] + arguments, environment: environment, timeout: 120)
         guard let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any],
             let status = object["status"] as? Int, let screen = object["screen"] as? String
         else {

@@ -70,6 +70,25 @@ import Testing
         if item.updatesNow { #expect(result.screen.contains("https://apps.example/mapgate"), "\(result.screen)") }
     }
 
+    /// In a locale of another character set (`ja_JP.eucJP`, which mapgate answers in English),
+    /// an answer typed in it is read in it (found by an attack: はい in EUC-JP was not understood,
+    /// asked again, and the run gave up).
+    @Test(arguments: [("後で", false), ("はい", true)])
+    func anAnswerTypedInTheLocalesCharacterSetIsUnderstood(_ answer: String, _ updatesNow: Bool) throws {
+        let locales = try runProcess("/usr/bin/locale", ["-a"]).stdout.lowercased()
+        try #require(locales.contains("ja_jp.eucjp"), "ja_JP.eucJP is not made on this machine (scripts/install-deps makes it)")
+        let output = workspace.work.file("euc-\(updatesNow).png")
+        let before = try promptsShown()
+        let result = try mapgate.runOnTerminal(
+            ["tile", "geo", "0", "0", "0", "-o", output], at: during, environment: ["LANG": "ja_JP.eucJP", "LANGUAGE": "", "MAPGATE_PROMPT_TIMEOUT": "5"],
+            steps: [.init(waitFor: "Update now or later?", send: answer + "\r", encoding: "euc_jp")])
+        #expect(!result.timedOut, "\(result.screen)")
+        #expect(result.status == 0, "\(result.screen)")
+        #expect(!result.screen.contains("Please answer"), "\(result.screen)")
+        #expect(FileManager.default.fileExists(atPath: output) == !updatesNow, "\(result.screen)")
+        #expect(try promptsShown() == before + (updatesNow ? 0 : 1), "\(result.screen)")
+    }
+
     /// An answer not understood asks again, naming the choices; one understood then counts.
     @Test func anUnclearAnswerAsksAgain() throws {
         let output = workspace.work.file("again.png")

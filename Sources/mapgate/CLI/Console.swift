@@ -152,7 +152,7 @@ struct Console {
             }
             break
         }
-        guard let line = readLine() else {
+        guard let line = TerminalInput.line() else {
             // The end of input (Ctrl-D) leaves the cursor after the question: what follows
             // starts on a line of its own.
             write("\n", to: STDERR_FILENO)
