@@ -168,6 +168,20 @@ import Glibc
         #expect((try FileManager.default.attributesOfItem(atPath: output)[.size] as? NSNumber)?.intValue == 0, "the file holds part of it")
     }
 
+    /// A file size limit (`ulimit -f`) the gate's own record cannot be written under: said as the
+    /// limit it is (SQLite lost the reason and said "disk I/O error"; found by an attack), and
+    /// nothing counted.
+    @Test func aFileSizeLimitIsSaidAndCostsNothing() throws {
+        let before = try promptsShown()
+        let (program, arguments) = mapgate.command(
+            ["/bin/bash", "-c", "ulimit -f 4 && exec \"$@\"", "limited", "/usr/bin/faketime", during, mapgate.path, "tile", "plain", "0", "0", "0", "-o", "/dev/null",
+             "--config", mapgate.configPath, "--data-dir", mapgate.dataDirectory])
+        let result = try runProcess(program, arguments, environment: mapgate.baseEnvironment)
+        #expect(result.status == 74, "\(result.stderr)")
+        #expect(result.stderr.contains("the file would be larger than this process may write (ulimit -f)"), "\(result.stderr)")
+        #expect(try promptsShown() == before)
+    }
+
     @Test func aDamagedRegionFileCostsNothing() throws {
         let path = mapgate.dataDirectory + "/regions/plain.mbtiles"
         let handle = try #require(FileHandle(forWritingAtPath: path))

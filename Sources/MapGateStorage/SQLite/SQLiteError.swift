@@ -53,9 +53,21 @@ public struct SQLiteError: MapGateFailure, LocalizedError, Sendable, Equatable {
         return UInt64(info.f_bavail) * UInt64(info.f_frsize) < 64 << 10
     }
 
+    /// The system's reason behind a failure to write: ``systemErrno``, or, when SQLite lost it
+    /// (it reads `errno` after it has cleaned up: 0 after a failed `COMMIT`), `EFBIG` while the
+    /// process has a file size limit (`ulimit -f`), the likeliest reason there (found by an
+    /// attack: "disk I/O error" where data-directory.md promises the limit named).
+    public var writeErrno: Int32 {
+        guard systemErrno == 0, isWriteFailure else { return systemErrno }
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_FSIZE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max else { return 0 }  // RLIM_INFINITY
+        return EFBIG
+    }
+
     public var errorDescription: String? {
         // A file the system would not open or write: the system's reason in mapgate's words
         // first ("the file system is read-only"), SQLite's code and words after.
+        let systemErrno = writeErrno
         if systemErrno != 0, isWriteFailure {
             let reason = isDiskFull ? SystemErrorReason.text(ENOSPC) : SystemErrorReason.text(systemErrno)
             var text = L.localized("%1$s: %2$s (SQLite error %3$s: %4$s)", path ?? "SQLite", reason, "\(code)", message)

@@ -30,6 +30,9 @@ public struct GateStateError: MapGateFailure, LocalizedError, Sendable {
         } else if error.isDiskFull {
             reason = "the disk is full"
             advice = "free some space, then run the command again"
+        } else if error.writeErrno == EFBIG {
+            reason = SystemErrorReason.text(EFBIG)
+            advice = L.localized("raise the limit (ulimit -f unlimited), then run the command again; nothing was counted")
         } else if error.primaryCode == SQLITE_READONLY || access(path, W_OK) != 0 {
             reason = "it is read-only (\(error.message))"
             advice = "make it and its folder writable by you (chmod u+w), then run the command again"
