@@ -20,10 +20,10 @@ static inline int clinux_o_tmpfile(void) { return __O_TMPFILE; }
 // through this process. Returns the bytes copied, 0 at the end of the input, -1 with errno.
 static inline ssize_t clinux_copy_file_range(int in, int out, size_t length) { return (ssize_t)syscall(SYS_copy_file_range, in, NULL, out, NULL, length, 0u); }
 
-// fallocate(2) with mode 0: allocates `length` bytes from `offset` (the file grows to cover them),
-// so that writing them later cannot fail for want of room. -1 with errno (EOPNOTSUPP where the
-// file system cannot).
-static inline int clinux_fallocate(int fd, off_t offset, off_t length) { return (int)syscall(SYS_fallocate, fd, 0, offset, length); }
+// fallocate(2) with FALLOC_FL_KEEP_SIZE (1): allocates `length` bytes from `offset` without
+// changing the file's size, so that writing them later cannot fail for want of room (an append
+// still writes at the end). -1 with errno (EOPNOTSUPP where the file system cannot).
+static inline int clinux_fallocate_keeping_size(int fd, off_t offset, off_t length) { return (int)syscall(SYS_fallocate, fd, 1, offset, length); }
 
 // sync_file_range(2) with SYNC_FILE_RANGE_WRITE (2): starts writing back a range's dirty pages and
 // returns without waiting, so that a later fsync has little left to do.

@@ -174,6 +174,34 @@ import Glibc
         #expect(try promptsShown() == before)
     }
 
+    /// The same limit with standard output appended to a file (`>> FILE`) that already holds as
+    /// much as the archive: the archive's room past it is found missing before its first byte
+    /// (the tiles' scratch file, as large as their data, still fits), so nothing is written and
+    /// nothing counted (it held a cut archive and cost a use; found by an attack). The file keeps
+    /// what it held.
+    @Test func aFileSizeLimitBehindStandardOutputIsFoundBeforeTheFirstByte() throws {
+        let whole = work.file("whole2.pmtiles")
+        #expect(try mapgate.run(["export", "geo", whole], at: "2027-02-10 00:00:00").status == 0)
+        let archive = try #require(FileManager.default.attributesOfItem(atPath: whole)[.size] as? NSNumber).intValue
+        let states = [mapgate.dataDirectory + "/state.sqlite", mapgate.stateHome + "/mapgate/state.sqlite"].map {
+            ((try? FileManager.default.attributesOfItem(atPath: $0)[.size] as? NSNumber)?.intValue) ?? 0
+        }
+        let limit = archive * 3 / 2 / 1024
+        try #require(states.allSatisfy { $0 < archive }, "archive \(archive), states \(states)")
+        let file = work.file("appended.pmtiles")
+        let held = Data(repeating: 0x6F, count: archive)
+        try held.write(to: URL(fileURLWithPath: file))
+        let before = try promptsShown()
+        let (program, rest) = mapgate.command(
+            ["/bin/bash", "-c", "ulimit -f \(limit) && exec \"$@\" >> \"$0\"", file, "/usr/bin/faketime", "2027-02-10 00:00:00", mapgate.path, "export", "geo", "-",
+             "--config", mapgate.configPath, "--data-dir", mapgate.dataDirectory])
+        let result = try runProcess(program, rest, environment: mapgate.baseEnvironment)
+        #expect(result.status == 74, "\(result.status): \(result.stderr)")
+        #expect(result.stderr.contains("larger than this process may write"), "\(result.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == held)
+        #expect(try promptsShown() == before)
+    }
+
     @Test func standardOutputGetsTheArchive() throws {
         let result = try mapgate.run(["export", "geo", "-"], at: "2027-01-02 00:00:00")
         #expect(result.status == 0, "\(result.stderr)")

@@ -136,6 +136,25 @@ import Glibc
         #expect(info.st_mode & 0o777 == 0o640)
     }
 
+    /// A regular file written through (standard output redirected to it) gets its room taken
+    /// before the first byte (the delivery), without its size changing first: a file opened to
+    /// append (`>>`) gets the bytes at its end, right after what it held, and one opened to write
+    /// from the start gets exactly them.
+    @Test(arguments: [true, false])
+    func aRegularFileWrittenThroughGetsExactlyTheBytes(appending: Bool) throws {
+        let path = try work.write("out.png", "old")
+        let descriptor = open(path, O_WRONLY | (appending ? O_APPEND : O_TRUNC))
+        try #require(descriptor >= 0)
+        defer { close(descriptor) }
+        var delivered = false
+        try OutputDestination.writeAll(tile, to: descriptor, name: path, room: 4096, willDeliver: {}) { step in
+            delivered = true
+            try step()
+        }
+        #expect(delivered)
+        #expect(FileManager.default.contents(atPath: path) == (appending ? Data("old".utf8) : Data()) + tile)
+    }
+
     @Test func symlinkIsFollowedNotReplaced() throws {
         let target = try work.write("real.png", "old")
         let link = work.file("link.png")

@@ -346,21 +346,26 @@ public struct OutputDestination: Sendable, Equatable {
     /// file, so that the bytes cannot fail to fit once the first has gone out (as a file replaced
     /// atomically is written in full before its delivery). Throws, with the file as it was, when
     /// they do not fit (the disk or the user's quota full, the file size limit); a file system
-    /// that cannot allocate ahead (`EOPNOTSUPP`) is written as it comes.
+    /// that cannot allocate ahead (`EOPNOTSUPP`) is written as it comes. The file's size is not
+    /// changed (`FALLOC_FL_KEEP_SIZE`: a file opened to append, `>>`, still gets the bytes at its
+    /// end), so the size limit, which such an allocation does not check, is checked here.
     static func reserveRoom(_ length: Int, in descriptor: Int32, name: String) throws {
         var status = stat()
         guard length > 0, fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return }
         let flags = fcntl(descriptor, F_GETFL)
         let start = flags >= 0 && flags & O_APPEND != 0 ? status.st_size : lseek(descriptor, 0, SEEK_CUR)
         guard start >= 0 else { return }
+        var limit = rlimit()
+        if getrlimit(Int32(RLIMIT_FSIZE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max, UInt64(start) + UInt64(length) > UInt64(limit.rlim_cur) {
+            throw OutputError(path: name, reason: SystemErrorReason.text(EFBIG), kind: .io)
+        }
         var result: Int32
-        repeat { result = clinux_fallocate(descriptor, start, off_t(length)) } while result != 0 && errno == EINTR
+        repeat { result = clinux_fallocate_keeping_size(descriptor, start, off_t(length)) } while result != 0 && errno == EINTR
         guard result != 0 else { return }
         let error = errno
         guard [ENOSPC, EFBIG, EDQUOT].contains(error) else { return }
-        // An allocation that failed part-way may have grown the file: back to its size before.
-        var after = stat()
-        if fstat(descriptor, &after) == 0, after.st_size > status.st_size { _ = ftruncate(descriptor, status.st_size) }
+        // Blocks an allocation that failed part-way took past the end are given back.
+        _ = ftruncate(descriptor, status.st_size)
         throw OutputError(path: name, reason: SystemErrorReason.text(error), kind: .io)
     }
 
