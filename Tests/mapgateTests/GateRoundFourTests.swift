@@ -68,6 +68,22 @@ import Glibc
         #expect(try promptsShown() == before, "\(command): a closed terminal spent a use; \(result.screen)")
     }
 
+    /// The same with no standard stream on the terminal (`serve < /dev/null 2>&1 | cat`, its
+    /// lines through a pipe): the terminal it was started at still sends the SIGHUP when it
+    /// closes, and the server stops (found by an attack: it reloaded and served on).
+    @Test func aClosedTerminalStopsAServerWhoseStreamsAreElsewhere() throws {
+        let before = try promptsShown()
+        let (program, arguments) = mapgate.command(
+            ["/bin/sh", "-c", "\"$@\" < /dev/null 2>&1 | cat", "sh", "/usr/bin/faketime", during, mapgate.path, "serve", "--port", "0",
+             "--config", mapgate.configPath, "--data-dir", mapgate.dataDirectory])
+        let environment = mapgate.baseEnvironment.merging(["PATH": "/usr/bin:/bin", "TERM": "xterm"]) { $1 }
+        let result = try TerminalSession.run(program, arguments, environment: environment, steps: [.hangUp(after: "Ctrl-C to stop")])
+        #expect(!result.timedOut, "serve went on after its terminal closed: \(result.screen)")
+        // Without a terminal to ask at, the run counted its use at the prompt; a server that
+        // answered no tile gives it back when it stops.
+        #expect(try promptsShown() == before, "\(result.screen)")
+    }
+
     /// Found by an attack on system mode: a run whose stderr is a full pipe nobody reads blocked
     /// writing the prompt, holding its use (the machine's last ones, with a few such runs) for as
     /// long as it liked. The prompt must be taken within the time an answer has (shortened here):

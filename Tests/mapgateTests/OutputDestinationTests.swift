@@ -155,6 +155,29 @@ import Glibc
         #expect(FileManager.default.contents(atPath: path) == (appending ? Data("old".utf8) : Data()) + tile)
     }
 
+    /// A file system that cannot allocate ahead (ext3: EOPNOTSUPP, stood in here on a tmpfs):
+    /// its free space is looked at instead, so a disk without room for the bytes fails before
+    /// the delivery (found by an attack: a cut tile and a use counted on ext3), and one with room
+    /// goes on.
+    @Test(.tags(.root), .enabled(if: TinyDisk.canMount, "mounting a tmpfs needs root (CI runs as root)"))
+    func withoutAllocationAheadTheFreeSpaceIsLookedAt() throws {
+        let disk = try TinyDisk(at: work.file("disk"))
+        defer { disk.unmount() }
+        let path = disk.path + "/out.png"
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        try #require(descriptor >= 0)
+        defer { close(descriptor) }
+        let unsupported: (Int32, off_t, off_t) -> Int32 = { _, _, _ in
+            errno = EOPNOTSUPP
+            return -1
+        }
+        try OutputDestination.reserveRoom(64 << 10, in: descriptor, name: path, allocate: unsupported)
+        #expect(throws: OutputError.self) { try OutputDestination.reserveRoom(4 << 20, in: descriptor, name: path, allocate: unsupported) }
+        try disk.make("full")
+        let error = #expect(throws: OutputError.self) { try OutputDestination.reserveRoom(8192, in: descriptor, name: path, allocate: unsupported) }
+        #expect(error?.reason == SystemErrorReason.text(ENOSPC))
+    }
+
     @Test func symlinkIsFollowedNotReplaced() throws {
         let target = try work.write("real.png", "old")
         let link = work.file("link.png")

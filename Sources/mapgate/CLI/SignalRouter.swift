@@ -38,8 +38,9 @@ enum SignalRouter {
     }
 
     private static let handlers = Locked(Handlers())
-    /// The standard streams that were terminals when the run started (``install()``).
-    private static let terminals = Locked<[Int32]>([])
+    /// The standard streams that were terminals when the run started, and whether it had a
+    /// controlling terminal then (``install()``).
+    private static let terminals = Locked<(streams: [Int32], controlling: Bool)>(([], false))
     /// Taken for good by whoever ends the process first: the router on a signal, or ``exit(_:)``.
     private static let ending = DispatchSemaphore(value: 1)
 
@@ -54,7 +55,9 @@ enum SignalRouter {
     /// Blocks the terminating signals in this (the main) thread and starts the router's thread.
     /// Call it first in `main`, before anything starts a thread.
     static func install() {
-        terminals.withLock { $0 = (0...2).filter { isatty($0) == 1 } }
+        let controlling = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC)
+        if controlling >= 0 { close(controlling) }
+        terminals.withLock { $0 = ((0...2).filter { isatty($0) == 1 }, controlling >= 0) }
         var set = signalSet
         pthread_sigmask(SIG_BLOCK, &set, nil)
         do {
@@ -101,13 +104,22 @@ enum SignalRouter {
     /// dropped): a stream of it then answers every call with EIO. A SIGHUP from it is the end of
     /// the run, not a reload: a server started at a terminal that then closed served on without
     /// one, holding its use, and the next tile from a tab left open spent it (found by an attack).
-    /// A SIGHUP sent while the terminal is there (`kill -HUP`), or to a server that never had one
-    /// (a service), reloads.
+    /// The controlling terminal counts too, when no stream is on it (`serve < /dev/null > log
+    /// 2>&1` at a terminal; found by an attack): it can no longer be opened, or answers EIO. A
+    /// SIGHUP sent while the terminal is there (`kill -HUP`), or to a server that never had one (a
+    /// service), reloads.
     private static func terminalHungUp() -> Bool {
-        terminals.withLock { $0 }.contains { descriptor in
+        let (streams, controlling) = terminals.withLock { $0 }
+        func isHungUp(_ descriptor: Int32) -> Bool {
             var settings = termios()
             return tcgetattr(descriptor, &settings) != 0 && errno == EIO
         }
+        if streams.contains(where: isHungUp) { return true }
+        guard controlling else { return false }
+        let descriptor = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK)
+        guard descriptor >= 0 else { return errno == ENXIO || errno == EIO }
+        defer { close(descriptor) }
+        return isHungUp(descriptor)
     }
 
     /// Runs `cleanup` if a signal ends the run while the returned registration lives.
