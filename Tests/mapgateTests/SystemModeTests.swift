@@ -494,6 +494,26 @@ struct SystemModeTests {
         #expect(try machine.promptsShown() == 1)
     }
 
+    /// A user's session whose terminal closes before it answered a tile ends, and its use goes
+    /// back, with the terminal as its streams and with them elsewhere (`serve < /dev/null 2>&1 |
+    /// cat`): a session never reloads on SIGHUP (the configuration is the service's), so the
+    /// forwarded SIGHUP ends it. Guards what the per-user `serve` got wrong (it reloaded; found by
+    /// an attack).
+    @Test func aSessionWhoseTerminalClosesEndsAndCostsNothing() throws {
+        try startPrompting()
+        let environment = machine.environment(of: user).merging(["PATH": "/usr/bin:/bin", "TERM": "xterm"]) { $1 }
+        let (program, arguments) = machine.command([machine.binary, "serve"], as: user)
+        let atTheTerminal = try TerminalSession.run(
+            program, arguments, environment: environment,
+            steps: [.init(waitFor: "Update now or later?", send: "l\r"), .hangUp(after: "Ctrl-C to stop")])
+        #expect(!atTheTerminal.timedOut, "\(atTheTerminal.screen)")
+        #expect(try machine.promptsShown() == 0, "\(atTheTerminal.screen)")
+        let (shell, piped) = machine.command(["/bin/sh", "-c", "\"$@\" < /dev/null 2>&1 | cat", "sh", machine.binary, "serve"], as: user)
+        let elsewhere = try TerminalSession.run(shell, piped, environment: environment, steps: [.hangUp(after: "Ctrl-C to stop")])
+        #expect(!elsewhere.timedOut, "\(elsewhere.screen)")
+        #expect(try machine.promptsShown() == 0, "\(elsewhere.screen)")
+    }
+
     /// Found by an attack: "update now" at the prompt made the service run `xdg-open` as its own
     /// user with the caller's terminal (a text browser would have taken the user's keyboard as
     /// the service). The service only says the address; nothing is started, nothing counted.
