@@ -148,16 +148,23 @@ import Glibc
         #expect(try Data(contentsOf: URL(fileURLWithPath: file)).starts(with: Array("PMTiles".utf8)))
     }
 
-    /// A file-size limit (found by an attack: SIGXFSZ killed the export, exit 153, its temporary
-    /// file left): the write fails, exit 74 with the reason, the file as it was, no use counted.
-    @Test func aFileSizeLimitIsAWriteThatFails() throws {
-        // A limit between the gate state's files and the archive.
-        let whole = work.file("whole.pmtiles")
+    /// The size of `geo`'s archive (exported once, into `name`) and of the gate state's two files:
+    /// what a file size limit is set between.
+    func archiveAndStateSizes(exportingTo name: String) throws -> (archive: Int, states: [Int]) {
+        let whole = work.file(name)
         #expect(try mapgate.run(["export", "geo", whole], at: "2027-02-10 00:00:00").status == 0)
         let archive = try #require(FileManager.default.attributesOfItem(atPath: whole)[.size] as? NSNumber).intValue
         let states = [mapgate.dataDirectory + "/state.sqlite", mapgate.stateHome + "/mapgate/state.sqlite"].map {
             ((try? FileManager.default.attributesOfItem(atPath: $0)[.size] as? NSNumber)?.intValue) ?? 0
         }
+        return (archive, states)
+    }
+
+    /// A file-size limit (found by an attack: SIGXFSZ killed the export, exit 153, its temporary
+    /// file left): the write fails, exit 74 with the reason, the file as it was, no use counted.
+    @Test func aFileSizeLimitIsAWriteThatFails() throws {
+        // A limit between the gate state's files and the archive.
+        let (archive, states) = try archiveAndStateSizes(exportingTo: "whole.pmtiles")
         let limit = archive / 2 / 1024
         try #require(states.allSatisfy { $0 * 2 < archive / 2 }, "archive \(archive), states \(states)")
         let file = work.file("limited.pmtiles")
@@ -180,12 +187,7 @@ import Glibc
     /// nothing counted (it held a cut archive and cost a use; found by an attack). The file keeps
     /// what it held.
     @Test func aFileSizeLimitBehindStandardOutputIsFoundBeforeTheFirstByte() throws {
-        let whole = work.file("whole2.pmtiles")
-        #expect(try mapgate.run(["export", "geo", whole], at: "2027-02-10 00:00:00").status == 0)
-        let archive = try #require(FileManager.default.attributesOfItem(atPath: whole)[.size] as? NSNumber).intValue
-        let states = [mapgate.dataDirectory + "/state.sqlite", mapgate.stateHome + "/mapgate/state.sqlite"].map {
-            ((try? FileManager.default.attributesOfItem(atPath: $0)[.size] as? NSNumber)?.intValue) ?? 0
-        }
+        let (archive, states) = try archiveAndStateSizes(exportingTo: "whole2.pmtiles")
         let limit = archive * 3 / 2 / 1024
         try #require(states.allSatisfy { $0 < archive }, "archive \(archive), states \(states)")
         let file = work.file("appended.pmtiles")

@@ -748,15 +748,17 @@ struct SystemModeTests {
     func holdSilentConnections(_ count: Int, _ body: ([Int32]) throws -> Void) throws {
         var limit = rlimit()
         getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
-        if limit.rlim_cur < limit.rlim_max, limit.rlim_cur < rlim_t(count + 256) {
-            limit.rlim_cur = min(limit.rlim_max, rlim_t(count + 256))
+        // With room for the suite's other tests, which run beside it in this process (46 of 600
+        // connections failed once in CI with the limit at the count + 256).
+        if limit.rlim_cur < limit.rlim_max, limit.rlim_cur < rlim_t(count + 4096) {
+            limit.rlim_cur = min(limit.rlim_max, rlim_t(count + 4096))
             setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
         }
         var silent: [Int32] = []
         defer { silent.forEach { close($0) } }
         for _ in 0..<count {
             let fd = LoopbackSocket.connect(port: machine.tilePort)
-            #expect(fd != nil)
+            #expect(fd != nil, "connection \(silent.count + 1) of \(count): \(String(cString: strerror(errno)))")
             if let fd { silent.append(fd) }
         }
         try body(silent)
