@@ -53,14 +53,13 @@ public struct SQLiteError: MapGateFailure, LocalizedError, Sendable, Equatable {
         return UInt64(info.f_bavail) * UInt64(info.f_frsize) < 64 << 10
     }
 
-    /// The system's reason behind a failure to write: ``systemErrno``, or, when SQLite lost it
-    /// (it reads `errno` after it has cleaned up: 0 after a failed `COMMIT`), `EFBIG` while the
-    /// process has a file size limit (`ulimit -f`), the likeliest reason there (found by an
-    /// attack: "disk I/O error" where data-directory.md promises the limit named).
+    /// The system's reason behind a failure to write: ``systemErrno``, or, when SQLite lost it on
+    /// an I/O error (it reads `errno` after it has cleaned up: 0 after a failed `COMMIT`), `EFBIG`
+    /// while the process has a file size limit (`ulimit -f`), the likeliest reason there (found
+    /// by an attack: "disk I/O error" where data-directory.md promises the limit named). Not for
+    /// a read-only file or one that cannot be opened, which say their own reason.
     public var writeErrno: Int32 {
-        guard systemErrno == 0, isWriteFailure else { return systemErrno }
-        var limit = rlimit()
-        guard getrlimit(Int32(RLIMIT_FSIZE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max else { return 0 }  // RLIM_INFINITY
+        guard systemErrno == 0, primaryCode == SQLITE_IOERR, FileSizeLimit.bytes != nil else { return systemErrno }
         return EFBIG
     }
 

@@ -360,8 +360,7 @@ public struct OutputDestination: Sendable, Equatable {
         let flags = fcntl(descriptor, F_GETFL)
         let start = flags >= 0 && flags & O_APPEND != 0 ? status.st_size : lseek(descriptor, 0, SEEK_CUR)
         guard start >= 0 else { return }
-        var limit = rlimit()
-        if getrlimit(Int32(RLIMIT_FSIZE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max, UInt64(start) + UInt64(length) > UInt64(limit.rlim_cur) {
+        if let limit = FileSizeLimit.bytes, UInt64(start) + UInt64(length) > limit {
             throw OutputError(path: name, reason: SystemErrorReason.text(EFBIG), kind: .io)
         }
         var result: Int32

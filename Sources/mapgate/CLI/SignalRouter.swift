@@ -55,7 +55,7 @@ enum SignalRouter {
     /// Blocks the terminating signals in this (the main) thread and starts the router's thread.
     /// Call it first in `main`, before anything starts a thread.
     static func install() {
-        let controlling = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC)
+        let controlling = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK)
         if controlling >= 0 { close(controlling) }
         terminals.withLock { $0 = ((0...2).filter { isatty($0) == 1 }, controlling >= 0) }
         var set = signalSet
