@@ -148,6 +148,38 @@ import Glibc
         #expect(named.stderr.contains("region plain: not in the mirror"), "\(named.stderr)")
     }
 
+    /// Found by an attack: B, with fewer regions and the same catalog, wrote the stick A had
+    /// written, said done, and took A's other region off it (the next machine was told "not in
+    /// the mirror"). What another machine put there stays when its bytes are the catalog's, and
+    /// only then.
+    @Test func aSecondMachineKeepsWhatAnotherPutOnTheStick() throws {
+        try mirrorVersionOne()
+        #expect(try b.run(["sync", "plain"], at: Self.day1).status == 0)
+        let geoPackage = try package("geo")
+        // A package whose bytes are not the catalog's is not kept on the manifest's word.
+        let handle = try #require(FileHandle(forWritingAtPath: geoPackage))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data("x".utf8))
+        try handle.close()
+        let overDamaged = try b.run(["mirror", stick], at: Self.day1)
+        #expect(overDamaged.status == 0, "\(overDamaged.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: geoPackage))
+        #expect(String(decoding: try #require(bytes(stick + "/mirror.json")), as: UTF8.self).contains("not installed on the machine that wrote this mirror"))
+
+        #expect(try a.run(["mirror", stick], at: Self.day1).status == 0)
+        let over = try b.run(["mirror", stick], at: Self.day1)
+        #expect(over.status == 0, "\(over.stderr)")
+        #expect(over.stdout.contains("geo 1: already in the mirror") && over.stdout.contains("2 regions"), "\(over.stdout)")
+        #expect(FileManager.default.fileExists(atPath: geoPackage))
+        #expect(!String(decoding: try #require(bytes(stick + "/mirror.json")), as: UTF8.self).contains("not installed on the machine"))
+        origin.stop()
+        let c = try MapGateBinary(workDirectory: work.file("c"))
+        try trust(c)
+        let sync = try c.run(["sync", "--from", stick, "geo", "plain"], at: Self.day1)
+        #expect(sync.status == 0, "\(sync.stderr)")
+        for id in ["geo", "plain"] { #expect(installed(c, id) == installed(a, id) && installed(c, id) != nil, "\(id)") }
+    }
+
     /// `mirror.json` is not signed: the reason it gives for a region it left out reached the
     /// terminal as it was, and a newline and escape codes in it forged a line of output ("plain 2:
     /// updated") while the region stayed as it was (found by an attack). Escaped now.

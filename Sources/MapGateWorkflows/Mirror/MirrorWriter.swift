@@ -191,6 +191,9 @@ public struct MirrorWriter {
             }
         }
 
+        if let held = folder.read(name: MirrorLayout.manifestName).flatMap({ try? MirrorManifest.decode($0, source: folder.path) }) {
+            bytes += carryOver(held, of: catalog, into: folder, failed: Set(failures.map(\.id)), &manifest, onEvent)
+        }
         try folder.write(try manifest.encoded(), name: MirrorLayout.manifestName)
         if let signature = saved.signature {
             try folder.write(signature, name: MirrorLayout.signatureName)
@@ -200,6 +203,51 @@ public struct MirrorWriter {
         try folder.write(saved.bytes, name: MirrorLayout.catalogName)
         folder.removePackages(keeping: Set((manifest.regions + manifest.styles).map(\.sha256) + manifest.deltas.map(\.sha256)))
         return Summary(manifest: manifest, bytes: bytes, failures: failures)
+    }
+
+    /// Keeps what another machine put on this mirror that the catalog still names, byte for byte
+    /// (each package checked against the catalog's SHA-256 and size, never the unsigned manifest's
+    /// word): found by an attack, a second machine with fewer regions wrote a shared stick with
+    /// the same catalog, said done, and took the other machine's regions off it. Returns the bytes kept.
+    private func carryOver(
+        _ held: MirrorManifest, of catalog: Catalog, into folder: any MirrorFolder, failed: Set<String>, _ manifest: inout MirrorManifest,
+        _ onEvent: (Event) -> Void
+    ) -> Int64 {
+        var bytes: Int64 = 0
+        func carried(_ package: MirrorManifest.Package, _ kind: Kind) {
+            let id = kind == .style ? "style " + package.id : package.id
+            manifest.leftOut.removeAll { $0.id == id }
+            bytes += package.size
+            onEvent(.kept(package, kind: kind))
+        }
+        for entry in held.regions where !failed.contains(entry.id) && !manifest.regions.contains(where: { $0.id == entry.id }) {
+            guard let region = catalog.region(entry.id), region.sha256 == entry.sha256, folder.holds(sha256: region.sha256, size: region.size) else { continue }
+            let package = MirrorManifest.Package(id: region.id, version: region.version, sha256: region.sha256, size: region.size)
+            manifest.regions.append(package)
+            carried(package, .region)
+        }
+        for entry in held.styles where !failed.contains("style " + entry.id) && !manifest.styles.contains(where: { $0.id == entry.id }) {
+            guard let style = catalog.styles.first(where: { $0.id == entry.id }), style.sha256 == entry.sha256,
+                folder.holds(sha256: style.sha256, size: style.size)
+            else { continue }
+            let package = MirrorManifest.Package(id: style.id, version: style.version, sha256: style.sha256, size: style.size)
+            manifest.styles.append(package)
+            carried(package, .style)
+        }
+        let ownDeltas = Set(manifest.deltas.map(\.id))
+        for entry in held.deltas where !manifest.deltas.contains(where: { $0.sha256 == entry.sha256 }) {
+            guard let delta = catalog.region(entry.id)?.deltas.first(where: { $0.sha256 == entry.sha256 }),
+                folder.holds(sha256: delta.sha256, size: delta.size)
+            else { continue }
+            manifest.deltas.append(MirrorManifest.Delta(id: entry.id, fromVersion: delta.fromVersion, sha256: delta.sha256, size: delta.size))
+            bytes += delta.size
+            // A region the mirror now carries as this delta alone says so, as the machine that wrote it did.
+            if !manifest.regions.contains(where: { $0.id == entry.id }), !ownDeltas.contains(entry.id) {
+                manifest.leftOut.removeAll { $0.id == entry.id }
+                manifest.leftOut.append(MirrorManifest.LeftOut(id: entry.id, reason: MirrorLeftOut.carriesDelta(fromVersion: delta.fromVersion).english))
+            }
+        }
+        return bytes
     }
 
     /// Refuses to put an older catalog over the newer one a mirror holds, signed by the same key
