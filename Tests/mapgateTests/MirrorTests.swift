@@ -34,13 +34,14 @@ import Glibc
         for machine in [a, b] { try trust(machine) }
     }
 
-    func trust(_ machine: MapGateBinary, key: PublisherKey? = nil) throws {
-        try machine.writePolicy(["trustedKeys": [try (key ?? self.key).publicKeyLine], "requireSignedCatalog": true])
+    func trust(_ machine: MapGateBinary, key: PublisherKey? = nil, also: PublisherKey? = nil) throws {
+        let keys = try [key ?? self.key] + (also.map { [$0] } ?? [])
+        try machine.writePolicy(["trustedKeys": try keys.map { try $0.publicKeyLine }, "requireSignedCatalog": true])
         try machine.writeConfig(["catalogURL": origin.baseURL + "/catalog.json"])
     }
 
     /// Publishes `geo` and `plain` at `version` (each a new file: its own description).
-    func publish(version: String, at time: String = "2027-01-01 00:00:00") throws {
+    func publish(version: String, at time: String = "2027-01-01 00:00:00", key: PublisherKey? = nil) throws {
         for (id, fixture) in [("geo", "mbtileserver-geography-class-png.mbtiles"), ("plain", "node-mbtiles-plain_1.mbtiles")] {
             let path = work.file("in/\(id).mbtiles")
             try? FileManager.default.removeItem(atPath: path)
@@ -49,7 +50,7 @@ import Glibc
             #expect(edit.status == 0, "\(edit.stderr)")
         }
         try work.write("in/regions.json", #"{"geo.mbtiles": {"version": "\#(version)"}, "plain.mbtiles": {"version": "\#(version)"}}"#)
-        let published = try a.run(["publish", work.file("in"), "--out", www, "--key", key.secretKeyFile, "--expires-days", "30"], at: time)
+        let published = try a.run(["publish", work.file("in"), "--out", www, "--key", (key ?? self.key).secretKeyFile, "--expires-days", "30"], at: time)
         #expect(published.status == 0, "\(published.stderr)")
     }
 
@@ -178,6 +179,37 @@ import Glibc
         let sync = try c.run(["sync", "--from", stick, "geo", "plain"], at: Self.day1)
         #expect(sync.status == 0, "\(sync.stderr)")
         for id in ["geo", "plain"] { #expect(installed(c, id) == installed(a, id) && installed(c, id) != nil, "\(id)") }
+    }
+
+    /// Found by an attack, while a publisher rotates keys (both trusted): an old stick of the old
+    /// key put version 1 back over version 2 (and cost a use), and that older catalog, saved,
+    /// was then written by `mirror` over a stick's newer one of the new key.
+    @Test func anOlderCatalogOfAnotherKeyChangesNothingInstalled() throws {
+        try mirrorVersionOne()
+        let newKey = try PublisherKey(in: work.path, name: "new")
+        try trust(b, also: newKey)
+        try publish(version: "2", at: "2027-01-02 12:00:00", key: newKey)
+        #expect(try b.run(["sync", "geo", "plain"], at: Self.day2).status == 0)
+        let geo2 = try #require(installed(b, "geo"))
+
+        let old = try b.run(["sync", "--from", stick], at: Self.day2)
+        #expect(old.status == 0, "\(old.stderr)")
+        #expect(old.stderr.contains("published before one already accepted from key"), "\(old.stderr)")
+        #expect(old.stdout.contains("geo 2: its catalog here is older than one already accepted"), "\(old.stdout)")
+        #expect(installed(b, "geo") == geo2)
+        let newStick = work.file("stick-new")
+        #expect(try b.run(["mirror", newStick], at: Self.day2).status == 0)
+        #expect(bytes(newStick + "/catalog.json") == bytes(www + "/catalog.json"), "the saved catalog is still the newer one")
+
+        // A machine that has only the old key's catalog does not write it over the newer stick.
+        let c = try MapGateBinary(workDirectory: work.file("c"))
+        try trust(c, also: newKey)
+        #expect(try c.run(["sync", "--from", stick, "geo"], at: Self.day2).status == 0)
+        let over = try c.run(["mirror", newStick], at: Self.day2)
+        #expect(over.status == 1 && over.stderr.contains("holds a catalog published later"), "\(over.stdout)\(over.stderr)")
+        #expect(bytes(newStick + "/catalog.json") == bytes(www + "/catalog.json"))
+        #expect(try c.run(["sync", "--from", newStick], at: Self.day2).status == 0)
+        #expect(installed(c, "geo") == geo2)
     }
 
     /// `mirror.json` is not signed: the reason it gives for a region it left out reached the

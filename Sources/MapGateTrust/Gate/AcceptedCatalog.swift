@@ -11,7 +11,20 @@ public struct AcceptedCatalog: Sendable {
 
     public var catalog: Catalog { fetched.catalog }
 
-    init(_ fetched: CatalogSource.Fetched) {
+    /// A catalog of another signing key, published later than this one, accepted before (a
+    /// publisher rotating keys, and this one kept or on a stick): ``SyncWorkflow`` takes from it
+    /// only what is not installed, and does not save it (found by an attack: an old stick of the
+    /// old key put version 1 back over version 2, and cost a use).
+    public let newerAccepted: NewerCatalog?
+
+    public struct NewerCatalog: Sendable, Equatable {
+        public let keyID: String
+        public let serial: Int64
+        public let generated: Date
+    }
+
+    init(_ fetched: CatalogSource.Fetched, newerAccepted: NewerCatalog?) {
         self.fetched = fetched
+        self.newerAccepted = newerAccepted
     }
 }

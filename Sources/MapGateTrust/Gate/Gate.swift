@@ -256,8 +256,8 @@ public final class Gate {
     /// Takes in a catalog as its source fetched and verified it (``accept(_:sha256:signedBy:)``)
     /// and returns the proof that it did, which ``SyncWorkflow`` requires.
     public func accept(_ fetched: CatalogSource.Fetched) throws -> AcceptedCatalog {
-        try accept(fetched.catalog, sha256: fetched.sha256, signedBy: fetched.signature?.keyID.hex)
-        return AcceptedCatalog(fetched)
+        let newer = try accept(fetched.catalog, sha256: fetched.sha256, signedBy: fetched.signature?.keyID.hex)
+        return AcceptedCatalog(fetched, newerAccepted: newer)
     }
 
     /// Takes in a catalog whose signature was verified (or that the policy lets go unsigned):
@@ -267,9 +267,13 @@ public final class Gate {
     /// are saved with the state, so they hold from the next decision on, offline too.
     ///
     /// - Parameter signedBy: the id of the key that signed it (hex), or nil when unsigned.
-    public func accept(_ catalog: Catalog, sha256: String, signedBy keyID: String?) throws {
+    /// - Returns: the newest catalog of another key accepted before, when it was published later
+    ///   than this one (``AcceptedCatalog/newerAccepted``).
+    @discardableResult
+    public func accept(_ catalog: Catalog, sha256: String, signedBy keyID: String?) throws -> AcceptedCatalog.NewerCatalog? {
         // A refusal is returned, not thrown, inside the transaction: the clock's high-water mark
         // it moved is saved either way.
+        var newer: AcceptedCatalog.NewerCatalog?
         let refusal = try update { record, now, _ -> CatalogError? in
             func refuse(_ reason: String) -> CatalogError { CatalogError(source: catalog.sourceURL, region: nil, reason: reason) }
             // A signed catalog that never expires could be replayed forever (a frozen client never
@@ -297,8 +301,17 @@ public final class Gate {
                             String(saved.sha256.prefix(12)), String(sha256.prefix(12))))
                 }
             }
+            // Which key's catalog is newer is told by when each was published: serials are per
+            // key, and a new key may start a new count (docs/publishing.md).
+            if keyID != nil, let generated = catalog.generated {
+                for (other, accepted) in record.catalogSerials where other != signer && other != "unsigned" {
+                    guard let theirs = accepted.generated.flatMap(ISODate.parse), theirs > generated, theirs > newer?.generated ?? generated else { continue }
+                    newer = AcceptedCatalog.NewerCatalog(keyID: other, serial: accepted.serial, generated: theirs)
+                }
+            }
             if let serial = catalog.serial {
-                record.catalogSerials[signer] = GateRecord.CatalogSerial(serial: serial, sha256: sha256)
+                record.catalogSerials[signer] = GateRecord.CatalogSerial(
+                    serial: serial, sha256: sha256, generated: catalog.generated.map(ISODate.string))
             }
             if let keyID {
                 // A key the profile (or a signed policy) trusts sets the rules, unless the rules in
@@ -327,6 +340,7 @@ public final class Gate {
             return nil
         }
         if let refusal { throw refusal }
+        return newer
     }
 
     /// Runs `body` on the saved record in one write transaction (on every copy), after moving

@@ -84,6 +84,9 @@ public struct GateRecord: Sendable, Equatable {
     public struct CatalogSerial: Sendable, Equatable, Codable {
         public var serial: Int64
         public var sha256: String
+        /// That catalog's `generated` (ISO 8601), to tell which of two keys' catalogs is the
+        /// newer: serials are per key (absent in records written before it was kept).
+        public var generated: String? = nil
     }
 
     /// Whether every counter and date is one mapgate can have written: a sealed record that

@@ -254,17 +254,29 @@ public struct MirrorWriter {
     /// (found by an attack: a machine that had not synced for a while wrote its catalog over a
     /// stick's newer one and deleted the newer packages; every machine that had the newer one then
     /// refused the stick as a rollback). The machine takes the stick's first (`sync --from`).
+    /// A catalog of another trusted key is the newer when it was published later (serials are per
+    /// key; found by an attack: while a publisher rotated keys, a machine's older catalog of the
+    /// old key replaced a stick's newer one of the new key, which machines trusting only the new
+    /// key then refused).
     private func refuseRollback(of folder: any MirrorFolder, to catalog: Catalog, saved: SavedCatalog) throws {
-        guard let serial = catalog.serial, let existing = folder.read(name: MirrorLayout.catalogName),
+        guard let existing = folder.read(name: MirrorLayout.catalogName),
             let existingSignature = folder.read(name: MirrorLayout.signatureName), let signature = saved.signature,
             let keys = try? trustedKeys.map({ try MinisignPublicKey(text: $0) }), !keys.isEmpty
         else { return }
         let verifier = MinisignVerifier(trustedKeys: keys)
         guard let theirs = try? verifier.verify(signatureFile: existingSignature, message: existing),
-            let ours = try? verifier.verify(signatureFile: signature, message: saved.bytes), theirs.keyID == ours.keyID,
-            let held = try? Catalog.parse(existing, sourceURL: URL(fileURLWithPath: folder.path + "/" + MirrorLayout.catalogName).absoluteString),
-            let heldSerial = held.serial, heldSerial > serial
+            let ours = try? verifier.verify(signatureFile: signature, message: saved.bytes),
+            let held = try? Catalog.parse(existing, sourceURL: URL(fileURLWithPath: folder.path + "/" + MirrorLayout.catalogName).absoluteString)
         else { return }
+        if theirs.keyID != ours.keyID {
+            guard let published = held.generated, let ourPublished = catalog.generated, published > ourPublished else { return }
+            throw GeneralFailure(
+                L.localized(
+                    "the mirror at %1$s holds a catalog published later (%2$s, key %3$s) than this machine's (%4$s): take it first with 'mapgate sync --from %1$s', then write the mirror again",
+                    folder.path, ISODate.string(published), theirs.keyID.hex, ISODate.string(ourPublished)),
+                kind: .failure)
+        }
+        guard let serial = catalog.serial, let heldSerial = held.serial, heldSerial > serial else { return }
         throw GeneralFailure(
             L.localized(
                 "the mirror at %1$s holds a newer catalog (serial %2$s; this machine's is %3$s): take it first with 'mapgate sync --from %1$s', then write the mirror again",

@@ -57,6 +57,15 @@ public struct SyncPlan: Sendable, Equatable {
         self.refused = refused
     }
 
+    /// Installed regions the catalog offers in another version stay as they are, each ``absent``
+    /// for `reason` (the catalog is older than one already accepted: it must not put an older
+    /// version back).
+    public mutating func holdBack(installed versions: [String: String], reason: String) {
+        func changes(_ region: CatalogRegion) -> Bool { versions[region.id].map { $0 != region.version } ?? false }
+        absent += targets.filter(changes).map { Absent(id: $0.id, reason: reason) }
+        targets.removeAll(where: changes)
+    }
+
     static func describeOffer(_ catalog: Catalog) -> String {
         let ids = catalog.regions.map(\.id)
         if ids.isEmpty { return L.localized("it offers no region") }

@@ -51,6 +51,8 @@ public final class SyncWorkflow {
     }
 
     private let catalog: Catalog
+    /// A newer catalog of another key was accepted before: this one only fills in what is not installed.
+    private let newer: AcceptedCatalog.NewerCatalog?
     private let saved: SavedCatalog?
     private let library: RegionLibrary
     private let installer: RegionInstaller
@@ -63,7 +65,9 @@ public final class SyncWorkflow {
     ///     run holds its lock (what `mapgate mirror` passes on and `catalog --saved` shows).
     public init(catalog: AcceptedCatalog, savesCatalog: Bool = false, library: RegionLibrary, installer: RegionInstaller) {
         self.catalog = catalog.catalog
-        saved = savesCatalog ? SavedCatalog(bytes: catalog.fetched.bytes, signature: catalog.fetched.signatureFile) : nil
+        newer = catalog.newerAccepted
+        // An older catalog is not what `mirror` should pass on, nor what `catalog --saved` shows.
+        saved = savesCatalog && newer == nil ? SavedCatalog(bytes: catalog.fetched.bytes, signature: catalog.fetched.signatureFile) : nil
         self.library = library
         self.installer = installer
         styles = StyleInstaller(directory: library.directory, downloader: installer.downloader)
@@ -90,7 +94,17 @@ public final class SyncWorkflow {
             summary.firstFailure = summary.firstFailure ?? error
             onEvent(event)
         }
-        let plan = try SyncPlan(requested: requested, installed: try library.installed().map(\.id), catalog: catalog)
+        let installed = try library.installed()
+        var plan = try SyncPlan(requested: requested, installed: installed.map(\.id), catalog: catalog)
+        if let newer {
+            let date = ISODate.string(newer.generated)
+            onEvent(.notice(L.localized(
+                "this catalog was published before one already accepted from key %1$s (serial %2$s, published %3$s): it changes nothing installed, and is not kept for 'mapgate mirror'",
+                newer.keyID, "\(newer.serial)", date)))
+            plan.holdBack(
+                installed: Dictionary(installed.map { ($0.id, $0.version) }, uniquingKeysWith: { first, _ in first }),
+                reason: L.localized("its catalog here is older than one already accepted (published %1$s)", date))
+        }
         if plan.isEmpty {
             summary.nothingToDo = true
             return summary
@@ -131,7 +145,9 @@ public final class SyncWorkflow {
         // The publisher's styles follow the regions they draw: due when those are all installed
         // (or about to be) and the installed style is not the catalog's version.
         let installedAfter = Set(try library.installed().map(\.id)).union(pending.map(\.id))
-        let stylesDue = StyleInstaller.styles(in: catalog, drawing: installedAfter).filter { !styles.isUpToDate($0) }
+        let stylesDue = StyleInstaller.styles(in: catalog, drawing: installedAfter).filter {
+            newer == nil ? !styles.isUpToDate($0) : styles.installed($0.id) == nil
+        }
         for rejection in catalog.rejectedStyles { onEvent(.styleRejected(rejection)) }
         guard !pending.isEmpty || !stylesDue.isEmpty else { return summary }
 
