@@ -101,6 +101,36 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: output + "/catalog.json"))
     }
 
+    /// Found by an attack: a writer killed in the middle of a transaction (rollback-journal mode,
+    /// SQLite's default) left its `-journal`; publish read the file as it was, half written, and
+    /// signed an uncommitted name and half-changed tiles. Refused, naming the journal; once
+    /// sqlite3 has opened the file (rolling the write back), the committed name is published.
+    @Test func aWriteCutOffInItsJournalIsRefusedUntilRolledBack() throws {
+        try offer("mbtileserver-world_cities.mbtiles", as: "cities.mbtiles")
+        let file = input + "/cities.mbtiles"
+        let writer = try runProcess("/usr/bin/python3", ["-c", """
+            import os, sqlite3
+            db = sqlite3.connect('\(file)', isolation_level=None)
+            db.execute('PRAGMA cache_size=1'); db.execute('BEGIN')
+            db.execute("UPDATE metadata SET value='UNCOMMITTED' WHERE name='name'")
+            db.execute("UPDATE tiles SET tile_data=zeroblob(length(tile_data)) WHERE zoom_level=6")
+            os.kill(os.getpid(), 9)
+            """])
+        #expect(writer.status != 0)
+        #expect(FileManager.default.fileExists(atPath: file + "-journal"))
+        let refused = try mapgate.run(["publish", input, "--out", output, "--dry-run"])
+        #expect(refused.status == 65, "\(refused.stdout)\(refused.stderr)")
+        #expect(refused.stderr.contains("cities.mbtiles-journal holds a write to it that was cut off"), "\(refused.stderr)")
+
+        let rolledBack = try runProcess("/usr/bin/sqlite3", [file, "PRAGMA quick_check"])
+        #expect(rolledBack.stdout.contains("ok"), "\(rolledBack.stdout)\(rolledBack.stderr)")
+        let key = try makeKey()
+        let published = try mapgate.run(["publish", input, "--out", output, "--key", key.secretKey])
+        #expect(published.status == 0, "\(published.stderr)")
+        let catalog = String(decoding: try Data(contentsOf: URL(fileURLWithPath: output + "/catalog.json")), as: UTF8.self)
+        #expect(!catalog.contains("UNCOMMITTED") && catalog.contains("Major cities"), "\(catalog)")
+    }
+
     /// Found by an attack on the viewer: a name with a direction override ("abc\u{202E}gnp.exe"
     /// read "abcexe.png" on every page), control characters (NUL, ESC, a newline) and 5,400
     /// characters were published. Refused, naming the file, where the name came from and why.

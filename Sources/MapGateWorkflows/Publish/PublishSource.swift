@@ -3,6 +3,10 @@ import MapGateBase
 import MapGateStorage
 import MapGateTrust
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// One `.mbtiles` file of the input folder (or one made from a `.pmtiles` archive of it) and
 /// what the catalog calls it.
 struct PublishSource: Sendable, Equatable {
@@ -42,6 +46,16 @@ struct PublishSource: Sendable, Equatable {
                     "%1$s-wal holds %2$s of changes not yet in the file, which the package would miss: close the program writing it, or run sqlite3 %1$s 'PRAGMA wal_checkpoint(TRUNCATE)'",
                     fileName, ByteCount.text(pending)))
         }
+        // Nor a write cut off (or under way) in rollback-journal mode: its `-journal` begins with
+        // the journal's magic until the write commits or is rolled back, and the file holds its
+        // pages half written, which SQLite would roll back on opening it, but not read immutable
+        // (found by an attack: an uncommitted name and half-changed tiles were published).
+        if Self.holdsHotJournal(path + "-journal") {
+            throw fail(
+                L.localized(
+                    "%1$s-journal holds a write to it that was cut off or is still under way, and the file is half written: close the program writing it, or open it once with sqlite3 (sqlite3 %1$s 'PRAGMA quick_check'), which rolls the write back",
+                    fileName))
+        }
         let metadata: [String: String]
         do {
             metadata = try MBTilesFile(path: path, immutable: true).metadata()
@@ -68,6 +82,15 @@ struct PublishSource: Sendable, Equatable {
         return PublishSource(
             path: path, fileName: fileName, id: id, name: name, version: version, minimumAppVersion: override?.minimumAppVersion,
             installedSize: size, isVersionFromMetadata: override?.version == nil)
+    }
+
+    /// Whether `journal` is a rollback journal SQLite would play back: it begins with the
+    /// journal's magic (a committed write deletes it, truncates it or zeroes that header).
+    static func holdsHotJournal(_ journal: String) -> Bool {
+        guard let descriptor = try? RegularFile(forReadingAtPath: journal).take() else { return false }
+        defer { close(descriptor) }
+        var head = [UInt8](repeating: 0, count: 8)
+        return pread(descriptor, &head, 8, 0) == 8 && head == [0xD9, 0xD5, 0x05, 0xF9, 0x20, 0xA1, 0x63, 0xD7]
     }
 
     /// The longest name a region may have, in characters: a name is a heading on pages and a cell
