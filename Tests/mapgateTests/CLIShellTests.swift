@@ -52,6 +52,30 @@ import Glibc
         #expect(result.stderr.contains("usage: "))
     }
 
+    /// Found by an attack: `mapgate mirror "$STICK"` with STICK unset wrote a mirror into the
+    /// current folder (and removed hash-named files from its `packages/`), `sync --from ""` read
+    /// it, `--data-dir ""` was a data directory named "". An empty argument is refused, before
+    /// anything is read or written.
+    @Test(arguments: [["mirror", ""], ["sync", "--from", ""], ["sync", "--from="], ["--data-dir", "", "list"], ["export", "geo", ""], ["publish", "", "--dry-run"]])
+    func anEmptyArgumentIsAUsageError(arguments: [String]) throws {
+        let result = try mapgate.runBare(arguments)
+        #expect(result.status == 64, "\(result.stdout)\(result.stderr)")
+        #expect(result.stderr.contains("(an unset shell variable?)"), "\(result.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work.path).allSatisfy { !["packages", "mirror.json", "catalog.json"].contains($0) })
+    }
+
+    /// Found by an attack: a folder name that is not UTF-8 (`Karten\xfc`, Latin-1) reached
+    /// mapgate as `Karten\u{FFFD}`, another name: `mirror` wrote into that other folder and said
+    /// done, `sync --from` read it. Refused, naming the argument.
+    @Test func anArgumentThatIsNotUTF8IsAUsageError() throws {
+        let result = try runProcess(
+            "/bin/sh", ["-c", #"cd "$1" && exec "$0" mirror "$(printf 'Karten\374')""#, mapgate.path, work.path],
+            environment: mapgate.baseEnvironment)
+        #expect(result.status == 64, "\(result.stdout)\(result.stderr)")
+        #expect(result.stderr.contains("argument 2 (Karten\u{FFFD}) is not UTF-8"), "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: work.file("Karten\u{FFFD}")))
+    }
+
     @Test(arguments: ["check", "status", "demo", "catalog", "sync", "list", "remove", "verify", "open", "serve", "tile"])
     func everyCommandHasHelp(command: String) throws {
         let result = try mapgate.runBare([command, "--help"])

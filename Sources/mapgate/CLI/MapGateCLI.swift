@@ -22,6 +22,16 @@ enum MapGateCLI {
         return ExitCode.forError(error)
     }
 
+    /// The position of the first argument this process was given that is not UTF-8 (Swift reads
+    /// it with U+FFFD in place of its bytes: found by an attack, `mirror $'Karten\xfc'` wrote into
+    /// another folder, `Karten\u{FFFD}`); nil when all are, or when `argv` is not this process's.
+    static func undecodableArgument(_ argv: [String]) -> Int? {
+        guard argv.count == Int(CommandLine.argc), argv == CommandLine.arguments else { return nil }
+        return (1..<argv.count).first { position in
+            CommandLine.unsafeArgv[position].map { String(validatingCString: $0) == nil } ?? false
+        }
+    }
+
     private static func run(_ argv: [String], environment: [String: String]) -> Int32 {
         // The user's language for what people read; none for what scripts read (--json).
         let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? argv.first ?? ""
@@ -29,6 +39,13 @@ enum MapGateCLI {
         if !argv.contains("--json") { Localization.setUp(folder: Localization.catalogFolder) }
         let arguments: ParsedArguments
         do {
+            if let position = undecodableArgument(argv) {
+                throw UsageError(
+                    message: L.localized(
+                        "argument %1$s (%2$s) is not UTF-8, and would be read as another name: give mapgate file and folder names in UTF-8 (rename it, or make a link with a UTF-8 name)",
+                        "\(position)", TerminalText.inline(argv[position])),
+                    usage: "mapgate --help")
+            }
             arguments = try parse(Array(argv.dropFirst()))
         } catch let error as UsageError {
             return usageFailure(error, environment: environment, json: argv.contains("--json"))

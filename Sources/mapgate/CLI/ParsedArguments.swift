@@ -44,6 +44,11 @@ struct ParsedArguments {
         while index < arguments.count {
             let argument = arguments[index]
             index += 1
+            // An empty argument is a shell variable that was not set (found by an attack:
+            // `mapgate mirror "$STICK"` wrote a mirror into the current folder): never a name.
+            if argument.isEmpty {
+                throw UsageError(message: L.localized("argument %1$s is empty (an unset shell variable?)", "\(index)"), usage: usage())
+            }
             if onlyPositional || argument == "-" || !argument.hasPrefix("-") || isNegativeNumber(argument) {
                 if parsed.command == nil, !onlyPositional {
                     parsed.command = argument
@@ -87,6 +92,9 @@ struct ParsedArguments {
                     }
                     inlineValue = arguments[index]
                     index += 1
+                }
+                if inlineValue?.isEmpty == true {
+                    throw UsageError(message: L.localized("option --%1$s needs a value (%2$s), not an empty one (an unset shell variable?)", "\(name)", "\(spec.value!)"), usage: usage())
                 }
                 parsed.values[name] = inlineValue
                 if let inlineValue { parsed.allValues[name, default: []].append(inlineValue) }
