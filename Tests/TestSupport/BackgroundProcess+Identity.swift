@@ -12,3 +12,9 @@ extension BackgroundProcess {
         return ProcessIdentity(pid: processIdentifier, start: start, boot: me.boot)
     }
 }
+
+/// Whether `pid` is stopped (SIGSTOP: a `MAPGATE_FAULT_STOP_AT` hook): its state in /proc is `T`.
+public func processIsStopped(_ pid: pid_t) -> Bool {
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let close = stat.lastIndex(of: ")") else { return false }
+    return stat[stat.index(close, offsetBy: 2)] == "T"
+}

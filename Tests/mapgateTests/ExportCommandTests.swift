@@ -220,7 +220,7 @@ import Glibc
         let before = try #require(try promptsShown())
         let export = try mapgate.start(["export", "geo", output], at: "2027-02-01 01:00:00", environment: ["MAPGATE_FAULT_STOP_AT": "delivering"])
         let pid = try export.descendant(named: "mapgate")
-        #expect(waitUntil(timeout: 20) { Self.isStopped(pid) }, "\(export.stderr)")
+        #expect(waitUntil(timeout: 20) { processIsStopped(pid) }, "\(export.stderr)")
         kill(pid, SIGINT)
         kill(pid, SIGCONT)
         let status = export.wait(timeout: 20)
@@ -229,10 +229,5 @@ import Glibc
         #expect(status == 130 || status == 0, "\(export.stderr)")
         #expect(exists == (spent == 1), "archive written: \(exists), uses spent: \(spent); \(export.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder).allSatisfy { !$0.contains(".mapgate-") })
-    }
-
-    static func isStopped(_ pid: pid_t) -> Bool {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let close = stat.lastIndex(of: ")") else { return false }
-        return stat[stat.index(close, offsetBy: 2)] == "T"
     }
 }

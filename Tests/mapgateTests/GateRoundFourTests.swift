@@ -28,12 +28,6 @@ import Glibc
         try workspace.promptsShown(at: time ?? during)
     }
 
-    /// Whether `pid` is stopped (SIGSTOP): its state in /proc is `T`.
-    func isStopped(_ pid: pid_t) -> Bool {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let close = stat.lastIndex(of: ")") else { return false }
-        return stat[stat.index(close, offsetBy: 2)] == "T"
-    }
-
     // MARK: Part 1: honest users
 
     /// Ctrl-C at the question is the most natural answer there is: nothing runs, nothing counts.
@@ -336,7 +330,7 @@ import Glibc
         let before = try promptsShown()
         let tile = try mapgate.start(["tile", "plain", "0", "0", "0", "-o", folder + "/t.png"], at: during, environment: ["MAPGATE_FAULT_STOP_AT": "delivering"])
         let pid = try tile.descendant(named: "mapgate")
-        #expect(waitUntil { isStopped(pid) }, "\(tile.stderr)")
+        #expect(waitUntil { processIsStopped(pid) }, "\(tile.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder).isEmpty, "a named temporary file is there to read")
         #expect(chmod(folder, 0o555) == 0)
         defer { chmod(folder, 0o755) }
@@ -353,7 +347,7 @@ import Glibc
         let before = try promptsShown()
         let tile = try mapgate.start(["tile", "plain", "0", "0", "0", "-o", output], at: during, environment: ["MAPGATE_FAULT_STOP_AT": "delivering"])
         let pid = try tile.descendant(named: "mapgate")
-        #expect(waitUntil { isStopped(pid) }, "\(tile.stderr)")
+        #expect(waitUntil { processIsStopped(pid) }, "\(tile.stderr)")
         kill(pid, SIGINT)
         kill(pid, SIGCONT)
         let status = tile.wait(timeout: 20)

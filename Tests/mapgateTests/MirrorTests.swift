@@ -512,6 +512,31 @@ import Glibc
         #expect(installed(b, "plain") == installed(a, "plain"))
     }
 
+    /// Found by an attack: a stick pulled out in the middle of `sync --from` (its FUSE driver
+    /// killed): libcurl takes a failed read for the end of the file, and the run said the
+    /// mirror's package was bad (65) and threw away what it had copied. Here the pull is the run
+    /// stopped mid-copy, the package cut short and gone from its path, then let go on.
+    @Test func aStickPulledMidCopyIsAnIOErrorAndTheCopyResumes() throws {
+        try mirrorVersionOne()
+        let geoPackage = try package("geo")
+        let whole = try #require(bytes(geoPackage))
+        let run = try b.start(["sync", "--from", stick, "geo"], at: Self.day1, environment: ["MAPGATE_FAULT_STOP_AT": "downloading@100000"])
+        let pid = try run.descendant(named: "mapgate")
+        #expect(waitUntil { processIsStopped(pid) }, "\(run.stderr)")
+        #expect(truncate(geoPackage, 200_000) == 0 && rename(geoPackage, geoPackage + ".away") == 0)
+        kill(pid, SIGCONT)
+        #expect(run.wait(timeout: 30) == 74, "\(run.stdout)\(run.stderr)")
+        // (libcurl had read ahead of the progress it reported: the cut is where its reads ended.)
+        #expect(run.stderr.contains("could no longer be read after") && run.stderr.contains(" of \(whole.count) bytes: no such file"), "\(run.stderr)")
+        #expect(installed(b, "geo") == nil)
+
+        try whole.write(to: URL(fileURLWithPath: geoPackage))
+        let resumed = try b.run(["sync", "--from", stick, "geo"], at: Self.day1)
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        #expect(resumed.stdout.contains("resumed at"), "\(resumed.stdout)")
+        #expect(installed(b, "geo") == installed(a, "geo"))
+    }
+
     @Test func theShareAnswersTheMirrorsFilesOnlyWithRanges() throws {
         try mirrorVersionOne()
         // Things that must never be served, whatever the folder holds.

@@ -2,6 +2,10 @@ import FoundationEssentials
 import MapGateBase
 import MapGateTrust
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Downloads one package (a region's, a delta, a style's) into the partial folder: resumable, retried, verified by size
 /// and SHA-256 and gunzipped while it streams.
 public struct PackageDownloader: Sendable {
@@ -114,6 +118,13 @@ public struct PackageDownloader: Sendable {
                     : L.localized("download failed: %1$s (after %2$s tries)", "\(errorMessage(error))", "\(tries)")
                 throw RegionError(region: package.id, reason: reason, kind: kind)
             }
+            if sink.downloadedBytes < package.size, let gone = Self.localFileGone(package.url, read: sink.downloadedBytes, of: package.size) {
+                // A file on a stick or share that ended early because it went away (pulled out,
+                // unmounted, its FUSE driver gone) is an I/O error, and what was copied stays to
+                // resume (found by an attack: libcurl reads a failed read as the end of the file,
+                // and the run said the mirror's package was bad and threw the copy away).
+                throw RegionError(region: package.id, reason: gone, kind: .io)
+            }
             if sink.downloadedBytes < package.size {
                 // The server finished its answer, and it is shorter than the catalog says.
                 throw RegionError(
@@ -167,6 +178,24 @@ public struct PackageDownloader: Sendable {
                 return true
             },
             onBody: { try sink.receive($0) })
+    }
+
+    /// Why the local (`file://`) file at `url` could not be read to its end, when that is not its
+    /// being shorter than the catalog says: it is no longer there, or no longer readable (the
+    /// system's reason), or it is whole and the reading stopped (a read error). Nil for a file that
+    /// is there and short (bad data), and for any other URL.
+    static func localFileGone(_ url: String, read: Int64, of size: Int64) -> String? {
+        guard url.lowercased().hasPrefix("file:"), let path = URL(string: url)?.path else { return nil }
+        var info = stat()
+        if stat(path, &info) != 0 {
+            return L.localized(
+                "%1$s could no longer be read after %2$s of %3$s bytes: %4$s (was the stick or share taken away?); what was copied is kept, and the next run resumes",
+                path, "\(read)", "\(size)", SystemErrorReason.text(errno))
+        }
+        guard Int64(info.st_size) >= size else { return nil }
+        return L.localized(
+            "reading %1$s stopped at byte %2$s of %3$s (a read error: was the stick or share taken away?); what was copied is kept, and the next run resumes",
+            path, "\(read)", "\(size)")
     }
 
     /// Asks for the package's first byte, so that a package that is not there (a 4xx such as 404)
