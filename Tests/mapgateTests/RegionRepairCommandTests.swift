@@ -3,6 +3,10 @@ import MapGate
 import TestSupport
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// `list` marks a damaged region and `sync` repairs it, run as subprocesses.
 @Suite struct RegionRepairCommandTests {
     let workspace: CLIWorkspace
@@ -41,5 +45,45 @@ import Testing
         let after = try mapgate.run(["list", "--json"])
         #expect(try MapGateBinary.json(after.stdout)["damaged"] is NSNull)
         #expect(!after.stderr.contains("damaged"))
+    }
+
+    /// Found by an attack: one byte of an installed file changed in place, its size, inode and
+    /// time kept (as rot on a disk leaves them): `verify` called it damaged and advised `sync geo`,
+    /// which said "up to date" (it trusts the stamp), and `mirror` left it out blaming gzip
+    /// settings and said done. `verify` and `mirror` now forget the stamp, so `sync` hashes the
+    /// file and installs it again; `mirror` says the file is damaged (74).
+    @Test func aFileRottenUnderItsStampIsRepairedAsAdvised() throws {
+        try workspace.offer("geo", fixture: "mbtileserver-geography-class-png.mbtiles", format: "png")
+        #expect(try mapgate.run(["sync", "geo"]).status == 0)
+        let path = mapgate.dataDirectory + "/regions/geo.mbtiles"
+        let installed = try Data(contentsOf: URL(fileURLWithPath: path))
+        func rot() throws {
+            var before = stat()
+            #expect(stat(path, &before) == 0)
+            let handle = try #require(FileHandle(forUpdatingAtPath: path))
+            try handle.seek(toOffset: UInt64(installed.count / 2))
+            let byte = try #require(try handle.read(upToCount: 1)).first ?? 0
+            try handle.seek(toOffset: UInt64(installed.count / 2))
+            try handle.write(contentsOf: Data([byte ^ 0x5A]))
+            try handle.close()
+            var times = [before.st_atim, before.st_mtim]
+            #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)
+            var after = stat()
+            #expect(stat(path, &after) == 0 && after.st_ino == before.st_ino && after.st_mtim.tv_nsec == before.st_mtim.tv_nsec)
+        }
+        try rot()
+        let verify = try mapgate.run(["verify", "geo"])
+        #expect(verify.status == 65 && verify.stderr.contains("'mapgate sync geo' installs it again"), "\(verify.stderr)")
+        let sync = try mapgate.run(["sync", "geo"])
+        #expect(sync.status == 0 && sync.stdout.contains("geo 1: repaired (installed again"), "\(sync.stdout)\(sync.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == installed)
+
+        try rot()
+        let mirror = try mapgate.run(["mirror", workspace.work.file("stick")])
+        #expect(mirror.status == 74, "\(mirror.stdout)\(mirror.stderr)")
+        #expect(mirror.stderr.contains("the installed file is damaged (its SHA-256 is"), "\(mirror.stderr)")
+        let again = try mapgate.run(["sync", "geo"])
+        #expect(again.status == 0 && again.stdout.contains("geo 1: repaired (installed again"), "\(again.stdout)\(again.stderr)")
+        #expect(try mapgate.run(["verify", "geo"]).status == 0)
     }
 }

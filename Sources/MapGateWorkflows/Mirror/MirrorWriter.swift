@@ -58,10 +58,17 @@ public struct MirrorWriter {
     let trustedKeys: [String]
     let requiresSignature: Bool
     let now: Date
+    /// Forgets the stamp of a region found damaged (``RegionLibrary/forgetStamp(of:)`` on a
+    /// writable state database: `library` may be read-only).
+    let forgetStamp: (InstalledRegion) -> Void
 
-    public init(directory: DataDirectory, library: RegionLibrary, trustedKeys: [String], requiresSignature: Bool, now: Date) {
+    public init(
+        directory: DataDirectory, library: RegionLibrary, trustedKeys: [String], requiresSignature: Bool, now: Date,
+        forgetStamp: @escaping (InstalledRegion) -> Void = { _ in }
+    ) {
         self.directory = directory
         self.library = library
+        self.forgetStamp = forgetStamp
         self.trustedKeys = trustedKeys
         self.requiresSignature = requiresSignature
         self.now = now
@@ -142,6 +149,20 @@ public struct MirrorWriter {
                 manifest.deltas.append(delta)
                 bytes += delta.size
                 leave(region.id, .region, .carriesDelta(fromVersion: delta.fromVersion), &manifest, onEvent)
+                continue
+            }
+            // Not rebuilt byte for byte, and never updated by a delta: the installed file may be
+            // damaged under an unchanged stamp (rotten on the disk; found by an attack: the run
+            // blamed gzip settings and said done). Its own hash tells.
+            if case .leftOut(.notRebuildable) = placement, !updatedByDelta,
+                let hash = try? SHA256Hasher.hex(ofFileAt: directory.regionPath(region.id)), hash != record.sha256
+            {
+                let reason = L.localized("its SHA-256 is %1$s…, %2$s… was installed", String(hash.prefix(12)), String(record.sha256.prefix(12)))
+                let failure = L.localized("the installed file is damaged (%1$s); 'mapgate sync %2$s' installs it again", reason, region.id)
+                failures.append((region.id, failure))
+                leave(region.id, .region, .notWritten(failure), &manifest, onEvent)
+                // So that the advice works: the next `sync` hashes the file instead of trusting its stamp.
+                forgetStamp(record)
                 continue
             }
             if case .failed(let reason) = placement {

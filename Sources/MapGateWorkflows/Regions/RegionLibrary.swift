@@ -148,6 +148,9 @@ public final class RegionLibrary {
         public var region: InstalledRegion
         /// Nil when the region is intact; otherwise what is wrong.
         public var problem: String?
+        /// The file's bytes are not the ones installed (its SHA-256 differs), whatever its stamp
+        /// says: `verify` then has its stamp forgotten (``forgetStamp(of:)``).
+        public var bytesDiffer = false
         public var isIntact: Bool { problem == nil }
     }
 
@@ -180,6 +183,23 @@ public final class RegionLibrary {
         return result
     }
 
+    /// A file whose bytes are not the ones installed though its stamp still is (rotten on the
+    /// disk, or edited and its time set back) is taken as intact by `sync`, which looks at the
+    /// stamp: the advice to sync it did nothing ("up to date"; found by an attack). Its stamp is
+    /// forgotten, so the next `sync` hashes the file, finds it damaged and installs it again.
+    /// Only under the data directory's lock when no writer holds it, and only while the record
+    /// is still the one checked; else left as it is. Needs a library on a writable state
+    /// database (`verify` and `mirror` read through a read-only one, and open this one for it).
+    public func forgetStamp(of checked: InstalledRegion) {
+        guard checked.fileStamp != nil, let lock = try? DirectoryLock(directory: directory, timeout: 0) else { return }
+        withExtendedLifetime(lock) {
+            guard let now = try? registry.region(checked.id), now == checked else { return }
+            var forgotten = now
+            forgotten.fileStamp = nil
+            try? registry.database.transaction { try registry.save(forgotten) }
+        }
+    }
+
     private func check(_ record: InstalledRegion) throws -> Verification {
         let path = directory.regionPath(record.id)
         // Only a file that is not there is "missing": one mapgate may not look at (EACCES on its
@@ -202,7 +222,7 @@ public final class RegionLibrary {
         do {
             let hash = try SHA256Hasher.hex(ofFileAt: path)
             guard hash == record.sha256 else {
-                return Verification(region: record, problem: L.localized("SHA-256 is %1$s, %2$s was installed", "\(hash)", "\(record.sha256)"))
+                return Verification(region: record, problem: L.localized("SHA-256 is %1$s, %2$s was installed", "\(hash)", "\(record.sha256)"), bytesDiffer: true)
             }
             try MBTilesFile(path: path).checkIntegrity()
         } catch let error as MBTilesError {

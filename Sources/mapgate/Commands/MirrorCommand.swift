@@ -42,7 +42,8 @@ struct MirrorCommand: Command {
         let settings = try context.gateSettings()
         let writer = MirrorWriter(
             directory: context.dataDirectory, library: library, trustedKeys: settings.trustedKeys,
-            requiresSignature: settings.requireSignedCatalog, now: context.clock.now)
+            requiresSignature: settings.requireSignedCatalog, now: context.clock.now,
+            forgetStamp: { try? context.regionLibrary().forgetStamp(of: $0) })
         let console = context.console
         let killAt = FaultInjection(environment: context.environment)
         var bar: ProgressBar?
