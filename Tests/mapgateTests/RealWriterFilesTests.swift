@@ -34,6 +34,46 @@ import Testing
         #expect(!result.stderr.contains("no .mbtiles file in it") && !result.stderr.contains("not a readable SQLite file"), "\(result.stderr)")
     }
 
+    /// Found by an attack: vector tiles stored zlib-compressed (as some older writers stored them;
+    /// publish and sync take them) were served as they were, without a Content-Encoding, so no map
+    /// could read them, and `export` refused them. Served unpacked to every client, exported gzipped.
+    @Test func zlibVectorTilesAreServedUnpackedAndExportedGzipped() throws {
+        let workspace = try CLIWorkspace()
+        let source = workspace.work.file("zl.mbtiles")
+        try FileManager.default.copyItem(atPath: try TestPaths.shared("mbtiles/mbtileserver-world_cities.mbtiles"), toPath: source)
+        let recompress = try runProcess("/usr/bin/python3", ["-c", """
+            import sqlite3, gzip, zlib
+            db = sqlite3.connect('\(source)')
+            for z, x, y, d in db.execute('SELECT zoom_level, tile_column, tile_row, tile_data FROM tiles').fetchall():
+                db.execute('UPDATE tiles SET tile_data = ? WHERE zoom_level = ? AND tile_column = ? AND tile_row = ?', (zlib.compress(gzip.decompress(d)), z, x, y))
+            db.commit()
+            """])
+        #expect(recompress.status == 0, "\(recompress.stderr)")
+        try workspace.builder.add(id: "zl", source: source, version: "1", format: "pbf")
+        try workspace.builder.write()
+        let client = workspace.mapgate
+        try client.configure(["catalogURL": workspace.catalogURL])
+        let sync = try client.run(["sync", "zl"])
+        #expect(sync.status == 0, "\(sync.stderr)")
+
+        let server = try client.serve()
+        defer { server.process.signal(SIGTERM) }
+        for encoding in ["gzip", "identity"] {
+            let body = workspace.work.file("tile-" + encoding)
+            let answer = try runProcess("/usr/bin/curl", ["-s", "-D", "-", "-o", body, "-H", "Accept-Encoding: " + encoding, server.base + "/zl/0/0/0.pbf"])
+            #expect(answer.stdout.hasPrefix("HTTP/1.1 200") && !answer.stdout.lowercased().contains("content-encoding"), "\(answer.stdout)")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: body)).first == 0x1A, "a protobuf Tile, unpacked (\(encoding))")
+        }
+
+        let archive = workspace.work.file("zl.pmtiles")
+        let export = try client.run(["export", "zl", archive])
+        #expect(export.status == 0, "\(export.stderr)")
+        if PMTilesReference.isInstalled {
+            let tiles = try PMTilesReference.tiles(archive)
+            #expect(!tiles.isEmpty && tiles.values.allSatisfy { GzipInflater.isGzip($0) }, "every tile gzip, as the archive's header says")
+        }
+    }
+
     /// Item 5: every TileJSON document the server writes validates against TileJSON 3.0.0's own
     /// JSON Schema, checked by python `jsonschema` (raster regions too: `vector_layers` is
     /// required, `[]` for them; a publisher's version in TileJSON's semver form, or left out).

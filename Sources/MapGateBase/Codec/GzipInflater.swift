@@ -37,12 +37,13 @@ public final class GzipInflater {
     /// `verifiesTrailer: false` skips each member's CRC-32 and length check (zlib's
     /// `inflateValidate`), which costs a tenth of the inflating time: for input whose every byte
     /// is checked against a stronger hash anyway, as a package against its SHA-256.
-    public init(verifiesTrailer: Bool = true) throws {
+    /// `zlib: true` reads a zlib stream (RFC 1950, as some older tools stored `pbf` tiles) instead of gzip.
+    public init(verifiesTrailer: Bool = true, zlib: Bool = false) throws {
         self.verifiesTrailer = verifiesTrailer
         stream = .allocate(capacity: 1)
         stream.initialize(to: z_stream())
-        // 16 + MAX_WBITS: a gzip wrapper, not zlib or raw deflate.
-        let code = czlib_inflate_init2(stream, 16 + MAX_WBITS)
+        // 16 + MAX_WBITS: a gzip wrapper, not zlib or raw deflate (MAX_WBITS alone: zlib's).
+        let code = czlib_inflate_init2(stream, zlib ? MAX_WBITS : 16 + MAX_WBITS)
         // Every stored property is set by now, so a throw runs `deinit`, which frees both
         // buffers (and `inflateEnd` refuses a stream that never started).
         guard code == Z_OK else { throw GzipError(message: L.localized("zlib could not start (code %1$s)", "\(code)")) }
@@ -59,6 +60,14 @@ public final class GzipInflater {
     public static func isGzip<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> Bool {
         var iterator = bytes.makeIterator()
         return iterator.next() == 0x1F && iterator.next() == 0x8B
+    }
+
+    /// True when `bytes` start with a zlib stream's header (RFC 1950): deflate (`CMF` 0x78) with a
+    /// valid check (`CMF·256 + FLG` a multiple of 31). Some older tools stored `pbf` tiles so.
+    public static func isZlib<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> Bool {
+        var iterator = bytes.makeIterator()
+        guard let cmf = iterator.next(), let flg = iterator.next() else { return false }
+        return cmf == 0x78 && (UInt16(cmf) << 8 | UInt16(flg)) % 31 == 0
     }
 
     /// Decompresses `input`, handing each full buffer of output to `sink`.
@@ -112,10 +121,11 @@ public final class GzipInflater {
         } while isFull || stream.pointee.avail_in > 0 && !memberEnded
     }
 
-    /// Decompresses a whole gzip buffer held in memory (a `pbf` tile). Throws as soon as the
-    /// output would pass `maximumSize` bytes: a few kilobytes of deflate can unpack to gigabytes.
+    /// Decompresses a whole gzip (or zlib: ``isZlib(_:)``) buffer held in memory (a `pbf` tile).
+    /// Throws as soon as the output would pass `maximumSize` bytes: a few kilobytes of deflate can
+    /// unpack to gigabytes.
     public static func decompress(_ data: Data, maximumSize: Int = .max) throws -> Data {
-        let inflater = try GzipInflater()
+        let inflater = try GzipInflater(zlib: !isGzip(data) && isZlib(data))
         var output = Data()
         let sink = { (bytes: UnsafeRawBufferPointer) in
             guard bytes.count <= maximumSize - output.count else {

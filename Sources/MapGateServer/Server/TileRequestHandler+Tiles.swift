@@ -78,6 +78,16 @@ extension TileRequestHandler {
                 }
             }
         }
+        if region.record.format == .pbf, !GzipInflater.isGzip(body), GzipInflater.isZlib(body) {
+            // zlib (some older writers): sent unpacked to every client (found by an attack: it went
+            // out as it was, without a Content-Encoding, and no map could read it; a browser's
+            // `deflate` is this format, but not every client asks for it).
+            do {
+                body = try GzipInflater.decompress(body, maximumSize: Self.maximumUnpackedTileSize)
+            } catch {
+                return text(500, "cannot unpack tile \(z)/\(x)/\(y) of region \(id): \(errorMessage(error))\n", cors: true)
+            }
+        }
         etag += "\""
         headers.append(("ETag", etag))
         headers.append(("Vary", "Accept-Encoding"))

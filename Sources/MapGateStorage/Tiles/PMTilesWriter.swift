@@ -46,7 +46,15 @@ public enum PMTilesWriter {
             // before a vector tile is gzipped, which would make it 20 bytes of nothing.
             guard !stored.isEmpty else { return }
             var data = stored
-            if format == .pbf, !GzipInflater.isGzip(data) {
+            if format == .pbf, !GzipInflater.isGzip(data), GzipInflater.isZlib(data) {
+                // zlib (some older writers): an archive's tiles are gzip (its header says so, found
+                // by an attack: the export was refused); unpacked, bounded, and gzipped.
+                do {
+                    data = try GzipDeflater.compress(GzipInflater.decompress(data, maximumSize: TileLimits.maximumUnpackedSize))
+                } catch {
+                    throw fail(L.localized("tile %1$s cannot be unpacked (zlib): %2$s", "\(z)/\(x)/\(y)", errorMessage(error)))
+                }
+            } else if format == .pbf, !GzipInflater.isGzip(data) {
                 guard data.first == 0x1A else {
                     throw fail(L.localized("tile %1$s is neither gzip nor a protobuf (%2$s)", "\(z)/\(x)/\(y)", TileFormat.describe(data)))
                 }

@@ -65,10 +65,6 @@ public enum TileFormat: String, Sendable, CaseIterable, Codable {
         return L.localized("unknown bytes %1$s", bytes.prefix(4).map { String.hex($0, uppercase: true) }.joined(separator: " "))
     }
 
-    /// A zlib stream's header (RFC 1950): deflate (`CMF` 0x78) with a valid check (`CMF·256 + FLG`
-    /// a multiple of 31). Some older tools stored `pbf` tiles so.
-    static func isZlib(_ bytes: Data) -> Bool {
-        let head = [UInt8](bytes.prefix(2))
-        return head.count == 2 && head[0] == 0x78 && (UInt16(head[0]) << 8 | UInt16(head[1])) % 31 == 0
-    }
+    /// A zlib stream's header (``GzipInflater/isZlib(_:)``).
+    static func isZlib(_ bytes: Data) -> Bool { GzipInflater.isZlib(bytes) }
 }

@@ -19,7 +19,7 @@ public enum VectorTileLayers {
     /// The layer names of one tile, in order, each once (an empty name is left out).
     public static func names(inTile bytes: Data) throws(DecodingError) -> [String] {
         var data = bytes
-        if GzipInflater.isGzip(bytes) {
+        if GzipInflater.isGzip(bytes) || GzipInflater.isZlib(bytes) {
             do {
                 data = try GzipInflater.decompress(bytes, maximumSize: maximumTileSize)
             } catch {
