@@ -171,6 +171,11 @@ struct SystemModeTests {
         #expect(try ask(["sync", "--from", SystemAccess.passedFolder, "plain"], descriptors: [null, null, null]).refusal == SystemRefusal(.option, "from"))
         #expect(try ask(["sync", "--from", SystemAccess.passedFolder, "plain"], descriptors: [null, null, null, null]).refusal?.reason == .request, "a fourth descriptor that is not a folder")
         #expect(try ask(["list"], descriptors: [null, null]).refusal?.reason == .request)
+        // Found by an attack: a NUL in an argument made the line fail to parse here, and it was run
+        // unchecked, started with the argument cut at the NUL (`list --quiet --data-dir /tmp`).
+        #expect(try ask(["list", "--quiet\u{0}", "--data-dir", "/tmp"], descriptors: [null, null, null]).refusal?.reason == .request)
+        #expect(try ask(["list", "--frobnicate", "--data-dir", "/tmp"], descriptors: [null, null, null]).refusal?.reason == .request)
+        #expect(try ask(["list", "", "--data-dir", "/tmp"], descriptors: [null, null, null]).refusal?.reason == .request)
     }
 
     /// An administrator's `mirror DIR` is written into DIR by their own process, with their rights,

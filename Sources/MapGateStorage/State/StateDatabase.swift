@@ -253,6 +253,9 @@ public final class StateDatabase {
         ALTER TABLE gate ADD COLUMN strictest_rules TEXT;
         ALTER TABLE gate ADD COLUMN first_use_at REAL;
         """,
+        """
+        ALTER TABLE regions ADD COLUMN package_wal INTEGER;
+        """,
     ]
 
     /// Brings the schema up to date; returns the version it found.

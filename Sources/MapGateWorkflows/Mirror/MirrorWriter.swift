@@ -139,7 +139,8 @@ public struct MirrorWriter {
             let package = MirrorManifest.Package(id: region.id, version: region.version, sha256: region.sha256, size: region.size)
             let updatedByDelta = !LeftoverFiles.keptDeltas(of: region.id, in: directory).isEmpty
             let placement = place(
-                package, kind: .region, from: directory.regionPath(region.id), into: folder, checkingFirst: updatedByDelta, progress: progress, onEvent)
+                package, kind: .region, from: directory.regionPath(region.id), into: folder, checkingFirst: updatedByDelta,
+                restoringWAL: record.packageWasWAL == true, progress: progress, onEvent)
             // A region updated by a delta whose rebuilt package did not fit (found by an attack: a
             // stick with room for the 1 KB delta failed for want of room for the full package,
             // which would not have been kept anyway): its delta is tried as for any such region.
@@ -320,7 +321,7 @@ public struct MirrorWriter {
     ///   not be kept is not written to a slow stick first (found by an attack).
     private func place(
         _ package: MirrorManifest.Package, kind: Kind, from source: String, into folder: any MirrorFolder, checkingFirst: Bool = false,
-        progress: (String, Int64, Int64) -> Void, _ onEvent: (Event) -> Void
+        restoringWAL: Bool = false, progress: (String, Int64, Int64) -> Void, _ onEvent: (Event) -> Void
     ) -> Placement {
         if folder.holds(sha256: package.sha256, size: package.size) {
             onEvent(.kept(package, kind: kind))
@@ -334,17 +335,19 @@ public struct MirrorWriter {
         defer { try? FileManager.default.removeItem(atPath: temporary) }
         do {
             let made: PackedFile
-            let plain = FileManager.default.sizeOfItem(atPath: source) == package.size
+            // (A package that was not gzipped is the installed file itself, but for the WAL bytes
+            // `sync` switched, which are not put back in a copy: such a region is left out.)
+            let plain = !restoringWAL && FileManager.default.sizeOfItem(atPath: source) == package.size
                 && (try? SHA256Hasher.hex(ofFileAt: source)) == package.sha256
             if plain {
                 try FileCopy.copy(from: source, to: temporary)
                 made = PackedFile(size: package.size, sha256: package.sha256)
             } else {
                 if checkingFirst {
-                    let would = try PackageCompressor.digest(of: source) { done, total in progress(package.id, done, total) }
+                    let would = try PackageCompressor.digest(of: source, restoringWAL: restoringWAL) { done, total in progress(package.id, done, total) }
                     guard would == PackedFile(size: package.size, sha256: package.sha256) else { return .leftOut(.notRebuildable) }
                 }
-                made = try PackageCompressor.pack(source, to: temporary) { done, total in progress(package.id, done, total) }
+                made = try PackageCompressor.pack(source, to: temporary, restoringWAL: restoringWAL) { done, total in progress(package.id, done, total) }
             }
             guard made.sha256 == package.sha256, made.size == package.size else {
                 return .leftOut(.notRebuildable)

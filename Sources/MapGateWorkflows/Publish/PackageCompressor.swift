@@ -1,5 +1,6 @@
 import FoundationEssentials
 import MapGateBase
+import MapGateStorage
 
 /// Size and SHA-256 of a file written.
 struct PackedFile: Sendable, Equatable {
@@ -14,18 +15,22 @@ enum PackageCompressor {
     static let chunkSize = 1 << 20
 
     /// Writes the gzip of `source` to `destination` (replaced if it exists). On failure nothing
-    /// is left at `destination`. `progress` gets (bytes read, bytes in total).
-    static func pack(_ source: String, to destination: String, progress: (Int64, Int64) -> Void = { _, _ in }) throws -> PackedFile {
-        try pack(source, into: destination, progress: progress)
+    /// is left at `destination`. `progress` gets (bytes read, bytes in total). `restoringWAL`:
+    /// `source` is an installed region whose package was in WAL mode, and its two header bytes
+    /// are put back as they were (``SQLiteHeader/restoringWAL(_:)``).
+    static func pack(
+        _ source: String, to destination: String, restoringWAL: Bool = false, progress: (Int64, Int64) -> Void = { _, _ in }
+    ) throws -> PackedFile {
+        try pack(source, into: destination, restoringWAL: restoringWAL, progress: progress)
     }
 
     /// The size and SHA-256 the package of `source` would have, written nowhere: whether a
     /// package can be rebuilt, asked before its bytes go to a slow disk.
-    static func digest(of source: String, progress: (Int64, Int64) -> Void = { _, _ in }) throws -> PackedFile {
-        try pack(source, into: nil, progress: progress)
+    static func digest(of source: String, restoringWAL: Bool = false, progress: (Int64, Int64) -> Void = { _, _ in }) throws -> PackedFile {
+        try pack(source, into: nil, restoringWAL: restoringWAL, progress: progress)
     }
 
-    private static func pack(_ source: String, into destination: String?, progress: (Int64, Int64) -> Void) throws -> PackedFile {
+    private static func pack(_ source: String, into destination: String?, restoringWAL: Bool, progress: (Int64, Int64) -> Void) throws -> PackedFile {
         guard let input = UnixFile(forReadingAtPath: source) else {
             throw PublishError(source, L.localized("cannot read it"), kind: .io)
         }
@@ -50,7 +55,7 @@ enum PackageCompressor {
             }
         }
         do {
-            try compress(input, into: channel, total: total, progress: progress)
+            try compress(input, into: channel, total: total, restoringWAL: restoringWAL, progress: progress)
         } catch {
             // The writer stops at once (what is queued is dropped); the first error is reported.
             channel.fail(error)
@@ -68,11 +73,14 @@ enum PackageCompressor {
     }
 
     /// Throws the writer's failure as soon as it gives up.
-    private static func compress(_ input: UnixFile, into channel: BoundedChannel<Data>, total: Int64, progress: (Int64, Int64) -> Void) throws {
+    private static func compress(
+        _ input: UnixFile, into channel: BoundedChannel<Data>, total: Int64, restoringWAL: Bool, progress: (Int64, Int64) -> Void
+    ) throws {
         let deflater = try GzipDeflater()
         var pending = Data()
         var done: Int64 = 0
-        while let chunk = try input.read(upToCount: chunkSize), !chunk.isEmpty {
+        while var chunk = try input.read(upToCount: chunkSize), !chunk.isEmpty {
+            if restoringWAL, done == 0 { chunk = SQLiteHeader.restoringWAL(chunk) }
             try chunk.withUnsafeBytes { try deflater.compress($0) { pending.append(contentsOf: $0) } }
             if pending.count >= chunkSize {
                 try channel.send(pending)

@@ -23,9 +23,13 @@ public struct InstalledRegion: Sendable, Equatable, Codable {
     /// The file's size, modification time and inode right after install (nil for regions
     /// installed before mapgate recorded them): what `sync` and `list` check cheaply.
     public var fileStamp: RegionFileStamp? = nil
+    /// The package was an SQLite file in WAL mode, which `sync` switched to rollback-journal mode
+    /// by its two header bytes (``SQLiteHeader/leaveWAL(_:)``): `mirror` puts them back to
+    /// rebuild the package byte for byte (nil or false: the file is the package's bytes).
+    public var packageWasWAL: Bool? = nil
 
     /// As ``PendingInstall`` keeps it: everything but the stamp, which is the file's once in place.
     private enum CodingKeys: String, CodingKey {
-        case id, name, version, format, sha256, size, installedAt, minzoom, maxzoom, bounds, sourceURL, contentHash, tileCount
+        case id, name, version, format, sha256, size, installedAt, minzoom, maxzoom, bounds, sourceURL, contentHash, tileCount, packageWasWAL
     }
 }

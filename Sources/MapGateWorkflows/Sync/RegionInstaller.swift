@@ -280,7 +280,7 @@ public final class RegionInstaller {
         deliver: Delivery
     ) throws {
         stage(.validating)
-        try Self.leaveWAL(path, region: region)
+        let wasWAL = try Self.leaveWAL(path, region: region)
         // The tiles' hash on another thread (its own read-only connection) while the file is
         // validated: both read the whole file. On a failure here the job is left to finish on
         // its own, on a file the caller removes.
@@ -304,28 +304,26 @@ public final class RegionInstaller {
         }
         stage(.installing)
         let size = FileManager.default.sizeOfItem(atPath: path)
-        try install(path, sha256: fileHash, size: size, content: tiles, region: region, details: details, deliver: deliver, stage: stage)
+        try install(
+            path, sha256: fileHash, size: size, content: tiles, region: region, details: details, packageWasWAL: wasWAL, deliver: deliver, stage: stage)
         stage(.installed)
     }
 
     /// A file in WAL mode (GDAL and others write them) makes every reader, read-only ones too,
     /// create `-wal` and `-shm` beside it, which a read-only connection never removes: in
     /// `partial/` while it is validated, in `regions/` while it is served. It is switched to
-    /// rollback-journal mode here, before anyone reads it (a read-write connection that checkpoints
-    /// and removes its side files as it closes; the file's triggers are off).
-    static func leaveWAL(_ path: String, region: CatalogRegion) throws {
+    /// rollback-journal mode here, before anyone reads it, by its two header bytes alone (a
+    /// package comes without a `-wal`, so nothing is pending): the file stays the package's bytes
+    /// but for those two, which the record keeps, so `mirror` can rebuild the package (found by an
+    /// attack: `PRAGMA journal_mode` also rewrote the change counter and the SQLite version, and a
+    /// region from GDAL could never be mirrored). Returns whether it was in WAL mode.
+    static func leaveWAL(_ path: String, region: CatalogRegion) throws -> Bool {
+        defer { LeftoverFiles.removeSideFiles(of: path) }
         do {
-            let database = try SQLiteDatabase(path: path, mode: .readWriteCreate)
-            try database.distrustSchema()
-            try database.withTimeLimit(MBTilesFile.queryTimeLimit) {
-                let mode = try database.query("PRAGMA journal_mode") { $0.text(0) ?? "" }.first
-                if mode?.lowercased() == "wal" { try database.execute("PRAGMA journal_mode = DELETE") }
-            }
-        } catch let error as SQLiteError {
-            LeftoverFiles.removeSideFiles(of: path)
-            throw RegionError(region: region.id, reason: L.localized("invalid package: %1$s", "\(SQLiteFileProbe.reason(error.message, path: path))"), kind: .badData)
+            return try SQLiteHeader.leaveWAL(path)
+        } catch {
+            throw RegionError(region: region.id, reason: errorMessage(error), kind: .io)
         }
-        LeftoverFiles.removeSideFiles(of: path)
     }
 
     /// fsync: the new file's bytes are on disk before the rename makes it the installed one.
@@ -341,14 +339,15 @@ public final class RegionInstaller {
     /// kept once the new file is in place, decided in one step with a signal's give-back, so a
     /// run stopped before the record is saved has the region and has paid for it.
     private func install(
-        _ path: String, sha256: String, size: Int64, content: TilesetHash, region: CatalogRegion, details: Details, deliver: Delivery,
-        stage: (Stage) -> Void
+        _ path: String, sha256: String, size: Int64, content: TilesetHash, region: CatalogRegion, details: Details, packageWasWAL: Bool,
+        deliver: Delivery, stage: (Stage) -> Void
     ) throws {
         let destination = directory.regionPath(region.id)
         var record = InstalledRegion(
             id: region.id, name: region.name, version: region.version, format: details.format, sha256: sha256,
             size: size, installedAt: clock.now, minzoom: details.zoom.lowerBound, maxzoom: details.zoom.upperBound,
-            bounds: details.bounds, sourceURL: region.url, contentHash: content.hex, tileCount: content.tileCount)
+            bounds: details.bounds, sourceURL: region.url, contentHash: content.hex, tileCount: content.tileCount,
+            packageWasWAL: packageWasWAL ? true : nil)
         // Written before the rename and removed after the record: a run killed in between leaves
         // a file that readers and the next sync know for the new version (issue 40, item 4).
         try PendingInstall.write(record, in: directory)

@@ -159,9 +159,19 @@ public final class SystemService: Sendable {
             passed = info.st_mode & S_IFMT == S_IFDIR ? .folder : .socket
         }
         let caller = "uid \(peer.uid) (pid \(peer.pid))"
+        // A NUL ends a C string: the command would be started with each such argument cut there,
+        // another line than the one checked (found by an attack: `--quiet\0` did not parse here,
+        // the line was run unchecked, and started as `--quiet` it removed regions, sent the
+        // machine's credentials to the caller's catalog and wrote the service's own files).
+        if request.arguments.contains(where: { $0.utf8.contains(0) }) || request.environment.values.contains(where: { $0.utf8.contains(0) }) {
+            log("\(caller): refused: a NUL byte in the request")
+            return reply(connection, SystemReply(refusal: SystemRefusal(.request, L.localized("an argument or variable holds a NUL byte"))))
+        }
+        // Only a line that parses is run: what is checked is what runs. (mapgate's own client
+        // parses the line before it sends it; a line that does not parse comes from another.)
         guard let parsed = parse(request.arguments) else {
-            // A line the command could not parse: let it run, it only prints its usage error.
-            return run(request, streams: Array(streams.prefix(3)), connection: connection, caller: caller)
+            log("\(caller): refused: a command line that does not parse")
+            return reply(connection, SystemReply(refusal: SystemRefusal(.request, L.localized("the command line does not parse"))))
         }
         let isSession = parsed.command.map(settings.sessionCommands.contains) ?? false
         let isAdministrator = peer.uid == 0 || settings.administratorGroup.map(peer.isMember(of:)) ?? false
