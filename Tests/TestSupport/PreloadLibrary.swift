@@ -58,6 +58,24 @@ public enum PreloadLibrary {
         return try build(source, into: folder + "/slow-stop.so")
     }
 
+    /// Compiles into `folder` a library whose `fsync` waits `seconds` first: a slow disk.
+    public static func compileSlowFsync(in folder: String, seconds: Double = 3) throws -> String {
+        let source = folder + "/slow-fsync.c"
+        try """
+            #define _GNU_SOURCE
+            #include <dlfcn.h>
+            #include <unistd.h>
+
+            int fsync(int fd) {
+                static int (*real)(int);
+                if (!real) real = (int (*)(int))dlsym(RTLD_NEXT, "fsync");
+                usleep(\(Int(seconds * 1_000_000)));
+                return real(fd);
+            }
+            """.write(toFile: source, atomically: true, encoding: .utf8)
+        return try build(source, into: folder + "/slow-fsync.so")
+    }
+
     /// Compiles into `folder` a library that, after deleting a file whose path ends in `suffix`
     /// (`unlink`, `unlinkat` or `remove`), waits `seconds` before it returns: a writer held
     /// half-way through a change, as a slow disk or a loaded machine would hold it.

@@ -23,6 +23,27 @@ struct SystemModeExportTests {
         try machine.offer("plain", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
     }
 
+    /// Found by an attack: Ctrl-C while the user's process flushed what the service had sent (a
+    /// slow disk: its fsync) left no file, and the use was spent. The file goes into place first,
+    /// then the signal ends the run.
+    @Test func ctrlCWhileTheSentTileIsFlushedStillPutsItInPlace() throws {
+        try machine.startService(at: "2027-01-01 00:00:00")
+        #expect(try machine.run(["sync", "plain"], as: 0).status == 0)
+        try machine.publish(version: "1.5.0")
+        #expect(try machine.run(["check"], as: 0).status == 0)
+        try machine.startService(at: during)
+        let library = try PreloadLibrary.compileSlowFsync(in: machine.work.path, seconds: 3)
+        let before = try machine.promptsShown()
+        let target = machine.work.file("home-\(user)/t.png")
+        let tile = try machine.start(["tile", "plain", "0", "0", "0", "-o", target], as: user, environment: ["LD_PRELOAD": library])
+        #expect(waitUntil(timeout: 20) { (try? machine.promptsShown()) == before + 1 }, "the service sent the tile: \(tile.stderr)")
+        tile.signal(SIGINT)
+        let code = tile.wait(timeout: 20)
+        #expect(code == 130 || code == 0, "\(String(describing: code)): \(tile.stderr)")
+        #expect(FileManager.default.contents(atPath: target)?.starts(with: [0x89, 0x50, 0x4E, 0x47]) == true, "the tile is in place: \(tile.stderr)")
+        #expect(try machine.promptsShown() == before + 1)
+    }
+
     @Test func aUsersExportIsWrittenByTheirOwnProcessAndCountedOnce() throws {
         try machine.startService(at: "2027-01-01 00:00:00")
         #expect(try machine.run(["sync", "plain"], as: 0).status == 0)

@@ -519,6 +519,21 @@ struct SystemModeTests {
         #expect(try machine.promptsShown() == 0, "\(elsewhere.screen)")
     }
 
+    /// Found by an attack: Ctrl-Z at the question stopped the user's process but not the
+    /// service's command, which went on reading the terminal: the next line typed at the shell
+    /// answered it, and a use was spent by a job the user had put aside. The command stops with
+    /// its caller now; the line waits, and a terminal closed then costs nothing.
+    @Test func ctrlZAtTheQuestionStopsTheServicesCommandToo() throws {
+        try startPrompting()
+        let environment = machine.environment(of: user).merging(["PATH": "/usr/bin:/bin", "TERM": "xterm"]) { $1 }
+        let (program, arguments) = machine.command([machine.binary, "tile", "plain", "0", "0", "0", "-o", "/dev/null"], as: user)
+        let session = try TerminalSession.run(
+            program, arguments, environment: environment,
+            steps: [.init(waitFor: "Update now or later?", send: "\u{1A}"), .init(waitFor: "^Z", send: "l\r"), .hangUp(after: "^Z")])
+        #expect(!session.timedOut, "\(session.screen)")
+        #expect(try machine.promptsShown() == 0, "\(session.screen)")
+    }
+
     /// Found by an attack: "update now" at the prompt made the service run `xdg-open` as its own
     /// user with the caller's terminal (a text browser would have taken the user's keyboard as
     /// the service). The service only says the address; nothing is started, nothing counted.

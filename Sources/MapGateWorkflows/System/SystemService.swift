@@ -30,7 +30,7 @@ public final class SystemService: Sendable {
         /// The signals a command gets the default action for (the service blocks them).
         public var defaultSignals: [Int32]
         /// The signals a caller may forward.
-        public var forwardedSignals: Set<UInt8> = [UInt8(SIGINT), UInt8(SIGTERM), UInt8(SIGHUP), UInt8(SIGQUIT)]
+        public var forwardedSignals: Set<UInt8> = [UInt8(SIGINT), UInt8(SIGTERM), UInt8(SIGHUP), UInt8(SIGQUIT), UInt8(SIGTSTP), UInt8(SIGCONT)]
         /// The commands that are sessions of the machine's tile server (`serve`, `open`): each gets
         /// one end of a socket pair as its descriptor 3 (named by ``sessionVariable``), and
         /// ``session`` gets the other, on a thread of its own, for as long as the command runs.
@@ -236,11 +236,15 @@ public final class SystemService: Sendable {
             if entries[0].revents != 0 { break }
             if entries[1].revents != 0 {
                 if let byte = connection.receiveByte() {
-                    if settings.forwardedSignals.contains(byte) { child.send(Int32(byte)) }
+                    // Ctrl-Z as SIGSTOP: the command is in no terminal's foreground group (a
+                    // SIGTSTP may be discarded there, or handled), and it must stop with its caller.
+                    if settings.forwardedSignals.contains(byte) { child.send(Int32(byte) == SIGTSTP ? SIGSTOP : Int32(byte)) }
                 } else {
                     // The caller is gone (killed, its terminal closed): the command stops and
-                    // gives back what it did not deliver.
+                    // gives back what it did not deliver (continued first, if the caller had
+                    // stopped it with Ctrl-Z: a stopped process does not act on SIGTERM).
                     child.send(SIGTERM)
+                    child.send(SIGCONT)
                     watching = false
                 }
             }

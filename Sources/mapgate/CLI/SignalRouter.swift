@@ -25,6 +25,11 @@ import Glibc
 /// (``exit(_:)`` waits), so a give-back in progress is never cut short.
 enum SignalRouter {
     static let terminating: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGQUIT]
+    /// What the router's thread takes: the terminating signals, and job control's stop (Ctrl-Z)
+    /// and continue, which a command the system service runs must follow too (found by an
+    /// attack: stopped with Ctrl-Z at the question, the user's process left the service's command
+    /// reading the terminal, and the next line typed at the shell answered it and spent a use).
+    static let routed: [Int32] = terminating + [SIGTSTP, SIGCONT]
 
     /// A cleanup, run on the router's thread before the process ends on a signal.
     typealias Cleanup = @Sendable (_ signal: Int32) -> Void
@@ -44,11 +49,11 @@ enum SignalRouter {
     /// Taken for good by whoever ends the process first: the router on a signal, or ``exit(_:)``.
     private static let ending = DispatchSemaphore(value: 1)
 
-    /// The terminating signals as a set.
+    /// The signals the router takes (``routed``) as a set.
     static var signalSet: sigset_t {
         var set = sigset_t()
         sigemptyset(&set)
-        for number in terminating { sigaddset(&set, number) }
+        for number in routed { sigaddset(&set, number) }
         return set
     }
 
@@ -77,6 +82,13 @@ enum SignalRouter {
     }
 
     private static func route(_ number: Int32) {
+        if number == SIGTSTP || number == SIGCONT {
+            // Job control: told to the system service's command first (it stops or goes on with
+            // this process), then this process stops as Ctrl-Z has always stopped it.
+            handlers.withLock({ $0.forwarder })?(number)
+            if number == SIGTSTP { kill(getpid(), SIGSTOP) }
+            return
+        }
         if let forwarder = handlers.withLock({ $0.forwarder }) {
             forwarder(number)
             return

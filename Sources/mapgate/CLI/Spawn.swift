@@ -18,7 +18,7 @@ func spawn(_ arguments: [String], wait: Bool) -> Int32? {
     guard
         let child = try? ChildProcess.start(
             arguments[0], arguments: arguments, environment: environment, descriptors: [STDIN_FILENO, null, null],
-            defaultSignals: SignalRouter.terminating + [SIGPIPE], searchingPath: true)
+            defaultSignals: SignalRouter.routed + [SIGPIPE], searchingPath: true)
     else { return nil }
     return wait ? child.wait() : 0
 }

@@ -88,30 +88,45 @@ enum SystemRelay {
         let policy = Locations.policyFile(environment: context.environment).path
         let client = try SystemClient.connect(to: settings.systemSocket, policy: policy)
         let socket = client.socket
-        let reply = try SignalRouter.forwarding(to: { socket.sendByte(UInt8($0)) }) {
+        // A signal goes to the command until it has answered; one that comes after (while the
+        // file it wrote is flushed and linked into place) waits until that is done, then ends
+        // the run: the command counted its use when it answered, so the file must be there
+        // (found by an attack: Ctrl-C during a slow fsync left no file, and the use was spent).
+        let finishing = Locked<(after: Bool, signal: Int32?)>((false, nil))
+        defer { if let signal = finishing.withLock({ $0.signal }) { kill(getpid(), signal) } }
+        return try SignalRouter.forwarding(to: { number in
+            let forward = finishing.withLock { state in
+                if state.after, number != SIGTSTP, number != SIGCONT { state.signal = state.signal ?? number }
+                return !state.after
+            }
+            if forward { socket.sendByte(UInt8(number)) }
+        }) {
             // Our end of the mirror's socket lives until it is sent (Swift may otherwise end an
             // object's life after its last use, closing the descriptor before it is passed)...
             try withExtendedLifetime(mirrorEnd) {
                 try client.send(SystemRequest(arguments: forwarded, environment: context.environment), streams: streams)
             }
             mirrorEnd = nil  // ...then the command's copy is the one left: its end ends the host
-            return try client.reply()
-        }
-        try? mirrorHost?.wait()
-        if let refusal = reply.refusal {
-            output?.discard()
-            throw refusal
-        }
-        let code = reply.exitCode ?? ExitCode.failure
-        if let output {
-            if code == ExitCode.success {
-                guard fsync(output.descriptor) == 0 else { throw OutputError(path: output.path, reason: "fsync: \(SystemErrorReason.text(errno))", kind: .io) }
-                try output.moveIntoPlace()
-            } else {
-                output.discard()
+            let reply = try client.reply()
+            finishing.withLock { $0.after = true }
+            try? mirrorHost?.wait()
+            if let refusal = reply.refusal {
+                output?.discard()
+                throw refusal
             }
+            let code = reply.exitCode ?? ExitCode.failure
+            if let output {
+                if code == ExitCode.success {
+                    guard fsync(output.descriptor) == 0 else {
+                        throw OutputError(path: output.path, reason: "fsync: \(SystemErrorReason.text(errno))", kind: .io)
+                    }
+                    try output.moveIntoPlace()
+                } else {
+                    output.discard()
+                }
+            }
+            return code
         }
-        return code
     }
 
     private static func isURL(_ text: String, schemes: [String]) -> Bool {

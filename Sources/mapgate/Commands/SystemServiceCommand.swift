@@ -85,7 +85,7 @@ struct SystemServiceCommand: Command {
             ipv6: handedIPv6,
             makeGate: { try Context(arguments: arguments, environment: environment).makeGate() },
             log: { console.note($0) })
-        var serviceSettings = SystemService.Settings(environment: context.environment, administratorGroup: group, defaultSignals: SignalRouter.terminating + [SIGPIPE])
+        var serviceSettings = SystemService.Settings(environment: context.environment, administratorGroup: group, defaultSignals: SignalRouter.routed + [SIGPIPE])
         serviceSettings.sessionCommands = SystemAccess.sessionCommands
         serviceSettings.sessionVariable = MachineSession.descriptorVariable
         serviceSettings.session = { socket, caller in machineServer.serve(session: socket, caller: caller) }
