@@ -74,6 +74,7 @@ import Glibc
         try rot()
         let verify = try mapgate.run(["verify", "geo"])
         #expect(verify.status == 65 && verify.stderr.contains("'mapgate sync geo' installs it again"), "\(verify.stderr)")
+        #expect(try mapgate.run(["list"]).stderr.contains("region geo: damaged"), "list says so too, once verify found it")
         let sync = try mapgate.run(["sync", "geo"])
         #expect(sync.status == 0 && sync.stdout.contains("geo 1: repaired (installed again"), "\(sync.stdout)\(sync.stderr)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == installed)

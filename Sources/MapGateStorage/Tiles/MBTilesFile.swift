@@ -41,6 +41,15 @@ public final class MBTilesFile {
         }
     }
 
+    /// The table whose `tile_row` holds the rows: `tiles`, or, where `tiles` is a view over the
+    /// node-mbtiles layout (`map` and `images`, as TileMill writes), `map`; for the advice that
+    /// tells a publisher how to flip XYZ rows (an UPDATE of a view fails).
+    public func rowTable() throws -> String {
+        let isView = try database.query("SELECT type FROM sqlite_master WHERE name = 'tiles'") { $0.text(0) ?? "" }.first == "view"
+        let mapHasRows = try database.query("SELECT COUNT(*) FROM pragma_table_info('map') WHERE name = 'tile_row'") { $0.int(0) }.first == 1
+        return isView && mapHasRows ? "map" : "tiles"
+    }
+
     /// `PRAGMA quick_check`; throws with SQLite's first complaint.
     public func checkIntegrity() throws {
         do {

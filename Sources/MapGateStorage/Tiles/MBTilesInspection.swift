@@ -67,7 +67,11 @@ public struct MBTilesInspection: Sendable, Equatable {
         // MBTiles rows are TMS; some tools write XYZ rows and say so in `scheme`, and some write
         // `scheme` xyz over TMS rows. The bounds tell which: the advice follows them (issue 38).
         let agreement = try file.bounds().map { TileBoundsAgreement(addresses: try file.sampledTileAddresses(), bounds: $0) }
-        let flip = "UPDATE tiles SET tile_row = (1 << zoom_level) - 1 - tile_row"
+        // Through negative rows, in two steps: in one, a row moved onto another not yet moved
+        // breaks a unique index (found by an attack: the advice failed on real files); and on
+        // `map` where `tiles` is a view, which cannot be updated.
+        let table = try file.rowTable()
+        let flip = "UPDATE \(table) SET tile_row = -1 - tile_row; UPDATE \(table) SET tile_row = (1 << zoom_level) + tile_row"
         if let scheme = metadata["scheme"]?.trimmingWhitespace(), scheme.lowercased() != "tms" {
             let shown = String(scheme.prefix(40))
             let reason: String

@@ -186,7 +186,8 @@ public final class RegionLibrary {
     /// A file whose bytes are not the ones installed though its stamp still is (rotten on the
     /// disk, or edited and its time set back) is taken as intact by `sync`, which looks at the
     /// stamp: the advice to sync it did nothing ("up to date"; found by an attack). Its stamp is
-    /// forgotten, so the next `sync` hashes the file, finds it damaged and installs it again.
+    /// replaced by one no file has (inode 0), so `sync`, `list` and `open` hash the file: `sync`
+    /// finds it damaged and installs it again, and the others keep saying it is damaged.
     /// Only under the data directory's lock when no writer holds it, and only while the record
     /// is still the one checked; else left as it is. Needs a library on a writable state
     /// database (`verify` and `mirror` read through a read-only one, and open this one for it).
@@ -195,7 +196,7 @@ public final class RegionLibrary {
         withExtendedLifetime(lock) {
             guard let now = try? registry.region(checked.id), now == checked else { return }
             var forgotten = now
-            forgotten.fileStamp = nil
+            forgotten.fileStamp = RegionFileStamp(size: now.size, modified: 0, inode: 0)
             try? registry.database.transaction { try registry.save(forgotten) }
         }
     }

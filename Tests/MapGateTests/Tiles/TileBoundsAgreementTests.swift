@@ -3,6 +3,10 @@ import MapGate
 import TestSupport
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Issue 38 item 2: a file's `scheme`, rows and `bounds` read together. Advice that would break
 /// a correct file (flipping TMS rows because `scheme` says xyz) is never given; a region none of
 /// whose tiles lies inside its bounds is refused. Files made with the real `sqlite3` tool: one
@@ -69,7 +73,30 @@ import Testing
         #expect(try runProcess("/usr/bin/sqlite3", [wrongRow, "DELETE FROM metadata WHERE name = 'scheme'"]).status == 0)
         #expect(refusal(wrongRow) == nil)
         let xyz = try file(row: 5, scheme: "xyz")
-        #expect(try runProcess("/usr/bin/sqlite3", [xyz, "UPDATE tiles SET tile_row = (1 << zoom_level) - 1 - tile_row; DELETE FROM metadata WHERE name = 'scheme'"]).status == 0)
+        #expect(try runProcess("/usr/bin/sqlite3", [xyz, Self.flip("tiles") + "; DELETE FROM metadata WHERE name = 'scheme'"]).status == 0)
         #expect(refusal(xyz) == nil)
+    }
+
+    static func flip(_ table: String) -> String {
+        "UPDATE \(table) SET tile_row = -1 - tile_row; UPDATE \(table) SET tile_row = (1 << zoom_level) + tile_row"
+    }
+
+    /// Found by an attack: the advised `UPDATE tiles SET tile_row = (1 << zoom_level) - 1 -
+    /// tile_row` failed on real files: a unique index met a row moved onto one not yet moved
+    /// (mbtileserver's cities), and `tiles` was a view over `map` (node-mbtiles). The advice now
+    /// goes through negative rows, on `map` where `tiles` is a view, and works on both.
+    @Test(arguments: [("mbtileserver-world_cities.mbtiles", "tiles"), ("node-mbtiles-plain_1.mbtiles", "map")])
+    func theAdviceWorksOnRealFiles(_ fixture: String, _ table: String) throws {
+        let path = work.file(fixture)
+        try FileManager.default.copyItem(atPath: try TestPaths.shared("mbtiles/" + fixture), toPath: path)
+        #expect(chmod(path, 0o644) == 0)
+        #expect(refusal(path) == nil, "the real file is taken as it is")
+        let broken = try runProcess("/usr/bin/sqlite3", [path, Self.flip(table) + "; INSERT OR REPLACE INTO metadata VALUES ('scheme', 'xyz')"])
+        #expect(broken.status == 0, "\(broken.stderr)")
+        let reason = try #require(refusal(path))
+        #expect(reason.contains(Self.flip(table)), "\(reason)")
+        let followed = try runProcess("/usr/bin/sqlite3", [path, Self.flip(table) + "; DELETE FROM metadata WHERE name = 'scheme'"])
+        #expect(followed.status == 0, "\(followed.stderr)")
+        #expect(refusal(path) == nil, "the advice followed gives the file back")
     }
 }
