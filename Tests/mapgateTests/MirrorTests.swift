@@ -538,6 +538,24 @@ import Glibc
         #expect(installed(b, "geo") == installedFile)
     }
 
+    /// Found by an attack: `sync --from MIRROR plain geo` with `plain` not in the mirror installed
+    /// nothing (the whole run stopped), where against the publisher a missing package fails only
+    /// its region. Now `plain` fails (69) and `geo` is installed.
+    @Test func aNamedRegionTheMirrorLacksFailsAloneAndTheOthersInstall() throws {
+        try mirrorVersionOne()
+        let manifestPath = stick + "/mirror.json"
+        let manifestBytes = try #require(bytes(manifestPath))
+        var manifest = try #require(try JSONSerialization.jsonObject(with: manifestBytes) as? [String: Any])
+        manifest["regions"] = (manifest["regions"] as? [[String: Any]])?.filter { $0["id"] as? String != "plain" }
+        try JSONSerialization.data(withJSONObject: manifest).write(to: URL(fileURLWithPath: manifestPath))
+        origin.stop()
+        let sync = try b.run(["sync", "--from", stick, "plain", "geo"], at: Self.day1)
+        #expect(sync.status == 69, "\(sync.stdout)\(sync.stderr)")
+        #expect(sync.stderr.contains("region plain: not in the mirror"), "\(sync.stderr)")
+        #expect(installed(b, "geo") == installed(a, "geo") && installed(b, "geo") != nil, "\(sync.stdout)")
+        #expect(installed(b, "plain") == nil)
+    }
+
     /// Found by an attack: a stick pulled out in the middle of `sync --from` (its FUSE driver
     /// killed): libcurl takes a failed read for the end of the file, and the run said the
     /// mirror's package was bad (65) and threw away what it had copied. Here the pull is the run

@@ -14,6 +14,10 @@ public struct SyncPlan: Sendable, Equatable {
     /// Installed regions the catalog offers but the place it was read from does not carry (a
     /// mirror with only some regions), each with the reason: they stay as they are.
     public var absent: [Absent] = []
+    /// Regions asked for by name that the place the catalog was read from does not carry (a
+    /// mirror without them): each fails (exit 69), the others go on, as a package the publisher
+    /// does not serve fails only its region (found by an attack: one such name installed nothing).
+    public var unavailable: [Absent] = []
 
     public struct Absent: Sendable, Equatable {
         public var id: String
@@ -21,7 +25,7 @@ public struct SyncPlan: Sendable, Equatable {
     }
 
     /// Nothing asked, nothing installed: nothing to do.
-    public var isEmpty: Bool { targets.isEmpty && kept.isEmpty && refused.isEmpty && absent.isEmpty }
+    public var isEmpty: Bool { targets.isEmpty && kept.isEmpty && refused.isEmpty && absent.isEmpty && unavailable.isEmpty }
 
 
     /// - Parameters:
@@ -48,7 +52,7 @@ public struct SyncPlan: Sendable, Equatable {
             } else if let rejection = catalog.rejection(of: id) {
                 refused.append(rejection)
             } else if let reason = catalog.absent[id] {
-                throw RegionError(region: id, reason: reason, kind: .unavailable)
+                unavailable.append(Absent(id: id, reason: reason))
             } else {
                 throw RegionError(region: id, reason: L.localized("not in the catalog (%1$s)", "\(Self.describeOffer(catalog))"), kind: .failure)
             }

@@ -114,6 +114,10 @@ public final class SyncWorkflow {
             onEvent(.absent(region: absent.id, version: try library.region(absent.id).version, reason: absent.reason))
         }
         for rejection in plan.refused { fail(rejection, .failed(region: rejection.region ?? "?", version: "", error: rejection)) }
+        for missing in plan.unavailable {
+            let error = RegionError(region: missing.id, reason: missing.reason, kind: .unavailable)
+            fail(error, .failed(region: missing.id, version: "", error: error))
+        }
 
         try gate.refuseIfClosed()
         let lock = try lock()
