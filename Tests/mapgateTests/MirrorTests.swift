@@ -556,6 +556,22 @@ import Glibc
         #expect(installed(b, "plain") == nil)
     }
 
+    /// Found by an attack: a stick out of inodes (or a FUSE mount whose driver died) said
+    /// "… cannot create it" with no reason; the system's reason is said now (74).
+    @Test(.enabled(if: TinyDisk.canMount, "mounting a tmpfs needs root (CI runs as root)"))
+    func aStickOutOfInodesSaysWhy() throws {
+        try publish(version: "1")
+        #expect(try a.run(["sync", "geo", "plain"], at: Self.day1).status == 0)
+        let small = work.file("inodes")
+        try FileManager.default.createDirectory(atPath: small, withIntermediateDirectories: true)
+        let mounted = try runProcess("/bin/mount", ["-t", "tmpfs", "-o", "size=8m,nr_inodes=3", "tmpfs", small])
+        try #require(mounted.status == 0, "\(mounted.stderr)")
+        defer { _ = try? runProcess("/bin/umount", [small]) }
+        let mirror = try a.run(["mirror", small], at: Self.day1)
+        #expect(mirror.status == 74, "\(mirror.stdout)\(mirror.stderr)")
+        #expect(mirror.stderr.contains("cannot create it: the disk is full"), "\(mirror.stderr)")
+    }
+
     /// Found by an attack: a stick pulled out in the middle of `sync --from` (its FUSE driver
     /// killed): libcurl takes a failed read for the end of the file, and the run said the
     /// mirror's package was bad (65) and threw away what it had copied. Here the pull is the run

@@ -2,6 +2,10 @@ import FoundationEssentials
 import MapGateBase
 import MapGateStorage
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Size and SHA-256 of a file written.
 struct PackedFile: Sendable, Equatable {
     var size: Int64
@@ -38,9 +42,13 @@ enum PackageCompressor {
         let total = FileManager.default.sizeOfItem(atPath: source)
         if let destination {
             try? FileManager.default.removeItem(atPath: destination)
-            guard FileManager.default.createFile(atPath: destination, contents: nil) else {
-                throw PublishError(destination, L.localized("cannot create it"), kind: .io)
+            // Made here to say why it cannot be (found by an attack: a stick out of inodes or a
+            // dead FUSE mount gave "cannot create it" alone).
+            let made = open(destination, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+            guard made >= 0 else {
+                throw PublishError(destination, L.localized("cannot create it: %1$s", SystemErrorReason.text(errno)), kind: .io)
             }
+            close(made)
         }
         // At most 8 MiB of compressed chunks wait for the writer.
         let channel = BoundedChannel<Data>(capacity: 8)

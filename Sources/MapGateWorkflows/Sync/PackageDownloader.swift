@@ -185,7 +185,7 @@ public struct PackageDownloader: Sendable {
     /// system's reason), or it is whole and the reading stopped (a read error). Nil for a file that
     /// is there and short (bad data), and for any other URL.
     static func localFileGone(_ url: String, read: Int64, of size: Int64) -> String? {
-        guard url.lowercased().hasPrefix("file:"), let path = URL(string: url)?.path else { return nil }
+        guard let path = localPath(url) else { return nil }
         var info = stat()
         if stat(path, &info) != 0 {
             return L.localized(
@@ -196,6 +196,11 @@ public struct PackageDownloader: Sendable {
         return L.localized(
             "reading %1$s stopped at byte %2$s of %3$s (a read error: was the stick or share taken away?); what was copied is kept, and the next run resumes",
             path, "\(read)", "\(size)")
+    }
+
+    /// The path a `file://` URL names; nil for any other URL.
+    static func localPath(_ url: String) -> String? {
+        url.lowercased().hasPrefix("file:") ? URL(string: url)?.path : nil
     }
 
     /// Asks for the package's first byte, so that a package that is not there (a 4xx such as 404)
