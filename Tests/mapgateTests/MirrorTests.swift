@@ -80,6 +80,16 @@ import Glibc
         #expect(try a.run(["sync"], at: Self.day2).status == 0)
     }
 
+    /// Each region's package on the stick is byte for byte the publisher's.
+    func expectTheStickHoldsThePublishersPackages(sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let catalog = try JSONSerialization.jsonObject(with: try #require(bytes(www + "/catalog.json"))) as? [String: Any]
+        for region in try #require(catalog?["regions"] as? [[String: Any]]) {
+            let sha = try #require(region["sha256"] as? String)
+            let url = try #require(region["url"] as? String)
+            #expect(bytes(stick + "/packages/" + sha) == bytes(www + "/" + url), "\(url)", sourceLocation: sourceLocation)
+        }
+    }
+
     func package(_ id: String) throws -> String {
         let manifest = try JSONSerialization.jsonObject(with: try #require(bytes(stick + "/mirror.json"))) as? [String: Any]
         let regions = try #require(manifest?["regions"] as? [[String: Any]])
@@ -92,12 +102,7 @@ import Glibc
         // The catalog exactly as signed, and each package byte for byte the publisher's.
         #expect(bytes(stick + "/catalog.json") == bytes(www + "/catalog.json"))
         #expect(bytes(stick + "/catalog.json.minisig") == bytes(www + "/catalog.json.minisig"))
-        let catalog = try JSONSerialization.jsonObject(with: try #require(bytes(www + "/catalog.json"))) as? [String: Any]
-        for region in try #require(catalog?["regions"] as? [[String: Any]]) {
-            let sha = try #require(region["sha256"] as? String)
-            let url = try #require(region["url"] as? String)
-            #expect(bytes(stick + "/packages/" + sha) == bytes(www + "/" + url), "\(url)")
-        }
+        try expectTheStickHoldsThePublishersPackages()
         origin.stop()
 
         // Nothing installed and no name: what the mirror holds is said.
@@ -527,12 +532,7 @@ import Glibc
         #expect(installedFile[18] == 1 && installedFile[19] == 1, "installed in rollback-journal mode")
         let mirror = try a.run(["mirror", stick], at: Self.day1)
         #expect(mirror.status == 0 && mirror.stdout.contains("2 regions"), "\(mirror.stdout)\(mirror.stderr)")
-        let catalog = try JSONSerialization.jsonObject(with: try #require(bytes(www + "/catalog.json"))) as? [String: Any]
-        for region in try #require(catalog?["regions"] as? [[String: Any]]) {
-            let sha = try #require(region["sha256"] as? String)
-            let url = try #require(region["url"] as? String)
-            #expect(bytes(stick + "/packages/" + sha) == bytes(www + "/" + url), "\(url): the publisher's package, byte for byte")
-        }
+        try expectTheStickHoldsThePublishersPackages()
         origin.stop()
         #expect(try b.run(["sync", "--from", stick, "geo"], at: Self.day1).status == 0)
         #expect(installed(b, "geo") == installedFile)

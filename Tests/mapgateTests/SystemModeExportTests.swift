@@ -23,15 +23,20 @@ struct SystemModeExportTests {
         try machine.offer("plain", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
     }
 
-    /// Found by an attack: Ctrl-C while the user's process flushed what the service had sent (a
-    /// slow disk: its fsync) left no file, and the use was spent. The file goes into place first,
-    /// then the signal ends the run.
-    @Test func ctrlCWhileTheSentTileIsFlushedStillPutsItInPlace() throws {
+    /// `plain` installed through the service, and the gate counting uses (a newer app out 30 days).
+    func startPrompting() throws {
         try machine.startService(at: "2027-01-01 00:00:00")
         #expect(try machine.run(["sync", "plain"], as: 0).status == 0)
         try machine.publish(version: "1.5.0")
         #expect(try machine.run(["check"], as: 0).status == 0)
         try machine.startService(at: during)
+    }
+
+    /// Found by an attack: Ctrl-C while the user's process flushed what the service had sent (a
+    /// slow disk: its fsync) left no file, and the use was spent. The file goes into place first,
+    /// then the signal ends the run.
+    @Test func ctrlCWhileTheSentTileIsFlushedStillPutsItInPlace() throws {
+        try startPrompting()
         let library = try PreloadLibrary.compileSlowFsync(in: machine.work.path, seconds: 3)
         let before = try machine.promptsShown()
         let target = machine.work.file("home-\(user)/t.png")
@@ -45,11 +50,7 @@ struct SystemModeExportTests {
     }
 
     @Test func aUsersExportIsWrittenByTheirOwnProcessAndCountedOnce() throws {
-        try machine.startService(at: "2027-01-01 00:00:00")
-        #expect(try machine.run(["sync", "plain"], as: 0).status == 0)
-        try machine.publish(version: "1.5.0")
-        #expect(try machine.run(["check"], as: 0).status == 0)
-        try machine.startService(at: during)
+        try startPrompting()
         let before = try machine.promptsShown()
         let target = machine.work.file("home-\(user)/plain.pmtiles")
         let export = try machine.run(["export", "plain", target], as: user)
