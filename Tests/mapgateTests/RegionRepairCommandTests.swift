@@ -50,7 +50,7 @@ import Glibc
     /// Found by an attack: one byte of an installed file changed in place, its size, inode and
     /// time kept (as rot on a disk leaves them): `verify` called it damaged and advised `sync geo`,
     /// which said "up to date" (it trusts the stamp), and `mirror` left it out blaming gzip
-    /// settings and said done. `verify` and `mirror` now forget the stamp, so `sync` hashes the
+    /// settings and said done. `verify` and `mirror` now distrust the stamp, so `sync` hashes the
     /// file and installs it again; `mirror` says the file is damaged (74).
     @Test func aFileRottenUnderItsStampIsRepairedAsAdvised() throws {
         try workspace.offer("geo", fixture: "mbtileserver-geography-class-png.mbtiles", format: "png")

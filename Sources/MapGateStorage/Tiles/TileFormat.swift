@@ -48,7 +48,7 @@ public enum TileFormat: String, Sendable, CaseIterable, Codable {
     public func admits(_ bytes: Data) -> Bool {
         let sniffed = TileFormat(sniffing: bytes)
         switch self {
-        case .pbf: return sniffed == .pbf || bytes.isEmpty || bytes.first == 0x1A || Self.isZlib(bytes)
+        case .pbf: return sniffed == .pbf || bytes.isEmpty || bytes.first == 0x1A || GzipInflater.isZlib(bytes)
         case .png, .jpg, .webp: return sniffed == self
         }
     }
@@ -61,10 +61,7 @@ public enum TileFormat: String, Sendable, CaseIterable, Codable {
         // (not translated: format names)
         if bytes.first == 0x1A { return "protobuf (pbf)" }
         // (not translated: format names)
-        if isZlib(bytes) { return "zlib (pbf)" }
+        if GzipInflater.isZlib(bytes) { return "zlib (pbf)" }
         return L.localized("unknown bytes %1$s", bytes.prefix(4).map { String.hex($0, uppercase: true) }.joined(separator: " "))
     }
-
-    /// A zlib stream's header (``GzipInflater/isZlib(_:)``).
-    static func isZlib(_ bytes: Data) -> Bool { GzipInflater.isZlib(bytes) }
 }

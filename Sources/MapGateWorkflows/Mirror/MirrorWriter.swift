@@ -58,17 +58,17 @@ public struct MirrorWriter {
     let trustedKeys: [String]
     let requiresSignature: Bool
     let now: Date
-    /// Forgets the stamp of a region found damaged (``RegionLibrary/forgetStamp(of:)`` on a
-    /// writable state database: `library` may be read-only).
-    let forgetStamp: (InstalledRegion) -> Void
+    /// Makes the recorded stamp of a region found damaged one no file has
+    /// (``RegionLibrary/distrustStamp(of:)`` on a writable state database: `library` may be read-only).
+    let distrustStamp: (InstalledRegion) -> Void
 
     public init(
         directory: DataDirectory, library: RegionLibrary, trustedKeys: [String], requiresSignature: Bool, now: Date,
-        forgetStamp: @escaping (InstalledRegion) -> Void = { _ in }
+        distrustStamp: @escaping (InstalledRegion) -> Void = { _ in }
     ) {
         self.directory = directory
         self.library = library
-        self.forgetStamp = forgetStamp
+        self.distrustStamp = distrustStamp
         self.trustedKeys = trustedKeys
         self.requiresSignature = requiresSignature
         self.now = now
@@ -163,7 +163,7 @@ public struct MirrorWriter {
                 failures.append((region.id, failure))
                 leave(region.id, .region, .notWritten(failure), &manifest, onEvent)
                 // So that the advice works: the next `sync` hashes the file instead of trusting its stamp.
-                forgetStamp(record)
+                distrustStamp(record)
                 continue
             }
             if case .failed(let reason) = placement {

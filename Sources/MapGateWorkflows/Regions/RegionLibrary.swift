@@ -149,7 +149,7 @@ public final class RegionLibrary {
         /// Nil when the region is intact; otherwise what is wrong.
         public var problem: String?
         /// The file's bytes are not the ones installed (its SHA-256 differs), whatever its stamp
-        /// says: `verify` then has its stamp forgotten (``forgetStamp(of:)``).
+        /// says: `verify` then has its stamp distrusted (``distrustStamp(of:)``).
         public var bytesDiffer = false
         public var isIntact: Bool { problem == nil }
     }
@@ -191,13 +191,13 @@ public final class RegionLibrary {
     /// Only under the data directory's lock when no writer holds it, and only while the record
     /// is still the one checked; else left as it is. Needs a library on a writable state
     /// database (`verify` and `mirror` read through a read-only one, and open this one for it).
-    public func forgetStamp(of checked: InstalledRegion) {
+    public func distrustStamp(of checked: InstalledRegion) {
         guard checked.fileStamp != nil, let lock = try? DirectoryLock(directory: directory, timeout: 0) else { return }
         withExtendedLifetime(lock) {
             guard let now = try? registry.region(checked.id), now == checked else { return }
-            var forgotten = now
-            forgotten.fileStamp = RegionFileStamp(size: now.size, modified: 0, inode: 0)
-            try? registry.database.transaction { try registry.save(forgotten) }
+            var distrusted = now
+            distrusted.fileStamp = RegionFileStamp(size: now.size, modified: 0, inode: 0)
+            try? registry.database.transaction { try registry.save(distrusted) }
         }
     }
 

@@ -43,7 +43,7 @@ struct MirrorCommand: Command {
         let writer = MirrorWriter(
             directory: context.dataDirectory, library: library, trustedKeys: settings.trustedKeys,
             requiresSignature: settings.requireSignedCatalog, now: context.clock.now,
-            forgetStamp: { try? context.regionLibrary().forgetStamp(of: $0) })
+            distrustStamp: { try? context.regionLibrary().distrustStamp(of: $0) })
         let console = context.console
         let killAt = FaultInjection(environment: context.environment)
         var bar: ProgressBar?

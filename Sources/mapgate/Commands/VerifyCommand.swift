@@ -37,7 +37,7 @@ struct VerifyCommand: Command {
             }
             if !result.isIntact { damaged += 1 }
             // So that the advice below works: the next `sync` hashes the file instead of trusting its stamp.
-            if result.bytesDiffer { try? context.regionLibrary().forgetStamp(of: result.region) }
+            if result.bytesDiffer { try? context.regionLibrary().distrustStamp(of: result.region) }
             if context.json {
                 context.console.json(
                     Line(region: id, version: result.region.version, ok: result.isIntact, problem: result.problem, contentHash: result.region.contentHash))
