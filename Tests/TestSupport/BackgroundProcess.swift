@@ -19,16 +19,18 @@ public final class BackgroundProcess: @unchecked Sendable {
         process.standardOutput = out
         process.standardError = err
         process.standardInput = FileHandle.nullDevice
-        // One reader per pipe until its end: `wait` then knows every byte has arrived.
+        // One reader per pipe until its end: `wait` then knows every byte has arrived. Each on a
+        // thread of its own: blocked readers on Dispatch's shared pool made later processes'
+        // output wait seconds for a thread (the pool grows slowly on two cores).
         for (pipe, isOutput) in [(out, true), (err, false)] {
             pipesOpen.enter()
-            DispatchQueue.global().async { [weak self] in
+            Thread { [weak self] in
                 let handle = pipe.fileHandleForReading
                 while case let data = handle.availableData, !data.isEmpty {
                     self?.lock.withLock { if isOutput { self?.output.append(data) } else { self?.errors.append(data) } }
                 }
                 self?.pipesOpen.leave()
-            }
+            }.start()
         }
         try startWithoutBlockedSignals(process)
     }

@@ -821,11 +821,56 @@ struct SystemModeTests {
             }
             idle.append(connection)
         }
-        #expect(refusal?.reason == .busy)
+        #expect(refusal?.reason == .userBusy)
+        #expect(refusal?.errorDescription?.contains("you have 8 requests under way") == true, "\(String(describing: refusal))")
         #expect(idle.count <= 8, "one user holds at most eight requests under way")
+        // A request sent after the service has refused the connection and closed it: the reply
+        // is the answer, not the send's broken pipe (the service is often first).
+        let late = try SystemClient.connect(to: machine.socketPath, policy: machine.policyPath)
+        var entry = pollfd(fd: late.socket.fileDescriptor, events: Int16(POLLIN), revents: 0)
+        #expect(poll(&entry, 1, 5000) == 1)
+        usleep(100_000)
+        let lateRefusal = #expect(throws: SystemRefusal.self) {
+            try late.send(SystemRequest(arguments: ["list"], environment: [:]), streams: [0, 1, 2])
+        }
+        #expect(lateRefusal?.reason == .userBusy, "\(String(describing: lateRefusal))")
         let other = try machine.run(["list"], as: user)
         #expect(other.status == 0, "another user is still served: \(other.stderr)")
         withExtendedLifetime(idle) {}
+    }
+
+    /// Users cannot take the administrators' share of the service: with every request users may
+    /// have under way taken, by many uids (as one user's subordinate uids are, `newuidmap`), root
+    /// is still served, and a user is told the service is busy with the right count, not "broken
+    /// pipe" (found by an attack: 64 uids of one user's range starved root, and the refusal read
+    /// as a broken pipe or as the per-user limit).
+    @Test func usersCannotTakeTheAdministratorsShare() throws {
+        try machine.startService()
+        // 7 uids × 8 connections that say nothing: the 56 of the 64 a user may take (the service
+        // drops each after its 10 s request window: the checks below run well within it).
+        let script = """
+            import socket, sys, time
+            held = []
+            for _ in range(8):
+                s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); held.append(s)
+            print("held", flush=True); time.sleep(30)
+            """
+        var holders: [BackgroundProcess] = []
+        defer { holders.forEach { $0.stop(grace: 0) } }
+        for uid in 64_201...64_207 {
+            holders.append(
+                try BackgroundProcess(
+                    "/usr/bin/setpriv", ["--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", "/usr/bin/python3", "-c", script, machine.socketPath]))
+        }
+        for holder in holders { #expect(holder.firstLine(timeout: 5) == "held", "\(holder.stderr)") }
+        let refused = try machine.run(["list"], as: user)
+        #expect(refused.status == 69, "\(refused.stdout) \(refused.stderr)")
+        #expect(refused.stderr.contains("the system service is busy (56 requests under way)"), "\(refused.stderr)")
+        #expect(!refused.stderr.contains("pipe"), "\(refused.stderr)")
+        let root = try machine.run(["list"], as: 0)
+        #expect(root.status == 0, "root is served while users fill their share: \(root.stderr)")
+        let administrator = try machine.run(["list"], as: administrator)
+        #expect(administrator.status == 0, "an administrator is served too: \(administrator.stderr)")
     }
 
     /// A request carries four descriptors at most: one carrying more is dropped as it arrives (the

@@ -18,8 +18,20 @@ public struct SystemClient {
     }
 
     /// Sends the request with `streams` (standard input, output and error, in that order).
+    /// A service that refused the connection as it came (busy) has replied and closed it before
+    /// the request went: its reply is the answer, not the send's broken pipe.
     public func send(_ request: SystemRequest, streams: [Int32]) throws {
-        try socket.send(try JSONEncoder().encode(request), descriptors: streams)
+        do {
+            try socket.send(try JSONEncoder().encode(request), descriptors: streams)
+        } catch let error as LocalSocketError {
+            if let message = try? socket.receive(limit: SystemRequest.sizeLimit, maximumDescriptors: 0, timeout: 1),
+                let refusal = (try? JSONDecoder().decode(SystemReply.self, from: message.body))?.refusal
+            {
+                message.descriptors.forEach { close($0) }
+                throw refusal
+            }
+            throw error
+        }
     }
 
     /// Waits for the reply, however long the command runs (a server runs until Ctrl-C).

@@ -19,8 +19,11 @@ public struct SystemRefusal: Codable, Sendable, Equatable, MapGateFailure, Local
         case destination
         /// An option of a tile server of the command's own: the machine has one, set by the policy.
         case machineServer
-        /// Too many requests under way (for this user, or in all).
+        /// Too many requests under way in all (the subject: how many), for one who is not an
+        /// administrator: the last few are kept for administrators.
         case busy
+        /// Too many requests under way for this user (the subject: how many one user may have).
+        case userBusy
         /// A command that reaches the network, run again too soon by a user who is not an
         /// administrator (``SystemAccess/paced``).
         case tooSoon
@@ -43,7 +46,7 @@ public struct SystemRefusal: Codable, Sendable, Equatable, MapGateFailure, Local
         switch reason {
         case .command, .option, .machineServer, .destination: .usage
         case .administrator, .handsOver, .request: .failure
-        case .busy, .tooSoon, .start: .unavailable
+        case .busy, .userBusy, .tooSoon, .start: .unavailable
         }
     }
 
@@ -63,6 +66,8 @@ public struct SystemRefusal: Codable, Sendable, Equatable, MapGateFailure, Local
             L.localized("option --%1$s is not available in system mode: the machine has one tile server, the system service's, on the port the managed policy names (systemTilePort)", subject)
         case .busy:
             L.localized("the system service is busy (%1$s requests under way); try again", subject)
+        case .userBusy:
+            L.localized("you have %1$s requests under way in the system service, the most one user may have; try again when one has ended", subject)
         case .tooSoon:
             L.localized("'%1$s' makes the system service reach the network for the whole machine: a user who is not a map administrator may run it once a minute; try again in a minute", subject)
         case .request:

@@ -22,6 +22,9 @@ public final class SystemService: Sendable {
         /// Requests under way at once, in all and per user; more are refused (busy), not queued.
         public var maximumRequests = 64
         public var maximumRequestsPerUser = 8
+        /// Of ``maximumRequests``, the last this many are for administrators only: users (many
+        /// uids, as one user's subordinate uids are) cannot take every request and shut root out.
+        public var reservedForAdministrators = 8
         /// Seconds between two runs of one ``SystemAccess/paced`` command by one user who is not
         /// an administrator.
         public var pacedInterval = 60.0
@@ -79,8 +82,8 @@ public final class SystemService: Sendable {
             } catch {
                 continue
             }
-            guard admit(peer.uid) else {
-                reply(connection, SystemReply(refusal: SystemRefusal(.busy, "\(settings.maximumRequestsPerUser)")))
+            if let refusal = admit(peer) {
+                reply(connection, SystemReply(refusal: refusal))
                 continue
             }
             do {
@@ -103,13 +106,22 @@ public final class SystemService: Sendable {
         while MonotonicClock.seconds < deadline, !running.withLock({ $0.isEmpty }) { usleep(20_000) }
     }
 
-    private func admit(_ uid: uid_t) -> Bool {
-        underWay.withLock { counts in
+    /// Counts a request of `peer` as under way, or says why it is refused (busy, not queued).
+    private func admit(_ peer: PeerCredentials) -> SystemRefusal? {
+        let limit = isAdministrator(peer) ? settings.maximumRequests : settings.maximumRequests - settings.reservedForAdministrators
+        return underWay.withLock { counts in
             let total = counts.values.reduce(0, +)
-            guard total < settings.maximumRequests, counts[uid, default: 0] < settings.maximumRequestsPerUser else { return false }
-            counts[uid, default: 0] += 1
-            return true
+            if counts[peer.uid, default: 0] >= settings.maximumRequestsPerUser {
+                return SystemRefusal(.userBusy, "\(settings.maximumRequestsPerUser)")
+            }
+            if total >= limit { return SystemRefusal(.busy, "\(total)") }
+            counts[peer.uid, default: 0] += 1
+            return nil
         }
+    }
+
+    private func isAdministrator(_ peer: PeerCredentials) -> Bool {
+        peer.uid == 0 || settings.administratorGroup.map(peer.isMember(of:)) ?? false
     }
 
     /// Whether `uid` may run the paced `command` now (noted if so).
@@ -174,7 +186,7 @@ public final class SystemService: Sendable {
             return reply(connection, SystemReply(refusal: SystemRefusal(.request, L.localized("the command line does not parse"))))
         }
         let isSession = parsed.command.map(settings.sessionCommands.contains) ?? false
-        let isAdministrator = peer.uid == 0 || settings.administratorGroup.map(peer.isMember(of:)) ?? false
+        let isAdministrator = isAdministrator(peer)
         if let refusal = SystemAccess.check(
             command: parsed.command, options: parsed.options, isAdministrator: isAdministrator, passed: passed, positional: parsed.positional) {
             log("\(caller): refused \(TerminalText.inline(parsed.command ?? "-")): \(refusal.reason.rawValue) \(TerminalText.inline(refusal.subject))")
