@@ -219,6 +219,30 @@ import Glibc
         #expect(installed(c, "geo") == geo2)
     }
 
+    /// A stick that holds another publisher's mirror (its catalog signed by a key this machine
+    /// does not trust) is not written over: its catalog and packages stay, and the user is told
+    /// to choose another folder (found by an attack: the other publisher's maps were replaced
+    /// without a word, and every machine of theirs then had nothing to take from the stick).
+    @Test func anotherPublishersMirrorIsNotWrittenOver() throws {
+        try mirrorVersionOne()
+        let before = try #require(bytes(stick + "/catalog.json"))
+        let packages = try FileManager.default.subpathsOfDirectory(atPath: stick).sorted()
+        let otherKey = try PublisherKey(in: work.path, name: "other")
+        try publish(version: "7", key: otherKey)
+        let c = try MapGateBinary(workDirectory: work.file("c"))
+        try trust(c, key: otherKey)
+        #expect(try c.run(["sync", "geo"], at: Self.day1).status == 0)
+        let over = try c.run(["mirror", stick], at: Self.day1)
+        #expect(over.status == 1, "\(over.stdout)\(over.stderr)")
+        #expect(over.stderr.contains("holds another publisher's mirror"), "\(over.stderr)")
+        #expect(over.stderr.contains(try MinisignSignature(data: try #require(bytes(stick + "/catalog.json.minisig"))).keyID.hex), "\(over.stderr)")
+        #expect(bytes(stick + "/catalog.json") == before)
+        #expect(try FileManager.default.subpathsOfDirectory(atPath: stick).sorted() == packages)
+        #expect(try b.run(["sync", "--from", stick, "geo"], at: Self.day1).status == 0, "the first publisher's machines still take the stick")
+        // Its own folder is written as usual.
+        #expect(try c.run(["mirror", work.file("stick-other")], at: Self.day1).status == 0)
+    }
+
     /// `mirror.json` is not signed: the reason it gives for a region it left out reached the
     /// terminal as it was, and a newline and escape codes in it forged a line of output ("plain 2:
     /// updated") while the region stayed as it was (found by an attack). Escaped now.

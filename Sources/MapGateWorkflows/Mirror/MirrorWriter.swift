@@ -110,6 +110,7 @@ public struct MirrorWriter {
         }
         try folder.prepare()
         defer { folder.finish() }
+        try refuseOtherPublisher(of: folder)
         try refuseRollback(of: folder, to: catalog, saved: saved)
         var failures: [(id: String, reason: String)] = []
 
@@ -270,6 +271,24 @@ public struct MirrorWriter {
             }
         }
         return bytes
+    }
+
+    /// Refuses to write over another publisher's mirror: a folder whose catalog is signed by a
+    /// key this machine does not trust (found by an attack: a stick shared by two publishers'
+    /// users lost the first publisher's maps to the second's `mirror`, without a word). A mirror
+    /// signed by a trusted key, or whose signature does not even parse, is this machine's to
+    /// write (a damaged one is repaired so).
+    private func refuseOtherPublisher(of folder: any MirrorFolder) throws {
+        guard folder.read(name: MirrorLayout.catalogName) != nil, let existing = folder.read(name: MirrorLayout.signatureName),
+            let signature = try? MinisignSignature(data: existing),
+            let keys = try? trustedKeys.map({ try MinisignPublicKey(text: $0) }), !keys.isEmpty,
+            !keys.contains(where: { $0.keyID == signature.keyID })
+        else { return }
+        throw GeneralFailure(
+            L.localized(
+                "%1$s holds another publisher's mirror (its catalog is signed by key %2$s, which this machine does not trust): write this machine's mirror to another folder, or remove that one first",
+                folder.path, signature.keyID.hex),
+            kind: .failure)
     }
 
     /// Refuses to put an older catalog over the newer one a mirror holds, signed by the same key
