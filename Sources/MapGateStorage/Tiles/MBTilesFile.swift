@@ -84,11 +84,21 @@ public final class MBTilesFile {
         try formatAndSource()?.format
     }
 
-    /// The tile format and where it came from (`metadata "format"` or `the first tile's bytes`).
+    /// The tile format and where it came from (`metadata "format"`, or the bytes of the first of
+    /// the first ``formatSampleSize`` tiles with bytes whose format is known: an empty or unknown
+    /// first tile hid the format, and the file was said to have none, found by an attack; the
+    /// tile itself is then named by ``checkTileBytes(match:from:)``).
     func formatAndSource() throws -> (format: TileFormat, source: String)? {
         if let value = try metadata()["format"], let format = TileFormat(metadata: value) { return (format, "metadata \"format\" = \"\(value)\"") }
-        let sample = try wrap { try database.query("SELECT tile_data FROM tiles LIMIT 1") { $0.blob(0) } }
-        return sample.first.flatMap { TileFormat(sniffing: $0) }.map { ($0, "the first tile's bytes") }
+        let sample = try wrap {
+            try database.query(
+                "SELECT zoom_level, tile_column, tile_row, tile_data FROM tiles WHERE length(tile_data) > 0 LIMIT ?", [.integer(Int64(Self.formatSampleSize))]
+            ) { ("\($0.text(0) ?? "?")/\($0.text(1) ?? "?")/\($0.text(2) ?? "?")", $0.blob(3)) }
+        }
+        for (tile, bytes) in sample {
+            if let format = TileFormat(sniffing: bytes) { return (format, "the bytes of tile \(tile)") }
+        }
+        return nil
     }
 
     /// The region's zoom range by the one rule of ``MBTilesInspection/zoomRange(tiles:metadata:)``

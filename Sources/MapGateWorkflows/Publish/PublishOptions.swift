@@ -62,6 +62,10 @@ public struct PublishOptions: Sendable, Equatable {
                 !baseURL.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F })
             // The option and its value (not translated: what the user typed).
             else { throw fail("--base-url \(baseURL)", L.localized("must be an absolute http, https or file URL without query or fragment")) }
+            // Found by an attack: a port no client can reach (99999, 0) was signed into the catalog.
+            if let port = url.port, !(1...65535).contains(port) {
+                throw fail("--base-url \(baseURL)", L.localized("port %1$s is not one of 1…65535", "\(port)"))
+            }
         }
         // Compared as the folders they are, links followed (found by an attack: an --out that was
         // a link to the input folder put the raw inputs in the served tree).

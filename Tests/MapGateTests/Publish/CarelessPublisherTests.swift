@@ -129,9 +129,18 @@ import Testing
     /// folder, a regions.json naming one file twice.
     @Test func optionsAndOverridesThatCannotWorkAreRefused() throws {
         try workspace.writeRegion("alpha.mbtiles", tiles: tiles, metadata: ["version": "1"])
-        for url in ["https://", "http:///packages", "https://cdn.example/my maps"] {
+        for url in ["https://", "http:///packages", "https://cdn.example/my maps", "https://cdn.example:99999/maps", "http://cdn.example:0/"] {
             #expect(throws: PublishError.self, "\(url)") { try workspace.publish { $0.baseURL = url } }
         }
+        // A port no client can reach is named as the port (found by an attack: 99999 was signed).
+        #expect {
+            try workspace.publish { $0.baseURL = "https://cdn.example:99999/maps" }
+        } throws: { error in
+            errorMessage(error).contains("port 99999 is not one of 1…65535")
+        }
+        try workspace.publish { $0.baseURL = "https://cdn.example:8443/maps" }
+        #expect(try String(contentsOfFile: workspace.output + "/catalog.json", encoding: .utf8).contains("https://cdn.example:8443/maps/packages/"))
+        try FileManager.default.removeItem(atPath: workspace.output)
         let link = workspace.work.file("out-link")
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: workspace.input)
         #expect {

@@ -101,6 +101,23 @@ import Glibc
         #expect(!message.contains("set metadata"), "\(message)")
     }
 
+    /// Without `format` metadata the format is told from the tiles that have bytes: an empty
+    /// first tile was the only one looked at, and the file was said to have no known format (found
+    /// by an attack); now the empty tile is named as what is wrong.
+    @Test func anEmptyFirstTileDoesNotHideTheFormat() throws {
+        let tiles = DeltaTestFiles.pyramid(maxZoom: 1, png: true, seed: 3)
+        let path = try workspace.writeRegion("hollow.mbtiles", tiles: tiles, metadata: ["version": "1", "format": nil])
+        // The empty tile is the table's first row, the one read first.
+        let edit = try runProcess(
+            "/usr/bin/sqlite3", [path, "DELETE FROM metadata WHERE name = 'format'; DELETE FROM tiles WHERE zoom_level = 0; INSERT INTO tiles (rowid, zoom_level, tile_column, tile_row, tile_data) VALUES (-1, 0, 0, 0, X'')"])
+        #expect(edit.status == 0, "\(edit.stderr)")
+        let message = publishError()
+        #expect(message.contains("tile 0/0/0 (z/x/TMS row) is empty (0 bytes), which no png tile can be"), "\(message)")
+        #expect(try runProcess("/usr/bin/sqlite3", [path, "DELETE FROM tiles WHERE zoom_level = 0"]).status == 0)
+        #expect(publishError() == "")
+        #expect(try workspace.catalog().regions.map(\.format) == [.png])
+    }
+
     @Test func rawAndGzippedProtobufTilesAreBothPBF() throws {
         // A raw MVT tile starts with field 3 (layers), length-delimited: 0x1A.
         let raw: [TileKey: Data?] = [
