@@ -6,7 +6,7 @@ import MapGateBase
 /// would only say "file is not a database").
 package enum SQLiteFileProbe {
     /// True when the file at `path` starts with gzip's magic bytes `1F 8B`.
-    static func isGzip(_ path: String) -> Bool {
+    package static func isGzip(_ path: String) -> Bool {
         guard let handle = UnixFile(forReadingAtPath: path) else { return false }
         defer { try? handle.close() }
         let head = (try? handle.read(upToCount: 2)) ?? Data()

@@ -91,7 +91,12 @@ public struct MBTilesInspection: Sendable, Equatable {
                 reason: L.localized("none of its tiles lies inside its bounds %1$s: %2$s", bounds.map { String($0) }.joined(separator: ","), hint))
         }
         if let text = metadata["center"], MBTilesFile.parseCenter(text) == nil {
-            throw MBTilesError(path: path, reason: L.localized("center \"%1$s\" is not a finite longitude,latitude,zoom", "\(text.prefix(80))"))
+            // Each range said: "not finite" read wrong for a zoom of 99 (found by an attack).
+            throw MBTilesError(
+                path: path,
+                reason: L.localized(
+                    "center \"%1$s\" must be longitude,latitude,zoom with longitude -180…180, latitude -90…90 and zoom 0…%2$s", "\(text.prefix(80))",
+                    "\(TileCoordinate.maximumZoom)"))
         }
         return MBTilesInspection(
             format: format, zoom: zoom, tileZoom: tileZoom, bounds: try file.bounds(), boundsText: metadata["bounds"], metadata: metadata)

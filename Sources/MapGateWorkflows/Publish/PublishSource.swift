@@ -56,6 +56,10 @@ struct PublishSource: Sendable, Equatable {
                     "%1$s-journal holds a write to it that was cut off or is still under way, and the file is half written: close the program writing it, or open it once with sqlite3 (sqlite3 %1$s 'PRAGMA quick_check'), which rolls the write back",
                     fileName))
         }
+        // Said as what it is: the probe's "gzipped twice" is for packages, which sync unpacks once.
+        if SQLiteFileProbe.isGzip(path) {
+            throw fail(L.localized("gzip-compressed data, not an MBTiles (SQLite) file: unpack it first (gunzip)"))
+        }
         let metadata: [String: String]
         do {
             metadata = try MBTilesFile(path: path, immutable: true).metadata()

@@ -118,6 +118,16 @@ import Glibc
         #expect(try workspace.catalog().regions.map(\.format) == [.png])
     }
 
+    /// An input left gzipped (`x.mbtiles` that is `x.mbtiles.gz` renamed) is said to be gzip data
+    /// to unpack, not a package "gzipped twice" (publish unpacks nothing; found by an attack).
+    @Test func aGzippedInputIsSaidToBeGzipped() throws {
+        let path = try workspace.writeRegion("packed.mbtiles", tiles: tiles, metadata: ["version": "1"])
+        #expect(try runProcess("/bin/sh", ["-c", "gzip -c '\(path)' > '\(path).gz' && mv '\(path).gz' '\(path)'"]).status == 0)
+        let message = publishError()
+        #expect(message.contains("packed.mbtiles: gzip-compressed data, not an MBTiles (SQLite) file: unpack it first (gunzip)"), "\(message)")
+        #expect(!message.contains("twice"), "\(message)")
+    }
+
     @Test func rawAndGzippedProtobufTilesAreBothPBF() throws {
         // A raw MVT tile starts with field 3 (layers), length-delimited: 0x1A.
         let raw: [TileKey: Data?] = [

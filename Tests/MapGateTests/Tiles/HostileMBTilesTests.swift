@@ -80,6 +80,19 @@ import Testing
         #expect(try refused(path).contains("center"))
     }
 
+    /// A center whose zoom is out of range is said as such, not as "not finite" (found by an attack).
+    @Test(arguments: ["0,0,99", "0,95,2", "200,0,2", "0,0"])
+    func aCenterOffTheGlobeSaysWhatItMustBe(center: String) throws {
+        let path = try make("center.mbtiles", """
+            CREATE TABLE tiles (zoom_level INTEGER, tile_column INTEGER, tile_row INTEGER, tile_data BLOB);
+            INSERT INTO tiles VALUES (0, 0, 0, TILE);
+            INSERT INTO metadata VALUES ('center', '\(center)');
+            """)
+        let message = try refused(path)
+        #expect(message.contains("center \"\(center)\" must be longitude,latitude,zoom with longitude -180…180, latitude -90…90 and zoom 0…30"), "\(message)")
+        #expect(!message.contains("finite"), "\(message)")
+    }
+
     /// 1.4.0 copied a 50 MB description into every TileJSON answer.
     @Test func metadataValuesOverTheCapAreLeftOut() throws {
         let path = try make("big.mbtiles", """
