@@ -101,6 +101,26 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: output + "/catalog.json"))
     }
 
+    /// The checks of a file's tiles and metadata (`center`, `scheme`) are reported for every file
+    /// in one run too, with the files that failed the first checks (found by an attack: the first
+    /// file with a bad `center` stopped the run, and the next run found the next one).
+    @Test func laterChecksAreReportedForEveryFileInOneRun() throws {
+        try offer("mbtileserver-world_cities.mbtiles", as: "cities.mbtiles")
+        for (name, edit) in [("centered", "INSERT OR REPLACE INTO metadata VALUES ('center', '0,0,99')"), ("schemed", "INSERT OR REPLACE INTO metadata VALUES ('scheme', 'xyz')")] {
+            try offer("mbtileserver-world_cities.mbtiles", as: name + ".mbtiles")
+            #expect(try runProcess("/usr/bin/sqlite3", [input + "/" + name + ".mbtiles", edit]).status == 0)
+        }
+        try offer("node-mbtiles-corrupt.mbtiles", as: "corrupt.mbtiles")
+        let key = try makeKey()
+        let result = try mapgate.run(["publish", input, "--out", output, "--key", key.secretKey])
+        #expect(result.status == 65, "\(result.stderr)")
+        #expect(result.stderr.contains("3 of its 4 tile files cannot be published"), "\(result.stderr)")
+        for name in ["centered", "schemed", "corrupt"] {
+            #expect(result.stderr.contains(input + "/" + name + ".mbtiles: "), "\(name): \(result.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: output + "/catalog.json"))
+    }
+
     /// Found by an attack: a writer killed in the middle of a transaction (rollback-journal mode,
     /// SQLite's default) left its `-journal`; publish read the file as it was, half written, and
     /// signed an uncommitted name and half-changed tiles. Refused, naming the journal; once

@@ -115,7 +115,7 @@ public final class Publisher {
     /// read again, its format is in the history), the previous catalog and the history.
     private func checkInputs() throws -> Inputs {
         try options.validate()
-        let sources = try readSources()
+        let (sources, unreadable, count) = try readSources()
         let previous = try PreviousCatalog.load(path: catalogPath)
         let history = try PublishHistory.load(path: historyPath)
         if let serial = options.serial, let old = previous?.serial, serial <= old {
@@ -129,14 +129,22 @@ public final class Publisher {
         }
         var decisions: [Decision] = []
         var formats: [String: TileFormat] = [:]
+        // Every file's checks before stopping, as for reading them (found by an attack: a folder
+        // with a bad `scheme` or `center` in two files told of the first only).
+        var problems = unreadable
         for source in sources {
-            let decision = try decide(source, history: history)
-            switch decision {
-            case .reuse(let kept): formats[source.id] = TileFormat(rawValue: kept.format)
-            case .make: formats[source.id] = try RegionFacts.read(path: source.path, hashing: false).format
+            do {
+                let decision = try decide(source, history: history)
+                switch decision {
+                case .reuse(let kept): formats[source.id] = TileFormat(rawValue: kept.format)
+                case .make: formats[source.id] = try RegionFacts.read(path: source.path, hashing: false).format
+                }
+                decisions.append(decision)
+            } catch let error as PublishError {
+                problems.append(conversions.namingArchives(error))
             }
-            decisions.append(decision)
         }
+        try throwProblems(problems.sorted { $0.subject < $1.subject }, of: count)
         try checkPackageNames(sources, history: history)
         return Inputs(sources: sources, decisions: decisions, formats: formats, previous: previous, history: history)
     }
@@ -172,7 +180,9 @@ public final class Publisher {
 
     /// The `.mbtiles` and `.pmtiles` files of the input folder, sorted by name, with their
     /// identities; each archive is read as the MBTiles file made from it (``PMTilesInputs``).
-    func readSources() throws -> [PublishSource] {
+    /// The files that cannot be read are in `problems` (the caller checks the others before it
+    /// says them all), of `count` files in all.
+    func readSources() throws -> (sources: [PublishSource], problems: [PublishError], count: Int) {
         let input = options.inputDirectory
         var isDirectory = false
         guard FileManager.default.fileExists(atPath: input, isDirectory: &isDirectory), isDirectory else {
@@ -216,13 +226,18 @@ public final class Publisher {
                 problems.append(conversions.namingArchives(error))
             }
         }
+        return (sources, problems, names.count)
+    }
+
+    /// Throws the one problem found, or all of them as one error naming the input folder.
+    private func throwProblems(_ problems: [PublishError], of count: Int) throws {
         if problems.count == 1 { throw problems[0] }
-        if !problems.isEmpty {
-            let lines = problems.map { "  " + ($0.errorDescription ?? $0.reason) }.joined(separator: "\n")
-            let kind = Set(problems.map(\.kind)).count == 1 ? problems[0].kind : .badData
-            throw PublishError(folder, L.localized("%1$s of its %2$s tile files cannot be published; nothing was written:\n", "\(problems.count)", "\(names.count)") + lines, kind: kind)
-        }
-        return sources
+        guard !problems.isEmpty else { return }
+        let input = options.inputDirectory
+        let folder = input.hasSuffix("/") ? String(input.dropLast()) : input
+        let lines = problems.map { "  " + ($0.errorDescription ?? $0.reason) }.joined(separator: "\n")
+        let kind = Set(problems.map(\.kind)).count == 1 ? problems[0].kind : .badData
+        throw PublishError(folder, L.localized("%1$s of its %2$s tile files cannot be published; nothing was written:\n", "\(problems.count)", "\(count)") + lines, kind: kind)
     }
 
     /// Refuses two region versions whose packages (or base copies) would have one file name
