@@ -267,6 +267,30 @@ extension DeltaTests {
             #expect(missing?.kind == .io)
         }
 
+        /// Files a delta cannot be made from say why, naming the file (found by an attack: a UTF-16
+        /// file gave SQLite's raw ATTACH message, and REAL-typed rows a delta whose result did not
+        /// check out, with no word of the cause).
+        @Test func makeSaysWhyAUTF16OrRealRowedFileGetsNoDelta() throws {
+            let directory = try TemporaryDirectory()
+            let base = directory.file("base.mbtiles")
+            try Files.write(base, tiles: MartinSnapshots.v1Tiles, metadata: [:])
+            let wide = directory.file("wide.mbtiles")
+            let utf16 = try runProcess("/bin/sh", ["-c", "(echo \"PRAGMA encoding = 'UTF-16le';\"; sqlite3 '\(base)' .dump) | sqlite3 '\(wide)'"])
+            #expect(utf16.status == 0, "\(utf16.stderr)")
+            let encoding = #expect(throws: DeltaError.self) { try MBTilesDelta.make(from: base, to: wide, output: directory.file("d1.mbtiles")) }
+            #expect(encoding?.path == wide)
+            #expect(encoding?.errorDescription?.contains("its text encoding is UTF-16le: a delta needs UTF-8 files") == true, "\(String(describing: encoding))")
+
+            let real = directory.file("real.mbtiles")
+            let rows = try runProcess(
+                "/usr/bin/sqlite3",
+                [real, "ATTACH '\(base)' AS b; CREATE TABLE metadata (name TEXT, value TEXT); CREATE TABLE tiles (zoom_level INTEGER, tile_column REAL, tile_row REAL, tile_data BLOB); INSERT INTO tiles SELECT * FROM b.tiles"])
+            #expect(rows.status == 0, "\(rows.stderr)")
+            let typed = #expect(throws: DeltaError.self) { try MBTilesDelta.make(from: base, to: real, output: directory.file("d2.mbtiles")) }
+            #expect(typed?.path == real)
+            #expect(typed?.errorDescription?.contains("tiles have a tile_column or tile_row stored as a REAL number") == true, "\(String(describing: typed))")
+        }
+
         @Test func makeRefusesDeltasExistingOutputAndNullTiles() throws {
             let directory = try TemporaryDirectory()
             let base = directory.file("base.mbtiles")
