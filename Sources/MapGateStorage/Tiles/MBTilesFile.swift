@@ -68,6 +68,24 @@ public final class MBTilesFile {
     /// reaches TileJSON, the viewer or the terminal.
     public static func metadataLimit(for name: String) -> Int { name == "json" ? 1 << 20 : 16 << 10 }
 
+    /// The metadata names given more than once with different values, with those values (in row
+    /// order): ``metadata()`` keeps the last, which a publisher may not have meant.
+    public func conflictingMetadata() throws -> [(name: String, values: [String])] {
+        let rows = try wrap {
+            try database.query(
+                """
+                SELECT name, value FROM metadata WHERE name IN
+                    (SELECT name FROM metadata GROUP BY name HAVING count(DISTINCT value) > 1 LIMIT 10) ORDER BY name, rowid
+                """
+            ) { ($0.text(0) ?? "", $0.text(1) ?? "") }
+        }
+        var result: [(name: String, values: [String])] = []
+        for (name, value) in rows {
+            if result.last?.name == name { result[result.count - 1].values.append(value) } else { result.append((name, [value])) }
+        }
+        return result
+    }
+
     /// The `metadata` table as a dictionary, without values over ``metadataLimit(for:)``.
     public func metadata() throws -> [String: String] {
         var result: [String: String] = [:]

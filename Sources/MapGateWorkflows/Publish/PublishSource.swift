@@ -62,7 +62,17 @@ struct PublishSource: Sendable, Equatable {
         }
         let metadata: [String: String]
         do {
-            metadata = try MBTilesFile(path: path, immutable: true).metadata()
+            let file = try MBTilesFile(path: path, immutable: true)
+            // One value each: the last of two rows was taken, which the publisher may not have
+            // meant (found by an attack: two `version` rows published the second without a word).
+            if let conflict = try file.conflictingMetadata().first {
+                let shown = conflict.values.prefix(3).map { "\"\($0.prefix(40))\"" }.joined(separator: ", ")
+                throw fail(
+                    L.localized(
+                        "metadata \"%1$s\" is given %2$s times with different values (%3$s); keep one row (DELETE FROM metadata WHERE name = '%1$s' AND value <> '...')",
+                        TerminalText.inline(String(conflict.name.prefix(40))), "\(conflict.values.count)", TerminalText.inline(shown)))
+            }
+            metadata = try file.metadata()
         } catch let error as MBTilesError {
             throw fail(error.reason)
         }

@@ -128,6 +128,24 @@ import Glibc
         #expect(!message.contains("twice"), "\(message)")
     }
 
+    /// A metadata name given twice with different values is refused naming both values (found by
+    /// an attack: the last row's version was published without a word); the same value twice is
+    /// one value.
+    @Test func metadataGivenTwiceWithDifferentValuesIsRefused() throws {
+        let path = try workspace.writeRegion("twice.mbtiles", tiles: tiles, metadata: ["version": "1"])
+        #expect(try runProcess("/usr/bin/sqlite3", [
+                    path,
+                    // A metadata table without a unique name, as mbutil and GDAL make it.
+                    "CREATE TABLE m2 (name TEXT, value TEXT); INSERT INTO m2 SELECT name, value FROM metadata; DROP TABLE metadata; ALTER TABLE m2 RENAME TO metadata; INSERT INTO metadata VALUES ('version', '2'); INSERT INTO metadata VALUES ('format', 'png')",
+                ]).status == 0)
+        let message = publishError()
+        #expect(message.contains("twice.mbtiles: metadata \"version\" is given 2 times with different values (\"1\", \"2\"); keep one row"), "\(message)")
+        #expect(!message.contains("format"), "\(message)")
+        #expect(!workspace.exists("catalog.json"))
+        #expect(try runProcess("/usr/bin/sqlite3", [path, "DELETE FROM metadata WHERE name = 'version' AND value = '2'"]).status == 0)
+        #expect(publishError() == "")
+    }
+
     @Test func rawAndGzippedProtobufTilesAreBothPBF() throws {
         // A raw MVT tile starts with field 3 (layers), length-delimited: 0x1A.
         let raw: [TileKey: Data?] = [
