@@ -461,7 +461,15 @@ import Glibc
         tampered[tampered.count / 2] ^= 0xFF
         try tampered.write(to: URL(fileURLWithPath: geoPackage))
         try refused("region geo")
+        // Said of the file on the stick, by its path, not of a server (found by an attack).
+        try refused("region geo: hash mismatch: the SHA-256 of \(geoPackage) is ")
         #expect(installed(b, "plain") == installed(a, "plain"), "plain is updated all the same")
+        tampered[tampered.count / 2] ^= 0xFF
+        try (tampered + Data([1, 2, 3])).write(to: URL(fileURLWithPath: geoPackage))
+        try refused("region geo: size mismatch: \(geoPackage) holds more than the \(tampered.count) bytes the catalog declares")
+        try tampered.prefix(tampered.count - 10).write(to: URL(fileURLWithPath: geoPackage))
+        try refused("region geo: size mismatch: \(geoPackage) holds \(tampered.count - 10) bytes, the catalog declares \(tampered.count)")
+        try tampered.write(to: URL(fileURLWithPath: geoPackage))
         // The package a link to a file elsewhere: refused for being one (65, not a failed download's 69).
         try FileManager.default.moveItem(atPath: geoPackage, toPath: work.file("elsewhere"))
         #expect(symlink(work.file("elsewhere"), geoPackage) == 0)

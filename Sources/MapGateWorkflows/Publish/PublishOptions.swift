@@ -64,6 +64,7 @@ public struct PublishOptions: Sendable, Equatable {
             else { throw fail("--base-url \(baseURL)", L.localized("must be an absolute http, https or file URL without query or fragment")) }
             // Found by an attack: a port no client can reach (99999, 0) was signed into the catalog.
             if let port = url.port, !(1...65535).contains(port) {
+                // The option and its value (not translated: what the user typed).
                 throw fail("--base-url \(baseURL)", L.localized("port %1$s is not one of 1…65535", "\(port)"))
             }
         }

@@ -127,9 +127,7 @@ public struct PackageDownloader: Sendable {
             }
             if sink.downloadedBytes < package.size {
                 // The server finished its answer, and it is shorter than the catalog says.
-                throw RegionError(
-                    region: package.id, reason: L.localized("size mismatch: got %1$s bytes, the catalog declares %2$s", "\(sink.downloadedBytes)", "\(package.size)"),
-                    kind: .badData)
+                throw RegionError(region: package.id, reason: PackageSink.shortReason(package, got: sink.downloadedBytes), kind: .badData)
             }
         }
     }

@@ -87,6 +87,11 @@ final class PackageSink {
     /// Takes bytes from the network.
     func receive(_ bytes: UnsafeRawBufferPointer) throws {
         guard downloadedBytes + Int64(bytes.count) <= package.size else {
+            if let file = PackageDownloader.localPath(package.url) {
+                throw RegionError(
+                    region: package.id, reason: L.localized("size mismatch: %1$s holds more than the %2$s bytes the catalog declares", file, "\(package.size)"),
+                    kind: .badData)
+            }
             var reason = L.localized("size mismatch: the server sent more than the %1$s bytes the catalog declares", "\(package.size)")
             if let contentEncoding {
                 reason += L.localized(
@@ -145,6 +150,15 @@ final class PackageSink {
         }
     }
 
+    /// Why a package that ended after `got` bytes is refused: said of the file by its path when
+    /// it is one (a mirror's), of the answer otherwise.
+    static func shortReason(_ package: PackageReference, got: Int64) -> String {
+        if let file = PackageDownloader.localPath(package.url) {
+            return L.localized("size mismatch: %1$s holds %2$s bytes, the catalog declares %3$s", file, "\(got)", "\(package.size)")
+        }
+        return L.localized("size mismatch: got %1$s bytes, the catalog declares %2$s", "\(got)", "\(package.size)")
+    }
+
     /// After the last byte: checks size, hash and the gzip trailer, and flushes the output.
     func finish() throws {
         if !pending.isEmpty {
@@ -153,11 +167,16 @@ final class PackageSink {
         }
         try drain()
         guard downloadedBytes == package.size else {
-            throw RegionError(region: package.id, reason: L.localized("size mismatch: got %1$s bytes, the catalog declares %2$s", "\(downloadedBytes)", "\(package.size)"), kind: .badData)
+            throw RegionError(region: package.id, reason: Self.shortReason(package, got: downloadedBytes), kind: .badData)
         }
         let hash = try downloadHash.finalizeHex()
         guard hash == package.sha256 else {
-            throw RegionError(region: package.id, reason: L.localized("hash mismatch: SHA-256 is %1$s, the catalog declares %2$s", "\(hash)", "\(package.sha256)"), kind: .badData)
+            // A file on a stick or share is named by its path (found by an attack: which file of
+            // the mirror was bad was left for the user to find).
+            let reason =
+                PackageDownloader.localPath(package.url).map { L.localized("hash mismatch: the SHA-256 of %1$s is %2$s, the catalog declares %3$s", $0, hash, package.sha256) }
+                ?? L.localized("hash mismatch: SHA-256 is %1$s, the catalog declares %2$s", "\(hash)", "\(package.sha256)")
+            throw RegionError(region: package.id, reason: reason, kind: .badData)
         }
         try worker.sync { try unpacker.value.finish() }
     }
