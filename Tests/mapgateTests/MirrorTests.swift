@@ -604,6 +604,23 @@ import Glibc
         #expect(mirror.stderr.contains("cannot create it: the disk is full"), "\(mirror.stderr)")
     }
 
+    /// A `--from` folder the system cannot open is said with the system's reason (74), not as "no
+    /// such folder" (found by an attack: a dead FUSE mount's ENOTCONN was a typo, exit 64); a
+    /// file is not a folder; only a name that is not there is "no such folder".
+    @Test func aMirrorFolderThatCannotBeOpenedSaysWhy() throws {
+        try publish(version: "1")
+        let loop = work.file("loop")
+        #expect(symlink(loop, loop) == 0)
+        let looped = try b.run(["sync", "--from", loop], at: Self.day1)
+        #expect(looped.status == 74, "\(looped.stderr)")
+        #expect(looped.stderr.contains("--from \(loop): cannot open the folder: too many symbolic links"), "\(looped.stderr)")
+        let file = work.file("in/regions.json")
+        let notFolder = try b.run(["sync", "--from", file], at: Self.day1)
+        #expect(notFolder.status == 64 && notFolder.stderr.contains("--from \(file): not a folder"), "\(notFolder.stderr)")
+        let missing = try b.run(["sync", "--from", work.file("nowhere")], at: Self.day1)
+        #expect(missing.status == 64 && missing.stderr.contains("no such folder"), "\(missing.stderr)")
+    }
+
     /// Found by an attack: a stick pulled out in the middle of `sync --from` (its FUSE driver
     /// killed): libcurl takes a failed read for the end of the file, and the run said the
     /// mirror's package was bad (65) and threw away what it had copied. Here the pull is the run

@@ -55,8 +55,17 @@ public enum MirrorLayout {
         }
         let absolute = PathText.standardized(source.hasPrefix("/") ? source : currentDirectory + "/" + source)
         var info = stat()
-        guard stat(absolute, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
+        guard stat(absolute, &info) == 0 else {
+            // Only a name that is not there is a typo; any other failure (a dead FUSE or network
+            // mount's ENOTCONN, a loop of links) is the system's, said as such (found by an attack).
+            let code = errno
+            guard code == ENOENT else {
+                throw GeneralFailure(L.localized("--from %1$s: cannot open the folder: %2$s", "\(source)", SystemErrorReason.text(code)), kind: .io)
+            }
             throw GeneralFailure(L.localized("--from %1$s: no such folder (a mirror is a folder written by 'mapgate mirror')", "\(source)"), kind: .usage)
+        }
+        guard info.st_mode & S_IFMT == S_IFDIR else {
+            throw GeneralFailure(L.localized("--from %1$s: not a folder (a mirror is a folder written by 'mapgate mirror')", "\(source)"), kind: .usage)
         }
         return fileURL(absolute)
     }
