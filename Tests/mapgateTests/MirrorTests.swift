@@ -709,4 +709,18 @@ import Glibc
         let inside = try a.run(["mirror", a.dataDirectory + "/m"], at: Self.day1)
         #expect(inside.status != 0)
     }
+
+    /// A saved catalog whose key this machine no longer trusts (the policy changed keys) is said
+    /// as such, not as a catalog changed since it was saved (found by an attack).
+    @Test func aSavedCatalogOfAKeyNoLongerTrustedSaysSo() throws {
+        try publish(version: "1")
+        #expect(try a.run(["sync", "geo"], at: Self.day1).status == 0)
+        let newKey = try PublisherKey(in: work.path, name: "new")
+        try trust(a, key: newKey)
+        let refused = try a.run(["mirror", stick], at: Self.day1)
+        #expect(refused.status == 65, "\(refused.stderr)")
+        #expect(refused.stderr.contains("it is signed by key \(try MinisignPublicKey(text: try key.publicKeyLine).keyID.hex), which this machine no longer trusts"), "\(refused.stderr)")
+        #expect(!refused.stderr.contains("changed since"), "\(refused.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: stick + "/catalog.json"))
+    }
 }

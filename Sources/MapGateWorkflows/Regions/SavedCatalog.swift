@@ -81,6 +81,13 @@ public struct SavedCatalog: Sendable, Equatable {
             }
             do {
                 _ = try MinisignVerifier(trustedKeys: keys).verify(signatureFile: signature, message: bytes)
+            } catch SignatureError.unknownKeyID(let keyID, _) {
+                // Not a changed file: the policy or profile now trusts other keys (found by an attack).
+                throw CatalogError(
+                    source: source, region: nil,
+                    reason: L.localized(
+                        "it is signed by key %1$s, which this machine no longer trusts (the managed policy or the product profile names other keys now): run 'mapgate sync' to take the publisher's catalog signed by a trusted key",
+                        keyID.hex))
             } catch {
                 throw CatalogError(
                     source: source, region: nil,
