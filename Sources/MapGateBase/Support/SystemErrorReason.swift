@@ -12,6 +12,10 @@ public enum SystemErrorReason {
         case EACCES, EPERM: L.localized("permission denied")
         case EROFS: L.localized("the file system is read-only")
         case ENOSPC: L.localized("the disk is full")
+        // A process limit when there is one; else the file system's own (FAT32 takes no file of
+        // 4 GiB or more: found by an attack, a mirror onto a FAT32 stick blamed `ulimit -f`).
+        case EFBIG where FileSizeLimit.bytes == nil:
+            L.localized("the file would be larger than the file system allows (FAT32, as on many USB sticks, holds no file of 4 GiB or more: use exFAT or ext4)")
         case EFBIG: L.localized("the file would be larger than this process may write (ulimit -f)")
         case EDQUOT: L.localized("the disk quota is used up")
         case EEXIST: L.localized("it already exists")
