@@ -534,6 +534,32 @@ struct SystemModeTests {
         #expect(try machine.promptsShown() == 0, "\(session.screen)")
     }
 
+    /// A reader that takes nothing (a pipe left full) cannot hold a use of the machine's gate: the
+    /// service's command gives up before its delivery after its stall limit (60 s; 2 s here), says
+    /// why (74), and nothing is counted (found by an attack: the use was held for as long as its
+    /// user liked, and at the last use every other user found the gate closed meanwhile).
+    @Test func aReaderThatTakesNothingCannotHoldAUseOfTheMachine() throws {
+        try machine.startService(at: "2027-01-01 00:00:00")
+        #expect(try machine.run(["sync", "plain"], as: 0).status == 0)
+        try machine.publish(version: "1.5.0")
+        #expect(try machine.run(["check"], as: 0).status == 0)
+        try machine.startService(at: during, environment: ["MAPGATE_OUTPUT_STALL_TIMEOUT": "2"])
+        let status = machine.work.file("status")
+        let (program, arguments) = machine.command([machine.binary, "tile", "plain", "0", "0", "0"], as: user)
+        // The pipe is filled first (64 KiB, its size), and its reader only sleeps.
+        let script = "(head -c 65536 /dev/zero; \"$@\"; echo $? > '\(status)') | sleep 60"
+        let pipeline = try BackgroundProcess("/bin/sh", ["-c", script, "sh", program] + arguments, environment: machine.environment(of: user))
+        defer { pipeline.stop(grace: 1) }
+        // Ended while its reader still sleeps (without the limit it waited as long as the reader).
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline, !FileManager.default.fileExists(atPath: status) { usleep(100_000) }
+        let code = try String(contentsOfFile: status, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(code == "74", "\(pipeline.stderr)")
+        #expect(pipeline.stderr.contains("standard output: its reader took nothing for 2 seconds"), "\(pipeline.stderr)")
+        #expect(pipeline.isRunning, "the reader still sleeps")
+        #expect(try machine.promptsShown() == 0, "no use is counted")
+    }
+
     /// Found by an attack: "update now" at the prompt made the service run `xdg-open` as its own
     /// user with the caller's terminal (a text browser would have taken the user's keyboard as
     /// the service). The service only says the address; nothing is started, nothing counted.

@@ -57,6 +57,18 @@ final class Context {
         return getuid() == service
     }
 
+    /// How long standard output may take nothing before a command's delivery: 60 s for the system
+    /// service's commands, whose use is the machine's (a reader that takes nothing would hold it
+    /// from every other user), for ever otherwise. Debug builds (the tests) may shorten it,
+    /// never lengthen it, with `MAPGATE_OUTPUT_STALL_TIMEOUT`.
+    var outputStallLimit: Double? {
+        guard (try? isSystemService()) == true else { return nil }
+        #if DEBUG
+        if let shortened = environment["MAPGATE_OUTPUT_STALL_TIMEOUT"].flatMap(Double.init), shortened > 0 { return min(60, shortened) }
+        #endif
+        return 60
+    }
+
     var dataDirectory: DataDirectory {
         Locations.dataDirectory(flag: arguments.value("data-dir"), environment: environment)
     }

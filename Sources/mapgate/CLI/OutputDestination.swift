@@ -177,17 +177,20 @@ public struct OutputDestination: Sendable, Equatable {
     ///   failure counts as delivered (its bytes are there to read).
     ///
     /// `willDeliver` is told just before the delivery step (the tests stop mapgate there).
+    ///
+    /// `stallLimit`: how long a reader may take nothing before the first byte, in seconds (nil:
+    /// for ever); see ``writeAll(_:to:name:room:stallLimit:willDeliver:deliver:)``.
     public func write(
-        _ data: Data, waiting: (String) -> Void = { _ in }, willDeliver: () -> Void = {}, deliver: Delivery = { try $0() }
+        _ data: Data, waiting: (String) -> Void = { _ in }, stallLimit: Double? = nil, willDeliver: () -> Void = {}, deliver: Delivery = { try $0() }
     ) throws {
 
         switch kind {
         case .standardOutput:
-            try Self.writeAll(data, to: STDOUT_FILENO, name: "standard output", willDeliver: willDeliver, deliver: deliver)
+            try Self.writeAll(data, to: STDOUT_FILENO, name: "standard output", stallLimit: stallLimit, willDeliver: willDeliver, deliver: deliver)
         case .writeThrough(let path, let append):
             let descriptor = try Self.openWriteThrough(path, append: append, waiting: waiting)
             defer { close(descriptor) }
-            try Self.writeAll(data, to: descriptor, name: path, willDeliver: willDeliver, deliver: deliver)
+            try Self.writeAll(data, to: descriptor, name: path, stallLimit: stallLimit, willDeliver: willDeliver, deliver: deliver)
         case .replace(let path):
             try Self.replaceAtomically(path, with: data, willDeliver: willDeliver, deliver: deliver)
         }
@@ -311,8 +314,14 @@ public struct OutputDestination: Sendable, Equatable {
 
     /// Writes all of `data`; the first byte is written alone, as the delivery, once a reader can
     /// take it. `room`: the bytes the whole output will take when more follows `data` (an
-    /// archive written in parts), reserved first in a regular file.
-    static func writeAll(_ data: Data, to descriptor: Int32, name: String, room: Int? = nil, willDeliver: () -> Void, deliver: Delivery) throws {
+    /// archive written in parts), reserved first in a regular file. `stallLimit`: the seconds a
+    /// reader may take nothing before that first byte; past them the write fails before the
+    /// delivery, so the use is given back (the system service's commands: a reader that takes
+    /// nothing, a full pipe, held a use of the machine's gate for as long as its user liked;
+    /// found by an attack).
+    static func writeAll(
+        _ data: Data, to descriptor: Int32, name: String, room: Int? = nil, stallLimit: Double? = nil, willDeliver: () -> Void, deliver: Delivery
+    ) throws {
         // Standard output redirected to a file on a full disk, or past the user's file size
         // limit, held a cut tile or archive and cost a use (found by an attack): in a regular
         // file the room is taken before the delivery, so that what cannot fit fails first.
@@ -334,7 +343,14 @@ public struct OutputDestination: Sendable, Equatable {
                 // Waited for outside the delivery: until a reader can take a byte (a full pipe, a
                 // stalled consumer) nothing has gone out, and a signal meanwhile gives the use back
                 // at once instead of finding a delivery under way (which it counts as delivered).
-                waitUntilWritable(descriptor)
+                guard waitUntilWritable(descriptor, limit: stallLimit) else {
+                    throw OutputError(
+                        path: name,
+                        reason: L.localized(
+                            "its reader took nothing for %1$s seconds: in system mode a command does not wait longer, as the use it holds is the machine's (nothing was counted)",
+                            "\(Int(stallLimit ?? 0))"),
+                        kind: .io)
+                }
                 willDeliver()
                 try deliver { try writeSome(1) }
             }
@@ -382,11 +398,19 @@ public struct OutputDestination: Sendable, Equatable {
         throw OutputError(path: name, reason: SystemErrorReason.text(error), kind: .io)
     }
 
-    /// Returns once a write to `descriptor` would not block (at once for files and devices), or
-    /// once it fails or is hung up, which the write then reports.
-    private static func waitUntilWritable(_ descriptor: Int32) {
+    /// Returns true once a write to `descriptor` would not block (at once for files and
+    /// devices), or once it fails or is hung up, which the write then reports; false when
+    /// `limit` seconds passed first.
+    private static func waitUntilWritable(_ descriptor: Int32, limit: Double?) -> Bool {
+        let deadline = limit.map { MonotonicClock.seconds + $0 }
         var entry = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
-        while poll(&entry, 1, -1) < 0, errno == EINTR {}
+        while true {
+            let left = deadline.map { max(0, $0 - MonotonicClock.seconds) }
+            let result = poll(&entry, 1, left.map { Int32(min($0 * 1000, Double(Int32.max))) } ?? -1)
+            if result > 0 { return true }
+            if result == 0 { return false }
+            if errno != EINTR { return true }
+        }
     }
 
     private static func lastError() -> String { SystemErrorReason.text(errno) }

@@ -80,7 +80,7 @@ struct ExportCommand: Command {
                     // The first byte alone is the delivery, once a reader can take it, as for `tile`;
                     // in a regular file, once the whole archive's room is taken.
                     try OutputDestination.writeAll(
-                        data, to: descriptor, name: name, room: size, willDeliver: { faults.reached("delivering") },
+                        data, to: descriptor, name: name, room: size, stallLimit: context.outputStallLimit, willDeliver: { faults.reached("delivering") },
                         deliver: { try authorization.deliver($0) })
                     delivered = true
                 }

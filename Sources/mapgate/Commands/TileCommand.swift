@@ -50,7 +50,7 @@ struct TileCommand: Command {
                 // (OutputDestination.write): a reader that takes most of a large tile and then
                 // breaks the write off (or stops mapgate) has had it.
                 try destination.write(
-                    tile, waiting: { context.console.note(OutputDestination.waitingNote($0)) },
+                    tile, waiting: { context.console.note(OutputDestination.waitingNote($0)) }, stallLimit: context.outputStallLimit,
                     willDeliver: { faults.reached("delivering") }, deliver: authorization.deliver)
             }
         }
