@@ -286,7 +286,7 @@ public struct MirrorWriter {
         else { return }
         throw GeneralFailure(
             L.localized(
-                "%1$s holds another publisher's mirror (its catalog is signed by key %2$s, which this machine does not trust): write this machine's mirror to another folder, or remove that one first",
+                "%1$s holds a mirror whose catalog is signed by key %2$s, which this machine does not trust (another publisher's, or a key this machine trusts no more): write this machine's mirror to another folder, or remove that one first",
                 folder.path, signature.keyID.hex),
             kind: .failure)
     }
