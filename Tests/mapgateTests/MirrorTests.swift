@@ -226,6 +226,8 @@ import Glibc
     @Test func anotherPublishersMirrorIsNotWrittenOver() throws {
         try mirrorVersionOne()
         let before = try #require(bytes(stick + "/catalog.json"))
+        // A partial file of the other mirror's writer stays too: a refused run touches nothing.
+        try Data("partial".utf8).write(to: URL(fileURLWithPath: stick + "/packages/." + String(repeating: "e", count: 64) + ".999999.partial"))
         let packages = try FileManager.default.subpathsOfDirectory(atPath: stick).sorted()
         let otherKey = try PublisherKey(in: work.path, name: "other")
         try publish(version: "7", key: otherKey)
@@ -238,9 +240,25 @@ import Glibc
         #expect(over.stderr.contains(try MinisignSignature(data: try #require(bytes(stick + "/catalog.json.minisig"))).keyID.hex), "\(over.stderr)")
         #expect(bytes(stick + "/catalog.json") == before)
         #expect(try FileManager.default.subpathsOfDirectory(atPath: stick).sorted() == packages)
+        // A machine that trusts no key (unsigned catalogs allowed) does not write over it either:
+        // the mirror's key is not its own catalog's (found by an attack: it did, exit 0).
+        try FileManager.default.createDirectory(atPath: work.file("d"), withIntermediateDirectories: true)
+        let d = try MapGateBinary(workDirectory: work.file("d"))
+        try d.writePolicy(["requireSignedCatalog": false])
+        try d.writeConfig(["catalogURL": origin.baseURL + "/catalog.json"])
+        #expect(try d.run(["sync", "geo"], at: Self.day1).status == 0)
+        let unsigned = try d.run(["mirror", stick], at: Self.day1)
+        #expect(unsigned.status == 1 && unsigned.stderr.contains("holds a mirror whose catalog is signed by key"), "\(unsigned.stdout)\(unsigned.stderr)")
+        #expect(bytes(stick + "/catalog.json") == before)
+        #expect(try FileManager.default.subpathsOfDirectory(atPath: stick).sorted() == packages)
         #expect(try b.run(["sync", "--from", stick, "geo"], at: Self.day1).status == 0, "the first publisher's machines still take the stick")
-        // Its own folder is written as usual.
-        #expect(try c.run(["mirror", work.file("stick-other")], at: Self.day1).status == 0)
+        // Their own folders are written as usual, and written again.
+        for (machine, folder) in [(c, work.file("stick-c")), (d, work.file("stick-d"))] {
+            for _ in 0..<2 {
+                let own = try machine.run(["mirror", folder], at: Self.day1)
+                #expect(own.status == 0, "\(own.stdout)\(own.stderr)")
+            }
+        }
     }
 
     /// `mirror.json` is not signed: the reason it gives for a region it left out reached the
@@ -619,6 +637,11 @@ import Glibc
         #expect(notFolder.status == 64 && notFolder.stderr.contains("--from \(file): not a folder"), "\(notFolder.stderr)")
         let missing = try b.run(["sync", "--from", work.file("nowhere")], at: Self.day1)
         #expect(missing.status == 64 && missing.stderr.contains("no such folder"), "\(missing.stderr)")
+        // A path through a file, or a name too long, is a typo too (64).
+        let through = try b.run(["sync", "--from", file + "/sub"], at: Self.day1)
+        #expect(through.status == 64 && through.stderr.contains("a part of the path is not a folder"), "\(through.stderr)")
+        let long = try b.run(["sync", "--from", work.file(String(repeating: "n", count: 300))], at: Self.day1)
+        #expect(long.status == 64 && long.stderr.contains("the name is too long"), "\(long.stderr)")
     }
 
     /// Found by an attack: a stick pulled out in the middle of `sync --from` (its FUSE driver

@@ -18,6 +18,12 @@ public struct DeltaError: MapGateFailure, LocalizedError, Sendable, Equatable {
         case resultMismatch(expected: String, actual: String)
         /// The file holds something the delta format or this implementation cannot handle.
         case unsupported(String)
+        /// A file whose text is not UTF-8 (`PRAGMA encoding`: UTF-16le or UTF-16be): SQLite
+        /// attaches no such file to a UTF-8 one, and a delta is made and applied across two.
+        case textEncoding(String)
+        /// This many tiles have a `tile_column` or `tile_row` stored as REAL (3.0): hashed as
+        /// text they differ from the integers a delta's rows become in its base.
+        case realCoordinates(Int)
         /// The output file of a new delta already exists.
         case outputExists
         /// Tiles were handed to an incremental hash out of (zoom, column, row) order.
@@ -40,7 +46,10 @@ public struct DeltaError: MapGateFailure, LocalizedError, Sendable, Equatable {
         }
     }
 
-    public var errorDescription: String? {
+    public var errorDescription: String? { "\(path): \(reasonText)" }
+
+    /// Why, without the file's name.
+    public var reasonText: String {
         let text: String
         switch reason {
         case .missingFile: text = L.localized("no such file")
@@ -52,9 +61,12 @@ public struct DeltaError: MapGateFailure, LocalizedError, Sendable, Equatable {
         case .resultMismatch(let expected, let actual):
             text = "applied, the delta gives tiles whose agg_tiles_hash is \(actual), not the \(expected) it promises, so it was not used (the file it was applied to is left as it was)"
         case .unsupported(let detail): text = detail
+        case .textEncoding(let encoding): text = L.localized("its text encoding is %1$s, and a delta needs UTF-8 files (SQLite's default)", encoding)
+        case .realCoordinates(let count):
+            text = L.localized("%1$s tiles have a tile_column or tile_row stored as a REAL number (such as 3.0), which a delta cannot carry", "\(count)")
         case .outputExists: text = "the output file already exists"
         case .outOfOrder(let detail): text = "tiles out of order: \(detail)"
         }
-        return "\(path): \(text)"
+        return text
     }
 }

@@ -47,14 +47,12 @@ public enum MBTilesDelta {
     }
 
     private static func writeDelta(from base: String, to target: String, output: String) throws -> DeltaSummary {
-        // Said before SQLite's ATTACH says it in its own words (found by an attack).
+        // Said before SQLite's ATTACH says it in its own words (found by an attack). A file that
+        // is no database at all is said so below, as before.
         for path in [base, target] {
-            let encoding = try SQLiteDatabase(path: path, mode: .immutable).query("PRAGMA encoding") { $0.text(0) ?? "" }.first ?? ""
-            if encoding != "UTF-8" {
-                throw DeltaError(
-                    path: path,
-                    reason: .unsupported(
-                        L.localized("its text encoding is %1$s: a delta needs UTF-8 files (SQLite's default); write a UTF-8 copy with: sqlite3 FILE .dump | sqlite3 COPY", encoding)))
+            let rows = try? SQLiteDatabase(path: path, mode: .immutable).query("PRAGMA encoding") { $0.text(0) }
+            if let encoding = rows?.first ?? nil, encoding != "UTF-8" {
+                throw DeltaError(path: path, reason: .textEncoding(encoding))
             }
         }
         let database = try SQLiteDatabase(path: output, mode: .readWriteCreate)
@@ -72,14 +70,7 @@ public enum MBTilesDelta {
             // attack: the delta was made, failed its check, and the note said only that).
             let real = try database.query(
                 "SELECT count(*) FROM \(schema).tiles WHERE typeof(tile_column) = 'real' OR typeof(tile_row) = 'real'") { $0.int(0) }.first ?? 0
-            if real > 0 {
-                throw DeltaError(
-                    path: path,
-                    reason: .unsupported(
-                        L.localized(
-                            "%1$s tiles have a tile_column or tile_row stored as a REAL number (such as 3.0), which a delta cannot carry as it is; store them as integers (a tiles table whose columns are INTEGER) to get deltas",
-                            "\(real)")))
-            }
+            if real > 0 { throw DeltaError(path: path, reason: .realCoordinates(real)) }
         }
         // One transaction: the hashes and the differences come from the same snapshot of both inputs.
         return try database.transaction(.immediate) {

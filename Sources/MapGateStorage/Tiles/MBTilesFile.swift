@@ -68,14 +68,19 @@ public final class MBTilesFile {
     /// reaches TileJSON, the viewer or the terminal.
     public static func metadataLimit(for name: String) -> Int { name == "json" ? 1 << 20 : 16 << 10 }
 
-    /// The metadata names given more than once with different values, with those values (in row
-    /// order): ``metadata()`` keeps the last, which a publisher may not have meant.
+    /// The metadata names given more than once with different values, with those values (sorted):
+    /// ``metadata()`` keeps the last, which a publisher may not have meant. Names and
+    /// values are compared as the text ``metadata()`` reads, byte for byte: `0` and `'0'` are one
+    /// value, a name stored as a blob is the name its bytes spell, and a column's `COLLATE
+    /// NOCASE` does not make `version` and `VERSION` one name (found by an attack).
     public func conflictingMetadata() throws -> [(name: String, values: [String])] {
         let rows = try wrap {
             try database.query(
                 """
-                SELECT name, value FROM metadata WHERE name IN
-                    (SELECT name FROM metadata GROUP BY name HAVING count(DISTINCT value) > 1 LIMIT 10) ORDER BY name, rowid
+                WITH rows AS (SELECT CAST(name AS TEXT) COLLATE BINARY AS name, CAST(value AS TEXT) COLLATE BINARY AS value
+                              FROM metadata WHERE name IS NOT NULL AND value IS NOT NULL)
+                SELECT name, value FROM rows WHERE name IN
+                    (SELECT name FROM rows GROUP BY name HAVING count(DISTINCT value) > 1 LIMIT 10) ORDER BY name, value
                 """
             ) { ($0.text(0) ?? "", $0.text(1) ?? "") }
         }

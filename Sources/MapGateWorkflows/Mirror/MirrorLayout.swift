@@ -60,7 +60,9 @@ public enum MirrorLayout {
             // mount's ENOTCONN, a loop of links) is the system's, said as such (found by an attack).
             let code = errno
             guard code == ENOENT else {
-                throw GeneralFailure(L.localized("--from %1$s: cannot open the folder: %2$s", "\(source)", SystemErrorReason.text(code)), kind: .io)
+                // A path that cannot name a folder (a file in it, a name too long) is a typo too.
+                throw GeneralFailure(
+                    L.localized("--from %1$s: cannot open the folder: %2$s", "\(source)", SystemErrorReason.text(code)), kind: [ENOTDIR, ENAMETOOLONG].contains(code) ? .usage : .io)
             }
             throw GeneralFailure(L.localized("--from %1$s: no such folder (a mirror is a folder written by 'mapgate mirror')", "\(source)"), kind: .usage)
         }

@@ -108,9 +108,11 @@ public struct MirrorWriter {
                     ISODate.string(expires)),
                 kind: .badData)
         }
+        // Before anything in the folder is touched (found by an attack: a refused run still
+        // made its `packages/` and lock there, and removed the other mirror's partial files).
+        try refuseUntrustedMirror(of: folder, saved: saved)
         try folder.prepare()
         defer { folder.finish() }
-        try refuseOtherPublisher(of: folder)
         try refuseRollback(of: folder, to: catalog, saved: saved)
         var failures: [(id: String, reason: String)] = []
 
@@ -273,17 +275,21 @@ public struct MirrorWriter {
         return bytes
     }
 
-    /// Refuses to write over another publisher's mirror: a folder whose catalog is signed by a
-    /// key this machine does not trust (found by an attack: a stick shared by two publishers'
-    /// users lost the first publisher's maps to the second's `mirror`, without a word). A mirror
-    /// signed by a trusted key, or whose signature does not even parse, is this machine's to
-    /// write (a damaged one is repaired so).
-    private func refuseOtherPublisher(of folder: any MirrorFolder) throws {
+    /// Refuses to write over a mirror whose catalog is signed by a key this machine does not
+    /// trust: another publisher's, or this publisher's before a key rotation this machine's
+    /// policy has completed (found by an attack: a stick shared by two publishers' users lost the
+    /// first publisher's maps to the second's `mirror`, without a word). A mirror signed by a
+    /// trusted key, or by the key of the catalog this machine passes on, or whose signature does
+    /// not even parse, is this machine's to write (a damaged one is repaired so). A machine that
+    /// trusts no key (unsigned catalogs allowed) writes only over a mirror of its own catalog's
+    /// key, or an unsigned one (found by an attack: it wrote over a signed one).
+    private func refuseUntrustedMirror(of folder: any MirrorFolder, saved: SavedCatalog) throws {
         guard folder.read(name: MirrorLayout.catalogName) != nil, let existing = folder.read(name: MirrorLayout.signatureName),
-            let signature = try? MinisignSignature(data: existing),
-            let keys = try? trustedKeys.map({ try MinisignPublicKey(text: $0) }), !keys.isEmpty,
-            !keys.contains(where: { $0.keyID == signature.keyID })
+            let signature = try? MinisignSignature(data: existing)
         else { return }
+        var accepted = Set(trustedKeys.compactMap { try? MinisignPublicKey(text: $0).keyID })
+        if let ours = saved.signature.flatMap({ try? MinisignSignature(data: $0) }) { accepted.insert(ours.keyID) }
+        guard !accepted.contains(signature.keyID) else { return }
         throw GeneralFailure(
             L.localized(
                 "%1$s holds a mirror whose catalog is signed by key %2$s, which this machine does not trust (another publisher's, or a key this machine trusts no more): write this machine's mirror to another folder, or remove that one first",

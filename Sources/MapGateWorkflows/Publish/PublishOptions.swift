@@ -62,10 +62,16 @@ public struct PublishOptions: Sendable, Equatable {
                 !baseURL.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F })
             // The option and its value (not translated: what the user typed).
             else { throw fail("--base-url \(baseURL)", L.localized("must be an absolute http, https or file URL without query or fragment")) }
-            // Found by an attack: a port no client can reach (99999, 0) was signed into the catalog.
-            if let port = url.port, !(1...65535).contains(port) {
+            // Found by an attack: a port no client can reach (99999, 0) was signed into the catalog;
+            // read from the text, as Foundation has no port for one past Int's range.
+            if let port = Self.portText(of: baseURL), !(Int(port).map { (1...65535).contains($0) } ?? false) {
                 // The option and its value (not translated: what the user typed).
-                throw fail("--base-url \(baseURL)", L.localized("port %1$s is not one of 1…65535", "\(port)"))
+                throw fail("--base-url \(baseURL)", L.localized("port %1$s is not one of 1…65535", port))
+            }
+            // Found by an attack: `https://user:password@host/` signed the password into a public catalog.
+            if url.user != nil || url.password != nil || Self.authority(of: baseURL).contains("@") {
+                // The option and its value (not translated: what the user typed).
+                throw fail("--base-url \(baseURL)", L.localized("must not hold a user name or password: the catalog is public, and signed as it is"))
             }
         }
         // Compared as the folders they are, links followed (found by an attack: an --out that was
@@ -73,5 +79,23 @@ public struct PublishOptions: Sendable, Equatable {
         let input = URL(fileURLWithPath: inputDirectory).standardized.resolvingSymlinksInPath().path
         let output = URL(fileURLWithPath: outputDirectory).standardized.resolvingSymlinksInPath().path
         guard input != output else { throw fail("--out \(outputDirectory)", L.localized("must not be the input folder")) }
+    }
+
+    /// The authority of an absolute URL's text: what is between `://` and the path.
+    static func authority(of url: String) -> Substring {
+        guard let start = url.firstRange(of: "://")?.upperBound else { return "" }
+        let rest = url[start...]
+        return rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+    }
+
+    /// The port's digits as written in `url` (after the user information and an IPv6 host's
+    /// brackets), nil when it names none.
+    static func portText(of url: String) -> String? {
+        var host = authority(of: url)
+        if let at = host.lastIndex(of: "@") { host = host[host.index(after: at)...] }
+        if let bracket = host.lastIndex(of: "]") { host = host[host.index(after: bracket)...] }
+        guard let colon = host.lastIndex(of: ":") else { return nil }
+        let digits = host[host.index(after: colon)...]
+        return digits.isEmpty ? nil : String(digits)
     }
 }

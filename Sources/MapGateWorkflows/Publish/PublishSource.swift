@@ -58,7 +58,7 @@ struct PublishSource: Sendable, Equatable {
         }
         // Said as what it is: the probe's "gzipped twice" is for packages, which sync unpacks once.
         if SQLiteFileProbe.isGzip(path) {
-            throw fail(L.localized("gzip-compressed data, not an MBTiles (SQLite) file: unpack it first (gunzip)"))
+            throw fail(L.localized("gzip-compressed data, not an MBTiles (SQLite) file: unpack it first (gunzip -c FILE > UNPACKED.mbtiles)"))
         }
         let metadata: [String: String]
         do {

@@ -162,7 +162,7 @@ extension Publisher {
         }
         clean()
         defer { clean() }
-        let what = "region \(source.id): no delta from \(base.version) to \(target.version)"
+        let what = L.localized("region %1$s: no delta from %2$s to %3$s", source.id, base.version, target.version)
         do {
             try MBTilesDelta.make(from: basePath, to: source.path, output: raw)
             // Check it as a client would use it: applied to a copy of the base, it must give the new tiles.
@@ -182,6 +182,23 @@ extension Publisher {
             let name = stem + ".gz"
             try moveIntoPlace(partial, packagesPath + "/" + name)
             return .success(PublishedDelta(fromVersion: base.version, fromHash: base.contentHash, package: name, size: packed.size, sha256: packed.sha256))
+        } catch let error as DeltaError {
+            // What the publisher can change is said of the file it can change (found by an
+            // attack: the advice named publish's own copy of an earlier version).
+            let advice: String
+            switch error.reason {
+            case .textEncoding: advice = L.localized("publish a UTF-8 copy of it to get deltas (sqlite3 FILE .dump | sqlite3 COPY)")
+            case .realCoordinates: advice = L.localized("store them as integers (a tiles table whose columns are INTEGER) to get deltas")
+            default: return .failure(DeltaNote(message: "\(what): \(errorMessage(error))"))
+            }
+            guard error.path != basePath else {
+                return .failure(
+                    DeltaNote(
+                        message: L.localized(
+                            "%1$s: version %2$s was published from a file no delta can start from (%3$s); the versions published after it from other files get deltas",
+                            what, base.version, error.reasonText)))
+            }
+            return .failure(DeltaNote(message: "\(what): \(errorMessage(error)); \(advice)"))
         } catch {
             return .failure(DeltaNote(message: "\(what): \(errorMessage(error))"))
         }

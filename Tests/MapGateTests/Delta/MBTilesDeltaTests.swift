@@ -279,7 +279,7 @@ extension DeltaTests {
             #expect(utf16.status == 0, "\(utf16.stderr)")
             let encoding = #expect(throws: DeltaError.self) { try MBTilesDelta.make(from: base, to: wide, output: directory.file("d1.mbtiles")) }
             #expect(encoding?.path == wide)
-            #expect(encoding?.errorDescription?.contains("its text encoding is UTF-16le: a delta needs UTF-8 files") == true, "\(String(describing: encoding))")
+            #expect(encoding?.errorDescription?.contains("its text encoding is UTF-16le, and a delta needs UTF-8 files") == true, "\(String(describing: encoding))")
 
             let real = directory.file("real.mbtiles")
             let rows = try runProcess(

@@ -129,7 +129,9 @@ import Testing
     /// folder, a regions.json naming one file twice.
     @Test func optionsAndOverridesThatCannotWorkAreRefused() throws {
         try workspace.writeRegion("alpha.mbtiles", tiles: tiles, metadata: ["version": "1"])
-        for url in ["https://", "http:///packages", "https://cdn.example/my maps", "https://cdn.example:99999/maps", "http://cdn.example:0/"] {
+        for url in ["https://", "http:///packages", "https://cdn.example/my maps", "https://cdn.example:99999/maps", "http://cdn.example:0/",
+            "http://127.0.0.1:99999999999999999999/", "http://127.0.0.1:18446744073709551697/", "https://user:pw@cdn.example/maps",
+        ] {
             #expect(throws: PublishError.self, "\(url)") { try workspace.publish { $0.baseURL = url } }
         }
         // A port no client can reach is named as the port (found by an attack: 99999 was signed).
@@ -138,6 +140,19 @@ import Testing
         } throws: { error in
             errorMessage(error).contains("port 99999 is not one of 1…65535")
         }
+        // A port past Int's range (Foundation gives none) is read from the text (found by an attack).
+        #expect {
+            try workspace.publish { $0.baseURL = "http://127.0.0.1:99999999999999999999/" }
+        } throws: { error in
+            errorMessage(error).contains("port 99999999999999999999 is not one of 1…65535")
+        }
+        #expect {
+            try workspace.publish { $0.baseURL = "https://user:pw@cdn.example/maps" }
+        } throws: { error in
+            errorMessage(error).contains("must not hold a user name or password")
+        }
+        try workspace.publish { $0.baseURL = "http://[::1]:8080/maps" }
+        try FileManager.default.removeItem(atPath: workspace.output)
         try workspace.publish { $0.baseURL = "https://cdn.example:8443/maps" }
         #expect(try String(contentsOfFile: workspace.output + "/catalog.json", encoding: .utf8).contains("https://cdn.example:8443/maps/packages/"))
         try FileManager.default.removeItem(atPath: workspace.output)

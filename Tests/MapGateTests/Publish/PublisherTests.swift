@@ -105,6 +105,27 @@ import Testing
         #expect(workspace.exists("packages/alpha-1.mbtiles.gz"))
     }
 
+    /// A version published from a UTF-16 file gets no delta, and the note says what to change in
+    /// the input; the next version, from a UTF-8 file, gets none from it either, and the note says
+    /// so of the version, not of publish's own copy of it (found by an attack: its advice named
+    /// `.publish/bases/…`, which the publisher cannot change).
+    @Test func aUTF16VersionGetsNoDeltaAndTheNoteNamesWhatToChange() throws {
+        let path = try workspace.writeRegion("alpha.mbtiles", tiles: DeltaTestFiles.pyramid(maxZoom: 3, png: true, seed: 1), metadata: ["version": "1"])
+        try workspace.publish()
+        let utf8 = workspace.work.file("alpha-utf8.mbtiles")
+        try FileManager.default.moveItem(atPath: path, toPath: utf8)
+        let converted = try runProcess(
+            "/bin/sh", ["-c", "(echo \"PRAGMA encoding = 'UTF-16le';\"; sqlite3 '\(utf8)' .dump; echo \"UPDATE metadata SET value = '2' WHERE name = 'version'; DELETE FROM tiles WHERE zoom_level = 3 AND tile_column = 0;\") | sqlite3 '\(path)'"])
+        #expect(converted.status == 0, "\(converted.stderr)")
+        let second = try workspace.publish()
+        #expect(second.notes.contains { $0.contains("region alpha: no delta from 1 to 2: \(path): its text encoding is UTF-16le") && $0.contains("publish a UTF-8 copy of it") }, "\(second.notes)")
+        try workspace.writeRegion("alpha.mbtiles", tiles: DeltaTestFiles.pyramid(maxZoom: 3, png: true, seed: 2), metadata: ["version": "3"])
+        let third = try workspace.publish()
+        let note = third.notes.first { $0.contains("no delta from 2 to 3") }
+        #expect(note?.contains("version 2 was published from a file no delta can start from (its text encoding is UTF-16le") == true, "\(third.notes)")
+        #expect(note?.contains(".publish") == false, "\(third.notes)")
+    }
+
     @Test func aDeltaOverHalfThePackageIsLeftOut() throws {
         // Over 256 KiB of package: worth a warning.
         try workspace.writeRegion("alpha.mbtiles", tiles: DeltaTestFiles.pyramid(maxZoom: 6, png: true, seed: 1), metadata: ["version": "1"])
