@@ -343,6 +343,8 @@ import Glibc
         #expect(damaged.status == 65, "\(damaged.stdout) \(damaged.stderr)")
         #expect(damaged.stderr.contains("the delta could not be used"), "\(damaged.stderr)")
         #expect(damaged.stderr.contains("carries only its delta from 1, not the full package"), "\(damaged.stderr)")
+        // The region is named once, not again inside the delta's reason (found by an attack).
+        #expect(damaged.stderr.components(separatedBy: "region geo").count == 2, "\(damaged.stderr)")
         #expect(!damaged.stderr.contains("no such file"), "\(damaged.stderr)")
         #expect(installed(b, "geo") == before)
         #expect(try b.run(["verify", "geo"], at: Self.day2).status == 0)

@@ -242,6 +242,11 @@ public final class MBTilesFile {
         return (longitude, (bounds[1] + bounds[3]) / 2)
     }
 
+    /// Whether any tile has at least one byte.
+    public func hasTileBytes() throws -> Bool {
+        try wrap { try database.query("SELECT 1 FROM tiles WHERE length(tile_data) > 0 LIMIT 1") { $0.int(0) } }.isEmpty == false
+    }
+
     /// Reads one tile through `tiles`: a view over a missing table fails here, not at the first
     /// request. False when there is no tile with data.
     public func canReadATile() throws -> Bool {

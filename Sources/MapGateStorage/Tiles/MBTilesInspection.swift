@@ -52,6 +52,10 @@ public struct MBTilesInspection: Sendable, Equatable {
         let file = try MBTilesFile(path: path, immutable: immutable)
         try file.checkIntegrity()
         guard let (format, source) = try file.formatAndSource() else {
+            // Tiles none of which has a byte: said as such, not as an unknown format (found by an attack).
+            if try file.tileZoomRange() != nil, try !file.hasTileBytes() {
+                throw MBTilesError(path: path, reason: L.localized("every tile is empty (0 bytes or NULL): there is nothing to show"))
+            }
             throw MBTilesError(path: path, reason: L.localized("the tile format is unknown (no format metadata, no recognisable tile)"))
         }
         try file.checkTileBytes(match: format, from: source)

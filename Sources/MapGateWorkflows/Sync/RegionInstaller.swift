@@ -101,7 +101,7 @@ public final class RegionInstaller {
                 try? FileManager.default.removeItem(atPath: directory.installingPath(region.id))
                 deltaFailure = error
                 if region.fullPackageAbsence == nil {
-                    notice(L.localized("region %1$s: the delta from %2$s could not be used (%3$s); downloading the full package", region.id, delta.fromVersion, errorMessage(error)))
+                    notice(L.localized("region %1$s: the delta from %2$s could not be used (%3$s); downloading the full package", region.id, delta.fromVersion, Self.reason(error, of: region.id)))
                 }
             }
         }
@@ -110,7 +110,7 @@ public final class RegionInstaller {
             // damaged one: 65), or that this machine needs the package the mirror lacks.
             guard let deltaFailure else { throw RegionError(region: region.id, reason: absence, kind: .unavailable) }
             throw RegionError(
-                region: region.id, reason: L.localized("the delta could not be used (%1$s), and %2$s", errorMessage(deltaFailure), absence),
+                region: region.id, reason: L.localized("the delta could not be used (%1$s), and %2$s", Self.reason(deltaFailure, of: region.id), absence),
                 kind: (deltaFailure as? any MapGateFailure)?.kind ?? .badData)
         }
         try Self.checkSource(of: region.package, in: catalog)
@@ -135,6 +135,14 @@ public final class RegionInstaller {
         let downloaded = region.size - download.resumedFrom
         if isDamaged { return .repaired(version: region.version, downloaded: downloaded, resumedFrom: download.resumedFrom) }
         return .installed(version: region.version, previous: previous?.version, downloaded: downloaded, resumedFrom: download.resumedFrom)
+    }
+
+    /// Why `error` happened, without the region's name when it is `region`'s own error: said
+    /// inside a sentence that names the region already (found by an attack: "region geo: …
+    /// (region geo: …)").
+    static func reason(_ error: any Error, of region: String) -> String {
+        if let error = error as? RegionError, error.region == region { return error.reason }
+        return errorMessage(error)
     }
 
     /// What can be decided for `region` before the gate counts a use (`sync` asks this first,

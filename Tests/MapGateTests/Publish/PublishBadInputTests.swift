@@ -113,6 +113,13 @@ import Glibc
         #expect(edit.status == 0, "\(edit.stderr)")
         let message = publishError()
         #expect(message.contains("tile 0/0/0 (z/x/TMS row) is empty (0 bytes), which no png tile can be"), "\(message)")
+        // Every tile empty: said as such, not as an unknown format.
+        let copy = workspace.work.file("hollow-copy.mbtiles")
+        try FileManager.default.copyItem(atPath: path, toPath: copy)
+        #expect(try runProcess("/usr/bin/sqlite3", [path, "UPDATE tiles SET tile_data = X''"]).status == 0)
+        #expect(publishError().contains("every tile is empty (0 bytes or NULL)"), "\(publishError())")
+        try FileManager.default.removeItem(atPath: path)
+        try FileManager.default.moveItem(atPath: copy, toPath: path)
         #expect(try runProcess("/usr/bin/sqlite3", [path, "DELETE FROM tiles WHERE zoom_level = 0"]).status == 0)
         #expect(publishError() == "")
         #expect(try workspace.catalog().regions.map(\.format) == [.png])
