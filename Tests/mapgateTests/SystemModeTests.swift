@@ -560,6 +560,44 @@ struct SystemModeTests {
         #expect(try machine.promptsShown() == 0, "no use is counted")
     }
 
+    /// A run whose reader takes nothing is never given a use: it waits for its reader before the
+    /// gate reserves one, so at the machine's last use another user's run gets it meanwhile
+    /// (found by an attack: one user running such a command in a loop held the last use from
+    /// everyone, root too, each run for the stall limit).
+    @Test func aStalledReaderIsNeverGivenTheLastUse() throws {
+        try machine.startService(at: "2027-01-01 00:00:00")
+        #expect(try machine.run(["sync", "plain"], as: 0).status == 0)
+        try machine.publish(version: "1.5.0")
+        #expect(try machine.run(["check"], as: 0).status == 0)
+        try machine.startService(at: during, environment: ["MAPGATE_OUTPUT_STALL_TIMEOUT": "8"])
+        for _ in 0..<4 { #expect(try machine.run(["tile", "plain", "0", "0", "0", "-o", "/dev/null"], as: 0).status == 0) }
+        #expect(try machine.promptsShown() == 4)
+        let status = machine.work.file("status")
+        let (program, arguments) = machine.command([machine.binary, "tile", "plain", "0", "0", "0"], as: user)
+        let script = "(head -c 65536 /dev/zero; \"$@\"; echo $? > '\(status)') | sleep 60"
+        let pipeline = try BackgroundProcess("/bin/sh", ["-c", script, "sh", program] + arguments, environment: machine.environment(of: user))
+        defer { pipeline.stop(grace: 1) }
+        usleep(2_000_000)
+        #expect(!FileManager.default.fileExists(atPath: status), "the stalled run still waits")
+        let root = try machine.run(["tile", "plain", "0", "0", "0", "-o", "/dev/null"], as: 0)
+        #expect(root.status == 0, "root gets the last use while the stalled run waits: \(root.stderr)")
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline, !FileManager.default.fileExists(atPath: status) { usleep(100_000) }
+        #expect((try? String(contentsOfFile: status, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) == "74", "\(pipeline.stderr)")
+        #expect(try machine.promptsShown() == 5)
+    }
+
+    /// An administrator in more groups than 256 is still one (found by an attack: the service
+    /// read at most 256 of the caller's groups, and refused such an administrator's `sync`).
+    @Test func anAdministratorInManyGroupsIsStillOne() throws {
+        try machine.startService()
+        let groups = ([SystemMachine.administratorsGroup] + (70_000..<70_300).map { gid_t($0) }).map { String($0) }.joined(separator: ",")
+        let result = try runProcess(
+            "/usr/bin/setpriv", ["--reuid=\(administrator)", "--regid=\(administrator)", "--groups=\(groups)", machine.binary, "sync", "plain"],
+            environment: machine.environment(of: administrator))
+        #expect(result.status == 0, "\(result.stderr)")
+    }
+
     /// Found by an attack: "update now" at the prompt made the service run `xdg-open` as its own
     /// user with the caller's terminal (a text browser would have taken the user's keyboard as
     /// the service). The service only says the address; nothing is started, nothing counted.

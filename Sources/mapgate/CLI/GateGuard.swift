@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Glibc
 import MapGate
 
 /// Asks the gate for one use (sync, open, serve, tile) and talks to the user about it.
@@ -17,6 +18,9 @@ enum GateGuard {
         _ context: Context, opening: [String] = [], installing: [String] = [],
         _ work: (GateAuthorization) throws -> Result
     ) throws -> Result? {
+        // Standard error, where the question goes, must take a byte before a use is reserved
+        // for the run (system mode: ``Context/outputStallLimit``).
+        try OutputDestination.requireReader(of: STDERR_FILENO, name: Localization.localized("standard error"), within: context.outputStallLimit)
         let gate = try context.makeGate()
         defer { context.warnAboutState(gate) }
         let held = InterruptibleUse(context)
@@ -56,7 +60,11 @@ enum GateGuard {
             // A prompt stderr does not take in that time (a full pipe nobody reads) is no answer:
             // the run held its use of the gate while it waited (found by an attack).
             let deadline = ContinuousClock.now + .milliseconds(Int64(timeout * 1000))
-            guard console.prompt(lines: prompt.lines, until: deadline) else { throw PromptUnansweredError() }
+            // In system mode the prompt's lines wait no longer for their reader than a command's
+            // output does (found by an attack: `2>&1` into a full pipe held the machine's use for
+            // the question's ten minutes).
+            let written = ContinuousClock.now + .milliseconds(Int64(min(timeout, context.outputStallLimit ?? timeout) * 1000))
+            guard console.prompt(lines: prompt.lines, until: written) else { throw PromptUnansweredError() }
             guard console.isInteractive, !context.json else { return true }
             var question = Localization.localized("Update now or later? [u]pdate now / [l]ater: ")
             for _ in 0..<PromptAnswer.attempts {

@@ -41,12 +41,12 @@ public struct OutputDestination: Sendable, Equatable {
         -> OutputDestination
     {
         if argument == nil || argument == "-", StandardStreams.isOutputClosed {
-            throw OutputError(path: "standard output", reason: L.localized("it was closed when mapgate started"), kind: .io)
+            throw OutputError(path: L.localized("standard output"), reason: L.localized("it was closed when mapgate started"), kind: .io)
         }
         guard let argument else {
             if binary, stdoutIsTerminal {
                 throw OutputError(
-                    path: "standard output",
+                    path: L.localized("standard output"),
                     reason: L.localized("it is a terminal; refusing to write binary tile data to it: use -o FILE or redirect (-o - writes it anyway)"),
                     kind: .usage)
             }
@@ -186,7 +186,7 @@ public struct OutputDestination: Sendable, Equatable {
 
         switch kind {
         case .standardOutput:
-            try Self.writeAll(data, to: STDOUT_FILENO, name: "standard output", stallLimit: stallLimit, willDeliver: willDeliver, deliver: deliver)
+            try Self.writeAll(data, to: STDOUT_FILENO, name: L.localized("standard output"), stallLimit: stallLimit, willDeliver: willDeliver, deliver: deliver)
         case .writeThrough(let path, let append):
             let descriptor = try Self.openWriteThrough(path, append: append, waiting: waiting)
             defer { close(descriptor) }
@@ -343,14 +343,7 @@ public struct OutputDestination: Sendable, Equatable {
                 // Waited for outside the delivery: until a reader can take a byte (a full pipe, a
                 // stalled consumer) nothing has gone out, and a signal meanwhile gives the use back
                 // at once instead of finding a delivery under way (which it counts as delivered).
-                guard waitUntilWritable(descriptor, limit: stallLimit) else {
-                    throw OutputError(
-                        path: name,
-                        reason: L.localized(
-                            "its reader took nothing for %1$s seconds: in system mode a command does not wait longer, as the use it holds is the machine's (nothing was counted)",
-                            "\(Int(stallLimit ?? 0))"),
-                        kind: .io)
-                }
+                guard waitUntilWritable(descriptor, limit: stallLimit) else { throw stalled(name, limit: stallLimit ?? 0) }
                 willDeliver()
                 try deliver { try writeSome(1) }
             }
@@ -396,6 +389,30 @@ public struct OutputDestination: Sendable, Equatable {
         // Blocks an allocation that failed part-way took past the end are given back.
         _ = ftruncate(descriptor, status.st_size)
         throw OutputError(path: name, reason: SystemErrorReason.text(error), kind: .io)
+    }
+
+    /// Waits, before a use is asked for, until standard output can take a byte, for at most
+    /// `limit` seconds (the system service's commands: ``Context/outputStallLimit``): a reader
+    /// that takes nothing never has a use reserved for it (found by an attack: a user who ran
+    /// such a command again and again held the machine's last use, each run for the limit).
+    public func requireReader(within limit: Double?) throws {
+        guard case .standardOutput = kind else { return }
+        try Self.requireReader(of: STDOUT_FILENO, name: L.localized("standard output"), within: limit)
+    }
+
+    /// The same for any descriptor (standard error, where the gate's question goes).
+    static func requireReader(of descriptor: Int32, name: String, within limit: Double?) throws {
+        guard let limit else { return }
+        guard waitUntilWritable(descriptor, limit: limit) else { throw stalled(name, limit: limit) }
+    }
+
+    private static func stalled(_ name: String, limit: Double) -> OutputError {
+        OutputError(
+            path: name,
+            reason: L.localized(
+                "its reader took nothing for %1$s seconds: in system mode a command does not wait longer, as the use it holds is the machine's (nothing was counted)",
+                "\(Int(limit))"),
+            kind: .io)
     }
 
     /// Returns true once a write to `descriptor` would not block (at once for files and

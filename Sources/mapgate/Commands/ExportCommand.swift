@@ -39,12 +39,13 @@ struct ExportCommand: Command {
         let destination = try OutputDestination.resolve(output)
         try destination.refuse(inside: [context.dataDirectory.path, context.stateFolder])
         if case .standardOutput = destination.kind, isatty(STDOUT_FILENO) == 1 {
-            throw OutputError(path: "standard output", reason: L.localized("it is a terminal; refusing to write a PMTiles archive to it: redirect it or name a FILE"), kind: .usage)
+            throw OutputError(path: L.localized("standard output"), reason: L.localized("it is a terminal; refusing to write a PMTiles archive to it: redirect it or name a FILE"), kind: .usage)
         }
         let library = try context.readOnlyRegionLibrary()
         let installed = try library.region(region)
         let format = installed.format
         let scratch = context.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        try destination.requireReader(within: context.outputStallLimit)
         let faults = FaultInjection(environment: context.environment)
         let summary = try GateGuard.withUse(context, opening: [region]) { authorization -> PMTilesWriter.Summary in
             let store = try library.open(region, authorization: authorization)
@@ -106,7 +107,7 @@ struct ExportCommand: Command {
     /// for after saying so.
     private static func open(_ destination: OutputDestination, context: Context) throws -> (Int32, String, Bool) {
         switch destination.kind {
-        case .standardOutput: return (STDOUT_FILENO, "standard output", false)
+        case .standardOutput: return (STDOUT_FILENO, L.localized("standard output"), false)
         case .writeThrough(let path, let append):
             let descriptor = try OutputDestination.openWriteThrough(path, append: append) { context.console.note(OutputDestination.waitingNote($0)) }
             return (descriptor, path, true)

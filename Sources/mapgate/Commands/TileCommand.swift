@@ -35,6 +35,7 @@ struct TileCommand: Command {
         if let minzoom = installed.minzoom, let maxzoom = installed.maxzoom, !(minzoom...maxzoom).contains(coordinate.z) {
             throw RegionError(region: region, reason: L.localized("has no tiles at zoom %1$s (its zoom range is %2$s-%3$s)", "\(coordinate.z)", "\(minzoom)", "\(maxzoom)"), kind: .failure)
         }
+        try destination.requireReader(within: context.outputStallLimit)
         let faults = FaultInjection(environment: context.environment)
         // The use is counted only once the tile's bytes are all written where the user asked.
         // A FIFO waits for its reader: Ctrl-C meanwhile gives the use back.
