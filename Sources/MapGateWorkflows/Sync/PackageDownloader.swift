@@ -38,8 +38,9 @@ public struct PackageDownloader: Sendable {
         /// ETag there, and a server that keeps to it sends the whole file again), else the weak
         /// ETag all the same (at worst the whole file comes again).
         var ifRangeValidator: String? {
+            let etag = HTTPValidator.entityTag(etag)
             if let etag, !etag.hasPrefix("W/") { return etag }
-            return lastModified ?? etag
+            return HTTPValidator.date(lastModified) ?? etag
         }
     }
 
@@ -57,7 +58,7 @@ public struct PackageDownloader: Sendable {
         // A mirror's file is named by its hash: what was copied of it is resumed (the whole is
         // checked against the catalog's SHA-256 all the same).
         let isFile = package.url.lowercased().hasPrefix("file:")
-        if info?.etag == nil && info?.lastModified == nil && !(isFile && info != nil) {
+        if info?.ifRangeValidator == nil && !(isFile && info != nil) {
             try sink.restart()  // nothing to check a resumed range against: start over
         }
         do {
@@ -166,7 +167,8 @@ public struct PackageDownloader: Sendable {
                 }
                 sink.contentEncoding = head.header("Content-Encoding").flatMap { $0.lowercased() == "identity" ? nil : $0 }
                 // Saved at once, so a transfer cut short later can still be resumed.
-                let validator = PartialInfo(url: url, etag: head.header("ETag"), lastModified: head.header("Last-Modified"))
+                let validator = PartialInfo(
+                    url: url, etag: HTTPValidator.entityTag(head.header("ETag")), lastModified: HTTPValidator.date(head.header("Last-Modified")))
                 info = validator
                 // Atomic: replaces whatever stands at that name, never writes through a link.
                 if let data = try? JSONEncoder().encode(validator) { try? AtomicFile.write(data, to: infoPath) }
