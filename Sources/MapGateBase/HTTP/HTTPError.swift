@@ -55,6 +55,9 @@ public enum HTTPError: MapGateFailure, LocalizedError, Sendable, Equatable {
     /// What went wrong without the URL, for a message that already names it.
     public var reason: String {
         switch self {
+        // A negative code is mapgate's own, no libcurl error to name (found by an attack: "curl error -2").
+        case .transport(let code, let message, _) where code < 0:
+            message
         case .transport(let code, let message, _):
             Self.sentence(forCurlCode: code).map { L.localized("%1$s (%2$s, curl error %3$s)", $0, message, "\(code)") } ?? "\(message) (curl error \(code))"
         case .status(let code, _): "HTTP \(code)"
@@ -66,6 +69,8 @@ public enum HTTPError: MapGateFailure, LocalizedError, Sendable, Equatable {
 
     public var errorDescription: String? {
         switch self {
+        case .transport(let code, let message, let url) where code < 0:
+            "\(url): \(message)"
         case .transport(let code, let message, let url):
             if let sentence = Self.sentence(forCurlCode: code) {
                 L.localized("%1$s: %2$s (%3$s, curl error %4$s)", url, sentence, message, "\(code)")

@@ -161,7 +161,12 @@ public struct PackageDownloader: Sendable {
                     if sink.downloadedBytes > 0 { try sink.restart() }
                 } else if status == 416 || status == 206 {
                     try sink.restart()
-                    throw HTTPError.transport(code: -2, message: L.localized("the server cannot resume at byte %1$s; starting over", "\(offset)"), url: url)
+                    // Asked for the whole file, a part is no resume (found by an attack: "cannot resume at byte 0").
+                    let message =
+                        offset == 0
+                        ? L.localized("the server answered with a part (206) when asked for the whole file; trying again from the start")
+                        : L.localized("the server cannot resume at byte %1$s; starting over", "\(offset)")
+                    throw HTTPError.transport(code: -2, message: message, url: url)
                 } else {
                     throw HTTPError.status(status, url: url)
                 }
