@@ -24,12 +24,12 @@ struct SystemModeTests {
 
     /// The service's gate prompting: `plain` installed on 2027-01-01, the store then saying 1.5.0,
     /// and the service's clock past the grace.
-    func startPrompting() throws {
+    func startPrompting(environment: [String: String] = [:]) throws {
         try machine.startService(at: "2027-01-01 00:00:00")
         #expect(try machine.run(["sync", "plain"], as: 0).status == 0)
         try machine.publish(version: "1.5.0")
         #expect(try machine.run(["check"], as: 0).status == 0)
-        try machine.startService(at: during)
+        try machine.startService(at: during, environment: environment)
     }
 
     func homeIsEmpty(_ uid: uid_t) -> Bool {
@@ -539,11 +539,7 @@ struct SystemModeTests {
     /// why (74), and nothing is counted (found by an attack: the use was held for as long as its
     /// user liked, and at the last use every other user found the gate closed meanwhile).
     @Test func aReaderThatTakesNothingCannotHoldAUseOfTheMachine() throws {
-        try machine.startService(at: "2027-01-01 00:00:00")
-        #expect(try machine.run(["sync", "plain"], as: 0).status == 0)
-        try machine.publish(version: "1.5.0")
-        #expect(try machine.run(["check"], as: 0).status == 0)
-        try machine.startService(at: during, environment: ["MAPGATE_OUTPUT_STALL_TIMEOUT": "2"])
+        try startPrompting(environment: ["MAPGATE_OUTPUT_STALL_TIMEOUT": "2"])
         let status = machine.work.file("status")
         let (program, arguments) = machine.command([machine.binary, "tile", "plain", "0", "0", "0"], as: user)
         // The pipe is filled first (64 KiB, its size), and its reader only sleeps.
@@ -565,11 +561,7 @@ struct SystemModeTests {
     /// (found by an attack: one user running such a command in a loop held the last use from
     /// everyone, root too, each run for the stall limit).
     @Test func aStalledReaderIsNeverGivenTheLastUse() throws {
-        try machine.startService(at: "2027-01-01 00:00:00")
-        #expect(try machine.run(["sync", "plain"], as: 0).status == 0)
-        try machine.publish(version: "1.5.0")
-        #expect(try machine.run(["check"], as: 0).status == 0)
-        try machine.startService(at: during, environment: ["MAPGATE_OUTPUT_STALL_TIMEOUT": "8"])
+        try startPrompting(environment: ["MAPGATE_OUTPUT_STALL_TIMEOUT": "8"])
         for _ in 0..<4 { #expect(try machine.run(["tile", "plain", "0", "0", "0", "-o", "/dev/null"], as: 0).status == 0) }
         #expect(try machine.promptsShown() == 4)
         let status = machine.work.file("status")
