@@ -61,6 +61,20 @@ import Testing
         expectRefused(try sync(), "no signature at \(workspace.catalogURL).minisig")
     }
 
+    /// A Wi-Fi login page (a captive portal) answering for the catalog or its signature is said
+    /// as what it is (69: try again once signed in), not as a tampered catalog (found by an
+    /// attack: "signature refused: the file changed after signing", 65).
+    @Test(arguments: ["catalog.json", "catalog.json.minisig"])
+    func aLoginPageInPlaceOfTheCatalogIsSaidAsSuch(file: String) throws {
+        try publish()
+        let page = "\n  <!DOCTYPE html><html><head><title>Sign in to CafeWiFi</title></head><body>Login</body></html>\n"
+        try Data(page.utf8).write(to: URL(fileURLWithPath: workspace.work.file("www/" + file)))
+        let result = try sync()
+        #expect(result.status == 69, "\(result.stderr)")
+        #expect(result.stderr.contains("the server answered with a web page (HTML)"), "\(result.stderr)")
+        #expect(!result.stderr.contains("changed after signing") && !result.stderr.contains("malformed"), "\(result.stderr)")
+    }
+
     @Test func aCatalogChangedAfterSigningIsRefused() throws {
         try publish()
         var bytes = try Data(contentsOf: URL(fileURLWithPath: catalogPath))

@@ -155,7 +155,23 @@ public struct CatalogSource: Sendable {
             }
             throw GeneralFailure(L.localized("%1$s %2$s: HTTP %3$s", "\(what)", "\(target)", "\(response.status)"), kind: .unavailable)
         }
+        // A catalog is JSON and a signature minisign's text: a web page in their place is a
+        // network's login page (a captive portal, common where users take their maps), not a
+        // tampered file (found by an attack: it was refused as "changed after signing", 65).
+        if Self.looksLikeHTML(response.body) {
+            throw GeneralFailure(
+                L.localized(
+                    "%1$s %2$s: the server answered with a web page (HTML), not the file: if this network asks you to sign in (a Wi-Fi login page), sign in and try again",
+                    "\(what)", "\(target)"),
+                kind: .unavailable)
+        }
         return response.body
+    }
+
+    /// Whether `body` starts, after white space, with `<`: HTML (or XML), never JSON or a
+    /// minisign signature.
+    static func looksLikeHTML(_ body: Data) -> Bool {
+        body.first { ![0x20, 0x09, 0x0A, 0x0D, 0xEF, 0xBB, 0xBF].contains($0) } == UInt8(ascii: "<")
     }
 }
 
