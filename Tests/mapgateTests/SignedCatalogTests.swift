@@ -75,6 +75,21 @@ import Testing
         #expect(!result.stderr.contains("changed after signing") && !result.stderr.contains("malformed"), "\(result.stderr)")
     }
 
+    /// A catalog request answered 503 (or cut) once is tried again, as a package's is (found by
+    /// an attack: one dropped connection on a poor network failed the run); a refused connection
+    /// is said at once.
+    @Test func aCatalogAnswered503OnceIsTriedAgain() throws {
+        try publish()
+        try mapgate.writeConfig(["catalogURL": workspace.origin.baseURL + "/_fault/status=503,times=1/catalog.json"])
+        let result = try sync()
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(workspace.origin.requests.filter { $0.path.hasSuffix("/catalog.json") }.count == 2)
+        try mapgate.writeConfig(["catalogURL": "http://127.0.0.1:1/catalog.json"])
+        let started = Date()
+        #expect(try mapgate.run(["catalog"]).status == 69)
+        #expect(Date().timeIntervalSince(started) < 5, "a refused connection is not tried again")
+    }
+
     @Test func aCatalogChangedAfterSigningIsRefused() throws {
         try publish()
         var bytes = try Data(contentsOf: URL(fileURLWithPath: catalogPath))

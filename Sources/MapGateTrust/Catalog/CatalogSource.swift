@@ -122,7 +122,32 @@ public struct CatalogSource: Sendable {
         }
     }
 
+    /// The pauses between tries of a catalog's or signature's request that failed once a server
+    /// had answered (a cut connection, a 5xx): 4 tries in all, as for packages (found by an
+    /// attack: one dropped connection failed the run on a poor network). Failures before any
+    /// answer (no network, no name server, a refused connection) and timeouts are said at once:
+    /// an offline machine is not kept waiting, and a stalled server stays bounded by its 60 s.
+    public var retryDelays: [Double] = [1, 2, 4]
+
     private func get(_ target: String, limit: Int, what: String) throws -> Data {
+        var delays = retryDelays[...]
+        while true {
+            do {
+                let body = try getOnce(target, limit: limit, what: what)
+                return body
+            } catch let error as RetryableFetch {
+                guard let delay = delays.popFirst() else { throw error.failure }
+                usleep(UInt32(delay * 1_000_000))
+            }
+        }
+    }
+
+    /// A failure another try may mend, with what to say if none does.
+    private struct RetryableFetch: Error {
+        let failure: any Error
+    }
+
+    private func getOnce(_ target: String, limit: Int, what: String) throws -> Data {
         let response: HTTPResponse
         do {
             response = try client.get(HTTPRequest(url: target, connectTimeout: 10, totalTimeout: 60), maxBodyBytes: limit)
@@ -146,14 +171,18 @@ public struct CatalogSource: Sendable {
                 let detail = access(path, R_OK) == 0 ? message : SystemErrorReason.text(errno)
                 throw CatalogFetchError(isMissing: true, detail: detail, target: "\(what) \(target)", kind: .io)
             }
-            throw GeneralFailure(L.localized("%1$s %2$s: %3$s", what, target, error.reason), kind: error.kind)
+            let failure = GeneralFailure(L.localized("%1$s %2$s: %3$s", what, target, error.reason), kind: error.kind)
+            if case .transport(let code, _, _) = error, [18, 52, 55, 56, 92].contains(code) { throw RetryableFetch(failure: failure) }
+            throw failure
         }
         // file:// answers carry no status.
         guard response.status == 0 || (200..<300).contains(response.status) else {
             if response.status == 404 || response.status == 410 {
                 throw CatalogFetchError(isMissing: true, detail: "HTTP \(response.status)", target: "\(what) \(target)")
             }
-            throw GeneralFailure(L.localized("%1$s %2$s: HTTP %3$s", "\(what)", "\(target)", "\(response.status)"), kind: .unavailable)
+            let failure = GeneralFailure(L.localized("%1$s %2$s: HTTP %3$s", "\(what)", "\(target)", "\(response.status)"), kind: .unavailable)
+            if response.status >= 500 || response.status == 408 || response.status == 429 { throw RetryableFetch(failure: failure) }
+            throw failure
         }
         // A catalog is JSON and a signature minisign's text: a web page in their place is a
         // network's login page (a captive portal, common where users take their maps), not a
