@@ -133,8 +133,7 @@ public struct CatalogSource: Sendable {
         var delays = retryDelays[...]
         while true {
             do {
-                let body = try getOnce(target, limit: limit, what: what)
-                return body
+                return try getOnce(target, limit: limit, what: what)
             } catch let error as RetryableFetch {
                 guard let delay = delays.popFirst() else { throw error.failure }
                 usleep(UInt32(delay * 1_000_000))
