@@ -90,7 +90,8 @@ struct SystemModeTests {
         try machine.startService()
         let refused = try machine.run(["sync", "plain"], as: user)
         #expect(refused.status == 1, "\(refused.stderr)")
-        #expect(refused.stderr.contains("only root and members of the group mapgate"), "\(refused.stderr)")
+        // The group the service was started with (`--admin-group 64100`), not the default's name.
+        #expect(refused.stderr.contains("only root and members of the group \(SystemMachine.administratorsGroup) "), "\(refused.stderr)")
         #expect(!FileManager.default.fileExists(atPath: machine.serviceData + "/regions/plain.mbtiles"))
         let root = try machine.run(["sync", "plain"], as: 0)
         #expect(root.status == 0, "\(root.stderr)")
@@ -126,7 +127,7 @@ struct SystemModeTests {
         try machine.startService()
         machine.origin.clearRequests()
         let refused = try machine.run(["sync", "--from", stick, "plain"], as: user)
-        #expect(refused.status == 1 && refused.stderr.contains("group mapgate"), "\(refused.stderr)")
+        #expect(refused.status == 1 && refused.stderr.contains("group \(SystemMachine.administratorsGroup) "), "\(refused.stderr)")
         chmod(stick, 0o700)
         let unreadable = try machine.run(["sync", "--from", stick, "plain"], as: administrator)
         #expect(unreadable.status == 64 && unreadable.stderr.contains("permission denied"), "\(unreadable.stderr)")
@@ -211,7 +212,7 @@ struct SystemModeTests {
         #expect(adopted.status == 0, "\(adopted.stdout) \(adopted.stderr)")
         #expect(machine.origin.requests.filter { $0.path.contains("packages/") }.count == downloads, "nothing was downloaded")
         let refused = try machine.run(["mirror", machine.work.file("home-\(user)/stick")], as: user)
-        #expect(refused.status == 1 && refused.stderr.contains("group mapgate"), "\(refused.stderr)")
+        #expect(refused.status == 1 && refused.stderr.contains("group \(SystemMachine.administratorsGroup) "), "\(refused.stderr)")
         #expect(!FileManager.default.fileExists(atPath: machine.work.file("home-\(user)/stick")))
         // A client of its own that names a folder for the service to write: refused, nothing written.
         let null = open("/dev/null", O_RDWR)
@@ -645,6 +646,17 @@ struct SystemModeTests {
         let log = machine.service?.stderr ?? ""
         #expect(!log.split(separator: "\n").contains { $0.hasPrefix("uid 0 (pid 1): remove plain") }, "\(log)")
         #expect(log.contains("x\\nuid 0 (pid 1)"), "\(log)")
+    }
+
+    /// A command line longer than the service reads (found by an attack: "connection reset") is
+    /// said as too long, a usage error, before anything is sent; the service keeps answering.
+    @Test func aCommandLineTooLongForTheServiceIsSaidAsSuch() throws {
+        try machine.startService()
+        let long = try machine.run(["verify"] + (0..<7_000).map { "region-\($0)" }, as: user)
+        #expect(long.status == 64, "\(long.stderr)")
+        #expect(long.stderr.contains("the command line is too long for the system service ("), "\(long.stderr)")
+        #expect(long.stderr.contains("at most 65536"), "\(long.stderr)")
+        #expect(try machine.run(["list"], as: user).status == 0)
     }
 
     /// Ctrl-C reaches the command the service runs (a server stops in order); a client killed

@@ -55,8 +55,11 @@ public enum SystemAccess {
     ///   - passed: what the caller passed as descriptor 3, if anything.
     ///   - positional: the command line's operands. `export REGION FILE` is taken with `-` as
     ///     FILE only: the caller writes the file it names from the archive the service sends.
+    ///   - group: the administrators' group as the service was told it, named in a refusal (nil:
+    ///     ``administratorGroupName``).
     public static func check(
-        command: String?, options: [String: String], isAdministrator: Bool, passed: PassedDescriptor? = nil, positional: [String] = []
+        command: String?, options: [String: String], isAdministrator: Bool, passed: PassedDescriptor? = nil, positional: [String] = [],
+        group: String? = nil
     ) -> SystemRefusal? {
         guard let command, isServed(command) else {
             return SystemRefusal(.command, command ?? "")
@@ -65,7 +68,7 @@ public enum SystemAccess {
         let folder = passed == .folder
         if folder, options["from"] != passedFolder { return SystemRefusal(.option, "from") }
         if handingOver.contains(command) {
-            guard isAdministrator else { return SystemRefusal(.handsOver, command) }
+            guard isAdministrator else { return SystemRefusal(.handsOver, command, group: group) }
             guard passed == .socket else { return SystemRefusal(.request, L.localized("'mirror' without the socket that writes its folder")) }
         } else if passed == .socket {
             return SystemRefusal(.request, L.localized("a socket with a command other than 'mirror'"))
@@ -82,7 +85,7 @@ public enum SystemAccess {
         if sessionCommands.contains(command), let option = named.intersection(machineServerOptions).sorted().first {
             return SystemRefusal(.machineServer, option)
         }
-        if changing.contains(command), !isAdministrator { return SystemRefusal(.administrator, command) }
+        if changing.contains(command), !isAdministrator { return SystemRefusal(.administrator, command, group: group) }
         return nil
     }
 

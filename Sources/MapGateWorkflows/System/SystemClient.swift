@@ -21,8 +21,17 @@ public struct SystemClient {
     /// A service that refused the connection as it came (busy) has replied and closed it before
     /// the request went: its reply is the answer, not the send's broken pipe.
     public func send(_ request: SystemRequest, streams: [Int32]) throws {
+        let body = try JSONEncoder().encode(request)
+        // The service reads no more than this and drops the connection (found by an attack: a
+        // long line ended in "connection reset"): said here, before anything is sent.
+        guard body.count <= SystemRequest.sizeLimit else {
+            throw GeneralFailure(
+                L.localized(
+                    "the command line is too long for the system service (%1$s bytes; at most %2$s): give fewer regions at a time", "\(body.count)",
+                    "\(SystemRequest.sizeLimit)"), kind: .usage)
+        }
         do {
-            try socket.send(try JSONEncoder().encode(request), descriptors: streams)
+            try socket.send(body, descriptors: streams)
         } catch let error as LocalSocketError {
             if let message = try? socket.receive(limit: SystemRequest.sizeLimit, maximumDescriptors: 0, timeout: 1),
                 let refusal = (try? JSONDecoder().decode(SystemReply.self, from: message.body))?.refusal

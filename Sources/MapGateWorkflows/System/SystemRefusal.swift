@@ -36,10 +36,14 @@ public struct SystemRefusal: Codable, Sendable, Equatable, MapGateFailure, Local
     public var reason: Reason
     /// The command or option concerned.
     public var subject: String
+    /// For ``Reason/administrator`` and ``Reason/handsOver``: the administrators' group the
+    /// service was started with (`system-service --admin-group`); nil: the default.
+    public var group: String?
 
-    public init(_ reason: Reason, _ subject: String) {
+    public init(_ reason: Reason, _ subject: String, group: String? = nil) {
         self.reason = reason
         self.subject = subject
+        self.group = group
     }
 
     public var kind: FailureKind {
@@ -55,9 +59,9 @@ public struct SystemRefusal: Codable, Sendable, Equatable, MapGateFailure, Local
         case .command:
             L.localized("'%1$s' is not available in system mode: the machine's maps are the system service's", subject)
         case .administrator:
-            L.localized("'%1$s' changes the machine's maps: only root and members of the group %2$s may run it in system mode", subject, SystemAccess.administratorGroupName)
+            L.localized("'%1$s' changes the machine's maps: only root and members of the group %2$s may run it in system mode", subject, group ?? SystemAccess.administratorGroupName)
         case .handsOver:
-            L.localized("'%1$s' hands over the machine's maps whole: only root and members of the group %2$s may run it in system mode", subject, SystemAccess.administratorGroupName)
+            L.localized("'%1$s' hands over the machine's maps whole: only root and members of the group %2$s may run it in system mode", subject, group ?? SystemAccess.administratorGroupName)
         case .option:
             L.localized("option --%1$s is not available in system mode (the system service runs the command, and reads and writes only its own files)", subject)
         case .destination:

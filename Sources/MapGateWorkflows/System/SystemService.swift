@@ -19,6 +19,9 @@ public final class SystemService: Sendable {
         public var environment: [String: String]
         /// The administrators' group (nil: none exists, only root administers).
         public var administratorGroup: gid_t?
+        /// The group as the service was told it (`--admin-group`), which a refusal names (nil:
+        /// the default, ``SystemAccess/administratorGroupName``).
+        public var administratorGroupName: String?
         /// Requests under way at once, in all and per user; more are refused (busy), not queued.
         public var maximumRequests = 64
         public var maximumRequestsPerUser = 8
@@ -188,7 +191,8 @@ public final class SystemService: Sendable {
         let isSession = parsed.command.map(settings.sessionCommands.contains) ?? false
         let isAdministrator = isAdministrator(peer)
         if let refusal = SystemAccess.check(
-            command: parsed.command, options: parsed.options, isAdministrator: isAdministrator, passed: passed, positional: parsed.positional) {
+            command: parsed.command, options: parsed.options, isAdministrator: isAdministrator, passed: passed, positional: parsed.positional,
+            group: settings.administratorGroupName) {
             log("\(caller): refused \(TerminalText.inline(parsed.command ?? "-")): \(refusal.reason.rawValue) \(TerminalText.inline(refusal.subject))")
             return reply(connection, SystemReply(refusal: refusal))
         }

@@ -86,6 +86,7 @@ struct SystemServiceCommand: Command {
             makeGate: { try Context(arguments: arguments, environment: environment).makeGate() },
             log: { console.note($0) })
         var serviceSettings = SystemService.Settings(environment: context.environment, administratorGroup: group, defaultSignals: SignalRouter.routed + [SIGPIPE])
+        serviceSettings.administratorGroupName = administratorGroup
         serviceSettings.sessionCommands = SystemAccess.sessionCommands
         serviceSettings.sessionVariable = MachineSession.descriptorVariable
         serviceSettings.session = { socket, caller in machineServer.serve(session: socket, caller: caller) }

@@ -15,6 +15,8 @@ import Testing
     func onlyAdministratorsChange(_ command: String) {
         #expect(SystemAccess.check(command: command, options: [:], isAdministrator: false) == SystemRefusal(.administrator, command))
         #expect(SystemAccess.check(command: command, options: [:], isAdministrator: true) == nil)
+        let named = SystemAccess.check(command: command, options: [:], isAdministrator: false, group: "mapadmins")
+        #expect(named?.errorDescription?.contains("members of the group mapadmins ") == true, "\(String(describing: named))")
     }
 
     /// `mirror` hands the machine's maps over whole: administrators only, and only through the
