@@ -14,7 +14,9 @@ import Synchronization
 /// - `redirect`: answer 302 to the same path without the fault;
 /// - `times=N`: apply the fault to the first N requests of this URL only, then serve normally;
 /// - `weak`: (every request, whatever `times` says) a weak `ETag` and a `Last-Modified` date, and
-///   `If-Range` kept to RFC 9110: only the date matches, a weak ETag never does.
+///   `If-Range` kept to RFC 9110: only the date matches, a weak ETag never does;
+/// - `garble`: (every request, whatever `times` says) a part's (206) first byte is sent with its
+///   bits inverted, as a proxy that answers a range with the wrong bytes; whole answers are sound.
 public final class TestOrigin: Sendable {
     public struct Hit: Sendable {
         public var method: String
@@ -110,6 +112,7 @@ private final class OriginHandler: HTTPRequestHandler {
             let parsed = Fault(spec: String(spec))
             if origin.faultApplies(key: request.path, times: parsed.times) { fault = parsed }
             fault.weak = parsed.weak
+            fault.garble = parsed.garble
         }
         if fault.drop { return .drop }
         if fault.redirect {
@@ -162,7 +165,9 @@ private final class OriginHandler: HTTPRequestHandler {
         } else if fault.stall != nil {
             toSend = 0
         }
-        let body = FileBody(handle: handle, start: range.lowerBound, sending: toSend, length: range.count, stall: fault.stall, stopping: origin)
+        let body = FileBody(
+            handle: handle, start: range.lowerBound, sending: toSend, length: range.count, stall: fault.stall, stopping: origin,
+            garbles: fault.garble && status == 206)
         var response = HTTPServerResponse(status: status, headers: headers, length: range.count, stream: body)
         if fault.cut != nil || fault.stall != nil { response.closesConnection = true }
         return response
@@ -202,9 +207,12 @@ private final class FileBody: HTTPBodyStream {
     let length: Int
     let stall: Double?
     let stopping: OriginState
+    /// The body's first byte goes out inverted (the `garble` fault).
+    let garbles: Bool
 
-    init(handle: UnixFile, start: Int, sending: Int, length: Int, stall: Double?, stopping: OriginState) {
+    init(handle: UnixFile, start: Int, sending: Int, length: Int, stall: Double?, stopping: OriginState, garbles: Bool) {
         (self.handle, self.start, self.sending, self.length, self.stall, self.stopping) = (handle, start, sending, length, stall, stopping)
+        self.garbles = garbles
     }
 
     deinit { try? handle.close() }
@@ -221,6 +229,7 @@ private final class FileBody: HTTPBodyStream {
             let chunk = try? handle.read(upToCount: min(buffer.count, sending - offset)), !chunk.isEmpty
         else { return .abort }
         chunk.copyBytes(to: buffer)
+        if garbles, offset == 0 { buffer[0] = ~buffer[0] }
         return .bytes(chunk.count)
     }
 }
@@ -233,6 +242,7 @@ private struct Fault {
     var redirect = false
     var times: Int?
     var weak = false
+    var garble = false
 
     init() {}
 
@@ -248,6 +258,7 @@ private struct Fault {
             case "redirect": redirect = true
             case "times": times = Int(value)
             case "weak": weak = true
+            case "garble": garble = true
             default: break
             }
         }

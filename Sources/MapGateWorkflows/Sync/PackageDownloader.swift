@@ -69,16 +69,29 @@ public struct PackageDownloader: Sendable {
         }
         if sink.downloadedBytes > package.size { try sink.restart() }
 
-        do {
-            try fetchRemaining(package, sink: sink, info: &info, infoPath: infoPath, progress: progress)
-            try sink.finish()
-            return Download(outputPath: outputPath, resumedFrom: sink.resumedBytes)
-        } catch {
-            // Only a resumable partial may stay behind, and only when the package may be good and
-            // something of it arrived (a 404 leaves nothing).
-            try? FileManager.default.removeItem(atPath: outputPath)
-            if (error as? RegionError)?.kind == .badData || sink.downloadedBytes == 0 { discardPartial(package, in: directory) }
-            throw error
+        var startedOver = false
+        while true {
+            do {
+                try fetchRemaining(package, sink: sink, info: &info, infoPath: infoPath, progress: progress)
+                try sink.finish()
+                return Download(outputPath: outputPath, resumedFrom: sink.resumedBytes)
+            } catch let error as RegionError where error.kind == .badData && sink.isJoined && !startedOver {
+                // Joined from pieces (a partial an earlier run kept, an answer that resumed it)
+                // and not the catalog's package: one piece may be what was wrong (a server or
+                // proxy that sent the wrong bytes for a range, a partial damaged on the disk).
+                // Once, the whole package again in one answer, before it is called bad (found by
+                // an attack: the run failed, and only the next one succeeded).
+                startedOver = true
+                try sink.restart()
+                info = nil
+                try? FileManager.default.removeItem(atPath: infoPath)
+            } catch {
+                // Only a resumable partial may stay behind, and only when the package may be good and
+                // something of it arrived (a 404 leaves nothing).
+                try? FileManager.default.removeItem(atPath: outputPath)
+                if (error as? RegionError)?.kind == .badData || sink.downloadedBytes == 0 { discardPartial(package, in: directory) }
+                throw error
+            }
         }
     }
 
@@ -154,8 +167,10 @@ public struct PackageDownloader: Sendable {
                 let status = url.lowercased().hasPrefix("file:") ? 200 : head.status
                 if status == 206, offset > 0, head.header("Content-Range")?.hasPrefix("bytes \(offset)-") == true {
                     // Resumed where the partial file ends.
+                    sink.isJoined = true
                 } else if fromFile, offset > 0 {
                     // Read from where the partial file ends (CURLOPT_RESUME_FROM).
+                    sink.isJoined = true
                 } else if status == 200 {
                     // The whole file: the server ignored the range, or the file changed (If-Range).
                     if sink.downloadedBytes > 0 { try sink.restart() }

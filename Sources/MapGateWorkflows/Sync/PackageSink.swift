@@ -24,6 +24,9 @@ final class PackageSink {
     private(set) var downloadedBytes: Int64 = 0
     /// Bytes kept from an earlier, interrupted run (0 once the download starts over).
     private(set) var resumedBytes: Int64 = 0
+    /// Whether the bytes came in more than one piece (a partial file replayed, a resumed
+    /// answer): then a package that does not check out may be whole again from one answer.
+    var isJoined = false
     /// Download bytes not yet handed to the worker.
     private var pending = Data()
     private let worker = DispatchQueue(label: "mapgate.package-unpack")
@@ -65,6 +68,7 @@ final class PackageSink {
             downloadedBytes += Int64(chunk.count)
         }
         resumedBytes = downloadedBytes
+        isJoined = downloadedBytes > 0
         try drain()
     }
 
@@ -77,6 +81,7 @@ final class PackageSink {
         try worker.sync { try unpacker.value.reset() }
         downloadedBytes = 0
         resumedBytes = 0
+        isJoined = false
         _ = try downloadHash.finalizeHex()
     }
 

@@ -288,6 +288,35 @@ import Glibc
         #expect(harness.leftovers.isEmpty, "\(harness.leftovers)")
     }
 
+    /// A transfer cut short, then resumed with a 206 whose bytes are wrong (a proxy that answers a
+    /// range with other bytes; found by an attack: the run failed with 65 and dropped the partial,
+    /// and only the next run installed): the package does not check out, and the whole of it is
+    /// fetched again in one answer, once, in the same run. A server whose every answer is bad is
+    /// not asked a third time.
+    @Test(arguments: [false, true])
+    func aResumedPackageThatDoesNotCheckOutIsFetchedWholeOnce(gzip: Bool) throws {
+        let harness = try SyncHarness()
+        let source = try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles")
+        let name = gzip ? "joined-1.mbtiles.gz" : "joined-1.mbtiles"
+        try harness.builder.add(id: "joined", source: source, format: "png", gzip: gzip, overrides: ["url": "/_fault/garble,cut=100000,times=1/packages/\(name)"])
+        let outcome = try harness.sync("joined")
+        guard case .installed(_, _, _, let resumedFrom) = outcome else { Issue.record("unexpected \(outcome)"); return }
+        #expect(resumedFrom == 0)
+        #expect(harness.origin.requests.filter { $0.path.contains("/packages/") }.map(\.range) == [nil, "bytes=100000-", nil])
+        #expect(try SyncHarness.tiles(of: harness.directory.regionPath("joined")) == (try SyncHarness.tiles(of: source)))
+        #expect(harness.leftovers.isEmpty, "\(harness.leftovers)")
+
+        let again = try SyncHarness()
+        try again.builder.add(id: "bad", source: source, format: "png", gzip: gzip, overrides: ["url": "/_fault/garble,cut=100000,times=1/packages/bad-1"])
+        let package = again.builder.root + "/packages/" + (gzip ? "bad-1.mbtiles.gz" : "bad-1.mbtiles")
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: package)[.size] as? Int)
+        try FileManager.default.moveItem(atPath: package, toPath: again.builder.root + "/packages/bad-1")
+        try Data(repeating: 0x20, count: size).write(to: URL(fileURLWithPath: again.builder.root + "/packages/bad-1"))
+        #expect(throws: RegionError.self) { try again.sync("bad") }
+        #expect(again.origin.requests.filter { $0.path.contains("/packages/") }.map(\.range) == [nil, "bytes=100000-", nil])
+        #expect(again.leftovers.isEmpty, "\(again.leftovers)")
+    }
+
     /// mapgate writes only regular files of its own in `partial/`: a symbolic link there (to a
     /// file elsewhere) or a FIFO is removed, never written through, read or waited on.
     @Test func linksAndFIFOsInThePartialFolderAreRemovedNotFollowed() throws {
