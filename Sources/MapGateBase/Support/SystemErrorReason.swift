@@ -12,11 +12,7 @@ public enum SystemErrorReason {
         case EACCES, EPERM: L.localized("permission denied")
         case EROFS: L.localized("the file system is read-only")
         case ENOSPC: L.localized("the disk is full")
-        // A process limit when there is one; else the file system's own (FAT32 takes no file of
-        // 4 GiB or more: found by an attack, a mirror onto a FAT32 stick blamed `ulimit -f`).
-        case EFBIG where FileSizeLimit.bytes == nil:
-            L.localized("the file would be larger than the file system allows (FAT32, as on many USB sticks, holds no file of 4 GiB or more: use exFAT or ext4)")
-        case EFBIG: L.localized("the file would be larger than this process may write (ulimit -f)")
+        case EFBIG: fileTooLarge(limit: FileSizeLimit.bytes)
         case EDQUOT: L.localized("the disk quota is used up")
         case EEXIST: L.localized("it already exists")
         case ENOTDIR: L.localized("a part of the path is not a folder")
@@ -31,6 +27,18 @@ public enum SystemErrorReason {
         case ENOTCONN: L.localized("the file system is not connected (a network or FUSE mount whose server or driver went away)")
         default: String(cString: strerror(code))
         }
+    }
+
+    /// EFBIG's reason under the process's file size `limit` (`ulimit -f`; nil: none): that limit
+    /// when it is under FAT32's 4 GiB, the file system's own when there is none (found by an
+    /// attack: a mirror onto a FAT32 stick blamed `ulimit -f`), and either when it is above.
+    public static func fileTooLarge(limit: UInt64?) -> String {
+        guard let limit else {
+            return L.localized("the file would be larger than the file system allows (FAT32, as on many USB sticks, holds no file of 4 GiB or more: use exFAT or ext4)")
+        }
+        guard limit >= 4 << 30 else { return L.localized("the file would be larger than this process may write (ulimit -f)") }
+        return L.localized(
+            "the file would be larger than this process may write (ulimit -f) or than the file system allows (FAT32, as on many USB sticks, holds no file of 4 GiB or more: use exFAT or ext4)")
     }
 
     /// The `errno` behind a Foundation file error (its underlying `POSIXError`), or the one its

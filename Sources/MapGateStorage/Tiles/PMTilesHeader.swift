@@ -82,6 +82,14 @@ public struct PMTilesHeader: Sendable, Equatable {
         let b = [UInt8](bytes.prefix(Self.size))
         func fail(_ reason: String) -> PMTilesError { PMTilesError(path: path, reason: reason) }
         guard b.count >= 7, Array(b[0..<7]) == Self.magic else {
+            // What users hand over instead: an archive left gzipped (as it was downloaded), or an
+            // MBTiles file under a .pmtiles name.
+            if b.starts(with: [0x1F, 0x8B]) {
+                throw fail(L.localized("gzip-compressed data, not a PMTiles archive: unpack it first (gunzip -c FILE > UNPACKED.pmtiles)"))
+            }
+            if b.starts(with: Array("SQLite format 3\u{0}".utf8)) {
+                throw fail(L.localized("an SQLite (MBTiles) file, not a PMTiles archive: name it FILE.mbtiles"))
+            }
             throw fail(L.localized("not a PMTiles archive: bad magic (the file does not start with \"PMTiles\")"))
         }
         guard b.count >= 8 else { throw fail(L.localized("not a PMTiles archive: the header is cut short (%1$s of 127 bytes)", "\(b.count)")) }

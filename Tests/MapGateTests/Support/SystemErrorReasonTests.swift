@@ -14,4 +14,14 @@ import Testing
         #expect(reason.contains("FAT32"), "\(reason)")
         #expect(!reason.contains("ulimit"), "\(reason)")
     }
+
+    /// A process limit above 4 GiB cannot be told from FAT32's own (found by an attack: a limit of
+    /// 8 GiB and a FAT32 stick blamed the limit alone): both are said; under 4 GiB, the limit.
+    @Test func aFileTooLargeUnderALimitAbove4GiBNamesBoth() {
+        let both = SystemErrorReason.fileTooLarge(limit: 8 << 30)
+        #expect(both.contains("ulimit -f") && both.contains("FAT32"), "\(both)")
+        let limit = SystemErrorReason.fileTooLarge(limit: 1 << 20)
+        #expect(limit.contains("ulimit -f") && !limit.contains("FAT32"), "\(limit)")
+        #expect(!SystemErrorReason.fileTooLarge(limit: nil).contains("ulimit"))
+    }
 }

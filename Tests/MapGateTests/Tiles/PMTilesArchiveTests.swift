@@ -212,6 +212,11 @@ import Testing
         let bad = work.file("bad.pmtiles")
         try Data("MBTiles\u{3}".utf8).write(to: URL(fileURLWithPath: bad))
         #expect(refusal(bad).contains("bad magic"))
+        // An archive left gzipped, and an MBTiles file under a .pmtiles name, are said as such.
+        try Data([0x1F, 0x8B, 8, 0, 0, 0, 0, 0, 0, 3]).write(to: URL(fileURLWithPath: bad))
+        #expect(refusal(bad).contains("gzip-compressed data, not a PMTiles archive: unpack it first (gunzip -c"))
+        try Data("SQLite format 3\u{0}".utf8 + Data(count: 100)).write(to: URL(fileURLWithPath: bad))
+        #expect(refusal(bad).contains("an SQLite (MBTiles) file, not a PMTiles archive"))
         try Data("PMTiles\u{3}abc".utf8).write(to: URL(fileURLWithPath: bad))
         #expect(refusal(bad).contains("cut short"))
         #expect(refusal(try archive(root: tile) { $0.internalCompression = .brotli }).contains("brotli-compressed"))
