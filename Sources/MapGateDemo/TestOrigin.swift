@@ -15,6 +15,8 @@ import Synchronization
 /// - `times=N`: apply the fault to the first N requests of this URL only, then serve normally;
 /// - `weak`: (every request, whatever `times` says) a weak `ETag` and a `Last-Modified` date, and
 ///   `If-Range` kept to RFC 9110: only the date matches, a weak ETag never does;
+/// - (not a fault) a path that is no file, beside a file of its name plus `.redirect`, is answered
+///   302 to that file's first line, as a server's configured redirect (a catalog moved to a CDN);
 /// - `garble`: (every request, whatever `times` says) a part's (206) first byte is sent with its
 ///   bits inverted, as a proxy that answers a range with the wrong bytes; whole answers are sound.
 public final class TestOrigin: Sendable {
@@ -131,6 +133,11 @@ private final class OriginHandler: HTTPRequestHandler {
         let full = (origin.root + "/" + path).replacing("//", with: "/")
         let resolved = PathText.standardized(full)
         var isDirectory = false
+        if resolved.hasPrefix(origin.root + "/"), !FileManager.default.fileExists(atPath: resolved),
+            let moved = try? String(contentsOfFile: resolved + ".redirect", encoding: .utf8), let location = moved.split(separator: "\n").first
+        {
+            return HTTPServerResponse(status: 302, headers: [("Location", String(location))])
+        }
         guard resolved.hasPrefix(origin.root + "/"), FileManager.default.fileExists(atPath: resolved, isDirectory: &isDirectory),
             !isDirectory, let attributes = try? FileManager.default.attributesOfItem(atPath: resolved),
             let handle = UnixFile(forReadingAtPath: resolved)

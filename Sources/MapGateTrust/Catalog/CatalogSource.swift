@@ -69,19 +69,24 @@ public struct CatalogSource: Sendable {
     }
 
     private func fetchOnce() throws -> Fetched {
-        let bytes = try get(url, limit: Self.maximumBytes, what: L.localized("catalog"))
+        let (bytes, foundAt) = try get(url, limit: Self.maximumBytes, what: L.localized("catalog"))
         var verified: (verification: MinisignVerification, file: Data)?
         if requiresSignature || !trustedKeys.isEmpty {
             verified = try verify(bytes)
         }
+        // Relative URLs are resolved against where the catalog was found, after redirects (RFC
+        // 3986 5.1.3: a catalog moved to a CDN with its packages beside it; found by an attack:
+        // they were asked for at the first URL's host, 404); the catalog is still named by its URL.
+        var catalog = try Catalog.parse(bytes, sourceURL: foundAt)
+        catalog.sourceURL = url
         return Fetched(
-            catalog: try Catalog.parse(bytes, sourceURL: url), sha256: try SHA256Hasher.hex(of: bytes), signature: verified?.verification,
+            catalog: catalog, sha256: try SHA256Hasher.hex(of: bytes), signature: verified?.verification,
             bytes: bytes, signatureFile: verified?.file)
     }
 
     /// Fetches a small file beside the catalog (a mirror's manifest), with the same client.
     public func fetchFile(_ target: String, limit: Int, what: String) throws -> Data {
-        try get(target, limit: limit, what: what)
+        try get(target, limit: limit, what: what).body
     }
 
     /// Where the signature of the catalog at `url` lies: `.minisig` added to the URL's path, its
@@ -108,7 +113,7 @@ public struct CatalogSource: Sendable {
         let signatureURL = Self.signatureURL(of: url)
         let signature: Data
         do {
-            signature = try get(signatureURL, limit: MinisignSignature.maximumFileSize, what: L.localized("signature"))
+            signature = try get(signatureURL, limit: MinisignSignature.maximumFileSize, what: L.localized("signature")).body
         } catch let error as CatalogFetchError where error.isMissing {
             if !requiresSignature { return nil }
             throw CatalogError(source: url, region: nil, reason: L.localized("no signature at %1$s (%2$s): refusing an unsigned catalog", "\(signatureURL)", "\(error.detail)"))
@@ -129,7 +134,8 @@ public struct CatalogSource: Sendable {
     /// an offline machine is not kept waiting, and a stalled server stays bounded by its 60 s.
     public var retryDelays: [Double] = [1, 2, 4]
 
-    private func get(_ target: String, limit: Int, what: String) throws -> Data {
+    /// The body, and the URL it came from after redirects.
+    private func get(_ target: String, limit: Int, what: String) throws -> (body: Data, url: String) {
         var delays = retryDelays[...]
         while true {
             do {
@@ -146,7 +152,7 @@ public struct CatalogSource: Sendable {
         let failure: any Error
     }
 
-    private func getOnce(_ target: String, limit: Int, what: String) throws -> Data {
+    private func getOnce(_ target: String, limit: Int, what: String) throws -> (body: Data, url: String) {
         let response: HTTPResponse
         do {
             response = try client.get(HTTPRequest(url: target, connectTimeout: 10, totalTimeout: 60), maxBodyBytes: limit)
@@ -193,7 +199,8 @@ public struct CatalogSource: Sendable {
                     "\(what)", "\(target)"),
                 kind: .unavailable)
         }
-        return response.body
+        // file:// answers name no other place.
+        return (response.body, response.status == 0 ? target : response.head.effectiveURL)
     }
 
     /// Whether `body` starts, after white space, with `<`: HTML (or XML), never JSON or a

@@ -317,6 +317,30 @@ import Glibc
         #expect(again.leftovers.isEmpty, "\(again.leftovers)")
     }
 
+    /// A catalog moved to another place (a CDN) with its packages beside it, the old URL
+    /// redirecting there: relative package URLs are resolved against where the catalog was found
+    /// (RFC 3986 5.1.3; found by an attack: they were asked for at the old place, 404), and the
+    /// catalog is still named by the URL it was asked for.
+    @Test func relativePackageURLsFollowTheCatalogsRedirect() throws {
+        let harness = try SyncHarness()
+        let source = try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles")
+        try harness.builder.add(id: "moved", source: source, format: "png")
+        _ = try harness.builder.write()
+        let www = harness.builder.root
+        try FileManager.default.createDirectory(atPath: www + "/v2", withIntermediateDirectories: true)
+        try FileManager.default.moveItem(atPath: www + "/catalog.json", toPath: www + "/v2/catalog.json")
+        try FileManager.default.moveItem(atPath: www + "/packages", toPath: www + "/v2/packages")
+        try Data("/v2/catalog.json\n".utf8).write(to: URL(fileURLWithPath: www + "/catalog.json.redirect"))
+
+        let url = harness.origin.baseURL + "/catalog.json"
+        let catalog = try CatalogSource(url: url, trustedKeys: [], requiresSignature: false, client: HTTPClient()).fetch().catalog
+        #expect(catalog.sourceURL == url)
+        let region = try #require(catalog.region("moved"))
+        #expect(region.url.hasPrefix(harness.origin.baseURL + "/v2/packages/"), "\(region.url)")
+        guard case .installed = try harness.sync("moved", catalog: catalog) else { Issue.record("not installed"); return }
+        #expect(try SyncHarness.tiles(of: harness.directory.regionPath("moved")) == (try SyncHarness.tiles(of: source)))
+    }
+
     /// mapgate writes only regular files of its own in `partial/`: a symbolic link there (to a
     /// file elsewhere) or a FIFO is removed, never written through, read or waited on.
     @Test func linksAndFIFOsInThePartialFolderAreRemovedNotFollowed() throws {
