@@ -121,11 +121,12 @@ public struct PackageDownloader: Sendable {
                 // A package on a stick that is a link, a FIFO or a device is refused for what it
                 // is (65), not as a download that failed (69: a script would retry it).
                 if case .notRegularFile = error { throw RegionError(region: package.id, reason: errorMessage(error), kind: .badData) }
-                // A failure no retry can mend says so at once: a redirect to another protocol, a
-                // redirect loop, a bad URL are the publisher's (65), a missing local file is I/O (74),
-                // a header line libcurl cannot hold (27) the server's, as for the catalog (69).
+                // A failure no retry can mend says so at once: a bad URL is the catalog's (65), a
+                // missing local file is I/O (74); a redirect loop, a redirect to another protocol,
+                // a certificate not trusted, a header line libcurl cannot hold are the server's or
+                // the network's, as for the catalog (69; found by an attack: they were 65 here).
                 var kind = error.kind
-                if case .transport(let code, _, _) = error, !error.isTransient, code != 27 { kind = code == 37 ? .io : .badData }
+                if case .transport(let code, _, _) = error, !error.isTransient, code == 3 || code == 37 { kind = code == 37 ? .io : .badData }
                 let reason =
                     tries == 1
                     ? L.localized("download failed: %1$s", "\(errorMessage(error))")

@@ -341,6 +341,19 @@ import Glibc
         #expect(try SyncHarness.tiles(of: harness.directory.regionPath("moved")) == (try SyncHarness.tiles(of: source)))
     }
 
+    /// A package whose server redirects in a loop fails at once as the server's fault (69), as
+    /// the catalog's would (found by an attack: it was bad data, 65, for packages only).
+    @Test func aPackageRedirectLoopIsTheServersFault() throws {
+        let harness = try SyncHarness()
+        let source = try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles")
+        try harness.builder.add(id: "loop", source: source, format: "png", gzip: false, overrides: ["url": "packages/loop"])
+        try FileManager.default.createDirectory(atPath: harness.builder.root + "/packages", withIntermediateDirectories: true)
+        try Data("/packages/loop\n".utf8).write(to: URL(fileURLWithPath: harness.builder.root + "/packages/loop.redirect"))
+        let error = #expect(throws: RegionError.self) { try harness.sync("loop") }
+        #expect(error?.kind == .unavailable, "\(String(describing: error))")
+        #expect(harness.leftovers.isEmpty, "\(harness.leftovers)")
+    }
+
     /// mapgate writes only regular files of its own in `partial/`: a symbolic link there (to a
     /// file elsewhere) or a FIFO is removed, never written through, read or waited on.
     @Test func linksAndFIFOsInThePartialFolderAreRemovedNotFollowed() throws {
