@@ -131,17 +131,65 @@ struct SystemModeTests {
         chmod(stick, 0o700)
         let unreadable = try machine.run(["sync", "--from", stick, "plain"], as: administrator)
         #expect(unreadable.status == 64 && unreadable.stderr.contains("permission denied"), "\(unreadable.stderr)")
-        // A folder the administrator may enter but the service may not (found by an attack: the
-        // refusal named /proc/self/fd/3): said as such, with what to do.
-        #expect(chown(stick, administrator, administrator) == 0)
-        let closed = try machine.run(["sync", "--from", stick, "plain"], as: administrator)
-        #expect(closed.status == 74 && closed.stderr.contains("cannot be read by the map service") && !closed.stderr.contains("/proc/self"), "\(closed.stderr)")
-        chmod(stick, 0o755)
+        // A folder only the administrator may enter, its files theirs alone, as on a FAT32 stick
+        // the desktop mounted for its user (found by an attack: the service, which read the folder
+        // itself, could not, and `chmod` does nothing there): the administrator's own process
+        // opens its files for the service.
+        try Self.makeOwnerOnly(stick, owner: administrator)
+        // A client that passes the folder itself (an older mapgate) is told the service cannot.
+        let told = try askPassingTheFolder(stick)
+        #expect(told.code == 74 && told.stderr.contains("cannot be read by the map service") && !told.stderr.contains("/proc/self"), "\(told)")
         let adopted = try machine.run(["sync", "--from", stick, "plain"], as: administrator)
         #expect(adopted.status == 0, "\(adopted.stdout) \(adopted.stderr)")
         let original = FileManager.default.contents(atPath: before.dataDirectory + "/regions/plain.mbtiles")
         #expect(original != nil && FileManager.default.contents(atPath: machine.serviceData + "/regions/plain.mbtiles") == original)
         #expect(machine.origin.requests.filter { $0.path.contains("packages/") }.isEmpty, "nothing was downloaded")
+
+        // The caller's process opens nothing through a link, nor a FIFO: a stick made by someone
+        // else cannot make root hand the service a file of root's, nor hang the run.
+        #expect(try machine.run(["remove", "plain"], as: administrator).status == 0)
+        let package = try #require(try FileManager.default.contentsOfDirectory(atPath: stick + "/packages").first { $0.isSHA256Hex })
+        let secret = machine.work.file("root-only-secret")
+        try Data("root's secret\n".utf8).write(to: URL(fileURLWithPath: secret))
+        chmod(secret, 0o600)
+        try FileManager.default.moveItem(atPath: stick + "/packages/" + package, toPath: machine.work.file("kept-package"))
+        try FileManager.default.createSymbolicLink(atPath: stick + "/packages/" + package, withDestinationPath: secret)
+        let linked = try machine.run(["sync", "--from", stick, "plain"], as: 0)
+        #expect(linked.status == 65 && linked.stderr.contains("symbolic link: refused"), "\(linked.stderr)")
+        try FileManager.default.removeItem(atPath: stick + "/packages/" + package)
+        #expect(mkfifo(stick + "/packages/" + package, 0o600) == 0)
+        let piped = try machine.run(["sync", "--from", stick, "plain"], as: 0)
+        #expect(piped.status == 65 && piped.stderr.contains("not a regular file"), "\(piped.stderr)")
+        let partial = (try? FileManager.default.contentsOfDirectory(atPath: machine.serviceData + "/partial")) ?? []
+        for name in partial {
+            #expect(FileManager.default.contents(atPath: machine.serviceData + "/partial/" + name).map { !String(decoding: $0, as: UTF8.self).contains("root's secret") } ?? true)
+        }
+        try FileManager.default.removeItem(atPath: stick + "/packages/" + package)
+        try FileManager.default.moveItem(atPath: machine.work.file("kept-package"), toPath: stick + "/packages/" + package)
+        #expect(try machine.run(["sync", "--from", stick, "plain"], as: 0).status == 0)
+    }
+
+    /// Every folder under `path` only `owner` may enter, every file only theirs to read.
+    static func makeOwnerOnly(_ path: String, owner: uid_t) throws {
+        for item in [path] + (FileManager.default.subpaths(atPath: path) ?? []).map({ path + "/" + $0 }) {
+            var info = stat()
+            guard lstat(item, &info) == 0 else { continue }
+            #expect(lchown(item, owner, owner) == 0)
+            if info.st_mode & S_IFMT != S_IFLNK { chmod(item, info.st_mode & S_IFMT == S_IFDIR ? 0o700 : 0o600) }
+        }
+    }
+
+    /// A request as an older mapgate made it: `sync --from` with the folder itself as descriptor 3.
+    func askPassingTheFolder(_ folder: String) throws -> (code: Int32?, stderr: String) {
+        let errors = machine.work.file("old-client.stderr")
+        let null = open("/dev/null", O_RDWR)
+        let stderr = open(errors, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0o644)
+        let directory = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        defer { [null, stderr, directory].forEach { close($0) } }
+        let client = try SystemClient.connect(to: machine.socketPath, policy: machine.policyPath)
+        try client.send(SystemRequest(arguments: ["sync", "--from", SystemAccess.passedFolder, "plain"], environment: [:]), streams: [null, null, stderr, directory])
+        let reply = try client.reply()
+        return (reply.exitCode, (try? String(contentsOfFile: errors, encoding: .utf8)) ?? "")
     }
 
     /// Options that would make the service read or write a place the caller names are refused

@@ -21,6 +21,9 @@ public struct HTTPClient: Sendable {
     /// What requests to one host carry (system mode's catalog credentials, for the publisher's
     /// catalog host only: never a mirror's, never the store's).
     public var credentials: HostCredentials?
+    /// Where the files of one folder are read from, when this process may not enter it (system
+    /// mode's `sync --from DIR`: the caller's process opens them); nil: the file system.
+    public var localFiles: (any LocalFileSource)?
 
     /// Credentials for the requests to one host: an `Authorization` header (libcurl does not send
     /// it on to another host a redirect leads to) and a TLS client certificate (PEM files; the
@@ -70,7 +73,10 @@ public struct HTTPClient: Sendable {
         progress: ((Int64, Int64) -> Bool)? = nil,
         onBody: (UnsafeRawBufferPointer) throws -> Void
     ) throws -> HTTPResponseHead {
-        try Self.checkLocalFile(request.url)
+        let local = try checkLocalFile(request.url)
+        if let local, let source = localSource(for: local) {
+            return try streamLocal(request, path: local, from: source, onHead: onHead, progress: progress, onBody: onBody)
+        }
         return try withoutActuallyEscaping(onHead) { onHead in
             try withoutActuallyEscaping(onBody) { onBody in
                 let transfer = try Transfer(url: request.url, onHead: onHead, onBody: onBody)
@@ -84,16 +90,15 @@ public struct HTTPClient: Sendable {
     /// A `file://` URL must name a regular file, not through a symbolic link: libcurl would open
     /// a FIFO named `catalog.json` on a stick and wait for a writer for ever, and a link in a
     /// mirror's folder (a package that is a link to `/etc/shadow`) would make mapgate read a file
-    /// the mirror does not hold. Checked without opening anything (`lstat`).
-    static func checkLocalFile(_ url: String) throws {
-        guard url.lowercased().hasPrefix("file:"), let path = URL(string: url)?.path, !path.isEmpty else { return }
-        var info = stat()
-        guard lstat(path, &info) == 0 else { return }  // missing: libcurl says so (curl error 37)
-        switch info.st_mode & S_IFMT {
-        case S_IFREG: return
-        case S_IFLNK: throw HTTPError.notRegularFile(reason: L.localized("is a symbolic link: refused (a mirror's files must be its own)"), url: url)
-        default: throw HTTPError.notRegularFile(reason: L.localized("is %1$s, not a regular file: refused", "\(RegularFile.kindName(info.st_mode))"), url: url)
-        }
+    /// the mirror does not hold. Checked without opening anything (`lstat`). Returns the path of
+    /// a `file://` URL, nil for any other.
+    func checkLocalFile(_ url: String) throws -> String? {
+        guard url.lowercased().hasPrefix("file:"), let path = URL(string: url)?.path, !path.isEmpty else { return nil }
+        // Missing: libcurl (or the source's open) says so, as curl error 37.
+        guard let info = try? localStatus(path) else { return path }
+        if info.isRegularFile { return path }
+        if info.isSymbolicLink { throw HTTPError.notRegularFile(reason: L.localized("is a symbolic link: refused (a mirror's files must be its own)"), url: url) }
+        throw HTTPError.notRegularFile(reason: L.localized("is %1$s, not a regular file: refused", "\(RegularFile.kindName(mode_t(info.mode)))"), url: url)
     }
 
     private func configure(_ transfer: Transfer, for request: HTTPRequest) throws {

@@ -122,18 +122,18 @@ public struct PackageDownloader: Sendable {
                 // is (65), not as a download that failed (69: a script would retry it).
                 if case .notRegularFile = error { throw RegionError(region: package.id, reason: errorMessage(error), kind: .badData) }
                 // A failure no retry can mend says so at once: a bad URL is the catalog's (65), a
-                // missing local file is I/O (74); a redirect loop, a redirect to another protocol,
+                // missing local file or one that cannot be read is I/O (74); a redirect loop, a redirect to another protocol,
                 // a certificate not trusted, a header line libcurl cannot hold are the server's or
                 // the network's, as for the catalog (69; found by an attack: they were 65 here).
                 var kind = error.kind
-                if case .transport(let code, _, _) = error, !error.isTransient, code == 3 || code == 37 { kind = code == 37 ? .io : .badData }
+                if case .transport(let code, _, _) = error, !error.isTransient, [3, 26, 37].contains(code) { kind = code == 3 ? .badData : .io }
                 let reason =
                     tries == 1
                     ? L.localized("download failed: %1$s", "\(errorMessage(error))")
                     : L.localized("download failed: %1$s (after %2$s tries)", "\(errorMessage(error))", "\(tries)")
                 throw RegionError(region: package.id, reason: reason, kind: kind)
             }
-            if sink.downloadedBytes < package.size, let gone = Self.localFileGone(package.url, read: sink.downloadedBytes, of: package.size) {
+            if sink.downloadedBytes < package.size, let gone = localFileGone(package.url, read: sink.downloadedBytes, of: package.size) {
                 // A file on a stick or share that ended early because it went away (pulled out,
                 // unmounted, its FUSE driver gone) is an I/O error, and what was copied stays to
                 // resume (found by an attack: libcurl reads a failed read as the end of the file,
@@ -205,15 +205,17 @@ public struct PackageDownloader: Sendable {
     /// being shorter than the catalog says: it is no longer there, or no longer readable (the
     /// system's reason), or it is whole and the reading stopped (a read error). Nil for a file that
     /// is there and short (bad data), and for any other URL.
-    static func localFileGone(_ url: String, read: Int64, of size: Int64) -> String? {
-        guard let path = localPath(url) else { return nil }
-        var info = stat()
-        if stat(path, &info) != 0 {
+    func localFileGone(_ url: String, read: Int64, of size: Int64) -> String? {
+        guard let path = Self.localPath(url) else { return nil }
+        let info: LocalFileStatus
+        do {
+            info = try client.localStatus(path)
+        } catch {
             return L.localized(
                 "%1$s could no longer be read after %2$s of %3$s bytes: %4$s (was the stick or share taken away?); what was copied is kept, and the next run resumes",
-                path, "\(read)", "\(size)", SystemErrorReason.text(errno))
+                path, "\(read)", "\(size)", SystemErrorReason.text(error.code))
         }
-        guard Int64(info.st_size) >= size else { return nil }
+        guard info.size >= size else { return nil }
         return L.localized(
             "reading %1$s stopped at byte %2$s of %3$s (a read error: was the stick or share taken away?); what was copied is kept, and the next run resumes",
             path, "\(read)", "\(size)")

@@ -24,7 +24,7 @@ extension RegionInstaller {
     ) throws -> Outcome {
         // The delta travels like a package: same resume, retries, streaming hash and limits.
         let package = region.package(of: delta)
-        try Self.checkSource(of: package, in: catalog)
+        try Self.checkSource(of: package, in: catalog, client: downloader.client)
         try checkFreeSpace(for: package)
         stage(.downloading)
         let download = try downloader.download(package, into: directory, progress: progress)

@@ -113,7 +113,7 @@ public final class RegionInstaller {
                 region: region.id, reason: L.localized("the delta could not be used (%1$s), and %2$s", Self.reason(deltaFailure, of: region.id), absence),
                 kind: (deltaFailure as? any MapGateFailure)?.kind ?? .badData)
         }
-        try Self.checkSource(of: region.package, in: catalog)
+        try Self.checkSource(of: region.package, in: catalog, client: downloader.client)
         try checkFreeSpace(for: region.package)
 
         stage(.downloading)
@@ -160,7 +160,7 @@ public final class RegionInstaller {
         if let previous, !settled.isDamaged, usableDelta(for: region, installed: previous) != nil { return nil }
         // A mirror that carries only a delta this machine cannot use: said before the gate counts.
         if let absence = region.fullPackageAbsence { throw RegionError(region: region.id, reason: absence, kind: .unavailable) }
-        try Self.checkSource(of: region.package, in: catalog)
+        try Self.checkSource(of: region.package, in: catalog, client: downloader.client)
         try checkFreeSpace(for: region.package)
         try downloader.probe(region.package)
         return nil
@@ -223,20 +223,24 @@ public final class RegionInstaller {
 
     /// A `file://` package only from a `file://` catalog (an http(s) catalog must not make mapgate
     /// read local files), and only a regular file (never a FIFO that hangs, or `/dev/stdin`).
-    static func checkSource(of package: PackageReference, in catalog: Catalog) throws {
+    /// Looked at through `client` (``HTTPClient/localStatus(_:)``): a folder the caller passed in
+    /// system mode is looked into by the caller's process.
+    static func checkSource(of package: PackageReference, in catalog: Catalog, client: HTTPClient) throws {
         guard let url = URL(string: package.url), url.scheme?.lowercased() == "file" else { return }
         guard URL(string: catalog.sourceURL)?.scheme?.lowercased() == "file" else {
             throw RegionError(region: package.id, reason: L.localized("the package %1$s is a local file named by a remote catalog: refused", "\(package.url)"), kind: .badData)
         }
-        var info = stat()
-        guard lstat(url.path, &info) == 0 else {
-            throw RegionError(region: package.id, reason: L.localized("the package %1$s cannot be read: %2$s", "\(url.path)", "\(SystemErrorReason.text(errno))"), kind: .io)
+        let info: LocalFileStatus
+        do {
+            info = try client.localStatus(url.path)
+        } catch {
+            throw RegionError(region: package.id, reason: L.localized("the package %1$s cannot be read: %2$s", "\(url.path)", "\(SystemErrorReason.text(error.code))"), kind: .io)
         }
         // A link would make mapgate read a file the mirror does not hold (one to /etc/shadow).
-        guard info.st_mode & S_IFMT != S_IFLNK else {
+        guard !info.isSymbolicLink else {
             throw RegionError(region: package.id, reason: L.localized("the package %1$s is a symbolic link: refused (a mirror's files must be its own)", "\(url.path)"), kind: .badData)
         }
-        guard info.st_mode & S_IFMT == S_IFREG else {
+        guard info.isRegularFile else {
             throw RegionError(region: package.id, reason: L.localized("the package %1$s is not a regular file: refused", "\(url.path)"), kind: .badData)
         }
     }

@@ -51,7 +51,7 @@ public final class StyleInstaller {
         try? FileManager.default.removeItem(atPath: directory.installingPath(package.id))
         let download: PackageDownloader.Download
         do {
-            try RegionInstaller.checkSource(of: package, in: catalog)
+            try RegionInstaller.checkSource(of: package, in: catalog, client: downloader.client)
             try directory.prepare()
             download = try downloader.download(package, into: directory, progress: progress)
         } catch let error as RegionError {

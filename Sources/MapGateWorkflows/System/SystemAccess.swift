@@ -65,13 +65,16 @@ public enum SystemAccess {
             return SystemRefusal(.command, command ?? "")
         }
         if command == "export", positional.count >= 2, positional[1] != "-" { return SystemRefusal(.destination, positional[1]) }
-        let folder = passed == .folder
-        if folder, options["from"] != passedFolder { return SystemRefusal(.option, "from") }
+        // `sync --from DIR`'s folder comes as the folder itself (an older client) or as a socket
+        // to the caller's process that opens its files (``PassedFolderHost``).
+        let readsPassed = command == "sync" && options["from"] == passedFolder
+        let folder = passed == .folder || (passed == .socket && readsPassed)
+        if passed == .folder, options["from"] != passedFolder { return SystemRefusal(.option, "from") }
         if handingOver.contains(command) {
             guard isAdministrator else { return SystemRefusal(.handsOver, command, group: group) }
             guard passed == .socket else { return SystemRefusal(.request, L.localized("'mirror' without the socket that writes its folder")) }
-        } else if passed == .socket {
-            return SystemRefusal(.request, L.localized("a socket with a command other than 'mirror'"))
+        } else if passed == .socket, !readsPassed {
+            return SystemRefusal(.request, L.localized("a socket with a command other than 'mirror' or 'sync --from'"))
         }
         let named = Set(options.keys.filter { name in
             let value = options[name] ?? ""

@@ -76,8 +76,13 @@ final class Context {
     /// The client for the catalog and packages; in system mode's service, with the machine's
     /// catalog credentials (``CatalogCredentials``, which no user's process reads) for the
     /// catalog's host alone.
+    /// Where a folder this process may not enter is read from (system mode's `sync --from DIR`:
+    /// through the caller's process); every client made from here on reads it so.
+    var localFiles: (any LocalFileSource)?
+
     func httpClient() throws -> HTTPClient {
         var client = HTTPClient(caFile: try configuration().caFile)
+        client.localFiles = localFiles
         let settings = try gateSettings()
         if settings.mode == .system, SystemAccount.uid(settings.systemUser) == getuid(),
             let credentials = try CatalogCredentials.load(path: settings.credentialsFile),

@@ -62,19 +62,28 @@ enum SystemRelay {
                 streams[1] = opened
             }
         }
+        var mirrorHost: BackgroundJob<Void>?
+        var mirrorEnd: LocalSocket?
         if command == SyncCommand.name, let source = arguments.value("from"), !isURL(source, schemes: ["http", "https"]) {
             // A mirror's folder (a USB stick, an old per-user data directory's mirror): opened
-            // here with the user's rights and handed over; the service reads it through it.
+            // here with the user's rights, and its files opened here as the service asks
+            // (PassedFolderHost): the service may not enter the folder (a stick the desktop
+            // mounted for its user alone), and its own rights decide nothing of the user's.
             let path = isURL(source, schemes: ["file"]) ? (URL(string: source)?.path ?? source) : source
             folder = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
             guard folder >= 0 else {
                 throw GeneralFailure(L.localized("--from %1$s: %2$s (a mirror is a folder written by 'mapgate mirror')", source, SystemErrorReason.text(errno)), kind: .usage)
             }
-            streams.append(folder)
+            let (ours, theirs) = try LocalSocket.pair(name: path)
+            mirrorEnd = theirs
+            streams.append(theirs.fileDescriptor)
             forwarded = replacing(["--from"], with: SystemAccess.passedFolder, in: forwarded)
+            // The host's own descriptor of the folder: this one is closed when the run ends,
+            // maybe before the host has seen the end of its socket.
+            let own = fcntl(folder, F_DUPFD_CLOEXEC, 0)
+            guard own >= 0 else { throw GeneralFailure(L.localized("--from %1$s: %2$s (a mirror is a folder written by 'mapgate mirror')", source, SystemErrorReason.text(errno)), kind: .io) }
+            mirrorHost = BackgroundJob { PassedFolderHost(folder: own, socket: ours).run() }
         }
-        var mirrorHost: BackgroundJob<Void>?
-        var mirrorEnd: LocalSocket?
         if command == MirrorCommand.name, let destination = arguments.positional.first, arguments.positional.count == 1 {
             // The service makes the packages; this process, with the user's rights, writes them
             // into the user's folder (the service cannot, and must not).

@@ -58,10 +58,21 @@ struct SyncCommand: Command {
     func run(_ context: Context) throws -> Int32 {
         // The catalog is read before anything else: an unreachable catalog costs no use. The
         // workflow decides the rest (SyncWorkflow: what costs a use); this renders its events.
-        // In system mode the caller's folder arrives as a descriptor; the service reads inside it
-        // with its own rights. One only its owner may enter is said as such (found by an attack:
-        // "catalog file:///proc/self/fd/3/catalog.json: permission denied").
-        if mirror == SystemAccess.passedFolder,
+        // In system mode the caller's folder arrives as a socket to the caller's process, which
+        // opens its files with the caller's rights (PassedFolderHost): the service may not enter a
+        // stick the desktop mounted for its user alone (found by an attack). An older client
+        // passes the folder itself, which the service reads with its own rights: one only its
+        // owner may enter is said as such ("catalog file:///proc/self/fd/3/catalog.json:
+        // permission denied" before).
+        var passedSocket = false
+        if mirror == SystemAccess.passedFolder, try context.isSystemService() {
+            var info = stat()
+            if fstat(3, &info) == 0, info.st_mode & S_IFMT == S_IFSOCK {
+                context.localFiles = PassedFolderSource(folder: SystemAccess.passedFolder, socket: LocalSocket.adopting(3, name: SystemAccess.passedFolder))
+                passedSocket = true
+            }
+        }
+        if mirror == SystemAccess.passedFolder, !passedSocket,
             [("/.", X_OK), ("/" + MirrorLayout.catalogName, R_OK)].contains(where: { access(SystemAccess.passedFolder + $0.0, $0.1) != 0 && errno == EACCES })
         {
             throw GeneralFailure(
@@ -69,7 +80,10 @@ struct SyncCommand: Command {
                     "the folder given to --from cannot be read by the map service (user %1$s): let it in (chmod o+x on the folder, o+r on its files), or copy the mirror to a folder it can read",
                     (try? context.gateSettings().systemUser) ?? "_mapgate"), kind: .io)
         }
-        let base = try mirror.map { try MirrorLayout.baseURL(from: $0, currentDirectory: FileManager.default.currentDirectoryPath) }
+        let base =
+            passedSocket
+            ? "file://" + SystemAccess.passedFolder
+            : try mirror.map { try MirrorLayout.baseURL(from: $0, currentDirectory: FileManager.default.currentDirectoryPath) }
         let accepted = try context.fetchCatalog(mirror: base)
         let installer = try RegionInstaller(
             directory: context.dataDirectory, state: try context.state(), downloader: PackageDownloader(client: try context.httpClient()))

@@ -1,0 +1,161 @@
+import FoundationEssentials
+import MapGateBase
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What system mode's `sync --from DIR` (run by the service) asks of the caller's process, which
+/// opened the folder (``PassedFolderHost``): one framed JSON message at a time, an opened file
+/// travelling back as a descriptor with the answer.
+enum PassedFolderRequest: Codable, Equatable {
+    /// `lstat` of a file of the mirror, by its name in it (``MirrorLayout/isMirrorFile(_:)``).
+    case status(name: String)
+    /// The file, opened for reading.
+    case open(name: String)
+}
+
+/// The answer to a ``PassedFolderRequest``.
+enum PassedFolderAnswer: Codable, Equatable {
+    case status(LocalFileStatus)
+    /// With the file's descriptor.
+    case opened
+    /// The system's `errno`.
+    case failed(code: Int32)
+}
+
+/// The caller's side of ``PassedFolderSource``: in the caller's own process, with the caller's
+/// rights, opens the files of the mirror folder the caller named, as the service's `sync` asks,
+/// and nothing but a mirror's files (its three by name, packages by SHA-256), never through a
+/// symbolic link: a root caller must not hand the service a file a link on the stick points at.
+/// The service may not be able to enter the folder itself (a stick the desktop mounted for its
+/// user alone: found by an attack, `sync --from` refused it, and `chmod` does not work on FAT32).
+public struct PassedFolderHost {
+    let folder: Int32
+    let socket: LocalSocket
+
+    /// - Parameters:
+    ///   - folder: the folder, open (`O_DIRECTORY`); ``run()`` closes it when it ends.
+    ///   - socket: this process's end of the pair whose other end the command got.
+    public init(folder: Int32, socket: LocalSocket) {
+        self.folder = folder
+        self.socket = socket
+    }
+
+    /// Answers requests until the service's end closes (the command ended).
+    public func run() {
+        defer { close(folder) }
+        while let (request, extra) = try? socket.receive(PassedFolderRequest.self) {
+            extra.map { _ = close($0) }
+            let sent: Bool
+            switch request {
+            case .status(let name):
+                sent = (try? socket.send(status(name))) != nil
+            case .open(let name):
+                switch open(name) {
+                case .success(let descriptor):
+                    sent = (try? socket.send(PassedFolderAnswer.opened, descriptor: descriptor)) != nil
+                    close(descriptor)
+                case .failure(let error):
+                    sent = (try? socket.send(PassedFolderAnswer.failed(code: error.code))) != nil
+                }
+            }
+            if !sent { break }
+        }
+    }
+
+    func status(_ name: String) -> PassedFolderAnswer {
+        switch parent(of: name) {
+        case .failure(let error):
+            return .failed(code: error.code)
+        case .success(let (directory, last)):
+            defer { if directory != folder { close(directory) } }
+            var info = stat()
+            guard fstatat(directory, last, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return .failed(code: errno) }
+            return .status(LocalFileStatus(mode: UInt32(info.st_mode), size: Int64(info.st_size)))
+        }
+    }
+
+    func open(_ name: String) -> Result<Int32, LocalFileError> {
+        switch parent(of: name) {
+        case .failure(let error):
+            return .failure(error)
+        case .success(let (directory, last)):
+            defer { if directory != folder { close(directory) } }
+            // Not blocking: a FIFO named as a package must not hang this process.
+            let descriptor = openat(directory, last, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+            guard descriptor >= 0 else { return .failure(LocalFileError(code: errno)) }
+            var info = stat()
+            guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+                close(descriptor)
+                return .failure(LocalFileError(code: ENXIO))
+            }
+            _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) & ~O_NONBLOCK)
+            return .success(descriptor)
+        }
+    }
+
+    /// The folder holding the mirror's file `name` (this folder, or its `packages`, opened without
+    /// following a link) and the file's last component; only a mirror's names are taken.
+    private func parent(of name: String) -> Result<(Int32, String), LocalFileError> {
+        guard MirrorLayout.isMirrorFile(name) else { return .failure(LocalFileError(code: EPERM)) }
+        guard name.hasPrefix(MirrorLayout.packagesFolder + "/") else { return .success((folder, name)) }
+        let packages = openat(folder, MirrorLayout.packagesFolder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard packages >= 0 else { return .failure(LocalFileError(code: errno)) }
+        return .success((packages, String(name.dropFirst(MirrorLayout.packagesFolder.count + 1))))
+    }
+}
+
+/// The service's side: the files of the folder the caller passed (``SystemAccess/passedFolder``)
+/// looked at and opened by the caller's process (``PassedFolderHost``), through the socket the
+/// caller passed as descriptor 3. Requests go one at a time.
+public final class PassedFolderSource: LocalFileSource {
+    public let folder: String
+    private let socket: Locked<LocalSocket>
+
+    public init(folder: String, socket: LocalSocket) {
+        self.folder = folder
+        self.socket = Locked(socket)
+    }
+
+    public func status(of path: String) throws(LocalFileError) -> LocalFileStatus {
+        let (answer, descriptor) = try ask(.status(name: name(of: path)))
+        descriptor.map { _ = close($0) }
+        switch answer {
+        case .status(let status): return status
+        case .failed(let code): throw LocalFileError(code: code)
+        case .opened: throw LocalFileError(code: EPROTO)
+        }
+    }
+
+    public func open(_ path: String) throws(LocalFileError) -> Int32 {
+        let (answer, descriptor) = try ask(.open(name: name(of: path)))
+        switch answer {
+        case .opened:
+            guard let descriptor else { throw LocalFileError(code: EPROTO) }
+            return descriptor
+        case .failed(let code):
+            descriptor.map { _ = close($0) }
+            throw LocalFileError(code: code)
+        case .status:
+            descriptor.map { _ = close($0) }
+            throw LocalFileError(code: EPROTO)
+        }
+    }
+
+    private func name(of path: String) -> String {
+        path.hasPrefix(folder + "/") ? String(path.dropFirst(folder.count + 1)) : path
+    }
+
+    /// The caller's process gone (it was killed) reads as the folder gone: EIO.
+    private func ask(_ request: PassedFolderRequest) throws(LocalFileError) -> (PassedFolderAnswer, Int32?) {
+        do {
+            return try socket.withLock { socket in
+                try socket.send(request)
+                return try socket.receive(PassedFolderAnswer.self)
+            }
+        } catch {
+            throw LocalFileError(code: EIO)
+        }
+    }
+}
