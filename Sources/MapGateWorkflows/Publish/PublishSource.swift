@@ -87,6 +87,12 @@ struct PublishSource: Sendable, Equatable {
         guard Catalog.isFileSafeVersion(version) else {
             throw fail(L.localized("version \"%1$s\" cannot be part of a file name ([A-Za-z0-9][A-Za-z0-9._+-]{0,63})", "\(version)"))
         }
+        // Its package would be named as a delta is (`ID-VERSION.mbtiles.gz` against
+        // `ID-FROM-to-TO.delta.mbtiles.gz`): region `a-1-to` version `2.delta` and region `a`'s
+        // delta from 1 to 2 were one file (found by an attack).
+        guard !version.lowercased().hasSuffix(".delta") else {
+            throw fail(L.localized("version \"%1$s\" ends in .delta, which names delta packages; give another version", "\(version)"))
+        }
         let name = override?.name ?? metadata["name"].flatMap { $0.isEmpty ? nil : $0 } ?? id
         if let problem = Self.nameProblem(name) {
             let origin = override?.name == nil ? L.localized("metadata \"name\"") : "regions.json"

@@ -123,7 +123,9 @@ extension Publisher {
         var notes: [String: [String]] = [:]
         for (index, (source, decision)) in zip(inputs.sources, inputs.decisions).enumerated() {
             guard case .make = decision else { continue }
-            let bases = (inputs.history.regions[source.id] ?? []).prefix(options.keep - 1)
+            // Never from the version itself: a damaged package made again is that version already
+            // in the history (found by an attack: a delta "from 2 to 2" was signed in).
+            let bases = (inputs.history.regions[source.id] ?? []).filter { $0.version != source.version }.prefix(options.keep - 1)
             for base in bases {
                 switch makeDelta(source, to: versions[index], from: base) {
                 case .success(let delta?):

@@ -209,6 +209,12 @@ public final class Publisher {
         for name in names {
             do {
                 let path = folder + "/" + name
+                // A name that is not UTF-8 is listed with U+FFFD in place of its bad bytes, and no
+                // file has that name (found by an attack: "cannot be read: no such file").
+                if name.contains("\u{FFFD}"), !FileManager.default.fileExists(atPath: path) {
+                    throw PublishError(
+                        path, L.localized("its file name is not UTF-8 (shown with \u{FFFD} in place of what is not): give it a UTF-8 name"), kind: .usage)
+                }
                 var source: PublishSource
                 if TileStoreKind(fileName: name) == .pmtiles {
                     let converted = try conversions.convert(path, temporaryDirectory: options.temporaryDirectory)
@@ -288,10 +294,13 @@ public final class Publisher {
                 L.localized("version \"%1$s\" of region %2$s was published before from another file; raise the version (metadata \"version\" or regions.json)", "\(source.version)", "\(source.id)"))
         }
         // A package someone removed by hand, or whose size is not its own any more (cut short on
-        // the host: found by an attack), is made again.
-        guard FileIdentity(path: packagesPath + "/" + record.package)?.size == record.size else {
-            return .make(sourceSHA256: sha, identity: identity)
+        // the host: found by an attack), is made again, with its deltas; so is one of its deltas
+        // the catalog lists (found by an attack: a delta cut short stayed, and every client
+        // fetched it, refused it and fell back to the whole package).
+        let whole = ([(record.package, record.size)] + record.deltas.map { ($0.package, $0.size) }).allSatisfy {
+            FileIdentity(path: packagesPath + "/" + $0.0)?.size == $0.1
         }
+        guard whole else { return .make(sourceSHA256: sha, identity: identity) }
         return .reuse(record)
     }
 

@@ -184,4 +184,49 @@ import Testing
         try workspace.publish()
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == package)
     }
+
+    /// A damaged package of a version with deltas made again (found by an attack: a delta "from 2
+    /// to 2" was signed into the catalog beside the one from 1): the same bytes, the same deltas.
+    @Test func aPackageMadeAgainGetsNoDeltaFromItself() throws {
+        let path = try workspace.writeRegion("alpha.mbtiles", tiles: tiles, metadata: ["version": "1"])
+        try workspace.publish()
+        try FileManager.default.removeItem(atPath: path)
+        try workspace.writeRegion("alpha.mbtiles", tiles: DeltaTestFiles.changing(3, of: tiles, seed: 2), metadata: ["version": "2"])
+        try workspace.publish()
+        let catalog = workspace.output + "/catalog.json"
+        func deltas() throws -> [String] {
+            let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: catalog))) as? [String: Any]
+            let region = (json?["regions"] as? [[String: Any]])?.first { $0["id"] as? String == "alpha" }
+            return ((region?["deltas"] as? [[String: Any]]) ?? []).compactMap { $0["fromVersion"] as? String }
+        }
+        #expect(try deltas() == ["1"])
+        let package = workspace.output + "/packages/alpha-2.mbtiles.gz"
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: package))
+        try bytes.prefix(100).write(to: URL(fileURLWithPath: package))
+        try workspace.publish()
+        #expect(try Data(contentsOf: URL(fileURLWithPath: package)) == bytes)
+        #expect(try deltas() == ["1"])
+        #expect(!workspace.exists("packages/alpha-2-to-2.delta.mbtiles.gz"))
+        // A delta the catalog lists, cut short, is made again too (it stayed, and every client
+        // fetched it and fell back to the whole package).
+        let delta = workspace.output + "/packages/alpha-1-to-2.delta.mbtiles.gz"
+        let deltaBytes = try Data(contentsOf: URL(fileURLWithPath: delta))
+        try deltaBytes.prefix(10).write(to: URL(fileURLWithPath: delta))
+        try workspace.publish()
+        #expect(try Data(contentsOf: URL(fileURLWithPath: delta)) == deltaBytes)
+        #expect(try deltas() == ["1"])
+    }
+
+    /// A version ending in `.delta` would name its package as a delta is (found by an attack:
+    /// region `a-1-to` version `2.delta` and region `a`'s delta from 1 to 2 were one file, and a
+    /// later publish removed the one the catalog listed): refused before anything is written.
+    @Test func aVersionNamedAsADeltaIsRefused() throws {
+        try workspace.writeRegion("a-1-to.mbtiles", tiles: tiles, metadata: ["version": "2.delta"])
+        #expect {
+            try workspace.publish()
+        } throws: { error in
+            errorMessage(error).contains("version \"2.delta\" ends in .delta")
+        }
+        #expect(!workspace.exists("catalog.json") && !workspace.exists("packages"))
+    }
 }

@@ -55,6 +55,17 @@ import Glibc
         #expect(publishError().contains("is a FIFO (through a symbolic link), not a regular file"))
     }
 
+    /// A file whose name is not UTF-8 (found by an attack: "cannot be read: no such file") is said
+    /// as such; the other files are still looked at in the same run.
+    @Test func aFileNameThatIsNotUTF8IsSaidAsSuch() throws {
+        let good = try workspace.writeRegion("good.mbtiles", tiles: tiles, metadata: ["version": "1"])
+        let bad = Array(workspace.input.utf8) + Array("/caf".utf8) + [0xE9] + Array(".mbtiles".utf8) + [0]
+        #expect(bad.withUnsafeBufferPointer { link(good, UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self)) } == 0)
+        let message = publishError()
+        #expect(message.contains("its file name is not UTF-8"), "\(message)")
+        #expect(!message.contains("no such file"), "\(message)")
+    }
+
     @Test func aNullTileIsRefusedNamingTheTile() throws {
         var holed = tiles
         holed[TileKey(2, 1, 3)] = .some(nil)
