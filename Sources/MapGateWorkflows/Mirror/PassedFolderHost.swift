@@ -5,25 +5,6 @@ import MapGateBase
 import Glibc
 #endif
 
-/// What system mode's `sync --from DIR` (run by the service) asks of the caller's process, which
-/// opened the folder (``PassedFolderHost``): one framed JSON message at a time, an opened file
-/// travelling back as a descriptor with the answer.
-enum PassedFolderRequest: Codable, Equatable {
-    /// `lstat` of a file of the mirror, by its name in it (``MirrorLayout/isMirrorFile(_:)``).
-    case status(name: String)
-    /// The file, opened for reading.
-    case open(name: String)
-}
-
-/// The answer to a ``PassedFolderRequest``.
-enum PassedFolderAnswer: Codable, Equatable {
-    case status(LocalFileStatus)
-    /// With the file's descriptor.
-    case opened
-    /// The system's `errno`.
-    case failed(code: Int32)
-}
-
 /// The caller's side of ``PassedFolderSource``: in the caller's own process, with the caller's
 /// rights, opens the files of the mirror folder the caller named, as the service's `sync` asks,
 /// and nothing but a mirror's files (its three by name, packages by SHA-256), never through a
@@ -103,59 +84,5 @@ public struct PassedFolderHost {
         let packages = openat(folder, MirrorLayout.packagesFolder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         guard packages >= 0 else { return .failure(LocalFileError(code: errno)) }
         return .success((packages, String(name.dropFirst(MirrorLayout.packagesFolder.count + 1))))
-    }
-}
-
-/// The service's side: the files of the folder the caller passed (``SystemAccess/passedFolder``)
-/// looked at and opened by the caller's process (``PassedFolderHost``), through the socket the
-/// caller passed as descriptor 3. Requests go one at a time.
-public final class PassedFolderSource: LocalFileSource {
-    public let folder: String
-    private let socket: Locked<LocalSocket>
-
-    public init(folder: String, socket: LocalSocket) {
-        self.folder = folder
-        self.socket = Locked(socket)
-    }
-
-    public func status(of path: String) throws(LocalFileError) -> LocalFileStatus {
-        let (answer, descriptor) = try ask(.status(name: name(of: path)))
-        descriptor.map { _ = close($0) }
-        switch answer {
-        case .status(let status): return status
-        case .failed(let code): throw LocalFileError(code: code)
-        case .opened: throw LocalFileError(code: EPROTO)
-        }
-    }
-
-    public func open(_ path: String) throws(LocalFileError) -> Int32 {
-        let (answer, descriptor) = try ask(.open(name: name(of: path)))
-        switch answer {
-        case .opened:
-            guard let descriptor else { throw LocalFileError(code: EPROTO) }
-            return descriptor
-        case .failed(let code):
-            descriptor.map { _ = close($0) }
-            throw LocalFileError(code: code)
-        case .status:
-            descriptor.map { _ = close($0) }
-            throw LocalFileError(code: EPROTO)
-        }
-    }
-
-    private func name(of path: String) -> String {
-        path.hasPrefix(folder + "/") ? String(path.dropFirst(folder.count + 1)) : path
-    }
-
-    /// The caller's process gone (it was killed) reads as the folder gone: EIO.
-    private func ask(_ request: PassedFolderRequest) throws(LocalFileError) -> (PassedFolderAnswer, Int32?) {
-        do {
-            return try socket.withLock { socket in
-                try socket.send(request)
-                return try socket.receive(PassedFolderAnswer.self)
-            }
-        } catch {
-            throw LocalFileError(code: EIO)
-        }
     }
 }
