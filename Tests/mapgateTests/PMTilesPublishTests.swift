@@ -74,6 +74,34 @@ struct PMTilesPublishTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: temporary) == [])
     }
 
+    /// PNG tiles gzip-compressed once more, as the spec allows and the reference writer writes
+    /// (found by an attack: refused as "gzip (pbf)" tiles under a png format, with a fix that did
+    /// not apply): published and installed as the images' own bytes.
+    @Test func gzipCompressedImageTilesAreUnpacked() throws {
+        let archive = work.file("gzipped-png.pmtiles")
+        let made = try runProcess("/usr/bin/python3", ["-c", """
+            import gzip, sys
+            from pmtiles.writer import Writer
+            from pmtiles.tile import zxy_to_tileid, TileType, Compression
+            png = lambda n: b"\\x89PNG\\r\\n\\x1a\\n" + bytes([n]) * 300
+            with open(sys.argv[1], "wb") as f:
+                w = Writer(f)
+                for z, x, y in [(0, 0, 0), (1, 0, 0), (1, 1, 0), (1, 0, 1), (1, 1, 1)]:
+                    w.write_tile(zxy_to_tileid(z, x, y), gzip.compress(png(z * 4 + x * 2 + y), mtime=0))
+                w.finalize({"tile_type": TileType.PNG, "tile_compression": Compression.GZIP, "min_zoom": 0, "max_zoom": 1,
+                    "min_lon_e7": -1800000000, "min_lat_e7": -850000000, "max_lon_e7": 1800000000, "max_lat_e7": 850000000,
+                    "center_zoom": 0, "center_lon_e7": 0, "center_lat_e7": 0}, {"name": "gzipped"})
+            """, archive], environment: ["PYTHONPATH": PMTilesReference.pythonPath])
+        try #require(made.status == 0, "\(made.stderr)")
+        try offer([("gzipped", archive, "1")])
+        let published = try publish()
+        try #require(published.status == 0, "\(published.stderr)")
+        try #require(try workspace.mapgate.run(["sync", "gzipped"]).status == 0)
+        let tiles = try installed("gzipped")
+        #expect(tiles.count == 5)
+        #expect(tiles.values.allSatisfy { $0.starts(with: [0x89, 0x50, 0x4E, 0x47]) && $0.count == 308 }, "\(tiles.mapValues(\.count))")
+    }
+
     /// Ctrl-C while an archive is being converted (found by an attack: a 123 MB conversion stayed
     /// in $TMPDIR, and no later run removed it): the run's folder goes with the run.
     @Test func ctrlCWhileAnArchiveIsConvertedLeavesNothingInTheTemporaryFolder() throws {

@@ -25,7 +25,22 @@ public enum MBTilesWriter {
                     _ = try named.step()
                 }
                 let insert = try database.prepare("INSERT INTO tiles (zoom_level, tile_column, tile_row, tile_data) VALUES (?, ?, ?, ?)")
-                if let archive = store as? PMTilesArchive {
+                if let archive = store as? PMTilesArchive, archive.header.tileCompression == .gzip, archive.header.tileType.isRaster {
+                    // Image tiles compressed once more (the spec allows it; found by an attack: such
+                    // an archive was refused as gzip tiles under a png format): unpacked, as every
+                    // map client expects an image's own bytes. Bounded as any tile is.
+                    try archive.forEachTileBytes { z, x, y, bytes in
+                        let data: Data
+                        do {
+                            data = GzipInflater.isGzip(bytes) ? try GzipInflater.decompress(Data(bytes), maximumSize: TileLimits.maximumUnpackedSize) : Data(bytes)
+                        } catch {
+                            throw PMTilesError(
+                                path: archive.path, reason: L.localized("tile %1$s/%2$s/%3$s is gzip-compressed and does not unpack: %4$s", "\(z)", "\(x)", "\(y)", errorMessage(error)))
+                        }
+                        try insert.bind([.integer(Int64(z)), .integer(Int64(x)), .integer(Int64(TileCoordinate.flippedRow(y, zoom: z))), .blob(data)])
+                        _ = try insert.step()
+                    }
+                } else if let archive = store as? PMTilesArchive {
                     // Straight from the mapped archive into SQLite: no pread, Data nor array per tile.
                     try archive.forEachTileBytes { z, x, y, bytes in
                         try insert.bind(Int64(z), Int64(x), Int64(TileCoordinate.flippedRow(y, zoom: z)), blob: bytes)

@@ -28,6 +28,9 @@ public struct PMTilesHeader: Sendable, Equatable {
     public enum TileType: UInt8, Sendable {
         case unknown = 0, mvt = 1, png = 2, jpeg = 3, webp = 4, avif = 5
 
+        /// Images (PNG, JPEG, WebP, AVIF): bytes a map client reads as they are, never gzipped.
+        public var isRaster: Bool { [.png, .jpeg, .webp, .avif].contains(self) }
+
         /// The MBTiles format of these tiles; nil for unknown and AVIF.
         public var format: TileFormat? {
             switch self {
