@@ -81,10 +81,13 @@ public struct TilesetHash: Sendable, Equatable, CustomStringConvertible {
             if let previous, previous == (z, x, y) {
                 // Where the index belongs: on `tiles`, or on `map` when `tiles` is a view over it.
                 let kind = try? database.query(#"SELECT type FROM "\#(schema)".sqlite_master WHERE name = 'tiles'"#) { $0.text(0) }.first
-                let table = kind == "view" ? "the map table (which the tiles view reads)" : "the tiles table"
-                throw DeltaError(
-                    path: path, reason: .unsupported(
-                        "tile \(z)/\(x)/\(y) (z/x/TMS row) is stored twice: \(table) needs a unique index on (zoom_level, tile_column, tile_row)"))
+                // Through a view, a tile_id in two rows of `images` gives its tile twice as well
+                // (found by an attack: the advice named only the map table, which had its index).
+                let advice =
+                    kind == "view"
+                    ? "the map table (which the tiles view reads) needs a unique index on (zoom_level, tile_column, tile_row), and the images table one on tile_id"
+                    : "the tiles table needs a unique index on (zoom_level, tile_column, tile_row)"
+                throw DeltaError(path: path, reason: .unsupported("tile \(z)/\(x)/\(y) (z/x/TMS row) is stored twice: \(advice)"))
             }
             previous = (z, x, y)
             // A tile outside its zoom level's grid (GDAL's ogr2ogr writes 0/1/0) can never be

@@ -15,6 +15,14 @@ extension DeltaTests {
                 "DROP INDEX map_index; INSERT INTO map SELECT * FROM map WHERE zoom_level = 1 LIMIT 1")
             let error = #expect(throws: DeltaError.self) { try TilesetHash.compute(ofFileAt: path) }
             #expect(error?.errorDescription?.contains("is stored twice: the map table (which the tiles view reads) needs a unique index") == true, "\(String(describing: error))")
+            // A tile_id in two rows of `images`, the map table's index in place (found by an
+            // attack: the advice named only the map table): the images table is named too.
+            let images = work.file("images.mbtiles")
+            try FileManager.default.copyItem(atPath: try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles"), toPath: images)
+            try SQLiteDatabase(path: images, mode: .readWriteCreate).execute(
+                "DROP INDEX IF EXISTS images_id; INSERT INTO images SELECT * FROM images WHERE tile_id = (SELECT tile_id FROM map WHERE zoom_level = 1 LIMIT 1)")
+            let twice = #expect(throws: DeltaError.self) { try TilesetHash.compute(ofFileAt: images) }
+            #expect(twice?.errorDescription?.contains("and the images table one on tile_id") == true, "\(String(describing: twice))")
         }
 
         /// martin's own published values for its test databases (see ``MartinSnapshots``).
