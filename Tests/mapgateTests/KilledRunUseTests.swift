@@ -51,6 +51,26 @@ import Glibc
         try workspace.builder.write()
     }
 
+    /// A run stopped (Ctrl-Z; here SIGSTOP) while it holds a reserved use (found by an attack: at
+    /// the last use, a stopped run held it from everyone, for as long as it stayed stopped): the
+    /// next run gives it back, and the stopped run's own end, once continued, gives nothing back
+    /// twice.
+    @Test func aStoppedRunHoldsNoUse() throws {
+        try addSlowRegion()
+        let before = try promptsShown()
+        let sync = try mapgate.start(["sync", "slow"], at: during)
+        #expect(waitUntil(timeout: 20) { sync.stderr.contains("uses left") }, "\(sync.stderr)")
+        let pid = try sync.descendant(named: "mapgate")
+        kill(pid, SIGSTOP)
+        #expect(waitUntil { processIsStopped(pid) })
+        #expect(try promptsShown() == before, "a stopped run kept its use: \(sync.stderr)")
+        kill(pid, SIGCONT)
+        sync.signal(SIGTERM)
+        kill(pid, SIGTERM)
+        #expect(sync.wait(timeout: 20) == 128 + SIGTERM, "\(sync.stderr)")
+        #expect(try promptsShown() == before, "given back twice or kept: \(sync.stderr)")
+    }
+
     /// SIGKILL during a sync that has installed nothing: the next run gives the use back.
     @Test func aSyncKilledBeforeInstallingGetsItsUseBackAtTheNextRun() throws {
         try addSlowRegion()

@@ -38,6 +38,13 @@ public struct ProcessIdentity: Codable, Equatable, Sendable {
         }
     }
 
+    /// Whether the process is stopped (Ctrl-Z, SIGSTOP, a debugger's stop: `T` or `t`): it does
+    /// nothing until someone continues it, which may be never.
+    public var isStopped: Bool {
+        guard BootReading.current()?.id == boot, case .found(let status) = Self.look(at: pid), status.start == start else { return false }
+        return status.state == UInt8(ascii: "T") || status.state == UInt8(ascii: "t")
+    }
+
     private struct Status {
         var state: UInt8
         var start: UInt64

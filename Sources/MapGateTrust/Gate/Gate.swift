@@ -365,8 +365,12 @@ public final class Gate {
             if record.firstUseAt == nil { record.firstUseAt = now }
             policy.reconcile(&record)
             // Uses reserved by runs that died before delivering (SIGKILL, the OOM killer, a power
-            // cut: no fault of the user's) go back, as the end of a run gives its own back.
-            for ended in record.reservations where !ended.process.isRunning {
+            // cut: no fault of the user's) go back, as the end of a run gives its own back; so do
+            // those of runs stopped (Ctrl-Z at the question: found by an attack, a stopped run
+            // held the machine's last use from every user for as long as it stayed stopped). One
+            // continued later counts its use again when it delivers, or is refused if the gate
+            // closed meanwhile (``confirmDelivery(of:)``); its end gives nothing back twice.
+            for ended in record.reservations where !ended.process.isRunning || ended.process.isStopped {
                 record.reservations.removeAll { $0.id == ended.id }
                 _ = policy.giveBack(&record)
             }
