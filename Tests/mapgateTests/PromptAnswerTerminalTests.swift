@@ -121,4 +121,20 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: output))
         #expect(try promptsShown() == before, "\(endOfInput.screen)\n\(unclear.screen)")
     }
+
+    /// Ctrl-Z where no shell could continue mapgate (started straight on a terminal of its own, as
+    /// `ssh -t host mapgate …` or `tmux new 'mapgate …'` start it) does nothing, as the kernel does
+    /// with Ctrl-Z there (found by an attack: mapgate stopped itself for good, holding its use,
+    /// and only `kill -9` ended it); the question is still there to answer.
+    @Test func ctrlZWithNoShellToContinueDoesNothing() throws {
+        let output = workspace.work.file("orphaned.png")
+        let before = try promptsShown()
+        let result = try mapgate.runOnTerminal(
+            ["tile", "geo", "0", "0", "0", "-o", output], at: during, environment: ["MAPGATE_PROMPT_TIMEOUT": "20"],
+            steps: [.init(waitFor: "Update now or later?", send: "\u{1A}"), .init(waitFor: "^Z", send: "l\r")])
+        #expect(!result.timedOut, "\(result.screen)")
+        #expect(result.status == 0, "\(result.screen)")
+        #expect(FileManager.default.fileExists(atPath: output), "\(result.screen)")
+        #expect(try promptsShown() == before + 1, "\(result.screen)")
+    }
 }

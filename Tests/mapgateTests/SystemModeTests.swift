@@ -571,14 +571,20 @@ struct SystemModeTests {
     /// Found by an attack: Ctrl-Z at the question stopped the user's process but not the
     /// service's command, which went on reading the terminal: the next line typed at the shell
     /// answered it, and a use was spent by a job the user had put aside. The command stops with
-    /// its caller now; the line waits, and a terminal closed then costs nothing.
+    /// its caller now; the line goes to the shell, and a terminal closed then costs nothing. (At
+    /// an interactive shell with job control, as a user has: where no shell could continue it,
+    /// Ctrl-Z does nothing, as the kernel does there.)
     @Test func ctrlZAtTheQuestionStopsTheServicesCommandToo() throws {
         try startPrompting()
-        let environment = machine.environment(of: user).merging(["PATH": "/usr/bin:/bin", "TERM": "xterm"]) { $1 }
+        let environment = machine.environment(of: user).merging(["PATH": "/usr/bin:/bin", "TERM": "xterm", "PS1": "READY$ "]) { $1 }
         let (program, arguments) = machine.command([machine.binary, "tile", "plain", "0", "0", "0", "-o", "/dev/null"], as: user)
+        let line = ([program] + arguments).map { "'" + $0.replacing("'", with: "'\\''") + "'" }.joined(separator: " ")
         let session = try TerminalSession.run(
-            program, arguments, environment: environment,
-            steps: [.init(waitFor: "Update now or later?", send: "\u{1A}"), .init(waitFor: "^Z", send: "l\r"), .hangUp(after: "^Z")])
+            "/bin/bash", ["--norc", "--noprofile", "-i"], environment: environment,
+            steps: [
+                .init(waitFor: "READY$ ", send: line + "\r"), .init(waitFor: "Update now or later?", send: "\u{1A}"),
+                .init(waitFor: "Stopped", send: "l\r"), .hangUp(after: "command not found"),
+            ])
         #expect(!session.timedOut, "\(session.screen)")
         #expect(try machine.promptsShown() == 0, "\(session.screen)")
     }

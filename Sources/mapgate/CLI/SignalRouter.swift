@@ -83,6 +83,11 @@ enum SignalRouter {
 
     private static func route(_ number: Int32) {
         if number == SIGTSTP || number == SIGCONT {
+            // Ctrl-Z where no shell could continue the run (started straight on a terminal of its
+            // own: `ssh -t host mapgate …`, `tmux new 'mapgate …'`) does nothing, as the kernel
+            // does with SIGTSTP's default action there (found by an attack: the SIGSTOP below
+            // stopped it for good, holding its use).
+            if number == SIGTSTP, isOrphanedProcessGroup() { return }
             // Job control: told to the system service's command first (it stops or goes on with
             // this process), then this process stops as Ctrl-Z has always stopped it.
             handlers.withLock({ $0.forwarder })?(number)
@@ -110,6 +115,32 @@ enum SignalRouter {
         let cleanups = handlers.withLock { $0.cleanups }
         for cleanup in cleanups.reversed() { cleanup.run(number) }
         _exit(128 + number)  // at once: no atexit handlers while other threads still run
+    }
+
+    /// Whether this process's group is orphaned (POSIX): no process outside it but in its session
+    /// is the parent of one in it, so no shell's `fg` can continue it once stopped. Read up this
+    /// process's parents in `/proc` (the members of a job are a shell's children, or theirs): the
+    /// first one outside the group decides. Not orphaned when `/proc` cannot tell.
+    static func isOrphanedProcessGroup() -> Bool {
+        let group = getpgrp()
+        let session = getsid(0)
+        var pid = getppid()
+        for _ in 0..<64 {
+            guard pid > 0, let parent = processGroupAndSession(of: pid) else { return pid <= 0 }
+            if parent.group != group { return parent.session != session }
+            pid = parent.parent
+        }
+        return false
+    }
+
+    /// The parent, process group and session of `pid` (`/proc/PID/stat`'s fields 4 to 6).
+    private static func processGroupAndSession(of pid: pid_t) -> (parent: pid_t, group: pid_t, session: pid_t)? {
+        guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/stat"), let close = data.lastIndex(of: UInt8(ascii: ")")) else { return nil }
+        let fields = data[data.index(after: close)...].split(separator: UInt8(ascii: " "))
+        guard fields.count > 3, let parent = pid_t(String(decoding: fields[1], as: UTF8.self)),
+            let group = pid_t(String(decoding: fields[2], as: UTF8.self)), let session = pid_t(String(decoding: fields[3], as: UTF8.self))
+        else { return nil }
+        return (parent, group, session)
     }
 
     /// Whether the terminal the run started on has hung up (its window closed, its ssh connection
