@@ -15,6 +15,8 @@
 // open(2) of a folder with it makes a file with no name, which linkat(2) can later give one.
 #include <fcntl.h>
 static inline int clinux_o_tmpfile(void) { return __O_TMPFILE; }
+// O_PATH, likewise only under _GNU_SOURCE: a descriptor that names a file without opening it.
+static inline int clinux_o_path(void) { return __O_PATH; }
 
 // copy_file_range(2) from the current offsets of both descriptors: the kernel copies, no bytes pass
 // through this process. Returns the bytes copied, 0 at the end of the input, -1 with errno.

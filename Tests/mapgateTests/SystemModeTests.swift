@@ -107,23 +107,7 @@ struct SystemModeTests {
     /// catalog as any mirror is; nothing is downloaded. A user outside the group may not, and a
     /// folder the caller cannot open is the caller's error.
     @Test func aUsersRegionsAreAdoptedFromTheirMirror() throws {
-        let key = try PublisherKey(in: machine.work.path)
-        let inbox = machine.work.file("in")
-        try FileManager.default.createDirectory(atPath: inbox, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles"), toPath: inbox + "/plain.mbtiles")
-        // Before the switch: a per-user machine (root's own policy, without "mode") syncs and mirrors.
-        try FileManager.default.createDirectory(atPath: machine.work.file("before"), withIntermediateDirectories: true)
-        let before = try MapGateBinary(workDirectory: machine.work.file("before"))
-        try before.writePolicy(["trustedKeys": [try key.publicKeyLine], "requireSignedCatalog": true])
-        try before.writeConfig(["catalogURL": machine.catalogURL])
-        let published = try before.run(["publish", inbox, "--out", machine.work.file("www"), "--key", key.secretKeyFile, "--expires-days", "30"])
-        #expect(published.status == 0, "\(published.stderr)")
-        #expect(try before.run(["sync", "plain"]).status == 0)
-        let stick = machine.work.file("stick")
-        let mirrored = try before.run(["mirror", stick])
-        #expect(mirrored.status == 0, "\(mirrored.stdout) \(mirrored.stderr)")
-        // The switch: the machine's policy (system mode) trusts the publisher's key.
-        try machine.writePolicy(["trustedKeys": [try key.publicKeyLine], "requireSignedCatalog": true])
+        let (stick, before) = try mirrorMadeBeforeTheSwitch()
         try machine.startService()
         machine.origin.clearRequests()
         let refused = try machine.run(["sync", "--from", stick, "plain"], as: user)
@@ -144,6 +128,16 @@ struct SystemModeTests {
         let original = FileManager.default.contents(atPath: before.dataDirectory + "/regions/plain.mbtiles")
         #expect(original != nil && FileManager.default.contents(atPath: machine.serviceData + "/regions/plain.mbtiles") == original)
         #expect(machine.origin.requests.filter { $0.path.contains("packages/") }.isEmpty, "nothing was downloaded")
+        // Named by the caller's path, never the descriptor's (found by an attack: `list` said
+        // "mirror /proc/self/fd/3", and so did every message).
+        let listed = try machine.run(["list", "--json"], as: administrator)
+        #expect(listed.stdout.contains(MirrorLayout.fileURL(stick) + "/packages/") && !listed.stdout.contains("/proc/self"), "\(listed.stdout)")
+        // A folder that holds no mirror says what is missing, with the system's reason (found by an
+        // attack: "a part of the path is not a folder").
+        let empty = machine.work.file("empty-stick")
+        try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: true)
+        let nothing = try machine.run(["sync", "--from", empty, "plain"], as: 0)
+        #expect(nothing.status == 74 && nothing.stderr.contains(empty + "/catalog.json: no such file"), "\(nothing.stderr)")
 
         // The caller's process opens nothing through a link, nor a FIFO: a stick made by someone
         // else cannot make root hand the service a file of root's, nor hang the run.
@@ -156,6 +150,7 @@ struct SystemModeTests {
         try FileManager.default.createSymbolicLink(atPath: stick + "/packages/" + package, withDestinationPath: secret)
         let linked = try machine.run(["sync", "--from", stick, "plain"], as: 0)
         #expect(linked.status == 65 && linked.stderr.contains("symbolic link: refused"), "\(linked.stderr)")
+        #expect(linked.stderr.contains(stick + "/packages/" + package) && !linked.stderr.contains("/proc/self"), "\(linked.stderr)")
         try FileManager.default.removeItem(atPath: stick + "/packages/" + package)
         #expect(mkfifo(stick + "/packages/" + package, 0o600) == 0)
         let piped = try machine.run(["sync", "--from", stick, "plain"], as: 0)
@@ -166,7 +161,36 @@ struct SystemModeTests {
         }
         try FileManager.default.removeItem(atPath: stick + "/packages/" + package)
         try FileManager.default.moveItem(atPath: machine.work.file("kept-package"), toPath: stick + "/packages/" + package)
+        // The packages folder itself a link (found by an attack: "a part of the path is not a folder", 74).
+        try FileManager.default.moveItem(atPath: stick + "/packages", toPath: stick + "/elsewhere")
+        try FileManager.default.createSymbolicLink(atPath: stick + "/packages", withDestinationPath: "elsewhere")
+        let folderLinked = try machine.run(["sync", "--from", stick, "plain"], as: 0)
+        #expect(folderLinked.status == 65 && folderLinked.stderr.contains("symbolic link: refused"), "\(folderLinked.stderr)")
+        try FileManager.default.removeItem(atPath: stick + "/packages")
+        try FileManager.default.moveItem(atPath: stick + "/elsewhere", toPath: stick + "/packages")
         #expect(try machine.run(["sync", "--from", stick, "plain"], as: 0).status == 0)
+    }
+
+    /// Before the switch to system mode: a per-user machine (root's own policy, without "mode")
+    /// syncs `plain` from a catalog `mapgate publish` signed and mirrors it into `stick`; then the
+    /// machine's policy (system mode) trusts the publisher's key.
+    func mirrorMadeBeforeTheSwitch() throws -> (stick: String, before: MapGateBinary) {
+        let key = try PublisherKey(in: machine.work.path)
+        let inbox = machine.work.file("in")
+        try FileManager.default.createDirectory(atPath: inbox, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles"), toPath: inbox + "/plain.mbtiles")
+        try FileManager.default.createDirectory(atPath: machine.work.file("before"), withIntermediateDirectories: true)
+        let before = try MapGateBinary(workDirectory: machine.work.file("before"))
+        try before.writePolicy(["trustedKeys": [try key.publicKeyLine], "requireSignedCatalog": true])
+        try before.writeConfig(["catalogURL": machine.catalogURL])
+        let published = try before.run(["publish", inbox, "--out", machine.work.file("www"), "--key", key.secretKeyFile, "--expires-days", "400"])
+        #expect(published.status == 0, "\(published.stderr)")
+        #expect(try before.run(["sync", "plain"]).status == 0)
+        let stick = machine.work.file("stick")
+        let mirrored = try before.run(["mirror", stick])
+        #expect(mirrored.status == 0, "\(mirrored.stdout) \(mirrored.stderr)")
+        try machine.writePolicy(["trustedKeys": [try key.publicKeyLine], "requireSignedCatalog": true])
+        return (stick, before)
     }
 
     /// Every folder under `path` only `owner` may enter, every file only theirs to read.
@@ -190,6 +214,68 @@ struct SystemModeTests {
         try client.send(SystemRequest(arguments: ["sync", "--from", SystemAccess.passedFolder, "plain"], environment: [:]), streams: [null, null, stderr, directory])
         let reply = try client.reply()
         return (reply.exitCode, (try? String(contentsOfFile: errors, encoding: .utf8)) ?? "")
+    }
+
+    /// A caller whose process stops answering the service's `sync --from DIR` (a hand-made client
+    /// that serves the catalog, then never a package; found by an attack: the service's command
+    /// waited for ever, holding the data directory's lock and the gate's use): the command gives
+    /// up after its limit (120 s; 2 s here), says why (74), and nothing is counted or kept locked.
+    @Test func aCallerThatStopsAnsweringHoldsNothingForLong() throws {
+        let (stick, _) = try mirrorMadeBeforeTheSwitch()
+        try startPrompting(environment: ["MAPGATE_PASSED_FOLDER_TIMEOUT": "2"])
+        #expect(try machine.run(["remove", "plain"], as: 0).status == 0)
+        let before = try machine.promptsShown()
+        let (ours, theirs) = try LocalSocket.pair(name: stick)
+        let hung = DispatchSemaphore(value: 0)
+        let host = Thread {
+            // The protocol as PassedFolderHost speaks it (JSON of PassedFolderRequest and Answer).
+            func answer(_ object: [String: Any], descriptor: Int32? = nil) {
+                guard let body = try? JSONSerialization.data(withJSONObject: object) else { return }
+                try? ours.send(body, descriptors: descriptor.map { [$0] } ?? [])
+            }
+            while let message = try? ours.receive(limit: 1 << 20, maximumDescriptors: 0, timeout: 60),
+                let request = try? JSONSerialization.jsonObject(with: message.body) as? [String: Any]
+            {
+                if request["path"] != nil {
+                    answer(["path": ["_0": stick]])
+                } else if let name = (request["status"] as? [String: Any])?["name"] as? String {
+                    var info = stat()
+                    guard lstat(stick + "/" + name, &info) == 0 else {
+                        answer(["failed": ["code": errno]])
+                        continue
+                    }
+                    answer(["status": ["_0": ["mode": Int(info.st_mode), "size": Int(info.st_size)]]])
+                } else if let name = (request["open"] as? [String: Any])?["name"] as? String {
+                    if name.hasPrefix("packages/") {
+                        hung.signal()
+                        _ = ours.receiveByte()  // never answers: waits for the other end to close
+                        return
+                    }
+                    let descriptor = open(stick + "/" + name, O_RDONLY | O_CLOEXEC)
+                    answer(["opened": [String: Any]()], descriptor: descriptor)
+                    close(descriptor)
+                }
+            }
+        }
+        host.start()
+        let null = open("/dev/null", O_RDWR)
+        let errors = machine.work.file("silent.stderr")
+        let stderr = open(errors, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0o644)
+        defer { [null, stderr].forEach { close($0) } }
+        let client = try SystemClient.connect(to: machine.socketPath, policy: machine.policyPath)
+        try client.send(
+            SystemRequest(arguments: ["sync", "--from", SystemAccess.passedFolder, "plain"], environment: [:]),
+            streams: [null, null, stderr, theirs.fileDescriptor])
+        let started = Date()
+        let reply = try client.reply()
+        let told = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
+        #expect(hung.wait(timeout: .now()) == .success, "the service asked for the package: \(told)")
+        #expect(reply.exitCode == 74 && told.contains("no answer in time"), "\(String(describing: reply)) \(told)")
+        #expect(Date().timeIntervalSince(started) < 30)
+        #expect(try machine.promptsShown() == before, "\(told)")
+        let again = try machine.run(["sync", "--from", stick, "plain"], as: 0)
+        #expect(again.status == 0, "the lock is free, the use there: \(again.stderr)")
+        withExtendedLifetime(theirs) {}
     }
 
     /// Options that would make the service read or write a place the caller names are refused

@@ -24,6 +24,7 @@ public enum SystemErrorReason {
         case EBUSY, ETXTBSY: L.localized("the file is busy")
         case EPIPE: L.localized("the reader closed its end (broken pipe)")
         case ETOOMANYREFS: L.localized("too many descriptors in one message")
+        case ETIMEDOUT: L.localized("no answer in time")
         case ENOTCONN: L.localized("the file system is not connected (a network or FUSE mount whose server or driver went away)")
         default: String(cString: strerror(code))
         }

@@ -173,7 +173,9 @@ public struct CatalogSource: Sendable {
                 guard target.lowercased().hasPrefix("file:"), let path = URL(string: target)?.path, !path.isEmpty else {
                     throw CatalogFetchError(isMissing: true, detail: message, target: "\(what) \(target)")
                 }
-                let detail = access(path, R_OK) == 0 ? message : SystemErrorReason.text(errno)
+                // A folder read through the caller's process (system mode): its reason is the message.
+                let throughCaller = client.localFiles.map { path.hasPrefix($0.folder + "/") } ?? false
+                let detail = throughCaller || access(path, R_OK) == 0 ? message : SystemErrorReason.text(errno)
                 throw CatalogFetchError(isMissing: true, detail: detail, target: "\(what) \(target)", kind: .io)
             }
             let failure = GeneralFailure(L.localized("%1$s %2$s: %3$s", what, target, error.reason), kind: error.kind)

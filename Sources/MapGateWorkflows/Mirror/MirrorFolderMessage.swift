@@ -37,8 +37,8 @@ extension LocalSocket {
     }
 
     /// The next message and the descriptor that came with it (the caller closes it), or nil at the end.
-    func receive<Message: Decodable>(_ type: Message.Type) throws -> (Message, Int32?) {
-        let message = try receive(limit: Self.mirrorMessageLimit, maximumDescriptors: 1, timeout: .infinity)
+    func receive<Message: Decodable>(_ type: Message.Type, timeout: Double = .infinity) throws -> (Message, Int32?) {
+        let message = try receive(limit: Self.mirrorMessageLimit, maximumDescriptors: 1, timeout: timeout)
         for extra in message.descriptors.dropFirst() { close(extra) }
         do {
             return (try JSONDecoder().decode(type, from: message.body), message.descriptors.first)

@@ -1,3 +1,4 @@
+import CLinux
 import FoundationEssentials
 import MapGateBase
 
@@ -13,13 +14,16 @@ import Glibc
 /// user alone: found by an attack, `sync --from` refused it, and `chmod` does not work on FAT32).
 public struct PassedFolderHost {
     let folder: Int32
+    let path: String
     let socket: LocalSocket
 
     /// - Parameters:
     ///   - folder: the folder, open (`O_DIRECTORY`); ``run()`` closes it when it ends.
+    ///   - path: the folder's absolute path as the caller named it (messages name it).
     ///   - socket: this process's end of the pair whose other end the command got.
-    public init(folder: Int32, socket: LocalSocket) {
+    public init(folder: Int32, path: String, socket: LocalSocket) {
         self.folder = folder
+        self.path = path
         self.socket = socket
     }
 
@@ -30,6 +34,8 @@ public struct PassedFolderHost {
             extra.map { _ = close($0) }
             let sent: Bool
             switch request {
+            case .path:
+                sent = (try? socket.send(PassedFolderAnswer.path(path))) != nil
             case .status(let name):
                 sent = (try? socket.send(status(name))) != nil
             case .open(let name):
@@ -48,6 +54,12 @@ public struct PassedFolderHost {
     func status(_ name: String) -> PassedFolderAnswer {
         switch parent(of: name) {
         case .failure(let error):
+            // `packages` itself a link (or no folder): said of the package as what it is (found
+            // by an attack: "a part of the path is not a folder", 74, where a link is refused, 65).
+            var info = stat()
+            if [ENOTDIR, ELOOP].contains(error.code), fstatat(folder, MirrorLayout.packagesFolder, &info, AT_SYMLINK_NOFOLLOW) == 0 {
+                return .status(LocalFileStatus(mode: UInt32(info.st_mode), size: Int64(info.st_size)))
+            }
             return .failed(code: error.code)
         case .success(let (directory, last)):
             defer { if directory != folder { close(directory) } }
@@ -63,10 +75,17 @@ public struct PassedFolderHost {
             return .failure(error)
         case .success(let (directory, last)):
             defer { if directory != folder { close(directory) } }
-            // Not blocking: a FIFO named as a package must not hang this process.
-            let descriptor = openat(directory, last, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
-            guard descriptor >= 0 else { return .failure(LocalFileError(code: errno)) }
+            // Looked at before it is opened (`O_PATH` opens nothing: a device node on a stick
+            // mounted without `nodev` is never opened, a FIFO never waited on), then opened
+            // through that very descriptor, and looked at again.
+            let place = openat(directory, last, clinux_o_path() | O_NOFOLLOW | O_CLOEXEC)
+            guard place >= 0 else { return .failure(LocalFileError(code: errno)) }
+            defer { close(place) }
             var info = stat()
+            guard fstat(place, &info) == 0 else { return .failure(LocalFileError(code: errno)) }
+            guard info.st_mode & S_IFMT == S_IFREG else { return .failure(LocalFileError(code: info.st_mode & S_IFMT == S_IFLNK ? ELOOP : ENXIO)) }
+            let descriptor = Glibc.open("/proc/self/fd/\(place)", O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC)
+            guard descriptor >= 0 else { return .failure(LocalFileError(code: errno)) }
             guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
                 close(descriptor)
                 return .failure(LocalFileError(code: ENXIO))

@@ -69,6 +69,18 @@ final class Context {
         return 60
     }
 
+    /// How long the caller's process of a system-mode `sync --from DIR` may take to answer
+    /// (``PassedFolderSource/answerTimeout``); debug builds (the tests) may shorten it, never
+    /// lengthen it, with `MAPGATE_PASSED_FOLDER_TIMEOUT`.
+    var passedFolderTimeout: Double {
+        #if DEBUG
+        if let shortened = environment["MAPGATE_PASSED_FOLDER_TIMEOUT"].flatMap(Double.init), shortened > 0 {
+            return min(PassedFolderSource.answerTimeout, shortened)
+        }
+        #endif
+        return PassedFolderSource.answerTimeout
+    }
+
     var dataDirectory: DataDirectory {
         Locations.dataDirectory(flag: arguments.value("data-dir"), environment: environment)
     }

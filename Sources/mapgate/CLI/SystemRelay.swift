@@ -82,7 +82,8 @@ enum SystemRelay {
             // maybe before the host has seen the end of its socket.
             let own = fcntl(folder, F_DUPFD_CLOEXEC, 0)
             guard own >= 0 else { throw GeneralFailure(L.localized("--from %1$s: %2$s (a mirror is a folder written by 'mapgate mirror')", source, SystemErrorReason.text(errno)), kind: .io) }
-            mirrorHost = BackgroundJob { PassedFolderHost(folder: own, socket: ours).run() }
+            let named = PathText.standardized(path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path)
+            mirrorHost = BackgroundJob { PassedFolderHost(folder: own, path: named, socket: ours).run() }
         }
         if command == MirrorCommand.name, let destination = arguments.positional.first, arguments.positional.count == 1 {
             // The service makes the packages; this process, with the user's rights, writes them

@@ -44,7 +44,9 @@ struct SyncCommand: Command {
     /// The command that resumes this one (found by an attack: the hint said `mapgate sync`, which
     /// without the regions installs nothing when none is installed yet, and without `--from`
     /// goes to the publisher instead of the mirror).
-    var resumeCommand: String {
+    var resumeCommand: String { Self.resumeCommand(regions, mirror: mirror) }
+
+    static func resumeCommand(_ regions: [String], mirror: String?) -> String {
         (["mapgate", "sync"] + regions + (mirror.map { ["--from", $0] } ?? [])).map(Self.shellWord).joined(separator: " ")
     }
 
@@ -64,15 +66,21 @@ struct SyncCommand: Command {
         // passes the folder itself, which the service reads with its own rights: one only its
         // owner may enter is said as such ("catalog file:///proc/self/fd/3/catalog.json:
         // permission denied" before).
-        var passedSocket = false
+        // The folder is then named by the caller's path in every message, the resume hint and
+        // `list` (found by an attack: they said /proc/self/fd/3).
+        var passed: PassedFolderSource?
         if mirror == SystemAccess.passedFolder, try context.isSystemService() {
             var info = stat()
             if fstat(3, &info) == 0, info.st_mode & S_IFMT == S_IFSOCK {
-                context.localFiles = PassedFolderSource(folder: SystemAccess.passedFolder, socket: LocalSocket.adopting(3, name: SystemAccess.passedFolder))
-                passedSocket = true
+                do {
+                    passed = try PassedFolderSource(socket: LocalSocket.adopting(3, name: SystemAccess.passedFolder), answerTimeout: context.passedFolderTimeout)
+                } catch {
+                    throw GeneralFailure(L.localized("the folder given to --from: its caller did not say which it is (%1$s)", SystemErrorReason.text(error.code)), kind: .io)
+                }
+                context.localFiles = passed
             }
         }
-        if mirror == SystemAccess.passedFolder, !passedSocket,
+        if mirror == SystemAccess.passedFolder, passed == nil,
             [("/.", X_OK), ("/" + MirrorLayout.catalogName, R_OK)].contains(where: { access(SystemAccess.passedFolder + $0.0, $0.1) != 0 && errno == EACCES })
         {
             throw GeneralFailure(
@@ -80,10 +88,8 @@ struct SyncCommand: Command {
                     "the folder given to --from cannot be read by the map service (user %1$s): let it in (chmod o+x on the folder, o+r on its files), or copy the mirror to a folder it can read",
                     (try? context.gateSettings().systemUser) ?? "_mapgate"), kind: .io)
         }
-        let base =
-            passedSocket
-            ? "file://" + SystemAccess.passedFolder
-            : try mirror.map { try MirrorLayout.baseURL(from: $0, currentDirectory: FileManager.default.currentDirectoryPath) }
+        let base = try passed.map { MirrorLayout.fileURL($0.folder) } ?? mirror.map { try MirrorLayout.baseURL(from: $0, currentDirectory: FileManager.default.currentDirectoryPath) }
+        let resumeCommand = passed.map { Self.resumeCommand(regions, mirror: $0.folder) } ?? resumeCommand
         let accepted = try context.fetchCatalog(mirror: base)
         let installer = try RegionInstaller(
             directory: context.dataDirectory, state: try context.state(), downloader: PackageDownloader(client: try context.httpClient()))
