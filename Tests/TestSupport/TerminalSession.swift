@@ -128,11 +128,12 @@ public enum TerminalSession {
 extension MapGateBinary {
     /// Runs `mapgate` on a terminal at `time` (as ``run(_:at:environment:stdin:standIns:)`` does),
     /// going through `steps`. `PATH` has no `xdg-open`, so "update now" prints the store's URL.
+    /// `prefix`: a command that runs first and then mapgate (`sh -c 'sleep 1; exec "$@"' sh`).
     public func runOnTerminal(
-        _ arguments: [String], at time: String, environment: [String: String] = [:], steps: [TerminalSession.Step]
+        _ arguments: [String], at time: String, environment: [String: String] = [:], prefix: [String] = [], steps: [TerminalSession.Step]
     ) throws -> TerminalSession.Result {
         let full = arguments + ["--config", configPath, "--data-dir", dataDirectory]
-        let (program, rest) = command(["/usr/bin/faketime", time, path] + full)
+        let (program, rest) = command(prefix + ["/usr/bin/faketime", time, path] + full)
         let env = baseEnvironment.merging(["PATH": "/usr/bin:/bin", "TERM": "xterm"]) { $1 }.merging(environment) { $1 }
         return try TerminalSession.run(program, rest, environment: env, steps: steps)
     }

@@ -137,4 +137,19 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: output), "\(result.screen)")
         #expect(try promptsShown() == before + 1, "\(result.screen)")
     }
+
+    /// Keys typed before the question appears (found by an attack: `l` typed while a slow store
+    /// lookup ran answered a question the user never saw, and a use was spent) are no answer:
+    /// only what is typed after it is.
+    @Test func keysTypedBeforeTheQuestionAreNoAnswer() throws {
+        let output = workspace.work.file("typed-ahead.png")
+        let before = try promptsShown()
+        let result = try mapgate.runOnTerminal(
+            ["tile", "geo", "0", "0", "0", "-o", output], at: during, prefix: ["/bin/sh", "-c", "sleep 1; exec \"$@\"", "sh"],
+            steps: [.init(waitFor: nil, send: "l\r"), .init(waitFor: "Update now or later?", send: "u\r")])
+        #expect(!result.timedOut, "\(result.screen)")
+        #expect(result.status == 0, "\(result.screen)")
+        #expect(!FileManager.default.fileExists(atPath: output), "the typed-ahead l answered: \(result.screen)")
+        #expect(try promptsShown() == before, "\(result.screen)")
+    }
 }

@@ -44,6 +44,10 @@ public enum PromptAnswer: Sendable, Equatable {
         "现在", "現在",
         "はい", "ハイ", "ええ", "うん", "今すぐアップデート", "今すぐ更新", "今すぐインストール", "アップデート", "今すぐ",
         "예", "네", "응", "지금 업데이트", "지금", "업데이트",
+        // Each prompt's option as shown, typed whole (found by an attack: "[u]pdate now" and
+        // "今すぐアップデート（ストアを開く）" were not understood), folded.
+        "[u]pdate now", "[u] update now", "今すぐアップデート(ストアを開く)", "[u] 今すぐアップデート(ストアを開く)", "[u] 今すぐアップデート",
+        "[u] 지금 업데이트", "[u] 立即更新",
     ]
 
     /// Words that mean "later".
@@ -52,6 +56,7 @@ public enum PromptAnswer: Sendable, Equatable {
         "否", "不", "不要", "稍後更新", "稍后更新", "稍後", "稍后", "以後", "以后", "以後再說", "以后再说",
         "いいえ", "イイエ", "いや", "後で", "あとで", "アトデ", "後でアップデート",
         "아니요", "아니오", "아니", "아뇨", "나중에", "나중에요", "나중에 업데이트",
+        "[l]ater", "[l] later", "[l] 後で", "[l] 나중에", "[l] 稍后更新", "[l] 稍後更新",
     ]
 
     /// `text` as it is compared: the width folding of Unicode's NFKC (full-width ASCII

@@ -64,6 +64,9 @@ enum GateGuard {
             // output does (found by an attack: `2>&1` into a full pipe held the machine's use for
             // the question's ten minutes).
             let written = ContinuousClock.now + .milliseconds(Int64(min(timeout, context.outputStallLimit ?? timeout) * 1000))
+            // What was typed before the question was shown is no answer to it (found by an attack:
+            // `l` typed while a slow lookup ran answered a question the user never saw).
+            if console.isInteractive { console.discardTypedAhead() }
             guard console.prompt(lines: prompt.lines, until: written) else { throw PromptUnansweredError() }
             guard console.isInteractive, !context.json else { return true }
             var question = Localization.localized("Update now or later? [u]pdate now / [l]ater: ")
