@@ -42,10 +42,12 @@ import Testing
 
     @Test func updateNowOpensTheStoreAndSkipsTheCommand() throws {
         #expect(try mapgate.run(["sync", "geo"], at: "2027-01-01 00:00:00").status == 0)
-        let result = try onTerminal(["tile", "geo", "0", "0", "0", "-o", work.file("tile.png")], at: "2027-02-05 00:00:00", input: "u\n")
-        #expect(result.stdout.contains("5 uses left"))
-        #expect(result.stdout.contains("Update now or later? [u]pdate now / [l]ater:"))
-        #expect(result.stdout.contains("Open https://apps.example/mapgate to update."))
+        // Answered once the question is there: keys typed before it are dropped (GateGuard).
+        let result = try mapgate.runOnTerminal(
+            ["tile", "geo", "0", "0", "0", "-o", work.file("tile.png")], at: "2027-02-05 00:00:00", steps: [.init(waitFor: "[l]ater:", send: "u\r")])
+        #expect(result.screen.contains("5 uses left"), "\(result.screen)")
+        #expect(result.screen.contains("Update now or later? [u]pdate now / [l]ater:"))
+        #expect(result.screen.contains("Open https://apps.example/mapgate to update."), "\(result.screen)")
         #expect(result.status == 0)
         #expect(!FileManager.default.fileExists(atPath: work.file("tile.png")), "the command must not run")
         // Nothing was delivered: the use reserved when the prompt was shown is given back.
@@ -55,9 +57,10 @@ import Testing
 
     @Test func laterRunsTheCommand() throws {
         #expect(try mapgate.run(["sync", "geo"], at: "2027-01-01 00:00:00").status == 0)
-        let result = try onTerminal(["tile", "geo", "0", "0", "0", "-o", work.file("tile.png")], at: "2027-02-05 00:00:00", input: "l\n")
-        #expect(result.stdout.contains("Update now or later?"))
-        #expect(result.status == 0)
+        let result = try mapgate.runOnTerminal(
+            ["tile", "geo", "0", "0", "0", "-o", work.file("tile.png")], at: "2027-02-05 00:00:00", steps: [.init(waitFor: "[l]ater:", send: "l\r")])
+        #expect(result.screen.contains("Update now or later?"))
+        #expect(result.status == 0, "\(result.screen)")
         #expect(FileManager.default.fileExists(atPath: work.file("tile.png")))
     }
 
