@@ -71,6 +71,27 @@ import Glibc
         #expect(try promptsShown() == before, "given back twice or kept: \(sync.stderr)")
     }
 
+    /// A stopped run holding the data directory's lock (found by an attack: every other `sync` or
+    /// `remove` waited its 30 s, then said only that the lock was held): said at once, naming the
+    /// process and what to do; nothing is counted.
+    @Test func aStoppedRunHoldingTheLockIsSaidAtOnce() throws {
+        try addSlowRegion()
+        let sync = try mapgate.start(["sync", "slow"], at: during)
+        #expect(waitUntil(timeout: 20) { workspace.origin.requests.contains { $0.path.contains("packages/slow") } }, "\(sync.stderr)")
+        let pid = try sync.descendant(named: "mapgate")
+        kill(pid, SIGSTOP)
+        #expect(waitUntil { processIsStopped(pid) })
+        let started = Date()
+        let remove = try mapgate.run(["remove", "plain"], at: during)
+        #expect(remove.status == 1, "\(remove.stderr)")
+        #expect(remove.stderr.contains("another mapgate (process \(pid)) is changing") && remove.stderr.contains("is stopped (Ctrl-Z)"), "\(remove.stderr)")
+        #expect(Date().timeIntervalSince(started) < 15, "it waited for the lock's 30 s")
+        kill(pid, SIGCONT)
+        kill(pid, SIGTERM)
+        #expect(sync.wait(timeout: 20) == 128 + SIGTERM, "\(sync.stderr)")
+        #expect(try mapgate.run(["remove", "plain"], at: during).status == 0)
+    }
+
     /// SIGKILL during a sync that has installed nothing: the next run gives the use back.
     @Test func aSyncKilledBeforeInstallingGetsItsUseBackAtTheNextRun() throws {
         try addSlowRegion()

@@ -42,12 +42,19 @@ public struct ProcessIdentity: Codable, Equatable, Sendable {
     /// nothing until someone continues it, which may be never.
     public var isStopped: Bool {
         guard BootReading.current()?.id == boot, case .found(let status) = Self.look(at: pid), status.start == start else { return false }
-        return status.state == UInt8(ascii: "T") || status.state == UInt8(ascii: "t")
+        return status.isStopped
+    }
+
+    /// Whether the process `pid` is stopped now (false when `/proc` cannot tell).
+    public static func isStopped(pid: Int32) -> Bool {
+        guard case .found(let status) = look(at: pid) else { return false }
+        return status.isStopped
     }
 
     private struct Status {
         var state: UInt8
         var start: UInt64
+        var isStopped: Bool { state == UInt8(ascii: "T") || state == UInt8(ascii: "t") }
         /// A zombie (`Z`) or dead (`X`, `x`) process.
         var isEnded: Bool { state == UInt8(ascii: "Z") || state == UInt8(ascii: "X") || state == UInt8(ascii: "x") }
     }

@@ -48,6 +48,8 @@ public enum PromptAnswer: Sendable, Equatable {
         // "今すぐアップデート（ストアを開く）" were not understood), folded.
         "[u]pdate now", "[u] update now", "今すぐアップデート(ストアを開く)", "[u] 今すぐアップデート(ストアを開く)", "[u] 今すぐアップデート",
         "[u] 지금 업데이트", "[u] 立即更新",
+        // And as the question asked again shows it (found by the next attack).
+        "u (update now)", "u(update now)", "u(今すぐアップデート)", "u(지금 업데이트)", "u(立即更新)",
     ]
 
     /// Words that mean "later".
@@ -57,6 +59,7 @@ public enum PromptAnswer: Sendable, Equatable {
         "いいえ", "イイエ", "いや", "後で", "あとで", "アトデ", "後でアップデート",
         "아니요", "아니오", "아니", "아뇨", "나중에", "나중에요", "나중에 업데이트",
         "[l]ater", "[l] later", "[l] 後で", "[l] 나중에", "[l] 稍后更新", "[l] 稍後更新",
+        "l (later)", "l(later)", "l(後で)", "l(나중에)", "l(稍后更新)", "l(稍後更新)",
     ]
 
     /// `text` as it is compared: the width folding of Unicode's NFKC (full-width ASCII

@@ -34,6 +34,16 @@ public final class DirectoryLock {
                 onWait()
                 waited = true
             }
+            // A holder that is stopped (Ctrl-Z, SIGSTOP) will not finish by itself: said at once,
+            // with what to do (found by an attack: every other run waited its 30 s, then failed
+            // saying only that the lock was held; in system mode, every administrator's).
+            if let holder = Self.holder(of: fd), ProcessIdentity.isStopped(pid: holder) {
+                close(fd)
+                throw GeneralFailure(
+                    L.localized(
+                        "another mapgate (process %1$s) is changing %2$s and is stopped (Ctrl-Z): continue it (fg) or end it, then try again", "\(holder)", "\(folder)"),
+                    kind: .failure)
+            }
             guard Date() < deadline else {
                 close(fd)
                 throw GeneralFailure(
@@ -50,6 +60,26 @@ public final class DirectoryLock {
     deinit {
         flock(descriptor, LOCK_UN)
         close(descriptor)
+    }
+
+    /// The process holding the `flock` of the file open at `descriptor`, from `/proc/locks`
+    /// (`1: FLOCK  ADVISORY  WRITE PID MAJOR:MINOR:INODE 0 EOF`, the device in hex); nil when it
+    /// cannot be told (another PID namespace's process shows as 0 or not at all).
+    static func holder(of descriptor: Int32) -> Int32? {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, let text = try? String(contentsOfFile: "/proc/locks", encoding: .utf8) else { return nil }
+        // glibc's gnu_dev_major and gnu_dev_minor (macros Swift cannot call).
+        let dev = UInt64(info.st_dev)
+        let major = ((dev >> 8) & 0xFFF) | ((dev >> 32) & ~UInt64(0xFFF))
+        let minor = (dev & 0xFF) | ((dev >> 12) & ~UInt64(0xFF))
+        func hex(_ value: UInt64) -> String { let text = String(value, radix: 16); return text.count < 2 ? "0" + text : text }
+        let device = "\(hex(major)):\(hex(minor)):\(info.st_ino)"
+        for line in text.split(separator: "\n") {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count >= 6, fields[1] == "FLOCK", fields[5] == Substring(device), let pid = Int32(fields[4]), pid > 0 else { continue }
+            return pid
+        }
+        return nil
     }
 
     /// Waits up to `timeout` seconds until no writer holds `directory`'s lock (`onWait` called

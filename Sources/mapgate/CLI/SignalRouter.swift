@@ -117,20 +117,24 @@ enum SignalRouter {
         _exit(128 + number)  // at once: no atexit handlers while other threads still run
     }
 
-    /// Whether this process's group is orphaned (POSIX): no process outside it but in its session
-    /// is the parent of one in it, so no shell's `fg` can continue it once stopped. Read up this
-    /// process's parents in `/proc` (the members of a job are a shell's children, or theirs): the
-    /// first one outside the group decides. Not orphaned when `/proc` cannot tell.
+    /// Whether this process's group is orphaned (POSIX): no member of it has a parent outside it
+    /// but in its session, so no shell's `fg` can continue it once stopped. Every member is looked
+    /// at in `/proc` (not only this process's parents: in `sh -c 'mapgate … &' | cat` under a
+    /// shell, mapgate's parent is gone but `cat`'s is the shell; found by an attack). Not orphaned
+    /// when `/proc` cannot tell (not mounted, or another PID namespace's, where this process is
+    /// not found under its own pid).
     static func isOrphanedProcessGroup() -> Bool {
         let group = getpgrp()
         let session = getsid(0)
-        var pid = getppid()
-        for _ in 0..<64 {
-            guard pid > 0, let parent = processGroupAndSession(of: pid) else { return pid <= 0 }
-            if parent.group != group { return parent.session != session }
-            pid = parent.parent
+        guard processGroupAndSession(of: getpid())?.group == group,
+            let names = try? FileManager.default.contentsOfDirectory(atPath: "/proc")
+        else { return false }
+        for name in names {
+            guard let pid = pid_t(name), let member = processGroupAndSession(of: pid), member.group == group else { continue }
+            guard member.parent > 0, let parent = processGroupAndSession(of: member.parent) else { continue }
+            if parent.group != group && parent.session == session { return false }
         }
-        return false
+        return true
     }
 
     /// The parent, process group and session of `pid` (`/proc/PID/stat`'s fields 4 to 6).
