@@ -10,7 +10,7 @@ import Glibc
 /// over as open descriptors. ``HTTPClient/localFiles`` reads `file://` URLs under ``folder``
 /// through it; every other path is the file system's, as before.
 public protocol LocalFileSource: Sendable {
-    /// The folder's path as the URLs name it (`/proc/self/fd/3`).
+    /// The folder's path as the URLs name it (the caller's own path for it: messages name it).
     var folder: String { get }
     /// What `lstat` says of the file at `path` (under ``folder``).
     func status(of path: String) throws(LocalFileError) -> LocalFileStatus

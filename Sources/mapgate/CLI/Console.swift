@@ -131,14 +131,14 @@ struct Console {
         writeBytes(JSONLine.encode(value) + "\n", to: onStandardError ? STDERR_FILENO : STDOUT_FILENO)
     }
 
-    /// Asks a question on stderr and reads one line from stdin; nil at the end of input, or when
-    /// no line came within `timeout` seconds.
     /// Drops what was typed at the terminal and not read yet (`tcflush`), so that only what is
     /// typed after the question appears answers it.
     func discardTypedAhead() {
         if isatty(STDIN_FILENO) == 1 { tcflush(STDIN_FILENO, TCIFLUSH) }
     }
 
+    /// Asks a question on stderr and reads one line from stdin; nil at the end of input, or when
+    /// no line came within `timeout` seconds.
     func ask(_ question: String, timeout: Double = .infinity) -> String? {
         // The question too must be taken by stderr within the time the answer has.
         let deadline = timeout.isFinite ? ContinuousClock.now + .milliseconds(Int64(min(max(timeout, 0), 1e9) * 1000)) : nil

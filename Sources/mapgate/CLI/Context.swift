@@ -85,13 +85,13 @@ final class Context {
         Locations.dataDirectory(flag: arguments.value("data-dir"), environment: environment)
     }
 
-    /// The client for the catalog and packages; in system mode's service, with the machine's
-    /// catalog credentials (``CatalogCredentials``, which no user's process reads) for the
-    /// catalog's host alone.
     /// Where a folder this process may not enter is read from (system mode's `sync --from DIR`:
     /// through the caller's process); every client made from here on reads it so.
     var localFiles: (any LocalFileSource)?
 
+    /// The client for the catalog and packages; in system mode's service, with the machine's
+    /// catalog credentials (``CatalogCredentials``, which no user's process reads) for the
+    /// catalog's host alone.
     func httpClient() throws -> HTTPClient {
         var client = HTTPClient(caFile: try configuration().caFile)
         client.localFiles = localFiles
