@@ -78,6 +78,21 @@ import Testing
     /// A catalog request answered 503 (or cut) once is tried again, as a package's is (found by
     /// an attack: one dropped connection on a poor network failed the run); a refused connection
     /// is said at once.
+    /// A catalog moved to another place with its signature and packages, the old place redirecting
+    /// the catalog only (found by an attack: the signature was asked for at the old place alone,
+    /// and the catalog refused as unsigned): the signature is found beside the moved catalog.
+    @Test func aCatalogMovedWithItsSignatureIsVerifiedThere() throws {
+        try publish()
+        let www = workspace.work.file("www")
+        try FileManager.default.createDirectory(atPath: www + "/v2", withIntermediateDirectories: true)
+        for name in ["catalog.json", "catalog.json.minisig", "packages"] { try FileManager.default.moveItem(atPath: www + "/" + name, toPath: www + "/v2/" + name) }
+        try Data("/v2/catalog.json\n".utf8).write(to: URL(fileURLWithPath: www + "/catalog.json.redirect"))
+        let result = try sync()
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(workspace.origin.requests.contains { $0.path == "/v2/catalog.json.minisig" })
+        #expect(workspace.origin.requests.contains { $0.path.hasPrefix("/v2/packages/") })
+    }
+
     @Test func aCatalogAnswered503OnceIsTriedAgain() throws {
         try publish()
         try mapgate.writeConfig(["catalogURL": workspace.origin.baseURL + "/_fault/status=503,times=1/catalog.json"])

@@ -106,7 +106,10 @@ public struct HTTPClient: Sendable {
         try easy.set(CURLOPT_URL, request.url)
         try easy.set(CURLOPT_PROTOCOLS_STR, "http,https,file")
         let secure = request.url.lowercased().hasPrefix("https:")
-        try easy.set(CURLOPT_REDIR_PROTOCOLS_STR, secure && !allowsDowngrade ? "https" : "http,https")
+        let credentialed = credentials.map { URLComponents(string: request.url)?.host?.lowercased() == $0.host.lowercased() } ?? false
+        // A request that carries the machine's credentials over https is never led to plain http
+        // by a redirect on its host, where libcurl would send them in the clear (found by an attack).
+        try easy.set(CURLOPT_REDIR_PROTOCOLS_STR, secure && (!allowsDowngrade || credentialed) ? "https" : "http,https")
         // An empty proxy name turns proxies off, the variables included (CURLOPT_PROXY(3)).
         if !usesProxies { try easy.set(CURLOPT_PROXY, "") }
         try easy.set(CURLOPT_FOLLOWLOCATION, 1)
@@ -122,7 +125,7 @@ public struct HTTPClient: Sendable {
         try easy.set(CURLOPT_SSL_VERIFYHOST, 2)
         if let caFile { try easy.set(CURLOPT_CAINFO, caFile) }
         var headers = request.headers
-        if let credentials, request.url.lowercased().hasPrefix("http"), URLComponents(string: request.url)?.host?.lowercased() == credentials.host.lowercased() {
+        if let credentials, credentialed, request.url.lowercased().hasPrefix("http") {
             if let authorization = credentials.authorization { headers.append(("Authorization", authorization)) }
             if secure, let certificate = credentials.certificate {
                 try easy.set(CURLOPT_SSLCERT, certificate)

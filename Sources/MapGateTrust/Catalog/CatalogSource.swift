@@ -72,12 +72,12 @@ public struct CatalogSource: Sendable {
         let (bytes, foundAt) = try get(url, limit: Self.maximumBytes, what: L.localized("catalog"))
         var verified: (verification: MinisignVerification, file: Data)?
         if requiresSignature || !trustedKeys.isEmpty {
-            verified = try verify(bytes)
+            verified = try verify(bytes, foundAt: foundAt)
         }
         // Relative URLs are resolved against where the catalog was found, after redirects (RFC
         // 3986 5.1.3: a catalog moved to a CDN with its packages beside it; found by an attack:
         // they were asked for at the first URL's host, 404); the catalog is still named by its URL.
-        var catalog = try Catalog.parse(bytes, sourceURL: foundAt)
+        var catalog = try Catalog.parse(bytes, sourceURL: Self.base(asked: url, foundAt: foundAt))
         catalog.sourceURL = url
         return Fetched(
             catalog: catalog, sha256: try SHA256Hasher.hex(of: bytes), signature: verified?.verification,
@@ -89,6 +89,20 @@ public struct CatalogSource: Sendable {
         try get(target, limit: limit, what: what).body
     }
 
+    /// The URL relative package URLs are resolved against: where the catalog was found, but never
+    /// a step down from https to http (packages would go in the clear; found by an attack), and
+    /// without a user name or password a redirect put there (they would be in every package's
+    /// URL, its messages and its records).
+    package static func base(asked: String, foundAt: String) -> String {
+        guard var found = URLComponents(string: foundAt) else { return asked }
+        if asked.lowercased().hasPrefix("https:"), found.scheme?.lowercased() != "https" { return asked }
+        if found.user != nil || found.password != nil {
+            found.user = nil
+            found.password = nil
+        }
+        return found.string ?? asked
+    }
+
     /// Where the signature of the catalog at `url` lies: `.minisig` added to the URL's path, its
     /// query kept and its fragment dropped (found by an attack: `catalog.json?v=2` gave
     /// `catalog.json?v=2.minisig`, which a server answers with the catalog, refused as tampering).
@@ -98,7 +112,10 @@ public struct CatalogSource: Sendable {
         return withoutFragment[..<query] + ".minisig" + withoutFragment[query...]
     }
 
-    private func verify(_ bytes: Data) throws -> (verification: MinisignVerification, file: Data)? {
+    /// The signature is asked for beside the catalog's URL, and when it is not there, beside where
+    /// a redirect found the catalog (found by an attack: a catalog moved to a CDN with its
+    /// signature, the old place redirecting the catalog only, was refused as unsigned).
+    private func verify(_ bytes: Data, foundAt: String) throws -> (verification: MinisignVerification, file: Data)? {
         let keys: [MinisignPublicKey]
         do {
             keys = try trustedKeys.map { try MinisignPublicKey(text: $0) }
@@ -115,8 +132,13 @@ public struct CatalogSource: Sendable {
         do {
             signature = try get(signatureURL, limit: MinisignSignature.maximumFileSize, what: L.localized("signature")).body
         } catch let error as CatalogFetchError where error.isMissing {
-            if !requiresSignature { return nil }
-            throw CatalogError(source: url, region: nil, reason: L.localized("no signature at %1$s (%2$s): refusing an unsigned catalog", "\(signatureURL)", "\(error.detail)"))
+            let beside = Self.signatureURL(of: Self.base(asked: url, foundAt: foundAt))
+            if beside != signatureURL, let found = try? get(beside, limit: MinisignSignature.maximumFileSize, what: L.localized("signature")).body {
+                signature = found
+            } else {
+                if !requiresSignature { return nil }
+                throw CatalogError(source: url, region: nil, reason: L.localized("no signature at %1$s (%2$s): refusing an unsigned catalog", "\(signatureURL)", "\(error.detail)"))
+            }
         }
         do {
             return (try MinisignVerifier(trustedKeys: keys).verify(signatureFile: signature, message: bytes), signature)

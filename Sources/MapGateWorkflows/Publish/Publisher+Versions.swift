@@ -174,6 +174,16 @@ extension Publisher {
             guard result == target.contentHash else {
                 return .failure(DeltaNote(message: L.localized("%1$s: applied to %2$s it gives tiles %3$s, not %4$s", "\(what)", "\(base.version)", "\(result)", "\(target.contentHash)")))
             }
+            // Clients unpack a delta to no more than the region's installed size (a bound against
+            // gzip bombs): one larger (changed tiles of a deduplicated `map`/`images` file, each
+            // stored on its own) would be downloaded by every client and refused (found by an attack).
+            let unpacked = FileManager.default.sizeOfItem(atPath: raw)
+            guard unpacked <= target.installedSize else {
+                return .failure(
+                    DeltaNote(
+                        message: L.localized(
+                            "%1$s: it unpacks to %2$s bytes, more than the region's %3$s, which clients refuse; left out", "\(what)", "\(unpacked)", "\(target.installedSize)")))
+            }
             let packed = try PackageCompressor.pack(raw, to: partial)
             guard packed.size * 2 <= target.size else {
                 // A small region's full package is small anyway: not worth a warning.

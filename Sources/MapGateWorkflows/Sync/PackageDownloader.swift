@@ -126,7 +126,11 @@ public struct PackageDownloader: Sendable {
                 // a certificate not trusted, a header line libcurl cannot hold are the server's or
                 // the network's, as for the catalog (69; found by an attack: they were 65 here).
                 var kind = error.kind
-                if case .transport(let code, _, _) = error, !error.isTransient, [3, 26, 37].contains(code) { kind = code == 3 ? .badData : .io }
+                if case .transport(let code, _, _) = error, !error.isTransient, [3, 26, 37].contains(code) {
+                    // A URL libcurl cannot parse is the catalog's only when the catalog wrote it; a
+                    // redirect's is the server's (found by an attack: 65 where the catalog's is 69).
+                    kind = code == 3 ? (Self.isWellFormed(package.url) ? .unavailable : .badData) : .io
+                }
                 let reason =
                     tries == 1
                     ? L.localized("download failed: %1$s", "\(errorMessage(error))")
@@ -219,6 +223,14 @@ public struct PackageDownloader: Sendable {
         return L.localized(
             "reading %1$s stopped at byte %2$s of %3$s (a read error: was the stick or share taken away?); what was copied is kept, and the next run resumes",
             path, "\(read)", "\(size)")
+    }
+
+    /// Whether `url` has a host and, if it names one, a port of 1–65535: what libcurl can parse.
+    package static func isWellFormed(_ url: String) -> Bool {
+        guard let components = URLComponents(string: url) else { return false }
+        if components.scheme?.lowercased() == "file" { return true }
+        guard components.host?.isEmpty == false else { return false }
+        return components.port.map { (1...65535).contains($0) } ?? true
     }
 
     /// The path a `file://` URL names; nil for any other URL.

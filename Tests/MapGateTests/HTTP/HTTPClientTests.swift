@@ -169,6 +169,44 @@ import Testing
         #expect(error?.localizedDescription.contains("https://127.0.0.1:\(origin.port)/hello.txt") == true)
     }
 
+    /// A request over https that carries the machine's credentials is not led to plain http by a
+    /// redirect (found by an attack: libcurl would send the `Authorization` header in the clear
+    /// on the same host); one without them still may be.
+    @Test func credentialsAreNeverLedFromHTTPSToHTTP() throws {
+        let tls = try TemporaryDirectory()
+        let made = try runProcess(
+            "/usr/bin/openssl",
+            ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "365", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+             "-keyout", tls.file("key.pem"), "-out", tls.file("cert.pem")])
+        try #require(made.status == 0, "\(made.stderr)")
+        let script = try tls.write("serve.py", """
+            import http.server, ssl, sys
+            class Handler(http.server.BaseHTTPRequestHandler):
+                def do_GET(self):
+                    self.send_response_only(302)
+                    self.send_header('Location', sys.argv[2] + '/hello.txt')
+                    self.send_header('Content-Length', '0')
+                    self.end_headers()
+                def log_message(self, *args):
+                    pass
+            server = http.server.HTTPServer(('127.0.0.1', 0), Handler)
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(sys.argv[1] + '/cert.pem', sys.argv[1] + '/key.pem')
+            server.socket = context.wrap_socket(server.socket, server_side=True)
+            print(server.server_address[1], flush=True)
+            server.serve_forever()
+            """)
+        let server = try BackgroundProcess("/usr/bin/python3", [script, tls.path, origin.baseURL])
+        defer { server.stop() }
+        let port = try #require(server.firstLine().flatMap(Int.init), "\(server.stderr)")
+        var plain = HTTPClient(caFile: tls.file("cert.pem"))
+        #expect(try plain.get(HTTPRequest(url: "https://127.0.0.1:\(port)/catalog.json")).status == 200, "no credentials: the redirect is followed")
+        plain.credentials = HTTPClient.HostCredentials(host: "127.0.0.1", authorization: "Bearer machine-7")
+        origin.clearRequests()
+        #expect(throws: HTTPError.self) { try plain.get(HTTPRequest(url: "https://127.0.0.1:\(port)/catalog.json")) }
+        #expect(!origin.requests.contains { $0.authorization != nil }, "the credentials went over plain http")
+    }
+
     @Test func connectionRefusedNamesTheURL() throws {
         let error = #expect(throws: HTTPError.self) {
             try client.get(HTTPRequest(url: "http://127.0.0.1:1/x", connectTimeout: 2))

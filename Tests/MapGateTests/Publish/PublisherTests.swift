@@ -139,6 +139,26 @@ import Testing
         #expect(!workspace.exists("packages/alpha-1-to-2.delta.mbtiles.gz"))
     }
 
+    /// A deduplicated file (`map` + `images`: 1,024 tiles sharing one image) whose shared image
+    /// changes: its delta holds every changed tile on its own and unpacks to more than the region,
+    /// which every client would download and refuse (found by an attack): left out, said why.
+    @Test func aDeltaThatUnpacksToMoreThanTheRegionIsLeftOut() throws {
+        func region(_ seed: UInt8) -> [TileKey: Data?] {
+            let image = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + (0..<2_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ Int(seed)) })
+            var tiles: [TileKey: Data?] = [:]
+            for x in 0..<32 { for y in 0..<32 { tiles[TileKey(5, x, y)] = image } }
+            return tiles
+        }
+        let path = workspace.input + "/alpha.mbtiles"
+        try DeltaTestFiles.write(path, layout: .normalized, tiles: region(1), metadata: ["format": "png", "version": "1"])
+        try workspace.publish()
+        try FileManager.default.removeItem(atPath: path)
+        try DeltaTestFiles.write(path, layout: .normalized, tiles: region(2), metadata: ["format": "png", "version": "2"])
+        let report = try workspace.publish()
+        #expect(report.notes.contains { $0.contains("region alpha: no delta from 1 to 2") && $0.contains("more than the region's") }, "\(report.notes)")
+        #expect(try workspace.catalog().region("alpha")?.deltas == [])
+    }
+
     /// Issue 27: a tiny region's delta left out is not worth a warning.
     @Test func aTinyRegionsDeltaIsLeftOutWithoutAWord() throws {
         try workspace.writeRegion("alpha.mbtiles", tiles: tiles, metadata: ["version": "1"])

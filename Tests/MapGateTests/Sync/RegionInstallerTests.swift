@@ -352,6 +352,22 @@ import Glibc
         let error = #expect(throws: RegionError.self) { try harness.sync("loop") }
         #expect(error?.kind == .unavailable, "\(String(describing: error))")
         #expect(harness.leftovers.isEmpty, "\(harness.leftovers)")
+        // A redirect to a URL libcurl cannot parse is the server's too (found by the next attack:
+        // 65, as if the catalog had written it); one the catalog wrote stays the catalog's (65).
+        try harness.builder.add(id: "garbled", source: source, format: "png", gzip: false, overrides: ["url": "packages/garbled"])
+        try Data("http://[::1/x\n".utf8).write(to: URL(fileURLWithPath: harness.builder.root + "/packages/garbled.redirect"))
+        let garbled = #expect(throws: RegionError.self) { try harness.sync("garbled") }
+        #expect(garbled?.kind == .unavailable, "\(String(describing: garbled))")
+        #expect(!PackageDownloader.isWellFormed("http://127.0.0.1:99999/x") && PackageDownloader.isWellFormed("http://127.0.0.1:8080/x"))
+    }
+
+    /// The base relative package URLs are resolved against: where a redirect found the catalog,
+    /// but never a step down from https to http, and with no user name or password (found by an
+    /// attack: packages went in the clear, and a redirect's password went into every package URL).
+    @Test func theBaseOfRelativeURLsIsNeverLessSecureThanTheCatalogsURL() {
+        #expect(CatalogSource.base(asked: "https://a.example/catalog.json", foundAt: "https://cdn.example/v2/catalog.json") == "https://cdn.example/v2/catalog.json")
+        #expect(CatalogSource.base(asked: "https://a.example/catalog.json", foundAt: "http://cdn.example/v2/catalog.json") == "https://a.example/catalog.json")
+        #expect(CatalogSource.base(asked: "http://a.example/catalog.json", foundAt: "http://user:pw@cdn.example/v2/catalog.json") == "http://cdn.example/v2/catalog.json")
     }
 
     /// mapgate writes only regular files of its own in `partial/`: a symbolic link there (to a
