@@ -77,8 +77,19 @@ public struct CatalogSource: Sendable {
         // Relative URLs are resolved against where the catalog was found, after redirects (RFC
         // 3986 5.1.3: a catalog moved to a CDN with its packages beside it; found by an attack:
         // they were asked for at the first URL's host, 404); the catalog is still named by its URL.
-        var catalog = try Catalog.parse(bytes, sourceURL: Self.base(asked: url, foundAt: foundAt))
+        let base = Self.base(asked: url, foundAt: foundAt)
+        // Named by the URL asked for in every message, whatever the base (found by an attack: a
+        // region refused in a redirected catalog was said of the redirect's URL).
+        func named(_ error: CatalogError) -> CatalogError { CatalogError(source: error.source == base ? url : error.source, region: error.region, reason: error.reason) }
+        var catalog: Catalog
+        do {
+            catalog = try Catalog.parse(bytes, sourceURL: base)
+        } catch let error as CatalogError {
+            throw named(error)
+        }
         catalog.sourceURL = url
+        catalog.rejected = catalog.rejected.map(named)
+        catalog.rejectedStyles = catalog.rejectedStyles.map(named)
         return Fetched(
             catalog: catalog, sha256: try SHA256Hasher.hex(of: bytes), signature: verified?.verification,
             bytes: bytes, signatureFile: verified?.file)

@@ -333,8 +333,15 @@ import Glibc
         try Data("/v2/catalog.json\n".utf8).write(to: URL(fileURLWithPath: www + "/catalog.json.redirect"))
 
         let url = harness.origin.baseURL + "/catalog.json"
+        // A region refused in it is said of the URL asked for, not the redirect's.
+        var json = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: www + "/v2/catalog.json"))) as? [String: Any])
+        var regions = try #require(json["regions"] as? [[String: Any]])
+        regions.append(["id": "broken", "name": "Broken", "version": "1", "url": "http://[::1/x", "size": 1, "sha256": String(repeating: "0", count: 64)])
+        json["regions"] = regions
+        try JSONSerialization.data(withJSONObject: json).write(to: URL(fileURLWithPath: www + "/v2/catalog.json"))
         let catalog = try CatalogSource(url: url, trustedKeys: [], requiresSignature: false, client: HTTPClient()).fetch().catalog
         #expect(catalog.sourceURL == url)
+        #expect(!catalog.rejected.isEmpty && catalog.rejected.allSatisfy { $0.source == url }, "\(catalog.rejected)")
         let region = try #require(catalog.region("moved"))
         #expect(region.url.hasPrefix(harness.origin.baseURL + "/v2/packages/"), "\(region.url)")
         guard case .installed = try harness.sync("moved", catalog: catalog) else { Issue.record("not installed"); return }
