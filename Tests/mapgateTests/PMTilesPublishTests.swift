@@ -100,6 +100,24 @@ struct PMTilesPublishTests {
         let tiles = try installed("gzipped")
         #expect(tiles.count == 5)
         #expect(tiles.values.allSatisfy { $0.starts(with: [0x89, 0x50, 0x4E, 0x47]) && $0.count == 308 }, "\(tiles.mapValues(\.count))")
+
+        // An image tile that unpacks far past an image's size is a gzip bomb: refused, naming it.
+        let bomb = work.file("bomb.pmtiles")
+        let bombed = try runProcess("/usr/bin/python3", ["-c", """
+            import gzip, sys
+            from pmtiles.writer import Writer
+            from pmtiles.tile import zxy_to_tileid, TileType, Compression
+            with open(sys.argv[1], "wb") as f:
+                w = Writer(f)
+                w.write_tile(zxy_to_tileid(0, 0, 0), gzip.compress(b"\\x89PNG\\r\\n\\x1a\\n" + bytes(4 << 20), mtime=0))
+                w.finalize({"tile_type": TileType.PNG, "tile_compression": Compression.GZIP, "min_zoom": 0, "max_zoom": 0,
+                    "min_lon_e7": -1800000000, "min_lat_e7": -850000000, "max_lon_e7": 1800000000, "max_lat_e7": 850000000,
+                    "center_zoom": 0, "center_lon_e7": 0, "center_lat_e7": 0}, {"name": "bomb"})
+            """, bomb], environment: ["PYTHONPATH": PMTilesReference.pythonPath])
+        try #require(bombed.status == 0, "\(bombed.stderr)")
+        try offer([("bomb", bomb, "1")])
+        let refused = try publish()
+        #expect(refused.status == 65 && refused.stderr.contains("tile 0/0/0 is gzip-compressed and does not unpack"), "\(refused.stderr)")
     }
 
     /// Ctrl-C while an archive is being converted (found by an attack: a 123 MB conversion stayed

@@ -28,11 +28,14 @@ public enum MBTilesWriter {
                 if let archive = store as? PMTilesArchive, archive.header.tileCompression == .gzip, archive.header.tileType.isRaster {
                     // Image tiles compressed once more (the spec allows it; found by an attack: such
                     // an archive was refused as gzip tiles under a png format): unpacked, as every
-                    // map client expects an image's own bytes. Bounded as any tile is.
+                    // map client expects an image's own bytes. An image barely compresses, so one that
+                    // unpacks to more than 4 times its packed size and 64 KiB is a gzip bomb (a few
+                    // thousand of them at 16 MiB each would fill the disk publish converts on).
                     try archive.forEachTileBytes { z, x, y, bytes in
                         let data: Data
                         do {
-                            data = GzipInflater.isGzip(bytes) ? try GzipInflater.decompress(Data(bytes), maximumSize: TileLimits.maximumUnpackedSize) : Data(bytes)
+                            let limit = min(TileLimits.maximumUnpackedSize, bytes.count * 4 + (64 << 10))
+                            data = GzipInflater.isGzip(bytes) ? try GzipInflater.decompress(Data(bytes), maximumSize: limit) : Data(bytes)
                         } catch {
                             throw PMTilesError(
                                 path: archive.path, reason: L.localized("tile %1$s/%2$s/%3$s is gzip-compressed and does not unpack: %4$s", "\(z)", "\(x)", "\(y)", errorMessage(error)))
