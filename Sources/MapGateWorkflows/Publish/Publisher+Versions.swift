@@ -14,6 +14,8 @@ extension Publisher {
     }
 
     static func packageName(_ source: PublishSource) -> String { "\(source.id)-\(source.version).mbtiles.gz" }
+    /// The name (under `packages/`, gzipped) of the delta to `source`'s version from `version`.
+    static func deltaName(_ source: PublishSource, from version: String) -> String { "\(source.id)-\(version)-to-\(source.version).delta.mbtiles.gz" }
     /// The name of a version's base copy in `.publish/bases/`.
     static func baseName(_ source: PublishSource) -> String { "\(source.id)-\(source.version).mbtiles" }
 
@@ -125,7 +127,7 @@ extension Publisher {
             guard case .make = decision else { continue }
             // Never from the version itself: a damaged package made again is that version already
             // in the history (found by an attack: a delta "from 2 to 2" was signed in).
-            let bases = (inputs.history.regions[source.id] ?? []).filter { $0.version != source.version }.prefix(options.keep - 1)
+            let bases = deltaBases(of: source, in: inputs.history)
             for base in bases {
                 switch makeDelta(source, to: versions[index], from: base) {
                 case .success(let delta?):
@@ -137,6 +139,13 @@ extension Publisher {
             }
         }
         return notes
+    }
+
+    /// The earlier versions a new version of `source` gets deltas from: the kept ones, newest
+    /// first, never the version itself (a damaged package made again is that version already in
+    /// the history: found by an attack, a delta "from 2 to 2" was signed in).
+    func deltaBases(of source: PublishSource, in history: PublishHistory) -> ArraySlice<PublishedVersion> {
+        (history.regions[source.id] ?? []).filter { $0.version != source.version }.prefix(options.keep - 1)
     }
 
     /// Under this package size (256 KiB), a delta left out for being over half the package is
@@ -153,7 +162,7 @@ extension Publisher {
     private func makeDelta(_ source: PublishSource, to target: PublishedVersion, from base: PublishedVersion) -> Result<PublishedDelta?, DeltaNote> {
         guard let baseFile = base.base, FileManager.default.fileExists(atPath: basesPath + "/" + baseFile) else { return .success(nil) }
         let basePath = basesPath + "/" + baseFile
-        let stem = "\(source.id)-\(base.version)-to-\(target.version).delta.mbtiles"
+        let stem = String(Self.deltaName(source, from: base.version).dropLast(".gz".count))
         let raw = scratchPath + "/" + stem
         let check = scratchPath + "/" + stem + ".check"
         let partial = scratchPath + "/" + stem + ".gz.part"

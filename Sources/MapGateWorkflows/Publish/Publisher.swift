@@ -266,11 +266,18 @@ public final class Publisher {
             for version in versions {
                 try claim(version.package, id, version.version, subject: historyPath)
                 if let base = version.base { try claim(base, id, version.version, subject: historyPath) }
+                for delta in version.deltas { try claim(delta.package, id, version.version, subject: historyPath) }
             }
         }
         for source in sources {
             try claim(Self.packageName(source), source.id, source.version, subject: source.archivePath ?? source.path)
             try claim(Self.baseName(source), source.id, source.version, subject: source.archivePath ?? source.path)
+            // And the deltas this run may make to it (found by an attack: region `a` version
+            // `2-to-3` and region `a-1-to` version `3`, both from versions 1 and 2, had one delta
+            // file, and the catalog listed it twice with two sizes).
+            for base in deltaBases(of: source, in: history) {
+                try claim(Self.deltaName(source, from: base.version), source.id, source.version, subject: source.archivePath ?? source.path)
+            }
         }
     }
 

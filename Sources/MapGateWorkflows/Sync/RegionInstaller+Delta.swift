@@ -6,15 +6,18 @@ import MapGateTrust
 /// The delta path of ``RegionInstaller/sync(_:from:authorization:lock:stage:progress:notice:)``:
 /// which delta may be used, and the update through it (download, apply to a copy, check, install).
 extension RegionInstaller {
-    /// The delta whose `fromHash` is the installed file's content hash, if the file is there and
-    /// the catalog names the result's `contentHash`. Without it the delta's own metadata would be
-    /// the only word on what it gives: a delta to an older version, offered again, would be
-    /// installed under the new version's name.
+    /// The delta from the installed version whose `fromHash` is the installed file's content hash,
+    /// if the file is there and the catalog names the result's `contentHash`. Without it the
+    /// delta's own metadata would be the only word on what it gives: a delta to an older version,
+    /// offered again, would be installed under the new version's name. The version must be the
+    /// installed one too, not only the tiles: two versions with the same tiles and other metadata
+    /// (an attribution changed) hash alike, and a delta carries the metadata changes from its own
+    /// base (found by an attack: a client on 1 took the delta from 2 and kept 1's attribution).
     func usableDelta(for region: CatalogRegion, installed: InstalledRegion) -> CatalogDelta? {
         guard region.contentHash != nil, let hash = installed.contentHash,
             FileManager.default.fileExists(atPath: directory.regionPath(region.id))
         else { return nil }
-        return region.deltas.first { $0.fromHash.uppercased() == hash.uppercased() }
+        return region.deltas.first { $0.fromVersion == installed.version && $0.fromHash.uppercased() == hash.uppercased() }
     }
 
     /// Updates through `delta`: download, apply to a copy, check, validate, install.

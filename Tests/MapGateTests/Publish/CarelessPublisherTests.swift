@@ -229,4 +229,24 @@ import Testing
         }
         #expect(!workspace.exists("catalog.json") && !workspace.exists("packages"))
     }
+
+    /// Two deltas with one file name (found by an attack: region `a` version `2-to-3` and region
+    /// `a-1-to` version `3`, each from its version before, are both `a-1-to-2-to-3.delta…`, and
+    /// the catalog listed that one file for both, with two sizes; within one region, versions `1`,
+    /// `1-to-2`, `2-to-3`, `3` did the same and a trim removed a delta the catalog listed):
+    /// refused before anything is written, naming both.
+    @Test func twoDeltasWithOneFileNameAreRefused() throws {
+        try workspace.writeRegion("a.mbtiles", tiles: tiles, metadata: ["version": "1"])
+        try workspace.writeRegion("a-1-to.mbtiles", tiles: tiles, metadata: ["version": "2"])
+        try workspace.publish()
+        try workspace.writeRegion("a.mbtiles", tiles: DeltaTestFiles.changing(3, of: tiles, seed: 2), metadata: ["version": "2-to-3"])
+        try workspace.writeRegion("a-1-to.mbtiles", tiles: DeltaTestFiles.changing(3, of: tiles, seed: 4), metadata: ["version": "3"])
+        let before = try workspace.snapshot()
+        #expect {
+            try workspace.publish()
+        } throws: { error in
+            errorMessage(error).contains("would both be packages/a-1-to-2-to-3.delta.mbtiles.gz")
+        }
+        #expect(try workspace.snapshot() == before, "the refused publish changed the folder")
+    }
 }

@@ -93,6 +93,31 @@ import Testing
         #expect(record.contentHash == (try client.catalog().region("alpha")?.contentHash))
     }
 
+    /// Two versions with the same tiles and other metadata (an attribution changed): a client on
+    /// the first takes the delta from its own version, never the one from the second, whose tiles
+    /// hash alike (found by an attack: it kept the first's attribution under the new version).
+    @Test func aDeltaIsTakenOnlyFromTheInstalledVersion() throws {
+        try publish.writeRegion("alpha.mbtiles", tiles: versions[0], metadata: ["version": "1", "attribution": "old"])
+        try publish.publish { $0.keep = 3 }
+        let client = try Client(baseURL: origin.baseURL)
+        try client.sync()
+        try publish.writeRegion("alpha.mbtiles", tiles: versions[0], metadata: ["version": "2", "attribution": "new"])
+        try publish.publish { $0.keep = 3 }
+        try publish.writeRegion("alpha.mbtiles", tiles: versions[1], metadata: ["version": "3", "attribution": "new"])
+        try publish.publish { $0.keep = 3 }
+        let offered = try #require(try client.catalog().region("alpha")).deltas.map(\.fromVersion)
+        #expect(offered.contains("1") && offered.contains("2"), "\(offered)")
+        let outcome = try client.sync()
+        guard case .patched(_, let previous, _, _) = outcome else {
+            Issue.record("expected a delta, got \(outcome); notices: \(client.notices)")
+            return
+        }
+        #expect(previous == "1")
+        let metadata = try client.metadata
+        #expect(metadata["attribution"] == "new", "\(metadata)")
+        #expect(try client.tiles == versions[1])
+    }
+
     @Test func aRegionChangedLocallyTakesTheFullPackage() throws {
         try publishVersions(upTo: 1)
         let client = try Client(baseURL: origin.baseURL)
