@@ -25,6 +25,21 @@ public struct PMTilesInputs {
             guard archive.format != nil || archive.header.tileType == .unknown else {
                 throw PublishError(path, L.localized("its tiles are AVIF, which MBTiles regions cannot hold (png, jpg, webp or pbf)"))
             }
+            // One row per tile: a run of one tile's id (an ocean deduplicated) becomes that many
+            // rows, and a small archive can ask for terabytes (found by an attack: 313 bytes wrote
+            // 1.4 GB). What it needs at most is said before anything is written, if it does not fit.
+            let gzippedImages = archive.header.tileCompression == .gzip && archive.header.tileType.isRaster
+            let needed = try archive.tileEntries().reduce(Int64(0)) { total, run in
+                let row = gzippedImages ? min(Int64(TileLimits.maximumUnpackedSize), Int64(run.length) * 4 + (64 << 10)) : Int64(run.length)
+                return total.addingReportingOverflow(Int64(run.runLength) * (row + 32)).overflow ? .max : total + Int64(run.runLength) * (row + 32)
+            }
+            if let free = freeDiskSpace(at: folder), needed > free {
+                throw PublishError(
+                    path,
+                    L.localized(
+                        "converting it to MBTiles (one row per tile, a run of shared tiles included) needs up to %1$s in %2$s, which has %3$s free: set TMPDIR to a folder with room",
+                        ByteCount.text(needed), folder, ByteCount.text(free)), kind: .io)
+            }
             try MBTilesWriter.write(archive, metadata: try archive.metadata(), to: converted)
         } catch let error as PMTilesError {
             try? FileManager.default.removeItem(atPath: converted)

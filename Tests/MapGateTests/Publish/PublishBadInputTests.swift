@@ -18,9 +18,11 @@ import Glibc
     }
 
     /// The error a publish gives, as text ("" when it succeeded).
-    func publishError() -> String {
+    func publishError(temporaryDirectory: String? = nil) -> String {
         do {
-            try workspace.publish()
+            try workspace.publish { options in
+                if let temporaryDirectory { options.temporaryDirectory = temporaryDirectory }
+            }
             return ""
         } catch {
             return (error as? LocalizedError)?.errorDescription ?? "\(error)"
@@ -64,6 +66,39 @@ import Glibc
         let message = publishError()
         #expect(message.contains("its file name is not UTF-8"), "\(message)")
         #expect(!message.contains("no such file"), "\(message)")
+    }
+
+    /// A PMTiles archive whose one tile is shared by a run of 2^25 tile ids (found by an attack:
+    /// 313 bytes of archive wrote 1.4 GB in $TMPDIR, one row per tile): what converting it needs
+    /// (here 32 PiB: a 1 GiB tile, the file sparse, so that no disk has the room) is said before
+    /// anything is written.
+    @Test func anArchiveThatConvertsToMoreThanTheDiskHoldsIsRefusedFirst() throws {
+        let tileLength = 1 << 30
+        let tile = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
+        let root = PMTilesDirectory(entries: [PMTilesDirectory.Entry(tileID: 0, offset: 0, length: UInt32(tileLength), runLength: 1 << 25)]).encoded
+        let metadata = Data("{}".utf8)
+        var header = PMTilesHeader()
+        header.internalCompression = .none
+        header.tileType = .png
+        header.maxZoom = 12
+        header.rootOffset = 127
+        header.rootLength = UInt64(root.count)
+        header.metadataOffset = header.rootOffset + header.rootLength
+        header.metadataLength = UInt64(metadata.count)
+        header.leafDirectoriesOffset = header.metadataOffset + header.metadataLength
+        header.tileDataOffset = header.leafDirectoriesOffset
+        header.tileDataLength = UInt64(tileLength)
+        let archive = workspace.input + "/ocean.pmtiles"
+        try (header.bytes + root + metadata + tile).write(to: URL(fileURLWithPath: archive))
+        #expect(truncate(archive, off_t(127 + root.count + metadata.count + tileLength)) == 0)
+        try Data(#"{"ocean.pmtiles": {"version": "1"}}"#.utf8).write(to: URL(fileURLWithPath: workspace.input + "/regions.json"))
+        let temporary = workspace.work.file("tmp")
+        try FileManager.default.createDirectory(atPath: temporary, withIntermediateDirectories: true)
+        let started = Date()
+        let message = publishError(temporaryDirectory: temporary)
+        #expect(message.contains("needs up to") && message.contains("set TMPDIR to a folder with room"), "\(message)")
+        #expect(Date().timeIntervalSince(started) < 30)
+        #expect(((try? FileManager.default.subpathsOfDirectory(atPath: temporary)) ?? []).allSatisfy { !$0.hasSuffix(".mbtiles") })
     }
 
     @Test func aNullTileIsRefusedNamingTheTile() throws {
