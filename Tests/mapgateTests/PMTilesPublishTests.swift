@@ -77,22 +77,30 @@ struct PMTilesPublishTests {
     /// PNG tiles gzip-compressed once more, as the spec allows and the reference writer writes
     /// (found by an attack: refused as "gzip (pbf)" tiles under a png format, with a fix that did
     /// not apply): published and installed as the images' own bytes.
-    @Test func gzipCompressedImageTilesAreUnpacked() throws {
-        let archive = work.file("gzipped-png.pmtiles")
+    /// A PNG archive by the reference writer, its tiles gzip-compressed once more: `tiles` is
+    /// Python, a list of ((z, x, y), bytes) pairs.
+    func gzippedPNGArchive(_ name: String, maxZoom: Int, tiles: String) throws -> String {
+        let archive = work.file(name + ".pmtiles")
         let made = try runProcess("/usr/bin/python3", ["-c", """
             import gzip, sys
             from pmtiles.writer import Writer
             from pmtiles.tile import zxy_to_tileid, TileType, Compression
-            png = lambda n: b"\\x89PNG\\r\\n\\x1a\\n" + bytes([n]) * 300
+            png = lambda body: b"\\x89PNG\\r\\n\\x1a\\n" + body
             with open(sys.argv[1], "wb") as f:
                 w = Writer(f)
-                for z, x, y in [(0, 0, 0), (1, 0, 0), (1, 1, 0), (1, 0, 1), (1, 1, 1)]:
-                    w.write_tile(zxy_to_tileid(z, x, y), gzip.compress(png(z * 4 + x * 2 + y), mtime=0))
-                w.finalize({"tile_type": TileType.PNG, "tile_compression": Compression.GZIP, "min_zoom": 0, "max_zoom": 1,
+                for (z, x, y), body in \(tiles):
+                    w.write_tile(zxy_to_tileid(z, x, y), gzip.compress(png(body), mtime=0))
+                w.finalize({"tile_type": TileType.PNG, "tile_compression": Compression.GZIP, "min_zoom": 0, "max_zoom": \(maxZoom),
                     "min_lon_e7": -1800000000, "min_lat_e7": -850000000, "max_lon_e7": 1800000000, "max_lat_e7": 850000000,
-                    "center_zoom": 0, "center_lon_e7": 0, "center_lat_e7": 0}, {"name": "gzipped"})
-            """, archive], environment: ["PYTHONPATH": PMTilesReference.pythonPath])
+                    "center_zoom": 0, "center_lon_e7": 0, "center_lat_e7": 0}, {"name": sys.argv[2]})
+            """, archive, name], environment: ["PYTHONPATH": PMTilesReference.pythonPath])
         try #require(made.status == 0, "\(made.stderr)")
+        return archive
+    }
+
+    @Test func gzipCompressedImageTilesAreUnpacked() throws {
+        let archive = try gzippedPNGArchive(
+            "gzipped", maxZoom: 1, tiles: "[((z, x, y), bytes([z * 4 + x * 2 + y]) * 300) for z, x, y in [(0, 0, 0), (1, 0, 0), (1, 1, 0), (1, 0, 1), (1, 1, 1)]]")
         try offer([("gzipped", archive, "1")])
         let published = try publish()
         try #require(published.status == 0, "\(published.stderr)")
@@ -102,19 +110,7 @@ struct PMTilesPublishTests {
         #expect(tiles.values.allSatisfy { $0.starts(with: [0x89, 0x50, 0x4E, 0x47]) && $0.count == 308 }, "\(tiles.mapValues(\.count))")
 
         // An image tile that unpacks far past an image's size is a gzip bomb: refused, naming it.
-        let bomb = work.file("bomb.pmtiles")
-        let bombed = try runProcess("/usr/bin/python3", ["-c", """
-            import gzip, sys
-            from pmtiles.writer import Writer
-            from pmtiles.tile import zxy_to_tileid, TileType, Compression
-            with open(sys.argv[1], "wb") as f:
-                w = Writer(f)
-                w.write_tile(zxy_to_tileid(0, 0, 0), gzip.compress(b"\\x89PNG\\r\\n\\x1a\\n" + bytes(4 << 20), mtime=0))
-                w.finalize({"tile_type": TileType.PNG, "tile_compression": Compression.GZIP, "min_zoom": 0, "max_zoom": 0,
-                    "min_lon_e7": -1800000000, "min_lat_e7": -850000000, "max_lon_e7": 1800000000, "max_lat_e7": 850000000,
-                    "center_zoom": 0, "center_lon_e7": 0, "center_lat_e7": 0}, {"name": "bomb"})
-            """, bomb], environment: ["PYTHONPATH": PMTilesReference.pythonPath])
-        try #require(bombed.status == 0, "\(bombed.stderr)")
+        let bomb = try gzippedPNGArchive("bomb", maxZoom: 0, tiles: "[((0, 0, 0), bytes(4 << 20))]")
         try offer([("bomb", bomb, "1")])
         let refused = try publish()
         #expect(refused.status == 65 && refused.stderr.contains("tile 0/0/0 is gzip-compressed and does not unpack"), "\(refused.stderr)")
