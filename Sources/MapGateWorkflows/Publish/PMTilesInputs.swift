@@ -29,9 +29,10 @@ public struct PMTilesInputs {
             // rows, and a small archive can ask for terabytes (found by an attack: 313 bytes wrote
             // 1.4 GB). What it needs at most is said before anything is written, if it does not fit.
             let gzippedImages = archive.header.tileCompression == .gzip && archive.header.tileType.isRaster
+            // At most 2^26 tiles of at most 4 GiB each (and a row's 32 bytes): no overflow.
             let needed = try archive.tileEntries().reduce(Int64(0)) { total, run in
                 let row = gzippedImages ? min(Int64(TileLimits.maximumUnpackedSize), Int64(run.length) * 4 + (64 << 10)) : Int64(run.length)
-                return total.addingReportingOverflow(Int64(run.runLength) * (row + 32)).overflow ? .max : total + Int64(run.runLength) * (row + 32)
+                return total + Int64(run.runLength) * (row + 32)
             }
             if let free = freeDiskSpace(at: folder), needed > free {
                 throw PublishError(

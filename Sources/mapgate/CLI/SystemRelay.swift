@@ -62,8 +62,8 @@ enum SystemRelay {
                 streams[1] = opened
             }
         }
-        var mirrorHost: BackgroundJob<Void>?
-        var mirrorEnd: LocalSocket?
+        var folderHost: BackgroundJob<Void>?
+        var folderEnd: LocalSocket?
         if command == SyncCommand.name, let source = arguments.value("from"), !isURL(source, schemes: ["http", "https"]) {
             // A mirror's folder (a USB stick, an old per-user data directory's mirror): opened
             // here with the user's rights, and its files opened here as the service asks
@@ -75,7 +75,7 @@ enum SystemRelay {
                 throw GeneralFailure(L.localized("--from %1$s: %2$s (a mirror is a folder written by 'mapgate mirror')", source, SystemErrorReason.text(errno)), kind: .usage)
             }
             let (ours, theirs) = try LocalSocket.pair(name: path)
-            mirrorEnd = theirs
+            folderEnd = theirs
             streams.append(theirs.fileDescriptor)
             forwarded = replacing(["--from"], with: SystemAccess.passedFolder, in: forwarded)
             // The host's own descriptor of the folder: this one is closed when the run ends,
@@ -83,17 +83,17 @@ enum SystemRelay {
             let own = fcntl(folder, F_DUPFD_CLOEXEC, 0)
             guard own >= 0 else { throw GeneralFailure(L.localized("--from %1$s: %2$s (a mirror is a folder written by 'mapgate mirror')", source, SystemErrorReason.text(errno)), kind: .io) }
             let named = PathText.standardized(path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path)
-            mirrorHost = BackgroundJob { PassedFolderHost(folder: own, path: named, socket: ours).run() }
+            folderHost = BackgroundJob { PassedFolderHost(folder: own, path: named, socket: ours).run() }
         }
         if command == MirrorCommand.name, let destination = arguments.positional.first, arguments.positional.count == 1 {
             // The service makes the packages; this process, with the user's rights, writes them
             // into the user's folder (the service cannot, and must not).
             let path = PathText.standardized(destination.hasPrefix("/") ? destination : FileManager.default.currentDirectoryPath + "/" + destination)
             let (ours, theirs) = try LocalSocket.pair(name: path)
-            mirrorEnd = theirs
+            folderEnd = theirs
             streams.append(theirs.fileDescriptor)
             if let index = forwarded.lastIndex(of: destination) { forwarded[index] = path }
-            mirrorHost = BackgroundJob { MirrorFolderHost(folder: LocalMirrorFolder(path: path), socket: ours).run() }
+            folderHost = BackgroundJob { MirrorFolderHost(folder: LocalMirrorFolder(path: path), socket: ours).run() }
         }
         let policy = Locations.policyFile(environment: context.environment).path
         let client = try SystemClient.connect(to: settings.systemSocket, policy: policy)
@@ -111,15 +111,16 @@ enum SystemRelay {
             }
             if forward { socket.sendByte(UInt8(number)) }
         }) {
-            // Our end of the mirror's socket lives until it is sent (Swift may otherwise end an
-            // object's life after its last use, closing the descriptor before it is passed)...
-            try withExtendedLifetime(mirrorEnd) {
+            // Our end of the folder's socket (mirror, sync --from DIR) lives until it is sent (Swift
+            // may otherwise end an object's life after its last use, closing the descriptor before
+            // it is passed)...
+            try withExtendedLifetime(folderEnd) {
                 try client.send(SystemRequest(arguments: forwarded, environment: context.environment), streams: streams)
             }
-            mirrorEnd = nil  // ...then the command's copy is the one left: its end ends the host
+            folderEnd = nil  // ...then the command's copy is the one left: its end ends the host
             let reply = try client.reply()
             finishing.withLock { $0.after = true }
-            try? mirrorHost?.wait()
+            try? folderHost?.wait()
             if let refusal = reply.refusal {
                 output?.discard()
                 throw refusal

@@ -44,8 +44,6 @@ struct SyncCommand: Command {
     /// The command that resumes this one (found by an attack: the hint said `mapgate sync`, which
     /// without the regions installs nothing when none is installed yet, and without `--from`
     /// goes to the publisher instead of the mirror).
-    var resumeCommand: String { Self.resumeCommand(regions, mirror: mirror) }
-
     static func resumeCommand(_ regions: [String], mirror: String?) -> String {
         (["mapgate", "sync"] + regions + (mirror.map { ["--from", $0] } ?? [])).map(Self.shellWord).joined(separator: " ")
     }
@@ -89,7 +87,7 @@ struct SyncCommand: Command {
                     (try? context.gateSettings().systemUser) ?? "_mapgate"), kind: .io)
         }
         let base = try passed.map { MirrorLayout.fileURL($0.folder) } ?? mirror.map { try MirrorLayout.baseURL(from: $0, currentDirectory: FileManager.default.currentDirectoryPath) }
-        let resumeCommand = passed.map { Self.resumeCommand(regions, mirror: $0.folder) } ?? resumeCommand
+        let resumeCommand = Self.resumeCommand(regions, mirror: passed?.folder ?? mirror)
         let accepted = try context.fetchCatalog(mirror: base)
         let installer = try RegionInstaller(
             directory: context.dataDirectory, state: try context.state(), downloader: PackageDownloader(client: try context.httpClient()))
