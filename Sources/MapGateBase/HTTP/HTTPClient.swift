@@ -213,6 +213,17 @@ private final class Transfer {
             message = "TLS error: \(message)"
         case CURLE_OPERATION_TIMEDOUT:
             message = "timed out: \(message)"
+        case CURLE_UNSUPPORTED_PROTOCOL:
+            // A redirect mapgate does not follow (to `file:`, or from https to plain http with the
+            // machine's credentials): libcurl's words blame its own build ("not supported or
+            // disabled in libcurl"; found by an attack), so the server's answer is named instead.
+            if let location = headers.last(where: { $0.name.lowercased() == "location" })?.value, !location.isEmpty {
+                let shown = location.count > 200 ? String(location.prefix(200)) + "…" : location
+                message =
+                    location.lowercased().hasPrefix("http:")
+                    ? L.localized("the server redirected from https to plain http (%1$s), which mapgate does not follow with the machine's credentials", shown)
+                    : L.localized("the server redirected to %1$s, which mapgate does not follow (only http and https)", shown)
+            }
         default:
             break
         }

@@ -182,10 +182,12 @@ public struct PackageDownloader: Sendable {
                 } else if status == 416 || status == 206 {
                     try sink.restart()
                     // Asked for the whole file, a part is no resume (found by an attack: "cannot resume at byte 0").
+                    // Said as what the server did, not what comes next: it is also the reason the
+                    // run gives after its last try ("…; trying again from the start (after 4 tries)").
                     let message =
                         offset == 0
-                        ? L.localized("the server answered with a part (206) when asked for the whole file; trying again from the start")
-                        : L.localized("the server cannot resume at byte %1$s; starting over", "\(offset)")
+                        ? L.localized("the server answered with a part (206) when asked for the whole file")
+                        : L.localized("the server cannot resume at byte %1$s", "\(offset)")
                     throw HTTPError.transport(code: -2, message: message, url: url)
                 } else {
                     throw HTTPError.status(status, url: url)

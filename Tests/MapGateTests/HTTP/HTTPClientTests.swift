@@ -203,8 +203,21 @@ import Testing
         #expect(try plain.get(HTTPRequest(url: "https://127.0.0.1:\(port)/catalog.json")).status == 200, "no credentials: the redirect is followed")
         plain.credentials = HTTPClient.HostCredentials(host: "127.0.0.1", authorization: "Bearer machine-7")
         origin.clearRequests()
-        #expect(throws: HTTPError.self) { try plain.get(HTTPRequest(url: "https://127.0.0.1:\(port)/catalog.json")) }
+        let error = #expect(throws: HTTPError.self) { try plain.get(HTTPRequest(url: "https://127.0.0.1:\(port)/catalog.json")) }
         #expect(!origin.requests.contains { $0.authorization != nil }, "the credentials went over plain http")
+        #expect(error?.reason.contains("from https to plain http (\(origin.baseURL)/hello.txt)") == true, "\(String(describing: error))")
+    }
+
+    /// A redirect to `file:` is not followed, and the message names the server's answer, not
+    /// libcurl's build (found by an attack: "Protocol "file" not supported or disabled in libcurl").
+    @Test func aRedirectToAFileIsNamed() throws {
+        try root.write("moved.txt.redirect", "file:///etc/hostname\n")
+        let error = #expect(throws: HTTPError.self) { try client.get(HTTPRequest(url: url("/moved.txt"))) }
+        guard case .transport(let code, _, let failedURL) = error else { Issue.record("wrong error \(String(describing: error))"); return }
+        #expect(code == 1 && failedURL == url("/moved.txt"))
+        #expect(error?.reason.contains("redirected to file:///etc/hostname, which mapgate does not follow (only http and https)") == true, "\(error?.reason ?? "")")
+        #expect(error?.reason.contains("disabled in libcurl") == false)
+        #expect(error?.isTransient == false)
     }
 
     @Test func connectionRefusedNamesTheURL() throws {

@@ -317,6 +317,18 @@ import Glibc
         #expect(again.leftovers.isEmpty, "\(again.leftovers)")
     }
 
+    /// A server that answers every request for the whole package with a part (206): after the
+    /// last try the run says what the server did, not that it is "trying again from the start"
+    /// (found by an attack: "…; trying again from the start (after 4 tries)").
+    @Test func aServerThatOnlyAnswersPartsSaysSoAtTheEnd() throws {
+        let harness = try SyncHarness()
+        let source = try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles")
+        try harness.builder.add(id: "parts", source: source, format: "png", overrides: ["url": "/_fault/status=206/packages/parts-1.mbtiles.gz"])
+        let error = #expect(throws: RegionError.self) { try harness.sync("parts") }
+        #expect(error?.reason.hasSuffix(": the server answered with a part (206) when asked for the whole file (after 4 tries)") == true, "\(String(describing: error))")
+        #expect(harness.origin.requests.filter { $0.path.contains("/packages/") }.count == 4)
+    }
+
     /// A catalog moved to another place (a CDN) with its packages beside it, the old URL
     /// redirecting there: relative package URLs are resolved against where the catalog was found
     /// (RFC 3986 5.1.3; found by an attack: they were asked for at the old place, 404), and the
