@@ -256,6 +256,11 @@ public final class StateDatabase {
         """
         ALTER TABLE regions ADD COLUMN package_wal INTEGER;
         """,
+        // Where the user's copy of the gate's record was when this copy was last written
+        // (`GateStore`): a user's copy found new while it is still there was moved, not lost.
+        """
+        CREATE TABLE gate_home (id INTEGER PRIMARY KEY CHECK (id = 1), path TEXT NOT NULL);
+        """,
     ]
 
     /// Brings the schema up to date; returns the version it found.

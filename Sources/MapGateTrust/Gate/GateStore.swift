@@ -128,9 +128,13 @@ public final class GateStore {
                 // A record that `load` would take for tampered is never written (rolled back, so
                 // nothing is counted): saved, it would cost the user the record at the next run.
                 guard record.isPlausible else { throw Self.implausibleChange }
-                for copy in copies {
+                for (index, copy) in copies.enumerated() {
                     writing = copy.path
                     try record.save(to: copy.database)
+                    // Each other copy notes where the user's copy is (``formerHome(of:atLeast:)``).
+                    if index > 0, let home = copies.first?.path {
+                        try copy.database.execute("INSERT OR REPLACE INTO gate_home (id, path) VALUES (1, ?)", [.text(home)])
+                    }
                     // The commit waits only for readers (another writer would hold the write lock
                     // this transaction holds): a process that keeps the file open in a read
                     // transaction (sqlite3, a backup tool) is waited for briefly, then the change
@@ -213,9 +217,26 @@ public final class GateStore {
             }
         }
         // Only the first load of a run sees the copies as they were found: the first change rewrites them all.
-        if !hasLoaded, let primary = copies.first, primary.isNew, (best?.generation ?? 0) > 0 {
-            lost = true
-            notes.append(L.localized("gate state %1$s is new while another copy holds a saved record (it was deleted or moved)", "\(primary.path)"))
+        if !hasLoaded, let primary = copies.first, primary.isNew, let saved = best, saved.generation > 0 {
+            if let (path, former) = formerHome(of: primary, atLeast: saved.generation) {
+                // The user's copy was not lost: another state folder was named for this run
+                // (`XDG_STATE_HOME` set in a login shell's profile and not in a service's, or the
+                // other way round), and the copy kept where it was before is still there, at
+                // least as new as the data directory's (found by an attack: this run failed closed,
+                // and with a newer version out a month the gate closed on an honest user). Its
+                // record is read and compared; nothing was lost, and both folders are kept.
+                if former.generation > saved.generation || (former.generation == saved.generation && former.isMoreRestrictive(than: saved)) {
+                    best = former
+                }
+                if let clock = former.latestClock { latestClock = max(latestClock ?? clock, clock) }
+                notes.append(
+                    L.localized(
+                        "gate state %1$s is new: the record was read from %2$s, where an earlier run kept it (XDG_STATE_HOME differs between runs?)", "\(primary.path)",
+                        path))
+            } else {
+                lost = true
+                notes.append(L.localized("gate state %1$s is new while another copy holds a saved record (it was deleted or moved)", "\(primary.path)"))
+            }
         }
         var record = best ?? GateRecord()
         // The clock's high-water mark never goes down, whichever copy wins.
@@ -234,6 +255,24 @@ public final class GateStore {
     }
 
     private var hasLoaded = false
+
+    /// The record in the user's copy where the other copies say it was last kept, when that is
+    /// not `primary`, is a regular file, and holds a sealed record of at least `generation` (one
+    /// of a lower generation may be an old copy brought back: the record stays lost). Read only.
+    private func formerHome(of primary: StateDatabase, atLeast generation: Int64) -> (path: String, record: GateRecord)? {
+        let name = "/state.sqlite"
+        for copy in copies.dropFirst() + readOnlyCopies {
+            guard let path = (try? copy.database.query("SELECT path FROM gate_home WHERE id = 1") { $0.text(0) })?.first ?? nil,
+                path != primary.path, path.hasSuffix(name), !Self.isSameFile(path, primary.path)
+            else { continue }
+            // A missing file reads as a fresh record (generation 0); anything but a regular file is refused unopened.
+            guard let former = try? StateDatabase.reading(directory: DataDirectory(path: String(path.dropLast(name.count)))),
+                case .sealed(let record)? = try? GateRecord.load(from: former.database), record.generation >= generation
+            else { continue }
+            return (path, record)
+        }
+        return nil
+    }
 
     /// Adds a note for the user (said once per run).
     func note(_ text: String) { remember([text]) }

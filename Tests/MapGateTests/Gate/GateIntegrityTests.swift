@@ -103,6 +103,46 @@ import Testing
         #expect(try harness.use() == .refused)
     }
 
+    /// Another state folder for one run (`XDG_STATE_HOME` set in a login shell's profile and not
+    /// in the systemd user service, or the other way round) while the record is still where the
+    /// earlier runs kept it: nothing was lost (found by an attack: the run failed closed and, with a
+    /// newer version out a month, the gate closed on an honest user with uses left). The count
+    /// goes on, offline too, and back in the usual folder.
+    @Test func anotherStateFolderForOneRunLosesNothing() throws {
+        let harness = try GateHarness()
+        try closeToTwoLeft(harness)
+        try harness.serve(nil)
+        let gate = Gate(
+            store: try GateStore(stateFolder: harness.root.path + "/other-state", directory: harness.directory, clock: harness.time.clock),
+            settings: harness.settings, clock: harness.time.clock, installed: try AppVersion("1.4.0"))
+        #expect(try gate.authorizeUse().decision == .prompt(usesLeft: 2))
+        #expect(gate.stateNotes.contains { $0.contains("where an earlier run kept it") }, "\(gate.stateNotes)")
+        #expect(try harness.use() == .prompt(1))
+        #expect(try harness.makeGate().stateNotes.isEmpty)
+    }
+
+    /// The data directory's copy names the earlier folder, but what is there now is an older copy
+    /// brought back (a lower generation than the data directory's): the record stays lost.
+    @Test func anOlderCopyWhereTheRecordWasKeptIsNoProof() throws {
+        let harness = try GateHarness()
+        try harness.serve("1.5.0")
+        #expect(try harness.use() == .grace)
+        let saved = harness.root.path + "/saved-state"
+        try FileManager.default.createDirectory(atPath: saved, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: copies(harness)[0], toPath: saved + "/state.sqlite")
+        harness.time.advance(days: 31)
+        #expect(try harness.use() == .prompt(5))
+        #expect(try harness.use() == .prompt(4))
+        let data = try SQLiteDatabase(path: copies(harness)[1], mode: .readWriteCreate)
+        try data.execute("UPDATE gate_home SET path = ?", [.text(saved + "/state.sqlite")])
+        try harness.serve(nil)
+        let gate = Gate(
+            store: try GateStore(stateFolder: harness.root.path + "/other-state", directory: harness.directory, clock: harness.time.clock),
+            settings: harness.settings, clock: harness.time.clock, installed: try AppVersion("1.4.0"))
+        #expect(throws: GateRecoveryError.self) { try gate.authorizeUse() }
+        #expect(gate.stateNotes.contains { $0.contains("is new while another copy holds a saved record") }, "\(gate.stateNotes)")
+    }
+
     /// 1.4.0: copy `state.sqlite` while open, copy it back once closed, and it was open again.
     @Test(arguments: [0, 1])
     func aCopyRolledBackLosesToTheNewerGeneration(index: Int) throws {
