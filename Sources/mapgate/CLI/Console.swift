@@ -147,24 +147,15 @@ struct Console {
         } else {
             write(question, to: STDERR_FILENO)
         }
-        var input = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
-        let milliseconds = timeout.isFinite ? Int32(min(max(timeout, 0) * 1000, Double(Int32.max))) : -1
-        while milliseconds >= 0 {
-            let ready = poll(&input, 1, milliseconds)
-            if ready < 0, errno == EINTR { continue }
-            if ready == 0 {
-                write("\n", to: STDERR_FILENO)
-                return nil
-            }
-            break
-        }
-        guard let line = TerminalInput.line() else {
-            // The end of input (Ctrl-D) leaves the cursor after the question: what follows
-            // starts on a line of its own.
+        switch TerminalInput.line(until: deadline) {
+        case .line(let line):
+            return line
+        case .end, .timedOut:
+            // The end of input (Ctrl-D) or the deadline leaves the cursor after the question (or
+            // after what was typed): what follows starts on a line of its own.
             write("\n", to: STDERR_FILENO)
             return nil
         }
-        return line
     }
 
     /// Writes `text`; whatever it carries from outside, only mapgate's own colours, newlines and

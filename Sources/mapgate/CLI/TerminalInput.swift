@@ -10,24 +10,54 @@ import Glibc
 /// set (a Japanese user in `ja_JP.eucJP` types はい in EUC-JP: it read as nothing mapgate knew,
 /// and the question was asked again until the run gave up; found by an attack).
 enum TerminalInput {
-    /// The next line of standard input without its line end, or nil at the end of input (or
-    /// when it cannot be read). Read a byte at a time, so that nothing after the line is taken
-    /// from a pipe; at most 4 KiB of it are kept.
-    static func line() -> String? {
+    /// What reading a line gave.
+    enum Read: Equatable {
+        /// A line ended by the user (Enter), without its line end.
+        case line(String)
+        /// The end of input (Ctrl-D) or a read error, before a line was ended: no answer, even
+        /// after some characters ("l", then Ctrl-D to back out; found by an attack: that counted
+        /// as "later" and a use was spent).
+        case end
+        /// The deadline passed before the line was ended.
+        case timedOut
+    }
+
+    /// The next line of standard input, read a byte at a time (so that nothing after the line is
+    /// taken from a pipe; at most 4 KiB of it are kept), the whole line by `deadline` (nil: no
+    /// limit). Found by an attack: only the first byte had to come in time, so a few characters
+    /// and one Ctrl-D (which hands them over without a line end) held the question, and the
+    /// reserved use with it, for as long as the terminal stayed open.
+    static func line(until deadline: ContinuousClock.Instant?) -> Read {
         var bytes: [UInt8] = []
         var byte: UInt8 = 0
         while true {
+            guard waitForInput(until: deadline) else { return .timedOut }
             let count = read(STDIN_FILENO, &byte, 1)
-            if count < 0, errno == EINTR { continue }
-            guard count == 1 else {
-                if bytes.isEmpty { return nil }
-                break
-            }
+            if count < 0, errno == EINTR || errno == EAGAIN { continue }
+            guard count == 1 else { return .end }
             if byte == 0x0A { break }
             if bytes.count < 4096 { bytes.append(byte) }
         }
         while bytes.last == 0x0D { bytes.removeLast() }
-        return text(bytes, codeset: String(cString: clinux_codeset()))
+        return .line(text(bytes, codeset: String(cString: clinux_codeset())))
+    }
+
+    /// Waits until standard input can be read (or is at its end, or failed): false when
+    /// `deadline` passed first. Waiting again after a signal counts from the same deadline.
+    private static func waitForInput(until deadline: ContinuousClock.Instant?) -> Bool {
+        var input = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
+        while true {
+            var milliseconds: Int32 = -1
+            if let deadline {
+                let left = deadline - ContinuousClock.now
+                guard left > .zero else { return false }
+                milliseconds = Int32(clamping: left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1)
+            }
+            let ready = poll(&input, 1, milliseconds)
+            if ready < 0, errno == EINTR { continue }
+            if ready == 0 { continue }  // the deadline is checked above
+            return true  // ready, at its end, or failed: `read` says which
+        }
     }
 
     /// `bytes` as text: UTF-8 when they are valid UTF-8, else converted from `codeset` (the
