@@ -253,6 +253,13 @@ public final class TileService: Sendable {
         guard let identity = FileIdentity(path: path) else {
             throw RegionError(region: record.id, reason: L.localized("its file %1$s cannot be read: %2$s", "\(path)", "\(SystemErrorReason.text(errno))"), kind: .io)
         }
+        // The file is the one installed, by the rule `list`, `tile` and `verify` follow (its size,
+        // then its stamp, then its SHA-256), before SQLite opens it (found by an attack: a FIFO put
+        // in its place blocked the watcher's open for good, and a server started beside one never
+        // answered; a file edited in place was served as "updated").
+        if case .damaged(let reason) = try record.condition(ofFileAt: path, hashingUnstamped: false) {
+            throw RegionError(region: record.id, reason: reason, kind: .badData)
+        }
         let file = try MBTilesFile(path: path)
         // Metadata that cannot be read is a damaged file (500 with the reason), not one served with
         // made-up facts (issue 43: a quiet `try?`); a zoom range the metadata contradicts falls
