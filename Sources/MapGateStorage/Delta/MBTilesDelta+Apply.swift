@@ -25,8 +25,10 @@ extension MBTilesDelta {
     /// summary's `targetHash`. `sync` does so on another thread while it validates the file.
     ///
     /// With `flushesOnCommit: false` the transaction commits without fsync (`PRAGMA synchronous =
-    /// OFF`): for a caller that fsyncs the file itself before it keeps it (`sync` does, before the
-    /// rename that installs it). A commit that fsyncs a file copied a moment before waits for the
+    /// OFF`) and without a rollback journal (`journal_mode = OFF`: a failure leaves the file
+    /// half-changed): for a caller that applies to a copy of its own, discards it unless it checks
+    /// out, and fsyncs the file itself before it keeps it (`sync` does, before the rename that
+    /// installs it). A commit that fsyncs a file copied a moment before waits for the
     /// whole copy to reach the disk, not just the pages the delta changed.
     @discardableResult
     public static func apply(delta: String, to base: String, hashes: HashCheck = .inTransaction, flushesOnCommit: Bool = true) throws -> DeltaSummary {
@@ -42,6 +44,14 @@ extension MBTilesDelta {
             throw DeltaError(path: delta, reason: .unsupported(problem))
         }
         let database = try SQLiteDatabase(path: base, mode: .readWriteCreate)
+        if !flushesOnCommit {
+            // Nor a rollback journal: such a caller discards the copy unless it checks out, so the
+            // journal only took room (found by an attack: on a nearly full disk the delta's apply
+            // failed for the journal's pages, which the space check had not counted). Set before
+            // the defensive flag, which refuses it (a journal-less file is at risk in a crash; a
+            // scratch copy is thrown away then).
+            _ = try database.query("PRAGMA main.journal_mode = OFF") { $0.text(0) }
+        }
         // Both files come from outside: none of their triggers runs, and the whole apply is
         // bounded in time (a delta's `tiles` may be a view that never ends).
         try database.distrustSchema()

@@ -69,14 +69,20 @@ public struct SQLiteError: MapGateFailure, LocalizedError, Sendable, Equatable {
         let systemErrno = writeErrno
         if systemErrno != 0, isWriteFailure {
             let reason = isDiskFull ? SystemErrorReason.text(ENOSPC) : SystemErrorReason.text(systemErrno)
-            var text = L.localized("%1$s: %2$s (SQLite error %3$s: %4$s)", path ?? "SQLite", reason, "\(code)", message)
-            if let sql { text += L.localized(" (while running: %1$s)", "\(sql)") }
-            return text
+            // The statement is left out: a full disk or a read-only file is the whole story (found
+            // by an attack: a delta's full disk said fifteen lines of SQL to the user).
+            return L.localized("%1$s: %2$s (SQLite error %3$s: %4$s)", path ?? "SQLite", reason, "\(code)", message)
         }
         var text = isDiskFull ? L.localized("the disk is full: SQLite error %1$s", "\(code)") : L.localized("SQLite error %1$s", "\(code)")
         if let path { text += " in \(path)" }
         text += ": \(message)"
-        if let sql { text += L.localized(" (while running: %1$s)", "\(sql)") }
+        if let sql, !isDiskFull { text += L.localized(" (while running: %1$s)", "\(Self.shortened(sql))") }
         return text
+    }
+
+    /// A statement on one line, at most 200 characters: enough to tell which one failed.
+    static func shortened(_ sql: String) -> String {
+        let line = sql.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        return line.count > 200 ? String(line.prefix(200)) + "…" : line
     }
 }

@@ -32,7 +32,22 @@ extension RegionInstaller {
         stage(.downloading)
         let download = try downloader.download(package, into: directory, progress: progress)
         defer { try? FileManager.default.removeItem(atPath: download.outputPath) }
+        do {
+            return try apply(download, of: package, to: region, with: delta, previous: previous, stage: stage, deliver: deliver)
+        } catch {
+            // Downloaded whole and still of no use: its bytes are given back before the full
+            // package is fetched (found by an attack: on a nearly full disk they, and the copy's
+            // journal, kept the full package from fitting, in every later run too).
+            downloader.discardPartial(package, in: directory)
+            throw error
+        }
+    }
 
+    /// Applies the downloaded delta to a copy of the installed file, checks it and installs it.
+    private func apply(
+        _ download: PackageDownloader.Download, of package: PackageReference, to region: CatalogRegion, with delta: CatalogDelta, previous: InstalledRegion,
+        stage: (Stage) -> Void, deliver: Delivery
+    ) throws -> Outcome {
         stage(.applying)
         let patched = directory.patchingPath(region.id)
         try? FileManager.default.removeItem(atPath: patched)

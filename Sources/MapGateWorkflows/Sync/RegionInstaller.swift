@@ -97,8 +97,10 @@ public final class RegionInstaller {
                 warnWithoutVectorLayers(region, notice: notice)
                 return outcome
             } catch {
-                try? FileManager.default.removeItem(atPath: directory.patchingPath(region.id))
-                try? FileManager.default.removeItem(atPath: directory.installingPath(region.id))
+                for path in [directory.patchingPath(region.id), directory.installingPath(region.id)] {
+                    try? FileManager.default.removeItem(atPath: path)
+                    LeftoverFiles.removeSideFiles(of: path)
+                }
                 deltaFailure = error
                 if region.fullPackageAbsence == nil {
                     notice(L.localized("region %1$s: the delta from %2$s could not be used (%3$s); downloading the full package", region.id, delta.fromVersion, Self.reason(error, of: region.id)))

@@ -59,6 +59,24 @@ extension DeltaTests {
 
         /// Into martin's flat-with-hash layout, each new tile gets the MD5 martin's own snapshot
         /// records for it (`copy__databases@hash__v2.snap`).
+        /// Applied to a scratch copy (`flushesOnCommit: false`, as `sync` does), no rollback
+        /// journal is written (found by an attack: on a nearly full disk the journal's pages made
+        /// the apply fail where the space check said it fit). A dangling link standing where the
+        /// journal would be made shows it: the default apply cannot make the journal through it, the
+        /// scratch apply needs none.
+        @Test func aScratchApplyWritesNoJournal() throws {
+            let directory = try TemporaryDirectory()
+            let base = directory.file("v1.mbtiles")
+            let delta = directory.file("dif.mbtiles")
+            try Files.write(base, layout: .martinFlat, tiles: MartinSnapshots.v1Tiles, metadata: MartinSnapshots.v1Metadata)
+            try Files.write(delta, layout: .martinFlat, tiles: MartinSnapshots.difTiles, metadata: MartinSnapshots.difMetadata)
+            try FileManager.default.createSymbolicLink(atPath: base + "-journal", withDestinationPath: directory.file("no-such-folder/journal"))
+            #expect(throws: (any Error).self) { try MBTilesDelta.apply(delta: delta, to: base) }
+            let summary = try MBTilesDelta.apply(delta: delta, to: base, hashes: .byCaller, flushesOnCommit: false)
+            #expect(try TilesetHash.compute(ofFileAt: base).hex == summary.targetHash)
+            #expect(try Files.tiles(of: base) == MartinSnapshots.v2Tiles)
+        }
+
         @Test func flatWithHashBaseGetsMartinsTileHashes() throws {
             let directory = try TemporaryDirectory()
             let base = directory.file("v1.mbtiles")

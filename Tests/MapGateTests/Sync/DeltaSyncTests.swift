@@ -37,6 +37,8 @@ import Testing
         let state: StateDatabase
         let baseURL: String
         var notices: [String] = []
+        /// Free space in a folder, as the installer asks it (nil: the disk's own).
+        var freeSpace: ((String) -> Int64?)?
 
         init(baseURL: String) throws {
             work = try TemporaryDirectory()
@@ -55,7 +57,7 @@ import Testing
             let installer = RegionInstaller(
                 directory: directory, state: state,
                 downloader: PackageDownloader(client: HTTPClient(), retry: RetryPolicy(maxAttempts: 1, initialDelay: 0, sleep: { _ in })),
-                appVersion: try AppVersion(BuildInfo.version))
+                appVersion: try AppVersion(BuildInfo.version), freeSpace: freeSpace ?? freeDiskSpace(at:))
             let gate = Gate(store: try GateStore(stateFolder: work.file("state"), directory: directory), settings: .unreachable, clock: .system, installed: try AppVersion(BuildInfo.version))
             let region = try #require(catalog.region("alpha"))
             return try installer.sync(
@@ -269,5 +271,31 @@ import Testing
         }
         let leftovers = (try? FileManager.default.contentsOfDirectory(atPath: client.directory.partialPath)) ?? []
         #expect(!leftovers.contains { $0.contains("patching") || $0.contains("installing") }, "\(leftovers)")
+    }
+
+    /// A delta downloaded whole and refused gives its room back before the full package's space
+    /// is checked (found by an attack: on a nearly full disk the delta's bytes, kept in
+    /// `partial/`, kept the full package from fitting, in that run and every later one). The disk
+    /// here has room for the full package and what `partial/` holds takes from it.
+    @Test func aRefusedDeltaGivesItsRoomToTheFullPackage() throws {
+        try publishVersions(upTo: 1)
+        let client = try Client(baseURL: origin.baseURL)
+        try client.sync()
+        try publishVersions(from: 2, upTo: 2)
+        var catalog = try client.catalog()
+        let index = try #require(catalog.regions.firstIndex { $0.id == "alpha" })
+        try tamper(
+            &catalog.regions[index].deltas[0],
+            with: "UPDATE tiles SET tile_data = x'00' || tile_data WHERE rowid = (SELECT min(rowid) FROM tiles WHERE tile_data IS NOT NULL)")
+        let region = catalog.regions[index]
+        let partial = client.directory.partialPath
+        client.freeSpace = { _ in
+            let held = ((try? FileManager.default.contentsOfDirectory(atPath: partial)) ?? []).reduce(Int64(0)) {
+                $0 + FileManager.default.sizeOfItem(atPath: partial + "/" + $1)
+            }
+            return region.size + region.installedSize - held
+        }
+        guard case .installed = try client.sync(catalog: catalog) else { Issue.record("the full package was not installed"); return }
+        #expect(client.notices.first?.contains("downloading the full package") == true, "\(client.notices)")
     }
 }
