@@ -51,12 +51,25 @@ public struct HTTPClient: Sendable {
     ///
     /// - Parameter maxBodyBytes: a body larger than this fails the request.
     public func get(_ request: HTTPRequest, maxBodyBytes: Int = 32 << 20) throws -> HTTPResponse {
+        // libcurl takes a failed read of a `file://` file for its end (found by an attack: a
+        // stick's read error on catalog.json was "the file changed after signing", and on
+        // mirror.json "truncated?", exit 65): fewer bytes than the file holds, while it still
+        // holds them, is a read error (74), said as such.
+        let local = request.fileOffset == 0 ? (try? checkLocalFile(request.url)) ?? nil : nil
+        let expected = local.flatMap { try? localStatus($0).size }
         var body = Data()
         let head = try stream(request, onHead: { _ in body.removeAll(keepingCapacity: true) }) { chunk in
             guard body.count + chunk.count <= maxBodyBytes else {
                 throw HTTPError.tooLarge(limit: maxBodyBytes, url: request.url)
             }
             body.append(contentsOf: chunk)
+        }
+        if let local, let expected, Int64(body.count) < expected, let now = try? localStatus(local).size, now >= expected {
+            throw HTTPError.transport(
+                code: HTTPError.localReadFailure,
+                message: L.localized(
+                    "could not be read to its end: %1$s of its %2$s bytes were read (a read error: was the stick or share taken away?)", "\(body.count)",
+                    "\(expected)"), url: request.url)
         }
         return HTTPResponse(head: head, body: body)
     }

@@ -17,9 +17,14 @@ public enum HTTPError: MapGateFailure, LocalizedError, Sendable, Equatable {
     public var kind: FailureKind {
         switch self {
         case .tooLarge, .notRegularFile: .badData
+        case .transport(let code, _, _) where code == Self.localReadFailure: .io
         default: .unavailable
         }
     }
+
+    /// mapgate's own code for a local (`file://`) file that could not be read to its end while
+    /// its size says there is more: a read error (a stick pulled out, a failing card), I/O.
+    public static let localReadFailure = -3
 
     /// libcurl errors that may pass on a retry: a name that did not resolve, a connection that
     /// failed, was cut or timed out, a TLS handshake that broke off. Not an unsupported protocol

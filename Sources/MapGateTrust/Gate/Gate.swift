@@ -194,7 +194,7 @@ public final class Gate {
         do {
             try settle(authorization)
         } catch {
-            store.note("the use this run reserved could not be given back (\(errorMessage(error))); it stays counted")
+            store.note(L.localized("the use this run reserved could not be given back now (%1$s); the next mapgate run gives it back", "\(errorMessage(error))"))
         }
     }
 

@@ -29,7 +29,9 @@ final class InterruptibleUse: Sendable {
                     let gate = try Gate(store: try GateStore(stateFolder: stateFolder, directory: directory), settings: try settings.get())
                     try gate.settle(authorization)
                 } catch {
-                    console.warning(L.localized("the use this run reserved could not be given back (%1$s); it stays counted", "\(errorMessage(error))"))
+                    // Not lost: the reservation names this process, and the next run gives back those of
+                    // processes that have ended (found by an attack: "it stays counted" said otherwise).
+                    console.warning(L.localized("the use this run reserved could not be given back now (%1$s); the next mapgate run gives it back", "\(errorMessage(error))"))
                 }
             }
         }

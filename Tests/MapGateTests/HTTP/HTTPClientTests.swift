@@ -208,6 +208,23 @@ import Testing
         #expect(error?.reason.contains("from https to plain http (\(origin.baseURL)/hello.txt)") == true, "\(String(describing: error))")
     }
 
+    /// A local file read short of the size it has (libcurl takes a failed read for the file's
+    /// end; found by an attack: a stick's read error on catalog.json was "the file changed after
+    /// signing", 65) is a read error, I/O (74). A sysfs file stands in for the failing stick: it
+    /// says 4096 bytes and reads fewer, and nothing here writes to it.
+    @Test func aLocalFileReadShortOfItsSizeIsAReadError() throws {
+        let candidates = ["/sys/devices/system/cpu/online", "/sys/kernel/mm/transparent_hugepage/enabled"]
+        let path = try #require(candidates.first { path in
+            guard let size = try? HTTPClient().localStatus(path).size, let read = FileManager.default.contents(atPath: path) else { return false }
+            return read.count < size
+        }, "no file that reads short of its size in \(candidates)")
+        let error = #expect(throws: HTTPError.self) { try client.get(HTTPRequest(url: "file://" + path)) }
+        #expect(error?.kind == .io, "\(String(describing: error))")
+        #expect(error?.reason.contains("could not be read to its end") == true, "\(String(describing: error))")
+        // A file read whole is no read error.
+        #expect(try client.get(HTTPRequest(url: "file://" + root.file("hello.txt"))).body == Data("hello, map\n".utf8))
+    }
+
     /// A redirect to `file:` is not followed, and the message names the server's answer, not
     /// libcurl's build (found by an attack: "Protocol "file" not supported or disabled in libcurl").
     @Test func aRedirectToAFileIsNamed() throws {

@@ -49,6 +49,8 @@ import Testing
             DELETE FROM metadata WHERE name IN ('minzoom', 'maxzoom');
             INSERT INTO metadata VALUES ('minzoom', '2'), ('maxzoom', '6');
             """)
+        try harness.recordAsInstalled("plain")
+        try harness.recordAsInstalled("cities")
         var settings = HTTPServer.Settings()
         settings.readTimeout = 1
         settings.idleTimeout = 2

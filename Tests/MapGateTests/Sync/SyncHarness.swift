@@ -62,6 +62,16 @@ final class SyncHarness: @unchecked Sendable {
 
     var library: RegionLibrary { RegionLibrary(directory: directory, state: state) }
 
+    /// Takes the file now at `id`'s path for the one installed (its size and SHA-256, no stamp):
+    /// for tests that change an installed file so that a reader meets what `sync` would refuse
+    /// (the server checks a file against its record before it opens it).
+    func recordAsInstalled(_ id: String) throws {
+        let path = directory.regionPath(id)
+        try state.database.execute(
+            "UPDATE regions SET sha256 = ?, size = ?, file_modified = NULL, file_inode = NULL WHERE id = ?",
+            [.text(try SHA256Hasher.hex(ofFileAt: path)), .integer(FileManager.default.sizeOfItem(atPath: path)), .text(id)])
+    }
+
     /// Files left in the partial folder.
     var leftovers: [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: directory.partialPath)) ?? []).sorted()
