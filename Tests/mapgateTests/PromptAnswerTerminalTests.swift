@@ -49,6 +49,9 @@ import Testing
         Case(locale: "ko_KR.UTF-8", question: "업데이트할까요?", answer: "예", updatesNow: true),
         Case(locale: "ko_KR.UTF-8", question: "업데이트할까요?", answer: "지금 업데이트", updatesNow: true),
         Case(locale: "ko_KR.UTF-8", question: "업데이트할까요?", answer: "나중에", updatesNow: false),
+        // The l key with the Korean input method on, and the u key with the Japanese one.
+        Case(locale: "ko_KR.UTF-8", question: "업데이트할까요?", answer: "ㅣ", updatesNow: false),
+        Case(locale: "ja_JP.UTF-8", question: "アップデートしますか？", answer: "う", updatesNow: true),
         Case(locale: "C.UTF-8", question: "Update now or later?", answer: "YES", updatesNow: true),
         Case(locale: "C.UTF-8", question: "Update now or later?", answer: "1", updatesNow: true),
         Case(locale: "C.UTF-8", question: "Update now or later?", answer: "later", updatesNow: false),

@@ -27,13 +27,22 @@ public enum PromptAnswer: Sendable, Equatable {
     /// The answer `text` means, or nil when it is not understood.
     public init?(_ text: String) {
         let answer = Self.folded(text)
-        if Self.updateNowWords.contains(answer) {
-            self = .updateNow
-        } else if Self.laterWords.contains(answer) {
-            self = .later
-        } else {
-            return nil
+        if let meaning = Self.meaning(of: answer) {
+            self = meaning
+            return
         }
+        // Several words that all say the same (`아니요 나중에`, `いいえ、後で`, `no, later`; found
+        // by an attack: a whole natural answer was asked again); words that disagree are not
+        // understood.
+        let parts = answer.split(whereSeparator: { " ,、，;；/".contains($0) }).map(String.init)
+        guard parts.count > 1, let first = Self.meaning(of: parts[0]), parts.allSatisfy({ Self.meaning(of: $0) == first }) else { return nil }
+        self = first
+    }
+
+    private static func meaning(of word: String) -> PromptAnswer? {
+        if updateNowWords.contains(word) { return .updateNow }
+        if laterWords.contains(word) { return .later }
+        return nil
     }
 
     /// Words that mean "update now". Each language's prompt labels and yes-words are here in
@@ -50,6 +59,10 @@ public enum PromptAnswer: Sendable, Equatable {
         "[u] 지금 업데이트", "[u] 立即更新",
         // And as the question asked again shows it (found by the next attack).
         "u (update now)", "u(update now)", "u(今すぐアップデート)", "u(지금 업데이트)", "u(立即更新)",
+        // The keys u and y with an input method on (found by an attack: asked again until the run
+        // gave up): Korean two-set (u ㅕ, y ㅛ), Japanese romaji (u う, yes いぇs), and the
+        // Korean shorthand for yes (ㅇㅇ).
+        "ㅕ", "ㅛ", "う", "いぇs", "ㅇㅇ",
     ]
 
     /// Words that mean "later".
@@ -60,6 +73,11 @@ public enum PromptAnswer: Sendable, Equatable {
         "아니요", "아니오", "아니", "아뇨", "나중에", "나중에요", "나중에 업데이트",
         "[l]ater", "[l] later", "[l] 後で", "[l] 나중에", "[l] 稍后更新", "[l] 稍後更新",
         "l (later)", "l(later)", "l(後で)", "l(나중에)", "l(稍后更新)", "l(稍後更新)",
+        // No in other words: "no need", "don't update", "not yet".
+        "不用", "不用了", "不更新", "先不", "暂不", "暫不", "以后再更新", "以後再更新", "まだ", "今はいい", "아직",
+        // The keys l and n with an input method on: Korean two-set (l ㅣ, n ㅜ), Japanese romaji
+        // (n ん, no の), and the Korean shorthand for no (ㄴㄴ).
+        "ㅣ", "ㅜ", "ん", "の", "ㄴㄴ",
     ]
 
     /// `text` as it is compared: the width folding of Unicode's NFKC (full-width ASCII
