@@ -147,6 +147,23 @@ import Testing
         #expect(try promptsShown() == before, "\(held.screen)\n\(backedOut.screen)")
     }
 
+    /// stderr into a pipe or a file at a terminal (`2>&1 | tee log`, `2>log`): the question is
+    /// still asked, on the terminal (found by an attack: the prompt went to the log and the use
+    /// was counted as "later" unasked); into a file, the prompt's lines are shown there too.
+    @Test(arguments: ["\"$@\" 2>&1 | cat", "\"$@\" 2>\"$0\""])
+    func theQuestionIsAskedWhenStderrGoesElsewhere(_ redirection: String) throws {
+        let output = workspace.work.file("elsewhere.png")
+        let log = workspace.work.file("stderr.log")
+        let before = try promptsShown()
+        let result = try mapgate.runOnTerminal(
+            ["tile", "geo", "0", "0", "0", "-o", output], at: during, prefix: ["/bin/sh", "-c", redirection, log],
+            steps: [.init(waitFor: "Update now or later?", send: "u\r")])
+        #expect(!result.timedOut, "\(result.screen)")
+        #expect(!FileManager.default.fileExists(atPath: output), "the use was taken as later: \(result.screen)")
+        #expect(try promptsShown() == before, "\(result.screen)")
+        #expect(result.screen.contains("1.5.0"), "the prompt's lines are not on the terminal: \(result.screen)")
+    }
+
     /// Ctrl-Z where no shell could continue mapgate (started straight on a terminal of its own, as
     /// `ssh -t host mapgate …` or `tmux new 'mapgate …'` start it) does nothing, as the kernel does
     /// with Ctrl-Z there (found by an attack: mapgate stopped itself for good, holding its use,

@@ -12,8 +12,17 @@ struct Console {
     let json: Bool
     let stdoutIsTTY = isatty(STDOUT_FILENO) == 1
     let stderrIsTTY = isatty(STDERR_FILENO) == 1
-    /// True when a person can answer a question (stdin and stderr are terminals).
-    let isInteractive = isatty(STDIN_FILENO) == 1 && isatty(STDERR_FILENO) == 1
+    /// Where a question is asked: stderr when it is a terminal; else, when stdin is one, the
+    /// controlling terminal (found by an attack: with `mapgate tile … 2>&1 | tee log` at a
+    /// terminal the prompt went to the log and the use was counted as "later" unasked); -1 when
+    /// no person can answer.
+    let questionDescriptor: Int32 =
+        isatty(STDIN_FILENO) != 1 ? -1 : isatty(STDERR_FILENO) == 1 ? STDERR_FILENO : Console.controllingTerminal
+    /// True when a person can answer a question (stdin is a terminal, and stderr or the
+    /// controlling terminal shows the question).
+    var isInteractive: Bool { questionDescriptor >= 0 }
+    /// `/dev/tty` opened for writing once, when first needed (-1 without a controlling terminal).
+    private static let controllingTerminal: Int32 = open("/dev/tty", O_WRONLY | O_CLOEXEC | O_NOCTTY)
     let colorAllowed: Bool
     /// stderr is the journal (systemd's `JOURNAL_STREAM` names it): each line then starts with
     /// its syslog priority (`<5>` notice for the prompt, `<4>` warning, `<3>` error), which journald
@@ -27,7 +36,13 @@ struct Console {
         self.json = json
         colorAllowed = environment["NO_COLOR"] == nil && environment["TERM"] != "dumb"
         stderrIsJournal = Self.isJournal(stream: environment["JOURNAL_STREAM"], descriptor: STDERR_FILENO)
-        notifiesDesktop = DesktopNotification.isWanted(environment: environment, isInteractive: isInteractive)
+        notifiesDesktop = DesktopNotification.isWanted(environment: environment, isInteractive: questionDescriptor >= 0)
+    }
+
+    /// Whether `descriptor` is a pipe or FIFO.
+    static func isPipe(_ descriptor: Int32) -> Bool {
+        var info = stat()
+        return fstat(descriptor, &info) == 0 && info.st_mode & S_IFMT == S_IFIFO
     }
 
     /// Whether `descriptor` is the journal stream `stream` ("DEVICE:INODE", as systemd sets it).
@@ -77,6 +92,19 @@ struct Console {
                 continue
             }
             guard writeBytes(TerminalText.allowingColour(promptLine(line)), to: STDERR_FILENO, until: deadline) else { return false }
+        }
+        // The question goes to the terminal while stderr goes to a file (`2>log`): the prompt's
+        // lines go there too, so that the person asked sees what about. (Into a pipe, `2>&1 |
+        // tee log`, they are on the screen already.)
+        if questionDescriptor >= 0, questionDescriptor != STDERR_FILENO, !Self.isPipe(STDERR_FILENO) {
+            for line in lines {
+                let text = TerminalText.allowingColour(line + "\n")
+                if let deadline {
+                    guard writeBytes(text, to: questionDescriptor, until: deadline) else { return false }
+                } else {
+                    writeBytes(text, to: questionDescriptor)
+                }
+            }
         }
         if notifiesDesktop, let summary = lines.first {
             DesktopNotification.show(summary: summary, body: lines.dropFirst().joined(separator: "\n"))
@@ -142,10 +170,11 @@ struct Console {
     func ask(_ question: String, timeout: Double = .infinity) -> String? {
         // The question too must be taken by stderr within the time the answer has.
         let deadline = timeout.isFinite ? ContinuousClock.now + .milliseconds(Int64(min(max(timeout, 0), 1e9) * 1000)) : nil
+        let asking = questionDescriptor >= 0 ? questionDescriptor : STDERR_FILENO
         if let deadline {
-            guard writeBytes(TerminalText.allowingColour(question), to: STDERR_FILENO, until: deadline) else { return nil }
+            guard writeBytes(TerminalText.allowingColour(question), to: asking, until: deadline) else { return nil }
         } else {
-            write(question, to: STDERR_FILENO)
+            write(question, to: asking)
         }
         switch TerminalInput.line(until: deadline) {
         case .line(let line):
@@ -153,7 +182,7 @@ struct Console {
         case .end, .timedOut:
             // The end of input (Ctrl-D) or the deadline leaves the cursor after the question (or
             // after what was typed): what follows starts on a line of its own.
-            write("\n", to: STDERR_FILENO)
+            write("\n", to: asking)
             return nil
         }
     }
