@@ -261,6 +261,9 @@ public final class StateDatabase {
         """
         CREATE TABLE gate_home (id INTEGER PRIMARY KEY CHECK (id = 1), path TEXT NOT NULL);
         """,
+        """
+        ALTER TABLE gate ADD COLUMN counting_for TEXT;
+        """,
     ]
 
     /// Brings the schema up to date; returns the version it found.

@@ -363,7 +363,7 @@ public final class Gate {
             let policy = managed.applying(saved)
             let now = policy.advanceClock(&record, reading: reading, boot: boot)
             if record.firstUseAt == nil { record.firstUseAt = now }
-            policy.reconcile(&record)
+            policy.reconcile(&record, at: now)
             // Uses reserved by runs that died before delivering (SIGKILL, the OOM killer, a power
             // cut: no fault of the user's) go back, as the end of a run gives its own back; so do
             // those of runs stopped (Ctrl-Z at the question: found by an attack, a stopped run

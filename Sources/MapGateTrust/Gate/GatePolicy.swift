@@ -142,13 +142,27 @@ public struct GatePolicy: Sendable {
     /// (the app was updated), so an update opens the gate at once, even offline.
     /// A pending version that no longer reads as a version (a record from a mapgate that read
     /// versions otherwise) fails closed: the record recovers, and the next good lookup decides.
-    public func reconcile(_ record: inout GateRecord) {
+    ///
+    /// An update to the version whose sighting started the count, or past it, while a still newer
+    /// one is pending (the store's cache a release behind offered it) starts the newer one's own
+    /// grace, from its release date, with no use counted (found by an attack: the user who updated
+    /// stayed at the old count, with no grace for a version out a few days).
+    public func reconcile(_ record: inout GateRecord, at now: Date) {
         guard let pending = record.pendingVersion else { return }
         guard let version = try? AppVersion(pending) else {
             record.isRecovering = true
             return
         }
-        if version <= installed { record.resetPending() }
+        if version <= installed {
+            record.resetPending()
+            return
+        }
+        guard let counting = record.countingFor.flatMap({ try? AppVersion($0) }), counting <= installed else { return }
+        let released = record.lastRelease.flatMap { release in (try? AppVersion(release.version)) == version ? release.releaseDate : nil }
+        record.firstSeen = min(released ?? now, now)
+        record.promptsShown = 0
+        record.notNewerSince = nil
+        record.countingFor = pending
     }
 
     /// How long the store must keep saying "not newer" before a pending version is forgotten.
@@ -240,6 +254,7 @@ public struct GatePolicy: Sendable {
         record.notNewerSince = nil
         if record.pendingVersion == nil {
             record.promptsShown = 0
+            record.countingFor = store.text
         }
         let released = release.releaseDate ?? now
         record.firstSeen = min(record.firstSeen ?? now, released, now)

@@ -19,7 +19,7 @@ extension GateRecord {
                    last_lookup_at, last_attempt_at, last_lookup_error, recovering, generation, seal,
                    catalog_serial, catalog_sha256, publisher_gate,
                    installed_regions, uses_since_lookup, last_use_reading, catalog_serials, boot_id, boot_seconds, not_newer_since,
-                   reservations, strictest_rules, first_use_at
+                   reservations, strictest_rules, first_use_at, counting_for
             FROM gate WHERE id = 1
             """
         /// A nested value whose stored text does not decode is not trusted, as an edited row is not:
@@ -67,6 +67,7 @@ extension GateRecord {
             let strictest = row.text(22)
             record.strictestRules = decode(PublisherGate.self, strictest)
             record.firstUseAt = row.date(23)
+            record.countingFor = row.text(24)
             let texts = GateRecordSeal.Texts(
                 release: release, publisherGate: gate, catalogSerials: serials, reservations: reservations, strictestRules: strictest)
             return (record, texts, row.text(10))
@@ -96,8 +97,8 @@ extension GateRecord {
             INSERT OR REPLACE INTO gate (id, pending_version, first_seen, prompts_shown, latest_clock,
                 last_release, last_lookup_at, last_attempt_at, last_lookup_error, recovering, generation, seal,
                 publisher_gate, installed_regions, uses_since_lookup, last_use_reading, catalog_serials, boot_id, boot_seconds, not_newer_since,
-                reservations, strictest_rules, first_use_at)
-            VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                reservations, strictest_rules, first_use_at, counting_for)
+            VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
                 .textOrNull(pendingVersion), .dateOrNull(firstSeen), .integer(Int64(promptsShown)),
@@ -107,7 +108,7 @@ extension GateRecord {
                 .textOrNull(gate),
                 .text(installedRegions.joined(separator: ",")), .integer(Int64(usesSinceLookup)), .dateOrNull(lastUseReading), .text(serials),
                 .textOrNull(bootID), bootSeconds.map { .real($0) } ?? .null, .dateOrNull(notNewerSince),
-                .textOrNull(reservations), .textOrNull(strictest), .dateOrNull(firstUseAt),
+                .textOrNull(reservations), .textOrNull(strictest), .dateOrNull(firstUseAt), .textOrNull(countingFor),
             ])
     }
 }

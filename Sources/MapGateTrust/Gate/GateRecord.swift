@@ -70,6 +70,10 @@ public struct GateRecord: Sendable, Equatable {
     /// When the record was first used (the gate's time): with map data installed and no
     /// successful lookup ever, ``GatePolicy/firstLookupDays`` count from here.
     public var firstUseAt: Date?
+    /// The newer version whose sighting started the count (`firstSeen`, `promptsShown`): a user
+    /// who installs it (or a later one) while a still newer one is pending starts that one's own
+    /// grace (``GatePolicy/reconcile(_:at:)``). Nil in a record from before it was kept.
+    public var countingFor: String?
 
     public init() {}
 
@@ -117,6 +121,7 @@ public struct GateRecord: Sendable, Equatable {
         promptsShown = 0
         notNewerSince = nil
         reservations = []
+        countingFor = nil
     }
 
     /// True when `self` restricts the user at least as much as `other` (more uses spent, an

@@ -46,6 +46,7 @@ enum GateRecordSeal {
         // And the strictest rules an unsigned policy set, once one did.
         if let strictest = texts.strictestRules { fields += ["strictest", strictest] }
         if let first = record.firstUseAt { fields += ["first-use", date(first)] }
+        if let counting = record.countingFor { fields += ["counting-for", counting] }
         // Each field is length-prefixed so that no two records share a text.
         let text = fields.map { "\($0.utf8.count):\($0)" }.joined(separator: "|")
         try SharedLibrary.crypto.load()
