@@ -154,6 +154,20 @@ public final class TileRequestHandler: HTTPRequestHandler {
         return text(500, "region \(id) is installed but damaged: \(reason); mapgate sync \(id) installs it again\n", cors: true)
     }
 
+    /// `reason` with each absolute path cut to its last two parts (`…/regions/x.mbtiles`): an
+    /// answer any web page may read (CORS) names none of the user's folders (found by an attack:
+    /// a damaged region's 500 named the data directory, `/home/USER/…`, to every site). The server's
+    /// log and `/health` (same origin only) keep the whole path.
+    static func withoutFolders(_ reason: String) -> String {
+        reason.split(separator: " ", omittingEmptySubsequences: false).map { word -> String in
+            // (Lines stay lines: a word is what lies between spaces, a path never spans two.)
+            guard let slash = word.firstIndex(of: "/"), word[..<slash].allSatisfy({ "(\"'`«「".contains($0) }) else { return String(word) }
+            let parts = word[slash...].split(separator: "/")
+            guard parts.count > 2 else { return String(word) }
+            return word[..<slash] + "…/" + parts.suffix(2).joined(separator: "/")
+        }.joined(separator: " ")
+    }
+
     // MARK: Helpers
 
     /// The 403 answer while the gate is closed, naming the required version and the store URL;
@@ -201,15 +215,12 @@ public final class TileRequestHandler: HTTPRequestHandler {
         return service.fallbackHost
     }
 
-    /// No `..`, `//`, backslash or NUL anywhere in the (decoded) path.
+    /// No `.` or `..` segment, `//`, backslash or NUL in the (decoded) path. Dots inside a
+    /// segment are a name's (found by an attack: a region `a..b`, which the id pattern allows,
+    /// was installed and announced, and every request for it was 400).
     static func isSafe(_ path: String) -> Bool {
-        var previous: UInt8 = 0
-        for byte in path.utf8 {
-            if byte == 0x5C || byte == 0 { return false }
-            if byte == previous, byte == 0x2E || byte == 0x2F { return false }
-            previous = byte
-        }
-        return true
+        if path.utf8.contains(where: { $0 == 0x5C || $0 == 0 }) || path.contains("//") { return false }
+        return !path.split(separator: "/").contains { $0 == ".." || $0 == "." }
     }
 
     static func extensions(_ format: TileFormat) -> [String] {
@@ -273,8 +284,11 @@ public final class TileRequestHandler: HTTPRequestHandler {
         }
     }
 
+    /// A plain-text answer. One any web page may read (`cors`) that reports a failure names no
+    /// folder of the user's (``withoutFolders(_:)``).
     func text(_ status: Int, _ text: String, extra: [(name: String, value: String)] = [], cors: Bool = false) -> HTTPServerResponse {
-        HTTPServerResponse(status: status, headers: (cors ? Self.anyOrigin : []) + extra + [("Content-Type", "text/plain; charset=utf-8")], body: Data(text.utf8))
+        let body = cors && status >= 500 ? Self.withoutFolders(text) : text
+        return HTTPServerResponse(status: status, headers: (cors ? Self.anyOrigin : []) + extra + [("Content-Type", "text/plain; charset=utf-8")], body: Data(body.utf8))
     }
 
     /// A ``ServerDocument``'s answer; one that cannot be encoded is a 500 that says so, never a 200

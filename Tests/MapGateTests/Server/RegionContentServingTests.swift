@@ -32,6 +32,8 @@ import Testing
                 """)
             try harness.builder.add(id: id, source: copy, format: id == "deep" ? "png" : "pbf")
         }
+        try harness.builder.add(id: "two..dots", source: try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles"), format: "png")
+        try harness.sync("two..dots")
         try harness.sync("cities")
         try harness.sync("plain")
         try harness.sync("deep")
@@ -67,6 +69,35 @@ import Testing
 
     func get(_ path: String) throws -> HTTPResponse {
         try client.get(HTTPRequest(url: server.baseURL + path))
+    }
+
+    /// A region id with dots in a row (the id pattern allows `two..dots`) is served; `..` as a
+    /// path segment is still refused (found by an attack: every request for such a region was 400).
+    @Test func dotsInARegionIDAreNoPathSegment() throws {
+        #expect(try get("/two..dots/0/0/0.png").status == 200)
+        #expect(try get("/two..dots.json").status == 200)
+        // (Encoded: libcurl squashes a plain `/../` before sending.)
+        for path in ["/two..dots/%2e%2e/plain.json", "/%2e/plain.json", "/plain//0/0/0.png", "/two..dots/%2E%2E%2Fplain.json"] {
+            #expect(try get(path).status == 400, "\(path)")
+        }
+    }
+
+    /// A damaged region's 500, which any web page may read (CORS), names none of the user's
+    /// folders (found by an attack: it named the data directory, `/home/USER/…`).
+    @Test func aDamagedRegionsAnswerNamesNoFolder() throws {
+        try FileManager.default.removeItem(atPath: harness.directory.regionPath("deep"))
+        var body = ""
+        #expect(waitUntil {
+            let answer = try? get("/deep/3/0/0.png")
+            body = answer.map { String(decoding: $0.body, as: UTF8.self) } ?? ""
+            return answer?.status == 500
+        }, "\(body)")
+        #expect(body.contains("…/regions/deep.mbtiles"), "\(body)")
+        #expect(!body.contains(harness.directory.path), "\(body)")
+        // Once the watcher has looked, the answer says the region is damaged, still without folders.
+        #expect(waitUntil { (try? get("/deep/3/0/0.png")).map { String(decoding: $0.body, as: UTF8.self).contains("installed but damaged") } == true })
+        let damaged = String(decoding: try get("/deep/3/0/0.png").body, as: UTF8.self)
+        #expect(!damaged.contains(harness.directory.path), "\(damaged)")
     }
 
     @Test func aNullTileIs404NotAnEmptyImage() throws {
