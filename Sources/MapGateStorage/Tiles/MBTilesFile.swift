@@ -227,7 +227,8 @@ public final class MBTilesFile {
             bounds[0] <= bounds[2] ? (bounds[0]...bounds[2]).contains(longitude) : (longitude >= bounds[0] || longitude <= bounds[2])
         guard withinLongitude, (min(bounds[1], bounds[3])...max(bounds[1], bounds[3])).contains(latitude) else { return nil }
         guard let zoom else { return center }
-        return [longitude, latitude, min(max(center[2], Double(zoom.lowerBound)), Double(zoom.upperBound))]
+        // TileJSON 3.0.0: "the zoom level as an integer" (found by an attack: `4.7` was served).
+        return [longitude, latitude, min(max(center[2].rounded(), Double(zoom.lowerBound)), Double(zoom.upperBound))]
     }
 
     /// The middle of `bounds` (west, south, east, north) as (longitude, latitude): across the

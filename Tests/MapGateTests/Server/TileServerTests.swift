@@ -102,8 +102,13 @@ import Testing
     /// truth, so this one got past them, and the server still bounds what it unpacks.
     /// A `center` outside the region's bounds (GDAL writes what it is given) is no center TileJSON
     /// allows ("MUST be within the specified bounds"): the middle of the bounds is served instead,
-    /// and a center's zoom is held to the region's zooms. (It was passed on as written.)
-    @Test(arguments: [("10,10,8", [127.0, 37.25, 0.0]), ("127.5,37,20", [127.5, 37.0, 1.0]), ("127.5,37,1", [127.5, 37.0, 1.0])])
+    /// and a center's zoom is held to the region's zooms. (It was passed on as written.) The zoom
+    /// is a whole number, as TileJSON 3.0.0 says ("the zoom level as an integer"; found by an
+    /// attack: 0.7 was served as written).
+    @Test(arguments: [
+        ("10,10,8", [127.0, 37.25, 0.0]), ("127.5,37,20", [127.5, 37.0, 1.0]), ("127.5,37,1", [127.5, 37.0, 1.0]), ("127.5,37,0.7", [127.5, 37.0, 1.0]),
+        ("127.5,37,0.4", [127.5, 37.0, 0.0]),
+    ])
     func aCenterOutsideTheBoundsIsNotServed(_ center: String, _ served: [Double]) throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("far.mbtiles")
