@@ -354,6 +354,32 @@ import Glibc
         #expect(fresh.stderr.contains("carries only its delta from 1, not the full package"), "\(fresh.stderr)")
     }
 
+    /// The delta this machine was updated by, kept for mirrors, damaged (cut short, or a FIFO in
+    /// its place): the region can go on the stick neither as its delta nor as its full package,
+    /// which is a failure (exit 74) naming the file and what to do, not a quiet "left out" (found
+    /// by an attack: exit 0, and `mirror -q && eject` ejected a stick without the region).
+    @Test(arguments: ["cut", "fifo"])
+    func aDamagedKeptDeltaIsAFailureNotLeftOut(kind: String) throws {
+        try publish(version: "1")
+        #expect(try a.run(["sync", "geo"], at: Self.day1).status == 0)
+        try publish(version: "2", at: "2027-01-02 12:00:00")
+        #expect(try a.run(["sync", "geo"], at: Self.day2).status == 0)
+        let kept = try #require(try FileManager.default.contentsOfDirectory(atPath: a.dataDirectory + "/deltas").first)
+        let path = a.dataDirectory + "/deltas/" + kept
+        if kind == "fifo" {
+            try FileManager.default.removeItem(atPath: path)
+            #expect(mkfifo(path, 0o644) == 0)
+        } else {
+            #expect(truncate(path, 100) == 0)
+        }
+        let started = Date()
+        let mirror = try a.run(["mirror", stick], at: Self.day2)
+        #expect(Date().timeIntervalSince(started) < 60)
+        #expect(mirror.status == 74, "\(mirror.stdout) \(mirror.stderr)")
+        #expect(mirror.stderr.contains("the delta kept for it (\(path)) is damaged"), "\(mirror.stderr)")
+        #expect(mirror.stderr.contains("'mapgate remove geo' then 'mapgate sync geo'"), "\(mirror.stderr)")
+    }
+
     /// An installed file replaced by a FIFO or a link to /dev/zero (found by an attack: `mirror`
     /// waited for ever, or gzipped zeros into the stick until it was full), or emptied (said to be
     /// "updated by a delta", exit 0): refused as damaged without reading it, the other region

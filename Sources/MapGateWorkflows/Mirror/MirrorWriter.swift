@@ -397,11 +397,21 @@ public struct MirrorWriter {
     /// Copies the delta kept for `region` (``LeftoverFiles/keptDeltas(of:in:)``) into the mirror
     /// when the catalog offers it and it checks out.
     private func carryDelta(of region: CatalogRegion, into folder: any MirrorFolder, _ onEvent: (Event) -> Void) -> DeltaCarry {
+        var damaged: String?
         for kept in LeftoverFiles.keptDeltas(of: region.id, in: directory) {
             guard let offered = region.deltas.first(where: { $0.sha256 == kept.sha256 }) else { continue }
             let delta = MirrorManifest.Delta(id: region.id, fromVersion: offered.fromVersion, sha256: offered.sha256, size: offered.size)
             if folder.holds(sha256: offered.sha256, size: offered.size) { return .carried(delta) }
-            guard FileManager.default.sizeOfItem(atPath: kept.path) == offered.size, (try? SHA256Hasher.hex(ofFileAt: kept.path)) == offered.sha256 else {
+            var info = stat()
+            guard lstat(kept.path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, Int64(info.st_size) == offered.size,
+                (try? SHA256Hasher.hex(ofFileAt: kept.path)) == offered.sha256
+            else {
+                // The delta this machine was updated by, offered by the catalog, no longer what it
+                // was: the region cannot go on the stick, which is a failure, not a quiet "left
+                // out" (found by an attack: `mirror -q && eject` ejected a stick without it).
+                damaged = L.localized(
+                    "the delta kept for it (%1$s) is damaged, so the mirror can carry neither it nor the full package; 'mapgate remove %2$s' then 'mapgate sync %2$s' installs the full package, which the mirror can carry",
+                    kept.path, region.id)
                 continue
             }
             let temporary = folder.temporaryPackage(offered.sha256)
@@ -414,6 +424,6 @@ public struct MirrorWriter {
             if let reason = folder.commit(temporary, sha256: offered.sha256) { return .failed(reason) }
             return .carried(delta)
         }
-        return .none
+        return damaged.map { .failed($0) } ?? .none
     }
 }
