@@ -159,7 +159,15 @@ public final class Publisher {
             switch decision {
             case .reuse(let kept):
                 versions.append(kept)
-            case .make(let sha, let identity):
+            case .make(let sha, let identity, let repairing):
+                if let repairing {
+                    // Said, since the catalog (the same bytes) is left as it was.
+                    onEvent(
+                        .note(
+                            L.localized(
+                                "region %1$s %2$s: %3$s; its package and deltas are made again from its input, the same bytes as published", source.id,
+                                source.version, repairing)))
+                }
                 if isDryRun {
                     versions.append(try provisionalVersion(source, sourceSHA256: sha))
                 } else {
@@ -287,7 +295,7 @@ public final class Publisher {
         case reuse(PublishedVersion)
         /// A new version: make its package (and deltas). `identity`: the input file's when its
         /// hash was taken; a file that changes before its package is made is refused.
-        case make(sourceSHA256: String, identity: FileIdentity?)
+        case make(sourceSHA256: String, identity: FileIdentity?, repairing: String? = nil)
     }
 
     private func decide(_ source: PublishSource, history: PublishHistory) throws -> Decision {
@@ -300,15 +308,30 @@ public final class Publisher {
                 source.path,
                 L.localized("version \"%1$s\" of region %2$s was published before from another file; raise the version (metadata \"version\" or regions.json)", "\(source.version)", "\(source.id)"))
         }
-        // A package someone removed by hand, or whose size is not its own any more (cut short on
-        // the host: found by an attack), is made again, with its deltas; so is one of its deltas
-        // the catalog lists (found by an attack: a delta cut short stayed, and every client
-        // fetched it, refused it and fell back to the whole package).
-        let whole = ([(record.package, record.size)] + record.deltas.map { ($0.package, $0.size) }).allSatisfy {
-            FileIdentity(path: packagesPath + "/" + $0.0)?.size == $0.1
+        // A package someone removed by hand, or that is not its own any more (cut short on the
+        // host: found by an attack; other bytes of the same size, a link: found by the next), is
+        // made again, with its deltas; so is one of its deltas the catalog lists (found by an
+        // attack: a delta cut short stayed, and every client fetched it, refused it and fell back
+        // to the whole package).
+        let files = [(record.package, record.size, record.sha256)] + record.deltas.map { ($0.package, $0.size, $0.sha256) }
+        for (name, size, sha256) in files {
+            if let problem = Self.problem(with: packagesPath + "/" + name, size: size, sha256: sha256) {
+                return .make(sourceSHA256: sha, identity: identity, repairing: "packages/\(name) \(problem)")
+            }
         }
-        guard whole else { return .make(sourceSHA256: sha, identity: identity) }
         return .reuse(record)
+    }
+
+    /// What is wrong with a published file, if anything: not a regular file of its own (a link,
+    /// a FIFO, missing), not its size, or not its SHA-256 (read only when the size is right).
+    static func problem(with path: String, size: Int64, sha256: String) -> String? {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return L.localized("is missing") }
+        guard info.st_mode & S_IFMT == S_IFREG else { return L.localized("is not a regular file") }
+        guard Int64(info.st_size) == size else { return L.localized("is %1$s bytes, %2$s were published", "\(info.st_size)", "\(size)") }
+        guard let hash = try? SHA256Hasher.hex(ofFileAt: path) else { return L.localized("cannot be read") }
+        guard hash == sha256 else { return L.localized("has SHA-256 %1$s…, %2$s… was published", String(hash.prefix(12)), String(sha256.prefix(12))) }
+        return nil
     }
 
     /// Takes `.publish/lock` in the output folder; another publish holding it is an error at once.

@@ -192,7 +192,7 @@ struct PublishCommand: Command {
             guard !context.json else { return }
             let serial = report.serial.map { L.localized("serial %1$s", String($0)) } ?? L.localized("no serial")
             if !report.catalogChanged {
-                console.print(L.localized("no change: %1$s/catalog.json, its signature and the packages are left as they were", "\(options.outputDirectory)"))
+                console.print(L.localized("no change: %1$s/catalog.json and its signature are left as they were", "\(options.outputDirectory)"))
             } else if report.isDryRun {
                 console.print(L.localized("dry run: would write %1$s/catalog.json (%2$s); nothing was written", "\(options.outputDirectory)", "\(serial)"))
             } else {

@@ -185,6 +185,33 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == package)
     }
 
+    /// A package replaced on the host by other bytes of the same size, or by a link to a copy of
+    /// itself (found by an attack: only sizes were compared, so publish kept saying "no change"
+    /// while every client's download failed its SHA-256): made again, and said.
+    @Test(arguments: ["same size", "link"])
+    func aPackageThatIsNotItsOwnIsMadeAgain(kind: String) throws {
+        try workspace.writeRegion("alpha.mbtiles", tiles: tiles, metadata: ["version": "1"])
+        try workspace.publish()
+        let path = workspace.output + "/packages/alpha-1.mbtiles.gz"
+        let package = try Data(contentsOf: URL(fileURLWithPath: path))
+        if kind == "link" {
+            let copy = workspace.output + "/copy.gz"
+            try package.write(to: URL(fileURLWithPath: copy))
+            try FileManager.default.removeItem(atPath: path)
+            try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: copy)
+        } else {
+            try Data(repeating: 0x41, count: package.count).write(to: URL(fileURLWithPath: path))
+        }
+        var notes: [String] = []
+        _ = try Publisher(options: workspace.options(), clock: workspace.time.clock).publish(signingKey: workspace.secretKey, onEvent: { event in
+            if case .note(let note) = event { notes.append(note) }
+        })
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == package)
+        var info = stat()
+        #expect(lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFREG, "still a link")
+        #expect(notes.contains { $0.contains("packages/alpha-1.mbtiles.gz") && $0.contains("made again") }, "\(notes)")
+    }
+
     /// A damaged package of a version with deltas made again (found by an attack: a delta "from 2
     /// to 2" was signed into the catalog beside the one from 1): the same bytes, the same deltas.
     @Test func aPackageMadeAgainGetsNoDeltaFromItself() throws {
