@@ -149,8 +149,9 @@ import Testing
 
     /// stderr into a pipe or a file at a terminal (`2>&1 | tee log`, `2>log`): the question is
     /// still asked, on the terminal (found by an attack: the prompt went to the log and the use
-    /// was counted as "later" unasked); into a file, the prompt's lines are shown there too.
-    @Test(arguments: ["\"$@\" 2>&1 | cat", "\"$@\" 2>\"$0\""])
+    /// was counted as "later" unasked); into a file, the prompt's lines are shown there too. With
+    /// no controlling terminal (`setsid`, as system mode's command runs), on standard input.
+    @Test(arguments: ["\"$@\" 2>&1 | cat", "\"$@\" 2>\"$0\"", "exec /usr/bin/setsid -w \"$@\" 2>\"$0\""])
     func theQuestionIsAskedWhenStderrGoesElsewhere(_ redirection: String) throws {
         let output = workspace.work.file("elsewhere.png")
         let log = workspace.work.file("stderr.log")

@@ -169,6 +169,25 @@ import Glibc
             if !stopped { server.signal(SIGKILL) }
             _ = server.wait()
         }
+        // Put in place after the watcher's look and before any worker opened it (found by the next
+        // attack: the worker's open blocked for good, then every thread, and SIGTERM with them):
+        // the worker refuses it without blocking.
+        do {
+            try FileManager.default.removeItem(atPath: path)
+            try FileManager.default.copyItem(atPath: saved, toPath: path)
+            let (server, base) = try serve()
+            try FileManager.default.removeItem(atPath: path)
+            #expect(mkfifo(path, 0o644) == 0)
+            var request = HTTPRequest(url: base + "/plain/0/0/0.png")
+            request.totalTimeout = 5
+            #expect(try HTTPClient().get(request).status == 500)
+            #expect(try get(base + "/other/0/0/0.png").status != 0)
+            server.signal(SIGTERM)
+            let stopped = waitUntil(timeout: 10) { !server.isRunning }
+            #expect(stopped, "SIGTERM did not stop the server; stderr: \(server.stderr)")
+            if !stopped { server.signal(SIGKILL) }
+            _ = server.wait()
+        }
         // Put in place while serving: seen within the watcher's second, and the server stops.
         try FileManager.default.removeItem(atPath: path)
         try FileManager.default.copyItem(atPath: saved, toPath: path)

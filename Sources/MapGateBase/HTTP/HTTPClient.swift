@@ -231,10 +231,12 @@ private final class Transfer {
             // machine's credentials): libcurl's words blame its own build ("not supported or
             // disabled in libcurl"; found by an attack), so the server's answer is named instead.
             if let location = headers.last(where: { $0.name.lowercased() == "location" })?.value, !location.isEmpty {
-                let shown = location.count > 200 ? String(location.prefix(200)) + "…" : location
+                // At most 200 code points (found by an attack: 200 characters of 450 combining
+                // marks each printed a 90 KB line).
+                let shown = location.unicodeScalars.count > 200 ? String(String.UnicodeScalarView(location.unicodeScalars.prefix(200))) + "…" : location
                 message =
                     location.lowercased().hasPrefix("http:")
-                    ? L.localized("the server redirected from https to plain http (%1$s), which mapgate does not follow with the machine's credentials", shown)
+                    ? L.localized("the server redirected from https to plain http (%1$s), which mapgate does not follow for this request", shown)
                     : L.localized("the server redirected to %1$s, which mapgate does not follow (only http and https)", shown)
             }
         default:

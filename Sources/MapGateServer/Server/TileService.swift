@@ -174,6 +174,22 @@ public final class TileService: Sendable {
                 next[record.id] = try Self.loadRegion(record, path: path)
                 if old[record.id] == nil, oldDamage[record.id] == nil { changes.added.append(record.id) } else { changes.updated.append(record.id) }
             } catch {
+                // The records were read before the files (found by an attack: while this look
+                // hashed a touched region, a `sync` put b's new file in place, and b's new file was
+                // held to b's old record: "damaged", 500 for a second). Looked at again with the
+                // record as it stands now; and while a writer is at work, what was served stays.
+                if let fresh = try? library.installed().first(where: { $0.id == record.id }), fresh != record,
+                    let region = try? Self.loadRegion(fresh, path: path)
+                {
+                    next[record.id] = region
+                    changes.updated.append(record.id)
+                    continue
+                }
+                if DirectoryLock.isHeld(in: library.directory) {
+                    if let known = old[record.id] { next[record.id] = known }
+                    if let damage = oldDamage[record.id] { nextDamage[record.id] = damage }
+                    continue
+                }
                 let reason = errorMessage(error)
                 nextDamage[record.id] = reason
                 if oldDamage[record.id] != reason { changes.damaged.append(Damage(id: record.id, reason: reason)) }
@@ -257,7 +273,7 @@ public final class TileService: Sendable {
         // then its stamp, then its SHA-256), before SQLite opens it (found by an attack: a FIFO put
         // in its place blocked the watcher's open for good, and a server started beside one never
         // answered; a file edited in place was served as "updated").
-        if case .damaged(let reason) = try record.condition(ofFileAt: path, hashingUnstamped: false) {
+        if case .damaged(let reason) = try record.condition(ofFileAt: path) {
             throw RegionError(region: record.id, reason: reason, kind: .badData)
         }
         let file = try MBTilesFile(path: path)

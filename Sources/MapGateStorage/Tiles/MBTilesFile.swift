@@ -25,6 +25,17 @@ public final class MBTilesFile {
     /// - Parameter immutable: the file will not change while open (see ``SQLiteDatabase/Mode/immutable``).
     public init(path: String, immutable: Bool = false) throws {
         self.path = path
+        // A FIFO or a device in a file's place would block SQLite's open for good (found by an
+        // attack on the server: a FIFO swapped in after the watcher's check hung a worker, and
+        // SIGTERM with it): the path is first opened without blocking, and must be a regular
+        // file. (A missing one is SQLite's to say, as before.)
+        if FileManager.default.fileExists(atPath: path) {
+            do {
+                _ = try RegularFile(forReadingAtPath: path)
+            } catch {
+                throw MBTilesError(path: path, reason: error.reason)
+            }
+        }
         do {
             database = try SQLiteDatabase(path: path, mode: immutable ? .immutable : .readOnly)
             // A server keeps one connection per worker and region: each keeps a small private

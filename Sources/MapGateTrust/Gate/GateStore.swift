@@ -261,15 +261,27 @@ public final class GateStore {
     /// of a lower generation may be an old copy brought back: the record stays lost). Read only.
     private func formerHome(of primary: StateDatabase, atLeast generation: Int64) -> (path: String, record: GateRecord)? {
         let name = "/state.sqlite"
-        for copy in copies.dropFirst() + readOnlyCopies {
+        let others = copies.dropFirst() + readOnlyCopies
+        for copy in others {
+            // Not one of the copies compared already (found by an attack: the data directory's own
+            // copy, restored, named as its own proof).
             guard let path = (try? copy.database.query("SELECT path FROM gate_home WHERE id = 1") { $0.text(0) })?.first ?? nil,
-                path != primary.path, path.hasSuffix(name), !Self.isSameFile(path, primary.path)
+                path != primary.path, path.hasSuffix(name), !Self.isSameFile(path, primary.path), !others.contains(where: { Self.isSameFile(path, $0.path) })
             else { continue }
-            // A missing file reads as a fresh record (generation 0); anything but a regular file is refused unopened.
-            guard let former = try? StateDatabase.reading(directory: DataDirectory(path: String(path.dropLast(name.count)))),
-                case .sealed(let record)? = try? GateRecord.load(from: former.database), record.generation >= generation
-            else { continue }
-            return (path, record)
+            // A run in the usual folder commits the data directory's copy a moment before its own
+            // (found by an attack: a run with the other folder that read in between saw the user's
+            // copy a generation behind, about one try in a hundred): a lower generation is read
+            // again for up to two seconds before it counts as an old copy brought back.
+            let deadline = MonotonicClock.seconds + 2
+            while true {
+                // A missing file reads as a fresh record (generation 0); anything but a regular file is refused unopened.
+                guard let former = try? StateDatabase.reading(directory: DataDirectory(path: String(path.dropLast(name.count)))),
+                    case .sealed(let record)? = try? GateRecord.load(from: former.database)
+                else { break }
+                if record.generation >= generation { return (path, record) }
+                guard MonotonicClock.seconds < deadline else { break }
+                usleep(50_000)
+            }
         }
         return nil
     }

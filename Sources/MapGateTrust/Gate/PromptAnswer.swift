@@ -75,9 +75,11 @@ public enum PromptAnswer: Sendable, Equatable {
         "l (later)", "l(later)", "l(後で)", "l(나중에)", "l(稍后更新)", "l(稍後更新)",
         // No in other words: "no need", "don't update", "not yet".
         "不用", "不用了", "不更新", "先不", "暂不", "暫不", "以后再更新", "以後再更新", "まだ", "今はいい", "아직",
-        // The keys l and n with an input method on: Korean two-set (l ㅣ, n ㅜ), Japanese romaji
-        // (n ん, no の), and the Korean shorthand for no (ㄴㄴ).
-        "ㅣ", "ㅜ", "ん", "の", "ㄴㄴ",
+        // The key l with the Korean input method on (two-set: ㅣ), "no" typed in Japanese romaji
+        // (の), and the Korean shorthand for no (ㄴㄴ). Not ん (`n` in romaji, but `y` in JIS kana
+        // input and a casual "yeah") nor ㅜ (`n` in two-set, but half of the crying ㅜㅜ): found by
+        // the next attack, each spent a use.
+        "ㅣ", "の", "ㄴㄴ",
     ]
 
     /// `text` as it is compared: the width folding of Unicode's NFKC (full-width ASCII

@@ -35,6 +35,14 @@ extension RegionInstaller {
         do {
             return try apply(download, of: package, to: region, with: delta, previous: previous, stage: stage, deliver: deliver)
         } catch {
+            // In place already (the rename is the delivery), only its record failed (a full disk
+            // under the state database; found by an attack: the delta was thrown away and the full
+            // package fetched over an update that had worked): the delta is kept as after an
+            // update, and the next run saves the record (``RegionLibrary/finishPendingInstalls(lock:)``).
+            if PendingInstall.completed(region.id, in: directory) != nil {
+                keepDelta(package)
+                throw error
+            }
             // Downloaded whole and still of no use: its bytes are given back before the full
             // package is fetched (found by an attack: on a nearly full disk they, and the copy's
             // journal, kept the full package from fitting, in every later run too).

@@ -97,6 +97,8 @@ public final class RegionInstaller {
                 warnWithoutVectorLayers(region, notice: notice)
                 return outcome
             } catch {
+                // The update is in place and only its record failed: no full package over it.
+                if PendingInstall.completed(region.id, in: directory) != nil { throw error }
                 for path in [directory.patchingPath(region.id), directory.installingPath(region.id)] {
                     try? FileManager.default.removeItem(atPath: path)
                     LeftoverFiles.removeSideFiles(of: path)

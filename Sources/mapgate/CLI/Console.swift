@@ -17,12 +17,19 @@ struct Console {
     /// terminal the prompt went to the log and the use was counted as "later" unasked); -1 when
     /// no person can answer.
     let questionDescriptor: Int32 =
-        isatty(STDIN_FILENO) != 1 ? -1 : isatty(STDERR_FILENO) == 1 ? STDERR_FILENO : Console.controllingTerminal
+        isatty(STDIN_FILENO) != 1
+        ? -1 : isatty(STDERR_FILENO) == 1 ? STDERR_FILENO : Console.controllingTerminal >= 0 ? Console.controllingTerminal : Console.writableStandardInput
     /// True when a person can answer a question (stdin is a terminal, and stderr or the
     /// controlling terminal shows the question).
     var isInteractive: Bool { questionDescriptor >= 0 }
     /// `/dev/tty` opened for writing once, when first needed (-1 without a controlling terminal).
     private static let controllingTerminal: Int32 = open("/dev/tty", O_WRONLY | O_CLOEXEC | O_NOCTTY)
+    /// Standard input when it is a terminal opened for writing too (as a shell's is): where the
+    /// question goes without a controlling terminal (found by an attack: system mode's command,
+    /// which has none, and `setsid mapgate … 2>log`, counted the use as "later" unasked); else -1.
+    private static var writableStandardInput: Int32 {
+        fcntl(STDIN_FILENO, F_GETFL) & O_ACCMODE == O_RDWR ? STDIN_FILENO : -1
+    }
     let colorAllowed: Bool
     /// stderr is the journal (systemd's `JOURNAL_STREAM` names it): each line then starts with
     /// its syslog priority (`<5>` notice for the prompt, `<4>` warning, `<3>` error), which journald
@@ -181,8 +188,10 @@ struct Console {
             return line
         case .end, .timedOut:
             // The end of input (Ctrl-D) or the deadline leaves the cursor after the question (or
-            // after what was typed): what follows starts on a line of its own.
-            write("\n", to: asking)
+            // after what was typed): what follows starts on a line of its own. Waited for a second
+            // at most (found by an attack: on a terminal stopped with Ctrl-S this write blocked
+            // for good, before the held use was given back).
+            _ = writeBytes("\n", to: asking, until: ContinuousClock.now + .seconds(1))
             return nil
         }
     }

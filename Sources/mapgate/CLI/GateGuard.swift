@@ -88,12 +88,15 @@ enum GateGuard {
         }
     }
 
+    /// Said within a few seconds at most: the use is still held (found by an attack: on a
+    /// terminal stopped with Ctrl-S a plain write blocked for good).
     private static func openStore(_ url: String?, console: Console, startsBrowser: Bool) {
+        let until = ContinuousClock.now + .seconds(5)
         guard let url else {
-            console.prompt(Localization.localized("Update mapgate from your app store."))
+            console.prompt(lines: [Localization.localized("Update mapgate from your app store.")], until: until)
             return
         }
         if startsBrowser, spawn(["xdg-open", url], wait: true) == 0 { return }
-        console.prompt(Localization.format(Localization.localized("Open %s to update."), url))
+        console.prompt(lines: [Localization.format(Localization.localized("Open %s to update."), url)], until: until)
     }
 }

@@ -52,7 +52,7 @@ import Testing
         }
 
         @discardableResult
-        func sync(catalog: Catalog? = nil) throws -> RegionInstaller.Outcome {
+        func sync(catalog: Catalog? = nil, stage: (RegionInstaller.Stage) -> Void = { _ in }) throws -> RegionInstaller.Outcome {
             let catalog = try catalog ?? self.catalog()
             let installer = RegionInstaller(
                 directory: directory, state: state,
@@ -61,7 +61,7 @@ import Testing
             let gate = Gate(store: try GateStore(stateFolder: work.file("state"), directory: directory), settings: .unreachable, clock: .system, installed: try AppVersion(BuildInfo.version))
             let region = try #require(catalog.region("alpha"))
             return try installer.sync(
-                region, from: catalog, authorization: try gate.authorizeUse(), lock: try DirectoryLock(directory: directory),
+                region, from: catalog, authorization: try gate.authorizeUse(), lock: try DirectoryLock(directory: directory), stage: stage,
                 notice: { self.notices.append($0) })
         }
 
@@ -271,6 +271,37 @@ import Testing
         }
         let leftovers = (try? FileManager.default.contentsOfDirectory(atPath: client.directory.partialPath)) ?? []
         #expect(!leftovers.contains { $0.contains("patching") || $0.contains("installing") }, "\(leftovers)")
+    }
+
+    /// An update by delta whose file is in place but whose record cannot be saved (found by an
+    /// attack: a full disk under the state database made the run throw the delta away and fetch
+    /// the full package over an update that had worked): the run fails with the record's reason,
+    /// fetches nothing more, keeps the delta, and the next run saves the record.
+    @Test func aDeltaInPlaceWhoseRecordFailsIsNotFetchedAgainWhole() throws {
+        try publishVersions(upTo: 1)
+        let client = try Client(baseURL: origin.baseURL)
+        try client.sync()
+        try publishVersions(from: 2, upTo: 2)
+        origin.clearRequests()
+        // The record cannot be written: the installer's connection is made read-only once the
+        // new file is in place.
+        #expect(throws: (any Error).self) {
+            try client.sync(stage: { stage in
+                if stage == .recording { try? client.state.database.execute("PRAGMA query_only = ON") }
+            })
+        }
+        try client.state.database.execute("PRAGMA query_only = OFF")
+        #expect(client.notices.isEmpty, "fell back to the full package: \(client.notices)")
+        #expect(!origin.requests.contains { $0.path.contains("alpha-2.mbtiles") }, "\(origin.requests.map(\.path))")
+        let kept = (try? FileManager.default.contentsOfDirectory(atPath: client.directory.deltasPath)) ?? []
+        #expect(kept.count == 1, "\(kept)")
+        // The next run saves the record first (as `sync` does), and the region is version 2 with
+        // nothing fetched.
+        origin.clearRequests()
+        try RegionLibrary(directory: client.directory, state: client.state).finishPendingInstalls(lock: try DirectoryLock(directory: client.directory))
+        guard case .upToDate = try client.sync() else { Issue.record("not up to date"); return }
+        #expect(!origin.requests.contains { $0.path.contains("/packages/") }, "\(origin.requests.map(\.path))")
+        #expect(try client.tiles == versions[1])
     }
 
     /// A delta downloaded whole and refused gives its room back before the full package's space
