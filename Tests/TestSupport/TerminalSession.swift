@@ -16,10 +16,13 @@ public enum TerminalSession {
         public var hangsUp = false
         /// How `send` is typed: the terminal's character set, as Python names it (`euc_jp`).
         public var encoding = "utf-8"
-        public init(waitFor: String?, send: String, encoding: String = "utf-8") {
+        /// Seconds to wait before sending (after `waitFor`, if any).
+        public var delay = 0.1
+        public init(waitFor: String?, send: String, encoding: String = "utf-8", delay: Double = 0.1) {
             self.waitFor = waitFor
             self.send = send
             self.encoding = encoding
+            self.delay = delay
         }
 
         /// Waits for `waitFor`, then closes the terminal.
@@ -75,7 +78,7 @@ public enum TerminalSession {
             if step["waitFor"] is not None and not read(step["waitFor"], 30):
                 timed_out = True
                 break
-            time.sleep(0.1)
+            time.sleep(step["delay"])
             if step["hangsUp"]:
                 os.close(fd)
                 hung_up = True
@@ -114,7 +117,7 @@ public enum TerminalSession {
     /// going through `steps`. The driver reads its steps as UTF-8 whatever the program's locale
     /// (Python's UTF-8 mode: a `ja_JP.eucJP` locale made it read them as EUC-JP).
     public static func run(_ program: String, _ arguments: [String], environment: [String: String] = [:], steps: [Step]) throws -> Result {
-        let encoded = String(decoding: try JSONSerialization.data(withJSONObject: steps.map { ["waitFor": $0.waitFor as Any, "send": $0.send, "hangsUp": $0.hangsUp, "encoding": $0.encoding] }), as: UTF8.self)
+        let encoded = String(decoding: try JSONSerialization.data(withJSONObject: steps.map { ["waitFor": $0.waitFor as Any, "send": $0.send, "hangsUp": $0.hangsUp, "encoding": $0.encoding, "delay": $0.delay] }), as: UTF8.self)
         let result = try runProcess("/usr/bin/python3", ["-X", "utf8", "-c", driver, encoded, program] + arguments, environment: environment, timeout: 120)
         guard let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any],
             let status = object["status"] as? Int, let screen = object["screen"] as? String

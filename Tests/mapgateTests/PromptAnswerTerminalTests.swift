@@ -165,6 +165,31 @@ import Testing
         #expect(result.screen.contains("1.5.0"), "the prompt's lines are not on the terminal: \(result.screen)")
     }
 
+    /// A terminal stopped with Ctrl-S at the question, then Ctrl-D (found by an attack: the line
+    /// end written after it blocked for good, with the use held): the use is given back while the
+    /// terminal is still stopped (what mapgate then says waits for Ctrl-Q), and the run ends 75.
+    @Test func aStoppedTerminalHoldsNothing() throws {
+        let before = try promptsShown()
+        let held = Locked<Int?>(nil)
+        let mapgate = self.mapgate
+        let during = self.during
+        let looked = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            Thread.sleep(forTimeInterval: 4)
+            let status = try? mapgate.run(["status", "--json"], at: during)
+            held.withLock { $0 = status.flatMap { try? MapGateBinary.json($0.stdout)["usesHeld"] as? Int } }
+            looked.signal()
+        }
+        let result = try mapgate.runOnTerminal(
+            ["tile", "geo", "0", "0", "0", "-o", workspace.work.file("xoff.png")], at: during,
+            steps: [.init(waitFor: "[u]", send: "\u{13}"), .init(waitFor: nil, send: "\u{04}"), .init(waitFor: nil, send: "\u{11}", delay: 6)])
+        looked.wait()
+        #expect(held.withLock { $0 } == 0, "the use was held while the terminal was stopped")
+        #expect(!result.timedOut, "\(result.screen)")
+        #expect(result.status == 75, "\(result.screen)")
+        #expect(try promptsShown() == before)
+    }
+
     /// Ctrl-Z where no shell could continue mapgate (started straight on a terminal of its own, as
     /// `ssh -t host mapgate …` or `tmux new 'mapgate …'` start it) does nothing, as the kernel does
     /// with Ctrl-Z there (found by an attack: mapgate stopped itself for good, holding its use,

@@ -141,6 +141,13 @@ import Testing
             settings: harness.settings, clock: harness.time.clock, installed: try AppVersion("1.4.0"))
         #expect(throws: GateRecoveryError.self) { try gate.authorizeUse() }
         #expect(gate.stateNotes.contains { $0.contains("is new while another copy holds a saved record") }, "\(gate.stateNotes)")
+        // Nor is the data directory's own copy, named as where the record was kept (found by the
+        // next attack: a restored copy named itself).
+        try data.execute("UPDATE gate_home SET path = ?", [.text(copies(harness)[1])])
+        let itself = Gate(
+            store: try GateStore(stateFolder: harness.root.path + "/third-state", directory: harness.directory, clock: harness.time.clock),
+            settings: harness.settings, clock: harness.time.clock, installed: try AppVersion("1.4.0"))
+        #expect(throws: GateRecoveryError.self) { try itself.authorizeUse() }
     }
 
     /// 1.4.0: copy `state.sqlite` while open, copy it back once closed, and it was open again.
