@@ -45,6 +45,14 @@ enum GateGuard {
                 Localization.format(
                     Localization.localized("note: mapgate %1$s is available; please update (prompts start %2$s)"),
                     authorization.report.requiredVersion ?? "?", Localization.day(until)))
+            // What follows, and where to update (found by an attack: the notice said neither, in
+            // any language, so the first the user heard of the count was the count itself).
+            let uses = String(authorization.report.maxPrompts)
+            if let store = authorization.report.storeURL {
+                console.note(Localization.format(Localization.localized("then %1$s more uses, each asked, before mapgate requires the update: %2$s"), uses, store))
+            } else {
+                console.note(Localization.format(Localization.localized("then %1$s more uses, each asked, before mapgate requires the update"), uses))
+            }
             return true
         case .prompt(let usesLeft):
             let prompt = GatePrompt(report: authorization.report, usesLeft: usesLeft)
