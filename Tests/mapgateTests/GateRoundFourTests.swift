@@ -43,6 +43,8 @@ import Glibc
         let result = try mapgate.runOnTerminal(arguments, at: during, steps: [.init(waitFor: "Update now or later?", send: "\u{03}")])
         #expect(!result.timedOut, "\(result.screen)")
         #expect(result.status == 130, "\(result.screen)")
+        // Said, so that the user knows (found by an attack: it ended with no word).
+        #expect(result.screen.contains("nothing was counted"), "\(result.screen)")
         #expect(try promptsShown() == before, "\(command): Ctrl-C at the prompt spent a use; \(result.screen)")
         #expect(!FileManager.default.fileExists(atPath: scratch + "/t.png"))
     }

@@ -27,7 +27,9 @@ final class InterruptibleUse: Sendable {
                 guard let authorization else { return }
                 do {
                     let gate = try Gate(store: try GateStore(stateFolder: stateFolder, directory: directory), settings: try settings.get())
-                    try gate.settle(authorization)
+                    // Said (found by an attack: Ctrl-C at the question ended with no word, and the
+                    // user could not tell whether a use had gone).
+                    if try gate.settle(authorization) { console.note(L.localized("stopped: the use this run held was given back (nothing was counted)")) }
                 } catch {
                     // Not lost: the reservation names this process, and the next run gives back those of
                     // processes that have ended (found by an attack: "it stays counted" said otherwise).
