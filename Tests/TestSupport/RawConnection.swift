@@ -29,7 +29,11 @@ public final class RawConnection {
     deinit { close(fd) }
 
     public func send(_ text: String) {
-        let bytes = Array(text.utf8)
+        send(Data(text.utf8))
+    }
+
+    /// Sends `bytes` as they are (any byte, valid UTF-8 or not).
+    public func send(_ bytes: Data) {
         _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     }
 

@@ -91,7 +91,9 @@ final class HTTPDaemonContext: Sendable {
         if let tooLarge = headTooLarge(head) { return tooLarge }
         // RFC 9112 §3.2: a target holds no whitespace or control characters (libmicrohttpd,
         // told not to refuse a missing Host itself, also passes `GET /a b HTTP/1.1` on as `/a b`).
-        if head.target.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) { return Self.refusal(400, "malformed request target\n") }
+        // Nor bytes outside ASCII (found by an attack: `/fonts/\xff\xfe/0-255.pbf` was read with
+        // U+FFFD in their place and answered, where `%ff` is refused).
+        if head.target.utf8.contains(where: { $0 <= 0x20 || $0 >= 0x7F }) { return Self.refusal(400, "malformed request target\n") }
         // One pass over the header fields: most requests carry neither Content-Length nor
         // Transfer-Encoding, and one Host (nothing is allocated for them).
         var hostCount = 0

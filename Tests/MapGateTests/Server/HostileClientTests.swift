@@ -56,6 +56,14 @@ import Glibc
         #expect(connection.isClosedByServer())
     }
 
+    /// Raw bytes outside ASCII in the target (found by an attack: read with U+FFFD in their
+    /// place and answered, where `%ff` is refused): 400, as RFC 9112 has the target ASCII.
+    @Test func rawBytesOutsideASCIIInTheTargetAre400() throws {
+        let connection = try RawConnection(port: server.http.port, timeout: 3)
+        connection.send(Data("GET /fonts/".utf8) + Data([0xFF, 0xFE]) + Data("/0-255.pbf HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8))
+        #expect(try #require(connection.readResponse(), "no answer").status == 400)
+    }
+
     @Test func unknownMinorVersionIs505() throws {
         let (response, _) = try exchange("GET /plain/0/0/0.png HTTP/1.9\r\nHost: 127.0.0.1\r\n\r\n")
         #expect(response?.status == 505)
