@@ -16,8 +16,17 @@ public struct HTTPServerRequest: Sendable {
     /// A handler asks before doing what only the body's delivery may do (a tile's use of the gate).
     public var bodyFits: @Sendable (Int) -> Bool = { _ in true }
 
+    ///
+    /// A field on several lines is one list, its values joined by ", " (RFC 9110 §5.3; found by an
+    /// attack: only the first line counted, so an `If-None-Match` whose tag came on the second
+    /// line got the body, and `If-Match` a 412). Fields that may come once (Host,
+    /// Content-Length) are refused twice before any route asks.
     public func header(_ name: String) -> String? {
-        headers.first { Self.equalIgnoringASCIICase($0.name, name) }?.value
+        var found: String?
+        for field in headers where Self.equalIgnoringASCIICase(field.name, name) {
+            found = found.map { $0 + ", " + field.value } ?? field.value
+        }
+        return found
     }
 
     /// Header names are ASCII; comparing their UTF-8 bytes avoids Foundation on the hot path.

@@ -430,6 +430,22 @@ import Glibc
         #expect(json["tiles"] as? [String] == ["http://127.0.0.1:\(server.http.port)/plain/{z}/{x}/{y}.png"])
     }
 
+    /// A list field on two lines is one list (RFC 9110 §5.3; found by an attack: only the first
+    /// line counted): the tag on the second `If-None-Match` line gives 304, on the second
+    /// `If-Match` line 200, and gzip on the second `Accept-Encoding` line is taken.
+    @Test func aListFieldOnTwoLinesIsOneList() throws {
+        let (first, _) = try exchange("GET /cities/0/0/0.pbf HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept-Encoding: gzip\r\n\r\n")
+        let etag = try #require(first?.headers["etag"], "\(String(describing: first?.headers))")
+        let (notModified, _) = try exchange(
+            "GET /cities/0/0/0.pbf HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept-Encoding: gzip\r\nIf-None-Match: \"other\"\r\nIf-None-Match: \(etag)\r\n\r\n")
+        #expect(notModified?.status == 304)
+        let (matched, _) = try exchange(
+            "GET /cities/0/0/0.pbf HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept-Encoding: gzip\r\nIf-Match: \"other\"\r\nIf-Match: \(etag)\r\n\r\n")
+        #expect(matched?.status == 200)
+        let (gzipped, _) = try exchange("GET /cities/0/0/0.pbf HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept-Encoding: br\r\nAccept-Encoding: gzip\r\n\r\n")
+        #expect(gzipped?.headers["content-encoding"] == "gzip", "\(String(describing: gzipped?.headers))")
+    }
+
     /// HTTP/1.0 has no Host; a client on loopback reaching the server on loopback is answered.
     @Test func http10WithoutHostOnLoopbackIsAnswered() throws {
         let (response, _) = try exchange("GET /plain/0/0/0.png HTTP/1.0\r\n\r\n")
