@@ -2,9 +2,28 @@ import FoundationEssentials
 
 /// The pages people open: the region list, the viewers, and Leaflet's and MapLibre's files.
 extension TileRequestHandler {
+    /// Whether `Accept` asks for the JSON list rather than the page: `application/json` with a
+    /// quality above 0 and at least that of `text/html` (RFC 9110 §12.5.1; media types compared
+    /// without regard to case; found by an attack: `application/json;q=0, text/html` got JSON and
+    /// `APPLICATION/JSON` the page).
+    static func prefersJSON(_ accept: String?) -> Bool {
+        guard let accept else { return false }
+        var json = 0.0
+        var html = 0.0
+        for item in accept.lowercased().split(separator: ",") {
+            let parts = item.split(separator: ";").map { $0.trimmingWhitespace() }
+            guard let type = parts.first else { continue }
+            var quality = 1.0
+            for parameter in parts.dropFirst() where parameter.hasPrefix("q=") { quality = Double(parameter.dropFirst(2)) ?? 0 }
+            if type == "application/json" { json = max(json, quality) }
+            if type == "text/html" { html = max(html, quality) }
+        }
+        return json > 0 && json >= html
+    }
+
     func index(_ request: HTTPServerRequest) -> HTTPServerResponse {
         let regions = service.regions.values.sorted { $0.record.id < $1.record.id }
-        if request.header("Accept")?.contains("application/json") == true {
+        if Self.prefersJSON(request.header("Accept")) {
             let base = baseURL(request)
             let list = regions.map { region in
                 ServerDocument.Index.Region(
@@ -17,7 +36,9 @@ extension TileRequestHandler {
                     id: style.bundle.id, name: style.bundle.name, regions: style.bundle.regions, url: base + "/styles/\(style.bundle.id)/style.json",
                     viewer: base + "/view/\(style.bundle.regions[0])#style=\(style.bundle.id)")
             }
-            return json(200, document: ServerDocument.Index(regions: list, styles: styles), cors: false)
+            var answer = json(200, document: ServerDocument.Index(regions: list, styles: styles), cors: false)
+            answer.headers.append(("Vary", "Accept"))
+            return answer
         }
         let language = PageLanguage.negotiate(request.header("Accept-Language"))
         let items = regions.map { region in
@@ -38,7 +59,10 @@ extension TileRequestHandler {
             title: "mapgate", language: language, style: "#gate{position:fixed;z-index:2000;inset:0;display:none}" + watcher.style,
             body: "<main><h1>\(ViewerPage.escape(language.localized("mapgate regions")))</h1><ul>\n\(items.isEmpty ? "<li>" + ViewerPage.escape(language.localized("No region is installed.")) + "</li>" : items)\n</ul>\(stylesSection)</main><div class=\"notice\" id=\"gate\"></div>" + watcher.body,
             script: ViewerPage.inlineScript(page: [:], watcher: watcher, main: nil))
-        return html(200, body)
+        // The list is also JSON by Accept: a cache keeps both.
+        var page = html(200, body)
+        if let vary = page.headers.firstIndex(where: { $0.name == "Vary" }) { page.headers[vary].value += ", Accept" }
+        return page
     }
 
     func viewer(_ id: String, _ request: HTTPServerRequest) -> HTTPServerResponse {

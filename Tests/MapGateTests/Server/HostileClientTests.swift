@@ -446,6 +446,20 @@ import Glibc
         #expect(gzipped?.headers["content-encoding"] == "gzip", "\(String(describing: gzipped?.headers))")
     }
 
+    /// The region list as JSON or a page, by `Accept` read as RFC 9110 has it: qualities (0 is
+    /// "not this"), media types without regard to case, and `Vary: Accept` on both (found by an
+    /// attack: `application/json;q=0, text/html` got JSON, `APPLICATION/JSON` the page).
+    @Test(arguments: [
+        ("application/json", true), ("APPLICATION/JSON", true), ("application/json;q=0, text/html", false), ("text/html, application/json;q=0.5", false),
+        ("text/html;q=0.5, application/json", true), ("*/*", false),
+    ])
+    func theListIsJSONWhenAcceptPrefersIt(accept: String, isJSON: Bool) throws {
+        let (answer, _) = try exchange("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: \(accept)\r\n\r\n")
+        #expect(answer?.status == 200)
+        #expect(answer?.headers["content-type"]?.hasPrefix(isJSON ? "application/json" : "text/html") == true, "\(accept): \(String(describing: answer?.headers))")
+        #expect(answer?.headers["vary"]?.contains("Accept") == true, "\(String(describing: answer?.headers))")
+    }
+
     /// HTTP/1.0 has no Host; a client on loopback reaching the server on loopback is answered.
     @Test func http10WithoutHostOnLoopbackIsAnswered() throws {
         let (response, _) = try exchange("GET /plain/0/0/0.png HTTP/1.0\r\n\r\n")
