@@ -220,17 +220,23 @@ import Testing
         delta.sha256 = try SHA256Hasher.hex(of: tampered)
     }
 
+    /// A client with version 1 installed and version 2 published: the client, the catalog that
+    /// offers 2, and the index of the region in it.
+    func clientOnVersion1() throws -> (client: Client, catalog: Catalog, index: Int) {
+        try publishVersions(upTo: 1)
+        let client = try Client(baseURL: origin.baseURL)
+        try client.sync()
+        try publishVersions(from: 2, upTo: 2)
+        let catalog = try client.catalog()
+        return (client, catalog, try #require(catalog.regions.firstIndex { $0.id == "alpha" }))
+    }
+
     /// Each bad delta is refused quickly (a view without end included) and the full package
     /// installs: "wrong-result" changes a tile but keeps the hashes the delta claims; the views
     /// replace its `tiles` or `metadata` table by a recursive CTE that never ends.
     @Test(arguments: ["corrupt", "wrong-result", "404", "tiles-view", "metadata-view"])
     func aBadDeltaFallsBackToTheFullPackage(fault: String) throws {
-        try publishVersions(upTo: 1)
-        let client = try Client(baseURL: origin.baseURL)
-        try client.sync()
-        try publishVersions(from: 2, upTo: 2)
-        var catalog = try client.catalog()
-        let index = try #require(catalog.regions.firstIndex { $0.id == "alpha" })
+        var (client, catalog, index) = try clientOnVersion1()
         let delta = try #require(catalog.regions[index].deltas.first)
         switch fault {
         case "corrupt":
@@ -309,12 +315,7 @@ import Testing
     /// `partial/`, kept the full package from fitting, in that run and every later one). The disk
     /// here has room for the full package and what `partial/` holds takes from it.
     @Test func aRefusedDeltaGivesItsRoomToTheFullPackage() throws {
-        try publishVersions(upTo: 1)
-        let client = try Client(baseURL: origin.baseURL)
-        try client.sync()
-        try publishVersions(from: 2, upTo: 2)
-        var catalog = try client.catalog()
-        let index = try #require(catalog.regions.firstIndex { $0.id == "alpha" })
+        var (client, catalog, index) = try clientOnVersion1()
         try tamper(
             &catalog.regions[index].deltas[0],
             with: "UPDATE tiles SET tile_data = x'00' || tile_data WHERE rowid = (SELECT min(rowid) FROM tiles WHERE tile_data IS NOT NULL)")
