@@ -158,8 +158,14 @@ public final class TileRequestHandler: HTTPRequestHandler {
     /// answer any web page may read (CORS) names none of the user's folders (found by an attack:
     /// a damaged region's 500 named the data directory, `/home/USER/…`, to every site). The server's
     /// log and `/health` (same origin only) keep the whole path.
-    static func withoutFolders(_ reason: String) -> String {
-        reason.split(separator: " ", omittingEmptySubsequences: false).map { word -> String in
+    package static func withoutFolders(_ reason: String, home: String? = ProcessInfo.processInfo.environment["HOME"]) -> String {
+        // The home folder first, as `~` (a path in it may hold spaces, which the cut below,
+        // word by word, would leave half there: found by an attack, `…/alice home/My Maps/…`).
+        var reason = reason
+        if let home, home.count > 1, home.hasPrefix("/") {
+            reason = reason.replacing(home.hasSuffix("/") ? home : home + "/", with: "~/")
+        }
+        return reason.split(separator: " ", omittingEmptySubsequences: false).map { word -> String in
             // (Lines stay lines: a word is what lies between spaces, a path never spans two.)
             guard let slash = word.firstIndex(of: "/"), word[..<slash].allSatisfy({ "(\"'`«「".contains($0) }) else { return String(word) }
             let parts = word[slash...].split(separator: "/")
@@ -178,7 +184,9 @@ public final class TileRequestHandler: HTTPRequestHandler {
         case .open:
             return nil
         case .failing(let failure):
-            let message = "the update gate cannot be checked (\(failure)); tiles are withheld until it can"
+            // Read by any web page (CORS): no folder of the user's (found by an attack: the state
+            // file's path named the home folder).
+            let message = Self.withoutFolders("the update gate cannot be checked (\(failure)); tiles are withheld until it can")
             var response =
                 isJSON
                 ? json(503, document: ServerDocument.Refusal.gateUnavailable(message: message), cors: true)

@@ -59,6 +59,10 @@ public final class TileService: Sendable {
     private let current: Locked<[String: Region]>
     /// Installed regions whose file cannot be served, by id: the reason.
     private let currentDamage = Locked<[String: String]>([:])
+    /// Each damaged region's record and file as they were when found damaged: looked at again
+    /// only when either changes (found by an attack: a damaged 1 GB file of the right size was
+    /// hashed every second, for good).
+    private let damagedFiles = Locked<[String: (record: InstalledRegion, file: FileIdentity?)]>([:])
     private let currentStyles: Locked<[String: Style]>
     /// Installed styles that cannot be served, by id: the reason (said once, ``Changes/damagedStyles``).
     private let currentStyleDamage = Locked<[String: String]>([:])
@@ -166,8 +170,13 @@ public final class TileService: Sendable {
         var changes = Changes()
         for record in try library.installed() {
             let path = library.directory.regionPath(record.id)
-            if let known = old[record.id], known.record == record, known.file == FileIdentity(path: path) {
+            let identity = FileIdentity(path: path)
+            if let known = old[record.id], known.record == record, known.file == identity {
                 next[record.id] = known
+                continue
+            }
+            if let reason = oldDamage[record.id], let seen = damagedFiles.withLock({ $0[record.id] }), seen.record == record, seen.file == identity {
+                nextDamage[record.id] = reason
                 continue
             }
             do {
@@ -177,7 +186,8 @@ public final class TileService: Sendable {
                 // The records were read before the files (found by an attack: while this look
                 // hashed a touched region, a `sync` put b's new file in place, and b's new file was
                 // held to b's old record: "damaged", 500 for a second). Looked at again with the
-                // record as it stands now; and while a writer is at work, what was served stays.
+                // record as it stands now (not kept as served while a writer works: found by the next
+                // attack, that hid another region's damage for as long as a `sync` ran, or stood stopped).
                 if let fresh = try? library.installed().first(where: { $0.id == record.id }), fresh != record,
                     let region = try? Self.loadRegion(fresh, path: path)
                 {
@@ -185,12 +195,8 @@ public final class TileService: Sendable {
                     changes.updated.append(record.id)
                     continue
                 }
-                if DirectoryLock.isHeld(in: library.directory) {
-                    if let known = old[record.id] { next[record.id] = known }
-                    if let damage = oldDamage[record.id] { nextDamage[record.id] = damage }
-                    continue
-                }
                 let reason = errorMessage(error)
+                damagedFiles.withLock { $0[record.id] = (record, identity) }
                 nextDamage[record.id] = reason
                 if oldDamage[record.id] != reason { changes.damaged.append(Damage(id: record.id, reason: reason)) }
             }

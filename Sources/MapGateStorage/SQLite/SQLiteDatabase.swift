@@ -25,7 +25,12 @@ public final class SQLiteDatabase {
     /// read-only without an error when the file or its folder cannot be written).
     public var isReadOnly: Bool { sqlite3_db_readonly(connection, "main") == 1 }
 
+    /// No open SQLite makes can block (``csqlite_open_without_blocking``): set once, before the
+    /// first database is opened.
+    private static let opensWithoutBlocking: Void = { _ = csqlite_open_without_blocking() }()
+
     public init(path: String, mode: Mode, busyTimeout: Duration = .seconds(10)) throws {
+        _ = Self.opensWithoutBlocking
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
         var target = path
         switch mode {

@@ -13,6 +13,38 @@ import Testing
         try database.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, data BLOB)")
     }
 
+    /// No open SQLite makes blocks: a FIFO (or a device) where a database is expected is refused
+    /// at once, in every mode (found by an attack on the server: a FIFO swapped in between a check
+    /// and SQLite's own open held a worker in open(2) for good). A FIFO nobody writes to would
+    /// block a plain open; if it does, the test lets it go by opening the other end.
+    @Test(arguments: [SQLiteDatabase.Mode.readOnly, .immutable, .readWriteCreate])
+    func aFIFOIsRefusedWithoutBlocking(mode: SQLiteDatabase.Mode) throws {
+        let fifo = directory.file("fifo.mbtiles")
+        #expect(mkfifo(fifo, 0o644) == 0)
+        let done = DispatchSemaphore(value: 0)
+        let outcome = Locked<String>("")
+        DispatchQueue.global().async {
+            do {
+                _ = try SQLiteDatabase(path: fifo, mode: mode)
+                outcome.withLock { $0 = "opened" }
+            } catch {
+                outcome.withLock { $0 = "refused" }
+            }
+            done.signal()
+        }
+        let inTime = done.wait(timeout: .now() + 5) == .success
+        if !inTime {
+            let writer = open(fifo, O_WRONLY | O_NONBLOCK)
+            done.wait()
+            close(writer)
+        }
+        #expect(inTime, "the open blocked")
+        #expect(outcome.withLock { $0 } == "refused")
+        // A regular file and a database in memory still open.
+        #expect(throws: Never.self) { _ = try SQLiteDatabase(path: directory.file("plain.sqlite"), mode: .readWriteCreate) }
+        #expect(throws: Never.self) { _ = try SQLiteDatabase(path: ":memory:", mode: .readWriteCreate) }
+    }
+
     @Test func errorCarriesExtendedCodeMessageAndSQL() throws {
         try database.execute("INSERT INTO t (name) VALUES (?)", [.text("a")])
         let error = #expect(throws: SQLiteError.self) {

@@ -100,6 +100,17 @@ import Testing
         #expect(!damaged.contains(harness.directory.path), "\(damaged)")
     }
 
+    /// The cut of folders in answers any page may read: the home folder first (a path in it may
+    /// hold spaces; found by an attack: `…/alice home/My Maps/…` was left half there), then each
+    /// other absolute path to its last two parts.
+    @Test func foldersAreCutFromAnswersAnyPageMayRead() {
+        #expect(
+            TileRequestHandler.withoutFolders("the file /home/alice home/My Maps/data/regions/c.mbtiles is missing", home: "/home/alice home")
+                == "the file ~/My Maps/data/regions/c.mbtiles is missing")
+        #expect(TileRequestHandler.withoutFolders("(/media/alice/stick/regions/c.mbtiles: gone)", home: "/root") == "(…/regions/c.mbtiles: gone)")
+        #expect(TileRequestHandler.withoutFolders("no folder here", home: nil) == "no folder here")
+    }
+
     @Test func aNullTileIs404NotAnEmptyImage() throws {
         let response = try get("/plain/1/0/1.png")
         #expect(response.status == 404)
