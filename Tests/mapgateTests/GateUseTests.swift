@@ -29,7 +29,7 @@ import Testing
         #expect(grace.status == 0)
         #expect(grace.stderr.contains("mapgate 1.5.0 is available; please update (prompts start 2027-01-31)"))
         // And what follows, with where to update.
-        #expect(grace.stderr.contains("then 5 more uses, each asked, before mapgate requires the update: https://"), "\(grace.stderr)")
+        #expect(grace.stderr.contains("then up to 5 more uses, each asked, before mapgate requires the update: https://"), "\(grace.stderr)")
         for left in stride(from: 5, through: 1, by: -1) {
             let use = try mapgate.run(["tile", "geo", "0", "0", "0"], at: "2027-02-01 0\(6 - left):00:00")
             #expect(use.status == 0)

@@ -190,6 +190,34 @@ import Testing
         #expect(try promptsShown() == before)
     }
 
+    /// "Update now" starts the opener and does not wait for it (found by an attack: a text
+    /// browser that xdg-open ran at the terminal stopped on SIGTTIN, and mapgate waited for it
+    /// with the use held); the store's address is printed either way.
+    @Test func updateNowDoesNotWaitForTheBrowser() throws {
+        let bin = workspace.work.file("bin")
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+        // A browser that never ends: it lets go of the terminal and of every descriptor the test's
+        // driver gave it (so that the test sees mapgate end), says its process id, and waits on a
+        // pipe nobody writes to (faketime, in its environment, would make a sleep return at once).
+        let pidFile = workspace.work.file("browser.pid")
+        try workspace.work.write(
+            "bin/xdg-open",
+            "#!/usr/bin/python3\nimport os\nos.dup2(os.open('/dev/null', os.O_RDONLY), 0)\nos.closerange(3, 4096)\nr, w = os.pipe()\nopen('\(pidFile)', 'w').write(str(os.getpid()))\nos.read(r, 1)\n")
+        #expect(chmod(bin + "/xdg-open", 0o755) == 0)
+        defer {
+            if let pid = (try? String(contentsOfFile: pidFile, encoding: .utf8)).flatMap({ Int32($0) }) { kill(pid, SIGKILL) }
+        }
+        let started = Date()
+        let result = try mapgate.runOnTerminal(
+            ["tile", "geo", "0", "0", "0", "-o", workspace.work.file("browser.png")], at: during, prefix: ["/usr/bin/env", "PATH=\(bin):/usr/bin:/bin"],
+            steps: [.init(waitFor: "Update now or later?", send: "u\r")])
+        #expect(!result.timedOut, "\(result.screen)")
+        #expect(Date().timeIntervalSince(started) < 30, "it waited for the browser")
+        #expect(result.status == 0, "\(result.screen)")
+        #expect(result.screen.contains("to update."), "\(result.screen)")
+        #expect(FileManager.default.fileExists(atPath: pidFile), "the browser was not started")
+    }
+
     /// Ctrl-Z where no shell could continue mapgate (started straight on a terminal of its own, as
     /// `ssh -t host mapgate …` or `tmux new 'mapgate …'` start it) does nothing, as the kernel does
     /// with Ctrl-Z there (found by an attack: mapgate stopped itself for good, holding its use,

@@ -47,12 +47,17 @@ enum GateGuard {
                     authorization.report.requiredVersion ?? "?", Localization.day(until)))
             // What follows, and where to update (found by an attack: the notice said neither, in
             // any language, so the first the user heard of the count was the count itself).
-            let uses = String(authorization.report.maxPrompts)
-            if let store = authorization.report.storeURL {
-                console.note(Localization.format(Localization.localized("then %1$s more uses, each asked, before mapgate requires the update: %2$s"), uses, store))
-            } else {
-                console.note(Localization.format(Localization.localized("then %1$s more uses, each asked, before mapgate requires the update"), uses))
-            }
+            // The uses left, not the rules' number (found by the next attack: "5" with 2 left); "up
+            // to", since a publisher's `closeAfterDays` may close the gate before they are spent.
+            let left = authorization.report.usesLeft
+            let then =
+                left == 0
+                ? Localization.localized("then mapgate requires the update")
+                : Localization.format(
+                    Localization.localized("then up to %1$s more use, each asked, before mapgate requires the update", "then up to %1$s more uses, each asked, before mapgate requires the update", count: left),
+                    String(left))
+            let store = authorization.report.storeURL.map { ": " + $0 } ?? ""
+            console.note(then + store)
             return true
         case .prompt(let usesLeft):
             let prompt = GatePrompt(report: authorization.report, usesLeft: usesLeft)
@@ -104,7 +109,10 @@ enum GateGuard {
             console.prompt(lines: [Localization.localized("Update mapgate from your app store.")], until: until)
             return
         }
-        if startsBrowser, spawn(["xdg-open", url], wait: true) == 0 { return }
+        // Started, not waited for (found by an attack: a text browser that xdg-open ran at the
+        // terminal stopped on SIGTTIN, and mapgate waited for it with the use held); the address
+        // is said either way, in case no browser comes up.
+        if startsBrowser { _ = spawn(["xdg-open", url], wait: false) }
         console.prompt(lines: [Localization.format(Localization.localized("Open %s to update."), url)], until: until)
     }
 }
