@@ -174,15 +174,24 @@ import Testing
         let mapgate = self.mapgate
         let during = self.during
         let looked = DispatchSemaphore(value: 0)
+        let ended = Locked(false)
+        // Looked at once the question is seen open (its use held), then again 2 s later, while
+        // the terminal is still stopped (Ctrl-Q comes 6 s after Ctrl-D): never before the question,
+        // where a slow machine would make the look prove nothing.
         Thread.detachNewThread {
-            Thread.sleep(forTimeInterval: 4)
-            let status = try? mapgate.run(["status", "--json"], at: during)
-            held.withLock { $0 = status.flatMap { try? MapGateBinary.json($0.stdout)["usesHeld"] as? Int } }
+            func usesHeld() -> Int? {
+                (try? mapgate.run(["status", "--json"], at: during)).flatMap { try? MapGateBinary.json($0.stdout)["usesHeld"] as? Int }
+            }
+            let deadline = Date().addingTimeInterval(30)
+            while Date() < deadline, !ended.withLock({ $0 }), usesHeld() != 1 { Thread.sleep(forTimeInterval: 0.1) }
+            Thread.sleep(forTimeInterval: 2)
+            held.withLock { $0 = usesHeld() }
             looked.signal()
         }
         let result = try mapgate.runOnTerminal(
             ["tile", "geo", "0", "0", "0", "-o", workspace.work.file("xoff.png")], at: during,
             steps: [.init(waitFor: "[u]", send: "\u{13}"), .init(waitFor: nil, send: "\u{04}"), .init(waitFor: nil, send: "\u{11}", delay: 6)])
+        ended.withLock { $0 = true }
         looked.wait()
         #expect(held.withLock { $0 } == 0, "the use was held while the terminal was stopped")
         #expect(!result.timedOut, "\(result.screen)")

@@ -25,10 +25,10 @@ public final class MBTilesFile {
     /// - Parameter immutable: the file will not change while open (see ``SQLiteDatabase/Mode/immutable``).
     public init(path: String, immutable: Bool = false) throws {
         self.path = path
-        // A FIFO or a device in a file's place would block SQLite's open for good (found by an
-        // attack on the server: a FIFO swapped in after the watcher's check hung a worker, and
-        // SIGTERM with it): the path is first opened without blocking, and must be a regular
-        // file. (A missing one is SQLite's to say, as before.)
+        // A FIFO or a device in a file's place is said as what it is ("is a FIFO, not a regular
+        // file"), not as SQLite's "unable to open". (What keeps SQLite's own open from blocking on
+        // one, whenever it is swapped in, is ``SQLiteDatabase``'s open hook; a missing file is
+        // SQLite's to say, as before.)
         if FileManager.default.fileExists(atPath: path) {
             do {
                 _ = try RegularFile(forReadingAtPath: path)

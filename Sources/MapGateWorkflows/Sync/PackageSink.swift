@@ -3,10 +3,6 @@ import FoundationEssentials
 import MapGateBase
 import MapGateTrust
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// Where a package's bytes go as they stream in: the resumable partial file, the SHA-256 of
 /// the download, and the MBTiles file being written beside its destination (gunzipped on the
 /// fly when the payload starts with the gzip magic bytes).
@@ -165,8 +161,7 @@ final class PackageSink {
         if let file = PackageDownloader.localPath(package.url) {
             // What the file holds now (found by an attack: a file cut short while it was read
             // was said to hold the bytes read before, not what it holds).
-            var info = stat()
-            let holds = stat(file, &info) == 0 ? Int64(info.st_size) : got
+            let holds = FileIdentity(path: file)?.size ?? got
             return L.localized("size mismatch: %1$s holds %2$s bytes, the catalog declares %3$s", file, "\(holds)", "\(package.size)")
         }
         return L.localized("size mismatch: got %1$s bytes, the catalog declares %2$s", "\(got)", "\(package.size)")
