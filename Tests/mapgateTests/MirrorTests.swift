@@ -380,6 +380,37 @@ import Glibc
         #expect(mirror.stderr.contains("'mapgate remove geo' then 'mapgate sync geo'"), "\(mirror.stderr)")
     }
 
+    /// The delta this machine was updated by, deleted from `deltas/` (or the folder replaced by a
+    /// file): a failure (exit 74) that says so, not the region left out by rule (found by an
+    /// attack: exit 0; nothing recorded that the region came from a delta). The record keeps the
+    /// delta's SHA-256 now; a region never updated by a delta is still left out by rule.
+    @Test(arguments: ["deleted", "folder"])
+    func aDeletedKeptDeltaIsAFailureNotLeftOut(kind: String) throws {
+        try publish(version: "1")
+        #expect(try a.run(["sync", "geo"], at: Self.day1).status == 0)
+        try publish(version: "2", at: "2027-01-02 12:00:00")
+        #expect(try a.run(["sync", "geo"], at: Self.day2).status == 0)
+        let folder = a.dataDirectory + "/deltas"
+        let kept = try #require(try FileManager.default.contentsOfDirectory(atPath: folder).first)
+        if kind == "folder" {
+            try FileManager.default.removeItem(atPath: folder)
+            #expect(FileManager.default.createFile(atPath: folder, contents: Data("not a folder".utf8)))
+        } else {
+            try FileManager.default.removeItem(atPath: folder + "/" + kept)
+        }
+        let mirror = try a.run(["mirror", stick], at: Self.day2)
+        #expect(mirror.status == 74, "\(mirror.stdout) \(mirror.stderr)")
+        #expect(mirror.stderr.contains("the delta it was updated by (from version 1) is no longer kept in \(folder)"), "\(mirror.stderr)")
+        #expect(mirror.stderr.contains("'mapgate remove geo' then 'mapgate sync geo'"), "\(mirror.stderr)")
+        // The advice works: after it the stick carries the full package, and the run says done.
+        #expect(try a.run(["remove", "geo"], at: Self.day2).status == 0)
+        #expect(try a.run(["sync", "geo"], at: Self.day2).status == 0)
+        let again = try a.run(["mirror", stick], at: Self.day2)
+        #expect(again.status == 0, "\(again.stdout) \(again.stderr)")
+        let manifest = try JSONSerialization.jsonObject(with: try #require(bytes(stick + "/mirror.json"))) as? [String: Any]
+        #expect((manifest?["regions"] as? [[String: Any]])?.contains { $0["id"] as? String == "geo" } == true, "\(String(describing: manifest))")
+    }
+
     /// An installed file replaced by a FIFO or a link to /dev/zero (found by an attack: `mirror`
     /// waited for ever, or gzipped zeros into the stick until it was full), or emptied (said to be
     /// "updated by a delta", exit 0): refused as damaged without reading it, the other region

@@ -264,6 +264,10 @@ public final class StateDatabase {
         """
         ALTER TABLE gate ADD COLUMN counting_for TEXT;
         """,
+        // The delta that gave a region's file (`InstalledRegion.deltaSHA256`).
+        """
+        ALTER TABLE regions ADD COLUMN delta_sha256 TEXT;
+        """,
     ]
 
     /// Brings the schema up to date; returns the version it found.

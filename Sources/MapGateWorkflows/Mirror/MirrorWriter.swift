@@ -140,7 +140,7 @@ public struct MirrorWriter {
                 continue
             }
             let package = MirrorManifest.Package(id: region.id, version: region.version, sha256: region.sha256, size: region.size)
-            let updatedByDelta = !LeftoverFiles.keptDeltas(of: region.id, in: directory).isEmpty
+            let updatedByDelta = record.deltaSHA256 != nil || !LeftoverFiles.keptDeltas(of: region.id, in: directory).isEmpty
             let placement = place(
                 package, kind: .region, from: directory.regionPath(region.id), into: folder, checkingFirst: updatedByDelta,
                 restoringWAL: record.packageWasWAL == true, progress: progress, onEvent)
@@ -148,7 +148,7 @@ public struct MirrorWriter {
             // stick with room for the 1 KB delta failed for want of room for the full package,
             // which would not have been kept anyway): its delta is tried as for any such region.
             if case .failed = placement, updatedByDelta,
-                case .carried(let delta) = carryDelta(of: region, into: folder, onEvent)
+                case .carried(let delta) = carryDelta(of: region, record: record, into: folder, onEvent)
             {
                 manifest.deltas.append(delta)
                 bytes += delta.size
@@ -174,7 +174,7 @@ public struct MirrorWriter {
                 leave(region.id, .region, .notWritten(reason), &manifest, onEvent)
             } else if case .leftOut(let reason) = placement {
                 // Updated by a delta: the delta goes in the mirror, for machines that have its base.
-                switch carryDelta(of: region, into: folder, onEvent) {
+                switch carryDelta(of: region, record: record, into: folder, onEvent) {
                 case .carried(let delta):
                     manifest.deltas.append(delta)
                     bytes += delta.size
@@ -395,8 +395,11 @@ public struct MirrorWriter {
     }
 
     /// Copies the delta kept for `region` (``LeftoverFiles/keptDeltas(of:in:)``) into the mirror
-    /// when the catalog offers it and it checks out.
-    private func carryDelta(of region: CatalogRegion, into folder: any MirrorFolder, _ onEvent: (Event) -> Void) -> DeltaCarry {
+    /// when the catalog offers it and it checks out. The delta `record` says gave the file, offered
+    /// and no longer kept (deleted, or `deltas/` unreadable), is a failure too.
+    private func carryDelta(
+        of region: CatalogRegion, record: InstalledRegion, into folder: any MirrorFolder, _ onEvent: (Event) -> Void
+    ) -> DeltaCarry {
         var damaged: String?
         for kept in LeftoverFiles.keptDeltas(of: region.id, in: directory) {
             guard let offered = region.deltas.first(where: { $0.sha256 == kept.sha256 }) else { continue }
@@ -424,6 +427,15 @@ public struct MirrorWriter {
             if let reason = folder.commit(temporary, sha256: offered.sha256) { return .failed(reason) }
             return .carried(delta)
         }
-        return damaged.map { .failed($0) } ?? .none
+        if let damaged { return .failed(damaged) }
+        // Found by an attack: with the kept delta deleted, the region was left out "by rule" and
+        // `mirror` said done (exit 0) without it.
+        if let sha256 = record.deltaSHA256, let offered = region.deltas.first(where: { $0.sha256 == sha256 }) {
+            return .failed(
+                L.localized(
+                    "the delta it was updated by (from version %1$s) is no longer kept in %2$s, so the mirror can carry neither it nor the full package; 'mapgate remove %3$s' then 'mapgate sync %3$s' installs the full package, which the mirror can carry",
+                    offered.fromVersion, directory.deltasPath, region.id))
+        }
+        return .none
     }
 }

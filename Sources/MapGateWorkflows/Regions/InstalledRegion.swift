@@ -27,9 +27,13 @@ public struct InstalledRegion: Sendable, Equatable, Codable {
     /// by its two header bytes (``SQLiteHeader/leaveWAL(_:)``): `mirror` puts them back to
     /// rebuild the package byte for byte (nil or false: the file is the package's bytes).
     public var packageWasWAL: Bool? = nil
+    /// The SHA-256 of the delta that gave this file (nil: installed from a full package, or
+    /// before mapgate recorded it): `mirror` then knows to carry that delta, and says so when it
+    /// is no longer kept, instead of leaving the region out as if by rule.
+    public var deltaSHA256: String? = nil
 
     /// As ``PendingInstall`` keeps it: everything but the stamp, which is the file's once in place.
     private enum CodingKeys: String, CodingKey {
-        case id, name, version, format, sha256, size, installedAt, minzoom, maxzoom, bounds, sourceURL, contentHash, tileCount, packageWasWAL
+        case id, name, version, format, sha256, size, installedAt, minzoom, maxzoom, bounds, sourceURL, contentHash, tileCount, packageWasWAL, deltaSHA256
     }
 }

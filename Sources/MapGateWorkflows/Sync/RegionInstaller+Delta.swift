@@ -80,7 +80,7 @@ extension RegionInstaller {
             throw RegionError(
                 region: region.id, reason: L.localized("the delta gives tiles with hash %1$s, the catalog declares %2$s", "\(summary.targetHash)", "\(expected)"), kind: .badData)
         }
-        try checkAndInstall(patched, expectedContentHash: summary.targetHash, from: "the delta", region: region, stage: stage, deliver: deliver)
+        try checkAndInstall(patched, expectedContentHash: summary.targetHash, from: "the delta", delta: package.sha256, region: region, stage: stage, deliver: deliver)
         keepDelta(package)
         downloader.discardPartial(package, in: directory)
         return .patched(version: region.version, previous: previous.version, downloaded: delta.size - download.resumedFrom, fullSize: region.size)

@@ -290,9 +290,9 @@ public final class RegionInstaller {
     /// Validates the file at `path`, takes its SHA-256 and fsyncs it while another thread hashes
     /// its tiles (each reads the whole file, on its own core), checks the tiles' hash when one is
     /// expected (the catalog's `contentHash`), then installs it. `source` names where the file
-    /// came from, for the error.
+    /// came from, for the error; `delta` is the SHA-256 of the delta that gave it, if one did.
     func checkAndInstall(
-        _ path: String, expectedContentHash: String?, from source: String, region: CatalogRegion, stage: (Stage) -> Void,
+        _ path: String, expectedContentHash: String?, from source: String, delta: String? = nil, region: CatalogRegion, stage: (Stage) -> Void,
         deliver: Delivery
     ) throws {
         stage(.validating)
@@ -321,7 +321,8 @@ public final class RegionInstaller {
         stage(.installing)
         let size = FileManager.default.sizeOfItem(atPath: path)
         try install(
-            path, sha256: fileHash, size: size, content: tiles, region: region, details: details, packageWasWAL: wasWAL, deliver: deliver, stage: stage)
+            path, sha256: fileHash, size: size, content: tiles, region: region, details: details, packageWasWAL: wasWAL, delta: delta, deliver: deliver,
+            stage: stage)
         stage(.installed)
     }
 
@@ -356,14 +357,14 @@ public final class RegionInstaller {
     /// run stopped before the record is saved has the region and has paid for it.
     private func install(
         _ path: String, sha256: String, size: Int64, content: TilesetHash, region: CatalogRegion, details: Details, packageWasWAL: Bool,
-        deliver: Delivery, stage: (Stage) -> Void
+        delta: String?, deliver: Delivery, stage: (Stage) -> Void
     ) throws {
         let destination = directory.regionPath(region.id)
         var record = InstalledRegion(
             id: region.id, name: region.name, version: region.version, format: details.format, sha256: sha256,
             size: size, installedAt: clock.now, minzoom: details.zoom.lowerBound, maxzoom: details.zoom.upperBound,
             bounds: details.bounds, sourceURL: region.url, contentHash: content.hex, tileCount: content.tileCount,
-            packageWasWAL: packageWasWAL ? true : nil)
+            packageWasWAL: packageWasWAL ? true : nil, deltaSHA256: delta)
         // Written before the rename and removed after the record: a run killed in between leaves
         // a file that readers and the next sync know for the new version (issue 40, item 4).
         try PendingInstall.write(record, in: directory)
