@@ -161,6 +161,27 @@ import Glibc
         #expect(PromptAnswer.timeout == 600)
     }
 
+    /// Ctrl-Z at the question, then `fg` (here a shell with job control that runs `fg` itself a
+    /// second later: faketime, the job's first process, stops at once, mapgate a moment after):
+    /// the question is shown again, and the answer typed after it counts as for any question
+    /// (found by an attack: back in the foreground the run waited, silent, for an answer to a
+    /// question the shell's lines had pushed off the screen).
+    @Test func theQuestionIsShownAgainAfterCtrlZAndFg() throws {
+        let before = try promptsShown()
+        let result = try mapgate.runOnTerminal(
+            ["tile", "plain", "0", "0", "0", "-o", scratch + "/t.png"], at: during,
+            prefix: ["/bin/bash", "-c", #"set -m; "$@"; sleep 1; fg"#, "bash"],
+            steps: [
+                .init(waitFor: "Update now or later?", send: "\u{1A}"),
+                .init(waitFor: "Stopped", send: "l\n", delay: 3),
+            ])
+        #expect(!result.timedOut, "\(result.screen)")
+        #expect(result.status == 0, "\(result.screen)")
+        #expect(result.screen.components(separatedBy: "Update now or later?").count == 3, "\(result.screen)")
+        #expect(try promptsShown() == before + 1, "\(result.screen)")
+        #expect(FileManager.default.fileExists(atPath: scratch + "/t.png"))
+    }
+
     /// While one run's question for the last use is open, another run is told that the use is
     /// held and to try again (75, naming the run), not that the gate is closed (77): the question
     /// may yet be declined (found by an attack). It counts nothing, and once the question ends

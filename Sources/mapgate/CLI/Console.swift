@@ -183,7 +183,12 @@ struct Console {
         } else {
             write(question, to: asking)
         }
-        switch TerminalInput.line(until: deadline) {
+        // Back in the foreground after Ctrl-Z: the question again, on a line of its own.
+        let again = {
+            let until = min(deadline ?? .now + .seconds(1), ContinuousClock.now + .seconds(1))
+            _ = self.writeBytes(TerminalText.allowingColour(question), to: asking, until: until)
+        }
+        switch TerminalInput.line(until: deadline, onContinue: again) {
         case .line(let line):
             return line
         case .end, .timedOut:

@@ -1,6 +1,7 @@
 import Dispatch
 import FoundationEssentials
 import MapGate
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -49,6 +50,10 @@ enum SignalRouter {
     /// Taken for good by whoever ends the process first: the router on a signal, or ``exit(_:)``.
     private static let ending = DispatchSemaphore(value: 1)
 
+    /// How many times the run was continued (SIGCONT) after a stop: a question waiting for its
+    /// answer shows itself again (``TerminalInput/line(until:onContinue:)``).
+    static let continuations = Atomic<Int>(0)
+
     /// The signals the router takes (``routed``) as a set.
     static var signalSet: sigset_t {
         var set = sigset_t()
@@ -88,6 +93,7 @@ enum SignalRouter {
             // does with SIGTSTP's default action there (found by an attack: the SIGSTOP below
             // stopped it for good, holding its use).
             if number == SIGTSTP, isOrphanedProcessGroup() { return }
+            if number == SIGCONT { continuations.add(1, ordering: .relaxed) }
             // Job control: told to the system service's command first (it stops or goes on with
             // this process), then this process stops as Ctrl-Z has always stopped it.
             handlers.withLock({ $0.forwarder })?(number)

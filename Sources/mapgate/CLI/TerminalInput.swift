@@ -27,11 +27,15 @@ enum TerminalInput {
     /// limit). Found by an attack: only the first byte had to come in time, so a few characters
     /// and one Ctrl-D (which hands them over without a line end) held the question, and the
     /// reserved use with it, for as long as the terminal stayed open.
-    static func line(until deadline: ContinuousClock.Instant?) -> Read {
+    /// `onContinue` runs when the run is continued after a stop (Ctrl-Z, then `fg`) while it waits:
+    /// the shell's lines have pushed the question out of sight, and the stop's Ctrl-Z dropped what
+    /// was typed of the line (found by an attack: back in the foreground the run waited for an
+    /// answer to a question no longer on the screen).
+    static func line(until deadline: ContinuousClock.Instant?, onContinue: () -> Void = {}) -> Read {
         var bytes: [UInt8] = []
         var byte: UInt8 = 0
         while true {
-            guard waitForInput(until: deadline) else { return .timedOut }
+            guard waitForInput(until: deadline, onContinue: onContinue) else { return .timedOut }
             let count = read(STDIN_FILENO, &byte, 1)
             if count < 0, errno == EINTR || errno == EAGAIN { continue }
             guard count == 1 else { return .end }
@@ -43,17 +47,25 @@ enum TerminalInput {
     }
 
     /// Waits until standard input can be read (or is at its end, or failed): false when
-    /// `deadline` passed first. Waiting again after a signal counts from the same deadline.
-    private static func waitForInput(until deadline: ContinuousClock.Instant?) -> Bool {
+    /// `deadline` passed first. Waiting again after a signal counts from the same deadline. The
+    /// signals are taken by the router's thread, not here: a continue is seen by its count,
+    /// looked at every quarter of a second.
+    private static func waitForInput(until deadline: ContinuousClock.Instant?, onContinue: () -> Void) -> Bool {
         var input = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
+        var continuations = SignalRouter.continuations.load(ordering: .relaxed)
         while true {
-            var milliseconds: Int32 = -1
+            var milliseconds: Int32 = 250
             if let deadline {
                 let left = deadline - ContinuousClock.now
                 guard left > .zero else { return false }
-                milliseconds = Int32(clamping: left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1)
+                milliseconds = min(250, Int32(clamping: left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1))
             }
             let ready = poll(&input, 1, milliseconds)
+            let now = SignalRouter.continuations.load(ordering: .relaxed)
+            if now != continuations {
+                continuations = now
+                onContinue()
+            }
             if ready < 0, errno == EINTR { continue }
             if ready == 0 { continue }  // the deadline is checked above
             return true  // ready, at its end, or failed: `read` says which
