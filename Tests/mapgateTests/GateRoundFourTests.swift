@@ -182,6 +182,37 @@ import Glibc
         #expect(FileManager.default.fileExists(atPath: scratch + "/t.png"))
     }
 
+    /// A server stopped with Ctrl-C before it answered a tile gives its use back, and says so, as
+    /// Ctrl-C at the question does (found by an attack: it said only "stopping…", and the user
+    /// could not tell whether the use had gone).
+    @Test(arguments: ["serve", "open"])
+    func aServerStoppedBeforeAnyTileSaysItsUseWentBack(_ command: String) throws {
+        let arguments = command == "serve" ? ["serve", "--port", "0"] : ["open", "plain", "--port", "0"]
+        let before = try promptsShown()
+        let result = try mapgate.runOnTerminal(
+            arguments, at: during,
+            steps: [.init(waitFor: "Update now or later?", send: "l\n"), .init(waitFor: command == "serve" ? "Ctrl-C to stop" : "until Ctrl-C", send: "\u{03}")])
+        #expect(!result.timedOut, "\(result.screen)")
+        #expect(result.screen.contains("stopped: the use this run held was given back (nothing was counted)"), "\(result.screen)")
+        #expect(try promptsShown() == before, "\(result.screen)")
+    }
+
+    /// With standard error into a file (`2>log`) the question is asked on the terminal, and so is
+    /// said how Ctrl-C at it ended (found by an attack: "stopped: … nothing was counted" went to
+    /// the log only).
+    @Test func ctrlCAtTheQuestionIsSaidOnTheTerminalWhenStderrIsAFile() throws {
+        let log = scratch + "/stderr.log"
+        let before = try promptsShown()
+        let result = try mapgate.runOnTerminal(
+            ["tile", "plain", "0", "0", "0", "-o", scratch + "/t.png"], at: during, prefix: ["/bin/sh", "-c", #"exec "$@" 2>"$0""#, log],
+            steps: [.init(waitFor: "Update now or later?", send: "\u{03}")])
+        #expect(!result.timedOut, "\(result.screen)")
+        #expect(result.status == 130, "\(result.screen)")
+        #expect(result.screen.contains("nothing was counted"), "\(result.screen)")
+        #expect((try? String(contentsOfFile: log, encoding: .utf8))?.contains("nothing was counted") == true)
+        #expect(try promptsShown() == before)
+    }
+
     /// While one run's question for the last use is open, another run is told that the use is
     /// held and to try again (75, naming the run), not that the gate is closed (77): the question
     /// may yet be declined (found by an attack). It counts nothing, and once the question ends

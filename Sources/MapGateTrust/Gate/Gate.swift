@@ -177,7 +177,7 @@ public final class Gate {
     public func settle(_ authorization: GateAuthorization) throws -> Bool {
         guard authorization.countedPrompt, authorization.beginGivingBack() else { return false }
         defer { authorization.endGivingBack() }
-        return try update { record, _, policy in
+        let givenBack = try update { record, _, policy in
             // A reservation the record no longer holds was given back already (by a run that
             // took this one for ended); one whose delivery the record was told of is counted.
             if let id = authorization.reservationID, !authorization.isConfirmed {
@@ -186,6 +186,8 @@ public final class Gate {
             }
             return policy.giveBack(&record)
         }
+        if givenBack { authorization.markGivenBack() }
+        return givenBack
     }
 
     /// ``settle(_:)`` for the end of a run: a failure to give the use back is told through

@@ -33,6 +33,8 @@ public final class GateAuthorization: Sendable {
     /// Whether the record was told of the delivery (``confirmation`` ran).
     private let confirmed = Atomic<Bool>(false)
     var isConfirmed: Bool { confirmed.load(ordering: .acquiring) }
+    /// Whether ``Gate/settle(_:)`` gave the use back: nothing was counted.
+    private let givenBack = Atomic<Bool>(false)
     private let state = Atomic<UInt8>(State.reserved.rawValue)
 
     /// Where the use stands. Every change is one compare-and-exchange.
@@ -105,6 +107,13 @@ public final class GateAuthorization: Sendable {
 
     /// Whether the use was delivered.
     public var isDelivered: Bool { state.load(ordering: .acquiring) == State.delivered.rawValue }
+
+    /// Whether the use counted for the prompt was given back (``Gate/settle(_:)``): nothing was counted.
+    public var wasGivenBack: Bool { givenBack.load(ordering: .acquiring) }
+
+    func markGivenBack() {
+        givenBack.store(true, ordering: .releasing)
+    }
 
     /// Takes the right to give the use back: true exactly once, and only while nothing was
     /// delivered. A delivery step under way is waited for (it is one rename or one write of a

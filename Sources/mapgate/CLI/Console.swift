@@ -77,6 +77,16 @@ struct Console {
         write(journal(text, priority: 6) + "\n", to: STDERR_FILENO)
     }
 
+    /// A note on how the use the question was about ended (Ctrl-C at it, a server stopped before
+    /// its first tile): on stderr, and also on the terminal the question was asked on when stderr
+    /// goes to a file (`2>log`), so that the person who was asked sees it (found by an attack:
+    /// the line went to the log only). Waits a second at most for the terminal.
+    func noteAboutUse(_ text: String) {
+        note(text)
+        guard !quiet, questionDescriptor >= 0, questionDescriptor != STDERR_FILENO, !Self.isPipe(STDERR_FILENO) else { return }
+        _ = writeBytes(TerminalText.allowingColour(text + "\n"), to: questionDescriptor, until: ContinuousClock.now + .seconds(1))
+    }
+
     /// The update prompt on stderr: shown even with `--quiet`, since it counts a use.
     func prompt(_ text: String) {
         write(promptLine(text), to: STDERR_FILENO)

@@ -14,8 +14,10 @@ enum GateGuard {
     /// - Parameters:
     ///   - opening: the installed regions the command reads (see ``Gate/authorizeUse(opening:installing:)``).
     ///   - installing: the regions the command may install.
+    ///   - sayingGivenBack: a server's run, which ends when the user stops it: said when its use
+    ///     went back (stopped before its first tile; found by an attack: only "stopping…" was said).
     static func withUse<Result>(
-        _ context: Context, opening: [String] = [], installing: [String] = [],
+        _ context: Context, opening: [String] = [], installing: [String] = [], sayingGivenBack: Bool = false,
         _ work: (GateAuthorization) throws -> Result
     ) throws -> Result? {
         // Standard error, where the question goes, must take a byte before a use is reserved
@@ -24,11 +26,13 @@ enum GateGuard {
         let gate = try context.makeGate()
         defer { context.warnAboutState(gate) }
         let held = InterruptibleUse(context)
-        return try withExtendedLifetime(held) {
+        let result = try withExtendedLifetime(held) {
             try gate.use(
                 opening: opening, installing: installing, reserving: held.reserving,
                 confirm: { try confirm($0, context: context) }, work)
         }
+        if sayingGivenBack, held.wasGivenBack { context.console.noteAboutUse(InterruptibleUse.givenBack) }
+        return result
     }
 
     /// Shows what the gate decided (a notice, or the prompt with its question on a terminal):

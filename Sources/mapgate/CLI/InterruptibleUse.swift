@@ -29,7 +29,7 @@ final class InterruptibleUse: Sendable {
                     let gate = try Gate(store: try GateStore(stateFolder: stateFolder, directory: directory), settings: try settings.get())
                     // Said (found by an attack: Ctrl-C at the question ended with no word, and the
                     // user could not tell whether a use had gone).
-                    if try gate.settle(authorization) { console.note(L.localized("stopped: the use this run held was given back (nothing was counted)")) }
+                    if try gate.settle(authorization) { console.noteAboutUse(Self.givenBack) }
                 } catch {
                     // Not lost: the reservation names this process, and the next run gives back those of
                     // processes that have ended (found by an attack: "it stays counted" said otherwise).
@@ -38,6 +38,12 @@ final class InterruptibleUse: Sendable {
             }
         }
     }
+
+    /// What a run stopped by the user says when its use was given back.
+    static var givenBack: String { L.localized("stopped: the use this run held was given back (nothing was counted)") }
+
+    /// Whether the use this run held was given back (``Gate/settle(_:)``).
+    var wasGivenBack: Bool { authorization.withLock { $0?.wasGivenBack ?? false } }
 
     /// Runs `reserve` (the gate's reservation of the use) and holds what it returns, with the
     /// signal handler's lock held throughout. For ``Gate/use(opening:installing:reserving:confirm:_:)``.
