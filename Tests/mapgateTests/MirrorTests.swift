@@ -557,6 +557,12 @@ import Glibc
         let manifest = try #require(bytes(manifestPath))
         try Data("{garbage".utf8).write(to: URL(fileURLWithPath: manifestPath))
         try refused("not a mirror manifest (not valid JSON")
+        // A hash of the wrong form is named, not matched against nothing (found by an attack:
+        // the region was said "not in the mirror").
+        let text = try #require(String(data: manifest, encoding: .utf8))
+        let hash = try #require(text.firstMatch(of: /"sha256" : "([0-9a-f]{64})"/)?.1)
+        try Data(text.replacingOccurrences(of: String(hash), with: "XYZ").utf8).write(to: URL(fileURLWithPath: manifestPath))
+        try refused(#".sha256 "XYZ" is not a SHA-256 (64 hexadecimal digits)"#)
         try manifest.write(to: URL(fileURLWithPath: manifestPath))
 
         // The catalog changed: its signature no longer verifies.

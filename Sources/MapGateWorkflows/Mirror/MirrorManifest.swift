@@ -49,11 +49,31 @@ public struct MirrorManifest: Codable, Sendable, Equatable {
         return try encoder.encode(self) + Data("\n".utf8)
     }
 
+    /// The first package or delta whose hash or size no mirror writer gives (found by an attack:
+    /// a hash of the wrong form was quietly matched against nothing, and the region said "not in
+    /// the mirror"), as `regions[2].sha256 "xyz" is not …`; nil when every one is of its form.
+    var malformedField: String? {
+        let entries =
+            regions.enumerated().map { ("regions[\($0.offset)]", $0.element.sha256, $0.element.size) }
+            + styles.enumerated().map { ("styles[\($0.offset)]", $0.element.sha256, $0.element.size) }
+            + deltas.enumerated().map { ("deltas[\($0.offset)]", $0.element.sha256, $0.element.size) }
+        for (name, sha256, size) in entries {
+            guard sha256.isSHA256Hex else {
+                return L.localized("%1$s.sha256 \"%2$s\" is not a SHA-256 (64 hexadecimal digits)", name, String(sha256.prefix(80)))
+            }
+            guard size >= 0 else { return L.localized("%1$s.size %2$s is not a size in bytes", name, "\(size)") }
+        }
+        return nil
+    }
+
     public static func decode(_ data: Data, source: String) throws -> MirrorManifest {
         do {
             let manifest = try JSONDecoder().decode(MirrorManifest.self, from: data)
             guard manifest.formatVersion == 1 else {
                 throw GeneralFailure(L.localized("%1$s: formatVersion %2$s is not 1 (a newer mapgate wrote this mirror)", "\(source)", "\(manifest.formatVersion)"), kind: .badData)
+            }
+            if let problem = manifest.malformedField {
+                throw GeneralFailure(L.localized("%1$s: not a mirror manifest (%2$s)", "\(source)", "\(problem)"), kind: .badData)
             }
             return manifest
         } catch let error as GeneralFailure {
