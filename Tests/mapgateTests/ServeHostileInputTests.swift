@@ -138,6 +138,35 @@ import Glibc
         #expect((damaged.first?["reason"] as? String)?.contains("its size is") == true)
     }
 
+    /// A region's file touched, or copied back as it was, while serving: still the installed file
+    /// (its SHA-256 is checked, as its stamp changed), served on and not said to be updated
+    /// (found by an attack: "region plain updated: now serving the new file"). A real update is
+    /// still said.
+    @Test func aTouchedRegionIsNotSaidToBeUpdated() throws {
+        try mapgate.configure(["catalogURL": workspace.catalogURL])
+        #expect(try mapgate.run(["sync", "plain"]).status == 0)
+        let (server, base) = try serve()
+        defer {
+            server.signal(SIGTERM)
+            _ = server.wait()
+        }
+        #expect(try get(base + "/plain/0/0/0.png").status == 200)
+        let path = mapgate.dataDirectory + "/regions/plain.mbtiles"
+        #expect(utimes(path, nil) == 0)
+        let copy = work.file("plain.copy")
+        try FileManager.default.copyItem(atPath: path, toPath: copy)
+        #expect(rename(copy, path) == 0)
+        // The watcher looks every second; a few looks, then the log is read.
+        Thread.sleep(forTimeInterval: 3.5)
+        #expect(try get(base + "/plain/0/0/0.png").status == 200)
+        #expect(!server.stderr.contains("updated"), "stderr: \(server.stderr)")
+        #expect(!server.stderr.contains("damaged"), "stderr: \(server.stderr)")
+        // A real update is said.
+        try workspace.offer("plain", fixture: "node-mbtiles-plain_1.mbtiles", format: "png", version: "2")
+        #expect(try mapgate.run(["sync", "plain"]).status == 0)
+        #expect(waitUntil { server.stderr.contains("region plain updated: now serving the new file") }, "stderr: \(server.stderr)")
+    }
+
     /// A FIFO put in place of a region's file (found by an attack: the watcher's open(2) blocked
     /// for good, so no later change was seen and SIGTERM left the server answering; a server
     /// started beside one never answered) and a file edited in place (served as "updated") are

@@ -122,7 +122,7 @@ public final class TileServer: Sendable {
         watcher = RegionWatcher(service: service, directory: library.directory, pins: library.pins, interval: configuration.regionRefresh) { event in
             // The pool's idle workers would keep a removed or replaced file open (its disk space
             // held) until each next answers a request; those answering now close it after.
-            if case .changed(let changes) = event, !(changes.removed.isEmpty && changes.updated.isEmpty && changes.damaged.isEmpty) {
+            if case .changed(let changes) = event, !(changes.removed.isEmpty && changes.updated.isEmpty && changes.damaged.isEmpty && changes.reopened.isEmpty) {
                 http.discardIdleHandlers()
             }
             onRegionEvent(event)

@@ -155,7 +155,13 @@ public final class TileService: Sendable {
         /// Installed styles that cannot be served (unreadable, too large, not a style): 404 until
         /// installed again, said once with the reason (issue 43: they went unserved without a word).
         public var damagedStyles: [Damage] = []
-        public var isEmpty: Bool { added.isEmpty && updated.isEmpty && removed.isEmpty && damaged.isEmpty && damagedStyles.isEmpty }
+        /// Still the installed file by its SHA-256, only its stamp changed (touched, or copied back
+        /// as it was): re-read, and not said to be updated (found by an attack: `touch` was
+        /// logged "updated: now serving the new file").
+        public var reopened: [String] = []
+        public var isEmpty: Bool {
+            added.isEmpty && updated.isEmpty && removed.isEmpty && damaged.isEmpty && damagedStyles.isEmpty && reopened.isEmpty
+        }
     }
 
     /// Re-reads the installed regions (records, and each file's identity) and swaps in what
@@ -181,7 +187,14 @@ public final class TileService: Sendable {
             }
             do {
                 next[record.id] = try Self.loadRegion(record, path: path)
-                if old[record.id] == nil, oldDamage[record.id] == nil { changes.added.append(record.id) } else { changes.updated.append(record.id) }
+                if old[record.id] == nil, oldDamage[record.id] == nil {
+                    changes.added.append(record.id)
+                } else if old[record.id]?.record == record {
+                    // The same record, and the file checked against it (`loadRegion`): the same bytes.
+                    changes.reopened.append(record.id)
+                } else {
+                    changes.updated.append(record.id)
+                }
             } catch {
                 // The records were read before the files (found by an attack: while this look
                 // hashed a touched region, a `sync` put b's new file in place, and b's new file was
