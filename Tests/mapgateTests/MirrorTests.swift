@@ -400,8 +400,14 @@ import Glibc
         }
         let mirror = try a.run(["mirror", stick], at: Self.day2)
         #expect(mirror.status == 74, "\(mirror.stdout) \(mirror.stderr)")
-        #expect(mirror.stderr.contains("the delta it was updated by (from version 1) is no longer kept in \(folder)"), "\(mirror.stderr)")
+        let why = kind == "folder" ? "\(folder) is not a folder" : "it is not in \(folder)"
+        #expect(mirror.stderr.contains("the delta it was updated by (from version 1) is no longer kept (\(why))"), "\(mirror.stderr)")
         #expect(mirror.stderr.contains("'mapgate remove geo' then 'mapgate sync geo'"), "\(mirror.stderr)")
+        // mirror.json, which other machines read, keeps neither this machine's paths nor its remedy
+        // (found by an attack: another machine was told to remove its region).
+        let written = String(decoding: bytes(stick + "/mirror.json") ?? Data(), as: UTF8.self)
+        #expect(written.contains("the machine that wrote this mirror could not write it"), "\(written)")
+        #expect(!written.contains(folder) && !written.contains("mapgate remove"), "\(written)")
         // The advice works: after it the stick carries the full package, and the run says done.
         #expect(try a.run(["remove", "geo"], at: Self.day2).status == 0)
         #expect(try a.run(["sync", "geo"], at: Self.day2).status == 0)
@@ -409,6 +415,52 @@ import Glibc
         #expect(again.status == 0, "\(again.stdout) \(again.stderr)")
         let manifest = try JSONSerialization.jsonObject(with: try #require(bytes(stick + "/mirror.json"))) as? [String: Any]
         #expect((manifest?["regions"] as? [[String: Any]])?.contains { $0["id"] as? String == "geo" } == true, "\(String(describing: manifest))")
+    }
+
+    /// The delta a region was updated by, kept neither in `deltas/` nor offered any more (the
+    /// record names one the catalog does not: a catalog that dropped it, or a record edited by
+    /// hand): a failure with the remedy, not left out by rule (found by an attack: exit 0).
+    /// And one no longer kept but on the stick already from an earlier run: carried, exit 0
+    /// (found by the same attack: 74, "lacks geo", with the delta on the stick).
+    @Test func aDeltaNotOfferedIsAFailureAndOneOnTheStickIsCarried() throws {
+        try publish(version: "1")
+        #expect(try a.run(["sync", "geo"], at: Self.day1).status == 0)
+        try publish(version: "2", at: "2027-01-02 12:00:00")
+        #expect(try a.run(["sync", "geo"], at: Self.day2).status == 0)
+        #expect(try a.run(["mirror", stick], at: Self.day2).status == 0)
+        let folder = a.dataDirectory + "/deltas"
+        for name in try FileManager.default.contentsOfDirectory(atPath: folder) { try FileManager.default.removeItem(atPath: folder + "/" + name) }
+        let again = try a.run(["mirror", stick], at: Self.day2)
+        #expect(again.status == 0, "\(again.stdout) \(again.stderr)")
+        let manifest = try JSONSerialization.jsonObject(with: try #require(bytes(stick + "/mirror.json"))) as? [String: Any]
+        #expect((manifest?["deltas"] as? [[String: Any]])?.contains { $0["id"] as? String == "geo" } == true, "\(String(describing: manifest))")
+        let edited = try runProcess("/usr/bin/sqlite3", [a.dataDirectory + "/state.sqlite", "UPDATE regions SET delta_sha256 = '\(String(repeating: "0", count: 64))' WHERE id = 'geo'"])
+        #expect(edited.status == 0, "\(edited.stderr)")
+        let unoffered = try a.run(["mirror", work.file("other-stick")], at: Self.day2)
+        #expect(unoffered.status == 74, "\(unoffered.stdout) \(unoffered.stderr)")
+        #expect(unoffered.stderr.contains("it was updated by a delta the catalog no longer offers"), "\(unoffered.stderr)")
+        #expect(unoffered.stderr.contains("'mapgate remove geo' then 'mapgate sync geo'"), "\(unoffered.stderr)")
+    }
+
+    /// A run killed after a delta installed its region and before the delta was kept for mirrors
+    /// leaves it in `partial/` as downloaded: the next `sync` keeps it, and `mirror` carries it
+    /// (found by an attack: the next `sync` deleted it, and every `mirror` then failed).
+    @Test func aDeltaAKilledRunLeftInPartialIsKeptByTheNextSync() throws {
+        try publish(version: "1")
+        #expect(try a.run(["sync", "geo"], at: Self.day1).status == 0)
+        try publish(version: "2", at: "2027-01-02 12:00:00")
+        #expect(try a.run(["sync", "geo"], at: Self.day2).status == 0)
+        let folder = a.dataDirectory + "/deltas"
+        let kept = try #require(try FileManager.default.contentsOfDirectory(atPath: folder).first)
+        let sha256 = String(kept.dropFirst("geo.".count))
+        // Where the killed run would have left it, as downloaded.
+        try FileManager.default.createDirectory(atPath: a.dataDirectory + "/partial", withIntermediateDirectories: true)
+        try FileManager.default.moveItem(atPath: folder + "/" + kept, toPath: a.dataDirectory + "/partial/geo.\(sha256.prefix(16)).part")
+        let sync = try a.run(["sync"], at: Self.day2)
+        #expect(sync.status == 0, "\(sync.stdout) \(sync.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == [kept])
+        let mirror = try a.run(["mirror", stick], at: Self.day2)
+        #expect(mirror.status == 0, "\(mirror.stdout) \(mirror.stderr)")
     }
 
     /// An installed file replaced by a FIFO or a link to /dev/zero (found by an attack: `mirror`

@@ -33,6 +33,8 @@ public struct DataDirectory: Sendable, Equatable {
     /// can pass them on (a region updated by a delta has no full package to rebuild).
     public var deltasPath: String { path + "/deltas" }
     public func keptDeltaPath(_ id: String, sha256: String) -> String { deltasPath + "/\(id).\(sha256)" }
+    /// A package's resumable download, as it comes (`<id>.<first 16 hex digits of its SHA-256>.part`).
+    public func downloadPath(_ id: String, sha256: String) -> String { partialPath + "/\(id).\(sha256.prefix(16)).part" }
 
     /// The copy of an installed region a delta is applied to, before it replaces `regionPath`.
     public func patchingPath(_ id: String) -> String { partialPath + "/\(id).patching.mbtiles" }

@@ -29,6 +29,16 @@ public enum MirrorLeftOut: Sendable, Equatable {
         }
     }
 
+    /// What `mirror.json` keeps: the English words, but for a failure, whose reason (in the writer's
+    /// language, with the writer's paths and the writer's remedy) is the writing machine's to read
+    /// (found by an attack: another machine was told to 'mapgate remove' its region).
+    public var manifestText: String {
+        switch self {
+        case .notWritten: "the machine that wrote this mirror could not write it (it said why when it wrote the mirror)"
+        default: english
+        }
+    }
+
     /// The same in the user's language.
     public var localized: String {
         switch self {

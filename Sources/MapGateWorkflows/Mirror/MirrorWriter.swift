@@ -332,7 +332,7 @@ public struct MirrorWriter {
     }
 
     private func leave(_ id: String, _ kind: Kind, _ reason: MirrorLeftOut, _ manifest: inout MirrorManifest, _ onEvent: (Event) -> Void) {
-        manifest.leftOut.append(MirrorManifest.LeftOut(id: kind == .style ? "style " + id : id, reason: reason.english))
+        manifest.leftOut.append(MirrorManifest.LeftOut(id: kind == .style ? "style " + id : id, reason: reason.manifestText))
         onEvent(.leftOut(id: id, kind: kind, reason: reason))
     }
 
@@ -429,13 +429,26 @@ public struct MirrorWriter {
         }
         if let damaged { return .failed(damaged) }
         // Found by an attack: with the kept delta deleted, the region was left out "by rule" and
-        // `mirror` said done (exit 0) without it.
-        if let sha256 = record.deltaSHA256, let offered = region.deltas.first(where: { $0.sha256 == sha256 }) {
+        // `mirror` said done (exit 0) without it. The record names the delta that gave the file.
+        guard let sha256 = record.deltaSHA256 else { return .none }
+        guard let offered = region.deltas.first(where: { $0.sha256.lowercased() == sha256.lowercased() }) else {
+            // Not offered (any more): no machine would take it from the stick.
             return .failed(
                 L.localized(
-                    "the delta it was updated by (from version %1$s) is no longer kept in %2$s, so the mirror can carry neither it nor the full package; 'mapgate remove %3$s' then 'mapgate sync %3$s' installs the full package, which the mirror can carry",
-                    offered.fromVersion, directory.deltasPath, region.id))
+                    "it was updated by a delta the catalog no longer offers, so the mirror can carry neither it nor the full package; 'mapgate remove %1$s' then 'mapgate sync %1$s' installs the full package, which the mirror can carry",
+                    region.id))
         }
-        return .none
+        let delta = MirrorManifest.Delta(id: region.id, fromVersion: offered.fromVersion, sha256: offered.sha256, size: offered.size)
+        // On the stick already (an earlier run put it there): carried.
+        if folder.holds(sha256: offered.sha256, size: offered.size) { return .carried(delta) }
+        var info = stat()
+        let why =
+            stat(directory.deltasPath, &info) == 0 && info.st_mode & S_IFMT != S_IFDIR
+            ? L.localized("%1$s is not a folder", directory.deltasPath)
+            : L.localized("it is not in %1$s", directory.deltasPath)
+        return .failed(
+            L.localized(
+                "the delta it was updated by (from version %1$s) is no longer kept (%2$s), so the mirror can carry neither it nor the full package; 'mapgate remove %3$s' then 'mapgate sync %3$s' installs the full package, which the mirror can carry",
+                offered.fromVersion, why, region.id))
     }
 }

@@ -52,6 +52,16 @@ enum LeftoverFiles {
         }
     }
 
+    /// Keeps the delta downloaded at `raw` as the one that updated region `id`, in place of any
+    /// kept before (``DataDirectory/keptDeltaPath(_:sha256:)``). Best effort: false when it could
+    /// not be moved there (`deltas` not a folder, no room for its entry).
+    @discardableResult
+    static func keepDelta(_ raw: String, id: String, sha256: String, in directory: DataDirectory) -> Bool {
+        removeKeptDeltas(of: id, in: directory)
+        try? FileManager.default.createDirectory(atPath: directory.deltasPath, withIntermediateDirectories: true)
+        return DurableFile.rename(raw, over: directory.keptDeltaPath(id, sha256: sha256), folder: directory.deltasPath) == nil
+    }
+
     /// Removes the deltas kept for `id` (a full install, a newer delta, `remove`).
     static func removeKeptDeltas(of id: String, in directory: DataDirectory) {
         for kept in keptDeltas(of: id, in: directory) { try? FileManager.default.removeItem(atPath: kept.path) }

@@ -74,6 +74,21 @@ public final class RegionLibrary {
             if let record = completedInstall(id) { try registry.database.transaction { try registry.save(record) } }
             PendingInstall.remove(id, in: directory)
         }
+        keepDeltasOfFinishedInstalls()
+    }
+
+    /// A delta that installed its region, left in `partial/` by a run killed before it was kept
+    /// for mirrors (found by an attack: the next `sync` deleted it, and every `mirror` then
+    /// failed for want of it): kept now, when its bytes are the ones the record names.
+    private func keepDeltasOfFinishedInstalls() {
+        for record in (try? registry.all()) ?? [] {
+            guard let sha256 = record.deltaSHA256, sha256.isSHA256Hex,
+                !LeftoverFiles.keptDeltas(of: record.id, in: directory).contains(where: { $0.sha256 == sha256 })
+            else { continue }
+            let raw = directory.downloadPath(record.id, sha256: sha256)
+            guard FileManager.default.notRegularFileReason(atPath: raw) == nil, (try? SHA256Hasher.hex(ofFileAt: raw)) == sha256 else { continue }
+            LeftoverFiles.keepDelta(raw, id: record.id, sha256: sha256, in: directory)
+        }
     }
 
     private func notInstalled(_ id: String) throws -> RegionError {

@@ -265,7 +265,7 @@ public struct PackageDownloader: Sendable {
     }
 
     static func partialPath(_ package: PackageReference, in directory: DataDirectory) -> String {
-        directory.partialPath + "/\(package.id).\(package.sha256.prefix(16)).part"
+        directory.downloadPath(package.id, sha256: package.sha256)
     }
 
     func discardPartial(_ package: PackageReference, in directory: DataDirectory) {

@@ -90,10 +90,11 @@ extension RegionInstaller {
     /// in place of any kept before: `mapgate mirror` passes it on to machines that have the
     /// version it starts from. Best effort: a delta that cannot be kept is only not mirrored.
     func keepDelta(_ package: PackageReference) {
-        LeftoverFiles.removeKeptDeltas(of: package.id, in: directory)
-        try? FileManager.default.createDirectory(atPath: directory.deltasPath, withIntermediateDirectories: true)
         let raw = PackageDownloader.partialPath(package, in: directory)
-        guard FileManager.default.sizeOfItem(atPath: raw) == package.size else { return }
-        _ = DurableFile.rename(raw, over: directory.keptDeltaPath(package.id, sha256: package.sha256), folder: directory.deltasPath)
+        guard FileManager.default.sizeOfItem(atPath: raw) == package.size else {
+            LeftoverFiles.removeKeptDeltas(of: package.id, in: directory)
+            return
+        }
+        LeftoverFiles.keepDelta(raw, id: package.id, sha256: package.sha256, in: directory)
     }
 }
