@@ -182,6 +182,50 @@ import Glibc
         #expect(FileManager.default.fileExists(atPath: scratch + "/t.png"))
     }
 
+    /// Ctrl-Z at the question, then `bg`, keys typed for the shell, then `fg` (found by an attack:
+    /// in the background the run saw the shell's keys, its read stopped it, and back in the
+    /// foreground it waited in that read for good, holding the use past the question's time,
+    /// with no question shown; and after `bg` the question was printed on the shell's line). In
+    /// the background it reads and shows nothing; back in the foreground it shows the question,
+    /// and its time still runs out: 75, nothing counted. (The shell waits a second before `bg`:
+    /// faketime, the job's first process, stops at once, mapgate a moment after.)
+    @Test func ctrlZBgAndFgKeepTheQuestionsTimeAndShowIt() throws {
+        let before = try promptsShown()
+        let started = Date()
+        let result = try mapgate.runOnTerminal(
+            ["tile", "plain", "0", "0", "0", "-o", scratch + "/t.png"], at: during, environment: ["MAPGATE_PROMPT_TIMEOUT": "8"],
+            prefix: ["/bin/bash", "-c", #"set -m; "$@"; sleep 1; bg; sleep 1; read -r x; echo "shell read: $x"; fg"#, "bash"],
+            steps: [
+                .init(waitFor: "Update now or later?", send: "\u{1A}"),
+                .init(waitFor: "Stopped", send: "hello\n", delay: 3),
+            ])
+        #expect(!result.timedOut, "\(result.screen)")
+        #expect(result.status == 75, "\(result.screen)")
+        #expect(Date().timeIntervalSince(started) < 30)
+        let shellRead = try #require(result.screen.range(of: "shell read: hello"), "\(result.screen)")
+        // Not shown while in the background, shown again in the foreground.
+        #expect(result.screen[..<shellRead.lowerBound].components(separatedBy: "Update now or later?").count == 2, "\(result.screen)")
+        #expect(result.screen[shellRead.upperBound...].contains("Update now or later?"), "\(result.screen)")
+        #expect(try promptsShown() == before, "\(result.screen)")
+        #expect(!FileManager.default.fileExists(atPath: scratch + "/t.png"))
+    }
+
+    /// A continue without a stop (`kill -CONT`) shows the question again on a line of its own
+    /// (found by an attack: it went on the line of the first, after its "[l]ater: "), and the
+    /// answer then typed counts as at any question.
+    @Test func aContinueWithoutAStopShowsTheQuestionOnALineOfItsOwn() throws {
+        let output = scratch + "/continued.png"
+        let before = try promptsShown()
+        let result = try mapgate.runOnTerminal(
+            ["tile", "plain", "0", "0", "0", "-o", output], at: during,
+            prefix: ["/bin/bash", "-c", #"(sleep 2; kill -CONT 0) & "$@""#, "bash"],
+            steps: [.init(waitFor: "Update now or later?", send: "l\n", delay: 4)])
+        #expect(!result.timedOut, "\(result.screen)")
+        #expect(result.status == 0, "\(result.screen)")
+        #expect(result.screen.contains("[l]ater: \r\nUpdate now or later?"), "\(result.screen)")
+        #expect(try promptsShown() == before + 1)
+    }
+
     /// A server stopped with Ctrl-C before it answered a tile gives its use back, and says so, as
     /// Ctrl-C at the question does (found by an attack: it said only "stopping…", and the user
     /// could not tell whether the use had gone).

@@ -193,10 +193,11 @@ struct Console {
         } else {
             write(question, to: asking)
         }
-        // Back in the foreground after Ctrl-Z: the question again, on a line of its own.
-        let again = {
+        // Back in the foreground after a stop: the question again, on a line of its own (after
+        // Ctrl-Z the shell has put the cursor there; after a continue without it, a line end first).
+        let again = { (afterCtrlZ: Bool) in
             let until = min(deadline ?? .now + .seconds(1), ContinuousClock.now + .seconds(1))
-            _ = self.writeBytes(TerminalText.allowingColour(question), to: asking, until: until)
+            _ = self.writeBytes(TerminalText.allowingColour((afterCtrlZ ? "" : "\n") + question), to: asking, until: until)
         }
         switch TerminalInput.line(until: deadline, onContinue: again) {
         case .line(let line):

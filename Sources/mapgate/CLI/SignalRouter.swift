@@ -53,6 +53,9 @@ enum SignalRouter {
     /// How many times the run was continued (SIGCONT) after a stop: a question waiting for its
     /// answer shows itself again (``TerminalInput/line(until:onContinue:)``).
     static let continuations = Atomic<Int>(0)
+    /// How many times the run stopped itself for Ctrl-Z (SIGTSTP): the shell has then put the
+    /// cursor on a line of its own by the time the run continues.
+    static let stops = Atomic<Int>(0)
 
     /// The signals the router takes (``routed``) as a set.
     static var signalSet: sigset_t {
@@ -97,7 +100,10 @@ enum SignalRouter {
             // Job control: told to the system service's command first (it stops or goes on with
             // this process), then this process stops as Ctrl-Z has always stopped it.
             handlers.withLock({ $0.forwarder })?(number)
-            if number == SIGTSTP { kill(getpid(), SIGSTOP) }
+            if number == SIGTSTP {
+                stops.add(1, ordering: .relaxed)
+                kill(getpid(), SIGSTOP)
+            }
             return
         }
         if let forwarder = handlers.withLock({ $0.forwarder }) {

@@ -27,16 +27,24 @@ enum TerminalInput {
     /// limit). Found by an attack: only the first byte had to come in time, so a few characters
     /// and one Ctrl-D (which hands them over without a line end) held the question, and the
     /// reserved use with it, for as long as the terminal stayed open.
-    /// `onContinue` runs when the run is continued after a stop (Ctrl-Z, then `fg`) while it waits:
-    /// the shell's lines have pushed the question out of sight, and the stop's Ctrl-Z dropped what
-    /// was typed of the line (found by an attack: back in the foreground the run waited for an
-    /// answer to a question no longer on the screen).
-    static func line(until deadline: ContinuousClock.Instant?, onContinue: () -> Void = {}) -> Read {
+    ///
+    /// A terminal is read through a descriptor of its own that never blocks, and only while this
+    /// run is in the terminal's foreground (found by an attack: sent to the background with
+    /// Ctrl-Z and `bg`, the run saw the shell's keys, its read stopped it, and back in the
+    /// foreground it waited in that read for good, past the deadline, with no question shown).
+    /// `onContinue` runs once the run is in the foreground again after a continue (Ctrl-Z then
+    /// `fg`; `kill -CONT`), with whether it had stopped itself for Ctrl-Z (the shell has then put
+    /// the cursor on a line of its own): the shell's lines have pushed the question out of sight,
+    /// and the stop dropped what was typed of the line (found by an attack).
+    static func line(until deadline: ContinuousClock.Instant?, onContinue: (_ afterCtrlZ: Bool) -> Void = { _ in }) -> Read {
+        let input = readableWithoutBlocking()
+        defer { if input != STDIN_FILENO { close(input) } }
         var bytes: [UInt8] = []
         var byte: UInt8 = 0
+        var waiting = Waiting()
         while true {
-            guard waitForInput(until: deadline, onContinue: onContinue) else { return .timedOut }
-            let count = read(STDIN_FILENO, &byte, 1)
+            guard waitForInput(input, until: deadline, &waiting, onContinue: onContinue) else { return .timedOut }
+            let count = read(input, &byte, 1)
             if count < 0, errno == EINTR || errno == EAGAIN { continue }
             guard count == 1 else { return .end }
             if byte == 0x0A { break }
@@ -46,13 +54,38 @@ enum TerminalInput {
         return .line(text(bytes, codeset: String(cString: clinux_codeset())))
     }
 
-    /// Waits until standard input can be read (or is at its end, or failed): false when
-    /// `deadline` passed first. Waiting again after a signal counts from the same deadline. The
-    /// signals are taken by the router's thread, not here: a continue is seen by its count,
-    /// looked at every quarter of a second.
-    private static func waitForInput(until deadline: ContinuousClock.Instant?, onContinue: () -> Void) -> Bool {
-        var input = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
+    /// Standard input opened again, non-blocking, when it is a terminal (a descriptor of its own:
+    /// the shell's keeps blocking); standard input itself when that cannot be done (a terminal
+    /// passed from another user's process, in system mode).
+    private static func readableWithoutBlocking() -> Int32 {
+        guard isatty(STDIN_FILENO) == 1 else { return STDIN_FILENO }
+        let reopened = open("/proc/self/fd/0", O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+        return reopened >= 0 ? reopened : STDIN_FILENO
+    }
+
+    /// Whether this run is in the foreground of the terminal at `descriptor` (true when that
+    /// cannot be told: not a terminal, or not this process's controlling one).
+    private static func isForeground(_ descriptor: Int32) -> Bool {
+        let group = tcgetpgrp(descriptor)
+        return group < 0 || group == getpgrp()
+    }
+
+    /// What the wait has seen of stops and continues (``SignalRouter/continuations``, ``SignalRouter/stops``).
+    private struct Waiting {
         var continuations = SignalRouter.continuations.load(ordering: .relaxed)
+        var stops = SignalRouter.stops.load(ordering: .relaxed)
+        /// A continue the question has not been shown again for.
+        var continued = false
+    }
+
+    /// Waits until `descriptor` can be read (or is at its end, or failed) while this run is in
+    /// the foreground: false when `deadline` passed first. Waiting again after a signal counts
+    /// from the same deadline. The signals are taken by the router's thread, not here: a continue
+    /// is seen by its count, looked at every quarter of a second.
+    private static func waitForInput(
+        _ descriptor: Int32, until deadline: ContinuousClock.Instant?, _ waiting: inout Waiting, onContinue: (Bool) -> Void
+    ) -> Bool {
+        var input = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
         while true {
             var milliseconds: Int32 = 250
             if let deadline {
@@ -60,14 +93,25 @@ enum TerminalInput {
                 guard left > .zero else { return false }
                 milliseconds = min(250, Int32(clamping: left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1))
             }
-            let ready = poll(&input, 1, milliseconds)
-            let now = SignalRouter.continuations.load(ordering: .relaxed)
-            if now != continuations {
-                continuations = now
-                onContinue()
+            let continuations = SignalRouter.continuations.load(ordering: .relaxed)
+            if continuations != waiting.continuations {
+                waiting.continuations = continuations
+                waiting.continued = true
             }
+            // In the background the keys typed are the shell's: nothing is read or shown.
+            guard isForeground(descriptor) else {
+                _ = poll(nil, 0, milliseconds)
+                continue
+            }
+            if waiting.continued {
+                waiting.continued = false
+                let stops = SignalRouter.stops.load(ordering: .relaxed)
+                onContinue(stops != waiting.stops)
+                waiting.stops = stops
+            }
+            let ready = poll(&input, 1, milliseconds)
             if ready < 0, errno == EINTR { continue }
-            if ready == 0 { continue }  // the deadline is checked above
+            if ready == 0 { continue }  // the deadline and the foreground are looked at above
             return true  // ready, at its end, or failed: `read` says which
         }
     }
