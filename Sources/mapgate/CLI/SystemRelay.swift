@@ -102,12 +102,28 @@ enum SystemRelay {
         // file it wrote is flushed and linked into place) waits until that is done, then ends
         // the run: the command counted its use when it answered, so the file must be there
         // (found by an attack: Ctrl-C during a slow fsync left no file, and the use was spent).
-        let finishing = Locked<(after: Bool, signal: Int32?)>((false, nil))
+        let finishing = Locked<(after: Bool, signal: Int32?, ended: Bool, withheld: Bool)>((false, nil, false, false))
         defer { if let signal = finishing.withLock({ $0.signal }) { kill(getpid(), signal) } }
+        // The socket outlives every send: the watcher below sends only before this.
+        defer { finishing.withLock { $0.ended = true } }
         return try SignalRouter.forwarding(to: { number in
+            // A continue into the background (`bg`) is kept from the command, which has no
+            // terminal of its own to stop it there: it would read, and answer the question with,
+            // the keys typed at the shell. It is sent once this process is in the foreground
+            // again (`fg`, which need not send a running job a continue; found by an attack, in
+            // the per-user run's likeness: after Ctrl-Z and `bg` the question read the shell's keys).
+            if number == SIGCONT, Self.isInTheBackground() {
+                let watching = finishing.withLock { state in
+                    defer { state.withheld = true }
+                    return state.withheld
+                }
+                if !watching { Self.continueInTheForeground(socket, finishing) }
+                return
+            }
             let forward = finishing.withLock { state in
+                if number == SIGCONT { state.withheld = false }
                 if state.after, number != SIGTSTP, number != SIGCONT { state.signal = state.signal ?? number }
-                return !state.after
+                return !state.after && !state.ended
             }
             if forward { socket.sendByte(UInt8(number)) }
         }) {
@@ -168,5 +184,36 @@ enum SystemRelay {
             index += 1
         }
         return result
+    }
+
+    /// Whether this process is in the background of its controlling terminal (false without one,
+    /// or when that cannot be told).
+    private static func isInTheBackground() -> Bool {
+        let terminal = open("/dev/tty", O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC)
+        guard terminal >= 0 else { return false }
+        defer { close(terminal) }
+        let group = tcgetpgrp(terminal)
+        return group >= 0 && group != getpgrp()
+    }
+
+    /// Sends the command the continue held back (``isInTheBackground()``) once this process is in
+    /// the foreground, looking four times a second; gives up when the run ends or the continue
+    /// went another way.
+    private static func continueInTheForeground(
+        _ socket: LocalSocket, _ finishing: Locked<(after: Bool, signal: Int32?, ended: Bool, withheld: Bool)>
+    ) {
+        try? Threads.detach(name: "foreground") {
+            while true {
+                usleep(250_000)
+                let done = finishing.withLock { state -> Bool in
+                    guard state.withheld, !state.after, !state.ended else { return true }
+                    guard !isInTheBackground() else { return false }
+                    state.withheld = false
+                    socket.sendByte(UInt8(SIGCONT))
+                    return true
+                }
+                if done { return }
+            }
+        }
     }
 }
