@@ -210,6 +210,38 @@ import Glibc
         #expect(!FileManager.default.fileExists(atPath: scratch + "/t.png"))
     }
 
+    /// What was typed of the line before Ctrl-Z (`l` handed over by Ctrl-D, without its Enter) is
+    /// dropped with the question shown again after `fg`: a bare Enter then is no answer, not
+    /// "later" (found by an attack: it spent the last use).
+    @Test func whatWasTypedBeforeCtrlZDoesNotAnswerTheQuestionShownAgain() throws {
+        let before = try promptsShown()
+        let result = try mapgate.runOnTerminal(
+            ["tile", "plain", "0", "0", "0", "-o", scratch + "/t.png"], at: during,
+            prefix: ["/bin/bash", "-c", #"set -m; "$@"; sleep 1; fg"#, "bash"],
+            steps: [
+                .init(waitFor: "Update now or later?", send: "l\u{04}"), .init(waitFor: nil, send: "\u{1A}", delay: 0.5),
+                .init(waitFor: "Stopped", send: "\n", delay: 3), .init(waitFor: "Please answer", send: "\u{03}"),
+            ])
+        #expect(!result.timedOut, "\(result.screen)")
+        #expect(try promptsShown() == before, "\(result.screen)")
+        #expect(!FileManager.default.fileExists(atPath: scratch + "/t.png"))
+    }
+
+    /// One deadline for the question and its asking again (found by an attack: each answer not
+    /// understood started the ten minutes anew, so three held the use for thirty).
+    @Test func askingAgainDoesNotRestartTheQuestionsTime() throws {
+        let before = try promptsShown()
+        let started = Date()
+        let result = try mapgate.runOnTerminal(
+            ["tile", "plain", "0", "0", "0", "-o", scratch + "/t.png"], at: during, environment: ["MAPGATE_PROMPT_TIMEOUT": "8"],
+            steps: [.init(waitFor: "Update now or later?", send: "x\n", delay: 6)])
+        #expect(!result.timedOut, "\(result.screen)")
+        #expect(result.status == 75, "\(result.screen)")
+        #expect(result.screen.contains("Please answer"), "\(result.screen)")
+        #expect(Date().timeIntervalSince(started) < 12.5, "the second asking had a time of its own")
+        #expect(try promptsShown() == before)
+    }
+
     /// A continue without a stop (`kill -CONT`) shows the question again on a line of its own
     /// (found by an attack: it went on the line of the first, after its "[l]ater: "), and the
     /// answer then typed counts as at any question.

@@ -88,7 +88,7 @@ enum GateGuard {
             guard console.isInteractive, !context.json else { return true }
             var question = Localization.localized("Update now or later? [u]pdate now / [l]ater: ")
             for _ in 0..<PromptAnswer.attempts {
-                guard let text = console.ask(question, timeout: timeout) else { break }
+                guard let text = console.ask(question, until: deadline) else { break }
                 switch PromptAnswer(text) {
                 case .updateNow:
                     // The service never starts a browser: it would run as the service's user with

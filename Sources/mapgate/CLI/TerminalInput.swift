@@ -36,16 +36,29 @@ enum TerminalInput {
     /// `fg`; `kill -CONT`), with whether it had stopped itself for Ctrl-Z (the shell has then put
     /// the cursor on a line of its own): the shell's lines have pushed the question out of sight,
     /// and the stop dropped what was typed of the line (found by an attack).
+    ///
+    /// SIGTTIN is ignored while the line is read: a read that finds the run in the background after
+    /// all (moved there between the look and the read) fails with EIO at once instead of stopping
+    /// the run inside a read that, continued, would wait for ever (found by an attack, where the
+    /// terminal cannot be opened again: another user's). What was typed of the line before a
+    /// continue is dropped with the question shown again (found by the same attack: `l` and
+    /// Ctrl-D, then Ctrl-Z and `fg`, and a bare Enter answered "later").
     static func line(until deadline: ContinuousClock.Instant?, onContinue: (_ afterCtrlZ: Bool) -> Void = { _ in }) -> Read {
         let input = readableWithoutBlocking()
         defer { if input != STDIN_FILENO { close(input) } }
+        let backgroundRead = signal(SIGTTIN, SIG_IGN)
+        defer { signal(SIGTTIN, backgroundRead) }
         var bytes: [UInt8] = []
         var byte: UInt8 = 0
         var waiting = Waiting()
         while true {
-            guard waitForInput(input, until: deadline, &waiting, onContinue: onContinue) else { return .timedOut }
+            guard waitForInput(input, until: deadline, &waiting, onContinue: { afterCtrlZ in
+                bytes.removeAll()
+                onContinue(afterCtrlZ)
+            }) else { return .timedOut }
             let count = read(input, &byte, 1)
             if count < 0, errno == EINTR || errno == EAGAIN { continue }
+            if count < 0, errno == EIO, !isForeground(input) { continue }
             guard count == 1 else { return .end }
             if byte == 0x0A { break }
             if bytes.count < 4096 { bytes.append(byte) }
