@@ -697,6 +697,27 @@ struct SystemModeTests {
         #expect(try machine.promptsShown() == 0, "\(session.screen)")
     }
 
+    /// Started in the background (`&`): the service's command, whose caller is not in its
+    /// terminal's foreground, reads nothing there (found by an attack: it read, and answered with,
+    /// the keys typed at the shell, and spent the last use); `fg` shows the question again.
+    @Test func aCommandWhoseCallerIsInTheBackgroundReadsNothing() throws {
+        try startPrompting()
+        let environment = machine.environment(of: user).merging(["PATH": "/usr/bin:/bin", "TERM": "xterm", "PS1": "READY$ "]) { $1 }
+        let (program, arguments) = machine.command([machine.binary, "tile", "plain", "0", "0", "0", "-o", "/dev/null"], as: user)
+        let line = ([program] + arguments).map { "'" + $0.replacing("'", with: "'\\''") + "'" }.joined(separator: " ")
+        let session = try TerminalSession.run(
+            "/bin/bash", ["--norc", "--noprofile", "-i"], environment: environment,
+            steps: [
+                .init(waitFor: "READY$ ", send: line + " &\r"), .init(waitFor: "Update now or later?", send: "l\r", delay: 1),
+                .init(waitFor: nil, send: "l\r", delay: 1), .init(waitFor: nil, send: "fg\r", delay: 1),
+                .init(waitFor: nil, send: "\u{03}", delay: 2), .hangUp(after: "nothing was counted"),
+            ])
+        #expect(!session.timedOut, "\(session.screen)")
+        #expect(session.screen.components(separatedBy: "command not found").count == 3, "\(session.screen)")
+        #expect(session.screen.components(separatedBy: "Update now or later?").count == 3, "\(session.screen)")
+        #expect(try machine.promptsShown() == 0, "\(session.screen)")
+    }
+
     /// A reader that takes nothing (a pipe left full) cannot hold a use of the machine's gate: the
     /// service's command gives up before its delivery after its stall limit (60 s; 2 s here), says
     /// why (74), and nothing is counted (found by an attack: the use was held for as long as its

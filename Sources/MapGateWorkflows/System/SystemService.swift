@@ -42,6 +42,10 @@ public final class SystemService: Sendable {
         /// ``session`` gets the other, on a thread of its own, for as long as the command runs.
         public var sessionCommands: Set<String> = []
         public var sessionVariable = "MAPGATE_MACHINE_SESSION_FD"
+        /// Names the caller's process (the kernel's word, `SO_PEERCRED`) to the command: whether
+        /// the caller is in its terminal's foreground decides whether the command reads an answer
+        /// there (the terminal is not the command's own, so it cannot ask the terminal itself).
+        public static let callerProcessVariable = "MAPGATE_CALLER_PROCESS"
         public var session: (@Sendable (_ socket: LocalSocket, _ caller: String) -> Void)?
 
         public init(environment: [String: String], administratorGroup: gid_t?, defaultSignals: [Int32]) {
@@ -200,11 +204,14 @@ public final class SystemService: Sendable {
             log("\(caller): refused \(command): \(SystemRefusal.Reason.tooSoon.rawValue)")
             return reply(connection, SystemReply(refusal: SystemRefusal(.tooSoon, command)))
         }
-        run(request, streams: streams, connection: connection, caller: caller, isSession: isSession)
+        run(request, streams: streams, connection: connection, caller: caller, callerProcess: peer.pid, isSession: isSession)
     }
 
-    private func run(_ request: SystemRequest, streams: [Int32], connection: LocalSocket, caller: String, isSession: Bool = false) {
+    private func run(
+        _ request: SystemRequest, streams: [Int32], connection: LocalSocket, caller: String, callerProcess: pid_t, isSession: Bool = false
+    ) {
         var environment = settings.environment.merging(request.safeEnvironment) { $1 }
+        environment[Settings.callerProcessVariable] = String(callerProcess)
         var descriptors = streams
         var sessionEnds: (ours: LocalSocket, theirs: LocalSocket)?
         if isSession, settings.session != nil, streams.count == 3 {

@@ -76,11 +76,22 @@ enum TerminalInput {
         return reopened >= 0 ? reopened : STDIN_FILENO
     }
 
-    /// Whether this run is in the foreground of the terminal at `descriptor` (true when that
-    /// cannot be told: not a terminal, or not this process's controlling one).
+    /// Whether this run is in the foreground of the terminal at `descriptor`. A terminal that is
+    /// not this process's own (the system service's command reads its caller's) is the caller's:
+    /// its place there, from `/proc`, says (found by an attack: started with `&`, or stopped from
+    /// another shell, the caller left its command reading, and answering with, the keys typed at
+    /// the shell). True when that cannot be told.
     private static func isForeground(_ descriptor: Int32) -> Bool {
         let group = tcgetpgrp(descriptor)
-        return group < 0 || group == getpgrp()
+        if group >= 0 { return group == getpgrp() }
+        guard let caller = getenv(SystemService.Settings.callerProcessVariable).flatMap({ Int32(String(cString: $0)) }), caller > 0,
+            let stat = try? String(contentsOfFile: "/proc/\(caller)/stat", encoding: .utf8),
+            let end = stat.lastIndex(of: ")")
+        else { return true }
+        // After the name: state, parent, group, session, terminal, the terminal's foreground group.
+        let fields = stat[stat.index(after: end)...].split(separator: " ")
+        guard fields.count > 5, let callerGroup = Int32(fields[2]), let foreground = Int32(fields[5]), foreground > 0 else { return true }
+        return callerGroup == foreground
     }
 
     /// What the wait has seen of stops and continues (``SignalRouter/continuations``, ``SignalRouter/stops``).
@@ -111,8 +122,10 @@ enum TerminalInput {
                 waiting.continuations = continuations
                 waiting.continued = true
             }
-            // In the background the keys typed are the shell's: nothing is read or shown.
+            // In the background the keys typed are the shell's: nothing is read or shown; back in
+            // the foreground (`fg` sends a running job no continue) the question is shown again.
             guard isForeground(descriptor) else {
+                waiting.continued = true
                 _ = poll(nil, 0, milliseconds)
                 continue
             }
