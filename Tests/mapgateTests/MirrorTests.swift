@@ -360,10 +360,7 @@ import Glibc
     /// by an attack: exit 0, and `mirror -q && eject` ejected a stick without the region).
     @Test(arguments: ["cut", "fifo"])
     func aDamagedKeptDeltaIsAFailureNotLeftOut(kind: String) throws {
-        try publish(version: "1")
-        #expect(try a.run(["sync", "geo"], at: Self.day1).status == 0)
-        try publish(version: "2", at: "2027-01-02 12:00:00")
-        #expect(try a.run(["sync", "geo"], at: Self.day2).status == 0)
+        try updateGeoOnAByDelta()
         let kept = try #require(try FileManager.default.contentsOfDirectory(atPath: a.dataDirectory + "/deltas").first)
         let path = a.dataDirectory + "/deltas/" + kept
         if kind == "fifo" {
@@ -386,10 +383,7 @@ import Glibc
     /// delta's SHA-256 now; a region never updated by a delta is still left out by rule.
     @Test(arguments: ["deleted", "folder"])
     func aDeletedKeptDeltaIsAFailureNotLeftOut(kind: String) throws {
-        try publish(version: "1")
-        #expect(try a.run(["sync", "geo"], at: Self.day1).status == 0)
-        try publish(version: "2", at: "2027-01-02 12:00:00")
-        #expect(try a.run(["sync", "geo"], at: Self.day2).status == 0)
+        try updateGeoOnAByDelta()
         let folder = a.dataDirectory + "/deltas"
         let kept = try #require(try FileManager.default.contentsOfDirectory(atPath: folder).first)
         if kind == "folder" {
@@ -423,10 +417,7 @@ import Glibc
     /// And one no longer kept but on the stick already from an earlier run: carried, exit 0
     /// (found by the same attack: 74, "lacks geo", with the delta on the stick).
     @Test func aDeltaNotOfferedIsAFailureAndOneOnTheStickIsCarried() throws {
-        try publish(version: "1")
-        #expect(try a.run(["sync", "geo"], at: Self.day1).status == 0)
-        try publish(version: "2", at: "2027-01-02 12:00:00")
-        #expect(try a.run(["sync", "geo"], at: Self.day2).status == 0)
+        try updateGeoOnAByDelta()
         #expect(try a.run(["mirror", stick], at: Self.day2).status == 0)
         let folder = a.dataDirectory + "/deltas"
         for name in try FileManager.default.contentsOfDirectory(atPath: folder) { try FileManager.default.removeItem(atPath: folder + "/" + name) }
@@ -446,10 +437,7 @@ import Glibc
     /// leaves it in `partial/` as downloaded: the next `sync` keeps it, and `mirror` carries it
     /// (found by an attack: the next `sync` deleted it, and every `mirror` then failed).
     @Test func aDeltaAKilledRunLeftInPartialIsKeptByTheNextSync() throws {
-        try publish(version: "1")
-        #expect(try a.run(["sync", "geo"], at: Self.day1).status == 0)
-        try publish(version: "2", at: "2027-01-02 12:00:00")
-        #expect(try a.run(["sync", "geo"], at: Self.day2).status == 0)
+        try updateGeoOnAByDelta()
         let folder = a.dataDirectory + "/deltas"
         let kept = try #require(try FileManager.default.contentsOfDirectory(atPath: folder).first)
         let sha256 = String(kept.dropFirst("geo.".count))

@@ -654,6 +654,16 @@ struct SystemModeTests {
         #expect(try machine.promptsShown() == 0, "\(elsewhere.screen)")
     }
 
+    /// `tile plain 0 0 0 -o /dev/null` as the user, typed (with `suffix`) at an interactive bash
+    /// with job control, as a user has (its prompt `READY$ `), then `steps`.
+    func tileAtAnInteractiveShell(_ suffix: String = "", then steps: [TerminalSession.Step]) throws -> TerminalSession.Result {
+        let environment = machine.environment(of: user).merging(["PATH": "/usr/bin:/bin", "TERM": "xterm", "PS1": "READY$ "]) { $1 }
+        let (program, arguments) = machine.command([machine.binary, "tile", "plain", "0", "0", "0", "-o", "/dev/null"], as: user)
+        let line = ([program] + arguments).map { "'" + $0.replacing("'", with: "'\\''") + "'" }.joined(separator: " ")
+        return try TerminalSession.run(
+            "/bin/bash", ["--norc", "--noprofile", "-i"], environment: environment, steps: [.init(waitFor: "READY$ ", send: line + suffix + "\r")] + steps)
+    }
+
     /// Found by an attack: Ctrl-Z at the question stopped the user's process but not the
     /// service's command, which went on reading the terminal: the next line typed at the shell
     /// answered it, and a use was spent by a job the user had put aside. The command stops with
@@ -662,13 +672,9 @@ struct SystemModeTests {
     /// Ctrl-Z does nothing, as the kernel does there.)
     @Test func ctrlZAtTheQuestionStopsTheServicesCommandToo() throws {
         try startPrompting()
-        let environment = machine.environment(of: user).merging(["PATH": "/usr/bin:/bin", "TERM": "xterm", "PS1": "READY$ "]) { $1 }
-        let (program, arguments) = machine.command([machine.binary, "tile", "plain", "0", "0", "0", "-o", "/dev/null"], as: user)
-        let line = ([program] + arguments).map { "'" + $0.replacing("'", with: "'\\''") + "'" }.joined(separator: " ")
-        let session = try TerminalSession.run(
-            "/bin/bash", ["--norc", "--noprofile", "-i"], environment: environment,
-            steps: [
-                .init(waitFor: "READY$ ", send: line + "\r"), .init(waitFor: "Update now or later?", send: "\u{1A}"),
+        let session = try tileAtAnInteractiveShell(
+            then: [
+                .init(waitFor: "Update now or later?", send: "\u{1A}"),
                 .init(waitFor: "Stopped", send: "l\r"), .hangUp(after: "command not found"),
             ])
         #expect(!session.timedOut, "\(session.screen)")
@@ -681,13 +687,9 @@ struct SystemModeTests {
     /// counted, and `fg` brings the question back.
     @Test func ctrlZAndBgLeaveTheServicesCommandStopped() throws {
         try startPrompting()
-        let environment = machine.environment(of: user).merging(["PATH": "/usr/bin:/bin", "TERM": "xterm", "PS1": "READY$ "]) { $1 }
-        let (program, arguments) = machine.command([machine.binary, "tile", "plain", "0", "0", "0", "-o", "/dev/null"], as: user)
-        let line = ([program] + arguments).map { "'" + $0.replacing("'", with: "'\\''") + "'" }.joined(separator: " ")
-        let session = try TerminalSession.run(
-            "/bin/bash", ["--norc", "--noprofile", "-i"], environment: environment,
-            steps: [
-                .init(waitFor: "READY$ ", send: line + "\r"), .init(waitFor: "Update now or later?", send: "\u{1A}"),
+        let session = try tileAtAnInteractiveShell(
+            then: [
+                .init(waitFor: "Update now or later?", send: "\u{1A}"),
                 .init(waitFor: "Stopped", send: "bg\r"), .init(waitFor: nil, send: "l\r", delay: 1.5), .init(waitFor: nil, send: "l\r", delay: 1),
                 .init(waitFor: nil, send: "fg\r", delay: 1), .init(waitFor: nil, send: "\u{03}", delay: 2), .hangUp(after: "nothing was counted"),
             ])
@@ -702,13 +704,10 @@ struct SystemModeTests {
     /// the keys typed at the shell, and spent the last use); `fg` shows the question again.
     @Test func aCommandWhoseCallerIsInTheBackgroundReadsNothing() throws {
         try startPrompting()
-        let environment = machine.environment(of: user).merging(["PATH": "/usr/bin:/bin", "TERM": "xterm", "PS1": "READY$ "]) { $1 }
-        let (program, arguments) = machine.command([machine.binary, "tile", "plain", "0", "0", "0", "-o", "/dev/null"], as: user)
-        let line = ([program] + arguments).map { "'" + $0.replacing("'", with: "'\\''") + "'" }.joined(separator: " ")
-        let session = try TerminalSession.run(
-            "/bin/bash", ["--norc", "--noprofile", "-i"], environment: environment,
-            steps: [
-                .init(waitFor: "READY$ ", send: line + " &\r"), .init(waitFor: "Update now or later?", send: "l\r", delay: 1),
+        let session = try tileAtAnInteractiveShell(
+            " &",
+            then: [
+                .init(waitFor: "Update now or later?", send: "l\r", delay: 1),
                 .init(waitFor: nil, send: "l\r", delay: 1), .init(waitFor: nil, send: "fg\r", delay: 1),
                 .init(waitFor: nil, send: "\u{03}", delay: 2), .hangUp(after: "nothing was counted"),
             ])
