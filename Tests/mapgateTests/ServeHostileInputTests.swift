@@ -30,6 +30,15 @@ import Glibc
         return (server, base)
     }
 
+    /// `plain` synced and served, its first tile answered.
+    func servingPlain() throws -> (BackgroundProcess, String) {
+        try mapgate.configure(["catalogURL": workspace.catalogURL])
+        #expect(try mapgate.run(["sync", "plain"]).status == 0)
+        let (server, base) = try serve()
+        #expect(try get(base + "/plain/0/0/0.png").status == 200)
+        return (server, base)
+    }
+
     func get(_ url: String) throws -> HTTPResponse {
         var request = HTTPRequest(url: url)
         request.totalTimeout = 10
@@ -112,14 +121,11 @@ import Glibc
     /// removed: now 404` and its tiles answered 404, though it was still installed. It is said
     /// to be damaged, with the reason; its tiles are 500 with that reason, and /health lists it.
     @Test func aRegionCutShortWhileServingIsDamagedNotRemoved() throws {
-        try mapgate.configure(["catalogURL": workspace.catalogURL])
-        #expect(try mapgate.run(["sync", "plain"]).status == 0)
-        let (server, base) = try serve()
+        let (server, base) = try servingPlain()
         defer {
             server.signal(SIGTERM)
             _ = server.wait()
         }
-        #expect(try get(base + "/plain/0/0/0.png").status == 200)
         let path = mapgate.dataDirectory + "/regions/plain.mbtiles"
         let size = try #require(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
         #expect(truncate(path, off_t(size / 2)) == 0)
@@ -143,14 +149,11 @@ import Glibc
     /// (found by an attack: "region plain updated: now serving the new file"). A real update is
     /// still said.
     @Test func aTouchedRegionIsNotSaidToBeUpdated() throws {
-        try mapgate.configure(["catalogURL": workspace.catalogURL])
-        #expect(try mapgate.run(["sync", "plain"]).status == 0)
-        let (server, base) = try serve()
+        let (server, base) = try servingPlain()
         defer {
             server.signal(SIGTERM)
             _ = server.wait()
         }
-        #expect(try get(base + "/plain/0/0/0.png").status == 200)
         let path = mapgate.dataDirectory + "/regions/plain.mbtiles"
         #expect(utimes(path, nil) == 0)
         let copy = work.file("plain.copy")
