@@ -183,13 +183,10 @@ struct Console {
     }
 
     /// Asks a question on stderr and reads one line from stdin; nil at the end of input, or when
-    /// no line came within `timeout` seconds.
-    /// `until`: one deadline for the question and any asking again (found by an attack: each
-    /// re-ask had its own ten minutes, so three answers not understood held the use for thirty).
-    func ask(_ question: String, timeout: Double = .infinity, until: ContinuousClock.Instant? = nil) -> String? {
-        // The question too must be taken by stderr within the time the answer has.
-        let own = timeout.isFinite ? ContinuousClock.now + .milliseconds(Int64(min(max(timeout, 0), 1e9) * 1000)) : nil
-        let deadline = [own, until].compactMap { $0 }.min()
+    /// no line came by `deadline` (nil: no limit). One deadline for the question and any asking
+    /// again (found by an attack: each re-ask had its own ten minutes, so three answers not
+    /// understood held the use for thirty). The question too must be taken by then.
+    func ask(_ question: String, until deadline: ContinuousClock.Instant?) -> String? {
         let asking = questionDescriptor >= 0 ? questionDescriptor : STDERR_FILENO
         if let deadline {
             guard writeBytes(TerminalText.allowingColour(question), to: asking, until: deadline) else { return nil }
