@@ -66,6 +66,7 @@ public final class BackgroundProcess: @unchecked Sendable {
     }
 
     public var stdout: String { lock.withLock { String(decoding: output, as: UTF8.self) } }
+    public var stdoutData: Data { lock.withLock { output } }
     public var stderr: String { lock.withLock { String(decoding: errors, as: UTF8.self) } }
 
     /// Waits until stdout holds a whole line, and returns the first one.

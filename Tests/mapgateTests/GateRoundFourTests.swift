@@ -491,6 +491,71 @@ import Glibc
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch).allSatisfy { !$0.contains(".mapgate-") })
     }
 
+    /// Ctrl-C just after the tile's first byte went out, its use counted: the tile is written to
+    /// its end and the run ends with 0 (found by an attack: in system mode, such a signal ended
+    /// the service's command with 130, and the user's process threw the tile away).
+    @Test func ctrlCAfterTheFirstByteFinishesTheTile() throws {
+        let before = try promptsShown()
+        let tile = try mapgate.start(["tile", "plain", "0", "0", "0"], at: during, environment: ["MAPGATE_FAULT_STOP_AT": "delivered"])
+        let pid = try tile.descendant(named: "mapgate")
+        #expect(waitUntil { processIsStopped(pid) }, "\(tile.stderr)")
+        #expect(tile.stdoutData.count == 1, "the first byte alone is out")
+        kill(pid, SIGINT)
+        kill(pid, SIGCONT)
+        #expect(tile.wait(timeout: 20) == 0, "\(tile.stderr)")
+        guard case .data(let stored) = try MBTilesFile(path: mapgate.dataDirectory + "/regions/plain.mbtiles").storedTile(z: 0, x: 0, y: 0) else {
+            Issue.record("no tile 0/0/0 in plain")
+            return
+        }
+        #expect(tile.stdoutData == stored, "the whole tile: \(tile.stdoutData.count) of \(stored.count) bytes")
+        #expect(try promptsShown() == before + 1)
+    }
+
+    /// The same for an archive whose reader is slow: the first Ctrl-C says the archive is being
+    /// finished and lets it be; the second stops at once (the use stays counted, as it was paid).
+    @Test(arguments: [false, true])
+    func ctrlCDuringAnArchiveBegunFinishesItUnlessPressedAgain(_ again: Bool) throws {
+        let fifo = scratch + "/archive.fifo"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        if let user = Self.user { #expect(chown(fifo, user, user) == 0) }
+        let reader = open(fifo, O_RDONLY | O_NONBLOCK)
+        #expect(reader >= 0)
+        defer { close(reader) }
+        #expect(fcntl(reader, 1031, 4096) >= 0)  // F_SETPIPE_SZ: one page, less than the archive
+        let before = try promptsShown()
+        let export = try mapgate.start(["export", "plain", fifo], at: during)
+        let pid = try export.descendant(named: "mapgate")
+        #expect(waitUntil(timeout: 20) { (try? promptsShown()) == before + 1 }, "the archive begun: \(export.stderr)")
+        kill(pid, SIGINT)
+        #expect(waitUntil(timeout: 10) { export.stderr.contains("Ctrl-C again") }, "\(export.stderr)")
+        #expect(export.wait(timeout: 0.5) == nil, "it waits for the archive")
+        if again {
+            kill(pid, SIGINT)
+            #expect(export.wait(timeout: 10) == 130, "\(export.stderr)")
+        } else {
+            var archive = Data()
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            while true {
+                let count = read(reader, &buffer, buffer.count)
+                if count > 0 {
+                    archive.append(contentsOf: buffer[..<count])
+                } else if count == 0 {
+                    break
+                } else if errno == EAGAIN {
+                    usleep(10_000)
+                } else {
+                    break
+                }
+            }
+            #expect(export.wait(timeout: 20) == 0, "\(export.stderr)")
+            let path = workspace.work.file("read.pmtiles")
+            try archive.write(to: URL(fileURLWithPath: path))
+            let installed = try MBTilesFile(path: mapgate.dataDirectory + "/regions/plain.mbtiles")
+            #expect(try PMTilesArchive(path: path).contentHash() == installed.contentHash(), "the whole archive")
+        }
+        #expect(try promptsShown() == before + 1)
+    }
+
     /// 2. Signals sent to one of mapgate's threads (`tgkill`), not the process: the terminating
     /// signals are blocked in every thread and taken in one place, so they do nothing; the run
     /// goes on and delivers (and keeps) its use.

@@ -7,7 +7,7 @@ import Glibc
 
 /// For the kill-at-each-stage tests: `MAPGATE_FAULT_KILL_AT=validating|installing|installed|downloading@BYTES|mirror-package`
 /// makes this process SIGKILL itself there, as a power cut or `kill -9` would;
-/// `MAPGATE_FAULT_STOP_AT=delivering|downloading@BYTES` stops it there (SIGSTOP; at the bytes,
+/// `MAPGATE_FAULT_STOP_AT=delivering|delivered|downloading@BYTES` stops it there (SIGSTOP; at the bytes,
 /// once) until the test has done what a hostile user (or a stick pulled out) would at that moment
 /// and sends SIGCONT. A test hook: only debug builds (the ones the tests run) read the variables;
 /// a release build never does.

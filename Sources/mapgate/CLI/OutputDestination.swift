@@ -336,6 +336,7 @@ public struct OutputDestination: Sendable, Equatable {
                         throw OutputError(path: name, reason: lastError(), kind: .io)
                     }
                     offset += written
+                    SignalRouter.outputWritten.add(written, ordering: .relaxed)
                     return
                 }
             }

@@ -20,7 +20,9 @@ import Glibc
 ///   thread stops the server in order;
 /// - otherwise the run ends: the registered cleanups run, newest first (a sync's half-assembled
 ///   files removed, the gate's reserved use given back unless delivered), and the process exits
-///   with 128 + the signal, as a shell reports a process a signal ended.
+///   with 128 + the signal, as a shell reports a process a signal ended; output the user already
+///   has in part is written to its end first, and the run then ends with 0
+///   (``finishingOutput(note:_:)``).
 ///
 /// Once the router has begun to end the run, the main thread cannot exit under it
 /// (``exit(_:)`` waits), so a give-back in progress is never cut short.
@@ -126,7 +128,77 @@ enum SignalRouter {
         ending.wait()  // never given back: the process ends here
         let cleanups = handlers.withLock { $0.cleanups }
         for cleanup in cleanups.reversed() { cleanup.run(number) }
-        _exit(128 + number)  // at once: no atexit handlers while other threads still run
+        // At once: no atexit handlers while other threads still run.
+        _exit(deliveredOutputFinished() ? ExitCode.success : 128 + number)
+    }
+
+    /// Where the output of ``finishingOutput(note:_:)`` stands.
+    private enum Output {
+        case none
+        case writing(delivered: Bool, note: @Sendable () -> Void)
+        case complete
+    }
+
+    private static let output = Locked<Output>(.none)
+    /// The bytes written so far of output under ``finishingOutput(note:_:)`` (its writers add
+    /// to it): a signal waits for the rest while it grows.
+    static let outputWritten = Atomic<Int>(0)
+
+    /// Runs `body`, which writes the run's output and calls `delivered` once its first byte is
+    /// the user's (the gate's use counted for it). A signal that ends the run after that lets the
+    /// rest be written first, and the run then ends with 0, its work done: the use was paid
+    /// for the whole output (found by an attack: Ctrl-C as the system service's command finished
+    /// a tile it had written, the use counted, ended it with 130, and the user's process threw the
+    /// tile away). The wait ends when the output is written, fails, or stops growing for 10
+    /// seconds (a reader that takes nothing), or at a second signal; `note` is said when it has
+    /// lasted a second. A signal after `body` returned ends the run with 0 too.
+    static func finishingOutput<Result>(note: @escaping @Sendable () -> Void, _ body: (_ delivered: () -> Void) throws -> Result) rethrows -> Result {
+        output.withLock { $0 = .writing(delivered: false, note: note) }
+        do {
+            let result = try body {
+                output.withLock { state in
+                    if case .writing(_, let note) = state { state = .writing(delivered: true, note: note) }
+                }
+            }
+            output.withLock { $0 = .complete }
+            return result
+        } catch {
+            output.withLock { $0 = .none }
+            throw error
+        }
+    }
+
+    /// Whether the run's delivered output is written in full (``finishingOutput(note:_:)``),
+    /// waiting for it as that says. On the router's thread, after the cleanups (a delivery under
+    /// way has then been decided).
+    private static func deliveredOutputFinished() -> Bool {
+        let started = ContinuousClock.now
+        var grown = started
+        var written = outputWritten.load(ordering: .relaxed)
+        var noted = false
+        while true {
+            switch output.withLock({ $0 }) {
+            case .complete: return true
+            case .none, .writing(delivered: false, _): return false
+            case .writing(delivered: true, let note):
+                if !noted, ContinuousClock.now - started > .seconds(1) {
+                    note()
+                    noted = true
+                }
+            }
+            var set = sigset_t()
+            sigemptyset(&set)
+            for number in terminating { sigaddset(&set, number) }
+            var tenth = timespec(tv_sec: 0, tv_nsec: 100_000_000)
+            if sigtimedwait(&set, nil, &tenth) > 0 { return false }  // a second signal: at once
+            let now = outputWritten.load(ordering: .relaxed)
+            if now != written {
+                written = now
+                grown = ContinuousClock.now
+            } else if ContinuousClock.now - grown > .seconds(10) {
+                return false
+            }
+        }
     }
 
     /// Whether this process's group is orphaned (POSIX): no member of it has a parent outside it

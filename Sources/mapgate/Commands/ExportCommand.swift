@@ -74,16 +74,26 @@ struct ExportCommand: Command {
                 defer { if opened { close(descriptor) } }
                 var delivered = false
                 var size = 0
-                return try PMTilesWriter.write(
-                    store, metadata: metadata, format: format, scratchDirectory: scratch, path: name, announcing: { size = Int(clamping: $0) }
-                ) { data in
-                    if delivered { return try Self.writeAll(data, to: descriptor, name: name) }
-                    // The first byte alone is the delivery, once a reader can take it, as for `tile`;
-                    // in a regular file, once the whole archive's room is taken.
-                    try OutputDestination.writeAll(
-                        data, to: descriptor, name: name, room: size, stallLimit: context.outputStallLimit, willDeliver: { faults.reached("delivering") },
-                        deliver: { try authorization.deliver($0) })
-                    delivered = true
+                let console = context.console
+                // A signal after the delivery lets the archive be written to its end, as for `tile`.
+                return try SignalRouter.finishingOutput(note: { console.note(TileCommand.finishingNote) }) { isDelivered in
+                    try PMTilesWriter.write(
+                        store, metadata: metadata, format: format, scratchDirectory: scratch, path: name, announcing: { size = Int(clamping: $0) }
+                    ) { data in
+                        if delivered { return try Self.writeAll(data, to: descriptor, name: name) }
+                        // The first byte alone is the delivery, once a reader can take it, as for `tile`;
+                        // in a regular file, once the whole archive's room is taken.
+                        try OutputDestination.writeAll(
+                            data, to: descriptor, name: name, room: size, stallLimit: context.outputStallLimit, willDeliver: { faults.reached("delivering") },
+                            deliver: { step in
+                                try authorization.deliver {
+                                    try step()
+                                    isDelivered()
+                                }
+                                faults.reached("delivered")
+                            })
+                        delivered = true
+                    }
                 }
             }
         }
@@ -123,6 +133,7 @@ struct ExportCommand: Command {
                 if written < 0, errno == EINTR { continue }
                 guard written > 0 else { throw OutputError(path: name, reason: SystemErrorReason.text(errno), kind: .io) }
                 done += written
+                SignalRouter.outputWritten.add(written, ordering: .relaxed)
             }
         }
     }

@@ -49,12 +49,28 @@ struct TileCommand: Command {
             case .data(let tile):
                 // Delivered once the first byte can be read, or once a file is linked into place
                 // (OutputDestination.write): a reader that takes most of a large tile and then
-                // breaks the write off (or stops mapgate) has had it.
-                try destination.write(
-                    tile, waiting: { context.console.note(OutputDestination.waitingNote($0)) }, stallLimit: context.outputStallLimit,
-                    willDeliver: { faults.reached("delivering") }, deliver: authorization.deliver)
+                // breaks the write off has had it. A signal after the delivery lets the tile be
+                // written to its end (SignalRouter.finishingOutput).
+                let console = context.console
+                try SignalRouter.finishingOutput(note: { console.note(Self.finishingNote) }) { delivered in
+                    try destination.write(
+                        tile, waiting: { context.console.note(OutputDestination.waitingNote($0)) }, stallLimit: context.outputStallLimit,
+                        willDeliver: { faults.reached("delivering") },
+                        deliver: { step in
+                            try authorization.deliver {
+                                try step()
+                                delivered()
+                            }
+                            faults.reached("delivered")
+                        })
+                }
             }
         }
         return ExitCode.success
+    }
+
+    /// Said when a signal waits a second for output already delivered (`tile`, `export`).
+    static var finishingNote: String {
+        L.localized("stopping once the output already begun is written (its use is counted); press Ctrl-C again to stop now")
     }
 }
