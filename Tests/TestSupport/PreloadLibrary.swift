@@ -8,7 +8,8 @@ import Glibc
 /// glibc's `syscall()` replaced so that `CLOCK_BOOTTIME` reads 1000 s for ever (issue 35, item 5),
 /// and, with `failingLinkat`, `linkat()` failing with EACCES (a `tile -o` that never lands).
 /// ``compileSlowServerStop(in:)`` makes another: every `pthread_join` slowed;
-/// ``compileSlowFileDeletion(in:suffix:)`` one that waits after deleting a file.
+/// ``compileSlowFileDeletion(in:suffix:)`` one that waits after deleting a file;
+/// ``compileFailingRead(in:suffix:)`` one whose reads of a file fail with EIO.
 public enum PreloadLibrary {
     /// Compiles the library into `folder` and returns its path (readable and loadable by anyone).
     public static func compile(in folder: String, failingLinkat: Bool = false) throws -> String {
@@ -115,6 +116,35 @@ public enum PreloadLibrary {
             }
             """.write(toFile: source, atomically: true, encoding: .utf8)
         return try build(source, into: folder + "/slow-delete.so")
+    }
+
+    /// Compiles into `folder` a library whose `read` fails with EIO on a file whose path ends in
+    /// `suffix`: a failing drive.
+    public static func compileFailingRead(in folder: String, suffix: String) throws -> String {
+        let source = folder + "/failing-read.c"
+        try """
+            #define _GNU_SOURCE
+            #include <dlfcn.h>
+            #include <errno.h>
+            #include <stdio.h>
+            #include <string.h>
+            #include <unistd.h>
+
+            ssize_t read(int fd, void *buffer, size_t count) {
+                static ssize_t (*real)(int, void *, size_t);
+                if (!real) real = (ssize_t (*)(int, void *, size_t))dlsym(RTLD_NEXT, "read");
+                char link[64], path[4096];
+                snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+                ssize_t n = readlink(link, path, sizeof path - 1);
+                size_t m = strlen("\(suffix)");
+                if (n >= (ssize_t)m && memcmp(path + n - m, "\(suffix)", m) == 0) {
+                    errno = EIO;
+                    return -1;
+                }
+                return real(fd, buffer, count);
+            }
+            """.write(toFile: source, atomically: true, encoding: .utf8)
+        return try build(source, into: folder + "/failing-read.so")
     }
 
     private static func build(_ source: String, into library: String) throws -> String {

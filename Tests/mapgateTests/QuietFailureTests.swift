@@ -31,9 +31,28 @@ import Glibc
         #expect(chmod(regions, 0o600) == 0)
         defer { chmod(regions, 0o755) }
         let verify = try mapgate.run(["verify", "plain"])
-        #expect(verify.status != 0)
+        #expect(verify.status == 74, "\(verify.stderr)")
         #expect(verify.stderr.contains("cannot be read") && verify.stderr.contains("permission denied"), "\(verify.stdout) \(verify.stderr)")
         #expect(!verify.stderr.contains("is missing") && !verify.stdout.contains("is missing"), "\(verify.stdout) \(verify.stderr)")
+        #expect(!verify.stderr.contains("damaged") && !verify.stderr.contains("installs it again"), "\(verify.stderr)")
+    }
+
+    /// A drive that answers a read with an I/O error (EIO): the region cannot be checked, which
+    /// is said as that (74), not as a damaged region to install again (found by an attack: 65,
+    /// "damaged", and the advice to sync it). Nothing is changed: once the drive reads again, the
+    /// region is intact and `sync` has nothing to do.
+    @Test func aDriveThatFailsToReadIsNotADamagedRegion() throws {
+        let workspace = try syncedPlain()
+        let mapgate = workspace.mapgate
+        let library = try PreloadLibrary.compileFailingRead(in: workspace.work.path, suffix: "/regions/plain.mbtiles")
+        let verify = try mapgate.run(["verify", "plain"], environment: ["LD_PRELOAD": library])
+        #expect(verify.status == 74, "\(verify.stdout) \(verify.stderr)")
+        #expect(verify.stderr.contains("cannot be checked") && verify.stderr.lowercased().contains("input/output error"), "\(verify.stderr)")
+        #expect(!verify.stderr.contains("damaged") && !verify.stderr.contains("installs it again"), "\(verify.stderr)")
+        let after = try mapgate.run(["verify", "plain"])
+        #expect(after.status == 0 && after.stdout.contains("plain") && after.stdout.contains("ok"), "\(after.stdout) \(after.stderr)")
+        let sync = try mapgate.run(["sync", "plain"])
+        #expect(sync.status == 0 && !sync.stdout.contains("installed") , "\(sync.stdout) \(sync.stderr)")
     }
 
     /// `status` lists where each installed region came from; a data directory whose record of

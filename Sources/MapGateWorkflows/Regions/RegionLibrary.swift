@@ -166,6 +166,10 @@ public final class RegionLibrary {
         /// The file's bytes are not the ones installed (its SHA-256 differs), whatever its stamp
         /// says: `verify` then has its stamp distrusted (``distrustStamp(of:)``).
         public var bytesDiffer = false
+        /// The file could not be read (no permission, an I/O error from the disk): nothing is
+        /// known about its bytes, and installing it again would not help (found by an attack: a
+        /// failing drive's EIO was reported as a damaged region, with the advice to sync it).
+        public var unreadable = false
         public var isIntact: Bool { problem == nil }
     }
 
@@ -227,7 +231,8 @@ public final class RegionLibrary {
                 region: record,
                 problem: missing
                     ? L.localized("the file %1$s is missing", "\(path)")
-                    : L.localized("the file %1$s cannot be read: %2$s", "\(path)", SystemErrorReason.text(errno)))
+                    : L.localized("the file %1$s cannot be read: %2$s", "\(path)", SystemErrorReason.text(errno)),
+                unreadable: !missing)
         }
         let size = Int64(info.st_size)
         guard size == record.size else {
@@ -244,7 +249,7 @@ public final class RegionLibrary {
         } catch let error as MBTilesError {
             return Verification(region: record, problem: error.reason)
         } catch {
-            return Verification(region: record, problem: L.localized("the file %1$s cannot be read: %2$s", "\(path)", errorMessage(error)))
+            return Verification(region: record, problem: L.localized("the file %1$s cannot be read: %2$s", "\(path)", errorMessage(error)), unreadable: true)
         }
         return Verification(region: record, problem: nil)
     }

@@ -8,7 +8,7 @@ struct VerifyCommand: Command {
     static let name = "verify"
     static let abstract = L.localized("Check installed regions against the hash recorded at install")
     static let arguments = "[REGION...]"
-    static let discussion = L.localized("Checks each region's size, SHA-256 and SQLite integrity. Exit 65 when one is damaged.")
+    static let discussion = L.localized("Checks each region's size, SHA-256 and SQLite integrity. Exit 65 when one is damaged, 74 when one cannot be read (a permission, a failing disk: nothing is changed).")
     let regions: [String]
 
     init(parsing arguments: ParsedArguments) throws {
@@ -27,6 +27,7 @@ struct VerifyCommand: Command {
             context.console.print(L.localized("No region is installed: nothing to verify."))
         }
         var damaged = 0
+        var unreadable = 0
         for id in ids {
             // Not installed, or removed while it was checked (a `remove` ran): a region asked for
             // by name is said not installed, as if `verify` had started after it; one of the
@@ -35,19 +36,27 @@ struct VerifyCommand: Command {
                 if !regions.isEmpty { _ = try library.region(id) }
                 continue
             }
-            if !result.isIntact { damaged += 1 }
+            if result.unreadable {
+                unreadable += 1
+            } else if !result.isIntact {
+                damaged += 1
+            }
             // So that the advice below works: the next `sync` hashes the file instead of trusting its stamp.
             if result.bytesDiffer { try? context.regionLibrary().distrustStamp(of: result.region) }
             if context.json {
                 context.console.json(
                     Line(region: id, version: result.region.version, ok: result.isIntact, problem: result.problem, contentHash: result.region.contentHash))
+            } else if let problem = result.problem, result.unreadable {
+                // Not called damaged, and no advice to install it again: that would not help.
+                context.console.error(L.localized("region %1$s: cannot be checked: %2$s (nothing was changed; check the disk or the permissions, then verify again)", "\(id)", "\(problem)"))
             } else if let problem = result.problem {
                 context.console.error(L.localized("region %1$s: damaged: %2$s; %3$s", "\(id)", "\(problem)", "\(RegionLibrary.repairAdvice(for: id))"))
             } else {
                 context.console.print(L.localized("%1$s %2$s: ok", "\(id)", "\(TerminalText.inline(result.region.version))") + (result.region.contentHash.map { " (tiles \($0))" } ?? ""))
             }
         }
-        return damaged == 0 ? ExitCode.success : ExitCode.badData
+        if damaged > 0 { return ExitCode.badData }
+        return unreadable > 0 ? ExitCode.io : ExitCode.success
     }
 
     /// One region of `verify --json`.
