@@ -59,6 +59,7 @@ extension RegionInstaller {
         stage(.applying)
         let patched = directory.patchingPath(region.id)
         try? FileManager.default.removeItem(atPath: patched)
+        try checkRoomToApply(region.id, delta: download.outputPath)
         do {
             try FileCopy.copy(from: directory.regionPath(region.id), to: patched)
         } catch {
@@ -84,6 +85,23 @@ extension RegionInstaller {
         keepDelta(package)
         downloader.discardPartial(package, in: directory)
         return .patched(version: region.version, previous: previous.version, downloaded: delta.size - download.resumedFrom, fullSize: region.size)
+    }
+
+    /// The copy of the installed file, and room for the delta's changes (SQLite's journal holds
+    /// the pages they replace), beside the downloaded delta: the space checked before the download
+    /// knew the unpacked delta's size only as a bound. Said before the copy starts, with the sizes,
+    /// instead of a full disk half-way through it.
+    private func checkRoomToApply(_ id: String, delta: String) throws {
+        guard let free = freeSpace(directory.path) else { return }
+        let copy = FileManager.default.sizeOfItem(atPath: directory.regionPath(id))
+        let changes = FileManager.default.sizeOfItem(atPath: delta)
+        guard free < copy + changes else { return }
+        throw RegionError(
+            region: id,
+            reason: L.localized(
+                "not enough free disk space in %1$s to apply the delta: needs %2$s (a copy of the installed file, %3$s, and room for its changes, %4$s), %5$s available",
+                directory.path, ByteCount.text(copy + changes), ByteCount.text(copy), ByteCount.text(changes), ByteCount.text(free)),
+            kind: .io)
     }
 
     /// Keeps the delta that updated a region, as downloaded (``DataDirectory/keptDeltaPath(_:sha256:)``),

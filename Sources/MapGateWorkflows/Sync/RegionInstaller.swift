@@ -38,7 +38,7 @@ public final class RegionInstaller {
     public let downloader: PackageDownloader
     private let clock: Clock
     private let appVersion: AppVersion
-    private let freeSpace: (String) -> Int64?
+    let freeSpace: (String) -> Int64?
     /// Files found damaged by this installer (by hashing them), with the stamp they had then: the
     /// `sync` after a `precheck` does not hash a large file a second time. Touched by one thread.
     private var damaged: [String: (stamp: RegionFileStamp?, reason: String)] = [:]

@@ -310,6 +310,31 @@ import Testing
         #expect(try client.tiles == versions[1])
     }
 
+    /// A disk with room for the delta and the region's size, as the catalog says them, but not
+    /// for the copy the delta is applied to beside the unpacked delta: said before the copy, with
+    /// the sizes (the space checked before the download counted the unpacked delta only as a
+    /// bound), and the installed version is untouched.
+    @Test func roomForTheCopyIsCheckedBeforeTheDeltaIsApplied() throws {
+        let (client, catalog, index) = try clientOnVersion1()
+        let region = catalog.regions[index]
+        let delta = try #require(region.deltas.first)
+        // Enough for the download's check (the delta and the region's installed size), with the
+        // unpacked delta and what `partial/` holds taken from it once downloaded; never enough
+        // for the full package.
+        let partial = client.directory.partialPath
+        client.freeSpace = { _ in
+            let held = ((try? FileManager.default.contentsOfDirectory(atPath: partial)) ?? []).reduce(Int64(0)) {
+                $0 + FileManager.default.sizeOfItem(atPath: partial + "/" + $1)
+            }
+            return delta.size + region.installedSize - held
+        }
+        let before = try client.tiles
+        let error = #expect(throws: RegionError.self) { try client.sync(catalog: catalog) }
+        #expect(client.notices.contains { $0.contains("to apply the delta") && $0.contains("a copy of the installed file") }, "\(client.notices) \(String(describing: error))")
+        #expect(error?.kind == .io)
+        #expect(try client.tiles == before)
+    }
+
     /// A delta downloaded whole and refused gives its room back before the full package's space
     /// is checked (found by an attack: on a nearly full disk the delta's bytes, kept in
     /// `partial/`, kept the full package from fitting, in that run and every later one). The disk
