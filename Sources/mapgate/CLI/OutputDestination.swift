@@ -348,8 +348,20 @@ public struct OutputDestination: Sendable, Equatable {
                 willDeliver()
                 try deliver { try writeSome(1) }
             }
-            while offset < buffer.count { try writeSome(buffer.count - offset) }
+            let piece = Self.piece(for: descriptor)
+            while offset < buffer.count { try writeSome(piece) }
         }
+    }
+
+    /// The most one `write` gives `descriptor` once the output is delivered: a pipe, a FIFO or a
+    /// device is written 16 KiB at a time, so that a reader taking the bytes slowly is seen to
+    /// take them (``SignalRouter/outputWritten``) while a signal waits for the rest (found by an
+    /// attack: a 1 MiB write to a pipe returns only when a reader has taken nearly all of it, so
+    /// a reader slower than 100 KB/s looked stalled, and one Ctrl-C cut its archive); a regular
+    /// file all at once.
+    static func piece(for descriptor: Int32) -> Int {
+        var info = stat()
+        return fstat(descriptor, &info) == 0 && info.st_mode & S_IFMT == S_IFREG ? Int.max : 16 << 10
     }
 
     /// Allocates `length` bytes where the next write to `descriptor` goes, when it is a regular

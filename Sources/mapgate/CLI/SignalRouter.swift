@@ -150,8 +150,10 @@ enum SignalRouter {
     /// for the whole output (found by an attack: Ctrl-C as the system service's command finished
     /// a tile it had written, the use counted, ended it with 130, and the user's process threw the
     /// tile away). The wait ends when the output is written, fails, or stops growing for 10
-    /// seconds (a reader that takes nothing), or at a second signal; `note` is said when it has
-    /// lasted a second. A signal after `body` returned ends the run with 0 too.
+    /// seconds (a reader that takes nothing; its writers write a pipe or a device in pieces of
+    /// ``OutputDestination/piece(for:)`` bytes, so that a slow reader is seen to take them), or at
+    /// a second signal once `note` has been said, which it is when the wait has lasted a second.
+    /// A signal after `body` returned ends the run with 0 too.
     static func finishingOutput<Result>(note: @escaping @Sendable () -> Void, _ body: (_ delivered: () -> Void) throws -> Result) rethrows -> Result {
         output.withLock { $0 = .writing(delivered: false, note: note) }
         do {
@@ -190,7 +192,13 @@ enum SignalRouter {
             sigemptyset(&set)
             for number in terminating { sigaddset(&set, number) }
             var tenth = timespec(tv_sec: 0, tv_nsec: 100_000_000)
-            if sigtimedwait(&set, nil, &tenth) > 0 { return false }  // a second signal: at once
+            // A second signal ends the run at once, once the note has said so. Not one that came
+            // with the first (found by an attack: a closed terminal sends SIGHUP twice, from the
+            // shell and from the kernel, and `timeout` sends SIGTERM to the run and then to its
+            // group; each was taken for the user pressing Ctrl-C again, and cut the output), nor
+            // another SIGHUP: the terminal that would say it is gone.
+            let again = sigtimedwait(&set, nil, &tenth)
+            if again > 0, noted, again != SIGHUP { return false }
             let now = outputWritten.load(ordering: .relaxed)
             if now != written {
                 written = now

@@ -99,11 +99,13 @@ enum SystemRelay {
         let client = try SystemClient.connect(to: settings.systemSocket, policy: policy)
         let socket = client.socket
         // A signal goes to the command until it has answered; one that comes after (while the
-        // file it wrote is flushed and linked into place) waits until that is done, then ends
-        // the run: the command counted its use when it answered, so the file must be there
-        // (found by an attack: Ctrl-C during a slow fsync left no file, and the use was spent).
-        let finishing = Locked<(after: Bool, signal: Int32?, ended: Bool, withheld: Bool)>((false, nil, false, false))
-        defer { if let signal = finishing.withLock({ $0.signal }) { kill(getpid(), signal) } }
+        // file it wrote is flushed and linked into place) changes nothing: the command counted
+        // its use when it answered, so the file must be there (found by an attack: Ctrl-C during
+        // a slow fsync left no file, and the use was spent), and the run ends with the command's
+        // code, as a per-user run whose output is delivered does (``SignalRouter/finishingOutput(note:_:)``;
+        // found by the next attack: it ended with 130 over a file in place and counted, and a
+        // script that tries again on failure would spend another use).
+        let finishing = Locked<(after: Bool, ended: Bool, withheld: Bool)>((false, false, false))
         // The socket outlives every send: the watcher below sends only before this.
         defer { finishing.withLock { $0.ended = true } }
         return try SignalRouter.forwarding(to: { number in
@@ -122,7 +124,6 @@ enum SystemRelay {
             }
             let forward = finishing.withLock { state in
                 if number == SIGCONT { state.withheld = false }
-                if state.after, number != SIGTSTP, number != SIGCONT { state.signal = state.signal ?? number }
                 return !state.after && !state.ended
             }
             if forward { socket.sendByte(UInt8(number)) }
@@ -200,7 +201,7 @@ enum SystemRelay {
     /// the foreground, looking four times a second; gives up when the run ends or the continue
     /// went another way.
     private static func continueInTheForeground(
-        _ socket: LocalSocket, _ finishing: Locked<(after: Bool, signal: Int32?, ended: Bool, withheld: Bool)>
+        _ socket: LocalSocket, _ finishing: Locked<(after: Bool, ended: Bool, withheld: Bool)>
     ) {
         try? Threads.detach(name: "foreground") {
             while true {

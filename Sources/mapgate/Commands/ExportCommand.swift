@@ -66,7 +66,17 @@ struct ExportCommand: Command {
                     throw error
                 }
                 faults.reached("delivering")
-                try authorization.deliver { try file.moveIntoPlace() }
+                // Once linked, a signal changes nothing: the run ends with 0 (as `tile -o` does;
+                // found by an attack: a signal while "exported …" waited for a full pipe ended it
+                // with 130 over an archive in place and counted).
+                let console = context.console
+                try SignalRouter.finishingOutput(note: { console.note(TileCommand.finishingNote) }) { delivered in
+                    try authorization.deliver {
+                        try file.moveIntoPlace()
+                        delivered()
+                    }
+                    faults.reached("delivered")
+                }
                 return summary
             case .standardOutput, .writeThrough:
                 // Written through: delivered with the first bytes (the header and directories).
@@ -126,10 +136,11 @@ struct ExportCommand: Command {
     }
 
     private static func writeAll(_ data: Data, to descriptor: Int32, name: String) throws {
+        let piece = OutputDestination.piece(for: descriptor)
         try data.withUnsafeBytes { buffer in
             var done = 0
             while done < buffer.count {
-                let written = Glibc.write(descriptor, buffer.baseAddress! + done, buffer.count - done)
+                let written = Glibc.write(descriptor, buffer.baseAddress! + done, min(piece, buffer.count - done))
                 if written < 0, errno == EINTR { continue }
                 guard written > 0 else { throw OutputError(path: name, reason: SystemErrorReason.text(errno), kind: .io) }
                 done += written
