@@ -86,6 +86,28 @@ struct SystemModeExportTests {
         #expect(try PMTilesArchive(path: made).contentHash() == installed.contentHash())
     }
 
+    /// What an export says it wrote is said as in per-user mode, by the user's process once the
+    /// file is in place: its name, not "-", and `--json`'s line on standard output (found by an
+    /// attack: the command, which writes to "-", said `"file":"-"` on standard error, and nothing
+    /// without `--json`).
+    @Test func anExportSaysWhatItWroteUnderTheNameGiven() throws {
+        try startPrompting()
+        let installed = try MBTilesFile(path: machine.serviceData + "/regions/plain.mbtiles")
+        let tiles = try installed.tileCount()
+        let target = machine.work.file("home-\(user)/plain.pmtiles")
+        let export = try machine.run(["export", "plain", target], as: user)
+        #expect(export.status == 0, "\(export.stderr)")
+        #expect(export.stdout.contains("exported plain to \(target): \(tiles) tiles"), "\(export.stdout)")
+        let second = machine.work.file("home-\(user)/second.pmtiles")
+        let json = try machine.run(["--json", "export", "plain", second], as: user)
+        #expect(json.status == 0, "\(json.stderr)")
+        let line = try MapGateBinary.json(json.stdout)
+        #expect(line["file"] as? String == second && line["region"] as? String == "plain", "\(json.stdout)")
+        #expect(line["tiles"] as? Int == tiles, "\(json.stdout)")
+        #expect(line["size"] as? Int == Int(FileManager.default.sizeOfItem(atPath: second)), "\(json.stdout)")
+        #expect(!json.stderr.contains("\"file\""), "\(json.stderr)")
+    }
+
     /// A client of its own that names a file for the service to write is refused, with the reason.
     @Test func aHandMadeRequestCannotNameTheFile() throws {
         try machine.startService()

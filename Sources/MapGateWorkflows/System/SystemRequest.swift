@@ -9,10 +9,15 @@ public struct SystemRequest: Codable, Sendable, Equatable {
     public var arguments: [String]
     /// Variables of ``passedVariables`` only; anything else is dropped by the service.
     public var environment: [String: String]
+    /// The command's standard output is a file the caller links into place under the name the
+    /// user gave (`tile -o FILE`, `export REGION FILE`, sent as `-`): the command then says
+    /// nothing of it, and the caller says what it wrote (``SystemService/Settings/relayedOutputVariable``).
+    public var relaysOutput: Bool?
 
-    public init(arguments: [String], environment: [String: String]) {
+    public init(arguments: [String], environment: [String: String], relaysOutput: Bool = false) {
         self.arguments = arguments
         self.environment = environment.filter { Self.passedVariables.contains($0.key) }
+        self.relaysOutput = relaysOutput ? true : nil
     }
 
     /// The user's language, terminal and display preferences: nothing here decides what the

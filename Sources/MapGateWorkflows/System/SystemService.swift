@@ -46,6 +46,9 @@ public final class SystemService: Sendable {
         /// the caller is in its terminal's foreground decides whether the command reads an answer
         /// there (the terminal is not the command's own, so it cannot ask the terminal itself).
         public static let callerProcessVariable = "MAPGATE_CALLER_PROCESS"
+        /// Set to 1 for a command whose standard output its caller relays to a file
+        /// (``SystemRequest/relaysOutput``): it changes only what the command prints about it.
+        public static let relayedOutputVariable = "MAPGATE_RELAYED_OUTPUT"
         public var session: (@Sendable (_ socket: LocalSocket, _ caller: String) -> Void)?
 
         public init(environment: [String: String], administratorGroup: gid_t?, defaultSignals: [Int32]) {
@@ -212,6 +215,7 @@ public final class SystemService: Sendable {
     ) {
         var environment = settings.environment.merging(request.safeEnvironment) { $1 }
         environment[Settings.callerProcessVariable] = String(callerProcess)
+        environment[Settings.relayedOutputVariable] = request.relaysOutput == true ? "1" : nil
         var descriptors = streams
         var sessionEnds: (ours: LocalSocket, theirs: LocalSocket)?
         if isSession, settings.session != nil, streams.count == 3 {

@@ -29,6 +29,12 @@ public struct OutputDestination: Sendable, Equatable {
         case replace(path: String)
         /// A device, FIFO or open file of this process: opened and written through.
         case writeThrough(path: String, append: Bool)
+
+        /// Whether it is ``replace(path:)``.
+        public var isReplace: Bool {
+            if case .replace = self { return true }
+            return false
+        }
     }
 
     public let argument: String?

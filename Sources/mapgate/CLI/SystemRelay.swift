@@ -132,7 +132,7 @@ enum SystemRelay {
             // may otherwise end an object's life after its last use, closing the descriptor before
             // it is passed)...
             try withExtendedLifetime(folderEnd) {
-                try client.send(SystemRequest(arguments: forwarded, environment: context.environment), streams: streams)
+                try client.send(SystemRequest(arguments: forwarded, environment: context.environment, relaysOutput: output != nil), streams: streams)
             }
             folderEnd = nil  // ...then the command's copy is the one left: its end ends the host
             let reply = try client.reply()
@@ -152,6 +152,15 @@ enum SystemRelay {
                 } else {
                     output.discard()
                 }
+            }
+            // What the command would have said of FILE, said once it is there (the command said
+            // nothing of its standard output: ``SystemRequest/relaysOutput``).
+            if code == ExitCode.success, command == ExportCommand.name, let output, let path = named {
+                let archive = try? PMTilesArchive(path: output.path)
+                ExportCommand.report(
+                    region: arguments.positional[0], file: path, tiles: Int(archive?.header.addressedTilesCount ?? 0),
+                    bytes: FileManager.default.sizeOfItem(atPath: output.path), console: context.console, json: context.json,
+                    replaced: true, onStandardError: false)
             }
             return code
         }

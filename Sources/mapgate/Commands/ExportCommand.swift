@@ -108,17 +108,27 @@ struct ExportCommand: Command {
             }
         }
         guard let summary else { return ExitCode.success }
-        let shown = destination.kind == .standardOutput(explicit: true) ? "-" : output
-        if context.json {
-            // The archive on standard output: the line goes to standard error.
-            context.console.json(
-                Line(region: region, file: shown, tiles: summary.addressedTiles, size: Int64(summary.bytes)),
-                onStandardError: destination.kind == .standardOutput(explicit: true))
-        } else if case .replace = destination.kind {
-            context.console.print(
-                L.localized("exported %1$s to %2$s: %3$s tiles, %4$s", region, TerminalText.inline(output), "\(summary.addressedTiles)", ByteCount.text(Int64(summary.bytes))))
+        // In system mode the user's FILE is written by their own process from this standard
+        // output, and said by it once in place (``SystemRelay``): said here, it would be "-", and
+        // on standard error.
+        if context.environment[SystemService.Settings.relayedOutputVariable] == "1", destination.kind == .standardOutput(explicit: true) {
+            return ExitCode.success
         }
+        let toStandardOutput = destination.kind == .standardOutput(explicit: true)
+        Self.report(
+            region: region, file: toStandardOutput ? "-" : output, tiles: summary.addressedTiles, bytes: Int64(summary.bytes),
+            console: context.console, json: context.json, replaced: destination.kind.isReplace, onStandardError: toStandardOutput)
         return ExitCode.success
+    }
+
+    /// What an export says it wrote: with `--json` its line (on standard error when the archive
+    /// is on standard output), else, for a FILE replaced in full, the sentence.
+    static func report(region: String, file: String, tiles: Int, bytes: Int64, console: Console, json: Bool, replaced: Bool, onStandardError: Bool) {
+        if json {
+            console.json(Line(region: region, file: file, tiles: tiles, size: bytes), onStandardError: onStandardError)
+        } else if replaced {
+            console.print(L.localized("exported %1$s to %2$s: %3$s tiles, %4$s", region, TerminalText.inline(file), "\(tiles)", ByteCount.text(bytes)))
+        }
     }
 
     /// The descriptor a written-through destination is written with, its name, and whether it
