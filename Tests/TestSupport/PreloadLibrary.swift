@@ -59,17 +59,21 @@ public enum PreloadLibrary {
         return try build(source, into: folder + "/slow-stop.so")
     }
 
-    /// Compiles into `folder` a library whose `fsync` waits `seconds` first: a slow disk.
-    public static func compileSlowFsync(in folder: String, seconds: Double = 3) throws -> String {
+    /// Compiles into `folder` a library whose `fsync` waits `seconds` first: a slow disk. With
+    /// `marker`, each `fsync` first makes that file (a test waits for it to know the wait began).
+    public static func compileSlowFsync(in folder: String, seconds: Double = 3, marker: String? = nil) throws -> String {
         let source = folder + "/slow-fsync.c"
         try """
             #define _GNU_SOURCE
             #include <dlfcn.h>
+            #include <fcntl.h>
             #include <unistd.h>
 
             int fsync(int fd) {
                 static int (*real)(int);
                 if (!real) real = (int (*)(int))dlsym(RTLD_NEXT, "fsync");
+                const char *marker = "\(marker ?? "")";
+                if (*marker) close(open(marker, O_WRONLY | O_CREAT | O_CLOEXEC, 0666));
                 usleep(\(Int(seconds * 1_000_000)));
                 return real(fd);
             }

@@ -499,7 +499,7 @@ import Glibc
         let tile = try mapgate.start(["tile", "plain", "0", "0", "0"], at: during, environment: ["MAPGATE_FAULT_STOP_AT": "delivered"])
         let pid = try tile.descendant(named: "mapgate")
         #expect(waitUntil { processIsStopped(pid) }, "\(tile.stderr)")
-        #expect(tile.stdoutData.count == 1, "the first byte alone is out")
+        #expect(waitUntil { tile.stdoutData.count == 1 }, "the first byte alone is out")
         kill(pid, SIGINT)
         kill(pid, SIGCONT)
         #expect(tile.wait(timeout: 20) == 0, "\(tile.stderr)")

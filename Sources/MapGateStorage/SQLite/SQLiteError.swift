@@ -27,6 +27,8 @@ public struct SQLiteError: MapGateFailure, LocalizedError, Sendable, Equatable {
 
     /// Whether the file is damaged or not a database at all.
     public var isCorruption: Bool { primaryCode == SQLITE_CORRUPT || primaryCode == SQLITE_NOTADB }
+    /// The system failed a read or a write (`SQLITE_IOERR`): the disk, not the database.
+    public var isIOError: Bool { primaryCode == SQLITE_IOERR }
 
     public var kind: FailureKind { isCorruption ? .badData : .io }
 

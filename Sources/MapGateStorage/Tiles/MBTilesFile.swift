@@ -61,13 +61,16 @@ public final class MBTilesFile {
         return isView && mapHasRows ? "map" : "tiles"
     }
 
-    /// `PRAGMA quick_check`; throws with SQLite's first complaint.
+    /// `PRAGMA quick_check`; throws with SQLite's first complaint. An I/O error (`SQLITE_IOERR`:
+    /// the disk, not the file) is thrown as itself: it says nothing of the file's integrity.
     public func checkIntegrity() throws {
         do {
             let result = try database.query("PRAGMA quick_check") { $0.text(0) ?? "" }
             guard result == ["ok"] else {
                 throw MBTilesError(path: path, reason: L.localized("integrity check failed: %1$s", "\(result.prefix(3).joined(separator: "; "))"))
             }
+        } catch let error as SQLiteError where error.isIOError {
+            throw error
         } catch let error as SQLiteError {
             throw MBTilesError(path: path, reason: L.localized("integrity check failed: %1$s", "\(error.message)"))
         }

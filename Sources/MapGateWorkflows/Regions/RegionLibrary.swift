@@ -169,7 +169,7 @@ public final class RegionLibrary {
         /// The file could not be read (no permission, an I/O error from the disk): nothing is
         /// known about its bytes, and installing it again would not help (found by an attack: a
         /// failing drive's EIO was reported as a damaged region, with the advice to sync it).
-        public var unreadable = false
+        public var isUnreadable = false
         public var isIntact: Bool { problem == nil }
     }
 
@@ -226,13 +226,13 @@ public final class RegionLibrary {
         // folder, an I/O error) says why (issue 43: a quiet `try?` reported it as missing).
         var info = stat()
         guard stat(path, &info) == 0 else {
-            let missing = errno == ENOENT
+            let missing = errno == ENOENT || errno == ENOTDIR
             return Verification(
                 region: record,
                 problem: missing
                     ? L.localized("the file %1$s is missing", "\(path)")
                     : L.localized("the file %1$s cannot be read: %2$s", "\(path)", SystemErrorReason.text(errno)),
-                unreadable: !missing)
+                isUnreadable: !missing)
         }
         let size = Int64(info.st_size)
         guard size == record.size else {
@@ -249,7 +249,7 @@ public final class RegionLibrary {
         } catch let error as MBTilesError {
             return Verification(region: record, problem: error.reason)
         } catch {
-            return Verification(region: record, problem: L.localized("the file %1$s cannot be read: %2$s", "\(path)", errorMessage(error)), unreadable: true)
+            return Verification(region: record, problem: L.localized("the file %1$s cannot be read: %2$s", "\(path)", errorMessage(error)), isUnreadable: true)
         }
         return Verification(region: record, problem: nil)
     }

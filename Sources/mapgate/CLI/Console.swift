@@ -77,12 +77,20 @@ struct Console {
         write(journal(text, priority: 6) + "\n", to: STDERR_FILENO)
     }
 
+    /// A notice on stderr, as ``note(_:)``, waiting for stderr at most until `deadline`: for the
+    /// signal router's thread, which holds the end of the run meanwhile (found by a review: a
+    /// terminal stopped with Ctrl-S held a signalled run for good).
+    func note(_ text: String, until deadline: ContinuousClock.Instant) {
+        guard !quiet else { return }
+        _ = writeBytes(TerminalText.allowingColour(journal(text, priority: 6) + "\n"), to: STDERR_FILENO, until: deadline)
+    }
+
     /// A note on how the use the question was about ended (Ctrl-C at it, a server stopped before
     /// its first tile): on stderr, and also on the terminal the question was asked on when stderr
     /// goes to a file (`2>log`), so that the person who was asked sees it (found by an attack:
-    /// the line went to the log only). Waits a second at most for the terminal.
+    /// the line went to the log only). Waits a second at most for each.
     func noteAboutUse(_ text: String) {
-        note(text)
+        note(text, until: ContinuousClock.now + .seconds(1))
         guard !quiet, questionDescriptor >= 0, questionDescriptor != STDERR_FILENO, !Self.isPipe(STDERR_FILENO) else { return }
         _ = writeBytes(TerminalText.allowingColour(text + "\n"), to: questionDescriptor, until: ContinuousClock.now + .seconds(1))
     }

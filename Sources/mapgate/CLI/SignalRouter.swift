@@ -21,8 +21,8 @@ import Glibc
 /// - otherwise the run ends: the registered cleanups run, newest first (a sync's half-assembled
 ///   files removed, the gate's reserved use given back unless delivered), and the process exits
 ///   with 128 + the signal, as a shell reports a process a signal ended; output the user already
-///   has in part is written to its end first, and the run then ends with 0
-///   (``finishingOutput(note:_:)``).
+///   has in part is written to its end first, and the run then ends as it would have
+///   (``finishingOutput(console:_:)``).
 ///
 /// Once the router has begun to end the run, the main thread cannot exit under it
 /// (``exit(_:)`` waits), so a give-back in progress is never cut short.
@@ -125,41 +125,54 @@ enum SignalRouter {
             waiter(number)
             return
         }
-        ending.wait()  // never given back: the process ends here
+        ending.wait()  // given back only when the run's output is complete (below): else the process ends here
         let cleanups = handlers.withLock { $0.cleanups }
         for cleanup in cleanups.reversed() { cleanup.run(number) }
-        // At once: no atexit handlers while other threads still run.
-        _exit(deliveredOutputFinished() ? ExitCode.success : 128 + number)
+        if deliveredOutputFinished(after: number) {
+            // The run's work is done: it ends as it would have, with its own code (a record that
+            // could not be saved, a summary that could not be written), unless it does not end
+            // within 5 s (a summary waiting for a full pipe): then with 0.
+            ending.signal()
+            sleep(5)
+            _exit(ExitCode.success)
+        }
+        _exit(128 + number)  // at once: no atexit handlers while other threads still run
     }
 
-    /// Where the output of ``finishingOutput(note:_:)`` stands.
+    /// Where the output of ``finishingOutput(console:_:)`` stands.
     private enum Output {
         case none
-        case writing(delivered: Bool, note: @Sendable () -> Void)
+        case writing(delivered: Bool, console: Console)
         case complete
     }
 
     private static let output = Locked<Output>(.none)
-    /// The bytes written so far of output under ``finishingOutput(note:_:)`` (its writers add
+    /// The bytes written so far of output under ``finishingOutput(console:_:)`` (its writers add
     /// to it): a signal waits for the rest while it grows.
     static let outputWritten = Atomic<Int>(0)
 
+    /// Said when a signal has waited a second for output already delivered.
+    static var finishingNote: String {
+        Localization.localized("stopping once the output already begun is written (its use is counted); press Ctrl-C again to stop now")
+    }
+
     /// Runs `body`, which writes the run's output and calls `delivered` once its first byte is
     /// the user's (the gate's use counted for it). A signal that ends the run after that lets the
-    /// rest be written first, and the run then ends with 0, its work done: the use was paid
-    /// for the whole output (found by an attack: Ctrl-C as the system service's command finished
-    /// a tile it had written, the use counted, ended it with 130, and the user's process threw the
-    /// tile away). The wait ends when the output is written, fails, or stops growing for 10
-    /// seconds (a reader that takes nothing; its writers write a pipe or a device in pieces of
+    /// rest be written first, and the run then ends as it would have, its work done: the use was
+    /// paid for the whole output (found by an attack: Ctrl-C as the system service's command
+    /// finished a tile it had written, the use counted, ended it with 130, and the user's process
+    /// threw the tile away). The wait ends when the output is written, fails, or stops growing for
+    /// 10 seconds (a reader that takes nothing; its writers write a pipe or a device in pieces of
     /// ``OutputDestination/piece(for:)`` bytes, so that a slow reader is seen to take them), or at
-    /// a second signal once `note` has been said, which it is when the wait has lasted a second.
-    /// A signal after `body` returned ends the run with 0 too.
-    static func finishingOutput<Result>(note: @escaping @Sendable () -> Void, _ body: (_ delivered: () -> Void) throws -> Result) rethrows -> Result {
-        output.withLock { $0 = .writing(delivered: false, note: note) }
+    /// a second signal (``deliveredOutputFinished(after:)``). ``finishingNote`` is said on
+    /// `console` when the wait has lasted a second. A signal after `body` returned lets the run
+    /// end with its own code too.
+    static func finishingOutput<Result>(console: Console, _ body: (_ delivered: () -> Void) throws -> Result) rethrows -> Result {
+        output.withLock { $0 = .writing(delivered: false, console: console) }
         do {
             let result = try body {
                 output.withLock { state in
-                    if case .writing(_, let note) = state { state = .writing(delivered: true, note: note) }
+                    if case .writing(_, let console) = state { state = .writing(delivered: true, console: console) }
                 }
             }
             output.withLock { $0 = .complete }
@@ -170,35 +183,34 @@ enum SignalRouter {
         }
     }
 
-    /// Whether the run's delivered output is written in full (``finishingOutput(note:_:)``),
-    /// waiting for it as that says. On the router's thread, after the cleanups (a delivery under
-    /// way has then been decided).
-    private static func deliveredOutputFinished() -> Bool {
+    /// Whether the run's delivered output is written in full (``finishingOutput(console:_:)``),
+    /// waiting for it as that says, after `first`. On the router's thread, after the cleanups (a
+    /// delivery under way has then been decided). A second signal ends the wait unless it is a
+    /// SIGHUP (the terminal that would say so is gone) or came within 0.3 s of the first (found
+    /// by an attack: a closed terminal sends SIGHUP twice, from the shell and from the kernel, and
+    /// `timeout` sends SIGTERM to the run and then to its group; each was taken for the user
+    /// pressing Ctrl-C again, and cut the output).
+    private static func deliveredOutputFinished(after first: Int32) -> Bool {
         let started = ContinuousClock.now
         var grown = started
         var written = outputWritten.load(ordering: .relaxed)
         var noted = false
+        var set = sigset_t()
+        sigemptyset(&set)
+        for number in terminating { sigaddset(&set, number) }
         while true {
             switch output.withLock({ $0 }) {
             case .complete: return true
             case .none, .writing(delivered: false, _): return false
-            case .writing(delivered: true, let note):
+            case .writing(delivered: true, let console):
                 if !noted, ContinuousClock.now - started > .seconds(1) {
-                    note()
+                    console.note(finishingNote, until: ContinuousClock.now + .seconds(1))
                     noted = true
                 }
             }
-            var set = sigset_t()
-            sigemptyset(&set)
-            for number in terminating { sigaddset(&set, number) }
             var tenth = timespec(tv_sec: 0, tv_nsec: 100_000_000)
-            // A second signal ends the run at once, once the note has said so. Not one that came
-            // with the first (found by an attack: a closed terminal sends SIGHUP twice, from the
-            // shell and from the kernel, and `timeout` sends SIGTERM to the run and then to its
-            // group; each was taken for the user pressing Ctrl-C again, and cut the output), nor
-            // another SIGHUP: the terminal that would say it is gone.
             let again = sigtimedwait(&set, nil, &tenth)
-            if again > 0, noted, again != SIGHUP { return false }
+            if again > 0, again != SIGHUP, ContinuousClock.now - started > .milliseconds(300) { return false }
             let now = outputWritten.load(ordering: .relaxed)
             if now != written {
                 written = now

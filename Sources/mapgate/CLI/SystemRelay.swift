@@ -102,7 +102,7 @@ enum SystemRelay {
         // file it wrote is flushed and linked into place) changes nothing: the command counted
         // its use when it answered, so the file must be there (found by an attack: Ctrl-C during
         // a slow fsync left no file, and the use was spent), and the run ends with the command's
-        // code, as a per-user run whose output is delivered does (``SignalRouter/finishingOutput(note:_:)``;
+        // code, as a per-user run whose output is delivered does (``SignalRouter/finishingOutput(console:_:)``;
         // found by the next attack: it ended with 130 over a file in place and counted, and a
         // script that tries again on failure would spend another use).
         let finishing = Locked<(after: Bool, ended: Bool, withheld: Bool)>((false, false, false))

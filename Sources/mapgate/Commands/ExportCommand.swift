@@ -69,8 +69,7 @@ struct ExportCommand: Command {
                 // Once linked, a signal changes nothing: the run ends with 0 (as `tile -o` does;
                 // found by an attack: a signal while "exported …" waited for a full pipe ended it
                 // with 130 over an archive in place and counted).
-                let console = context.console
-                try SignalRouter.finishingOutput(note: { console.note(TileCommand.finishingNote) }) { delivered in
+                try SignalRouter.finishingOutput(console: context.console) { delivered in
                     try authorization.deliver {
                         try file.moveIntoPlace()
                         delivered()
@@ -84,9 +83,8 @@ struct ExportCommand: Command {
                 defer { if opened { close(descriptor) } }
                 var delivered = false
                 var size = 0
-                let console = context.console
                 // A signal after the delivery lets the archive be written to its end, as for `tile`.
-                return try SignalRouter.finishingOutput(note: { console.note(TileCommand.finishingNote) }) { isDelivered in
+                return try SignalRouter.finishingOutput(console: context.console) { isDelivered in
                     try PMTilesWriter.write(
                         store, metadata: metadata, format: format, scratchDirectory: scratch, path: name, announcing: { size = Int(clamping: $0) }
                     ) { data in
@@ -111,7 +109,9 @@ struct ExportCommand: Command {
         // In system mode the user's FILE is written by their own process from this standard
         // output, and said by it once in place (``SystemRelay``): said here, it would be "-", and
         // on standard error.
-        if context.environment[SystemService.Settings.relayedOutputVariable] == "1", destination.kind == .standardOutput(explicit: true) {
+        if context.environment[SystemService.Settings.relayedOutputVariable] == "1", destination.kind == .standardOutput(explicit: true),
+            (try? context.isSystemService()) == true
+        {
             return ExitCode.success
         }
         let toStandardOutput = destination.kind == .standardOutput(explicit: true)

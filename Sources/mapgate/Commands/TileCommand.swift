@@ -51,8 +51,7 @@ struct TileCommand: Command {
                 // (OutputDestination.write): a reader that takes most of a large tile and then
                 // breaks the write off has had it. A signal after the delivery lets the tile be
                 // written to its end (SignalRouter.finishingOutput).
-                let console = context.console
-                try SignalRouter.finishingOutput(note: { console.note(Self.finishingNote) }) { delivered in
+                try SignalRouter.finishingOutput(console: context.console) { delivered in
                     try destination.write(
                         tile, waiting: { context.console.note(OutputDestination.waitingNote($0)) }, stallLimit: context.outputStallLimit,
                         willDeliver: { faults.reached("delivering") },
@@ -67,10 +66,5 @@ struct TileCommand: Command {
             }
         }
         return ExitCode.success
-    }
-
-    /// Said when a signal waits a second for output already delivered (`tile`, `export`).
-    static var finishingNote: String {
-        L.localized("stopping once the output already begun is written (its use is counted); press Ctrl-C again to stop now")
     }
 }

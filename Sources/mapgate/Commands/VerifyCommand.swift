@@ -36,7 +36,7 @@ struct VerifyCommand: Command {
                 if !regions.isEmpty { _ = try library.region(id) }
                 continue
             }
-            if result.unreadable {
+            if result.isUnreadable {
                 unreadable += 1
             } else if !result.isIntact {
                 damaged += 1
@@ -45,8 +45,10 @@ struct VerifyCommand: Command {
             if result.bytesDiffer { try? context.regionLibrary().distrustStamp(of: result.region) }
             if context.json {
                 context.console.json(
-                    Line(region: id, version: result.region.version, ok: result.isIntact, problem: result.problem, contentHash: result.region.contentHash))
-            } else if let problem = result.problem, result.unreadable {
+                    Line(
+                        region: id, version: result.region.version, ok: result.isIntact, problem: result.problem, unreadable: result.isUnreadable,
+                        contentHash: result.region.contentHash))
+            } else if let problem = result.problem, result.isUnreadable {
                 // Not called damaged, and no advice to install it again: that would not help.
                 context.console.error(L.localized("region %1$s: cannot be checked: %2$s (nothing was changed; check the disk or the permissions, then verify again)", "\(id)", "\(problem)"))
             } else if let problem = result.problem {
@@ -65,6 +67,8 @@ struct VerifyCommand: Command {
         var version: String
         var ok: Bool
         var problem: String?
+        /// The file could not be read (not known to be damaged): exit 74, not 65.
+        var unreadable: Bool
         var contentHash: String?
     }
 }
