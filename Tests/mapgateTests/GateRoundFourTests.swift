@@ -64,6 +64,36 @@ import Glibc
         #expect(try promptsShown() == before, "\(command): a closed terminal spent a use; \(result.screen)")
     }
 
+    /// `setsid mapgate …` at a shell (here `setsid -f`, whose parent leaves at once, as the
+    /// `setsid` an interactive shell runs as a job does): the terminal is the shell's, and the keys
+    /// typed there are no answer (found by an attack: they answered the question, and `l` spent a
+    /// use). The question is not asked: exit 75, nothing counted. A `setsid` whose caller waits
+    /// for it (`setsid -w`, a script) is asked as before.
+    @Test(arguments: [false, true])
+    func aRunInASessionOfItsOwnReadsNoKeysOfTheShell(_ waited: Bool) throws {
+        let output = scratch + "/t.png"
+        let before = try promptsShown()
+        let script = waited ? "setsid -w \"$@\"" : "setsid -f \"$@\"; sleep 5"
+        let (program, arguments) = mapgate.command(
+            ["/bin/sh", "-c", script, "sh", "/usr/bin/faketime", during, mapgate.path, "tile", "plain", "0", "0", "0", "-o", output,
+             "--config", mapgate.configPath, "--data-dir", mapgate.dataDirectory])
+        let environment = mapgate.baseEnvironment.merging(["PATH": "/usr/bin:/bin", "TERM": "xterm"]) { $1 }
+        if waited {
+            let result = try TerminalSession.run(program, arguments, environment: environment, steps: [.init(waitFor: "Update now or later?", send: "l\r")])
+            #expect(!result.timedOut && result.status == 0, "\(result.screen)")
+            #expect(try promptsShown() == before + 1, "\(result.screen)")
+            #expect(FileManager.default.fileExists(atPath: output))
+        } else {
+            // `l` typed a second after the prompt's first line, as at the shell.
+            let result = try TerminalSession.run(
+                program, arguments, environment: environment, steps: [.init(waitFor: "is available", send: "l\r", delay: 1)])
+            #expect(!result.timedOut, "\(result.screen)")
+            #expect(result.screen.contains("belongs to another program"), "\(result.screen)")
+            #expect(try promptsShown() == before, "\(result.screen)")
+            #expect(!FileManager.default.fileExists(atPath: output))
+        }
+    }
+
     /// The same with no standard stream on the terminal (`serve < /dev/null 2>&1 | cat`, its
     /// lines through a pipe): the terminal it was started at still sends the SIGHUP when it
     /// closes, and the server stops (found by an attack: it reloaded and served on).

@@ -86,6 +86,9 @@ enum GateGuard {
             if console.isInteractive { console.discardTypedAhead() }
             guard console.prompt(lines: prompt.lines, until: written) else { throw PromptUnansweredError() }
             guard console.isInteractive, !context.json else { return true }
+            // A terminal another program reads (found by an attack: `setsid mapgate …` at a shell
+            // read its answer from the keys typed at the shell).
+            if TerminalInput.isDetached(from: STDIN_FILENO) { throw PromptUnansweredError(detached: true) }
             var question = Localization.localized("Update now or later? [u]pdate now / [l]ater: ")
             for _ in 0..<PromptAnswer.attempts {
                 guard let text = console.ask(question, until: deadline) else { break }

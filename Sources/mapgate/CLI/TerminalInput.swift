@@ -85,13 +85,65 @@ enum TerminalInput {
         let group = tcgetpgrp(descriptor)
         if group >= 0 { return group == getpgrp() }
         guard let caller = getenv(SystemService.Settings.callerProcessVariable).flatMap({ Int32(String(cString: $0)) }), caller > 0,
-            let stat = try? String(contentsOfFile: "/proc/\(caller)/stat", encoding: .utf8),
-            let end = stat.lastIndex(of: ")")
+            let process = ProcessStatus(of: caller), process.foregroundGroup > 0
         else { return true }
-        // After the name: state, parent, group, session, terminal, the terminal's foreground group.
-        let fields = stat[stat.index(after: end)...].split(separator: " ")
-        guard fields.count > 5, let callerGroup = Int32(fields[2]), let foreground = Int32(fields[5]), foreground > 0 else { return true }
-        return callerGroup == foreground
+        return process.group == process.foregroundGroup
+    }
+
+    /// Whether the terminal at `descriptor` is another program's to read: the process the run
+    /// answers for (its caller's, for the system service's command; else its own) has no
+    /// controlling terminal (`setsid`), and the terminal's foreground group (read in `/proc` from a
+    /// process whose controlling terminal it is) holds neither that process nor one of its
+    /// ancestors (`setsid -w`, or a script, waits there for it). Then the keys typed there are a
+    /// shell's, and no run in a session of its own can come to the foreground to read them (found
+    /// by an attack: `setsid mapgate …` at a shell read its answer from the keys typed at the
+    /// shell, whose job `setsid` had left). False when `/proc` cannot tell, or no process has the
+    /// terminal: no one else reads it.
+    static func isDetached(from descriptor: Int32) -> Bool {
+        let caller = getenv(SystemService.Settings.callerProcessVariable).flatMap { Int32(String(cString: $0)) }
+        var info = stat()
+        guard isatty(descriptor) == 1, fstat(descriptor, &info) == 0,
+            let subject = ProcessStatus(of: caller ?? getpid()), subject.terminal == 0
+        else { return false }
+        // The kernel's number of a terminal and glibc's `dev_t` agree in their low 32 bits for
+        // every major number below 4096 (pseudo-terminals are 136 to 143).
+        let terminal = Int64(truncatingIfNeeded: UInt32(truncatingIfNeeded: info.st_rdev))
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return false }
+        var foreground: Int32?
+        for name in names where name.first?.isNumber == true {
+            guard let pid = Int32(name), let process = ProcessStatus(of: pid), process.terminal == terminal, process.foregroundGroup > 0 else { continue }
+            foreground = process.foregroundGroup
+            break
+        }
+        guard let foreground else { return false }
+        var process: ProcessStatus? = subject
+        for _ in 0..<64 {
+            guard let current = process else { break }
+            if current.group == foreground { return false }
+            guard current.parent > 1 else { break }
+            process = ProcessStatus(of: current.parent)
+        }
+        return true
+    }
+
+    /// The fields of `/proc/PID/stat` these looks need.
+    private struct ProcessStatus {
+        var parent: Int32
+        var group: Int32
+        /// The controlling terminal's number (`tty_nr`), 0 without one.
+        var terminal: Int64
+        /// That terminal's foreground process group (`tpgid`), -1 without one.
+        var foregroundGroup: Int32
+
+        init?(of pid: Int32) {
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let end = stat.lastIndex(of: ")") else { return nil }
+            // After the name: state, parent, group, session, terminal, the terminal's foreground group.
+            let fields = stat[stat.index(after: end)...].split(separator: " ")
+            guard fields.count > 5, let parent = Int32(fields[1]), let group = Int32(fields[2]), let terminal = Int64(fields[4]),
+                let foregroundGroup = Int32(fields[5])
+            else { return nil }
+            (self.parent, self.group, self.terminal, self.foregroundGroup) = (parent, group, terminal, foregroundGroup)
+        }
     }
 
     /// What the wait has seen of stops and continues (``SignalRouter/continuations``, ``SignalRouter/stops``).
