@@ -92,13 +92,16 @@ enum TerminalInput {
 
     /// Whether the terminal at `descriptor` is another program's to read: the process the run
     /// answers for (its caller's, for the system service's command; else its own) has no
-    /// controlling terminal (`setsid`), and the terminal's foreground group (read in `/proc` from a
-    /// process whose controlling terminal it is) holds neither that process nor one of its
-    /// ancestors (`setsid -w`, or a script, waits there for it). Then the keys typed there are a
-    /// shell's, and no run in a session of its own can come to the foreground to read them (found
-    /// by an attack: `setsid mapgate …` at a shell read its answer from the keys typed at the
-    /// shell, whose job `setsid` had left). False when `/proc` cannot tell, or no process has the
-    /// terminal: no one else reads it.
+    /// controlling terminal (`setsid`), and going up its ancestors, none is in the terminal's
+    /// foreground group (read in `/proc` from a process whose controlling terminal it is) before
+    /// one is in a background job of the terminal's session (`setsid -w`, or a script, waiting in
+    /// the foreground is the run's to answer for; a job sent to the background with `&` leaves the
+    /// shell reading, found by the attack on the first version of this, which took the shell at
+    /// its prompt for an ancestor waiting). Then the keys typed there are a shell's, and no run in
+    /// a session of its own can come to the foreground to read them (found by an attack: `setsid
+    /// mapgate …` at a shell read its answer from the keys typed at the shell, whose job `setsid`
+    /// had left). False when `/proc` cannot tell, or no process has the terminal: no one else
+    /// reads it.
     static func isDetached(from descriptor: Int32) -> Bool {
         let caller = getenv(SystemService.Settings.callerProcessVariable).flatMap { Int32(String(cString: $0)) }
         var info = stat()
@@ -109,17 +112,18 @@ enum TerminalInput {
         // every major number below 4096 (pseudo-terminals are 136 to 143).
         let terminal = Int64(truncatingIfNeeded: UInt32(truncatingIfNeeded: info.st_rdev))
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return false }
-        var foreground: Int32?
+        var found: ProcessStatus?
         for name in names where name.first?.isNumber == true {
             guard let pid = Int32(name), let process = ProcessStatus(of: pid), process.terminal == terminal, process.foregroundGroup > 0 else { continue }
-            foreground = process.foregroundGroup
+            found = process
             break
         }
-        guard let foreground else { return false }
+        guard let found else { return false }
         var process: ProcessStatus? = subject
         for _ in 0..<64 {
             guard let current = process else { break }
-            if current.group == foreground { return false }
+            if current.group == found.foregroundGroup { return false }
+            if current.session == found.session { return true }  // a background job of the terminal's
             guard current.parent > 1 else { break }
             process = ProcessStatus(of: current.parent)
         }
@@ -130,19 +134,25 @@ enum TerminalInput {
     private struct ProcessStatus {
         var parent: Int32
         var group: Int32
+        var session: Int32
         /// The controlling terminal's number (`tty_nr`), 0 without one.
         var terminal: Int64
         /// That terminal's foreground process group (`tpgid`), -1 without one.
         var foregroundGroup: Int32
 
         init?(of pid: Int32) {
-            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let end = stat.lastIndex(of: ")") else { return nil }
+            // Read as bytes: the name in it is cut at 15 bytes, maybe inside a character (found by
+            // an attack: a script named `aデータ更新.sh` made its stat no UTF-8, and its run was
+            // refused as detached).
+            guard let stat = FileManager.default.contents(atPath: "/proc/\(pid)/stat"), let end = stat.lastIndex(of: UInt8(ascii: ")")) else {
+                return nil
+            }
             // After the name: state, parent, group, session, terminal, the terminal's foreground group.
-            let fields = stat[stat.index(after: end)...].split(separator: " ")
-            guard fields.count > 5, let parent = Int32(fields[1]), let group = Int32(fields[2]), let terminal = Int64(fields[4]),
-                let foregroundGroup = Int32(fields[5])
+            let fields = String(decoding: stat[stat.index(after: end)...], as: UTF8.self).split(separator: " ")
+            guard fields.count > 5, let parent = Int32(fields[1]), let group = Int32(fields[2]), let session = Int32(fields[3]),
+                let terminal = Int64(fields[4]), let foregroundGroup = Int32(fields[5])
             else { return nil }
-            (self.parent, self.group, self.terminal, self.foregroundGroup) = (parent, group, terminal, foregroundGroup)
+            (self.parent, self.group, self.session, self.terminal, self.foregroundGroup) = (parent, group, session, terminal, foregroundGroup)
         }
     }
 
