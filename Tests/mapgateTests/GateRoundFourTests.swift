@@ -72,16 +72,26 @@ import Glibc
     /// attack on the first fix, which took the shell for an ancestor waiting; here the shell's
     /// `wait` keeps it in the terminal's foreground, as at its prompt). A `setsid` whose
     /// caller waits for it in the foreground (`setsid -w`, a script) is asked as before.
-    @Test(arguments: ["setsid -f \"$@\"; sleep 5", "set -m; { setsid \"$@\"; true; } & wait", "setsid -w \"$@\""])
+    /// A script whose name the kernel cuts inside a character (`aデータ更新.sh`: 15 bytes end in
+    /// the middle of 新) waits for it as well (found by the same attack: its `/proc` status was read
+    /// as UTF-8, failed, and the run was refused).
+    @Test(arguments: ["setsid -f \"$@\"; sleep 5", "set -m; { setsid \"$@\"; true; } & wait", "setsid -w \"$@\"", "script"])
     func aRunInASessionOfItsOwnReadsNoKeysOfTheShell(_ script: String) throws {
         let output = scratch + "/t.png"
         let before = try promptsShown()
         let shell = script.hasPrefix("set -m") ? "/bin/bash" : "/bin/sh"
+        var script = script
+        if script == "script" {
+            let named = scratch + "/aデータ更新.sh"
+            try "#!/bin/sh\nsetsid \"$@\"\n".write(toFile: named, atomically: true, encoding: .utf8)
+            #expect(chmod(named, 0o755) == 0)
+            script = "\"\(named)\" \"$@\""
+        }
         let (program, arguments) = mapgate.command(
             [shell, "-c", script, "sh", "/usr/bin/faketime", during, mapgate.path, "tile", "plain", "0", "0", "0", "-o", output,
              "--config", mapgate.configPath, "--data-dir", mapgate.dataDirectory])
         let environment = mapgate.baseEnvironment.merging(["PATH": "/usr/bin:/bin", "TERM": "xterm"]) { $1 }
-        if script.hasPrefix("setsid -w") {
+        if script.hasPrefix("setsid -w") || script.contains("aデータ更新") {
             let result = try TerminalSession.run(program, arguments, environment: environment, steps: [.init(waitFor: "Update now or later?", send: "l\r")])
             #expect(!result.timedOut && result.status == 0, "\(result.screen)")
             #expect(try promptsShown() == before + 1, "\(result.screen)")
