@@ -66,9 +66,9 @@ struct ExportCommand: Command {
                     throw error
                 }
                 faults.reached("delivering")
-                // Once linked, a signal changes nothing: the run ends with 0 (as `tile -o` does;
-                // found by an attack: a signal while "exported …" waited for a full pipe ended it
-                // with 130 over an archive in place and counted).
+                // Once linked, a signal changes nothing: the run ends with its own code, 0 (as
+                // `tile -o` does; found by an attack: a signal while "exported …" waited for a full
+                // pipe ended it with 130 over an archive in place and counted).
                 try SignalRouter.finishingOutput(console: context.console) { delivered in
                     try authorization.deliver {
                         try file.moveIntoPlace()
