@@ -87,19 +87,17 @@ import Glibc
             #expect(chmod(named, 0o755) == 0)
             script = "\"\(named)\" \"$@\""
         }
-        let (program, arguments) = mapgate.command(
-            [shell, "-c", script, "sh", "/usr/bin/faketime", during, mapgate.path, "tile", "plain", "0", "0", "0", "-o", output,
-             "--config", mapgate.configPath, "--data-dir", mapgate.dataDirectory])
-        let environment = mapgate.baseEnvironment.merging(["PATH": "/usr/bin:/bin", "TERM": "xterm"]) { $1 }
+        func tile(_ steps: [TerminalSession.Step]) throws -> TerminalSession.Result {
+            try mapgate.runOnTerminal(["tile", "plain", "0", "0", "0", "-o", output], at: during, prefix: [shell, "-c", script, "sh"], steps: steps)
+        }
         if script.hasPrefix("setsid -w") || script.contains("aデータ更新") {
-            let result = try TerminalSession.run(program, arguments, environment: environment, steps: [.init(waitFor: "Update now or later?", send: "l\r")])
+            let result = try tile([.init(waitFor: "Update now or later?", send: "l\r")])
             #expect(!result.timedOut && result.status == 0, "\(result.screen)")
             #expect(try promptsShown() == before + 1, "\(result.screen)")
             #expect(FileManager.default.fileExists(atPath: output))
         } else {
             // `l` typed a second after the prompt's first line, as at the shell.
-            let result = try TerminalSession.run(
-                program, arguments, environment: environment, steps: [.init(waitFor: "is available", send: "l\r", delay: 1)])
+            let result = try tile([.init(waitFor: "is available", send: "l\r", delay: 1)])
             #expect(!result.timedOut, "\(result.screen)")
             #expect(result.screen.contains("belongs to another program"), "\(result.screen)")
             #expect(try promptsShown() == before, "\(result.screen)")
@@ -204,6 +202,14 @@ import Glibc
         #expect(PromptAnswer.timeout == 600)
     }
 
+    /// `tile` to `t.png` at a shell with job control that runs `fg` itself a second after the
+    /// run stops (Ctrl-Z at the question), going through `steps`.
+    func tileAtAShellThatRunsFg(steps: [TerminalSession.Step]) throws -> TerminalSession.Result {
+        try mapgate.runOnTerminal(
+            ["tile", "plain", "0", "0", "0", "-o", scratch + "/t.png"], at: during, prefix: ["/bin/bash", "-c", #"set -m; "$@"; sleep 1; fg"#, "bash"],
+            steps: steps)
+    }
+
     /// Ctrl-Z at the question, then `fg` (here a shell with job control that runs `fg` itself a
     /// second later: faketime, the job's first process, stops at once, mapgate a moment after):
     /// the question is shown again, and the answer typed after it counts as for any question
@@ -211,9 +217,7 @@ import Glibc
     /// question the shell's lines had pushed off the screen).
     @Test func theQuestionIsShownAgainAfterCtrlZAndFg() throws {
         let before = try promptsShown()
-        let result = try mapgate.runOnTerminal(
-            ["tile", "plain", "0", "0", "0", "-o", scratch + "/t.png"], at: during,
-            prefix: ["/bin/bash", "-c", #"set -m; "$@"; sleep 1; fg"#, "bash"],
+        let result = try tileAtAShellThatRunsFg(
             steps: [
                 .init(waitFor: "Update now or later?", send: "\u{1A}"),
                 .init(waitFor: "Stopped", send: "l\n", delay: 3),
@@ -258,9 +262,7 @@ import Glibc
     /// "later" (found by an attack: it spent the last use).
     @Test func whatWasTypedBeforeCtrlZDoesNotAnswerTheQuestionShownAgain() throws {
         let before = try promptsShown()
-        let result = try mapgate.runOnTerminal(
-            ["tile", "plain", "0", "0", "0", "-o", scratch + "/t.png"], at: during,
-            prefix: ["/bin/bash", "-c", #"set -m; "$@"; sleep 1; fg"#, "bash"],
+        let result = try tileAtAShellThatRunsFg(
             steps: [
                 .init(waitFor: "Update now or later?", send: "l\u{04}"), .init(waitFor: nil, send: "\u{1A}", delay: 0.5),
                 .init(waitFor: "Stopped", send: "\n", delay: 3), .init(waitFor: "Please answer", send: "\u{03}"),
