@@ -20,6 +20,11 @@ public struct FileIdentity: Sendable, Equatable {
     public init?(path: String) {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
+        self.init(status: info)
+    }
+
+    /// The identity `stat` or `fstat` gave.
+    public init(status info: stat) {
         device = UInt64(info.st_dev)
         inode = UInt64(info.st_ino)
         size = Int64(info.st_size)

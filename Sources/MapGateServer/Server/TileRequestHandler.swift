@@ -208,8 +208,9 @@ public final class TileRequestHandler: HTTPRequestHandler {
     func file(for region: TileService.Region) throws -> MBTilesFile {
         if let open = files[region.record.id], open.identity == region.file { return open.file }
         files[region.record.id] = nil
-        // Installed files are replaced by rename, never written in place: no locking needed.
-        let file = try MBTilesFile(path: region.path, immutable: true)
+        // Installed files are replaced by rename, never written in place: no locking needed. The
+        // file checked, not the path: a file swapped in since is not read (``HeldFile``).
+        let file = try MBTilesFile(path: region.path, immutable: true, openingThrough: region.held?.openablePath)
         files[region.record.id] = (region.file, file)
         return file
     }

@@ -18,6 +18,8 @@ public final class TileService: Sendable {
         public var path: String
         /// The file as it was read: an update replaces it by rename, so a new inode means a new file.
         public var file: FileIdentity
+        /// The file checked, held open: the workers open it, not whatever the path names by then.
+        public var held: HeldFile? = nil
         public var name: String
         public var attribution: String?
         public var description: String?
@@ -285,17 +287,24 @@ public final class TileService: Sendable {
     /// A region's facts from its file; throws when the file is missing, cut short or not an
     /// MBTiles file SQLite can read.
     static func loadRegion(_ record: InstalledRegion, path: String) throws -> Region {
-        guard let identity = FileIdentity(path: path) else {
+        guard FileIdentity(path: path) != nil else {
             throw RegionError(region: record.id, reason: L.localized("its file %1$s cannot be read: %2$s", "\(path)", "\(SystemErrorReason.text(errno))"), kind: .io)
+        }
+        // Held open from here on: what is checked is what the workers open (``HeldFile``).
+        let held: HeldFile
+        do {
+            held = try HeldFile(path: path)
+        } catch {
+            throw RegionError(region: record.id, reason: "\(path) \(error.reason)", kind: error.kind)
         }
         // The file is the one installed, by the rule `list`, `tile` and `verify` follow (its size,
         // then its stamp, then its SHA-256), before SQLite opens it (found by an attack: a FIFO put
         // in its place blocked the watcher's open for good, and a server started beside one never
         // answered; a file edited in place was served as "updated").
-        if case .damaged(let reason) = try record.condition(ofFileAt: path) {
+        if case .damaged(let reason) = try record.condition(ofFileAt: path, readingFrom: held.openablePath) {
             throw RegionError(region: record.id, reason: reason, kind: .badData)
         }
-        let file = try MBTilesFile(path: path)
+        let file = try MBTilesFile(path: path, openingThrough: held.openablePath)
         // Metadata that cannot be read is a damaged file (500 with the reason), not one served with
         // made-up facts (issue 43: a quiet `try?`); a zoom range the metadata contradicts falls
         // back to the record's, and absent or malformed bounds to the record's, then the world.
@@ -314,7 +323,7 @@ public final class TileService: Sendable {
             vectorLayers = String(decoding: data, as: UTF8.self)
         }
         return Region(
-            record: record, path: path, file: identity, name: record.name, attribution: metadata["attribution"],
+            record: record, path: path, file: held.identity, held: held, name: record.name, attribution: metadata["attribution"],
             description: metadata["description"], bounds: bounds, center: center, minzoom: minzoom, maxzoom: maxzoom,
             vectorLayersJSON: vectorLayers, metadataJSON: metadata["json"], tileSize: tileSize(metadata))
     }

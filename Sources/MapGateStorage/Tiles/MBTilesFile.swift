@@ -22,22 +22,26 @@ public final class MBTilesFile {
 
     /// Opens `path` read-only and checks that it is an MBTiles file at all.
     ///
-    /// - Parameter immutable: the file will not change while open (see ``SQLiteDatabase/Mode/immutable``).
-    public init(path: String, immutable: Bool = false) throws {
+    /// - Parameters:
+    ///   - immutable: the file will not change while open (see ``SQLiteDatabase/Mode/immutable``).
+    ///   - source: what to open, when not `path` itself: a ``HeldFile``'s `/proc/self/fd/N`
+    ///     (errors still name `path`).
+    public init(path: String, immutable: Bool = false, openingThrough source: String? = nil) throws {
         self.path = path
+        let source = source ?? path
         // A FIFO or a device in a file's place is said as what it is ("is a FIFO, not a regular
         // file"), not as SQLite's "unable to open". (What keeps SQLite's own open from blocking on
         // one, whenever it is swapped in, is ``SQLiteDatabase``'s open hook; a missing file is
         // SQLite's to say, as before.)
-        if FileManager.default.fileExists(atPath: path) {
+        if FileManager.default.fileExists(atPath: source) {
             do {
-                _ = try RegularFile(forReadingAtPath: path)
+                _ = try RegularFile(forReadingAtPath: source)
             } catch {
                 throw MBTilesError(path: path, reason: error.reason)
             }
         }
         do {
-            database = try SQLiteDatabase(path: path, mode: immutable ? .immutable : .readOnly)
+            database = try SQLiteDatabase(path: source, mode: immutable ? .immutable : .readOnly)
             // A server keeps one connection per worker and region: each keeps a small private
             // page cache, and the OS page cache holds the file once for all of them.
             try database.execute("PRAGMA cache_size = -256")
@@ -48,7 +52,7 @@ public final class MBTilesFile {
                 throw MBTilesError(path: path, reason: L.localized("not an MBTiles file: no %1$s table or view", "\(required)"))
             }
         } catch let error as SQLiteError {
-            throw MBTilesError(path: path, reason: SQLiteFileProbe.reason(error.message, path: path))
+            throw MBTilesError(path: path, reason: SQLiteFileProbe.reason(error.message, path: source))
         }
     }
 

@@ -43,14 +43,18 @@ extension InstalledRegion {
     /// cannot record it, takes the right size as intact rather than hash it on every run).
     /// Throws only when the file cannot be hashed for want of libcrypto (``SharedLibraryError``)
     /// or libcrypto failed (``LibcryptoError``): that says nothing about the file.
-    public func condition(ofFileAt path: String, hashingUnstamped: Bool = true) throws -> Condition {
-        guard let stamp = RegionFileStamp(path: path) else { return .damaged(L.localized("the file %1$s is missing", path)) }
+    ///
+    /// - Parameter source: what to read, when not `path` itself: a ``HeldFile``'s
+    ///   `/proc/self/fd/N` (what is said still names `path`).
+    public func condition(ofFileAt path: String, readingFrom source: String? = nil, hashingUnstamped: Bool = true) throws -> Condition {
+        let source = source ?? path
+        guard let stamp = RegionFileStamp(path: source) else { return .damaged(L.localized("the file %1$s is missing", path)) }
         guard stamp.size == size else { return .damaged(L.localized("its size is %1$s bytes, %2$s were installed", "\(stamp.size)", "\(size)")) }
         if stamp == fileStamp { return .intact }
         guard fileStamp != nil || hashingUnstamped else { return .intact }
         let hash: String
         do {
-            hash = try SHA256Hasher.hex(ofFileAt: path)
+            hash = try SHA256Hasher.hex(ofFileAt: source)
         } catch let error where error is SharedLibraryError || error is LibcryptoError {
             throw error
         } catch {
