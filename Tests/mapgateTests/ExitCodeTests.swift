@@ -7,7 +7,8 @@ import Testing
     struct Plain: Error {}
 
     @Test(arguments: [
-        (FailureKind.failure, Int32(1)), (.usage, 64), (.badData, 65), (.unavailable, 69), (.io, 74), (.updateRequired, 77),
+        (FailureKind.failure, Int32(1)), (.usage, 64), (.badData, 65), (.unavailable, 69), (.io, 74), (.noAnswer, 75), (.useHeld, 75), (.busy, 75),
+        (.updateRequired, 77),
     ])
     func eachKindHasItsCode(kind: FailureKind, code: Int32) {
         #expect(ExitCode.forKind(kind) == code)

@@ -20,6 +20,9 @@ public enum FailureKind: Sendable, Equatable {
     /// The gate is closed only by the last use another run holds at its question: nothing ran,
     /// nothing was counted (exit 75: try again).
     case useHeld
+    /// Another mapgate holds what this run must change (the data directory's or a publish
+    /// folder's lock): nothing was done (exit 75: try again once it has finished).
+    case busy
     /// The version gate is closed: the app must be updated (exit 77).
     case updateRequired
 }

@@ -42,7 +42,7 @@ public final class DirectoryLock {
                 throw GeneralFailure(
                     L.localized(
                         "another mapgate (process %1$s) is changing %2$s and is stopped (Ctrl-Z): continue it (fg) or end it, then try again", "\(holder)", "\(folder)"),
-                    kind: .failure)
+                    kind: .busy)
             }
             guard Date() < deadline else {
                 close(fd)
@@ -50,7 +50,7 @@ public final class DirectoryLock {
                     timeout > 0
                         ? L.localized("another mapgate is changing %1$s (lock %2$s held for over %3$s s); try again when it has finished", "\(folder)", "\(lockPath)", "\(Int(timeout))")
                         : L.localized("another mapgate is changing %1$s (lock %2$s is held); try again when it has finished", "\(folder)", "\(lockPath)"),
-                    kind: .failure)
+                    kind: .busy)
             }
             usleep(100_000)
         }

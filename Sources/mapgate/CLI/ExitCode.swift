@@ -8,7 +8,8 @@ enum ExitCode {
     static let badData: Int32 = 65
     static let unavailable: Int32 = 69
     static let io: Int32 = 74
-    /// No answer at the prompt, or the last use held by another run's question: try again.
+    /// No answer at the prompt, the last use held by another run's question, or the data
+    /// directory locked by another run: try again.
     static let tryAgain: Int32 = 75
     static let updateRequired: Int32 = 77
 
@@ -19,7 +20,7 @@ enum ExitCode {
         case .badData: badData
         case .unavailable: unavailable
         case .io: io
-        case .noAnswer, .useHeld: tryAgain
+        case .noAnswer, .useHeld, .busy: tryAgain
         case .updateRequired: updateRequired
         }
     }
