@@ -154,6 +154,16 @@ import Glibc
         let named = try b.run(["sync", "--from", stick, "plain"], at: Self.day2)
         #expect(named.status == 69, "\(named.stderr)")
         #expect(named.stderr.contains("region plain: not in the mirror"), "\(named.stderr)")
+        // The stick's reasons are text from outside, said on one line (found by an attack: a
+        // reason holding a line break forged a line of `sync`'s output).
+        let forged = manifest.replacingOccurrences(
+            of: "not installed on the machine that wrote this mirror", with: "disk full)\\nplain 1: installed (1 KB downloaded")
+        #expect(forged != manifest)
+        try Data(forged.utf8).write(to: URL(fileURLWithPath: stick + "/mirror.json"))
+        let told = try b.run(["sync", "--from", stick, "plain"], at: Self.day2)
+        #expect(told.status == 69, "\(told.stderr)")
+        #expect(told.stderr.contains("(disk full)\\nplain 1: installed"), "\(told.stderr)")
+        #expect(!(told.stdout + told.stderr).split(separator: "\n").contains { $0.hasPrefix("plain 1: installed") }, "\(told.stderr)")
     }
 
     /// Found by an attack: B, with fewer regions and the same catalog, wrote the stick A had

@@ -13,7 +13,9 @@ extension Catalog {
         copy.sourceURL = base + "/" + MirrorLayout.catalogName
         let heldRegions = Set(manifest.regions.map { "\($0.id) \($0.sha256)" })
         let heldStyles = Set(manifest.styles.map { "\($0.id) \($0.sha256)" })
-        let leftOut = Dictionary(manifest.leftOut.map { ($0.id, $0.reason) }, uniquingKeysWith: { first, _ in first })
+        // The reasons come from the stick's `mirror.json`, text from outside: one line each (found by
+        // an attack: a reason holding a line break forged a line of `sync`'s output).
+        let leftOut = Dictionary(manifest.leftOut.map { ($0.id, TerminalText.inline($0.reason)) }, uniquingKeysWith: { first, _ in first })
         let heldDeltas = Set(manifest.deltas.map { "\($0.id) \($0.sha256)" })
         copy.regions = []
         for var region in regions {
@@ -23,7 +25,7 @@ extension Catalog {
                 return delta
             }
             guard heldRegions.contains("\(region.id) \(region.sha256)") || !region.deltas.isEmpty else {
-                copy.absent[region.id] = "not in the mirror at \(base)" + (leftOut[region.id].map { " (\($0))" } ?? "")
+                copy.absent[region.id] = L.localized("not in the mirror at %1$s", base) + (leftOut[region.id].map { " (\($0))" } ?? "")
                 continue
             }
             // A region carried only as a delta: its full package is not there, which a machine

@@ -53,6 +53,11 @@ public final class RegionLibrary {
         return region
     }
 
+    /// Whether `id` has a record, damaged or not (or an install's pending record).
+    public func hasRecord(_ id: String) throws -> Bool {
+        try PendingInstall.completed(id, in: directory) != nil || registry.hasRow(id)
+    }
+
     /// The record of an installed region as it stands: a completed install's pending record, else
     /// the registry's; nil when it is not installed.
     private func record(_ id: String) throws -> InstalledRegion? {
@@ -122,6 +127,14 @@ public final class RegionLibrary {
     /// names. A file no record names (left by an older mapgate killed in the middle) is removed
     /// as well, instead of "not installed".
     public func remove(_ id: String, lock: DirectoryLock) throws -> InstalledRegion? {
+        // A name that is not a region id names no file: only its row goes, if a change outside
+        // mapgate put one there (found by an attack: `remove ../../../victim` deleted
+        // `victim.mbtiles` beside the data directory, with or without such a row).
+        guard Catalog.isValidRegionID(id) else {
+            guard try registry.hasRow(id) else { throw try notInstalled(id) }
+            try registry.database.transaction { try registry.delete(id) }
+            return nil
+        }
         let path = directory.regionPath(id)
         // A row damaged outside mapgate is removed all the same (nil: there was no good record).
         let record: InstalledRegion?

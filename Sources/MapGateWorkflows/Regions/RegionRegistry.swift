@@ -1,6 +1,7 @@
 import FoundationEssentials
 import MapGateBase
 import MapGateStorage
+import MapGateTrust
 
 /// The `regions` table of the state database.
 public struct RegionRegistry {
@@ -17,6 +18,11 @@ public struct RegionRegistry {
     /// The record of `id`, or nil; only that row is read, so another row's damage does not stop it.
     public func region(_ id: String) throws -> InstalledRegion? {
         try records(where: id).first
+    }
+
+    /// Whether the table has a row of `id`, whatever it holds.
+    func hasRow(_ id: String) throws -> Bool {
+        try !database.query("SELECT 1 FROM regions WHERE id = ?", [.text(id)]) { _ in true }.isEmpty
     }
 
     /// A row that was not written by mapgate (no id, name or version, an unknown format) is an
@@ -36,6 +42,10 @@ public struct RegionRegistry {
                     kind: .badData)
             }
             guard let id = row.text(0), !id.isEmpty else { throw damaged("no id") }
+            // An id names the region's files: one that is not a region id is never used as a path
+            // (found by an attack: `../../../victim` in the row, and `remove` deleted a file outside
+            // the data directory).
+            guard Catalog.isValidRegionID(id) else { throw damaged("id \"\(TerminalText.inline(id))\" is not a region id") }
             guard let name = row.text(1), let version = row.text(2), !version.isEmpty else { throw damaged("no name or version") }
             guard let format = TileFormat(rawValue: row.text(3) ?? "") else {
                 throw damaged("format \"\(row.text(3) ?? "")\" is not one of \(TileFormat.allCases.map(\.rawValue).joined(separator: ", "))")

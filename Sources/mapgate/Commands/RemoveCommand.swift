@@ -29,8 +29,10 @@ struct RemoveCommand: Command {
         let styles = InstalledStyles(directory: context.dataDirectory)
         for id in regions {
             do {
-                // A name that is an installed style and no region removes the style.
-                if try library.installed().allSatisfy({ $0.id != id }), styles.contains(id) {
+                // A name that is an installed style and no region removes the style. (Asked of the
+                // one name: another region's damaged row does not stop it, nor the row's own, which
+                // the advice for it says to remove.)
+                if styles.contains(id), try !library.hasRecord(id) {
                     let removed = try styles.remove(id, lock: lock)
                     if context.json {
                         context.console.json(Line(region: id, action: "removed", version: removed.bundle?.version))
