@@ -133,6 +133,24 @@ import Glibc
         #expect(again.status == 0 && again.stdout.contains("up to date"), "\(again.stdout)\(again.stderr)")
     }
 
+    /// A mirror read while a `sync` runs (found by an attack): the sync had saved version 2's
+    /// catalog and not yet installed the regions, so the mirror left both out as older than the
+    /// catalog, took their version 1 packages off a complete stick and exited 0. The mirror now
+    /// takes the writers' lock (here held by the test as a sync would) and waits for it.
+    @Test func aMirrorWaitsForASyncInProgress() throws {
+        try mirrorVersionOne()
+        let lock = open(a.dataDirectory + "/lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        #expect(lock >= 0 && flock(lock, LOCK_EX) == 0)
+        let mirror = try a.start(["mirror", stick], at: Self.day1)
+        #expect(waitUntil(timeout: 20) { mirror.stderr.contains("waiting for another mapgate to finish with") }, "\(mirror.stderr)")
+        // Nothing is touched on the stick meanwhile.
+        #expect(mirror.isRunning)
+        close(lock)
+        #expect(mirror.wait(timeout: 30) == 0, "\(mirror.stderr)")
+        #expect(mirror.stdout.contains("2 regions"), "\(mirror.stdout)")
+        try expectTheStickHoldsThePublishersPackages()
+    }
+
     @Test func aMirrorWithSomeRegionsUpdatesThoseAndLeavesTheRestAlone() throws {
         try updateGeoOnAByDelta()
         let mirror = try a.run(["mirror", stick], at: Self.day2)

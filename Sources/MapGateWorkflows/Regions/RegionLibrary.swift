@@ -225,6 +225,12 @@ public final class RegionLibrary {
     /// database (`verify` and `mirror` read through a read-only one, and open this one for it).
     public func distrustStamp(of checked: InstalledRegion) {
         guard checked.fileStamp != nil, let lock = try? DirectoryLock(directory: directory, timeout: 0) else { return }
+        distrustStamp(of: checked, lock: lock)
+    }
+
+    /// The same, under the writers' lock the caller holds (`mirror`).
+    public func distrustStamp(of checked: InstalledRegion, lock: DirectoryLock) {
+        guard checked.fileStamp != nil else { return }
         withExtendedLifetime(lock) {
             guard let now = try? registry.region(checked.id), now == checked else { return }
             var distrusted = now

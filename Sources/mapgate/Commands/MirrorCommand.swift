@@ -39,11 +39,17 @@ struct MirrorCommand: Command {
         guard let library = try context.existingRegionLibrary() else {
             throw GeneralFailure(L.localized("%1$s: nothing to mirror", "\(context.missingDataDirectoryNote)"), kind: .failure)
         }
+        // The writers' lock, held while the mirror is read: a `sync` saves the new catalog before it
+        // installs the regions, and a mirror read in between took every region not yet installed
+        // for one the catalog no longer offers, and dropped its package from the stick, exit 0
+        // (found by an attack). A sync waits for the mirror, and the mirror for a sync.
+        let lock = try context.lockDataDirectory()
+        defer { withExtendedLifetime(lock) {} }
         let settings = try context.gateSettings()
         let writer = MirrorWriter(
             directory: context.dataDirectory, library: library, trustedKeys: settings.trustedKeys,
             requiresSignature: settings.requireSignedCatalog, now: context.clock.now,
-            distrustStamp: { try? context.regionLibrary().distrustStamp(of: $0) })
+            distrustStamp: { try? context.regionLibrary().distrustStamp(of: $0, lock: lock) })
         let console = context.console
         let killAt = FaultInjection(environment: context.environment)
         var bar: ProgressBar?
