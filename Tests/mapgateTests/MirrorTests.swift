@@ -151,6 +151,26 @@ import Glibc
         try expectTheStickHoldsThePublishersPackages()
     }
 
+    /// A mirror cut short between its `mirror.json` and its catalog (found by an attack: the old
+    /// catalog and packages with the new manifest, and every region was "not in the mirror", 69):
+    /// it is the older mirror, its packages looked for by the signed catalog's hashes.
+    @Test func aManifestOfAnotherCatalogIsNotBelieved() throws {
+        try mirrorVersionOne()
+        try publish(version: "2", at: "2027-01-02 12:00:00")
+        #expect(try a.run(["sync"], at: Self.day2).status == 0)
+        let newer = work.file("newer")
+        #expect(try a.run(["mirror", newer], at: Self.day2).status == 0)
+        // The cut: version 2's manifest, version 1's catalog, signature and packages.
+        try FileManager.default.removeItem(atPath: stick + "/mirror.json")
+        try FileManager.default.copyItem(atPath: newer + "/mirror.json", toPath: stick + "/mirror.json")
+        origin.stop()
+        let sync = try b.run(["sync", "--from", stick, "geo", "plain"], at: Self.day2)
+        #expect(sync.status == 0, "\(sync.stderr)")
+        #expect(sync.stderr.contains("was written for another catalog than the one beside it"), "\(sync.stderr)")
+        #expect(sync.stdout.contains("geo 1: installed") && sync.stdout.contains("plain 1: installed"), "\(sync.stdout)")
+        #expect(try b.run(["verify"], at: Self.day2).status == 0)
+    }
+
     @Test func aMirrorWithSomeRegionsUpdatesThoseAndLeavesTheRestAlone() throws {
         try updateGeoOnAByDelta()
         let mirror = try a.run(["mirror", stick], at: Self.day2)

@@ -40,6 +40,21 @@ public struct MirrorManifest: Codable, Sendable, Equatable {
     /// Regions and styles of the catalog that are not in the mirror, each with the reason.
     public var leftOut: [LeftOut]
 
+    /// What a mirror is taken to hold when its manifest was written for another catalog than the
+    /// one beside it (a mirror cut short between the two files): every package, style and delta
+    /// the catalog names, each looked for by its hash (found by an attack: a cut left the old
+    /// catalog, its packages and the new manifest, and every region was "not in the mirror").
+    public static func everything(in catalog: Catalog, catalogSHA256: String, written: String) -> MirrorManifest {
+        MirrorManifest(
+            written: written, catalogSerial: catalog.serial, catalogSHA256: catalogSHA256,
+            regions: catalog.regions.map { Package(id: $0.id, version: $0.version, sha256: $0.sha256, size: $0.size) },
+            styles: catalog.styles.map { Package(id: $0.id, version: $0.version, sha256: $0.sha256, size: $0.size) },
+            deltas: catalog.regions.flatMap { region in
+                region.deltas.map { Delta(id: region.id, fromVersion: $0.fromVersion, sha256: $0.sha256, size: $0.size) }
+            },
+            leftOut: [])
+    }
+
     /// The largest manifest read (a catalog's regions and styles fit many times over).
     public static let maximumBytes = 8 << 20
 

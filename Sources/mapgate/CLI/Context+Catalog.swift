@@ -25,7 +25,16 @@ extension Context {
         var fetched = try source.fetch()
         if let mirror {
             let target = mirror + "/" + MirrorLayout.manifestName
-            let manifest = try MirrorManifest.decode(try source.fetchFile(target, limit: MirrorManifest.maximumBytes, what: L.localized("mirror manifest")), source: target)
+            var manifest = try MirrorManifest.decode(try source.fetchFile(target, limit: MirrorManifest.maximumBytes, what: L.localized("mirror manifest")), source: target)
+            // A manifest of another catalog (a mirror cut short while written): the packages are
+            // looked for by the signed catalog's hashes, each checked as always.
+            if manifest.catalogSHA256.lowercased() != fetched.sha256.lowercased() {
+                console.warning(
+                    L.localized(
+                        "%1$s was written for another catalog than the one beside it (a mirror cut short while it was written): each package is looked for by its hash",
+                        target))
+                manifest = MirrorManifest.everything(in: fetched.catalog, catalogSHA256: fetched.sha256, written: manifest.written)
+            }
             fetched.catalog = fetched.catalog.mirrored(at: mirror, manifest: manifest)
         }
         // The catalog alone makes no data directory (`catalog --data-dir typo`); sync makes it.
