@@ -76,6 +76,19 @@ import Glibc
         #expect(try mapgate.run(["verify", "geo"], at: "2027-03-01 00:00:00").status == 0)
     }
 
+    /// A FILE named `.mbtiles` (found by an attack: a PMTiles archive was written under it
+    /// without a word): a usage error before the gate, nothing written, nothing counted.
+    @Test func aFileNamedMBTilesIsAUsageError() throws {
+        let shown = try promptsShown()
+        for name in ["geo.mbtiles", "GEO.MBTiles"] {
+            let export = try mapgate.run(["export", "geo", work.file(name)], at: "2027-03-01 00:00:00")
+            #expect(export.status == 64, "\(export.stderr)")
+            #expect(export.stderr.contains("export writes a PMTiles v3 archive, not an MBTiles file: name it .pmtiles"), "\(export.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: work.file(name)))
+        }
+        #expect(try promptsShown() == shown)
+    }
+
     @Test(.enabled(if: PMTilesReference.isInstalled, "python pmtiles from scripts/install-deps"))
     func anExportPublishedAgainInstallsTheSameTiles() throws {
         // Round trip through the CLI: installed MBTiles → export → publish → sync → the same tiles.

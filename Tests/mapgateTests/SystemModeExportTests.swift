@@ -105,6 +105,11 @@ struct SystemModeExportTests {
         #expect(line["tiles"] as? Int == tiles, "\(json.stdout)")
         #expect(line["size"] as? Int == Int(FileManager.default.sizeOfItem(atPath: second)), "\(json.stdout)")
         #expect(!json.stderr.contains("\"file\""), "\(json.stderr)")
+        // A FILE named `.mbtiles` is refused by the user's own process, as per user.
+        let misnamed = machine.work.file("home-\(user)/plain.mbtiles")
+        let refused = try machine.run(["export", "plain", misnamed], as: user)
+        #expect(refused.status == 64 && refused.stderr.contains("not an MBTiles file: name it .pmtiles"), "\(refused.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: misnamed))
     }
 
     /// A client of its own that names a file for the service to write is refused, with the reason.

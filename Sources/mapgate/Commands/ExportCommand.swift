@@ -34,10 +34,19 @@ struct ExportCommand: Command {
         output = arguments.positional[1]
     }
 
+    /// A PMTiles archive under an MBTiles file's name would be taken for one by whatever opens it
+    /// next (found by an attack: written without a word): a usage error, before the gate.
+    static func refuseMBTilesName(_ output: String) throws {
+        if output.split(separator: "/").last?.lowercased().hasSuffix(".mbtiles") == true {
+            throw UsageError(message: L.localized("%1$s: export writes a PMTiles v3 archive, not an MBTiles file: name it .pmtiles", output), usage: usage)
+        }
+    }
+
     func run(_ context: Context) throws -> Int32 {
         // Everything that can be checked is checked before the gate counts a use.
         let destination = try OutputDestination.resolve(output)
         try destination.refuse(inside: [context.dataDirectory.path, context.stateFolder])
+        try Self.refuseMBTilesName(output)
         if case .standardOutput = destination.kind, isatty(STDOUT_FILENO) == 1 {
             throw OutputError(path: L.localized("standard output"), reason: L.localized("it is a terminal; refusing to write a PMTiles archive to it: redirect it or name a FILE"), kind: .usage)
         }
