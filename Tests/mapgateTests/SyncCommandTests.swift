@@ -180,6 +180,29 @@ import Testing
         #expect(sync.stderr.contains("stopping… run 'mapgate sync big' again to resume"), "\(sync.stderr)")
         #expect(!FileManager.default.fileExists(atPath: installing))
         #expect(partialFiles.contains { $0.hasSuffix(".part") }, "\(partialFiles)")
+
+        // Then the network asks the user to sign in (found by an attack: the login page, a 200
+        // that is not the package, threw the kept download away, and the run failed as bad data,
+        // 65): 69 with the advice, and what was downloaded stays for the next run.
+        func partSize() -> Int {
+            partialFiles.filter { $0.hasSuffix(".part") }.compactMap { try? FileManager.default.attributesOfItem(atPath: partial + $0)[.size] as? Int }.max() ?? 0
+        }
+        let kept = partSize()
+        let package = work.file("www/packages/big-1.mbtiles")
+        try FileManager.default.moveItem(atPath: package, toPath: package + ".aside")
+        try work.write("www/packages/big-1.mbtiles.redirect", "/login.html\n")
+        try work.write("www/login.html", "<!doctype html><title>Sign in to the Wi-Fi</title>")
+        let portal = try mapgate.run(["sync", "big"])
+        #expect(portal.status == 69, "\(portal.stderr)")
+        #expect(portal.stderr.contains("web page (HTML), not the package") && portal.stderr.contains("sign in and try again"), "\(portal.stderr)")
+        #expect(kept >= 200_000 && partSize() == kept, "\(partialFiles)")
+        // An answer of another size is not the package either.
+        try work.write("www/packages/big-1.mbtiles.redirect", "/other.bin\n")
+        try work.write("www/other.bin", String(repeating: "x", count: 1000))
+        let proxy = try mapgate.run(["sync", "big"])
+        #expect(proxy.status == 69, "\(proxy.stderr)")
+        #expect(proxy.stderr.contains("the server answered with 1000 bytes where the package has"), "\(proxy.stderr)")
+        #expect(partSize() == kept, "\(partialFiles)")
     }
 
     /// Issue 26 item 10, as `catalog` does it: a catalog with many bad style entries prints the

@@ -26,6 +26,11 @@ public enum HTTPError: MapGateFailure, LocalizedError, Sendable, Equatable {
     /// its size says there is more: a read error (a stick pulled out, a failing card), I/O.
     public static let localReadFailure = -3
 
+    /// mapgate's own code for a whole answer (200) that cannot be the file asked for: a web page,
+    /// or another size than the file's. The network's doing (a Wi-Fi login page, a proxy), not the
+    /// publisher's, and not retried at once.
+    public static let notTheFile = -4
+
     /// libcurl errors that may pass on a retry: a name that did not resolve, a connection that
     /// failed, was cut or timed out, a TLS handshake that broke off. Not an unsupported protocol
     /// (a redirect to `file://`), a redirect loop, a missing `file://` path or a bad certificate:
