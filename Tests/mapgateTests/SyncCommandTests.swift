@@ -205,6 +205,46 @@ import Testing
         #expect(partSize() == kept, "\(partialFiles)")
     }
 
+    /// Found by an attack: Ctrl-C as the new file went into place (its use delivered) ended the
+    /// run with 130 and "run again to resume" alone, with the region installed and its use
+    /// counted; or removed the file being renamed, and the run said it could not be moved. Once
+    /// the file is in place, the region is recorded and said before the run stops, and nothing
+    /// the stop itself made fail is said as an error.
+    @Test func aSignalOnceTheNewFileIsInPlaceLetsItBeRecordedAndSaid() throws {
+        try builder.add(id: "plain", source: try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles"), format: "png")
+        try builder.write()
+        // Between the rename and the record, the removal of a side file an older reader left
+        // beside the region takes a while (a slow disk): the stop is decided meanwhile.
+        let slow = try PreloadLibrary.compileSlowFileDeletion(in: work.path, suffix: "plain.mbtiles-shm", seconds: 1.5)
+        let sync = try mapgate.start(["sync", "plain"], environment: ["MAPGATE_FAULT_STOP_AT": "recording", "LD_PRELOAD": slow])
+        let pid = try sync.descendant(named: "mapgate")
+        #expect(waitUntil { processIsStopped(pid) })
+        #expect(FileManager.default.createFile(atPath: mapgate.dataDirectory + "/regions/plain.mbtiles-shm", contents: Data()))
+        kill(pid, SIGINT)
+        kill(pid, SIGCONT)
+        #expect(sync.wait(timeout: 20) == 130, "\(sync.stderr)")
+        #expect(sync.stdout.contains("plain 1: installed"), "\(sync.stdout)\(sync.stderr)")
+        #expect(sync.stderr.contains("stopping…") && !sync.stderr.contains("error:"), "\(sync.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: mapgate.dataDirectory + "/regions/.plain.pending.json"))
+        #expect(try mapgate.run(["verify", "plain"]).status == 0)
+        #expect(try mapgate.run(["sync", "plain"]).stdout.contains("plain 1: up to date"))
+
+        // Stopped just before the rename: the file being assembled goes, and what failed for
+        // that is not said as an error (found by the same attack: "cannot move the new file
+        // into place: no such file"); the region is installed whole or not at all.
+        try builder.add(id: "other", source: try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles"), format: "png")
+        try builder.write()
+        let early = try mapgate.start(["sync", "other"], environment: ["MAPGATE_FAULT_STOP_AT": "installing"])
+        let earlyPID = try early.descendant(named: "mapgate")
+        #expect(waitUntil { processIsStopped(earlyPID) })
+        kill(earlyPID, SIGINT)
+        kill(earlyPID, SIGCONT)
+        #expect(early.wait(timeout: 20) == 130, "\(early.stderr)")
+        #expect(!early.stderr.contains("error:"), "\(early.stderr)")
+        let installed = early.stdout.contains("other 1: installed")
+        #expect(try mapgate.run(["verify", "other"]).status == (installed ? 0 : 1))
+    }
+
     /// Issue 26 item 10, as `catalog` does it: a catalog with many bad style entries prints the
     /// first ten and how many more, not one line each.
     @Test func manyRejectedStylesAreSaidOnceEachForTheFirstTen() throws {

@@ -140,6 +140,8 @@ struct Console {
     /// An error on stderr, always shown. The message often names things from outside (a
     /// region's name, a URL): every control character in it is escaped.
     func error(_ text: String) {
+        // A failure a signal made while it ends the run is the stop, which is said (``SignalRouter/isStopping``).
+        guard !SignalRouter.isStopping.load(ordering: .acquiring) else { return }
         write(
             journal(paint(Localization.localized("error:"), .red, onStderr: true) + Self.afterLabel("error:") + TerminalText.block(text), priority: 3) + "\n",
             to: STDERR_FILENO)

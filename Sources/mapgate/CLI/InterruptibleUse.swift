@@ -42,6 +42,9 @@ final class InterruptibleUse: Sendable {
     /// What a run stopped by the user says when its use was given back.
     static var givenBack: String { L.localized("stopped: the use this run held was given back (nothing was counted)") }
 
+    /// Whether the use this run held was delivered (kept for good).
+    var isDelivered: Bool { authorization.withLock { $0?.isDelivered ?? false } }
+
     /// Whether the use this run held was given back (``Gate/settle(_:)``).
     var wasGivenBack: Bool { authorization.withLock { $0?.wasGivenBack ?? false } }
 

@@ -126,18 +126,27 @@ enum SignalRouter {
             return
         }
         ending.wait()  // given back only when the run's output is complete (below): else the process ends here
+        isStopping.store(true, ordering: .releasing)
         let cleanups = handlers.withLock { $0.cleanups }
         for cleanup in cleanups.reversed() { cleanup.run(number) }
         if deliveredOutputFinished(after: number) {
             // The run's work is done: it ends as it would have, with its own code (a record that
             // could not be saved, a summary that could not be written), unless it does not end
             // within 5 s (a summary waiting for a full pipe): then with 0.
+            isStopping.store(false, ordering: .releasing)
             ending.signal()
             sleep(5)
             _exit(ExitCode.success)
         }
         _exit(128 + number)  // at once: no atexit handlers while other threads still run
     }
+
+    /// Whether a signal is ending the run: what fails on the main thread meanwhile fails because
+    /// the run is being stopped under it (the file it was assembling removed, its use given
+    /// back), and is not said as an error of its own (``Console/error(_:)``; found by an attack:
+    /// Ctrl-C during a sync's install said the new file "cannot be moved into place: no such
+    /// file", while the installed region was untouched).
+    static let isStopping = Atomic<Bool>(false)
 
     /// Where the output of ``finishingOutput(console:_:)`` stands.
     private enum Output {

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import MapGate
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -98,11 +99,20 @@ struct SyncCommand: Command {
         let gate = try context.makeGate()
         defer { context.warnAboutState(gate) }
         // A signal from here on gives back the use if nothing was delivered (InterruptibleUse),
-        // and, once files are being assembled, removes them first (InterruptCleanup).
+        // and, once files are being assembled, removes them first (InterruptCleanup). Registered
+        // first, so run last: once that is decided, a region whose new file went into place (its
+        // use delivered) is recorded and said before the run stops (found by an attack: Ctrl-C as
+        // the file went into place ended the run with 130 and "run again to resume" alone, the
+        // region installed and its use counted).
+        let installing = InstallUnderWay()
+        let finishing = SignalRouter.onSignal { _ in installing.waitIfDelivered(within: .seconds(10)) }
+        defer { withExtendedLifetime(finishing) {} }
         let interruptible = InterruptibleUse(context)
+        installing.use = interruptible
         var cleanup: InterruptCleanup?
         var bars: [String: ProgressBar] = [:]
         var stylesRejected = 0
+        defer { installing.mark(false) }
         let summary = try workflow.run(
             requested: regions, gate: gate, lock: { try context.lockDataDirectory() },
             reserving: interruptible.reserving,
@@ -119,6 +129,8 @@ struct SyncCommand: Command {
             case .started(let region):
                 if ProgressBar.isWanted(console) { bars[region.id] = ProgressBar(label: region.id, console: console) }
             case .stage(_, let stage):
+                // From here to the region's line, a signal that finds the use delivered waits for it.
+                if stage == .installing { installing.mark(true) }
                 killAt.reached(stage.rawValue)
             case .synced(let region, _):
                 bars.removeValue(forKey: region.id)?.finish()
@@ -132,6 +144,10 @@ struct SyncCommand: Command {
                 break
             }
             render(event, context: context)
+            switch event {
+            case .synced, .failed: installing.mark(false)
+            default: break
+            }
         }
         withExtendedLifetime((cleanup, interruptible)) {}
         if stylesRejected > CatalogCommand.rejectionsShown {
@@ -231,6 +247,8 @@ struct SyncCommand: Command {
 
     /// A failure: its message on stderr, or with --json the line `line` makes of the message and the exit code.
     private func reportFailure(_ error: any Error, context: Context, line: (String, Int32) -> some Encodable) {
+        // A failure a signal made while it stops the run is that stop, which is said.
+        guard !SignalRouter.isStopping.load(ordering: .acquiring) else { return }
         let message = MapGateCLI.describe(error)
         if context.json {
             context.console.json(line(message, ExitCode.forError(error)))
@@ -290,5 +308,26 @@ struct SyncCommand: Command {
                         L.localized("%1$s %2$s: repaired (installed again, %3$s downloaded)"), region.id, TerminalText.inline(version), Format.bytes(downloaded))
             }
         }
+    }
+}
+
+/// Whether a region's install is under way in a `sync`: from its `installing` stage to its line
+/// (``SyncCommand``), which a signal waits for once the use is delivered.
+private final class InstallUnderWay: Sendable {
+    private let underWay = Atomic<Bool>(false)
+    private let held = Locked<InterruptibleUse?>(nil)
+    /// The run's use, whose delivery decides whether a signal waits.
+    var use: InterruptibleUse? {
+        get { held.withLock { $0 } }
+        set { held.withLock { $0 = newValue } }
+    }
+
+    func mark(_ value: Bool) { underWay.store(value, ordering: .releasing) }
+
+    /// Waits while an install is under way, if the run's use is delivered (its new file in place).
+    func waitIfDelivered(within limit: Duration) {
+        guard use?.isDelivered == true else { return }
+        let deadline = ContinuousClock.now + limit
+        while underWay.load(ordering: .acquiring), ContinuousClock.now < deadline { usleep(5_000) }
     }
 }
