@@ -795,6 +795,20 @@ struct SystemModeTests {
         #expect(now.screen.contains("to update"), "\(now.screen)")
         #expect(!FileManager.default.fileExists(atPath: marker), "the service started a browser")
         #expect(try machine.promptsShown() == 0)
+        // Nothing was written, so the user's FILE stays as it was (found by an attack: the user's
+        // process put its empty file in FILE's place, and `export` said it exported 0 tiles).
+        let home = machine.work.file("home-\(user)")
+        for (name, command) in [("keep.png", ["tile", "plain", "0", "0", "0", "-o"]), ("keep.pmtiles", ["export", "plain"])] {
+            let file = home + "/" + name
+            try "precious\n".write(toFile: file, atomically: true, encoding: .utf8)
+            #expect(chown(file, user, user) == 0)
+            let (program, arguments) = machine.command([machine.binary] + command + [file], as: user)
+            let declined = try TerminalSession.run(program, arguments, environment: environment, steps: [.init(waitFor: "Update now or later?", send: "u\r")])
+            #expect(declined.status == 0, "\(declined.screen)")
+            #expect(!declined.screen.contains("exported"), "\(declined.screen)")
+            #expect(try String(contentsOfFile: file, encoding: .utf8) == "precious\n", "\(name)")
+        }
+        #expect(try machine.promptsShown() == 0)
     }
 
     /// A user who is not a map administrator may make the service reach the network for the

@@ -54,6 +54,10 @@ public struct SystemRequest: Codable, Sendable, Equatable {
 public struct SystemReply: Codable, Sendable, Equatable {
     public var exitCode: Int32?
     public var refusal: SystemRefusal?
+    /// The user chose "update now" at the question of a command whose output the caller relays
+    /// (``SystemService/Settings/declinedExitCode``): nothing was written, and the caller leaves
+    /// the file it was to replace as it is.
+    public var declined: Bool?
 
     public init(exitCode: Int32) {
         self.exitCode = exitCode

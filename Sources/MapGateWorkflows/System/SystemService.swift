@@ -49,6 +49,11 @@ public final class SystemService: Sendable {
         /// Set to 1 for a command whose standard output its caller relays to a file
         /// (``SystemRequest/relaysOutput``): it changes only what the command prints about it.
         public static let relayedOutputVariable = "MAPGATE_RELAYED_OUTPUT"
+        /// What such a command exits with when the user chose "update now" at its question:
+        /// nothing was written, and its caller must not put its empty file in place of the user's
+        /// (found by an attack: `tile -o FILE` emptied FILE). Never a process's exit code: the
+        /// reply says 0, ``SystemReply/declined``.
+        public static let declinedExitCode: Int32 = 200
         public var session: (@Sendable (_ socket: LocalSocket, _ caller: String) -> Void)?
 
         public init(environment: [String: String], administratorGroup: gid_t?, defaultSignals: [Int32]) {
@@ -278,6 +283,11 @@ public final class SystemService: Sendable {
         }
         let status = child.wait()
         log("\(caller): exit \(status) (pid \(child.pid))")
+        if status == Settings.declinedExitCode, request.relaysOutput == true {
+            var declined = SystemReply(exitCode: 0)
+            declined.declined = true
+            return reply(connection, declined)
+        }
         reply(connection, SystemReply(exitCode: status))
     }
 

@@ -144,6 +144,11 @@ enum SystemRelay {
                 throw refusal
             }
             let code = reply.exitCode ?? ExitCode.failure
+            // "Update now" at the question: nothing was written, and FILE stays as it was.
+            if reply.declined == true {
+                output?.discard()
+                return ExitCode.success
+            }
             if let output {
                 if code == ExitCode.success {
                     guard fsync(output.descriptor) == 0 else {

@@ -39,7 +39,7 @@ struct TileCommand: Command {
         let faults = FaultInjection(environment: context.environment)
         // The use is counted only once the tile's bytes are all written where the user asked.
         // A FIFO waits for its reader: Ctrl-C meanwhile gives the use back.
-        _ = try GateGuard.withUse(context, opening: [region]) { authorization in
+        let ran: Void? = try GateGuard.withUse(context, opening: [region]) { authorization in
             let file = try library.open(region, authorization: authorization)
             switch try file.storedTile(z: coordinate.z, x: coordinate.x, y: coordinate.y) {
             case .absent:
@@ -65,6 +65,6 @@ struct TileCommand: Command {
                 }
             }
         }
-        return ExitCode.success
+        return ran == nil ? ExportCommand.updateChosen(context) : ExitCode.success
     }
 }
