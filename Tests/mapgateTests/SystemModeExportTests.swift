@@ -112,6 +112,27 @@ struct SystemModeExportTests {
         #expect(!FileManager.default.fileExists(atPath: misnamed))
     }
 
+    /// Another user's writable file in a sticky folder (`/tmp`): the user may write it but not
+    /// replace it (found by an attack: the use was counted at the tile's first byte, and the
+    /// user's process then failed to put the file in place, 74). Refused before the gate.
+    @Test func anotherUsersFileInAStickyFolderIsRefusedBeforeTheGate() throws {
+        try startPrompting()
+        let sticky = machine.work.file("sticky")
+        try FileManager.default.createDirectory(atPath: sticky, withIntermediateDirectories: true)
+        #expect(chmod(sticky, 0o1777) == 0)
+        let shown = try machine.promptsShown()
+        for (name, command) in [("other.png", ["tile", "plain", "0", "0", "0", "-o"]), ("other.pmtiles", ["export", "plain"])] {
+            let file = sticky + "/" + name
+            try "someone else's\n".write(toFile: file, atomically: true, encoding: .utf8)
+            #expect(chown(file, 65534, 65534) == 0 && chmod(file, 0o666) == 0)
+            let result = try machine.run(command + [file], as: user)
+            #expect(result.status == 74, "\(result.stderr)")
+            #expect(result.stderr.contains("another user's file in \(sticky), where only a file's owner may replace it"), "\(result.stderr)")
+            #expect(try String(contentsOfFile: file, encoding: .utf8) == "someone else's\n")
+        }
+        #expect(try machine.promptsShown() == shown)
+    }
+
     /// A client of its own that names a file for the service to write is refused, with the reason.
     @Test func aHandMadeRequestCannotNameTheFile() throws {
         try machine.startService()

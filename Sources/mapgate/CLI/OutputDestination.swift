@@ -102,6 +102,7 @@ public struct OutputDestination: Sendable, Equatable {
             try requireWritable(file: resolved)
             let folder = PathText.deletingLastComponent(resolved)
             try requireWritable(folder: folder.isEmpty ? "/" : folder, for: argument)
+            try requireReplaceable(argument, owner: info.st_uid, folder: folder.isEmpty ? "/" : folder)
             return OutputDestination(argument: argument, kind: .replace(path: resolved))
         default:
             throw OutputError(path: argument, reason: L.localized("it is not a regular file, a device or a FIFO"), kind: .usage)
@@ -160,6 +161,19 @@ public struct OutputDestination: Sendable, Equatable {
         guard access(folder, W_OK | X_OK) == 0 else {
             throw OutputError(path: path, reason: L.localized("cannot create a file in %1$s: %2$s", "\(folder)", "\(lastError())"), kind: .io)
         }
+    }
+
+    /// In a sticky folder (`/tmp`), only the file's owner, the folder's owner or root may rename
+    /// over a file, however writable it is: another user's file there is an error now (found by
+    /// an attack: in system mode the service counted the use at the tile's first byte, and the
+    /// user's process then could not put the file in place).
+    private static func requireReplaceable(_ path: String, owner: uid_t, folder: String) throws {
+        var folderInfo = stat()
+        guard stat(folder, &folderInfo) == 0, folderInfo.st_mode & S_ISVTX != 0 else { return }
+        let me = geteuid()
+        guard me != 0, me != owner, me != folderInfo.st_uid else { return }
+        throw OutputError(
+            path: path, reason: L.localized("it is another user's file in %1$s, where only a file's owner may replace it: name a new file", folder), kind: .io)
     }
 
     private static func requireWritable(file: String) throws {
