@@ -133,6 +133,20 @@ struct SystemModeExportTests {
         #expect(try machine.promptsShown() == shown)
     }
 
+    /// Standard output closed (`>&-`): the tile or archive for it is refused before the gate, as
+    /// per user (found by an attack: the service wrote it into the /dev/null the user's process
+    /// put there, counted the use, and the run said 0).
+    @Test func aClosedStandardOutputIsRefusedBeforeTheGate() throws {
+        try startPrompting()
+        let shown = try machine.promptsShown()
+        for command in [["tile", "plain", "0", "0", "0"], ["export", "plain", "-"]] {
+            let result = try machine.run(command, as: user, prefix: ["/bin/sh", "-c", "exec \"$@\" >&-", "sh"])
+            #expect(result.status == 74, "\(command): \(result.stderr)")
+            #expect(result.stderr.contains("it was closed when mapgate started"), "\(result.stderr)")
+        }
+        #expect(try machine.promptsShown() == shown)
+    }
+
     /// A client of its own that names a file for the service to write is refused, with the reason.
     @Test func aHandMadeRequestCannotNameTheFile() throws {
         try machine.startService()

@@ -46,6 +46,14 @@ enum SystemRelay {
             named = path
             if let index = forwarded.lastIndex(of: path) { forwarded[index] = "-" }
         }
+        // Standard output closed when this process started (`>&-`) holds /dev/null now
+        // (``StandardStreams``): a tile or archive for it is refused here, before the service
+        // counts a use for bytes nobody gets (found by an attack: it was counted, exit 0).
+        if named == nil, StandardStreams.isOutputClosed,
+            command == TileCommand.name || (command == ExportCommand.name && arguments.positional.count == 2)
+        {
+            _ = try OutputDestination.resolve("-")
+        }
         if let path = named {
             let destination = try OutputDestination.resolve(path)
             try destination.refuse(inside: [context.dataDirectory.path, context.stateFolder])
