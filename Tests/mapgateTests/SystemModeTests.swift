@@ -681,6 +681,69 @@ struct SystemModeTests {
         #expect(try machine.promptsShown() == 0, "\(session.screen)")
     }
 
+    /// Found by an attack: a Ctrl-Z that reached the service's command inside a transaction stopped
+    /// it there (the service sent SIGSTOP), holding the state database's lock, and every other
+    /// user's command failed on it (74) for as long as the caller stayed stopped. The command now
+    /// stops only between its database calls. (Here its call waits on a lock the test holds.)
+    @Test func ctrlZNeverStopsTheServicesCommandInsideADatabaseCall() throws {
+        try startPrompting()
+        let holder = try BackgroundProcess(
+            "/usr/bin/sqlite3",
+            [
+                machine.serviceData + "/state.sqlite", "ATTACH '\(machine.serviceFolder)/state/mapgate/state.sqlite' AS gate;", "BEGIN EXCLUSIVE;",
+                ".shell sleep 2", "COMMIT;",
+            ])
+        usleep(300_000)
+        // A client of the test's own, which sends the Ctrl-Z byte as a user's process does.
+        let null = open("/dev/null", O_RDWR)
+        defer { close(null) }
+        let client = try SystemClient.connect(to: machine.socketPath, policy: machine.policyPath)
+        try client.send(SystemRequest(arguments: ["tile", "plain", "0", "0", "0", "-o", "-"], environment: [:]), streams: [null, null, null])
+        // The service's command for it: the process whose command line is the request's.
+        func serviceCommand() -> pid_t? {
+            let pids = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { pid_t($0) }
+            return pids.first { pid in
+                let line = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline").map { String(decoding: $0, as: UTF8.self) } ?? ""
+                return line.hasPrefix("mapgate\0tile\0plain\0")
+            }
+        }
+        var command: pid_t?
+        #expect(waitUntil { command = serviceCommand(); return command != nil }, "\(machine.service?.stderr ?? "")")
+        usleep(200_000)
+        client.socket.sendByte(UInt8(SIGTSTP))
+        usleep(500_000)
+        // Still waiting on the lock, inside its call: not stopped there.
+        #expect(!processIsStopped(command ?? 0))
+        #expect(holder.wait(timeout: 10) == 0, "\(holder.stderr)")
+        // Once the call is done it stops (or has finished), and holds nothing: others go on.
+        let other = try machine.run(["status"], as: 0)
+        #expect(other.status == 0, "\(other.stderr)")
+        client.socket.sendByte(UInt8(SIGCONT))
+        #expect(try client.reply().exitCode == 0)
+
+        // Ctrl-Z, then `fg` before the call has ended: the stop is called off, not made for good
+        // once the call ends (a process stopped after its continue would never go on).
+        let again = try BackgroundProcess(
+            "/usr/bin/sqlite3",
+            [
+                machine.serviceData + "/state.sqlite", "ATTACH '\(machine.serviceFolder)/state/mapgate/state.sqlite' AS gate;", "BEGIN EXCLUSIVE;",
+                ".shell sleep 1.5", "COMMIT;",
+            ])
+        usleep(300_000)
+        let second = try SystemClient.connect(to: machine.socketPath, policy: machine.policyPath)
+        try second.send(SystemRequest(arguments: ["tile", "plain", "0", "0", "0", "-o", "-"], environment: [:]), streams: [null, null, null])
+        command = nil
+        #expect(waitUntil { command = serviceCommand(); return command != nil })
+        second.socket.sendByte(UInt8(SIGTSTP))
+        usleep(200_000)
+        second.socket.sendByte(UInt8(SIGCONT))
+        #expect(again.wait(timeout: 10) == 0)
+        let running = command ?? 0
+        #expect(waitUntil(timeout: 10) { kill(running, 0) != 0 }, "the service's command stayed stopped")
+        second.socket.sendByte(UInt8(SIGCONT))
+        #expect(try second.reply().exitCode == 0)
+    }
+
     /// Ctrl-Z at the question, then `bg`: the service's command stays stopped while its caller
     /// runs in the background (found by an attack on the per-user run: in the background the
     /// question read the keys typed at the shell); the lines typed go to the shell, nothing is

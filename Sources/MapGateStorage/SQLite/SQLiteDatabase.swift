@@ -1,5 +1,6 @@
 import CSQLite
 import FoundationEssentials
+import Synchronization
 import MapGateBase
 
 /// Owns one SQLite connection: opened in `init`, closed in `deinit`.
@@ -61,16 +62,33 @@ public final class SQLiteDatabase {
         sqlite3_close_v2(connection)
     }
 
+    /// How many statements and transactions (``execute(_:)``, ``query(_:_:read:)``,
+    /// ``transaction(_:_:)``) this process has under way: each may hold a lock of its database
+    /// that other processes wait for. A run asked to stop (Ctrl-Z, which the system service passes
+    /// on to the command it runs for a user) waits until there are none, so that it never stops
+    /// holding one (found by an attack: a user's Ctrl-Z at the right moment stopped the service's
+    /// command inside a transaction, and every user's command failed on the locked state database
+    /// for as long as it stayed stopped).
+    public static let callsUnderWay = Atomic<Int>(0)
+
+    private func underWay<T>(_ body: () throws -> T) rethrows -> T {
+        Self.callsUnderWay.add(1, ordering: .relaxed)
+        defer { Self.callsUnderWay.subtract(1, ordering: .releasing) }
+        return try body()
+    }
+
     /// Runs one or more statements that return no rows.
     public func execute(_ sql: String) throws {
-        try check(sqlite3_exec(connection, sql, nil, nil, nil), sql: sql)
+        try underWay { try check(sqlite3_exec(connection, sql, nil, nil, nil), sql: sql) }
     }
 
     /// Runs one statement with arguments, discarding any rows.
     public func execute(_ sql: String, _ arguments: [SQLiteValue]) throws {
-        let statement = try prepare(sql)
-        try statement.bind(arguments)
-        while try statement.step() {}
+        try underWay {
+            let statement = try prepare(sql)
+            try statement.bind(arguments)
+            while try statement.step() {}
+        }
     }
 
     public func prepare(_ sql: String) throws -> SQLiteStatement {
@@ -81,11 +99,13 @@ public final class SQLiteDatabase {
     public func query<T>(
         _ sql: String, _ arguments: [SQLiteValue] = [], read: (SQLiteStatement) throws -> T
     ) throws -> [T] {
-        let statement = try prepare(sql)
-        try statement.bind(arguments)
-        var rows: [T] = []
-        while try statement.step() { rows.append(try read(statement)) }
-        return rows
+        try underWay {
+            let statement = try prepare(sql)
+            try statement.bind(arguments)
+            var rows: [T] = []
+            while try statement.step() { rows.append(try read(statement)) }
+            return rows
+        }
     }
 
     public enum TransactionKind: String, Sendable {
@@ -104,6 +124,10 @@ public final class SQLiteDatabase {
     /// Runs `body` in a transaction: commits when it returns, rolls back when it throws and
     /// rethrows that first error (a failing ROLLBACK never hides it).
     public func transaction<T>(_ kind: TransactionKind = .immediate, _ body: () throws -> T) throws -> T {
+        try underWay { try transactionBody(kind, body) }
+    }
+
+    private func transactionBody<T>(_ kind: TransactionKind, _ body: () throws -> T) throws -> T {
         try execute("BEGIN \(kind.rawValue)")
         let result: T
         do {

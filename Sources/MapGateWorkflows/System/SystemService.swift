@@ -268,9 +268,11 @@ public final class SystemService: Sendable {
             if entries[0].revents != 0 { break }
             if entries[1].revents != 0 {
                 if let byte = connection.receiveByte() {
-                    // Ctrl-Z as SIGSTOP: the command is in no terminal's foreground group (a
-                    // SIGTSTP may be discarded there, or handled), and it must stop with its caller.
-                    if settings.forwardedSignals.contains(byte) { child.send(Int32(byte) == SIGTSTP ? SIGSTOP : Int32(byte)) }
+                    // Ctrl-Z as SIGTSTP, which the command (its SignalRouter) takes as the stop of
+                    // its caller once no database call of its own is under way: a SIGSTOP could
+                    // stop it holding the state database's lock, which every other user's command
+                    // then waited on (found by an attack).
+                    if settings.forwardedSignals.contains(byte) { child.send(Int32(byte)) }
                 } else {
                     // The caller is gone (killed, its terminal closed): the command stops and
                     // gives back what it did not deliver (continued first, if the caller had

@@ -52,6 +52,24 @@ enum SignalRouter {
     /// Taken for good by whoever ends the process first: the router on a signal, or ``exit(_:)``.
     private static let ending = DispatchSemaphore(value: 1)
 
+    /// Waits (at most 10 s) until no database call of this process is under way
+    /// (``SQLiteDatabase/callsUnderWay``); true when a SIGCONT came meanwhile (taken here).
+    private static func continuedWhileDatabaseCallsEnd() -> Bool {
+        var continued = sigset_t()
+        sigemptyset(&continued)
+        sigaddset(&continued, SIGCONT)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while SQLiteDatabase.callsUnderWay.load(ordering: .acquiring) > 0, ContinuousClock.now < deadline {
+            var millisecond = timespec(tv_sec: 0, tv_nsec: 1_000_000)
+            if sigtimedwait(&continued, nil, &millisecond) == SIGCONT { return true }
+        }
+        return false
+    }
+
+    /// Whether this run is a command the system service runs for a user (``SystemService``
+    /// names the caller's process to it): its Ctrl-Z comes from the service.
+    private static let isServiceCommand = getenv(SystemService.Settings.callerProcessVariable) != nil
+
     /// How many times the run was continued (SIGCONT) after a stop: a question waiting for its
     /// answer shows itself again (``TerminalInput/line(until:onContinue:)``).
     static let continuations = Atomic<Int>(0)
@@ -97,12 +115,22 @@ enum SignalRouter {
             // own: `ssh -t host mapgate …`, `tmux new 'mapgate …'`) does nothing, as the kernel
             // does with SIGTSTP's default action there (found by an attack: the SIGSTOP below
             // stopped it for good, holding its use).
-            if number == SIGTSTP, isOrphanedProcessGroup() { return }
+            // (The system service's command stops when its caller does: the service passes it
+            // the caller's Ctrl-Z, and no shell of its own could continue it.)
+            if number == SIGTSTP, !isServiceCommand, isOrphanedProcessGroup() { return }
             if number == SIGCONT { continuations.add(1, ordering: .relaxed) }
             // Job control: told to the system service's command first (it stops or goes on with
             // this process), then this process stops as Ctrl-Z has always stopped it.
             handlers.withLock({ $0.forwarder })?(number)
             if number == SIGTSTP {
+                // Never with a database's lock held: other processes (every user's, in system
+                // mode) would wait on it for as long as this one stays stopped. A continue that
+                // comes meanwhile (`fg`) calls the stop off: after it, a stop would be for good.
+                if continuedWhileDatabaseCallsEnd() {
+                    continuations.add(1, ordering: .relaxed)
+                    handlers.withLock({ $0.forwarder })?(SIGCONT)
+                    return
+                }
                 stops.add(1, ordering: .relaxed)
                 kill(getpid(), SIGSTOP)
             }
