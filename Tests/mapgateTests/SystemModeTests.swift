@@ -457,6 +457,31 @@ struct SystemModeTests {
         #expect(waitUntil(timeout: 10) { (try? fetch(tile)) == "503" }, "the port was let go after the session")
     }
 
+    /// Found by an attack: a `serve` session stopped (Ctrl-Z; its use went back meanwhile), a tile
+    /// asked of the machine's server then (503 once the server had waited its 10 s), then `fg`:
+    /// the session delivered the request its server had given up on, and the use was spent for
+    /// a tile nobody got. A request older than the server's wait is delivered no more.
+    @Test func aSessionContinuedAfterItsServerGaveUpDeliversNothing() throws {
+        try startPrompting()
+        let session = try machine.start(["serve"], as: user)
+        defer { session.stop() }
+        #expect(session.firstLine() != nil, "\(session.stderr)")
+        #expect(try machine.promptsShown() == 1, "the session's use is held")
+        let pids = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { pid_t($0) }
+        let command = try #require(pids.first { pid in
+            (FileManager.default.contents(atPath: "/proc/\(pid)/cmdline").map { String(decoding: $0, as: UTF8.self) } ?? "").hasPrefix("mapgate\0serve\0")
+        })
+        kill(command, SIGSTOP)
+        #expect(waitUntil { processIsStopped(command) })
+        #expect(try machine.promptsShown() == 0, "a stopped session holds no use")
+        let tile = try runProcess(
+            "/usr/bin/curl", ["-s", "-o", "/dev/null", "--max-time", "30", "-w", "%{http_code}", machine.tileServerURL + "/plain/0/0/0.png"])
+        #expect(tile.stdout == "503", "\(tile.stdout)")
+        kill(command, SIGCONT)
+        #expect(waitUntil(timeout: 15) { !session.isRunning }, "\(session.stderr)")
+        #expect(try machine.promptsShown() == 0, "a use was spent for no tile: \(session.stderr)")
+    }
+
     /// As packaged (`mapgate-system-tiles.socket`, `mapgate-system-tiles-ipv6.socket`), systemd
     /// holds the machine's tile port from boot, on 127.0.0.1 and on `[::1]`, before the service
     /// runs: no user can take either then (the service binding them when it starts left that gap:

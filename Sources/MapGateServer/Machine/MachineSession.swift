@@ -40,7 +40,11 @@ public final class MachineSession: Sendable {
         try Threads.detach(name: "machine-session") {
             var reason = L.localized("the system service ended the session")
             while let message = try? MachineSessionMessage.receive(on: socket, timeout: .infinity) {
-                guard case .deliver = message else { continue }
+                guard case .deliver(let askedAt, let within) = message else { continue }
+                // Asked too long ago (this command was stopped meanwhile): the server has given
+                // up on the answer, and nothing is delivered for it.
+                let waited = Double(MonotonicClock.elapsed(from: askedAt, to: MonotonicClock.nanoseconds)) / 1e9
+                guard waited < within - 1 else { continue }
                 do {
                     try deliver()
                     try MachineSessionMessage.delivered.send(on: socket)

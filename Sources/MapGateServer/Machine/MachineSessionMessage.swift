@@ -15,8 +15,12 @@ public enum MachineSessionMessage: Codable, Sendable, Equatable {
     case ready(url: String, regions: Int)
     /// Server to session: it cannot serve (the port is taken, the regions cannot be read).
     case refused(reason: String)
-    /// Server to session: a tile is about to be answered; deliver the use first.
-    case deliver
+    /// Server to session: a tile is about to be answered; deliver the use first. `askedAt` (the
+    /// boot clock's nanoseconds) and `within` (seconds) say how long the server waits for the
+    /// answer: past that it has answered the tile's client 503 and ended the session, and a
+    /// delivery would charge the user for a tile nobody got (found by an attack: a session
+    /// stopped with Ctrl-Z, then continued, delivered a request its server had given up on).
+    case deliver(askedAt: UInt64, within: Double)
     /// Session to server: the use is delivered (the gate's record was told).
     case delivered
     /// Session to server: the use cannot be delivered (the gate closed, the record cannot be told).

@@ -31,7 +31,7 @@ public final class MachineSessions: ServingUse {
 
         /// Asks the session's command to deliver its use and waits for its answer.
         func deliver(timeout: Double) throws {
-            try MachineSessionMessage.deliver.send(on: socket)
+            try MachineSessionMessage.deliver(askedAt: MonotonicClock.nanoseconds, within: timeout).send(on: socket)
             guard answered.wait(timeout: .now() + timeout) == .success else {
                 throw MachineSessionError(reason: L.localized("the session did not answer"))
             }
