@@ -245,6 +245,28 @@ import Testing
         #expect(try mapgate.run(["verify", "other"]).status == (installed ? 0 : 1))
     }
 
+    /// Found by an attack: the disk filled (here: the state database stayed locked) between the
+    /// rename that put the new file in place and its record. The region is installed and its use
+    /// counted; the run said only "the disk is full: SQLite error 13 in …/state.sqlite". It says
+    /// which region is installed and that the next run saves its record, and the next run does.
+    @Test func aRecordThatCannotBeSavedSaysTheRegionIsInstalled() throws {
+        try builder.add(id: "plain", source: try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles"), format: "png")
+        try builder.write()
+        let sync = try mapgate.start(["sync", "plain"], environment: ["MAPGATE_FAULT_STOP_AT": "recording"])
+        let pid = try sync.descendant(named: "mapgate")
+        #expect(waitUntil { processIsStopped(pid) })
+        let holder = try BackgroundProcess("/usr/bin/sqlite3", [mapgate.dataDirectory + "/state.sqlite", "BEGIN EXCLUSIVE;", ".shell sleep 12", "COMMIT;"])
+        usleep(300_000)
+        kill(pid, SIGCONT)
+        #expect(sync.wait(timeout: 60) == 74, "\(sync.stderr)")
+        #expect(sync.stderr.contains("region plain: version 1 is installed, but its record could not be saved now"), "\(sync.stderr)")
+        #expect(holder.wait(timeout: 30) == 0)
+        let list = try mapgate.run(["list"])
+        #expect(list.status == 0 && list.stdout.contains("plain"), "\(list.stdout)\(list.stderr)")
+        #expect(try mapgate.run(["sync", "plain"]).stdout.contains("plain 1: up to date"))
+        #expect(!FileManager.default.fileExists(atPath: mapgate.dataDirectory + "/regions/.plain.pending.json"))
+    }
+
     /// Issue 26 item 10, as `catalog` does it: a catalog with many bad style entries prints the
     /// first ten and how many more, not one line each.
     @Test func manyRejectedStylesAreSaidOnceEachForTheFirstTen() throws {

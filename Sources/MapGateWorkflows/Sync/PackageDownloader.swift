@@ -180,7 +180,7 @@ public struct PackageDownloader: Sendable {
                     // A web page, or an answer of another size, is not the package: what was
                     // downloaded of it stays (found by an attack: a Wi-Fi login page threw the kept
                     // download away, and the run failed as bad data, 65).
-                    if !fromFile, let reason = Self.notThePackage(head, size: package.size) {
+                    if !fromFile, let reason = Self.notThePackage(head, size: package.size, resuming: sink.downloadedBytes > 0) {
                         throw HTTPError.transport(code: HTTPError.notTheFile, message: reason, url: url)
                     }
                     // The whole file: the server ignored the range, or the file changed (If-Range).
@@ -214,16 +214,18 @@ public struct PackageDownloader: Sendable {
     }
 
     /// Why a whole answer (200) cannot be the package of `size` bytes: a web page (a network's
-    /// sign-in page), or a `Content-Length` of another size (with no `Content-Encoding`, which
-    /// would count other bytes). Nil when it may be.
-    static func notThePackage(_ head: HTTPResponseHead, size: Int64) -> String? {
+    /// sign-in page), or, when `resuming` (a kept partial would be thrown away for it), a
+    /// `Content-Length` of another size (with no `Content-Encoding`, which would count other
+    /// bytes). Nil when it may be: a fresh download of another size is the catalog's mismatch
+    /// (bad data), said once it is read.
+    static func notThePackage(_ head: HTTPResponseHead, size: Int64, resuming: Bool) -> String? {
         let type = head.header("Content-Type")?.lowercased() ?? ""
         if type.hasPrefix("text/html") || type.hasPrefix("application/xhtml") {
             return L.localized(
                 "the server answered with a web page (HTML), not the package: if this network asks you to sign in (a Wi-Fi login page), sign in and try again")
         }
         let encoding = head.header("Content-Encoding")?.lowercased()
-        if encoding == nil || encoding == "identity", let length = head.header("Content-Length").flatMap({ Int64($0.trimmingWhitespace()) }), length != size {
+        if resuming, encoding == nil || encoding == "identity", let length = head.header("Content-Length").flatMap({ Int64($0.trimmingWhitespace()) }), length != size {
             return L.localized(
                 "the server answered with %1$s bytes where the package has %2$s (a proxy, or a network that asks you to sign in?); try again later", "\(length)", "\(size)")
         }

@@ -382,7 +382,20 @@ public final class RegionInstaller {
         // Side files a reader of the replaced file (in WAL mode, from an earlier mapgate) made.
         LeftoverFiles.removeSideFiles(of: destination)
         record.fileStamp = RegionFileStamp(path: destination)
-        try registry.database.transaction { try registry.save(record) }
+        do {
+            try registry.database.transaction { try registry.save(record) }
+        } catch {
+            // The new file is in place and its use counted: the region is this version (its
+            // pending record says so to every reader, and the next writer saves it). Said as
+            // that, naming the region (found by an attack: a disk full at this moment said only
+            // "the disk is full: SQLite error 13 in …/state.sqlite", as if nothing was installed).
+            throw RegionError(
+                region: region.id,
+                reason: L.localized(
+                    "version %1$s is installed, but its record could not be saved now (%2$s); the next mapgate run saves it", region.version,
+                    errorMessage(error)),
+                kind: .io)
+        }
         PendingInstall.remove(region.id, in: directory)
     }
 }
