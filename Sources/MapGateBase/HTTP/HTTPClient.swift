@@ -220,6 +220,10 @@ private final class Transfer {
     private func transportError(_ code: CURLcode) -> HTTPError {
         let detail = errorBuffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         var message = detail.isEmpty ? CurlEasy.describe(code) : detail
+        // The place that failed: after a redirect, where it led (found by an attack: a TLS
+        // failure there was said against the plain http URL asked for); a redirect not followed
+        // is the asking server's.
+        var failedURL = easy.effectiveURL ?? url
         switch code {
         case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM,
             CURLE_SSL_CIPHER, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ENGINE_NOTFOUND:
@@ -234,15 +238,22 @@ private final class Transfer {
                 // At most 200 code points (found by an attack: 200 characters of 450 combining
                 // marks each printed a 90 KB line).
                 let shown = location.unicodeScalars.count > 200 ? String(String.UnicodeScalarView(location.unicodeScalars.prefix(200))) + "…" : location
-                message =
-                    location.lowercased().hasPrefix("http:")
-                    ? L.localized("the server redirected from https to plain http (%1$s), which mapgate does not follow for this request", shown)
-                    : L.localized("the server redirected to %1$s, which mapgate does not follow (only http and https)", shown)
+                let target = location.lowercased()
+                if !target.hasPrefix("http:") && !target.hasPrefix("https:") {
+                    message = L.localized("the server redirected to %1$s, which mapgate does not follow (only http and https)", shown)
+                    failedURL = url
+                } else if target.hasPrefix("http:") && url.lowercased().hasPrefix("https:") {
+                    message = L.localized("the server redirected from https to plain http (%1$s), which mapgate does not follow for this request", shown)
+                    failedURL = url
+                }
+                // Else the place redirected to answered what libcurl refuses (not HTTP at all:
+                // found by an attack, it was said as a redirect from https that never happened):
+                // libcurl's words stand, and the place is named (the effective URL, below).
             }
         default:
             break
         }
-        return .transport(code: Int(code.rawValue), message: message, url: url)
+        return .transport(code: Int(code.rawValue), message: message, url: failedURL)
     }
 }
 

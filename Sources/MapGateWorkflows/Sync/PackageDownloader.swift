@@ -196,7 +196,9 @@ public struct PackageDownloader: Sendable {
                         : L.localized("the server cannot resume at byte %1$s", "\(offset)")
                     throw HTTPError.transport(code: -2, message: message, url: url)
                 } else {
-                    throw HTTPError.status(status, url: url)
+                    // Named where it was answered: after a redirect, not the URL asked for (found by
+                    // an attack: a 404 at the place redirected to blamed the server that redirected).
+                    throw HTTPError.status(status, url: head.effectiveURL)
                 }
                 sink.contentEncoding = head.header("Content-Encoding").flatMap { $0.lowercased() == "identity" ? nil : $0 }
                 // Saved at once, so a transfer cut short later can still be resumed.

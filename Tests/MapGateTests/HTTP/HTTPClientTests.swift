@@ -237,6 +237,33 @@ import Testing
         #expect(error?.isTransient == false)
     }
 
+    /// Found by an attack: a plain http redirect to a place that answers something that is not
+    /// HTTP was said as "the server redirected from https to plain http", with no https anywhere.
+    /// libcurl's words stand, and the place that failed is named: where the redirect led.
+    @Test func aRedirectToSomethingThatIsNotHTTPIsSaidAsThat() throws {
+        let script = root.file("not-http.py")
+        try root.write("not-http.py", """
+            import socket
+            s = socket.socket()
+            s.bind(('127.0.0.1', 0))
+            s.listen()
+            print(s.getsockname()[1], flush=True)
+            while True:
+                c, _ = s.accept()
+                c.recv(4096)
+                c.sendall(b'not http at all\\r\\n')
+                c.close()
+            """)
+        let server = try BackgroundProcess("/usr/bin/python3", [script])
+        defer { server.stop() }
+        let port = try #require(server.firstLine().flatMap(Int.init), "\(server.stderr)")
+        try root.write("odd.txt.redirect", "http://127.0.0.1:\(port)/x\n")
+        let error = #expect(throws: HTTPError.self) { try client.get(HTTPRequest(url: url("/odd.txt"))) }
+        guard case .transport(_, _, let failedURL) = error else { Issue.record("wrong error \(String(describing: error))"); return }
+        #expect(failedURL == "http://127.0.0.1:\(port)/x", "\(failedURL)")
+        #expect(error?.reason.contains("https") == false, "\(error?.reason ?? "")")
+    }
+
     @Test func connectionRefusedNamesTheURL() throws {
         let error = #expect(throws: HTTPError.self) {
             try client.get(HTTPRequest(url: "http://127.0.0.1:1/x", connectTimeout: 2))
