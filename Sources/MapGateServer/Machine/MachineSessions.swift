@@ -89,7 +89,9 @@ public final class MachineSessions: ServingUse {
                 entries.withLock { $0[session.id]?.isDelivered = true }
             } catch {
                 // Its command ends with the reason; the server no longer counts on it.
-                failures.append(errorMessage(error))
+                // Its reason alone: the error thrown below names the server once (found by an
+                // attack: "the machine's tile server: the machine's tile server: …").
+                failures.append((error as? MachineSessionError)?.reason ?? errorMessage(error))
                 remove(session.id)
                 session.socket.shutDown()
             }
