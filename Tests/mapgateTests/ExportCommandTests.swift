@@ -86,6 +86,19 @@ import Glibc
             #expect(export.stderr.contains("export writes a PMTiles v3 archive, not an MBTiles file: name it .pmtiles"), "\(export.stderr)")
             #expect(!FileManager.default.fileExists(atPath: work.file(name)))
         }
+        // Nor one reached through a link named otherwise (found by the next attack: the MBTiles
+        // file behind `link.pmtiles` was replaced by an archive).
+        try "an MBTiles file\n".write(toFile: work.file("real.mbtiles"), atomically: true, encoding: .utf8)
+        try FileManager.default.createSymbolicLink(atPath: work.file("link.pmtiles"), withDestinationPath: "real.mbtiles")
+        let linked = try mapgate.run(["export", "geo", work.file("link.pmtiles")], at: "2027-03-01 00:00:00")
+        #expect(linked.status == 64, "\(linked.stderr)")
+        #expect(try String(contentsOfFile: work.file("real.mbtiles"), encoding: .utf8) == "an MBTiles file\n")
+        // `-o /dev/stdout` with standard output closed is that output, closed (74), as `-` is
+        // (refused before anything else: no clock to fake).
+        let closed = try runProcess(
+            "/bin/sh", ["-c", "exec \"$@\" >&-", "sh", mapgate.path, "export", "geo", "/dev/stdout", "--config", mapgate.configPath,
+                        "--data-dir", mapgate.dataDirectory], environment: mapgate.baseEnvironment)
+        #expect(closed.status == 74 && closed.stderr.contains("it was closed when mapgate started"), "\(closed.stderr)")
         #expect(try promptsShown() == shown)
     }
 

@@ -203,6 +203,41 @@ import Testing
         #expect(proxy.status == 69, "\(proxy.stderr)")
         #expect(proxy.stderr.contains("the server answered with 1000 bytes where the package has"), "\(proxy.stderr)")
         #expect(partSize() == kept, "\(partialFiles)")
+        // Nor one that says no length (chunked; found by the next attack): its first bytes must be
+        // those kept. A sign-in page's are not (69, the download kept); the package sent whole
+        // that way is, and what follows the kept bytes completes it.
+        try work.write("chunked.py", """
+            import http.server, sys
+            class Handler(http.server.BaseHTTPRequestHandler):
+                protocol_version = 'HTTP/1.1'
+                def do_GET(self):
+                    body = open(sys.argv[1], 'rb').read() if self.path == '/package' else b'<!doctype html><title>Sign in</title>'
+                    self.send_response(200)
+                    self.send_header('Content-Type', 'application/octet-stream')
+                    self.send_header('Transfer-Encoding', 'chunked')
+                    self.end_headers()
+                    for i in range(0, len(body), 65536):
+                        piece = body[i:i + 65536]
+                        self.wfile.write(b'%x\\r\\n' % len(piece) + piece + b'\\r\\n')
+                    self.wfile.write(b'0\\r\\n\\r\\n')
+                def log_message(self, *args):
+                    pass
+            server = http.server.HTTPServer(('127.0.0.1', 0), Handler)
+            print(server.server_address[1], flush=True)
+            server.serve_forever()
+            """)
+        let chunked = try BackgroundProcess("/usr/bin/python3", [work.file("chunked.py"), package + ".aside"])
+        defer { chunked.stop() }
+        let port = try #require(chunked.firstLine().flatMap(Int.init), "\(chunked.stderr)")
+        try work.write("www/packages/big-1.mbtiles.redirect", "http://127.0.0.1:\(port)/page\n")
+        let page = try mapgate.run(["sync", "big"])
+        #expect(page.status == 69, "\(page.stderr)")
+        #expect(page.stderr.contains("bytes other than the package's"), "\(page.stderr)")
+        #expect(partSize() == kept, "\(partialFiles)")
+        try work.write("www/packages/big-1.mbtiles.redirect", "http://127.0.0.1:\(port)/package\n")
+        let whole = try mapgate.run(["sync", "big"])
+        #expect(whole.status == 0 && whole.stdout.contains("big 1: installed"), "\(whole.stdout)\(whole.stderr)")
+        #expect(try mapgate.run(["verify", "big"]).status == 0)
     }
 
     /// Found by an attack: Ctrl-C as the new file went into place (its use delivered) ended the

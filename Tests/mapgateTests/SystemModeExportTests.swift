@@ -139,7 +139,8 @@ struct SystemModeExportTests {
     @Test func aClosedStandardOutputIsRefusedBeforeTheGate() throws {
         try startPrompting()
         let shown = try machine.promptsShown()
-        for command in [["tile", "plain", "0", "0", "0"], ["export", "plain", "-"]] {
+        // `/dev/stdout` is that output under another name (found by the next attack).
+        for command in [["tile", "plain", "0", "0", "0"], ["export", "plain", "-"], ["tile", "plain", "0", "0", "0", "-o", "/dev/stdout"]] {
             let result = try machine.run(command, as: user, prefix: ["/bin/sh", "-c", "exec \"$@\" >&-", "sh"])
             #expect(result.status == 74, "\(command): \(result.stderr)")
             #expect(result.stderr.contains("it was closed when mapgate started"), "\(result.stderr)")

@@ -44,7 +44,7 @@ public final class MachineSession: Sendable {
                 // Asked too long ago (this command was stopped meanwhile): the server has given
                 // up on the answer, and nothing is delivered for it.
                 let waited = Double(MonotonicClock.elapsed(from: askedAt, to: MonotonicClock.nanoseconds)) / 1e9
-                guard waited < within - 1 else { continue }
+                guard waited < within - min(1, within / 2) else { continue }
                 do {
                     try deliver()
                     try MachineSessionMessage.delivered.send(on: socket)

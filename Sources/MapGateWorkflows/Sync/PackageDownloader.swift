@@ -184,7 +184,13 @@ public struct PackageDownloader: Sendable {
                         throw HTTPError.transport(code: HTTPError.notTheFile, message: reason, url: url)
                     }
                     // The whole file: the server ignored the range, or the file changed (If-Range).
-                    if sink.downloadedBytes > 0 { try sink.restart() }
+                    // Of a length not said, its first bytes must repeat those kept (it may be
+                    // a sign-in page): checked as they come, the rest then written after them.
+                    if sink.downloadedBytes > 0 {
+                        let encoding = head.header("Content-Encoding")?.lowercased()
+                        let saysItsLength = head.header("Content-Length") != nil && (encoding == nil || encoding == "identity")
+                        if saysItsLength { try sink.restart() } else { sink.expectRepeat() }
+                    }
                 } else if status == 416 || status == 206 {
                     try sink.restart()
                     // Asked for the whole file, a part is no resume (found by an attack: "cannot resume at byte 0").

@@ -3,6 +3,10 @@ import FoundationEssentials
 import MapGateBase
 import MapGateTrust
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Where a package's bytes go as they stream in: the resumable partial file, the SHA-256 of
 /// the download, and the MBTiles file being written beside its destination (gunzipped on the
 /// fly when the payload starts with the gzip magic bytes).
@@ -78,11 +82,28 @@ final class PackageSink {
         try? drain()
         pending.removeAll(keepingCapacity: true)
         try partial.truncate(atOffset: 0)
+        repeated = 0
+        repeatUntil = 0
         try worker.sync { try unpacker.value.reset() }
         downloadedBytes = 0
         resumedBytes = 0
         isJoined = false
         _ = try downloadHash.finalizeHex()
+    }
+
+    /// How far a whole answer to a resumed request repeats the bytes kept, checked instead of
+    /// written (``expectRepeat()``), and up to where it must.
+    private var repeated: Int64 = 0
+    private var repeatUntil: Int64 = 0
+
+    /// The answer from here on is the package from its first byte, of a length not said (a server
+    /// that ignored the range, with no `Content-Length`): its first bytes must be those kept, and
+    /// only what follows them is written. Found by an attack: a sign-in page sent this way threw
+    /// the kept download away, and the run failed as bad data (65); whether such an answer is the
+    /// package cannot be told from its head, and is told from its bytes.
+    func expectRepeat() {
+        repeated = 0
+        repeatUntil = downloadedBytes
     }
 
     /// The answer's `Content-Encoding` (other than `identity`): the package compressed once more
@@ -91,6 +112,22 @@ final class PackageSink {
 
     /// Takes bytes from the network.
     func receive(_ bytes: UnsafeRawBufferPointer) throws {
+        var bytes = bytes
+        if repeated < repeatUntil {
+            let count = Int(min(Int64(bytes.count), repeatUntil - repeated))
+            var kept = [UInt8](repeating: 0, count: count)
+            let read = kept.withUnsafeMutableBytes { pread(partial.fileDescriptor, $0.baseAddress, count, off_t(repeated)) }
+            guard read == count, kept.elementsEqual(bytes.prefix(count)) else {
+                throw HTTPError.transport(
+                    code: HTTPError.notTheFile,
+                    message: L.localized(
+                        "the server answered the resumed download with bytes other than the package's (a proxy, or a network that asks you to sign in?); try again later"),
+                    url: package.url)
+            }
+            repeated += Int64(count)
+            bytes = UnsafeRawBufferPointer(rebasing: bytes[count...])
+            if bytes.isEmpty { return }
+        }
         guard downloadedBytes + Int64(bytes.count) <= package.size else {
             if let file = PackageDownloader.localPath(package.url) {
                 throw RegionError(

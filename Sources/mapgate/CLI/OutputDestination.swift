@@ -46,7 +46,9 @@ public struct OutputDestination: Sendable, Equatable {
     public static func resolve(_ argument: String?, binary: Bool = true, stdoutIsTerminal: Bool = isatty(STDOUT_FILENO) == 1) throws
         -> OutputDestination
     {
-        if argument == nil || argument == "-", StandardStreams.isOutputClosed {
+        // `/dev/stdout` and its other names are the same output (found by an attack: `-o
+        // /dev/stdout >&-` wrote into the /dev/null put in its place, and the use was counted).
+        if argument == nil || argument == "-" || argument.map(isStandardOutput) == true, StandardStreams.isOutputClosed {
             throw OutputError(path: L.localized("standard output"), reason: L.localized("it was closed when mapgate started"), kind: .io)
         }
         guard let argument else {
@@ -153,6 +155,12 @@ public struct OutputDestination: Sendable, Equatable {
             defer { free(pointer) }
             return String(cString: pointer)
         }
+    }
+
+    /// Whether `path` names this process's standard output itself: `/dev/stdout`, `/dev/fd/1`,
+    /// `/proc/self/fd/1` or this process's own `/proc/PID/fd/1`.
+    private static func isStandardOutput(_ path: String) -> Bool {
+        ["/dev/stdout", "/dev/fd/1", "/proc/self/fd/1", "/proc/\(getpid())/fd/1"].contains(PathText.standardized(path))
     }
 
     /// A folder this process may not create files in (permissions, a read-only file system) is

@@ -53,7 +53,8 @@ enum SignalRouter {
     private static let ending = DispatchSemaphore(value: 1)
 
     /// Waits (at most 10 s) until no database call of this process is under way
-    /// (``SQLiteDatabase/callsUnderWay``); true when a SIGCONT came meanwhile (taken here).
+    /// (``SQLiteDatabase/callsUnderWay``); true when a SIGCONT came meanwhile, or is waiting to
+    /// be taken (taken here).
     private static func continuedWhileDatabaseCallsEnd() -> Bool {
         var continued = sigset_t()
         sigemptyset(&continued)
@@ -63,7 +64,10 @@ enum SignalRouter {
             var millisecond = timespec(tv_sec: 0, tv_nsec: 1_000_000)
             if sigtimedwait(&continued, nil, &millisecond) == SIGCONT { return true }
         }
-        return false
+        // And one that came just now, with no call to wait for (found by an attack: a continue
+        // sent within a millisecond of the stop left the command stopped for good).
+        var now = timespec(tv_sec: 0, tv_nsec: 0)
+        return sigtimedwait(&continued, nil, &now) == SIGCONT
     }
 
     /// Whether this run is a command the system service runs for a user (``SystemService``
@@ -326,7 +330,15 @@ enum SignalRouter {
         init(id: Int) { self.id = id }
         deinit {
             let id = id
-            SignalRouter.handlers.withLock { $0.cleanups.removeAll { $0.id == id } }
+            // The cleanup is let go of after the lock: what it holds may unregister cleanups of its
+            // own as it goes (found by the package's walkthrough: a sync's cleanup held the run's
+            // use, whose own registration then waited on this lock for ever, in release builds).
+            let removed = SignalRouter.handlers.withLock { handlers -> [(id: Int, run: Cleanup)] in
+                let removed = handlers.cleanups.filter { $0.id == id }
+                handlers.cleanups.removeAll { $0.id == id }
+                return removed
+            }
+            withExtendedLifetime(removed) {}
         }
     }
 

@@ -44,8 +44,15 @@ struct ExportCommand: Command {
 
     /// A PMTiles archive under an MBTiles file's name would be taken for one by whatever opens it
     /// next (found by an attack: written without a word): a usage error, before the gate.
-    static func refuseMBTilesName(_ output: String) throws {
-        if output.split(separator: "/").last?.lowercased().hasSuffix(".mbtiles") == true {
+    static func refuseMBTilesName(_ output: String, resolved destination: OutputDestination? = nil) throws {
+        // The name given, and the file it leads to (found by an attack: a link named `.pmtiles`
+        // to an MBTiles file had the file replaced by an archive).
+        var names = [output]
+        switch destination?.kind {
+        case .replace(let path)?, .writeThrough(let path, _)?: names.append(path)
+        default: break
+        }
+        if names.contains(where: { $0.split(separator: "/").last?.lowercased().hasSuffix(".mbtiles") == true }) {
             throw UsageError(message: L.localized("%1$s: export writes a PMTiles v3 archive, not an MBTiles file: name it .pmtiles", output), usage: usage)
         }
     }
@@ -54,7 +61,7 @@ struct ExportCommand: Command {
         // Everything that can be checked is checked before the gate counts a use.
         let destination = try OutputDestination.resolve(output)
         try destination.refuse(inside: [context.dataDirectory.path, context.stateFolder])
-        try Self.refuseMBTilesName(output)
+        try Self.refuseMBTilesName(output, resolved: destination)
         if case .standardOutput = destination.kind, isatty(STDOUT_FILENO) == 1 {
             throw OutputError(path: L.localized("standard output"), reason: L.localized("it is a terminal; refusing to write a PMTiles archive to it: redirect it or name a FILE"), kind: .usage)
         }
