@@ -725,13 +725,20 @@ struct SystemModeTests {
         defer { close(null) }
         let client = try SystemClient.connect(to: machine.socketPath, policy: machine.policyPath)
         try client.send(SystemRequest(arguments: ["tile", "plain", "0", "0", "0", "-o", "-"], environment: [:]), streams: [null, null, null])
-        // The service's command for it: the process whose command line is the request's.
+        // The service's command for it: under this machine's service (other suites run commands
+        // of their own), with the request's command line.
         func serviceCommand() -> pid_t? {
-            let pids = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { pid_t($0) }
-            return pids.first { pid in
+            var pending = machine.service.map { [$0.processIdentifier] } ?? []
+            while let pid = pending.popLast() {
                 let line = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline").map { String(decoding: $0, as: UTF8.self) } ?? ""
-                return line.hasPrefix("mapgate\0tile\0plain\0")
+                if line.hasPrefix("mapgate\0tile\0plain\0") { return pid }
+                // Every thread's children: the service starts commands from its connections' threads.
+                for task in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? [] {
+                    let children = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/children", encoding: .utf8)) ?? ""
+                    pending += children.split(separator: " ").compactMap { pid_t($0) }
+                }
             }
+            return nil
         }
         var command: pid_t?
         #expect(waitUntil { command = serviceCommand(); return command != nil }, "\(machine.service?.stderr ?? "")")
@@ -741,7 +748,9 @@ struct SystemModeTests {
         // Still waiting on the lock, inside its call: not stopped there.
         #expect(!processIsStopped(command ?? 0))
         #expect(holder.wait(timeout: 10) == 0, "\(holder.stderr)")
-        // Once the call is done it stops (or has finished), and holds nothing: others go on.
+        // Once its calls are done it stops (or has finished), and holds nothing: others go on.
+        let stopping = command ?? 0
+        #expect(waitUntil(timeout: 20) { processIsStopped(stopping) || kill(stopping, 0) != 0 })
         let other = try machine.run(["status"], as: 0)
         #expect(other.status == 0, "\(other.stderr)")
         client.socket.sendByte(UInt8(SIGCONT))
