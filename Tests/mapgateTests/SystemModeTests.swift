@@ -32,6 +32,23 @@ struct SystemModeTests {
         try machine.startService(at: during, environment: environment)
     }
 
+    /// The command this machine's service runs whose arguments start with `arguments` (other
+    /// suites run commands of their own): its children, those of every thread (the service starts
+    /// commands from its connections' threads).
+    func serviceCommand(startingWith arguments: [String]) -> pid_t? {
+        let prefix = (["mapgate"] + arguments).map { $0 + "\0" }.joined()
+        var pending = machine.service.map { [$0.processIdentifier] } ?? []
+        while let pid = pending.popLast() {
+            let line = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline").map { String(decoding: $0, as: UTF8.self) } ?? ""
+            if line.hasPrefix(prefix) { return pid }
+            for task in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? [] {
+                let children = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/children", encoding: .utf8)) ?? ""
+                pending += children.split(separator: " ").compactMap { pid_t($0) }
+            }
+        }
+        return nil
+    }
+
     func homeIsEmpty(_ uid: uid_t) -> Bool {
         ((try? FileManager.default.contentsOfDirectory(atPath: machine.work.file("home-\(uid)"))) ?? []).isEmpty
     }
@@ -467,10 +484,7 @@ struct SystemModeTests {
         defer { session.stop() }
         #expect(session.firstLine() != nil, "\(session.stderr)")
         #expect(try machine.promptsShown() == 1, "the session's use is held")
-        let pids = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { pid_t($0) }
-        let command = try #require(pids.first { pid in
-            (FileManager.default.contents(atPath: "/proc/\(pid)/cmdline").map { String(decoding: $0, as: UTF8.self) } ?? "").hasPrefix("mapgate\0serve\0")
-        })
+        let command = try #require(serviceCommand(startingWith: ["serve"]))
         kill(command, SIGSTOP)
         #expect(waitUntil { processIsStopped(command) })
         #expect(try machine.promptsShown() == 0, "a stopped session holds no use")
@@ -725,23 +739,9 @@ struct SystemModeTests {
         defer { close(null) }
         let client = try SystemClient.connect(to: machine.socketPath, policy: machine.policyPath)
         try client.send(SystemRequest(arguments: ["tile", "plain", "0", "0", "0", "-o", "-"], environment: [:]), streams: [null, null, null])
-        // The service's command for it: under this machine's service (other suites run commands
-        // of their own), with the request's command line.
-        func serviceCommand() -> pid_t? {
-            var pending = machine.service.map { [$0.processIdentifier] } ?? []
-            while let pid = pending.popLast() {
-                let line = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline").map { String(decoding: $0, as: UTF8.self) } ?? ""
-                if line.hasPrefix("mapgate\0tile\0plain\0") { return pid }
-                // Every thread's children: the service starts commands from its connections' threads.
-                for task in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? [] {
-                    let children = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/children", encoding: .utf8)) ?? ""
-                    pending += children.split(separator: " ").compactMap { pid_t($0) }
-                }
-            }
-            return nil
-        }
+        func tileCommand() -> pid_t? { serviceCommand(startingWith: ["tile", "plain"]) }
         var command: pid_t?
-        #expect(waitUntil { command = serviceCommand(); return command != nil }, "\(machine.service?.stderr ?? "")")
+        #expect(waitUntil { command = tileCommand(); return command != nil }, "\(machine.service?.stderr ?? "")")
         usleep(200_000)
         client.socket.sendByte(UInt8(SIGTSTP))
         usleep(500_000)
@@ -768,7 +768,7 @@ struct SystemModeTests {
         let second = try SystemClient.connect(to: machine.socketPath, policy: machine.policyPath)
         try second.send(SystemRequest(arguments: ["tile", "plain", "0", "0", "0", "-o", "-"], environment: [:]), streams: [null, null, null])
         command = nil
-        #expect(waitUntil { command = serviceCommand(); return command != nil })
+        #expect(waitUntil { command = tileCommand(); return command != nil })
         second.socket.sendByte(UInt8(SIGTSTP))
         usleep(200_000)
         second.socket.sendByte(UInt8(SIGCONT))
