@@ -93,6 +93,10 @@ import Glibc
         let linked = try mapgate.run(["export", "geo", work.file("link.pmtiles")], at: "2027-03-01 00:00:00")
         #expect(linked.status == 64, "\(linked.stderr)")
         #expect(try String(contentsOfFile: work.file("real.mbtiles"), encoding: .utf8) == "an MBTiles file\n")
+        // A dangling one too: it would make the `.mbtiles` file.
+        try FileManager.default.createSymbolicLink(atPath: work.file("dangling.pmtiles"), withDestinationPath: "new.mbtiles")
+        #expect(try mapgate.run(["export", "geo", work.file("dangling.pmtiles")], at: "2027-03-01 00:00:00").status == 64)
+        #expect(!FileManager.default.fileExists(atPath: work.file("new.mbtiles")))
         // `-o /dev/stdout` with standard output closed is that output, closed (74), as `-` is
         // (refused before anything else: no clock to fake).
         let closed = try runProcess(

@@ -138,7 +138,7 @@ public struct OutputDestination: Sendable, Equatable {
 
     /// Where writing to `path` lands: its symbolic links followed, the last of them dangling or
     /// not (at most 40, as the kernel follows), in its folder's real path.
-    private static func finalTarget(of path: String) -> String {
+    static func finalTarget(of path: String) -> String {
         var current = path
         for _ in 0..<40 {
             guard let next = try? FileManager.default.destinationOfSymbolicLink(atPath: current) else { break }

@@ -42,7 +42,7 @@ enum SystemRelay {
         }
         if command == ExportCommand.name, arguments.positional.count == 2, arguments.positional[1] != "-" {
             let path = arguments.positional[1]
-            try ExportCommand.refuseMBTilesName(path, resolved: try? OutputDestination.resolve(path))
+            try ExportCommand.refuseMBTilesName(path)
             named = path
             if let index = forwarded.lastIndex(of: path) { forwarded[index] = "-" }
         }

@@ -44,14 +44,10 @@ struct ExportCommand: Command {
 
     /// A PMTiles archive under an MBTiles file's name would be taken for one by whatever opens it
     /// next (found by an attack: written without a word): a usage error, before the gate.
-    static func refuseMBTilesName(_ output: String, resolved destination: OutputDestination? = nil) throws {
-        // The name given, and the file it leads to (found by an attack: a link named `.pmtiles`
-        // to an MBTiles file had the file replaced by an archive).
-        var names = [output]
-        switch destination?.kind {
-        case .replace(let path)?, .writeThrough(let path, _)?: names.append(path)
-        default: break
-        }
+    static func refuseMBTilesName(_ output: String) throws {
+        // The name given, and the file its links lead to, there yet or not (found by an attack: a
+        // link named `.pmtiles` to an MBTiles file had the file replaced by an archive).
+        let names = output == "-" ? [output] : [output, OutputDestination.finalTarget(of: output)]
         if names.contains(where: { $0.split(separator: "/").last?.lowercased().hasSuffix(".mbtiles") == true }) {
             throw UsageError(message: L.localized("%1$s: export writes a PMTiles v3 archive, not an MBTiles file: name it .pmtiles", output), usage: usage)
         }
@@ -61,7 +57,7 @@ struct ExportCommand: Command {
         // Everything that can be checked is checked before the gate counts a use.
         let destination = try OutputDestination.resolve(output)
         try destination.refuse(inside: [context.dataDirectory.path, context.stateFolder])
-        try Self.refuseMBTilesName(output, resolved: destination)
+        try Self.refuseMBTilesName(output)
         if case .standardOutput = destination.kind, isatty(STDOUT_FILENO) == 1 {
             throw OutputError(path: L.localized("standard output"), reason: L.localized("it is a terminal; refusing to write a PMTiles archive to it: redirect it or name a FILE"), kind: .usage)
         }
