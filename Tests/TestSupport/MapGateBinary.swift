@@ -45,8 +45,7 @@ public struct MapGateBinary: Sendable {
             stateHome = folder + "/state"
             path = workDirectory + "/mapgate"
             try? FileManager.default.removeItem(atPath: path)
-            try FileManager.default.copyItem(atPath: try TestPaths.binary(), toPath: path)
-            chmod(path, 0o755)
+            try SystemMachine.copyExecutable(try TestPaths.binary(), to: path)
         } else {
             userFolder = nil
             path = try TestPaths.binary()

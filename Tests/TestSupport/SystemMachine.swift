@@ -47,8 +47,7 @@ public final class SystemMachine {
         origin = try TestOrigin(root: work.file("www"))
         builder = CatalogBuilder(root: work.file("www"))
         binary = work.file("mapgate")
-        try FileManager.default.copyItem(atPath: try TestPaths.binary(), toPath: binary)
-        chmod(binary, 0o755)
+        try Self.copyExecutable(try TestPaths.binary(), to: binary)
         policyPath = work.file("policy.json")
         tilePort = try HTTPListener(host: "127.0.0.1", port: 0).port
         serviceFolder = work.file("service")
@@ -119,14 +118,47 @@ public final class SystemMachine {
         let faked = time.map { ["/usr/bin/faketime", $0] } ?? []
         let command = prefix + ["/usr/bin/setpriv", "--reuid=\(Self.serviceUID)", "--regid=\(Self.serviceUID)", "--clear-groups"] + faked
             + [binary, "system-service", "--admin-group", "\(Self.administratorsGroup)"]
-        let process = try BackgroundProcess(command[0], Array(command.dropFirst()), environment: serviceEnvironment.merging(environment) { $1 })
+        var process = try BackgroundProcess(command[0], Array(command.dropFirst()), environment: serviceEnvironment.merging(environment) { $1 })
         service = process
+        var retries = 0
         let deadline = Date().addingTimeInterval(20)
         while Date() < deadline {
             if (try? LocalSocket.connect(to: socketPath)) != nil { return }
+            // "Text file busy": a process another suite started while this binary was being
+            // written still held it open for a moment (CI, under load). Tried again.
+            if !process.isRunning, process.stderr.contains("Text file busy"), retries < 5 {
+                retries += 1
+                usleep(200_000)
+                process = try BackgroundProcess(command[0], Array(command.dropFirst()), environment: serviceEnvironment.merging(environment) { $1 })
+                service = process
+                continue
+            }
             usleep(20_000)
         }
         throw MissingFixture(path: "the system service's socket (stderr: \(process.stderr))")
+    }
+
+    /// Copies the executable at `source` to `destination` (mode 0755) through descriptors that
+    /// no process started meanwhile inherits: one that did would hold the new file open for
+    /// writing, and running it would fail with "Text file busy" for as long as that process lives.
+    static func copyExecutable(_ source: String, to destination: String) throws {
+        let input = open(source, O_RDONLY | O_CLOEXEC)
+        guard input >= 0 else { throw MissingFixture(path: source) }
+        defer { close(input) }
+        let output = open(destination, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o755)
+        guard output >= 0 else { throw MissingFixture(path: destination) }
+        defer { close(output) }
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
+            guard count > 0 else {
+                guard count == 0 else { throw MissingFixture(path: source) }
+                break
+            }
+            let written = buffer.withUnsafeBytes { write(output, $0.baseAddress, count) }
+            guard written == count else { throw MissingFixture(path: destination) }
+        }
+        fchmod(output, 0o755)
     }
 
     /// Starts the service as systemd's socket units would (`systemd-socket-activate` as its uid,
