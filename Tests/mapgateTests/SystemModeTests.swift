@@ -725,14 +725,20 @@ struct SystemModeTests {
     /// it there (the service sent SIGSTOP), holding the state database's lock, and every other
     /// user's command failed on it (74) for as long as the caller stayed stopped. The command now
     /// stops only between its database calls. (Here its call waits on a lock the test holds.)
-    @Test func ctrlZNeverStopsTheServicesCommandInsideADatabaseCall() throws {
-        try startPrompting()
-        let holder = try BackgroundProcess(
+    /// sqlite3 holding both of the service's state databases (the data directory's and the gate's
+    /// copy) in one exclusive transaction for `seconds`.
+    func holdingTheStateDatabases(for seconds: Double) throws -> BackgroundProcess {
+        try BackgroundProcess(
             "/usr/bin/sqlite3",
             [
                 machine.serviceData + "/state.sqlite", "ATTACH '\(machine.serviceFolder)/state/mapgate/state.sqlite' AS gate;", "BEGIN EXCLUSIVE;",
-                ".shell sleep 2", "COMMIT;",
+                ".shell sleep \(seconds)", "COMMIT;",
             ])
+    }
+
+    @Test func ctrlZNeverStopsTheServicesCommandInsideADatabaseCall() throws {
+        try startPrompting()
+        let holder = try holdingTheStateDatabases(for: 2)
         usleep(300_000)
         // A client of the test's own, which sends the Ctrl-Z byte as a user's process does.
         let null = open("/dev/null", O_RDWR)
@@ -758,12 +764,7 @@ struct SystemModeTests {
 
         // Ctrl-Z, then `fg` before the call has ended: the stop is called off, not made for good
         // once the call ends (a process stopped after its continue would never go on).
-        let again = try BackgroundProcess(
-            "/usr/bin/sqlite3",
-            [
-                machine.serviceData + "/state.sqlite", "ATTACH '\(machine.serviceFolder)/state/mapgate/state.sqlite' AS gate;", "BEGIN EXCLUSIVE;",
-                ".shell sleep 1.5", "COMMIT;",
-            ])
+        let again = try holdingTheStateDatabases(for: 1.5)
         usleep(300_000)
         let second = try SystemClient.connect(to: machine.socketPath, policy: machine.policyPath)
         try second.send(SystemRequest(arguments: ["tile", "plain", "0", "0", "0", "-o", "-"], environment: [:]), streams: [null, null, null])

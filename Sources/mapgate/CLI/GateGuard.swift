@@ -35,6 +35,14 @@ enum GateGuard {
         return result
     }
 
+    /// The code of a run whose user chose "update now" at the question: 0, or, for the system
+    /// service's command whose output its caller relays to a file, the code that tells the caller
+    /// to leave that file alone (``SystemService/Settings/declinedExitCode``).
+    static func updateChosenCode(_ context: Context) -> Int32 {
+        context.environment[SystemService.Settings.relayedOutputVariable] == "1" && (try? context.isSystemService()) == true
+            ? SystemService.Settings.declinedExitCode : ExitCode.success
+    }
+
     /// Shows what the gate decided (a notice, or the prompt with its question on a terminal):
     /// false when the user chose "update now". An answer that is not understood asks again,
     /// saying what the choices are; the end of input, or a third answer not understood, is no

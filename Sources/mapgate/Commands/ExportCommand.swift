@@ -34,14 +34,6 @@ struct ExportCommand: Command {
         output = arguments.positional[1]
     }
 
-    /// The code of a run whose user chose "update now" at the question: 0, or, for the system
-    /// service's command whose output its caller relays to a file, the code that tells the caller
-    /// to leave that file alone (``SystemService/Settings/declinedExitCode``).
-    static func updateChosen(_ context: Context) -> Int32 {
-        context.environment[SystemService.Settings.relayedOutputVariable] == "1" && (try? context.isSystemService()) == true
-            ? SystemService.Settings.declinedExitCode : ExitCode.success
-    }
-
     /// A PMTiles archive under an MBTiles file's name would be taken for one by whatever opens it
     /// next (found by an attack: written without a word): a usage error, before the gate.
     static func refuseMBTilesName(_ output: String) throws {
@@ -125,7 +117,7 @@ struct ExportCommand: Command {
                 }
             }
         }
-        guard let summary else { return Self.updateChosen(context) }
+        guard let summary else { return GateGuard.updateChosenCode(context) }
         // In system mode the user's FILE is written by their own process from this standard
         // output, and said by it once in place (``SystemRelay``): said here, it would be "-", and
         // on standard error.

@@ -65,6 +65,6 @@ struct TileCommand: Command {
                 }
             }
         }
-        return ran == nil ? ExportCommand.updateChosen(context) : ExitCode.success
+        return ran == nil ? GateGuard.updateChosenCode(context) : ExitCode.success
     }
 }
