@@ -19,10 +19,11 @@ public final class MachineSession: Sendable {
 
     /// Attaches on `socket` and waits for the server (which may have to start: at most `timeout`
     /// seconds). Then a thread of its own answers the server: `deliver` delivers the use (the
-    /// gate's record is told); when the server ends the session, or a delivery fails, `ended`
-    /// runs with the reason (on that thread).
+    /// gate's record is told) before the deadline it is given (``MonotonicClock/seconds``: a
+    /// second before the server stops waiting for the answer), or not at all; when the server
+    /// ends the session, or a delivery fails, `ended` runs with the reason (on that thread).
     public init(
-        socket: LocalSocket, timeout: Double = 60, deliver: @escaping @Sendable () throws -> Void,
+        socket: LocalSocket, timeout: Double = 60, deliver: @escaping @Sendable (_ deadline: Double) throws -> Void,
         ended: @escaping @Sendable (_ reason: String) -> Void
     ) throws {
         self.socket = socket
@@ -42,11 +43,13 @@ public final class MachineSession: Sendable {
             while let message = try? MachineSessionMessage.receive(on: socket, timeout: .infinity) {
                 guard case .deliver(let askedAt, let within) = message else { continue }
                 // Asked too long ago (this command was stopped meanwhile): the server has given
-                // up on the answer, and nothing is delivered for it.
-                let waited = Double(MonotonicClock.elapsed(from: askedAt, to: MonotonicClock.nanoseconds)) / 1e9
-                guard waited < within - min(1, within / 2) else { continue }
+                // up on the answer, and nothing is delivered for it. Nor is anything delivered
+                // after that time (a busy state database: the use was counted after the server
+                // had answered 503).
+                let deadline = Double(askedAt) / 1e9 + within - min(1, within / 2)
+                guard MonotonicClock.seconds < deadline else { continue }
                 do {
-                    try deliver()
+                    try deliver(deadline)
                     try MachineSessionMessage.delivered.send(on: socket)
                 } catch {
                     reason = errorMessage(error)

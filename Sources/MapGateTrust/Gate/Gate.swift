@@ -113,8 +113,9 @@ public final class Gate {
         if decision == .refused { throw useReport.isHeld ? heldError(useReport) : closedError(useReport) }
         guard case .prompt = decision, let reservation, let reopen = store.reopen else { return GateAuthorization(decision: decision, report: useReport) }
         let (settings, clock, installed, isConfined) = (settings, clock, policy.installed, isConfined)
-        return GateAuthorization(decision: decision, report: useReport, reservationID: reservation.id) {
-            try Gate(store: reopen(), settings: settings, clock: clock, installed: installed, isConfined: isConfined).confirmDelivery(of: reservation.id)
+        return GateAuthorization(decision: decision, report: useReport, reservationID: reservation.id) { deadline in
+            try Gate(store: reopen(), settings: settings, clock: clock, installed: installed, isConfined: isConfined)
+                .confirmDelivery(of: reservation.id, before: deadline)
         }
     }
 
@@ -128,9 +129,9 @@ public final class Gate {
     /// whatever happens to this process. A reservation another run gave back in the meantime (it
     /// took this process for ended: a process in a PID namespace of its own looks so from
     /// outside) is counted again; if the gate has closed since, nothing may be delivered
-    /// (``GateUseWithdrawnError``).
-    func confirmDelivery(of id: String) throws {
-        try update { record, now, policy in
+    /// (``GateUseWithdrawnError``). Saved before `deadline` or not at all (``GateStore/update(before:_:)``).
+    func confirmDelivery(of id: String, before deadline: Double? = nil) throws {
+        try update(before: deadline) { record, now, policy in
             if let index = record.reservations.firstIndex(where: { $0.id == id }) {
                 record.reservations.remove(at: index)
             } else if policy.use(&record, at: now) == .refused {
@@ -348,10 +349,10 @@ public final class Gate {
     /// Runs `body` on the saved record in one write transaction (on every copy), after moving
     /// the clock's high-water mark and reconciling with the installed version, then saves it.
     /// `body` gets the rules in force: the settings' with the saved publisher rules applied.
-    private func update<T>(_ body: (inout GateRecord, Date, GatePolicy) throws -> T) throws -> T {
+    private func update<T>(before deadline: Double? = nil, _ body: (inout GateRecord, Date, GatePolicy) throws -> T) throws -> T {
         let reading = clock.now
         let boot = clock.boot
-        return try store.update { record in
+        return try store.update(before: deadline) { record in
             // An unsigned policy's tightening is kept, so that hiding the policy (a mount
             // namespace of one's own) does not undo it; only a signed policy sets the rules anew.
             record.strictestRules = settings.managedPolicySigned ? nil : self.policy.strictestRules(keeping: record.strictestRules)

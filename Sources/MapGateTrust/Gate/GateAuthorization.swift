@@ -28,8 +28,10 @@ public final class GateAuthorization: Sendable {
     /// The reservation the record keeps for this use until its delivery is confirmed (see
     /// ``GateRecord/reservations``), or nil when the record keeps none.
     let reservationID: String?
-    /// Removes that reservation from the record (on a store of its own: any thread may deliver).
-    private let confirmation: (@Sendable () throws -> Void)?
+    /// Removes that reservation from the record (on a store of its own: any thread may deliver),
+    /// unless the deadline it is given (``MonotonicClock/seconds``) has passed when the record's
+    /// write lock is had: then nothing is written (``GateDeliveryLateError``).
+    private let confirmation: (@Sendable (_ deadline: Double?) throws -> Void)?
     /// Whether the record was told of the delivery (``confirmation`` ran).
     private let confirmed = Atomic<Bool>(false)
     var isConfirmed: Bool { confirmed.load(ordering: .acquiring) }
@@ -51,7 +53,9 @@ public final class GateAuthorization: Sendable {
         case settled
     }
 
-    init(decision: UseDecision, report: GateReport, reservationID: String? = nil, confirmation: (@Sendable () throws -> Void)? = nil) {
+    init(
+        decision: UseDecision, report: GateReport, reservationID: String? = nil, confirmation: (@Sendable (_ deadline: Double?) throws -> Void)? = nil
+    ) {
         self.decision = decision
         self.report = report
         self.reservationID = reservationID
@@ -71,6 +75,15 @@ public final class GateAuthorization: Sendable {
     /// `step` does not run. Several threads may deliver at once (a server's first tiles): one
     /// decides, the others wait for it.
     public func deliver<T>(_ step: () throws -> T) throws -> T {
+        try deliver(before: nil, step)
+    }
+
+    /// ``deliver(_:)`` for one who stops waiting at `deadline` (``MonotonicClock/seconds``; the
+    /// machine's tile server, for a session's use): a record that cannot be told before then (its
+    /// state database busy that long) is left as it was, `step` does not run and
+    /// ``GateDeliveryLateError`` is thrown, so that a use is never kept for an answer nobody waits
+    /// for any more.
+    public func deliver<T>(before deadline: Double?, _ step: () throws -> T) throws -> T {
         while true {
             let (claimed, found) = state.compareExchange(
                 expected: State.reserved.rawValue, desired: State.delivering.rawValue, ordering: .acquiringAndReleasing)
@@ -81,7 +94,7 @@ public final class GateAuthorization: Sendable {
         }
         do {
             if let confirmation, !confirmed.load(ordering: .acquiring) {
-                try confirmation()
+                try confirmation(deadline)
                 confirmed.store(true, ordering: .releasing)
             }
             let result = try step()

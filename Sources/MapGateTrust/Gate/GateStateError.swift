@@ -16,6 +16,8 @@ public struct GateStateError: MapGateFailure, LocalizedError, Sendable {
     public let advice: String
     /// A write failure (a full disk, a read-only file or folder), not another process's lock.
     let isWriteFailure: Bool
+    /// Another process's lock, waited for as long as allowed.
+    let isBusy: Bool
     public var kind: FailureKind { .io }
     public var errorDescription: String? {
         L.localized("cannot write the update gate's state %1$s: %2$s; %3$s", "\(path)", "\(reason)", "\(advice)")
@@ -24,6 +26,7 @@ public struct GateStateError: MapGateFailure, LocalizedError, Sendable {
     init(_ error: SQLiteError, path fallback: String) {
         path = error.path ?? fallback
         isWriteFailure = error.isWriteFailure
+        isBusy = error.primaryCode == SQLITE_BUSY
         if error.primaryCode == SQLITE_BUSY {
             reason = L.localized("another process holds it open (a reader such as sqlite3 or a backup tool)")
             advice = L.localized("close that process, then run the command again; nothing was counted")

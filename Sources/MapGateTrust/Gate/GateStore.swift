@@ -102,10 +102,16 @@ public final class GateStore {
 
     /// Runs `body` on the record in a write transaction on every copy, then saves it to all of them
     /// with the next generation.
-    func update<T>(_ body: (inout GateRecord) throws -> T) throws -> T {
+    ///
+    /// - Parameter deadline: the change is saved before then (``MonotonicClock/seconds``) or not at
+    ///   all (``GateDeliveryLateError``): every wait for another process's lock ends by then, and
+    ///   once `body` has run with the lock had, a deadline passed meanwhile rolls the change back.
+    func update<T>(before deadline: Double? = nil, _ body: (inout GateRecord) throws -> T) throws -> T {
         while true {
             do {
-                return try updateAll(body)
+                return try updateAll(before: deadline, body)
+            } catch let error as GateStateError where deadline.map({ MonotonicClock.seconds >= $0 }) == true && error.isBusy {
+                throw GateDeliveryLateError()
             } catch let error as GateStateError {
                 // A data directory's copy that cannot be written (its folder read-only, its disk
                 // full: the rollback journal cannot be made) is read and compared from now on,
@@ -117,13 +123,17 @@ public final class GateStore {
         }
     }
 
-    private func updateAll<T>(_ body: (inout GateRecord) throws -> T) throws -> T {
+    private func updateAll<T>(before deadline: Double?, _ body: (inout GateRecord) throws -> T) throws -> T {
         var writing = copies.first?.path ?? "?"
         do {
             defer { for copy in copies { copy.database.setBusyTimeout(copy.busyTimeout) } }
+            if let deadline {
+                for copy in copies { copy.database.setBusyTimeout(Self.patience(copy.busyTimeout, until: deadline)) }
+            }
             let result = try locked(0) {
                 var record = try load()
                 let result = try body(&record)
+                if let deadline, MonotonicClock.seconds >= deadline { throw GateDeliveryLateError() }
                 record.generation += 1
                 // A record that `load` would take for tampered is never written (rolled back, so
                 // nothing is counted): saved, it would cost the user the record at the next run.
@@ -139,7 +149,7 @@ public final class GateStore {
                     // this transaction holds): a process that keeps the file open in a read
                     // transaction (sqlite3, a backup tool) is waited for briefly, then the change
                     // is refused, not saved half-way.
-                    copy.database.setBusyTimeout(Self.readerPatience)
+                    copy.database.setBusyTimeout(deadline.map { Self.patience(Self.readerPatience, until: $0) } ?? Self.readerPatience)
                 }
                 return result
             }
@@ -157,6 +167,11 @@ public final class GateStore {
 
     /// How long a change of the record waits for a reader of a copy to finish.
     static let readerPatience: Duration = .seconds(2)
+
+    /// `patience`, or less: what is left until `deadline` (``MonotonicClock/seconds``).
+    private static func patience(_ patience: Duration, until deadline: Double) -> Duration {
+        min(patience, .milliseconds(Int64(max(0, (deadline - MonotonicClock.seconds) * 1000))))
+    }
 
     /// A copy still in WAL mode (an older mapgate's, held open by another process while it was
     /// to be switched to rollback-journal mode) has what was just committed moved into the file,

@@ -26,7 +26,7 @@ enum MachineSessionLaunch {
         let library = try context.readOnlyRegionLibrary()
         _ = try GateGuard.withUse(context, opening: try library.installed().map(\.id)) { authorization in
             let session = try MachineSession(
-                socket: socket, deliver: { try authorization.deliver {} },
+                socket: socket, deliver: { deadline in try authorization.deliver(before: deadline) {} },
                 ended: { _ in kill(getpid(), SIGTERM) })
             SignalRouter.wait(announcing: { announce(session) })
             if let reason = session.ended {

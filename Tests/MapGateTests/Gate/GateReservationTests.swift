@@ -117,6 +117,45 @@ import Glibc
         #expect(try record().promptsShown == 5)
     }
 
+    /// A delivery whose record cannot be told before its deadline (the state database busy that
+    /// long) delivers nothing: the machine's tile server, for which a `serve` session delivers,
+    /// had stopped waiting and answered 503, and the use was counted for no tile. The wait for the
+    /// lock ends at the deadline (not after the 10 s busy timeout), the step does not run, and the
+    /// use goes back at the end of the run.
+    @Test func aDeliveryThatCannotBeToldBeforeItsDeadlineDeliversNothing() throws {
+        let gate = try harness.makeGate()
+        let shown = try record().promptsShown
+        let holder = try SQLiteDatabase(path: harness.stateFolder + "/state.sqlite", mode: .readWriteCreate)
+        var ran = false
+        var waited = 0.0
+        _ = try gate.use { authorization in
+            try holder.execute("BEGIN IMMEDIATE")
+            let started = MonotonicClock.seconds
+            #expect(throws: GateDeliveryLateError.self) { try authorization.deliver(before: started + 0.5) { ran = true } }
+            waited = MonotonicClock.seconds - started
+            try holder.execute("ROLLBACK")
+            #expect(!authorization.isDelivered)
+        }
+        #expect(!ran)
+        #expect(waited < 3, "waited \(waited) s for the lock")
+        #expect(try record().promptsShown == shown, "a use was kept for a delivery nobody waited for")
+        #expect(try record().reservations.isEmpty)
+    }
+
+    /// A deadline that passed while the record's lock was being had: the change is rolled back,
+    /// the record keeps the reservation, and a delivery in time afterwards keeps the use.
+    @Test func aDeliveryPastItsDeadlineOnceTheLockIsHadIsRolledBack() throws {
+        let gate = try harness.makeGate()
+        let shown = try record().promptsShown
+        _ = try gate.use { authorization in
+            #expect(throws: GateDeliveryLateError.self) { try authorization.deliver(before: MonotonicClock.seconds - 1) {} }
+            #expect(try record().reservations.count == 1, "the record was told")
+            try authorization.deliver(before: MonotonicClock.seconds + 30) {}
+            #expect(try record().reservations.isEmpty)
+        }
+        #expect(try record().promptsShown == shown + 1)
+    }
+
     /// A record sealed with a reservation cannot lose it without being taken for tampered with.
     @Test func theSealCoversTheReservations() throws {
         let me = try #require(ProcessIdentity.current)
