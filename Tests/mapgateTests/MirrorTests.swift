@@ -192,6 +192,12 @@ import Glibc
         let named = try b.run(["sync", "--from", stick, "plain"], at: Self.day2)
         #expect(named.status == 69, "\(named.stderr)")
         #expect(named.stderr.contains("region plain: not in the mirror"), "\(named.stderr)")
+        // Its --json line has no version to give: null, not "" (a string no version is).
+        let json = try b.run(["sync", "--from", stick, "plain", "--json"], at: Self.day2)
+        let line = try MapGateBinary.json(json.stdout.trimmingCharacters(in: .newlines))
+        #expect(line["region"] as? String == "plain" && line["action"] as? String == "failed", "\(json.stdout)")
+        #expect(line["version"] is NSNull, "\(json.stdout)")
+        #expect(line["exitCode"] as? Int == 69, "\(json.stdout)")
         // The stick's reasons are text from outside, said on one line (found by an attack: a
         // reason holding a line break forged a line of `sync`'s output).
         let forged = manifest.replacingOccurrences(

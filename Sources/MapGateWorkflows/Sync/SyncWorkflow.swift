@@ -31,8 +31,9 @@ public final class SyncWorkflow {
         case notice(String)
         /// A region installed, updated, patched or repaired.
         case synced(CatalogRegion, RegionInstaller.Outcome)
-        /// A region that failed: its id, the catalog's version (empty when the entry was refused) and why.
-        case failed(region: String, version: String, error: any Error)
+        /// A region that failed: its id (nil for a refused entry that has none), the catalog's
+        /// version (nil when its entry was refused or is missing) and why.
+        case failed(region: String?, version: String?, error: any Error)
         /// A style entry of the catalog that was refused (it is not installed).
         case styleRejected(CatalogError)
         /// A style installed, updated or up to date.
@@ -113,10 +114,10 @@ public final class SyncWorkflow {
         for absent in plan.absent {
             onEvent(.absent(region: absent.id, version: try library.region(absent.id).version, reason: absent.reason))
         }
-        for rejection in plan.refused { fail(rejection, .failed(region: rejection.region ?? "?", version: "", error: rejection)) }
+        for rejection in plan.refused { fail(rejection, .failed(region: rejection.region, version: nil, error: rejection)) }
         for missing in plan.unavailable {
             let error = RegionError(region: missing.id, reason: missing.reason, kind: .unavailable)
-            fail(error, .failed(region: missing.id, version: "", error: error))
+            fail(error, .failed(region: missing.id, version: nil, error: error))
         }
 
         try gate.refuseIfClosed()

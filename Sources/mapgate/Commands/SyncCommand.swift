@@ -134,7 +134,7 @@ struct SyncCommand: Command {
                 killAt.reached(stage.rawValue)
             case .synced(let region, _):
                 bars.removeValue(forKey: region.id)?.finish()
-            case .failed(let id, _, _):
+            case .failed(let id?, _, _):
                 bars.removeValue(forKey: id)?.finish()
             case .styleRejected:
                 // As `catalog` does: the first few, then how many more.
@@ -229,9 +229,9 @@ struct SyncCommand: Command {
 
     /// One region's line of `sync --json`: the same keys for every outcome (docs/commands.md: "JSON output").
     struct SyncLine: Encodable {
-        var region: String
+        var region: String?
         var action: String
-        var version: String
+        var version: String?
         var previousVersion: String? = nil
         var bytes: Int64 = 0
         var resumedFrom: Int64 = 0
@@ -241,7 +241,7 @@ struct SyncCommand: Command {
 
     }
 
-    private func reportFailure(_ error: any Error, region: String, version: String, context: Context) {
+    private func reportFailure(_ error: any Error, region: String?, version: String?, context: Context) {
         reportFailure(error, context: context) { SyncLine(region: region, action: "failed", version: version, error: $0, exitCode: $1) }
     }
 

@@ -46,7 +46,7 @@ import Testing
             switch event {
             case .synced(let region, let outcome): events.append("\(region.id): \(outcome)")
             case .upToDate(let region, let version): events.append("\(region.id): \(version) up to date")
-            case .failed(let id, _, let error): events.append("\(id) failed: \(errorMessage(error))")
+            case .failed(let id, _, let error): events.append("\(id ?? "?") failed: \(errorMessage(error))")
             case .kept(let id, _): events.append("\(id): kept")
             default: break
             }
