@@ -316,7 +316,11 @@ public final class Gate {
                 record.catalogSerials[signer] = GateRecord.CatalogSerial(
                     serial: serial, sha256: sha256, generated: catalog.generated.map(ISODate.string))
             }
-            if let keyID {
+            // A catalog published before one already accepted from another key (an older one of
+            // a publisher rotating keys, kept or on a stick) changes no rules: its rules are the
+            // newer catalog's to set (found by an attack: an older catalog's stricter rules, added
+            // to those in force, closed the gate on a stick the run said "changes nothing").
+            if let keyID, newer == nil {
                 // A key the profile (or a signed policy) trusts sets the rules, unless the rules in
                 // force came from another of them in a catalog of a higher serial: serials are per
                 // key, so an older catalog of a publisher's other key (kept, or on a stick, while

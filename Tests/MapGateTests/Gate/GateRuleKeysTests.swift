@@ -104,9 +104,9 @@ import Testing
     /// The demo's and the tests' policy keys, as a publisher rotating from one to the other.
     static let rotating = ["RWR3FrpUU/yaSpsVqdL/nIPgTaAyEjBZc0vtcivX4Y+pDFGQgMG3PX1y", "RWQ2lPOEDhpOnXl+nwg6Nbrac1DQHZ9NC1i+0JYJNixIcn27fTIB88OA"]
 
-    func catalog(serial: Int64, gate: String?) throws -> Catalog {
+    func catalog(serial: Int64, gate: String?, generated: String = "2026-11-01T00:00:00Z") throws -> Catalog {
         let rules = gate.map { #", "gate": \#($0)"# } ?? ""
-        let json = #"{"formatVersion": 1, "publisher": "P", "generated": "2026-11-01T00:00:00Z", "expires": "2100-01-01T00:00:00Z", "serial": \#(serial), "regions": []\#(rules)}"#
+        let json = #"{"formatVersion": 1, "publisher": "P", "generated": "\#(generated)", "expires": "2100-01-01T00:00:00Z", "serial": \#(serial), "regions": []\#(rules)}"#
         return try Catalog.parse(Data(json.utf8), sourceURL: "https://maps.example/catalog.json")
     }
 
@@ -129,6 +129,29 @@ import Testing
         // The publisher relaxes the rules with a newer catalog, of either key.
         try gate(settings).accept(try catalog(serial: 11, gate: nil), sha256: "a11", signedBy: old)
         #expect(try !gate(settings).status().phase.isClosed)
+    }
+
+    /// Found by an attack: an older catalog of the publisher's other key (published before the
+    /// one in force; on a stick) was taken in for its data, "changing nothing installed", but its
+    /// stricter rules were added to those in force (`maxPrompts` 1, no grace) and closed the
+    /// gate, again at every replay. A catalog known to be older than one already accepted changes
+    /// no rules; the newer one's stay.
+    @Test func aCatalogPublishedBeforeOneAcceptedChangesNoRules() throws {
+        var settings = harness.settings
+        settings.trustedKeys = Self.rotating
+        let (old, new) = (try MinisignPublicKey(text: Self.rotating[0]).keyID.hex, try MinisignPublicKey(text: Self.rotating[1]).keyID.hex)
+        let rules = PublisherGate(graceDays: 30, maxPrompts: 5)
+        try gate(settings).accept(try catalog(serial: 4, gate: #"{"graceDays": 30, "maxPrompts": 5}"#, generated: "2026-11-01T00:00:00Z"), sha256: "n4", signedBy: new)
+        #expect(try gate(settings).status().record.publisherGate == rules)
+        let newer = try gate(settings).accept(
+            try catalog(serial: 9, gate: #"{"graceDays": 0, "maxPrompts": 1, "closeAfterDays": 1}"#, generated: "2026-06-01T00:00:00Z"), sha256: "o9", signedBy: old)
+        #expect(newer?.keyID == new, "the run is told the catalog is older")
+        let after = try gate(settings).status()
+        #expect(after.record.publisherGate == rules, "the older catalog changed the rules: \(String(describing: after.record.publisherGate))")
+        #expect(after.maxPrompts == 5)
+        // The other key's catalog published later sets the rules as before.
+        try gate(settings).accept(try catalog(serial: 10, gate: #"{"maxPrompts": 3}"#, generated: "2026-12-01T00:00:00Z"), sha256: "o10", signedBy: old)
+        #expect(try gate(settings).status().maxPrompts == 3)
     }
 
     /// Found by the same attack: a catalog signed by a key only an unsigned policy trusts (the
