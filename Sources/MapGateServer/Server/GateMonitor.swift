@@ -117,8 +117,11 @@ public final class GateMonitor: Sendable {
         private var lastCountedElapsed: Double
         /// `promptsShown` right after this server's last counted use, if it counted one.
         private var ownCount: Int?
-        /// ``GateWatch/tilesAnswered`` at the last counted use: a day's use is due only after more.
-        private var tilesAtLastCount = 0
+        /// ``GateWatch/tilesAnswered`` at the last look at which no use was due (within the day of
+        /// the last counted use, or not asking): a day's use is due only for tiles answered after
+        /// it, in a day not paid for yet (found by an attack: it was every tile since the last
+        /// count, so the tile that delivered the start's use charged a second one a day later).
+        private var tilesPaidFor = 0
         private var failingSince: Double?
         private var lastState: String?
         private var gate: Gate?
@@ -159,7 +162,6 @@ public final class GateMonitor: Sendable {
                 func countUse(opening regions: [String]) throws {
                     lastCounted = latest.now
                     lastCountedElapsed = MonotonicClock.seconds
-                    tilesAtLastCount = watch.tilesAnswered
                     do {
                         let authorization = try gate.authorizeUse(opening: regions)
                         latest = authorization.report
@@ -171,15 +173,16 @@ public final class GateMonitor: Sendable {
                         latest = try gate.status()
                     }
                 }
+                let tiles = watch.tilesAnswered
+                // Within the day of the last counted use (or while no use is asked), every tile is paid for.
+                if !policy.isServingUseDue(latest.phase, servedFor: servedFor(now: latest.now)) { tilesPaidFor = tiles }
                 let unknown = settings.servedRegions().filter { !latest.record.installedRegions.contains($0) }
                 if !unknown.isEmpty {
                     // A region that appeared while serving without `sync` installing it under this
                     // record (a file copied in): a use of it, as `open` would be. The record recovers
                     // first (a lookup); offline that throws, and the server fails closed.
                     try countUse(opening: unknown)
-                } else if policy.isServingUseDue(
-                    latest.phase, servedFor: servedFor(now: latest.now), answeredTiles: watch.tilesAnswered > tilesAtLastCount)
-                {
+                } else if policy.isServingUseDue(latest.phase, servedFor: servedFor(now: latest.now), answeredTiles: tiles > tilesPaidFor) {
                     try countUse(opening: [])
                 } else if let refreshed = try gate.refreshIfDue() {
                     latest = refreshed

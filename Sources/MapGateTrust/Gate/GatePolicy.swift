@@ -346,7 +346,8 @@ public struct GatePolicy: Sendable {
     ///   - servedFor: seconds since the server's last counted use: the larger of what the clock
     ///     says and the real time elapsed, so that neither a clock set back nor one slowed down
     ///     or frozen stretches a day of serving.
-    ///   - answeredTiles: whether the server answered a tile since its last counted use.
+    ///   - answeredTiles: whether the server answered a tile since the day of its last counted use
+    ///     ended (those before it are that use's).
     public func isServingUseDue(_ phase: GatePhase, servedFor: TimeInterval, answeredTiles: Bool = true) -> Bool {
         guard case .prompting = phase, answeredTiles else { return false }
         return servedFor >= Self.servingDay

@@ -104,10 +104,12 @@ import Glibc
         defer { server.stop() }
         #expect(try status(server, "/plain/0/0/0.png").status == 200)
 
-        time.advance(days: 31)  // past the grace period: the monitor counts the first served day
+        time.advance(days: 31)  // past the grace period: the monitor counts the first day a tile is served in
+        #expect(try status(server, "/plain/0/0/0.png").status == 200)
         #expect(try waitUntil { try makeGate().status().record.promptsShown == 1 })
         #expect(try status(server, "/plain/0/0/0.png").status == 200)
         time.advance(days: 1.01)  // another day of serving: the last use, which runs for a day
+        #expect(try status(server, "/plain/0/0/0.png").status == 200)
         #expect(try waitUntil { try makeGate().status().record.promptsShown == 2 })
         #expect(monitorLooksTwice(server))
         #expect(try status(server, "/plain/0/0/0.png").status == 200)
@@ -214,6 +216,28 @@ import Glibc
         #expect(!policy.isClosedForServer(.closed, promptsShown: 2, ownCount: 1, servedFor: 3600, isHeld: true))
         #expect(policy.isClosedForServer(.closed, promptsShown: 2, ownCount: 1, servedFor: GatePolicy.servingDay + 1, isHeld: true))
         #expect(policy.isClosedForServer(.closed, promptsShown: 2, ownCount: 1, servedFor: 3600, isHeld: false))
+    }
+
+    /// Found by an attack: a server that answered one tile (which delivered its start's use) and
+    /// then stayed idle was charged a second use a day later: the tiles of a paid day counted for
+    /// the next. Only a tile answered after the day is over makes the next day's use due.
+    @Test mutating func anIdleServerIsNotChargedForTheDayItPaidFor() throws {
+        settings.maxPrompts = 5
+        #expect(try makeGate().check().phase != .upToDate)
+        time.advance(days: 30.5)
+        let server = try startServer()  // a prompted use, delivered by the first tile
+        defer { server.stop() }
+        #expect(try status(server, "/plain/0/0/0.png").status == 200)
+        #expect(monitorLooksTwice(server))
+        #expect(try makeGate().status().record.promptsShown == 1)
+        time.advance(days: 1.01)
+        #expect(monitorLooksTwice(server))
+        #expect(monitorLooksTwice(server))
+        #expect(try makeGate().status().record.promptsShown == 1, "charged for a day without a tile")
+        #expect(try status(server, "/plain/0/0/0.png").status == 200)  // a tile in the new day: its use
+        #expect(try waitUntil { try makeGate().status().record.promptsShown == 2 })
+        #expect(monitorLooksTwice(server))
+        #expect(try makeGate().status().record.promptsShown == 2, "one use for the day")
     }
 
     @Test mutating func startingWithTheLastUseServesForItsDay() throws {
