@@ -22,6 +22,12 @@ import Testing
         #expect(try mapgate.run(["sync", "plain"], at: "2027-01-01 00:00:00").status == 0)
     }
 
+    /// The prompt's line of uses left (the page's script data holds every count's words too).
+    static func usesLeft(in prompt: String) -> String {
+        guard let start = prompt.range(of: #"<p class="left">"#), let end = prompt[start.upperBound...].range(of: "</p>") else { return "" }
+        return String(prompt[start.upperBound..<end.lowerBound])
+    }
+
     /// The page as Chromium has it once its scripts ran.
     func renderedDOM(_ url: String, language: String, until done: (String) -> Bool) throws -> String {
         guard FileManager.default.isExecutableFile(atPath: ViewerBrowserTests.chromium) else {
@@ -49,11 +55,15 @@ import Testing
         var required: String
         var store: String
         var zoomIn: String
+        /// The uses left the terminal's question gave (5, this one included).
+        var left: String
     }
 
     static let languages = [
-        Words(language: "zh-TW", available: "mapgate 1.5.0", updateNow: "立即更新", later: "稍後更新", required: "需要更新", store: "請安裝 mapgate 1.5.0 以繼續使用這些地圖。", zoomIn: "放大"),
-        Words(language: "ja", available: "mapgate 1.5.0", updateNow: "今すぐアップデート", later: "後で", required: "アップデートが必要です", store: "これらの地図を引き続き使うには、mapgate 1.5.0 をインストールしてください。", zoomIn: "拡大"),
+        Words(language: "zh-TW", available: "mapgate 1.5.0", updateNow: "立即更新", later: "稍後更新", required: "需要更新", store: "請安裝 mapgate 1.5.0 以繼續使用這些地圖。", zoomIn: "放大",
+            left: "還有 5 次使用機會（包含這一次）"),
+        Words(language: "ja", available: "mapgate 1.5.0", updateNow: "今すぐアップデート", later: "後で", required: "アップデートが必要です", store: "これらの地図を引き続き使うには、mapgate 1.5.0 をインストールしてください。", zoomIn: "拡大",
+            left: "残り 5 回（今回を含む）"),
     ]
 
     @Test(arguments: languages)
@@ -80,8 +90,9 @@ import Testing
         #expect(prompt.contains(#"href="https://apps.example/mapgate""#), "Update now opens the store: \(prompt)")
         // The raster viewer's own buttons speak the page's language too.
         #expect(page.contains(#"title="\#(words.zoomIn)""#), "Leaflet's zoom buttons: \(page.prefix(3000))")
-        // The uses left: the server's use was counted at start (4 left after it).
-        #expect(prompt.contains("4"), "\(prompt)")
+        // The uses left as the terminal said them: the server's use, counted at start, included
+        // (found by an attack: the page said 4, one fewer than the terminal).
+        #expect(Self.usesLeft(in: prompt).hasPrefix(words.left), "\(Self.usesLeft(in: prompt))")
 
         // The gate closes (the other uses spent elsewhere): the overlay in the page's language.
         for _ in 0..<4 { #expect(try mapgate.run(["tile", "plain", "0", "0", "0", "-o", "/dev/null"], at: during).status == 0) }
@@ -96,6 +107,29 @@ import Testing
         let list = try renderedDOM(started.base + "/", language: words.language) { $0.contains(#"id="store-link""#) }
         let listed = try #require(list.range(of: #"id="gate""#).map { String(list[$0.lowerBound...].prefix(800)) }, "\(list.suffix(1500))")
         #expect(listed.contains(words.required) && listed.contains(words.store) && listed.contains(#"id="store-link""#), "\(listed)")
+    }
+
+    /// Found by an attack: a server started with the last use serves out its day (`/health`:
+    /// gate open, `update.state` closed), and its page covered the map with "update required"
+    /// while the tiles came. The page asks as the terminal did, this use the last, over the map.
+    @Test func theLastUsesDayShowsTheMapAndTheLastQuestion() throws {
+        guard FileManager.default.fileExists(atPath: "/usr/share/javascript/leaflet/leaflet.js") else {
+            throw MissingFixture(path: "/usr/share/javascript/leaflet/leaflet.js (Debian package libjs-leaflet)")
+        }
+        for _ in 0..<4 { #expect(try mapgate.run(["tile", "plain", "0", "0", "0", "-o", "/dev/null"], at: during).status == 0) }
+        let started = try mapgate.serve(at: during, environment: ["MAPGATE_GATE_REFRESH_SECONDS": "0.2"])
+        defer {
+            started.process.signal(SIGTERM)
+            _ = started.process.wait()
+        }
+        let health = try MapGateBinary.json(String(decoding: try HTTPClient().get(HTTPRequest(url: started.base + "/health")).body, as: UTF8.self))
+        #expect(health["gate"] as? String == "open", "\(health)")
+        #expect((health["update"] as? [String: Any])?["state"] as? String == "closed", "\(health)")
+        let page = try renderedDOM(started.base + "/view/plain", language: "ja") { $0.contains(#"id="update-now""#) && $0.contains("display: block") }
+        let prompt = try #require(page.range(of: #"<div id="prompt""#).map { String(page[$0.lowerBound...].prefix(1500)) }, "\(page.suffix(2000))")
+        #expect(prompt.contains("display: block") && Self.usesLeft(in: prompt).hasPrefix("残り 1 回（今回を含む）"), "\(prompt)")
+        let overlay = page.range(of: #"id="gate""#).map { String(page[$0.lowerBound...].prefix(300)) } ?? ""
+        #expect(!overlay.contains("アップデートが必要です"), "the map is covered: \(overlay)")
     }
 
     /// Found by an attack: while the server cannot check the gate (its state held by another

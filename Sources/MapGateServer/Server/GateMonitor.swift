@@ -65,7 +65,7 @@ public final class GateMonitor: Sendable {
         let settings = Tracker.Settings(
             watch: watch, refresh: refresh, policy: policy, makeGate: makeGate, servedRegions: servedRegions, onEvent: onEvent,
             started: start.report.now, startedElapsed: MonotonicClock.seconds, start: start)
-        watch.update(start.report, isClosed: Tracker(settings).isClosed(start.report))
+        watch.update(start.report, isClosed: Tracker(settings).isClosed(start.report), ownUse: start.ownCount != nil)
         let finished = finishedLooks
         worker = PeriodicWorker(name: "gate-monitor", interval: refresh) {
             let tracker = Tracker(settings)
@@ -188,7 +188,7 @@ public final class GateMonitor: Sendable {
                     latest = refreshed
                 }
                 failingSince = nil
-                watch.update(latest, isClosed: isClosed(latest))
+                watch.update(latest, isClosed: isClosed(latest), ownUse: ownCount != nil)
                 if let counted { settings.onEvent(.counted(latest, usesLeft: counted)) }
                 report(state(of: latest))
             } catch {

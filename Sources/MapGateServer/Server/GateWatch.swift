@@ -52,8 +52,11 @@ public final class GateWatch: Sendable {
         /// When prompts start (the end of the grace).
         public var promptsFrom: Date?
         public var usesLeft: Int
+        /// The uses left as the server's own question said them: its counted use included, while
+        /// it has one (found by an attack: the viewer said one fewer than the terminal).
+        public var usesLeftThisIncluded: Int
 
-        init?(_ report: GateReport) {
+        init?(_ report: GateReport, ownUse: Bool) {
             guard let version = report.requiredVersion else { return nil }
             switch report.phase {
             case .upToDate: return nil
@@ -66,6 +69,7 @@ public final class GateWatch: Sendable {
             storeURL = report.storeURL
             promptsFrom = report.graceEnd
             usesLeft = report.usesLeft
+            usesLeftThisIncluded = report.usesLeft + (ownUse ? 1 : 0)
         }
     }
 
@@ -127,10 +131,14 @@ public final class GateWatch: Sendable {
     /// Prompted uses left after the last look at the gate (nil when no update is pending).
     public var usesLeft: Int? { snapshot.usesLeft }
 
-    /// Opens or closes the server's gate after a look at `report`.
-    public func update(_ report: GateReport, isClosed: Bool) {
+    /// Opens or closes the server's gate after a look at `report`; `ownUse`: whether the server
+    /// has a prompted use of its own counted (``UpdateNotice/usesLeftThisIncluded``).
+    public func update(_ report: GateReport, isClosed: Bool, ownUse: Bool = false) {
         let closure = Closure(requiredVersion: report.requiredVersion ?? "newer", storeURL: report.storeURL)
-        set(Snapshot(standing: isClosed ? .closed(closure) : .open, usesLeft: report.requiredVersion == nil ? nil : report.usesLeft, update: UpdateNotice(report)))
+        set(
+            Snapshot(
+                standing: isClosed ? .closed(closure) : .open, usesLeft: report.requiredVersion == nil ? nil : report.usesLeft,
+                update: UpdateNotice(report, ownUse: ownUse)))
     }
 
     /// Fails closed: the state could not be read or written for longer than the refresh period.

@@ -35,8 +35,8 @@ public enum ServerDocument {
         public var update: Update?
 
         /// `/health`'s `update`: the newer version, its release notes' first lines, the store's
-        /// URL, when prompts start (ISO 8601), the uses left, and `state` (`grace`,
-        /// `prompting`, `closed`).
+        /// URL, when prompts start (ISO 8601), the uses left (and with the server's own counted
+        /// use, as its question said them), and `state` (`grace`, `prompting`, `closed`).
         public struct Update: Codable, Sendable, Equatable {
             public var state: String
             public var version: String
@@ -44,6 +44,7 @@ public enum ServerDocument {
             public var storeURL: String?
             public var promptsFrom: String?
             public var usesLeft: Int
+            public var usesLeftThisIncluded: Int
         }
 
         public init(

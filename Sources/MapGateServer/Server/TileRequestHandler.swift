@@ -134,7 +134,7 @@ public final class TileRequestHandler: HTTPRequestHandler {
         health.update = snapshot.update.map {
             ServerDocument.Health.Update(
                 state: $0.state, version: $0.version, releaseNotes: $0.releaseNotes, storeURL: $0.storeURL, promptsFrom: $0.promptsFrom.map(ISODate.string),
-                usesLeft: $0.usesLeft)
+                usesLeft: $0.usesLeft, usesLeftThisIncluded: $0.usesLeftThisIncluded)
         }
         switch snapshot.standing {
         case .open: break

@@ -22,8 +22,10 @@
   function show(health) {
     const u = health.update;
     const bar = document.getElementById('update'), prompt = document.getElementById('prompt');
-    const closed = health.gate === 'closed' || (u && u.state === 'closed');
-    if (closed) {
+    // Closed is what the server says of its tiles: a server whose own use closed the gate serves
+    // out that use's day (update.state closed, gate open; found by an attack: the overlay hid the
+    // map it served), and its page asks as on the terminal, this use the last.
+    if (health.gate === 'closed') {
       overlay(words.required, fill(words.install, [(u && u.version) || health.requiredVersion || '']), u && u.storeURL);
       bar.style.display = 'none'; prompt.style.display = 'none'; return;
     }
@@ -41,11 +43,13 @@
       bar.textContent = fill(words.soon, [u.version, day]); bar.style.display = 'block'; return;
     }
     bar.style.display = 'none';
-    if (u.state !== 'prompting' || dismissed || prompt.style.display === 'block') return;
+    if ((u.state !== 'prompting' && u.state !== 'closed') || dismissed || prompt.style.display === 'block') return;
     prompt.querySelector('h2').textContent = fill(words.available, [u.version, installed]);
     const notes = prompt.querySelector('ul'); notes.textContent = '';
     (u.releaseNotes || []).forEach(function (line) { const li = document.createElement('li'); li.textContent = line; notes.appendChild(li); });
-    prompt.querySelector('.left').textContent = words.left[Math.max(1, Math.min(u.usesLeft, words.left.length)) - 1];
+    // Counted as the terminal's question counts them: the server's own use included.
+    const left = typeof u.usesLeftThisIncluded === 'number' ? u.usesLeftThisIncluded : u.usesLeft;
+    prompt.querySelector('.left').textContent = words.left[Math.max(1, Math.min(left, words.left.length)) - 1];
     const now = document.getElementById('update-now'), later = document.getElementById('later');
     now.textContent = words.updateNow; later.textContent = words.later;
     const url = safeURL(u.storeURL);
