@@ -107,7 +107,7 @@ public final class Demo {
                 tell(.line(L.localized("%1$s: %2$s", region.id, "\(outcome)")))
                 demoRegion = region.id
             case .failed(let region, _, let error):
-                tell(.line(L.localized("%1$s: %2$s", region, errorMessage(error))))
+                tell(.line(region.map { L.localized("%1$s: %2$s", $0, errorMessage(error)) } ?? errorMessage(error)))
             case .notice(let text):
                 tell(.line(text))
             default:
