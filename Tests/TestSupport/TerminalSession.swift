@@ -53,6 +53,10 @@ public enum TerminalSession {
             signal.pthread_sigmask(signal.SIG_SETMASK, [])
             for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGPIPE):
                 signal.signal(number, signal.SIG_DFL)
+            # And no descriptor but the terminal's: Foundation's Process learns that the driver
+            # ended when a socket it handed it closes, which a program left running in the
+            # background (`nohup mapgate serve &`) would otherwise hold open.
+            os.closerange(3, 65536)
             os.execv(argv[0], argv)
         screen = b""
         timed_out = False

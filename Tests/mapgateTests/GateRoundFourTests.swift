@@ -64,6 +64,61 @@ import Glibc
         #expect(try promptsShown() == before, "\(command): a closed terminal spent a use; \(result.screen)")
     }
 
+    /// `nohup mapgate serve &` at a terminal that then closes: the server serves on, as `nohup`
+    /// asked, and so does a script's background job when Ctrl-C or Ctrl-\\ is pressed (its shell
+    /// starts it with SIGINT and SIGQUIT ignored; here a subshell's `trap ''`, as the job has its
+    /// own group so that the terminal's end does not take it). Found by an attack: the signal
+    /// router took the ignored signals all the same, the server stopped once its terminal was
+    /// gone, and starting it again cost a second use. SIGTERM still stops it.
+    @Test func aServerStartedWithNohupServesOnWhenItsTerminalCloses() throws {
+        let log = scratch + "/nohup.log"
+        let before = try promptsShown()
+        let result = try mapgate.runOnTerminal(
+            ["serve", "--port", "0"], at: during,
+            prefix: ["/bin/sh", "-c", "set -m; (trap '' INT QUIT; exec nohup \"$@\") > \"$0\" 2>&1 & echo $! > \"$0.pid\"; echo started; wait", log],
+            steps: [.hangUp(after: "started")])
+        #expect(!result.timedOut, "\(result.screen)")
+        var found: String?
+        _ = waitUntil(timeout: 20) {
+            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            found = text.split(whereSeparator: \.isWhitespace).first { $0.hasPrefix("http://127.0.0.1:") }.map(String.init)
+            return found != nil
+        }
+        let base = try #require(found, "\((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+        // The job's group (its first process's id), and mapgate in it (under faketime).
+        let group = try #require(pid_t((try String(contentsOfFile: log + ".pid", encoding: .utf8)).trimmingCharacters(in: .whitespacesAndNewlines)))
+        defer { kill(-group, SIGKILL) }
+        let pid = try #require(processes(named: "mapgate", inGroup: group).first)
+        func tile() -> String {
+            Thread.sleep(forTimeInterval: 0.5)
+            do {
+                return String(try HTTPClient().get(HTTPRequest(url: base + "plain/0/0/0.png")).status)
+            } catch {
+                return "\(error); \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")"
+            }
+        }
+        #expect(tile() == "200")
+        for (number, name) in [(SIGHUP, "SIGHUP with its terminal gone"), (SIGINT, "Ctrl-C"), (SIGQUIT, "Ctrl-\\")] {
+            kill(pid, number)
+            #expect(tile() == "200", "it stopped on \(name)")
+        }
+        kill(pid, SIGTERM)
+        #expect(waitUntil(timeout: 20) { kill(pid, 0) != 0 }, "SIGTERM did not stop it")
+        #expect(try promptsShown() == before + 1, "one use for one server; \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+    }
+
+    /// The processes called `name` in the process group `group`.
+    func processes(named name: String, inGroup group: pid_t) -> [pid_t] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { entry in
+            guard let pid = pid_t(entry),
+                (try? String(contentsOfFile: "/proc/\(entry)/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) == name,
+                let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8), let close = stat.lastIndex(of: ")")
+            else { return nil }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            return fields.count > 2 && pid_t(fields[2]) == group ? pid : nil
+        }
+    }
+
     /// `setsid mapgate …` at a shell (here `setsid -f`, whose parent leaves at once, as the
     /// `setsid` an interactive shell runs as a job does): the terminal is the shell's, and the keys
     /// typed there are no answer (found by an attack: they answered the question, and `l` spent a

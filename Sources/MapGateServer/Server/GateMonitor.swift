@@ -150,6 +150,14 @@ public final class GateMonitor: Sendable {
                 let gate = try self.gate ?? settings.makeGate()
                 self.gate = gate
                 var latest = try gate.status()
+                // No day of serving starts before the start's use is delivered (by the first tile
+                // answered): until then the day is moved to each look, so it starts at most one
+                // look before the delivery (found by an attack: a first tile more than a day after
+                // the start was charged twice, for the start and for a day counted from it).
+                if !settings.start.isDelivered {
+                    lastCounted = latest.now
+                    lastCountedElapsed = MonotonicClock.seconds
+                }
                 // A use that joined the server since (a session of system mode's server) is its
                 // newest own use: the gate it closed runs its day from now.
                 if let joined = settings.start.ownCount, joined > (ownCount ?? .min) {

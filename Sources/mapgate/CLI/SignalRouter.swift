@@ -81,12 +81,28 @@ enum SignalRouter {
     /// cursor on a line of its own by the time the run continues.
     static let stops = Atomic<Int>(0)
 
-    /// The signals the router takes (``routed``) as a set.
+    /// The signals the router takes (``routed``, but for those ``ignoredAtStart``) as a set.
     static var signalSet: sigset_t {
         var set = sigset_t()
         sigemptyset(&set)
-        for number in routed { sigaddset(&set, number) }
+        let ignored = ignoredAtStart.withLock { $0 }
+        for number in routed where !ignored.contains(number) { sigaddset(&set, number) }
         return set
+    }
+
+    /// The routed signals this run was started with ignored (``install()``): `nohup` ignores
+    /// SIGHUP, and a shell ignores SIGINT and SIGQUIT for a script's background job (`cmd &`).
+    /// They stay ignored, as they would for any program: the router never blocks them, since a
+    /// blocked signal is kept for `sigwait` even when ignored (found by an attack: `nohup mapgate
+    /// serve &` stopped when its terminal closed, and starting it again cost a use). SIGCONT is
+    /// never ignored: a stopped run continues whatever its action.
+    private static let ignoredAtStart = Locked<[Int32]>([])
+
+    /// Whether `number`'s action is to be ignored.
+    private static func isIgnored(_ number: Int32) -> Bool {
+        var action = sigaction()
+        guard sigaction(number, nil, &action) == 0, let handler = action.__sigaction_handler.sa_handler else { return false }
+        return unsafeBitCast(handler, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self)
     }
 
     /// Blocks the terminating signals in this (the main) thread and starts the router's thread.
@@ -95,6 +111,7 @@ enum SignalRouter {
         let controlling = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK)
         if controlling >= 0 { close(controlling) }
         terminals.withLock { $0 = ((0...2).filter { isatty($0) == 1 }, controlling >= 0) }
+        ignoredAtStart.withLock { $0 = routed.filter { $0 != SIGCONT && isIgnored($0) } }
         var set = signalSet
         pthread_sigmask(SIG_BLOCK, &set, nil)
         do {

@@ -240,6 +240,30 @@ import Glibc
         #expect(try makeGate().status().record.promptsShown == 2, "one use for the day")
     }
 
+    /// Found by an attack: a server whose first tile came more than a day after it started (or in
+    /// the last minute of that day) was charged twice for it: the start's use, which the tile
+    /// delivered, and a "day of serving" counted from the start. The day starts at the delivery.
+    @Test mutating func aServerIdleForADayBeforeItsFirstTileIsChargedOnceForIt() throws {
+        settings.maxPrompts = 5
+        #expect(try makeGate().check().phase != .upToDate)
+        time.advance(days: 30.5)
+        let server = try startServer()  // a prompted use, delivered by the first tile
+        defer { server.stop() }
+        #expect(monitorLooksTwice(server))
+        #expect(try makeGate().status().record.promptsShown == 1)  // the start's, given back unless delivered
+        time.advance(days: 1.25)  // idle past a day: nothing delivered, nothing due
+        #expect(monitorLooksTwice(server))
+        #expect(try makeGate().status().record.promptsShown == 1)
+        #expect(try status(server, "/plain/0/0/0.png").status == 200)  // delivers the start's use
+        #expect(try makeGate().status().record.promptsShown == 1)
+        #expect(monitorLooksTwice(server))
+        #expect(monitorLooksTwice(server))
+        #expect(try makeGate().status().record.promptsShown == 1, "the start's tile charged as a day too")
+        time.advance(days: 1.01)
+        #expect(try status(server, "/plain/0/0/0.png").status == 200)  // a tile of the next day: its use
+        #expect(try waitUntil { try makeGate().status().record.promptsShown == 2 })
+    }
+
     @Test mutating func startingWithTheLastUseServesForItsDay() throws {
         settings.maxPrompts = 1
         #expect(try makeGate().check().phase != .upToDate)
