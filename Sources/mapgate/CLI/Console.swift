@@ -46,12 +46,6 @@ struct Console {
         notifiesDesktop = DesktopNotification.isWanted(environment: environment, isInteractive: questionDescriptor >= 0)
     }
 
-    /// Whether `descriptor` is a pipe or FIFO.
-    static func isPipe(_ descriptor: Int32) -> Bool {
-        var info = stat()
-        return fstat(descriptor, &info) == 0 && info.st_mode & S_IFMT == S_IFIFO
-    }
-
     /// Whether `descriptor` is the journal stream `stream` ("DEVICE:INODE", as systemd sets it).
     static func isJournal(stream: String?, descriptor: Int32) -> Bool {
         guard let stream else { return false }
@@ -91,7 +85,7 @@ struct Console {
     /// the line went to the log only). Waits a second at most for each.
     func noteAboutUse(_ text: String) {
         note(text, until: ContinuousClock.now + .seconds(1))
-        guard !quiet, questionDescriptor >= 0, questionDescriptor != STDERR_FILENO, !Self.isPipe(STDERR_FILENO) else { return }
+        guard !quiet, questionDescriptor >= 0, questionDescriptor != STDERR_FILENO else { return }
         _ = writeBytes(TerminalText.allowingColour(text + "\n"), to: questionDescriptor, until: ContinuousClock.now + .seconds(1))
     }
 
@@ -118,10 +112,12 @@ struct Console {
             }
             guard writeBytes(TerminalText.allowingColour(promptLine(line)), to: STDERR_FILENO, until: deadline) else { return false }
         }
-        // The question goes to the terminal while stderr goes to a file (`2>log`): the prompt's
-        // lines go there too, so that the person asked sees what about. (Into a pipe, `2>&1 |
-        // tee log`, they are on the screen already.)
-        if questionDescriptor >= 0, questionDescriptor != STDERR_FILENO, !Self.isPipe(STDERR_FILENO) {
+        // The question goes to the terminal while stderr goes elsewhere (`2>log`, `2>&1 | grep
+        // x`): the prompt's lines go there too, so that the person asked sees what about. Into a
+        // pipe as well, though `2>&1 | tee log` then shows them twice: what reads the pipe may
+        // never show them (found by an attack: `| grep error` left a bare "Update now or later?",
+        // and "l" spent the last use unawares).
+        if questionDescriptor >= 0, questionDescriptor != STDERR_FILENO {
             for line in lines {
                 let text = TerminalText.allowingColour(line + "\n")
                 if let deadline {
