@@ -312,14 +312,14 @@ import Glibc
         #expect(!FileManager.default.fileExists(atPath: scratch + "/t.png"))
     }
 
-    /// What was typed of the line before Ctrl-Z (`l` handed over by Ctrl-D, without its Enter) is
-    /// dropped with the question shown again after `fg`: a bare Enter then is no answer, not
-    /// "later" (found by an attack: it spent the last use).
+    /// What was typed of the line before Ctrl-Z (`l`, without its Enter) is dropped with the
+    /// question shown again after `fg`: a bare Enter then is no answer, not "later" (found by an
+    /// attack, with `l` handed over by one Ctrl-D, which is no answer now: it spent the last use).
     @Test func whatWasTypedBeforeCtrlZDoesNotAnswerTheQuestionShownAgain() throws {
         let before = try promptsShown()
         let result = try tileAtAShellThatRunsFg(
             steps: [
-                .init(waitFor: "Update now or later?", send: "l\u{04}"), .init(waitFor: nil, send: "\u{1A}", delay: 0.5),
+                .init(waitFor: "Update now or later?", send: "l"), .init(waitFor: nil, send: "\u{1A}", delay: 0.5),
                 .init(waitFor: "Stopped", send: "\n", delay: 3), .init(waitFor: "Please answer", send: "\u{03}"),
             ])
         #expect(!result.timedOut, "\(result.screen)")

@@ -128,19 +128,20 @@ import Testing
     /// The whole line must come in time, not only its first key (found by an attack: a few
     /// characters and one Ctrl-D, which hands them over without a line end, held the question and
     /// the reserved use for as long as the terminal stayed open; in system mode, every user's
-    /// last use). And characters ended by Ctrl-D instead of Enter are no answer ("l", then Ctrl-D
-    /// to back out, counted as "later").
+    /// last use). And characters ended by one Ctrl-D instead of Enter are no answer ("l", then
+    /// Ctrl-D to back out, counted as "later"; then, found by an attack, it took a second Ctrl-D:
+    /// after one the question waited with nothing said, and the next Enter answered "later").
     @Test func onlyALineEndedInTimeIsAnAnswer() throws {
         let output = workspace.work.file("held.png")
         let before = try promptsShown()
         let held = try mapgate.runOnTerminal(
             ["tile", "geo", "0", "0", "0", "-o", output], at: during, environment: ["MAPGATE_PROMPT_TIMEOUT": "3"],
-            steps: [.init(waitFor: "[u]", send: "zz"), .init(waitFor: nil, send: "\u{04}")])
+            steps: [.init(waitFor: "[u]", send: "zz")])
         #expect(!held.timedOut, "the question was held past its time: \(held.screen)")
         #expect(held.status == 75, "\(held.screen)")
         let backedOut = try mapgate.runOnTerminal(
             ["tile", "geo", "0", "0", "0", "-o", output], at: during,
-            steps: [.init(waitFor: "[u]", send: "l"), .init(waitFor: nil, send: "\u{04}"), .init(waitFor: nil, send: "\u{04}")])
+            steps: [.init(waitFor: "[u]", send: "l"), .init(waitFor: nil, send: "\u{04}", delay: 0.3), .init(waitFor: nil, send: "\r", delay: 2)])
         #expect(!backedOut.timedOut, "\(backedOut.screen)")
         #expect(backedOut.status == 75, "\(backedOut.screen)")
         #expect(!FileManager.default.fileExists(atPath: output))

@@ -22,8 +22,9 @@ enum TerminalInput {
         case timedOut
     }
 
-    /// The next line of standard input, read a byte at a time (so that nothing after the line is
-    /// taken from a pipe; at most 4 KiB of it are kept), the whole line by `deadline` (nil: no
+    /// The next line of standard input, read a byte at a time from a pipe or a file (so that
+    /// nothing after the line is taken) and a line at a time from a terminal (so that a Ctrl-D
+    /// after some characters is seen; at most 4 KiB of it are kept), the whole line by `deadline` (nil: no
     /// limit). Found by an attack: only the first byte had to come in time, so a few characters
     /// and one Ctrl-D (which hands them over without a line end) held the question, and the
     /// reserved use with it, for as long as the terminal stayed open.
@@ -49,22 +50,45 @@ enum TerminalInput {
         let backgroundRead = signal(SIGTTIN, SIG_IGN)
         defer { signal(SIGTTIN, backgroundRead) }
         var bytes: [UInt8] = []
-        var byte: UInt8 = 0
+        let lineEnds = canonicalLineEnds(input)
+        var chunk = [UInt8](repeating: 0, count: lineEnds == nil ? 1 : 4096)
         var waiting = Waiting()
         while true {
             guard waitForInput(input, until: deadline, &waiting, onContinue: { afterCtrlZ in
                 bytes.removeAll()
                 onContinue(afterCtrlZ)
             }) else { return .timedOut }
-            let count = read(input, &byte, 1)
+            let count = chunk.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
             if count < 0, errno == EINTR || errno == EAGAIN { continue }
             if count < 0, errno == EIO, !isForeground(input) { continue }
-            guard count == 1 else { return .end }
-            if byte == 0x0A { break }
-            if bytes.count < 4096 { bytes.append(byte) }
+            guard count > 0 else { return .end }
+            if let lineEnds {
+                // A terminal's line (canonical mode) comes whole in one read, with its line end,
+                // unless Ctrl-D handed over what was typed without one: that is the end, as
+                // Ctrl-D on an empty line is (found by an attack: `l` then one Ctrl-D left the
+                // question waiting with nothing said, and the next Enter answered "later").
+                guard lineEnds.contains(chunk[count - 1]) else { return .end }
+                bytes = Array(chunk[0..<min(count - 1, 4096)])
+                break
+            }
+            if chunk[0] == 0x0A { break }
+            if bytes.count < 4096 { bytes.append(chunk[0]) }
         }
         while bytes.last == 0x0D { bytes.removeLast() }
         return .line(text(bytes, codeset: String(cString: clinux_codeset())))
+    }
+
+    /// The characters that end a line at the terminal at `descriptor` when it hands over whole
+    /// lines (canonical mode: a newline, and `VEOL`/`VEOL2` when set); nil for a terminal in
+    /// raw mode or anything else, which is read a byte at a time.
+    private static func canonicalLineEnds(_ descriptor: Int32) -> Set<UInt8>? {
+        var settings = termios()
+        guard isatty(descriptor) == 1, tcgetattr(descriptor, &settings) == 0, settings.c_lflag & tcflag_t(ICANON) != 0 else { return nil }
+        var ends: Set<UInt8> = [0x0A]
+        withUnsafeBytes(of: settings.c_cc) { characters in
+            for index in [Int(VEOL), Int(VEOL2)] where characters[index] != 0 && characters[index] != 0xFF { ends.insert(characters[index]) }
+        }
+        return ends
     }
 
     /// Standard input opened again, non-blocking, when it is a terminal (a descriptor of its own:
