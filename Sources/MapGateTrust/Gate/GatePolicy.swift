@@ -192,7 +192,9 @@ public struct GatePolicy: Sendable {
     /// - `trustedTime` (an HTTPS answer's `Date`) becomes the clock's high-water mark, replacing
     ///   one a wrong clock pushed into the future; no recorded moment stays later than it.
     /// - A first newer version starts the grace period at the earlier of now and its release
-    ///   date, so neither fresh state nor a sighting far in the future buys a new 30 days. A
+    ///   date, so neither fresh state nor a sighting far in the future buys a new 30 days (at the
+    ///   release date when that is later than a clock no trusted time vouches for: the clock is
+    ///   behind). Each later answer can move it earlier, never later. A
     ///   further newer version while one is pending keeps the original start. A store version that
     ///   is not newer than the installed app forgets a pending version only when the store says so
     ///   again at least ``withdrawalConfirmation`` later (a stale answer refunds nothing).
@@ -256,8 +258,15 @@ public struct GatePolicy: Sendable {
             record.promptsShown = 0
             record.countingFor = store.text
         }
-        let released = release.releaseDate ?? now
-        record.firstSeen = min(record.firstSeen ?? now, released, now)
+        // When it was first seen: the store's release date, or now if earlier (a date later
+        // than the clock names no sighting yet). A date later than a clock nothing vouches for
+        // (a plain-HTTP lookup, no trusted time) shows the clock behind, since no version is
+        // released in the future: the date is taken (found by an attack: a first sighting a year
+        // behind took that year's date, and the grace was over before the version came out).
+        // An answer from a namespace the user controls is never taken past the clock.
+        var sighted = now
+        if let released = release.releaseDate { sighted = trustedTime == nil && !tightenOnly ? released : min(released, now) }
+        record.firstSeen = min(record.firstSeen ?? sighted, sighted)
         // The newest version seen stays the one required: a store answer that names an older one
         // (a cache a release behind; found by an attack) does not lower it, so installing that
         // older version does not clear the count and start a new grace. A release really pulled

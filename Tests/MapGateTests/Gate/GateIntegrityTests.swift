@@ -270,6 +270,38 @@ import Testing
     }
 }
 
+/// The clock behind at a first sighting with no trusted time (a plain-HTTP lookup): the version's
+/// release date, later than that clock, shows the clock wrong, and is when it was first seen
+/// (found by an attack: a sighting with the clock a year behind took that year's date as first
+/// seen, and the grace was over before the version came out, for good).
+@Suite struct GateClockBehindTests {
+    @Test func aFirstSightingWithTheClockBehindTakesTheReleaseDate() throws {
+        let day: TimeInterval = 86_400
+        let harness = try GateHarness()
+        try harness.serve("1.5.0", released: harness.start)
+        harness.time.set(harness.start.addingTimeInterval(-365 * day))
+        #expect(try harness.use() == .grace)
+        #expect(try harness.makeGate().status().record.firstSeen == harness.start)
+        harness.time.set(harness.start.addingTimeInterval(20 * day))  // the clock right again
+        #expect(try harness.use() == .grace)
+        harness.time.set(harness.start.addingTimeInterval(31 * day))
+        #expect(try harness.use() == .prompt(5))
+    }
+
+    /// Not past the clock when the answer's time is trusted (HTTPS): a date later than it is the
+    /// store's mistake, and buys no grace.
+    @Test func aReleaseDateLaterThanTrustedTimeIsNotTaken() throws {
+        let day: TimeInterval = 86_400
+        let store = try HTTPSStoreOrigin()
+        let harness = try GateHarness()
+        harness.settings.lookupURL = store.lookupURL
+        harness.settings.lookupCAFile = store.certificate
+        try store.answer(version: "1.5.0", trackID: 42, released: harness.start.addingTimeInterval(365 * day), date: harness.start)
+        #expect(try harness.use() == .grace)
+        #expect(try harness.makeGate().status().record.firstSeen == harness.start)
+    }
+}
+
 /// A store answer dated before there was an App Store (before 1970 in the attack that found it)
 /// made a record `load` takes for tampered: the next run blamed the user, and once the store
 /// answered as usual the recovery closed the gate with every use spent. Such a date is left out,
