@@ -280,6 +280,13 @@ public struct GatePolicy: Sendable {
             // Without a release date the grace cannot be shown to be running: fail closed.
             if release.releaseDate == nil { record.firstSeen = now.addingTimeInterval(-grace) }
             if case .grace = phase(of: record, at: now) {} else { record.promptsShown = max(record.promptsShown, maxPrompts) }
+        } else if trustedTime != nil, !tightenOnly, case .grace = phase(of: record, at: now), record.promptsShown > 0 {
+            // Trusted time says the grace is still running, so every use counted was counted
+            // by a clock ahead of it (offline, whose high-water mark held): they are given back
+            // (found by an attack: a run offline with the clock 40 days ahead spent a use for
+            // good). Undelivered ones too: their delivery finds the gate in grace and counts nothing.
+            record.promptsShown = 0
+            record.reservations.removeAll()
         }
         return now
     }

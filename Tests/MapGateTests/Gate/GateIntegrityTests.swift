@@ -302,6 +302,37 @@ import Testing
     }
 }
 
+/// Offline with the clock ahead past the grace, a run is counted (the clock's high-water mark
+/// holds, so setting it back gains nothing); once trusted time says the grace is still running,
+/// what was counted is given back (found by an attack: that use stayed spent for good).
+@Suite struct GateClockAheadRefundTests {
+    @Test func usesCountedByAClockAheadOfTrustedTimeAreGivenBack() throws {
+        let day: TimeInterval = 86_400
+        let store = try HTTPSStoreOrigin()
+        let harness = try GateHarness()
+        harness.settings.lookupURL = store.lookupURL
+        harness.settings.lookupCAFile = store.certificate
+        try store.answer(version: "1.5.0", trackID: 42, released: harness.start, date: harness.start)
+        #expect(try harness.use() == .grace)
+        let online = harness.settings.lookupURL
+        harness.settings.lookupURL = "http://127.0.0.1:1/lookup"  // offline
+        harness.time.set(harness.start.addingTimeInterval(40 * day))
+        #expect(try harness.use() == .prompt(5))
+        harness.time.set(harness.start.addingTimeInterval(day))  // the clock right: its mark holds
+        #expect(try harness.use() == .prompt(4))
+        harness.settings.lookupURL = online
+        try store.answer(version: "1.5.0", trackID: 42, released: harness.start, date: harness.start.addingTimeInterval(day))
+        let report = try harness.makeGate().check()
+        #expect(report.lookupError == nil)
+        #expect(report.record.promptsShown == 0, "uses counted in the grace by a clock ahead stay spent")
+        #expect(try harness.use() == .grace)
+        // The grace over by trusted time, the five uses are all there.
+        harness.time.set(harness.start.addingTimeInterval(31 * day))
+        try store.answer(version: "1.5.0", trackID: 42, released: harness.start, date: harness.start.addingTimeInterval(31 * day))
+        #expect(try harness.use() == .prompt(5))
+    }
+}
+
 /// A store answer dated before there was an App Store (before 1970 in the attack that found it)
 /// made a record `load` takes for tampered: the next run blamed the user, and once the store
 /// answered as usual the recovery closed the gate with every use spent. Such a date is left out,
