@@ -12,4 +12,4 @@ signal(SIGXFSZ, SIG_IGN)
 // Before any thread starts: every thread inherits the blocked terminating signals (SignalRouter).
 SignalRouter.install()
 StandardStreams.secure()
-SignalRouter.exit(MapGateCLI.main(CommandLine.arguments, environment: ProcessInfo.processInfo.environment))
+SignalRouter.exit(MapGateCLI.main(MapGateCLI.processArguments(), environment: ProcessInfo.processInfo.environment))

@@ -76,6 +76,22 @@ import Glibc
         #expect(!FileManager.default.fileExists(atPath: work.file("Karten\u{FFFD}")))
     }
 
+    /// Found by an attack: with libfaketime preloaded by hand (not through `faketime`), Swift sees
+    /// no arguments at all, and mapgate crashed at start (exit 132). They are read from the kernel
+    /// then, the check for names that are not UTF-8 included.
+    @Test func argumentsReachMapgateWithLibfaketimePreloaded() throws {
+        let library = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
+        try #require(FileManager.default.fileExists(atPath: library), "libfaketime (scripts/install-deps)")
+        let environment = mapgate.baseEnvironment.merging(["LD_PRELOAD": library, "FAKETIME": "@2027-02-05 00:00:00"]) { $1 }
+        let version = try runProcess(mapgate.path, ["--version"], environment: environment)
+        #expect(version.status == 0, "\(version.stdout)\(version.stderr)")
+        #expect(version.stdout.hasPrefix("mapgate "), "\(version.stdout)")
+        let latin1 = try runProcess(
+            "/bin/sh", ["-c", #"cd "$1" && exec "$0" mirror "$(printf 'Karten\374')""#, mapgate.path, work.path], environment: environment)
+        #expect(latin1.status == 64, "\(latin1.stdout)\(latin1.stderr)")
+        #expect(latin1.stderr.contains("is not UTF-8"), "\(latin1.stderr)")
+    }
+
     @Test(arguments: ["check", "status", "demo", "catalog", "sync", "list", "remove", "verify", "open", "serve", "tile"])
     func everyCommandHasHelp(command: String) throws {
         let result = try mapgate.runBare([command, "--help"])

@@ -1,6 +1,10 @@
 import FoundationEssentials
 import MapGate
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 private typealias L = Localization
 
 /// The command table and the one place that maps errors to output and exit codes.
@@ -11,8 +15,9 @@ enum MapGateCLI {
         SystemServiceCommand.self,
     ]
 
-    static func main(_ argv: [String], environment: [String: String]) -> Int32 {
-        let code = run(argv, environment: environment)
+    /// Runs mapgate with `raw` (this process's arguments as given: ``processArguments()``).
+    static func main(_ raw: [[UInt8]], environment: [String: String]) -> Int32 {
+        let code = run(raw, environment: environment)
         // Output that could not be written (a full disk, `> /dev/full`) is no success (found by an
         // attack: `status --json > FILE` on a full disk exited 0 with the file empty). A closed
         // pipe (`| head`) is not a failure: the reader had what it wanted.
@@ -22,24 +27,35 @@ enum MapGateCLI {
         return ExitCode.forError(error)
     }
 
-    /// The position of the first argument this process was given that is not UTF-8 (Swift reads
-    /// it with U+FFFD in place of its bytes: found by an attack, `mirror $'Karten\xfc'` wrote into
-    /// another folder, `Karten\u{FFFD}`); nil when all are, or when `argv` is not this process's.
-    static func undecodableArgument(_ argv: [String]) -> Int? {
-        guard argv.count == Int(CommandLine.argc), argv == CommandLine.arguments else { return nil }
-        return (1..<argv.count).first { position in
-            CommandLine.unsafeArgv[position].map { String(validatingCString: $0) == nil } ?? false
+    /// This process's arguments, as bytes: Swift's, or when it has none, the kernel's
+    /// (`/proc/self/cmdline`; found by an attack: with libfaketime preloaded by hand, Swift saw no
+    /// arguments at all and the run crashed at start).
+    static func processArguments() -> [[UInt8]] {
+        if CommandLine.argc > 0 {
+            return (0..<Int(CommandLine.argc)).map { position in
+                CommandLine.unsafeArgv[position].map { Array(UnsafeRawBufferPointer(start: $0, count: strlen($0))) } ?? []
+            }
         }
+        guard let line = FileManager.default.contents(atPath: "/proc/self/cmdline"), !line.isEmpty else { return [] }
+        return line.split(separator: 0, omittingEmptySubsequences: false).dropLast(line.last == 0 ? 1 : 0).map { Array($0) }
     }
 
-    private static func run(_ argv: [String], environment: [String: String]) -> Int32 {
+    /// The position of the first argument (after the program's name) that is not UTF-8 (read as
+    /// text it would have U+FFFD in place of its bytes: found by an attack, `mirror
+    /// $'Karten\xfc'` wrote into another folder, `Karten\u{FFFD}`); nil when all are.
+    static func undecodableArgument(_ raw: [[UInt8]]) -> Int? {
+        raw.indices.dropFirst().first { String(validating: raw[$0], as: UTF8.self) == nil }
+    }
+
+    private static func run(_ raw: [[UInt8]], environment: [String: String]) -> Int32 {
+        let argv = raw.map { String(decoding: $0, as: UTF8.self) }
         // The user's language for what people read; none for what scripts read (--json).
         let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? argv.first ?? ""
         Localization.catalogFolder = Localization.folder(forExecutable: executable)
         if !argv.contains("--json") { Localization.setUp(folder: Localization.catalogFolder) }
         let arguments: ParsedArguments
         do {
-            if let position = undecodableArgument(argv) {
+            if let position = undecodableArgument(raw) {
                 throw UsageError(
                     message: L.localized(
                         "argument %1$s (%2$s) is not UTF-8, and would be read as another name: give mapgate file and folder names in UTF-8 (rename it, or make a link with a UTF-8 name)",

@@ -67,7 +67,7 @@ struct DemoCommand: Command {
         let local = FileManager.default.currentDirectoryPath + "/Fixtures"
         if FileManager.default.fileExists(atPath: local) { return local }
         // The binary's own path: argv[0] is a bare name when found through PATH.
-        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? (CommandLine.arguments.first ?? "mapgate")
         var url = URL(fileURLWithPath: executable).resolvingSymlinksInPath()
         let installed = url.deletingLastPathComponent().deletingLastPathComponent().path + "/share/mapgate/demo"
         if FileManager.default.fileExists(atPath: installed + "/lookup") { return installed }
