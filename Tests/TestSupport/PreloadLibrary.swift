@@ -9,7 +9,8 @@ import Glibc
 /// and, with `failingLinkat`, `linkat()` failing with EACCES (a `tile -o` that never lands).
 /// ``compileSlowServerStop(in:)`` makes another: every `pthread_join` slowed;
 /// ``compileSlowFileDeletion(in:suffix:)`` one that waits after deleting a file;
-/// ``compileFailingRead(in:suffix:)`` one whose reads of a file fail with EIO.
+/// ``compileFailingRead(in:suffix:)`` one whose reads of a file fail with EIO;
+/// ``compileFailingFlock(in:)`` one without locks; ``compileLyingWrite(in:suffix:)`` one whose writes lie.
 public enum PreloadLibrary {
     /// Compiles the library into `folder` and returns its path (readable and loadable by anyone).
     public static func compile(in folder: String, failingLinkat: Bool = false) throws -> String {
@@ -149,6 +150,60 @@ public enum PreloadLibrary {
             }
             """.write(toFile: source, atomically: true, encoding: .utf8)
         return try build(source, into: folder + "/failing-read.so")
+    }
+
+    /// Compiles into `folder` a library whose `flock` fails with ENOLCK on a file whose path
+    /// starts with `prefix`: a file system without locks (an NFS share whose lock service is not running).
+    public static func compileFailingFlock(in folder: String, prefix: String) throws -> String {
+        let source = folder + "/failing-flock.c"
+        try """
+            #define _GNU_SOURCE
+            #include <dlfcn.h>
+            #include <errno.h>
+            #include <stdio.h>
+            #include <string.h>
+            #include <sys/file.h>
+            #include <unistd.h>
+
+            int flock(int fd, int operation) {
+                static int (*real)(int, int);
+                if (!real) real = (int (*)(int, int))dlsym(RTLD_NEXT, "flock");
+                char link[64], path[4096];
+                snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+                ssize_t n = readlink(link, path, sizeof path - 1);
+                size_t m = strlen("\(prefix)");
+                if (n >= (ssize_t)m && memcmp(path, "\(prefix)", m) == 0) { errno = ENOLCK; return -1; }
+                return real(fd, operation);
+            }
+            """.write(toFile: source, atomically: true, encoding: .utf8)
+        return try build(source, into: folder + "/failing-flock.so")
+    }
+
+    /// Compiles into `folder` a library whose `write` to a file whose path ends in `suffix` says
+    /// it wrote everything but writes only the first half: a file system (or a counterfeit
+    /// stick) that lies about writes.
+    public static func compileLyingWrite(in folder: String, suffix: String) throws -> String {
+        let source = folder + "/lying-write.c"
+        try """
+            #define _GNU_SOURCE
+            #include <dlfcn.h>
+            #include <stdio.h>
+            #include <string.h>
+            #include <sys/types.h>
+            #include <unistd.h>
+
+            ssize_t write(int fd, const void *buffer, size_t count) {
+                static ssize_t (*real)(int, const void *, size_t);
+                if (!real) real = (ssize_t (*)(int, const void *, size_t))dlsym(RTLD_NEXT, "write");
+                char link[64], path[4096];
+                snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+                ssize_t n = readlink(link, path, sizeof path - 1);
+                size_t m = strlen("\(suffix)");
+                if (n >= (ssize_t)m && memcmp(path + n - m, "\(suffix)", m) == 0 && count > 1) return real(fd, buffer, count / 2) < 0 ? -1 : (ssize_t)count;
+                return real(fd, buffer, count);
+            }
+            """.write(toFile: source, atomically: true, encoding: .utf8)
+        return try build(source, into: folder + "/lying-write.so")
     }
 
     private static func build(_ source: String, into library: String) throws -> String {

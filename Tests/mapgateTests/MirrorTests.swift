@@ -714,6 +714,68 @@ import Glibc
         #expect(installed(b, "geo") == nil)
     }
 
+    /// Round five of attacks on sticks (file-system faults injected): what `mirror` reads of a
+    /// stick is bounded as `sync --from` bounds it (a 1 GB `mirror.json` took 2 GB of memory, a 3
+    /// GB one crashed the run); mapgate's own temporary files a killed run left in the stick's root
+    /// are removed, and nothing else there; a folder named like a package is not removed with what
+    /// it holds; a stick whose `mirror.json` is missing still serves its signed catalog's packages.
+    @Test func whatAStickHoldsIsReadWithinBoundsAndOnlyMapgatesLeftoversGo() throws {
+        try mirrorVersionOne()
+        // A sparse 3 GB manifest, under a 1 GB limit on the run's memory.
+        let manifest = stick + "/mirror.json"
+        #expect(truncate(manifest, 3 << 30) == 0)
+        let leftovers = [".catalog.json.31337.tmp", ".mirror.json.4.tmp", ".catalog.json.minisig.77.tmp"]
+        let theUsers = [".notes.txt.123.tmp", ".catalog.json.draft.tmp"]
+        for name in leftovers + theUsers { try Data("x".utf8).write(to: URL(fileURLWithPath: stick + "/" + name)) }
+        let folder = stick + "/packages/" + String(repeating: "f", count: 64)
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try Data("the user's".utf8).write(to: URL(fileURLWithPath: folder + "/kept.txt"))
+        let (program, arguments) = a.command(["/usr/bin/prlimit", "--as=\(1 << 30)", "--", "/usr/bin/faketime", Self.day1, a.path, "mirror", stick,
+            "--config", a.configPath, "--data-dir", a.dataDirectory])
+        let again = try runProcess(program, arguments, environment: a.baseEnvironment)
+        #expect(again.status == 0, "\(again.stderr)")
+        let names = try FileManager.default.contentsOfDirectory(atPath: stick)
+        for name in leftovers { #expect(!names.contains(name), "\(name) stayed") }
+        for name in theUsers { #expect(names.contains(name), "\(name), the user's, was removed") }
+        #expect(bytes(folder + "/kept.txt") == Data("the user's".utf8), "a folder named like a package was removed")
+        try expectTheStickHoldsThePublishersPackages()
+        // No mirror.json at all: the signed catalog names the packages, each checked by its hash.
+        try FileManager.default.removeItem(atPath: manifest)
+        let sync = try b.run(["sync", "--from", stick, "geo"], at: Self.day1)
+        #expect(sync.status == 0, "\(sync.stderr)")
+        #expect(sync.stderr.contains("mirror.json is missing"), "\(sync.stderr)")
+        #expect(installed(b, "geo") == installed(a, "geo") && installed(b, "geo") != nil)
+    }
+
+    /// A stick that lies about writes (found by an attack: a package 2 MB short was said written,
+    /// and `mirror` said done): each package is read back from the disk before it is named, and
+    /// one that is not what was written is a failure (74), named. A file system without locks
+    /// (ENOLCK: an NFS share without its lock service) takes the lock on this machine instead of
+    /// refusing with the system's bare words. And a mirror whose catalog expires within two days
+    /// says so: a stick is carried before it is read.
+    @Test func aStickThatLiesNoLocksAndAnExpiringCatalogAreSaid() throws {
+        try publish(version: "1")
+        #expect(try a.run(["sync", "geo"], at: Self.day1).status == 0)
+        let lying = try PreloadLibrary.compileLyingWrite(in: work.path, suffix: ".partial")
+        let lied = try a.run(["mirror", stick], at: Self.day1, environment: ["LD_PRELOAD": lying])
+        #expect(lied.status == 74, "\(lied.stdout)\(lied.stderr)")
+        #expect(lied.stderr.contains("what was read back is not what was written"), "\(lied.stderr)")
+        #expect(!lied.stdout.contains("another machine runs"), "\(lied.stdout)")
+        let noLocks = try PreloadLibrary.compileFailingFlock(in: work.path, prefix: stick + "/")
+        let runtime = work.file("runtime")
+        try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true)
+        #expect(chmod(runtime, 0o777) == 0)
+        let unlocked = try a.run(["mirror", stick], at: Self.day1, environment: ["LD_PRELOAD": noLocks, "XDG_RUNTIME_DIR": runtime])
+        #expect(unlocked.status == 0, "\(unlocked.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: runtime).contains { $0.hasPrefix(".mapgate-mirror-") }, "the lock taken on this machine")
+        let fine = try a.run(["mirror", stick], at: Self.day1)
+        #expect(fine.status == 0, "\(fine.stderr)")
+        #expect(!fine.stderr.contains("expires"), "\(fine.stderr)")
+        let late = try a.run(["mirror", stick], at: "2027-01-30 12:00:00")
+        #expect(late.status == 0, "\(late.stderr)")
+        #expect(late.stderr.contains("the mirror's catalog expires on 2027-01-31"), "\(late.stderr)")
+    }
+
     @Test(arguments: ["folder", "share"])
     func aTransferCutMidPackageResumes(how: String) throws {
         try mirrorVersionOne()

@@ -100,6 +100,22 @@ public struct CatalogSource: Sendable {
         try get(target, limit: limit, what: what).body
     }
 
+    /// ``fetchFile(_:limit:what:)``, or nil when the file is not there at all (HTTP 404 or 410, a
+    /// `file:` path that does not exist); every other failure throws.
+    public func fetchFileIfPresent(_ target: String, limit: Int, what: String) throws -> Data? {
+        do {
+            return try fetchFile(target, limit: limit, what: what)
+        } catch let error as CatalogFetchError where error.isMissing {
+            if target.lowercased().hasPrefix("file:") {
+                var info = stat()
+                guard let path = URL(string: target)?.path, !path.isEmpty, client.localFiles == nil, lstat(path, &info) != 0, errno == ENOENT else { throw error }
+                return nil
+            }
+            guard error.detail.hasPrefix("HTTP ") else { throw error }
+            return nil
+        }
+    }
+
     /// The URL relative package URLs are resolved against: where the catalog was found, but never
     /// a step down from https to http (packages would go in the clear; found by an attack), and
     /// without a user name or password a redirect put there (they would be in every package's

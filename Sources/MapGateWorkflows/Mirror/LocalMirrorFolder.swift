@@ -1,5 +1,6 @@
 import FoundationEssentials
 import MapGateBase
+import MapGateTrust
 
 #if canImport(Glibc)
 import Glibc
@@ -36,6 +37,22 @@ public final class LocalMirrorFolder: MirrorFolder {
         lock = try MirrorLock(folder: path)
         // Under the lock, no other writer's: what a killed run left goes before anything is written.
         Self.removeTemporaryPackages(in: path)
+        Self.removeTemporaryFiles(in: path)
+    }
+
+    /// Removes the temporary files of mapgate's own names a killed run left in the mirror's
+    /// folder (`.catalog.json.PID.tmp` and the like, ``AtomicFile``; found by an attack: they
+    /// stayed in the stick's root). Only those names: the folder is the user's (a stick's root).
+    static func removeTemporaryFiles(in path: String) {
+        let names = [MirrorLayout.catalogName, MirrorLayout.signatureName, MirrorLayout.manifestName]
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [] where name.hasPrefix(".") && name.hasSuffix(".tmp") {
+            let isOwn = names.contains { own in
+                guard name.hasPrefix("." + own + ".") else { return false }
+                let pid = name.dropFirst(own.count + 2).dropLast(4)
+                return !pid.isEmpty && pid.allSatisfy { ("0"..."9").contains($0) }
+            }
+            if isOwn { unlink(path + "/" + name) }
+        }
     }
 
     public func holds(sha256: String, size: Int64) -> Bool {
@@ -47,8 +64,14 @@ public final class LocalMirrorFolder: MirrorFolder {
         return (try? SHA256Hasher.hex(ofFileAt: target)) == sha256
     }
 
+    /// The file `name`, nil when it is missing, not a regular file, or larger than any mirror
+    /// file of that name may be (what `sync --from` reads at most: found by an attack, a 1 GB
+    /// `mirror.json` on a stick took 2 GB of memory, and a 3 GB one crashed the run).
     public func read(name: String) -> Data? {
-        try? RegularFile(forReadingAtPath: path + "/" + name).readAll()
+        guard let file = try? RegularFile(forReadingAtPath: path + "/" + name) else { return nil }
+        let limit = name == MirrorLayout.manifestName ? MirrorManifest.maximumBytes : CatalogSource.maximumBytes
+        guard file.size <= Int64(limit) else { return nil }
+        return try? file.readAll()
     }
 
     /// Removes the temporary packages left in the mirror at `path` (found by an attack: a 67 MB
@@ -70,6 +93,9 @@ public final class LocalMirrorFolder: MirrorFolder {
     public func commit(_ temporary: String, sha256: String) -> String? {
         let target = path + "/" + MirrorLayout.packageName(sha256: sha256)
         if let reason = DurableFile.flush(temporary) { return L.localized("cannot write %1$s: %2$s", temporary, reason) }
+        // Read back from the disk before it is named (found by an attack: a file system that
+        // said a write was done when it was not left a package 2 MB short, and `mirror` said done).
+        if let reason = Self.readBack(temporary, sha256: sha256) { return L.localized("cannot write %1$s: %2$s", temporary, reason) }
         if let reason = DurableFile.rename(temporary, over: target, folder: PathText.deletingLastComponent(target)) {
             return L.localized("cannot write %1$s: %2$s", target, reason)
         }
@@ -91,6 +117,28 @@ public final class LocalMirrorFolder: MirrorFolder {
 
     public func write(_ data: Data, name: String) throws {
         try AtomicFile.write(data, to: path + "/" + name)
+        Self.dropCached(path + "/" + name)
+        guard read(name: name) == data else {
+            throw GeneralFailure(
+                L.localized("cannot write %1$s: %2$s", path + "/" + name, L.localized("what was read back is not what was written")), kind: .io)
+        }
+    }
+
+    /// Why the flushed file at `path` is not what `sha256` names, read back from the disk (its
+    /// cached pages dropped first); nil when it is.
+    static func readBack(_ path: String, sha256: String) -> String? {
+        dropCached(path)
+        guard let read = try? SHA256Hasher.hex(ofFileAt: path) else { return L.localized("it cannot be read back") }
+        return read == sha256 ? nil : L.localized("what was read back is not what was written")
+    }
+
+    /// Asks the kernel to drop the file's cached pages (written and flushed), so that the next
+    /// read comes from the disk. Best effort.
+    private static func dropCached(_ path: String) {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard descriptor >= 0 else { return }
+        _ = posix_fadvise(descriptor, 0, 0, POSIX_FADV_DONTNEED)
+        close(descriptor)
     }
 
     public func remove(name: String) {
@@ -100,9 +148,8 @@ public final class LocalMirrorFolder: MirrorFolder {
     public func removePackages(keeping: Set<String>) {
         let folder = path + "/" + MirrorLayout.packagesFolder
         for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where !keeping.contains(name) {
-            if name.isSHA256Hex || (name.hasPrefix(".") && name.hasSuffix(".partial")) {
-                try? FileManager.default.removeItem(atPath: folder + "/" + name)
-            }
+            // A file, never a folder of that name with what it holds (found by an attack).
+            if name.isSHA256Hex || (name.hasPrefix(".") && name.hasSuffix(".partial")) { unlink(folder + "/" + name) }
         }
     }
 

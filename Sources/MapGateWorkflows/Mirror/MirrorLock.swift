@@ -13,22 +13,49 @@ public final class MirrorLock {
     private let descriptor: Int32
     public static let fileName = ".mapgate-mirror.lock"
 
-    public init(folder: String) throws {
+    /// - Parameter localFolder: where the lock is taken instead when the folder's file system
+    ///   has no locks (`flock` fails with ENOLCK: an NFS share without its lock service; found by
+    ///   an attack, `mirror` then refused with the system's bare words): a file named after the
+    ///   folder's device and inode, which excludes the writers of this machine, as `flock` on a
+    ///   stick does anyway. The user's runtime folder by default.
+    public init(folder: String, localFolder: String? = nil) throws {
         let path = folder + "/" + Self.fileName
+        do {
+            descriptor = try Self.lock(path, folder: folder)
+        } catch let error as Unsupported {
+            var info = stat()
+            guard stat(folder, &info) == 0 else { throw GeneralFailure(L.localized("cannot lock %1$s: %2$s", "\(path)", error.reason), kind: .io) }
+            let local = localFolder ?? ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "/tmp"
+            let stand = local + "/.mapgate-mirror-\(info.st_dev)-\(info.st_ino).lock"
+            do {
+                descriptor = try Self.lock(stand, folder: folder)
+            } catch let again as Unsupported {
+                throw GeneralFailure(L.localized("cannot lock %1$s: %2$s", "\(path)", again.reason), kind: .io)
+            }
+        }
+    }
+
+    /// `flock` is not supported where the lock file is.
+    private struct Unsupported: Error {
+        let reason: String
+    }
+
+    private static func lock(_ path: String, folder: String) throws -> Int32 {
         let opened = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o644)
         guard opened >= 0 else {
             throw GeneralFailure(L.localized("cannot open the lock file %1$s: %2$s", "\(path)", "\(SystemErrorReason.text(errno))"), kind: .io)
         }
         guard flock(opened, LOCK_EX | LOCK_NB) == 0 else {
-            let busy = errno == EWOULDBLOCK
-            let reason = SystemErrorReason.text(errno)
+            let number = errno
+            let reason = SystemErrorReason.text(number)
             close(opened)
-            if busy {
+            if number == EWOULDBLOCK {
                 throw GeneralFailure(L.localized("another mapgate mirror is writing %1$s; run this one when it has finished", "\(folder)"), kind: .failure)
             }
+            if [ENOLCK, EOPNOTSUPP, ENOSYS].contains(number) { throw Unsupported(reason: reason) }
             throw GeneralFailure(L.localized("cannot lock %1$s: %2$s", "\(path)", "\(reason)"), kind: .io)
         }
-        descriptor = opened
+        return opened
     }
 
     deinit {

@@ -42,7 +42,14 @@ public struct MirrorWriter {
         /// left out by rule (not installed, not rebuildable), which the mirror is complete without.
         public var failures: [(id: String, reason: String)] = []
         public var isComplete: Bool { failures.isEmpty }
+        /// When the mirror's catalog expires: every machine refuses the mirror after that.
+        public var expires: Date?
     }
+
+    /// How long before its catalog expires a mirror written is said to expire soon: a stick is
+    /// carried for a day or two before it is read (found by an attack: one whose catalog expired
+    /// within seconds was said done, and every machine then refused it).
+    public static let expiringSoon: TimeInterval = 2 * 86_400
 
     /// What became of one package.
     enum Placement {
@@ -227,7 +234,7 @@ public struct MirrorWriter {
         }
         try folder.write(saved.bytes, name: MirrorLayout.catalogName)
         folder.removePackages(keeping: Set((manifest.regions + manifest.styles).map(\.sha256) + manifest.deltas.map(\.sha256)))
-        return Summary(manifest: manifest, bytes: bytes, failures: failures)
+        return Summary(manifest: manifest, bytes: bytes, failures: failures, expires: catalog.expires)
     }
 
     /// Keeps what another machine put on this mirror that the catalog still names, byte for byte

@@ -25,10 +25,20 @@ extension Context {
         var fetched = try source.fetch()
         if let mirror {
             let target = mirror + "/" + MirrorLayout.manifestName
-            var manifest = try MirrorManifest.decode(try source.fetchFile(target, limit: MirrorManifest.maximumBytes, what: L.localized("mirror manifest")), source: target)
+            let held = try source.fetchFileIfPresent(target, limit: MirrorManifest.maximumBytes, what: L.localized("mirror manifest"))
+            var manifest: MirrorManifest
+            if let held {
+                manifest = try MirrorManifest.decode(held, source: target)
+            } else {
+                // None (removed, or lost): the signed catalog is all a reader needs; the packages
+                // are looked for by its hashes, each checked as always (found by an attack: the
+                // whole stick was refused, its catalog and packages all there).
+                console.warning(L.localized("%1$s is missing: each package is looked for by its hash in the signed catalog", target))
+                manifest = MirrorManifest.everything(in: fetched.catalog, catalogSHA256: fetched.sha256, written: "")
+            }
             // A manifest of another catalog (a mirror cut short while written): the packages are
             // looked for by the signed catalog's hashes, each checked as always.
-            if manifest.catalogSHA256.lowercased() != fetched.sha256.lowercased() {
+            if held != nil, manifest.catalogSHA256.lowercased() != fetched.sha256.lowercased() {
                 console.warning(
                     L.localized(
                         "%1$s was written for another catalog than the one beside it (a mirror cut short while it was written): each package is looked for by its hash",

@@ -131,6 +131,12 @@ struct MirrorCommand: Command {
                 console.print(L.localized("mirror at %1$s: %2$s; incomplete", TerminalText.inline(path), facts.joined(separator: L.localized(", "))))
             }
         }
+        if let expires = summary.expires, expires.timeIntervalSince(context.clock.now) < MirrorWriter.expiringSoon {
+            console.warning(
+                L.localized(
+                    "the mirror's catalog expires on %1$s, and every machine refuses the mirror after that: run 'mapgate sync' where the publisher is reachable, then write the mirror again",
+                    ISODate.string(expires)))
+        }
         // A package that could not be written (a full stick): the mirror lacks it, and
         // `mapgate mirror /media/usb -q && eject` must not take it for done.
         guard summary.isComplete else {
