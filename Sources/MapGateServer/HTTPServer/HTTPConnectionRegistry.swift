@@ -146,7 +146,16 @@ final class HTTPConnectionRegistry: Sendable {
     /// ``evictableAfter``) is closed to make room, as nginx closes idle keep-alive connections
     /// when it runs short, so that idle clients cannot keep new ones out. An admitted connection
     /// is never refused a request later.
-    func add(_ record: HTTPConnectionRecord, admittingUpTo limit: Int, perClientLimit: Int = .max) {
+    ///
+    /// - Parameter total: the connections libmicrohttpd keeps open at most (admitted and
+    ///   refused), past which it accepts none, so that nothing here could make room for the next
+    ///   (found by an attack: past 10,000 + 256 connections a new one, `/health` too, waited in the
+    ///   kernel's backlog until an idle one timed out, 30 s). Once this connection leaves one
+    ///   place or none (one, for libmicrohttpd's threads, whose limits are each their share), the
+    ///   oldest silent connection that was refused is closed (it would only get its 503), else the
+    ///   idlest admitted one that may be: the next connection is accepted, and admitted or told
+    ///   503 at once.
+    func add(_ record: HTTPConnectionRecord, admittingUpTo limit: Int, perClientLimit: Int = .max, total: Int = .max) {
         let now = Self.now
         admissions.withLock { admissions in
             var admit = true
@@ -161,8 +170,25 @@ final class HTTPConnectionRegistry: Sendable {
             }
             record.state.withLock { $0.isAdmitted = admit }
             admissions.records[ObjectIdentifier(record)] = record
+            if admissions.records.count >= total - 1 { makeRoom(in: &admissions, besides: record, now: now) }
         }
         gauge.add(1)
+    }
+
+    /// Closes the oldest silent connection that was refused admission (not `newcomer`), else the
+    /// idlest admitted one idle long enough (``evictIdlest(from:now:)``).
+    private func makeRoom(in admissions: inout Admissions, besides newcomer: HTTPConnectionRecord, now: UInt64) {
+        var refused: [(record: HTTPConnectionRecord, since: UInt64)] = []
+        for record in admissions.records.values where record !== newcomer {
+            let since: UInt64? = record.state.withLock { state in
+                guard !state.isAdmitted, !state.isClosed, !state.inRequest, !state.evicted, state.headSeenAt == nil else { return nil }
+                return state.waitingSince
+            }
+            if let since { refused.append((record, since)) }
+        }
+        refused.sort { $0.since < $1.since }
+        if refused.prefix(32).lazy.map(\.record).first(where: close(ifSilent:)) != nil { return }
+        _ = evictIdlest(from: &admissions, now: now)
     }
 
     /// Closes the admitted connection idle the longest, if one has been idle long enough, and

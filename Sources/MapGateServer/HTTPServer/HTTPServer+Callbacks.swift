@@ -59,7 +59,9 @@ let connectionCallback: MHD_NotifyConnectionCallback = { cls, connection, socket
         guard let connection, let info = cmhd_get_connection_info(connection, .CONNECTION_INFO_CONNECTION_FD) else { return }
         let socket = info.pointee.connect_fd
         let record = HTTPConnectionRecord(socket: socket, now: HTTPConnectionRegistry.now, remoteClient: HTTPConnectionRecord.remoteClient(of: socket))
-        context.registry.add(record, admittingUpTo: context.settings.maxConnections, perClientLimit: context.settings.maxConnectionsPerClient)
+        context.registry.add(
+            record, admittingUpTo: context.settings.maxConnections, perClientLimit: context.settings.maxConnectionsPerClient,
+            total: context.settings.maxConnections + context.settings.reserveConnections)
         socketContext.pointee = Unmanaged.passRetained(record).toOpaque()
     } else if let pointer = socketContext.pointee {
         let record = Unmanaged<HTTPConnectionRecord>.fromOpaque(pointer)

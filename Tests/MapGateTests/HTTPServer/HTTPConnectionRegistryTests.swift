@@ -66,6 +66,25 @@ import Glibc
         #expect(!isAdmitted(after), "the evicted connection's admission went to the newcomer, not back to the pool")
     }
 
+    /// Found by an attack: at libmicrohttpd's own limit (admitted and refused together) it
+    /// accepts nothing more, so no newcomer could make room, and `/health` waited 30 s in the
+    /// kernel's backlog. Near that limit the oldest silent refused connection is closed.
+    @Test func nearTheLimitOfOpenConnectionsTheOldestRefusedOneMakesRoom() {
+        let registry = registry()
+        let admitted = [record(nil), record(nil)]
+        for (connection, _) in admitted { registry.add(connection, admittingUpTo: 2, total: 4) }
+        let refused = record(nil, idleFor: 3)
+        registry.add(refused.0, admittingUpTo: 2, total: 4)
+        #expect(!isAdmitted(refused.0) && !refused.0.state.withLock { $0.evicted }, "a place is still free")
+        let last = record(nil)
+        registry.add(last.0, admittingUpTo: 2, total: 4)
+        #expect(refused.0.state.withLock { $0.evicted }, "the oldest refused connection stayed")
+        var byte: UInt8 = 0
+        #expect(recv(refused.1, &byte, 1, 0) == 0, "its socket was shut down")
+        #expect(!last.0.state.withLock { $0.evicted })
+        #expect(admitted.allSatisfy { isAdmitted($0.0) && !$0.0.state.withLock { $0.evicted } }, "fresh admitted connections are kept")
+    }
+
     /// A connected TCP pair on 127.0.0.1: (the server's end, the client's end). Only a TCP
     /// socket counts the bytes it received (`TCP_INFO`), which the rules below read.
     func tcpPair() throws -> (server: Int32, client: Int32) {

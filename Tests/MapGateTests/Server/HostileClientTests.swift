@@ -468,6 +468,31 @@ import Glibc
 
     /// RFC 9112 §3.2.2: absolute-form targets are accepted, their authority taking the place of
     /// `Host` (also for the allow-list).
+    /// Found by an attack: with every place libmicrohttpd has taken (admitted and refused
+    /// connections, silent), a new connection waited in the kernel's backlog until an idle one
+    /// timed out (30 s by default), `/health` too. It is answered at once now: admitted in the
+    /// place of one idle long enough, or told 503.
+    @Test func pastEveryPlaceANewConnectionIsAnsweredAtOnce() throws {
+        var settings = HTTPServer.Settings()
+        settings.idleTimeout = 30
+        settings.maxConnections = 4
+        settings.reserveConnections = 2
+        settings.evictableAfter = 0.5
+        let small = try TileServer(
+            library: harness.library, authorization: try harness.authorization(), configuration: .init(http: settings, leafletPath: "/nonexistent"),
+            makeGate: { try Gate(store: try harness.gateStore(), settings: .unreachable) })
+        defer { small.stop() }
+        let silent = try (0..<6).map { _ in try RawConnection(port: small.http.port, timeout: 3) }
+        Thread.sleep(forTimeInterval: 1)  // the admitted ones idle long enough to make room
+        let started = Date()
+        let health = try RawConnection(port: small.http.port, timeout: 5)
+        health.send("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        let answer = try #require(health.readResponse(), "no answer within 5 s")
+        #expect(answer.status == 200 || answer.status == 503, "\(answer.status)")
+        #expect(Date().timeIntervalSince(started) < 3)
+        withExtendedLifetime(silent) {}
+    }
+
     @Test func absoluteFormTargetsAreAcceptedWithTheirAuthorityAsHost() throws {
         let port = server.http.port
         let (tile, _) = try exchange("GET http://127.0.0.1:\(port)/plain/0/0/0.png HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n")
