@@ -64,8 +64,14 @@ public func runProcess(
 /// started from them once ignored SIGTERM (the HTTPS store origin's python server), so each test
 /// waited its full timeout and left orphans behind (issue 43). The calling thread's mask is set
 /// empty for the start only, then put back.
+///
+/// Nor ignored (``terminatingSignalsAtTheirDefault``): a child keeps the signals its parent
+/// ignores, and a test runner started under `nohup`, or as a script's background job, would start
+/// every program with SIGHUP (or SIGINT and SIGQUIT) ignored, which mapgate keeps ignored as any
+/// program does (the tests' SIGHUPs then did nothing).
 public func startWithoutBlockedSignals(_ process: Process) throws {
     removeFaketimeLeftovers()
+    _ = terminatingSignalsAtTheirDefault
     var empty = sigset_t()
     sigemptyset(&empty)
     var previous = sigset_t()
@@ -88,3 +94,13 @@ public func removeFaketimeLeftovers() {
         if kill(pid, 0) == -1, errno == ESRCH { unlink("/dev/shm/" + name) }
     }
 }
+
+/// Puts back the default action of each terminating signal this process was started with
+/// ignored, once: what its children inherit, as from a login shell.
+private let terminatingSignalsAtTheirDefault: Void = {
+    for number in [SIGHUP, SIGINT, SIGQUIT, SIGTERM] {
+        let previous = signal(number, SIG_DFL)
+        // Anything but "ignored" (a handler libdispatch or the runtime set) is put back as it was.
+        if let previous, unsafeBitCast(previous, to: Int.self) != unsafeBitCast(SIG_IGN, to: Int.self) { signal(number, previous) }
+    }
+}()

@@ -236,8 +236,7 @@ import Testing
     @Test func trustedTimeAheadOfTheLocalClockWins() throws {
         let store = try HTTPSStoreOrigin()
         let harness = try GateHarness()
-        harness.settings.lookupURL = store.lookupURL
-        harness.settings.lookupCAFile = store.certificate
+        harness.lookUp(at: store)
         try store.answer(version: "1.5.0", trackID: 42, released: harness.start, date: harness.start.addingTimeInterval(40 * day))
         #expect(try harness.use() == .prompt(5))
         let report = try harness.makeGate().status()
@@ -249,8 +248,7 @@ import Testing
     @Test func trustedTimeBehindAFutureClockReplacesTheHighWaterMark() throws {
         let store = try HTTPSStoreOrigin()
         let harness = try GateHarness()
-        harness.settings.lookupURL = store.lookupURL
-        harness.settings.lookupCAFile = store.certificate
+        harness.lookUp(at: store)
         harness.time.set(harness.start.addingTimeInterval(50 * 365 * day))
         try store.answer(version: "1.4.0", trackID: 42, date: harness.start)
         #expect(try harness.use() == .open)
@@ -294,8 +292,7 @@ import Testing
         let day: TimeInterval = 86_400
         let store = try HTTPSStoreOrigin()
         let harness = try GateHarness()
-        harness.settings.lookupURL = store.lookupURL
-        harness.settings.lookupCAFile = store.certificate
+        harness.lookUp(at: store)
         try store.answer(version: "1.5.0", trackID: 42, released: harness.start.addingTimeInterval(365 * day), date: harness.start)
         #expect(try harness.use() == .grace)
         #expect(try harness.makeGate().status().record.firstSeen == harness.start)
@@ -310,17 +307,15 @@ import Testing
         let day: TimeInterval = 86_400
         let store = try HTTPSStoreOrigin()
         let harness = try GateHarness()
-        harness.settings.lookupURL = store.lookupURL
-        harness.settings.lookupCAFile = store.certificate
+        harness.lookUp(at: store)
         try store.answer(version: "1.5.0", trackID: 42, released: harness.start, date: harness.start)
         #expect(try harness.use() == .grace)
-        let online = harness.settings.lookupURL
         harness.settings.lookupURL = "http://127.0.0.1:1/lookup"  // offline
         harness.time.set(harness.start.addingTimeInterval(40 * day))
         #expect(try harness.use() == .prompt(5))
         harness.time.set(harness.start.addingTimeInterval(day))  // the clock right: its mark holds
         #expect(try harness.use() == .prompt(4))
-        harness.settings.lookupURL = online
+        harness.lookUp(at: store)  // online again
         try store.answer(version: "1.5.0", trackID: 42, released: harness.start, date: harness.start.addingTimeInterval(day))
         let report = try harness.makeGate().check()
         #expect(report.lookupError == nil)
@@ -387,8 +382,7 @@ import Testing
     func aDateHeaderBeforeTheAppStoreIsNotTrusted(_ header: String) throws {
         let store = try HTTPSStoreOrigin()
         let harness = try GateHarness()
-        harness.settings.lookupURL = store.lookupURL
-        harness.settings.lookupCAFile = store.certificate
+        harness.lookUp(at: store)
         try store.answer(version: "1.5.0", trackID: 42, dateHeader: header)
         #expect(try harness.use() == .grace)
         let next = try harness.makeGate()

@@ -268,6 +268,12 @@ final class GateHarness: @unchecked Sendable {
 
     var lookups: Int { origin.requests.filter { $0.path.hasPrefix("/lookup") || $0.path.contains(".json") }.count }
 
+    /// Looks the store up at `store`, over HTTPS with its certificate: answers with trusted time.
+    func lookUp(at store: HTTPSStoreOrigin) {
+        settings.lookupURL = store.lookupURL
+        settings.lookupCAFile = store.certificate
+    }
+
     /// The store reports `version` (nil: the network is gone), released at `released` if given.
     func serve(_ version: String?, released: Date? = nil, trackID: Int = 42) throws {
         guard let version else {

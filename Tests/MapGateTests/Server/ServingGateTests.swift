@@ -44,6 +44,15 @@ import Glibc
             onGateEvent: { events?.append($0) })
     }
 
+    /// A server started once the grace is over, with 5 uses to ask for: its start is a prompted
+    /// use, delivered by the first tile.
+    mutating func startServerWhilePrompting() throws -> TileServer {
+        settings.maxPrompts = 5
+        #expect(try makeGate().check().phase != .upToDate)
+        time.advance(days: 30.5)
+        return try startServer()
+    }
+
     /// What the monitor told the server's command, in order.
     final class EventLog: @unchecked Sendable {
         private let lock = NSLock()
@@ -222,10 +231,7 @@ import Glibc
     /// then stayed idle was charged a second use a day later: the tiles of a paid day counted for
     /// the next. Only a tile answered after the day is over makes the next day's use due.
     @Test mutating func anIdleServerIsNotChargedForTheDayItPaidFor() throws {
-        settings.maxPrompts = 5
-        #expect(try makeGate().check().phase != .upToDate)
-        time.advance(days: 30.5)
-        let server = try startServer()  // a prompted use, delivered by the first tile
+        let server = try startServerWhilePrompting()  // a prompted use, delivered by the first tile
         defer { server.stop() }
         #expect(try status(server, "/plain/0/0/0.png").status == 200)
         #expect(monitorLooksTwice(server))
@@ -244,10 +250,7 @@ import Glibc
     /// the last minute of that day) was charged twice for it: the start's use, which the tile
     /// delivered, and a "day of serving" counted from the start. The day starts at the delivery.
     @Test mutating func aServerIdleForADayBeforeItsFirstTileIsChargedOnceForIt() throws {
-        settings.maxPrompts = 5
-        #expect(try makeGate().check().phase != .upToDate)
-        time.advance(days: 30.5)
-        let server = try startServer()  // a prompted use, delivered by the first tile
+        let server = try startServerWhilePrompting()  // a prompted use, delivered by the first tile
         defer { server.stop() }
         #expect(monitorLooksTwice(server))
         #expect(try makeGate().status().record.promptsShown == 1)  // the start's, given back unless delivered
