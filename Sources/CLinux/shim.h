@@ -105,6 +105,10 @@ static inline int clinux_terminal_columns(int fd) { struct winsize w; if (ioctl(
 // A stream socket bound to, or connected to, `path` (at most 107 bytes): the descriptor, or -1
 // with errno (ENAMETOOLONG for a longer path). Close-on-exec.
 static inline int clinux_local_socket(const char *path, int listening) { struct sockaddr_un a; memset(&a, 0, sizeof a); a.sun_family = AF_UNIX; if (strlen(path) >= sizeof a.sun_path) { errno = ENAMETOOLONG; return -1; } strcpy(a.sun_path, path); int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0); if (fd < 0) return -1; int r = listening ? bind(fd, (struct sockaddr *)&a, sizeof a) : connect(fd, (struct sockaddr *)&a, sizeof a); if (r == 0 && listening) r = listen(fd, 64); if (r != 0) { int e = errno; close(fd); errno = e; return -1; } return fd; }
+// A local socket bound to the abstract name `name` (Linux: no file, gone with its process): a lock
+// every process of this machine (of this network namespace) sees, which no file can stand in for
+// and none can keep once its holder ends. The descriptor, or -1 with errno (EADDRINUSE: held).
+static inline int clinux_abstract_lock(const char *name) { struct sockaddr_un a; memset(&a, 0, sizeof a); a.sun_family = AF_UNIX; size_t n = strlen(name); if (n + 1 > sizeof a.sun_path) { errno = ENAMETOOLONG; return -1; } memcpy(a.sun_path + 1, name, n); int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0); if (fd < 0) return -1; if (bind(fd, (struct sockaddr *)&a, (socklen_t)(sizeof a.sun_family + 1 + n)) != 0) { int e = errno; close(fd); errno = e; return -1; } return fd; }
 // accept(2) of a connection, close-on-exec from the start (accept4 is declared only under _GNU_SOURCE).
 static inline int clinux_accept(int fd) { return (int)syscall(SYS_accept4, fd, NULL, NULL, SOCK_CLOEXEC); }
 // The peer's uid, gid and pid as the kernel recorded them when it connected (SO_PEERCRED).

@@ -751,7 +751,8 @@ import Glibc
     /// and `mirror` said done): each package is read back from the disk before it is named, and
     /// one that is not what was written is a failure (74), named. A file system without locks
     /// (ENOLCK: an NFS share without its lock service) takes the lock on this machine instead of
-    /// refusing with the system's bare words. And a mirror whose catalog expires within two days
+    /// refusing with the system's bare words, one every user's process sees (found by the attack
+    /// on a first stand-in in each user's runtime folder: two users wrote at once). And a mirror whose catalog expires within two days
     /// says so: a stick is carried before it is read.
     @Test func aStickThatLiesNoLocksAndAnExpiringCatalogAreSaid() throws {
         try publish(version: "1")
@@ -761,13 +762,21 @@ import Glibc
         #expect(lied.status == 74, "\(lied.stdout)\(lied.stderr)")
         #expect(lied.stderr.contains("what was read back is not what was written"), "\(lied.stderr)")
         #expect(!lied.stdout.contains("another machine runs"), "\(lied.stdout)")
+        // Without locks on the stick, the lock is the machine's: held by another user's process
+        // (here a stand-in bound to its name, as `nobody`), a second writer is refused.
         let noLocks = try PreloadLibrary.compileFailingFlock(in: work.path, prefix: stick + "/")
-        let runtime = work.file("runtime")
-        try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true)
-        #expect(chmod(runtime, 0o777) == 0)
-        let unlocked = try a.run(["mirror", stick], at: Self.day1, environment: ["LD_PRELOAD": noLocks, "XDG_RUNTIME_DIR": runtime])
+        var info = stat()
+        #expect(stat(stick, &info) == 0)
+        let holder = try BackgroundProcess(
+            "/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", "-c",
+                "import socket, time; s = socket.socket(socket.AF_UNIX); s.bind('\\0mapgate-mirror-\(info.st_dev)-\(info.st_ino)'); print('held', flush=True); time.sleep(60)"])
+        #expect(holder.firstLine() == "held", "\(holder.stderr)")
+        let second = try a.run(["mirror", stick], at: Self.day1, environment: ["LD_PRELOAD": noLocks])
+        #expect(second.status == 1, "\(second.stderr)")
+        #expect(second.stderr.contains("another mapgate mirror is writing"), "\(second.stderr)")
+        holder.stop()
+        let unlocked = try a.run(["mirror", stick], at: Self.day1, environment: ["LD_PRELOAD": noLocks])
         #expect(unlocked.status == 0, "\(unlocked.stderr)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: runtime).contains { $0.hasPrefix(".mapgate-mirror-") }, "the lock taken on this machine")
         let fine = try a.run(["mirror", stick], at: Self.day1)
         #expect(fine.status == 0, "\(fine.stderr)")
         #expect(!fine.stderr.contains("expires"), "\(fine.stderr)")

@@ -168,6 +168,23 @@ import Testing
         #expect(result.screen.contains("1.5.0"), "the prompt's lines are not on the terminal: \(result.screen)")
     }
 
+    /// Not asked (standard input a pipe: a `while read` loop at a terminal) with stderr into a
+    /// pipe whose reader shows nothing of it: the prompt's lines go to the terminal too (found by
+    /// an attack: such a loop spent the last use with nothing on the screen). Not asked, the use is
+    /// counted, as the lines say.
+    @Test func aRunNotAskedShowsThePromptWhenStderrGoesIntoAPipe() throws {
+        let output = workspace.work.file("loop.png")
+        let before = try promptsShown()
+        let result = try mapgate.runOnTerminal(
+            ["tile", "geo", "0", "0", "0", "-o", output], at: during,
+            prefix: ["/bin/sh", "-c", "printf 'x\\n' | \"$@\" 2>&1 | grep -i error; echo finished", "sh"],
+            steps: [.init(waitFor: "finished", send: "")])
+        #expect(!result.timedOut, "\(result.screen)")
+        #expect(result.screen.contains("1.5.0"), "the prompt's lines are not on the terminal: \(result.screen)")
+        #expect(FileManager.default.fileExists(atPath: output))
+        #expect(try promptsShown() == before + 1, "\(result.screen)")
+    }
+
     /// A terminal stopped with Ctrl-S at the question, then Ctrl-D (found by an attack: the line
     /// end written after it blocked for good, with the use held): the use is given back while the
     /// terminal is still stopped (what mapgate then says waits for Ctrl-Q), and the run ends 75.

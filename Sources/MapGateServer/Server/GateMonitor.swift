@@ -151,12 +151,15 @@ public final class GateMonitor: Sendable {
                 self.gate = gate
                 var latest = try gate.status()
                 // No day of serving starts before the start's use is delivered (by the first tile
-                // answered): until then the day is moved to each look, so it starts at most one
-                // look before the delivery (found by an attack: a first tile more than a day after
-                // the start was charged twice, for the start and for a day counted from it).
+                // answered): until then the day is moved to each look, then to the moment of the
+                // delivery (found by an attack: a first tile more than a day after the start was
+                // charged twice, for the start and for a day counted from it).
                 if !settings.start.isDelivered {
                     lastCounted = latest.now
                     lastCountedElapsed = MonotonicClock.seconds
+                } else if let delivered = watch.startDeliveredAt.map({ Double($0) / 1e9 }), delivered > lastCountedElapsed {
+                    lastCounted = latest.now.addingTimeInterval(delivered - MonotonicClock.seconds)
+                    lastCountedElapsed = delivered
                 }
                 // A use that joined the server since (a session of system mode's server) is its
                 // newest own use: the gate it closed runs its day from now.
@@ -182,15 +185,20 @@ public final class GateMonitor: Sendable {
                     }
                 }
                 let tiles = watch.tilesAnswered
+                // A server whose own uses were all free (started in the grace, or before any
+                // newer version) has no day paid once uses are asked: the next tile is a use
+                // (found by an attack: one started in the grace and idle until it ended served a
+                // day for nothing, and each such server another).
+                let served = ownCount == nil ? TimeInterval.infinity : servedFor(now: latest.now)
                 // Within the day of the last counted use (or while no use is asked), every tile is paid for.
-                if !policy.isServingUseDue(latest.phase, servedFor: servedFor(now: latest.now)) { tilesPaidFor = tiles }
+                if !policy.isServingUseDue(latest.phase, servedFor: served) { tilesPaidFor = tiles }
                 let unknown = settings.servedRegions().filter { !latest.record.installedRegions.contains($0) }
                 if !unknown.isEmpty {
                     // A region that appeared while serving without `sync` installing it under this
                     // record (a file copied in): a use of it, as `open` would be. The record recovers
                     // first (a lookup); offline that throws, and the server fails closed.
                     try countUse(opening: unknown)
-                } else if policy.isServingUseDue(latest.phase, servedFor: servedFor(now: latest.now), answeredTiles: tiles > tilesPaidFor) {
+                } else if policy.isServingUseDue(latest.phase, servedFor: served, answeredTiles: tiles > tilesPaidFor) {
                     try countUse(opening: [])
                 } else if let refreshed = try gate.refreshIfDue() {
                     latest = refreshed

@@ -91,6 +91,20 @@ public final class GateWatch: Sendable {
         answered.add(1, ordering: .releasing)
     }
 
+    private let startDelivery = Atomic<UInt64>(0)
+
+    /// ``MonotonicClock/nanoseconds`` when a tile last delivered the server's start use (nil
+    /// before one did): its day of serving runs from then.
+    public var startDeliveredAt: UInt64? {
+        let at = startDelivery.load(ordering: .acquiring)
+        return at == 0 ? nil : at
+    }
+
+    /// Notes that a tile delivered the server's start use just now.
+    public func recordStartDelivered() {
+        startDelivery.store(max(MonotonicClock.nanoseconds, 1), ordering: .releasing)
+    }
+
     /// - Parameter lifetime: seconds of real time a report holds; past it, without a new one, the
     ///   server fails closed.
     public init(lifetime: Double = .infinity) {

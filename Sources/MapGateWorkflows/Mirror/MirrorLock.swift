@@ -1,3 +1,4 @@
+import CLinux
 import FoundationEssentials
 import MapGateBase
 
@@ -13,25 +14,27 @@ public final class MirrorLock {
     private let descriptor: Int32
     public static let fileName = ".mapgate-mirror.lock"
 
-    /// - Parameter localFolder: where the lock is taken instead when the folder's file system
-    ///   has no locks (`flock` fails with ENOLCK: an NFS share without its lock service; found by
-    ///   an attack, `mirror` then refused with the system's bare words): a file named after the
-    ///   folder's device and inode, which excludes the writers of this machine, as `flock` on a
-    ///   stick does anyway. The user's runtime folder by default.
-    public init(folder: String, localFolder: String? = nil) throws {
+    /// Where the folder's file system has no locks (`flock` fails with ENOLCK: an NFS share
+    /// without its lock service; found by an attack, `mirror` then refused with the system's bare
+    /// words), the lock is an abstract local socket named after the folder's device and inode:
+    /// every writer of this machine sees it, whoever they are (found by the attack on a first
+    /// stand-in, a file in each user's runtime folder, which let two users write at once, and one
+    /// in `/tmp`, which another user could keep), and it goes with its holder, as `flock`'s does.
+    public init(folder: String) throws {
         let path = folder + "/" + Self.fileName
         do {
             descriptor = try Self.lock(path, folder: folder)
         } catch let error as Unsupported {
             var info = stat()
             guard stat(folder, &info) == 0 else { throw GeneralFailure(L.localized("cannot lock %1$s: %2$s", "\(path)", error.reason), kind: .io) }
-            let local = localFolder ?? ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "/tmp"
-            let stand = local + "/.mapgate-mirror-\(info.st_dev)-\(info.st_ino).lock"
-            do {
-                descriptor = try Self.lock(stand, folder: folder)
-            } catch let again as Unsupported {
-                throw GeneralFailure(L.localized("cannot lock %1$s: %2$s", "\(path)", again.reason), kind: .io)
+            let held = clinux_abstract_lock("mapgate-mirror-\(info.st_dev)-\(info.st_ino)")
+            guard held >= 0 else {
+                if errno == EADDRINUSE {
+                    throw GeneralFailure(L.localized("another mapgate mirror is writing %1$s; run this one when it has finished", "\(folder)"), kind: .failure)
+                }
+                throw GeneralFailure(L.localized("cannot lock %1$s: %2$s", "\(path)", SystemErrorReason.text(errno)), kind: .io)
             }
+            descriptor = held
         }
     }
 

@@ -24,6 +24,18 @@ struct Console {
     var isInteractive: Bool { questionDescriptor >= 0 }
     /// `/dev/tty` opened for writing once, when first needed (-1 without a controlling terminal).
     private static let controllingTerminal: Int32 = open("/dev/tty", O_WRONLY | O_CLOEXEC | O_NOCTTY)
+    /// The controlling terminal, when no question is asked on it, stderr goes into a pipe or a
+    /// socket that is not the journal, and this run is in the terminal's foreground (a background
+    /// job's write there would stop it, with `stty tostop`); else nil.
+    private var terminalBesideAPipe: Int32? {
+        var info = stat()
+        guard questionDescriptor < 0, !stderrIsJournal, Console.controllingTerminal >= 0, fstat(STDERR_FILENO, &info) == 0,
+            info.st_mode & S_IFMT == S_IFIFO || info.st_mode & S_IFMT == S_IFSOCK,
+            tcgetpgrp(Console.controllingTerminal) == getpgrp()
+        else { return nil }
+        return Console.controllingTerminal
+    }
+
     /// Standard input when it is a terminal opened for writing too (as a shell's is): where the
     /// question goes without a controlling terminal (found by an attack: system mode's command,
     /// which has none, and `setsid mapgate … 2>log`, counted the use as "later" unasked); else -1.
@@ -126,6 +138,14 @@ struct Console {
                     writeBytes(text, to: questionDescriptor)
                 }
             }
+        } else if let terminal = terminalBesideAPipe {
+            // Not asked (standard input is not a terminal: a `while read` loop), with stderr into
+            // a pipe whose reader may not show it (`2>&1 | grep error`): the lines go to the
+            // terminal the run is in the foreground of too (found by the attack on the copy
+            // above: such loops spent the last use with nothing on the screen). Not for a file
+            // or `/dev/null`, which the user chose; a second at most.
+            let text = lines.map { TerminalText.allowingColour($0 + "\n") }.joined()
+            _ = writeBytes(text, to: terminal, until: ContinuousClock.now + .seconds(1))
         }
         if notifiesDesktop, let summary = lines.first {
             DesktopNotification.show(summary: summary, body: lines.dropFirst().joined(separator: "\n"))

@@ -326,6 +326,26 @@ import Testing
         try store.answer(version: "1.5.0", trackID: 42, released: harness.start, date: harness.start.addingTimeInterval(31 * day))
         #expect(try harness.use() == .prompt(5))
     }
+
+    /// Found by the attack on the refund: an answer a cache kept (its `Date` days old) is trusted
+    /// time behind the clock; on it alone, uses rightly spent after the grace were given back,
+    /// and a closed gate opened. The clock, read now, must say the grace is running too.
+    @Test func aStaleTrustedTimeGivesNothingBack() throws {
+        let day: TimeInterval = 86_400
+        let store = try HTTPSStoreOrigin()
+        let harness = try GateHarness()
+        harness.lookUp(at: store)
+        try store.answer(version: "1.5.0", trackID: 42, released: harness.start, date: harness.start)
+        #expect(try harness.use() == .grace)
+        harness.time.set(harness.start.addingTimeInterval(33 * day))
+        try store.answer(version: "1.5.0", trackID: 42, released: harness.start, date: harness.start.addingTimeInterval(33 * day))
+        #expect(try harness.use() == .prompt(5))
+        #expect(try harness.use() == .prompt(4))
+        try store.answer(version: "1.5.0", trackID: 42, released: harness.start, date: harness.start.addingTimeInterval(29 * day))
+        let report = try harness.makeGate().check()
+        #expect(report.lookupError == nil)
+        #expect(report.record.promptsShown == 2, "a stale answer gave back uses rightly spent")
+    }
 }
 
 /// A store answer dated before there was an App Store (before 1970 in the attack that found it)

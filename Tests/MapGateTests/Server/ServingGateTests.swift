@@ -267,6 +267,29 @@ import Glibc
         #expect(try waitUntil { try makeGate().status().record.promptsShown == 2 })
     }
 
+    /// Found by an attack: a server started in the grace (its start free) whose first tile came
+    /// once the grace was over served a day for nothing (its day counted from that tile), and each
+    /// such server another. A server none of whose uses was asked pays at its next tile once uses
+    /// are asked.
+    @Test mutating func aServerStartedInTheGraceIsChargedAtItsFirstTileAfterIt() throws {
+        settings.maxPrompts = 5
+        #expect(try makeGate().check().phase != .upToDate)
+        time.advance(days: 29.8)
+        let server = try startServer()  // in the grace: a notice, nothing counted
+        defer { server.stop() }
+        #expect(try status(server, "/plain/0/0/0.png").status == 200)
+        #expect(monitorLooksTwice(server))
+        time.advance(days: 0.3)  // the grace over, a few hours after the start
+        #expect(monitorLooksTwice(server))
+        #expect(try makeGate().status().record.promptsShown == 0, "charged without a tile")
+        #expect(try status(server, "/plain/0/0/0.png").status == 200)
+        #expect(try waitUntil { try makeGate().status().record.promptsShown == 1 }, "a tile after the grace was free")
+        #expect(monitorLooksTwice(server))
+        #expect(try status(server, "/plain/0/0/0.png").status == 200)
+        #expect(monitorLooksTwice(server))
+        #expect(try makeGate().status().record.promptsShown == 1, "one use for the day")
+    }
+
     @Test mutating func startingWithTheLastUseServesForItsDay() throws {
         settings.maxPrompts = 1
         #expect(try makeGate().check().phase != .upToDate)
