@@ -185,6 +185,25 @@ import Testing
         #expect(try promptsShown() == before + 1, "\(result.screen)")
     }
 
+    /// A terminal in raw mode (`stty raw`: no line editing, no signals from keys) hands Ctrl-D and
+    /// Ctrl-C over as bytes: no answer, nothing counted (found by an attack: they were read as
+    /// part of the line, and the question held its use until its time ran out).
+    @Test(arguments: ["\u{04}", "\u{03}"])
+    func ctrlDAndCtrlCOnARawTerminalAreNoAnswer(_ key: String) throws {
+        let output = workspace.work.file("raw.png")
+        let before = try promptsShown()
+        let started = Date()
+        let result = try mapgate.runOnTerminal(
+            ["tile", "geo", "0", "0", "0", "-o", output], at: during, environment: ["MAPGATE_PROMPT_TIMEOUT": "20"],
+            prefix: ["/bin/sh", "-c", "stty raw; \"$@\"; status=$?; stty sane; exit $status", "sh"],
+            steps: [.init(waitFor: "[u]", send: key)])
+        #expect(!result.timedOut, "\(result.screen)")
+        #expect(Date().timeIntervalSince(started) < 15, "the question waited for its time to run out")
+        #expect(result.status == 75, "\(result.screen)")
+        #expect(!FileManager.default.fileExists(atPath: output))
+        #expect(try promptsShown() == before, "\(result.screen)")
+    }
+
     /// A terminal stopped with Ctrl-S at the question, then Ctrl-D (found by an attack: the line
     /// end written after it blocked for good, with the use held): the use is given back while the
     /// terminal is still stopped (what mapgate then says waits for Ctrl-Q), and the run ends 75.

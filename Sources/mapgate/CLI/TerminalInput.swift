@@ -51,6 +51,7 @@ enum TerminalInput {
         defer { signal(SIGTTIN, backgroundRead) }
         var bytes: [UInt8] = []
         let lineEnds = canonicalLineEnds(input)
+        let isTerminal = isatty(input) == 1
         var chunk = [UInt8](repeating: 0, count: lineEnds == nil ? 1 : 4096)
         var waiting = Waiting()
         while true {
@@ -72,6 +73,10 @@ enum TerminalInput {
                 break
             }
             if chunk[0] == 0x0A { break }
+            // A terminal in raw mode (`stty raw`, `-icanon`) hands Ctrl-D and Ctrl-C over as
+            // bytes: the end, as on any terminal (found by an attack: they were read as part of
+            // the line, and the question held its use until its time ran out).
+            if isTerminal, chunk[0] == 0x04 || chunk[0] == 0x03 { return .end }
             if bytes.count < 4096 { bytes.append(chunk[0]) }
         }
         while bytes.last == 0x0D { bytes.removeLast() }
