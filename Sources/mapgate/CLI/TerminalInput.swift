@@ -75,8 +75,10 @@ enum TerminalInput {
             if chunk[0] == 0x0A { break }
             // A terminal in raw mode (`stty raw`, `-icanon`) hands Ctrl-D and Ctrl-C over as
             // bytes: the end, as on any terminal (found by an attack: they were read as part of
-            // the line, and the question held its use until its time ran out).
+            // the line, and the question held its use until its time ran out). Its Enter is a
+            // carriage return, untranslated.
             if isTerminal, chunk[0] == 0x04 || chunk[0] == 0x03 { return .end }
+            if isTerminal, chunk[0] == 0x0D { break }
             if bytes.count < 4096 { bytes.append(chunk[0]) }
         }
         while bytes.last == 0x0D { bytes.removeLast() }
