@@ -117,11 +117,15 @@ public final class GateMonitor: Sendable {
         private var lastCountedElapsed: Double
         /// `promptsShown` right after this server's last counted use, if it counted one.
         private var ownCount: Int?
-        /// ``GateWatch/tilesAnswered`` at the last look at which no use was due (within the day of
-        /// the last counted use, or not asking): a day's use is due only for tiles answered after
-        /// it, in a day not paid for yet (found by an attack: it was every tile since the last
-        /// count, so the tile that delivered the start's use charged a second one a day later).
+        /// ``GateWatch/tilesAnswered`` at the last look before which no use was due: a use is due
+        /// only for a tile answered after the first look that finds what was paid for over (the
+        /// day of the last counted use, or the grace). Looks are a minute apart: a tile in the
+        /// minute the paid time ended counts as paid (found by attacks: the tile that delivered
+        /// the start's use charged the next day too, and so did a tile of a paid day's last
+        /// minute, or of the grace's).
         private var tilesPaidFor = 0
+        /// Whether the last look found what was paid for over.
+        private var wasDue = false
         private var failingSince: Double?
         private var lastState: String?
         private var gate: Gate?
@@ -158,7 +162,9 @@ public final class GateMonitor: Sendable {
                     lastCounted = latest.now
                     lastCountedElapsed = MonotonicClock.seconds
                 } else if let delivered = watch.startDeliveredAt.map({ Double($0) / 1e9 }), delivered > lastCountedElapsed {
-                    lastCounted = latest.now.addingTimeInterval(delivered - MonotonicClock.seconds)
+                    // From the look before it by the real time between: a clock moved after the
+                    // delivery counts against the day, as it would after any counted use.
+                    lastCounted = lastCounted.addingTimeInterval(delivered - lastCountedElapsed)
                     lastCountedElapsed = delivered
                 }
                 // A use that joined the server since (a session of system mode's server) is its
@@ -184,14 +190,15 @@ public final class GateMonitor: Sendable {
                         latest = try gate.status()
                     }
                 }
-                let tiles = watch.tilesAnswered
                 // A server whose own uses were all free (started in the grace, or before any
-                // newer version) has no day paid once uses are asked: the next tile is a use
-                // (found by an attack: one started in the grace and idle until it ended served a
-                // day for nothing, and each such server another).
+                // newer version) has no day paid once uses are asked: its next tile after the
+                // grace is a use (found by an attack: one started in the grace and idle until it
+                // ended served a day for nothing, and each such server another).
                 let served = ownCount == nil ? TimeInterval.infinity : servedFor(now: latest.now)
-                // Within the day of the last counted use (or while no use is asked), every tile is paid for.
-                if !policy.isServingUseDue(latest.phase, servedFor: served) { tilesPaidFor = tiles }
+                let tiles = watch.tilesAnswered
+                let isDue = policy.isServingUseDue(latest.phase, servedFor: served)
+                if !isDue || !wasDue { tilesPaidFor = tiles }
+                wasDue = isDue
                 let unknown = settings.servedRegions().filter { !latest.record.installedRegions.contains($0) }
                 if !unknown.isEmpty {
                     // A region that appeared while serving without `sync` installing it under this

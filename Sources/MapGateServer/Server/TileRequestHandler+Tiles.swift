@@ -120,6 +120,8 @@ extension TileRequestHandler {
             }
             do {
                 try use.deliver()
+                // Its day of serving runs from now (the monitor reads it).
+                service.gate.recordStartDelivered()
             } catch {
                 let message = "the update gate cannot be checked (\(errorMessage(error))); tiles are withheld until it can"
                 var refusal = json(503, document: ServerDocument.Refusal.gateUnavailable(message: message), cors: true)

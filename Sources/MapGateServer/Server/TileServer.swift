@@ -108,10 +108,7 @@ public final class TileServer: Sendable {
             if route == "tile", entry.method != "HEAD", entry.status == 200 || entry.status == 304 {
                 // A tile answered delivers the start's use (kept, not given back at the end). A
                 // HEAD sends no tile byte (a link checker, a client probing): it delivers nothing.
-                if !authorization.isDelivered {
-                    try? authorization.deliver()
-                    if authorization.isDelivered { watch.recordStartDelivered() }
-                }
+                if !authorization.isDelivered { try? authorization.deliver() }
                 watch.recordTileAnswered()
             }
             metrics.record(route: route, status: entry.status, bytes: entry.bytes, seconds: entry.seconds)

@@ -241,12 +241,10 @@ public final class Gate {
         // A library that cannot be loaded is this machine's fault, not "offline": the run fails
         // (exit 69, naming the package) and nothing is recorded.
         if case .failure(let error as SharedLibraryError) = result { throw error }
-        let reading = clock.now
         return try update { record, now, policy in
             switch result {
             case .success(let answer):
-                let decided = try policy.record(
-                    answer.release, trustedTime: answer.trustedTime, at: now, clockReading: reading, into: &record, tightenOnly: isConfined)
+                let decided = try policy.record(answer.release, trustedTime: answer.trustedTime, at: now, into: &record, tightenOnly: isConfined)
                 let confinement = isConfined && record.isRecovering ? LookupError.network(GatePolicy.confinedRecovery) : nil
                 return report(record, now: decided, policy: policy, error: confinement)
             case .failure(let error):

@@ -205,12 +205,9 @@ public struct GatePolicy: Sendable {
     /// answer for the store: ``UserNamespace``) the answer can only make the gate stricter: its
     /// trusted time only moves the clock forward, it never resets a pending version, and never
     /// ends a recovery (that lookup is noted as failed).
-    /// - Parameter clockReading: what the clock said, not moved to its high-water mark: uses
-    ///   counted in a grace that both it and trusted time say is running are given back.
     @discardableResult
     public func record(
-        _ release: StoreRelease, trustedTime: Date? = nil, at reading: Date, clockReading: Date? = nil, into record: inout GateRecord,
-        tightenOnly: Bool = false
+        _ release: StoreRelease, trustedTime: Date? = nil, at reading: Date, into record: inout GateRecord, tightenOnly: Bool = false
     ) throws -> Date {
         let store = try AppVersion(release.version)
         var now = reading
@@ -283,18 +280,12 @@ public struct GatePolicy: Sendable {
             // Without a release date the grace cannot be shown to be running: fail closed.
             if release.releaseDate == nil { record.firstSeen = now.addingTimeInterval(-grace) }
             if case .grace = phase(of: record, at: now) {} else { record.promptsShown = max(record.promptsShown, maxPrompts) }
-        } else if trustedTime != nil, !tightenOnly, record.promptsShown > 0, case .grace = phase(of: record, at: now),
-            let clockReading, case .grace = phase(of: record, at: clockReading)
-        {
-            // Trusted time and the clock, read now, both say the grace is still running, so every
-            // use counted was counted by the clock ahead of both (offline, its high-water mark
-            // holding): they are given back (found by an attack: a run offline with the clock 40
-            // days ahead spent a use for good). Undelivered ones too: their delivery finds the
-            // gate in grace and counts nothing. Not on trusted time alone (found by the attack on
-            // this: a cache's answer with a `Date` days old gave back uses rightly spent).
-            record.promptsShown = 0
-            record.reservations.removeAll()
         }
+        // Decided after attacks: a use counted while the clock was ahead (offline, its
+        // high-water mark holding) is not given back when trusted time shows the grace still
+        // running. Trusted time cannot tell a clock that was ahead from an answer a cache kept
+        // (its `Date` days old): a refund on it gave back uses rightly spent, and with the clock
+        // set back as well, every use, a closed gate included.
         return now
     }
 

@@ -299,38 +299,14 @@ import Testing
     }
 }
 
-/// Offline with the clock ahead past the grace, a run is counted (the clock's high-water mark
-/// holds, so setting it back gains nothing); once trusted time says the grace is still running,
-/// what was counted is given back (found by an attack: that use stayed spent for good).
-@Suite struct GateClockAheadRefundTests {
-    @Test func usesCountedByAClockAheadOfTrustedTimeAreGivenBack() throws {
-        let day: TimeInterval = 86_400
-        let store = try HTTPSStoreOrigin()
-        let harness = try GateHarness()
-        harness.lookUp(at: store)
-        try store.answer(version: "1.5.0", trackID: 42, released: harness.start, date: harness.start)
-        #expect(try harness.use() == .grace)
-        harness.settings.lookupURL = "http://127.0.0.1:1/lookup"  // offline
-        harness.time.set(harness.start.addingTimeInterval(40 * day))
-        #expect(try harness.use() == .prompt(5))
-        harness.time.set(harness.start.addingTimeInterval(day))  // the clock right: its mark holds
-        #expect(try harness.use() == .prompt(4))
-        harness.lookUp(at: store)  // online again
-        try store.answer(version: "1.5.0", trackID: 42, released: harness.start, date: harness.start.addingTimeInterval(day))
-        let report = try harness.makeGate().check()
-        #expect(report.lookupError == nil)
-        #expect(report.record.promptsShown == 0, "uses counted in the grace by a clock ahead stay spent")
-        #expect(try harness.use() == .grace)
-        // The grace over by trusted time, the five uses are all there.
-        harness.time.set(harness.start.addingTimeInterval(31 * day))
-        try store.answer(version: "1.5.0", trackID: 42, released: harness.start, date: harness.start.addingTimeInterval(31 * day))
-        #expect(try harness.use() == .prompt(5))
-    }
-
-    /// Found by the attack on the refund: an answer a cache kept (its `Date` days old) is trusted
-    /// time behind the clock; on it alone, uses rightly spent after the grace were given back,
-    /// and a closed gate opened. The clock, read now, must say the grace is running too.
-    @Test func aStaleTrustedTimeGivesNothingBack() throws {
+/// Trusted time gives no use back (decided after attacks): a first version gave back the uses
+/// counted while trusted time showed the grace still running (for a run offline with the clock 40
+/// days ahead), and an answer a cache kept, its `Date` days old, then gave back uses rightly
+/// spent; with the clock set back as well, every use, a closed gate included.
+@Suite struct GateTrustedTimeRefundsNothingTests {
+    /// An answer a cache kept, its `Date` in the grace, with the clock right and with it set back.
+    @Test(arguments: [false, true])
+    func aStaleTrustedTimeGivesNothingBack(clockSetBack: Bool) throws {
         let day: TimeInterval = 86_400
         let store = try HTTPSStoreOrigin()
         let harness = try GateHarness()
@@ -342,6 +318,7 @@ import Testing
         #expect(try harness.use() == .prompt(5))
         #expect(try harness.use() == .prompt(4))
         try store.answer(version: "1.5.0", trackID: 42, released: harness.start, date: harness.start.addingTimeInterval(29 * day))
+        if clockSetBack { harness.time.set(harness.start.addingTimeInterval(29 * day)) }
         let report = try harness.makeGate().check()
         #expect(report.lookupError == nil)
         #expect(report.record.promptsShown == 2, "a stale answer gave back uses rightly spent")

@@ -114,10 +114,13 @@ import Glibc
         #expect(try status(server, "/plain/0/0/0.png").status == 200)
 
         time.advance(days: 31)  // past the grace period: the monitor counts the first day a tile is served in
+        // (A tile before the monitor's first look past the end of what was paid counts as paid.)
+        #expect(monitorLooksTwice(server))
         #expect(try status(server, "/plain/0/0/0.png").status == 200)
         #expect(try waitUntil { try makeGate().status().record.promptsShown == 1 })
         #expect(try status(server, "/plain/0/0/0.png").status == 200)
         time.advance(days: 1.01)  // another day of serving: the last use, which runs for a day
+        #expect(monitorLooksTwice(server))
         #expect(try status(server, "/plain/0/0/0.png").status == 200)
         #expect(try waitUntil { try makeGate().status().record.promptsShown == 2 })
         #expect(monitorLooksTwice(server))
@@ -259,10 +262,14 @@ import Glibc
         #expect(try makeGate().status().record.promptsShown == 1)
         #expect(try status(server, "/plain/0/0/0.png").status == 200)  // delivers the start's use
         #expect(try makeGate().status().record.promptsShown == 1)
+        // The moment of that delivery is what the day runs from (found by the attack on this fix:
+        // it was never noted, and the day ran from the monitor's look before it).
+        #expect(server.service.gate.startDeliveredAt != nil)
         #expect(monitorLooksTwice(server))
         #expect(monitorLooksTwice(server))
         #expect(try makeGate().status().record.promptsShown == 1, "the start's tile charged as a day too")
         time.advance(days: 1.01)
+        #expect(monitorLooksTwice(server))
         #expect(try status(server, "/plain/0/0/0.png").status == 200)  // a tile of the next day: its use
         #expect(try waitUntil { try makeGate().status().record.promptsShown == 2 })
     }
@@ -279,9 +286,11 @@ import Glibc
         defer { server.stop() }
         #expect(try status(server, "/plain/0/0/0.png").status == 200)
         #expect(monitorLooksTwice(server))
-        time.advance(days: 0.3)  // the grace over, a few hours after the start
+        time.advance(days: 0.19)  // the grace's last minutes: a tile in them is free
+        #expect(try status(server, "/plain/0/0/0.png").status == 200)
+        time.advance(days: 0.11)  // the grace over, a few hours after the start
         #expect(monitorLooksTwice(server))
-        #expect(try makeGate().status().record.promptsShown == 0, "charged without a tile")
+        #expect(try makeGate().status().record.promptsShown == 0, "charged for a tile of the grace (found by the attack on this fix)")
         #expect(try status(server, "/plain/0/0/0.png").status == 200)
         #expect(try waitUntil { try makeGate().status().record.promptsShown == 1 }, "a tile after the grace was free")
         #expect(monitorLooksTwice(server))
