@@ -35,6 +35,9 @@ public final class HTTPSStoreOrigin: @unchecked Sendable {
                     self.send_response_only(200)
                     if date:
                         self.send_header('Date', date)
+                    age = open(os.path.join(root, 'age.txt')).read().strip() if os.path.exists(os.path.join(root, 'age.txt')) else ''
+                    if age:
+                        self.send_header('Age', age)
                     self.send_header('Content-Type', 'application/json')
                     self.send_header('Content-Length', str(len(body)))
                     self.end_headers()
@@ -62,8 +65,9 @@ public final class HTTPSStoreOrigin: @unchecked Sendable {
     }
 
     /// The next answers report `version` for app `trackID`, with `Date: date` (none when nil).
-    public func answer(version: String, trackID: Int, released: Date? = nil, date: Date?) throws {
+    public func answer(version: String, trackID: Int, released: Date? = nil, date: Date?, age: Int? = nil) throws {
         try answer(version: version, trackID: trackID, released: released, dateHeader: date.map(HTTPDate.string) ?? "")
+        try folder.write("age.txt", age.map(String.init) ?? "")
     }
 
     /// The same, with the `Date` header's text as given (a date no `Date` can be written as).

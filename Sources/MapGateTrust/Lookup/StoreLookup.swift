@@ -85,7 +85,7 @@ public struct StoreLookup: Sendable {
         let release = try decode(response.body)
         // Only an answer that came over verified TLS may set the gate's clock.
         let isTLS = URL(string: response.head.effectiveURL)?.scheme?.lowercased() == "https"
-        let trustedTime = isTLS ? response.header("Date").flatMap(HTTPDate.parse).flatMap(Self.plausible) : nil
+        let trustedTime = isTLS ? response.header("Date").flatMap(HTTPDate.parse).flatMap(Self.plausible).map { $0 + Self.age(response.header("Age")) } : nil
         return LookupAnswer(release: release, trustedTime: trustedTime)
     }
 
@@ -143,6 +143,15 @@ public struct StoreLookup: Sendable {
     static let maximumVersionLength = 64
 
     /// A date an answer may carry: none before the App Store opened (``StoreRelease/earliestDate``).
+    /// Seconds an `Age` header says a cache kept the answer (RFC 9111 §5.1): its `Date` is when
+    /// the answer was made, so the time is `Date` plus that (found by an attack: a cached answer's
+    /// `Date` days old pulled the gate's clock back as far). 0 without one, or for one that is not
+    /// a number; at most a year. It only moves the time later, which tightens.
+    static func age(_ header: String?) -> TimeInterval {
+        guard let header, let seconds = UInt64(header.filter { $0 != " " && $0 != "\t" }) else { return 0 }
+        return TimeInterval(min(seconds, 365 * 86_400))
+    }
+
     private static func plausible(_ date: Date) -> Date? {
         date >= StoreRelease.earliestDate ? date : nil
     }

@@ -323,6 +323,27 @@ import Testing
         #expect(report.lookupError == nil)
         #expect(report.record.promptsShown == 2, "a stale answer gave back uses rightly spent")
     }
+
+    /// A cache that says how long it kept the answer (`Age`, RFC 9111): the time is its `Date`
+    /// plus that, so the clock set back gains nothing (found by the attack on the refund: the old
+    /// `Date` pulled the gate's clock back four days, into the grace).
+    @Test func aCachedAnswersAgeIsAddedToItsDate() throws {
+        let day: TimeInterval = 86_400
+        let store = try HTTPSStoreOrigin()
+        let harness = try GateHarness()
+        harness.lookUp(at: store)
+        try store.answer(version: "1.5.0", trackID: 42, released: harness.start, date: harness.start)
+        #expect(try harness.use() == .grace)
+        harness.time.set(harness.start.addingTimeInterval(33 * day))
+        try store.answer(version: "1.5.0", trackID: 42, released: harness.start, date: harness.start.addingTimeInterval(33 * day))
+        #expect(try harness.use() == .prompt(5))
+        try store.answer(version: "1.5.0", trackID: 42, released: harness.start, date: harness.start.addingTimeInterval(29 * day), age: Int(4 * day))
+        harness.time.set(harness.start.addingTimeInterval(29 * day))  // the clock set back, into the grace
+        let report = try harness.makeGate().check()
+        #expect(report.lookupError == nil)
+        #expect(report.record.latestClock == harness.start.addingTimeInterval(33 * day))
+        #expect(try harness.use() == .prompt(4), "back in the grace")
+    }
 }
 
 /// A store answer dated before there was an App Store (before 1970 in the attack that found it)
