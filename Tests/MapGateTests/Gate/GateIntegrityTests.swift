@@ -304,10 +304,10 @@ import Testing
 /// days ahead), and an answer a cache kept, its `Date` days old, then gave back uses rightly
 /// spent; with the clock set back as well, every use, a closed gate included.
 @Suite struct GateTrustedTimeRefundsNothingTests {
-    /// An answer a cache kept, its `Date` in the grace, with the clock right and with it set back.
-    @Test(arguments: [false, true])
-    func aStaleTrustedTimeGivesNothingBack(clockSetBack: Bool) throws {
-        let day: TimeInterval = 86_400
+    let day: TimeInterval = 86_400
+
+    /// An HTTPS store and a gate three days past its grace, its first use asked for.
+    func pastTheGrace() throws -> (GateHarness, HTTPSStoreOrigin) {
         let store = try HTTPSStoreOrigin()
         let harness = try GateHarness()
         harness.lookUp(at: store)
@@ -316,6 +316,13 @@ import Testing
         harness.time.set(harness.start.addingTimeInterval(33 * day))
         try store.answer(version: "1.5.0", trackID: 42, released: harness.start, date: harness.start.addingTimeInterval(33 * day))
         #expect(try harness.use() == .prompt(5))
+        return (harness, store)
+    }
+
+    /// An answer a cache kept, its `Date` in the grace, with the clock right and with it set back.
+    @Test(arguments: [false, true])
+    func aStaleTrustedTimeGivesNothingBack(clockSetBack: Bool) throws {
+        let (harness, store) = try pastTheGrace()
         #expect(try harness.use() == .prompt(4))
         try store.answer(version: "1.5.0", trackID: 42, released: harness.start, date: harness.start.addingTimeInterval(29 * day))
         if clockSetBack { harness.time.set(harness.start.addingTimeInterval(29 * day)) }
@@ -328,15 +335,7 @@ import Testing
     /// plus that, so the clock set back gains nothing (found by the attack on the refund: the old
     /// `Date` pulled the gate's clock back four days, into the grace).
     @Test func aCachedAnswersAgeIsAddedToItsDate() throws {
-        let day: TimeInterval = 86_400
-        let store = try HTTPSStoreOrigin()
-        let harness = try GateHarness()
-        harness.lookUp(at: store)
-        try store.answer(version: "1.5.0", trackID: 42, released: harness.start, date: harness.start)
-        #expect(try harness.use() == .grace)
-        harness.time.set(harness.start.addingTimeInterval(33 * day))
-        try store.answer(version: "1.5.0", trackID: 42, released: harness.start, date: harness.start.addingTimeInterval(33 * day))
-        #expect(try harness.use() == .prompt(5))
+        let (harness, store) = try pastTheGrace()
         try store.answer(version: "1.5.0", trackID: 42, released: harness.start, date: harness.start.addingTimeInterval(29 * day), age: Int(4 * day))
         harness.time.set(harness.start.addingTimeInterval(29 * day))  // the clock set back, into the grace
         let report = try harness.makeGate().check()
