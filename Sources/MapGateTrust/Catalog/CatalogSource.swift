@@ -105,13 +105,7 @@ public struct CatalogSource: Sendable {
     public func fetchFileIfPresent(_ target: String, limit: Int, what: String) throws -> Data? {
         do {
             return try fetchFile(target, limit: limit, what: what)
-        } catch let error as CatalogFetchError where error.isMissing {
-            if target.lowercased().hasPrefix("file:") {
-                var info = stat()
-                guard let path = URL(string: target)?.path, !path.isEmpty, client.localFiles == nil, lstat(path, &info) != 0, errno == ENOENT else { throw error }
-                return nil
-            }
-            guard error.detail.hasPrefix("HTTP ") else { throw error }
+        } catch let error as CatalogFetchError where error.isAbsent {
             return nil
         }
     }
@@ -224,8 +218,10 @@ public struct CatalogSource: Sendable {
                 }
                 // A folder read through the caller's process (system mode): its reason is the message.
                 let throughCaller = client.localFiles.map { path.hasPrefix($0.folder + "/") } ?? false
+                var info = stat()
+                let isAbsent = !throughCaller && lstat(path, &info) != 0 && errno == ENOENT
                 let detail = throughCaller || access(path, R_OK) == 0 ? message : SystemErrorReason.text(errno)
-                throw CatalogFetchError(isMissing: true, detail: detail, target: "\(what) \(target)", kind: .io)
+                throw CatalogFetchError(isMissing: true, isAbsent: isAbsent, detail: detail, target: "\(what) \(target)", kind: .io)
             }
             let failure = GeneralFailure(L.localized("%1$s %2$s: %3$s", what, target, error.reason), kind: error.kind)
             if case .transport(let code, _, _) = error, [18, 52, 55, 56, 92].contains(code) { throw RetryableFetch(failure: failure) }
@@ -234,7 +230,7 @@ public struct CatalogSource: Sendable {
         // file:// answers carry no status.
         guard response.status == 0 || (200..<300).contains(response.status) else {
             if response.status == 404 || response.status == 410 {
-                throw CatalogFetchError(isMissing: true, detail: "HTTP \(response.status)", target: "\(what) \(target)")
+                throw CatalogFetchError(isMissing: true, isAbsent: true, detail: "HTTP \(response.status)", target: "\(what) \(target)")
             }
             let failure = GeneralFailure(L.localized("%1$s %2$s: HTTP %3$s", "\(what)", "\(target)", "\(response.status)"), kind: .unavailable)
             if response.status >= 500 || response.status == 408 || response.status == 429 { throw RetryableFetch(failure: failure) }
@@ -264,6 +260,9 @@ public struct CatalogSource: Sendable {
 /// A catalog or signature that is not there (404, no such file).
 struct CatalogFetchError: MapGateFailure, LocalizedError {
     var isMissing: Bool
+    /// The file is not there at all (HTTP 404 or 410, a `file:` path that does not exist), as
+    /// opposed to one that cannot be read.
+    var isAbsent = false
     var detail: String
     var target = ""
     var kind: FailureKind = .unavailable

@@ -62,7 +62,7 @@ public final class MirrorLock {
     }
 
     deinit {
-        flock(descriptor, LOCK_UN)
+        // Closing lets go of either lock: the `flock` (this is its only descriptor) or the socket's name.
         close(descriptor)
     }
 }
