@@ -23,7 +23,8 @@ struct ServeCommand: Command {
         and answers 403 once the gate closes.
         Stops cleanly on Ctrl-C (SIGINT) or SIGTERM; SIGHUP reloads the configuration (Leaflet,
         MapLibre and font folders) without dropping a connection, unless the terminal it was
-        started at has closed (then it stops).
+        started at has closed (then it stops). A signal ignored when it started (under nohup, or
+        a script's '&') stays ignored.
         With --share MIRROR, also offers a mirror written by 'mapgate mirror' at
         /.well-known/mapgate-mirror/ (its catalog, signature, manifest and packages only,
         read-only, byte ranges for resume): on a LAN address (--host), other machines run
