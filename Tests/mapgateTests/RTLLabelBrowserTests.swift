@@ -114,8 +114,14 @@ struct PointRegion {
     let origin: TestOrigin
     let mapgate: MapGateBinary
 
-    /// - Parameter config: more of the user's configuration (the catalog's URL is set).
-    init(id: String, points: [(properties: [String: String], longitude: Double, latitude: Double)], maxzoom: Int, config: [String: Any] = [:]) throws {
+    /// - Parameters:
+    ///   - config: more of the user's configuration (the catalog's URL is set).
+    ///   - metadata: rows of the file's `metadata` table to set after ogr2ogr wrote it.
+    ///   - sql: run on the file after that.
+    init(
+        id: String, points: [(properties: [String: String], longitude: Double, latitude: Double)], maxzoom: Int, config: [String: Any] = [:],
+        metadata: [String: String] = [:], sql: String? = nil
+    ) throws {
         work = try TemporaryDirectory()
         let features: [[String: Any]] = points.map {
             ["type": "Feature", "properties": $0.properties, "geometry": ["type": "Point", "coordinates": [$0.longitude, $0.latitude]]]
@@ -125,6 +131,14 @@ struct PointRegion {
         let made = try runProcess(
             "/usr/bin/ogr2ogr", ["-f", "MBTILES", work.file(id + ".mbtiles"), work.file(id + ".geojson"), "-dsco", "MAXZOOM=\(maxzoom)", "-nln", "places"])
         guard made.status == 0 else { throw MissingFixture(path: "a region made by ogr2ogr (Debian package gdal-bin): \(made.stderr)") }
+        for (name, value) in metadata {
+            let set = try runProcess("/usr/bin/sqlite3", [work.file(id + ".mbtiles"), "DELETE FROM metadata WHERE name = '\(name)'; INSERT INTO metadata VALUES ('\(name)', '\(value)')"])
+            guard set.status == 0 else { throw MissingFixture(path: "metadata \(name) set with sqlite3: \(set.stderr)") }
+        }
+        if let sql {
+            let ran = try runProcess("/usr/bin/sqlite3", [work.file(id + ".mbtiles"), sql])
+            guard ran.status == 0 else { throw MissingFixture(path: "\(sql) run by sqlite3: \(ran.stderr)") }
+        }
         try FileManager.default.createDirectory(atPath: work.file("www"), withIntermediateDirectories: true)
         origin = try TestOrigin(root: work.file("www"))
         let builder = CatalogBuilder(root: work.file("www"))

@@ -11,7 +11,7 @@ extension TileRequestHandler {
         let layers = region.record.format == .pbf ? region.vectorLayersJSON.flatMap { try? JSONValue(parsing: Data($0.utf8)) }?.arrayValue ?? [] : []
         let tileJSON = TileJSON(
             tiles: ["\(baseURL(request))/\(id)/{z}/{x}/{y}.\(Self.extensions(region.record.format)[0])"], name: region.name,
-            version: TileJSON.semanticVersion(region.record.version), bounds: region.bounds, center: region.center, minzoom: region.minzoom, maxzoom: region.maxzoom,
+            version: TileJSON.semanticVersion(region.record.version), bounds: TileJSON.unwrappedBounds(region.bounds), center: region.center, minzoom: region.minzoom, maxzoom: region.maxzoom,
             format: region.record.format.rawValue, attribution: region.attribution.map(AttributionHTML.sanitized),
             description: region.description, vectorLayers: TileJSON.schemaLayers(layers))
         guard let body = try? tileJSON.encoded() else { return text(500, "cannot write the TileJSON of region \(id)\n", cors: true) }

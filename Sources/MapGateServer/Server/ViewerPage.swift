@@ -76,10 +76,12 @@ enum ViewerPage {
                     <p>\(escape(language.localized("Tiles are still served:"))) <a href="/\(escape(id)).json">TileJSON</a>.</p></main>
                     """)
         }
-        let b = region.bounds
+        let b = Self.viewBounds(region.bounds)
+        let layer = TileJSON.unwrappedBounds(region.bounds)
         let watcher = updateWatcher(language: language)
         var page: [String: JSONValue] = [
             "id": .string(id), "bounds": .array([.array([.double(b[1]), .double(b[0])]), .array([.double(b[3]), .double(b[2])])]),
+            "tileBounds": .array([.array([.double(layer[1]), .double(layer[0])]), .array([.double(layer[3]), .double(layer[2])])]),
             "minzoom": .integer(Int64(region.minzoom)), "maxzoom": .integer(Int64(region.maxzoom)),
             "words": .object([
                 "zoomIn": .string(language.localized("Zoom in")), "zoomOut": .string(language.localized("Zoom out")),
@@ -89,6 +91,7 @@ enum ViewerPage {
         // Vector tiles get the tile grid the region covers (no tiles template).
         if region.record.format != .pbf {
             page["tiles"] = .string("/\(id)/{z}/{x}/{y}.\(TileRequestHandler.extensions(region.record.format)[0])")
+            page["tileSize"] = .integer(Int64(region.tileSize))
             page["attribution"] = .string(AttributionHTML.sanitized(region.attribution ?? ""))
         }
         return document(
@@ -102,6 +105,15 @@ enum ViewerPage {
                 <div class="notice" id="gate"></div>
                 """ + watcher.body,
             script: inlineScript(page: page, watcher: watcher, main: ViewerAssets.rasterViewerScript))
+    }
+
+    /// The area a viewer opens on: the region's bounds, those across the antimeridian (west east
+    /// of east) with their east edge past 180° (`170,-10,-170,10` is viewed as `170,-10,190,10`),
+    /// which Leaflet and MapLibre fit as one area (found by an attack: the raster viewer opened
+    /// on the rest of the world, the vector viewer on nothing).
+    static func viewBounds(_ bounds: [Double]) -> [Double] {
+        guard bounds.count == 4, bounds[0] > bounds[2] else { return bounds }
+        return [bounds[0], bounds[1], bounds[2] + 360, bounds[3]]
     }
 
     /// The viewer of a vector region: MapLibre GL JS renders its tiles with the publisher's style
@@ -126,7 +138,7 @@ enum ViewerPage {
                     <p>\(escape(language.localized("Tiles are still served:"))) <a href="/\(escape(id)).json">TileJSON</a>, <a href="/\(escape(id))/style.json">style</a>.</p></main>
                     """)
         }
-        let b = region.bounds
+        let b = Self.viewBounds(region.bounds)
         let edge = TileCoordinate.maximumLatitude
         // Style ids are [a-z0-9._-]: safe in a URL and an attribute; names are escaped.
         let options = styles.map { "<option value=\"/styles/\($0.id)/style.json\" data-style=\"\($0.id)\" dir=\"auto\">\(escape($0.name))</option>" }

@@ -51,14 +51,30 @@ public struct TileJSON: Codable, Sendable, Equatable {
         self.vectorLayers = vectorLayers
     }
 
-    /// A publisher's region version in TileJSON's form (`\d+.\d+.\d+…`): as it is when it has
-    /// that form, one or two numbers made three (`2026.11` → `2026.11.0`, `7` → `7.0.0`), else nil
-    /// (`v7-beta` is no version TileJSON can carry: the field is left out).
+    /// A publisher's region version in TileJSON's form, a semantic version (semver.org 2.0.0,
+    /// whole): as it is when it is one; one to three numbers made three without leading zeros
+    /// (`2026.11` → `2026.11.0`, `7` → `7.0.0`, `2026.11.05` → `2026.11.5`); else nil: `v7-beta`,
+    /// `1.2.3.4` and `1.0.0-` are no version TileJSON can carry, and the field is left out (found
+    /// by an attack: they were written as they were, and the schema's pattern, not anchored,
+    /// let them pass).
     public static func semanticVersion(_ version: String) -> String? {
-        if version.firstMatch(of: /\d+\.\d+\.\d+/) != nil { return version }
-        guard let numbers = version.wholeMatch(of: /\d+(\.\d+)?/) else { return nil }
-        let parts = String(numbers.output.0).split(separator: ".").count
-        return version + String(repeating: ".0", count: 3 - parts)
+        let semantic =
+            /(?:0|[1-9][0-9]*)\.(?:0|[1-9][0-9]*)\.(?:0|[1-9][0-9]*)(?:-(?:0|[1-9][0-9]*|[0-9]*[A-Za-z-][0-9A-Za-z-]*)(?:\.(?:0|[1-9][0-9]*|[0-9]*[A-Za-z-][0-9A-Za-z-]*))*)?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?/
+        if version.wholeMatch(of: semantic) != nil { return version }
+        guard version.wholeMatch(of: /[0-9]{1,18}(\.[0-9]{1,18}){0,2}/) != nil else { return nil }
+        var numbers = version.split(separator: ".").map { String(Int($0) ?? 0) }
+        while numbers.count < 3 { numbers.append("0") }
+        return numbers.joined(separator: ".")
+    }
+
+    /// A region's bounds as TileJSON may carry them: bounds across the antimeridian (west east
+    /// of east, `170,-10,-170,10`, as MBTiles writers put them) become the band of latitudes
+    /// they span all round the world, since TileJSON's bounds "MUST NOT wrap around the
+    /// ante-meridian" (found by an attack: MapLibre, reading them as they were, asked for no
+    /// tile at all).
+    public static func unwrappedBounds(_ bounds: [Double]) -> [Double] {
+        guard bounds.count == 4, bounds[0] > bounds[2] else { return bounds }
+        return [-180, bounds[1], 180, bounds[3]]
     }
 
     /// A writer's `vector_layers` as the schema requires them: objects with a string `id` (others

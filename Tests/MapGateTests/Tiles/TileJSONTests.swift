@@ -22,11 +22,27 @@ import Testing
         #expect(try JSONDecoder().decode(TileJSON.self, from: Self.tileJSON.encoded()) == Self.tileJSON)
     }
 
-    /// TileJSON's `version` is semver-style (the schema's pattern): a publisher's "2026.11" is
-    /// written "2026.11.0", a version with no such form is left out.
-    @Test(arguments: [("1", "1.0.0"), ("2026.11", "2026.11.0"), ("1.2.3", "1.2.3"), ("2.0.1-beta", "2.0.1-beta"), ("v7", nil), ("2026-11", nil), ("", nil)])
+    /// TileJSON's `version` is a semantic version (semver.org, whole): a publisher's "2026.11" is
+    /// written "2026.11.0", numbers lose their leading zeros, a version with no such form is left
+    /// out (the schema's pattern, not anchored, would let `1.2.3.4` pass: found by an attack).
+    @Test(arguments: [
+        ("1", "1.0.0"), ("2026.11", "2026.11.0"), ("1.2.3", "1.2.3"), ("2.0.1-beta", "2.0.1-beta"), ("1.0.0-rc.1+build.5", "1.0.0-rc.1+build.5"),
+        ("2026.11.05", "2026.11.5"), ("01.02", "1.2.0"), ("v7", nil), ("2026-11", nil), ("", nil), ("1.2.3.4", nil), ("1.0.0-", nil),
+        ("1.0.0-01", nil), ("1.0.0+", nil), ("٣", nil), ("1.٣.0", nil), ("1..2", nil), ("1.2.", nil), (" 1.2.3", nil),
+    ] as [(String, String?)])
     func regionVersionsInTileJSONForm(_ version: String, _ expected: String?) {
         #expect(TileJSON.semanticVersion(version) == expected)
+    }
+
+    /// Bounds across the antimeridian (as MBTiles writers put them) are written as the band of
+    /// latitudes they span: TileJSON's bounds "MUST NOT wrap around the ante-meridian", and
+    /// MapLibre asked for no tile of such a region (found by an attack).
+    @Test(arguments: [
+        ([170, -45, -170, -30], [-180, -45, 180, -30]), ([179.5, -20, -179.5, -15], [-180, -20, 180, -15]),
+        ([-10, 40, 10, 50], [-10, 40, 10, 50]), ([-180, -85, 180, 85], [-180, -85, 180, 85]), ([5, 5, 5, 5], [5, 5, 5, 5]),
+    ] as [([Double], [Double])])
+    func boundsAcrossTheAntimeridianAreUnwrapped(_ bounds: [Double], _ expected: [Double]) {
+        #expect(TileJSON.unwrappedBounds(bounds) == expected)
     }
 
     /// A writer's layers as the schema wants them: an id and fields, integer zooms.
