@@ -124,7 +124,10 @@ public enum PMTilesWriter {
         header.minLatitudeE7 = e7(bounds[1])
         header.maxLongitudeE7 = e7(bounds[2])
         header.maxLatitudeE7 = e7(bounds[3])
-        if let center = MBTilesFile.center(metadata["center"], within: bounds) {
+        // The metadata's zoom rounded and held to the tiles' zooms, as TileJSON's (found by an
+        // attack: 22 of a region of zooms 0 to 6 was written, and PMTiles viewers opened there).
+        let zooms = Int(header.minZoom)...Int(header.maxZoom)
+        if let center = MBTilesFile.center(metadata["center"], within: bounds, zoom: zooms) {
             header.centerLongitudeE7 = e7(center[0])
             header.centerLatitudeE7 = e7(center[1])
             header.centerZoom = UInt8(clamping: Int(center[2]))

@@ -128,6 +128,20 @@ final class MemoryTileStore: TileStore {
         #expect(try PMTilesArchive(path: across).header.centerLongitudeE7 == 1_800_000_000)
     }
 
+    /// The header's center zoom is the metadata's rounded and held to the tiles' zooms, as
+    /// TileJSON's is (found by an attack: 22 of a region of zooms 0 to 2 was written as it was,
+    /// and 2.6 cut to 2).
+    @Test(arguments: [("1,1,22", 2), ("1,1,2.6", 2), ("1,1,1.5", 2), ("1,1,1.4", 1), ("1,1,-3", 0), ("1,1,1e300", 0)] as [(String, UInt8)])
+    func theCenterZoomIsOneOfTheTilesZooms(_ center: String, _ zoom: UInt8) throws {
+        let store = MemoryTileStore()
+        store.rows = ["name": "zooms", "format": "png", "bounds": "-10,-10,10,10", "center": center]
+        store.tiles["0/0/0"] = Data([0x89, 0x50, 0x4E, 0x47, 1])
+        store.tiles["2/1/1"] = Data([0x89, 0x50, 0x4E, 0x47, 2])
+        let path = work.file("zooms-\(UUID().uuidString).pmtiles")
+        _ = try write(store, format: .png, to: path)
+        #expect(try PMTilesArchive(path: path).header.centerZoom == zoom)
+    }
+
     @Test func leafDirectoriesCarryWhatTheRootCannot() throws {
         try #require(PMTilesReference.isInstalled, "python pmtiles from scripts/install-deps")
         let store = MemoryTileStore()
@@ -156,7 +170,8 @@ final class MemoryTileStore: TileStore {
         #expect(try tiles(archive) == store.tiles)
         #expect(try PMTilesReference.tiles(path) == store.tiles)
         let reference = try PMTilesReference.headerAndMetadata(path)
-        #expect(reference.header["clustered"] as? Bool == true && reference.header["center_zoom"] as? Int == 3)
+        // The metadata says zoom 3, the tiles are all of zoom 8: the center is at 8.
+        #expect(reference.header["clustered"] as? Bool == true && reference.header["center_zoom"] as? Int == 8)
         #expect(reference.metadata["name"] as? String == "many")
         // The same store gives the same bytes.
         let again = work.file("again.pmtiles")
