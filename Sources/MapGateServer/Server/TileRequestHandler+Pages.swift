@@ -2,23 +2,50 @@ import FoundationEssentials
 
 /// The pages people open: the region list, the viewers, and Leaflet's and MapLibre's files.
 extension TileRequestHandler {
-    /// Whether `Accept` asks for the JSON list rather than the page: `application/json` with a
-    /// quality above 0 and at least that of `text/html` (RFC 9110 §12.5.1; media types compared
-    /// without regard to case; found by an attack: `application/json;q=0, text/html` got JSON and
-    /// `APPLICATION/JSON` the page).
+    /// Whether `Accept` asks for the JSON list rather than the page (RFC 9110 §12.5.1): each of
+    /// `application/json` and `text/html` takes the quality of the most specific range that
+    /// matches it (the type itself, then `application/*` or `text/*`, then `*/*`; media types
+    /// without regard to case). JSON when its quality is above 0 and above the page's, or equal
+    /// to it and asked for by a range at least as specific that is not `*/*` (which, alone, is
+    /// the page: curl's default). Found by attacks: `application/json;q=0, text/html` got JSON,
+    /// `APPLICATION/JSON` the page, `application/*` the page and `application/json;q=0.9,
+    /// */*;q=1` JSON.
     static func prefersJSON(_ accept: String?) -> Bool {
         guard let accept else { return false }
-        var json = 0.0
-        var html = 0.0
+        // (quality, specificity: 2 the type, 1 its `type/*`, 0 `*/*`) of the most specific match.
+        var json: (quality: Double, specificity: Int)?
+        var html: (quality: Double, specificity: Int)?
+        func note(_ match: inout (quality: Double, specificity: Int)?, _ quality: Double, _ specificity: Int) {
+            if let found = match, found.specificity > specificity { return }
+            if let found = match, found.specificity == specificity {
+                match = (max(found.quality, quality), specificity)
+            } else {
+                match = (quality, specificity)
+            }
+        }
         for item in accept.lowercased().split(separator: ",") {
             let parts = item.split(separator: ";").map { $0.trimmingWhitespace() }
             guard let type = parts.first else { continue }
             var quality = 1.0
-            for parameter in parts.dropFirst() where parameter.hasPrefix("q=") { quality = Double(parameter.dropFirst(2)) ?? 0 }
-            if type == "application/json" { json = max(json, quality) }
-            if type == "text/html" { html = max(html, quality) }
+            for parameter in parts.dropFirst() where parameter.hasPrefix("q=") {
+                let value = Double(parameter.dropFirst(2)) ?? 0
+                quality = value.isFinite && (0...1).contains(value) ? value : 0
+            }
+            switch type {
+            case "application/json": note(&json, quality, 2)
+            case "application/*": note(&json, quality, 1)
+            case "text/html": note(&html, quality, 2)
+            case "text/*": note(&html, quality, 1)
+            case "*/*":
+                note(&json, quality, 0)
+                note(&html, quality, 0)
+            default: break
+            }
         }
-        return json > 0 && json >= html
+        guard let json, json.quality > 0 else { return false }
+        guard let html else { return true }
+        if json.quality != html.quality { return json.quality > html.quality }
+        return json.specificity > 0 && json.specificity >= html.specificity
     }
 
     func index(_ request: HTTPServerRequest) -> HTTPServerResponse {

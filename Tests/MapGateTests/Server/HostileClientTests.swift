@@ -452,6 +452,11 @@ import Glibc
     @Test(arguments: [
         ("application/json", true), ("APPLICATION/JSON", true), ("application/json;q=0, text/html", false), ("text/html, application/json;q=0.5", false),
         ("text/html;q=0.5, application/json", true), ("*/*", false),
+        // The most specific range that matches each type gives its quality (found by the next
+        // attack: `application/*` got the page, `application/json;q=0.9, */*;q=1` JSON).
+        ("application/*", true), ("application/json;q=0.9, */*;q=1", false), ("application/json;q=0.5, text/*", false),
+        ("application/json, */*", true), ("*/*;q=0.5, application/json;q=0.4", false), ("*/*;q=0.5, application/json;q=0.5", true), ("text/*;q=0.3, */*", true),
+        ("application/json;q=2", false), ("application/json;q=nan", false),
     ])
     func theListIsJSONWhenAcceptPrefersIt(accept: String, isJSON: Bool) throws {
         let (answer, _) = try exchange("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: \(accept)\r\n\r\n")
