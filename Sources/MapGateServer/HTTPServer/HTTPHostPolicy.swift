@@ -38,7 +38,7 @@ public struct HTTPHostPolicy: Sendable, Equatable {
     }
 
     /// The common case, decided on the bytes without a copy: `127.a.b.c` or `localhost`, with an
-    /// optional `:port` of 1–5 digits. True for such a value; false for a value made only of
+    /// optional `:port` of 1–8 digits naming 1 to 65535. True for such a value; false for a value made only of
     /// lowercase letters, digits, dots and one colon that is no loopback name (the slow path
     /// decides on the name list then); nil for anything else (the slow path decides alone).
     static func isPlainLoopback(_ value: String) -> Bool? {
@@ -46,8 +46,8 @@ public struct HTTPHostPolicy: Sendable, Equatable {
             var end = bytes.count
             if let colon = bytes.firstIndex(of: 0x3A) {
                 let port = bytes[(colon + 1)...]
-                guard !port.isEmpty, port.count <= 5, port.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
-                    port.reduce(0, { $0 * 10 + Int($1 - 0x30) }) <= 65535
+                guard !port.isEmpty, port.count <= 8, port.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+                    (1...65535).contains(port.reduce(0, { $0 * 10 + Int($1 - 0x30) }))
                 else { return nil }
                 end = colon
             }
@@ -100,9 +100,20 @@ public struct HTTPHostPolicy: Sendable, Equatable {
         name.hasPrefix("[") && name.hasSuffix("]") ? String(name.dropFirst().dropLast()) : name
     }
 
-    /// 1 to 5 digits naming a port (at most 65535: a `Host` of `127.0.0.1:99999` names no port,
-    /// and would be written into the URLs a TileJSON hands out).
+    /// 1 to 8 digits naming a port (1 to 65535, leading zeros allowed as RFC 3986 has it: a
+    /// `Host` of `127.0.0.1:99999` or `:0` names no port a client can reach, and would be
+    /// written into the URLs a TileJSON hands out).
     private static func isPort(_ text: Substring) -> Bool {
-        !text.isEmpty && text.count <= 5 && text.allSatisfy { $0.isASCII && $0.isNumber } && Int(text).map { $0 <= 65535 } == true
+        !text.isEmpty && text.count <= 8 && text.allSatisfy { $0.isASCII && $0.isNumber } && Int(text).map { (1...65535).contains($0) } == true
+    }
+
+    /// `value` (a `Host` the policy allowed) as URLs written for the client carry it: its port
+    /// without leading zeros (`127.0.0.1:080` is written `127.0.0.1:80`; found by an attack,
+    /// TileJSON's tiles said `:080`).
+    public static func canonical(_ value: String) -> String {
+        guard let colon = value.lastIndex(of: ":"), !value[colon...].contains("]") else { return value }
+        let port = value[value.index(after: colon)...]
+        guard let number = Int(port) else { return value }
+        return value[...colon] + String(number)
     }
 }

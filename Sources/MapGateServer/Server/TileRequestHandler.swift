@@ -219,7 +219,7 @@ public final class TileRequestHandler: HTTPRequestHandler {
     /// against the allow-list), else the bound address.
     func baseURL(_ request: HTTPServerRequest) -> String {
         if let host = request.header("Host"), !host.isEmpty, host.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || ".-:[]".contains($0)) }) {
-            return "http://\(host)"
+            return "http://\(HTTPHostPolicy.canonical(host))"
         }
         return service.fallbackHost
     }

@@ -509,6 +509,17 @@ import Glibc
         let (evil, _) = try exchange("GET http://evil.example/plain.json HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         #expect(evil?.status == 421)
     }
+
+    /// The URLs TileJSON hands out carry the Host's port as a number (found by an attack: `:080`
+    /// was written as it came, and `:0`, which names no port, was answered).
+    @Test func tileJSONWritesTheHostsPortAsANumber() throws {
+        let port = server.http.port
+        let (zeros, _) = try exchange("GET /plain.json HTTP/1.1\r\nHost: 127.0.0.1:0\(port)\r\n\r\n")
+        let json = try #require(try JSONSerialization.jsonObject(with: zeros?.body ?? Data()) as? [String: Any])
+        #expect(json["tiles"] as? [String] == ["http://127.0.0.1:\(port)/plain/{z}/{x}/{y}.png"])
+        let (none, _) = try exchange("GET /plain.json HTTP/1.1\r\nHost: 127.0.0.1:0\r\n\r\n")
+        #expect(none?.status == 421 || none?.status == 400, "\(String(describing: none?.status))")
+    }
 }
 
 /// Pure parts of the policy, as tables.
@@ -524,8 +535,26 @@ import Glibc
     @Test(arguments: [
         ("localhost:8080", "localhost"), ("[::1]:80", "::1"), ("Example.COM", "example.com"), ("a:b:c", nil), ("x:99999999", nil),
         ("user@host", nil), ("", nil), ("[::1", nil), ("x:65536", nil), ("x:", "x"), ("[::1]:", "::1"),
+        // Port 0 names no port a client reached (found by an attack: it was written into TileJSON).
+        ("x:0", nil), ("x:00000", nil), ("[::1]:0", nil), ("x:080", "x"),
     ])
     func hostNames(value: String, name: String?) {
         #expect(HTTPHostPolicy.hostName(value) == name)
+    }
+
+    /// What URLs written for the client carry: the port without leading zeros.
+    @Test(arguments: [
+        ("127.0.0.1:080", "127.0.0.1:80"), ("localhost:08080", "localhost:8080"), ("[::1]:0443", "[::1]:443"), ("[::1]", "[::1]"),
+        ("maps.example", "maps.example"), ("127.0.0.1:8080", "127.0.0.1:8080"), ("localhost:", "localhost:"),
+    ])
+    func hostsAsURLsCarryThem(value: String, canonical: String) {
+        #expect(HTTPHostPolicy.canonical(value) == canonical)
+    }
+
+    /// The fast path for loopback hosts agrees: port 0 is refused there too.
+    @Test func portZeroIsNoLoopbackHost() {
+        let policy = HTTPHostPolicy(boundHost: "127.0.0.1")
+        #expect(!policy.allows("127.0.0.1:0") && !policy.allows("localhost:0") && !policy.allows("[::1]:0"))
+        #expect(policy.allows("127.0.0.1:1") && policy.allows("localhost:65535") && policy.allows("127.0.0.1:080"))
     }
 }
