@@ -35,6 +35,22 @@ import Testing
         #expect(server.stderr.contains("GET /plain/0/0/0.png 200 \(tile.body.count) "))
     }
 
+    /// A port another program holds is a service unavailable, 69, as in system mode (found by an
+    /// attack: 74, an I/O error), with the port and the reason said.
+    @Test func aPortAnotherProgramHoldsIsExit69() throws {
+        let first = try start(["serve", "--port", "0"])
+        defer {
+            first.signal(SIGTERM)
+            _ = first.wait()
+        }
+        let line = try #require(first.firstLine(), "no output; stderr: \(first.stderr)")
+        let url = try #require(line.split(separator: " ").first { $0.hasPrefix("http://") })
+        let port = try #require(url.split(separator: ":").last.map { String($0.prefix { $0.isNumber }) })
+        let second = try mapgate.run(["serve", "--port", port])
+        #expect(second.status == 69, "\(second.status): \(second.stderr)")
+        #expect(second.stderr.contains("cannot listen on 127.0.0.1:\(port)") && second.stderr.contains("Address already in use"), "\(second.stderr)")
+    }
+
     /// Found reviewing the port system mode's service now holds: the listening socket was not
     /// close-on-exec, so a child (the browser "update now" starts, a service's request) kept the
     /// port. The listening socket of a running server is close-on-exec.

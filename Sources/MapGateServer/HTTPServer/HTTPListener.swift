@@ -123,9 +123,13 @@ public final class HTTPListener: Sendable {
         var yes: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
         guard bind(fd, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0, Glibc.listen(fd, 4096) == 0 else {
-            let reason = SystemErrorReason.text(errno)
+            let code = errno
             close(fd)
-            throw HTTPServerError(message: L.localized("cannot listen on %1$s:%2$s: %3$s", "\(host)", "\(port)", "\(reason)"))
+            // A port another program holds is a service unavailable (69), as in system mode (found
+            // by an attack: 74, an I/O error, here and 69 there).
+            throw HTTPServerError(
+                message: L.localized("cannot listen on %1$s:%2$s: %3$s", "\(host)", "\(port)", "\(SystemErrorReason.text(code))"),
+                kind: code == EADDRINUSE ? .unavailable : .io)
         }
         var address = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)

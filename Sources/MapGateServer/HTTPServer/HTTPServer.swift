@@ -11,7 +11,8 @@ import Glibc
 /// An error starting a server.
 public struct HTTPServerError: MapGateFailure, LocalizedError, Sendable {
     public let message: String
-    /// `.io` (the socket), or `.unavailable` when libmicrohttpd cannot be loaded.
+    /// `.io` (the socket), or `.unavailable` when libmicrohttpd cannot be loaded or the port is
+    /// another program's.
     public let kind: FailureKind
     public var errorDescription: String? { message }
 
