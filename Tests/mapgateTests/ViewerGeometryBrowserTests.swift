@@ -4,12 +4,12 @@ import MapGateDemo
 import TestSupport
 import Testing
 
-/// Regions whose bounds cross the antimeridian (west east of east, `170,-25,-170,-5`, as MBTiles
-/// writers put them) in both viewers, found by an attack: the vector viewer asked for no tile
-/// (MapLibre took TileJSON's wrapped bounds, which TileJSON forbids, for an empty area) and the
-/// raster viewer opened on the rest of the world. Each viewer must open on the region and ask for
-/// its tiles on both sides of the antimeridian.
-@Suite(.tags(.browser)) struct AntimeridianViewerBrowserTests {
+/// Where the viewers put a region and how large they draw its tiles. Regions whose bounds cross
+/// the antimeridian (west east of east, `170,-25,-170,-5`, as MBTiles writers put them), found by
+/// an attack: the vector viewer asked for no tile (MapLibre took TileJSON's wrapped bounds, which
+/// TileJSON forbids, for an empty area) and the raster viewer opened on the rest of the world.
+/// Each viewer must open on the region and ask for its tiles on both sides of the antimeridian.
+@Suite(.tags(.browser)) struct ViewerGeometryBrowserTests {
     /// The tiles `log` (a server's `--verbose` lines) shows asked for of `region`: zoom and x.
     static func tilesAsked(of region: String, in log: String) -> [(z: Int, x: Int)] {
         log.matches(of: try! Regex("/\(region)/([0-9]+)/([0-9]+)/[0-9]+\\.(png|pbf)")).compactMap { match in
@@ -81,5 +81,44 @@ import Testing
         let asked = Self.tilesAsked(of: "pacific", in: opened.stderr)
         #expect(asked.contains { Self.across($0) > 0.75 } && asked.contains { Self.across($0) < 0.25 }, "tiles asked: \(asked)")
         #expect(!asked.contains { (0.3...0.7).contains(Self.across($0)) && $0.z >= 2 }, "tiles of the other side of the world asked: \(asked)")
+    }
+
+    /// A raster region of 512-pixel tiles (the metadata's `tileSize`, as QGIS and `pmtiles
+    /// convert` write it) is drawn at that size, a zoom lower (found by an attack: its tiles were
+    /// drawn at 256 pixels, shrunk to a quarter). The DOM after the map settled shows each tile's size.
+    @Test func theRasterViewerDrawsLargeTilesAtTheirSize() throws {
+        guard FileManager.default.fileExists(atPath: "/usr/share/javascript/leaflet/leaflet.js") else {
+            throw MissingFixture(path: "/usr/share/javascript/leaflet/leaflet.js (Debian package libjs-leaflet)")
+        }
+        let work = try TemporaryDirectory()
+        let file = work.file("large.mbtiles")
+        let unpacked = try runProcess("/bin/sh", ["-c", "gzip -dc \"$0\" > \"$1\"", TestPaths.fixtures + "/regions/demo-world.mbtiles.gz", file])
+        #expect(unpacked.status == 0, "\(unpacked.stderr)")
+        let set = try runProcess("/usr/bin/sqlite3", [file, "INSERT INTO metadata VALUES ('tileSize', '512')"])
+        #expect(set.status == 0, "\(set.stderr)")
+        try FileManager.default.createDirectory(atPath: work.file("www"), withIntermediateDirectories: true)
+        let origin = try TestOrigin(root: work.file("www"))
+        defer { origin.stop() }
+        let builder = CatalogBuilder(root: work.file("www"))
+        try builder.add(id: "large", source: file, format: "png", maxzoom: 3)
+        try builder.write()
+        let mapgate = try MapGateBinary(workDirectory: work.path)
+        try mapgate.configure(["catalogURL": origin.baseURL + "/catalog.json"])
+        #expect(try mapgate.run(["sync", "large"]).status == 0)
+        let opened = try mapgate.start(["open", "large"])
+        defer {
+            opened.signal(SIGTERM)
+            _ = opened.wait()
+        }
+        let url = try #require(opened.firstLine(), "stderr: \(opened.stderr)")
+        let dom = try runProcess(
+            ViewerBrowserTests.chromium,
+            [
+                "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir=\(work.file("profile"))", "--window-size=800,600",
+                "--virtual-time-budget=5000", "--dump-dom", url,
+            ], environment: ["HOME": work.path], timeout: 90)
+        let tiles = dom.stdout.matches(of: /<img[^>]*class="leaflet-tile[^"]*"[^>]*>/).map { String($0.output) }
+        #expect(!tiles.isEmpty, "no tile in the DOM: \(dom.stdout.suffix(2000)) \(dom.stderr.suffix(1000))")
+        #expect(tiles.allSatisfy { $0.contains("width: 512px") }, "\(tiles.prefix(3))")
     }
 }
