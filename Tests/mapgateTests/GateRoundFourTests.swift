@@ -730,7 +730,8 @@ import Glibc
     }
 
     /// 9. A region file swapped by hand (another valid MBTiles file in its place): `list` calls
-    /// it damaged, and `tile` refuses it the same way (65), counting nothing.
+    /// it damaged, and `tile` and `export` refuse it the same way (65), counting nothing, before
+    /// the update question (found by an attack: the question came first, then the error).
     @Test func aRegionFileSwappedByHandIsNotAnswered() throws {
         let path = mapgate.dataDirectory + "/regions/plain.mbtiles"
         try FileManager.default.removeItem(atPath: path)
@@ -740,6 +741,10 @@ import Glibc
         let result = try mapgate.run(["tile", "plain", "0", "0", "0", "-o", "/dev/null"], at: during)
         #expect(result.status == 65, "\(result.stderr)")
         #expect(result.stderr.contains("region plain: is damaged"), "\(result.stderr)")
+        #expect(!result.stderr.contains("uses left"), "the update question came before the error: \(result.stderr)")
+        let export = try mapgate.run(["export", "plain", mapgate.dataDirectory + "/../plain.pmtiles"], at: during)
+        #expect(export.status == 65 && export.stderr.contains("region plain: is damaged"), "\(export.stderr)")
+        #expect(!export.stderr.contains("uses left"), "the update question came before the error: \(export.stderr)")
         #expect(try promptsShown() == before)
     }
 

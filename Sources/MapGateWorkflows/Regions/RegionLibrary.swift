@@ -109,15 +109,25 @@ public final class RegionLibrary {
     /// none of a region that `sync` did not install under the gate's record (one copied in), nor
     /// of a file that is not the one installed (swapped by hand: `list` calls it damaged too).
     public func open(_ id: String, authorization: GateAuthorization) throws -> MBTilesFile {
-        let record = try region(id)
         guard authorization.report.record.installedRegions.contains(id) else {
+            _ = try region(id)
             throw RegionError(region: id, reason: L.localized("was not installed by 'mapgate sync' under this update gate's state; sync it again"), kind: .failure)
         }
+        return try MBTilesFile(path: try requireIntact(id).path)
+    }
+
+    /// The installed region `id` and its file's path, when the file is as installed (its size and
+    /// stamp; hashed only when the stamp changed): else the error `open` throws. Commands call it
+    /// before the gate too, so that a damaged region is said before the update question is asked
+    /// (found by an attack: the question came first, then the error).
+    @discardableResult
+    public func requireIntact(_ id: String) throws -> (record: InstalledRegion, path: String) {
+        let record = try region(id)
         let path = directory.regionPath(id)
         if case .damaged(let reason) = try record.condition(ofFileAt: path, hashingUnstamped: false) {
             throw RegionError(region: id, reason: L.localized("is damaged: %1$s; %2$s", "\(reason)", "\(Self.repairAdvice(for: id))"), kind: .badData)
         }
-        return try MBTilesFile(path: path)
+        return (record, path)
     }
 
     /// Removes a region's file, its record and its partial downloads. Needs the data-directory lock.
