@@ -99,7 +99,7 @@ import Glibc
         let busy = try HTTPListener(host: "127.0.0.1", port: 0)
         for command in [["serve"], ["open", "geo"]] {
             let result = try mapgate.run(command + ["--port", String(busy.port)], at: at)
-            #expect(result.status == 74, "\(command): \(result.status) \(result.stderr)")
+            #expect(result.status == 69, "\(command): \(result.status) \(result.stderr)")
         }
         #expect(try mapgate.run(["serve"], at: at, environment: ["MAPGATE_GATE_REFRESH_SECONDS": "0"]).status == 64)
         try mapgate.configure(["appID": 1, "lookupURL": workspace.lookupURL, "catalogURL": "http://127.0.0.1:1/catalog.json", "maxPrompts": 2])

@@ -6,6 +6,12 @@ import MapGateBase
 struct PublishHistory: Codable, Equatable {
     var formatVersion = 1
     var regions: [String: [PublishedVersion]] = [:]
+    /// For each region, the versions trimmed from `regions` (by `--keep`), by version: the
+    /// SHA-256 of the file each was made from. Never trimmed: a version number, once published,
+    /// names those tiles for good (found by an attack: a version trimmed away could be published
+    /// again with other tiles, and a client that had the first kept it as "up to date").
+    /// Absent in histories written before.
+    var retired: [String: [String: String]]?
 
     static func load(path: String) throws -> PublishHistory {
         guard FileManager.default.fileExists(atPath: path) else { return PublishHistory() }
@@ -14,12 +20,29 @@ struct PublishHistory: Codable, Equatable {
             guard history.formatVersion == 1 else {
                 throw PublishError(path, L.localized("formatVersion %1$s is not supported (mapgate reads 1)", "\(history.formatVersion)"))
             }
+            // The files it names are removed when their version is trimmed: each must be a file
+            // of the folder publish writes it in (found by an attack: a history naming
+            // `../../victim` had that folder removed, recursively, outside the output folder).
+            for (id, versions) in history.regions {
+                for version in versions {
+                    for name in [version.package] + version.deltas.map(\.package) + [version.base].compactMap({ $0 }) where !isPlainFileName(name) {
+                        throw PublishError(
+                            path,
+                            L.localized("region %1$s, version %2$s names the file \"%3$s\", which is not a file name of its folder (move the history away to start afresh)", id, version.version, name))
+                    }
+                }
+            }
             return history
         } catch let error as PublishError {
             throw error
         } catch {
             throw PublishError(path, L.localized("cannot read the publish history: %1$s (move it away to start afresh)", "\(errorMessage(error))"))
         }
+    }
+
+    /// One name of a file in its folder: not empty, not `.` or `..`, no `/` and no NUL.
+    static func isPlainFileName(_ name: String) -> Bool {
+        !name.isEmpty && name != "." && name != ".." && !name.utf8.contains(where: { $0 == 0x2F || $0 == 0 })
     }
 
     func encoded() throws -> Data {

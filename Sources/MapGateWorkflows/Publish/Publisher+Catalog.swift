@@ -2,6 +2,10 @@ import FoundationEssentials
 import MapGateBase
 import MapGateTrust
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The last steps of a publish: what the new catalog says compared with the previous one, then,
 /// when it changed, the catalog made, signed and written.
 extension Publisher {
@@ -53,6 +57,10 @@ extension Publisher {
                 let trimmed = trim([record] + versions.filter { $0.version != record.version })
                 draft.history.regions[source.id] = trimmed.kept
                 draft.removedFiles += trimmed.files
+                for dropped in trimmed.dropped {
+                    draft.history.retired = draft.history.retired ?? [:]
+                    draft.history.retired?[source.id, default: [:]][dropped.version] = dropped.sourceSHA256
+                }
             }
         }
         for style in styles {
@@ -140,8 +148,10 @@ extension Publisher {
         try write(Data(signature.utf8), to: signaturePath)
         try write(bytes, to: catalogPath)
         let removedFiles = draft.removedFiles + unusedStylePackages(keeping: draft.styles.packages.union(previous?.stylePackages ?? []))
-        for file in removedFiles {
-            try? FileManager.default.removeItem(atPath: options.outputDirectory + "/" + file)
+        // Each a file of `packages/` or `.publish/bases/` (the history's names are checked when
+        // it is read): removed with unlink, never a folder's contents.
+        for file in removedFiles where file.split(separator: "/", omittingEmptySubsequences: false).allSatisfy({ PublishHistory.isPlainFileName(String($0)) }) {
+            _ = unlink(options.outputDirectory + "/" + file)
         }
         onEvent(.written(catalog: catalogPath, removedFiles: removedFiles))
         return PublishReport(
@@ -160,9 +170,9 @@ extension Publisher {
         return (try? MinisignVerifier(trustedKeys: [key.publicKey]).verify(signatureFile: signature, message: bytes)) != nil
     }
 
-    /// Keeps the newest ``PublishOptions/keep`` versions; returns them and the files (relative to
-    /// the output folder) of the others, and of deltas from versions no longer kept.
-    private func trim(_ versions: [PublishedVersion]) -> (kept: [PublishedVersion], files: [String]) {
+    /// Keeps the newest ``PublishOptions/keep`` versions; returns them, the files (relative to the
+    /// output folder) of the others and of deltas from versions no longer kept, and the others.
+    private func trim(_ versions: [PublishedVersion]) -> (kept: [PublishedVersion], files: [String], dropped: [PublishedVersion]) {
         var kept = Array(versions.prefix(options.keep))
         var files: [String] = []
         for dropped in versions.dropFirst(options.keep) {
@@ -181,6 +191,6 @@ extension Publisher {
                 kept[index].base = nil
             }
         }
-        return (kept, files)
+        return (kept, files, Array(versions.dropFirst(options.keep)))
     }
 }

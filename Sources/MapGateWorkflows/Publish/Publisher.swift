@@ -302,7 +302,15 @@ public final class Publisher {
         let identity = FileIdentity(path: source.archivePath ?? source.path)
         let sha = try SHA256Hasher.hex(ofFileAt: source.archivePath ?? source.path)
         let versions = history.regions[source.id] ?? []
-        guard let record = versions.first(where: { $0.version == source.version }) else { return .make(sourceSHA256: sha, identity: identity) }
+        guard let record = versions.first(where: { $0.version == source.version }) else {
+            // A version trimmed away comes back only from the same file.
+            if let retired = history.retired?[source.id]?[source.version], retired != sha {
+                throw PublishError(
+                    source.path,
+                    L.localized("version \"%1$s\" of region %2$s was published before from another file (no longer kept, but clients may have it); raise the version (metadata \"version\" or regions.json)", "\(source.version)", "\(source.id)"))
+            }
+            return .make(sourceSHA256: sha, identity: identity)
+        }
         guard record.sourceSHA256 == sha else {
             throw PublishError(
                 source.path,

@@ -187,6 +187,17 @@ public final class RegionInstaller {
     ) throws -> (upToDate: Outcome?, isDamaged: Bool) {
         guard let previous, previous.version == region.version else { return (nil, false) }
         let path = directory.regionPath(region.id)
+        // The same version with other tiles in the catalog (a publisher that gave a version
+        // number again: found by an attack, this machine kept the first tiles for good while new
+        // ones got the others): installed again, so that every machine has the tiles the signed
+        // catalog names.
+        if let listed = region.contentHash, let installed = previous.contentHash, listed.lowercased() != installed.lowercased() {
+            notice(
+                L.localized(
+                    "region %1$s: the catalog's version %2$s has other tiles than the installed %2$s (contentHash %3$s…, installed %4$s…); installing it again",
+                    region.id, region.version, String(listed.prefix(12)), String(installed.prefix(12))))
+            return (nil, true)
+        }
         // Deleted by hand: damaged as `list` says, so installed again as a repair, not an update
         // from the version to itself.
         guard FileManager.default.fileExists(atPath: path) else {
