@@ -15,10 +15,16 @@ public struct TileBoundsAgreement: Sendable, Equatable {
     /// `addresses`: tiles as stored (zoom, column, row); `bounds`: `[west, south, east, north]`.
     public init(addresses: [(z: Int, x: Int, row: Int)], bounds: [Double]) {
         func inside(_ z: Int, _ x: Int, _ y: Int) -> Bool {
-            guard bounds.count == 4, bounds[0] <= bounds[2] else { return true }  // across the antimeridian: not judged
+            guard bounds.count == 4 else { return true }
             let extent = Self.extent(z: z, x: x, y: y)
             let epsilon = 1e-9
-            return extent[0] <= bounds[2] + epsilon && extent[2] >= bounds[0] - epsilon && extent[1] <= bounds[3] + epsilon && extent[3] >= bounds[1] - epsilon
+            let latitudes = extent[1] <= bounds[3] + epsilon && extent[3] >= bounds[1] - epsilon
+            func overlaps(_ west: Double, _ east: Double) -> Bool { extent[0] <= east + epsilon && extent[2] >= west - epsilon }
+            // Bounds across the antimeridian (west east of east) are two spans of longitude, each
+            // judged (found by an attack: they were not judged at all, and a Korean raster with
+            // Fiji's bounds was published).
+            let longitudes = bounds[0] <= bounds[2] ? overlaps(bounds[0], bounds[2]) : overlaps(bounds[0], 180) || overlaps(-180, bounds[2])
+            return latitudes && longitudes
         }
         let tms = addresses.map { inside($0.z, $0.x, (1 << $0.z) - 1 - $0.row) }
         let xyz = addresses.map { inside($0.z, $0.x, $0.row) }

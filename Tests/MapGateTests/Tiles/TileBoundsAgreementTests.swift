@@ -62,6 +62,21 @@ import Glibc
         #expect(reason.contains("none of its tiles lies inside its bounds") && reason.contains("flip them"), "\(reason)")
     }
 
+    /// Bounds across the antimeridian are two spans of longitude, each judged (found by an
+    /// attack: they were not judged, and a Korean raster with Fiji's bounds was published). XYZ
+    /// 4/15/9 and 4/0/9 (41°S to 22°S, on either side of 180°) lie in `170,-45,-170,-30`; 4/8/9
+    /// (0° to 22.5°E) and 4/13/6 (Korea's) do not.
+    @Test func boundsAcrossTheAntimeridianAreJudged() {
+        let bounds: [Double] = [170, -45, -170, -30]
+        func tms(_ z: Int, _ x: Int, _ y: Int) -> (z: Int, x: Int, row: Int) { (z, x, (1 << z) - 1 - y) }
+        #expect(TileBoundsAgreement(addresses: [tms(4, 15, 9), tms(4, 0, 9)], bounds: bounds).tmsAgrees)
+        #expect(!TileBoundsAgreement(addresses: [tms(4, 15, 9), tms(4, 8, 9)], bounds: bounds).tmsAgrees)
+        let korea = TileBoundsAgreement(addresses: [tms(4, 13, 6)], bounds: [177, -20, -178, -15])
+        #expect(!korea.anyTMSInside && !korea.tmsAgrees)
+        // A region that is the whole band round the world, written across: every column is in it.
+        #expect(TileBoundsAgreement(addresses: (0..<16).map { tms(4, $0, 9) }, bounds: [0.0001, -45, 0, -30]).tmsAgrees)
+    }
+
     @Test func aCorrectFileIsTakenAsItIs() throws {
         #expect(refusal(try file(row: 10, scheme: nil)) == nil)
         #expect(refusal(try file(row: 10, scheme: "tms")) == nil)
