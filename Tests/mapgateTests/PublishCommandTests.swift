@@ -246,4 +246,21 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: output + "/packages").sorted() == packages, "no package written")
         #expect(try Data(contentsOf: URL(fileURLWithPath: output + "/catalog.json")) == catalog)
     }
+
+    /// A line feed in a file name or in a version from regions.json is shown escaped in the error,
+    /// as every control character from outside is (found by an attack: it printed a forged
+    /// `error:` line of the publisher's choosing).
+    @Test func lineBreaksFromTheInputAreEscapedInErrors() throws {
+        let key = try makeKey()
+        try offer("node-mbtiles-plain_1.mbtiles", as: "x\nerror: forged.mbtiles")
+        let named = try mapgate.run(["publish", input, "--out", output, "--key", key.secretKey])
+        #expect(named.status == 65, "\(named.stderr)")
+        #expect(named.stderr.contains("x\\nerror: forged") && !named.stderr.contains("\nerror: forged"), "\(named.stderr)")
+        try FileManager.default.removeItem(atPath: input + "/x\nerror: forged.mbtiles")
+        try offer("node-mbtiles-plain_1.mbtiles", as: "ok.mbtiles")
+        try work.write("in/regions.json", #"{"ok.mbtiles": {"version": "1\nerror: forged two"}}"#)
+        let versioned = try mapgate.run(["publish", input, "--out", output, "--key", key.secretKey])
+        #expect(versioned.status == 65, "\(versioned.stderr)")
+        #expect(versioned.stderr.contains("1\\nerror: forged two") && !versioned.stderr.contains("\nerror: forged two"), "\(versioned.stderr)")
+    }
 }

@@ -15,5 +15,7 @@ public struct PublishError: MapGateFailure, LocalizedError, Sendable, Equatable 
         self.kind = kind
     }
 
-    public var errorDescription: String? { "\(subject): \(reason)" }
+    /// The subject is often a file name from outside: its line breaks are escaped (found by an
+    /// attack: a file named with a line feed printed a forged `error:` line).
+    public var errorDescription: String? { "\(TerminalText.inline(subject)): \(reason)" }
 }

@@ -85,13 +85,13 @@ struct PublishSource: Sendable, Equatable {
             throw fail(L.localized("no version: set metadata \"version\" in the file or give \"version\" for \"%1$s\" in regions.json", "\(fileName)"))
         }
         guard Catalog.isFileSafeVersion(version) else {
-            throw fail(L.localized("version \"%1$s\" cannot be part of a file name ([A-Za-z0-9][A-Za-z0-9._+-]{0,63})", "\(version)"))
+            throw fail(L.localized("version \"%1$s\" cannot be part of a file name ([A-Za-z0-9][A-Za-z0-9._+-]{0,63})", TerminalText.inline(version)))
         }
         // Its package would be named as a delta is (`ID-VERSION.mbtiles.gz` against
         // `ID-FROM-to-TO.delta.mbtiles.gz`): region `a-1-to` version `2.delta` and region `a`'s
         // delta from 1 to 2 were one file (found by an attack).
         guard !version.lowercased().hasSuffix(".delta") else {
-            throw fail(L.localized("version \"%1$s\" ends in .delta, which names delta packages; give another version", "\(version)"))
+            throw fail(L.localized("version \"%1$s\" ends in .delta, which names delta packages; give another version", TerminalText.inline(version)))
         }
         let name = override?.name ?? metadata["name"].flatMap { $0.isEmpty ? nil : $0 } ?? id
         if let problem = Self.nameProblem(name) {
