@@ -98,10 +98,10 @@ public struct TilesetHash: Sendable, Equatable, CustomStringConvertible {
                         "tile \(z)/\(x)/\(y) (z/x/TMS row) lies outside zoom \(z)'s grid (columns and rows 0 to \((Int64(1) << z) - 1)): no client can ask for it; remove such rows with: DELETE FROM tiles WHERE tile_column < 0 OR tile_row < 0 OR tile_column >= (1 << zoom_level) OR tile_row >= (1 << zoom_level)"))
             }
             try statement.withBlob(3) { bytes in
-                if let size = GzipTrailer.inflatedSizeOverLimit(of: bytes) {
+                if GzipBombCheck.inflatesPastLimit(bytes) {
                     throw DeltaError(
                         path: path, reason: .unsupported(
-                            "tile \(z)/\(x)/\(y) (z/x/TMS row) inflates to \(size) bytes, over the \(TileLimits.maximumUnpackedSize >> 20) MiB a server unpacks for a client without gzip (a gzip bomb?)"))
+                            "tile \(z)/\(x)/\(y) (z/x/TMS row) inflates to more than the \(TileLimits.maximumUnpackedSize >> 20) MiB a server unpacks for a client without gzip (a gzip bomb?)"))
                 }
             }
             if statement.int(4) != 0 {

@@ -8,28 +8,37 @@ public enum TileLimits {
     public static let maximumUnpackedSize = 16 << 20
 }
 
-/// The size a gzip member says it inflates to: its trailer's ISIZE (RFC 1952 §2.3.1, the input's
-/// length modulo 2³²). A cheap first look; what inflates a tile still bounds its output.
-public enum GzipTrailer {
-    /// The size `bytes` inflates to when it is gzip that inflates past
-    /// ``TileLimits/maximumUnpackedSize``, else nil. Only a tile whose trailer claims more is
-    /// inflated (bounded) to be sure: bytes that only look like gzip are not a bomb.
-    public static func inflatedSizeOverLimit(of bytes: UnsafeRawBufferPointer) -> Int? {
-        guard let declared = declaredSize(of: bytes), declared > TileLimits.maximumUnpackedSize else { return nil }
-        do {
-            _ = try GzipInflater.decompress(Data(bytes), maximumSize: TileLimits.maximumUnpackedSize)
-            return nil
-        } catch let error as GzipError where error.isOverLimit {
-            return declared
-        } catch {
-            return nil
-        }
-    }
+/// Whether a gzip (or zlib) tile inflates past ``TileLimits/maximumUnpackedSize``: what `publish` and `sync`
+/// check of every tile. Deflate packs at most 1,032 bytes into one, so a tile of at most
+/// 16,256 bytes cannot (nothing is inflated); a larger one is inflated, counting and keeping
+/// nothing, every gzip member of it, until it ends or passes the limit. Its trailer's size is
+/// not taken at its word (found by an attack: a forged trailer, or a small last member after a
+/// 200 MiB one, was published and installed).
+public enum GzipBombCheck {
+    /// Deflate's greatest ratio of unpacked to packed bytes.
+    static let greatestRatio = 1032
 
-    /// nil when `bytes` is not gzip (no `1f 8b` magic) or too short to have a trailer.
-    public static func declaredSize(of bytes: UnsafeRawBufferPointer) -> Int? {
-        guard bytes.count >= 18, bytes[0] == 0x1F, bytes[1] == 0x8B else { return nil }
-        let end = bytes.count
-        return Int(bytes[end - 4]) | Int(bytes[end - 3]) << 8 | Int(bytes[end - 2]) << 16 | Int(bytes[end - 1]) << 24
+    /// True when `bytes` is gzip that inflates to more than ``TileLimits/maximumUnpackedSize``
+    /// bytes; false for anything else (bytes that only look like gzip, and fail, are no bomb).
+    public static func inflatesPastLimit(_ bytes: UnsafeRawBufferPointer, limit: Int = TileLimits.maximumUnpackedSize) -> Bool {
+        // zlib-wrapped deflate too: some older tools stored `pbf` tiles so, and the server unpacks them.
+        let isZlib = GzipInflater.isZlib(bytes)
+        guard bytes.count >= 6, GzipInflater.isGzip(bytes) || isZlib, bytes.count > limit / greatestRatio else { return false }
+        struct PastLimit: Error {}
+        do {
+            let inflater = try GzipInflater(zlib: isZlib)
+            var produced = 0
+            let count = { (output: UnsafeRawBufferPointer) in
+                produced += output.count
+                if produced > limit { throw PastLimit() }
+            }
+            try inflater.inflate(bytes, sink: count)
+            try inflater.finish(sink: count)
+            return false
+        } catch is PastLimit {
+            return true
+        } catch {
+            return false
+        }
     }
 }
