@@ -44,6 +44,19 @@ import Testing
         #expect(json.stdout.contains(#""status":"installed""#) && json.stdout.contains(#""status":"not-installed""#), "\(json.stdout)")
     }
 
+    /// Found by the language attack of 2026-12-05: `verify`'s " (tiles HASH)" was English in every
+    /// language, and `--json` given as an option's value (`-o --json`) made a run English.
+    @Test func verifysTilesHashAndAJSONLookingValueAreInTheUsersLanguage() throws {
+        try workspace.offer("plain", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
+        #expect(try run(["sync", "plain"], locale: "C.UTF-8").status == 0)
+        let verified = try run(["verify"], locale: "ja_JP.UTF-8")
+        #expect(verified.status == 0 && verified.stdout.contains("：正常（タイル ") && !verified.stdout.contains("(tiles"), "\(verified.stdout)")
+        let english = try run(["verify"], locale: "C.UTF-8")
+        #expect(english.stdout.contains(": ok (tiles "), "\(english.stdout)")
+        let valued = try run(["tile", "nosuch", "0", "0", "0", "-o", "--json"], locale: "ja_JP.UTF-8")
+        #expect(valued.status == 1 && valued.stderr.contains("エラー：地域 nosuch："), "\(valued.stderr)")
+    }
+
     /// Why a region is left out of a mirror is said in the user's language on the terminal, and
     /// in English in `mirror.json` (a file other machines read) and `--json`.
     @Test func aMirrorsLeftOutReasonIsTranslatedOnTheTerminalOnly() throws {

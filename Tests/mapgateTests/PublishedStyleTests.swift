@@ -169,6 +169,16 @@ import Testing
         #expect(!chosen.contains("selected=\"\""), "the first style by default")
     }
 
+    /// `sync`'s line for a style is one translated sentence (found by the language attack of
+    /// 2026-12-05: "installed" and "updated from" were English inside the Japanese line).
+    @Test func aStylesSyncLineIsInTheUsersLanguage() throws {
+        #expect(try publish().status == 0)
+        let version = try #require((try catalog()["styles"] as? [[String: Any]])?.first?["version"] as? String)
+        let sync = try mapgate.run(["sync", "cities"], environment: ["LANG": "ja_JP.UTF-8", "LANGUAGE": "", "LC_ALL": ""])
+        #expect(sync.status == 0, "\(sync.stderr)")
+        #expect(sync.stdout.contains("スタイル night \(version)：インストールしました（") && !sync.stdout.contains("installed"), "\(sync.stdout)")
+    }
+
     @Test func aStyleIsPublishedSignedSyncedAndServedWithLocalURLs() throws {
         let published = try publish()
         #expect(published.status == 0, "\(published.stderr)")

@@ -265,6 +265,20 @@ extension FullDiskTests {
         #expect(result.stderr.contains("gzip bomb"), "\(result.stderr)")
     }
 
+    /// The reasons a tile is refused are in the user's language (found by the language attack of
+    /// 2026-12-05: they were English inside translated lines).
+    @Test func aTilesReasonIsInTheUsersLanguage() throws {
+        let path = work.file("in/cities.mbtiles")
+        try FileManager.default.copyItem(atPath: try TestPaths.shared("mbtiles/mbtileserver-world_cities.mbtiles"), toPath: path)
+        let edited = try runProcess("/usr/bin/sqlite3", [path, "UPDATE tiles SET tile_column = 1 WHERE zoom_level = 0"])
+        try #require(edited.status == 0, "\(edited.stderr)")
+        let key = try PublisherKey(in: work.path)
+        let result = try mapgate.run(
+            ["publish", work.file("in"), "--out", work.file("out"), "--key", key.secretKeyFile], environment: ["LANG": "ja_JP.UTF-8", "LANGUAGE": "", "LC_ALL": ""])
+        #expect(result.status == 65, "\(result.stderr)")
+        #expect(result.stderr.contains("タイル 0/1/0（z/x/TMS の行）がズーム 0 のグリッド") && result.stderr.contains("DELETE FROM tiles"), "\(result.stderr)")
+    }
+
     @Test func twoRowsForOneTileAreRefused() throws {
         let result = try publish("DROP INDEX tile_index; INSERT INTO tiles SELECT * FROM tiles WHERE zoom_level = 1 LIMIT 1")
         #expect(result.status == 65, "\(result.stderr)")

@@ -79,9 +79,12 @@ public enum TerminalText {
         for character in text {
             let scalars = character.unicodeScalars
             guard let first = scalars.first else { continue }
-            // An emoji shown as a picture (U+FE0F after it) takes two columns whatever its base says.
+            // An emoji shown as a picture (U+FE0F after it) takes two columns whatever its base
+            // says, and so does a flag: two regional indicators, each of which glibc counts as
+            // one (found by an attack: a flag in a region's name pushed its row's columns right).
             let base = Int(wcwidth(wchar_t(bitPattern: first.value)))
-            columns += scalars.contains("\u{FE0F}") ? 2 : max(0, base)
+            let isFlag = scalars.count >= 2 && (0x1F1E6...0x1F1FF).contains(first.value)
+            columns += scalars.contains("\u{FE0F}") || isFlag ? 2 : max(0, base)
         }
         return columns
     }

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import MapGateBase
 
 /// What apply needs to know about a delta file attached to the connection.
 struct DeltaFile {
@@ -17,7 +18,7 @@ struct DeltaFile {
         }
         if objects["bsdiffraw"] != nil || objects["bsdiffrawgz"] != nil {
             throw DeltaError(
-                path: path, reason: .unsupported("binary-diff deltas (martin's --patch-type bin-diff-*) are not supported"))
+                path: path, reason: .unsupported(L.localized("binary-diff deltas (martin's --patch-type bin-diff-*) are not supported")))
         }
         var hashes: [String] = []
         for key in [MBTilesDelta.beforeApplyKey, MBTilesDelta.afterApplyKey] {

@@ -36,7 +36,7 @@ extension MBTilesDelta {
             throw DeltaError(path: path, reason: .missingFile)
         }
         guard URL(fileURLWithPath: delta).standardized != URL(fileURLWithPath: base).standardized else {
-            throw DeltaError(path: base, reason: .unsupported("the delta and the file to apply it to are the same file"))
+            throw DeltaError(path: base, reason: .unsupported(L.localized("the delta and the file to apply it to are the same file")))
         }
         // A damaged delta must be named as the delta: attached to the base's connection, SQLite
         // would blame the connection's file (the base) for it.

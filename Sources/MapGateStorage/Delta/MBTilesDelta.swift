@@ -79,7 +79,7 @@ public enum MBTilesDelta {
             if targetHash.nullTileCount > 0 {
                 throw DeltaError(
                     path: target, reason: .unsupported(
-                        "\(targetHash.nullTileCount) tiles have a NULL tile_data, which a delta cannot carry (NULL means removed)"))
+                        L.localized("%1$s tiles have a NULL tile_data, which a delta cannot carry (NULL means removed)", "\(targetHash.nullTileCount)")))
             }
             try database.execute(
                 """

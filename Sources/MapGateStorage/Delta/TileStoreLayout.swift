@@ -1,4 +1,5 @@
 import FoundationEssentials
+import MapGateBase
 
 /// How an MBTiles file stores its tiles, as far as writing tiles into it is concerned.
 enum TileStoreLayout: Equatable {
@@ -21,7 +22,7 @@ enum TileStoreLayout: Equatable {
     static func detect(in database: SQLiteDatabase, schema: String, path: String) throws -> TileStoreLayout {
         let objects = try objectTypes(in: database, schema: schema, path: path)
         guard objects["metadata"] == "table" else {
-            throw DeltaError(path: path, reason: .unsupported("metadata is a view, not a table: it cannot be updated"))
+            throw DeltaError(path: path, reason: .unsupported(L.localized("metadata is a view, not a table: it cannot be updated")))
         }
         if objects["tiles"] == "table" { return .flat }
         if objects["map"] == "table", objects["images"] == "table",
@@ -47,7 +48,9 @@ enum TileStoreLayout: Equatable {
         let met = objects.filter { $0.value == "table" }.keys.sorted().joined(separator: ", ")
         throw DeltaError(
             path: path, reason: .unsupported(
-                "tiles is a view over tables mapgate does not know how to update (it has the tables \(met); mapgate updates a flat tiles table, map + images as mbutil, tilelive, martin and tippecanoe 2.x write them, and martin's tiles_with_hash)"))
+                L.localized(
+                    "tiles is a view over tables mapgate does not know how to update (it has the tables %1$s; mapgate updates a flat tiles table, map + images as mbutil, tilelive, martin and tippecanoe 2.x write them, and martin's tiles_with_hash)",
+                    met)))
     }
 
     /// Throws unless `schema` has a `tiles` and a `metadata` table or view.

@@ -72,7 +72,7 @@ public struct TilesetHash: Sendable, Equatable, CustomStringConvertible {
         while try statement.step() {
             rows += 1
             if rows > maximumRows {
-                throw DeltaError(path: path, reason: .unsupported("its tiles table yields more rows than the file can hold (a view that makes them up?)"))
+                throw DeltaError(path: path, reason: .unsupported(L.localized("its tiles table yields more rows than the file can hold (a view that makes them up?)")))
             }
             // Read as numbers (no string per row: this is the pass every sync and publish makes).
             let (z, x, y) = (statement.int64(0), statement.int64(1), statement.int64(2))
@@ -85,9 +85,9 @@ public struct TilesetHash: Sendable, Equatable, CustomStringConvertible {
                 // (found by an attack: the advice named only the map table, which had its index).
                 let advice =
                     kind == "view"
-                    ? "the map table (which the tiles view reads) needs a unique index on (zoom_level, tile_column, tile_row), and the images table one on tile_id"
-                    : "the tiles table needs a unique index on (zoom_level, tile_column, tile_row)"
-                throw DeltaError(path: path, reason: .unsupported("tile \(z)/\(x)/\(y) (z/x/TMS row) is stored twice: \(advice)"))
+                    ? L.localized("the map table (which the tiles view reads) needs a unique index on (zoom_level, tile_column, tile_row), and the images table one on tile_id")
+                    : L.localized("the tiles table needs a unique index on (zoom_level, tile_column, tile_row)")
+                throw DeltaError(path: path, reason: .unsupported(L.localized("tile %1$s (z/x/TMS row) is stored twice: %2$s", "\(z)/\(x)/\(y)", advice)))
             }
             previous = (z, x, y)
             // A tile outside its zoom level's grid (GDAL's ogr2ogr writes 0/1/0) can never be
@@ -95,20 +95,24 @@ public struct TilesetHash: Sendable, Equatable, CustomStringConvertible {
             if (0...30).contains(z), !(0..<(Int64(1) << z)).contains(x) || !(0..<(Int64(1) << z)).contains(y) {
                 throw DeltaError(
                     path: path, reason: .unsupported(
-                        "tile \(z)/\(x)/\(y) (z/x/TMS row) lies outside zoom \(z)'s grid (columns and rows 0 to \((Int64(1) << z) - 1)): no client can ask for it; remove such rows with: DELETE FROM tiles WHERE tile_column < 0 OR tile_row < 0 OR tile_column >= (1 << zoom_level) OR tile_row >= (1 << zoom_level)"))
+                        L.localized(
+                            "tile %1$s (z/x/TMS row) lies outside zoom %2$s's grid (columns and rows 0 to %3$s): no client can ask for it; remove such rows with: %4$s",
+                            "\(z)/\(x)/\(y)", "\(z)", "\((Int64(1) << z) - 1)",
+                            "DELETE FROM tiles WHERE tile_column < 0 OR tile_row < 0 OR tile_column >= (1 << zoom_level) OR tile_row >= (1 << zoom_level)")))
             }
             try statement.withBlob(3) { bytes in
                 if GzipBombCheck.inflatesPastLimit(bytes) {
                     throw DeltaError(
                         path: path, reason: .unsupported(
-                            "tile \(z)/\(x)/\(y) (z/x/TMS row) inflates to more than the \(TileLimits.maximumUnpackedSize >> 20) MiB a server unpacks for a client without gzip (a gzip bomb?)"))
+                            L.localized(
+                                "tile %1$s (z/x/TMS row) inflates to more than the %2$s MiB a server unpacks for a client without gzip (a gzip bomb?)",
+                                "\(z)/\(x)/\(y)", "\(TileLimits.maximumUnpackedSize >> 20)")))
                 }
             }
             if statement.int(4) != 0 {
                 let tile = [0, 1, 2].map { statement.text($0) ?? "NULL" }.joined(separator: "/")
                 throw DeltaError(
-                    path: path, reason: .unsupported(
-                        "tile \(tile) has a number as tile_data, not bytes: agg_tiles_hash is not defined for it"))
+                    path: path, reason: .unsupported(L.localized("tile %1$s has a number as tile_data, not bytes: agg_tiles_hash is not defined for it", tile)))
             }
             try hasher.addRow(of: statement)
         }

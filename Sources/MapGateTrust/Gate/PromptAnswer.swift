@@ -98,7 +98,13 @@ public enum PromptAnswer: Sendable, Equatable {
             }
         }
         var words = String(scalars).lowercased().split(whereSeparator: { $0.isWhitespace }).joined(separator: " ")
-        while let last = words.last, ".!,。！、，".contains(last) { words.removeLast() }
+        // Final full stops, commas and exclamation marks go, with the spaces an input method puts
+        // before them (found by an attack: `はい　。` and `yes !` were asked again), and so do
+        // spaces inside the parentheses of a shown choice or before them (`l （後で）`).
+        while let last = words.last, ".!,。！、， ".contains(last) { words.removeLast() }
+        for (spaced, tight) in [(" (", "("), ("( ", "("), (" )", ")")] {
+            while words.contains(spaced) { words = words.replacing(spaced, with: tight) }
+        }
         return words
     }
 

@@ -63,6 +63,9 @@ enum MapGateCLI {
                     usage: "mapgate --help")
             }
             arguments = try parse(Array(argv.dropFirst()))
+            // `--json` given as an option's value (`-o --json`) is no JSON run: the user's
+            // language after all (found by an attack: such a run spoke English).
+            if argv.contains("--json"), !arguments.has("json") { Localization.setUp(folder: Localization.catalogFolder) }
         } catch let error as UsageError {
             return usageFailure(error, environment: environment, json: argv.contains("--json"))
         } catch {

@@ -221,8 +221,14 @@ struct SyncCommand: Command {
                 context.console.json(
                     StyleLine(style: style.id, action: previous == nil ? "installed" : "updated", version: version, previousVersion: previous, bytes: downloaded))
             } else {
-                let what = previous.map { "updated from \($0)" } ?? "installed"
-                context.console.print(L.localized("style %1$s %2$s: %3$s (%4$s downloaded)", "\(style.id)", "\(version)", "\(what)", "\(Format.bytes(downloaded))"))
+                // Whole sentences, each translated (found by an attack: "installed" and "updated
+                // from" were English inside the translated line).
+                if let previous {
+                    context.console.print(
+                        L.localized("style %1$s %2$s: updated from %3$s (%4$s downloaded)", "\(style.id)", "\(version)", "\(previous)", "\(Format.bytes(downloaded))"))
+                } else {
+                    context.console.print(L.localized("style %1$s %2$s: installed (%3$s downloaded)", "\(style.id)", "\(version)", "\(Format.bytes(downloaded))"))
+                }
             }
         }
     }

@@ -54,7 +54,13 @@ struct VerifyCommand: Command {
             } else if let problem = result.problem {
                 context.console.error(L.localized("region %1$s: damaged: %2$s; %3$s", "\(id)", "\(problem)", "\(RegionLibrary.repairAdvice(for: id))"))
             } else {
-                context.console.print(L.localized("%1$s %2$s: ok", "\(id)", "\(TerminalText.inline(result.region.version))") + (result.region.contentHash.map { " (tiles \($0))" } ?? ""))
+                let version = TerminalText.inline(result.region.version)
+                if let hash = result.region.contentHash {
+                    // The tiles' hash said in the sentence, translated (found by an attack: " (tiles …)" was English in every language).
+                    context.console.print(L.localized("%1$s %2$s: ok (tiles %3$s)", "\(id)", "\(version)", "\(hash)"))
+                } else {
+                    context.console.print(L.localized("%1$s %2$s: ok", "\(id)", "\(version)"))
+                }
             }
         }
         if damaged > 0 { return ExitCode.badData }

@@ -18,19 +18,23 @@ import Testing
         // Found by the round of 2026-12-05: the keys u and y with an input method on, and whole
         // answers of several words that agree.
         "ㅕ", "ㅛ", "う", "いぇｓ", "ㅇㅇ", "yes, now", "はい、今すぐ", "네 지금",
+        // Found by the language attack of 2026-12-05: a final mark after the space an input method
+        // puts before it, and spaces around a shown choice's parentheses.
+        "はい　。", "yes !", "是 ！", "u （今すぐアップデート）", "u ( update now )",
     ])
     func updateNow(_ text: String) {
         #expect(PromptAnswer(text) == .updateNow)
     }
 
     @Test(arguments: ["l", "L", "later", "2", "n", "no", "稍後更新", "稍后更新", "否", "不", "いいえ", "後で", "あとで", "아니요", "나중에", "ｌ", "２", "ＮＯ", "ｲｲｴ", "いいえ、", "いや", "アトデ", "ｱﾄﾃﾞ", "아뇨", "나중에요", "[l]ater", "[l] 後で", "[l] 나중에", "[l] 稍后更新", "[l] 稍後更新", "l (later)", "l（後で）", "l(나중에)", "l（稍后更新）", "l（稍後更新）",
-        "ㅣ", "の", "ㄴㄴ", "아니요 나중에", "いいえ、後で", "不用", "不更新", "no, later", "暫不"])
+        "ㅣ", "の", "ㄴㄴ", "아니요 나중에", "いいえ、後で", "不用", "不更新", "no, later", "暫不",
+        "否 ！", "l ,", "l （後で）", "いいえ 。", "나중에 !"])
     func later(_ text: String) {
         #expect(PromptAnswer(text) == .later)
     }
 
     /// Not understood: asked again, never taken as "later" (which would spend a use).
-    @Test(arguments: ["", " ", "x", "maybe", "ul", "uu", "yesno", "3", "0", "立即", "은", "?", "un", "[u] 後で", "[l] 立即更新", "[x]ater", "u (later)", "l（立即更新）", "はい、後で", "아니요 지금", "yes later", "ㅕㅣ", ", ,", "ん", "ㅜ", "ㅜ ㅜ", "ㅜㅜ"])
+    @Test(arguments: ["", " ", "x", "maybe", "ul", "uu", "yesno", "3", "0", "立即", "은", "?", "un", "[u] 後で", "[l] 立即更新", "[x]ater", "u (later)", "l（立即更新）", "はい、後で", "아니요 지금", "yes later", "ㅕㅣ", ", ,", "ん", "ㅜ", "ㅜ ㅜ", "ㅜㅜ", "u ( later )", "l （立即更新）", "は い"])
     func notUnderstood(_ text: String) {
         #expect(PromptAnswer(text) == nil)
     }
