@@ -71,6 +71,21 @@ import Testing
         }
     }
 
+    /// The Chinese and Japanese pages put no space beside full-width punctuation where a line of
+    /// the translation broke (found by an attack: `表示します。 --json`, `maxzoom、 installedVersion`).
+    @Test(
+        .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/groff"), "needs groff (groff-base, installed by scripts/install-deps)"),
+        arguments: ["ja_JP.UTF-8", "zh_CN.UTF-8", "zh_TW.UTF-8"])
+    func cjkPagesPutNoSpaceBesideFullWidthPunctuation(_ locale: String) throws {
+        let page = work.path + "/mapgate-\(locale).1"
+        let roff = try mapgate.run(["help", "man"], environment: ["LANG": locale, "LANGUAGE": "", "LC_ALL": ""]).stdout
+        #expect(roff.contains("\\[u3002]"), "not translated: \(roff.prefix(300))")
+        try Data(roff.utf8).write(to: URL(fileURLWithPath: page))
+        let rendered = try runProcess("/usr/bin/groff", ["-man", "-Tutf8", "-P-cbou", "-rLL=200n", page])
+        let spaced = rendered.stdout.split(separator: "\n").filter { $0.contains(/[。，、：；）」] +[!-~]/) }
+        #expect(spaced.isEmpty, "\(spaced.prefix(5))")
+    }
+
     @Test(arguments: ["bash", "zsh", "fish"])
     func completionsHaveEveryCommandAndOptionOfHelp(shell: String) throws {
         let result = try mapgate.runBare(["help", "completions", shell])

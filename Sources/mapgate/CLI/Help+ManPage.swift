@@ -104,15 +104,18 @@ extension Help {
     /// The paragraphs of a discussion: blank lines separate them, single line breaks do not. Lines
     /// are joined by a space, but for a break between two wide Chinese or Japanese characters,
     /// where those languages put none (Korean puts spaces between words: found by an attack, the
-    /// Korean page ran words together).
+    /// Korean page ran words together), and beside full-width punctuation.
     private static func paragraphs(_ discussion: String) -> [String] {
         discussion.components(separatedBy: "\n\n")
             .map { paragraph in
                 paragraph.split(separator: "\n").map { $0.trimmingWhitespace() }.reduce("") { joined, line in
                     guard let last = joined.last, let first = line.first else { return joined + line }
-                    let unspaced = [last, first].allSatisfy { character in
-                        TerminalText.width(String(character)) == 2 && !character.unicodeScalars.contains(where: isHangul)
-                    }
+                    // Nor after a full-width comma, stop or opening bracket, nor before a closing
+                    // one, whatever the next word's script (found by an attack: `表示します。 --json`).
+                    let unspaced =
+                        [last, first].allSatisfy { character in
+                            TerminalText.width(String(character)) == 2 && !character.unicodeScalars.contains(where: isHangul)
+                        } || "、。，．：；！？）」』】〉》（「『【〈《".contains(last) || "、。，．：；！？）」』】〉》".contains(first)
                     return joined + (unspaced ? "" : " ") + line
                 }
             }
