@@ -154,6 +154,37 @@ struct PMTilesPublishTests {
         #expect(!FileManager.default.fileExists(atPath: work.file("out/catalog.json")))
     }
 
+    /// A run killed with SIGKILL cannot remove its folder: the next run with an archive removes
+    /// such folders of this user's runs that no longer run, and no other (found by an attack: they
+    /// stayed for good). A publish of MBTiles files alone makes no folder there (found by the same
+    /// attack: a TMPDIR that cannot be written failed every publish).
+    @Test func aKilledRunsFolderIsRemovedAndMBTilesAloneNeedNone() throws {
+        let temporary = work.file("tmp")
+        // A process that has ended: its own PID, said before it exits.
+        let dead = try #require(Int32(try runProcess("/bin/sh", ["-c", "echo $$"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+        for folder in ["mapgate-publish-\(dead)-AbCdEf", "mapgate-publish-\(getpid())-GhIjKl", "mapgate-publish-\(dead)-NoBody", "other-\(dead)-AbCdEf"] {
+            try FileManager.default.createDirectory(atPath: temporary + "/" + folder, withIntermediateDirectories: true)
+            try work.write("tmp/\(folder)/converted.mbtiles", "left behind")
+        }
+        #expect(chown(temporary + "/mapgate-publish-\(dead)-NoBody", 65534, 65534) == 0)
+        try offer([("toner", try TestPaths.shared("pmtiles/stamen_toner-raster-z3.pmtiles"), "1")])
+        let published = try workspace.mapgate.run(
+            ["publish", work.file("in"), "--out", work.file("out"), "--key", workspace.key.secretKeyFile], environment: ["TMPDIR": temporary])
+        #expect(published.status == 0, "\(published.stderr)")
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: temporary).sorted()
+                == ["mapgate-publish-\(dead)-NoBody", "mapgate-publish-\(getpid())-GhIjKl", "other-\(dead)-AbCdEf"].sorted())
+        // MBTiles alone, with a TMPDIR that is a file.
+        try FileManager.default.removeItem(atPath: work.file("in"))
+        try FileManager.default.createDirectory(atPath: work.file("in"), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles"), toPath: work.file("in/plain.mbtiles"))
+        try work.write("in/regions.json", #"{"plain.mbtiles": {"version": "1"}}"#)
+        try work.write("not-a-folder", "")
+        let plain = try workspace.mapgate.run(
+            ["publish", work.file("in"), "--out", work.file("out2"), "--key", workspace.key.secretKeyFile], environment: ["TMPDIR": work.file("not-a-folder")])
+        #expect(plain.status == 0, "\(plain.stderr)")
+    }
+
     @Test(arguments: [("geography", "mbtileserver-geography-class-png.mbtiles"), ("cities", "mbtileserver-world_cities.mbtiles")])
     func archivesTheReferenceWriterMakesArePublished(_ id: String, _ fixture: String) throws {
         let archive = work.file("\(id)-written.pmtiles")

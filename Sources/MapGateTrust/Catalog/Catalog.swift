@@ -42,7 +42,7 @@ extension Catalog {
         if reservedRegionIDs.contains(id) {
             return L.localized("\"%1$s\" is reserved for the tile server's routes (%2$s)", "\(id)", "\(reservedRegionIDs.sorted().joined(separator: ", "))")
         }
-        return isValidRegionID(id) ? nil : L.localized("\"%1$s\" is not of the form [a-z0-9][a-z0-9._-]{0,63}", TerminalText.inline(id))
+        return isValidRegionID(id) ? nil : L.localized("\"%1$s\" is not of the form [a-z0-9][a-z0-9._-]{0,63}", "\(id)")
     }
 
     /// Whether `id` is a valid region id: `[a-z0-9][a-z0-9._-]{0,63}`, never `.` or `..`, and

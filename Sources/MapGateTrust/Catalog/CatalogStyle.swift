@@ -66,7 +66,7 @@ extension Catalog {
         }
         let check = CatalogFieldCheck { CatalogError(source: sourceURL, region: nil, reason: L.localized("style %1$s: %2$s", "\(fields.id)", "\($0)")) }
         guard isFileSafeVersion(fields.version) else {
-            throw check.fail(L.localized("version \"%1$s\" is not of the form [A-Za-z0-9][A-Za-z0-9._+-]{0,63}", TerminalText.inline(fields.version)))
+            throw check.fail(L.localized("version \"%1$s\" is not of the form [A-Za-z0-9][A-Za-z0-9._+-]{0,63}", "\(fields.version)"))
         }
         let hash = try check.sha256(fields.sha256)
         guard !fields.regions.isEmpty, fields.regions.allSatisfy(isValidRegionID) else {

@@ -53,13 +53,37 @@ public struct PMTilesInputs {
         return converted
     }
 
-    /// A new folder `mapgate-publish-XXXXXX` in `temporaryDirectory` (`mkdtemp`).
+    /// A new folder `mapgate-publish-PID-XXXXXX` in `temporaryDirectory` (`mkdtemp`), after
+    /// removing such folders of this user's publishes that no longer run (found by an attack: a
+    /// publish killed with SIGKILL left its converted archive there for good).
     public static func makeFolder(in temporaryDirectory: String) throws -> String {
-        var template = Array((temporaryDirectory + "/mapgate-publish-XXXXXX").utf8CString)
+        removeLeftovers(in: temporaryDirectory)
+        var template = Array((temporaryDirectory + "/\(folderPrefix)\(getpid())-XXXXXX").utf8CString)
         guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
             throw PublishError(temporaryDirectory, L.localized("cannot make a folder to convert PMTiles archives in: %1$s", SystemErrorReason.text(errno)), kind: .io)
         }
         return String(cString: made)
+    }
+
+    static let folderPrefix = "mapgate-publish-"
+
+    /// Removes `mapgate-publish-PID-*` folders in `temporaryDirectory` that this user owns and whose
+    /// process no longer runs. A folder of another user, or of a process still running, stays.
+    static func removeLeftovers(in temporaryDirectory: String) {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: temporaryDirectory) else { return }
+        for name in names where name.hasPrefix(folderPrefix) {
+            let parts = name.dropFirst(folderPrefix.count).split(separator: "-")
+            guard parts.count == 2, let pid = Int32(parts[0]), pid > 0, kill(pid, 0) != 0, errno == ESRCH else { continue }
+            var info = stat()
+            let path = temporaryDirectory + "/" + name
+            guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_uid == getuid() else { continue }
+            try? FileManager.default.removeItem(atPath: path)
+        }
+    }
+
+    /// Whether `folder` holds a PMTiles archive publish would read (`*.pmtiles`, not hidden).
+    public static func areAmong(_ folder: String) -> Bool {
+        ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).contains { $0.hasSuffix(".pmtiles") && !$0.hasPrefix(".") }
     }
 
     /// `error` with every converted file's path replaced by its archive's.

@@ -79,7 +79,7 @@ struct PublishSource: Sendable, Equatable {
         let id = override?.id ?? stem
         if let problem = Catalog.regionIDProblem(id) {
             let origin = override?.id == nil ? L.localized("the file name") : "regions.json"
-            throw fail(L.localized("region id from %1$s is not valid: %2$s; rename the file or set \"id\" in regions.json", "\(origin)", "\(problem)"))
+            throw fail(L.localized("region id from %1$s is not valid: %2$s; rename the file or set \"id\" in regions.json", "\(origin)", TerminalText.inline(problem)))
         }
         guard let version = override?.version ?? metadata["version"].map({ $0.trimmingWhitespace() }), !version.isEmpty else {
             throw fail(L.localized("no version: set metadata \"version\" in the file or give \"version\" for \"%1$s\" in regions.json", "\(fileName)"))

@@ -76,15 +76,16 @@ struct PublishCommand: Command {
     func run(_ context: Context) throws -> Int32 {
         var options = self.options
         // `.pmtiles` inputs are converted in a folder of this run's, removed when it ends, by a
-        // signal too (found by an attack: Ctrl-C left a 123 MB conversion in $TMPDIR).
+        // signal too (found by an attack: Ctrl-C left a 123 MB conversion in $TMPDIR). Made only
+        // when there are some (found by an attack: an unwritable TMPDIR failed every publish).
         let temporary = context.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
-        let scratch = try PMTilesInputs.makeFolder(in: temporary)
-        let removal = SignalRouter.onSignal { _ in try? FileManager.default.removeItem(atPath: scratch) }
+        let scratch = PMTilesInputs.areAmong(options.inputDirectory) ? try PMTilesInputs.makeFolder(in: temporary) : nil
+        let removal = scratch.map { folder in SignalRouter.onSignal { _ in try? FileManager.default.removeItem(atPath: folder) } }
         defer {
-            try? FileManager.default.removeItem(atPath: scratch)
+            if let scratch { try? FileManager.default.removeItem(atPath: scratch) }
             withExtendedLifetime(removal) {}
         }
-        options.temporaryDirectory = scratch
+        options.temporaryDirectory = scratch ?? temporary
         let publisher = Publisher(options: options, clock: context.clock)
         if isDryRun {
             try publisher.plan { render($0, context: context) }
