@@ -36,7 +36,10 @@ public struct TilesetHash: Sendable, Equatable, CustomStringConvertible {
     /// The pass runs under ``SQLiteDatabase/timeLimit(forPassOver:)`` of the file's size, unless
     /// `timeLimit` (seconds) says otherwise.
     /// `immutable`: see ``SQLiteDatabase/Mode/immutable`` (no side files beside a WAL-mode input).
-    public static func compute(ofFileAt path: String, timeLimit: Double? = nil, immutable: Bool = false) throws -> TilesetHash {
+    /// `bombCheck`: how far each compressed tile is looked into (``GzipBombCheck/Depth``).
+    public static func compute(
+        ofFileAt path: String, timeLimit: Double? = nil, immutable: Bool = false, bombCheck: GzipBombCheck.Depth = .trailer
+    ) throws -> TilesetHash {
         guard FileManager.default.fileExists(atPath: path) else {
             throw DeltaError(path: path, reason: .missingFile)
         }
@@ -49,7 +52,7 @@ public struct TilesetHash: Sendable, Equatable, CustomStringConvertible {
         let size = Int(FileManager.default.sizeOfItem(atPath: path))
         do {
             return try database.withTimeLimit(timeLimit ?? SQLiteDatabase.timeLimit(forPassOver: size)) {
-                try compute(in: database, schema: "main", path: path, maximumRows: max(16, size / 4))
+                try compute(in: database, schema: "main", path: path, maximumRows: max(16, size / 4), bombCheck: bombCheck)
             }
         } catch let error as SQLiteError {
             throw DeltaError(path: path, reason: .unsupported(error.message))
@@ -58,7 +61,9 @@ public struct TilesetHash: Sendable, Equatable, CustomStringConvertible {
 
     /// Hashes `schema.tiles` on an open connection (the main database or an attached one), inside
     /// whatever transaction is open, so that it sees uncommitted changes.
-    static func compute(in database: SQLiteDatabase, schema: String, path: String, maximumRows: Int = .max) throws -> TilesetHash {
+    static func compute(
+        in database: SQLiteDatabase, schema: String, path: String, maximumRows: Int = .max, bombCheck: GzipBombCheck.Depth = .trailer
+    ) throws -> TilesetHash {
         try TileStoreLayout.requireMBTiles(in: database, schema: schema, path: path)
         let statement = try database.prepare(
             """
@@ -101,7 +106,7 @@ public struct TilesetHash: Sendable, Equatable, CustomStringConvertible {
                             "DELETE FROM tiles WHERE tile_column < 0 OR tile_row < 0 OR tile_column >= (1 << zoom_level) OR tile_row >= (1 << zoom_level)")))
             }
             try statement.withBlob(3) { bytes in
-                if GzipBombCheck.inflatesPastLimit(bytes) {
+                if GzipBombCheck.inflatesPastLimit(bytes, depth: bombCheck) {
                     throw DeltaError(
                         path: path, reason: .unsupported(
                             L.localized(

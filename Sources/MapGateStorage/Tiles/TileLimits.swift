@@ -8,22 +8,41 @@ public enum TileLimits {
     public static let maximumUnpackedSize = 16 << 20
 }
 
-/// Whether a gzip (or zlib) tile inflates past ``TileLimits/maximumUnpackedSize``: what `publish` and `sync`
-/// check of every tile. Deflate packs at most 1,032 bytes into one, so a tile of at most
-/// 16,256 bytes cannot (nothing is inflated); a larger one is inflated, counting and keeping
-/// nothing, every gzip member of it, until it ends or passes the limit. Its trailer's size is
-/// not taken at its word (found by an attack: a forged trailer, or a small last member after a
-/// 200 MiB one, was published and installed).
+/// Whether a gzip (or zlib) tile inflates past ``TileLimits/maximumUnpackedSize``.
+///
+/// - ``Depth/whole`` (what `publish` checks of every tile it packs: its inputs come from other
+///   writers): deflate packs at most 1,032 bytes into one, so a tile of at most 16,256 bytes
+///   cannot (nothing is inflated); a larger one is inflated, counting and keeping nothing, every
+///   gzip member of it, until it ends or passes the limit. Its trailer's size is not taken at its
+///   word (found by an attack: a forged trailer, or a small last member after a 200 MiB one, was
+///   published).
+/// - ``Depth/trailer`` (what `sync` checks: the tiles of a package the publisher signed, which
+///   `publish` checked whole): only a tile whose gzip trailer claims more than the limit is
+///   inflated (bounded) to be sure. Inflating every large tile doubled the sync of a vector
+///   region (1.75 s against 3.55 s for 290 MB of tiles of 146 KB); what a server unpacks for a
+///   client is bounded by the limit whatever the trailer says.
 public enum GzipBombCheck {
+    public enum Depth: Sendable {
+        case whole, trailer
+    }
+
     /// Deflate's greatest ratio of unpacked to packed bytes.
     static let greatestRatio = 1032
 
-    /// True when `bytes` is gzip that inflates to more than ``TileLimits/maximumUnpackedSize``
-    /// bytes; false for anything else (bytes that only look like gzip, and fail, are no bomb).
-    public static func inflatesPastLimit(_ bytes: UnsafeRawBufferPointer, limit: Int = TileLimits.maximumUnpackedSize) -> Bool {
+    /// True when `bytes` is gzip (or zlib) that inflates to more than `limit` bytes, as far as
+    /// `depth` looks; false for anything else (bytes that only look compressed, and fail, are no bomb).
+    public static func inflatesPastLimit(_ bytes: UnsafeRawBufferPointer, depth: Depth, limit: Int = TileLimits.maximumUnpackedSize) -> Bool {
         // zlib-wrapped deflate too: some older tools stored `pbf` tiles so, and the server unpacks them.
-        let isZlib = GzipInflater.isZlib(bytes)
-        guard bytes.count >= 6, GzipInflater.isGzip(bytes) || isZlib, bytes.count > limit / greatestRatio else { return false }
+        let isGzip = GzipInflater.isGzip(bytes)
+        let isZlib = !isGzip && GzipInflater.isZlib(bytes)
+        guard bytes.count >= 6, isGzip || isZlib, bytes.count > limit / greatestRatio else { return false }
+        if case .trailer = depth {
+            // RFC 1952 §2.3.1: ISIZE, the input's length modulo 2³². zlib's format has none.
+            guard isGzip, bytes.count >= 18 else { return false }
+            let end = bytes.count
+            let declared = Int(bytes[end - 4]) | Int(bytes[end - 3]) << 8 | Int(bytes[end - 2]) << 16 | Int(bytes[end - 1]) << 24
+            guard declared > limit else { return false }
+        }
         struct PastLimit: Error {}
         do {
             let inflater = try GzipInflater(zlib: isZlib)

@@ -41,7 +41,7 @@ struct RegionFacts: Sendable, Equatable {
         var contentHash: String?
         if hashing {
             do {
-                let hash = try TilesetHash.compute(ofFileAt: path, immutable: true)
+                let hash = try TilesetHash.compute(ofFileAt: path, immutable: true, bombCheck: .whole)
                 if let problem = hash.nullTileProblem { throw fail(problem) }
                 contentHash = hash.hex
             } catch let error as DeltaError {
