@@ -154,26 +154,36 @@ struct PMTilesPublishTests {
         #expect(!FileManager.default.fileExists(atPath: work.file("out/catalog.json")))
     }
 
-    /// A run killed with SIGKILL cannot remove its folder: the next run with an archive removes
-    /// such folders of this user's runs that no longer run, and no other (found by an attack: they
+    /// A run killed with SIGKILL cannot remove its folder: the next run that converts an archive
+    /// removes such folders of this user that no run holds (a run holds its folder's lock until
+    /// it ends, in whatever PID namespace it runs: found by an attack, a run in a container lost
+    /// its folder when its PID was read as dead here), and nothing else (found by an attack: they
     /// stayed for good). A publish of MBTiles files alone makes no folder there (found by the same
     /// attack: a TMPDIR that cannot be written failed every publish).
     @Test func aKilledRunsFolderIsRemovedAndMBTilesAloneNeedNone() throws {
         let temporary = work.file("tmp")
-        // A process that has ended: its own PID, said before it exits.
-        let dead = try #require(Int32(try runProcess("/bin/sh", ["-c", "echo $$"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
-        for folder in ["mapgate-publish-\(dead)-AbCdEf", "mapgate-publish-\(getpid())-GhIjKl", "mapgate-publish-\(dead)-NoBody", "other-\(dead)-AbCdEf"] {
+        let folders = [
+            "mapgate-publish-4000-AbCdEf", "mapgate-publish-4001-GhIjKl", "mapgate-publish-4002-NoBody", "mapgate-publish-4003-Recent",
+            "mapgate-publish-04004-zeroes", "other-4005-AbCdEf",
+        ]
+        for folder in folders {
             try FileManager.default.createDirectory(atPath: temporary + "/" + folder, withIntermediateDirectories: true)
             try work.write("tmp/\(folder)/converted.mbtiles", "left behind")
+            if folder != "mapgate-publish-4003-Recent" {
+                var old = [timeval(tv_sec: time(nil) - 3600, tv_usec: 0), timeval(tv_sec: time(nil) - 3600, tv_usec: 0)]
+                #expect(utimes(temporary + "/" + folder, &old) == 0)
+            }
         }
-        #expect(chown(temporary + "/mapgate-publish-\(dead)-NoBody", 65534, 65534) == 0)
+        #expect(chown(temporary + "/mapgate-publish-4002-NoBody", 65534, 65534) == 0)
+        // A run that still holds its folder, wherever it runs.
+        let held = open(temporary + "/mapgate-publish-4001-GhIjKl", O_RDONLY | O_DIRECTORY)
+        defer { close(held) }
+        #expect(held >= 0 && flock(held, LOCK_EX | LOCK_NB) == 0)
         try offer([("toner", try TestPaths.shared("pmtiles/stamen_toner-raster-z3.pmtiles"), "1")])
         let published = try workspace.mapgate.run(
             ["publish", work.file("in"), "--out", work.file("out"), "--key", workspace.key.secretKeyFile], environment: ["TMPDIR": temporary])
         #expect(published.status == 0, "\(published.stderr)")
-        #expect(
-            try FileManager.default.contentsOfDirectory(atPath: temporary).sorted()
-                == ["mapgate-publish-\(dead)-NoBody", "mapgate-publish-\(getpid())-GhIjKl", "other-\(dead)-AbCdEf"].sorted())
+        #expect(try FileManager.default.contentsOfDirectory(atPath: temporary).sorted() == folders.filter { $0 != "mapgate-publish-4000-AbCdEf" }.sorted())
         // MBTiles alone, with a TMPDIR that is a file.
         try FileManager.default.removeItem(atPath: work.file("in"))
         try FileManager.default.createDirectory(atPath: work.file("in"), withIntermediateDirectories: true)

@@ -58,6 +58,22 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: workspace.work.file("victim-file")))
     }
 
+    /// What the refusal quotes of the history is escaped (found by the attack on it: a name with a
+    /// line feed printed a forged `error:` line).
+    @Test func aHistorysNamesAreEscapedInTheRefusal() throws {
+        #expect(try publish("mbtileserver-geography-class-png.mbtiles", version: 1).status == 0)
+        try editHistory { history in
+            var regions = history["regions"] as? [String: Any] ?? [:]
+            var versions = regions["r"] as? [[String: Any]] ?? []
+            versions[0]["package"] = "x/\nerror: forged"
+            regions["r"] = versions
+            history["regions"] = regions
+        }
+        let refused = try publish("mbtileserver-geography-class-png.mbtiles", version: 2)
+        #expect(refused.status == 65, "\(refused.stderr)")
+        #expect(refused.stderr.contains("x/\\nerror: forged") && !refused.stderr.contains("\nerror: forged"), "\(refused.stderr)")
+    }
+
     /// A version trimmed away by `--keep` is never published again with other tiles: a client that
     /// had it would keep the first tiles as "up to date" while new clients got the others.
     @Test func aVersionTrimmedAwayIsNotPublishedAgainWithOtherTiles() throws {

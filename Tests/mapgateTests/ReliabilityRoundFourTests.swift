@@ -254,6 +254,21 @@ extension FullDiskTests {
         #expect(!FileManager.default.fileExists(atPath: work.file("out/catalog.json")))
     }
 
+    /// A broken member before the bomb (its CRC-32 changed) hid the bomb from the check (found by
+    /// the attack on it): a compressed tile that does not unpack is refused too, naming why.
+    @Test func aBrokenMemberBeforeABombIsRefused() throws {
+        let bomb = work.file("bomb.gz")
+        let made = try runProcess("/bin/sh", ["-c", """
+            head -c 20971520 /dev/zero | gzip -9 > "$0.bomb" && printf x | gzip -n > "$0" &&
+            printf '\\000\\000\\000\\000' | dd of="$0" bs=1 seek=$(($(stat -c %s "$0") - 8)) conv=notrunc 2>/dev/null &&
+            cat "$0.bomb" >> "$0"
+            """, bomb])
+        try #require(made.status == 0, "\(made.stderr)")
+        let result = try publish("UPDATE tiles SET tile_data = readfile('\(bomb)') WHERE zoom_level = 0")
+        #expect(result.status == 65, "\(result.stderr)")
+        #expect(result.stderr.contains("is compressed but does not unpack"), "\(result.stderr)")
+    }
+
     /// The same bomb wrapped in zlib's format, as some older tools stored `pbf` tiles (which the
     /// server unpacks too): refused.
     @Test func aZlibBombTileIsRefused() throws {

@@ -27,9 +27,11 @@ extension TileRequestHandler {
             let parts = item.split(separator: ";").map { $0.trimmingWhitespace() }
             guard let type = parts.first else { continue }
             var quality = 1.0
+            // A qvalue as RFC 9110 §12.4.2 writes it (`0.5`, not `0x1p-1` or `5e-1`); anything
+            // else is no quality (found by an attack: hex and exponents were read as numbers).
             for parameter in parts.dropFirst() where parameter.hasPrefix("q=") {
-                let value = Double(parameter.dropFirst(2)) ?? 0
-                quality = value.isFinite && (0...1).contains(value) ? value : 0
+                let text = parameter.dropFirst(2)
+                quality = text.wholeMatch(of: /0(\.[0-9]{0,3})?|1(\.0{0,3})?/) != nil ? Double(text) ?? 0 : 0
             }
             switch type {
             case "application/json": note(&json, quality, 2)

@@ -106,12 +106,18 @@ public struct TilesetHash: Sendable, Equatable, CustomStringConvertible {
                             "DELETE FROM tiles WHERE tile_column < 0 OR tile_row < 0 OR tile_column >= (1 << zoom_level) OR tile_row >= (1 << zoom_level)")))
             }
             try statement.withBlob(3) { bytes in
-                if GzipBombCheck.inflatesPastLimit(bytes, depth: bombCheck) {
+                switch GzipBombCheck.inspect(bytes, depth: bombCheck) {
+                case .fine: break
+                case .pastLimit:
                     throw DeltaError(
                         path: path, reason: .unsupported(
                             L.localized(
                                 "tile %1$s (z/x/TMS row) inflates to more than the %2$s MiB a server unpacks for a client without gzip (a gzip bomb?)",
                                 "\(z)/\(x)/\(y)", "\(TileLimits.maximumUnpackedSize >> 20)")))
+                case .corrupt(let reason):
+                    throw DeltaError(
+                        path: path, reason: .unsupported(
+                            L.localized("tile %1$s (z/x/TMS row) is compressed but does not unpack: %2$s", "\(z)/\(x)/\(y)", reason)))
                 }
             }
             if statement.int(4) != 0 {

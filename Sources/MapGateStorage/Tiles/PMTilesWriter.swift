@@ -120,10 +120,14 @@ public enum PMTilesWriter {
         header.maxZoom = UInt8(clamping: records.isEmpty ? 0 : maxZoom)
         let bounds = metadata["bounds"].flatMap(MBTilesFile.parseBounds) ?? [-180, -85.0511287, 180, 85.0511287]
         func e7(_ degrees: Double) -> Int32 { Int32((degrees * 10_000_000).rounded()) }
-        header.minLongitudeE7 = e7(bounds[0])
-        header.minLatitudeE7 = e7(bounds[1])
-        header.maxLongitudeE7 = e7(bounds[2])
-        header.maxLatitudeE7 = e7(bounds[3])
+        // Bounds across the antimeridian as their band of latitudes, as TileJSON has them: a
+        // PMTiles client builds its TileJSON from the header (found by an attack: the header
+        // kept min_lon 170 and max_lon -170 after TileJSON stopped wrapping).
+        let unwrapped = TileJSON.unwrappedBounds(bounds)
+        header.minLongitudeE7 = e7(unwrapped[0])
+        header.minLatitudeE7 = e7(unwrapped[1])
+        header.maxLongitudeE7 = e7(unwrapped[2])
+        header.maxLatitudeE7 = e7(unwrapped[3])
         // The metadata's zoom rounded and held to the tiles' zooms, as TileJSON's (found by an
         // attack: 22 of a region of zooms 0 to 6 was written, and PMTiles viewers opened there).
         let zooms = Int(header.minZoom)...Int(header.maxZoom)

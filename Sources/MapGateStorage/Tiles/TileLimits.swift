@@ -8,7 +8,8 @@ public enum TileLimits {
     public static let maximumUnpackedSize = 16 << 20
 }
 
-/// Whether a gzip (or zlib) tile inflates past ``TileLimits/maximumUnpackedSize``.
+/// Whether a gzip (or zlib) tile inflates past ``TileLimits/maximumUnpackedSize`` (and, looked
+/// into whole, whether it inflates at all).
 ///
 /// - ``Depth/whole`` (what `publish` checks of every tile it packs: its inputs come from other
 ///   writers): deflate packs at most 1,032 bytes into one, so a tile of at most 16,256 bytes
@@ -29,19 +30,31 @@ public enum GzipBombCheck {
     /// Deflate's greatest ratio of unpacked to packed bytes.
     static let greatestRatio = 1032
 
-    /// True when `bytes` is gzip (or zlib) that inflates to more than `limit` bytes, as far as
-    /// `depth` looks; false for anything else (bytes that only look compressed, and fail, are no bomb).
-    public static func inflatesPastLimit(_ bytes: UnsafeRawBufferPointer, depth: Depth, limit: Int = TileLimits.maximumUnpackedSize) -> Bool {
+    /// What a look into a compressed tile found.
+    public enum Finding: Sendable, Equatable {
+        /// Not compressed, within the limit, or not looked into.
+        case fine
+        /// It inflates past the limit: a gzip bomb.
+        case pastLimit
+        /// It does not inflate (``Depth/whole`` only): the reason. A tile whose first member is
+        /// broken hides whatever follows it from this check (found by an attack: a member with a
+        /// bad CRC before a 200 MiB one was published), and no client can read it.
+        case corrupt(String)
+    }
+
+    /// What `bytes` (a tile) is, as far as `depth` looks: gzip (or zlib) that inflates to more
+    /// than `limit` bytes, or, looked into whole, compressed data that does not inflate.
+    public static func inspect(_ bytes: UnsafeRawBufferPointer, depth: Depth, limit: Int = TileLimits.maximumUnpackedSize) -> Finding {
         // zlib-wrapped deflate too: some older tools stored `pbf` tiles so, and the server unpacks them.
         let isGzip = GzipInflater.isGzip(bytes)
         let isZlib = !isGzip && GzipInflater.isZlib(bytes)
-        guard bytes.count >= 6, isGzip || isZlib, bytes.count > limit / greatestRatio else { return false }
+        guard bytes.count >= 6, isGzip || isZlib, bytes.count > limit / greatestRatio else { return .fine }
         if case .trailer = depth {
             // RFC 1952 §2.3.1: ISIZE, the input's length modulo 2³². zlib's format has none.
-            guard isGzip, bytes.count >= 18 else { return false }
+            guard isGzip, bytes.count >= 18 else { return .fine }
             let end = bytes.count
             let declared = Int(bytes[end - 4]) | Int(bytes[end - 3]) << 8 | Int(bytes[end - 2]) << 16 | Int(bytes[end - 1]) << 24
-            guard declared > limit else { return false }
+            guard declared > limit else { return .fine }
         }
         struct PastLimit: Error {}
         do {
@@ -53,11 +66,12 @@ public enum GzipBombCheck {
             }
             try inflater.inflate(bytes, sink: count)
             try inflater.finish(sink: count)
-            return false
+            return .fine
         } catch is PastLimit {
-            return true
+            return .pastLimit
         } catch {
-            return false
+            if case .whole = depth { return .corrupt(errorMessage(error)) }
+            return .fine
         }
     }
 }

@@ -28,7 +28,9 @@ struct PublishHistory: Codable, Equatable {
                     for name in [version.package] + version.deltas.map(\.package) + [version.base].compactMap({ $0 }) where !isPlainFileName(name) {
                         throw PublishError(
                             path,
-                            L.localized("region %1$s, version %2$s names the file \"%3$s\", which is not a file name of its folder (move the history away to start afresh)", id, version.version, name))
+                            L.localized(
+                                "region %1$s, version %2$s names the file \"%3$s\", which is not a file name of its folder (move the history away to start afresh)",
+                                TerminalText.inline(id), TerminalText.inline(version.version), TerminalText.inline(name)))
                     }
                 }
             }

@@ -42,18 +42,22 @@ enum Help {
         (ExitCode.updateRequired, L.localized("update required"), L.localized("update required: the version gate is closed, or a region needs a newer mapgate")),
     ]
 
-    /// `items` joined with ", " in lines of at most `width` columns, indented by two; an item is
-    /// never split.
+    /// `items` joined with the language's list separator (", "; "、" in Chinese and Japanese:
+    /// found by an attack, the translated items were joined with an ASCII comma) in lines of at
+    /// most `width` columns, indented by two; an item is never split.
     private static func wrapped(_ items: [String], width: Int) -> [String] {
+        let separator = L.localized(", ")
+        let mark = separator.hasSuffix(" ") ? String(separator.dropLast()) : separator
+        let space = separator.hasSuffix(" ") ? " " : ""
         var lines: [String] = []
         var line = ""
         for (index, item) in items.enumerated() {
-            let piece = item + (index < items.count - 1 ? "," : "")
-            if !line.isEmpty, 2 + TerminalText.width(line) + 1 + TerminalText.width(piece) > width {
+            let piece = item + (index < items.count - 1 ? mark : "")
+            if !line.isEmpty, 2 + TerminalText.width(line) + space.count + TerminalText.width(piece) > width {
                 lines.append("  " + line)
                 line = piece
             } else {
-                line += (line.isEmpty ? "" : " ") + piece
+                line += (line.isEmpty ? "" : space) + piece
             }
         }
         if !line.isEmpty { lines.append("  " + line) }

@@ -75,17 +75,17 @@ struct PublishCommand: Command {
 
     func run(_ context: Context) throws -> Int32 {
         var options = self.options
-        // `.pmtiles` inputs are converted in a folder of this run's, removed when it ends, by a
-        // signal too (found by an attack: Ctrl-C left a 123 MB conversion in $TMPDIR). Made only
-        // when there are some (found by an attack: an unwritable TMPDIR failed every publish).
+        // `.pmtiles` inputs are converted in a folder of this run's under $TMPDIR, made when the
+        // first is (found by an attack: a folder made by every run failed any publish under a
+        // TMPDIR that cannot be written), removed when the run ends, by a signal too (found by an
+        // attack: Ctrl-C left a 123 MB conversion there).
         let temporary = context.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
-        let scratch = PMTilesInputs.areAmong(options.inputDirectory) ? try PMTilesInputs.makeFolder(in: temporary) : nil
-        let removal = scratch.map { folder in SignalRouter.onSignal { _ in try? FileManager.default.removeItem(atPath: folder) } }
+        let removal = SignalRouter.onSignal { _ in PMTilesInputs.removeFoldersOfThisProcess() }
         defer {
-            if let scratch { try? FileManager.default.removeItem(atPath: scratch) }
+            PMTilesInputs.removeFoldersOfThisProcess()
             withExtendedLifetime(removal) {}
         }
-        options.temporaryDirectory = scratch ?? temporary
+        options.temporaryDirectory = temporary
         let publisher = Publisher(options: options, clock: context.clock)
         if isDryRun {
             try publisher.plan { render($0, context: context) }

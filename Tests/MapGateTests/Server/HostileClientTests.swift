@@ -456,7 +456,8 @@ import Glibc
         // attack: `application/*` got the page, `application/json;q=0.9, */*;q=1` JSON).
         ("application/*", true), ("application/json;q=0.9, */*;q=1", false), ("application/json;q=0.5, text/*", false),
         ("application/json, */*", true), ("*/*;q=0.5, application/json;q=0.4", false), ("*/*;q=0.5, application/json;q=0.5", true), ("text/*;q=0.3, */*", true),
-        ("application/json;q=2", false), ("application/json;q=nan", false),
+        ("application/json;q=2", false), ("application/json;q=nan", false), ("application/json;q=0x1p-1, text/html;q=0.1", false),
+        ("application/json;q=0.5e0, text/html;q=0.1", false), ("application/json;q=1.000, text/html;q=0.999", true),
     ])
     func theListIsJSONWhenAcceptPrefersIt(accept: String, isJSON: Bool) throws {
         let (answer, _) = try exchange("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: \(accept)\r\n\r\n")

@@ -125,7 +125,11 @@ final class MemoryTileStore: TileStore {
         store.rows["center"] = "0,0,8"
         let across = work.file("across.pmtiles")
         _ = try write(store, format: .png, to: across)
-        #expect(try PMTilesArchive(path: across).header.centerLongitudeE7 == 1_800_000_000)
+        let acrossHeader = try PMTilesArchive(path: across).header
+        #expect(acrossHeader.centerLongitudeE7 == 1_800_000_000)
+        // The header's bounds do not wrap either (found by an attack): the band of latitudes.
+        #expect(acrossHeader.minLongitudeE7 == -1_800_000_000 && acrossHeader.maxLongitudeE7 == 1_800_000_000, "\(acrossHeader)")
+        #expect(acrossHeader.minLatitudeE7 == -100_000_000 && acrossHeader.maxLatitudeE7 == 100_000_000)
     }
 
     /// The header's center zoom is the metadata's rounded and held to the tiles' zooms, as
