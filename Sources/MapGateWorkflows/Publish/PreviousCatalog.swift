@@ -18,6 +18,7 @@ struct PreviousCatalog {
 
     static func load(path: String) throws -> PreviousCatalog? {
         guard FileManager.default.fileExists(atPath: path) else { return nil }
+        try PublishHistory.requireRegularFile(path)
         let bytes: Data
         do {
             bytes = try Data(contentsOf: URL(fileURLWithPath: path))

@@ -1,6 +1,10 @@
 import FoundationEssentials
 import MapGateBase
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// What `publish` remembers between runs, in `OUT_DIR/.publish/history.json`: for each region,
 /// the versions it keeps (newest first) with their packages, deltas and base copies.
 struct PublishHistory: Codable, Equatable {
@@ -15,6 +19,7 @@ struct PublishHistory: Codable, Equatable {
 
     static func load(path: String) throws -> PublishHistory {
         guard FileManager.default.fileExists(atPath: path) else { return PublishHistory() }
+        try requireRegularFile(path)
         do {
             let history = try JSONDecoder().decode(PublishHistory.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
             guard history.formatVersion == 1 else {
@@ -40,6 +45,15 @@ struct PublishHistory: Codable, Equatable {
         } catch {
             throw PublishError(path, L.localized("cannot read the publish history: %1$s (move it away to start afresh)", "\(errorMessage(error))"))
         }
+    }
+
+    /// Throws unless `path` is a regular file (a link to one counts): a FIFO, a device or a folder
+    /// in its place is said as what it is (found by an attack: a FIFO as `catalog.json` was said
+    /// as "permission denied").
+    static func requireRegularFile(_ path: String) throws {
+        var info = stat()
+        guard stat(path, &info) == 0, info.st_mode & S_IFMT != S_IFREG else { return }
+        throw PublishError(path, L.localized("it is not a regular file (a FIFO, a device or a folder): move it away to publish afresh"), kind: .io)
     }
 
     /// One name of a file in its folder: not empty, not `.` or `..`, no `/` and no NUL.

@@ -197,13 +197,22 @@ public final class Publisher {
             throw PublishError(input, L.localized("not a folder"), kind: .usage)
         }
         let names: [String]
+        let hidden: [String]
         do {
-            let listed = try FileManager.default.contentsOfDirectory(atPath: input)
-            names = listed.filter { TileStoreKind(fileName: $0) != nil && !$0.hasPrefix(".") }.sorted()
+            let listed = try FileManager.default.contentsOfDirectory(atPath: input).filter { TileStoreKind(fileName: $0) != nil }
+            names = listed.filter { !$0.hasPrefix(".") }.sorted()
+            hidden = listed.filter { $0.hasPrefix(".") }.sorted()
         } catch {
             throw PublishError(input, L.localized("cannot list it: %1$s", "\(errorMessage(error))"), kind: .io)
         }
-        guard !names.isEmpty else { throw PublishError(input, L.localized("no .mbtiles or .pmtiles file in it")) }
+        guard !names.isEmpty else {
+            // Hidden files are not read: said when they are all there is (found by an attack: a
+            // folder of `.x.mbtiles` was said to hold no file).
+            if let first = hidden.first {
+                throw PublishError(input, L.localized("no .mbtiles or .pmtiles file in it but hidden ones (%1$s), which publish does not read: rename them", TerminalText.inline(first)))
+            }
+            throw PublishError(input, L.localized("no .mbtiles or .pmtiles file in it"))
+        }
         let overridesPath = input + "/regions.json"
         let overrides = try RegionOverride.load(path: overridesPath)
         if let stray = overrides.keys.sorted().first(where: { !names.contains($0) }) {
@@ -221,7 +230,7 @@ public final class Publisher {
                 // file has that name (found by an attack: "cannot be read: no such file").
                 if name.contains("\u{FFFD}"), !FileManager.default.fileExists(atPath: path) {
                     throw PublishError(
-                        path, L.localized("its file name is not UTF-8 (shown with \u{FFFD} in place of what is not): give it a UTF-8 name"), kind: .usage)
+                        path, L.localized("its file name is not UTF-8 (shown with \u{FFFD} in place of what is not): give it a UTF-8 name"))
                 }
                 var source: PublishSource
                 if TileStoreKind(fileName: name) == .pmtiles {

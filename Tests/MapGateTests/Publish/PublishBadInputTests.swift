@@ -66,6 +66,32 @@ import Glibc
         let message = publishError()
         #expect(message.contains("its file name is not UTF-8"), "\(message)")
         #expect(!message.contains("no such file"), "\(message)")
+        // Bad input like every other file's (65), not a usage error (found by an attack: 64).
+        do {
+            try workspace.publish { _ in }
+        } catch let error as PublishError {
+            #expect(error.kind == .badData, "\(error)")
+        }
+    }
+
+    /// A folder of hidden files only says so (found by an attack: "no .mbtiles or .pmtiles file in
+    /// it"), and a FIFO in the place of the previous catalog is said as what it is (found by the
+    /// same attack: "permission denied").
+    @Test func hiddenInputsAndAFIFOCatalogAreSaidAsWhatTheyAre() throws {
+        _ = try workspace.writeRegion(".hidden.mbtiles", tiles: tiles, metadata: ["version": "1"])
+        let hidden = publishError()
+        #expect(hidden.contains("hidden ones (.hidden.mbtiles)"), "\(hidden)")
+        _ = try workspace.writeRegion("shown.mbtiles", tiles: tiles, metadata: ["version": "1"])
+        let output = workspace.work.file("out-fifo")
+        try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
+        #expect(mkfifo(output + "/catalog.json", 0o644) == 0)
+        do {
+            try workspace.publish { $0.outputDirectory = output }
+            Issue.record("published over a FIFO catalog")
+        } catch let error as PublishError {
+            #expect(error.reason.contains("it is not a regular file (a FIFO, a device or a folder)"), "\(error)")
+            #expect(error.kind == .io)
+        }
     }
 
     /// A PMTiles archive whose one tile is shared by a run of 2^25 tile ids (found by an attack:
