@@ -23,6 +23,34 @@ import Testing
         (Double(tile.x) + 0.5) / Double(1 << tile.z)
     }
 
+    /// The demo region's raster file with `sql` run on it, offered as `id` (tiles up to `maxzoom`),
+    /// synced into a fresh workspace and opened with `open --verbose` (every request on stderr).
+    func openDemoWorld(
+        as id: String, editedBy sql: String, maxzoom: Int
+    ) throws -> (work: TemporaryDirectory, origin: TestOrigin, opened: BackgroundProcess, url: String) {
+        guard FileManager.default.fileExists(atPath: "/usr/share/javascript/leaflet/leaflet.js") else {
+            throw MissingFixture(path: "/usr/share/javascript/leaflet/leaflet.js (Debian package libjs-leaflet)")
+        }
+        let work = try TemporaryDirectory()
+        let file = work.file(id + ".mbtiles")
+        let unpacked = try runProcess("/bin/sh", ["-c", "gzip -dc \"$0\" > \"$1\"", TestPaths.fixtures + "/regions/demo-world.mbtiles.gz", file])
+        try #require(unpacked.status == 0, "\(unpacked.stderr)")
+        let set = try runProcess("/usr/bin/sqlite3", [file, sql])
+        try #require(set.status == 0, "\(set.stderr)")
+        try FileManager.default.createDirectory(atPath: work.file("www"), withIntermediateDirectories: true)
+        let origin = try TestOrigin(root: work.file("www"))
+        let builder = CatalogBuilder(root: work.file("www"))
+        try builder.add(id: id, source: file, format: "png", maxzoom: maxzoom)
+        try builder.write()
+        let mapgate = try MapGateBinary(workDirectory: work.path)
+        try mapgate.configure(["catalogURL": origin.baseURL + "/catalog.json"])
+        let synced = try mapgate.run(["sync", id])
+        try #require(synced.status == 0, "\(synced.stderr)")
+        let opened = try mapgate.start(["open", id, "--verbose"])
+        let url = try #require(opened.firstLine(), "stderr: \(opened.stderr)")
+        return (work, origin, opened, url)
+    }
+
     @Test func theVectorViewerDrawsARegionAcrossTheAntimeridian() throws {
         // ogr2ogr (GDAL 3.x) writes a tile at column 1 of zoom 0 for points on both sides of the
         // antimeridian, outside the grid: removed as mapgate's refusal of such a file says.
@@ -50,30 +78,15 @@ import Testing
     }
 
     @Test func theRasterViewerOpensOnARegionAcrossTheAntimeridian() throws {
-        guard FileManager.default.fileExists(atPath: "/usr/share/javascript/leaflet/leaflet.js") else {
-            throw MissingFixture(path: "/usr/share/javascript/leaflet/leaflet.js (Debian package libjs-leaflet)")
-        }
-        let work = try TemporaryDirectory()
-        let file = work.file("pacific.mbtiles")
-        let unpacked = try runProcess("/bin/sh", ["-c", "gzip -dc \"$0\" > \"$1\"", TestPaths.fixtures + "/regions/demo-world.mbtiles.gz", file])
-        #expect(unpacked.status == 0, "\(unpacked.stderr)")
-        let set = try runProcess("/usr/bin/sqlite3", [file, "UPDATE metadata SET value = '150,-20,-150,20' WHERE name = 'bounds'; UPDATE metadata SET value = '2' WHERE name = 'maxzoom'; DELETE FROM tiles WHERE zoom_level > 2"])
-        #expect(set.status == 0, "\(set.stderr)")
-        try FileManager.default.createDirectory(atPath: work.file("www"), withIntermediateDirectories: true)
-        let origin = try TestOrigin(root: work.file("www"))
-        defer { origin.stop() }
-        let builder = CatalogBuilder(root: work.file("www"))
-        try builder.add(id: "pacific", source: file, format: "png", maxzoom: 2)
-        try builder.write()
-        let mapgate = try MapGateBinary(workDirectory: work.path)
-        try mapgate.configure(["catalogURL": origin.baseURL + "/catalog.json"])
-        #expect(try mapgate.run(["sync", "pacific"]).status == 0)
-        let opened = try mapgate.start(["open", "pacific", "--verbose"])
+        let (work, origin, opened, url) = try openDemoWorld(
+            as: "pacific",
+            editedBy: "UPDATE metadata SET value = '150,-20,-150,20' WHERE name = 'bounds'; UPDATE metadata SET value = '2' WHERE name = 'maxzoom'; DELETE FROM tiles WHERE zoom_level > 2",
+            maxzoom: 2)
         defer {
             opened.signal(SIGTERM)
             _ = opened.wait()
+            origin.stop()
         }
-        let url = try #require(opened.firstLine(), "stderr: \(opened.stderr)")
         let image = try ViewerBrowserTests.screenshot(url, in: work, waitMilliseconds: 8000)
         let covered = image.fraction(near: ViewerBrowserTests.tileColors)
         #expect(covered > 0.4, "only \(Int(covered * 100))% of the screenshot shows tile colours")
@@ -87,30 +100,12 @@ import Testing
     /// convert` write it) is drawn at that size, a zoom lower (found by an attack: its tiles were
     /// drawn at 256 pixels, shrunk to a quarter). The DOM after the map settled shows each tile's size.
     @Test func theRasterViewerDrawsLargeTilesAtTheirSize() throws {
-        guard FileManager.default.fileExists(atPath: "/usr/share/javascript/leaflet/leaflet.js") else {
-            throw MissingFixture(path: "/usr/share/javascript/leaflet/leaflet.js (Debian package libjs-leaflet)")
-        }
-        let work = try TemporaryDirectory()
-        let file = work.file("large.mbtiles")
-        let unpacked = try runProcess("/bin/sh", ["-c", "gzip -dc \"$0\" > \"$1\"", TestPaths.fixtures + "/regions/demo-world.mbtiles.gz", file])
-        #expect(unpacked.status == 0, "\(unpacked.stderr)")
-        let set = try runProcess("/usr/bin/sqlite3", [file, "INSERT INTO metadata VALUES ('tileSize', '512')"])
-        #expect(set.status == 0, "\(set.stderr)")
-        try FileManager.default.createDirectory(atPath: work.file("www"), withIntermediateDirectories: true)
-        let origin = try TestOrigin(root: work.file("www"))
-        defer { origin.stop() }
-        let builder = CatalogBuilder(root: work.file("www"))
-        try builder.add(id: "large", source: file, format: "png", maxzoom: 3)
-        try builder.write()
-        let mapgate = try MapGateBinary(workDirectory: work.path)
-        try mapgate.configure(["catalogURL": origin.baseURL + "/catalog.json"])
-        #expect(try mapgate.run(["sync", "large"]).status == 0)
-        let opened = try mapgate.start(["open", "large"])
+        let (work, origin, opened, url) = try openDemoWorld(as: "large", editedBy: "INSERT INTO metadata VALUES ('tileSize', '512')", maxzoom: 3)
         defer {
             opened.signal(SIGTERM)
             _ = opened.wait()
+            origin.stop()
         }
-        let url = try #require(opened.firstLine(), "stderr: \(opened.stderr)")
         let dom = try runProcess(
             ViewerBrowserTests.chromium,
             [
