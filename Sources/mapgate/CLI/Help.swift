@@ -36,7 +36,7 @@ enum Help {
         (ExitCode.failure, L.localized("failure"), L.localized("failure: a region not installed or not in the catalog, a missing tile, the data directory locked by another mapgate")),
         (ExitCode.usage, L.localized("usage or configuration error"), L.localized("usage or configuration error: an unknown option, a bad configuration key, no catalogURL")),
         (ExitCode.badData, L.localized("bad data (package, catalog, lookup answer)"), L.localized("bad data: a package, catalog or lookup answer that cannot be used; verify found damage")),
-        (ExitCode.unavailable, L.localized("service unavailable (network, or a library)"), L.localized("service unavailable: a network error or an HTTP error status (after the retries), or a library the command needs that cannot be opened")),
+        (ExitCode.unavailable, L.localized("service unavailable (network, or a library)"), L.localized("service unavailable: a network error or an HTTP error status (after the retries), a library the command needs that cannot be opened, or a port another program holds (serve, open)")),
         (ExitCode.io, L.localized("I/O error"), L.localized("I/O error: a local file could not be read or written, not enough disk space")),
         (ExitCode.tryAgain, L.localized("no answer at the update prompt"), L.localized("no answer at the update prompt (end of input, or three answers not understood), or the last use held by another run's question: nothing ran and no use was counted")),
         (ExitCode.updateRequired, L.localized("update required"), L.localized("update required: the version gate is closed, or a region needs a newer mapgate")),
