@@ -131,6 +131,26 @@ import Glibc
         // Nothing to do the second time, and no use counted for it.
         let again = try c.run(["sync", "--from", share.base], at: Self.day1)
         #expect(again.status == 0 && again.stdout.contains("up to date"), "\(again.stdout)\(again.stderr)")
+
+        // A mirror behind basic authentication: the password in the URL is used, never recorded
+        // nor shown (found by an attack: it was kept in the state database, readable by all, and
+        // shown in `list --json` and in messages).
+        try FileManager.default.createDirectory(atPath: work.file("d"), withIntermediateDirectories: true)
+        let d = try MapGateBinary(workDirectory: work.file("d"))
+        try trust(d)
+        let withPassword = share.base.replacingOccurrences(of: "http://", with: "http://user:s3cret@")
+        let fromLocked = try d.run(["sync", "--from", withPassword, "geo"], at: Self.day1)
+        #expect(fromLocked.status == 0, "\(fromLocked.stderr)")
+        let listed = try d.run(["list", "--json"], at: Self.day1)
+        let shown = fromLocked.stdout + fromLocked.stderr + listed.stdout + (try d.run(["status"], at: Self.day1).stdout)
+        #expect(!shown.contains("s3cret"), "\(shown)")
+        let missing = try d.run(["sync", "--from", withPassword + "/nothing-here"], at: Self.day1)
+        #expect(missing.status != 0 && !missing.stderr.contains("s3cret") && missing.stderr.contains("***@127.0.0.1"), "\(missing.stderr)")
+        // No file of the machine's (state database, data directory, configuration) holds it.
+        let kept = try runProcess("/usr/bin/grep", ["-rl", "--binary-files=text", "s3cret", work.file("d")])
+        #expect(kept.status == 1 && kept.stdout.isEmpty, "the password is kept in: \(kept.stdout)")
+        let states = try runProcess("/usr/bin/find", [work.file("d"), "-name", "state.sqlite"])
+        #expect(!states.stdout.isEmpty, "no state database under \(work.file("d"))")
     }
 
     /// A mirror read while a `sync` runs (found by an attack): the sync had saved version 2's
@@ -296,6 +316,7 @@ import Glibc
         #expect(try FileManager.default.subpathsOfDirectory(atPath: stick).sorted() == packages)
         // A machine that trusts no key (unsigned catalogs allowed) does not write over it either:
         // the mirror's key is not its own catalog's (found by an attack: it did, exit 0).
+        try FileManager.default.createDirectory(atPath: work.file("d"), withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: work.file("d"), withIntermediateDirectories: true)
         let d = try MapGateBinary(workDirectory: work.file("d"))
         try d.writePolicy(["requireSignedCatalog": false])

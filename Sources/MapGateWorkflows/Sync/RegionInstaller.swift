@@ -374,7 +374,7 @@ public final class RegionInstaller {
         var record = InstalledRegion(
             id: region.id, name: region.name, version: region.version, format: details.format, sha256: sha256,
             size: size, installedAt: clock.now, minzoom: details.zoom.lowerBound, maxzoom: details.zoom.upperBound,
-            bounds: details.bounds, sourceURL: region.url, contentHash: content.hex, tileCount: content.tileCount,
+            bounds: details.bounds, sourceURL: URLCredentials.removed(from: region.url), contentHash: content.hex, tileCount: content.tileCount,
             packageWasWAL: packageWasWAL ? true : nil, deltaSHA256: delta)
         // Written before the rename and removed after the record: a run killed in between leaves
         // a file that readers and the next sync know for the new version (issue 40, item 4).

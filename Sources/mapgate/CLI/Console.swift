@@ -248,6 +248,7 @@ struct Console {
     /// did not (or the reader is gone). Small pieces after `poll` says there is room, so that no
     /// write blocks past the deadline.
     private func writeBytes(_ text: String, to descriptor: Int32, until deadline: ContinuousClock.Instant) -> Bool {
+        let text = URLCredentials.redacted(in: text)
         var bytes = Array(text.utf8)[...]
         while !bytes.isEmpty {
             let left = deadline - ContinuousClock.now
@@ -272,6 +273,7 @@ struct Console {
     }
 
     private func writeBytes(_ text: String, to descriptor: Int32) {
+        let text = URLCredentials.redacted(in: text)
         var bytes = Array(text.utf8)[...]
         while !bytes.isEmpty {
             let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }

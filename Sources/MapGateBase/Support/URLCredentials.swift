@@ -1,0 +1,21 @@
+import FoundationEssentials
+
+/// The user names and passwords a URL may carry (`http://user:secret@host/`): a mirror behind
+/// basic authentication is reached with them, but they are never recorded nor shown (found by an
+/// attack: `sync --from http://user:secret@HOST` kept the password in the state database, readable
+/// by all, and showed it in `list --json` and in every message naming a package).
+public enum URLCredentials {
+    /// `url` without its user name and password.
+    public static func removed(from url: String) -> String {
+        guard url.contains("@"), var components = URLComponents(string: url), components.user != nil || components.password != nil else { return url }
+        components.user = nil
+        components.password = nil
+        return components.string ?? url
+    }
+
+    /// `text` with the user name and password of every URL in it shown as `***`.
+    public static func redacted(in text: String) -> String {
+        guard text.contains("://"), text.contains("@") else { return text }
+        return text.replacing(/([A-Za-z][A-Za-z0-9+.\-]*:\/\/)[^\/\s@]+@/) { match in "\(match.output.1)***@" }
+    }
+}
