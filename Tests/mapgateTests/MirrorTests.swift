@@ -226,7 +226,7 @@ import Glibc
         try Data(forged.utf8).write(to: URL(fileURLWithPath: stick + "/mirror.json"))
         let told = try b.run(["sync", "--from", stick, "plain"], at: Self.day2)
         #expect(told.status == 69, "\(told.stderr)")
-        #expect(told.stderr.contains("(disk full)\\nplain 1: installed"), "\(told.stderr)")
+        #expect(told.stderr.contains("(the mirror says: disk full)\\nplain 1: installed"), "\(told.stderr)")
         #expect(!(told.stdout + told.stderr).split(separator: "\n").contains { $0.hasPrefix("plain 1: installed") }, "\(told.stderr)")
     }
 
@@ -336,6 +336,18 @@ import Glibc
         }
     }
 
+    /// A link in the place of the stick's lock file is refused, said as a link, with what to do
+    /// (found by an attack: "too many symbolic links"); its target is not touched.
+    @Test func aLinkAsTheMirrorsLockFileIsSaidAsOne() throws {
+        try mirrorVersionOne()
+        try work.write("victim", "precious")
+        try FileManager.default.removeItem(atPath: stick + "/.mapgate-mirror.lock")
+        try FileManager.default.createSymbolicLink(atPath: stick + "/.mapgate-mirror.lock", withDestinationPath: work.file("victim"))
+        let refused = try a.run(["mirror", stick], at: Self.day1)
+        #expect(refused.status == 74 && refused.stderr.contains("is a symbolic link, which mapgate does not follow: remove it"), "\(refused.stderr)")
+        #expect(try String(contentsOfFile: work.file("victim"), encoding: .utf8) == "precious")
+    }
+
     /// `mirror.json` is not signed: the reason it gives for a region it left out reached the
     /// terminal as it was, and a newline and escape codes in it forged a line of output ("plain 2:
     /// updated") while the region stayed as it was (found by an attack). Escaped now.
@@ -353,6 +365,13 @@ import Glibc
         #expect(!sync.stdout.contains("\u{1B}"), "\(sync.stdout)")
         #expect(!sync.stdout.split(separator: "\n").contains { $0.hasPrefix("plain 2: updated") }, "\(sync.stdout)")
         #expect(sync.stdout.contains("plain 1: not in the mirror at file://"), "\(sync.stdout)")
+        // Said as the mirror's, and at most 200 characters of it (found by an attack: a 7 MB reason
+        // was printed whole, as if it were mapgate's advice).
+        let long = manifest.replacingOccurrences(of: "not installed on the machine that wrote this mirror", with: String(repeating: "x", count: 10000))
+        try Data(long.utf8).write(to: URL(fileURLWithPath: stick + "/mirror.json"))
+        let bounded = try b.run(["sync", "--from", stick], at: Self.day2)
+        let line = try #require(bounded.stdout.split(separator: "\n").first { $0.hasPrefix("plain 1: not in the mirror") }, "\(bounded.stdout)")
+        #expect(line.contains("(the mirror says: xxx") && line.contains("x…") && line.count < 600, "\(line.prefix(400))")
     }
 
     /// A stick with room for a delta-updated region's delta but not for its rebuilt full package

@@ -35,6 +35,23 @@ import Testing
         #expect(server.stderr.contains("GET /plain/0/0/0.png 200 \(tile.body.count) "))
     }
 
+    /// `--share` of a folder whose catalog is a link or a FIFO is refused at start (64): the share
+    /// serves regular files only (found by an attack: it started, said so, and answered 404).
+    @Test(arguments: ["link", "fifo", "none"])
+    func aShareWhoseCatalogCannotBeServedIsRefused(_ kind: String) throws {
+        let folder = workspace.work.file("share-\(kind)")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try workspace.work.write("share-\(kind)/real.json", "{}")
+        switch kind {
+        case "link": try FileManager.default.createSymbolicLink(atPath: folder + "/catalog.json", withDestinationPath: folder + "/real.json")
+        case "fifo": #expect(mkfifo(folder + "/catalog.json", 0o644) == 0)
+        default: break
+        }
+        let refused = try mapgate.run(["serve", "--port", "0", "--share", folder])
+        #expect(refused.status == 64, "\(refused.stderr)")
+        #expect(refused.stderr.contains(kind == "none" ? "not a mirror (no catalog.json)" : "its catalog.json is not a regular file"), "\(refused.stderr)")
+    }
+
     /// A port another program holds is a service unavailable, 69, as in system mode (found by an
     /// attack: 74, an I/O error), with the port and the reason said.
     @Test func aPortAnotherProgramHoldsIsExit69() throws {

@@ -15,7 +15,14 @@ extension Catalog {
         let heldStyles = Set(manifest.styles.map { "\($0.id) \($0.sha256)" })
         // The reasons come from the stick's `mirror.json`, text from outside: one line each (found by
         // an attack: a reason holding a line break forged a line of `sync`'s output).
-        let leftOut = Dictionary(manifest.leftOut.map { ($0.id, TerminalText.inline($0.reason)) }, uniquingKeysWith: { first, _ in first })
+        // At most 200 characters each, and said as the mirror's (found by an attack: a 7 MB reason
+        // was printed whole, and read as mapgate's own advice).
+        let leftOut = Dictionary(
+            manifest.leftOut.map { entry in
+                let reason = TerminalText.inline(entry.reason)
+                let bounded = reason.count > 200 ? String(reason.prefix(200)) + "…" : reason
+                return (entry.id, L.localized("the mirror says: %1$s", bounded))
+            }, uniquingKeysWith: { first, _ in first })
         let heldDeltas = Set(manifest.deltas.map { "\($0.id) \($0.sha256)" })
         copy.regions = []
         for var region in regions {

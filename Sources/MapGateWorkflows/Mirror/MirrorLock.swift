@@ -46,6 +46,12 @@ public final class MirrorLock {
     private static func lock(_ path: String, folder: String) throws -> Int32 {
         let opened = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o644)
         guard opened >= 0 else {
+            // A link in its place is said as one, with what to do (found by an attack: "too many
+            // symbolic links", and no remedy).
+            if errno == ELOOP {
+                throw GeneralFailure(
+                    L.localized("the lock file %1$s is a symbolic link, which mapgate does not follow: remove it and write the mirror again", "\(path)"), kind: .io)
+            }
             throw GeneralFailure(L.localized("cannot open the lock file %1$s: %2$s", "\(path)", "\(SystemErrorReason.text(errno))"), kind: .io)
         }
         guard flock(opened, LOCK_EX | LOCK_NB) == 0 else {

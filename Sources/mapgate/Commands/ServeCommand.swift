@@ -64,8 +64,17 @@ struct ServeCommand: Command {
     private func mirrorShare() throws -> MirrorShare? {
         guard let share else { return nil }
         let folder = PathText.standardized(share.hasPrefix("/") ? share : FileManager.default.currentDirectoryPath + "/" + share)
-        guard FileManager.default.fileExists(atPath: folder + "/" + MirrorLayout.catalogName) else {
+        var info = stat()
+        guard lstat(folder + "/" + MirrorLayout.catalogName, &info) == 0 else {
             throw UsageError(message: L.localized("--share %1$s: not a mirror (no %2$s); write one with 'mapgate mirror %3$s'", "\(share)", "\(MirrorLayout.catalogName)", "\(share)"), usage: Self.usage)
+        }
+        // What the share serves is regular files only, never through a link (found by an attack:
+        // a share whose catalog was a link started, said so, and answered every client 404).
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            throw UsageError(
+                message: L.localized(
+                    "--share %1$s: its %2$s is not a regular file (a link, a FIFO or a device), which the share does not serve; write the mirror again with 'mapgate mirror %3$s'",
+                    "\(share)", "\(MirrorLayout.catalogName)", "\(share)"), usage: Self.usage)
         }
         return MirrorShare(folder: folder)
     }
