@@ -43,6 +43,13 @@ public enum MirrorLayout {
             guard var components = URLComponents(string: source), components.host?.isEmpty == false else {
                 throw GeneralFailure(L.localized("--from %1$s: not a URL (http://HOST:PORT or http://HOST:PORT/PATH)", "\(source)"), kind: .usage)
             }
+            // The mirror's files are named after its folder's path: a query or a fragment would
+            // come before them (found by an attack: `?token=abc` gave
+            // `/.well-known/mapgate-mirror?token=abc/catalog.json`).
+            guard components.query == nil, components.fragment == nil else {
+                throw GeneralFailure(
+                    L.localized("--from %1$s: a mirror's URL is its folder's, without a query (?…) or a fragment (#…)", "\(URLCredentials.removed(from: source))"), kind: .usage)
+            }
             if components.path.isEmpty || components.path == "/" { components.path = sharePath }
             guard let text = components.string else {
                 throw GeneralFailure(L.localized("--from %1$s: not a URL (http://HOST:PORT or http://HOST:PORT/PATH)", "\(source)"), kind: .usage)

@@ -1,0 +1,30 @@
+import Foundation
+import MapGate
+import Testing
+
+/// What `--from` names: a folder, or a mirror's URL.
+@Suite struct MirrorLayoutTests {
+    @Test(arguments: [
+        ("http://127.0.0.1:8080", "http://127.0.0.1:8080/.well-known/mapgate-mirror"),
+        ("http://127.0.0.1:8080/", "http://127.0.0.1:8080/.well-known/mapgate-mirror"),
+        ("https://intranet.example/maps-mirror/", "https://intranet.example/maps-mirror"),
+    ])
+    func aMirrorsURLIsItsFolders(_ source: String, _ base: String) throws {
+        #expect(try MirrorLayout.baseURL(from: source, currentDirectory: "/") == base)
+    }
+
+    /// A query or a fragment would come before the mirror's file names (found by an attack:
+    /// `?token=abc` asked for `/.well-known/mapgate-mirror?token=abc/catalog.json`): a usage
+    /// error that names the URL, without its password.
+    @Test(arguments: ["http://127.0.0.1:8080?token=abc", "http://127.0.0.1:8080/m#f", "https://user:s3cret@intranet.example/m?x=1"])
+    func aQueryOrAFragmentIsRefused(_ source: String) throws {
+        do {
+            _ = try MirrorLayout.baseURL(from: source, currentDirectory: "/")
+            Issue.record("taken: \(source)")
+        } catch let error as GeneralFailure {
+            #expect(error.kind == .usage)
+            let message = errorMessage(error)
+            #expect(message.contains("without a query (?…) or a fragment (#…)") && !message.contains("s3cret"), "\(message)")
+        }
+    }
+}
