@@ -336,6 +336,20 @@ import Glibc
         }
     }
 
+    /// A stick without its `mirror.json` and without one region's package: that region is "not in
+    /// the mirror" (69, named), the other installed (found by an attack: "cannot be read", 74, as
+    /// if the stick had failed).
+    @Test func aStickWithoutItsManifestOrAPackageSaysTheRegionIsNotInIt() throws {
+        try mirrorVersionOne()
+        try FileManager.default.removeItem(atPath: try package("geo"))
+        try FileManager.default.removeItem(atPath: stick + "/mirror.json")
+        origin.stop()
+        let sync = try b.run(["sync", "--from", stick, "geo", "plain"], at: Self.day1)
+        #expect(sync.status == 69, "\(sync.stderr)")
+        #expect(sync.stderr.contains("region geo: not in the mirror at file://") && !sync.stderr.contains("cannot be read"), "\(sync.stderr)")
+        #expect(sync.stdout.contains("plain 1: installed"), "\(sync.stdout)")
+    }
+
     /// A link in the place of the stick's lock file is refused, said as a link, with what to do
     /// (found by an attack: "too many symbolic links"); its target is not touched.
     @Test func aLinkAsTheMirrorsLockFileIsSaidAsOne() throws {

@@ -44,13 +44,18 @@ public struct MirrorManifest: Codable, Sendable, Equatable {
     /// one beside it (a mirror cut short between the two files): every package, style and delta
     /// the catalog names, each looked for by its hash (found by an attack: a cut left the old
     /// catalog, its packages and the new manifest, and every region was "not in the mirror").
-    public static func everything(in catalog: Catalog, catalogSHA256: String, written: String) -> MirrorManifest {
+    ///
+    /// - Parameter holds: whether the mirror has a file for a package of this hash, when that can
+    ///   be seen at once (a folder): a package without one is not in the mirror, as a manifest
+    ///   would have said (found by an attack: a stick without its manifest and without one region's
+    ///   package failed with "cannot be read", 74, where "not in the mirror" was the truth).
+    public static func everything(in catalog: Catalog, catalogSHA256: String, written: String, holds: (String) -> Bool = { _ in true }) -> MirrorManifest {
         MirrorManifest(
             written: written, catalogSerial: catalog.serial, catalogSHA256: catalogSHA256,
-            regions: catalog.regions.map { Package(id: $0.id, version: $0.version, sha256: $0.sha256, size: $0.size) },
-            styles: catalog.styles.map { Package(id: $0.id, version: $0.version, sha256: $0.sha256, size: $0.size) },
+            regions: catalog.regions.filter { holds($0.sha256) }.map { Package(id: $0.id, version: $0.version, sha256: $0.sha256, size: $0.size) },
+            styles: catalog.styles.filter { holds($0.sha256) }.map { Package(id: $0.id, version: $0.version, sha256: $0.sha256, size: $0.size) },
             deltas: catalog.regions.flatMap { region in
-                region.deltas.map { Delta(id: region.id, fromVersion: $0.fromVersion, sha256: $0.sha256, size: $0.size) }
+                region.deltas.filter { holds($0.sha256) }.map { Delta(id: region.id, fromVersion: $0.fromVersion, sha256: $0.sha256, size: $0.size) }
             },
             leftOut: [])
     }

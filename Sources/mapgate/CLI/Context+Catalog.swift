@@ -27,6 +27,9 @@ extension Context {
             let target = mirror + "/" + MirrorLayout.manifestName
             let held = try source.fetchFileIfPresent(target, limit: MirrorManifest.maximumBytes, what: L.localized("mirror manifest"))
             var manifest: MirrorManifest
+            // A folder's packages are seen at once: one without its file is not in the mirror.
+            let folder = URL(string: mirror).flatMap { $0.isFileURL ? $0.path : nil }
+            let holds = { (sha256: String) in folder.map { FileManager.default.fileExists(atPath: $0 + "/" + MirrorLayout.packageName(sha256: sha256)) } ?? true }
             if let held {
                 manifest = try MirrorManifest.decode(held, source: target)
             } else {
@@ -34,7 +37,7 @@ extension Context {
                 // are looked for by its hashes, each checked as always (found by an attack: the
                 // whole stick was refused, its catalog and packages all there).
                 console.warning(L.localized("%1$s is missing: each package is looked for by its hash in the signed catalog", target))
-                manifest = MirrorManifest.everything(in: fetched.catalog, catalogSHA256: fetched.sha256, written: "")
+                manifest = MirrorManifest.everything(in: fetched.catalog, catalogSHA256: fetched.sha256, written: "", holds: holds)
             }
             // A manifest of another catalog (a mirror cut short while written): the packages are
             // looked for by the signed catalog's hashes, each checked as always.
@@ -43,7 +46,7 @@ extension Context {
                     L.localized(
                         "%1$s was written for another catalog than the one beside it (a mirror cut short while it was written): each package is looked for by its hash",
                         target))
-                manifest = MirrorManifest.everything(in: fetched.catalog, catalogSHA256: fetched.sha256, written: manifest.written)
+                manifest = MirrorManifest.everything(in: fetched.catalog, catalogSHA256: fetched.sha256, written: manifest.written, holds: holds)
             }
             fetched.catalog = fetched.catalog.mirrored(at: mirror, manifest: manifest)
         }
