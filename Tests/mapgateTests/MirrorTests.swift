@@ -350,6 +350,24 @@ import Glibc
         #expect(sync.stdout.contains("plain 1: installed"), "\(sync.stdout)")
     }
 
+    /// A transfer cut short from a mirror behind a password keeps its partial file's record
+    /// without the password (found by the attack on the redaction: the record beside the `.part`
+    /// file held the whole URL, readable by all).
+    @Test func aCutTransferKeepsNoPassword() throws {
+        try mirrorVersionOne()
+        origin.stop()
+        let mirrorOrigin = try TestOrigin(root: stick)
+        defer { mirrorOrigin.stop() }
+        let url = mirrorOrigin.baseURL.replacingOccurrences(of: "http://", with: "http://user:s3cret@") + "/_fault/cut=3000"
+        let cut = try b.run(["sync", "--from", url, "geo"], at: Self.day1)
+        #expect(cut.status == 69, "\(cut.stderr)")
+        let partials = try runProcess("/usr/bin/find", [b.dataDirectory + "/partial", "-name", "*.json"])
+        #expect(!partials.stdout.isEmpty, "no partial record was kept: \(cut.stderr)")
+        let kept = try runProcess("/usr/bin/grep", ["-rl", "--binary-files=text", "s3cret", work.file("b")])
+        #expect(kept.status == 1 && kept.stdout.isEmpty, "the password is kept in: \(kept.stdout)")
+        #expect(!(cut.stdout + cut.stderr).contains("s3cret"))
+    }
+
     /// A link in the place of the stick's lock file is refused, said as a link, with what to do
     /// (found by an attack: "too many symbolic links"); its target is not touched.
     @Test func aLinkAsTheMirrorsLockFileIsSaidAsOne() throws {
@@ -386,6 +404,13 @@ import Glibc
         let bounded = try b.run(["sync", "--from", stick], at: Self.day2)
         let line = try #require(bounded.stdout.split(separator: "\n").first { $0.hasPrefix("plain 1: not in the mirror") }, "\(bounded.stdout)")
         #expect(line.contains("(the mirror says: xxx") && line.contains("x…") && line.count < 600, "\(line.prefix(400))")
+        // Counted in code points, not characters (found by the attack on that fix: one letter with
+        // thousands of accents is one character).
+        let accents = manifest.replacingOccurrences(
+            of: "not installed on the machine that wrote this mirror", with: "a" + String(repeating: "\\u0301", count: 20000))
+        try Data(accents.utf8).write(to: URL(fileURLWithPath: stick + "/mirror.json"))
+        let combined = try b.run(["sync", "--from", stick], at: Self.day2)
+        #expect(combined.stdout.utf8.count < 4000, "\(combined.stdout.utf8.count) bytes")
     }
 
     /// A stick with room for a delta-updated region's delta but not for its rebuilt full package

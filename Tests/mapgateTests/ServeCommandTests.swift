@@ -37,7 +37,9 @@ import Testing
 
     /// `--share` of a folder whose catalog is a link or a FIFO is refused at start (64): the share
     /// serves regular files only (found by an attack: it started, said so, and answered 404).
-    @Test(arguments: ["link", "fifo", "none"])
+    /// So is one whose signature is a link, or whose `packages/` is (found by the attack on that
+    /// fix: the share started and no client could use it).
+    @Test(arguments: ["link", "fifo", "none", "signature", "packages"])
     func aShareWhoseCatalogCannotBeServedIsRefused(_ kind: String) throws {
         let folder = workspace.work.file("share-\(kind)")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -45,11 +47,21 @@ import Testing
         switch kind {
         case "link": try FileManager.default.createSymbolicLink(atPath: folder + "/catalog.json", withDestinationPath: folder + "/real.json")
         case "fifo": #expect(mkfifo(folder + "/catalog.json", 0o644) == 0)
+        case "signature":
+            try workspace.work.write("share-\(kind)/catalog.json", "{}")
+            try FileManager.default.createSymbolicLink(atPath: folder + "/catalog.json.minisig", withDestinationPath: folder + "/real.json")
+        case "packages":
+            try workspace.work.write("share-\(kind)/catalog.json", "{}")
+            try FileManager.default.createSymbolicLink(atPath: folder + "/packages", withDestinationPath: workspace.work.path)
         default: break
         }
         let refused = try mapgate.run(["serve", "--port", "0", "--share", folder])
         #expect(refused.status == 64, "\(refused.stderr)")
-        #expect(refused.stderr.contains(kind == "none" ? "not a mirror (no catalog.json)" : "its catalog.json is not a regular file"), "\(refused.stderr)")
+        let said = [
+            "none": "not a mirror (no catalog.json)", "signature": "its catalog.json.minisig is not a regular file",
+            "packages": "its packages is not a folder of its own",
+        ][kind] ?? "its catalog.json is not a regular file"
+        #expect(refused.stderr.contains(said), "\(refused.stderr)")
     }
 
     /// A port another program holds is a service unavailable, 69, as in system mode (found by an

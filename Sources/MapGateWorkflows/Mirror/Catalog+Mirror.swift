@@ -19,8 +19,11 @@ extension Catalog {
         // was printed whole, and read as mapgate's own advice).
         let leftOut = Dictionary(
             manifest.leftOut.map { entry in
+                // Counted in code points: a character can hold any number of them (found by an
+                // attack: one letter with three million accents passed a cap of characters).
                 let reason = TerminalText.inline(entry.reason)
-                let bounded = reason.count > 200 ? String(reason.prefix(200)) + "…" : reason
+                let scalars = reason.unicodeScalars
+                let bounded = scalars.count > 200 ? String(String.UnicodeScalarView(scalars.prefix(200))) + "…" : reason
                 return (entry.id, L.localized("the mirror says: %1$s", bounded))
             }, uniquingKeysWith: { first, _ in first })
         let heldDeltas = Set(manifest.deltas.map { "\($0.id) \($0.sha256)" })

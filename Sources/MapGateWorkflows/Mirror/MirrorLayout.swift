@@ -56,7 +56,15 @@ public enum MirrorLayout {
             }
             return text.hasSuffix("/") ? String(text.dropLast()) : text
         }
-        if lowered.hasPrefix("file://") { return source.hasSuffix("/") ? String(source.dropLast()) : source }
+        if lowered.hasPrefix("file://") {
+            // Nor for a folder's URL (found by the attack on that fix: `file:///stick?x` read the
+            // folder itself as the catalog).
+            guard !source.contains("?"), !source.contains("#") else {
+                throw GeneralFailure(
+                    L.localized("--from %1$s: a mirror's URL is its folder's, without a query (?…) or a fragment (#…)", "\(source)"), kind: .usage)
+            }
+            return source.hasSuffix("/") ? String(source.dropLast()) : source
+        }
         if lowered.contains("://") {
             throw GeneralFailure(L.localized("--from %1$s: only a folder, or an http, https or file URL, can be a mirror", "\(source)"), kind: .usage)
         }

@@ -53,7 +53,9 @@ public struct PackageDownloader: Sendable {
         removeStalePartials(of: package, keeping: partialPath, in: directory)
 
         var info = PartialFile.read(infoPath, limit: 64 << 10).flatMap { try? JSONDecoder().decode(PartialInfo.self, from: $0) }
-        if info?.url != package.url { info = nil }
+        // Kept without a user name or password (found by an attack: a mirror's password stayed in
+        // the partial file's record, readable by all).
+        if info?.url != URLCredentials.removed(from: package.url) { info = nil }
         let sink = try PackageSink(package: package, partialPath: partialPath, outputPath: outputPath)
         // A mirror's file is named by its hash: what was copied of it is resumed (the whole is
         // checked against the catalog's SHA-256 all the same).
@@ -209,7 +211,8 @@ public struct PackageDownloader: Sendable {
                 sink.contentEncoding = head.header("Content-Encoding").flatMap { $0.lowercased() == "identity" ? nil : $0 }
                 // Saved at once, so a transfer cut short later can still be resumed.
                 let validator = PartialInfo(
-                    url: url, etag: HTTPValidator.entityTag(head.header("ETag")), lastModified: HTTPValidator.date(head.header("Last-Modified")))
+                    url: URLCredentials.removed(from: url), etag: HTTPValidator.entityTag(head.header("ETag")),
+                    lastModified: HTTPValidator.date(head.header("Last-Modified")))
                 info = validator
                 // Atomic: replaces whatever stands at that name, never writes through a link.
                 if let data = try? JSONEncoder().encode(validator) { try? AtomicFile.write(data, to: infoPath) }

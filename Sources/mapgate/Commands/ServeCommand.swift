@@ -70,11 +70,19 @@ struct ServeCommand: Command {
         }
         // What the share serves is regular files only, never through a link (found by an attack:
         // a share whose catalog was a link started, said so, and answered every client 404).
-        guard info.st_mode & S_IFMT == S_IFREG else {
-            throw UsageError(
-                message: L.localized(
-                    "--share %1$s: its %2$s is not a regular file (a link, a FIFO or a device), which the share does not serve; write the mirror again with 'mapgate mirror %3$s'",
-                    "\(share)", "\(MirrorLayout.catalogName)", "\(share)"), usage: Self.usage)
+        // And so must its signature be, and `packages/` a folder of its own, when there (found by the
+        // attack on that fix: a linked signature or packages folder started a share no client could use).
+        for (name, kind) in [(MirrorLayout.catalogName, S_IFREG), (MirrorLayout.catalogName + ".minisig", S_IFREG), (MirrorLayout.packagesFolder, S_IFDIR)] {
+            guard lstat(folder + "/" + name, &info) == 0 else { continue }
+            guard info.st_mode & S_IFMT == kind else {
+                let reason =
+                    kind == S_IFDIR
+                    ? L.localized("--share %1$s: its %2$s is not a folder of its own (a link?), which the share does not serve; write the mirror again with 'mapgate mirror %3$s'", "\(share)", name, "\(share)")
+                    : L.localized(
+                        "--share %1$s: its %2$s is not a regular file (a link, a FIFO or a device), which the share does not serve; write the mirror again with 'mapgate mirror %3$s'",
+                        "\(share)", name, "\(share)")
+                throw UsageError(message: reason, usage: Self.usage)
+            }
         }
         return MirrorShare(folder: folder)
     }

@@ -16,7 +16,7 @@ import Testing
     /// A query or a fragment would come before the mirror's file names (found by an attack:
     /// `?token=abc` asked for `/.well-known/mapgate-mirror?token=abc/catalog.json`): a usage
     /// error that names the URL, without its password.
-    @Test(arguments: ["http://127.0.0.1:8080?token=abc", "http://127.0.0.1:8080/m#f", "https://user:s3cret@intranet.example/m?x=1"])
+    @Test(arguments: ["http://127.0.0.1:8080?token=abc", "http://127.0.0.1:8080/m#f", "https://user:s3cret@intranet.example/m?x=1", "file:///stick?x", "file:///stick#f"])
     func aQueryOrAFragmentIsRefused(_ source: String) throws {
         do {
             _ = try MirrorLayout.baseURL(from: source, currentDirectory: "/")
