@@ -13,9 +13,12 @@ public enum URLCredentials {
         return components.string ?? url
     }
 
-    /// `text` with the user name and password of every URL in it shown as `***`.
+    /// `text` with the user name and password of every URL in it shown as `***`: all before the
+    /// last `@` ahead of the URL's path (found by the attack on the redaction: a password holding
+    /// a raw `@`, `p@ss`, was shown from the `@` on).
     public static func redacted(in text: String) -> String {
         guard text.contains("://"), text.contains("@") else { return text }
-        return text.replacing(/([A-Za-z][A-Za-z0-9+.\-]*:\/\/)[^\/\s@]+@/) { match in "\(match.output.1)***@" }
+        // No `"`, `<`, `>` or `\` in user information (RFC 3986): a JSON string's end is not crossed.
+        return text.replacing(/([A-Za-z][A-Za-z0-9+.\-]*:\/\/)[^\/\s"<>\\]*@/) { match in "\(match.output.1)***@" }
     }
 }
