@@ -736,9 +736,17 @@ struct SystemModeTests {
             ])
     }
 
+    /// Whether `pid` sleeps in a timed wait (`nanosleep`, `clock_nanosleep`: SQLite's busy wait).
+    static func isSleeping(_ pid: pid_t) -> Bool {
+        guard let call = try? String(contentsOfFile: "/proc/\(pid)/syscall", encoding: .utf8).split(separator: " ").first else { return false }
+        return call == "35" || call == "230"
+    }
+
     @Test func ctrlZNeverStopsTheServicesCommandInsideADatabaseCall() throws {
         try startPrompting()
-        let holder = try holdingTheStateDatabases(for: 2)
+        // Held long enough for a loaded machine (CI runs six suites on two cores): the command
+        // must be inside its waiting database call when the Ctrl-Z comes, not still starting.
+        let holder = try holdingTheStateDatabases(for: 4)
         usleep(300_000)
         // A client of the test's own, which sends the Ctrl-Z byte as a user's process does.
         let null = open("/dev/null", O_RDWR)
@@ -748,7 +756,10 @@ struct SystemModeTests {
         func tileCommand() -> pid_t? { serviceCommand(startingWith: ["tile", "plain"]) }
         var command: pid_t?
         #expect(waitUntil { command = tileCommand(); return command != nil }, "\(machine.service?.stderr ?? "")")
-        usleep(200_000)
+        // Inside its call: sleeping in SQLite's busy wait (found flaky under load at 200 ms, when
+        // the command could still be starting).
+        #expect(waitUntil(timeout: 3) { Self.isSleeping(command ?? 0) }, "the command never waited on the lock")
+        usleep(300_000)
         client.socket.sendByte(UInt8(SIGTSTP))
         usleep(500_000)
         // Still waiting on the lock, inside its call: not stopped there.
