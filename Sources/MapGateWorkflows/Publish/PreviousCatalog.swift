@@ -18,10 +18,11 @@ struct PreviousCatalog {
 
     static func load(path: String) throws -> PreviousCatalog? {
         guard FileManager.default.fileExists(atPath: path) else { return nil }
-        try PublishHistory.requireRegularFile(path)
         let bytes: Data
         do {
-            bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+            bytes = try PublishHistory.readRegularFile(path)
+        } catch let error as PublishError {
+            throw error
         } catch {
             throw PublishError(path, L.localized("cannot read it: %1$s", "\(errorMessage(error))"), kind: .io)
         }

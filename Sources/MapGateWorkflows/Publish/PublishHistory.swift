@@ -1,10 +1,6 @@
 import FoundationEssentials
 import MapGateBase
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// What `publish` remembers between runs, in `OUT_DIR/.publish/history.json`: for each region,
 /// the versions it keeps (newest first) with their packages, deltas and base copies.
 struct PublishHistory: Codable, Equatable {
@@ -19,9 +15,8 @@ struct PublishHistory: Codable, Equatable {
 
     static func load(path: String) throws -> PublishHistory {
         guard FileManager.default.fileExists(atPath: path) else { return PublishHistory() }
-        try requireRegularFile(path)
         do {
-            let history = try JSONDecoder().decode(PublishHistory.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
+            let history = try JSONDecoder().decode(PublishHistory.self, from: readRegularFile(path))
             guard history.formatVersion == 1 else {
                 throw PublishError(path, L.localized("formatVersion %1$s is not supported (mapgate reads 1)", "\(history.formatVersion)"))
             }
@@ -47,13 +42,16 @@ struct PublishHistory: Codable, Equatable {
         }
     }
 
-    /// Throws unless `path` is a regular file (a link to one counts): a FIFO, a device or a folder
-    /// in its place is said as what it is (found by an attack: a FIFO as `catalog.json` was said
-    /// as "permission denied").
-    static func requireRegularFile(_ path: String) throws {
-        var info = stat()
-        guard stat(path, &info) == 0, info.st_mode & S_IFMT != S_IFREG else { return }
-        throw PublishError(path, L.localized("it is not a regular file (a FIFO, a device or a folder): move it away to publish afresh"), kind: .io)
+    /// The bytes of the regular file at `path` (a link to one counts), read without waiting on
+    /// anything (``RegularFile``): a FIFO, a device or a folder in its place is said as what it is
+    /// (found by an attack: a FIFO as `catalog.json` was said as "permission denied"). Other
+    /// failures are thrown as they come, for the caller to name.
+    static func readRegularFile(_ path: String) throws -> Data {
+        do {
+            return try RegularFile(forReadingAtPath: path).readAll()
+        } catch let error as RegularFileError where error.kind == .badData {
+            throw PublishError(path, L.localized("it is not a regular file (a FIFO, a device or a folder): move it away to publish afresh"), kind: .io)
+        }
     }
 
     /// One name of a file in its folder: not empty, not `.` or `..`, no `/` and no NUL.
