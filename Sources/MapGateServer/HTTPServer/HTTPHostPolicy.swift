@@ -109,10 +109,12 @@ public struct HTTPHostPolicy: Sendable, Equatable {
 
     /// `value` (a `Host` the policy allowed) as URLs written for the client carry it: its port
     /// without leading zeros (`127.0.0.1:080` is written `127.0.0.1:80`; found by an attack,
-    /// TileJSON's tiles said `:080`).
+    /// TileJSON's tiles said `:080`), and an empty port left out as RFC 3986 §6.2.3 normalizes it
+    /// (`localhost:` was written `http://localhost:/…`).
     public static func canonical(_ value: String) -> String {
         guard let colon = value.lastIndex(of: ":"), !value[colon...].contains("]") else { return value }
         let port = value[value.index(after: colon)...]
+        if port.isEmpty { return String(value[..<colon]) }
         guard let number = Int(port) else { return value }
         return value[...colon] + String(number)
     }

@@ -212,13 +212,18 @@ public final class MBTilesFile {
         return Self.parseBounds(text)
     }
 
-    /// `west,south,east,north`, finite and on the globe (south ≤ north); nil otherwise.
+    /// `west,south,east,north`, finite and on the globe (south ≤ north); nil otherwise. A west edge
+    /// at 180° or an east edge at −180° is the antimeridian named from its other side, and is read
+    /// as −180° and 180° (found by an attack: `180,-10,-180,10`, read as crossing the antimeridian,
+    /// was a region no degree wide, and the viewer opened on a line).
     public static func parseBounds(_ text: String) -> [Double]? {
         let values = text.split(separator: ",", omittingEmptySubsequences: false).map { Double($0.trimmingWhitespace()) }
-        guard values.count == 4, let west = values[0], let south = values[1], let east = values[2], let north = values[3] else { return nil }
+        guard values.count == 4, var west = values[0], let south = values[1], var east = values[2], let north = values[3] else { return nil }
         guard [west, south, east, north].allSatisfy(\.isFinite), (-180...180).contains(west), (-180...180).contains(east),
             (-90...90).contains(south), (-90...90).contains(north), south <= north
         else { return nil }
+        if west == 180 { west = -180 }
+        if east == -180 { east = 180 }
         return [west, south, east, north]
     }
 

@@ -518,6 +518,9 @@ import Glibc
         let (zeros, _) = try exchange("GET /plain.json HTTP/1.1\r\nHost: 127.0.0.1:0\(port)\r\n\r\n")
         let json = try #require(try JSONSerialization.jsonObject(with: zeros?.body ?? Data()) as? [String: Any])
         #expect(json["tiles"] as? [String] == ["http://127.0.0.1:\(port)/plain/{z}/{x}/{y}.png"])
+        let (empty, _) = try exchange("GET /plain.json HTTP/1.1\r\nHost: localhost:\r\n\r\n")
+        let emptyJSON = try #require(try JSONSerialization.jsonObject(with: empty?.body ?? Data()) as? [String: Any])
+        #expect(emptyJSON["tiles"] as? [String] == ["http://localhost/plain/{z}/{x}/{y}.png"])
         let (none, _) = try exchange("GET /plain.json HTTP/1.1\r\nHost: 127.0.0.1:0\r\n\r\n")
         #expect(none?.status == 421 || none?.status == 400, "\(String(describing: none?.status))")
     }
@@ -546,7 +549,9 @@ import Glibc
     /// What URLs written for the client carry: the port without leading zeros.
     @Test(arguments: [
         ("127.0.0.1:080", "127.0.0.1:80"), ("localhost:08080", "localhost:8080"), ("[::1]:0443", "[::1]:443"), ("[::1]", "[::1]"),
-        ("maps.example", "maps.example"), ("127.0.0.1:8080", "127.0.0.1:8080"), ("localhost:", "localhost:"),
+        ("maps.example", "maps.example"), ("127.0.0.1:8080", "127.0.0.1:8080"),
+        // An empty port is the default one, written without its colon (`http://localhost:/…` was written).
+        ("localhost:", "localhost"), ("[::1]:", "[::1]"), ("127.0.0.1:", "127.0.0.1"),
     ])
     func hostsAsURLsCarryThem(value: String, canonical: String) {
         #expect(HTTPHostPolicy.canonical(value) == canonical)

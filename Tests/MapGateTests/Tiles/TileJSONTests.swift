@@ -45,6 +45,19 @@ import Testing
         #expect(TileJSON.unwrappedBounds(bounds) == expected)
     }
 
+    /// The antimeridian named from its other side (a west edge at 180°, an east edge at −180°) is
+    /// the same line: such bounds span the whole band, not no width (found by an attack:
+    /// `180,-10,-180,10` was a region no degree wide).
+    @Test(arguments: [
+        ("180,-10,-180,10", [-180, -10, 180, 10]), ("180,-10,20,10", [-180, -10, 20, 10]), ("-20,-10,-180,10", [-20, -10, 180, 10]),
+        ("170,-10,-170,10", [170, -10, -170, 10]), ("-180,-85,180,85", [-180, -85, 180, 85]), ("5,5,5,5", [5, 5, 5, 5]),
+        ("181,0,10,10", nil), ("0,10,10,0", nil), ("nan,0,1,1", nil),
+    ] as [(String, [Double]?)])
+    func boundsNamingTheAntimeridianFromItsOtherSide(_ text: String, _ expected: [Double]?) {
+        #expect(MBTilesFile.parseBounds(text) == expected)
+        if let expected { #expect(TileJSON.unwrappedBounds(expected) == (text.hasPrefix("170") ? [-180, -10, 180, 10] : expected)) }
+    }
+
     /// A writer's layers as the schema wants them: an id and fields, integer zooms.
     @Test func layersAreKeptAsTheSchemaRequires() {
         let layers: [JSONValue] = [
