@@ -13,6 +13,14 @@ public enum URLCredentials {
         return components.string ?? url
     }
 
+    /// `text`, a URL that could not be read, with everything between its `://` and its last `@`
+    /// shown as `***`: where its host begins is not known, and a password holding a raw `/`
+    /// (`http://u:se/cret@host`) was shown whole by the error saying it is no URL (found by an attack).
+    public static func hidden(inUnreadable text: String) -> String {
+        guard let scheme = text.firstRange(of: "://"), let at = text.lastIndex(of: "@"), at >= scheme.upperBound else { return text }
+        return text[..<scheme.upperBound] + "***" + text[at...]
+    }
+
     /// `text` with the user name and password of every URL in it shown as `***`: all before the
     /// last `@` ahead of the URL's path (found by the attack on the redaction: a password holding
     /// a raw `@`, `p@ss`, was shown from the `@` on).

@@ -41,7 +41,7 @@ public enum MirrorLayout {
         let lowered = source.lowercased()
         if lowered.hasPrefix("http://") || lowered.hasPrefix("https://") {
             guard var components = URLComponents(string: source), components.host?.isEmpty == false else {
-                throw GeneralFailure(L.localized("--from %1$s: not a URL (http://HOST:PORT or http://HOST:PORT/PATH)", "\(source)"), kind: .usage)
+                throw GeneralFailure(L.localized("--from %1$s: not a URL (http://HOST:PORT or http://HOST:PORT/PATH)", "\(URLCredentials.hidden(inUnreadable: source))"), kind: .usage)
             }
             // The mirror's files are named after its folder's path: a query or a fragment would
             // come before them (found by an attack: `?token=abc` gave
@@ -52,7 +52,7 @@ public enum MirrorLayout {
             }
             if components.path.isEmpty || components.path == "/" { components.path = sharePath }
             guard let text = components.string else {
-                throw GeneralFailure(L.localized("--from %1$s: not a URL (http://HOST:PORT or http://HOST:PORT/PATH)", "\(source)"), kind: .usage)
+                throw GeneralFailure(L.localized("--from %1$s: not a URL (http://HOST:PORT or http://HOST:PORT/PATH)", "\(URLCredentials.hidden(inUnreadable: source))"), kind: .usage)
             }
             return text.hasSuffix("/") ? String(text.dropLast()) : text
         }

@@ -27,4 +27,18 @@ import Testing
             #expect(message.contains("without a query (?…) or a fragment (#…)") && !message.contains("s3cret"), "\(message)")
         }
     }
+
+    /// A URL that cannot be read is named without what may be its password: everything between
+    /// `://` and the last `@` (found by an attack: a password holding a raw `/` was shown whole).
+    @Test(arguments: ["http://user:se/cret@127.0.0.1:8080", "https://u:s3/cret@@", "http://user:p/a@ss@[::1"])
+    func anUnreadableURLIsNamedWithoutItsPassword(_ source: String) throws {
+        do {
+            _ = try MirrorLayout.baseURL(from: source, currentDirectory: "/")
+            Issue.record("taken: \(source)")
+        } catch let error as GeneralFailure {
+            #expect(error.kind == .usage)
+            let message = errorMessage(error)
+            #expect(message.contains("not a URL") && message.contains("://***@") && !message.contains("cret") && !message.contains("p/a"), "\(message)")
+        }
+    }
 }

@@ -26,4 +26,12 @@ import Testing
     func recordsKeepTheURLWithoutThem(_ url: String, _ kept: String) {
         #expect(URLCredentials.removed(from: url) == kept)
     }
+
+    @Test(arguments: [
+        ("http://u:se/cret@host", "http://***@host"), ("http://host/a", "http://host/a"), ("user@host", "user@host"),
+        ("https://a@b/c@d:x", "https://***@d:x"),
+    ])
+    func anUnreadableURLHidesAllBeforeItsLastAt(_ text: String, _ shown: String) {
+        #expect(URLCredentials.hidden(inUnreadable: text) == shown)
+    }
 }
