@@ -81,10 +81,35 @@ extension RegionInstaller {
             throw RegionError(
                 region: region.id, reason: L.localized("the delta gives tiles with hash %1$s, the catalog declares %2$s", "\(summary.targetHash)", "\(expected)"), kind: .badData)
         }
-        try checkAndInstall(patched, expectedContentHash: summary.targetHash, from: "the delta", delta: package.sha256, region: region, stage: stage, deliver: deliver)
+        let result = compactedIfGrown(patched, region: region)
+        try checkAndInstall(result, expectedContentHash: summary.targetHash, from: "the delta", delta: package.sha256, region: region, stage: stage, deliver: deliver)
         keepDelta(package)
         downloader.discardPartial(package, in: directory)
         return .patched(version: region.version, previous: previous.version, downloaded: delta.size - download.resumedFrom, fullSize: region.size)
+    }
+
+    /// The delta's result, or a compact copy of it when it has grown more than an eighth past the
+    /// catalog's `installedSize` (the size of the version written whole, which the space checks
+    /// count on): a delta's changes split the pages they land in, and a region updated by delta
+    /// after delta grew to 1.7× its full install (found by an attack). The copy is written where
+    /// a full install's file is assembled (removed with it on a failure or a signal), and only
+    /// when the disk has room for it; else, or when it fails, the result is checked and installed
+    /// as it is (whole, only larger).
+    private func compactedIfGrown(_ patched: String, region: CatalogRegion) -> String {
+        let size = FileManager.default.sizeOfItem(atPath: patched)
+        guard size > region.installedSize + region.installedSize / 8 else { return patched }
+        let compact = directory.installingPath(region.id)
+        try? FileManager.default.removeItem(atPath: compact)
+        if let free = freeSpace(directory.path), free < size { return patched }
+        do {
+            try SQLiteDatabase.compactCopy(of: patched, to: compact)
+            try FileManager.default.removeItem(atPath: patched)
+            return compact
+        } catch {
+            try? FileManager.default.removeItem(atPath: compact)
+            LeftoverFiles.removeSideFiles(of: compact)
+            return patched
+        }
     }
 
     /// The copy of the installed file, and room for the delta's changes (SQLite's journal holds

@@ -95,6 +95,39 @@ import Testing
         #expect(record.contentHash == (try client.catalog().region("alpha")?.contentHash))
     }
 
+    /// A delta's changes split the pages they land in: a region updated by delta grew past the
+    /// catalog's `installedSize`, which the space checks count on (found by an attack: 1.7× its
+    /// full install after five deltas of a tippecanoe region). Past an eighth over it, the result
+    /// is rewritten compact before it is checked and installed.
+    @Test func aRegionUpdatedByDeltaIsNoLargerThanItsFullInstall() throws {
+        var generator = SeededGenerator(seed: 9)
+        let first = DeltaTestFiles.pyramid(maxZoom: 7, png: true, seed: 7)
+        var second = first
+        for (index, key) in first.keys.sorted().enumerated() where index % 3 == 0 {
+            second[key] = .some(DeltaTestFiles.tileBytes(png: true, size: 300, using: &generator))
+        }
+        try publish.writeRegion("alpha.mbtiles", tiles: first, metadata: ["version": "1"])
+        try publish.publish()
+        let client = try Client(baseURL: origin.baseURL)
+        try client.sync()
+        try publish.writeRegion("alpha.mbtiles", tiles: second, metadata: ["version": "2"])
+        try publish.publish()
+        let outcome = try client.sync()
+        guard case .patched = outcome else {
+            Issue.record("expected a delta, got \(outcome); notices: \(client.notices)")
+            return
+        }
+        let fresh = try Client(baseURL: origin.baseURL)
+        try fresh.sync()
+        #expect(try client.tiles == (try fresh.tiles))
+        let installedSize = try #require(try client.catalog().region("alpha")).installedSize
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: client.directory.regionPath("alpha"))[.size] as? Int)
+        #expect(Int64(size) <= installedSize + installedSize / 8, "\(size) bytes installed by the delta, \(installedSize) by the full package")
+        #expect(try RegionLibrary(directory: client.directory, state: client.state).verify("alpha")?.isIntact == true)
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: client.directory.partialPath).filter { $0.hasPrefix("alpha.") && $0.hasSuffix(".mbtiles") }
+        #expect(leftovers.isEmpty, "\(leftovers)")
+    }
+
     /// Two versions with the same tiles and other metadata (an attribution changed): a client on
     /// the first takes the delta from its own version, never the one from the second, whose tiles
     /// hash alike (found by an attack: it kept the first's attribution under the new version).
