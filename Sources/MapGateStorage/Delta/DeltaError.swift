@@ -57,15 +57,16 @@ public struct DeltaError: MapGateFailure, LocalizedError, Sendable, Equatable {
         case .notADelta(let detail): text = L.localized("not a tile delta: %1$s", "\(detail)")
         case .isADelta: text = L.localized("this is a tile delta (it has agg_tiles_hash_before_apply/after_apply), not a full tileset")
         case .baseMismatch(let expected, let actual):
-            text = "delta does not fit this base: it expects agg_tiles_hash \(expected), the base has \(actual)"
+            text = L.localized("the delta is made for other tiles: it expects a base whose agg_tiles_hash is %1$s, and the base's is %2$s", expected, actual)
         case .resultMismatch(let expected, let actual):
-            text = "applied, the delta gives tiles whose agg_tiles_hash is \(actual), not the \(expected) it promises, so it was not used (the file it was applied to is left as it was)"
+            text = L.localized(
+                "applied, the delta gives tiles whose agg_tiles_hash is %1$s, not the %2$s it promises, so it was not used (the file it was applied to is left as it was)", actual, expected)
         case .unsupported(let detail): text = detail
         case .textEncoding(let encoding): text = L.localized("its text encoding is %1$s, and a delta needs UTF-8 files (SQLite's default)", encoding)
         case .realCoordinates(let count):
             text = L.localized("%1$s tiles have a tile_column or tile_row stored as a REAL number (such as 3.0), which a delta cannot carry", "\(count)")
-        case .outputExists: text = "the output file already exists"
-        case .outOfOrder(let detail): text = "tiles out of order: \(detail)"
+        case .outputExists: text = L.localized("the output file already exists")
+        case .outOfOrder(let detail): text = L.localized("tiles out of order: %1$s", detail)
         }
         return text
     }

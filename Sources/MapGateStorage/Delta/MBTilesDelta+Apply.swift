@@ -23,6 +23,9 @@ extension MBTilesDelta {
     /// the result's `agg_tiles_hash` is set to the delta's word, and the caller must hash the file
     /// afterwards (``TilesetHash/compute(ofFileAt:)``) and discard it unless the hash equals the
     /// summary's `targetHash`. `sync` does so on another thread while it validates the file.
+    /// `baseHash`, the base's hash as the caller knows it (recorded when it was installed), is then
+    /// compared with the delta's `agg_tiles_hash_before_apply` before anything is written: a delta
+    /// made for another base is refused as such, not only by the result's hash (found by an attack).
     ///
     /// With `flushesOnCommit: false` the transaction commits without fsync (`PRAGMA synchronous =
     /// OFF`) and without a rollback journal (`journal_mode = OFF`: a failure leaves the file
@@ -31,7 +34,9 @@ extension MBTilesDelta {
     /// installs it). A commit that fsyncs a file copied a moment before waits for the
     /// whole copy to reach the disk, not just the pages the delta changed.
     @discardableResult
-    public static func apply(delta: String, to base: String, hashes: HashCheck = .inTransaction, flushesOnCommit: Bool = true) throws -> DeltaSummary {
+    public static func apply(
+        delta: String, to base: String, hashes: HashCheck = .inTransaction, baseHash: String? = nil, flushesOnCommit: Bool = true
+    ) throws -> DeltaSummary {
         for path in [delta, base] where !FileManager.default.fileExists(atPath: path) {
             throw DeltaError(path: path, reason: .missingFile)
         }
@@ -63,6 +68,9 @@ extension MBTilesDelta {
         try database.execute("PRAGMA main.cache_size = -1024; PRAGMA delta.cache_size = -256")
         if !flushesOnCommit { try database.execute("PRAGMA main.synchronous = OFF") }
         let file = try DeltaFile.inspect(in: database, schema: "delta", path: delta)
+        if let baseHash, file.baseHash.uppercased() != baseHash.uppercased() {
+            throw DeltaError(path: delta, reason: .baseMismatch(expected: file.baseHash, actual: baseHash))
+        }
         try database.registerMD5HexFunction()
 
         let size = FileManager.default.sizeOfItem(atPath: base) + FileManager.default.sizeOfItem(atPath: delta)

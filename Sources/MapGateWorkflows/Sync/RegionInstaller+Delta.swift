@@ -73,7 +73,7 @@ extension RegionInstaller {
             // No fsync at the apply's commit: it would wait for the whole copy to be written;
             // the file is fsynced once it is checked, before the rename installs it, and a run
             // stopped before then leaves a scratch file that is never installed.
-            summary = try MBTilesDelta.apply(delta: download.outputPath, to: patched, hashes: .byCaller, flushesOnCommit: false)
+            summary = try MBTilesDelta.apply(delta: download.outputPath, to: patched, hashes: .byCaller, baseHash: previous.contentHash, flushesOnCommit: false)
         } catch let error as DeltaError where error.path == download.outputPath {
             throw DeltaError(path: "the delta \(delta.url)", reason: error.reason)  // named by its URL, not the file in partial/
         }

@@ -180,7 +180,7 @@ extension DeltaTests {
             let actual = try TilesetHash.compute(ofFileAt: other).hex
             #expect(error == DeltaError(path: delta, reason: .baseMismatch(expected: expected, actual: actual)))
             #expect(error?.kind == .badData)
-            #expect(error?.localizedDescription.contains("expects agg_tiles_hash \(expected), the base has \(actual)") == true)
+            #expect(error?.localizedDescription.contains("it expects a base whose agg_tiles_hash is \(expected), and the base's is \(actual)") == true)
             #expect(try Files.fingerprint(other) == before, "the wrong base was changed")
         }
 

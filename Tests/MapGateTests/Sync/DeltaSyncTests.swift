@@ -267,7 +267,9 @@ import Testing
     /// Each bad delta is refused quickly (a view without end included) and the full package
     /// installs: "wrong-result" changes a tile but keeps the hashes the delta claims; the views
     /// replace its `tiles` or `metadata` table by a recursive CTE that never ends.
-    @Test(arguments: ["corrupt", "wrong-result", "404", "tiles-view", "metadata-view"])
+    /// "other-base" is a delta made for other tiles than the installed ones: refused as such,
+    /// before it is applied (found by an attack: only the result's hash caught it).
+    @Test(arguments: ["corrupt", "wrong-result", "404", "tiles-view", "metadata-view", "other-base"])
     func aBadDeltaFallsBackToTheFullPackage(fault: String) throws {
         var (client, catalog, index) = try clientOnVersion1()
         let delta = try #require(catalog.regions[index].deltas.first)
@@ -283,6 +285,10 @@ import Testing
             try tamper(
                 &catalog.regions[index].deltas[0],
                 with: "UPDATE tiles SET tile_data = x'00' || tile_data WHERE rowid = (SELECT min(rowid) FROM tiles WHERE tile_data IS NOT NULL)")
+        case "other-base":
+            try tamper(
+                &catalog.regions[index].deltas[0],
+                with: "UPDATE metadata SET value = '0123456789ABCDEF0123456789ABCDEF' WHERE name = 'agg_tiles_hash_before_apply'")
         case "tiles-view", "metadata-view":
             let table = fault == "tiles-view" ? "tiles" : "metadata"
             let columns =
@@ -307,6 +313,9 @@ import Testing
         if fault.hasSuffix("-view") {
             // Named by its URL, not by the file it was unpacked to.
             #expect(client.notices.first?.contains("(the delta \(catalog.regions[index].deltas[0].url): not a tile delta:") == true, "\(client.notices)")
+        }
+        if fault == "other-base" {
+            #expect(client.notices.first?.contains("the delta is made for other tiles: it expects a base whose agg_tiles_hash is 0123456789ABCDEF") == true, "\(client.notices)")
         }
         let leftovers = (try? FileManager.default.contentsOfDirectory(atPath: client.directory.partialPath)) ?? []
         #expect(!leftovers.contains { $0.contains("patching") || $0.contains("installing") }, "\(leftovers)")
