@@ -37,6 +37,16 @@ public final class RawConnection {
         _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     }
 
+    /// Sends `text` and closes this side of the connection in the same segment (TCP_CORK holds the
+    /// bytes until the FIN joins them), as a client that gives up on its request at once: the
+    /// server reads the request and the end together, whatever its timing.
+    public func sendAndHangUp(_ text: String) {
+        var on: Int32 = 1
+        _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_CORK, &on, socklen_t(MemoryLayout<Int32>.size))
+        send(text)
+        _ = Glibc.shutdown(fd, Int32(SHUT_WR))
+    }
+
     /// Reads one response (a body of `Content-Length` bytes, none for HEAD/304); nil when the
     /// server closed the connection or went silent.
     public func readResponse(head: Bool = false) -> Response? {

@@ -471,6 +471,25 @@ import Glibc
         #expect(try promptsShown() == before + 1, "a GET delivers the use")
     }
 
+    /// A client that has gone before its tile is answered (a tab closed, a request a map cancelled,
+    /// `curl --max-time`) gets nothing: the server's use is not delivered by it (found by an
+    /// attack: a GET sent and the connection closed at once was charged, 5 times in 5).
+    @Test func aTileWhoseClientHasGoneCostsNothing() throws {
+        let before = try promptsShown()
+        let started = try mapgate.serve(at: during)
+        let port = try #require(UInt16(started.base.split(separator: ":").last ?? ""))
+        for _ in 0..<3 {
+            let connection = try RawConnection(port: port)
+            connection.sendAndHangUp("GET /plain/0/0/0.png HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            _ = connection.readAll()
+        }
+        let metrics = try runProcess("/usr/bin/curl", ["-sS", started.base + "/metrics"])
+        started.process.signal(SIGTERM)
+        #expect(started.process.wait() == 0)
+        #expect(try promptsShown() == before, "a tile nobody got spent the server's use: \(started.process.stderr)")
+        #expect(!metrics.stdout.contains("route=\"tile\",status=\"200\""), "\(metrics.stdout)")
+    }
+
     /// A head too large for its answer to fit beside it in libmicrohttpd's buffer (found by an
     /// attack: the connection closed without an answer after the tile's handler had delivered the
     /// server's use) is refused before any handler runs: a status or no answer, and no use spent.

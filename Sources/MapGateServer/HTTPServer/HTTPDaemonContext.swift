@@ -170,6 +170,7 @@ final class HTTPDaemonContext: Sendable {
             return send(Self.refusal(400, "malformed request target\n"), for: head, on: connection)
         }
         request.bodyFits = bodyFits
+        request.socket = head.record?.socket ?? -1
         let handler = handlers.withLock { $0.popLast() }?.value ?? makeHandler()
         let response = handler.respond(to: request)
         handlers.withLock { $0.append(UnsafeSendable(handler)) }

@@ -1,5 +1,9 @@
 import FoundationEssentials
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// One HTTP/1.x request, as the HTTP layer hands it to a handler (libmicrohttpd parsed the head).
 public struct HTTPServerRequest: Sendable {
     public var method: String
@@ -15,6 +19,20 @@ public struct HTTPServerRequest: Sendable {
     /// keeps of answers not yet taken (``HTTPBodyBudget``); past it the HTTP layer answers 503.
     /// A handler asks before doing what only the body's delivery may do (a tile's use of the gate).
     public var bodyFits: @Sendable (Int) -> Bool = { _ in true }
+    /// The connection's socket (-1 for a request made by hand), for ``clientHasGone()``.
+    var socket: Int32 = -1
+
+    /// Whether the client has closed its side of the connection (or it broke) since it sent this
+    /// request: an answer would go nowhere. One `poll` with no wait; false for a request made by
+    /// hand. A handler asks before doing what only a delivered answer may do (a server's first tile
+    /// delivers its use of the gate; found by an attack: a tile whose client had gone was charged).
+    public func clientHasGone() -> Bool {
+        guard socket >= 0 else { return false }
+        // POLLRDHUP (0x2000, Linux): the peer shut down its writing side (sent FIN).
+        var entry = pollfd(fd: socket, events: Int16(POLLIN) | 0x2000, revents: 0)
+        guard poll(&entry, 1, 0) == 1 else { return false }
+        return entry.revents & (0x2000 | Int16(POLLHUP) | Int16(POLLERR)) != 0
+    }
 
     ///
     /// A field on several lines is one list, its values joined by ", " (RFC 9110 §5.3; found by an

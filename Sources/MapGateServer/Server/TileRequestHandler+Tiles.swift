@@ -118,6 +118,15 @@ extension TileRequestHandler {
                 busy.headers.append(("Retry-After", "1"))
                 return busy
             }
+            // A client that has gone (a tab closed, a request cancelled by a map zoomed away
+            // from it, `curl --max-time`) would get nothing for the use: the connection is
+            // closed instead, and the use waits for a tile that reaches someone (found by an
+            // attack: the first tile, answered to a closed connection, delivered the use).
+            if request.clientHasGone() {
+                var gone = HTTPServerResponse.drop
+                gone.label = Self.unheldTileLabel
+                return gone
+            }
             do {
                 try use.deliver()
                 // Its day of serving runs from now (the monitor reads it).
