@@ -146,11 +146,17 @@ public struct StoreLookup: Sendable {
     /// Seconds an `Age` header says a cache kept the answer (RFC 9111 §5.1): its `Date` is when
     /// the answer was made, so the time is `Date` plus that (found by an attack: a cached answer's
     /// `Date` days old pulled the gate's clock back as far). 0 without one, or for one that is not
-    /// a number; at most a year. It only moves the time later, which tightens.
+    /// a number; at most a day: it is a cache's word, not the store's, and a cache saying it kept
+    /// the answer a year (`Age: 31536000`) moved the gate's clock a year ahead and charged an honest
+    /// user in the grace (found by an attack). A cache that works keeps a store's answer for
+    /// minutes or hours; one kept longer pulls the clock back by what is over a day.
     static func age(_ header: String?) -> TimeInterval {
         guard let header, let seconds = UInt64(header.filter { $0 != " " && $0 != "\t" }) else { return 0 }
-        return TimeInterval(min(seconds, 365 * 86_400))
+        return TimeInterval(min(seconds, maximumAge))
     }
+
+    /// The most an `Age` header counts for: a day.
+    static let maximumAge: UInt64 = 86_400
 
     private static func plausible(_ date: Date) -> Date? {
         date >= StoreRelease.earliestDate ? date : nil

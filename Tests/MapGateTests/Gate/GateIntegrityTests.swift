@@ -336,12 +336,29 @@ import Testing
     /// `Date` pulled the gate's clock back four days, into the grace).
     @Test func aCachedAnswersAgeIsAddedToItsDate() throws {
         let (harness, store) = try pastTheGrace()
-        try store.answer(version: "1.5.0", trackID: 42, released: harness.start, date: harness.start.addingTimeInterval(29 * day), age: Int(4 * day))
+        try store.answer(version: "1.5.0", trackID: 42, released: harness.start, date: harness.start.addingTimeInterval(32 * day), age: Int(day))
         harness.time.set(harness.start.addingTimeInterval(29 * day))  // the clock set back, into the grace
         let report = try harness.makeGate().check()
         #expect(report.lookupError == nil)
         #expect(report.record.latestClock == harness.start.addingTimeInterval(33 * day))
         #expect(try harness.use() == .prompt(4), "back in the grace")
+    }
+
+    /// An `Age` counts for a day at most (found by an attack: a cache saying it kept the answer a
+    /// year, `Age: 31536000`, moved the gate's clock a year ahead, and an honest user in the grace
+    /// was charged 25 days early). A store's answer is not kept for days by a cache that works.
+    @Test func anAgeCountsForADayAtMost() throws {
+        let store = try HTTPSStoreOrigin()
+        let harness = try GateHarness()
+        harness.lookUp(at: store)
+        try store.answer(version: "1.5.0", trackID: 42, released: harness.start, date: harness.start)
+        #expect(try harness.use() == .grace)
+        harness.time.set(harness.start.addingTimeInterval(10 * day))
+        try store.answer(version: "1.5.0", trackID: 42, released: harness.start, date: harness.start.addingTimeInterval(10 * day), age: 31_536_000)
+        let report = try harness.makeGate().check()
+        #expect(report.lookupError == nil)
+        #expect(report.record.latestClock == harness.start.addingTimeInterval(11 * day))
+        #expect(try harness.use() == .grace, "a cache's word moved the clock past the grace")
     }
 }
 
