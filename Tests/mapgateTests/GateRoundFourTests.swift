@@ -358,6 +358,23 @@ import Glibc
         #expect(try promptsShown() == before + 1)
     }
 
+    /// What was typed of the line before a continue without a stop (`l`, then `kill -CONT` from
+    /// another program) is dropped as after Ctrl-Z: the question shown again on an empty line is
+    /// not answered "later" by a bare Enter (found by an attack: it spent the last use).
+    @Test func whatWasTypedBeforeAContinueDoesNotAnswerTheQuestionShownAgain() throws {
+        let before = try promptsShown()
+        let result = try mapgate.runOnTerminal(
+            ["tile", "plain", "0", "0", "0", "-o", scratch + "/t.png"], at: during,
+            prefix: ["/bin/bash", "-c", #"(sleep 3; kill -CONT 0) & "$@""#, "bash"],
+            steps: [
+                .init(waitFor: "Update now or later?", send: "l"), .init(waitFor: "[l]ater: l\r\nUpdate now or later?", send: "\n", delay: 0.5),
+                .init(waitFor: "Please answer", send: "\u{03}"),
+            ])
+        #expect(!result.timedOut, "\(result.screen)")
+        #expect(try promptsShown() == before, "\(result.screen)")
+        #expect(!FileManager.default.fileExists(atPath: scratch + "/t.png"))
+    }
+
     /// A server stopped with Ctrl-C before it answered a tile gives its use back, and says so, as
     /// Ctrl-C at the question does (found by an attack: it said only "stopping…", and the user
     /// could not tell whether the use had gone).

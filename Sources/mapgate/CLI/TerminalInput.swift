@@ -57,6 +57,10 @@ enum TerminalInput {
         while true {
             guard waitForInput(input, until: deadline, &waiting, onContinue: { afterCtrlZ in
                 bytes.removeAll()
+                // Ctrl-Z's stop drops the line typed so far (the terminal flushes it); a continue
+                // without a stop (`kill -CONT`) does not, and `l` typed before it answered the
+                // question shown again at its first Enter (found by an attack): dropped the same.
+                if !afterCtrlZ, isatty(input) == 1 { tcflush(input, TCIFLUSH) }
                 onContinue(afterCtrlZ)
             }) else { return .timedOut }
             let count = chunk.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
