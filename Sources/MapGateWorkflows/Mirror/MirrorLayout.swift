@@ -87,6 +87,13 @@ public enum MirrorLayout {
         return fileURL(absolute)
     }
 
+    /// Whether reaching the mirror at `base` (``baseURL(from:currentDirectory:)``) sends a password
+    /// in the clear: basic authentication sends it as it is, and over plain HTTP anyone on the
+    /// network between can read it (`sync` warns).
+    public static func sendsPasswordInTheClear(_ base: String) -> Bool {
+        base.lowercased().hasPrefix("http://") && URLCredentials.removed(from: base) != base
+    }
+
     /// `file://` and the path, percent-encoded where a URL needs it.
     public static func fileURL(_ path: String) -> String {
         "file://" + path.percentEncoded(allowing: \.isURLPathAllowed)

@@ -88,8 +88,7 @@ struct SyncCommand: Command {
                     (try? context.gateSettings().systemUser) ?? "_mapgate"), kind: .io)
         }
         let base = try passed.map { MirrorLayout.fileURL($0.folder) } ?? mirror.map { try MirrorLayout.baseURL(from: $0, currentDirectory: FileManager.default.currentDirectoryPath) }
-        if let base, base.lowercased().hasPrefix("http://"), URLCredentials.removed(from: base) != base {
-            // Basic authentication sends the password as it is: on plain HTTP, to anyone on the way.
+        if let base, MirrorLayout.sendsPasswordInTheClear(base) {
             context.console.warning(
                 L.localized("--from %1$s: its password goes over plain HTTP, readable by anyone on the network between; an https:// URL keeps it private", URLCredentials.removed(from: base)))
         }
