@@ -280,6 +280,27 @@ import Testing
         #expect(try mapgate.run(["verify", "other"]).status == (installed ? 0 : 1))
     }
 
+    /// A signal removes the files being assembled with their side files: SQLite's journal of a
+    /// file being written (found by an attack: SIGTERM during a delta result's compact copy left
+    /// `partial/<id>.installing.mbtiles-journal`, a hot journal that could roll back the next file
+    /// of that name). Here the journal is made by hand while the run is stopped.
+    @Test func aSignalRemovesTheJournalsOfTheFilesBeingAssembled() throws {
+        try builder.add(id: "plain", source: try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles"), format: "png")
+        try builder.write()
+        let sync = try mapgate.start(["sync", "plain"], environment: ["MAPGATE_FAULT_STOP_AT": "validating"])
+        let pid = try sync.descendant(named: "mapgate")
+        #expect(waitUntil { processIsStopped(pid) })
+        let partial = mapgate.dataDirectory + "/partial/"
+        for name in ["plain.installing.mbtiles-journal", "plain.patching.mbtiles-journal"] {
+            #expect(FileManager.default.createFile(atPath: partial + name, contents: Data(repeating: 0xD9, count: 512)))
+        }
+        kill(pid, SIGTERM)
+        kill(pid, SIGCONT)
+        #expect(sync.wait(timeout: 20) == 143, "\(sync.stderr)")
+        let left = (try? FileManager.default.contentsOfDirectory(atPath: partial)) ?? []
+        #expect(!left.contains { $0.hasPrefix("plain.installing") || $0.hasPrefix("plain.patching") }, "\(left)")
+    }
+
     /// Found by an attack: the disk filled (here: the state database stayed locked) between the
     /// rename that put the new file in place and its record. The region is installed and its use
     /// counted; the run said only "the disk is full: SQLite error 13 in …/state.sqlite". It says

@@ -13,12 +13,15 @@ public enum URLCredentials {
         return components.string ?? url
     }
 
-    /// `text`, a URL that could not be read, with everything between its `://` and its last `@`
-    /// shown as `***`: where its host begins is not known, and a password holding a raw `/`
-    /// (`http://u:se/cret@host`) was shown whole by the error saying it is no URL (found by an attack).
+    /// `text`, a URL that could not be read, with everything between its scheme (`http:`, and the
+    /// slashes after it, any number, either way) and its last `@` shown as `***`: where its host
+    /// begins is not known. Found by attacks: a password holding a raw `/` (`http://u:se/cret@host`)
+    /// was shown whole by the error saying it is no URL, and one slash short (`http:/u:secret@host`,
+    /// taken for a folder) by the error saying there is no such folder.
     public static func hidden(inUnreadable text: String) -> String {
-        guard let scheme = text.firstRange(of: "://"), let at = text.lastIndex(of: "@"), at >= scheme.upperBound else { return text }
-        return text[..<scheme.upperBound] + "***" + text[at...]
+        guard let scheme = text.firstMatch(of: /^[A-Za-z][A-Za-z0-9+.\-]*:[\/\\]*/), let at = text.lastIndex(of: "@"), at >= scheme.range.upperBound
+        else { return text }
+        return text[..<scheme.range.upperBound] + "***" + text[at...]
     }
 
     /// `text` with the user name and password of every URL in it shown as `***`: all before the

@@ -23,12 +23,14 @@ struct DeltaFile {
         var hashes: [String] = []
         for key in [MBTilesDelta.beforeApplyKey, MBTilesDelta.afterApplyKey] {
             guard let value = try TileStoreLayout.metadataValue(key, in: database, schema: schema) else {
-                throw DeltaError(path: path, reason: .notADelta("no \(key) in its metadata"))
+                throw DeltaError(path: path, reason: .notADelta(L.localized("no %1$s in its metadata", key)))
             }
             // Newer martin can hash with fnv1a, xxh64 or xxh3 (its hash_algorithm key); those
-            // values are not 32 hex digits and end up here.
+            // values are not 32 hex digits and end up here. Quoted cut short (found by an attack: a
+            // million-character value made a line of a megabyte).
             guard value.count == 32, value.allSatisfy(\.isHexDigit) else {
-                throw DeltaError(path: path, reason: .notADelta("\(key) is \"\(value)\", not an MD5 hash"))
+                let shown = value.unicodeScalars.count > 64 ? String(String.UnicodeScalarView(value.unicodeScalars.prefix(64))) + "…" : value
+                throw DeltaError(path: path, reason: .notADelta(L.localized("%1$s is \"%2$s\", not an MD5 hash", key, shown)))
             }
             hashes.append(value.uppercased())
         }

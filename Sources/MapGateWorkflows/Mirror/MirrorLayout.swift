@@ -77,12 +77,12 @@ public enum MirrorLayout {
             guard code == ENOENT else {
                 // A path that cannot name a folder (a file in it, a name too long) is a typo too.
                 throw GeneralFailure(
-                    L.localized("--from %1$s: cannot open the folder: %2$s", "\(source)", SystemErrorReason.text(code)), kind: [ENOTDIR, ENAMETOOLONG].contains(code) ? .usage : .io)
+                    L.localized("--from %1$s: cannot open the folder: %2$s", URLCredentials.hidden(inUnreadable: source), SystemErrorReason.text(code)), kind: [ENOTDIR, ENAMETOOLONG].contains(code) ? .usage : .io)
             }
-            throw GeneralFailure(L.localized("--from %1$s: no such folder (a mirror is a folder written by 'mapgate mirror')", "\(source)"), kind: .usage)
+            throw GeneralFailure(L.localized("--from %1$s: no such folder (a mirror is a folder written by 'mapgate mirror')", URLCredentials.hidden(inUnreadable: source)), kind: .usage)
         }
         guard info.st_mode & S_IFMT == S_IFDIR else {
-            throw GeneralFailure(L.localized("--from %1$s: not a folder (a mirror is a folder written by 'mapgate mirror')", "\(source)"), kind: .usage)
+            throw GeneralFailure(L.localized("--from %1$s: not a folder (a mirror is a folder written by 'mapgate mirror')", URLCredentials.hidden(inUnreadable: source)), kind: .usage)
         }
         return fileURL(absolute)
     }
@@ -90,8 +90,13 @@ public enum MirrorLayout {
     /// Whether reaching the mirror at `base` (``baseURL(from:currentDirectory:)``) sends a password
     /// in the clear: basic authentication sends it as it is, and over plain HTTP anyone on the
     /// network between can read it (`sync` warns).
+    /// Not for a user name alone (`http://user@host`: no secret) nor a loopback host (no network
+    /// between; found by an attack, both were warned of).
     public static func sendsPasswordInTheClear(_ base: String) -> Bool {
-        base.lowercased().hasPrefix("http://") && URLCredentials.removed(from: base) != base
+        guard base.lowercased().hasPrefix("http://"), let url = URLComponents(string: base), url.password?.isEmpty == false,
+            let host = url.host?.lowercased()
+        else { return false }
+        return !(host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127."))
     }
 
     /// `file://` and the path, percent-encoded where a URL needs it.

@@ -23,7 +23,7 @@ extension RegionInstaller {
     /// Updates through `delta`: download, apply to a copy, check, validate, install.
     func patch(
         _ region: CatalogRegion, with delta: CatalogDelta, previous: InstalledRegion, catalog: Catalog, stage: (Stage) -> Void,
-        progress: @escaping (Int64, Int64) -> Void, deliver: Delivery
+        progress: @escaping (Int64, Int64) -> Void, notice: (String) -> Void, deliver: Delivery
     ) throws -> Outcome {
         // The delta travels like a package: same resume, retries, streaming hash and limits.
         let package = region.package(of: delta)
@@ -33,7 +33,7 @@ extension RegionInstaller {
         let download = try downloader.download(package, into: directory, progress: progress)
         defer { try? FileManager.default.removeItem(atPath: download.outputPath) }
         do {
-            return try apply(download, of: package, to: region, with: delta, previous: previous, stage: stage, deliver: deliver)
+            return try apply(download, of: package, to: region, with: delta, previous: previous, stage: stage, notice: notice, deliver: deliver)
         } catch {
             // In place already (the rename is the delivery), only its record failed (a full disk
             // under the state database; found by an attack: the delta was thrown away and the full
@@ -54,7 +54,7 @@ extension RegionInstaller {
     /// Applies the downloaded delta to a copy of the installed file, checks it and installs it.
     private func apply(
         _ download: PackageDownloader.Download, of package: PackageReference, to region: CatalogRegion, with delta: CatalogDelta, previous: InstalledRegion,
-        stage: (Stage) -> Void, deliver: Delivery
+        stage: (Stage) -> Void, notice: (String) -> Void, deliver: Delivery
     ) throws -> Outcome {
         stage(.applying)
         let patched = directory.patchingPath(region.id)
@@ -81,7 +81,7 @@ extension RegionInstaller {
             throw RegionError(
                 region: region.id, reason: L.localized("the delta gives tiles with hash %1$s, the catalog declares %2$s", "\(summary.targetHash)", "\(expected)"), kind: .badData)
         }
-        let result = compactedIfGrown(patched, region: region)
+        let result = compactedIfGrown(patched, region: region, notice: notice)
         try checkAndInstall(result, expectedContentHash: summary.targetHash, from: "the delta", delta: package.sha256, region: region, stage: stage, deliver: deliver)
         keepDelta(package)
         downloader.discardPartial(package, in: directory)
@@ -92,24 +92,34 @@ extension RegionInstaller {
     /// catalog's `installedSize` (the size of the version written whole, which the space checks
     /// count on): a delta's changes split the pages they land in, and a region updated by delta
     /// after delta grew to 1.7× its full install (found by an attack). The copy is written where
-    /// a full install's file is assembled (removed with it on a failure or a signal), and only
-    /// when the disk has room for it; else, or when it fails, the result is checked and installed
-    /// as it is (whole, only larger).
-    private func compactedIfGrown(_ patched: String, region: CatalogRegion) -> String {
+    /// a full install's file is assembled (removed with it on a failure or a signal), when the
+    /// disk has room for it (about `installedSize`); else, or when it fails, the result is checked
+    /// and installed as it is (whole, only larger), and `notice` says so.
+    private func compactedIfGrown(_ patched: String, region: CatalogRegion, notice: (String) -> Void) -> String {
         let size = FileManager.default.sizeOfItem(atPath: patched)
         guard size > region.installedSize + region.installedSize / 8 else { return patched }
         let compact = directory.installingPath(region.id)
         try? FileManager.default.removeItem(atPath: compact)
-        if let free = freeSpace(directory.path), free < size { return patched }
-        do {
-            try SQLiteDatabase.compactCopy(of: patched, to: compact)
-            try FileManager.default.removeItem(atPath: patched)
-            return compact
-        } catch {
-            try? FileManager.default.removeItem(atPath: compact)
-            LeftoverFiles.removeSideFiles(of: compact)
-            return patched
+        LeftoverFiles.removeSideFiles(of: compact)
+        let reason: String
+        if let free = freeSpace(directory.path), free < region.installedSize {
+            reason = L.localized("%1$s free, and a compact copy needs about %2$s", ByteCount.text(free), ByteCount.text(region.installedSize))
+        } else {
+            do {
+                try SQLiteDatabase.compactCopy(of: patched, to: compact)
+                try FileManager.default.removeItem(atPath: patched)
+                return compact
+            } catch {
+                try? FileManager.default.removeItem(atPath: compact)
+                LeftoverFiles.removeSideFiles(of: compact)
+                reason = errorMessage(error)
+            }
         }
+        notice(
+            L.localized(
+                "region %1$s: updated by the delta to %2$s, more than the %3$s of its full package, and it could not be made compact (%4$s); it works as it is",
+                region.id, ByteCount.text(size), ByteCount.text(region.installedSize), reason))
+        return patched
     }
 
     /// The copy of the installed file, and room for the delta's changes (SQLite's journal holds

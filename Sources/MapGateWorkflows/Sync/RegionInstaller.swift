@@ -92,7 +92,7 @@ public final class RegionInstaller {
         if let previous = deltaBase, !isDamaged, let delta = usableDelta(for: region, installed: previous) {
             do {
                 let outcome = try patch(
-                    region, with: delta, previous: previous, catalog: catalog, stage: stage, progress: progress,
+                    region, with: delta, previous: previous, catalog: catalog, stage: stage, progress: progress, notice: notice,
                     deliver: authorization.deliver)
                 warnWithoutVectorLayers(region, notice: notice)
                 return outcome

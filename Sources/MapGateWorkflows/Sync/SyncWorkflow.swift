@@ -157,9 +157,10 @@ public final class SyncWorkflow {
         guard !pending.isEmpty || !stylesDue.isEmpty else { return summary }
 
         let directory = library.directory
-        onEvent(.willInstall(
-            temporaryFiles: pending.flatMap { [directory.installingPath($0.id), directory.patchingPath($0.id)] }
-                + stylesDue.map { directory.installingPath($0.package.id) }))
+        // With their side files: SQLite's journal of a file being written (a compact copy's;
+        // found by an attack: a signal during it left `<id>.installing.mbtiles-journal`).
+        let assembled = pending.flatMap { [directory.installingPath($0.id), directory.patchingPath($0.id)] } + stylesDue.map { directory.installingPath($0.package.id) }
+        onEvent(.willInstall(temporaryFiles: assembled.flatMap { path in [path] + LeftoverFiles.sideSuffixes.map { path + $0 } }))
         let ran: Void? = try gate.use(installing: pending.map(\.id), reserving: reserving, confirm: confirm) { authorization in
             for region in pending {
                 onEvent(.started(region))

@@ -259,6 +259,13 @@ extension DeltaTests {
                 metadata: [MBTilesDelta.beforeApplyKey: "not a hash", MBTilesDelta.afterApplyKey: TilesetHash.emptyHex])
             let notMD5 = #expect(throws: DeltaError.self) { try MBTilesDelta.apply(delta: badHash, to: base) }
             #expect(notMD5?.reason == .notADelta("agg_tiles_hash_before_apply is \"not a hash\", not an MD5 hash"))
+            // Quoted cut short (found by an attack: a million characters made a line of a megabyte).
+            let longHash = directory.file("long-hash.mbtiles")
+            try Files.write(
+                longHash, layout: .martinFlat, tiles: [:],
+                metadata: [MBTilesDelta.beforeApplyKey: String(repeating: "A", count: 1_000_000), MBTilesDelta.afterApplyKey: TilesetHash.emptyHex])
+            let long = #expect(throws: DeltaError.self) { try MBTilesDelta.apply(delta: longHash, to: base) }
+            #expect(long?.reason == .notADelta("agg_tiles_hash_before_apply is \"\(String(repeating: "A", count: 64))…\", not an MD5 hash"))
 
             let binary = directory.file("bindiff.mbtiles")
             try Files.write(binary, layout: .martinFlat, tiles: [:], metadata: MartinSnapshots.difMetadata)

@@ -30,6 +30,25 @@ import Testing
         #expect(message.contains("not a URL") && message.contains("://***@") && !message.contains("cret") && !message.contains("p/a"), "\(message)")
     }
 
+    /// `sync` warns of a password sent in the clear: over plain HTTP to another machine, not for
+    /// a user name alone nor to a loopback address (found by an attack: both were warned of).
+    @Test(arguments: [
+        ("http://user:s3cret@192.168.1.20:8080/m", true), ("HTTP://u:p@maps.lan/m", true), ("https://user:s3cret@192.168.1.20/m", false),
+        ("http://user@192.168.1.20/m", false), ("http://user:@192.168.1.20/m", false), ("http://user:s3cret@127.0.0.1:8080/m", false),
+        ("http://user:s3cret@localhost:8080/m", false), ("http://user:s3cret@[::1]:8080/m", false), ("http://192.168.1.20/m", false),
+    ])
+    func aPasswordGoesInTheClearOnlyOverPlainHTTPToAnotherMachine(_ base: String, _ inTheClear: Bool) {
+        #expect(MirrorLayout.sendsPasswordInTheClear(base) == inTheClear)
+    }
+
+    /// A `--from` one slash short of a URL is taken for a folder, and named without what may be
+    /// its password (found by an attack).
+    @Test(arguments: ["http:/user:s3cret@127.0.0.1:18813/m", #"http:\user:s3cret@127.0.0.1/m"#])
+    func aURLTakenForAFolderIsNamedWithoutItsPassword(_ source: String) {
+        let message = usageError(from: source)
+        #expect(message.contains("no such folder") && !message.contains("s3cret") && message.contains("***@127.0.0.1"), "\(message)")
+    }
+
     /// The message of the usage error `--from source` gets ("" and an issue when it is taken).
     private func usageError(from source: String) -> String {
         do {

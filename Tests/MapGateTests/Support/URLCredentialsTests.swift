@@ -29,7 +29,8 @@ import Testing
 
     @Test(arguments: [
         ("http://u:se/cret@host", "http://***@host"), ("http://host/a", "http://host/a"), ("user@host", "user@host"),
-        ("https://a@b/c@d:x", "https://***@d:x"),
+        ("https://a@b/c@d:x", "https://***@d:x"), ("http:/u:secret@host/m", "http:/***@host/m"), (#"http:\\u:p@h"#, #"http:\\***@h"#),
+        ("/media/user@stick", "/media/user@stick"),
     ])
     func anUnreadableURLHidesAllBeforeItsLastAt(_ text: String, _ shown: String) {
         #expect(URLCredentials.hidden(inUnreadable: text) == shown)

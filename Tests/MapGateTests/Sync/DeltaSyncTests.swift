@@ -128,6 +128,35 @@ import Testing
         #expect(leftovers.isEmpty, "\(leftovers)")
     }
 
+    /// Without room for the compact copy (about the full package's size) the grown result is
+    /// installed as it is, and the run says so (found by an attack: silently, and with the room
+    /// asked for being the grown file's, more than the copy needs).
+    @Test func aGrownResultWithoutRoomToCompactIsInstalledAndSaid() throws {
+        var generator = SeededGenerator(seed: 9)
+        let first = DeltaTestFiles.pyramid(maxZoom: 7, png: true, seed: 7)
+        var second = first
+        for (index, key) in first.keys.sorted().enumerated() where index % 3 == 0 {
+            second[key] = .some(DeltaTestFiles.tileBytes(png: true, size: 300, using: &generator))
+        }
+        try publish.writeRegion("alpha.mbtiles", tiles: first, metadata: ["version": "1"])
+        try publish.publish()
+        let client = try Client(baseURL: origin.baseURL)
+        try client.sync()
+        try publish.writeRegion("alpha.mbtiles", tiles: second, metadata: ["version": "2"])
+        try publish.publish()
+        // The disk's own free space, but next to nothing once the delta's result is there.
+        let patching = client.directory.patchingPath("alpha")
+        client.freeSpace = { _ in FileManager.default.fileExists(atPath: patching) ? 4096 : nil }
+        let outcome = try client.sync()
+        guard case .patched = outcome else {
+            Issue.record("expected a delta, got \(outcome); notices: \(client.notices)")
+            return
+        }
+        #expect(client.notices.count == 1 && client.notices[0].contains("could not be made compact (") && client.notices[0].contains(" free, and a compact copy needs about"), "\(client.notices)")
+        #expect(try client.tiles == second)
+        #expect(try RegionLibrary(directory: client.directory, state: client.state).verify("alpha")?.isIntact == true)
+    }
+
     /// Two versions with the same tiles and other metadata (an attribution changed): a client on
     /// the first takes the delta from its own version, never the one from the second, whose tiles
     /// hash alike (found by an attack: it kept the first's attribution under the new version).
