@@ -46,15 +46,26 @@ public final class MachineSessions: ServingUse {
     private struct Entry {
         var session: Session
         var isDelivered: Bool
+        /// `promptsShown` right after the session's prompted use while it is reserved (nil once
+        /// delivered, or for a use that was not prompted).
+        var pendingCount: Int?
     }
 
     public let report: GateReport
     public var decision: UseDecision { .allowed }
-    /// `promptsShown` right after the newest session's prompted use (``noteSession(_:)``).
+    /// `promptsShown` right after the newest prompted use delivered here: the first session's
+    /// (``init(report:answerTimeout:)``), then each later session's once a tile delivered it. A
+    /// session's use counts as the server's own only then: one that ended before any tile gave
+    /// its use back, and its day must not run (found by an attack: a second `serve` started and
+    /// stopped before any tile, shortly before each day of serving ended, restarted the day, so
+    /// one use served tiles for days).
     private let ownUses = Locked<Int?>(nil)
     public var ownCount: Int? { ownUses.withLock { $0 } }
+    public var pendingCount: Int? { entries.withLock { $0.values.compactMap(\.pendingCount).max() } }
     private let entries = Locked<[Int: Entry]>([:])
     private let everyDelivered = Atomic<Bool>(false)
+    private let someDelivered = Atomic<Bool>(false)
+    public var hasDelivered: Bool { someDelivered.load(ordering: .acquiring) }
     /// One delivery round at a time: tiles answered at once wait for the one that asks.
     private let rounds = PthreadLock()
     /// How long a session's command has to deliver.
@@ -67,13 +78,17 @@ public final class MachineSessions: ServingUse {
         noteSession(report)
     }
 
-    /// A session is attaching, `report` the gate as its command left it: a use reserved in it (the
-    /// session's prompted use, reserved at its user's prompt and delivered at the next tile) is
-    /// the server's own, so that the last use runs its day here as it does on a server of one's own.
-    func noteSession(_ report: GateReport) {
-        guard !report.record.reservations.isEmpty else { return }
-        let count = report.record.promptsShown
+    /// The first session, `report` the gate as its command left it: a use reserved in it (its
+    /// prompted use, delivered at the server's first tile) is the server's own from the start, as
+    /// on a server of one's own, whose day runs from that tile.
+    private func noteSession(_ report: GateReport) {
+        guard let count = Self.reservedCount(report) else { return }
         ownUses.withLock { $0 = max($0 ?? count, count) }
+    }
+
+    /// `promptsShown` right after the prompted use `report` holds reserved, if it holds one.
+    private static func reservedCount(_ report: GateReport) -> Int? {
+        report.record.reservations.isEmpty ? nil : report.record.promptsShown
     }
 
     public var isDelivered: Bool { everyDelivered.load(ordering: .acquiring) }
@@ -86,7 +101,13 @@ public final class MachineSessions: ServingUse {
         for session in pending {
             do {
                 try session.deliver(timeout: answerTimeout)
-                entries.withLock { $0[session.id]?.isDelivered = true }
+                let count = entries.withLock { entries -> Int? in
+                    defer { entries[session.id]?.pendingCount = nil }
+                    entries[session.id]?.isDelivered = true
+                    return entries[session.id]?.pendingCount
+                }
+                if let count { ownUses.withLock { $0 = max($0 ?? count, count) } }
+                someDelivered.store(true, ordering: .releasing)
             } catch {
                 // Its command ends with the reason; the server no longer counts on it.
                 // Its reason alone: the error thrown below names the server once (found by an
@@ -97,7 +118,9 @@ public final class MachineSessions: ServingUse {
             }
         }
         refresh()
-        guard entries.withLock({ $0.values.contains { $0.isDelivered } }) else {
+        // A session that did not deliver may be what kept the server open (the use it held the
+        // last): no tile goes on the other sessions' word this time.
+        guard failures.isEmpty, entries.withLock({ $0.values.contains { $0.isDelivered } }) else {
             throw MachineSessionError(reason: failures.first ?? L.localized("no 'mapgate serve' or 'mapgate open' is running"))
         }
     }
@@ -105,8 +128,9 @@ public final class MachineSessions: ServingUse {
     /// Every session open now.
     var count: Int { entries.withLock { $0.count } }
 
-    func add(_ session: Session) {
-        entries.withLock { $0[session.id] = Entry(session: session, isDelivered: false) }
+    /// A session attaching, `report` the gate as its command left it (its use reserved, if prompted).
+    func add(_ session: Session, report: GateReport) {
+        entries.withLock { $0[session.id] = Entry(session: session, isDelivered: false, pendingCount: Self.reservedCount(report)) }
         refresh()
     }
 

@@ -120,11 +120,8 @@ public final class MachineTileServer: Sendable {
             // was told of.
             sessions = try port.withLock { port in
                 let report = try makeGate().status()
-                if let current = port.running {
-                    // Its use may be the one that closed the gate: the server looks again at once.
-                    current.sessions.noteSession(report)
-                    current.server.lookAtGateNow()
-                } else {
+                let wasRunning = port.running != nil
+                if !wasRunning {
                     let sessions = MachineSessions(report: report)
                     if port.held == nil { port.held = try bind() }
                     reserveIPv6(&port)
@@ -141,7 +138,10 @@ public final class MachineTileServer: Sendable {
                 }
                 let running = port.running!
                 try? MachineSessionMessage.ready(url: running.server.baseURL, regions: running.server.service.regions.count).send(on: socket)
-                running.sessions.add(session)
+                running.sessions.add(session, report: report)
+                // Its use may be the one that closed the gate: the server looks again at once (it
+                // is open for the tile that delivers a use a session holds).
+                if wasRunning { running.server.lookAtGateNow() }
                 return running.sessions
             }
         } catch {

@@ -143,7 +143,10 @@ public final class GateMonitor: Sendable {
         }
 
         func isClosed(_ report: GateReport) -> Bool {
-            policy.isClosedForServer(report.phase, promptsShown: report.record.promptsShown, ownCount: ownCount, servedFor: servedFor(now: report.now),
+            // A session holding a use not delivered yet (system mode's server): open for the tile
+            // that delivers it (a session that delivers nothing stops that tile, ``MachineSessions``).
+            if settings.start.pendingCount != nil { return false }
+            return policy.isClosedForServer(report.phase, promptsShown: report.record.promptsShown, ownCount: ownCount, servedFor: servedFor(now: report.now),
                 isHeld: report.isHeld)
         }
 
@@ -158,7 +161,7 @@ public final class GateMonitor: Sendable {
                 // answered): until then the day is moved to each look, then to the moment of the
                 // delivery (found by an attack: a first tile more than a day after the start was
                 // charged twice, for the start and for a day counted from it).
-                if !settings.start.isDelivered {
+                if !settings.start.hasDelivered {
                     lastCounted = latest.now
                     lastCountedElapsed = MonotonicClock.seconds
                 } else if let delivered = watch.startDeliveredAt.map({ Double($0) / 1e9 }), delivered > lastCountedElapsed {
@@ -167,12 +170,13 @@ public final class GateMonitor: Sendable {
                     lastCounted = lastCounted.addingTimeInterval(delivered - lastCountedElapsed)
                     lastCountedElapsed = delivered
                 }
-                // A use that joined the server since (a session of system mode's server) is its
-                // newest own use: the gate it closed runs its day from now.
+                // A use that joined the server since (a session of system mode's server, once a
+                // tile delivered it) is its newest own use; its day runs from its delivery (just
+                // above), never from the session's start: a session that ends before any tile
+                // gives its use back and moves no day (found by an attack: one started and stopped
+                // before each day of serving ended restarted the day, and one use served for days).
                 if let joined = settings.start.ownCount, joined > (ownCount ?? .min) {
                     ownCount = joined
-                    lastCounted = latest.now
-                    lastCountedElapsed = MonotonicClock.seconds
                 }
                 var counted: Int?
                 /// Counts one use of the server (opening `regions` too), as a command's run would.

@@ -16,8 +16,16 @@ public protocol ServingUse: Sendable {
     var decision: UseDecision { get }
     /// `promptsShown` right after the newest prompted use that is the server's own, if any: the
     /// use that closed the gate, if it is this, runs its day. Asked at every look of the monitor
-    /// (system mode's server gains one with each session).
+    /// (system mode's server gains one with each session whose use a tile delivered).
     var ownCount: Int? { get }
+    /// `promptsShown` right after the newest prompted use reserved for the server and not delivered
+    /// yet (a session of system mode's server that has had no tile), if any: the server is open for
+    /// the tile that delivers it, which then runs its day. Nil for a server of one's own (its start's
+    /// use is ``isDelivered``'s).
+    var pendingCount: Int? { get }
+    /// Whether any use of the server has been delivered (a tile answered): until then its day of
+    /// serving has not started.
+    var hasDelivered: Bool { get }
 }
 
 extension ServingUse {
@@ -26,6 +34,10 @@ extension ServingUse {
         if case .prompt = decision { return report.record.promptsShown }
         return nil
     }
+
+    public var pendingCount: Int? { nil }
+
+    public var hasDelivered: Bool { isDelivered }
 }
 
 extension GateAuthorization: ServingUse {
