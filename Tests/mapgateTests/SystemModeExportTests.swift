@@ -54,6 +54,23 @@ struct SystemModeExportTests {
         #expect(try machine.promptsShown() == before + 1)
     }
 
+    /// A device the user named, written through: a failure names it, not "standard output" (the
+    /// service writes to what the user's process opened and passed as its standard output; found
+    /// by an attack). The device is `/dev/full`'s kind, made in the test's folder; nothing counted.
+    @Test func aFailureOnANamedDeviceNamesIt() throws {
+        try startPrompting()
+        let full = machine.work.file("home-\(user)/full")
+        #expect(mknod(full, S_IFCHR | 0o666, dev_t((1 << 8) | 7)) == 0)  // 1:7, the full device
+        chmod(full, 0o666)
+        let before = try machine.promptsShown()
+        for arguments in [["tile", "plain", "0", "0", "0", "-o", full], ["export", "plain", full]] {
+            let result = try machine.run(arguments, as: user)
+            #expect(result.status == 74, "\(arguments): \(result.stderr)")
+            #expect(result.stderr.contains("cannot write to \(full):") && !result.stderr.contains("standard output"), "\(arguments): \(result.stderr)")
+        }
+        #expect(try machine.promptsShown() == before)
+    }
+
     @Test func aUsersExportIsWrittenByTheirOwnProcessAndCountedOnce() throws {
         try startPrompting()
         let before = try machine.promptsShown()

@@ -13,11 +13,24 @@ public struct SystemRequest: Codable, Sendable, Equatable {
     /// user gave (`tile -o FILE`, `export REGION FILE`, sent as `-`): the command then says
     /// nothing of it, and the caller says what it wrote (``SystemService/Settings/relayedOutputVariable``).
     public var relaysOutput: Bool?
+    /// What the user named as the output the caller opened and passed as standard output
+    /// (`tile -o /dev/full`, `export REGION FIFO`, sent as `-`): the command names its standard
+    /// output so in what it says (found by an attack: "cannot write to standard output" for the
+    /// FIFO the user named). Only shown, never opened; ``safeOutputName`` on the service's side.
+    public var outputName: String?
 
-    public init(arguments: [String], environment: [String: String], relaysOutput: Bool = false) {
+    public init(arguments: [String], environment: [String: String], relaysOutput: Bool = false, outputName: String? = nil) {
         self.arguments = arguments
         self.environment = environment.filter { Self.passedVariables.contains($0.key) }
         self.relaysOutput = relaysOutput ? true : nil
+        self.outputName = outputName
+    }
+
+    /// ``outputName`` as the service passes it on: at most 4,096 bytes, without NUL (an
+    /// environment variable's value cannot hold one); what it holds is escaped where it is shown.
+    public var safeOutputName: String? {
+        guard let outputName, !outputName.isEmpty, outputName.utf8.count <= 4096, !outputName.utf8.contains(0) else { return nil }
+        return outputName
     }
 
     /// The user's language, terminal and display preferences: nothing here decides what the

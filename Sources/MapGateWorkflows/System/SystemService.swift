@@ -49,6 +49,8 @@ public final class SystemService: Sendable {
         /// Set to 1 for a command whose standard output its caller relays to a file
         /// (``SystemRequest/relaysOutput``): it changes only what the command prints about it.
         public static let relayedOutputVariable = "MAPGATE_RELAYED_OUTPUT"
+        /// The name the command gives its standard output in what it says (``SystemRequest/outputName``).
+        public static let outputNameVariable = "MAPGATE_OUTPUT_NAME"
         /// What such a command exits with when the user chose "update now" at its question:
         /// nothing was written, and its caller must not put its empty file in place of the user's
         /// (found by an attack: `tile -o FILE` emptied FILE). Never a process's exit code: the
@@ -221,6 +223,7 @@ public final class SystemService: Sendable {
         var environment = settings.environment.merging(request.safeEnvironment) { $1 }
         environment[Settings.callerProcessVariable] = String(callerProcess)
         environment[Settings.relayedOutputVariable] = request.relaysOutput == true ? "1" : nil
+        environment[Settings.outputNameVariable] = request.safeOutputName
         var descriptors = streams
         var sessionEnds: (ours: LocalSocket, theirs: LocalSocket)?
         if isSession, settings.session != nil, streams.count == 3 {

@@ -49,12 +49,12 @@ public struct OutputDestination: Sendable, Equatable {
         // `/dev/stdout` and its other names are the same output (found by an attack: `-o
         // /dev/stdout >&-` wrote into the /dev/null put in its place, and the use was counted).
         if argument == nil || argument == "-" || argument.map(isStandardOutput) == true, StandardStreams.isOutputClosed {
-            throw OutputError(path: L.localized("standard output"), reason: L.localized("it was closed when mapgate started"), kind: .io)
+            throw OutputError(path: Self.standardOutputName, reason: L.localized("it was closed when mapgate started"), kind: .io)
         }
         guard let argument else {
             if binary, stdoutIsTerminal {
                 throw OutputError(
-                    path: L.localized("standard output"),
+                    path: Self.standardOutputName,
                     reason: L.localized("it is a terminal; refusing to write binary tile data to it: use -o FILE or redirect (-o - writes it anyway)"),
                     kind: .usage)
             }
@@ -157,6 +157,16 @@ public struct OutputDestination: Sendable, Equatable {
         }
     }
 
+    /// How standard output is named in what mapgate says: "standard output", or, for a command of
+    /// the system service, the file its caller opened and passed as it (`tile -o /dev/full`, an
+    /// `export` to a FIFO: found by an attack, "cannot write to standard output" named neither).
+    static var standardOutputName: String {
+        if let name = getenv(SystemService.Settings.outputNameVariable), getenv(SystemService.Settings.callerProcessVariable) != nil {
+            return String(cString: name)
+        }
+        return L.localized("standard output")
+    }
+
     /// Whether `path` names this process's standard output itself: `/dev/stdout`, `/dev/fd/1`,
     /// `/proc/self/fd/1` or this process's own `/proc/PID/fd/1`.
     private static func isStandardOutput(_ path: String) -> Bool {
@@ -214,7 +224,7 @@ public struct OutputDestination: Sendable, Equatable {
 
         switch kind {
         case .standardOutput:
-            try Self.writeAll(data, to: STDOUT_FILENO, name: L.localized("standard output"), stallLimit: stallLimit, willDeliver: willDeliver, deliver: deliver)
+            try Self.writeAll(data, to: STDOUT_FILENO, name: Self.standardOutputName, stallLimit: stallLimit, willDeliver: willDeliver, deliver: deliver)
         case .writeThrough(let path, let append):
             let descriptor = try Self.openWriteThrough(path, append: append, waiting: waiting)
             defer { close(descriptor) }
@@ -438,7 +448,7 @@ public struct OutputDestination: Sendable, Equatable {
     /// such a command again and again held the machine's last use, each run for the limit).
     public func requireReader(within limit: Double?) throws {
         guard case .standardOutput = kind else { return }
-        try Self.requireReader(of: STDOUT_FILENO, name: L.localized("standard output"), within: limit)
+        try Self.requireReader(of: STDOUT_FILENO, name: Self.standardOutputName, within: limit)
     }
 
     /// The same for any descriptor (standard error, where the gate's question goes).

@@ -141,7 +141,7 @@ enum SystemRelay {
             // may otherwise end an object's life after its last use, closing the descriptor before
             // it is passed)...
             try withExtendedLifetime(folderEnd) {
-                try client.send(SystemRequest(arguments: forwarded, environment: context.environment, relaysOutput: output != nil), streams: streams)
+                try client.send(SystemRequest(arguments: forwarded, environment: context.environment, relaysOutput: output != nil, outputName: named), streams: streams)
             }
             folderEnd = nil  // ...then the command's copy is the one left: its end ends the host
             let reply = try client.reply()

@@ -149,7 +149,7 @@ struct ExportCommand: Command {
     /// for after saying so.
     private static func open(_ destination: OutputDestination, context: Context) throws -> (Int32, String, Bool) {
         switch destination.kind {
-        case .standardOutput: return (STDOUT_FILENO, L.localized("standard output"), false)
+        case .standardOutput: return (STDOUT_FILENO, OutputDestination.standardOutputName, false)
         case .writeThrough(let path, let append):
             let descriptor = try OutputDestination.openWriteThrough(path, append: append) { context.console.note(OutputDestination.waitingNote($0)) }
             return (descriptor, path, true)
