@@ -306,13 +306,19 @@ import Testing
 @Suite struct GateTrustedTimeRefundsNothingTests {
     let day: TimeInterval = 86_400
 
-    /// An HTTPS store and a gate three days past its grace, its first use asked for.
-    func pastTheGrace() throws -> (GateHarness, HTTPSStoreOrigin) {
+    /// An HTTPS store and a gate in the grace of version 1.5.0, released at the harness's start.
+    func inTheGrace() throws -> (GateHarness, HTTPSStoreOrigin) {
         let store = try HTTPSStoreOrigin()
         let harness = try GateHarness()
         harness.lookUp(at: store)
         try store.answer(version: "1.5.0", trackID: 42, released: harness.start, date: harness.start)
         #expect(try harness.use() == .grace)
+        return (harness, store)
+    }
+
+    /// An HTTPS store and a gate three days past its grace, its first use asked for.
+    func pastTheGrace() throws -> (GateHarness, HTTPSStoreOrigin) {
+        let (harness, store) = try inTheGrace()
         harness.time.set(harness.start.addingTimeInterval(33 * day))
         try store.answer(version: "1.5.0", trackID: 42, released: harness.start, date: harness.start.addingTimeInterval(33 * day))
         #expect(try harness.use() == .prompt(5))
@@ -348,11 +354,7 @@ import Testing
     /// year, `Age: 31536000`, moved the gate's clock a year ahead, and an honest user in the grace
     /// was charged 25 days early). A store's answer is not kept for days by a cache that works.
     @Test func anAgeCountsForADayAtMost() throws {
-        let store = try HTTPSStoreOrigin()
-        let harness = try GateHarness()
-        harness.lookUp(at: store)
-        try store.answer(version: "1.5.0", trackID: 42, released: harness.start, date: harness.start)
-        #expect(try harness.use() == .grace)
+        let (harness, store) = try inTheGrace()
         harness.time.set(harness.start.addingTimeInterval(10 * day))
         try store.answer(version: "1.5.0", trackID: 42, released: harness.start, date: harness.start.addingTimeInterval(10 * day), age: 31_536_000)
         let report = try harness.makeGate().check()

@@ -95,11 +95,9 @@ import Testing
         #expect(record.contentHash == (try client.catalog().region("alpha")?.contentHash))
     }
 
-    /// A delta's changes split the pages they land in: a region updated by delta grew past the
-    /// catalog's `installedSize`, which the space checks count on (found by an attack: 1.7× its
-    /// full install after five deltas of a tippecanoe region). Past an eighth over it, the result
-    /// is rewritten compact before it is checked and installed.
-    @Test func aRegionUpdatedByDeltaIsNoLargerThanItsFullInstall() throws {
+    /// A client on version 1 of 21,845 small tiles, and version 2 published with every third tile
+    /// changed: applied to version 1, its delta grows the file about a quarter (page splits).
+    func clientOnAVersionADeltaGrows() throws -> (Client, [TileKey: Data?]) {
         var generator = SeededGenerator(seed: 9)
         let first = DeltaTestFiles.pyramid(maxZoom: 7, png: true, seed: 7)
         var second = first
@@ -112,6 +110,15 @@ import Testing
         try client.sync()
         try publish.writeRegion("alpha.mbtiles", tiles: second, metadata: ["version": "2"])
         try publish.publish()
+        return (client, second)
+    }
+
+    /// A delta's changes split the pages they land in: a region updated by delta grew past the
+    /// catalog's `installedSize`, which the space checks count on (found by an attack: 1.7× its
+    /// full install after five deltas of a tippecanoe region). Past an eighth over it, the result
+    /// is rewritten compact before it is checked and installed.
+    @Test func aRegionUpdatedByDeltaIsNoLargerThanItsFullInstall() throws {
+        let (client, _) = try clientOnAVersionADeltaGrows()
         let outcome = try client.sync()
         guard case .patched = outcome else {
             Issue.record("expected a delta, got \(outcome); notices: \(client.notices)")
@@ -132,18 +139,7 @@ import Testing
     /// installed as it is, and the run says so (found by an attack: silently, and with the room
     /// asked for being the grown file's, more than the copy needs).
     @Test func aGrownResultWithoutRoomToCompactIsInstalledAndSaid() throws {
-        var generator = SeededGenerator(seed: 9)
-        let first = DeltaTestFiles.pyramid(maxZoom: 7, png: true, seed: 7)
-        var second = first
-        for (index, key) in first.keys.sorted().enumerated() where index % 3 == 0 {
-            second[key] = .some(DeltaTestFiles.tileBytes(png: true, size: 300, using: &generator))
-        }
-        try publish.writeRegion("alpha.mbtiles", tiles: first, metadata: ["version": "1"])
-        try publish.publish()
-        let client = try Client(baseURL: origin.baseURL)
-        try client.sync()
-        try publish.writeRegion("alpha.mbtiles", tiles: second, metadata: ["version": "2"])
-        try publish.publish()
+        let (client, second) = try clientOnAVersionADeltaGrows()
         // The disk's own free space, but next to nothing once the delta's result is there.
         let patching = client.directory.patchingPath("alpha")
         client.freeSpace = { _ in FileManager.default.fileExists(atPath: patching) ? 4096 : nil }
