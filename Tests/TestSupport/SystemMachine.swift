@@ -113,9 +113,11 @@ public final class SystemMachine {
     /// Starts the service as its uid (at `time`, a frozen libfaketime time, if given: the clock is
     /// the service's), with `environment` added to its own, and waits for its socket. `prefix`
     /// (such as `prlimit --nofile=1024:1024 --`) runs it.
-    public func startService(at time: String? = nil, environment: [String: String] = [:], prefix: [String] = []) throws {
+    /// - Parameter inner: a command the service runs under once it is its own uid (`env LD_PRELOAD=…`
+    ///   for a library the service alone loads), after `faketime` when `time` is given.
+    public func startService(at time: String? = nil, environment: [String: String] = [:], prefix: [String] = [], inner: [String] = []) throws {
         service?.stop()
-        let faked = time.map { ["/usr/bin/faketime", $0] } ?? []
+        let faked = (time.map { ["/usr/bin/faketime", $0] } ?? []) + inner
         let command = prefix + ["/usr/bin/setpriv", "--reuid=\(Self.serviceUID)", "--regid=\(Self.serviceUID)", "--clear-groups"] + faked
             + [binary, "system-service", "--admin-group", "\(Self.administratorsGroup)"]
         var process = try BackgroundProcess(command[0], Array(command.dropFirst()), environment: serviceEnvironment.merging(environment) { $1 })

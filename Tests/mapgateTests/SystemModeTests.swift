@@ -626,6 +626,58 @@ struct SystemModeTests {
         #expect(waitUntil(timeout: 10) { (try? machine.promptsShown()) == 2 }, "a day of serving went uncounted: \(first.stderr)")
     }
 
+    /// A delivery round a session fails (its `serve` stopped with Ctrl-Z) answers no tile, and a
+    /// tile queued behind it that finds nothing left to deliver starts no day of serving (found by
+    /// an attack: that tile moved the server's day to its moment, so the trick, done before each
+    /// day ended, served for days on one use). The service's clock is the real one plus an offset
+    /// read from a file (libfaketime), moved a day on at the end.
+    @Test func aTileQueuedBehindAFailedRoundStartsNoDay() throws {
+        try startPrompting()
+        let clockFile = machine.work.file("service-clock")
+        let during = 1_801_785_600.0  // 2027-02-05 00:00:00 UTC
+        func setClock(_ offset: Double) throws {
+            try Data("+\(Int(offset))\n".utf8).write(to: URL(fileURLWithPath: clockFile))
+            chmod(clockFile, 0o644)
+        }
+        let offset = during - Date().timeIntervalSince1970
+        try setClock(offset)
+        try machine.startService(
+            environment: ["MAPGATE_GATE_REFRESH_SECONDS": "0.5"],
+            inner: [
+                "/usr/bin/env", "LD_PRELOAD=/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1", "FAKETIME_TIMESTAMP_FILE=\(clockFile)",
+                "FAKETIME_NO_CACHE=1", "FAKETIME_DISABLE_SHM=1",
+            ])
+        let tile = machine.tileServerURL + "/plain/0/0/0.png"
+        func fetch() throws -> String {
+            try runProcess("/usr/bin/curl", ["-s", "-o", "/dev/null", "--max-time", "20", "-w", "%{http_code}", tile]).stdout
+        }
+        let first = try machine.start(["serve"], as: administrator)
+        defer { first.stop() }
+        #expect(first.firstLine() != nil, "\(first.stderr)")
+        #expect(try fetch() == "200")
+        let paid = Date().timeIntervalSince1970
+        #expect(waitUntil(timeout: 10) { (try? machine.promptsShown()) == 1 })
+        let second = try machine.start(["serve"], as: user)
+        defer { second.stop() }
+        #expect(second.firstLine() != nil, "\(second.stderr)")
+        second.signal(SIGTSTP)
+        #expect(waitUntil(timeout: 10) { (try? machine.promptsShown()) == 1 }, "the stopped session's use was not given back")
+        // One tile asks the stopped session and waits for it; another comes meanwhile.
+        let asking = try BackgroundProcess("/usr/bin/curl", ["-s", "-o", "/dev/null", "--max-time", "30", "-w", "%{http_code}", tile])
+        usleep(1_000_000)
+        let queued = try BackgroundProcess("/usr/bin/curl", ["-s", "-o", "/dev/null", "--max-time", "30", "-w", "%{http_code}", machine.tileServerURL + "/plain/1/0/0.png"])
+        #expect(asking.wait(timeout: 40) == 0 && asking.stdout == "503", "\(asking.stdout)")
+        #expect(queued.wait(timeout: 40) == 0, "\(queued.stdout)")
+        second.signal(SIGCONT)
+        second.signal(SIGTERM)
+        // 5 s past the day the first tile paid for (the trick above took longer than that): the
+        // next tile is the next day's use.
+        try setClock(offset + 86_405 - (Date().timeIntervalSince1970 - paid))
+        usleep(1_500_000)
+        #expect(try fetch() == "200")
+        #expect(waitUntil(timeout: 10) { (try? machine.promptsShown()) == 2 }, "the day was moved by a tile that delivered nothing: \(first.stderr)")
+    }
+
     /// The gate is the service's: a user's own clock (faketime), preloaded library, state folder
     /// or restored backup changes nothing, and a closed gate stays closed for everyone.
     @Test func aUsersOwnWorldGivesNothing() throws {

@@ -93,11 +93,13 @@ public final class MachineSessions: ServingUse {
 
     public var isDelivered: Bool { everyDelivered.load(ordering: .acquiring) }
 
-    public func deliver() throws {
+    @discardableResult
+    public func deliver() throws -> Bool {
         rounds.lock()
         defer { rounds.unlock() }
         let pending = entries.withLock { $0.values.filter { !$0.isDelivered }.map(\.session) }
         var failures: [String] = []
+        var delivered = 0
         for session in pending {
             do {
                 try session.deliver(timeout: answerTimeout)
@@ -108,6 +110,7 @@ public final class MachineSessions: ServingUse {
                 }
                 if let count { ownUses.withLock { $0 = max($0 ?? count, count) } }
                 someDelivered.store(true, ordering: .releasing)
+                delivered += 1
             } catch {
                 // Its command ends with the reason; the server no longer counts on it.
                 // Its reason alone: the error thrown below names the server once (found by an
@@ -118,11 +121,16 @@ public final class MachineSessions: ServingUse {
             }
         }
         refresh()
-        // A session that did not deliver may be what kept the server open (the use it held the
-        // last): no tile goes on the other sessions' word this time.
-        guard failures.isEmpty, entries.withLock({ $0.values.contains { $0.isDelivered } }) else {
+        // The tile is answered when this round delivered a use (its day starts now), or when
+        // nothing failed and a session whose use was delivered is open. A session that failed may
+        // be what kept the server open (the use it held the last): with nothing delivered, no tile
+        // goes on the other sessions' word (found by attacks: a `serve` stopped with Ctrl-Z failed
+        // its round; the tile answered then, and one queued behind it, moved the day for nothing;
+        // and an honest session's use delivered in that round started no day).
+        guard delivered > 0 || (failures.isEmpty && entries.withLock({ $0.values.contains { $0.isDelivered } })) else {
             throw MachineSessionError(reason: failures.first ?? L.localized("no 'mapgate serve' or 'mapgate open' is running"))
         }
+        return delivered > 0
     }
 
     /// Every session open now.

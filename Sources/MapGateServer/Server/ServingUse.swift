@@ -9,7 +9,11 @@ public protocol ServingUse: Sendable {
     /// Whether every use concerned has been delivered: one load, asked for every tile.
     var isDelivered: Bool { get }
     /// Delivers what is not delivered yet (the gate's record is told first); throws when it cannot.
-    func deliver() throws
+    /// True when a use was delivered by this call: only then does a day of serving start (found by
+    /// an attack: a call that found nothing left to deliver, queued behind a round that had failed,
+    /// moved the day as a delivery).
+    @discardableResult
+    func deliver() throws -> Bool
     /// The gate as it was when serving started, for the server's monitor.
     var report: GateReport { get }
     /// Whether serving started with a prompted use the monitor counts as the server's own.
@@ -41,5 +45,10 @@ extension ServingUse {
 }
 
 extension GateAuthorization: ServingUse {
-    public func deliver() throws { try deliver {} }
+    @discardableResult
+    public func deliver() throws -> Bool {
+        let before = isDelivered
+        try deliver {}
+        return !before
+    }
 }

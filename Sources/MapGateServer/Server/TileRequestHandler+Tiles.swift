@@ -122,15 +122,16 @@ extension TileRequestHandler {
             // from it, `curl --max-time`) would get nothing for the use: the connection is
             // closed instead, and the use waits for a tile that reaches someone (found by an
             // attack: the first tile, answered to a closed connection, delivered the use).
+            // (A client that only shut down its sending side, as `nc -N` does, reads the reason.)
             if request.clientHasGone() {
-                var gone = HTTPServerResponse.drop
+                var gone = text(503, "this connection was closed for sending before its first tile was answered; ask again on a connection kept open\n", cors: true)
+                gone.closesConnection = true
                 gone.label = Self.unheldTileLabel
                 return gone
             }
             do {
-                try use.deliver()
-                // Its day of serving runs from now (the monitor reads it).
-                service.gate.recordStartDelivered()
+                // Its day of serving runs from a use delivered now (the monitor reads it).
+                if try use.deliver() { service.gate.recordStartDelivered() }
             } catch {
                 let message = "the update gate cannot be checked (\(errorMessage(error))); tiles are withheld until it can"
                 var refusal = json(503, document: ServerDocument.Refusal.gateUnavailable(message: message), cors: true)
