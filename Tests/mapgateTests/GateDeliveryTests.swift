@@ -128,6 +128,8 @@ import Glibc
         #expect(result.status == 74, "\(result.stderr)")
         #expect(reader.wait() == 0)
         #expect(try promptsShown() == before + 1, "\(result.stderr)")
+        // And says so: a run tried again costs another use.
+        #expect(result.stderr.contains("(its use was counted: the first bytes had gone out)"), "\(result.stderr)")
     }
 
     @Test func aClosedStandardOutputCostsNothing() throws {

@@ -96,7 +96,7 @@ struct ExportCommand: Command {
                 var delivered = false
                 var size = 0
                 // A signal after the delivery lets the archive be written to its end, as for `tile`.
-                return try SignalRouter.finishingOutput(console: context.console) { isDelivered in
+                return try GateGuard.sayingWhenCounted(authorization) { try SignalRouter.finishingOutput(console: context.console) { isDelivered in
                     try PMTilesWriter.write(
                         store, metadata: metadata, format: format, scratchDirectory: scratch, path: name, announcing: { size = Int(clamping: $0) }
                     ) { data in
@@ -114,7 +114,7 @@ struct ExportCommand: Command {
                             })
                         delivered = true
                     }
-                }
+                } }
             }
         }
         guard let summary else { return GateGuard.updateChosenCode(context) }

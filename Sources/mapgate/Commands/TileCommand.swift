@@ -51,7 +51,7 @@ struct TileCommand: Command {
                 // (OutputDestination.write): a reader that takes most of a large tile and then
                 // breaks the write off has had it. A signal after the delivery lets the tile be
                 // written to its end (SignalRouter.finishingOutput).
-                try SignalRouter.finishingOutput(console: context.console) { delivered in
+                try GateGuard.sayingWhenCounted(authorization) { try SignalRouter.finishingOutput(console: context.console) { delivered in
                     try destination.write(
                         tile, waiting: { context.console.note(OutputDestination.waitingNote($0)) }, stallLimit: context.outputStallLimit,
                         willDeliver: { faults.reached("delivering") },
@@ -62,7 +62,7 @@ struct TileCommand: Command {
                             }
                             faults.reached("delivered")
                         })
-                }
+                } }
             }
         }
         return ran == nil ? GateGuard.updateChosenCode(context) : ExitCode.success
