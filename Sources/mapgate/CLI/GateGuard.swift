@@ -35,9 +35,6 @@ enum GateGuard {
         return result
     }
 
-    /// The code of a run whose user chose "update now" at the question: 0, or, for the system
-    /// service's command whose output its caller relays to a file, the code that tells the caller
-    /// to leave that file alone (``SystemService/Settings/declinedExitCode``).
     /// Runs `body`, the writing of a use's output: an output that fails once the use was delivered
     /// (a FIFO's reader gone after the first bytes) says that the use was counted, so that a run
     /// tried again knows it costs another (found by an attack: exit 74 said nothing of it).
@@ -50,6 +47,9 @@ enum GateGuard {
         }
     }
 
+    /// The code of a run whose user chose "update now" at the question: 0, or, for the system
+    /// service's command whose output its caller relays to a file, the code that tells the caller
+    /// to leave that file alone (``SystemService/Settings/declinedExitCode``).
     static func updateChosenCode(_ context: Context) -> Int32 {
         context.environment[SystemService.Settings.relayedOutputVariable] == "1" && (try? context.isSystemService()) == true
             ? SystemService.Settings.declinedExitCode : ExitCode.success
