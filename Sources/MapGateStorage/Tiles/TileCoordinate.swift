@@ -23,8 +23,10 @@ public struct TileCoordinate: Sendable, Equatable, CustomStringConvertible {
     public static let defaultMaximumZoom = 14
 
     /// The row of XYZ row `y` at zoom `z` in the TMS scheme MBTiles files use (y from the south),
-    /// and back: the one flip.
-    public static func flippedRow(_ y: Int, zoom z: Int) -> Int { (1 << z) - 1 - y }
+    /// and back: the one flip. Total, in wrapping arithmetic: a file's rows and zooms can be any
+    /// integers (found by the fuzzer: zoom 63 trapped on overflow while reading every tile), and
+    /// flipping twice still gives the row back.
+    public static func flippedRow(_ y: Int, zoom z: Int) -> Int { (1 << z) &- 1 &- y }
 
     /// This tile's row in an MBTiles file.
     public var tmsRow: Int { Self.flippedRow(y, zoom: z) }

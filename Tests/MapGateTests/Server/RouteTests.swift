@@ -41,4 +41,13 @@ import Testing
         #expect((coordinate != nil) == valid, "\(z)/\(x)/\(y)")
         if let coordinate { #expect(coordinate.description == "\(z)/\(x)/\(y)") }
     }
+
+    /// A file's rows and zooms can be any integers: the flip never traps, and flipping twice gives
+    /// the row back (found by the fuzzer: zoom 63 overflowed while every tile was read;
+    /// `Fuzz/corpus/mbtiles/zoom-past-63.mbtiles`).
+    @Test(arguments: [(3, 63), (Int.min, 63), (Int.max, 0), (0, 64), (5, -1), (2, 2), (Int.min, Int.min)])
+    func theRowFlipIsTotal(row: Int, zoom: Int) {
+        #expect(TileCoordinate.flippedRow(TileCoordinate.flippedRow(row, zoom: zoom), zoom: zoom) == row)
+        #expect(TileCoordinate.flippedRow(2, zoom: 2) == 1)
+    }
 }
