@@ -237,7 +237,7 @@ private final class Transfer {
             if let location = headers.last(where: { $0.name.lowercased() == "location" })?.value, !location.isEmpty {
                 // At most 200 code points (found by an attack: 200 characters of 450 combining
                 // marks each printed a 90 KB line).
-                let shown = location.unicodeScalars.count > 200 ? String(String.UnicodeScalarView(location.unicodeScalars.prefix(200))) + "…" : location
+                let shown = TerminalText.capped(location, codePoints: 200)
                 let target = location.lowercased()
                 if !target.hasPrefix("http:") && !target.hasPrefix("https:") {
                     message = L.localized("the server redirected to %1$s, which mapgate does not follow (only http and https)", shown)

@@ -110,6 +110,15 @@ public enum TerminalText {
         return kept + "…"
     }
 
+    /// `text` with at most `codePoints` Unicode scalars, and "…" where it was cut: text from
+    /// outside quoted in a message, bounded by what it holds, not by its characters (one
+    /// character may hold any number of combining marks: found by attacks, a line of megabytes).
+    public static func capped(_ text: String, codePoints: Int) -> String {
+        let scalars = text.unicodeScalars
+        guard scalars.count > codePoints else { return text }
+        return String(String.UnicodeScalarView(scalars.prefix(codePoints))) + "…"
+    }
+
     /// glibc's built-in UTF-8 locale, made once (nil when the C library has none). Safe to
     /// share: never changed or freed, only handed to `uselocale` on the calling thread.
     nonisolated(unsafe) private static let utf8Locale = newlocale(LC_CTYPE_MASK, "C.UTF-8", nil)

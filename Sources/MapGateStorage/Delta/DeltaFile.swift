@@ -29,7 +29,7 @@ struct DeltaFile {
             // values are not 32 hex digits and end up here. Quoted cut short (found by an attack: a
             // million-character value made a line of a megabyte).
             guard value.count == 32, value.allSatisfy(\.isHexDigit) else {
-                let shown = value.unicodeScalars.count > 64 ? String(String.UnicodeScalarView(value.unicodeScalars.prefix(64))) + "…" : value
+                let shown = TerminalText.capped(value, codePoints: 64)
                 throw DeltaError(path: path, reason: .notADelta(L.localized("%1$s is \"%2$s\", not an MD5 hash", key, shown)))
             }
             hashes.append(value.uppercased())

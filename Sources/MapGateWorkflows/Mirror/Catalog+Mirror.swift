@@ -21,10 +21,7 @@ extension Catalog {
             manifest.leftOut.map { entry in
                 // Counted in code points: a character can hold any number of them (found by an
                 // attack: one letter with three million accents passed a cap of characters).
-                let reason = TerminalText.inline(entry.reason)
-                let scalars = reason.unicodeScalars
-                let bounded = scalars.count > 200 ? String(String.UnicodeScalarView(scalars.prefix(200))) + "…" : reason
-                return (entry.id, L.localized("the mirror says: %1$s", bounded))
+                (entry.id, L.localized("the mirror says: %1$s", TerminalText.capped(TerminalText.inline(entry.reason), codePoints: 200)))
             }, uniquingKeysWith: { first, _ in first })
         let heldDeltas = Set(manifest.deltas.map { "\($0.id) \($0.sha256)" })
         copy.regions = []
