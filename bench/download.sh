@@ -49,6 +49,24 @@ hyperfine --runs "$runs" --export-json "$work/hyperfine.json" \
 
 rm -rf "$work/data" "$work/state"
 /usr/bin/time -f "%M" -o "$work/rss" "$mapgate" sync big --quiet --config "$work/config.json" --data-dir "$work/data"
+
+# What one sync has the disk write, by the device's own count of sectors written (field 7 of
+# /sys/class/block/DEV/stat; other writers on the machine count too): the region's file must
+# reach the disk before it is installed, and nothing else need.
+disk=/sys/class/block/$(basename "$(df --output=source "$work" | tail -1)")/stat
+disk_written() {
+  rm -rf "$work/data" "$work/state"
+  sync
+  local before after
+  before=$(awk '{print $7}' "$disk")
+  "$1" sync big --quiet --config "$work/config.json" --data-dir "$work/data"
+  after=$(awk '{print $7}' "$disk")
+  echo "$2 had the disk write $(((after - before) * 512 / 1000000)) MB (the installed file: $(($(stat -c %s "$work/data/regions/big.mbtiles") / 1000000)) MB)"
+}
+if [ -r "$disk" ]; then
+  disk_written "$mapgate" mapgate
+  if [ -n "${MAPGATE_BEFORE:-}" ]; then disk_written "$MAPGATE_BEFORE" mapgate-before; fi
+fi
 python3 - "$work/hyperfine.json" "$work/rss" <<'PY'
 import json, sys
 results = {r["command"]: r for r in json.load(open(sys.argv[1]))["results"]}

@@ -37,8 +37,11 @@ public struct TilesetHash: Sendable, Equatable, CustomStringConvertible {
     /// `timeLimit` (seconds) says otherwise.
     /// `immutable`: see ``SQLiteDatabase/Mode/immutable`` (no side files beside a WAL-mode input).
     /// `bombCheck`: how far each compressed tile is looked into (``GzipBombCheck/Depth``).
+    /// `declaredHex`: the tiles are checked and counted as always, but not digested, and the hash
+    /// is this one (``TilesetHasher/init(declaredHex:)``): for a file whose bytes a signed SHA-256
+    /// pins, where whoever signed it computed the hash (MD5 is most of the pass's time).
     public static func compute(
-        ofFileAt path: String, timeLimit: Double? = nil, immutable: Bool = false, bombCheck: GzipBombCheck.Depth = .trailer
+        ofFileAt path: String, timeLimit: Double? = nil, immutable: Bool = false, bombCheck: GzipBombCheck.Depth = .trailer, declaredHex: String? = nil
     ) throws -> TilesetHash {
         guard FileManager.default.fileExists(atPath: path) else {
             throw DeltaError(path: path, reason: .missingFile)
@@ -52,7 +55,7 @@ public struct TilesetHash: Sendable, Equatable, CustomStringConvertible {
         let size = Int(FileManager.default.sizeOfItem(atPath: path))
         do {
             return try database.withTimeLimit(timeLimit ?? SQLiteDatabase.timeLimit(forPassOver: size)) {
-                try compute(in: database, schema: "main", path: path, maximumRows: max(16, size / 4), bombCheck: bombCheck)
+                try compute(in: database, schema: "main", path: path, maximumRows: max(16, size / 4), bombCheck: bombCheck, declaredHex: declaredHex)
             }
         } catch let error as SQLiteError {
             throw DeltaError(path: path, reason: .unsupported(error.message))
@@ -62,7 +65,8 @@ public struct TilesetHash: Sendable, Equatable, CustomStringConvertible {
     /// Hashes `schema.tiles` on an open connection (the main database or an attached one), inside
     /// whatever transaction is open, so that it sees uncommitted changes.
     static func compute(
-        in database: SQLiteDatabase, schema: String, path: String, maximumRows: Int = .max, bombCheck: GzipBombCheck.Depth = .trailer
+        in database: SQLiteDatabase, schema: String, path: String, maximumRows: Int = .max, bombCheck: GzipBombCheck.Depth = .trailer,
+        declaredHex: String? = nil
     ) throws -> TilesetHash {
         try TileStoreLayout.requireMBTiles(in: database, schema: schema, path: path)
         let statement = try database.prepare(
@@ -71,7 +75,7 @@ public struct TilesetHash: Sendable, Equatable, CustomStringConvertible {
                    typeof(tile_data) IN ('integer', 'real')
             FROM "\(schema)".tiles ORDER BY zoom_level, tile_column, tile_row
             """)
-        let hasher = try TilesetHasher()
+        let hasher = try TilesetHasher(declaredHex: declaredHex)
         var rows = 0
         var previous: (z: Int64, x: Int64, y: Int64)?
         while try statement.step() {

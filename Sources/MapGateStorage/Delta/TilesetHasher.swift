@@ -7,16 +7,22 @@ import FoundationEssentials
 /// The hash is MD5 over, for each tile in order, the decimal text of `zoom_level`, `tile_column`
 /// and `tile_row` followed by the `tile_data` bytes, with no separators (a NULL `tile_data`
 /// contributes nothing). See ``TilesetHash``. Not `Sendable`: it owns a digest context.
+///
+/// Made with a `declaredHex`, it counts the tiles but digests nothing and gives that hash: for
+/// tiles whose bytes are already pinned by a signed SHA-256 (a full package's), where the hash
+/// was computed by whoever signed it.
 public final class TilesetHasher {
-    private let md5: MD5Hasher
+    private let md5: MD5Hasher?
+    private let declaredHex: String?
     private var last: (zoom: Int, column: Int, row: Int)?
     public private(set) var tileCount = 0
     public private(set) var nullTileCount = 0
     /// The first tile with a NULL `tile_data`, as `z/x/y` (TMS row), if any.
     public private(set) var firstNullTile: String?
 
-    public init() throws {
-        md5 = try MD5Hasher()
+    public init(declaredHex: String? = nil) throws {
+        md5 = declaredHex == nil ? try MD5Hasher() : nil
+        self.declaredHex = declaredHex?.uppercased()
     }
 
     /// Adds one tile. `row` is the TMS row as MBTiles stores it; `data` nil stands for a NULL
@@ -29,12 +35,13 @@ public final class TilesetHasher {
                         + "tiles must come in increasing (zoom_level, tile_column, tile_row) order, each once"))
         }
         last = (zoom, column, row)
-        for number in [zoom, column, row] {
-            try Array(String(number).utf8).withUnsafeBytes { try md5.update($0) }
+        if let md5 {
+            for number in [zoom, column, row] {
+                try Array(String(number).utf8).withUnsafeBytes { try md5.update($0) }
+            }
+            try data?.withUnsafeBytes { try md5.update($0) }
         }
-        if let data {
-            try data.withUnsafeBytes { try md5.update($0) }
-        } else {
+        if data == nil {
             nullTileCount += 1
             if firstNullTile == nil { firstNullTile = "\(zoom)/\(column)/\(row)" }
         }
@@ -44,8 +51,10 @@ public final class TilesetHasher {
     /// Adds the row a statement stands on: columns 0–2 are the coordinates already rendered as
     /// text by SQLite, column 3 is `tile_data`. The statement's ORDER BY guarantees the order.
     func addRow(of statement: SQLiteStatement) throws {
-        for column in Int32(0)..<4 {
-            try statement.withBlob(column) { try md5.update($0) }
+        if let md5 {
+            for column in Int32(0)..<4 {
+                try statement.withBlob(column) { try md5.update($0) }
+            }
         }
         if statement.isNull(3) {
             nullTileCount += 1
@@ -56,7 +65,7 @@ public final class TilesetHasher {
 
     /// The hash of everything added so far. The hasher starts afresh afterwards.
     public func finalize() throws -> TilesetHash {
-        let hash = TilesetHash(hex: try md5.finalizeHex(), tileCount: tileCount, nullTileCount: nullTileCount, firstNullTile: firstNullTile)
+        let hash = TilesetHash(hex: try md5?.finalizeHex() ?? declaredHex ?? TilesetHash.emptyHex, tileCount: tileCount, nullTileCount: nullTileCount, firstNullTile: firstNullTile)
         last = nil
         firstNullTile = nil
         tileCount = 0

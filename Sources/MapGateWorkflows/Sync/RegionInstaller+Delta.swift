@@ -82,7 +82,7 @@ extension RegionInstaller {
                 region: region.id, reason: L.localized("the delta gives tiles with hash %1$s, the catalog declares %2$s", "\(summary.targetHash)", "\(expected)"), kind: .badData)
         }
         let result = compactedIfGrown(patched, region: region, notice: notice)
-        try checkAndInstall(result, expectedContentHash: summary.targetHash, from: "the delta", delta: package.sha256, region: region, stage: stage, deliver: deliver)
+        try checkAndInstall(result, contentHash: .computed(mustBe: summary.targetHash), from: "the delta", delta: package.sha256, region: region, stage: stage, deliver: deliver)
         keepDelta(package)
         downloader.discardPartial(package, in: directory)
         return .patched(version: region.version, previous: previous.version, downloaded: delta.size - download.resumedFrom, fullSize: region.size)

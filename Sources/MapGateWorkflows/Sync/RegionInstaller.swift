@@ -123,11 +123,12 @@ public final class RegionInstaller {
         stage(.downloading)
         let download = try downloader.download(region.package, into: directory, progress: progress)
         do {
-            // A catalog that names the version's tiles (contentHash) gets exactly those, by
-            // whichever path: the same version never means different tiles on two machines.
+            // The package's bytes are the signed catalog's (its SHA-256 was checked as it
+            // streamed in), so its tiles are those the publisher hashed: the catalog's
+            // contentHash is recorded, not computed again (``ContentHash/declared(_:)``).
             try checkAndInstall(
-                download.outputPath, expectedContentHash: region.contentHash, from: "the package", region: region, stage: stage,
-                deliver: authorization.deliver)
+                download.outputPath, contentHash: region.contentHash.map { .declared($0) } ?? .computed(mustBe: nil), from: "the package",
+                region: region, stage: stage, deliver: authorization.deliver)
         } catch {
             try? FileManager.default.removeItem(atPath: download.outputPath)
             if (error as? RegionError)?.kind == .badData { downloader.discardPartial(region.package, in: directory) }
@@ -298,23 +299,38 @@ public final class RegionInstaller {
     /// A use's delivery step (``GateAuthorization/deliver(_:)``).
     typealias Delivery = (() throws -> Void) throws -> Void
 
-    /// Validates the file at `path`, takes its SHA-256 and fsyncs it while another thread hashes
-    /// its tiles (each reads the whole file, on its own core), checks the tiles' hash when one is
-    /// expected (the catalog's `contentHash`), then installs it. `source` names where the file
-    /// came from, for the error; `delta` is the SHA-256 of the delta that gave it, if one did.
+    /// Where the recorded content hash of a new file's tiles comes from.
+    enum ContentHash {
+        /// Computed from its tiles; when `mustBe` names one (the catalog's, for a delta's result),
+        /// the file is refused unless its tiles give it.
+        case computed(mustBe: String?)
+        /// The catalog's, for a full package: its bytes are the ones the signed catalog's SHA-256
+        /// names, so its tiles are the ones the publisher hashed. Hashing them again (MD5, a
+        /// serial pass at about 600 MB/s: most of the check's time) could only find the
+        /// publisher at odds with itself, which a later delta's result check still finds.
+        case declared(String)
+    }
+
+    /// Validates the file at `path` on this thread while others fsync it (waiting for the disk
+    /// from the start, not after the checks), take its SHA-256 and pass over its tiles
+    /// (checked, counted and, unless the catalog's hash is taken, hashed), each reading the whole
+    /// file; checks the tiles' hash when one is expected, then installs it. `source` names where
+    /// the file came from, for the error; `delta` is the SHA-256 of the delta that gave it, if one did.
     func checkAndInstall(
-        _ path: String, expectedContentHash: String?, from source: String, delta: String? = nil, region: CatalogRegion, stage: (Stage) -> Void,
+        _ path: String, contentHash: ContentHash, from source: String, delta: String? = nil, region: CatalogRegion, stage: (Stage) -> Void,
         deliver: Delivery
     ) throws {
         stage(.validating)
         let wasWAL = try Self.leaveWAL(path, region: region)
-        // The tiles' hash on another thread (its own read-only connection) while the file is
-        // validated: both read the whole file. On a failure here the job is left to finish on
-        // its own, on a file the caller removes.
-        let content = BackgroundJob<TilesetHash> { try TilesetHash.compute(ofFileAt: path) }
+        // Each job on its own read-only descriptor or connection. On a failure here they are
+        // left to finish on their own, on a file the caller removes.
+        let declared: String? = if case .declared(let hex) = contentHash { hex } else { nil }
+        let flushed = BackgroundJob<Void> { try Self.flush(path, region: region) }
+        let content = BackgroundJob<TilesetHash> { try TilesetHash.compute(ofFileAt: path, declaredHex: declared) }
+        let sha256 = BackgroundJob<String> { try SHA256Hasher.hex(ofFileAt: path) }
         let details = try Self.validate(path, against: region)
-        let fileHash = try SHA256Hasher.hex(ofFileAt: path)
-        try Self.flush(path, region: region)
+        let fileHash = try sha256.wait()
+        try flushed.wait()
         let tiles: TilesetHash
         do {
             tiles = try content.wait()
@@ -324,7 +340,7 @@ public final class RegionInstaller {
         if let problem = tiles.nullTileProblem {
             throw RegionError(region: region.id, reason: L.localized("invalid package: %1$s", "\(problem)"), kind: .badData)
         }
-        if let expectedContentHash, tiles.hex.uppercased() != expectedContentHash.uppercased() {
+        if case .computed(mustBe: let expectedContentHash?) = contentHash, tiles.hex.uppercased() != expectedContentHash.uppercased() {
             throw RegionError(
                 region: region.id, reason: L.localized("%1$s gave tiles with hash %2$s, not the %3$s the catalog declares (contentHash)", "\(source)", "\(tiles.hex)", "\(expectedContentHash)"),
                 kind: .badData)

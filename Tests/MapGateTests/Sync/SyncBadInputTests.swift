@@ -12,11 +12,15 @@ import Testing
         harness = try SyncHarness()
     }
 
-    /// Offers a package made from `tiles` and `metadata` as region `id` and syncs it; returns the error text.
-    func syncError(_ id: String, tiles: [TileKey: Data?], metadata: [String: String?], format: String, maxzoom: Int = 14) throws -> String {
+    /// Offers a package made from `tiles` and `metadata` as region `id` and syncs it; returns the
+    /// error text. `contentHash`: the catalog declares this hash of the tiles.
+    func syncError(
+        _ id: String, tiles: [TileKey: Data?], metadata: [String: String?], format: String, maxzoom: Int = 14, contentHash: String? = nil
+    ) throws -> String {
         let path = harness.work.file("\(id).source.mbtiles")
         try DeltaTestFiles.write(path, tiles: tiles, metadata: metadata)
-        try harness.builder.add(id: id, source: path, format: format, minzoom: 0, maxzoom: maxzoom)
+        try harness.builder.add(
+            id: id, source: path, format: format, minzoom: 0, maxzoom: maxzoom, overrides: contentHash.map { ["contentHash": $0] } ?? [:])
         do {
             try harness.sync(id)
             return ""
@@ -38,10 +42,13 @@ import Testing
         #expect(try String(contentsOfFile: harness.directory.regionsPath, encoding: .utf8) == "x")
     }
 
-    @Test func aNullTileIsRefusedNamingRegionAndTile() throws {
+    /// Also when the catalog declares the tiles' hash, and they are not hashed again: the pass
+    /// over them still checks them.
+    @Test(arguments: [nil, "0123456789ABCDEF0123456789ABCDEF"])
+    func aNullTileIsRefusedNamingRegionAndTile(contentHash: String?) throws {
         var tiles = DeltaTestFiles.pyramid(maxZoom: 2, png: true, seed: 1)
         tiles[TileKey(1, 0, 1)] = .some(nil)
-        let message = try syncError("holes", tiles: tiles, metadata: ["format": "png"], format: "png")
+        let message = try syncError("holes", tiles: tiles, metadata: ["format": "png"], format: "png", contentHash: contentHash)
         #expect(message.contains("region holes: invalid package: tile 1/0/1 (z/x/TMS row) has no data: its tile_data is NULL"), "\(message)")
         #expect(try harness.library.installed().isEmpty)
         #expect(!harness.leftovers.contains { $0.contains("installing") }, "\(harness.leftovers)")

@@ -1,5 +1,6 @@
 import Foundation
 import MapGate
+import TestSupport
 import Testing
 
 /// The string, path, date and error helpers that replace Foundation's: the same results.
@@ -128,5 +129,27 @@ import Testing
         let reader = try #require(UnixFile(forReadingAtPath: "/proc/self/cmdline"))
         #expect(try reader.readToEnd()?.isEmpty == false)
         #expect(try reader.read(upToCount: 10) == nil)
+    }
+
+    /// A file already as long as asked is not truncated again: on ext4 a truncate to 0, even of
+    /// an empty file, has the whole file written to disk when it is closed (`auto_da_alloc`), which
+    /// wrote every new download's partial file out for nothing (issue 42, item 3). Seen here by
+    /// the file's modification time, which `ftruncate` always sets.
+    @Test func truncatingAFileToItsOwnLengthLeavesItAlone() throws {
+        let work = try TemporaryDirectory()
+        let path = work.file("partial")
+        #expect(FileManager.default.createFile(atPath: path, contents: Data()))
+        var past = [timeval(tv_sec: 1_000_000_000, tv_usec: 0), timeval(tv_sec: 1_000_000_000, tv_usec: 0)]
+        #expect(utimes(path, &past) == 0)
+        let file = try #require(UnixFile(forWritingAtPath: path))
+        try file.truncate(atOffset: 0)
+        var status = stat()
+        #expect(stat(path, &status) == 0 && status.st_mtim.tv_sec == 1_000_000_000, "an empty file was truncated")
+
+        try file.write(contentsOf: Data("bytes".utf8))
+        try file.truncate(atOffset: 0)
+        #expect(stat(path, &status) == 0 && status.st_size == 0 && status.st_mtim.tv_sec != 1_000_000_000)
+        try file.write(contentsOf: Data("b".utf8))
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "b", "written where the cut was")
     }
 }
