@@ -47,6 +47,26 @@ import Glibc
         #expect(!after.stderr.contains("damaged"))
     }
 
+    /// A catalog at odds with its own package (its `contentHash` is not the package's tiles): a
+    /// full package is installed on the catalog's word (issue 42, item 3), and `verify` hashes the
+    /// tiles and says the publisher is at fault (65), not that the file is damaged: no advice to
+    /// install it again, which would give the same tiles, and `list` calls nothing damaged.
+    @Test func verifySaysACatalogAtOddsWithItsPackageIsThePublishers() throws {
+        try workspace.builder.add(
+            id: "geo", source: try TestPaths.shared("mbtiles/mbtileserver-geography-class-png.mbtiles"), format: "png",
+            overrides: ["contentHash": "0123456789ABCDEF0123456789ABCDEF"])
+        try workspace.builder.write()
+        #expect(try mapgate.run(["sync", "geo"]).status == 0)
+        let verify = try mapgate.run(["verify", "geo"])
+        #expect(verify.status == 65)
+        #expect(verify.stderr.hasPrefix("error: region geo: its tiles hash to "), "\(verify.stderr)")
+        #expect(verify.stderr.contains("not the 0123456789ABCDEF0123456789ABCDEF its catalog declared (contentHash)"), "\(verify.stderr)")
+        #expect(!verify.stderr.contains("damaged") && !verify.stderr.contains("installs it again"), "\(verify.stderr)")
+        let json = try MapGateBinary.json(try mapgate.run(["verify", "geo", "--json"]).stdout)
+        #expect(json["ok"] as? Bool == false && json["unreadable"] as? Bool == false)
+        #expect(try MapGateBinary.json(try mapgate.run(["list", "--json"]).stdout)["damaged"] is NSNull)
+    }
+
     /// Found by an attack: one byte of an installed file changed in place, its size, inode and
     /// time kept (as rot on a disk leaves them): `verify` called it damaged and advised `sync geo`,
     /// which said "up to date" (it trusts the stamp), and `mirror` left it out blaming gzip

@@ -193,11 +193,18 @@ public final class RegionLibrary {
         /// known about its bytes, and installing it again would not help (found by an attack: a
         /// failing drive's EIO was reported as a damaged region, with the advice to sync it).
         public var isUnreadable = false
+        /// The bytes are the ones installed, but their tiles are not the `contentHash` recorded,
+        /// which was the catalog's word for a full package (not hashed at install): the
+        /// publisher's package and catalog disagree, and installing it again would change nothing.
+        public var tilesAreNotTheCatalogs = false
         public var isIntact: Bool { problem == nil }
     }
 
-    /// Checks a region's file: present, same size and SHA-256 as recorded at install, and SQLite's
-    /// integrity check passes. Nil when it is not installed (or was removed while it was checked).
+    /// Checks a region's file: present, same size and SHA-256 as recorded at install, SQLite's
+    /// integrity check passes, and its tiles hash to the recorded `contentHash` (computed on
+    /// another thread beside the SHA-256: for a full package that hash is the catalog's, taken at
+    /// install without hashing the tiles). Nil when it is not installed (or was removed while it
+    /// was checked).
     ///
     /// `verify` takes no lock, so a writer may be half-way when it looks: `remove` deletes the file
     /// before the record, `sync` renames a new file in before it saves the record. So a problem
@@ -270,11 +277,21 @@ public final class RegionLibrary {
         // A file a writer deletes between the look above and these reads is a problem found, looked
         // at again by `verify` (found by an attack: "cannot read … to hash it", 74).
         do {
+            let tiles = record.contentHash.map { _ in BackgroundJob<TilesetHash> { try TilesetHash.compute(ofFileAt: path) } }
             let hash = try SHA256Hasher.hex(ofFileAt: path)
             guard hash == record.sha256 else {
                 return Verification(region: record, problem: L.localized("SHA-256 is %1$s, %2$s was installed", "\(hash)", "\(record.sha256)"), bytesDiffer: true)
             }
             try MBTilesFile(path: path).checkIntegrity()
+            // The bytes are the ones installed, so a hash that fails to come is not held against them.
+            if let recorded = record.contentHash, let computed = try? tiles?.wait(), computed.hex != recorded.uppercased() {
+                return Verification(
+                    region: record,
+                    problem: L.localized(
+                        "its tiles hash to %1$s, not the %2$s its catalog declared (contentHash) when it was installed: the publisher's package and catalog disagree, and installing it again would give the same tiles (tell the publisher)",
+                        computed.hex, recorded),
+                    tilesAreNotTheCatalogs: true)
+            }
         } catch let error as MBTilesError {
             return Verification(region: record, problem: error.reason)
         } catch {

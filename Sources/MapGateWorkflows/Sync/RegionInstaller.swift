@@ -88,6 +88,17 @@ public final class RegionInstaller {
             notice(L.localized("region %1$s: the installed file is not the one recorded for version %2$s (%3$s); downloading the full package instead of a delta", region.id, previous.version, reason))
             deltaBase = nil
         }
+        if let previous = deltaBase, !isDamaged, usableDelta(for: region, installed: previous) == nil, let recorded = previous.contentHash,
+            let other = region.deltas.first(where: { $0.fromVersion == previous.version }), other.fromHash.uppercased() != recorded.uppercased()
+        {
+            // Said, not skipped in silence (found by an attack): the delta is for other tiles than
+            // the record's, which for a full package is its catalog's word (a publisher whose
+            // package and catalog disagree makes every delta from that version miss).
+            notice(
+                L.localized(
+                    "region %1$s: the catalog's delta from %2$s is for tiles %3$s, and the installed %2$s's are recorded as %4$s; downloading the full package",
+                    region.id, previous.version, other.fromHash.uppercased(), recorded))
+        }
         var deltaFailure: (any Error)?
         if let previous = deltaBase, !isDamaged, let delta = usableDelta(for: region, installed: previous) {
             do {

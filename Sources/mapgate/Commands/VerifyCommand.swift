@@ -8,7 +8,9 @@ struct VerifyCommand: Command {
     static let name = "verify"
     static let abstract = L.localized("Check installed regions against the hash recorded at install")
     static let arguments = "[REGION...]"
-    static let discussion = L.localized("Checks each region's size, SHA-256 and SQLite integrity. Exit 65 when one is damaged, 74 when one cannot be read (a permission, a failing disk: nothing is changed).")
+    static let discussion = L.localized(
+        "Checks each region's size, SHA-256, SQLite integrity and tiles' hash. Exit 65 when one is damaged or its tiles are not the ones its catalog declared, 74 when one cannot be read (a permission, a failing disk: nothing is changed)."
+    )
     let regions: [String]
 
     init(parsing arguments: ParsedArguments) throws {
@@ -48,6 +50,9 @@ struct VerifyCommand: Command {
                     Line(
                         region: id, version: result.region.version, ok: result.isIntact, problem: result.problem, unreadable: result.isUnreadable,
                         contentHash: result.region.contentHash))
+            } else if let problem = result.problem, result.tilesAreNotTheCatalogs {
+                // Not called damaged, and no advice to install it again: the same package gives the same tiles.
+                context.console.error(L.localized("region %1$s: %2$s", "\(id)", "\(problem)"))
             } else if let problem = result.problem, result.isUnreadable {
                 // Not called damaged, and no advice to install it again: that would not help.
                 context.console.error(L.localized("region %1$s: cannot be checked: %2$s (nothing was changed; check the disk or the permissions, then verify again)", "\(id)", "\(problem)"))

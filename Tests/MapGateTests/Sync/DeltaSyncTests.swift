@@ -186,7 +186,8 @@ import Testing
         try client.state.database.execute("UPDATE regions SET content_hash = '00000000000000000000000000000000'")
         try publishVersions(from: 2, upTo: 2)
         guard case .installed = try client.sync() else { Issue.record("expected the full package"); return }
-        #expect(client.notices.isEmpty)  // no delta matched: nothing to fall back from
+        // No delta matched: nothing to fall back from, but why no delta was used is said.
+        #expect(client.notices.count == 1 && client.notices[0].contains("recorded as 00000000000000000000000000000000"), "\(client.notices)")
     }
 
     /// A catalog that does not name the result's content hash gets no delta used: a delta for an
@@ -287,6 +288,27 @@ import Testing
         try publishVersions(from: 2, upTo: 2)
         let catalog = try client.catalog()
         return (client, catalog, try #require(catalog.regions.firstIndex { $0.id == "alpha" }))
+    }
+
+    /// A region installed from a catalog at odds with its own package (its `contentHash` is not
+    /// the package's tiles, and a full package's is recorded without hashing them) cannot take the
+    /// delta `publish` makes from it, which names the tiles' real hash: the full package comes,
+    /// and the run says why instead of skipping the delta in silence (found by an attack).
+    @Test func aDeltaForOtherTilesThanTheRecordsIsSaid() throws {
+        try publishVersions(upTo: 1)
+        let client = try Client(baseURL: origin.baseURL)
+        var first = try client.catalog()
+        let index = try #require(first.regions.firstIndex { $0.id == "alpha" })
+        first.regions[index].contentHash = "0123456789ABCDEF0123456789ABCDEF"
+        try client.sync(catalog: first)
+        try publishVersions(from: 2, upTo: 2)
+        let delta = try #require(try client.catalog().region("alpha")?.deltas.first)
+        let outcome = try client.sync()
+        guard case .installed(version: "2", previous: "1", _, _) = outcome else { Issue.record("expected the full package, got \(outcome)"); return }
+        #expect(
+            client.notices == [
+                "region alpha: the catalog's delta from 1 is for tiles \(delta.fromHash.uppercased()), and the installed 1's are recorded as 0123456789ABCDEF0123456789ABCDEF; downloading the full package"
+            ], "\(client.notices)")
     }
 
     /// Each bad delta is refused quickly (a view without end included) and the full package

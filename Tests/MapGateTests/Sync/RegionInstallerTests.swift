@@ -439,11 +439,20 @@ import Glibc
         #expect(record.tileCount == (try SyncHarness.tiles(of: source)).count)
         #expect(try SyncHarness.tiles(of: harness.directory.regionPath("named")) == (try SyncHarness.tiles(of: source)))
         #expect(harness.leftovers.isEmpty, "\(harness.leftovers)")
+        // `verify` hashes the tiles and says the catalog was wrong, not that the file is damaged.
+        let verification = try #require(try harness.library.verify("named", writerTimeout: 0))
+        let real = try TilesetHash.compute(ofFileAt: source).hex
+        #expect(verification.tilesAreNotTheCatalogs && !verification.bytesDiffer && !verification.isUnreadable)
+        #expect(
+            verification.problem
+                == "its tiles hash to \(real), not the \(declared.uppercased()) its catalog declared (contentHash) when it was installed: the publisher's package and catalog disagree, and installing it again would give the same tiles (tell the publisher)"
+        )
 
         // Without a declared hash, the tiles' own is computed and recorded.
         try harness.builder.add(id: "plain", source: source, format: "png")
         try harness.sync("plain")
         #expect(try harness.library.region("plain").contentHash == (try TilesetHash.compute(ofFileAt: source)).hex)
+        #expect(try harness.library.verify("plain")?.isIntact == true)
     }
 
     @Test func regionNeedingANewerAppIsNotInstalled() throws {
