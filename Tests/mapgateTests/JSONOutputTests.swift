@@ -20,7 +20,7 @@ import Testing
         "sync": ["region", "action", "version", "previousVersion", "bytes", "resumedFrom", "transfer", "error", "exitCode"],
         "list": ["id", "name", "version", "format", "minzoom", "maxzoom", "tiles", "sizeOnDisk", "bounds", "installedAt", "source", "sha256", "contentHash", "damaged"],
         "remove": ["region", "action", "version", "error", "exitCode"],
-        "verify": ["region", "version", "ok", "problem", "unreadable", "contentHash"],
+        "verify": ["region", "version", "ok", "problem", "unreadable", "catalogDisagrees", "contentHash"],
         "open": ["region", "viewer", "tilejson"],
         "serve": ["url", "regions"],
         "mirror": ["id", "kind", "action", "version", "bytes", "reason"],

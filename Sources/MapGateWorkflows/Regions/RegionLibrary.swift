@@ -201,10 +201,9 @@ public final class RegionLibrary {
     }
 
     /// Checks a region's file: present, same size and SHA-256 as recorded at install, SQLite's
-    /// integrity check passes, and its tiles hash to the recorded `contentHash` (computed on
-    /// another thread beside the SHA-256: for a full package that hash is the catalog's, taken at
-    /// install without hashing the tiles). Nil when it is not installed (or was removed while it
-    /// was checked).
+    /// integrity check passes, and then its tiles hash to the recorded `contentHash` (for a full
+    /// package that hash is the catalog's, taken at install without hashing the tiles). Nil when
+    /// it is not installed (or was removed while it was checked).
     ///
     /// `verify` takes no lock, so a writer may be half-way when it looks: `remove` deletes the file
     /// before the record, `sync` renames a new file in before it saves the record. So a problem
@@ -218,7 +217,9 @@ public final class RegionLibrary {
         var looks = 0
         var said = false
         let deadline = MonotonicClock.seconds + writerTimeout
-        while !result.isIntact, looks < 3 {
+        // Tiles that are not the catalog's hash, in the bytes the record names, are no writer's
+        // half-way state: looked at once.
+        while !result.isIntact, !result.tilesAreNotTheCatalogs, looks < 3 {
             looks += 1
             DirectoryLock.waitForWriters(in: directory, timeout: max(0, deadline - MonotonicClock.seconds)) {
                 if !said { onWait() }
@@ -277,14 +278,24 @@ public final class RegionLibrary {
         // A file a writer deletes between the look above and these reads is a problem found, looked
         // at again by `verify` (found by an attack: "cannot read … to hash it", 74).
         do {
-            let tiles = record.contentHash.map { _ in BackgroundJob<TilesetHash> { try TilesetHash.compute(ofFileAt: path) } }
             let hash = try SHA256Hasher.hex(ofFileAt: path)
             guard hash == record.sha256 else {
                 return Verification(region: record, problem: L.localized("SHA-256 is %1$s, %2$s was installed", "\(hash)", "\(record.sha256)"), bytesDiffer: true)
             }
             try MBTilesFile(path: path).checkIntegrity()
-            // The bytes are the ones installed, so a hash that fails to come is not held against them.
-            if let recorded = record.contentHash, let computed = try? tiles?.wait(), computed.hex != recorded.uppercased() {
+            // Only once the bytes are the ones installed (a damaged file is not hashed: found by
+            // an attack, its hash left running on another thread took the time of the next
+            // region's, which ran out and was said ok). A hash that cannot be computed (its time
+            // limit on a loaded machine) is said as that: never "ok".
+            guard let recorded = record.contentHash else { return Verification(region: record, problem: nil) }
+            let computed: TilesetHash
+            do {
+                computed = try TilesetHash.compute(ofFileAt: path)
+            } catch {
+                return Verification(
+                    region: record, problem: L.localized("its tiles could not be hashed: %1$s", errorMessage(error)), isUnreadable: true)
+            }
+            if computed.hex != recorded.uppercased() {
                 return Verification(
                     region: record,
                     problem: L.localized(

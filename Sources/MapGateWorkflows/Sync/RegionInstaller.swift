@@ -85,7 +85,7 @@ public final class RegionInstaller {
         if let previous, !isDamaged, usableDelta(for: region, installed: previous) != nil,
             case .damaged(let reason) = try previous.condition(ofFileAt: directory.regionPath(region.id), hashingUnstamped: false)
         {
-            notice(L.localized("region %1$s: the installed file is not the one recorded for version %2$s (%3$s); downloading the full package instead of a delta", region.id, previous.version, reason))
+            notice(L.localized("region %1$s: the installed file is not the one recorded for version %2$s (%3$s); downloading the full package instead of a delta", region.id, TerminalText.inline(previous.version), reason))
             deltaBase = nil
         }
         if let previous = deltaBase, !isDamaged, usableDelta(for: region, installed: previous) == nil, let recorded = previous.contentHash,
@@ -97,7 +97,7 @@ public final class RegionInstaller {
             notice(
                 L.localized(
                     "region %1$s: the catalog's delta from %2$s is for tiles %3$s, and the installed %2$s's are recorded as %4$s; downloading the full package",
-                    region.id, previous.version, other.fromHash.uppercased(), recorded))
+                    region.id, TerminalText.inline(previous.version), other.fromHash.uppercased(), recorded))
         }
         var deltaFailure: (any Error)?
         if let previous = deltaBase, !isDamaged, let delta = usableDelta(for: region, installed: previous) {
@@ -116,7 +116,7 @@ public final class RegionInstaller {
                 }
                 deltaFailure = error
                 if region.fullPackageAbsence == nil {
-                    notice(L.localized("region %1$s: the delta from %2$s could not be used (%3$s); downloading the full package", region.id, delta.fromVersion, Self.reason(error, of: region.id)))
+                    notice(L.localized("region %1$s: the delta from %2$s could not be used (%3$s); downloading the full package", region.id, TerminalText.inline(delta.fromVersion), Self.reason(error, of: region.id)))
                 }
             }
         }

@@ -49,7 +49,7 @@ struct VerifyCommand: Command {
                 context.console.json(
                     Line(
                         region: id, version: result.region.version, ok: result.isIntact, problem: result.problem, unreadable: result.isUnreadable,
-                        contentHash: result.region.contentHash))
+                        catalogDisagrees: result.tilesAreNotTheCatalogs, contentHash: result.region.contentHash))
             } else if let problem = result.problem, result.tilesAreNotTheCatalogs {
                 // Not called damaged, and no advice to install it again: the same package gives the same tiles.
                 context.console.error(L.localized("region %1$s: %2$s", "\(id)", "\(problem)"))
@@ -80,6 +80,9 @@ struct VerifyCommand: Command {
         var problem: String?
         /// The file could not be read (not known to be damaged): exit 74, not 65.
         var unreadable: Bool
+        /// The bytes are the ones installed but their tiles are not the hash the catalog declared:
+        /// the publisher's fault (65), which installing again would not change.
+        var catalogDisagrees: Bool
         var contentHash: String?
     }
 }
