@@ -12,8 +12,15 @@ import FoundationEssentials
 /// tiles whose bytes are already pinned by a signed SHA-256 (a full package's), where the hash
 /// was computed by whoever signed it.
 public final class TilesetHasher {
-    private let md5: MD5Hasher?
-    private let declaredHex: String?
+    /// Where the hash comes from: digested here, or declared by the caller.
+    private enum Digest {
+        case md5(MD5Hasher)
+        case declared(String)
+    }
+
+    private let digest: Digest
+    /// The digest when this hasher computes one.
+    private var md5: MD5Hasher? { if case .md5(let md5) = digest { md5 } else { nil } }
     private var last: (zoom: Int, column: Int, row: Int)?
     public private(set) var tileCount = 0
     public private(set) var nullTileCount = 0
@@ -21,8 +28,7 @@ public final class TilesetHasher {
     public private(set) var firstNullTile: String?
 
     public init(declaredHex: String? = nil) throws {
-        md5 = declaredHex == nil ? try MD5Hasher() : nil
-        self.declaredHex = declaredHex?.uppercased()
+        digest = try declaredHex.map { .declared($0.uppercased()) } ?? .md5(MD5Hasher())
     }
 
     /// Adds one tile. `row` is the TMS row as MBTiles stores it; `data` nil stands for a NULL
@@ -65,7 +71,12 @@ public final class TilesetHasher {
 
     /// The hash of everything added so far. The hasher starts afresh afterwards.
     public func finalize() throws -> TilesetHash {
-        let hash = TilesetHash(hex: try md5?.finalizeHex() ?? declaredHex ?? TilesetHash.emptyHex, tileCount: tileCount, nullTileCount: nullTileCount, firstNullTile: firstNullTile)
+        let hex: String
+        switch digest {
+        case .md5(let md5): hex = try md5.finalizeHex()
+        case .declared(let declared): hex = declared
+        }
+        let hash = TilesetHash(hex: hex, tileCount: tileCount, nullTileCount: nullTileCount, firstNullTile: firstNullTile)
         last = nil
         firstNullTile = nil
         tileCount = 0

@@ -81,14 +81,13 @@ public final class RegionInstaller {
         // A delta applies only to the file its record describes: one that is not (a run killed
         // between the rename that installed a newer file and its record, or a file changed by
         // hand) gets the full package instead of a delta applied onto the wrong tiles.
-        var deltaBase = previous
-        if let previous, !isDamaged, usableDelta(for: region, installed: previous) != nil,
+        var usable = isDamaged ? nil : previous.flatMap { usableDelta(for: region, installed: $0) }
+        if let previous, usable != nil,
             case .damaged(let reason) = try previous.condition(ofFileAt: directory.regionPath(region.id), hashingUnstamped: false)
         {
             notice(L.localized("region %1$s: the installed file is not the one recorded for version %2$s (%3$s); downloading the full package instead of a delta", region.id, TerminalText.inline(previous.version), reason))
-            deltaBase = nil
-        }
-        if let previous = deltaBase, !isDamaged, usableDelta(for: region, installed: previous) == nil, let recorded = previous.contentHash,
+            usable = nil
+        } else if let previous, !isDamaged, usable == nil, let recorded = previous.contentHash,
             let other = region.deltas.first(where: { $0.fromVersion == previous.version }), other.fromHash.uppercased() != recorded.uppercased()
         {
             // Said, not skipped in silence (found by an attack): the delta is for other tiles than
@@ -100,7 +99,7 @@ public final class RegionInstaller {
                     region.id, TerminalText.inline(previous.version), other.fromHash.uppercased(), recorded))
         }
         var deltaFailure: (any Error)?
-        if let previous = deltaBase, !isDamaged, let delta = usableDelta(for: region, installed: previous) {
+        if let previous, let delta = usable {
             do {
                 let outcome = try patch(
                     region, with: delta, previous: previous, catalog: catalog, stage: stage, progress: progress, notice: notice,
