@@ -36,7 +36,7 @@ struct ServeCommand: Command {
         OptionSpec(name: "max-connections", value: "N", help: L.localized("connections answered at once (default 10000; then 503)")),
         OptionSpec(name: "allow-host", value: "NAME", help: L.localized("also answer requests for this Host name (repeatable)")),
         OptionSpec(name: "verbose", short: "v", help: L.localized("log each answer on stderr, rejections included")),
-        OptionSpec(name: "tile-cache", value: "MB", help: L.localized("memory for answered tiles kept for the next client (default 128; 0: none)")),
+        OptionSpec(name: "tile-cache", value: "MB", help: L.localized("memory for answered tiles kept for the next client (default: an eighth of the memory mapgate may use, at most 128; 0: none)")),
         OptionSpec(name: "share", value: "MIRROR", help: L.localized("also offer this mirror (written by 'mapgate mirror') for 'sync --from' on the LAN")),
     ]
 
@@ -44,6 +44,8 @@ struct ServeCommand: Command {
     let verbose: Bool
     let share: String?
     let tileCacheBytes: Int
+    /// `--tile-cache` was not given: ``TileResponseCache/defaultLimit``, sized from the memory.
+    let isTileCacheDefault: Bool
 
     init(parsing arguments: ParsedArguments) throws {
         try requireNoPositional(arguments, command: Self.self)
@@ -55,8 +57,10 @@ struct ServeCommand: Command {
                 throw UsageError(message: L.localized("--tile-cache %1$s is not a number of megabytes from 0 to 65536", "\(text)"), usage: Self.usage)
             }
             tileCacheBytes = megabytes << 20
+            isTileCacheDefault = false
         } else {
             tileCacheBytes = TileResponseCache.defaultLimit
+            isTileCacheDefault = true
         }
     }
 
@@ -121,6 +125,12 @@ struct ServeCommand: Command {
         }
         // Bind first, count second: a busy port or a bad setting costs no use.
         let launch = try ServerLaunch(context, settings: settings, verbose: verbose, share: try mirrorShare(), tileCacheBytes: tileCacheBytes)
+        if verbose, isTileCacheDefault, tileCacheBytes < TileResponseCache.largestDefaultLimit, let memory = MemoryLimit.current() {
+            context.console.note(
+                L.localized(
+                    "keeping at most %1$s of answered tiles: an eighth of the %2$s of memory mapgate may use here (--tile-cache sets it)",
+                    ByteCount.text(Int64(tileCacheBytes)), ByteCount.text(memory.bytes)))
+        }
         // The use is counted once the server has answered a tile; one stopped before that (or
         // that could not start) gives it back.
         _ = try GateGuard.withUse(context, opening: try context.readOnlyRegionLibrary().installed().map(\.id), sayingGivenBack: true) { authorization in
