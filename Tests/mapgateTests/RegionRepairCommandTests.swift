@@ -69,6 +69,43 @@ import Glibc
         #expect(try MapGateBinary.json(try mapgate.run(["list", "--json"]).stdout)["damaged"] is NSNull)
     }
 
+    /// A data directory restored from a backup or copied to another disk (`cp -a`: the same
+    /// bytes and time, a new inode) had every region hashed by every `list`, `tile`, `open` and
+    /// `serve` until a `sync` reached its catalog, which offline may be never. The first look now
+    /// records the new stamp (after hashing the file once); a running server says nothing of it
+    /// (no "updated") and serves on.
+    @Test(arguments: [["list"], ["tile", "geo", "0", "0", "0", "-o", "TILE"], ["verify", "geo"], ["serve"]])
+    func aRestoredFileHasItsNewStampRecordedByTheFirstLook(_ command: [String]) throws {
+        try workspace.offer("geo", fixture: "mbtileserver-geography-class-png.mbtiles", format: "png")
+        #expect(try mapgate.run(["sync", "geo"]).status == 0)
+        let path = mapgate.dataDirectory + "/regions/geo.mbtiles"
+        #expect(try runProcess("/bin/cp", ["-a", path, path + ".restored"]).status == 0)
+        #expect(rename(path + ".restored", path) == 0)
+        var info = stat()
+        #expect(stat(path, &info) == 0)
+        func recordedInode() throws -> String {
+            try runProcess("/usr/bin/sqlite3", [mapgate.dataDirectory + "/state.sqlite", "SELECT file_inode FROM regions WHERE id = 'geo'"])
+                .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        #expect(try recordedInode() != String(info.st_ino), "the copy has a new inode")
+
+        if command == ["serve"] {
+            let server = try mapgate.serve(["--verbose"])
+            #expect(try HTTPClient().get(HTTPRequest(url: server.base + "/geo/0/0/0.png")).status == 200)
+            Thread.sleep(forTimeInterval: 2.5)  // the watcher looks every second
+            #expect(try HTTPClient().get(HTTPRequest(url: server.base + "/geo/1/0/0.png")).status == 200)
+            server.process.signal(SIGTERM)
+            #expect(server.process.wait() == 0)
+            #expect(!server.process.stderr.contains("updated") && !server.process.stderr.contains("damaged"), "\(server.process.stderr)")
+        } else {
+            let result = try mapgate.run(command.map { $0 == "TILE" ? workspace.work.file("tile.png") : $0 })
+            #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        }
+        #expect(try recordedInode() == String(info.st_ino), "\(command) recorded the new stamp")
+        #expect(try mapgate.run(["verify", "geo"]).status == 0)
+        #expect(try mapgate.run(["sync", "geo"]).stdout.contains("up to date"))
+    }
+
     /// Found by an attack: one byte of an installed file changed in place, its size, inode and
     /// time kept (as rot on a disk leaves them): `verify` called it damaged and advised `sync geo`,
     /// which said "up to date" (it trusts the stamp), and `mirror` left it out blaming gzip

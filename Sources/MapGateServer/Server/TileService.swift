@@ -179,7 +179,9 @@ public final class TileService: Sendable {
         for record in try library.installed() {
             let path = library.directory.regionPath(record.id)
             let identity = FileIdentity(path: path)
-            if let known = old[record.id], known.record == record, known.file == identity {
+            // A record whose only change is the stamp of the file served (recorded by this server
+            // or another command, ``RegionLibrary/recordStamp(_:of:)``) is the same install.
+            if let known = old[record.id], known.file == identity, known.record.isSameInstall(as: record, ofFile: identity) {
                 next[record.id] = known
                 continue
             }
@@ -188,7 +190,7 @@ public final class TileService: Sendable {
                 continue
             }
             do {
-                next[record.id] = try Self.loadRegion(record, path: path)
+                next[record.id] = try Self.loadRegion(record, path: path, recordingStampIn: library)
                 if old[record.id] == nil, oldDamage[record.id] == nil {
                     changes.added.append(record.id)
                 } else if old[record.id]?.record == record {
@@ -277,7 +279,7 @@ public final class TileService: Sendable {
         var regions: [Region] = []
         var damaged: [Damage] = []
         for record in try library.installed() {
-            do { regions.append(try loadRegion(record, path: library.directory.regionPath(record.id))) } catch {
+            do { regions.append(try loadRegion(record, path: library.directory.regionPath(record.id), recordingStampIn: library)) } catch {
                 damaged.append(Damage(id: record.id, reason: errorMessage(error)))
             }
         }
@@ -285,8 +287,9 @@ public final class TileService: Sendable {
     }
 
     /// A region's facts from its file; throws when the file is missing, cut short or not an
-    /// MBTiles file SQLite can read.
-    static func loadRegion(_ record: InstalledRegion, path: String) throws -> Region {
+    /// MBTiles file SQLite can read. A file found intact under a new stamp (hashed) has the stamp
+    /// recorded in `library`, so that the next start does not hash it again.
+    static func loadRegion(_ record: InstalledRegion, path: String, recordingStampIn library: RegionLibrary? = nil) throws -> Region {
         guard FileIdentity(path: path) != nil else {
             throw RegionError(region: record.id, reason: L.localized("its file %1$s cannot be read: %2$s", "\(path)", "\(SystemErrorReason.text(errno))"), kind: .io)
         }
@@ -301,8 +304,10 @@ public final class TileService: Sendable {
         // then its stamp, then its SHA-256), before SQLite opens it (found by an attack: a FIFO put
         // in its place blocked the watcher's open for good, and a server started beside one never
         // answered; a file edited in place was served as "updated").
-        if case .damaged(let reason) = try record.condition(ofFileAt: path, readingFrom: held.openablePath) {
-            throw RegionError(region: record.id, reason: reason, kind: .badData)
+        switch try record.condition(ofFileAt: path, readingFrom: held.openablePath) {
+        case .damaged(let reason): throw RegionError(region: record.id, reason: reason, kind: .badData)
+        case .intactWithNewStamp(let stamp): library?.recordStamp(stamp, of: record)
+        case .intact: break
         }
         let file = try MBTilesFile(path: path, openingThrough: held.openablePath)
         // Metadata that cannot be read is a damaged file (500 with the reason), not one served with

@@ -19,11 +19,26 @@ public struct RegionFileStamp: Sendable, Equatable {
     /// The stamp of the file at `path` (a link's target's); nil when it cannot be read.
     public init?(path: String) {
         guard let identity = FileIdentity(path: path) else { return nil }
+        self.init(identity)
+    }
+
+    /// The stamp of the file of that identity.
+    public init(_ identity: FileIdentity) {
         self.init(size: identity.size, modified: identity.modified, inode: identity.inode)
     }
 }
 
 extension InstalledRegion {
+    /// Whether `other` is this record, or this record with the stamp of the file of `identity`
+    /// recorded since (``RegionLibrary/recordStamp(_:of:)``): the same install of the same file.
+    public func isSameInstall(as other: InstalledRegion, ofFile identity: FileIdentity?) -> Bool {
+        if self == other { return true }
+        guard let identity, other.fileStamp == RegionFileStamp(identity) else { return false }
+        var restamped = self
+        restamped.fileStamp = other.fileStamp
+        return restamped == other
+    }
+
     /// What became of the file installed for this record.
     public enum Condition: Sendable, Equatable {
         /// As installed.
@@ -38,9 +53,11 @@ extension InstalledRegion {
     }
 
     /// Checks the file at `path` against this record: its size always, its stamp next; its
-    /// SHA-256 only when the stamp differs. A region installed before stamps were recorded is
-    /// hashed only with `hashingUnstamped` (`sync`, which then records the stamp; `list`, which
-    /// cannot record it, takes the right size as intact rather than hash it on every run).
+    /// SHA-256 only when the stamp differs (the caller records the new stamp of the same bytes:
+    /// ``RegionLibrary/recordStamp(_:of:)``). A region installed before stamps were recorded is
+    /// hashed only with `hashingUnstamped` (`sync` and the server, which then record the stamp;
+    /// `list` and `tile`, on a data directory they may not be able to write, take the right size
+    /// as intact rather than hash it on every run).
     /// Throws only when the file cannot be hashed for want of libcrypto (``SharedLibraryError``)
     /// or libcrypto failed (``LibcryptoError``): that says nothing about the file.
     ///
@@ -61,6 +78,9 @@ extension InstalledRegion {
             return .damaged(L.localized("the file %1$s cannot be read", path))
         }
         guard hash == sha256 else { return .damaged(L.localized("its SHA-256 is %1$s…, %2$s… was installed", String(hash.prefix(12)), String(sha256.prefix(12)))) }
+        // The new stamp is the hashed file's only when it did not change during the hash (a file
+        // put in its place meanwhile would be trusted by a stamp its bytes never earned).
+        guard RegionFileStamp(path: source) == stamp else { return .intact }
         return .intactWithNewStamp(stamp)
     }
 }

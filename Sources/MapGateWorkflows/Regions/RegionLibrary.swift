@@ -124,10 +124,19 @@ public final class RegionLibrary {
     public func requireIntact(_ id: String) throws -> (record: InstalledRegion, path: String) {
         let record = try region(id)
         let path = directory.regionPath(id)
-        if case .damaged(let reason) = try record.condition(ofFileAt: path, hashingUnstamped: false) {
+        if case .damaged(let reason) = try condition(of: record) {
             throw RegionError(region: id, reason: L.localized("is damaged: %1$s; %2$s", "\(reason)", "\(Self.repairAdvice(for: id))"), kind: .badData)
         }
         return (record, path)
+    }
+
+    /// What became of an installed region's file (its size, its stamp, and its SHA-256 only when
+    /// the stamp changed: ``InstalledRegion/condition(ofFileAt:readingFrom:hashingUnstamped:)``),
+    /// a new stamp on the installed bytes recorded (``recordStamp(_:of:)``).
+    public func condition(of record: InstalledRegion) throws -> InstalledRegion.Condition {
+        let condition = try record.condition(ofFileAt: directory.regionPath(record.id), hashingUnstamped: false)
+        if case .intactWithNewStamp(let stamp) = condition { recordStamp(stamp, of: record) }
+        return condition
     }
 
     /// Removes a region's file, its record and its partial downloads. Needs the data-directory lock.
@@ -257,6 +266,29 @@ public final class RegionLibrary {
         }
     }
 
+    /// A file whose stamp changed but whose bytes are the ones installed (its SHA-256: restored
+    /// from a backup, copied to another disk, `cp -a` of the data directory) has its new stamp
+    /// recorded, so that the next look does not hash it again: `list`, `tile`, `open` and `serve`
+    /// hashed every such region on every run until a `sync` reached its catalog, which for a user
+    /// without a network may be never. Best effort, as ``distrustStamp(of:)``: under the data
+    /// directory's lock when no writer holds it, only while the record is still the one checked,
+    /// and through a state database opened for writing here (this library's may be read-only);
+    /// else nothing is saved, and the next look hashes the file again. Not for the demo's
+    /// pinned library.
+    public func recordStamp(_ stamp: RegionFileStamp, of checked: InstalledRegion) {
+        guard pins == nil, checked.fileStamp != stamp, FileManager.default.fileExists(atPath: directory.statePath),
+            let lock = try? DirectoryLock(directory: directory, timeout: 0)
+        else { return }
+        withExtendedLifetime(lock) {
+            guard let state = try? StateDatabase(directory: directory) else { return }
+            let writable = RegionRegistry(state: state)
+            guard let now = try? writable.region(checked.id), now == checked else { return }
+            var stamped = now
+            stamped.fileStamp = stamp
+            try? writable.database.transaction { try writable.save(stamped) }
+        }
+    }
+
     private func check(_ record: InstalledRegion) throws -> Verification {
         let path = directory.regionPath(record.id)
         // Only a file that is not there is "missing": one mapgate may not look at (EACCES on its
@@ -278,10 +310,13 @@ public final class RegionLibrary {
         // A file a writer deletes between the look above and these reads is a problem found, looked
         // at again by `verify` (found by an attack: "cannot read … to hash it", 74).
         do {
+            let stamp = RegionFileStamp(path: path)
             let hash = try SHA256Hasher.hex(ofFileAt: path)
             guard hash == record.sha256 else {
                 return Verification(region: record, problem: L.localized("SHA-256 is %1$s, %2$s was installed", "\(hash)", "\(record.sha256)"), bytesDiffer: true)
             }
+            // The bytes hashed are the file of that stamp when it is the same after the hash.
+            if let stamp, stamp != record.fileStamp, RegionFileStamp(path: path) == stamp { recordStamp(stamp, of: record) }
             try MBTilesFile(path: path).checkIntegrity()
             // Only once the bytes are the ones installed (a damaged file is not hashed: found by
             // an attack, its hash left running on another thread took the time of the next

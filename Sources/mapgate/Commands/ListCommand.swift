@@ -46,7 +46,7 @@ struct ListCommand: Command {
             let bounds = region.bounds.map(Self.boundsText)
             // Size and stamp (size, mtime, inode); the SHA-256 only when the stamp changed.
             var damage: String?
-            if case .damaged(let reason) = try region.condition(ofFileAt: library.directory.regionPath(region.id), hashingUnstamped: false) {
+            if case .damaged(let reason) = try library.condition(of: region) {
                 damage = reason
                 console.warning(L.localized("region %1$s: damaged: %2$s; %3$s", "\(region.id)", "\(reason)", "\(RegionLibrary.repairAdvice(for: region.id))"))
             }
