@@ -85,6 +85,17 @@ int wcwidth(wchar_t c);
 // The character set of the user's locale (LC_CTYPE), as glibc names it: "UTF-8", "EUC-JP", "ANSI_X3.4-1968"…
 #include <langinfo.h>
 static inline const char *clinux_codeset(void) { const char *name = nl_langinfo(CODESET); return name ? name : ""; }
+#include <stdio.h>
+// The character set of the locale the environment names (LANG, LC_ALL, LC_CTYPE), without making it
+// the process's: a thread's copy of its name (up to 63 bytes); "ANSI_X3.4-1968" when there is none.
+static inline const char *clinux_environment_codeset(void) {
+    static __thread char name[64];
+    locale_t locale = newlocale(LC_CTYPE_MASK, "", (locale_t)0);
+    if (!locale) return "ANSI_X3.4-1968";
+    snprintf(name, sizeof name, "%s", nl_langinfo_l(CODESET, locale));
+    freelocale(locale);
+    return name;
+}
 static inline int clinux_use_message_locale(void) { int ok = setlocale(LC_CTYPE, "") != NULL; return setlocale(LC_MESSAGES, "") != NULL && ok; }
 static inline const char *clinux_bind_text_domain(const char *domain, const char *folder) { bind_textdomain_codeset(domain, "UTF-8"); return bindtextdomain(domain, folder); }
 static inline const char *clinux_dgettext(const char *domain, const char *msgid) { return dgettext(domain, msgid); }

@@ -104,10 +104,10 @@ public final class Demo {
         let summary = try workflow.run(requested: [bundled.id], gate: try gate(), lock: { try DirectoryLock(directory: directory) }) { event in
             switch event {
             case .synced(let region, let outcome):
-                tell(.line(L.localized("%1$s: %2$s", region.id, "\(outcome)")))
+                tell(.line("\(region.id): \(outcome)"))
                 demoRegion = region.id
             case .failed(let region, _, let error):
-                tell(.line(region.map { L.localized("%1$s: %2$s", $0, errorMessage(error)) } ?? errorMessage(error)))
+                tell(.line(region.map { "\($0): \(errorMessage(error))" } ?? errorMessage(error)))
             case .notice(let text):
                 tell(.line(text))
             default:

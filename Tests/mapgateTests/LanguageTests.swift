@@ -87,9 +87,9 @@ import Testing
     /// `mapgate demo` tells the whole story in the user's language (issue 29's "done when"), and
     /// in English with --json.
     @Test(arguments: [
-        ("zh_CN.UTF-8", ["第 0 天：mapgate 1.4.0 查询应用商店", "更新提示：还可使用 5 次（含本次）", "已拒绝（退出码 77）：需要更新", "更新到 1.5.0 后立即恢复使用", "demo-world："]),
-        ("zh_TW.UTF-8", ["第 0 天：mapgate 1.4.0 查詢應用程式商店", "更新提示：還有 5 次使用機會（包含這一次）", "已拒絕（結束代碼 77）：需要更新", "更新到 1.5.0 後立即恢復使用", "demo-world："]),
-        ("ja_JP.UTF-8", ["0 日目：mapgate 1.4.0 がストアを確認します", "確認：残り 5 回（今回を含む）", "拒否されました（終了コード 77）：アップデートが必要です", "1.5.0 にアップデートすると", "demo-world：2026.11 をインストールしました"]),
+        ("zh_CN.UTF-8", ["第 0 天：mapgate 1.4.0 查询应用商店", "更新提示：还可使用 5 次（含本次）", "已拒绝（退出码 77）：需要更新", "更新到 1.5.0 后立即恢复使用", "demo-world: "]),
+        ("zh_TW.UTF-8", ["第 0 天：mapgate 1.4.0 查詢應用程式商店", "更新提示：還有 5 次使用機會（包含這一次）", "已拒絕（結束代碼 77）：需要更新", "更新到 1.5.0 後立即恢復使用", "demo-world: "]),
+        ("ja_JP.UTF-8", ["0 日目：mapgate 1.4.0 がストアを確認します", "確認：残り 5 回（今回を含む）", "拒否されました（終了コード 77）：アップデートが必要です", "1.5.0 にアップデートすると", "demo-world: 2026.11 をインストールしました"]),
         ("ko_KR.UTF-8", ["0일째: mapgate 1.4.0 버전이 스토어를 확인합니다", "안내: 이번을 포함해 5회 더 사용할 수 있습니다", "거부됨(종료 코드 77): 업데이트 필요", "1.5.0으로 업데이트하면"]),
     ])
     func theDemoTellsTheStoryInTheUsersLanguage(locale: String, lines: [String]) throws {
@@ -282,6 +282,36 @@ import Testing
         let environment = mapgate.baseEnvironment.merging(["LANGUAGE": "", "LC_ALL": "", "LC_MESSAGES": ""].merging(locale) { $1 }) { $1 }
         let result = try runProcess(mapgate.path, ["nosuch"], environment: environment)
         #expect(result.status == 64 && result.stderr.hasPrefix(expected), "\(locale): \(result.stderr)")
+    }
+
+    /// Found by an attack (2026-12-06): in a locale of another character set mapgate wrote UTF-8
+    /// as it is, so a region named 国 reached an EUC-JP terminal as e5 9b bd, whose 0x9B an 8-bit
+    /// terminal takes for the start of a control sequence, and its own "…" was garbage. It writes
+    /// the locale's set now (a character the set lacks as `?`), also in a `--json` run's lines for
+    /// people; and an argument that is not UTF-8 is shown as typed, not as U+FFFD.
+    @Test func aLocaleOfAnotherCharacterSetGetsItsOwnBytes() throws {
+        let locales = try runProcess("/usr/bin/locale", ["-a"]).stdout.lowercased()
+        try #require(locales.contains("ja_jp.eucjp"), "ja_JP.eucJP is not made on this machine (scripts/install-deps makes it)")
+        let environment = mapgate.baseEnvironment.merging(["LANG": "ja_JP.eucJP", "LANGUAGE": "", "LC_ALL": "", "LC_MESSAGES": "", "LC_CTYPE": ""]) { $1 }
+        func bytes(_ arguments: String) throws -> [UInt8] {
+            let script = "\"$0\" \(arguments) --config \"$1\" --data-dir \"$2\" 2>&1"
+            return [UInt8](try runProcess("/bin/sh", ["-c", script, mapgate.path, mapgate.configPath, mapgate.dataDirectory], environment: environment).stdoutData)
+        }
+        func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+            haystack.count >= needle.count && (0...(haystack.count - needle.count)).contains { Array(haystack[$0..<$0 + needle.count]) == needle }
+        }
+        for run in ["tile 国🙂 0 0 0", "--json tile 国🙂 0 0 0"] {
+            let written = try bytes(run)
+            #expect(contains(written, [0xB9, 0xF1, 0x3F]), "\(run): 国 in EUC-JP, then ? for 🙂: \(written)")
+            #expect(!written.contains { (0x80...0x8D).contains($0) || (0x90...0x9F).contains($0) }, "\(run): a C1 byte: \(written)")
+        }
+        // The JSON line: UTF-8 still, all ASCII, 🙂 as a surrogate pair; read back as it was.
+        let json = try bytes("--json tile 国🙂 0 0 0").split(separator: 0x0A).map(Array.init).first { $0.first == UInt8(ascii: "{") }
+        let line = try #require(json)
+        #expect(line.allSatisfy { $0 < 0x80 } && contains(line, Array("\\u56fd\\ud83d\\ude42".utf8)), "\(String(decoding: line, as: UTF8.self))")
+        #expect((try MapGateBinary.json(String(decoding: line, as: UTF8.self))["error"] as? String)?.contains("国🙂") == true)
+        let typed = try bytes("export x \"$(printf 'a\\306\\374\\313\\334.pmtiles')\"")
+        #expect(contains(typed, Array("(a".utf8) + [0xC6, 0xFC, 0xCB, 0xDC] + Array(".pmtiles) is not UTF-8".utf8)), "\(String(decoding: typed, as: UTF8.self))")
     }
 
     /// Found by an attack: the Korean manual ran words together where a translation's text

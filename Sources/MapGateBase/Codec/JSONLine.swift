@@ -9,7 +9,10 @@ import FoundationEssentials
 ///
 /// Strings escape `"`, `\` and C0 controls as JSON requires, and also DEL, the C1 controls and
 /// U+2028/U+2029 (which JSON lets through raw) as `\uXXXX`, so no terminal acts on them. `/` is
-/// not escaped. Numbers: integers as such; a finite `Double` with no fraction as an integer,
+/// not escaped. In a locale of another character set than UTF-8 (``LocaleEncoding``) every
+/// character past ASCII is escaped too, so the line stays UTF-8 (as JSON must be) and still puts
+/// no byte on such a terminal that it would take for a control code (found by an attack: 国 is
+/// e5 9b bd, and 0x9B starts a control sequence on an 8-bit terminal). Numbers: integers as such; a finite `Double` with no fraction as an integer,
 /// others in Swift's shortest form; a non-finite one as `null`.
 public enum JSONLine {
     /// A JSON value (what every `--json` line is, from ``JSONValueEncoder``): no dynamic casts.
@@ -61,6 +64,11 @@ public enum JSONLine {
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
     private static func appendString(_ text: String, to bytes: inout [UInt8]) {
+        let asciiOnly = LocaleEncoding.foreignCodeset != nil
+        func escape(_ unit: UInt32) {
+            bytes += [0x5C, UInt8(ascii: "u")]
+            for shift in stride(from: 12, through: 0, by: -4) { bytes.append(hexDigits[Int((unit >> UInt32(shift)) & 0xF)]) }
+        }
         bytes.append(UInt8(ascii: "\""))
         for scalar in text.unicodeScalars {
             let value = scalar.value
@@ -73,12 +81,15 @@ public enum JSONLine {
             case 0x08: bytes += [0x5C, UInt8(ascii: "b")]
             case 0x0C: bytes += [0x5C, UInt8(ascii: "f")]
             case 0..<0x20, 0x7F, 0x80...0x9F, 0x2028, 0x2029:
-                bytes += [0x5C, UInt8(ascii: "u")]
-                for shift in stride(from: 12, through: 0, by: -4) { bytes.append(hexDigits[Int((value >> UInt32(shift)) & 0xF)]) }
+                escape(value)
             case 0..<0x80:
                 bytes.append(UInt8(value))
+            case 0x10000... where asciiOnly:
+                // A UTF-16 surrogate pair (RFC 8259 §7).
+                escape(0xD800 + ((value - 0x10000) >> 10))
+                escape(0xDC00 + ((value - 0x10000) & 0x3FF))
             default:
-                bytes += Array(String(scalar).utf8)
+                if asciiOnly { escape(value) } else { bytes += Array(String(scalar).utf8) }
             }
         }
         bytes.append(UInt8(ascii: "\""))

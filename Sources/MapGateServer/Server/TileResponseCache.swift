@@ -37,23 +37,12 @@ public final class TileResponseCache: Sendable {
         let cost: Int
     }
 
-    /// 128 MiB at most (martin's tile cache is 512 MB by default). A miss costs about twice a hit
-    /// (SQLite, two copies, libmicrohttpd's response made and destroyed: docs/benchmarks.md), and
-    /// a cache smaller than the tiles asked for at random gains little, so it is sized to hold the
-    /// hot set of a large region, or all of a small one. Each kept byte takes about 1.3 bytes of RSS.
-    public static let largestDefaultLimit = 128 << 20
-
-    /// The limit when none is given: an eighth of the memory the process may use (the machine's,
-    /// or its control group's: a service's `MemoryMax=`, a container's limit), in whole MiB, and
-    /// at most ``largestDefaultLimit`` (reached from 1 GiB). The largest when the memory cannot
-    /// be read.
-    public static func limit(for memory: MemoryLimit?) -> Int {
-        guard let memory else { return largestDefaultLimit }
-        return Int(min(Int64(largestDefaultLimit), ((memory.bytes / 8) >> 20) << 20))
-    }
-
-    /// ``limit(for:)`` of this process's ``MemoryLimit``, read once.
-    public static let defaultLimit = limit(for: MemoryLimit.current())
+    /// A miss costs about twice a hit (SQLite, two copies, libmicrohttpd's response made and
+    /// destroyed: docs/benchmarks.md), and a cache smaller than the tiles asked for at random
+    /// gains little, so it is sized to hold the hot set of a large region, or all of a small one:
+    /// 128 MiB where there is memory to spare, an eighth of the memory mapgate may use where there
+    /// is less (``ServerMemoryShares``). Each kept byte takes about 1.3 bytes of RSS.
+    public static let defaultLimit = ServerMemoryShares.current.tileCacheBytes
 
     /// Larger tiles are answered from the file each time.
     public static let maximumTileSize = 256 << 10

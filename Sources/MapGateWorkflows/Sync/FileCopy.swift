@@ -84,6 +84,6 @@ enum FileCopy {
     }
 
     private static func failure(_ what: String) -> GeneralFailure {
-        GeneralFailure(L.localized("%1$s: %2$s", what, SystemErrorReason.text(errno)), kind: .io)
+        GeneralFailure("\(what): \(SystemErrorReason.text(errno))", kind: .io)
     }
 }

@@ -47,6 +47,6 @@ enum PartialFile {
     }
 
     private static func failure(_ what: String) -> GeneralFailure {
-        GeneralFailure(L.localized("%1$s: %2$s", what, SystemErrorReason.text(errno)), kind: .io)
+        GeneralFailure("\(what): \(SystemErrorReason.text(errno))", kind: .io)
     }
 }

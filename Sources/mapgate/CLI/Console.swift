@@ -199,7 +199,7 @@ struct Console {
     /// `onStandardError`: standard output carries the command's data (`export REGION -`).
     func json(_ line: some Encodable, onStandardError: Bool = false) {
         let value = (try? JSONValueEncoder.encode(line)) ?? .object(["error": .string("cannot write this line as JSON")])
-        writeBytes(JSONLine.encode(value) + "\n", to: onStandardError ? STDERR_FILENO : STDOUT_FILENO)
+        writeBytes(JSONLine.encode(value) + "\n", to: onStandardError ? STDERR_FILENO : STDOUT_FILENO, isJSON: true)
     }
 
     /// Drops what was typed at the terminal and not read yet (`tcflush`), so that only what is
@@ -249,7 +249,7 @@ struct Console {
     /// write blocks past the deadline.
     private func writeBytes(_ text: String, to descriptor: Int32, until deadline: ContinuousClock.Instant) -> Bool {
         let text = URLCredentials.redacted(in: text)
-        var bytes = Array(text.utf8)[...]
+        var bytes = LocaleEncoding.bytes(text)[...]
         while !bytes.isEmpty {
             let left = deadline - ContinuousClock.now
             guard left > .zero else { return false }
@@ -272,9 +272,11 @@ struct Console {
         return true
     }
 
-    private func writeBytes(_ text: String, to descriptor: Int32) {
+    /// - Parameter isJSON: the text is a `--json` line, UTF-8 whatever the locale (RFC 8259);
+    ///   anything else is written in the locale's character set (``LocaleEncoding``).
+    private func writeBytes(_ text: String, to descriptor: Int32, isJSON: Bool = false) {
         let text = URLCredentials.redacted(in: text)
-        var bytes = Array(text.utf8)[...]
+        var bytes = (isJSON ? Array(text.utf8) : LocaleEncoding.bytes(text))[...]
         while !bytes.isEmpty {
             let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
             if written < 0, errno == EINTR { continue }

@@ -47,11 +47,34 @@ enum MapGateCLI {
         raw.indices.dropFirst().first { String(validating: raw[$0], as: UTF8.self) == nil }
     }
 
+    /// An argument that is not UTF-8, as the user can recognise it: read in the locale's character
+    /// set where that is another (a name typed in EUC-JP shows as typed), else each byte that is
+    /// not part of a UTF-8 character as `\xNN` (found by an attack: `日本.pmtiles` typed in EUC-JP
+    /// was named `����.pmtiles`, which told the user nothing).
+    static func shown(_ bytes: [UInt8]) -> String {
+        if let codeset = LocaleEncoding.foreignCodeset { return TerminalInput.text(bytes, codeset: codeset) }
+        var text = ""
+        var index = 0
+        while index < bytes.count {
+            let lead = bytes[index]
+            let length = lead < 0x80 ? 1 : lead >> 5 == 0b110 ? 2 : lead >> 4 == 0b1110 ? 3 : lead >> 3 == 0b11110 ? 4 : 0
+            if length > 0, index + length <= bytes.count, let character = String(validating: bytes[index..<index + length], as: UTF8.self) {
+                text += character
+                index += length
+            } else {
+                text += "\\x" + (lead < 0x10 ? "0" : "") + String(lead, radix: 16, uppercase: true)
+                index += 1
+            }
+        }
+        return text
+    }
+
     private static func run(_ raw: [[UInt8]], environment: [String: String]) -> Int32 {
         let argv = raw.map { String(decoding: $0, as: UTF8.self) }
         // The user's language for what people read; none for what scripts read (--json).
         let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? argv.first ?? ""
         Localization.catalogFolder = Localization.folder(forExecutable: executable)
+        LocaleEncoding.setUp()
         if !argv.contains("--json") { Localization.setUp(folder: Localization.catalogFolder) }
         let arguments: ParsedArguments
         do {
@@ -59,7 +82,7 @@ enum MapGateCLI {
                 throw UsageError(
                     message: L.localized(
                         "argument %1$s (%2$s) is not UTF-8, and would be read as another name: give mapgate file and folder names in UTF-8 (rename it, or make a link with a UTF-8 name)",
-                        "\(position)", TerminalText.inline(argv[position])),
+                        "\(position)", TerminalText.inline(shown(raw[position]))),
                     usage: "mapgate --help")
             }
             arguments = try parse(Array(argv.dropFirst()))
@@ -82,7 +105,7 @@ enum MapGateCLI {
                 console.data(Help.root())
                 return ExitCode.success
             }
-            UnixFile.standardError.write(Data((Help.root() + "\n").utf8))
+            UnixFile.standardError.write(Data(LocaleEncoding.bytes(Help.root() + "\n")))
             return ExitCode.usage
         }
         if name == "help" {
@@ -164,7 +187,7 @@ enum MapGateCLI {
     private static func usageFailure(_ error: UsageError, environment: [String: String], json: Bool) -> Int32 {
         let console = Console(quiet: false, json: json, environment: environment)
         console.error(error.message)
-        UnixFile.standardError.write(Data((L.localized("usage: %1$s", error.usage) + "\n").utf8))
+        UnixFile.standardError.write(Data(LocaleEncoding.bytes(L.localized("usage: %1$s", error.usage) + "\n")))
         if json { console.json(ErrorLine(error: error.message, exitCode: ExitCode.usage)) }
         return ExitCode.usage
     }

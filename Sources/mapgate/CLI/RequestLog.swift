@@ -10,7 +10,7 @@ enum RequestLog {
         // Status 0: libmicrohttpd refused the request itself and does not say with which status.
         let status = entry.status == 0 ? "refused" : String(entry.status)
         let line = "\(escape(entry.method)) \(escape(entry.path)) \(status) \(entry.bytes) \(String(cFormat: "%.1f", entry.seconds * 1000)) ms\n"
-        UnixFile.standardError.write(Data(line.utf8))
+        UnixFile.standardError.write(Data(LocaleEncoding.bytes(line)))
     }
 
     static func escape(_ text: String) -> String {

@@ -125,7 +125,7 @@ struct PublishCommand: Command {
         }
         let text = String(decoding: data, as: UTF8.self)
         func fail(_ error: SignatureError) -> GeneralFailure {
-            GeneralFailure(L.localized("%1$s: %2$s", keyPath, errorMessage(error)), kind: .usage)
+            GeneralFailure("\(keyPath): \(errorMessage(error))", kind: .usage)
         }
         do {
             return try MinisignSecretKey(text: text, password: context.environment[Self.passwordVariable])
@@ -155,7 +155,7 @@ struct PublishCommand: Command {
             hidden.c_lflag &= ~tcflag_t(ECHO)
             tcsetattr(STDIN_FILENO, TCSAFLUSH, &hidden)
         }
-        UnixFile.standardError.write(Data(L.localized("password for the secret key: ").utf8))
+        UnixFile.standardError.write(Data(LocaleEncoding.bytes(L.localized("password for the secret key: "))))
         let line = readLine(strippingNewline: true)
         if canHide {
             tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved)

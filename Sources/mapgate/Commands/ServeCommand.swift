@@ -44,8 +44,6 @@ struct ServeCommand: Command {
     let verbose: Bool
     let share: String?
     let tileCacheBytes: Int
-    /// `--tile-cache` was not given: ``TileResponseCache/defaultLimit``, sized from the memory.
-    let isTileCacheDefault: Bool
 
     init(parsing arguments: ParsedArguments) throws {
         try requireNoPositional(arguments, command: Self.self)
@@ -57,10 +55,8 @@ struct ServeCommand: Command {
                 throw UsageError(message: L.localized("--tile-cache %1$s is not a number of megabytes from 0 to 65536", "\(text)"), usage: Self.usage)
             }
             tileCacheBytes = megabytes << 20
-            isTileCacheDefault = false
         } else {
             tileCacheBytes = TileResponseCache.defaultLimit
-            isTileCacheDefault = true
         }
     }
 
@@ -92,7 +88,8 @@ struct ServeCommand: Command {
     }
 
     static func settings(_ arguments: ParsedArguments, defaultPort: UInt16, usage: String) throws -> HTTPServer.Settings {
-        var settings = HTTPServer.Settings()
+        // The unsent budget and the connection limit, from the memory mapgate may use.
+        var settings = ServerMemoryShares.current.applied(to: HTTPServer.Settings())
         settings.host = arguments.value("host") ?? "127.0.0.1"
         settings.port = defaultPort
         if let text = arguments.value("port") {
@@ -125,11 +122,11 @@ struct ServeCommand: Command {
         }
         // Bind first, count second: a busy port or a bad setting costs no use.
         let launch = try ServerLaunch(context, settings: settings, verbose: verbose, share: try mirrorShare(), tileCacheBytes: tileCacheBytes)
-        if verbose, isTileCacheDefault, tileCacheBytes < TileResponseCache.largestDefaultLimit, let memory = MemoryLimit.current() {
+        if verbose, ServerMemoryShares.current.isReduced, let memory = MemoryLimit.current() {
             context.console.note(
                 L.localized(
-                    "keeping at most %1$s of answered tiles: an eighth of the %2$s of memory mapgate may use here (--tile-cache sets it)",
-                    ByteCount.text(Int64(tileCacheBytes)), ByteCount.text(memory.bytes)))
+                    "with the %1$s of memory mapgate may use here: at most %2$s of answered tiles kept, %3$s of answers not yet taken by their clients, %4$s connections (--tile-cache and --max-connections set two of them)",
+                    ByteCount.text(memory.bytes), ByteCount.text(Int64(tileCacheBytes)), ByteCount.text(Int64(settings.maxUnsentBodyBytes)), "\(settings.maxConnections)"))
         }
         // The use is counted once the server has answered a tile; one stopped before that (or
         // that could not start) gives it back.

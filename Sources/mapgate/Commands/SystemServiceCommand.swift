@@ -47,7 +47,8 @@ struct SystemServiceCommand: Command {
         // The machine's one tile server: started by the first `serve` or `open` session, stopped
         // after the last, on the policy's port, which the service holds between sessions.
         let serverSettings = {
-            var server = HTTPServer.Settings()
+            // The unsent budget and the connection limit, from the memory the service may use.
+            var server = ServerMemoryShares.current.applied(to: HTTPServer.Settings())
             server.host = "127.0.0.1"
             server.port = settings.systemTilePort
             return server

@@ -34,7 +34,7 @@ final class ProgressBar {
         let speed = Self.speed(received: received - start, of: total - received, elapsed: now.timeIntervalSince(started))
         let figures = " [\(bar)] \(Format.bytes(received))/\(Format.bytes(total)) \(Int(fraction * 100))% \(speed)"
         let line = Self.fitted(label: label, figures: figures, columns: TerminalText.columns(of: 2))
-        UnixFile.standardError.write(Data(("\r\u{1B}[K" + line).utf8))
+        UnixFile.standardError.write(Data(LocaleEncoding.bytes("\r\u{1B}[K" + line)))
         drawn = true
     }
 
