@@ -87,6 +87,20 @@ import Testing
     /// Issue 27: one bad input file per run (a folder of 40 with 3 bad ones took 3 runs), paths as
     /// `in//corrupt.mbtiles`, the password asked before saying the folder is not there, and
     /// "cannot read the secret key" without the reason.
+    /// An input folder that is not there says so, not "not a folder" (found by a review); a file
+    /// there is "not a folder". Both before any key is read (exit 64).
+    @Test func aMissingInputFolderIsSaidToBeMissing() throws {
+        let (_, secretKey) = try makeKey()
+        let missing = try mapgate.run(["publish", work.file("nowhere"), "--out", output, "--key", secretKey])
+        #expect(missing.status == 64 && missing.stderr.contains("nowhere: no such folder"), "\(missing.stderr)")
+        FileManager.default.createFile(atPath: work.file("a-file"), contents: Data("x".utf8))
+        let file = try mapgate.run(["publish", work.file("a-file"), "--out", output, "--key", secretKey])
+        #expect(file.status == 64 && file.stderr.contains("a-file: not a folder"), "\(file.stderr)")
+        for dryRun in [try mapgate.run(["publish", work.file("nowhere"), "--out", output, "--dry-run"])] {
+            #expect(dryRun.status == 64 && dryRun.stderr.contains("no such folder"), "\(dryRun.stderr)")
+        }
+    }
+
     @Test func everyBadInputIsReportedInOneRunWithCleanPaths() throws {
         try offer("mbtileserver-world_cities.mbtiles", as: "cities.mbtiles")
         try offer("node-mbtiles-corrupt.mbtiles", as: "corrupt.mbtiles")

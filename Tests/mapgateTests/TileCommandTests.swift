@@ -62,6 +62,20 @@ import Glibc
         #expect(try promptsShown() == 0)
     }
 
+    /// Coordinates off the grid say the rule they break (found by a review: `tile geo 1 5 5` did not
+    /// say that X and Y run to 1 at zoom 1), cost no use, and a zoom past 30 says the zooms.
+    @Test(arguments: [
+        (["1", "5", "5"], "tile coordinates 1/5/5 are not valid XYZ coordinates: at zoom 1, X and Y are whole numbers from 0 to 1"),
+        (["31", "0", "0"], "tile coordinates 31/0/0 are not valid XYZ coordinates: the zoom is a whole number from 0 to 30"),
+        (["z", "0", "0"], "tile coordinates z/0/0 are not valid XYZ coordinates: the zoom is a whole number from 0 to 30"),
+        (["3", "-1", "0"], "at zoom 3, X and Y are whole numbers from 0 to 7"),
+    ])
+    func coordinatesOffTheGridSayTheRule(_ coordinates: [String], _ said: String) throws {
+        let result = try mapgate.run(["tile", "geo"] + coordinates, at: "2027-03-01 00:00:00")
+        #expect(result.status == 64 && result.stderr.contains(said), "\(result.stderr)")
+        #expect(try promptsShown() == 0)
+    }
+
     /// Bad input, round two, item 7: a NULL `tile_data` was written as 0 bytes with exit 0. `sync`
     /// refuses such a package, so a NULL can only come from editing the installed file, which is
     /// then refused as damaged (issue 35: a file changed by hand is not the one installed).

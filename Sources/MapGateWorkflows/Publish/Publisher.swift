@@ -194,7 +194,8 @@ public final class Publisher {
         let input = options.inputDirectory
         var isDirectory = false
         guard FileManager.default.fileExists(atPath: input, isDirectory: &isDirectory), isDirectory else {
-            throw PublishError(input, L.localized("not a folder"), kind: .usage)
+            let exists = FileManager.default.fileExists(atPath: input)
+            throw PublishError(input, exists ? L.localized("not a folder") : L.localized("no such folder"), kind: .usage)
         }
         let names: [String]
         let hidden: [String]

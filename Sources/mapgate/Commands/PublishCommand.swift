@@ -94,7 +94,8 @@ struct PublishCommand: Command {
         // The input folder is looked at before the key's password is asked for.
         var isFolder = false
         guard FileManager.default.fileExists(atPath: options.inputDirectory, isDirectory: &isFolder), isFolder else {
-            throw PublishError(options.inputDirectory, L.localized("not a folder"), kind: .usage)
+            let exists = FileManager.default.fileExists(atPath: options.inputDirectory)
+            throw PublishError(options.inputDirectory, exists ? L.localized("not a folder") : L.localized("no such folder"), kind: .usage)
         }
         let key = try loadKey(context)
         var bar: ProgressBar?

@@ -19,7 +19,16 @@ struct TileCommand: Command {
         let values = arguments.positional
         guard values.count == 4 else { throw UsageError(message: L.localized("expected REGION Z X Y"), usage: Self.usage) }
         guard let coordinate = TileCoordinate(z: values[1], x: values[2], y: values[3]) else {
-            throw UsageError(message: L.localized("tile coordinates %1$s/%2$s/%3$s are not valid XYZ coordinates", "\(values[1])", "\(values[2])", "\(values[3])"), usage: Self.usage)
+            // Which rule it breaks (found by a review: `tile r 1 5 5` did not say that X and Y
+            // run to 1 at zoom 1).
+            let rule = Int(values[1]).flatMap { TileCoordinate.zooms.contains($0) ? $0 : nil }.map { zoom in
+                L.localized("at zoom %1$s, X and Y are whole numbers from 0 to %2$s", "\(zoom)", "\((1 << zoom) - 1)")
+            } ?? L.localized("the zoom is a whole number from 0 to %1$s", "\(TileCoordinate.maximumZoom)")
+            throw UsageError(
+                message: L.localized(
+                    "tile coordinates %1$s/%2$s/%3$s are not valid XYZ coordinates: %4$s", TerminalText.inline(values[1]), TerminalText.inline(values[2]),
+                    TerminalText.inline(values[3]), rule),
+                usage: Self.usage)
         }
         region = values[0]
         self.coordinate = coordinate
