@@ -62,6 +62,12 @@ import Glibc
             #expect(result.status == 74, "\(arguments): \(result.status) \(result.stderr)")
             #expect(result.stderr.contains("cannot write to standard output: the disk is full"), "\(result.stderr)")
         }
+        // In Japanese, standard output is a word, not a path: no spaces set it off (found by a
+        // review: "標準出力 に書き込めません").
+        let japanese = try runProcess(
+            "/bin/bash", ["-c", #""$0" list --data-dir "$DATA" > "$FULL""#, mapgate.path],
+            environment: environment.merging(["DATA": mapgate.dataDirectory, "FULL": full, "LANG": "ja_JP.UTF-8"]) { $1 })
+        #expect(japanese.status == 74 && japanese.stderr.contains("標準出力に書き込めません："), "\(japanese.stderr)")
         let piped = try runProcess("/bin/bash", ["-c", #""$0" --help | head -c 1 >/dev/null; exit "${PIPESTATUS[0]}""#, mapgate.path], environment: environment)
         #expect(piped.status == 0, "\(piped.stderr)")
         // A standard output another process made non-blocking (found by a review: a full pipe

@@ -489,5 +489,10 @@ public struct OutputError: MapGateFailure, LocalizedError, Sendable, Equatable {
     public let path: String
     public let reason: String
     public let kind: FailureKind
-    public var errorDescription: String? { L.localized("cannot write to %1$s: %2$s", "\(path)", "\(reason)") }
+    public var errorDescription: String? {
+        // Standard output named by a word of the user's language, not a path: its own message,
+        // without the spaces a path is set off by (found by a review: "標準出力 に書き込めません").
+        if path == L.localized("standard output") { return L.localized("cannot write to standard output: %1$s", "\(reason)") }
+        return L.localized("cannot write to %1$s: %2$s", "\(path)", "\(reason)")
+    }
 }
