@@ -191,7 +191,7 @@ import Testing
         let key = try makeKey(password: "correct horse")
         let missing = try mapgate.run(["publish", work.file("nope"), "--out", output, "--key", key.secretKey], stdin: "")
         #expect(missing.status == 64, "\(missing.stderr)")
-        #expect(missing.stderr.contains("nope: not a folder"), "\(missing.stderr)")
+        #expect(missing.stderr.contains("nope: no such folder"), "\(missing.stderr)")
         #expect(!missing.stderr.lowercased().contains("password"), "\(missing.stderr)")
         try offer("mbtileserver-world_cities.mbtiles", as: "cities.mbtiles")
         let noKey = try mapgate.run(["publish", input, "--out", output, "--key", work.file("no.key")])
