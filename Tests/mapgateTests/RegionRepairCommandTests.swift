@@ -106,6 +106,54 @@ import Glibc
         #expect(try mapgate.run(["sync", "geo"]).stdout.contains("up to date"))
     }
 
+    /// Found by the attack on the stamps: a `list` recording the stamp of a restored file just
+    /// before the server looked again made it say "updated" (the record had changed). The server
+    /// is stopped while the file is restored and `list` records its stamp, so that its next look
+    /// sees both at once: "reopened" quietly, and tiles served on.
+    @Test func aStampRecordedByAnotherCommandIsNoUpdateForTheServer() throws {
+        try workspace.offer("geo", fixture: "mbtileserver-geography-class-png.mbtiles", format: "png")
+        #expect(try mapgate.run(["sync", "geo"]).status == 0)
+        let path = mapgate.dataDirectory + "/regions/geo.mbtiles"
+        let server = try mapgate.serve(["--verbose"])
+        #expect(try HTTPClient().get(HTTPRequest(url: server.base + "/geo/0/0/0.png")).status == 200)
+        server.process.signal(SIGSTOP)
+        #expect(try runProcess("/bin/cp", ["-a", path, path + ".restored"]).status == 0)
+        #expect(rename(path + ".restored", path) == 0)
+        #expect(try mapgate.run(["list"]).status == 0)
+        server.process.signal(SIGCONT)
+        Thread.sleep(forTimeInterval: 2.5)  // the watcher looks every second
+        #expect(try HTTPClient().get(HTTPRequest(url: server.base + "/geo/1/0/0.png")).status == 200)
+        server.process.signal(SIGTERM)
+        #expect(server.process.wait() == 0)
+        #expect(!server.process.stderr.contains("updated") && !server.process.stderr.contains("damaged"), "\(server.process.stderr)")
+    }
+
+    /// Found by the attack on the stamps: `verify` distrusted a rotten file's stamp only when it
+    /// got the data directory's lock at once, and a `list` recording another region's stamp holds
+    /// it a moment: `verify` said damaged, `sync` then said "up to date". The distrust waits a few
+    /// seconds for the lock (here held by another holder for one).
+    @Test func theDistrustWaitsForALockHeldAMoment() throws {
+        try workspace.offer("geo", fixture: "mbtileserver-geography-class-png.mbtiles", format: "png")
+        #expect(try mapgate.run(["sync", "geo"]).status == 0)
+        let directory = DataDirectory(path: mapgate.dataDirectory)
+        let library = RegionLibrary(directory: directory, state: try StateDatabase(directory: directory))
+        let record = try library.region("geo")
+        let released = DispatchSemaphore(value: 0)
+        let taken = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            let lock = try? DirectoryLock(directory: directory, timeout: 5)
+            taken.signal()
+            Thread.sleep(forTimeInterval: 1)
+            withExtendedLifetime(lock) {}
+            released.signal()
+        }
+        taken.wait()
+        #expect(DirectoryLock.isHeld(in: directory))
+        library.distrustStamp(of: record)
+        released.wait()
+        #expect(try library.region("geo").fileStamp?.inode == 0, "the stamp distrusted once the lock was let go")
+    }
+
     /// Found by an attack: one byte of an installed file changed in place, its size, inode and
     /// time kept (as rot on a disk leaves them): `verify` called it damaged and advised `sync geo`,
     /// which said "up to date" (it trusts the stamp), and `mirror` left it out blaming gzip
@@ -147,3 +195,4 @@ import Glibc
         #expect(try mapgate.run(["verify", "geo"]).status == 0)
     }
 }
+

@@ -38,8 +38,13 @@ public final class SHA256Hasher {
             throw GeneralFailure(L.localized("cannot read %1$s to hash it", "\(path)"), kind: .io)
         }
         defer { try? handle.close() }
+        return try hex(reading: handle)
+    }
+
+    /// Hashes what is left to read of `file`, from its offset to its end, in 256 KiB chunks.
+    public static func hex(reading file: UnixFile) throws -> String {
         let hasher = try SHA256Hasher()
-        while let chunk = try handle.read(upToCount: 256 << 10), !chunk.isEmpty {
+        while let chunk = try file.read(upToCount: 256 << 10), !chunk.isEmpty {
             try hasher.update(chunk)
         }
         return try hasher.finalizeHex()

@@ -193,8 +193,10 @@ public final class TileService: Sendable {
                 next[record.id] = try Self.loadRegion(record, path: path, recordingStampIn: library)
                 if old[record.id] == nil, oldDamage[record.id] == nil {
                     changes.added.append(record.id)
-                } else if old[record.id]?.record == record {
-                    // The same record, and the file checked against it (`loadRegion`): the same bytes.
+                } else if old[record.id]?.record.isSameInstall(as: record, ofFile: identity) == true {
+                    // The same record (or it with the new file's stamp, recorded by the command that
+                    // hashed it: found by an attack, a `list` run right after a restore made the
+                    // server say "updated"), and the file checked against it (`loadRegion`): the same bytes.
                     changes.reopened.append(record.id)
                 } else {
                     changes.updated.append(record.id)

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Glibc
 import MapGateBase
 
 /// The cheap identity of an installed region's file, recorded at install: size, modification
@@ -69,18 +70,37 @@ extension InstalledRegion {
         guard stamp.size == size else { return .damaged(L.localized("its size is %1$s bytes, %2$s were installed", "\(stamp.size)", "\(size)")) }
         if stamp == fileStamp { return .intact }
         guard fileStamp != nil || hashingUnstamped else { return .intact }
-        let hash: String
+        let hashed: (hash: String, stamp: RegionFileStamp?)
         do {
-            hash = try SHA256Hasher.hex(ofFileAt: source)
+            hashed = try Self.hash(source)
         } catch let error where error is SharedLibraryError || error is LibcryptoError {
             throw error
         } catch {
             return .damaged(L.localized("the file %1$s cannot be read", path))
         }
+        let hash = hashed.hash
         guard hash == sha256 else { return .damaged(L.localized("its SHA-256 is %1$s…, %2$s… was installed", String(hash.prefix(12)), String(sha256.prefix(12)))) }
-        // The new stamp is the hashed file's only when it did not change during the hash (a file
-        // put in its place meanwhile would be trusted by a stamp its bytes never earned).
-        guard RegionFileStamp(path: source) == stamp else { return .intact }
-        return .intactWithNewStamp(stamp)
+        guard let hashedStamp = hashed.stamp else { return .intact }
+        return .intactWithNewStamp(hashedStamp)
+    }
+
+    /// The SHA-256 of the file at `path`, and the stamp of the very file hashed when it did not
+    /// change while it was hashed (else nil). Both come from one open file: a stamp taken from the
+    /// path beside a hash of the path could be another file's (found by an attack: two files
+    /// swapped at the path with `renameat2(RENAME_EXCHANGE)` in a loop got the stamp of a file with
+    /// other tiles recorded beside the installed file's hash, which then was served as intact).
+    /// Opened without blocking (a FIFO put there holds nothing up) and read only if a regular file.
+    static func hash(_ path: String) throws -> (hash: String, stamp: RegionFileStamp?) {
+        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else { throw GeneralFailure(L.localized("cannot read %1$s to hash it", "\(path)"), kind: .io) }
+        let file = UnixFile(fileDescriptor: descriptor, closeOnDealloc: true)
+        func stamp() -> RegionFileStamp? {
+            var info = stat()
+            guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+            return RegionFileStamp(FileIdentity(status: info))
+        }
+        guard let before = stamp() else { throw GeneralFailure(L.localized("cannot read %1$s to hash it", "\(path)"), kind: .io) }
+        let hash = try SHA256Hasher.hex(reading: file)
+        return (hash, stamp() == before ? before : nil)
     }
 }

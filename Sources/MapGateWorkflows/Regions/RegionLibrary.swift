@@ -251,7 +251,10 @@ public final class RegionLibrary {
     /// is still the one checked; else left as it is. Needs a library on a writable state
     /// database (`verify` and `mirror` read through a read-only one, and open this one for it).
     public func distrustStamp(of checked: InstalledRegion) {
-        guard checked.fileStamp != nil, let lock = try? DirectoryLock(directory: directory, timeout: 0) else { return }
+        // A few seconds' wait: another command recording a stamp holds the lock a moment (found by
+        // an attack: `list` runs in a loop made `verify` skip the distrust, and `sync` then called
+        // the rotten file up to date); a writer at work longer is left to finish.
+        guard checked.fileStamp != nil, let lock = try? DirectoryLock(directory: directory, timeout: 5) else { return }
         distrustStamp(of: checked, lock: lock)
     }
 
@@ -310,13 +313,12 @@ public final class RegionLibrary {
         // A file a writer deletes between the look above and these reads is a problem found, looked
         // at again by `verify` (found by an attack: "cannot read … to hash it", 74).
         do {
-            let stamp = RegionFileStamp(path: path)
-            let hash = try SHA256Hasher.hex(ofFileAt: path)
+            // Hashed through one open file, whose stamp is the one recorded (``InstalledRegion/hash(_:)``).
+            let (hash, stamp) = try InstalledRegion.hash(path)
             guard hash == record.sha256 else {
                 return Verification(region: record, problem: L.localized("SHA-256 is %1$s, %2$s was installed", "\(hash)", "\(record.sha256)"), bytesDiffer: true)
             }
-            // The bytes hashed are the file of that stamp when it is the same after the hash.
-            if let stamp, stamp != record.fileStamp, RegionFileStamp(path: path) == stamp { recordStamp(stamp, of: record) }
+            if let stamp, stamp != record.fileStamp { recordStamp(stamp, of: record) }
             try MBTilesFile(path: path).checkIntegrity()
             // Only once the bytes are the ones installed (a damaged file is not hashed: found by
             // an attack, its hash left running on another thread took the time of the next
