@@ -85,6 +85,9 @@ int wcwidth(wchar_t c);
 // The character set of the user's locale (LC_CTYPE), as glibc names it: "UTF-8", "EUC-JP", "ANSI_X3.4-1968"…
 #include <langinfo.h>
 static inline const char *clinux_codeset(void) { const char *name = nl_langinfo(CODESET); return name ? name : ""; }
+// The C library's own messages (strerror, gai_strerror) in English: they come in the locale's
+// character set, which mapgate would misread where that is not UTF-8.
+static inline void clinux_use_c_messages(void) { setlocale(LC_MESSAGES, "C"); }
 #include <stdio.h>
 // The character set of the locale the environment names (LANG, LC_ALL, LC_CTYPE), without making it
 // the process's: a thread's copy of its name (up to 63 bytes); "ANSI_X3.4-1968" when there is none.

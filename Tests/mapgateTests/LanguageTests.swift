@@ -310,6 +310,16 @@ import Testing
         let line = try #require(json)
         #expect(line.allSatisfy { $0 < 0x80 } && contains(line, Array("\\u56fd\\ud83d\\ude42".utf8)), "\(String(decoding: line, as: UTF8.self))")
         #expect((try MapGateBinary.json(String(decoding: line, as: UTF8.self))["error"] as? String)?.contains("国🙂") == true)
+        // The C library's reasons too (strerror came in EUC-JP, read as UTF-8: "??????G?").
+        let busy = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(busy) }
+        var address = sockaddr_in(sin_family: sa_family_t(AF_INET), sin_port: 0, sin_addr: in_addr(s_addr: inet_addr("127.0.0.1")), sin_zero: (0, 0, 0, 0, 0, 0, 0, 0))
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(busy, $0, length) == 0 && listen(busy, 1) == 0 && getsockname(busy, $0, &length) == 0 } }
+        #expect(bound)
+        let port = UInt16(bigEndian: address.sin_port)
+        let refused = try bytes("serve --port \(port)")
+        #expect(refused.allSatisfy { $0 < 0x80 } && contains(refused, Array("Address already in use".utf8)), "\(String(decoding: refused, as: UTF8.self))")
         let typed = try bytes("export x \"$(printf 'a\\306\\374\\313\\334.pmtiles')\"")
         #expect(contains(typed, Array("(a".utf8) + [0xC6, 0xFC, 0xCB, 0xDC] + Array(".pmtiles) is not UTF-8".utf8)), "\(String(decoding: typed, as: UTF8.self))")
     }

@@ -40,7 +40,12 @@ public enum Localization {
         guard let folder else { return }
         _ = clinux_use_message_locale()
         let codeset = String(cString: clinux_codeset())
-        guard isReadable(codeset: codeset) else { return }
+        guard isReadable(codeset: codeset) else {
+            // English throughout, the C library's reasons too (found by an attack: a busy port's
+            // reason came from strerror in EUC-JP, read as UTF-8, and said "??????G?").
+            clinux_use_c_messages()
+            return
+        }
         _ = clinux_bind_text_domain(domain, folder)
         isSetUp = true
     }
