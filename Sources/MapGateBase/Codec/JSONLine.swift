@@ -12,8 +12,10 @@ import FoundationEssentials
 /// not escaped. In a locale of another character set than UTF-8 (``LocaleEncoding``) every
 /// character past ASCII is escaped too, so the line stays UTF-8 (as JSON must be) and still puts
 /// no byte on such a terminal that it would take for a control code (found by an attack: 国 is
-/// e5 9b bd, and 0x9B starts a control sequence on an 8-bit terminal). Numbers: integers as such; a finite `Double` with no fraction as an integer,
-/// others in Swift's shortest form; a non-finite one as `null`.
+/// e5 9b bd, and 0x9B starts a control sequence on an 8-bit terminal).
+///
+/// Numbers: integers as such; a finite `Double` with no fraction as an integer, others in Swift's
+/// shortest form; a non-finite one as `null`.
 public enum JSONLine {
     /// A JSON value (what every `--json` line is, from ``JSONValueEncoder``): no dynamic casts.
     public static func encode(_ value: JSONValue) -> String {
