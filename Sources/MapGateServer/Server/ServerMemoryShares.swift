@@ -50,8 +50,11 @@ public struct ServerMemoryShares: Sendable, Equatable {
         maxConnections = Int(min(Int64(largest.maxConnections), max(Int64(Self.fewestConnections), memory.bytes / 4 / Int64(Self.bytesPerConnection))))
     }
 
-    /// This process's shares, read once.
-    public static let current = ServerMemoryShares(for: MemoryLimit.current())
+    /// The memory this process may use, read once (nil when it cannot be read).
+    public static let memory = MemoryLimit.current()
+
+    /// This process's shares of ``memory``.
+    public static let current = ServerMemoryShares(for: memory)
 
     /// Whether any share is below ``largest``.
     public var isReduced: Bool { self != Self.largest }

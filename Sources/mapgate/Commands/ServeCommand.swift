@@ -122,7 +122,7 @@ struct ServeCommand: Command {
         }
         // Bind first, count second: a busy port or a bad setting costs no use.
         let launch = try ServerLaunch(context, settings: settings, verbose: verbose, share: try mirrorShare(), tileCacheBytes: tileCacheBytes)
-        if verbose, ServerMemoryShares.current.isReduced, let memory = MemoryLimit.current() {
+        if verbose, ServerMemoryShares.current.isReduced, let memory = ServerMemoryShares.memory {
             context.console.note(
                 L.localized(
                     "with the %1$s of memory mapgate may use here: at most %2$s of answered tiles kept, %3$s of answers not yet taken by their clients, %4$s connections (--tile-cache and --max-connections set two of them)",
