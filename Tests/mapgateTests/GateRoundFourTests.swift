@@ -488,6 +488,82 @@ import Glibc
         #expect(try promptsShown() == before + 1, "a GET delivers the use")
     }
 
+    /// A server that dies after its first tile (a crash, SIGKILL, the kernel's OOM killer: no
+    /// choice of the user's) and is started again, as `mapgate-serve.service` restarts it, serves
+    /// out the day the dead one paid for: no use, no question. Found by an attack: the new server
+    /// paid again at its first tile, and a server that died on the last use's day left the gate
+    /// closed. Only one server takes the day over; one stopped on its own takes its day with it.
+    @Test func aServerStartedAfterOneThatDiedServesOutItsDay() throws {
+        let before = try promptsShown()
+        let first = try mapgate.serve(at: during)
+        #expect(try tile(first) == "200")
+        first.process.signal(SIGKILL)
+        _ = first.process.wait()
+        #expect(try promptsShown() == before + 1, "the first tile delivers the first server's use")
+        let second = try mapgate.serve(at: during)
+        #expect(try tile(second) == "200")
+        #expect(try promptsShown() == before + 1, "the server after a dead one paid again: \(second.process.stderr)")
+        #expect(second.process.stderr.contains("serves out the day it paid for"), "\(second.process.stderr)")
+        #expect(!second.process.stderr.contains("Update now or later"), "\(second.process.stderr)")
+        // The day is the second's now: a third server beside it pays its own.
+        let third = try mapgate.serve(at: during)
+        #expect(try tile(third) == "200")
+        third.process.signal(SIGTERM)
+        #expect(third.process.wait() == 0)
+        #expect(try promptsShown() == before + 2, "\(third.process.stderr)")
+        // Stopped on its own, the second takes the day with it: the next start is a use.
+        second.process.signal(SIGTERM)
+        #expect(second.process.wait() == 0)
+        let fourth = try mapgate.serve(at: during)
+        #expect(try tile(fourth) == "200")
+        fourth.process.signal(SIGTERM)
+        #expect(fourth.process.wait() == 0)
+        #expect(try promptsShown() == before + 3, "\(fourth.process.stderr)")
+        // A server on the last use: dying, it leaves its day, and the gate closed for all but the
+        // server that serves that day out (it was refused, exit 77, before).
+        func usesLeft() throws -> Int? {
+            try MapGateBinary.json(try mapgate.run(["status", "--json"], at: during).stdout)["usesLeft"] as? Int
+        }
+        while let left = try usesLeft(), left > 1 {
+            #expect(try mapgate.run(["tile", "plain", "0", "0", "0", "-o", "/dev/null"], at: during).status == 0)
+        }
+        let last = try mapgate.serve(at: during)
+        #expect(try tile(last) == "200")
+        last.process.signal(SIGKILL)
+        _ = last.process.wait()
+        #expect(try usesLeft() == 0)
+        #expect(try mapgate.run(["tile", "plain", "0", "0", "0", "-o", "/dev/null"], at: during).status == 77)
+        let after = try mapgate.serve(at: during)
+        #expect(try tile(after) == "200", "\(after.process.stderr)")
+        after.process.signal(SIGKILL)
+        _ = after.process.wait()
+        // A day later there is nothing left to serve out (an hour more: the gate's time is the
+        // frozen clock plus the real time the test has taken).
+        let later = try mapgate.start(["serve", "--port", "0"], at: "2027-02-06 01:00:00")
+        defer { later.signal(SIGKILL) }
+        #expect(later.wait(timeout: 20) == 77, "\(later.stderr)")
+    }
+
+    /// A dead server's day is over a day after it was paid: a server started then pays its own.
+    @Test func aDeadServersDayEndsADayAfterItWasPaid() throws {
+        let before = try promptsShown()
+        let first = try mapgate.serve(at: during)
+        #expect(try tile(first) == "200")
+        first.process.signal(SIGKILL)
+        _ = first.process.wait()
+        let next = try mapgate.serve(at: "2027-02-06 01:00:00")
+        #expect(try tile(next) == "200")
+        next.process.signal(SIGTERM)
+        #expect(next.process.wait() == 0)
+        #expect(!next.process.stderr.contains("serves out the day"), "\(next.process.stderr)")
+        #expect(try promptsShown(at: "2027-02-06 01:00:00") == before + 2)
+    }
+
+    /// The status of a tile fetched from `server`.
+    private func tile(_ server: MapGateBinary.Server) throws -> String {
+        try runProcess("/usr/bin/curl", ["-sS", "-o", "/dev/null", "-w", "%{http_code}", server.base + "/plain/0/0/0.png"]).stdout
+    }
+
     /// A client that has gone before its tile is answered (a tab closed, a request a map cancelled,
     /// `curl --max-time`) gets nothing: the server's use is not delivered by it (found by an
     /// attack: a GET sent and the connection closed at once was charged, 5 times in 5). A client

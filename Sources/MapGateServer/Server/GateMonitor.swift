@@ -135,6 +135,11 @@ public final class GateMonitor: Sendable {
             lastCounted = settings.started
             lastCountedElapsed = settings.startedElapsed
             ownCount = settings.start.ownCount
+            // The day of a dead server this one serves out runs from that one's payment.
+            if let day = settings.start.continuedDay {
+                lastCounted = day.paidAt
+                lastCountedElapsed = settings.startedElapsed - day.served
+            }
         }
 
         /// Seconds since this server's last counted use: the larger of the clock's and the real time.
@@ -161,7 +166,9 @@ public final class GateMonitor: Sendable {
                 // answered): until then the day is moved to each look, then to the moment of the
                 // delivery (found by an attack: a first tile more than a day after the start was
                 // charged twice, for the start and for a day counted from it).
-                if !settings.start.hasDelivered {
+                if settings.start.continuedDay != nil {
+                    // Paid before this server started: its day is fixed.
+                } else if !settings.start.hasDelivered {
                     lastCounted = latest.now
                     lastCountedElapsed = MonotonicClock.seconds
                 } else if let delivered = watch.startDeliveredAt.map({ Double($0) / 1e9 }), delivered > lastCountedElapsed {
@@ -184,7 +191,7 @@ public final class GateMonitor: Sendable {
                     lastCounted = latest.now
                     lastCountedElapsed = MonotonicClock.seconds
                     do {
-                        let authorization = try gate.authorizeUse(opening: regions)
+                        let authorization = try gate.authorizeUse(opening: regions, payingServingDay: settings.start.keepsServingDays)
                         latest = authorization.report
                         if case .prompt(let left) = authorization.decision {
                             ownCount = latest.record.promptsShown

@@ -30,6 +30,12 @@ public protocol ServingUse: Sendable {
     /// Whether any use of the server has been delivered (a tile answered): until then its day of
     /// serving has not started.
     var hasDelivered: Bool { get }
+    /// The day of a server that died which this one serves out without a use, if any: its day
+    /// runs from that one's payment, not from a tile of this one's.
+    var continuedDay: ContinuedServingDay? { get }
+    /// Whether the days this server pays are kept in the record (``GateRecord/servingDays``), for
+    /// a server started after it dies.
+    var keepsServingDays: Bool { get }
 }
 
 extension ServingUse {
@@ -42,9 +48,20 @@ extension ServingUse {
     public var pendingCount: Int? { nil }
 
     public var hasDelivered: Bool { isDelivered }
+
+    public var continuedDay: ContinuedServingDay? { nil }
+
+    public var keepsServingDays: Bool { false }
 }
 
 extension GateAuthorization: ServingUse {
+    /// The start's prompted use, or the day of a dead server it continues.
+    public var ownCount: Int? {
+        if let continuedDay { return continuedDay.count }
+        if case .prompt = decision { return report.record.promptsShown }
+        return nil
+    }
+
     @discardableResult
     public func deliver() throws -> Bool {
         let before = isDelivered

@@ -268,6 +268,10 @@ public final class StateDatabase {
         """
         ALTER TABLE regions ADD COLUMN delta_sha256 TEXT;
         """,
+        // The servers' paid days (`GateRecord.servingDays`).
+        """
+        ALTER TABLE gate ADD COLUMN serving_days TEXT;
+        """,
     ]
 
     /// Brings the schema up to date; returns the version it found.

@@ -68,8 +68,22 @@ public final class Gate {
     ///     this record (a file copied in, or kept while the state was deleted) makes the record
     ///     recover: a lookup must succeed first, then it is taken in.
     ///   - installing: the regions this use may install (`sync`); they are taken in.
-    public func authorizeUse(opening: [String] = [], installing: [String] = []) throws -> GateAuthorization {
-        try reserveUse(opening: opening, installing: installing, lookupError: try prepareUse(opening: opening), keepsReservation: false)
+    ///   - payingServingDay: a day of a running server of one's own (its monitor's count): the day
+    ///     it pays is kept in the record (``GateRecord/servingDays``), for a server started after
+    ///     this one dies.
+    public func authorizeUse(opening: [String] = [], installing: [String] = [], payingServingDay: Bool = false) throws -> GateAuthorization {
+        try reserveUse(
+            opening: opening, installing: installing, lookupError: try prepareUse(opening: opening), keepsReservation: false,
+            server: payingServingDay ? .day : nil)
+    }
+
+    /// What a use is to a server of one's own, whose paid days the record keeps.
+    private enum ServerUse {
+        /// Its start: it may serve out the day of a server that died (``GatePolicy/unfinishedServingDay(_:boot:at:isRunning:)``),
+        /// and the use its first tile delivers pays its first day.
+        case start
+        /// A day counted while it serves: paid at once.
+        case day
     }
 
     /// The first half of ``authorizeUse(opening:installing:)``: notes regions from elsewhere
@@ -96,26 +110,50 @@ public final class Gate {
     ///   this process (``GateRecord/reservations``) until the authorization confirms its delivery,
     ///   so that a later run gives it back if this one dies first. Only for uses that are settled
     ///   (``use(opening:installing:reserving:confirm:_:)``).
-    private func reserveUse(opening: [String], installing: [String], lookupError: LookupError?, keepsReservation: Bool) throws -> GateAuthorization {
+    private func reserveUse(
+        opening: [String], installing: [String], lookupError: LookupError?, keepsReservation: Bool, server: ServerUse? = nil
+    ) throws -> GateAuthorization {
         // Only where the store can be opened again on the delivering thread and /proc tells this process.
         let reservation = keepsReservation && store.reopen != nil ? ProcessIdentity.current.map { GateRecord.Reservation(id: Self.reservationID(), process: $0) } : nil
-        let (decision, useReport, recovering) = try update { record, now, policy -> (UseDecision, GateReport, GateRecoveryError.Reason?) in
-            if record.isRecovering { return (.refused, report(record, now: now, policy: policy, error: lookupError), .lostState) }
+        let boot = clock.boot
+        let (decision, useReport, recovering, continued) = try update {
+            record, now, policy -> (UseDecision, GateReport, GateRecoveryError.Reason?, ContinuedServingDay?) in
+            if record.isRecovering { return (.refused, report(record, now: now, policy: policy, error: lookupError), .lostState, nil) }
             if policy.needsFirstLookup(record, at: now), let days = policy.firstLookupDays {
-                return (.refused, report(record, now: now, policy: policy, error: lookupError), .neverReached(days: days))
+                return (.refused, report(record, now: now, policy: policy, error: lookupError), .neverReached(days: days), nil)
+            }
+            // A server starting after one that died (a crash, SIGKILL, the OOM killer) serves out
+            // the day the dead one paid for, counting nothing: a fault is not the user's use. It
+            // takes the day over, so that no other server can.
+            if server == .start, let process = ProcessIdentity.current, let boot,
+                let index = policy.unfinishedServingDay(record, boot: boot, at: now, isRunning: { $0.isRunning })
+            {
+                let day = record.servingDays[index]
+                record.servingDays[index].process = process
+                record.addInstalledRegions(opening + installing)
+                let continued = ContinuedServingDay(pid: day.process.pid, count: day.count, paidAt: day.paidAt, served: policy.servedFor(day, boot: boot, at: now))
+                return (.allowed, report(record, now: now, policy: policy, error: lookupError), nil, continued)
             }
             let decision = policy.use(&record, at: now)
             if decision != .refused { record.addInstalledRegions(opening + installing) }
             if case .prompt = decision, let reservation { record.reservations.append(reservation) }
-            return (decision, report(record, now: now, policy: policy, error: lookupError), nil)
+            if server == .day, case .prompt = decision, let process = ProcessIdentity.current, let boot {
+                policy.recordServingDay(&record, process: process, count: record.promptsShown, at: now, boot: boot)
+            }
+            return (decision, report(record, now: now, policy: policy, error: lookupError), nil, nil)
         }
         if let recovering { throw GateRecoveryError(lookupError: lookupError, reason: recovering) }
         if decision == .refused { throw useReport.isHeld ? heldError(useReport) : closedError(useReport) }
-        guard case .prompt = decision, let reservation, let reopen = store.reopen else { return GateAuthorization(decision: decision, report: useReport) }
+        let keepsDays = server != nil
+        guard case .prompt = decision, let reservation, let reopen = store.reopen else {
+            return GateAuthorization(decision: decision, report: useReport, continuedDay: continued, keepsServingDays: keepsDays)
+        }
         let (settings, clock, installed, isConfined) = (settings, clock, policy.installed, isConfined)
-        return GateAuthorization(decision: decision, report: useReport, reservationID: reservation.id) { deadline in
+        // A server's start pays its first day when its first tile delivers the use.
+        let paidCount = server == .start ? useReport.record.promptsShown : nil
+        return GateAuthorization(decision: decision, report: useReport, reservationID: reservation.id, keepsServingDays: keepsDays) { deadline in
             try Gate(store: reopen(), settings: settings, clock: clock, installed: installed, isConfined: isConfined)
-                .confirmDelivery(of: reservation.id, before: deadline)
+                .confirmDelivery(of: reservation.id, before: deadline, payingServingDay: paidCount)
         }
     }
 
@@ -130,12 +168,22 @@ public final class Gate {
     /// took this process for ended: a process in a PID namespace of its own looks so from
     /// outside) is counted again; if the gate has closed since, nothing may be delivered
     /// (``GateUseWithdrawnError``). Saved before `deadline` or not at all (``GateStore/update(before:_:)``).
-    func confirmDelivery(of id: String, before deadline: Double? = nil) throws {
+    ///
+    /// - Parameter payingServingDay: for a server's start, `promptsShown` right after its use: the
+    ///   day it pays from now is kept in the record (``GateRecord/servingDays``).
+    func confirmDelivery(of id: String, before deadline: Double? = nil, payingServingDay count: Int? = nil) throws {
+        let boot = clock.boot
         try update(before: deadline) { record, now, policy in
+            var paid = count
             if let index = record.reservations.firstIndex(where: { $0.id == id }) {
                 record.reservations.remove(at: index)
-            } else if policy.use(&record, at: now) == .refused {
-                throw GateUseWithdrawnError()
+            } else {
+                let decision = policy.use(&record, at: now)
+                if decision == .refused { throw GateUseWithdrawnError() }
+                if case .prompt = decision { paid = paid.map { _ in record.promptsShown } } else { paid = nil }
+            }
+            if let paid, let process = ProcessIdentity.current, let boot {
+                policy.recordServingDay(&record, process: process, count: paid, at: now, boot: boot)
             }
         }
     }
@@ -151,15 +199,18 @@ public final class Gate {
     ///   returns what it returns. A caller whose signal handler gives the use back holds its lock
     ///   around it, so that no signal falls between the reservation and the caller knowing of it.
     public func use<Result>(
-        opening: [String] = [], installing: [String] = [],
+        opening: [String] = [], installing: [String] = [], serving: Bool = false,
         reserving: (() throws -> GateAuthorization) throws -> GateAuthorization = { try $0() },
         confirm: (GateAuthorization) throws -> Bool = { _ in true },
         _ work: (GateAuthorization) throws -> Result
     ) throws -> Result? {
         let lookupError = try prepareUse(opening: opening)
         let authorization = try reserving {
-            try reserveUse(opening: opening, installing: installing, lookupError: lookupError, keepsReservation: true)
+            try reserveUse(opening: opening, installing: installing, lookupError: lookupError, keepsReservation: true, server: serving ? .start : nil)
         }
+        // A server that ends here stopped on its own (Ctrl-C, SIGTERM, an error): its day goes
+        // with it; only one that dies leaves it to the next.
+        defer { if serving { endServing() } }
         let result: Result?
         do {
             result = try confirm(authorization) ? try work(authorization) : nil
@@ -169,6 +220,14 @@ public final class Gate {
         }
         settleNoting(authorization)
         return result
+    }
+
+    /// Forgets the day this process's server paid for (``GateRecord/servingDays``), as it stops
+    /// on its own. One that cannot be forgotten now (the state busy) is left to the next server
+    /// started within it: what was paid for, never more.
+    private func endServing() {
+        guard let process = ProcessIdentity.current else { return }
+        _ = try? update { record, _, _ in record.servingDays.removeAll { $0.process == process } }
     }
 
     /// Keeps the use `authorization` reserved if it was delivered, else gives it back (once).
@@ -381,6 +440,7 @@ public final class Gate {
                 record.reservations.removeAll { $0.id == ended.id }
                 _ = policy.giveBack(&record)
             }
+            policy.forgetEndedServingDays(&record, boot: boot, at: now, isRunning: { $0.isRunning })
             return try body(&record, now, policy)
         }
     }

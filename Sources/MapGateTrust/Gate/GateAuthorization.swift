@@ -23,6 +23,12 @@ import Glibc
 public final class GateAuthorization: Sendable {
     public let decision: UseDecision
     public let report: GateReport
+    /// For a server's start: the day of a server that died which this one serves out, with no
+    /// use counted (``decision`` is then ``UseDecision/allowed``).
+    public let continuedDay: ContinuedServingDay?
+    /// Whether the uses of this server keep the day they pay in the record (``GateRecord/servingDays``),
+    /// for a server started after this one dies. `serve` and `open` of one's own.
+    public let keepsServingDays: Bool
     /// Whether the gate counted a prompted use for this one (what ``Gate/settle(_:)`` may give back).
     let countedPrompt: Bool
     /// The reservation the record keeps for this use until its delivery is confirmed (see
@@ -54,10 +60,13 @@ public final class GateAuthorization: Sendable {
     }
 
     init(
-        decision: UseDecision, report: GateReport, reservationID: String? = nil, confirmation: (@Sendable (_ deadline: Double?) throws -> Void)? = nil
+        decision: UseDecision, report: GateReport, reservationID: String? = nil, continuedDay: ContinuedServingDay? = nil,
+        keepsServingDays: Bool = false, confirmation: (@Sendable (_ deadline: Double?) throws -> Void)? = nil
     ) {
         self.decision = decision
         self.report = report
+        self.continuedDay = continuedDay
+        self.keepsServingDays = keepsServingDays
         self.reservationID = reservationID
         self.confirmation = confirmation
         if case .prompt = decision { countedPrompt = true } else { countedPrompt = false }

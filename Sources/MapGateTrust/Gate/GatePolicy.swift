@@ -390,4 +390,58 @@ public struct GatePolicy: Sendable {
         guard phase.isClosed, ownCount == promptsShown else { return nil }
         return lastCounted.addingTimeInterval(Self.servingDay)
     }
+
+    // MARK: Days of servers that died
+
+    /// The day of serving that a server which died without stopping (a crash, SIGKILL, the
+    /// kernel's OOM killer: no choice of the user's) paid for and did not finish, which a server
+    /// starting now serves out without a use: its index in ``GateRecord/servingDays``, or nil.
+    /// Only on the boot it was paid on (the boot clock measures the day: no clock setting
+    /// stretches it), only while less than a day has passed by both the gate's time and the boot
+    /// clock, and only while the dead server itself would still be serving
+    /// (``isClosedForServer(_:promptsShown:ownCount:servedFor:isHeld:)``: its own last use runs its
+    /// day, another's closed gate does not). Of several, the one paid last.
+    ///
+    /// - Parameter isRunning: whether a process still runs (``ProcessIdentity/isRunning``): a
+    ///   server that runs, or is only stopped, keeps its day.
+    public func unfinishedServingDay(_ record: GateRecord, boot: BootReading?, at now: Date, isRunning: (ProcessIdentity) -> Bool) -> Int? {
+        guard let boot, record.pendingVersion != nil else { return nil }
+        let phase = phase(of: record, at: now)
+        var found: Int?
+        for (index, day) in record.servingDays.enumerated() where day.process.boot == boot.id && !isRunning(day.process) {
+            let served = servedFor(day, boot: boot, at: now)
+            guard served < Self.servingDay, !isClosedForServer(phase, promptsShown: record.promptsShown, ownCount: day.count, servedFor: served) else {
+                continue
+            }
+            if found.map({ record.servingDays[$0].paidAt < day.paidAt }) ?? true { found = index }
+        }
+        return found
+    }
+
+    /// Seconds served of `day` by now: the larger of what the gate's time and the boot clock say.
+    public func servedFor(_ day: GateRecord.ServingDay, boot: BootReading, at now: Date) -> TimeInterval {
+        max(now.timeIntervalSince(day.paidAt), boot.seconds - day.bootSeconds)
+    }
+
+    /// Notes that the server `process` paid a day with its use counted `count` (delivered now):
+    /// it replaces the day that server paid before.
+    public func recordServingDay(_ record: inout GateRecord, process: ProcessIdentity, count: Int, at now: Date, boot: BootReading) {
+        record.servingDays.removeAll { $0.process == process }
+        record.servingDays.append(GateRecord.ServingDay(process: process, count: count, paidAt: now, bootSeconds: boot.seconds))
+        // Bounded, so that a record stays plausible however many servers run (the oldest first).
+        if record.servingDays.count > GateRecord.maximumServingDays {
+            record.servingDays.sort { $0.paidAt < $1.paidAt }
+            record.servingDays.removeFirst(record.servingDays.count - GateRecord.maximumServingDays)
+        }
+    }
+
+    /// Forgets the days of servers that have ended once no server can take them over: paid on
+    /// another boot, or over.
+    public func forgetEndedServingDays(_ record: inout GateRecord, boot: BootReading?, at now: Date, isRunning: (ProcessIdentity) -> Bool) {
+        record.servingDays.removeAll { day in
+            guard !isRunning(day.process) else { return false }
+            guard let boot, day.process.boot == boot.id else { return true }
+            return servedFor(day, boot: boot, at: now) >= Self.servingDay
+        }
+    }
 }

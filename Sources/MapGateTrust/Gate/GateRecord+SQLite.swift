@@ -19,7 +19,7 @@ extension GateRecord {
                    last_lookup_at, last_attempt_at, last_lookup_error, recovering, generation, seal,
                    catalog_serial, catalog_sha256, publisher_gate,
                    installed_regions, uses_since_lookup, last_use_reading, catalog_serials, boot_id, boot_seconds, not_newer_since,
-                   reservations, strictest_rules, first_use_at, counting_for
+                   reservations, strictest_rules, first_use_at, counting_for, serving_days
             FROM gate WHERE id = 1
             """
         /// A nested value whose stored text does not decode is not trusted, as an edited row is not:
@@ -68,8 +68,11 @@ extension GateRecord {
             record.strictestRules = decode(PublisherGate.self, strictest)
             record.firstUseAt = row.date(23)
             record.countingFor = row.text(24)
+            let days = row.text(25)
+            record.servingDays = decode([ServingDay].self, days) ?? []
             let texts = GateRecordSeal.Texts(
-                release: release, publisherGate: gate, catalogSerials: serials, reservations: reservations, strictestRules: strictest)
+                release: release, publisherGate: gate, catalogSerials: serials, reservations: reservations, strictestRules: strictest,
+                servingDays: days)
             return (record, texts, row.text(10))
         }
         // A seal libcrypto cannot compute is an error (the gate fails closed for this run), not
@@ -90,15 +93,17 @@ extension GateRecord {
         // None is stored as NULL (as before reservations were kept), so a record without them seals as it did.
         let reservations = try reservations.isEmpty ? nil : String(decoding: encoder.encode(reservations), as: UTF8.self)
         let strictest = try strictestRules.map { String(decoding: try encoder.encode($0), as: UTF8.self) }
+        let days = try servingDays.isEmpty ? nil : String(decoding: encoder.encode(servingDays), as: UTF8.self)
         let texts = GateRecordSeal.Texts(
-            release: release, publisherGate: gate, catalogSerials: serials, reservations: reservations, strictestRules: strictest)
+            release: release, publisherGate: gate, catalogSerials: serials, reservations: reservations, strictestRules: strictest,
+            servingDays: days)
         try database.execute(
             """
             INSERT OR REPLACE INTO gate (id, pending_version, first_seen, prompts_shown, latest_clock,
                 last_release, last_lookup_at, last_attempt_at, last_lookup_error, recovering, generation, seal,
                 publisher_gate, installed_regions, uses_since_lookup, last_use_reading, catalog_serials, boot_id, boot_seconds, not_newer_since,
-                reservations, strictest_rules, first_use_at, counting_for)
-            VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                reservations, strictest_rules, first_use_at, counting_for, serving_days)
+            VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
                 .textOrNull(pendingVersion), .dateOrNull(firstSeen), .integer(Int64(promptsShown)),
@@ -109,6 +114,7 @@ extension GateRecord {
                 .text(installedRegions.joined(separator: ",")), .integer(Int64(usesSinceLookup)), .dateOrNull(lastUseReading), .text(serials),
                 .textOrNull(bootID), bootSeconds.map { .real($0) } ?? .null, .dateOrNull(notNewerSince),
                 .textOrNull(reservations), .textOrNull(strictest), .dateOrNull(firstUseAt), .textOrNull(countingFor),
+                .textOrNull(days),
             ])
     }
 }

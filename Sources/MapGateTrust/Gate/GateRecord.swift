@@ -74,8 +74,26 @@ public struct GateRecord: Sendable, Equatable {
     /// who installs it (or a later one) while a still newer one is pending starts that one's own
     /// grace (``GatePolicy/reconcile(_:at:)``). Nil in a record from before it was kept.
     public var countingFor: String?
+    /// The day of serving each `serve` or `open` last paid for (its start's use, once a tile
+    /// delivered it, or a day counted since), with the server's process: a server that dies before
+    /// its day is over (a crash, SIGKILL, the kernel's OOM killer) leaves it to the next one started
+    /// on the same boot, which serves the rest of it without a use (``GatePolicy/unfinishedServingDay(_:boot:at:isRunning:)``).
+    /// A server that stops on its own (Ctrl-C, SIGTERM) takes its day with it.
+    public var servingDays: [ServingDay] = []
 
     public init() {}
+
+    /// A day of serving paid for by a server's counted use.
+    public struct ServingDay: Sendable, Equatable, Codable {
+        /// The server serving it now (the one that paid, or the one that took it over).
+        public var process: ProcessIdentity
+        /// `promptsShown` right after the use that paid it: the server's own count.
+        public var count: Int
+        /// When that use was delivered, by the gate's time and by the boot clock of the
+        /// process's boot (``BootReading``): the day ends when either has run a day.
+        public var paidAt: Date
+        public var bootSeconds: Double
+    }
 
     /// A prompted use counted for a run that has not delivered it yet.
     public struct Reservation: Sendable, Equatable, Codable {
@@ -103,10 +121,18 @@ public struct GateRecord: Sendable, Equatable {
             && installedRegions.allSatisfy(Catalog.isValidRegionID)
             && (bootSeconds.map { $0.isFinite && $0 >= 0 } ?? true) && (bootID == nil) == (bootSeconds == nil)
             && reservations.count <= promptsShown
+            && servingDays.count <= GateRecord.maximumServingDays
+            && servingDays.allSatisfy { day in
+                (0...GateRecord.maximumCount).contains(day.count) && day.bootSeconds.isFinite && day.bootSeconds >= 0
+                    && day.paidAt.timeIntervalSince1970.isFinite && day.paidAt.timeIntervalSince1970 >= 0
+            }
     }
 
     /// The largest count a record may hold (far beyond any policy's `maxPrompts`).
     static let maximumCount = 1_000_000
+
+    /// The most servers' days a record keeps (one per running server; far beyond any real count).
+    static let maximumServingDays = 1_000
 
     /// Adds region ids to ``installedRegions``.
     mutating func addInstalledRegions(_ ids: [String]) {
@@ -122,6 +148,7 @@ public struct GateRecord: Sendable, Equatable {
         notNewerSince = nil
         reservations = []
         countingFor = nil
+        servingDays = []
     }
 
     /// True when `self` restricts the user at least as much as `other` (more uses spent, an

@@ -17,6 +17,7 @@ enum GateRecordSeal {
         var catalogSerials: String?
         var reservations: String? = nil
         var strictestRules: String? = nil
+        var servingDays: String? = nil
     }
 
     /// The seal's version: a record sealed under another one (or not at all) is not trusted.
@@ -47,6 +48,8 @@ enum GateRecordSeal {
         if let strictest = texts.strictestRules { fields += ["strictest", strictest] }
         if let first = record.firstUseAt { fields += ["first-use", date(first)] }
         if let counting = record.countingFor { fields += ["counting-for", counting] }
+        // And the servers' paid days, while there are any.
+        if let days = texts.servingDays { fields += ["serving-days", days] }
         // Each field is length-prefixed so that no two records share a text.
         let text = fields.map { "\($0.utf8.count):\($0)" }.joined(separator: "|")
         try SharedLibrary.crypto.load()

@@ -14,10 +14,11 @@ enum GateGuard {
     /// - Parameters:
     ///   - opening: the installed regions the command reads (see ``Gate/authorizeUse(opening:installing:)``).
     ///   - installing: the regions the command may install.
-    ///   - sayingGivenBack: a server's run, which ends when the user stops it: said when its use
-    ///     went back (stopped before its first tile; found by an attack: only "stopping…" was said).
+    ///   - serving: a server's run (`serve`, `open`), which ends when the user stops it: said when
+    ///     its use went back (stopped before its first tile; found by an attack: only "stopping…"
+    ///     was said), and its paid day kept for a server started after it dies (``Gate/use(opening:installing:serving:reserving:confirm:_:)``).
     static func withUse<Result>(
-        _ context: Context, opening: [String] = [], installing: [String] = [], sayingGivenBack: Bool = false,
+        _ context: Context, opening: [String] = [], installing: [String] = [], serving: Bool = false,
         _ work: (GateAuthorization) throws -> Result
     ) throws -> Result? {
         // Standard error, where the question goes, must take a byte before a use is reserved
@@ -28,10 +29,10 @@ enum GateGuard {
         let held = InterruptibleUse(context)
         let result = try withExtendedLifetime(held) {
             try gate.use(
-                opening: opening, installing: installing, reserving: held.reserving,
+                opening: opening, installing: installing, serving: serving, reserving: held.reserving,
                 confirm: { try confirm($0, context: context) }, work)
         }
-        if sayingGivenBack, held.wasGivenBack { context.console.noteAboutUse(InterruptibleUse.givenBack) }
+        if serving, held.wasGivenBack { context.console.noteAboutUse(InterruptibleUse.givenBack) }
         return result
     }
 
@@ -63,6 +64,12 @@ enum GateGuard {
         let console = context.console
         switch authorization.decision {
         case .allowed, .refused:
+            if let day = authorization.continuedDay {
+                console.note(
+                    Localization.localized(
+                        "the server before this one (pid %1$s) ended without being stopped; this one serves out the day it paid for, until %2$s: no use counted",
+                        "\(day.pid)", Format.dateTime(day.end)))
+            }
             return true
         case .notice(let until):
             console.note(

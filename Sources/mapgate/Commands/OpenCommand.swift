@@ -45,7 +45,7 @@ struct OpenCommand: Command {
             return ExitCode.success
         }
         let launch = try ServerLaunch(context, settings: settings, verbose: verbose)
-        _ = try GateGuard.withUse(context, opening: try library.installed().map(\.id), sayingGivenBack: true) { authorization in
+        _ = try GateGuard.withUse(context, opening: try library.installed().map(\.id), serving: true) { authorization in
             let server = try launch.start(authorization: authorization)
             let base = NetworkInterfaces.urls(boundHost: settings.host, port: server.http.port, interfaces: [])[0]
             let url = "\(base)/view/\(region)"

@@ -130,7 +130,7 @@ struct ServeCommand: Command {
         }
         // The use is counted once the server has answered a tile; one stopped before that (or
         // that could not start) gives it back.
-        _ = try GateGuard.withUse(context, opening: try context.readOnlyRegionLibrary().installed().map(\.id), sayingGivenBack: true) { authorization in
+        _ = try GateGuard.withUse(context, opening: try context.readOnlyRegionLibrary().installed().map(\.id), serving: true) { authorization in
             let server = try launch.start(authorization: authorization)
             let count = server.service.regions.count
             let urls = NetworkInterfaces.urls(boundHost: settings.host, port: server.http.port, interfaces: NetworkInterfaces.addresses()).map { $0 + "/" }

@@ -1,0 +1,19 @@
+import FoundationEssentials
+
+/// The rest of a day of serving that a server which died without stopping had paid for, taken
+/// over by a server starting now (``GatePolicy/unfinishedServingDay(_:boot:at:isRunning:)``): the
+/// new server serves it out without a use, then counts its next day as the dead one would have.
+public struct ContinuedServingDay: Sendable, Equatable {
+    /// The process id of the server that paid it.
+    public var pid: Int32
+    /// `promptsShown` right after the use that paid it: the new server's own count.
+    public var count: Int
+    /// When that use was delivered, by the gate's time.
+    public var paidAt: Date
+    /// Seconds of it already served when it was taken over (the larger of the gate's time and
+    /// the boot clock since it was paid).
+    public var served: Double
+
+    /// When the day ends, by the gate's time.
+    public var end: Date { paidAt.addingTimeInterval(GatePolicy.servingDay) }
+}
