@@ -111,6 +111,8 @@ import Glibc
         let fromStick = try b.run(["sync", "--from", stick, "geo", "plain"], at: Self.day1)
         #expect(fromStick.status == 0, "\(fromStick.stderr)")
         #expect(fromStick.stdout.contains("geo 1: installed"), "\(fromStick.stdout)")
+        // Copied from a folder, not downloaded (found by a review: "downloaded" with no network).
+        #expect(fromStick.stdout.contains(" copied)") && !fromStick.stdout.contains("downloaded"), "\(fromStick.stdout)")
         for id in ["geo", "plain"] { #expect(installed(b, id) == installed(a, id) && installed(b, id) != nil, "\(id)") }
         let list = try b.run(["list", "--json"], at: Self.day1)
         let first = try MapGateBinary.json(String(list.stdout.split(separator: "\n")[0]))
@@ -126,6 +128,7 @@ import Glibc
         defer { share.process.signal(SIGTERM) }
         let fromPeer = try c.run(["sync", "--from", share.base, "geo", "plain"], at: Self.day1)
         #expect(fromPeer.status == 0 && !fromPeer.stderr.contains("plain HTTP"), "\(fromPeer.stderr)")
+        #expect(fromPeer.stdout.contains(" downloaded)"), "\(fromPeer.stdout)")
         for id in ["geo", "plain"] { #expect(installed(c, id) == installed(a, id), "\(id)") }
         #expect(try c.run(["list"], at: Self.day1).stdout.contains("mirror 127.0.0.1:"))
         // Nothing to do the second time, and no use counted for it.

@@ -93,6 +93,9 @@ struct SyncCommand: Command {
                 L.localized("--from %1$s: its password goes over plain HTTP, readable by anyone on the network between; an https:// URL keeps it private", URLCredentials.removed(from: base)))
         }
         let resumeCommand = Self.resumeCommand(regions, mirror: passed?.folder ?? mirror)
+        // From a folder (a stick) the packages are copied, not downloaded: the lines say so (found
+        // by a review: "downloaded" for a copy from a stick, read by a user with no network).
+        let copied = base?.hasPrefix("file://") == true
         let accepted = try context.fetchCatalog(mirror: base)
         let installer = try RegionInstaller(
             directory: context.dataDirectory, state: try context.state(), downloader: PackageDownloader(client: try context.httpClient()))
@@ -147,7 +150,7 @@ struct SyncCommand: Command {
             default:
                 break
             }
-            render(event, context: context)
+            render(event, context: context, copied: copied)
             switch event {
             case .synced, .failed: installing.mark(false)
             default: break
@@ -170,7 +173,8 @@ struct SyncCommand: Command {
         return summary.firstFailure.map { ExitCode.forError($0) } ?? ExitCode.success
     }
 
-    private func render(_ event: SyncWorkflow.Event, context: Context) {
+    /// - Parameter copied: the packages come from a folder (`--from DIR`): "copied", not "downloaded".
+    private func render(_ event: SyncWorkflow.Event, context: Context, copied: Bool) {
         switch event {
         case .kept(let id, let version):
             report(SyncLine(region: id, action: "kept", version: version), context: context) {
@@ -181,9 +185,9 @@ struct SyncCommand: Command {
                 L.format(L.localized("%1$s %2$s: %3$s; the installed version stays"), id, TerminalText.inline(version), TerminalText.inline(reason))
             }
         case .upToDate(let region, let version):
-            report(.upToDate(version: version), region: region, context: context)
+            report(.upToDate(version: version), region: region, context: context, copied: copied)
         case .synced(let region, let outcome):
-            report(outcome, region: region, context: context)
+            report(outcome, region: region, context: context, copied: copied)
         case .failed(let region, let version, let error):
             reportFailure(error, region: region, version: version, context: context)
         case .notice(let text):
@@ -191,7 +195,7 @@ struct SyncCommand: Command {
         case .styleRejected(let rejection):
             context.console.warning(MapGateCLI.describe(rejection))
         case .styleSynced(let style, let outcome):
-            report(outcome, style: style, context: context)
+            report(outcome, style: style, context: context, copied: copied)
         case .styleFailed(let style, let error):
             reportFailure(error, context: context) { StyleLine(style: style.id, action: "failed", version: style.version, error: $0, exitCode: $1) }
         case .willInstall, .started, .stage:
@@ -211,7 +215,7 @@ struct SyncCommand: Command {
 
     }
 
-    private func report(_ outcome: StyleInstaller.Outcome, style: CatalogStyle, context: Context) {
+    private func report(_ outcome: StyleInstaller.Outcome, style: CatalogStyle, context: Context, copied: Bool) {
         switch outcome {
         case .upToDate(let version):
             if context.json {
@@ -227,11 +231,17 @@ struct SyncCommand: Command {
             } else {
                 // Whole sentences, each translated (found by an attack: "installed" and "updated
                 // from" were English inside the translated line).
+                let bytes = Format.bytes(downloaded)
                 if let previous {
                     context.console.print(
-                        L.localized("style %1$s %2$s: updated from %3$s (%4$s downloaded)", "\(style.id)", "\(version)", "\(previous)", "\(Format.bytes(downloaded))"))
+                        copied
+                            ? L.localized("style %1$s %2$s: updated from %3$s (%4$s copied)", "\(style.id)", "\(version)", "\(previous)", "\(bytes)")
+                            : L.localized("style %1$s %2$s: updated from %3$s (%4$s downloaded)", "\(style.id)", "\(version)", "\(previous)", "\(bytes)"))
                 } else {
-                    context.console.print(L.localized("style %1$s %2$s: installed (%3$s downloaded)", "\(style.id)", "\(version)", "\(Format.bytes(downloaded))"))
+                    context.console.print(
+                        copied
+                            ? L.localized("style %1$s %2$s: installed (%3$s copied)", "\(style.id)", "\(version)", "\(bytes)")
+                            : L.localized("style %1$s %2$s: installed (%3$s downloaded)", "\(style.id)", "\(version)", "\(bytes)"))
                 }
             }
         }
@@ -275,7 +285,7 @@ struct SyncCommand: Command {
         }
     }
 
-    private func report(_ outcome: RegionInstaller.Outcome, region: CatalogRegion, context: Context) {
+    private func report(_ outcome: RegionInstaller.Outcome, region: CatalogRegion, context: Context, copied: Bool) {
         switch outcome {
         case .upToDate(let version):
             report(SyncLine(region: region.id, action: "up-to-date", version: version, previousVersion: version), context: context) {
@@ -295,27 +305,40 @@ struct SyncCommand: Command {
                 bytes: downloaded, resumedFrom: resumedFrom, transfer: "full")
             report(line, context: context) {
                 let (id, shown, bytes, at) = (region.id, TerminalText.inline(version), Format.bytes(downloaded), Format.bytes(resumedFrom))
-                switch (previous.map(TerminalText.inline), resumedFrom > 0) {
-                case (let previous?, true):
+                switch (previous.map(TerminalText.inline), resumedFrom > 0, copied) {
+                case (let previous?, true, false):
                     return L.format(L.localized("%1$s %2$s: updated from %3$s (%4$s downloaded, resumed at %5$s)"), id, shown, previous, bytes, at)
-                case (let previous?, false):
+                case (let previous?, true, true):
+                    return L.format(L.localized("%1$s %2$s: updated from %3$s (%4$s copied, resumed at %5$s)"), id, shown, previous, bytes, at)
+                case (let previous?, false, false):
                     return L.format(L.localized("%1$s %2$s: updated from %3$s (%4$s downloaded)"), id, shown, previous, bytes)
-                case (nil, true):
+                case (let previous?, false, true):
+                    return L.format(L.localized("%1$s %2$s: updated from %3$s (%4$s copied)"), id, shown, previous, bytes)
+                case (nil, true, false):
                     return L.format(L.localized("%1$s %2$s: installed (%3$s downloaded, resumed at %4$s)"), id, shown, bytes, at)
-                case (nil, false):
+                case (nil, true, true):
+                    return L.format(L.localized("%1$s %2$s: installed (%3$s copied, resumed at %4$s)"), id, shown, bytes, at)
+                case (nil, false, false):
                     return L.format(L.localized("%1$s %2$s: installed (%3$s downloaded)"), id, shown, bytes)
+                case (nil, false, true):
+                    return L.format(L.localized("%1$s %2$s: installed (%3$s copied)"), id, shown, bytes)
                 }
             }
         case .repaired(let version, let downloaded, let resumedFrom):
             // The installed file of this version was damaged (said on stderr) and is installed again.
             let line = SyncLine(region: region.id, action: "repaired", version: version, bytes: downloaded, resumedFrom: resumedFrom, transfer: "full")
             report(line, context: context) {
-                resumedFrom > 0
-                    ? L.format(
-                        L.localized("%1$s %2$s: repaired (installed again, %3$s downloaded, resumed at %4$s)"), region.id, TerminalText.inline(version),
-                        Format.bytes(downloaded), Format.bytes(resumedFrom))
-                    : L.format(
-                        L.localized("%1$s %2$s: repaired (installed again, %3$s downloaded)"), region.id, TerminalText.inline(version), Format.bytes(downloaded))
+                let (id, shown, bytes, at) = (region.id, TerminalText.inline(version), Format.bytes(downloaded), Format.bytes(resumedFrom))
+                switch (resumedFrom > 0, copied) {
+                case (true, false):
+                    return L.format(L.localized("%1$s %2$s: repaired (installed again, %3$s downloaded, resumed at %4$s)"), id, shown, bytes, at)
+                case (true, true):
+                    return L.format(L.localized("%1$s %2$s: repaired (installed again, %3$s copied, resumed at %4$s)"), id, shown, bytes, at)
+                case (false, false):
+                    return L.format(L.localized("%1$s %2$s: repaired (installed again, %3$s downloaded)"), id, shown, bytes)
+                case (false, true):
+                    return L.format(L.localized("%1$s %2$s: repaired (installed again, %3$s copied)"), id, shown, bytes)
+                }
             }
         }
     }
