@@ -121,6 +121,10 @@ import Testing
             line.range(of: text).map { TerminalText.width(String(line[..<$0.lowerBound])) }
         }
         let versionColumn = try #require(column(of: versionHeading, in: heading))
+        // The day each was installed, as `status` writes it in the language (found by a review:
+        // `list` wrote ISO dates beside `status`'s 2027年1月1日).
+        let day = ["ja_JP.UTF-8": "2027年1月1日", "ko_KR.UTF-8": "2027. 1. 1.", "zh_TW.UTF-8": "2027年1月1日", "C.UTF-8": "2027-01-01"][locale] ?? "?"
+        #expect(list.dropFirst().allSatisfy { $0.contains(day) }, "\(list.joined(separator: "\n"))")
         for (line, version) in zip(list.dropFirst(), ["1", "7", "2026.11"]) {
             // geo, seoul, tokyo: sorted by id.
             #expect(column(of: "  " + version + " ", in: line).map { $0 + 2 } == versionColumn, "\(list.joined(separator: "\n"))")

@@ -60,7 +60,7 @@ struct ListCommand: Command {
                 let zoom = region.minzoom.map { "\($0)-\(region.maxzoom ?? $0)" } ?? "?"
                 table.append([
                     region.id, region.name, damage == nil ? region.version : L.localized("%1$s (damaged)", region.version), region.format.rawValue, zoom, tiles.map(String.init) ?? "?",
-                    Format.bytes(region.size), bounds ?? "-", String(Format.iso(region.installedAt).prefix(10)),
+                    Format.bytes(region.size), bounds ?? "-", Localization.day(region.installedAt),
                     RegionOrigin.label(region.origin),
                 ])
             }
