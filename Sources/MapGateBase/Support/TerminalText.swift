@@ -85,6 +85,10 @@ public enum TerminalText {
             let base = Int(wcwidth(wchar_t(bitPattern: first.value)))
             let isFlag = scalars.count >= 2 && (0x1F1E6...0x1F1FF).contains(first.value)
             columns += scalars.contains("\u{FE0F}") || isFlag ? 2 : max(0, base)
+            // Half-width katakana's voiced and semi-voiced marks (U+FF9E, U+FF9F) extend the kana
+            // before them in Unicode's characters, yet a terminal draws each in a column of its
+            // own, as `wcwidth` says (found by a review: a name in half-width kana was short).
+            columns += scalars.dropFirst().count { $0.value == 0xFF9E || $0.value == 0xFF9F }
         }
         return columns
     }

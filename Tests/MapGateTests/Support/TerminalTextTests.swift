@@ -40,5 +40,10 @@ import Testing
         // attack: glibc counts one for the pair's first, and the row's later columns moved).
         #expect(TerminalText.width("🇯🇵 日本") == 7)
         #expect(TerminalText.width("🇰🇷🇹🇼") == 4)
+        // Half-width katakana's voiced marks are a column each on a terminal, though Unicode
+        // joins them to the kana before (found by a review: ｶﾞｲﾄﾞ's row was two columns short).
+        #expect(TerminalText.width("ｶﾞｲﾄﾞ") == 5)
+        #expect(TerminalText.width("ﾊﾟﾝ") == 3)
+        #expect(TerminalText.truncated("ｶﾞｲﾄﾞ", toWidth: 3) == "ｶﾞ…")
     }
 }
