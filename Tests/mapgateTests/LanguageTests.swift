@@ -131,6 +131,25 @@ import Testing
         }
     }
 
+    /// A publisher's long name is cut in a table, with "…", so that one region does not widen
+    /// every row (found by a review: a name of 300 characters made `list` 300 columns wide);
+    /// `--json` has it whole, and ids are never cut.
+    @Test func aLongNameIsCutInTablesAndWholeInJSON() throws {
+        let name = String(repeating: "東京", count: 75) + String(repeating: "x", count: 150)
+        try workspace.builder.add(
+            id: "tokyo", source: try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles"), version: "2026.11", format: "png",
+            overrides: ["name": name])
+        try workspace.builder.write()
+        #expect(try run(["sync", "tokyo"], at: "2027-01-01 00:00:00", locale: "ja_JP.UTF-8").status == 0)
+        for command in [["list"], ["catalog"]] {
+            let lines = try run(command, at: "2027-01-01 00:00:00", locale: "ja_JP.UTF-8").stdout.split(separator: "\n").map(String.init)
+            let row = try #require(lines.first { $0.hasPrefix("tokyo ") }, "\(lines)")
+            #expect(row.contains(String(repeating: "東京", count: 9) + "東…") && TerminalText.width(row) < 160, "\(command): \(row)")
+        }
+        let json = try run(["list", "--json"], at: "2027-01-01 00:00:00", locale: "ja_JP.UTF-8").stdout
+        #expect(json.contains(name) || json.contains(String(repeating: "\\u6771\\u4eac", count: 75)), "\(json)")
+    }
+
     /// `--help`, a command's help, a library's error and the manual in each language: translated
     /// (nothing of the English text left but names), aligned by terminal columns, and the manual
     /// a page groff renders without a warning, its headings in the language.

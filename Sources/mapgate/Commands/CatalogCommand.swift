@@ -61,7 +61,7 @@ struct CatalogCommand: Command {
         var table = Table(header: [
             L.localized("ID"), L.localized("NAME"), L.localized("VERSION"), L.localized("DOWNLOAD"), L.localized("FORMAT"), L.localized("ZOOM"),
             L.localized("INSTALLED"), L.localized("STATUS"),
-        ])
+        ], capped: [1])
         for region in catalog.regions {
             let current = installed[region.id]?.version
             let status = RegionStatus(region, in: catalog, installedVersion: current, app: app)

@@ -38,7 +38,7 @@ struct ListCommand: Command {
         var table = Table(header: [
             L.localized("ID"), L.localized("NAME"), L.localized("VERSION"), L.localized("FORMAT"), L.localized("ZOOM"), L.localized("TILES"),
             L.localized("SIZE"), L.localized("BOUNDS"), L.localized("INSTALLED ON"), L.localized("FROM"),
-        ])
+        ], capped: [1])
         for region in regions {
             // Tile counts come from the file itself (read-only; no gate use: nothing is served).
             // Counted once at install; regions installed before that are counted now.
@@ -72,7 +72,7 @@ struct ListCommand: Command {
     /// The installed styles after the regions (a style with a damaged file says why).
     private func list(_ styles: [InstalledStyles.Entry], context: Context) {
         guard !styles.isEmpty else { return }
-        var table = Table(header: ["STYLE", "NAME", "VERSION", "DRAWS"])
+        var table = Table(header: ["STYLE", "NAME", "VERSION", "DRAWS"], capped: [1])
         for style in styles {
             if let damaged = style.damaged { context.console.warning(L.localized("style %1$s: damaged (%2$s); 'mapgate sync' installs it again", "\(style.id)", "\(damaged)")) }
             if context.json {

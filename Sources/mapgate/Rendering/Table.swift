@@ -6,18 +6,31 @@ import MapGate
 /// outside).
 struct Table {
     let header: [String]
+    /// The columns whose cells are cut to ``cappedWidth`` (a publisher's names).
+    let capped: Set<Int>
     private(set) var rows: [[String]] = []
 
-    init(header: [String]) {
+    /// The most terminal columns a capped cell takes, "…" included.
+    static let cappedWidth = 40
+
+    /// - Parameter capped: the columns cut to ``cappedWidth`` with "…" (found by a review: one
+    ///   region named in 300 characters made every row of `list` 300 columns wide). Only free
+    ///   text, never what a user types back (ids, versions): `--json` has it whole.
+    init(header: [String], capped: Set<Int> = []) {
         self.header = header
+        self.capped = capped
     }
 
     mutating func append(_ cells: [String]) {
-        rows.append(cells.map(TerminalText.inline))
+        rows.append(
+            cells.enumerated().map { column, cell in
+                let safe = TerminalText.inline(cell)
+                return capped.contains(column) ? TerminalText.truncated(safe, toWidth: Self.cappedWidth) : safe
+            })
     }
 
     /// The header line and the row lines, aligned by the columns each cell takes on a terminal
-    /// (a CJK name or an emoji takes two per character): no cell is ever cut.
+    /// (a CJK name or an emoji takes two per character): no cell is cut but a capped one.
     var lines: (header: String, rows: [String]) {
         let widths = header.indices.map { column in
             ([header[column]] + rows.map { column < $0.count ? $0[column] : "" }).map(TerminalText.width).max() ?? 0
