@@ -139,12 +139,18 @@ import Testing
         try workspace.builder.add(
             id: "tokyo", source: try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles"), version: "2026.11", format: "png",
             overrides: ["name": name])
+        // Cut between escapes, never inside one.
+        try workspace.builder.add(
+            id: "overrides", source: try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles"), version: "1", format: "png",
+            overrides: ["name": String(repeating: "\u{202E}", count: 20)])
         try workspace.builder.write()
-        #expect(try run(["sync", "tokyo"], at: "2027-01-01 00:00:00", locale: "ja_JP.UTF-8").status == 0)
+        #expect(try run(["sync", "tokyo", "overrides"], at: "2027-01-01 00:00:00", locale: "ja_JP.UTF-8").status == 0)
         for command in [["list"], ["catalog"]] {
             let lines = try run(command, at: "2027-01-01 00:00:00", locale: "ja_JP.UTF-8").stdout.split(separator: "\n").map(String.init)
             let row = try #require(lines.first { $0.hasPrefix("tokyo ") }, "\(lines)")
-            #expect(row.contains(String(repeating: "東京", count: 9) + "東…") && TerminalText.width(row) < 160, "\(command): \(row)")
+            #expect(row.contains(String(repeating: "東京", count: 11) + "東…") && TerminalText.width(row) < 160, "\(command): \(row)")
+            let escapes = try #require(lines.first { $0.hasPrefix("overrides ") }, "\(lines)")
+            #expect(escapes.contains(String(repeating: "\\u{202e}", count: 5) + "…  "), "\(command): \(escapes)")
         }
         let json = try run(["list", "--json"], at: "2027-01-01 00:00:00", locale: "ja_JP.UTF-8").stdout
         #expect(json.contains(name) || json.contains(String(repeating: "\\u6771\\u4eac", count: 75)), "\(json)")

@@ -11,7 +11,7 @@ struct Table {
     private(set) var rows: [[String]] = []
 
     /// The most terminal columns a capped cell takes, "…" included.
-    static let cappedWidth = 40
+    static let cappedWidth = 48
 
     /// - Parameter capped: the columns cut to ``cappedWidth`` with "…" (found by a review: one
     ///   region named in 300 characters made every row of `list` 300 columns wide). Only free
@@ -22,11 +22,24 @@ struct Table {
     }
 
     mutating func append(_ cells: [String]) {
-        rows.append(
-            cells.enumerated().map { column, cell in
-                let safe = TerminalText.inline(cell)
-                return capped.contains(column) ? TerminalText.truncated(safe, toWidth: Self.cappedWidth) : safe
-            })
+        rows.append(cells.enumerated().map { column, cell in capped.contains(column) ? Self.cut(cell) : TerminalText.inline(cell) })
+    }
+
+    /// `cell` made safe and cut to ``cappedWidth`` with "…", between characters as shown: never
+    /// inside a character's escape (`\u{202e}` is shown whole or not at all).
+    private static func cut(_ cell: String) -> String {
+        let safe = TerminalText.inline(cell)
+        guard TerminalText.width(safe) > cappedWidth else { return safe }
+        var kept = ""
+        var used = 0
+        for character in cell {
+            let shown = TerminalText.inline(String(character))
+            let width = TerminalText.width(shown)
+            if used + width > cappedWidth - 1 { break }
+            kept += shown
+            used += width
+        }
+        return kept + "…"
     }
 
     /// The header line and the row lines, aligned by the columns each cell takes on a terminal
