@@ -492,7 +492,8 @@ import Glibc
     /// choice of the user's) and is started again, as `mapgate-serve.service` restarts it, serves
     /// out the day the dead one paid for: no use, no question. Found by an attack: the new server
     /// paid again at its first tile, and a server that died on the last use's day left the gate
-    /// closed. Only one server takes the day over; one stopped on its own takes its day with it.
+    /// closed. Only one server takes the day over; one stopped on its own takes the day it paid
+    /// with it, and leaves one it took over to the next (it paid nothing for it; found by a review).
     @Test func aServerStartedAfterOneThatDiedServesOutItsDay() throws {
         let before = try promptsShown()
         let first = try mapgate.serve(at: during)
@@ -505,22 +506,30 @@ import Glibc
         #expect(try promptsShown() == before + 1, "the server after a dead one paid again: \(second.process.stderr)")
         #expect(second.process.stderr.contains("serves out the day it paid for"), "\(second.process.stderr)")
         #expect(!second.process.stderr.contains("Update now or later"), "\(second.process.stderr)")
-        // The day is the second's now: a third server beside it pays its own.
+        // The day is the second's now: a third server beside it pays its own, and stopped on its
+        // own takes that day with it.
         let third = try mapgate.serve(at: during)
         #expect(try tile(third) == "200")
         third.process.signal(SIGTERM)
         #expect(third.process.wait() == 0)
         #expect(try promptsShown() == before + 2, "\(third.process.stderr)")
-        // Stopped on its own, the second takes the day with it: the next start is a use.
+        // The second, stopped, leaves the day it took over: the fourth serves it out.
         second.process.signal(SIGTERM)
         #expect(second.process.wait() == 0)
         let fourth = try mapgate.serve(at: during)
+        defer { fourth.process.signal(SIGKILL) }
         #expect(try tile(fourth) == "200")
-        fourth.process.signal(SIGTERM)
-        #expect(fourth.process.wait() == 0)
-        #expect(try promptsShown() == before + 3, "\(fourth.process.stderr)")
-        // A server on the last use: dying, it leaves its day, and the gate closed for all but the
-        // server that serves that day out (it was refused, exit 77, before).
+        #expect(try promptsShown() == before + 2, "\(fourth.process.stderr)")
+        #expect(fourth.process.stderr.contains("serves out the day it paid for"), "\(fourth.process.stderr)")
+        // With the fourth serving that day, and the third's gone with it, a fifth pays.
+        let fifth = try mapgate.serve(at: during)
+        #expect(try tile(fifth) == "200")
+        fifth.process.signal(SIGTERM)
+        #expect(fifth.process.wait() == 0)
+        #expect(try promptsShown() == before + 3, "\(fifth.process.stderr)")
+        // A server on the last use (the fourth still holds the first's day): dying, it leaves its
+        // day, and the gate closed for all but the server that serves that day out (it was
+        // refused, exit 77, before).
         func usesLeft() throws -> Int? {
             try MapGateBinary.json(try mapgate.run(["status", "--json"], at: during).stdout)["usesLeft"] as? Int
         }
@@ -537,6 +546,8 @@ import Glibc
         #expect(try tile(after) == "200", "\(after.process.stderr)")
         after.process.signal(SIGKILL)
         _ = after.process.wait()
+        fourth.process.signal(SIGTERM)
+        #expect(fourth.process.wait() == 0)
         // A day later there is nothing left to serve out (an hour more: the gate's time is the
         // frozen clock plus the real time the test has taken).
         let later = try mapgate.start(["serve", "--port", "0"], at: "2027-02-06 01:00:00")

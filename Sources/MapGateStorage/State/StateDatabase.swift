@@ -268,9 +268,11 @@ public final class StateDatabase {
         """
         ALTER TABLE regions ADD COLUMN delta_sha256 TEXT;
         """,
-        // The servers' paid days (`GateRecord.servingDays`).
+        // The servers' paid days (`GateRecord.servingDays`), beside the gate's row under a seal of
+        // their own, so that the row seals as a mapgate from before them reads it.
         """
-        ALTER TABLE gate ADD COLUMN serving_days TEXT;
+        CREATE TABLE serving_days (
+            id INTEGER PRIMARY KEY CHECK (id = 1), days TEXT NOT NULL, generation INTEGER NOT NULL, seal TEXT NOT NULL);
         """,
     ]
 

@@ -1,10 +1,11 @@
 import FoundationEssentials
 
 /// The rest of a day of serving that a server which died without stopping had paid for, taken
-/// over by a server starting now (``GatePolicy/unfinishedServingDay(_:boot:at:isRunning:)``): the
+/// over by a server starting now (``GatePolicy/unfinishedServingDay(_:boot:namespace:at:isHeld:isRunning:)``): the
 /// new server serves it out without a use, then counts its next day as the dead one would have.
 public struct ContinuedServingDay: Sendable, Equatable {
-    /// The process id of the server that paid it.
+    /// The process id of the server that held it last (the one that paid it, or one that took it
+    /// over before this one).
     public var pid: Int32
     /// `promptsShown` right after the use that paid it: the new server's own count.
     public var count: Int

@@ -77,16 +77,16 @@ public final class Gate {
             server: payingServingDay ? .day : nil)
     }
 
-    /// What a use is to a server of one's own, whose paid days the record keeps.
-    private enum ServerUse {
-        /// Its start: it may serve out the day of a server that died (``GatePolicy/unfinishedServingDay(_:boot:at:isRunning:)``),
+    /// Which use of a server of one's own it is, whose paid days the record keeps.
+    private enum ServerUseKind {
+        /// Its start: it may serve out the day of a server that died (``GatePolicy/unfinishedServingDay(_:boot:namespace:at:isHeld:isRunning:)``),
         /// and the use its first tile delivers pays its first day.
         case start
         /// A day counted while it serves: paid at once.
         case day
     }
 
-    /// The first half of ``authorizeUse(opening:installing:)``: notes regions from elsewhere
+    /// The first half of ``authorizeUse(opening:installing:payingServingDay:)``: notes regions from elsewhere
     /// (recovery) and looks the store up when one is due. Returns the lookup's error, if any.
     private func prepareUse(opening: [String]) throws -> LookupError? {
         let reading = clock.now
@@ -109,9 +109,9 @@ public final class Gate {
     /// - Parameter keepsReservation: whether the record keeps a prompted use's reservation with
     ///   this process (``GateRecord/reservations``) until the authorization confirms its delivery,
     ///   so that a later run gives it back if this one dies first. Only for uses that are settled
-    ///   (``use(opening:installing:reserving:confirm:_:)``).
+    ///   (``use(opening:installing:serving:reserving:confirm:_:)``).
     private func reserveUse(
-        opening: [String], installing: [String], lookupError: LookupError?, keepsReservation: Bool, server: ServerUse? = nil
+        opening: [String], installing: [String], lookupError: LookupError?, keepsReservation: Bool, server: ServerUseKind? = nil
     ) throws -> GateAuthorization {
         // Only where the store can be opened again on the delivering thread and /proc tells this process.
         let reservation = keepsReservation && store.reopen != nil ? ProcessIdentity.current.map { GateRecord.Reservation(id: Self.reservationID(), process: $0) } : nil
@@ -125,11 +125,15 @@ public final class Gate {
             // A server starting after one that died (a crash, SIGKILL, the OOM killer) serves out
             // the day the dead one paid for, counting nothing: a fault is not the user's use. It
             // takes the day over, so that no other server can.
+            let others = record.reservations.filter { $0.process != ProcessIdentity.current }.count
             if server == .start, let process = ProcessIdentity.current, let boot,
-                let index = policy.unfinishedServingDay(record, boot: boot, at: now, isRunning: { $0.isRunning })
+                let index = policy.unfinishedServingDay(
+                    record, boot: boot, namespace: PIDNamespace.current, at: now, isHeld: policy.isClosedByHeldUses(record, held: others, at: now),
+                    isRunning: { $0.isRunning })
             {
                 let day = record.servingDays[index]
                 record.servingDays[index].process = process
+                record.servingDays[index].takenOver = true
                 record.addInstalledRegions(opening + installing)
                 let continued = ContinuedServingDay(pid: day.process.pid, count: day.count, paidAt: day.paidAt, served: policy.servedFor(day, boot: boot, at: now))
                 return (.allowed, report(record, now: now, policy: policy, error: lookupError), nil, continued)
@@ -138,7 +142,7 @@ public final class Gate {
             if decision != .refused { record.addInstalledRegions(opening + installing) }
             if case .prompt = decision, let reservation { record.reservations.append(reservation) }
             if server == .day, case .prompt = decision, let process = ProcessIdentity.current, let boot {
-                policy.recordServingDay(&record, process: process, count: record.promptsShown, at: now, boot: boot)
+                policy.recordServingDay(&record, process: process, namespace: PIDNamespace.current, count: record.promptsShown, at: now, boot: boot)
             }
             return (decision, report(record, now: now, policy: policy, error: lookupError), nil, nil)
         }
@@ -153,7 +157,7 @@ public final class Gate {
         let paidCount = server == .start ? useReport.record.promptsShown : nil
         return GateAuthorization(decision: decision, report: useReport, reservationID: reservation.id, keepsServingDays: keepsDays) { deadline in
             try Gate(store: reopen(), settings: settings, clock: clock, installed: installed, isConfined: isConfined)
-                .confirmDelivery(of: reservation.id, before: deadline, payingServingDay: paidCount)
+                .confirmDelivery(of: reservation.id, before: deadline, servingDayCount: paidCount)
         }
     }
 
@@ -169,9 +173,9 @@ public final class Gate {
     /// outside) is counted again; if the gate has closed since, nothing may be delivered
     /// (``GateUseWithdrawnError``). Saved before `deadline` or not at all (``GateStore/update(before:_:)``).
     ///
-    /// - Parameter payingServingDay: for a server's start, `promptsShown` right after its use: the
+    /// - Parameter servingDayCount: for a server's start, `promptsShown` right after its use: the
     ///   day it pays from now is kept in the record (``GateRecord/servingDays``).
-    func confirmDelivery(of id: String, before deadline: Double? = nil, payingServingDay count: Int? = nil) throws {
+    func confirmDelivery(of id: String, before deadline: Double? = nil, servingDayCount count: Int? = nil) throws {
         let boot = clock.boot
         try update(before: deadline) { record, now, policy in
             var paid = count
@@ -183,12 +187,12 @@ public final class Gate {
                 if case .prompt = decision { paid = paid.map { _ in record.promptsShown } } else { paid = nil }
             }
             if let paid, let process = ProcessIdentity.current, let boot {
-                policy.recordServingDay(&record, process: process, count: paid, at: now, boot: boot)
+                policy.recordServingDay(&record, process: process, namespace: PIDNamespace.current, count: paid, at: now, boot: boot)
             }
         }
     }
 
-    /// One use of map data, counted only when delivered: authorizes it (``authorizeUse(opening:installing:)``:
+    /// One use of map data, counted only when delivered: authorizes it (``authorizeUse(opening:installing:payingServingDay:)``:
     /// looks up when due, reserves the use, throws when closed), asks `confirm` (the prompt: false
     /// when the user chose to update now, and nothing runs; an error when the user gave no answer,
     /// and nothing runs either), runs `work`, then settles: a use that `work` did not deliver
@@ -223,11 +227,13 @@ public final class Gate {
     }
 
     /// Forgets the day this process's server paid for (``GateRecord/servingDays``), as it stops
-    /// on its own. One that cannot be forgotten now (the state busy) is left to the next server
-    /// started within it: what was paid for, never more.
+    /// on its own. A day it took over from a server that died stays for the next server: it paid
+    /// nothing for it (found by a review: a day taken over by an `open` stopped with Ctrl-C was
+    /// lost to the service restarted after it). One that cannot be forgotten now (the state
+    /// busy) is left to the next server started within it: what was paid for, never more.
     private func endServing() {
         guard let process = ProcessIdentity.current else { return }
-        _ = try? update { record, _, _ in record.servingDays.removeAll { $0.process == process } }
+        _ = try? update { record, _, _ in record.servingDays.removeAll { $0.process == process && !$0.takenOver } }
     }
 
     /// Keeps the use `authorization` reserved if it was delivered, else gives it back (once).
@@ -440,7 +446,7 @@ public final class Gate {
                 record.reservations.removeAll { $0.id == ended.id }
                 _ = policy.giveBack(&record)
             }
-            policy.forgetEndedServingDays(&record, boot: boot, at: now, isRunning: { $0.isRunning })
+            policy.forgetEndedServingDays(&record, boot: boot, at: now)
             return try body(&record, now, policy)
         }
     }

@@ -161,6 +161,9 @@ public struct GatePolicy: Sendable {
         let released = record.lastRelease.flatMap { release in (try? AppVersion(release.version)) == version ? release.releaseDate : nil }
         record.firstSeen = min(released ?? now, now)
         record.promptsShown = 0
+        // Days paid under the old count are no day of the new one's (found by a review: an old
+        // count could equal a new one and run a last day).
+        record.servingDays = []
         record.notNewerSince = nil
         record.countingFor = pending
     }
@@ -402,17 +405,26 @@ public struct GatePolicy: Sendable {
     /// (``isClosedForServer(_:promptsShown:ownCount:servedFor:isHeld:)``: its own last use runs its
     /// day, another's closed gate does not). Of several, the one paid last.
     ///
-    /// - Parameter isRunning: whether a process still runs (``ProcessIdentity/isRunning``): a
-    ///   server that runs, or is only stopped, keeps its day.
-    public func unfinishedServingDay(_ record: GateRecord, boot: BootReading?, at now: Date, isRunning: (ProcessIdentity) -> Bool) -> Int? {
-        guard let boot, record.pendingVersion != nil else { return nil }
+    /// - Parameters:
+    ///   - namespace: the PID namespace of the server starting (``PIDNamespace``): only a day of a
+    ///     server of the same namespace is taken over, as only there does its process id tell
+    ///     whether it runs (found by a review: a server in a namespace of its own looked ended from
+    ///     outside, and one outside from within, so servers side by side took one day by turns).
+    ///   - isHeld: whether the gate is closed only by uses other runs hold
+    ///     (``isClosedByHeldUses(_:held:at:)``): the dead server would serve on through its day.
+    ///   - isRunning: whether a process still runs (``ProcessIdentity/isRunning``): a server that
+    ///     runs, or is only stopped, keeps its day.
+    public func unfinishedServingDay(
+        _ record: GateRecord, boot: BootReading?, namespace: UInt64?, at now: Date, isHeld: Bool, isRunning: (ProcessIdentity) -> Bool
+    ) -> Int? {
+        guard let boot, let namespace, record.pendingVersion != nil else { return nil }
         let phase = phase(of: record, at: now)
         var found: Int?
-        for (index, day) in record.servingDays.enumerated() where day.process.boot == boot.id && !isRunning(day.process) {
+        for (index, day) in record.servingDays.enumerated()
+        where day.process.boot == boot.id && day.namespace == namespace && !isRunning(day.process) {
             let served = servedFor(day, boot: boot, at: now)
-            guard served < Self.servingDay, !isClosedForServer(phase, promptsShown: record.promptsShown, ownCount: day.count, servedFor: served) else {
-                continue
-            }
+            let closed = isClosedForServer(phase, promptsShown: record.promptsShown, ownCount: day.count, servedFor: served, isHeld: isHeld)
+            guard served < Self.servingDay, !closed else { continue }
             if found.map({ record.servingDays[$0].paidAt < day.paidAt }) ?? true { found = index }
         }
         return found
@@ -423,11 +435,14 @@ public struct GatePolicy: Sendable {
         max(now.timeIntervalSince(day.paidAt), boot.seconds - day.bootSeconds)
     }
 
-    /// Notes that the server `process` paid a day with its use counted `count` (delivered now):
-    /// it replaces the day that server paid before.
-    public func recordServingDay(_ record: inout GateRecord, process: ProcessIdentity, count: Int, at now: Date, boot: BootReading) {
+    /// Notes that the server `process` (of PID namespace `namespace`) paid a day with its use
+    /// counted `count` (delivered now): it replaces the day that server had before.
+    public func recordServingDay(
+        _ record: inout GateRecord, process: ProcessIdentity, namespace: UInt64?, count: Int, at now: Date, boot: BootReading
+    ) {
         record.servingDays.removeAll { $0.process == process }
-        record.servingDays.append(GateRecord.ServingDay(process: process, count: count, paidAt: now, bootSeconds: boot.seconds))
+        record.servingDays.append(
+            GateRecord.ServingDay(process: process, namespace: namespace, count: count, paidAt: now, bootSeconds: boot.seconds, takenOver: false))
         // Bounded, so that a record stays plausible however many servers run (the oldest first).
         if record.servingDays.count > GateRecord.maximumServingDays {
             record.servingDays.sort { $0.paidAt < $1.paidAt }
@@ -435,11 +450,11 @@ public struct GatePolicy: Sendable {
         }
     }
 
-    /// Forgets the days of servers that have ended once no server can take them over: paid on
-    /// another boot, or over.
-    public func forgetEndedServingDays(_ record: inout GateRecord, boot: BootReading?, at now: Date, isRunning: (ProcessIdentity) -> Bool) {
+    /// Forgets the days no server can take over any more: paid on another boot, or over (a
+    /// running server whose day is over pays its next one anew). Whether their servers run is
+    /// not asked: from another PID namespace a running one looks ended.
+    public func forgetEndedServingDays(_ record: inout GateRecord, boot: BootReading?, at now: Date) {
         record.servingDays.removeAll { day in
-            guard !isRunning(day.process) else { return false }
             guard let boot, day.process.boot == boot.id else { return true }
             return servedFor(day, boot: boot, at: now) >= Self.servingDay
         }

@@ -19,7 +19,7 @@ extension GateRecord {
                    last_lookup_at, last_attempt_at, last_lookup_error, recovering, generation, seal,
                    catalog_serial, catalog_sha256, publisher_gate,
                    installed_regions, uses_since_lookup, last_use_reading, catalog_serials, boot_id, boot_seconds, not_newer_since,
-                   reservations, strictest_rules, first_use_at, counting_for, serving_days
+                   reservations, strictest_rules, first_use_at, counting_for
             FROM gate WHERE id = 1
             """
         /// A nested value whose stored text does not decode is not trusted, as an edited row is not:
@@ -68,19 +68,30 @@ extension GateRecord {
             record.strictestRules = decode(PublisherGate.self, strictest)
             record.firstUseAt = row.date(23)
             record.countingFor = row.text(24)
-            let days = row.text(25)
-            record.servingDays = decode([ServingDay].self, days) ?? []
             let texts = GateRecordSeal.Texts(
-                release: release, publisherGate: gate, catalogSerials: serials, reservations: reservations, strictestRules: strictest,
-                servingDays: days)
+                release: release, publisherGate: gate, catalogSerials: serials, reservations: reservations, strictestRules: strictest)
             return (record, texts, row.text(10))
         }
         // A seal libcrypto cannot compute is an error (the gate fails closed for this run), not
         // a tampered record (which would cost the user the record).
-        guard let (record, texts, seal) = rows.first, !undecodable, let seal, !seal.isEmpty, seal == (try GateRecordSeal.seal(record, texts)),
+        guard var (record, texts, seal) = rows.first, !undecodable, let seal, !seal.isEmpty, seal == (try GateRecordSeal.seal(record, texts)),
             record.isPlausible
         else { return .tampered }
-        return .sealed(record)
+        record.servingDays = try loadServingDays(from: database, generation: record.generation)
+        return record.isPlausible ? .sealed(record) : .tampered
+    }
+
+    /// The servers' paid days kept beside the record of `generation`: none when there are none,
+    /// when they were saved with another generation (a mapgate from before them saved the record
+    /// since), or when their seal does not match (then no server takes a day over: it pays).
+    private static func loadServingDays(from database: SQLiteDatabase, generation: Int64) throws -> [ServingDay] {
+        let rows = try database.query("SELECT days, generation, seal FROM serving_days WHERE id = 1") { row in
+            (row.text(0) ?? "", row.int64(1), row.text(2) ?? "")
+        }
+        guard let (text, saved, seal) = rows.first, saved == generation, seal == (try GateRecordSeal.sealServingDays(text, generation: generation)) else {
+            return []
+        }
+        return (try? JSONDecoder().decode([ServingDay].self, from: Data(text.utf8))) ?? []
     }
 
     /// Writes the record with its seal.
@@ -93,17 +104,15 @@ extension GateRecord {
         // None is stored as NULL (as before reservations were kept), so a record without them seals as it did.
         let reservations = try reservations.isEmpty ? nil : String(decoding: encoder.encode(reservations), as: UTF8.self)
         let strictest = try strictestRules.map { String(decoding: try encoder.encode($0), as: UTF8.self) }
-        let days = try servingDays.isEmpty ? nil : String(decoding: encoder.encode(servingDays), as: UTF8.self)
         let texts = GateRecordSeal.Texts(
-            release: release, publisherGate: gate, catalogSerials: serials, reservations: reservations, strictestRules: strictest,
-            servingDays: days)
+            release: release, publisherGate: gate, catalogSerials: serials, reservations: reservations, strictestRules: strictest)
         try database.execute(
             """
             INSERT OR REPLACE INTO gate (id, pending_version, first_seen, prompts_shown, latest_clock,
                 last_release, last_lookup_at, last_attempt_at, last_lookup_error, recovering, generation, seal,
                 publisher_gate, installed_regions, uses_since_lookup, last_use_reading, catalog_serials, boot_id, boot_seconds, not_newer_since,
-                reservations, strictest_rules, first_use_at, counting_for, serving_days)
-            VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                reservations, strictest_rules, first_use_at, counting_for)
+            VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
                 .textOrNull(pendingVersion), .dateOrNull(firstSeen), .integer(Int64(promptsShown)),
@@ -114,8 +123,15 @@ extension GateRecord {
                 .text(installedRegions.joined(separator: ",")), .integer(Int64(usesSinceLookup)), .dateOrNull(lastUseReading), .text(serials),
                 .textOrNull(bootID), bootSeconds.map { .real($0) } ?? .null, .dateOrNull(notNewerSince),
                 .textOrNull(reservations), .textOrNull(strictest), .dateOrNull(firstUseAt), .textOrNull(countingFor),
-                .textOrNull(days),
             ])
+        if servingDays.isEmpty {
+            try database.execute("DELETE FROM serving_days")
+        } else {
+            let days = String(decoding: try encoder.encode(servingDays), as: UTF8.self)
+            try database.execute(
+                "INSERT OR REPLACE INTO serving_days (id, days, generation, seal) VALUES (1, ?, ?, ?)",
+                [.text(days), .integer(generation), .text(try GateRecordSeal.sealServingDays(days, generation: generation))])
+        }
     }
 }
 

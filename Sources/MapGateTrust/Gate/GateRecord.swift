@@ -77,8 +77,10 @@ public struct GateRecord: Sendable, Equatable {
     /// The day of serving each `serve` or `open` last paid for (its start's use, once a tile
     /// delivered it, or a day counted since), with the server's process: a server that dies before
     /// its day is over (a crash, SIGKILL, the kernel's OOM killer) leaves it to the next one started
-    /// on the same boot, which serves the rest of it without a use (``GatePolicy/unfinishedServingDay(_:boot:at:isRunning:)``).
-    /// A server that stops on its own (Ctrl-C, SIGTERM) takes its day with it.
+    /// on the same boot, which serves the rest of it without a use (``GatePolicy/unfinishedServingDay(_:boot:namespace:at:isHeld:isRunning:)``).
+    /// A server that stops on its own (Ctrl-C, SIGTERM) takes the day it paid with it. Kept beside
+    /// the record, under a seal of their own (``GateRecordSeal/sealServingDays(_:generation:)``), so
+    /// that a mapgate from before them still reads the record as sealed.
     public var servingDays: [ServingDay] = []
 
     public init() {}
@@ -87,12 +89,19 @@ public struct GateRecord: Sendable, Equatable {
     public struct ServingDay: Sendable, Equatable, Codable {
         /// The server serving it now (the one that paid, or the one that took it over).
         public var process: ProcessIdentity
+        /// The PID namespace of that server (``PIDNamespace``), in which alone its process id
+        /// tells whether it runs; nil where unknown (no server takes such a day over).
+        public var namespace: UInt64?
         /// `promptsShown` right after the use that paid it: the server's own count.
         public var count: Int
-        /// When that use was delivered, by the gate's time and by the boot clock of the
-        /// process's boot (``BootReading``): the day ends when either has run a day.
+        /// When that use was delivered, by the gate's time.
         public var paidAt: Date
+        /// ``BootReading/seconds`` then, on the process's boot: the day ends when this clock or
+        /// the gate's time has run a day since.
         public var bootSeconds: Double
+        /// Whether the server serving it took it over from one that died: it leaves it, when it
+        /// stops, to the next (it paid nothing for it).
+        public var takenOver: Bool
     }
 
     /// A prompted use counted for a run that has not delivered it yet.

@@ -17,7 +17,6 @@ enum GateRecordSeal {
         var catalogSerials: String?
         var reservations: String? = nil
         var strictestRules: String? = nil
-        var servingDays: String? = nil
     }
 
     /// The seal's version: a record sealed under another one (or not at all) is not trusted.
@@ -48,9 +47,19 @@ enum GateRecordSeal {
         if let strictest = texts.strictestRules { fields += ["strictest", strictest] }
         if let first = record.firstUseAt { fields += ["first-use", date(first)] }
         if let counting = record.countingFor { fields += ["counting-for", counting] }
-        // And the servers' paid days, while there are any.
-        if let days = texts.servingDays { fields += ["serving-days", days] }
-        // Each field is length-prefixed so that no two records share a text.
+        return try hmac(fields)
+    }
+
+    /// The seal of the servers' paid days (``GateRecord/servingDays``) stored as `text` beside the
+    /// record of generation `generation`: they belong to that record alone, so a mapgate from
+    /// before them, which saves the record without them (a new generation), leaves them unsealed
+    /// for it, read as none.
+    static func sealServingDays(_ text: String, generation: Int64) throws -> String {
+        try hmac([version, "serving-days", String(generation), text])
+    }
+
+    /// HMAC-SHA256 of `fields`, each length-prefixed so that no two lists share a text.
+    private static func hmac(_ fields: [String]) throws -> String {
         let text = fields.map { "\($0.utf8.count):\($0)" }.joined(separator: "|")
         try SharedLibrary.crypto.load()
         var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))

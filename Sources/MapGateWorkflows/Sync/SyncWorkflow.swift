@@ -79,7 +79,7 @@ public final class SyncWorkflow {
     /// - Parameters:
     ///   - gate: the version gate; one use is asked of it when something is to be installed.
     ///   - lock: takes the data-directory lock (after the checks that need none).
-    ///   - reserving: runs the gate's reservation of the use (``Gate/use(opening:installing:reserving:confirm:_:)``).
+    ///   - reserving: runs the gate's reservation of the use (``Gate/use(opening:installing:serving:reserving:confirm:_:)``).
     ///   - confirm: shown the authorization (the prompt); false when the user chose to update now,
     ///     an error when the prompt got no answer (nothing runs, nothing is counted).
     ///   - progress: bytes received of a region's download (from the download's thread).

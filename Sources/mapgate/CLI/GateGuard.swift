@@ -4,7 +4,7 @@ import MapGate
 
 /// Asks the gate for one use (sync, open, serve, tile) and talks to the user about it.
 enum GateGuard {
-    /// Runs `work` as one use of the gate (``Gate/use(opening:installing:reserving:confirm:_:)``):
+    /// Runs `work` as one use of the gate (``Gate/use(opening:installing:serving:reserving:confirm:_:)``):
     /// the use is counted only if `work` delivers it, and given back otherwise, also when a signal
     /// ends the run (Ctrl-C at the prompt or while a FIFO waits, a closed terminal: exit 128 + the
     /// signal, ``InterruptibleUse``). Returns nil when the user chose "update now" at the prompt
@@ -12,7 +12,7 @@ enum GateGuard {
     /// prompt left unanswered throws ``PromptUnansweredError`` (exit 75, nothing runs or counts).
     ///
     /// - Parameters:
-    ///   - opening: the installed regions the command reads (see ``Gate/authorizeUse(opening:installing:)``).
+    ///   - opening: the installed regions the command reads (see ``Gate/authorizeUse(opening:installing:payingServingDay:)``).
     ///   - installing: the regions the command may install.
     ///   - serving: a server's run (`serve`, `open`), which ends when the user stops it: said when
     ///     its use went back (stopped before its first tile; found by an attack: only "stopping…"
