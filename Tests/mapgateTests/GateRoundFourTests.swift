@@ -555,6 +555,40 @@ import Glibc
         #expect(later.wait(timeout: 20) == 77, "\(later.stderr)")
     }
 
+    /// A server whose terminal hangs up after its first tile (a window that crashed, an ssh
+    /// connection dropped: no choice of the user's) leaves the day it paid to the next server, as
+    /// one that dies does (found by an attack: the restart paid again). Ctrl-C still takes it.
+    @Test func aServerWhoseTerminalHungUpLeavesItsDay() throws {
+        let port = try runProcess("/usr/bin/python3", ["-c", "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"])
+            .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let before = try promptsShown()
+        // Fetches a tile once the server answers (it asks its question first).
+        let fetched = Locked(false)
+        let fetcher = Thread {
+            let deadline = Date().addingTimeInterval(30)
+            while Date() < deadline {
+                let got = try? runProcess("/usr/bin/curl", ["-sS", "-o", "/dev/null", "-w", "%{http_code}", "http://127.0.0.1:\(port)/plain/0/0/0.png"])
+                if got?.stdout == "200" {
+                    fetched.withLock { $0 = true }
+                    return
+                }
+                Thread.sleep(forTimeInterval: 0.2)
+            }
+        }
+        fetcher.start()
+        let result = try mapgate.runOnTerminal(
+            ["serve", "--port", port, "--verbose"], at: during,
+            steps: [.init(waitFor: "Update now or later?", send: "l\r"), .hangUp(after: "GET /plain/0/0/0.png 200")])
+        #expect(!result.timedOut && waitUntil(timeout: 10) { fetched.withLock { $0 } }, "\(result.screen)")
+        #expect(try promptsShown() == before + 1, "\(result.screen)")
+        let next = try mapgate.serve(at: during)
+        #expect(try tile(next) == "200")
+        next.process.signal(SIGTERM)
+        #expect(next.process.wait() == 0)
+        #expect(try promptsShown() == before + 1, "the server after a hang-up paid again: \(next.process.stderr)")
+        #expect(next.process.stderr.contains("serves out the day it paid for"), "\(next.process.stderr)")
+    }
+
     /// A dead server's day is over a day after it was paid: a server started then pays its own.
     @Test func aDeadServersDayEndsADayAfterItWasPaid() throws {
         let before = try promptsShown()

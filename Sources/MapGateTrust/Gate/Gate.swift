@@ -126,7 +126,11 @@ public final class Gate {
             // the day the dead one paid for, counting nothing: a fault is not the user's use. It
             // takes the day over, so that no other server can.
             let others = record.reservations.filter { $0.process != ProcessIdentity.current }.count
-            if server == .start, let process = ProcessIdentity.current, let boot,
+            // Not from a user namespace of one's own: there `/proc` can be made to say a running
+            // server ended (a time namespace shifts every start time, a mount over `/proc/PID`
+            // hides it) and the boot clock and id can be set (found by an attack: a server there
+            // took over the day of one running outside). Nor are days kept for servers there.
+            if server == .start, !self.isConfined, let process = ProcessIdentity.current, let boot,
                 let index = policy.unfinishedServingDay(
                     record, boot: boot, namespace: PIDNamespace.current, at: now, isHeld: policy.isClosedByHeldUses(record, held: others, at: now),
                     isRunning: { $0.isRunning })
@@ -141,7 +145,7 @@ public final class Gate {
             let decision = policy.use(&record, at: now)
             if decision != .refused { record.addInstalledRegions(opening + installing) }
             if case .prompt = decision, let reservation { record.reservations.append(reservation) }
-            if server == .day, case .prompt = decision, let process = ProcessIdentity.current, let boot {
+            if server == .day, !self.isConfined, case .prompt = decision, let process = ProcessIdentity.current, let boot {
                 policy.recordServingDay(&record, process: process, namespace: PIDNamespace.current, count: record.promptsShown, at: now, boot: boot)
             }
             return (decision, report(record, now: now, policy: policy, error: lookupError), nil, nil)
@@ -186,7 +190,7 @@ public final class Gate {
                 if decision == .refused { throw GateUseWithdrawnError() }
                 if case .prompt = decision { paid = paid.map { _ in record.promptsShown } } else { paid = nil }
             }
-            if let paid, let process = ProcessIdentity.current, let boot {
+            if let paid, !isConfined, let process = ProcessIdentity.current, let boot {
                 policy.recordServingDay(&record, process: process, namespace: PIDNamespace.current, count: paid, at: now, boot: boot)
             }
         }
@@ -213,8 +217,8 @@ public final class Gate {
             try reserveUse(opening: opening, installing: installing, lookupError: lookupError, keepsReservation: true, server: serving ? .start : nil)
         }
         // A server that ends here stopped on its own (Ctrl-C, SIGTERM, an error): its day goes
-        // with it; only one that dies leaves it to the next.
-        defer { if serving { endServing() } }
+        // with it; only one that dies, or whose terminal hung up, leaves it to the next.
+        defer { if serving, !authorization.leavesServingDay { endServing() } }
         let result: Result?
         do {
             result = try confirm(authorization) ? try work(authorization) : nil

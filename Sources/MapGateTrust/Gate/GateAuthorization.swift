@@ -44,6 +44,8 @@ public final class GateAuthorization: Sendable {
     /// Whether ``Gate/settle(_:)`` gave the use back: nothing was counted.
     private let givenBack = Atomic<Bool>(false)
     private let state = Atomic<UInt8>(State.reserved.rawValue)
+    /// Whether the server's paid day stays in the record for the next server when it ends.
+    private let leavesDay = Atomic<Bool>(false)
 
     /// Where the use stands. Every change is one compare-and-exchange.
     enum State: UInt8 {
@@ -129,6 +131,16 @@ public final class GateAuthorization: Sendable {
 
     /// Whether the use was delivered.
     public var isDelivered: Bool { state.load(ordering: .acquiring) == State.delivered.rawValue }
+
+    /// Says that the server ends by no choice of the user's (its terminal hung up: a window that
+    /// crashed, an ssh connection dropped): the day it paid stays in the record for the next
+    /// server, as when it dies (found by an attack: a dropped connection cost the next start a use).
+    public func leaveServingDay() {
+        leavesDay.store(true, ordering: .releasing)
+    }
+
+    /// Whether ``leaveServingDay()`` was said.
+    var leavesServingDay: Bool { leavesDay.load(ordering: .acquiring) }
 
     /// Whether the use counted for the prompt was given back (``Gate/settle(_:)``): nothing was counted.
     public var wasGivenBack: Bool { givenBack.load(ordering: .acquiring) }

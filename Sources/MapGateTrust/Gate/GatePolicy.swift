@@ -431,8 +431,11 @@ public struct GatePolicy: Sendable {
     }
 
     /// Seconds served of `day` by now: the larger of what the gate's time and the boot clock say.
+    /// A boot clock behind the day's on the same boot was set back (a time namespace): the day
+    /// is over.
     public func servedFor(_ day: GateRecord.ServingDay, boot: BootReading, at now: Date) -> TimeInterval {
-        max(now.timeIntervalSince(day.paidAt), boot.seconds - day.bootSeconds)
+        guard boot.seconds >= day.bootSeconds else { return .infinity }
+        return max(now.timeIntervalSince(day.paidAt), boot.seconds - day.bootSeconds)
     }
 
     /// Notes that the server `process` (of PID namespace `namespace`) paid a day with its use

@@ -1,6 +1,10 @@
 import FoundationEssentials
 import MapGate
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 private typealias L = Localization
 
 /// `mapgate open REGION`: serve a region and print its viewer page.
@@ -49,7 +53,7 @@ struct OpenCommand: Command {
             let server = try launch.start(authorization: authorization)
             let base = NetworkInterfaces.urls(boundHost: settings.host, port: server.http.port, interfaces: [])[0]
             let url = "\(base)/view/\(region)"
-            SignalRouter.wait(onHangUp: launch.reloader(for: server)) {
+            let signal = SignalRouter.wait(onHangUp: launch.reloader(for: server)) {
                 announce(context, base: base)
                 if browser {
                     let console = context.console
@@ -60,6 +64,8 @@ struct OpenCommand: Command {
                     }
                 }
             }
+            // As `serve`: a terminal gone leaves the paid day for the next server.
+            if signal == SIGHUP { authorization.leaveServingDay() }
             context.console.note(L.localized("stopping…"))
             server.stop()
         }

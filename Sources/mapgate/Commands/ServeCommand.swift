@@ -134,7 +134,10 @@ struct ServeCommand: Command {
             let server = try launch.start(authorization: authorization)
             let count = server.service.regions.count
             let urls = NetworkInterfaces.urls(boundHost: settings.host, port: server.http.port, interfaces: NetworkInterfaces.addresses()).map { $0 + "/" }
-            SignalRouter.wait(onHangUp: launch.reloader(for: server)) { announce(context, count: count, urls: urls) }
+            let signal = SignalRouter.wait(onHangUp: launch.reloader(for: server)) { announce(context, count: count, urls: urls) }
+            // Its terminal gone (a window that crashed, an ssh connection dropped) is no choice of
+            // the user's: the day it paid stays for the next server, as when it dies.
+            if signal == SIGHUP { authorization.leaveServingDay() }
             context.console.note(L.localized("stopping…"))
             server.stop()
         }

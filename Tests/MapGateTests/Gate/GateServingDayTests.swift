@@ -60,6 +60,41 @@ import Testing
         var forward = record()
         forward.servingDays[0].paidAt = now.addingTimeInterval(-86_401)
         #expect(unfinished(forward) == nil, "the gate's time ran a day")
+        // A boot clock behind the day's was set back (a time namespace; found by an attack: the
+        // time between a server's death and its restart was never counted).
+        #expect(unfinished(record(), boot: BootReading(id: boot.id, seconds: boot.seconds - 3_601)) == nil)
+    }
+
+    /// A gate in a user namespace of its own (where `/proc`, the boot id and the boot clock can
+    /// be made to lie: found by an attack) neither takes a dead server's day over nor keeps one.
+    @Test func aConfinedServerNeitherTakesADayOverNorKeepsOne() throws {
+        let harness = try GateHarness()
+        try harness.serve("1.5.0")
+        _ = try harness.makeGate().authorizeUse()
+        harness.time.advance(days: 31)
+        let reading = BootReading(id: "boot-a", seconds: 1_000)
+        let clock = Clock({ harness.time.now }, boot: { reading })
+        func gate(confined: Bool) throws -> Gate {
+            Gate(store: try harness.makeStore(), settings: harness.settings, clock: clock, installed: try AppVersion("1.4.0"), isConfined: confined)
+        }
+        // A process of that boot that no longer runs (this machine's boot is another).
+        let dead = ProcessIdentity(pid: 4_194_304 + 17, start: 1, boot: reading.id)
+        try harness.makeStore().update { record in
+            record.servingDays = [
+                GateRecord.ServingDay(
+                    process: dead, namespace: PIDNamespace.current, count: record.promptsShown, paidAt: harness.time.now, bootSeconds: 999,
+                    takenOver: false)
+            ]
+        }
+        let confined = try gate(confined: true).use(serving: true) { authorization in
+            try authorization.deliver {}
+            // While it serves (a clean end forgets its own day anyway).
+            #expect(try harness.makeStore().update { $0 }.servingDays.map(\.process) == [dead], "a confined server kept a day")
+            return authorization.continuedDay
+        }
+        #expect(confined == .some(nil), "a confined server took a day over")
+        let free = try gate(confined: false).use(serving: true) { $0.continuedDay }
+        #expect(free??.count != nil, "the unconfined server takes the day over")
     }
 
     /// With the gate closed, a dead server's day is served out only where that server would
