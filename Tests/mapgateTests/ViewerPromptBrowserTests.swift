@@ -95,8 +95,12 @@ import Testing
         #expect(Self.usesLeft(in: prompt).hasPrefix(words.left), "\(Self.usesLeft(in: prompt))")
 
         // The gate closes (the other uses spent elsewhere): the overlay in the page's language.
-        for _ in 0..<4 { #expect(try mapgate.run(["tile", "plain", "0", "0", "0", "-o", "/dev/null"], at: during).status == 0) }
-        #expect(try mapgate.run(["tile", "plain", "0", "0", "0", "-o", "/dev/null"], at: during).status == 77)
+        for _ in 0..<4 {
+            let spent = try mapgate.run(["tile", "plain", "0", "0", "0", "-o", "/dev/null"], at: during)
+            #expect(spent.status == 0, "\(spent.status): \(spent.stderr)")
+        }
+        let refused = try mapgate.run(["tile", "plain", "0", "0", "0", "-o", "/dev/null"], at: during)
+        #expect(refused.status == 77, "\(refused.status): \(refused.stderr)")
         _ = try waitUntil(timeout: 5) { (try? HTTPClient().get(HTTPRequest(url: started.base + "/health")).status) == 503 }
         // A page loaded now is the server's closed page; one already open shows the same overlay.
         let closed = try renderedDOM(started.base + "/view/plain", language: words.language) { $0.contains("apps.example") }
