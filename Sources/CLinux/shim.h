@@ -67,6 +67,17 @@ static inline int clinux_set_thread_name(const char *name) { return prctl(PR_SET
 // statfs(2)'s f_type (the file system's magic number) of the file at `path`, or -1 with errno:
 // Swift's Glibc module does not bring <sys/vfs.h>.
 static inline long clinux_filesystem_type(const char *path) { struct statfs s; if (statfs(path, &s) != 0) return -1; return (long)s.f_type; }
+// The same for an open file descriptor (fstatfs(2)).
+static inline long clinux_descriptor_filesystem_type(int fd) { struct statfs s; if (fstatfs(fd, &s) != 0) return -1; return (long)s.f_type; }
+// One of this process's namespaces as the kernel holds it: a pidfd of itself (pidfd_open(2),
+// made through syscall(2)) asked with one of Linux 6.11's PIDFD_GET_*_NAMESPACE requests
+// (ioctl(2), variadic). No path is read, so no mount over /proc can answer instead. A descriptor
+// of the namespace, or -1 with errno (ENOTTY or EINVAL on an older kernel).
+#include <sys/ioctl.h>
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+static inline int clinux_own_namespace(unsigned int request) { int pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0u); if (pidfd < 0) return -1; int ns = ioctl(pidfd, request, 0); int saved = errno; close(pidfd); errno = saved; return ns; }
 
 // mallopt(M_MMAP_THRESHOLD): allocations of `bytes` and more are mapped, and unmapped when freed.
 // A fixed threshold also stops glibc from raising it after each large free. Returns 1, or 0.

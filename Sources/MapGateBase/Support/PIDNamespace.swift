@@ -1,16 +1,9 @@
 import FoundationEssentials
-import Glibc
-import CLinux
 
-/// The PID namespace this process runs in, by the inode of `/proc/self/ns/pid` (a file of the
-/// namespace file system): a process id means a process only within one namespace, and one of
-/// another namespace looks ended from here (`unshare --pid`, a container, a sandbox). Nil where
-/// the kernel does not tell it.
+/// The PID namespace this process runs in, by its inode on the namespace file system: a process
+/// id means a process only within one namespace, and one of another namespace looks ended from
+/// here (`unshare --pid`, a container, a sandbox). Asked of the kernel where it can be, else read
+/// at `/proc/self/ns/pid` (``UserNamespace``). Nil where neither tells.
 public enum PIDNamespace {
-    public static let current: UInt64? = {
-        let path = "/proc/self/ns/pid"
-        var info = stat()
-        guard stat(path, &info) == 0, clinux_filesystem_type(path) == UserNamespace.namespaceFileSystem else { return nil }
-        return UInt64(info.st_ino)
-    }()
+    public static let current: UInt64? = UserNamespace.namespaceInode(UserNamespace.pidRequest) ?? UserNamespace.procInode("pid")
 }
