@@ -271,7 +271,7 @@ public final class StateDatabase {
         // The servers' paid days (`GateRecord.servingDays`), beside the gate's row under a seal of
         // their own, so that the row seals as a mapgate from before them reads it.
         """
-        CREATE TABLE serving_days (
+        CREATE TABLE IF NOT EXISTS serving_days (
             id INTEGER PRIMARY KEY CHECK (id = 1), days TEXT NOT NULL, generation INTEGER NOT NULL, seal TEXT NOT NULL);
         """,
     ]

@@ -83,11 +83,13 @@ extension GateRecord {
 
     /// The servers' paid days kept beside the record of `generation`: none when there are none,
     /// when they were saved with another generation (a mapgate from before them saved the record
-    /// since), or when their seal does not match (then no server takes a day over: it pays).
+    /// since), when their seal does not match, or when their table is gone (dropped by hand: found
+    /// by an attack, every gated command then failed with "no such table"). Then no server takes
+    /// a day over: it pays.
     private static func loadServingDays(from database: SQLiteDatabase, generation: Int64) throws -> [ServingDay] {
-        let rows = try database.query("SELECT days, generation, seal FROM serving_days WHERE id = 1") { row in
+        let rows = (try? database.query("SELECT days, generation, seal FROM serving_days WHERE id = 1") { row in
             (row.text(0) ?? "", row.int64(1), row.text(2) ?? "")
-        }
+        }) ?? []
         guard let (text, saved, seal) = rows.first, saved == generation, seal == (try GateRecordSeal.sealServingDays(text, generation: generation)) else {
             return []
         }
@@ -124,6 +126,9 @@ extension GateRecord {
                 .textOrNull(bootID), bootSeconds.map { .real($0) } ?? .null, .dateOrNull(notNewerSince),
                 .textOrNull(reservations), .textOrNull(strictest), .dateOrNull(firstUseAt), .textOrNull(countingFor),
             ])
+        // Made again if it is gone (as `StateDatabase`'s migration makes it).
+        try database.execute(
+            "CREATE TABLE IF NOT EXISTS serving_days (id INTEGER PRIMARY KEY CHECK (id = 1), days TEXT NOT NULL, generation INTEGER NOT NULL, seal TEXT NOT NULL)")
         if servingDays.isEmpty {
             try database.execute("DELETE FROM serving_days")
         } else {

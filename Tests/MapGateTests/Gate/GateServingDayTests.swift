@@ -165,5 +165,19 @@ import Testing
             return
         }
         #expect(edited.servingDays.isEmpty, "edited days are read as none")
+        // A table dropped by hand is none too, and the next save makes it again (found by an
+        // attack: every gated command failed with "no such table").
+        try database.execute("DROP TABLE serving_days")
+        guard case .sealed(let dropped) = try GateRecord.load(from: database) else {
+            Issue.record("a dropped table made the record tampered")
+            return
+        }
+        #expect(dropped.servingDays.isEmpty)
+        try harness.makeStore().update { $0.servingDays = days }
+        guard case .sealed(let again) = try GateRecord.load(from: database) else {
+            Issue.record("the record saved again is not sealed")
+            return
+        }
+        #expect(again.servingDays == days)
     }
 }
