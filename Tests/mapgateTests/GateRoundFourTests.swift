@@ -562,12 +562,14 @@ import Glibc
         let port = try runProcess("/usr/bin/python3", ["-c", "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"])
             .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         let before = try promptsShown()
-        // Fetches a tile once the server answers (it asks its question first).
+        // Fetches a tile once the server answers (it asks its question first), for as long as the
+        // terminal session lasts: a loaded machine took more than 30 s to get there (CI).
         let fetched = Locked(false)
+        let ended = Locked(false)
         let fetcher = Thread {
-            let deadline = Date().addingTimeInterval(30)
-            while Date() < deadline {
-                let got = try? runProcess("/usr/bin/curl", ["-sS", "-o", "/dev/null", "-w", "%{http_code}", "http://127.0.0.1:\(port)/plain/0/0/0.png"])
+            let deadline = Date().addingTimeInterval(150)
+            while Date() < deadline, !ended.withLock({ $0 }) {
+                let got = try? runProcess("/usr/bin/curl", ["-sS", "--max-time", "20", "-o", "/dev/null", "-w", "%{http_code}", "http://127.0.0.1:\(port)/plain/0/0/0.png"])
                 if got?.stdout == "200" {
                     fetched.withLock { $0 = true }
                     return
@@ -579,6 +581,7 @@ import Glibc
         let result = try mapgate.runOnTerminal(
             ["serve", "--port", port, "--verbose"], at: during,
             steps: [.init(waitFor: "Update now or later?", send: "l\r"), .hangUp(after: "GET /plain/0/0/0.png 200")])
+        ended.withLock { $0 = true }
         #expect(!result.timedOut && waitUntil(timeout: 10) { fetched.withLock { $0 } }, "\(result.screen)")
         #expect(try promptsShown() == before + 1, "\(result.screen)")
         let next = try mapgate.serve(at: during)
