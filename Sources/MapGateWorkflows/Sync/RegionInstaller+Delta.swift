@@ -32,8 +32,14 @@ extension RegionInstaller {
         stage(.downloading)
         let download = try downloader.download(package, into: directory, progress: progress)
         defer { try? FileManager.default.removeItem(atPath: download.outputPath) }
+        var reached: Stage?
         do {
-            return try apply(download, of: package, to: region, with: delta, previous: previous, stage: stage, notice: notice, deliver: deliver)
+            return try apply(
+                download, of: package, to: region, with: delta, previous: previous,
+                stage: {
+                    reached = $0
+                    stage($0)
+                }, notice: notice, deliver: deliver)
         } catch {
             // In place already (the rename is the delivery), only its record failed (a full disk
             // under the state database; found by an attack: the delta was thrown away and the full
@@ -43,6 +49,12 @@ extension RegionInstaller {
                 keepDelta(package)
                 throw error
             }
+            // A result checked against the catalog that could not be put in place (a folder that
+            // cannot be written, a failing disk), or a signal that removed the copy under the
+            // apply: the delta is good and kept as downloaded, for the next run to apply again
+            // without fetching it (found by an attack: either threw it away and fetched the full
+            // package, which met the same fault or was cut short by the stop).
+            if reached == .installing || isStopping() { throw DeltaNotAtFault(error: error) }
             // Downloaded whole and still of no use: its bytes are given back before the full
             // package is fetched (found by an attack: on a nearly full disk they, and the copy's
             // journal, kept the full package from fitting, in every later run too).
@@ -137,6 +149,12 @@ extension RegionInstaller {
                 "not enough free disk space in %1$s to apply the delta: needs %2$s (a copy of the installed file, %3$s, and room for its changes, %4$s), %5$s available",
                 directory.path, ByteCount.text(copy + changes), ByteCount.text(copy), ByteCount.text(changes), ByteCount.text(free)),
             kind: .io)
+    }
+
+    /// A delta's failure that is not the delta's own (``patch(_:with:previous:catalog:stage:progress:notice:deliver:)``):
+    /// `sync` says `error` and fetches no full package in its place.
+    struct DeltaNotAtFault: Error {
+        let error: any Error
     }
 
     /// Keeps the delta that updated a region, as downloaded (``DataDirectory/keptDeltaPath(_:sha256:)``),

@@ -39,6 +39,12 @@ public final class RegionInstaller {
     private let clock: Clock
     private let appVersion: AppVersion
     let freeSpace: (String) -> Int64?
+    /// Whether a signal is stopping the run (the CLI's signal router says so): what fails
+    /// meanwhile fails because the files being assembled are removed under it, not because the
+    /// delta or the package is bad, so nothing downloaded is thrown away and no full package is
+    /// fetched in a delta's place (found by an attack: Ctrl-C while a delta was applied deleted
+    /// it and started the full package's download).
+    public var isStopping: @Sendable () -> Bool = { false }
     /// Files found damaged by this installer (by hashing them), with the stamp they had then: the
     /// `sync` after a `precheck` does not hash a large file a second time. Touched by one thread.
     private var damaged: [String: (stamp: RegionFileStamp?, reason: String)] = [:]
@@ -113,6 +119,10 @@ public final class RegionInstaller {
                     try? FileManager.default.removeItem(atPath: path)
                     LeftoverFiles.removeSideFiles(of: path)
                 }
+                // Not the delta's failure (a stop, or its checked result that could not be put in
+                // place): the full package would meet the same, and the delta is kept.
+                if let failure = error as? DeltaNotAtFault { throw failure.error }
+                if isStopping() { throw error }
                 deltaFailure = error
                 if region.fullPackageAbsence == nil {
                     notice(L.localized("region %1$s: the delta from %2$s could not be used (%3$s); downloading the full package", region.id, TerminalText.inline(delta.fromVersion), Self.reason(error, of: region.id)))
@@ -141,7 +151,7 @@ public final class RegionInstaller {
                 region: region, stage: stage, deliver: authorization.deliver)
         } catch {
             try? FileManager.default.removeItem(atPath: download.outputPath)
-            if (error as? RegionError)?.kind == .badData { downloader.discardPartial(region.package, in: directory) }
+            if (error as? RegionError)?.kind == .badData, !isStopping() { downloader.discardPartial(region.package, in: directory) }
             throw error
         }
         downloader.discardPartial(region.package, in: directory)

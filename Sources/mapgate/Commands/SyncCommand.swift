@@ -99,6 +99,7 @@ struct SyncCommand: Command {
         let accepted = try context.fetchCatalog(mirror: base)
         let installer = try RegionInstaller(
             directory: context.dataDirectory, state: try context.state(), downloader: PackageDownloader(client: try context.httpClient()))
+        installer.isStopping = { SignalRouter.isStopping.load(ordering: .acquiring) }
         let workflow = SyncWorkflow(
             catalog: accepted, savesCatalog: true, library: try context.regionLibrary(), installer: installer)
         let console = context.console

@@ -39,6 +39,8 @@ import Testing
         var notices: [String] = []
         /// Free space in a folder, as the installer asks it (nil: the disk's own).
         var freeSpace: ((String) -> Int64?)?
+        /// What the installer is told of a signal stopping the run (``RegionInstaller/isStopping``).
+        let stopping = Locked(false)
 
         init(baseURL: String) throws {
             work = try TemporaryDirectory()
@@ -58,6 +60,8 @@ import Testing
                 directory: directory, state: state,
                 downloader: PackageDownloader(client: HTTPClient(), retry: RetryPolicy(maxAttempts: 1, initialDelay: 0, sleep: { _ in })),
                 appVersion: try AppVersion(BuildInfo.version), freeSpace: freeSpace ?? freeDiskSpace(at:))
+            let stopping = self.stopping
+            installer.isStopping = { stopping.withLock { $0 } }
             let gate = Gate(store: try GateStore(stateFolder: work.file("state"), directory: directory), settings: .unreachable, clock: .system, installed: try AppVersion(BuildInfo.version))
             let region = try #require(catalog.region("alpha"))
             return try installer.sync(
@@ -396,6 +400,57 @@ import Testing
         try RegionLibrary(directory: client.directory, state: client.state).finishPendingInstalls(lock: try DirectoryLock(directory: client.directory))
         guard case .upToDate = try client.sync() else { Issue.record("not up to date"); return }
         #expect(!origin.requests.contains { $0.path.contains("/packages/") }, "\(origin.requests.map(\.path))")
+        #expect(try client.tiles == versions[1])
+    }
+
+    /// A signal that stops the run while the delta is applied (the CLI removes the file being
+    /// assembled, then ends the process) is not the delta's failure (found by an attack: Ctrl-C
+    /// then threw the downloaded delta away, said the stop as "the delta could not be used" and
+    /// started the full package's download): nothing more is fetched, the delta is kept, and the
+    /// next run applies it without fetching it again.
+    @Test func aStopWhileTheDeltaIsAppliedKeepsItAndFetchesNothingElse() throws {
+        let (client, catalog, _) = try clientOnVersion1()
+        origin.clearRequests()
+        #expect(throws: (any Error).self) {
+            try client.sync(catalog: catalog, stage: { stage in
+                guard stage == .validating else { return }
+                client.stopping.withLock { $0 = true }
+                unlink(client.directory.patchingPath("alpha"))
+            })
+        }
+        #expect(client.notices.isEmpty, "the stop was said as the delta's failure: \(client.notices)")
+        #expect(!origin.requests.contains { $0.path.contains("alpha-2.mbtiles") }, "\(origin.requests.map(\.path))")
+        #expect(try client.tiles == versions[0])
+        client.stopping.withLock { $0 = false }
+        origin.clearRequests()
+        guard case .patched = try client.sync(catalog: catalog) else { Issue.record("not updated by the delta"); return }
+        #expect(!origin.requests.contains { $0.path.contains("/packages/") }, "fetched again: \(origin.requests.map(\.path))")
+        #expect(try client.tiles == versions[1])
+    }
+
+    /// A delta whose result was checked against the catalog but could not be put in place (a
+    /// regions folder the user cannot write, a failing disk) fails with that reason, and neither
+    /// throws the delta away nor fetches the full package, which would meet the same fault (found
+    /// by an attack: 64 MB fetched for a 13 MB update, and the delta again after the fix).
+    @Test func aCheckedDeltaThatCannotBePutInPlaceIsKept() throws {
+        let (client, catalog, _) = try clientOnVersion1()
+        origin.clearRequests()
+        // The pending record cannot be written: a folder with something in it stands at its name.
+        let blocker = client.directory.regionsPath + "/.alpha.pending.json"
+        #expect(throws: (any Error).self) {
+            try client.sync(catalog: catalog, stage: { stage in
+                if stage == .installing { try? FileManager.default.createDirectory(atPath: blocker + "/x", withIntermediateDirectories: true) }
+            })
+        }
+        #expect(client.notices.isEmpty, "fell back to the full package: \(client.notices)")
+        #expect(!origin.requests.contains { $0.path.contains("alpha-2.mbtiles") }, "\(origin.requests.map(\.path))")
+        #expect(try client.tiles == versions[0])
+        let leftovers = (try? FileManager.default.contentsOfDirectory(atPath: client.directory.partialPath)) ?? []
+        #expect(!leftovers.contains { $0.contains("patching") || $0.contains("installing") }, "\(leftovers)")
+        try FileManager.default.removeItem(atPath: blocker)
+        origin.clearRequests()
+        guard case .patched = try client.sync(catalog: catalog) else { Issue.record("not updated by the delta"); return }
+        #expect(!origin.requests.contains { $0.path.contains("/packages/") }, "fetched again: \(origin.requests.map(\.path))")
         #expect(try client.tiles == versions[1])
     }
 
