@@ -52,7 +52,7 @@ public enum HTTPError: MapGateFailure, LocalizedError, Sendable, Equatable {
         switch code {
         case 5, 6: L.localized("the host name cannot be resolved (no network, or no name server)")
         case 7: L.localized("the server cannot be reached or refused the connection")
-        case 28: L.localized("the server did not answer in time")
+        case 28: L.localized("the server did not answer in time, or too slowly")
         case 35, 53, 54, 58, 59, 66, 80, 83, 90, 91: L.localized("the secure (TLS) connection failed")
         case 60, 51: L.localized("the server's certificate is not trusted")
         case 18, 52, 55, 56, 92: L.localized("the connection was cut off")

@@ -174,8 +174,15 @@ public struct CatalogSource: Sendable {
     /// had answered (a cut connection, a 5xx): 4 tries in all, as for packages (found by an
     /// attack: one dropped connection failed the run on a poor network). Failures before any
     /// answer (no network, no name server, a refused connection) and timeouts are said at once:
-    /// an offline machine is not kept waiting, and a stalled server stays bounded by its 60 s.
+    /// an offline machine is not kept waiting, and a stalled server by ``stallSeconds``.
     public var retryDelays: [Double] = [1, 2, 4]
+
+    /// A catalog or signature that comes slower than ``stallBytesPerSecond`` for this long fails
+    /// as stalled. There is no cap on the whole transfer: a catalog of a few hundred KB over a
+    /// link of 2 KB/s takes minutes, and failed every run at the 60 s it once had (found by an
+    /// attack on sync over a poor network: exit 69 with 119,800 of 154,209 bytes received).
+    public var stallSeconds = 30
+    public var stallBytesPerSecond = 256
 
     /// The body, and the URL it came from after redirects.
     private func get(_ target: String, limit: Int, what: String) throws -> (body: Data, url: String) {
@@ -198,7 +205,9 @@ public struct CatalogSource: Sendable {
     private func getOnce(_ target: String, limit: Int, what: String) throws -> (body: Data, url: String) {
         let response: HTTPResponse
         do {
-            response = try client.get(HTTPRequest(url: target, connectTimeout: 10, totalTimeout: 60), maxBodyBytes: limit)
+            response = try client.get(
+                HTTPRequest(url: target, connectTimeout: 10, totalTimeout: nil, lowSpeedLimit: stallBytesPerSecond, lowSpeedTime: stallSeconds),
+                maxBodyBytes: limit)
         } catch let error as HTTPError {
             if case .tooLarge = error {
                 let size = limit >= 1 << 20 ? "\(limit >> 20) MiB" : "\(limit) bytes"
