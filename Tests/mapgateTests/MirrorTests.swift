@@ -731,17 +731,37 @@ import Glibc
         #expect(symlink(work.file("elsewhere"), geoPackage) == 0)
         try refused("is a symbolic link: refused")
         try FileManager.default.removeItem(atPath: geoPackage)
-        // mirror.json damaged: said in mapgate's words, not Foundation's.
+        // mirror.json damaged: said in mapgate's words, not Foundation's, and then done without,
+        // as a missing one is (found by an attack: a manifest cut short refused a whole stick whose
+        // signed catalog and packages were intact, exit 65). Here geo's package is gone: geo is
+        // not in the mirror (69), and what was installed stays.
+        func damaged(_ reason: String, file: String = #filePath, line: Int = #line) throws {
+            let run = try b.run(["sync", "--from", stick, "geo"], at: Self.day2)
+            let location = SourceLocation(fileID: #fileID, filePath: file, line: line, column: 1)
+            #expect(run.status == 69, "\(run.stdout)\(run.stderr)", sourceLocation: location)
+            #expect(run.stderr.contains(reason), "\(run.stderr)", sourceLocation: location)
+            #expect(run.stderr.contains("; each package is looked for by its hash in the signed catalog"), "\(run.stderr)", sourceLocation: location)
+            #expect(run.stderr.contains("not in the mirror"), "\(run.stderr)", sourceLocation: location)
+            #expect(installed(b, "geo") == geoInstalled, sourceLocation: location)
+        }
         let manifestPath = stick + "/mirror.json"
         let manifest = try #require(bytes(manifestPath))
         try Data("{garbage".utf8).write(to: URL(fileURLWithPath: manifestPath))
-        try refused("not a mirror manifest (not valid JSON")
+        try damaged("not a mirror manifest (not valid JSON")
         // A hash of the wrong form is named, not matched against nothing (found by an attack:
-        // the region was said "not in the mirror").
+        // the region was said "not in the mirror" with no word of the manifest).
         let text = try #require(String(data: manifest, encoding: .utf8))
         let hash = try #require(text.firstMatch(of: /"sha256" : "([0-9a-f]{64})"/)?.1)
         try Data(text.replacingOccurrences(of: String(hash), with: "XYZ").utf8).write(to: URL(fileURLWithPath: manifestPath))
-        try refused(#".sha256 "XYZ" is not a SHA-256 (64 hexadecimal digits)"#)
+        try damaged(#".sha256 "XYZ" is not a SHA-256 (64 hexadecimal digits)"#)
+        // Cut short, with the package back on the stick: geo installs from it.
+        try tampered.write(to: URL(fileURLWithPath: geoPackage))
+        try manifest.prefix(manifest.count / 2).write(to: URL(fileURLWithPath: manifestPath))
+        let cut = try b.run(["sync", "--from", stick, "geo"], at: Self.day2)
+        #expect(cut.status == 0, "\(cut.stdout)\(cut.stderr)")
+        #expect(cut.stderr.contains("truncated?"), "\(cut.stderr)")
+        #expect(installed(b, "geo") == installed(a, "geo"))
+        geoInstalled = try #require(installed(b, "geo"))
         try manifest.write(to: URL(fileURLWithPath: manifestPath))
 
         // The catalog changed: its signature no longer verifies.

@@ -93,10 +93,12 @@ public struct MirrorManifest: Codable, Sendable, Equatable {
                 throw GeneralFailure(L.localized("%1$s: formatVersion %2$s is not 1 (a newer mapgate wrote this mirror)", "\(source)", "\(manifest.formatVersion)"), kind: .badData)
             }
             if let problem = manifest.malformedField {
-                throw GeneralFailure(L.localized("%1$s: not a mirror manifest (%2$s)", "\(source)", "\(problem)"), kind: .badData)
+                throw Damaged(message: L.localized("%1$s: not a mirror manifest (%2$s)", "\(source)", "\(problem)"))
             }
             return manifest
         } catch let error as GeneralFailure {
+            throw error
+        } catch let error as Damaged {
             throw error
         } catch {
             // Said in mapgate's words (Foundation's are English, and say only "not in the correct
@@ -108,7 +110,16 @@ public struct MirrorManifest: Codable, Sendable, Equatable {
             } catch {
                 detail = L.localized("not valid JSON%1$s (%2$s bytes; truncated?)", ": \(error.description)", "\(data.count)")
             }
-            throw GeneralFailure(L.localized("%1$s: not a mirror manifest (%2$s)", "\(source)", "\(detail)"), kind: .badData)
+            throw Damaged(message: L.localized("%1$s: not a mirror manifest (%2$s)", "\(source)", "\(detail)"))
         }
+    }
+
+    /// A manifest that is not one (cut short on a stick pulled out, edited): its message says
+    /// where its text stops being JSON or which field is wrong. Unlike a newer `formatVersion`,
+    /// a reader can do without it, as without a missing one.
+    public struct Damaged: MapGateFailure, LocalizedError, Sendable {
+        public let message: String
+        public var kind: FailureKind { .badData }
+        public var errorDescription: String? { message }
     }
 }

@@ -26,27 +26,36 @@ extension Context {
         if let mirror {
             let target = mirror + "/" + MirrorLayout.manifestName
             let held = try source.fetchFileIfPresent(target, limit: MirrorManifest.maximumBytes, what: L.localized("mirror manifest"))
-            var manifest: MirrorManifest
+            let manifest: MirrorManifest
             // A folder's packages are seen at once: one without its file is not in the mirror.
             let folder = URL(string: mirror).flatMap { $0.isFileURL ? $0.path : nil }
             let holds = { (sha256: String) in folder.map { FileManager.default.fileExists(atPath: $0 + "/" + MirrorLayout.packageName(sha256: sha256)) } ?? true }
+            var decoded: MirrorManifest?
             if let held {
-                manifest = try MirrorManifest.decode(held, source: target)
+                do {
+                    decoded = try MirrorManifest.decode(held, source: target)
+                } catch let damaged as MirrorManifest.Damaged {
+                    // Damaged (cut short, edited): as good as missing, since it only says where to
+                    // look (found by an attack: a truncated mirror.json refused a whole stick
+                    // whose signed catalog and packages were all intact, exit 65).
+                    console.warning(L.localized("%1$s; each package is looked for by its hash in the signed catalog", damaged.message))
+                }
             } else {
                 // None (removed, or lost): the signed catalog is all a reader needs; the packages
                 // are looked for by its hashes, each checked as always (found by an attack: the
                 // whole stick was refused, its catalog and packages all there).
                 console.warning(L.localized("%1$s is missing: each package is looked for by its hash in the signed catalog", target))
-                manifest = MirrorManifest.everything(in: fetched.catalog, catalogSHA256: fetched.sha256, written: "", holds: holds)
             }
-            // A manifest of another catalog (a mirror cut short while written): the packages are
-            // looked for by the signed catalog's hashes, each checked as always.
-            if held != nil, manifest.catalogSHA256.lowercased() != fetched.sha256.lowercased() {
+            if let decoded, decoded.catalogSHA256.lowercased() != fetched.sha256.lowercased() {
+                // A manifest of another catalog (a mirror cut short while written): the packages
+                // are looked for by the signed catalog's hashes, each checked as always.
                 console.warning(
                     L.localized(
                         "%1$s was written for another catalog than the one beside it (a mirror cut short while it was written): each package is looked for by its hash",
                         target))
-                manifest = MirrorManifest.everything(in: fetched.catalog, catalogSHA256: fetched.sha256, written: manifest.written, holds: holds)
+                manifest = MirrorManifest.everything(in: fetched.catalog, catalogSHA256: fetched.sha256, written: decoded.written, holds: holds)
+            } else {
+                manifest = decoded ?? MirrorManifest.everything(in: fetched.catalog, catalogSHA256: fetched.sha256, written: "", holds: holds)
             }
             fetched.catalog = fetched.catalog.mirrored(at: mirror, manifest: manifest)
         }
