@@ -19,7 +19,7 @@ import Testing
         ],
         "sync": ["region", "action", "version", "previousVersion", "bytes", "resumedFrom", "transfer", "error", "exitCode"],
         "list": ["id", "name", "version", "format", "minzoom", "maxzoom", "tiles", "sizeOnDisk", "bounds", "installedAt", "source", "sha256", "contentHash", "damaged"],
-        "remove": ["region", "action", "version", "error", "exitCode"],
+        "remove": ["region", "action", "version", "bytes", "error", "exitCode"],
         "verify": ["region", "version", "ok", "problem", "unreadable", "catalogDisagrees", "contentHash"],
         "open": ["region", "viewer", "tilejson"],
         "serve": ["url", "regions"],

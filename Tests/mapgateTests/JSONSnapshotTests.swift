@@ -47,8 +47,8 @@ import Glibc
             {"action":"left-out","bytes":null,"id":"geo","kind":"region","reason":"its package cannot be rebuilt byte for byte from the installed file (updated by a delta, or packed with other gzip settings than 'mapgate publish')","version":null}
             {"bytes":0,"deltas":0,"failed":null,"mirror":"$WORK/m","regions":0,"styles":0}
             """#),
-        (["remove", "geo"], #"{"action":"removed","error":null,"exitCode":null,"region":"geo","version":"1"}"#),
-        (["remove", "geo"], #"{"action":"failed","error":"region geo: not installed (no region is installed; see 'mapgate catalog' and 'mapgate sync REGION')","exitCode":1,"region":"geo","version":null}"#),
+        (["remove", "geo"], #"{"action":"removed","bytes":null,"error":null,"exitCode":null,"region":"geo","version":"1"}"#),
+        (["remove", "geo"], #"{"action":"failed","bytes":null,"error":"region geo: not installed (no region is installed; see 'mapgate catalog' and 'mapgate sync REGION')","exitCode":1,"region":"geo","version":null}"#),
         (["tile", "nope", "0", "0", "0"], #"{"error":"region nope: not installed (no region is installed; see 'mapgate catalog' and 'mapgate sync REGION')","exitCode":1}"#),
         (["sync", "../x"], #"{"error":"not a region id: \"../x\" is not of the form [a-z0-9][a-z0-9._-]{0,63}","exitCode":64}"#),
         // A control character from outside is escaped for the terminal; non-ASCII stays as it is.

@@ -157,6 +157,36 @@ import Testing
         }
     }
 
+    /// The partial download of a region never installed (a first `sync` stopped, "what was
+    /// downloaded is kept") is freed by `remove`, which said "not installed" and left it on the
+    /// disk (found by an attack on sync over a poor network); a name with nothing at all is
+    /// still "not installed"; another region's download stays.
+    @Test func removeFreesThePartialDownloadOfARegionNeverInstalled() throws {
+        let source = try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles")
+        for id in ["big", "big.b"] {
+            try builder.add(id: id, source: source, format: "png", gzip: false, overrides: ["url": "/_fault/cut=200000,stall=3,times=1/packages/\(id)-1.mbtiles"])
+        }
+        try builder.write()
+        for id in ["big", "big.b"] {
+            let killed = try mapgate.run(["sync", id], environment: ["MAPGATE_FAULT_KILL_AT": "downloading@100000"])
+            #expect(killed.status != 0, "\(killed.stderr)")
+        }
+        #expect(partialFiles.contains { $0.hasPrefix("big.") && !$0.hasPrefix("big.b.") && $0.hasSuffix(".part") }, "\(partialFiles)")
+        let removed = try mapgate.run(["remove", "big"])
+        #expect(removed.status == 0, "\(removed.stderr)")
+        #expect(removed.stdout.contains("removed the partial download of big ("), "\(removed.stdout)")
+        #expect(partialFiles.allSatisfy { $0.hasPrefix("big.b.") }, "\(partialFiles)")
+        #expect(!partialFiles.isEmpty)
+        let json = try mapgate.run(["remove", "big.b", "--json"])
+        let line = try MapGateBinary.json(json.stdout)
+        #expect(line["action"] as? String == "removedDownload", "\(json.stdout)")
+        #expect((line["bytes"] as? Int ?? 0) >= 100_000, "\(json.stdout)")
+        #expect(partialFiles.isEmpty, "\(partialFiles)")
+        let nothing = try mapgate.run(["remove", "big"])
+        #expect(nothing.status == 1)
+        #expect(nothing.stderr.contains("not installed"), "\(nothing.stderr)")
+    }
+
     /// 1.4.0 left `partial/<id>.installing.mbtiles` behind on SIGTERM. Now it goes; the resumable
     /// `.part` stays, the installed version is untouched, and the exit code says SIGTERM.
     @Test func sigtermDuringASyncLeavesNothingHalfBuilt() throws {

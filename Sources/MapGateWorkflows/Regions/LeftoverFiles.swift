@@ -30,6 +30,13 @@ enum LeftoverFiles {
         }
     }
 
+    /// The paths of `id`'s partial downloads (``isPartial(_:of:)``).
+    static func downloads(of id: String, in directory: DataDirectory) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory.partialPath)) ?? []).filter { isPartial($0, of: id) }.map {
+            directory.partialPath + "/" + $0
+        }
+    }
+
     /// True for `<id>.<16 hex digits>.part` and its `.json`: the partials of this region only,
     /// not those of a region whose id merely starts with this one and a dot (`a` and `a.b`).
     static func isPartial(_ name: String, of id: String) -> Bool {

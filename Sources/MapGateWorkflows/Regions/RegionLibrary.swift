@@ -144,24 +144,33 @@ public final class RegionLibrary {
     /// The file goes first, the record last: a run killed in between leaves a record whose file
     /// is missing (which `remove` finishes, and `sync` reinstalls), never a file no record
     /// names. A file no record names (left by an older mapgate killed in the middle) is removed
-    /// as well, instead of "not installed".
-    public func remove(_ id: String, lock: DirectoryLock) throws -> InstalledRegion? {
+    /// as well, instead of "not installed". So is the partial download of a region never installed
+    /// (a first `sync` stopped: "what was downloaded is kept"), which nothing else would free
+    /// (found by an attack on sync over a poor network: `remove` said "not installed", and the
+    /// 24 MB stayed on a small disk).
+    public func remove(_ id: String, lock: DirectoryLock) throws -> Removal {
         // A name that is not a region id names no file: only its row goes, if a change outside
         // mapgate put one there (found by an attack: `remove ../../../victim` deleted
         // `victim.mbtiles` beside the data directory, with or without such a row).
         guard Catalog.isValidRegionID(id) else {
             guard try registry.hasRow(id) else { throw try notInstalled(id) }
             try registry.database.transaction { try registry.delete(id) }
-            return nil
+            return .region(nil)
         }
         let path = directory.regionPath(id)
         // A row damaged outside mapgate is removed all the same (nil: there was no good record).
         let record: InstalledRegion?
         do {
             guard let found = try registry.region(id) else {
-                guard FileManager.default.fileExists(atPath: path) else { throw try notInstalled(id) }
+                guard FileManager.default.fileExists(atPath: path) else {
+                    let downloads = LeftoverFiles.downloads(of: id, in: directory)
+                    guard !downloads.isEmpty else { throw try notInstalled(id) }
+                    let bytes = downloads.reduce(Int64(0)) { $0 + FileManager.default.sizeOfItem(atPath: $1) }
+                    try removeFiles(of: id, at: path)
+                    return .download(bytes: bytes)
+                }
                 try removeFiles(of: id, at: path)
-                return nil
+                return .region(nil)
             }
             record = found
         } catch let error as RegionError where error.kind == .badData {
@@ -170,7 +179,15 @@ public final class RegionLibrary {
         try removeFiles(of: id, at: path)
         PendingInstall.remove(id, in: directory)
         try registry.database.transaction { try registry.delete(id) }
-        return record
+        return .region(record)
+    }
+
+    /// What ``remove(_:lock:)`` removed.
+    public enum Removal: Equatable, Sendable {
+        /// The region's file and record; nil when the record was damaged (or there was none).
+        case region(InstalledRegion?)
+        /// Only the partial download, of these many bytes, of a region that is not installed.
+        case download(bytes: Int64)
     }
 
     /// Removes a region's file and what runs left of it.

@@ -12,8 +12,9 @@ struct RemoveCommand: Command {
         Deletes each region's file, its record and any partial download of it; a name that is an
         installed publisher's style (see 'mapgate list') and no region removes that style (completion
         offers the regions). Takes
-        the data directory's lock. With --json, one object per name: region, action ("removed" or
-        "failed"), version, error, exitCode.
+        the data directory's lock. A region that is not installed but has a partial download (a
+        first sync stopped) has that download removed. With --json, one object per name: region,
+        action ("removed", "removedDownload" or "failed"), version, bytes, error, exitCode.
         """)
     let regions: [String]
 
@@ -41,13 +42,21 @@ struct RemoveCommand: Command {
                     }
                     continue
                 }
-                let removed = try library.remove(id, lock: lock)
-                if context.json {
-                    context.console.json(Line(region: id, action: "removed", version: removed?.version))
-                } else {
-                    context.console.print(
-                        removed.map { L.localized("removed %1$s %2$s", id, TerminalText.inline($0.version)) }
-                            ?? L.localized("removed %1$s (its record was damaged)", id))
+                switch try library.remove(id, lock: lock) {
+                case .region(let removed):
+                    if context.json {
+                        context.console.json(Line(region: id, action: "removed", version: removed?.version))
+                    } else {
+                        context.console.print(
+                            removed.map { L.localized("removed %1$s %2$s", id, TerminalText.inline($0.version)) }
+                                ?? L.localized("removed %1$s (its record was damaged)", id))
+                    }
+                case .download(let bytes):
+                    if context.json {
+                        context.console.json(Line(region: id, action: "removedDownload", bytes: bytes))
+                    } else {
+                        context.console.print(L.localized("removed the partial download of %1$s (%2$s; it was not installed)", id, ByteCount.text(bytes)))
+                    }
                 }
             } catch {
                 firstFailure = firstFailure ?? error
@@ -67,6 +76,8 @@ struct RemoveCommand: Command {
         var region: String
         var action: String
         var version: String? = nil
+        /// The bytes of a partial download removed ("removedDownload").
+        var bytes: Int64? = nil
         var error: String? = nil
         var exitCode: Int32? = nil
     }

@@ -25,7 +25,7 @@ import Testing
         #expect(error?.localizedDescription.contains(reason) == true, "\(error?.localizedDescription ?? "")")
         #expect(error?.localizedDescription.contains("was changed outside mapgate") == true)
         // It can still be removed.
-        #expect(try harness.library.remove("r", lock: try DirectoryLock(directory: harness.directory)) == nil)
+        #expect(try harness.library.remove("r", lock: try DirectoryLock(directory: harness.directory)) == .region(nil))
         #expect(try harness.library.installed().isEmpty)
     }
 }

@@ -486,7 +486,8 @@ import Glibc
         try harness.builder.add(id: "gone", source: try TestPaths.shared("mbtiles/mbtileserver-geography-class-png.mbtiles"), format: "png")
         try harness.sync("gone")
         let removed = try harness.library.remove("gone", lock: try DirectoryLock(directory: harness.directory))
-        #expect(removed?.version == "1")
+        guard case .region(let record) = removed else { Issue.record("\(removed)"); return }
+        #expect(record?.version == "1")
         #expect(!FileManager.default.fileExists(atPath: harness.directory.regionPath("gone")))
         let error = #expect(throws: RegionError.self) { try harness.library.region("gone") }
         #expect(error?.localizedDescription.contains("not installed") == true)
