@@ -1,5 +1,6 @@
 import Foundation
 import MapGate
+import MapGateDemo
 import TestSupport
 import Testing
 
@@ -49,5 +50,25 @@ import Testing
         let fetched = try source.fetch()
         #expect(fetched.catalog.serial == 7)
         #expect(Date().timeIntervalSince(started) > 60, "the trickle was faster than the cap it tests")
+    }
+
+    /// A link that drops every few hundred bytes: each try takes up where the last stopped
+    /// (`Range`, `If-Range` on the ETag), and a try that brought bytes costs none of the four
+    /// (found by an attack: a link that dropped every 60 KB fetched a 154 KB catalog from its
+    /// start four times, and failed, exit 69).
+    @Test func aCatalogCutOffAgainAndAgainIsTakenUpWhereItStopped() throws {
+        let work = try TemporaryDirectory()
+        var text = #"{"formatVersion": 1, "publisher": "Test", "serial": 9, "regions": []}"#
+        text += String(repeating: " ", count: 1_400 - text.utf8.count) + "\n"
+        try Data(text.utf8).write(to: URL(fileURLWithPath: work.file("catalog.json")))
+        let origin = try TestOrigin(root: work.path)
+        defer { origin.stop() }
+        var source = CatalogSource(
+            url: origin.baseURL + "/_fault/cut=250,times=6/catalog.json", trustedKeys: [], requiresSignature: false, client: HTTPClient())
+        source.retryDelays = [0, 0, 0]
+        let fetched = try source.fetch()
+        #expect(fetched.catalog.serial == 9)
+        let ranges = origin.requests.filter { $0.path.hasSuffix("/catalog.json") }.map { $0.range ?? "whole" }
+        #expect(ranges == ["whole", "bytes=250-", "bytes=500-", "bytes=750-", "bytes=1000-", "bytes=1250-"], "\(ranges)")
     }
 }
