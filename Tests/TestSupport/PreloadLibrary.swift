@@ -10,6 +10,7 @@ import Glibc
 /// ``compileSlowServerStop(in:)`` makes another: every `pthread_join` slowed;
 /// ``compileSlowFileDeletion(in:suffix:)`` one that waits after deleting a file;
 /// ``compileFailingRead(in:suffix:)`` one whose reads of a file fail with EIO;
+/// ``compileBadSector(in:suffix:offset:)`` one whose reads of a file past an offset do;
 /// ``compileFailingFlock(in:)`` one without locks; ``compileLyingWrite(in:suffix:)`` one whose writes lie.
 public enum PreloadLibrary {
     /// Compiles the library into `folder` and returns its path (readable and loadable by anyone).
@@ -150,6 +151,43 @@ public enum PreloadLibrary {
             }
             """.write(toFile: source, atomically: true, encoding: .utf8)
         return try build(source, into: folder + "/failing-read.so")
+    }
+
+    /// Compiles into `folder` a library whose `read`, `pread` and `pread64` fail with EIO on a file
+    /// whose path ends in `suffix` when they would read the byte at `offset` or later: a drive
+    /// with a bad sector there, which fails every reader, each time.
+    public static func compileBadSector(in folder: String, suffix: String, offset: Int) throws -> String {
+        let source = folder + "/bad-sector.c"
+        try """
+            #define _GNU_SOURCE
+            #include <dlfcn.h>
+            #include <errno.h>
+            #include <stdio.h>
+            #include <string.h>
+            #include <unistd.h>
+
+            static int bad(int fd, off_t start, size_t count) {
+                char link[64], path[4096];
+                snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+                ssize_t n = readlink(link, path, sizeof path - 1);
+                size_t m = strlen("\(suffix)");
+                return n >= (ssize_t)m && memcmp(path + n - m, "\(suffix)", m) == 0 && start + (off_t)count > \(offset);
+            }
+            ssize_t read(int fd, void *buffer, size_t count) {
+                static ssize_t (*real)(int, void *, size_t);
+                if (!real) real = (ssize_t (*)(int, void *, size_t))dlsym(RTLD_NEXT, "read");
+                if (bad(fd, lseek(fd, 0, SEEK_CUR), count)) { errno = EIO; return -1; }
+                return real(fd, buffer, count);
+            }
+            ssize_t pread64(int fd, void *buffer, size_t count, off_t offset) {
+                static ssize_t (*real)(int, void *, size_t, off_t);
+                if (!real) real = (ssize_t (*)(int, void *, size_t, off_t))dlsym(RTLD_NEXT, "pread64");
+                if (bad(fd, offset, count)) { errno = EIO; return -1; }
+                return real(fd, buffer, count, offset);
+            }
+            ssize_t pread(int fd, void *buffer, size_t count, off_t offset) { return pread64(fd, buffer, count, offset); }
+            """.write(toFile: source, atomically: true, encoding: .utf8)
+        return try build(source, into: folder + "/bad-sector.so")
     }
 
     /// Compiles into `folder` a library whose `flock` fails with ENOLCK on a file whose path

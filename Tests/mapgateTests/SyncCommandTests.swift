@@ -157,6 +157,29 @@ import Testing
         }
     }
 
+    /// The disk fails reads (EIO) of the new file past a bad sector while the downloaded file is
+    /// checked (a failing SD card): said as I/O (74), naming the region, and the download, whose
+    /// bytes matched the catalog's SHA-256 as they came, is kept: the next run installs it
+    /// without fetching it (found by an attack: a bare "input/output error", exit 1, or "invalid
+    /// package" 65, and the verified download deleted and fetched again on every run). SQLite
+    /// says a page it could not read "malformed": the file is read through to tell the two apart.
+    @Test(arguments: [0, 4096, 200_000])
+    func aDiskThatFailsAReadOfTheNewFileCostsNoDownload(badSector: Int) throws {
+        let source = try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles")
+        try builder.add(id: "big", source: source, format: "png")
+        try builder.write()
+        let library = try PreloadLibrary.compileBadSector(in: work.path, suffix: "/partial/big.installing.mbtiles", offset: badSector)
+        let failed = try mapgate.run(["sync", "big"], environment: ["LD_PRELOAD": library])
+        #expect(failed.status == 74, "\(failed.stderr)")
+        #expect(failed.stderr.contains("region big: "), "\(failed.stderr)")
+        #expect(failed.stderr.contains("input/output error"), "\(failed.stderr)")
+        #expect(partialFiles.contains { $0.hasSuffix(".part") }, "the verified download was deleted: \(partialFiles)")
+        origin.clearRequests()
+        let again = try mapgate.run(["sync", "big"])
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(!origin.requests.contains { $0.path.contains("packages/") && $0.range != "bytes=0-0" }, "\(origin.requests.map { "\($0.path) \($0.range ?? "")" })")
+    }
+
     /// The partial download of a region never installed (a first `sync` stopped, "what was
     /// downloaded is kept") is freed by `remove`, which said "not installed" and left it on the
     /// disk (found by an attack on sync over a poor network); a name with nothing at all is

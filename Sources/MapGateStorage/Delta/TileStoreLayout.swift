@@ -69,6 +69,8 @@ enum TileStoreLayout: Equatable {
                 "SELECT name, type FROM \"\(schema)\".sqlite_master WHERE type IN ('table', 'view')"
             ) { ($0.text(0) ?? "", $0.text(1) ?? "") }
             return Dictionary(rows, uniquingKeysWith: { first, _ in first })
+        } catch let error as SQLiteError where error.isIOError {
+            throw error  // the disk failed a read (EIO), which says nothing of the file's bytes
         } catch let error as SQLiteError {
             throw DeltaError(path: path, reason: .notMBTiles("not a readable SQLite file: \(error.message)"))
         }

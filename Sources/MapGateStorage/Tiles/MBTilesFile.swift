@@ -51,6 +51,8 @@ public final class MBTilesFile {
             for required in ["tiles", "metadata"] where !objects.contains(required) {
                 throw MBTilesError(path: path, reason: L.localized("not an MBTiles file: no %1$s table or view", "\(required)"))
             }
+        } catch let error as SQLiteError where error.isIOError {
+            throw error  // the disk failed a read (EIO), which says nothing of the file's bytes
         } catch let error as SQLiteError {
             throw MBTilesError(path: path, reason: SQLiteFileProbe.reason(error.message, path: source))
         }

@@ -348,14 +348,35 @@ public final class RegionInstaller {
         let flushed = BackgroundJob<Void> { try Self.flush(path, region: region) }
         let content = BackgroundJob<TilesetHash> { try TilesetHash.compute(ofFileAt: path, declaredHex: declared) }
         let sha256 = BackgroundJob<String> { try SHA256Hasher.hex(ofFileAt: path) }
-        let details = try Self.validate(path, against: region)
-        let fileHash = try sha256.wait()
+        // A read that the disk failed (EIO: a failing card) is said as that, naming the file, and
+        // costs no download: the bytes were checked against the catalog as they came (found by an
+        // attack: it was "invalid package" or a bare "input/output error", and the verified
+        // download was deleted and fetched again, on every run).
+        // SQLite says a page the disk would not give it "malformed" (SQLITE_CORRUPT, no errno):
+        // a file found damaged is read through once more, and a read error there is the disk's.
+        func unreadable(_ error: any Error) -> RegionError? {
+            if let error = error as? RegionError, error.kind != .io {
+                return Self.readError(path).map { RegionError(region: region.id, reason: L.localized("cannot read the new file %1$s: %2$s", path, $0), kind: .io) }
+            }
+            if let error = error as? RegionError { return error }
+            let isIO = (error as? SQLiteError)?.isIOError == true || error is CocoaError || (error as? any MapGateFailure)?.kind == .io
+            let reason = isIO ? errorMessage(error) : Self.readError(path)
+            return reason.map { RegionError(region: region.id, reason: L.localized("cannot read the new file %1$s: %2$s", path, $0), kind: .io) }
+        }
+        let details: Details
+        let fileHash: String
+        do {
+            details = try Self.validate(path, against: region)
+            fileHash = try sha256.wait()
+        } catch {
+            throw unreadable(error) ?? error
+        }
         try flushed.wait()
         let tiles: TilesetHash
         do {
             tiles = try content.wait()
         } catch {
-            throw RegionError(region: region.id, reason: L.localized("invalid package: %1$s", "\(errorMessage(error))"), kind: .badData)
+            throw unreadable(error) ?? RegionError(region: region.id, reason: L.localized("invalid package: %1$s", "\(errorMessage(error))"), kind: .badData)
         }
         if let problem = tiles.nullTileProblem {
             throw RegionError(region: region.id, reason: L.localized("invalid package: %1$s", "\(problem)"), kind: .badData)
@@ -371,6 +392,23 @@ public final class RegionInstaller {
             path, sha256: fileHash, size: size, content: tiles, region: region, details: details, packageWasWAL: wasWAL, delta: delta, deliver: deliver,
             stage: stage)
         stage(.installed)
+    }
+
+    /// The system's reason when reading the file at `path` from start to end fails (EIO from a
+    /// failing disk), nil when it reads whole.
+    static func readError(_ path: String) -> String? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return SystemErrorReason.text(errno) }
+        defer { close(descriptor) }
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let got = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if got == 0 { return nil }
+            if got < 0 {
+                if errno == EINTR { continue }
+                return SystemErrorReason.text(errno)
+            }
+        }
     }
 
     /// A file in WAL mode (GDAL and others write them) makes every reader, read-only ones too,
