@@ -419,13 +419,22 @@ import Testing
             })
         }
         #expect(client.notices.isEmpty, "the stop was said as the delta's failure: \(client.notices)")
-        #expect(!origin.requests.contains { $0.path.contains("alpha-2.mbtiles") }, "\(origin.requests.map(\.path))")
-        #expect(try client.tiles == versions[0])
         client.stopping.withLock { $0 = false }
+        try expectTheKeptDeltaToApply(client, catalog)
+    }
+
+    /// After a failure that was not the delta's: no full package was fetched and version 1 is
+    /// still installed; the next run applies the kept delta, fetching nothing.
+    func expectTheKeptDeltaToApply(_ client: Client, _ catalog: Catalog, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        #expect(!origin.requests.contains { $0.path.contains("alpha-2.mbtiles") }, "\(origin.requests.map(\.path))", sourceLocation: sourceLocation)
+        #expect(try client.tiles == versions[0], sourceLocation: sourceLocation)
         origin.clearRequests()
-        guard case .patched = try client.sync(catalog: catalog) else { Issue.record("not updated by the delta"); return }
-        #expect(!origin.requests.contains { $0.path.contains("/packages/") }, "fetched again: \(origin.requests.map(\.path))")
-        #expect(try client.tiles == versions[1])
+        guard case .patched = try client.sync(catalog: catalog) else {
+            Issue.record("not updated by the delta", sourceLocation: sourceLocation)
+            return
+        }
+        #expect(!origin.requests.contains { $0.path.contains("/packages/") }, "fetched again: \(origin.requests.map(\.path))", sourceLocation: sourceLocation)
+        #expect(try client.tiles == versions[1], sourceLocation: sourceLocation)
     }
 
     /// A delta whose result was checked against the catalog but could not be put in place (a
@@ -443,15 +452,10 @@ import Testing
             })
         }
         #expect(client.notices.isEmpty, "fell back to the full package: \(client.notices)")
-        #expect(!origin.requests.contains { $0.path.contains("alpha-2.mbtiles") }, "\(origin.requests.map(\.path))")
-        #expect(try client.tiles == versions[0])
         let leftovers = (try? FileManager.default.contentsOfDirectory(atPath: client.directory.partialPath)) ?? []
         #expect(!leftovers.contains { $0.contains("patching") || $0.contains("installing") }, "\(leftovers)")
         try FileManager.default.removeItem(atPath: blocker)
-        origin.clearRequests()
-        guard case .patched = try client.sync(catalog: catalog) else { Issue.record("not updated by the delta"); return }
-        #expect(!origin.requests.contains { $0.path.contains("/packages/") }, "fetched again: \(origin.requests.map(\.path))")
-        #expect(try client.tiles == versions[1])
+        try expectTheKeptDeltaToApply(client, catalog)
     }
 
     /// A disk with room for the delta and the region's size, as the catalog says them, but not
