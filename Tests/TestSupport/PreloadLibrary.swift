@@ -155,9 +155,10 @@ public enum PreloadLibrary {
 
     /// Compiles into `folder` a library whose `read`, `pread` and `pread64` fail with EIO on a file
     /// whose path ends in `suffix` when they would read the byte at `offset` or later: a drive
-    /// with a bad sector there, which fails every reader, each time.
-    public static func compileBadSector(in folder: String, suffix: String, offset: Int) throws -> String {
-        let source = folder + "/bad-sector.c"
+    /// with a bad sector there, which fails every reader, each time. With `sequentialOnly`, only
+    /// `read` does (SQLite's page reads, `pread64`, get through; a file's hashing does not).
+    public static func compileBadSector(in folder: String, suffix: String, offset: Int, sequentialOnly: Bool = false) throws -> String {
+        let source = folder + (sequentialOnly ? "/bad-sector-read.c" : "/bad-sector.c")
         try """
             #define _GNU_SOURCE
             #include <dlfcn.h>
@@ -182,12 +183,12 @@ public enum PreloadLibrary {
             ssize_t pread64(int fd, void *buffer, size_t count, off_t offset) {
                 static ssize_t (*real)(int, void *, size_t, off_t);
                 if (!real) real = (ssize_t (*)(int, void *, size_t, off_t))dlsym(RTLD_NEXT, "pread64");
-                if (bad(fd, offset, count)) { errno = EIO; return -1; }
+                if (\(sequentialOnly ? 0 : 1) && bad(fd, offset, count)) { errno = EIO; return -1; }
                 return real(fd, buffer, count, offset);
             }
             ssize_t pread(int fd, void *buffer, size_t count, off_t offset) { return pread64(fd, buffer, count, offset); }
             """.write(toFile: source, atomically: true, encoding: .utf8)
-        return try build(source, into: folder + "/bad-sector.so")
+        return try build(source, into: folder + (sequentialOnly ? "/bad-sector-read.so" : "/bad-sector.so"))
     }
 
     /// Compiles into `folder` a library whose `flock` fails with ENOLCK on a file whose path

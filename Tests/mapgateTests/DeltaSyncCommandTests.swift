@@ -95,6 +95,26 @@ import Testing
         #expect(partial.isEmpty, "\(partial)")
     }
 
+    /// The disk fails the reads that check the delta's result, past a bad sector (a failing SD
+    /// card; here only the whole-file reads, so that the apply itself gets through): exit 74, and
+    /// neither is the delta thrown away nor the full package fetched, which would meet the same
+    /// disk (found by an attack: "the delta could not be used", 38.6 MB fetched, then 74, on every
+    /// run). Once the disk is mended, the next run applies the kept delta.
+    @Test func aDiskThatFailsReadsOfTheDeltasResultCostsNoDownload() throws {
+        let library = try PreloadLibrary.compileBadSector(in: work.path, suffix: "/partial/plain.patching.mbtiles", offset: 8192, sequentialOnly: true)
+        origin.clearRequests()
+        let failed = try mapgate.run(["sync", "plain"], environment: ["LD_PRELOAD": library])
+        #expect(failed.status == 74, "\(failed.stderr)")
+        #expect(failed.stderr.contains("input/output error"), "\(failed.stderr)")
+        #expect(!failed.stderr.contains("could not be used"), "\(failed.stderr)")
+        #expect(!origin.requests.contains { $0.path.hasSuffix("plain-2.mbtiles.gz") || $0.path.hasSuffix("plain-2.mbtiles") }, "\(origin.requests.map(\.path))")
+        origin.clearRequests()
+        let again = try mapgate.run(["sync", "plain"])
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(!origin.requests.contains { $0.path.contains("/packages/") && $0.range != "bytes=0-0" }, "\(origin.requests.map(\.path))")
+        try expectVersionTwoInstalled()
+    }
+
     /// Issue 40, item 4: a run killed between the rename that installed version 2 and its record
     /// leaves version 2's file under version 1's record. The next sync does not apply the delta
     /// onto that file: it says why and installs the full package, whose record then matches.

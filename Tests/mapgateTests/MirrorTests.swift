@@ -754,6 +754,9 @@ import Glibc
         let hash = try #require(text.firstMatch(of: /"sha256" : "([0-9a-f]{64})"/)?.1)
         try Data(text.replacingOccurrences(of: String(hash), with: "XYZ").utf8).write(to: URL(fileURLWithPath: manifestPath))
         try damaged(#".sha256 "XYZ" is not a SHA-256 (64 hexadecimal digits)"#)
+        // Too large to be one: the same (found by the attack on the change above).
+        try Data(repeating: 0x20, count: 9 << 20).write(to: URL(fileURLWithPath: manifestPath))
+        try damaged("larger than 8 MiB: refused")
         // Cut short, with the package back on the stick: geo installs from it.
         try tampered.write(to: URL(fileURLWithPath: geoPackage))
         try manifest.prefix(manifest.count / 2).write(to: URL(fileURLWithPath: manifestPath))

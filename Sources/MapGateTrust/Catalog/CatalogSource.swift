@@ -187,7 +187,7 @@ public struct CatalogSource: Sendable {
 
     /// The body, and the URL it came from after redirects. A try that was cut off after it
     /// brought bytes is taken up where it stopped (a `Range` request, `If-Range` on the answer's
-    /// validator), and costs none of the tries (found by an attack: a link that dropped every
+    /// strong ETag), and costs none of the tries (found by an attack: a link that dropped every
     /// 60 KB fetched a 154 KB catalog from its start four times, and failed); at most
     /// ``maximumTries`` in all.
     private func get(_ target: String, limit: Int, what: String) throws -> (body: Data, url: String) {
@@ -245,8 +245,14 @@ public struct CatalogSource: Sendable {
                         // an answer that is not the file: nothing kept applies to it.
                         body = Data()
                         isWhole = head.status == 200
-                        let etag = HTTPValidator.entityTag(head.header("ETag"))
-                        validator = etag.flatMap { $0.hasPrefix("W/") ? nil : $0 } ?? HTTPValidator.date(head.header("Last-Modified"))
+                        // A strong ETag only: a date is no proof that two versions written within
+                        // its second differ (found by an attack: an unsigned catalog was taken
+                        // spliced from two versions).
+                        validator = HTTPValidator.entityTag(head.header("ETag")).flatMap { $0.hasPrefix("W/") ? nil : $0 }
+                        // Said at once, not after minutes of a slow link.
+                        if isWhole, let length = head.header("Content-Length").flatMap({ Int($0) }), length > limit {
+                            throw HTTPError.tooLarge(limit: limit, url: target)
+                        }
                     }
                 }
             ) { chunk in

@@ -165,7 +165,18 @@ public final class RegionLibrary {
                 guard FileManager.default.fileExists(atPath: path) else {
                     let downloads = LeftoverFiles.downloads(of: id, in: directory)
                     guard !downloads.isEmpty else { throw try notInstalled(id) }
-                    let bytes = downloads.reduce(Int64(0)) { $0 + FileManager.default.sizeOfItem(atPath: $1) }
+                    // Each removed or said not to be (found by an attack: a partial folder the
+                    // user could not write was "removed", its bytes still there).
+                    var bytes: Int64 = 0
+                    for download in downloads {
+                        let size = FileManager.default.sizeOfItem(atPath: download)
+                        do {
+                            try FileManager.default.removeItem(atPath: download)
+                        } catch {
+                            throw RegionError(region: id, reason: L.localized("cannot delete %1$s: %2$s", "\(download)", "\(errorMessage(error))"), kind: .io)
+                        }
+                        bytes += size
+                    }
                     try removeFiles(of: id, at: path)
                     return .download(bytes: bytes)
                 }

@@ -44,13 +44,15 @@ public struct PackageDownloader: Sendable {
         }
     }
 
+    /// - Parameter others: the region's other packages in the catalog (its full package beside a
+    ///   delta, its deltas beside the full package), whose partials are kept too.
     func download(
-        _ package: PackageReference, into directory: DataDirectory, progress: @escaping (Int64, Int64) -> Void
+        _ package: PackageReference, into directory: DataDirectory, keeping others: [PackageReference] = [], progress: @escaping (Int64, Int64) -> Void
     ) throws -> Download {
         let partialPath = Self.partialPath(package, in: directory)
         let infoPath = partialPath + ".json"
         let outputPath = directory.installingPath(package.id)
-        removeStalePartials(of: package, keeping: partialPath, in: directory)
+        removeStalePartials(of: package, keeping: [partialPath] + others.map { Self.partialPath($0, in: directory) }, in: directory)
 
         var info = PartialFile.read(infoPath, limit: 64 << 10).flatMap { try? JSONDecoder().decode(PartialInfo.self, from: $0) }
         // Kept without a user name or password (found by an attack: a mirror's password stayed in
@@ -310,11 +312,14 @@ public struct PackageDownloader: Sendable {
         try? FileManager.default.removeItem(atPath: path + ".json")
     }
 
-    /// Partials of another version of the same region can never be resumed: remove them.
-    private func removeStalePartials(of package: PackageReference, keeping path: String, in directory: DataDirectory) {
+    /// Partials of another version of the same region can never be resumed: remove them. Those
+    /// of the catalog's other packages of the region stay (found by an attack: a delta that kept
+    /// failing was downloaded again in each run and removed the full package's partial, so over a
+    /// link that dropped the full package never finished).
+    private func removeStalePartials(of package: PackageReference, keeping paths: [String], in directory: DataDirectory) {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.partialPath)) ?? []
-        let keep = PathText.lastComponent(path)
-        for name in names where LeftoverFiles.isPartial(name, of: package.id) && !name.hasPrefix(keep) {
+        let kept = paths.map { PathText.lastComponent($0) }
+        for name in names where LeftoverFiles.isPartial(name, of: package.id) && !kept.contains(where: { name.hasPrefix($0) }) {
             try? FileManager.default.removeItem(atPath: directory.partialPath + "/" + name)
         }
     }

@@ -30,7 +30,7 @@ extension RegionInstaller {
         try Self.checkSource(of: package, in: catalog, client: downloader.client)
         try checkFreeSpace(for: package)
         stage(.downloading)
-        let download = try downloader.download(package, into: directory, progress: progress)
+        let download = try downloader.download(package, into: directory, keeping: [region.package], progress: progress)
         defer { try? FileManager.default.removeItem(atPath: download.outputPath) }
         var reached: Stage?
         do {
@@ -50,11 +50,12 @@ extension RegionInstaller {
                 throw error
             }
             // A result checked against the catalog that could not be put in place (a folder that
-            // cannot be written, a failing disk), or a signal that removed the copy under the
-            // apply: the delta is good and kept as downloaded, for the next run to apply again
+            // cannot be written, a failing disk), a result the disk would not read back (EIO), or
+            // a signal that removed the copy under the apply: the delta is kept as downloaded, for the next run to apply again
             // without fetching it (found by an attack: either threw it away and fetched the full
             // package, which met the same fault or was cut short by the stop).
-            if reached == .installing || isStopping() { throw DeltaNotAtFault(error: error) }
+            let isDisk = reached == .validating && (error as? RegionError)?.kind == .io
+            if reached == .installing || isDisk || isStopping() { throw DeltaNotAtFault(error: error) }
             // Downloaded whole and still of no use: its bytes are given back before the full
             // package is fetched (found by an attack: on a nearly full disk they, and the copy's
             // journal, kept the full package from fitting, in every later run too).
@@ -127,6 +128,8 @@ extension RegionInstaller {
                 reason = errorMessage(error)
             }
         }
+        // A stop removed the files under the compaction: nothing is installed, nothing to say.
+        guard !isStopping() else { return patched }
         notice(
             L.localized(
                 "region %1$s: updated by the delta to %2$s, more than the %3$s of its full package, and it could not be made compact (%4$s); it works as it is",

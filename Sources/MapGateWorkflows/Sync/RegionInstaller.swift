@@ -141,7 +141,7 @@ public final class RegionInstaller {
         try checkFreeSpace(for: region.package)
 
         stage(.downloading)
-        let download = try downloader.download(region.package, into: directory, progress: progress)
+        let download = try downloader.download(region.package, into: directory, keeping: region.deltas.map { region.package(of: $0) }, progress: progress)
         do {
             // The package's bytes are the signed catalog's (its SHA-256 was checked as it
             // streamed in), so its tiles are those the publisher hashed: the catalog's
@@ -360,7 +360,8 @@ public final class RegionInstaller {
             }
             if let error = error as? RegionError { return error }
             let isIO = (error as? SQLiteError)?.isIOError == true || error is CocoaError || (error as? any MapGateFailure)?.kind == .io
-            let reason = isIO ? errorMessage(error) : Self.readError(path)
+            // The file is named once (SQLite's and the system's messages name it too).
+            let reason = isIO ? errorMessage(error).replacing(path + ": ", with: "") : Self.readError(path)
             return reason.map { RegionError(region: region.id, reason: L.localized("cannot read the new file %1$s: %2$s", path, $0), kind: .io) }
         }
         let details: Details

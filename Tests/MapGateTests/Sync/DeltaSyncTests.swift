@@ -372,6 +372,26 @@ import Testing
         #expect(!leftovers.contains { $0.contains("patching") || $0.contains("installing") }, "\(leftovers)")
     }
 
+    /// A delta that keeps failing, over a link that drops: the full package's partial is kept
+    /// while the delta is downloaded again, and the next run resumes it (found by an attack: the
+    /// delta's download removed it as another package's, so the full package started from its
+    /// first byte each run and never finished).
+    @Test func aFailingDeltaLeavesTheFullPackagesPartialToResume() throws {
+        var (client, catalog, index) = try clientOnVersion1()
+        try tamper(
+            &catalog.regions[index].deltas[0],
+            with: "UPDATE tiles SET tile_data = x'00' || tile_data WHERE rowid = (SELECT min(rowid) FROM tiles WHERE tile_data IS NOT NULL)")
+        let full = catalog.regions[index].url
+        let half = catalog.regions[index].size / 2
+        catalog.regions[index].url = full.replacingOccurrences(of: origin.baseURL, with: origin.baseURL + "/_fault/cut=\(half),times=1")
+        #expect(throws: (any Error).self) { try client.sync(catalog: catalog) }
+        origin.clearRequests()
+        guard case .installed = try client.sync(catalog: catalog) else { Issue.record("not installed"); return }
+        let ranges = origin.requests.filter { $0.path.hasSuffix(String(full.split(separator: "/").last ?? "")) && $0.range != "bytes=0-0" }.map(\.range)
+        #expect(ranges == ["bytes=\(half)-"], "the full package started over: \(ranges)")
+        #expect(try client.tiles == versions[1])
+    }
+
     /// An update by delta whose file is in place but whose record cannot be saved (found by an
     /// attack: a full disk under the state database made the run throw the delta away and fetch
     /// the full package over an update that had worked): the run fails with the record's reason,
