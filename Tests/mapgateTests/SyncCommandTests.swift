@@ -208,6 +208,14 @@ import Testing
         let nothing = try mapgate.run(["remove", "big"])
         #expect(nothing.status == 1)
         #expect(nothing.stderr.contains("not installed"), "\(nothing.stderr)")
+        // A file a run that died left half-assembled, with no download beside it, goes too (found
+        // by the attack on this: "not installed", and 7 MB left).
+        let assembled = mapgate.dataDirectory + "/partial/big.installing.mbtiles"
+        #expect(FileManager.default.createFile(atPath: assembled, contents: Data(count: 70_000)))
+        let leftover = try mapgate.run(["remove", "big"])
+        #expect(leftover.status == 0, "\(leftover.stderr)")
+        #expect(leftover.stdout.contains("removed the partial download of big ("), "\(leftover.stdout)")
+        #expect(partialFiles.isEmpty, "\(partialFiles)")
     }
 
     /// 1.4.0 left `partial/<id>.installing.mbtiles` behind on SIGTERM. Now it goes; the resumable

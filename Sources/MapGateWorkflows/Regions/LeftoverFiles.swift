@@ -30,11 +30,12 @@ enum LeftoverFiles {
         }
     }
 
-    /// The paths of `id`'s partial downloads (``isPartial(_:of:)``).
+    /// The paths of `id`'s partial downloads (``isPartial(_:of:)``) and of the files a run that
+    /// died left half-assembled (``isAssembled(_:of:in:)``).
     static func downloads(of id: String, in directory: DataDirectory) -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: directory.partialPath)) ?? []).filter { isPartial($0, of: id) }.map {
-            directory.partialPath + "/" + $0
-        }
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory.partialPath)) ?? []).filter {
+            isPartial($0, of: id) || isAssembled($0, of: id, in: directory)
+        }.map { directory.partialPath + "/" + $0 }
     }
 
     /// True for `<id>.<16 hex digits>.part` and its `.json`: the partials of this region only,

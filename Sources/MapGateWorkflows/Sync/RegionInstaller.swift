@@ -453,7 +453,13 @@ public final class RegionInstaller {
             packageWasWAL: packageWasWAL ? true : nil, deltaSHA256: delta)
         // Written before the rename and removed after the record: a run killed in between leaves
         // a file that readers and the next sync know for the new version (issue 40, item 4).
-        try PendingInstall.write(record, in: directory)
+        do {
+            try PendingInstall.write(record, in: directory)
+        } catch {
+            // Named (found by an attack: "cannot write …/regions/.big.pending.json: permission
+            // denied" said no region).
+            throw RegionError(region: region.id, reason: errorMessage(error), kind: (error as? any MapGateFailure)?.kind ?? .io)
+        }
         do {
             try deliver {
                 if let reason = DurableFile.rename(path, over: destination, folder: directory.regionsPath) {

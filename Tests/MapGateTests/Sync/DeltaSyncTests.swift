@@ -466,11 +466,12 @@ import Testing
         origin.clearRequests()
         // The pending record cannot be written: a folder with something in it stands at its name.
         let blocker = client.directory.regionsPath + "/.alpha.pending.json"
-        #expect(throws: (any Error).self) {
+        let error = #expect(throws: RegionError.self) {
             try client.sync(catalog: catalog, stage: { stage in
                 if stage == .installing { try? FileManager.default.createDirectory(atPath: blocker + "/x", withIntermediateDirectories: true) }
             })
         }
+        #expect(error?.region == "alpha", "the region was not named: \(String(describing: error))")
         #expect(client.notices.isEmpty, "fell back to the full package: \(client.notices)")
         let leftovers = (try? FileManager.default.contentsOfDirectory(atPath: client.directory.partialPath)) ?? []
         #expect(!leftovers.contains { $0.contains("patching") || $0.contains("installing") }, "\(leftovers)")
