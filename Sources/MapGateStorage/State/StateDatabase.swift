@@ -270,11 +270,15 @@ public final class StateDatabase {
         """,
         // The servers' paid days (`GateRecord.servingDays`), beside the gate's row under a seal of
         // their own, so that the row seals as a mapgate from before them reads it.
-        """
+        servingDaysTable,
+    ]
+
+    /// The table of the servers' paid days, made by the migrations and again by a save that finds
+    /// it gone (dropped by hand).
+    package static let servingDaysTable = """
         CREATE TABLE IF NOT EXISTS serving_days (
             id INTEGER PRIMARY KEY CHECK (id = 1), days TEXT NOT NULL, generation INTEGER NOT NULL, seal TEXT NOT NULL);
-        """,
-    ]
+        """
 
     /// Brings the schema up to date; returns the version it found.
     /// A database already current is only read: no write transaction, which a reader holding the

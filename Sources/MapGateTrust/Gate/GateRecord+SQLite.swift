@@ -74,9 +74,10 @@ extension GateRecord {
         }
         // A seal libcrypto cannot compute is an error (the gate fails closed for this run), not
         // a tampered record (which would cost the user the record).
-        guard var (record, texts, seal) = rows.first, !undecodable, let seal, !seal.isEmpty, seal == (try GateRecordSeal.seal(record, texts)),
-            record.isPlausible
+        guard let (sealed, texts, seal) = rows.first, !undecodable, let seal, !seal.isEmpty, seal == (try GateRecordSeal.seal(sealed, texts)),
+            sealed.isPlausible
         else { return .tampered }
+        var record = sealed
         record.servingDays = try loadServingDays(from: database, generation: record.generation)
         return record.isPlausible ? .sealed(record) : .tampered
     }
@@ -127,8 +128,7 @@ extension GateRecord {
                 .textOrNull(reservations), .textOrNull(strictest), .dateOrNull(firstUseAt), .textOrNull(countingFor),
             ])
         // Made again if it is gone (as `StateDatabase`'s migration makes it).
-        try database.execute(
-            "CREATE TABLE IF NOT EXISTS serving_days (id INTEGER PRIMARY KEY CHECK (id = 1), days TEXT NOT NULL, generation INTEGER NOT NULL, seal TEXT NOT NULL)")
+        try database.execute(StateDatabase.servingDaysTable)
         if servingDays.isEmpty {
             try database.execute("DELETE FROM serving_days")
         } else {

@@ -51,9 +51,9 @@ extension RegionInstaller {
             }
             // A result checked against the catalog that could not be put in place (a folder that
             // cannot be written, a failing disk), a result the disk would not read back (EIO), or
-            // a signal that removed the copy under the apply: the delta is kept as downloaded, for the next run to apply again
-            // without fetching it (found by an attack: either threw it away and fetched the full
-            // package, which met the same fault or was cut short by the stop).
+            // a signal that removed the copy under the apply: the delta is kept as downloaded, for
+            // the next run to apply again without fetching it (found by an attack: each threw it
+            // away and fetched the full package, which met the same fault or was cut short).
             let isDisk = reached == .validating && (error as? RegionError)?.kind == .io
             if reached == .installing || isDisk || isStopping() { throw DeltaNotAtFault(error: error) }
             // Downloaded whole and still of no use: its bytes are given back before the full

@@ -119,8 +119,8 @@ public final class RegionInstaller {
                     try? FileManager.default.removeItem(atPath: path)
                     LeftoverFiles.removeSideFiles(of: path)
                 }
-                // Not the delta's failure (a stop, or its checked result that could not be put in
-                // place): the full package would meet the same, and the delta is kept.
+                // Not the delta's failure (a stop, a checked result that could not be put in place
+                // or read back): the full package would meet the same, and the delta is kept.
                 if let failure = error as? DeltaNotAtFault { throw failure.error }
                 if isStopping() { throw error }
                 deltaFailure = error
@@ -351,18 +351,15 @@ public final class RegionInstaller {
         // A read that the disk failed (EIO: a failing card) is said as that, naming the file, and
         // costs no download: the bytes were checked against the catalog as they came (found by an
         // attack: it was "invalid package" or a bare "input/output error", and the verified
-        // download was deleted and fetched again, on every run).
-        // SQLite says a page the disk would not give it "malformed" (SQLITE_CORRUPT, no errno):
-        // a file found damaged is read through once more, and a read error there is the disk's.
+        // download was deleted and fetched again, on every run). SQLite says "malformed" of a page
+        // the disk would not give it (SQLITE_CORRUPT, no errno): a file found damaged is read
+        // through once more, and a read error there is the disk's.
         func unreadable(_ error: any Error) -> RegionError? {
-            if let error = error as? RegionError, error.kind != .io {
-                return Self.readError(path).map { RegionError(region: region.id, reason: L.localized("cannot read the new file %1$s: %2$s", path, $0), kind: .io) }
-            }
-            if let error = error as? RegionError { return error }
-            let isIO = (error as? SQLiteError)?.isIOError == true || error is CocoaError || (error as? any MapGateFailure)?.kind == .io
+            if let error = error as? RegionError, error.kind == .io { return error }
+            let isIO = !(error is RegionError) && ((error as? SQLiteError)?.isIOError == true || error is CocoaError || (error as? any MapGateFailure)?.kind == .io)
             // The file is named once (SQLite's and the system's messages name it too).
-            let reason = isIO ? errorMessage(error).replacing(path + ": ", with: "") : Self.readError(path)
-            return reason.map { RegionError(region: region.id, reason: L.localized("cannot read the new file %1$s: %2$s", path, $0), kind: .io) }
+            guard let reason = isIO ? errorMessage(error).replacing(path + ": ", with: "") : Self.readError(path) else { return nil }
+            return RegionError(region: region.id, reason: L.localized("cannot read the new file %1$s: %2$s", path, reason), kind: .io)
         }
         let details: Details
         let fileHash: String
@@ -395,20 +392,16 @@ public final class RegionInstaller {
         stage(.installed)
     }
 
-    /// The system's reason when reading the file at `path` from start to end fails (EIO from a
-    /// failing disk), nil when it reads whole.
+    /// Why reading the file at `path` from start to end fails (EIO from a failing disk), nil when
+    /// it reads whole.
     static func readError(_ path: String) -> String? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return SystemErrorReason.text(errno) }
-        defer { close(descriptor) }
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
-        while true {
-            let got = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if got == 0 { return nil }
-            if got < 0 {
-                if errno == EINTR { continue }
-                return SystemErrorReason.text(errno)
-            }
+        guard let file = UnixFile(forReadingAtPath: path) else { return SystemErrorReason.text(errno) }
+        defer { try? file.close() }
+        do {
+            while let chunk = try file.read(upToCount: 1 << 20), !chunk.isEmpty {}
+            return nil
+        } catch {
+            return errorMessage(error)
         }
     }
 

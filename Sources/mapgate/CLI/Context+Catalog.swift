@@ -25,13 +25,13 @@ extension Context {
         var fetched = try source.fetch()
         if let mirror {
             let target = mirror + "/" + MirrorLayout.manifestName
-            // One too large to be a manifest is as good as a damaged one (below).
-            var tooLarge: GeneralFailure?
+            // One that cannot be taken as a manifest (over 8 MiB) is as good as a damaged one (below).
+            var unusable: GeneralFailure?
             let held: Data?
             do {
                 held = try source.fetchFileIfPresent(target, limit: MirrorManifest.maximumBytes, what: L.localized("mirror manifest"))
             } catch let error as GeneralFailure where error.kind == .badData {
-                tooLarge = error
+                unusable = error
                 held = nil
             }
             let manifest: MirrorManifest
@@ -48,8 +48,8 @@ extension Context {
                     // whose signed catalog and packages were all intact, exit 65).
                     console.warning(L.localized("%1$s; each package is looked for by its hash in the signed catalog", damaged.message))
                 }
-            } else if let tooLarge {
-                console.warning(L.localized("%1$s; each package is looked for by its hash in the signed catalog", tooLarge.message))
+            } else if let unusable {
+                console.warning(L.localized("%1$s; each package is looked for by its hash in the signed catalog", unusable.message))
             } else {
                 // None (removed, or lost): the signed catalog is all a reader needs; the packages
                 // are looked for by its hashes, each checked as always (found by an attack: the
