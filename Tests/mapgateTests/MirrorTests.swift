@@ -353,6 +353,39 @@ import Glibc
         #expect(sync.stdout.contains("plain 1: installed"), "\(sync.stdout)")
     }
 
+    /// A manifest that decodes but lies (it lists nothing) does not hide what a folder holds
+    /// (found by an attack: every region on an intact stick was "not in the mirror", 69): each
+    /// package there under the signed catalog's hash is used, checked as always.
+    @Test func aManifestThatListsNothingDoesNotHideTheSticksPackages() throws {
+        try mirrorVersionOne()
+        var manifest = try MapGateBinary.json(String(decoding: bytes(stick + "/mirror.json") ?? Data(), as: UTF8.self))
+        manifest["regions"] = [Any]()
+        manifest["deltas"] = [Any]()
+        try JSONSerialization.data(withJSONObject: manifest).write(to: URL(fileURLWithPath: stick + "/mirror.json"))
+        origin.stop()
+        let sync = try b.run(["sync", "--from", stick, "geo", "plain"], at: Self.day1)
+        #expect(sync.status == 0, "\(sync.stderr)")
+        #expect(sync.stdout.contains("geo 1: installed") && sync.stdout.contains("plain 1: installed"), "\(sync.stdout)")
+        for id in ["geo", "plain"] { #expect(installed(b, id) == installed(a, id) && installed(b, id) != nil, "\(id)") }
+    }
+
+    /// A mirror over HTTP whose `mirror.json` cannot be fetched (the link drops on it) is synced
+    /// from all the same: the manifest only says where to look, and the signed catalog's hashes
+    /// say it too (found by an attack: the whole sync failed, 69, its catalog read).
+    @Test func aManifestTheLinkDropsIsDoneWithout() throws {
+        try mirrorVersionOne()
+        let served = www + "/mirrored"
+        try FileManager.default.copyItem(atPath: stick, toPath: served)
+        try FileManager.default.removeItem(atPath: served + "/mirror.json")
+        try Data("/_fault/drop/mirrored/mirror.json\n".utf8).write(to: URL(fileURLWithPath: served + "/mirror.json.redirect"))
+        let sync = try b.run(["sync", "--from", origin.baseURL + "/mirrored", "geo"], at: Self.day1)
+        #expect(sync.status == 0, "\(sync.stderr)")
+        #expect(sync.stderr.contains("mirror.json") && sync.stderr.contains("each package is looked for by its hash in the signed catalog"), "\(sync.stderr)")
+        #expect(sync.stdout.contains("geo 1: installed"), "\(sync.stdout)")
+        #expect(installed(b, "geo") == installed(a, "geo"))
+        #expect(origin.requests.contains { $0.path.hasPrefix("/_fault/drop/mirrored/mirror.json") }, "the manifest was never asked for")
+    }
+
     /// A transfer cut short from a mirror behind a password keeps its partial file's record
     /// without the password (found by the attack on the redaction: the record beside the `.part`
     /// file held the whole URL, readable by all).
@@ -932,10 +965,14 @@ import Glibc
     @Test func aNamedRegionTheMirrorLacksFailsAloneAndTheOthersInstall() throws {
         try mirrorVersionOne()
         let manifestPath = stick + "/mirror.json"
+        let plainPackage = try package("plain")
         let manifestBytes = try #require(bytes(manifestPath))
         var manifest = try #require(try JSONSerialization.jsonObject(with: manifestBytes) as? [String: Any])
         manifest["regions"] = (manifest["regions"] as? [[String: Any]])?.filter { $0["id"] as? String != "plain" }
         try JSONSerialization.data(withJSONObject: manifest).write(to: URL(fileURLWithPath: manifestPath))
+        // Its package gone too: one on the stick under its hash would be used, whatever the
+        // manifest says (``aManifestThatListsNothingDoesNotHideTheSticksPackages``).
+        try FileManager.default.removeItem(atPath: plainPackage)
         origin.stop()
         let sync = try b.run(["sync", "--from", stick, "plain", "geo"], at: Self.day1)
         #expect(sync.status == 69, "\(sync.stdout)\(sync.stderr)")

@@ -60,6 +60,20 @@ public struct MirrorManifest: Codable, Sendable, Equatable {
             leftOut: [])
     }
 
+    /// This manifest with the packages, styles and deltas of `other` it does not list (what a
+    /// folder is seen to hold beside what its manifest says); its reasons for what was left out
+    /// are kept for the rest.
+    public func including(_ other: MirrorManifest) -> MirrorManifest {
+        var merged = self
+        let regionKeys = Set(regions.map { "\($0.id) \($0.sha256)" })
+        let styleKeys = Set(styles.map { "\($0.id) \($0.sha256)" })
+        let deltaKeys = Set(deltas.map { "\($0.id) \($0.sha256)" })
+        merged.regions += other.regions.filter { !regionKeys.contains("\($0.id) \($0.sha256)") }
+        merged.styles += other.styles.filter { !styleKeys.contains("\($0.id) \($0.sha256)") }
+        merged.deltas += other.deltas.filter { !deltaKeys.contains("\($0.id) \($0.sha256)") }
+        return merged
+    }
+
     /// The largest manifest read (a catalog's regions and styles fit many times over).
     public static let maximumBytes = 8 << 20
 

@@ -33,6 +33,14 @@ extension Context {
             } catch let error as GeneralFailure where error.kind == .badData {
                 unusable = error
                 held = nil
+            } catch let error as SharedLibraryError {
+                throw error
+            } catch {
+                // Not read (a link that dropped or stalled on it, a file the folder will not
+                // give): as good as missing (found by an attack: a mirror over HTTP whose
+                // manifest was cut off failed the whole sync, 69, its signed catalog read).
+                unusable = GeneralFailure(errorMessage(error), kind: .unavailable)
+                held = nil
             }
             let manifest: MirrorManifest
             // A folder's packages are seen at once: one without its file is not in the mirror.
@@ -64,6 +72,11 @@ extension Context {
                         "%1$s was written for another catalog than the one beside it (a mirror cut short while it was written): each package is looked for by its hash",
                         target))
                 manifest = MirrorManifest.everything(in: fetched.catalog, catalogSHA256: fetched.sha256, written: decoded.written, holds: holds)
+            } else if let decoded, folder != nil {
+                // A folder's files are seen at once: a package there under its hash is used even
+                // when the manifest leaves it out (found by an attack: a manifest that decoded but
+                // listed nothing made every region on an intact stick "not in the mirror").
+                manifest = decoded.including(MirrorManifest.everything(in: fetched.catalog, catalogSHA256: fetched.sha256, written: decoded.written, holds: holds))
             } else {
                 manifest = decoded ?? MirrorManifest.everything(in: fetched.catalog, catalogSHA256: fetched.sha256, written: "", holds: holds)
             }
