@@ -32,6 +32,40 @@ struct SystemModeTests {
         try machine.startService(at: during, environment: environment)
     }
 
+    /// The service's clock: the real one plus an offset read from a file (libfaketime), read by
+    /// the service and by every process it starts, as on a machine with one clock.
+    struct MovableClock {
+        let file: String
+        /// The offset when the service started: its clock said `during`.
+        let offset: Double
+
+        /// Moves the clock on so that `seconds` of its time have passed since `start`, a real time.
+        func pass(_ seconds: Double, since start: Double) throws {
+            try set(offset + seconds - (Date().timeIntervalSince1970 - start))
+        }
+
+        func set(_ offset: Double) throws {
+            try Data("+\(Int(offset))\n".utf8).write(to: URL(fileURLWithPath: file))
+            chmod(file, 0o644)
+        }
+    }
+
+    /// The service, its gate prompting (``startPrompting(environment:)``), restarted on a
+    /// ``MovableClock`` that says `during` now and looking at its gate every half second.
+    func startOnAMovableClock() throws -> MovableClock {
+        try startPrompting()
+        let during = 1_801_785_600.0  // 2027-02-05 00:00:00 UTC
+        let clock = MovableClock(file: machine.work.file("service-clock"), offset: during - Date().timeIntervalSince1970)
+        try clock.set(clock.offset)
+        try machine.startService(
+            environment: ["MAPGATE_GATE_REFRESH_SECONDS": "0.5"],
+            inner: [
+                "/usr/bin/env", "LD_PRELOAD=/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1", "FAKETIME_TIMESTAMP_FILE=\(clock.file)",
+                "FAKETIME_NO_CACHE=1", "FAKETIME_DISABLE_SHM=1",
+            ])
+        return clock
+    }
+
     /// The command this machine's service runs whose arguments start with `arguments` (other
     /// suites run commands of their own): its children, those of every thread (the service starts
     /// commands from its connections' threads).
@@ -588,41 +622,32 @@ struct SystemModeTests {
     /// A session that ends before any tile gives its use back and moves no day of serving (found
     /// by an attack: a second `serve` started and stopped before any tile, shortly before each
     /// day ended, restarted the machine's server's day, so one use served tiles for days). The
-    /// service's clock runs 3,000 times fast here: a day is 28.8 s (at 5,000 times, 17.3 s, the
-    /// second session's start and stop came near the day's end on a loaded machine).
+    /// service's clock is moved a day on at the end (``startOnAMovableClock()``): every process
+    /// of the service reads the same clock, as on a real machine (a clock sped up by libfaketime
+    /// starts again in each process the service starts, and CI once saw the day go uncounted).
     @Test func aSessionEndedBeforeAnyTileMovesNoDay() throws {
-        try startPrompting()
-        try machine.startService(environment: ["MAPGATE_GATE_REFRESH_SECONDS": "0.5"], prefix: ["/usr/bin/faketime", "-f", "@\(during) x3000"])
+        let clock = try startOnAMovableClock()
         let tile = machine.tileServerURL + "/plain/0/0/0.png"
         func fetch() throws -> String {
-            try runProcess("/usr/bin/curl", ["-s", "-o", "/dev/null", "--max-time", "10", "-w", "%{http_code}", tile]).stdout
-        }
-        // Read again while the service writes its state (its clock so fast, it looks up and
-        // writes often: under CI's load a read found the database locked).
-        func shown() -> Int? {
-            var value: Int?
-            _ = waitUntil(timeout: 10) {
-                value = try? machine.promptsShown()
-                return value != nil
-            }
-            return value
+            try runProcess("/usr/bin/curl", ["-s", "-o", "/dev/null", "--max-time", "20", "-w", "%{http_code}", tile]).stdout
         }
         let first = try machine.start(["serve"], as: administrator)
         defer { first.stop() }
         #expect(first.firstLine() != nil, "\(first.stderr)")
         #expect(try fetch() == "200")
-        let paid = Date()
-        #expect(shown() == 1)
+        let paid = Date().timeIntervalSince1970
+        #expect(waitUntil(timeout: 10) { (try? machine.promptsShown()) == 1 })
         // Later in the day, a second session comes and goes before any tile.
-        usleep(6_000_000)
+        usleep(8_000_000)
         let second = try machine.start(["serve"], as: user)
         #expect(second.firstLine() != nil, "\(second.stderr)")
         second.signal(SIGINT)
         #expect(waitUntil(timeout: 10) { !second.isRunning })
-        #expect(shown() == 1, "the second session's use was not given back: \(second.stderr)")
-        // Past the first day (28.8 s): a tile then is the next day's, and costs its use.
-        let wait = 31.5 - Date().timeIntervalSince(paid)
-        if wait > 0 { usleep(UInt32(wait * 1_000_000)) }
+        #expect(waitUntil(timeout: 10) { (try? machine.promptsShown()) == 1 }, "the second session's use was not given back: \(second.stderr)")
+        // 4 s past the day the first tile paid for, when a day run from the second session (8 s
+        // or more after it) would have 4 s left: the next tile is the next day's use.
+        try clock.pass(86_404, since: paid)
+        usleep(1_500_000)
         #expect(try fetch() == "200")
         #expect(waitUntil(timeout: 10) { (try? machine.promptsShown()) == 2 }, "a day of serving went uncounted: \(first.stderr)")
     }
@@ -633,21 +658,7 @@ struct SystemModeTests {
     /// day ended, served for days on one use). The service's clock is the real one plus an offset
     /// read from a file (libfaketime), moved a day on at the end.
     @Test func aTileQueuedBehindAFailedRoundStartsNoDay() throws {
-        try startPrompting()
-        let clockFile = machine.work.file("service-clock")
-        let during = 1_801_785_600.0  // 2027-02-05 00:00:00 UTC
-        func setClock(_ offset: Double) throws {
-            try Data("+\(Int(offset))\n".utf8).write(to: URL(fileURLWithPath: clockFile))
-            chmod(clockFile, 0o644)
-        }
-        let offset = during - Date().timeIntervalSince1970
-        try setClock(offset)
-        try machine.startService(
-            environment: ["MAPGATE_GATE_REFRESH_SECONDS": "0.5"],
-            inner: [
-                "/usr/bin/env", "LD_PRELOAD=/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1", "FAKETIME_TIMESTAMP_FILE=\(clockFile)",
-                "FAKETIME_NO_CACHE=1", "FAKETIME_DISABLE_SHM=1",
-            ])
+        let clock = try startOnAMovableClock()
         let tile = machine.tileServerURL + "/plain/0/0/0.png"
         func fetch() throws -> String {
             try runProcess("/usr/bin/curl", ["-s", "-o", "/dev/null", "--max-time", "20", "-w", "%{http_code}", tile]).stdout
@@ -673,7 +684,7 @@ struct SystemModeTests {
         second.signal(SIGTERM)
         // 5 s past the day the first tile paid for (the trick above took longer than that): the
         // next tile is the next day's use.
-        try setClock(offset + 86_405 - (Date().timeIntervalSince1970 - paid))
+        try clock.pass(86_405, since: paid)
         usleep(1_500_000)
         #expect(try fetch() == "200")
         #expect(waitUntil(timeout: 10) { (try? machine.promptsShown()) == 2 }, "the day was moved by a tile that delivered nothing: \(first.stderr)")
