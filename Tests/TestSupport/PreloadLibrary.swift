@@ -156,9 +156,12 @@ public enum PreloadLibrary {
     /// Compiles into `folder` a library whose `read`, `pread` and `pread64` fail with EIO on a file
     /// whose path ends in `suffix` when they would read the byte at `offset` or later: a drive
     /// with a bad sector there, which fails every reader, each time. With `sequentialOnly`, only
-    /// `read` does (SQLite's page reads, `pread64`, get through; a file's hashing does not).
-    public static func compileBadSector(in folder: String, suffix: String, offset: Int, sequentialOnly: Bool = false) throws -> String {
-        let source = folder + (sequentialOnly ? "/bad-sector-read.c" : "/bad-sector.c")
+    /// `read` does (SQLite's page reads, `pread64`, get through; a file's hashing does not). With
+    /// `failures`, only that many reads fail in each process, then the sector reads again (a
+    /// transient fault: a card's slow retry, a loose contact).
+    public static func compileBadSector(in folder: String, suffix: String, offset: Int, sequentialOnly: Bool = false, failures: Int? = nil) throws -> String {
+        let name = (sequentialOnly ? "/bad-sector-read" : "/bad-sector") + (failures.map { "-\($0)" } ?? "")
+        let source = folder + name + ".c"
         try """
             #define _GNU_SOURCE
             #include <dlfcn.h>
@@ -172,7 +175,9 @@ public enum PreloadLibrary {
                 snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
                 ssize_t n = readlink(link, path, sizeof path - 1);
                 size_t m = strlen("\(suffix)");
-                return n >= (ssize_t)m && memcmp(path + n - m, "\(suffix)", m) == 0 && start + (off_t)count > \(offset);
+                if (!(n >= (ssize_t)m && memcmp(path + n - m, "\(suffix)", m) == 0 && start + (off_t)count > \(offset))) return 0;
+                static int failed;
+                return \(failures.map { "__atomic_fetch_add(&failed, 1, __ATOMIC_SEQ_CST) < \($0)" } ?? "1");
             }
             ssize_t read(int fd, void *buffer, size_t count) {
                 static ssize_t (*real)(int, void *, size_t);
@@ -188,7 +193,7 @@ public enum PreloadLibrary {
             }
             ssize_t pread(int fd, void *buffer, size_t count, off_t offset) { return pread64(fd, buffer, count, offset); }
             """.write(toFile: source, atomically: true, encoding: .utf8)
-        return try build(source, into: folder + (sequentialOnly ? "/bad-sector-read.so" : "/bad-sector.so"))
+        return try build(source, into: folder + name + ".so")
     }
 
     /// Compiles into `folder` a library whose `flock` fails with ENOLCK on a file whose path

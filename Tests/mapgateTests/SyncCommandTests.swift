@@ -180,6 +180,23 @@ import Testing
         #expect(!origin.requests.contains { $0.path.contains("packages/") && $0.range != "bytes=0-0" }, "\(origin.requests.map { "\($0.path) \($0.range ?? "")" })")
     }
 
+    /// A read of the new file the disk fails once, and gives on the next try (a card's slow
+    /// retry, a loose contact), while the downloaded file is checked: the check is made again
+    /// before the file is called damaged, and the region installs in the same run (found by an
+    /// attack: "invalid package", 65, and the verified download deleted and fetched again).
+    @Test(arguments: [0, 4096, 200_000])
+    func aReadTheDiskFailsOnceIsTriedAgain(badSector: Int) throws {
+        let source = try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles")
+        try builder.add(id: "big", source: source, format: "png")
+        try builder.write()
+        let library = try PreloadLibrary.compileBadSector(in: work.path, suffix: "/partial/big.installing.mbtiles", offset: badSector, failures: 1)
+        let synced = try mapgate.run(["sync", "big"], environment: ["LD_PRELOAD": library])
+        #expect(synced.status == 0, "\(synced.stderr)")
+        #expect(synced.stdout.contains("big 1: installed"), "\(synced.stdout)")
+        #expect(try mapgate.run(["verify", "big"]).status == 0)
+        #expect(origin.requests.filter { $0.path.contains("packages/") && $0.range != "bytes=0-0" }.count == 1, "\(origin.requests.map { "\($0.path) \($0.range ?? "")" })")
+    }
+
     /// The partial download of a region never installed (a first `sync` stopped, "what was
     /// downloaded is kept") is freed by `remove`, which said "not installed" and left it on the
     /// disk (found by an attack on sync over a poor network); a name with nothing at all is

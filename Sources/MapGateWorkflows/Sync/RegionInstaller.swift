@@ -361,21 +361,35 @@ public final class RegionInstaller {
             guard let reason = isIO ? errorMessage(error).replacing(path + ": ", with: "") : Self.readError(path) else { return nil }
             return RegionError(region: region.id, reason: L.localized("cannot read the new file %1$s: %2$s", path, reason), kind: .io)
         }
-        let details: Details
-        let fileHash: String
-        do {
-            details = try Self.validate(path, against: region)
-            fileHash = try sha256.wait()
-        } catch {
-            throw unreadable(error) ?? error
+        /// The checks' results, or the first failure as said to the user.
+        func check(_ validated: () throws -> Details, _ hashed: () throws -> String, _ counted: () throws -> TilesetHash) throws -> (Details, String, TilesetHash) {
+            let details: Details
+            let fileHash: String
+            do {
+                details = try validated()
+                fileHash = try hashed()
+            } catch {
+                throw unreadable(error) ?? error
+            }
+            do {
+                return (details, fileHash, try counted())
+            } catch {
+                throw unreadable(error) ?? RegionError(region: region.id, reason: L.localized("invalid package: %1$s", "\(errorMessage(error))"), kind: .badData)
+            }
         }
+        let checked: (Details, String, TilesetHash)
+        do {
+            checked = try check({ try Self.validate(path, against: region) }, { try sha256.wait() }, { try content.wait() })
+        } catch {
+            // Checked once more, one pass after the other, before the file is called damaged or
+            // unreadable: a read the disk failed once (a card's slow retry, a loose contact) gives
+            // the file on the next try (found by an attack: the run failed, 74, over one read).
+            checked = try check(
+                { try Self.validate(path, against: region) }, { try SHA256Hasher.hex(ofFileAt: path) },
+                { try TilesetHash.compute(ofFileAt: path, declaredHex: declared) })
+        }
+        let (details, fileHash, tiles) = checked
         try flushed.wait()
-        let tiles: TilesetHash
-        do {
-            tiles = try content.wait()
-        } catch {
-            throw unreadable(error) ?? RegionError(region: region.id, reason: L.localized("invalid package: %1$s", "\(errorMessage(error))"), kind: .badData)
-        }
         if let problem = tiles.nullTileProblem {
             throw RegionError(region: region.id, reason: L.localized("invalid package: %1$s", "\(problem)"), kind: .badData)
         }
