@@ -197,6 +197,26 @@ import Testing
         #expect(origin.requests.filter { $0.path.contains("packages/") && $0.range != "bytes=0-0" }.count == 1, "\(origin.requests.map { "\($0.path) \($0.range ?? "")" })")
     }
 
+    /// A partial download the disk will not read back (a bad sector under it) is started over,
+    /// as one that does not unpack is (found by an attack: a bare "input/output error", exit 1,
+    /// on every run until the partial was deleted by hand).
+    @Test func aPartialDownloadTheDiskWillNotReadIsStartedOver() throws {
+        let source = try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles")
+        try builder.add(id: "big", source: source, format: "png", gzip: false, overrides: ["url": "/_fault/cut=200000,stall=3,times=1/packages/big-1.mbtiles"])
+        try builder.write()
+        let killed = try mapgate.run(["sync", "big"], environment: ["MAPGATE_FAULT_KILL_AT": "downloading@100000"])
+        #expect(killed.status != 0, "\(killed.stderr)")
+        #expect(partialFiles.contains { $0.hasSuffix(".part") }, "\(partialFiles)")
+        let library = try PreloadLibrary.compileBadSector(in: work.path, suffix: ".part", offset: 50_000)
+        origin.clearRequests()
+        let resumed = try mapgate.run(["sync", "big"], environment: ["LD_PRELOAD": library])
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        #expect(resumed.stdout.contains("big 1: installed"), "\(resumed.stdout)")
+        #expect(try mapgate.run(["verify", "big"]).status == 0)
+        // From its first byte: what was kept could not be read.
+        #expect(origin.requests.contains { $0.path.contains("packages/") && $0.range == nil }, "\(origin.requests.map { "\($0.path) \($0.range ?? "")" })")
+    }
+
     /// The partial download of a region never installed (a first `sync` stopped, "what was
     /// downloaded is kept") is freed by `remove`, which said "not installed" and left it on the
     /// disk (found by an attack on sync over a poor network); a name with nothing at all is

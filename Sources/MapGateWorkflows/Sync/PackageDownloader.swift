@@ -70,6 +70,10 @@ public struct PackageDownloader: Sendable {
         } catch let error as RegionError where error.kind == .badData {
             // What an earlier run kept does not unpack: start over instead of failing on it again.
             try sink.restart()
+        } catch is PackageSink.UnreadablePartial {
+            // Nor when the disk will not give it back (a bad sector under it; found by an attack:
+            // a bare "input/output error", exit 1, on every run).
+            try sink.restart()
         }
         if sink.downloadedBytes > package.size { try sink.restart() }
 

@@ -63,10 +63,18 @@ final class PackageSink {
     /// Feeds the bytes already in the partial file (from an earlier, interrupted run) through
     /// the hash and the decompressor, so the download can go on from where it stopped. Throws
     /// when those bytes do not unpack (a mirror served a damaged file then): the caller starts
-    /// over rather than fail on them in every run.
+    /// over rather than fail on them in every run. A read of them the disk fails throws
+    /// ``UnreadablePartial``.
     func replayPartial() throws {
+        func read() throws -> Data? {
+            do {
+                return try partial.read(upToCount: Self.chunkSize)
+            } catch {
+                throw UnreadablePartial(reason: errorMessage(error))
+            }
+        }
         try partial.seek(toOffset: 0)
-        while let chunk = try partial.read(upToCount: Self.chunkSize), !chunk.isEmpty {
+        while let chunk = try read(), !chunk.isEmpty {
             try downloadHash.update(chunk)
             try hand(chunk)
             downloadedBytes += Int64(chunk.count)
@@ -74,6 +82,12 @@ final class PackageSink {
         resumedBytes = downloadedBytes
         isJoined = downloadedBytes > 0
         try drain()
+    }
+
+    /// A read of the partial file that the disk failed (EIO: a bad sector under it): what it
+    /// holds cannot be replayed.
+    struct UnreadablePartial: Error {
+        var reason: String
     }
 
     /// Starts over: the server sent the whole file, or the partial could not be resumed.
