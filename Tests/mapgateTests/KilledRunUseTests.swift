@@ -118,6 +118,37 @@ import Glibc
         #expect(spent == (installs ? 1 : 0), "\(stage): uses spent \(spent); \(sync.stderr)")
     }
 
+    /// Killed after the use's delivery and before the rename (a SIGKILL, a power cut, in the
+    /// moment between the record's commit and the file going into place): the use is spent and
+    /// nothing is installed, so the next run puts the checked file that run left in place, with no
+    /// download and no second use (found by an attack: the next run fetched the package again and
+    /// charged another use). A pending record that names another use (edited by hand) is not put
+    /// in place: that run fetches and pays as any.
+    @Test(arguments: [false, true])
+    func aSyncKilledBetweenItsDeliveryAndTheRenameIsFinishedWithoutAnotherUse(forged: Bool) throws {
+        try workspace.offer("fresh", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
+        let before = try promptsShown()
+        let killed = try mapgate.run(["sync", "fresh"], at: during, environment: ["MAPGATE_FAULT_KILL_AT": "delivered"])
+        #expect(killed.status != 0, "\(killed.stderr)")
+        let region = mapgate.dataDirectory + "/regions/fresh.mbtiles"
+        #expect(!FileManager.default.fileExists(atPath: region))
+        #expect(try promptsShown() - before == 1, "the delivery was not told first: \(killed.stderr)")
+        if forged {
+            let pending = mapgate.dataDirectory + "/regions/.fresh.pending.json"
+            var entry = try MapGateBinary.json(String(decoding: try #require(FileManager.default.contents(atPath: pending)), as: UTF8.self))
+            entry["paidBy"] = "0123456789abcdef"
+            try JSONSerialization.data(withJSONObject: entry).write(to: URL(fileURLWithPath: pending))
+        }
+        workspace.origin.clearRequests()
+        let again = try mapgate.run(["sync", "fresh"], at: during)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(FileManager.default.fileExists(atPath: region))
+        #expect(try mapgate.run(["verify", "fresh"], at: during).status == 0)
+        let fetched = workspace.origin.requests.contains { $0.path.contains("packages/fresh") }
+        #expect(fetched == forged, "\(workspace.origin.requests.map(\.path))")
+        #expect(try promptsShown() - before == (forged ? 2 : 1), "\(again.stdout)\(again.stderr)")
+    }
+
     /// A server killed before answering a tile gets its use back; one killed after answering a
     /// GET keeps it (the record was told before the tile went out).
     @Test func aServerKilledKeepsItsUseExactlyWhenItAnsweredATile() throws {

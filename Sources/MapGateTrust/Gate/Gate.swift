@@ -190,6 +190,9 @@ public final class Gate {
                 if decision == .refused { throw GateUseWithdrawnError() }
                 if case .prompt = decision { paid = paid.map { _ in record.promptsShown } } else { paid = nil }
             }
+            // The run this use paid for, in the same commit: an install it had checked and not yet
+            // put in place when it was killed is finished by the next run without another use.
+            record.lastDelivery = id
             if let paid, !isConfined, let process = ProcessIdentity.current, let boot {
                 policy.recordServingDay(&record, process: process, namespace: PIDNamespace.current, count: paid, at: now, boot: boot)
             }
@@ -283,6 +286,12 @@ public final class Gate {
     public func refreshIfDue() throws -> GateReport? {
         guard try isLookupDue() else { return nil }
         return try refresh(using: lookup)
+    }
+
+    /// The reservation of the last prompted use delivered (``GateRecord/lastDelivery``): a pending
+    /// install a run killed after its delivery names it, and is finished without another use.
+    public func lastDelivery() throws -> String? {
+        try status().record.lastDelivery
     }
 
     /// The error a closed gate refuses with, for `report`.

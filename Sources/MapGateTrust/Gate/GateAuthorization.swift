@@ -32,8 +32,9 @@ public final class GateAuthorization: Sendable {
     /// Whether the gate counted a prompted use for this one (what ``Gate/settle(_:)`` may give back).
     let countedPrompt: Bool
     /// The reservation the record keeps for this use until its delivery is confirmed (see
-    /// ``GateRecord/reservations``), or nil when the record keeps none.
-    let reservationID: String?
+    /// ``GateRecord/reservations``), or nil when the record keeps none: what an install's pending
+    /// record names as paid by it (``Gate/lastDelivery()``).
+    public let reservationID: String?
     /// Removes that reservation from the record (on a store of its own: any thread may deliver),
     /// unless the deadline it is given (``MonotonicClock/seconds``) has passed when the record's
     /// write lock is had: then nothing is written (``GateDeliveryLateError``).

@@ -79,6 +79,7 @@ extension GateRecord {
         else { return .tampered }
         var record = sealed
         record.servingDays = try loadServingDays(from: database, generation: record.generation)
+        record.lastDelivery = loadLastDelivery(from: database, generation: record.generation)
         return record.isPlausible ? .sealed(record) : .tampered
     }
 
@@ -95,6 +96,20 @@ extension GateRecord {
             return []
         }
         return (try? JSONDecoder().decode([ServingDay].self, from: Data(text.utf8))) ?? []
+    }
+
+    /// The last delivery kept beside the record of `generation` (``GateRecord/lastDelivery``):
+    /// none when there is none, when it was saved with another generation, when its seal does not
+    /// match, or when its table is gone. Then no killed install is finished for free: the next
+    /// run pays for it again, as before it was kept.
+    private static func loadLastDelivery(from database: SQLiteDatabase, generation: Int64) -> String? {
+        let rows = (try? database.query("SELECT reservation, generation, seal FROM gate_delivery WHERE id = 1") { row in
+            (row.text(0) ?? "", row.int64(1), row.text(2) ?? "")
+        }) ?? []
+        guard let (text, saved, seal) = rows.first, saved == generation, seal == (try? GateRecordSeal.sealDelivery(text, generation: generation)) else {
+            return nil
+        }
+        return text
     }
 
     /// Writes the record with its seal.
@@ -136,6 +151,14 @@ extension GateRecord {
             try database.execute(
                 "INSERT OR REPLACE INTO serving_days (id, days, generation, seal) VALUES (1, ?, ?, ?)",
                 [.text(days), .integer(generation), .text(try GateRecordSeal.sealServingDays(days, generation: generation))])
+        }
+        try database.execute(StateDatabase.deliveryTable)
+        if let lastDelivery {
+            try database.execute(
+                "INSERT OR REPLACE INTO gate_delivery (id, reservation, generation, seal) VALUES (1, ?, ?, ?)",
+                [.text(lastDelivery), .integer(generation), .text(try GateRecordSeal.sealDelivery(lastDelivery, generation: generation))])
+        } else {
+            try database.execute("DELETE FROM gate_delivery")
         }
     }
 }

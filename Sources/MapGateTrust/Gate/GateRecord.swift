@@ -82,6 +82,12 @@ public struct GateRecord: Sendable, Equatable {
     /// the record, under a seal of their own (``GateRecordSeal/sealServingDays(_:generation:)``), so
     /// that a mapgate from before them still reads the record as sealed.
     public var servingDays: [ServingDay] = []
+    /// The reservation (``Reservation/id``) of the last prompted use delivered: the run it paid
+    /// for. An install that run had checked, and was killed before putting in place (a SIGKILL or
+    /// a power cut between the record and the rename), is finished by the next run without
+    /// another use (``Gate/lastDelivery()``). Kept beside the record under a seal of its own
+    /// (``GateRecordSeal/sealDelivery(_:generation:)``), as ``servingDays`` are.
+    public var lastDelivery: String?
 
     public init() {}
 

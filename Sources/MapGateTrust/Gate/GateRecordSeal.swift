@@ -58,6 +58,12 @@ enum GateRecordSeal {
         try hmac([version, "serving-days", String(generation), text])
     }
 
+    /// The seal of ``GateRecord/lastDelivery`` stored as `text` beside the record of generation
+    /// `generation` (as ``sealServingDays(_:generation:)``).
+    static func sealDelivery(_ text: String, generation: Int64) throws -> String {
+        try hmac([version, "last-delivery", String(generation), text])
+    }
+
     /// HMAC-SHA256 of `fields`, each length-prefixed so that no two lists share a text.
     private static func hmac(_ fields: [String]) throws -> String {
         let text = fields.map { "\($0.utf8.count):\($0)" }.joined(separator: "|")

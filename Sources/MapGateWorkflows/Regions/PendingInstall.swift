@@ -7,14 +7,36 @@ import MapGateBase
 /// between the rename and the record leaves the new file under the old record: with this, a
 /// reader takes the file for what it is (the new version, when its SHA-256 is the pending
 /// record's) instead of calling it damaged, and the next writer saves the record.
+///
+/// It also names the checked file and the use that paid for it (``Entry``): a run killed after
+/// the use's delivery and before the rename leaves that file, which the next writer puts in place
+/// when the gate's record says that use was delivered (``RegionLibrary/finishPendingInstalls(lock:paid:)``).
 public enum PendingInstall {
+    /// What the file holds.
+    struct Entry: Codable {
+        var record: InstalledRegion
+        /// The checked file the rename puts in place (in `partial/`).
+        var file: String?
+        /// The reservation of the use that pays for it (``GateAuthorization/reservationID``), if
+        /// the run holds one.
+        var paidBy: String?
+    }
+
     /// `regions/.<id>.pending.json`: hidden, and not a `.mbtiles` file.
     static func path(of id: String, in directory: DataDirectory) -> String { directory.regionsPath + "/.\(id).pending.json" }
 
-    static func write(_ record: InstalledRegion, in directory: DataDirectory) throws {
+    static func write(_ record: InstalledRegion, file: String, paidBy: String?, in directory: DataDirectory) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
-        try AtomicFile.write(try encoder.encode(record), to: path(of: record.id, in: directory))
+        try AtomicFile.write(try encoder.encode(Entry(record: record, file: file, paidBy: paidBy)), to: path(of: record.id, in: directory))
+    }
+
+    /// The pending entry of `id`, if any (one a mapgate from before ``Entry`` wrote is its record alone).
+    static func entry(_ id: String, in directory: DataDirectory) -> Entry? {
+        guard let data = FileManager.default.contents(atPath: path(of: id, in: directory)) else { return nil }
+        let entry = (try? JSONDecoder().decode(Entry.self, from: data)) ?? (try? JSONDecoder().decode(InstalledRegion.self, from: data)).map { Entry(record: $0) }
+        guard let entry, entry.record.id == id else { return nil }
+        return entry
     }
 
     static func remove(_ id: String, in directory: DataDirectory) {
@@ -24,10 +46,7 @@ public enum PendingInstall {
     /// The pending record of `id` when the installed file is the one it describes; nil when
     /// there is none, or the rename did not happen (the file is still the old one).
     static func completed(_ id: String, in directory: DataDirectory) -> InstalledRegion? {
-        guard let data = FileManager.default.contents(atPath: path(of: id, in: directory)),
-            let record = try? JSONDecoder().decode(InstalledRegion.self, from: data), record.id == id,
-            (try? SHA256Hasher.hex(ofFileAt: directory.regionPath(id))) == record.sha256
-        else { return nil }
+        guard let record = entry(id, in: directory)?.record, (try? SHA256Hasher.hex(ofFileAt: directory.regionPath(id))) == record.sha256 else { return nil }
         return record
     }
 

@@ -23,7 +23,7 @@ extension RegionInstaller {
     /// Updates through `delta`: download, apply to a copy, check, validate, install.
     func patch(
         _ region: CatalogRegion, with delta: CatalogDelta, previous: InstalledRegion, catalog: Catalog, stage: (Stage) -> Void,
-        progress: @escaping (Int64, Int64) -> Void, notice: (String) -> Void, deliver: Delivery
+        progress: @escaping (Int64, Int64) -> Void, notice: (String) -> Void, authorization: GateAuthorization
     ) throws -> Outcome {
         // The delta travels like a package: same resume, retries, streaming hash and limits.
         let package = region.package(of: delta)
@@ -39,12 +39,12 @@ extension RegionInstaller {
                 stage: {
                     reached = $0
                     stage($0)
-                }, notice: notice, deliver: deliver)
+                }, notice: notice, authorization: authorization)
         } catch {
             // In place already (the rename is the delivery), only its record failed (a full disk
             // under the state database; found by an attack: the delta was thrown away and the full
             // package fetched over an update that had worked): the delta is kept as after an
-            // update, and the next run saves the record (``RegionLibrary/finishPendingInstalls(lock:)``).
+            // update, and the next run saves the record (``RegionLibrary/finishPendingInstalls(lock:paid:)``).
             if PendingInstall.completed(region.id, in: directory) != nil {
                 keepDelta(package)
                 throw error
@@ -67,7 +67,7 @@ extension RegionInstaller {
     /// Applies the downloaded delta to a copy of the installed file, checks it and installs it.
     private func apply(
         _ download: PackageDownloader.Download, of package: PackageReference, to region: CatalogRegion, with delta: CatalogDelta, previous: InstalledRegion,
-        stage: (Stage) -> Void, notice: (String) -> Void, deliver: Delivery
+        stage: (Stage) -> Void, notice: (String) -> Void, authorization: GateAuthorization
     ) throws -> Outcome {
         stage(.applying)
         let patched = directory.patchingPath(region.id)
@@ -95,7 +95,7 @@ extension RegionInstaller {
                 region: region.id, reason: L.localized("the delta gives tiles with hash %1$s, the catalog declares %2$s", "\(summary.targetHash)", "\(expected)"), kind: .badData)
         }
         let result = compactedIfGrown(patched, region: region, notice: notice)
-        try checkAndInstall(result, contentHash: .computed(mustBe: summary.targetHash), from: "the delta", delta: package.sha256, region: region, stage: stage, deliver: deliver)
+        try checkAndInstall(result, contentHash: .computed(mustBe: summary.targetHash), from: "the delta", delta: package.sha256, region: region, stage: stage, authorization: authorization)
         keepDelta(package)
         downloader.discardPartial(package, in: directory)
         return .patched(version: region.version, previous: previous.version, downloaded: delta.size - download.resumedFrom, fullSize: region.size)
@@ -154,7 +154,7 @@ extension RegionInstaller {
             kind: .io)
     }
 
-    /// A delta's failure that is not the delta's own (``patch(_:with:previous:catalog:stage:progress:notice:deliver:)``):
+    /// A delta's failure that is not the delta's own (``patch(_:with:previous:catalog:stage:progress:notice:authorization:)``):
     /// `sync` says `error` and fetches no full package in its place.
     struct DeltaNotAtFault: Error {
         let error: any Error

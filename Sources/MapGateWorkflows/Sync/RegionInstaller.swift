@@ -16,6 +16,9 @@ public final class RegionInstaller {
     /// is in place and recorded, before the download it came from is removed.
     public enum Stage: String, Sendable {
         case downloading, applying, validating, installing
+        /// Between the use's delivery and the rename that puts the new file in place (a
+        /// fault-injection point).
+        case delivered
         /// Between the rename that put the new file in place and its record (a fault-injection point).
         case recording
         case installed
@@ -109,7 +112,7 @@ public final class RegionInstaller {
             do {
                 let outcome = try patch(
                     region, with: delta, previous: previous, catalog: catalog, stage: stage, progress: progress, notice: notice,
-                    deliver: authorization.deliver)
+                    authorization: authorization)
                 warnWithoutVectorLayers(region, notice: notice)
                 return outcome
             } catch {
@@ -148,7 +151,7 @@ public final class RegionInstaller {
             // contentHash is recorded, not computed again (``ContentHash/declared(_:)``).
             try checkAndInstall(
                 download.outputPath, contentHash: region.contentHash.map { .declared($0) } ?? .computed(mustBe: nil), from: "the package",
-                region: region, stage: stage, deliver: authorization.deliver)
+                region: region, stage: stage, authorization: authorization)
         } catch {
             try? FileManager.default.removeItem(atPath: download.outputPath)
             if (error as? RegionError)?.kind == .badData, !isStopping() { downloader.discardPartial(region.package, in: directory) }
@@ -338,7 +341,7 @@ public final class RegionInstaller {
     /// the file came from, for the error; `delta` is the SHA-256 of the delta that gave it, if one did.
     func checkAndInstall(
         _ path: String, contentHash: ContentHash, from source: String, delta: String? = nil, region: CatalogRegion, stage: (Stage) -> Void,
-        deliver: Delivery
+        authorization: GateAuthorization
     ) throws {
         stage(.validating)
         let wasWAL = try Self.leaveWAL(path, region: region)
@@ -401,7 +404,7 @@ public final class RegionInstaller {
         stage(.installing)
         let size = FileManager.default.sizeOfItem(atPath: path)
         try install(
-            path, sha256: fileHash, size: size, content: tiles, region: region, details: details, packageWasWAL: wasWAL, delta: delta, deliver: deliver,
+            path, sha256: fileHash, size: size, content: tiles, region: region, details: details, packageWasWAL: wasWAL, delta: delta, authorization: authorization,
             stage: stage)
         stage(.installed)
     }
@@ -450,7 +453,7 @@ public final class RegionInstaller {
     /// run stopped before the record is saved has the region and has paid for it.
     private func install(
         _ path: String, sha256: String, size: Int64, content: TilesetHash, region: CatalogRegion, details: Details, packageWasWAL: Bool,
-        delta: String?, deliver: Delivery, stage: (Stage) -> Void
+        delta: String?, authorization: GateAuthorization, stage: (Stage) -> Void
     ) throws {
         let destination = directory.regionPath(region.id)
         var record = InstalledRegion(
@@ -461,14 +464,18 @@ public final class RegionInstaller {
         // Written before the rename and removed after the record: a run killed in between leaves
         // a file that readers and the next sync know for the new version (issue 40, item 4).
         do {
-            try PendingInstall.write(record, in: directory)
+            try PendingInstall.write(record, file: path, paidBy: authorization.reservationID, in: directory)
         } catch {
             // Named (found by an attack: "cannot write …/regions/.big.pending.json: permission
             // denied" said no region).
             throw RegionError(region: region.id, reason: errorMessage(error), kind: (error as? any MapGateFailure)?.kind ?? .io)
         }
         do {
-            try deliver {
+            try authorization.deliver {
+                // The use is told and kept from here: a run killed before the rename leaves the
+                // checked file, and a pending record naming this use, for the next run to put in
+                // place without another (``RegionLibrary/finishPendingInstalls(lock:paid:)``).
+                stage(.delivered)
                 if let reason = DurableFile.rename(path, over: destination, folder: directory.regionsPath) {
                     throw RegionError(region: region.id, reason: L.localized("cannot move the new file into %1$s: %2$s", "\(destination)", "\(reason)"), kind: .io)
                 }

@@ -126,8 +126,9 @@ public final class SyncWorkflow {
         for folder in [library.directory.path, library.directory.partialPath, library.directory.regionsPath, library.directory.stylesPath] {
             AtomicFile.removeLeftovers(in: folder)
         }
-        // Records a killed run did not save for files it did put in place (issue 40, item 4).
-        try library.finishPendingInstalls(lock: lock)
+        // Records a killed run did not save for files it did put in place (issue 40, item 4), and
+        // files it had paid for and not yet put in place.
+        try library.finishPendingInstalls(lock: lock, paid: try gate.lastDelivery())
         if let saved {
             do {
                 try saved.save(in: library.directory, lock: lock)
