@@ -47,13 +47,18 @@ public struct CatalogSource: Sendable {
     /// more, with the catalog, after ``publishWindow``: a publisher replaces the two files one
     /// after the other (`mapgate publish` writes the signature, then the catalog), and a client
     /// that fetched between the two renames got a pair that belongs to no publish.
+    ///
+    /// That second fetch takes the catalog in one answer, never joined from parts: a catalog cut
+    /// off and taken up where it stopped may have been given the wrong bytes for a part (a proxy
+    /// or server that answers a range with other bytes), and is then refused for what went wrong
+    /// (found by an attack: a spliced catalog was refused as "changed after signing").
     public func fetch() throws -> Fetched {
         do {
-            return try fetchOnce()
+            return try fetchOnce(resuming: true)
         } catch let mismatch as SignatureMismatch {
             usleep(UInt32(publishWindow * 1_000_000))
             do {
-                return try fetchOnce()
+                return try fetchOnce(resuming: false)
             } catch is SignatureMismatch {
                 throw mismatch.error
             }
@@ -68,8 +73,8 @@ public struct CatalogSource: Sendable {
         let error: CatalogError
     }
 
-    private func fetchOnce() throws -> Fetched {
-        let (bytes, foundAt) = try get(url, limit: Self.maximumBytes, what: L.localized("catalog"))
+    private func fetchOnce(resuming: Bool) throws -> Fetched {
+        let (bytes, foundAt) = try get(url, limit: Self.maximumBytes, what: L.localized("catalog"), resuming: resuming)
         var verified: (verification: MinisignVerification, file: Data)?
         if requiresSignature || !trustedKeys.isEmpty {
             verified = try verify(bytes, foundAt: foundAt)
@@ -189,8 +194,8 @@ public struct CatalogSource: Sendable {
     /// brought bytes is taken up where it stopped (a `Range` request, `If-Range` on the answer's
     /// strong ETag), and costs none of the tries (found by an attack: a link that dropped every
     /// 60 KB fetched a 154 KB catalog from its start four times, and failed); at most
-    /// ``maximumTries`` in all.
-    private func get(_ target: String, limit: Int, what: String) throws -> (body: Data, url: String) {
+    /// ``maximumTries`` in all. Unless `resuming`: then each try asks for the whole file.
+    private func get(_ target: String, limit: Int, what: String, resuming: Bool = true) throws -> (body: Data, url: String) {
         var delays = retryDelays[...]
         var partial: PartialBody?
         for _ in 1...Self.maximumTries {
@@ -198,6 +203,7 @@ public struct CatalogSource: Sendable {
             do {
                 return try getOnce(target, limit: limit, what: what, partial: &partial)
             } catch let error as RetryableFetch {
+                if !resuming { partial = nil }
                 if (partial?.body.count ?? 0) > before { continue }
                 guard let delay = delays.popFirst() else { throw error.failure }
                 usleep(UInt32(delay * 1_000_000))
