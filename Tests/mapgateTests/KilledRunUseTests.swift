@@ -120,33 +120,60 @@ import Glibc
 
     /// Killed after the use's delivery and before the rename (a SIGKILL, a power cut, in the
     /// moment between the record's commit and the file going into place): the use is spent and
-    /// nothing is installed, so the next run puts the checked file that run left in place, with no
-    /// download and no second use (found by an attack: the next run fetched the package again and
-    /// charged another use). A pending record that names another use (edited by hand) is not put
-    /// in place: that run fetches and pays as any.
-    @Test(arguments: [false, true])
-    func aSyncKilledBetweenItsDeliveryAndTheRenameIsFinishedWithoutAnotherUse(forged: Bool) throws {
+    /// nothing is installed, so the next `sync` puts the checked file that run left in place, with
+    /// no download and no second use (found by an attack: the next run fetched the package again
+    /// and charged another use), also after other uses came between (found by the attack on that
+    /// fix: a tile looked at first made the update cost its use again). What the attack on it
+    /// tried is not put in place, and that region is fetched and paid for as any: a pending record
+    /// that names another use, its file swapped for a link (it was renamed into `regions/`), and a
+    /// pending record written by hand for a region the signed catalog does not offer (it was
+    /// installed, a text file under its name).
+    @Test(arguments: ["honest", "tileBetween", "forgedPaidBy", "link", "notInCatalog"])
+    func aSyncKilledBetweenItsDeliveryAndTheRenameIsFinishedWithoutAnotherUse(_ variant: String) throws {
         try workspace.offer("fresh", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
         let before = try promptsShown()
         let killed = try mapgate.run(["sync", "fresh"], at: during, environment: ["MAPGATE_FAULT_KILL_AT": "delivered"])
         #expect(killed.status != 0, "\(killed.stderr)")
-        let region = mapgate.dataDirectory + "/regions/fresh.mbtiles"
-        #expect(!FileManager.default.fileExists(atPath: region))
+        let regions = mapgate.dataDirectory + "/regions"
+        #expect(!FileManager.default.fileExists(atPath: regions + "/fresh.mbtiles"))
         #expect(try promptsShown() - before == 1, "the delivery was not told first: \(killed.stderr)")
-        if forged {
-            let pending = mapgate.dataDirectory + "/regions/.fresh.pending.json"
-            var entry = try MapGateBinary.json(String(decoding: try #require(FileManager.default.contents(atPath: pending)), as: UTF8.self))
+        let pending = regions + "/.fresh.pending.json"
+        var entry = try MapGateBinary.json(String(decoding: try #require(FileManager.default.contents(atPath: pending)), as: UTF8.self))
+        let checked = try #require(entry["file"] as? String)
+        var spent = 1
+        switch variant {
+        case "tileBetween":
+            #expect(try mapgate.run(["tile", "plain", "0", "0", "0", "-o", "/dev/null"], at: during).status == 0)
+            spent += 1
+        case "forgedPaidBy":
             entry["paidBy"] = "0123456789abcdef"
             try JSONSerialization.data(withJSONObject: entry).write(to: URL(fileURLWithPath: pending))
+        case "link":
+            let elsewhere = workspace.work.file("elsewhere.mbtiles")
+            try FileManager.default.moveItem(atPath: checked, toPath: elsewhere)
+            try FileManager.default.createSymbolicLink(atPath: checked, withDestinationPath: elsewhere)
+        case "notInCatalog":
+            var record = try #require(entry["record"] as? [String: Any])
+            record["id"] = "secret"
+            let file = checked.replacingOccurrences(of: "/fresh.", with: "/secret.")
+            try FileManager.default.copyItem(atPath: checked, toPath: file)
+            try JSONSerialization.data(withJSONObject: ["record": record, "file": file, "paidBy": entry["paidBy"] as Any]).write(
+                to: URL(fileURLWithPath: regions + "/.secret.pending.json"))
+        default:
+            break
         }
+        let finished = ["honest", "tileBetween", "notInCatalog"].contains(variant)
         workspace.origin.clearRequests()
         let again = try mapgate.run(["sync", "fresh"], at: during)
         #expect(again.status == 0, "\(again.stderr)")
-        #expect(FileManager.default.fileExists(atPath: region))
         #expect(try mapgate.run(["verify", "fresh"], at: during).status == 0)
         let fetched = workspace.origin.requests.contains { $0.path.contains("packages/fresh") }
-        #expect(fetched == forged, "\(workspace.origin.requests.map(\.path))")
-        #expect(try promptsShown() - before == (forged ? 2 : 1), "\(again.stdout)\(again.stderr)")
+        #expect(fetched != finished, "\(workspace.origin.requests.map(\.path))")
+        #expect(try promptsShown() - before == spent + (finished ? 0 : 1), "\(again.stdout)\(again.stderr)")
+        var info = stat()
+        #expect(lstat(regions + "/fresh.mbtiles", &info) == 0 && info.st_mode & S_IFMT == S_IFREG, "not a regular file")
+        #expect(!FileManager.default.fileExists(atPath: regions + "/secret.mbtiles"))
+        #expect(!(try mapgate.run(["list"], at: during).stdout.contains("secret")))
     }
 
     /// A server killed before answering a tile gets its use back; one killed after answering a

@@ -271,8 +271,8 @@ public final class StateDatabase {
         // The servers' paid days (`GateRecord.servingDays`), beside the gate's row under a seal of
         // their own, so that the row seals as a mapgate from before them reads it.
         servingDaysTable,
-        // The last delivered use's reservation (`GateRecord.lastDelivery`), likewise.
-        deliveryTable,
+        // The last delivered uses' reservations (`GateRecord.recentDeliveries`), likewise.
+        deliveriesTable,
     ]
 
     /// The table of the servers' paid days, made by the migrations and again by a save that finds
@@ -282,11 +282,11 @@ public final class StateDatabase {
             id INTEGER PRIMARY KEY CHECK (id = 1), days TEXT NOT NULL, generation INTEGER NOT NULL, seal TEXT NOT NULL);
         """
 
-    /// The table of the last delivered use (`GateRecord.lastDelivery`), made by the migrations and
-    /// again by a save that finds it gone.
-    package static let deliveryTable = """
-        CREATE TABLE IF NOT EXISTS gate_delivery (
-            id INTEGER PRIMARY KEY CHECK (id = 1), reservation TEXT NOT NULL, generation INTEGER NOT NULL, seal TEXT NOT NULL);
+    /// The table of the last delivered uses (`GateRecord.recentDeliveries`), made by the
+    /// migrations and again by a save that finds it gone.
+    package static let deliveriesTable = """
+        CREATE TABLE IF NOT EXISTS gate_deliveries (
+            id INTEGER PRIMARY KEY CHECK (id = 1), reservations TEXT NOT NULL, generation INTEGER NOT NULL, seal TEXT NOT NULL);
         """
 
     /// Brings the schema up to date; returns the version it found.

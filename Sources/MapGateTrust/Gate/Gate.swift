@@ -191,8 +191,8 @@ public final class Gate {
                 if case .prompt = decision { paid = paid.map { _ in record.promptsShown } } else { paid = nil }
             }
             // The run this use paid for, in the same commit: an install it had checked and not yet
-            // put in place when it was killed is finished by the next run without another use.
-            record.lastDelivery = id
+            // put in place when it was killed is finished by the next `sync` without another use.
+            record.recentDeliveries = Array(([id] + record.recentDeliveries.filter { $0 != id }).prefix(GateRecord.recentDeliveriesKept))
             if let paid, !isConfined, let process = ProcessIdentity.current, let boot {
                 policy.recordServingDay(&record, process: process, namespace: PIDNamespace.current, count: paid, at: now, boot: boot)
             }
@@ -288,10 +288,10 @@ public final class Gate {
         return try refresh(using: lookup)
     }
 
-    /// The reservation of the last prompted use delivered (``GateRecord/lastDelivery``): a pending
-    /// install a run killed after its delivery names it, and is finished without another use.
-    public func lastDelivery() throws -> String? {
-        try status().record.lastDelivery
+    /// The reservations of the last prompted uses delivered (``GateRecord/recentDeliveries``): a
+    /// pending install a run killed after its delivery names one, and is finished without another use.
+    public func recentDeliveries() throws -> [String] {
+        try status().record.recentDeliveries
     }
 
     /// The error a closed gate refuses with, for `report`.

@@ -79,7 +79,7 @@ extension GateRecord {
         else { return .tampered }
         var record = sealed
         record.servingDays = try loadServingDays(from: database, generation: record.generation)
-        record.lastDelivery = loadLastDelivery(from: database, generation: record.generation)
+        record.recentDeliveries = loadRecentDeliveries(from: database, generation: record.generation)
         return record.isPlausible ? .sealed(record) : .tampered
     }
 
@@ -98,18 +98,18 @@ extension GateRecord {
         return (try? JSONDecoder().decode([ServingDay].self, from: Data(text.utf8))) ?? []
     }
 
-    /// The last delivery kept beside the record of `generation` (``GateRecord/lastDelivery``):
-    /// none when there is none, when it was saved with another generation, when its seal does not
-    /// match, or when its table is gone. Then no killed install is finished for free: the next
-    /// run pays for it again, as before it was kept.
-    private static func loadLastDelivery(from database: SQLiteDatabase, generation: Int64) -> String? {
-        let rows = (try? database.query("SELECT reservation, generation, seal FROM gate_delivery WHERE id = 1") { row in
+    /// The delivered uses kept beside the record of `generation` (``GateRecord/recentDeliveries``):
+    /// none when there are none, when they were saved with another generation, when their seal
+    /// does not match, or when their table is gone. Then no killed install is finished: the next
+    /// run pays for it again, as before they were kept.
+    private static func loadRecentDeliveries(from database: SQLiteDatabase, generation: Int64) -> [String] {
+        let rows = (try? database.query("SELECT reservations, generation, seal FROM gate_deliveries WHERE id = 1") { row in
             (row.text(0) ?? "", row.int64(1), row.text(2) ?? "")
         }) ?? []
-        guard let (text, saved, seal) = rows.first, saved == generation, seal == (try? GateRecordSeal.sealDelivery(text, generation: generation)) else {
-            return nil
+        guard let (text, saved, seal) = rows.first, saved == generation, seal == (try? GateRecordSeal.sealDeliveries(text, generation: generation)) else {
+            return []
         }
-        return text
+        return (try? JSONDecoder().decode([String].self, from: Data(text.utf8))) ?? []
     }
 
     /// Writes the record with its seal.
@@ -152,13 +152,14 @@ extension GateRecord {
                 "INSERT OR REPLACE INTO serving_days (id, days, generation, seal) VALUES (1, ?, ?, ?)",
                 [.text(days), .integer(generation), .text(try GateRecordSeal.sealServingDays(days, generation: generation))])
         }
-        try database.execute(StateDatabase.deliveryTable)
-        if let lastDelivery {
-            try database.execute(
-                "INSERT OR REPLACE INTO gate_delivery (id, reservation, generation, seal) VALUES (1, ?, ?, ?)",
-                [.text(lastDelivery), .integer(generation), .text(try GateRecordSeal.sealDelivery(lastDelivery, generation: generation))])
+        try database.execute(StateDatabase.deliveriesTable)
+        if recentDeliveries.isEmpty {
+            try database.execute("DELETE FROM gate_deliveries")
         } else {
-            try database.execute("DELETE FROM gate_delivery")
+            let deliveries = String(decoding: try encoder.encode(recentDeliveries), as: UTF8.self)
+            try database.execute(
+                "INSERT OR REPLACE INTO gate_deliveries (id, reservations, generation, seal) VALUES (1, ?, ?, ?)",
+                [.text(deliveries), .integer(generation), .text(try GateRecordSeal.sealDeliveries(deliveries, generation: generation))])
         }
     }
 }

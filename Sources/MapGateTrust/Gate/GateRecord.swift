@@ -82,12 +82,17 @@ public struct GateRecord: Sendable, Equatable {
     /// the record, under a seal of their own (``GateRecordSeal/sealServingDays(_:generation:)``), so
     /// that a mapgate from before them still reads the record as sealed.
     public var servingDays: [ServingDay] = []
-    /// The reservation (``Reservation/id``) of the last prompted use delivered: the run it paid
-    /// for. An install that run had checked, and was killed before putting in place (a SIGKILL or
-    /// a power cut between the record and the rename), is finished by the next run without
-    /// another use (``Gate/lastDelivery()``). Kept beside the record under a seal of its own
-    /// (``GateRecordSeal/sealDelivery(_:generation:)``), as ``servingDays`` are.
-    public var lastDelivery: String?
+    /// The reservations (``Reservation/id``) of the last prompted uses delivered, newest first, at
+    /// most ``recentDeliveriesKept``: the runs they paid for. An install such a run had checked,
+    /// and was killed before putting in place (a SIGKILL or a power cut between the record and the
+    /// rename), is finished by the next `sync` without another use (``Gate/recentDeliveries()``),
+    /// whatever uses came between (found by an attack: with the last delivery alone, a tile looked
+    /// at before the next `sync` cost the killed update's use again). Kept beside the record under
+    /// a seal of its own (``GateRecordSeal/sealDeliveries(_:generation:)``), as ``servingDays`` are.
+    public var recentDeliveries: [String] = []
+
+    /// How many delivered uses ``recentDeliveries`` keeps: more than the prompted uses of a count.
+    public static let recentDeliveriesKept = 8
 
     public init() {}
 

@@ -58,10 +58,10 @@ enum GateRecordSeal {
         try hmac([version, "serving-days", String(generation), text])
     }
 
-    /// The seal of ``GateRecord/lastDelivery`` stored as `text` beside the record of generation
-    /// `generation` (as ``sealServingDays(_:generation:)``).
-    static func sealDelivery(_ text: String, generation: Int64) throws -> String {
-        try hmac([version, "last-delivery", String(generation), text])
+    /// The seal of ``GateRecord/recentDeliveries`` stored as `text` beside the record of
+    /// generation `generation` (as ``sealServingDays(_:generation:)``).
+    static func sealDeliveries(_ text: String, generation: Int64) throws -> String {
+        try hmac([version, "recent-deliveries", String(generation), text])
     }
 
     /// HMAC-SHA256 of `fields`, each length-prefixed so that no two lists share a text.

@@ -10,7 +10,7 @@ import MapGateBase
 ///
 /// It also names the checked file and the use that paid for it (``Entry``): a run killed after
 /// the use's delivery and before the rename leaves that file, which the next writer puts in place
-/// when the gate's record says that use was delivered (``RegionLibrary/finishPendingInstalls(lock:paid:)``).
+/// when the gate's record says that use was delivered (``RegionLibrary/finishPendingInstalls(lock:finishing:)``).
 public enum PendingInstall {
     /// What the file holds.
     struct Entry: Codable {

@@ -72,36 +72,22 @@ public final class RegionLibrary {
         return record
     }
 
-    /// Saves the records of installs a killed run left pending (their files are in place), puts
-    /// in place those whose use was delivered before the run was killed, and forgets the rest:
-    /// what the next writer does first.
-    ///
-    /// - Parameter paid: the gate's last delivered use (``Gate/lastDelivery()``). A pending install
-    ///   paid by it was killed between the delivery and the rename (a SIGKILL, a power cut): its
-    ///   checked file, still whole in `partial/`, is put in place now, as that run would have, so
-    ///   the use it cost is not paid twice (the next run fetched and charged it again). One not
-    ///   paid by it never had its use delivered (the kill came before), and is forgotten.
-    public func finishPendingInstalls(lock: DirectoryLock, paid: String? = nil) throws {
+    /// Saves the records of installs a killed run left pending (their files are in place), and
+    /// forgets those whose rename never happened: what the next writer does first. With
+    /// `finishing`, each of the latter is shown to it first, and it may put its file in place
+    /// (``RegionInstaller/finishPaidInstall(_:paid:catalog:)``: a run killed between its use's
+    /// delivery and the rename).
+    public func finishPendingInstalls(lock: DirectoryLock) throws {
+        try finishPendingInstalls(lock: lock) { _ in }
+    }
+
+    func finishPendingInstalls(lock: DirectoryLock, finishing: (PendingInstall.Entry) -> Void) throws {
         for id in PendingInstall.ids(in: directory) {
-            if completedInstall(id) == nil, let paid, let entry = PendingInstall.entry(id, in: directory), entry.paidBy == paid {
-                putInPlace(entry)
-            }
+            if completedInstall(id) == nil, let entry = PendingInstall.entry(id, in: directory) { finishing(entry) }
             if let record = completedInstall(id) { try registry.database.transaction { try registry.save(record) } }
             PendingInstall.remove(id, in: directory)
         }
         keepDeltasOfFinishedInstalls()
-    }
-
-    /// Renames a paid pending install's checked file into place when it is one of mapgate's own
-    /// files for that region in `partial/` and still the file the entry names by its SHA-256;
-    /// otherwise leaves everything as it is.
-    private func putInPlace(_ entry: PendingInstall.Entry) {
-        let id = entry.record.id
-        guard let file = entry.file, [directory.installingPath(id), directory.patchingPath(id)].contains(file),
-            FileManager.default.notRegularFileReason(atPath: file) == nil, (try? SHA256Hasher.hex(ofFileAt: file)) == entry.record.sha256
-        else { return }
-        guard DurableFile.rename(file, over: directory.regionPath(id), folder: directory.regionsPath) == nil else { return }
-        LeftoverFiles.removeSideFiles(of: directory.regionPath(id))
     }
 
     /// A delta that installed its region, left in `partial/` by a run killed before it was kept

@@ -44,7 +44,7 @@ extension RegionInstaller {
             // In place already (the rename is the delivery), only its record failed (a full disk
             // under the state database; found by an attack: the delta was thrown away and the full
             // package fetched over an update that had worked): the delta is kept as after an
-            // update, and the next run saves the record (``RegionLibrary/finishPendingInstalls(lock:paid:)``).
+            // update, and the next run saves the record (``RegionLibrary/finishPendingInstalls(lock:)``).
             if PendingInstall.completed(region.id, in: directory) != nil {
                 keepDelta(package)
                 throw error

@@ -409,6 +409,32 @@ public final class RegionInstaller {
         stage(.installed)
     }
 
+    /// Puts in place the checked file of a pending install whose run was killed between its use's
+    /// delivery and the rename (a SIGKILL, a power cut), so that the use it cost is not paid twice
+    /// (found by an attack: the next run fetched the package again and charged another use). Only
+    /// when the use that paid for it is one of the gate's last delivered (`paid`,
+    /// ``Gate/recentDeliveries()``), and the file, one of mapgate's own in `partial/` for that
+    /// region (a regular file, not a link), is that region's version in the signed catalog,
+    /// checked as a download is (validated, its tiles' hash the catalog's). Otherwise nothing is
+    /// done, and the region is fetched and paid for as any (found by the attack on this: a pending
+    /// record written by hand installed a file the catalog never offered, and a link was renamed
+    /// into `regions/`).
+    func finishPaidInstall(_ entry: PendingInstall.Entry, paid: [String], catalog: Catalog) {
+        let id = entry.record.id
+        var info = stat()
+        guard let paidBy = entry.paidBy, paid.contains(paidBy), let file = entry.file,
+            [directory.installingPath(id), directory.patchingPath(id)].contains(file),
+            lstat(file, &info) == 0, info.st_mode & S_IFMT == S_IFREG,
+            let region = catalog.regions.first(where: { $0.id == id }), region.version == entry.record.version,
+            (try? Self.validate(file, against: region)) != nil,
+            (try? SHA256Hasher.hex(ofFileAt: file)) == entry.record.sha256,
+            let tiles = try? TilesetHash.compute(ofFileAt: file, declaredHex: nil),
+            tiles.hex.uppercased() == (region.contentHash ?? entry.record.contentHash)?.uppercased(), tiles.nullTileProblem == nil
+        else { return }
+        guard DurableFile.rename(file, over: directory.regionPath(id), folder: directory.regionsPath) == nil else { return }
+        LeftoverFiles.removeSideFiles(of: directory.regionPath(id))
+    }
+
     /// Why reading the file at `path` from start to end fails (EIO from a failing disk), nil when
     /// it reads whole.
     static func readError(_ path: String) -> String? {
@@ -474,7 +500,7 @@ public final class RegionInstaller {
             try authorization.deliver {
                 // The use is told and kept from here: a run killed before the rename leaves the
                 // checked file, and a pending record naming this use, for the next run to put in
-                // place without another (``RegionLibrary/finishPendingInstalls(lock:paid:)``).
+                // place without another (``RegionLibrary/finishPendingInstalls(lock:finishing:)``).
                 stage(.delivered)
                 if let reason = DurableFile.rename(path, over: destination, folder: directory.regionsPath) {
                     throw RegionError(region: region.id, reason: L.localized("cannot move the new file into %1$s: %2$s", "\(destination)", "\(reason)"), kind: .io)

@@ -128,7 +128,8 @@ public final class SyncWorkflow {
         }
         // Records a killed run did not save for files it did put in place (issue 40, item 4), and
         // files it had paid for and not yet put in place.
-        try library.finishPendingInstalls(lock: lock, paid: try gate.lastDelivery())
+        let paid = try gate.recentDeliveries()
+        try library.finishPendingInstalls(lock: lock) { installer.finishPaidInstall($0, paid: paid, catalog: catalog) }
         if let saved {
             do {
                 try saved.save(in: library.directory, lock: lock)
