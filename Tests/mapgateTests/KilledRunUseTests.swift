@@ -127,8 +127,9 @@ import Glibc
     /// tried is not put in place, and that region is fetched and paid for as any: a pending record
     /// that names another use, its file swapped for a link (it was renamed into `regions/`), and a
     /// pending record written by hand for a region the signed catalog does not offer (it was
-    /// installed, a text file under its name).
-    @Test(arguments: ["honest", "tileBetween", "forgedPaidBy", "link", "notInCatalog"])
+    /// installed, a text file under its name), and the checked file put in `regions/` by hand with
+    /// its pending record (taken for the new version before pending records were sealed).
+    @Test(arguments: ["honest", "tileBetween", "forgedPaidBy", "link", "notInCatalog", "byHand"])
     func aSyncKilledBetweenItsDeliveryAndTheRenameIsFinishedWithoutAnotherUse(_ variant: String) throws {
         try workspace.offer("fresh", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
         let before = try promptsShown()
@@ -138,8 +139,15 @@ import Glibc
         #expect(!FileManager.default.fileExists(atPath: regions + "/fresh.mbtiles"))
         #expect(try promptsShown() - before == 1, "the delivery was not told first: \(killed.stderr)")
         let pending = regions + "/.fresh.pending.json"
-        var entry = try MapGateBinary.json(String(decoding: try #require(FileManager.default.contents(atPath: pending)), as: UTF8.self))
+        let sealed = try MapGateBinary.json(String(decoding: try #require(FileManager.default.contents(atPath: pending)), as: UTF8.self))
+        var entry = try MapGateBinary.json(try #require(sealed["entry"] as? String))
         let checked = try #require(entry["file"] as? String)
+        /// Writes `entry` as the pending record at `path`, under the seal of the run's own record
+        /// or under `seal`.
+        func write(_ entry: [String: Any], to path: String, seal: String? = nil) throws {
+            let text = String(decoding: try JSONSerialization.data(withJSONObject: entry, options: .sortedKeys), as: UTF8.self)
+            try JSONSerialization.data(withJSONObject: ["entry": text, "seal": seal ?? sealed["seal"] as Any]).write(to: URL(fileURLWithPath: path))
+        }
         var spent = 1
         switch variant {
         case "tileBetween":
@@ -147,7 +155,7 @@ import Glibc
             spent += 1
         case "forgedPaidBy":
             entry["paidBy"] = "0123456789abcdef"
-            try JSONSerialization.data(withJSONObject: entry).write(to: URL(fileURLWithPath: pending))
+            try write(entry, to: pending)
         case "link":
             let elsewhere = workspace.work.file("elsewhere.mbtiles")
             try FileManager.default.moveItem(atPath: checked, toPath: elsewhere)
@@ -157,8 +165,14 @@ import Glibc
             record["id"] = "secret"
             let file = checked.replacingOccurrences(of: "/fresh.", with: "/secret.")
             try FileManager.default.copyItem(atPath: checked, toPath: file)
-            try JSONSerialization.data(withJSONObject: ["record": record, "file": file, "paidBy": entry["paidBy"] as Any]).write(
-                to: URL(fileURLWithPath: regions + "/.secret.pending.json"))
+            try write(["record": record, "file": file, "paidBy": entry["paidBy"] as Any], to: regions + "/.secret.pending.json")
+        case "byHand":
+            // As a user would who fetched the package by hand: the record is the run's, its seal
+            // one the user cannot make.
+            try FileManager.default.copyItem(atPath: checked, toPath: regions + "/fresh.mbtiles")
+            try write(entry, to: pending, seal: String(repeating: "0", count: 64))
+            #expect(!(try mapgate.run(["list"], at: during).stdout.contains("fresh")), "a pending record written by hand was believed")
+            try FileManager.default.removeItem(atPath: regions + "/fresh.mbtiles")
         default:
             break
         }

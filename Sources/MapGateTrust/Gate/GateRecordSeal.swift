@@ -64,6 +64,11 @@ enum GateRecordSeal {
         try hmac([version, "recent-deliveries", String(generation), text])
     }
 
+    /// The seal of a pending install's record stored as `text` (``PendingInstallSeal``).
+    static func sealPendingInstall(_ text: String) throws -> String {
+        try hmac([version, "pending-install", text])
+    }
+
     /// HMAC-SHA256 of `fields`, each length-prefixed so that no two lists share a text.
     private static func hmac(_ fields: [String]) throws -> String {
         let text = fields.map { "\($0.utf8.count):\($0)" }.joined(separator: "|")

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Glibc
 import MapGateBase
+import MapGateTrust
 
 /// The record of an install, written (durably) beside the regions before the rename that puts
 /// the new file in place and removed once the record is saved (issue 40, item 4). A run killed
@@ -25,17 +26,27 @@ public enum PendingInstall {
     /// `regions/.<id>.pending.json`: hidden, and not a `.mbtiles` file.
     static func path(of id: String, in directory: DataDirectory) -> String { directory.regionsPath + "/.\(id).pending.json" }
 
+    /// The file: the entry as text, and its seal (``PendingInstallSeal``).
+    private struct Sealed: Codable {
+        var entry: String
+        var seal: String
+    }
+
     static func write(_ record: InstalledRegion, file: String, paidBy: String?, in directory: DataDirectory) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
-        try AtomicFile.write(try encoder.encode(Entry(record: record, file: file, paidBy: paidBy)), to: path(of: record.id, in: directory))
+        let text = String(decoding: try encoder.encode(Entry(record: record, file: file, paidBy: paidBy)), as: UTF8.self)
+        try AtomicFile.write(try encoder.encode(Sealed(entry: text, seal: try PendingInstallSeal.seal(text))), to: path(of: record.id, in: directory))
     }
 
-    /// The pending entry of `id`, if any (one a mapgate from before ``Entry`` wrote is its record alone).
+    /// The pending entry of `id`, if any and sealed by this mapgate: one written or edited by hand
+    /// (or by a mapgate from before seals, a kill across an upgrade) is not taken, and the file it
+    /// names is what it is (a changed file, repaired by the next `sync`).
     static func entry(_ id: String, in directory: DataDirectory) -> Entry? {
-        guard let data = FileManager.default.contents(atPath: path(of: id, in: directory)) else { return nil }
-        let entry = (try? JSONDecoder().decode(Entry.self, from: data)) ?? (try? JSONDecoder().decode(InstalledRegion.self, from: data)).map { Entry(record: $0) }
-        guard let entry, entry.record.id == id else { return nil }
+        guard let data = FileManager.default.contents(atPath: path(of: id, in: directory)),
+            let sealed = try? JSONDecoder().decode(Sealed.self, from: data), (try? PendingInstallSeal.seal(sealed.entry)) == sealed.seal,
+            let entry = try? JSONDecoder().decode(Entry.self, from: Data(sealed.entry.utf8)), entry.record.id == id
+        else { return nil }
         return entry
     }
 
