@@ -275,10 +275,13 @@ public final class Gate {
 
     /// Refuses (``GateClosedError``) when the gate is closed now, counting nothing; looks the
     /// store up first when a lookup is due. `sync` asks this before it checks packages on the network.
-    public func refuseIfClosed() throws {
+    /// Returns the gate as it found it.
+    @discardableResult
+    public func refuseIfClosed() throws -> GateReport {
         let report = try refreshIfDue() ?? status()
         if report.isHeld { throw heldError(report) }
         if report.phase.isClosed { throw closedError(report) }
+        return report
     }
 
     /// Looks the store up if an ordinary run would now (on the check interval), without
@@ -286,12 +289,6 @@ public final class Gate {
     public func refreshIfDue() throws -> GateReport? {
         guard try isLookupDue() else { return nil }
         return try refresh(using: lookup)
-    }
-
-    /// The reservations of the last prompted uses delivered (``GateRecord/recentDeliveries``): a
-    /// pending install a run killed after its delivery names one, and is finished without another use.
-    public func recentDeliveries() throws -> [String] {
-        try status().record.recentDeliveries
     }
 
     /// The error a closed gate refuses with, for `report`.

@@ -33,7 +33,7 @@ public final class GateAuthorization: Sendable {
     let countedPrompt: Bool
     /// The reservation the record keeps for this use until its delivery is confirmed (see
     /// ``GateRecord/reservations``), or nil when the record keeps none: what an install's pending
-    /// record names as paid by it (``Gate/recentDeliveries()``).
+    /// record names as paid by it (``GateRecord/recentDeliveries``).
     public let reservationID: String?
     /// Removes that reservation from the record (on a store of its own: any thread may deliver),
     /// unless the deadline it is given (``MonotonicClock/seconds``) has passed when the record's

@@ -78,38 +78,9 @@ extension GateRecord {
             sealed.isPlausible
         else { return .tampered }
         var record = sealed
-        record.servingDays = try loadServingDays(from: database, generation: record.generation)
-        record.recentDeliveries = loadRecentDeliveries(from: database, generation: record.generation)
+        record.servingDays = try SideTable.servingDays.load([ServingDay].self, from: database, generation: record.generation) ?? []
+        record.recentDeliveries = try SideTable.deliveries.load([String].self, from: database, generation: record.generation) ?? []
         return record.isPlausible ? .sealed(record) : .tampered
-    }
-
-    /// The servers' paid days kept beside the record of `generation`: none when there are none,
-    /// when they were saved with another generation (a mapgate from before them saved the record
-    /// since), when their seal does not match, or when their table is gone (dropped by hand: found
-    /// by an attack, every gated command then failed with "no such table"). Then no server takes
-    /// a day over: it pays.
-    private static func loadServingDays(from database: SQLiteDatabase, generation: Int64) throws -> [ServingDay] {
-        let rows = (try? database.query("SELECT days, generation, seal FROM serving_days WHERE id = 1") { row in
-            (row.text(0) ?? "", row.int64(1), row.text(2) ?? "")
-        }) ?? []
-        guard let (text, saved, seal) = rows.first, saved == generation, seal == (try GateRecordSeal.sealServingDays(text, generation: generation)) else {
-            return []
-        }
-        return (try? JSONDecoder().decode([ServingDay].self, from: Data(text.utf8))) ?? []
-    }
-
-    /// The delivered uses kept beside the record of `generation` (``GateRecord/recentDeliveries``):
-    /// none when there are none, when they were saved with another generation, when their seal
-    /// does not match, or when their table is gone. Then no killed install is finished: the next
-    /// run pays for it again, as before they were kept.
-    private static func loadRecentDeliveries(from database: SQLiteDatabase, generation: Int64) -> [String] {
-        let rows = (try? database.query("SELECT reservations, generation, seal FROM gate_deliveries WHERE id = 1") { row in
-            (row.text(0) ?? "", row.int64(1), row.text(2) ?? "")
-        }) ?? []
-        guard let (text, saved, seal) = rows.first, saved == generation, seal == (try? GateRecordSeal.sealDeliveries(text, generation: generation)) else {
-            return []
-        }
-        return (try? JSONDecoder().decode([String].self, from: Data(text.utf8))) ?? []
     }
 
     /// Writes the record with its seal.
@@ -142,25 +113,52 @@ extension GateRecord {
                 .textOrNull(bootID), bootSeconds.map { .real($0) } ?? .null, .dateOrNull(notNewerSince),
                 .textOrNull(reservations), .textOrNull(strictest), .dateOrNull(firstUseAt), .textOrNull(countingFor),
             ])
-        // Made again if it is gone (as `StateDatabase`'s migration makes it).
-        try database.execute(StateDatabase.servingDaysTable)
-        if servingDays.isEmpty {
-            try database.execute("DELETE FROM serving_days")
-        } else {
-            let days = String(decoding: try encoder.encode(servingDays), as: UTF8.self)
-            try database.execute(
-                "INSERT OR REPLACE INTO serving_days (id, days, generation, seal) VALUES (1, ?, ?, ?)",
-                [.text(days), .integer(generation), .text(try GateRecordSeal.sealServingDays(days, generation: generation))])
+        try SideTable.servingDays.save(servingDays.isEmpty ? nil : servingDays, generation: generation, to: database)
+        try SideTable.deliveries.save(recentDeliveries.isEmpty ? nil : recentDeliveries, generation: generation, to: database)
+    }
+}
+
+/// A value kept beside the gate's row, under a seal of its own tied to the row's generation, so
+/// that a mapgate from before it still reads the row as sealed (and what that mapgate saves, a new
+/// generation, leaves it unsealed for the row: read as none). One row of `table`, the value's JSON
+/// text in `column`: ``GateRecord/servingDays``, ``GateRecord/recentDeliveries``.
+private struct SideTable: Sendable {
+    let table: String
+    let column: String
+    /// Its `CREATE TABLE IF NOT EXISTS`: made again by a save that finds it gone (dropped by hand).
+    let create: String
+    let seal: @Sendable (String, Int64) throws -> String
+
+    static let servingDays = SideTable(
+        table: "serving_days", column: "days", create: StateDatabase.servingDaysTable, seal: { try GateRecordSeal.sealServingDays($0, generation: $1) })
+    static let deliveries = SideTable(
+        table: "gate_deliveries", column: "reservations", create: StateDatabase.deliveriesTable, seal: { try GateRecordSeal.sealDeliveries($0, generation: $1) })
+
+    /// The value saved beside the row of `generation`: nil when there is none, when it was saved
+    /// with another generation, when its seal does not match or its text does not decode, or when
+    /// its table is gone (found by an attack: every gated command then failed with "no such
+    /// table"). Throws only when the seal cannot be computed.
+    func load<Value: Decodable>(_ type: Value.Type, from database: SQLiteDatabase, generation: Int64) throws -> Value? {
+        let rows = (try? database.query("SELECT \(column), generation, seal FROM \(table) WHERE id = 1") { row in
+            (row.text(0) ?? "", row.int64(1), row.text(2) ?? "")
+        }) ?? []
+        guard let (text, saved, seal) = rows.first, saved == generation, seal == (try self.seal(text, generation)) else { return nil }
+        return try? JSONDecoder().decode(type, from: Data(text.utf8))
+    }
+
+    /// Saves `value` beside the row of `generation`, or removes what was there when it is nil.
+    func save<Value: Encodable>(_ value: Value?, generation: Int64, to database: SQLiteDatabase) throws {
+        try database.execute(create)
+        guard let value else {
+            try database.execute("DELETE FROM \(table)")
+            return
         }
-        try database.execute(StateDatabase.deliveriesTable)
-        if recentDeliveries.isEmpty {
-            try database.execute("DELETE FROM gate_deliveries")
-        } else {
-            let deliveries = String(decoding: try encoder.encode(recentDeliveries), as: UTF8.self)
-            try database.execute(
-                "INSERT OR REPLACE INTO gate_deliveries (id, reservations, generation, seal) VALUES (1, ?, ?, ?)",
-                [.text(deliveries), .integer(generation), .text(try GateRecordSeal.sealDeliveries(deliveries, generation: generation))])
-        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let text = String(decoding: try encoder.encode(value), as: UTF8.self)
+        try database.execute(
+            "INSERT OR REPLACE INTO \(table) (id, \(column), generation, seal) VALUES (1, ?, ?, ?)",
+            [.text(text), .integer(generation), .text(try seal(text, generation))])
     }
 }
 

@@ -85,7 +85,7 @@ public struct GateRecord: Sendable, Equatable {
     /// The reservations (``Reservation/id``) of the last prompted uses delivered, newest first, at
     /// most ``recentDeliveriesKept``: the runs they paid for. An install such a run had checked,
     /// and was killed before putting in place (a SIGKILL or a power cut between the record and the
-    /// rename), is finished by the next `sync` without another use (``Gate/recentDeliveries()``),
+    /// rename), is finished by the next `sync` without another use,
     /// whatever uses came between (found by an attack: with the last delivery alone, a tile looked
     /// at before the next `sync` cost the killed update's use again). Kept beside the record under
     /// a seal of its own (``GateRecordSeal/sealDeliveries(_:generation:)``), as ``servingDays`` are.

@@ -413,7 +413,7 @@ public final class RegionInstaller {
     /// delivery and the rename (a SIGKILL, a power cut), so that the use it cost is not paid twice
     /// (found by an attack: the next run fetched the package again and charged another use). Only
     /// when the use that paid for it is one of the gate's last delivered (`paid`,
-    /// ``Gate/recentDeliveries()``), and the file, one of mapgate's own in `partial/` for that
+    /// ``GateRecord/recentDeliveries``), and the file, one of mapgate's own in `partial/` for that
     /// region (a regular file, not a link), is that region's version in the signed catalog,
     /// checked as a download is (validated, its tiles' hash the catalog's). Otherwise nothing is
     /// done, and the region is fetched and paid for as any (found by the attack on this: a pending

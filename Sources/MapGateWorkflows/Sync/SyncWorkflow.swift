@@ -120,7 +120,8 @@ public final class SyncWorkflow {
             fail(error, .failed(region: missing.id, version: nil, error: error))
         }
 
-        try gate.refuseIfClosed()
+        // Its record's last delivered uses pay for installs a killed run left checked (below).
+        let paid = try gate.refuseIfClosed().record.recentDeliveries
         let lock = try lock()
         // What killed runs left (`.catalog.json.PID.tmp`, `.dat.nosync*`), now that none runs here.
         for folder in [library.directory.path, library.directory.partialPath, library.directory.regionsPath, library.directory.stylesPath] {
@@ -128,7 +129,6 @@ public final class SyncWorkflow {
         }
         // Records a killed run did not save for files it did put in place (issue 40, item 4), and
         // files it had paid for and not yet put in place.
-        let paid = try gate.recentDeliveries()
         try library.finishPendingInstalls(lock: lock) { installer.finishPaidInstall($0, paid: paid, catalog: catalog) }
         if let saved {
             do {
