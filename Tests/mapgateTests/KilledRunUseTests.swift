@@ -190,6 +190,38 @@ import Glibc
         #expect(!(try mapgate.run(["list"], at: during).stdout.contains("secret")))
     }
 
+    /// The use that paid for a killed run's install pays for its finishing once: the pending
+    /// record and its checked file, copied aside before the next run finished them and put back
+    /// after a `remove`, do not install the region again without a use (found by a review of the
+    /// finishing: the use stayed among the gate's last delivered, which is all it looked at).
+    @Test func aFinishedInstallCopiedAsideAndPutBackCostsAUse() throws {
+        try workspace.offer("fresh", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
+        let before = try promptsShown()
+        let killed = try mapgate.run(["sync", "fresh"], at: during, environment: ["MAPGATE_FAULT_KILL_AT": "delivered"])
+        #expect(killed.status != 0, "\(killed.stderr)")
+        let regions = mapgate.dataDirectory + "/regions"
+        let pending = regions + "/.fresh.pending.json"
+        let sealed = try MapGateBinary.json(String(decoding: try #require(FileManager.default.contents(atPath: pending)), as: UTF8.self))
+        let entry = try MapGateBinary.json(try #require(sealed["entry"] as? String))
+        let checked = try #require(entry["file"] as? String)
+        let aside = workspace.work.file("aside")
+        try FileManager.default.createDirectory(atPath: aside, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: pending, toPath: aside + "/pending.json")
+        try FileManager.default.copyItem(atPath: checked, toPath: aside + "/checked.mbtiles")
+        let finished = try mapgate.run(["sync", "fresh"], at: during)
+        #expect(finished.status == 0, "\(finished.stderr)")
+        #expect(try promptsShown() - before == 1, "the finishing cost a use: \(finished.stderr)")
+
+        #expect(try mapgate.run(["remove", "fresh"], at: during).status == 0)
+        try FileManager.default.copyItem(atPath: aside + "/pending.json", toPath: pending)
+        try FileManager.default.copyItem(atPath: aside + "/checked.mbtiles", toPath: checked)
+        workspace.origin.clearRequests()
+        let again = try mapgate.run(["sync", "fresh"], at: during)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(workspace.origin.requests.contains { $0.path.contains("packages/fresh") }, "installed again from the copies put back")
+        #expect(try promptsShown() - before == 2, "installed again without a use: \(again.stdout)\(again.stderr)")
+    }
+
     /// A server killed before answering a tile gets its use back; one killed after answering a
     /// GET keeps it (the record was told before the tile went out).
     @Test func aServerKilledKeepsItsUseExactlyWhenItAnsweredATile() throws {

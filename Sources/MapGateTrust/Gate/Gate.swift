@@ -199,6 +199,12 @@ public final class Gate {
         }
     }
 
+    /// Takes `ids` out of the last delivered uses (``GateRecord/recentDeliveries``): the installs
+    /// they paid for are finished (or given up), and they pay for no other. Counts nothing.
+    public func retireDeliveries(_ ids: Set<String>) throws {
+        try update { record, _, _ in record.recentDeliveries.removeAll { ids.contains($0) } }
+    }
+
     /// One use of map data, counted only when delivered: authorizes it (``authorizeUse(opening:installing:payingServingDay:)``:
     /// looks up when due, reserves the use, throws when closed), asks `confirm` (the prompt: false
     /// when the user chose to update now, and nothing runs; an error when the user gave no answer,

@@ -87,7 +87,8 @@ public struct GateRecord: Sendable, Equatable {
     /// and was killed before putting in place (a SIGKILL or a power cut between the record and the
     /// rename), is finished by the next `sync` without another use,
     /// whatever uses came between (found by an attack: with the last delivery alone, a tile looked
-    /// at before the next `sync` cost the killed update's use again). Kept beside the record under
+    /// at before the next `sync` cost the killed update's use again), and is then taken out
+    /// (``Gate/retireDeliveries(_:)``): it pays for one finishing. Kept beside the record under
     /// a seal of its own (``GateRecordSeal/sealDeliveries(_:generation:)``), as ``servingDays`` are.
     public var recentDeliveries: [String] = []
 

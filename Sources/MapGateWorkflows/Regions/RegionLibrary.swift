@@ -81,13 +81,21 @@ public final class RegionLibrary {
         try finishPendingInstalls(lock: lock) { _ in }
     }
 
-    func finishPendingInstalls(lock: DirectoryLock, finishing: (PendingInstall.Entry) -> Void) throws {
+    /// Returns the uses the pending records named as paying (``PendingInstall/Entry/paidBy``):
+    /// each paid for its install, now finished or given up, and is to pay for nothing more
+    /// (``Gate/retireDeliveries(_:)``).
+    @discardableResult
+    func finishPendingInstalls(lock: DirectoryLock, finishing: (PendingInstall.Entry) -> Void) throws -> Set<String> {
+        var payers: Set<String> = []
         for id in PendingInstall.ids(in: directory) {
-            if completedInstall(id) == nil, let entry = PendingInstall.entry(id, in: directory) { finishing(entry) }
+            let entry = PendingInstall.entry(id, in: directory)
+            if let paidBy = entry?.paidBy { payers.insert(paidBy) }
+            if completedInstall(id) == nil, let entry { finishing(entry) }
             if let record = completedInstall(id) { try registry.database.transaction { try registry.save(record) } }
             PendingInstall.remove(id, in: directory)
         }
         keepDeltasOfFinishedInstalls()
+        return payers
     }
 
     /// A delta that installed its region, left in `partial/` by a run killed before it was kept
