@@ -83,6 +83,50 @@ public enum PreloadLibrary {
         return try build(source, into: folder + "/slow-fsync.so")
     }
 
+    /// Compiles into `folder` a library that creates a file whose path ends in `suffix` (`open`
+    /// with `O_CREAT`) `before` seconds late and then waits `seconds` before it returns: a run
+    /// slow to reach a copy (a loaded machine) whose copy takes that long (a large region on a
+    /// slow card).
+    public static func compileSlowCreation(in folder: String, suffix: String, before: Double = 0.5, seconds: Double = 2) throws -> String {
+        let source = folder + "/slow-create.c"
+        try """
+            #define _GNU_SOURCE
+            #include <dlfcn.h>
+            #include <fcntl.h>
+            #include <stdarg.h>
+            #include <string.h>
+            #include <unistd.h>
+
+            static int matches(const char *path, int flags) {
+                size_t n = strlen(path), m = strlen("\(suffix)");
+                return (flags & O_CREAT) && n >= m && strcmp(path + n - m, "\(suffix)") == 0;
+            }
+            static int slowly(const char *name, const char *path, int flags, mode_t mode) {
+                int (*real)(const char *, int, ...) = (int (*)(const char *, int, ...))dlsym(RTLD_NEXT, name);
+                if (!matches(path, flags)) return real(path, flags, mode);
+                usleep(\(Int(before * 1_000_000)));
+                int result = real(path, flags, mode);
+                if (result >= 0 && \(Int(seconds * 1_000_000)) > 0) usleep(\(Int(seconds * 1_000_000)));
+                return result;
+            }
+            int open(const char *path, int flags, ...) {
+                va_list list;
+                va_start(list, flags);
+                mode_t mode = (flags & O_CREAT) ? va_arg(list, mode_t) : 0;
+                va_end(list);
+                return slowly("open", path, flags, mode);
+            }
+            int open64(const char *path, int flags, ...) {
+                va_list list;
+                va_start(list, flags);
+                mode_t mode = (flags & O_CREAT) ? va_arg(list, mode_t) : 0;
+                va_end(list);
+                return slowly("open64", path, flags, mode);
+            }
+            """.write(toFile: source, atomically: true, encoding: .utf8)
+        return try build(source, into: folder + "/slow-create.so")
+    }
+
     /// Compiles into `folder` a library that, after deleting a file whose path ends in `suffix`
     /// (`unlink`, `unlinkat` or `remove`), waits `seconds` before it returns: a writer held
     /// half-way through a change, as a slow disk or a loaded machine would hold it.

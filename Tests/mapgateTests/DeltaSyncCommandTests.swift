@@ -115,6 +115,32 @@ import Testing
         try expectVersionTwoInstalled()
     }
 
+    /// A signal that came just before the installed file was copied for the apply, while the
+    /// state database was busy (another mapgate writing it: the use's give-back waited), left the
+    /// copy in `partial/` until the next sync (found by a review of stop 74's list: hundreds of
+    /// megabytes on a nearly full card). The files being assembled are removed again just before
+    /// the run ends. (The copy is made 0.2 s late here, so that the signal's first removal comes
+    /// before it, as it does when the signal finds the run on its way to the copy, and takes 5 s,
+    /// as a large region's does on a slow card.)
+    @Test func aSignalJustBeforeTheCopyForTheApplyLeavesNoCopy() throws {
+        let slow = try PreloadLibrary.compileSlowCreation(in: work.path, suffix: "/partial/plain.patching.mbtiles", before: 0.2, seconds: 5)
+        let sync = try mapgate.start(["sync", "plain"], environment: ["MAPGATE_FAULT_STOP_AT": "applying", "LD_PRELOAD": slow])
+        let pid = try sync.descendant(named: "mapgate")
+        #expect(waitUntil { processIsStopped(pid) })
+        let holder = try BackgroundProcess("/usr/bin/sqlite3", [mapgate.dataDirectory + "/state.sqlite", "BEGIN EXCLUSIVE;", ".shell sleep 2", "COMMIT;"])
+        usleep(300_000)
+        kill(pid, SIGINT)
+        kill(pid, SIGCONT)
+        #expect(sync.wait(timeout: 30) == 130, "\(sync.stderr)")
+        #expect(holder.wait(timeout: 30) == 0)
+        let partial = (try? FileManager.default.contentsOfDirectory(atPath: mapgate.dataDirectory + "/partial")) ?? []
+        #expect(!partial.contains { $0.hasPrefix("plain.patching") }, "\(partial)")
+        #expect(try mapgate.run(["verify", "plain"]).status == 0, "the installed region stays intact")
+        let again = try mapgate.run(["sync", "plain"])
+        #expect(again.status == 0 && again.stdout.contains("(delta, "), "\(again.stdout)\(again.stderr)")
+        try expectVersionTwoInstalled()
+    }
+
     /// Issue 40, item 4: a run killed between the rename that installed version 2 and its record
     /// leaves version 2's file under version 1's record. The next sync does not apply the delta
     /// onto that file: it says why and installs the full package, whose record then matches.

@@ -48,7 +48,7 @@ extension MBTilesDelta {
         if let problem = SQLiteFileProbe.problem(at: delta) {
             throw DeltaError(path: delta, reason: .unsupported(problem))
         }
-        let database = try SQLiteDatabase(path: base, mode: .readWriteCreate)
+        let database = try SQLiteDatabase(path: base, mode: .readWrite)
         if !flushesOnCommit {
             // Nor a rollback journal: such a caller discards the copy unless it checks out, so the
             // journal only took room (found by an attack: on a nearly full disk the delta's apply

@@ -17,6 +17,9 @@ public final class SQLiteDatabase {
         case immutable
         /// Read and write, creating the file when missing.
         case readWriteCreate
+        /// Read and write a file that must be there: one removed under the caller (a signal's
+        /// cleanup) is an error, not a new empty database.
+        case readWrite
     }
 
     let connection: OpaquePointer
@@ -41,6 +44,7 @@ public final class SQLiteDatabase {
             let escaped = path.percentEncoded(allowing: \.isURLPathAllowed)
             target = "file:\(escaped)?immutable=1"
         case .readWriteCreate: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+        case .readWrite: flags |= SQLITE_OPEN_READWRITE
         }
         var handle: OpaquePointer?
         let code = sqlite3_open_v2(target, &handle, flags, nil)

@@ -38,7 +38,7 @@ enum SignalRouter {
     typealias Cleanup = @Sendable (_ signal: Int32) -> Void
 
     private struct Handlers: Sendable {
-        var cleanups: [(id: Int, run: Cleanup)] = []
+        var cleanups: [(id: Int, run: Cleanup, again: Bool)] = []
         var nextID = 0
         var waiter: (@Sendable (Int32) -> Void)?
         var hangUp: (@Sendable () -> Void)?
@@ -187,6 +187,11 @@ enum SignalRouter {
             sleep(5)
             _exit(ExitCode.success)
         }
+        // The main thread went on while the cleanups ran (a use given back waits for the state
+        // database): what it made meanwhile goes too (found by a review: a sync stopped just
+        // before it copied the installed file for a delta left the copy in `partial/`, hundreds of
+        // megabytes, until the next sync).
+        for cleanup in cleanups.reversed() where cleanup.again { cleanup.run(number) }
         _exit(128 + number)  // at once: no atexit handlers while other threads still run
     }
 
@@ -331,11 +336,13 @@ enum SignalRouter {
         return isHungUp(descriptor)
     }
 
-    /// Runs `cleanup` if a signal ends the run while the returned registration lives.
-    static func onSignal(_ cleanup: @escaping Cleanup) -> Registration {
+    /// Runs `cleanup` if a signal ends the run while the returned registration lives; with
+    /// `again`, once more just before the process ends (a removal of files the main thread may
+    /// still be making).
+    static func onSignal(again: Bool = false, _ cleanup: @escaping Cleanup) -> Registration {
         let id = handlers.withLock { handlers -> Int in
             handlers.nextID += 1
-            handlers.cleanups.append((handlers.nextID, cleanup))
+            handlers.cleanups.append((handlers.nextID, cleanup, again))
             return handlers.nextID
         }
         return Registration(id: id)
@@ -350,7 +357,7 @@ enum SignalRouter {
             // The cleanup is let go of after the lock: what it holds may unregister cleanups of its
             // own as it goes (found by the package's walkthrough: a sync's cleanup held the run's
             // use, whose own registration then waited on this lock for ever, in release builds).
-            let removed = SignalRouter.handlers.withLock { handlers -> [(id: Int, run: Cleanup)] in
+            let removed = SignalRouter.handlers.withLock { handlers -> [(id: Int, run: Cleanup, again: Bool)] in
                 let removed = handlers.cleanups.filter { $0.id == id }
                 handlers.cleanups.removeAll { $0.id == id }
                 return removed
