@@ -174,14 +174,27 @@ extension Publisher {
         clean()
         defer { clean() }
         let what = L.localized("region %1$s: no delta from %2$s to %3$s", source.id, base.version, target.version)
+        // Made to the new version's own base copy, taken with its package: the input may have
+        // been written to since (found by an attack: a description edited while another region
+        // was packed went into the signed delta, and the package kept the old one).
+        let targetPath = target.base.map { basesPath + "/" + $0 } ?? source.path
         do {
-            try MBTilesDelta.make(from: basePath, to: source.path, output: raw)
+            try MBTilesDelta.make(from: basePath, to: targetPath, output: raw)
             // Check it as a client would use it: applied to a copy of the base, it must give the new tiles.
             try FileManager.default.copyItem(atPath: basePath, toPath: check)
             try MBTilesDelta.apply(delta: raw, to: check)
             let result = try TilesetHash.compute(ofFileAt: check).hex
             guard result == target.contentHash else {
                 return .failure(DeltaNote(message: L.localized("%1$s: applied to %2$s it gives tiles %3$s, not %4$s", "\(what)", "\(base.version)", "\(result)", "\(target.contentHash)")))
+            }
+            // And the new version's metadata: a delta has no NULL value (its NULL removes the
+            // entry) and one row per name, so a file with either among its changes would be
+            // another file after the delta than after the full package (found by an attack: an
+            // attribution given twice, once NULL, was removed by the delta for good).
+            if let difference = try MetadataRows(ofFileAt: check).firstDifference(from: MetadataRows(ofFileAt: targetPath)) {
+                return .failure(DeltaNote(message: L.localized(
+                    "%1$s: applied to %2$s it gives other metadata than the file's (%3$s); a delta cannot carry a NULL value or a name given twice: remove such rows to get deltas",
+                    what, base.version, Self.describe(difference))))
             }
             // Clients unpack a delta to no more than the region's installed size (a bound against
             // gzip bombs): one larger (changed tiles of a deduplicated `map`/`images` file, each
@@ -203,9 +216,10 @@ extension Publisher {
             let name = stem + ".gz"
             try moveIntoPlace(partial, packagesPath + "/" + name)
             return .success(PublishedDelta(fromVersion: base.version, fromHash: base.contentHash, package: name, size: packed.size, sha256: packed.sha256))
-        } catch let error as DeltaError {
+        } catch var error as DeltaError {
             // What the publisher can change is said of the file it can change (found by an
             // attack: the advice named publish's own copy of an earlier version).
+            if error.path == targetPath { error = DeltaError(path: source.archivePath ?? source.path, reason: error.reason) }
             let advice: String
             switch error.reason {
             case .textEncoding: advice = L.localized("publish a UTF-8 copy of it to get deltas (sqlite3 FILE .dump | sqlite3 COPY)")
@@ -223,6 +237,17 @@ extension Publisher {
         } catch {
             return .failure(DeltaNote(message: "\(what): \(errorMessage(error))"))
         }
+    }
+
+    /// A metadata entry that differs, for a publisher: `"attribution" is "(c) OSM", NULL in the
+    /// file, missing after the delta`.
+    private static func describe(_ difference: (name: String?, expected: [String?], actual: [String?])) -> String {
+        func values(_ list: [String?]) -> String {
+            guard !list.isEmpty else { return L.localized("missing") }
+            return list.map { $0.map { "\"" + TerminalText.inline(String($0.prefix(40))) + ($0.count > 40 ? "…" : "") + "\"" } ?? "NULL" }.joined(separator: ", ")
+        }
+        let name = difference.name.map { "\"" + TerminalText.inline($0) + "\"" } ?? "NULL"
+        return L.localized("%1$s is %2$s in the file, %3$s after the delta", name, values(difference.expected), values(difference.actual))
     }
 
     /// Renames a finished file over its final name.

@@ -126,6 +126,74 @@ import Testing
         #expect(note?.contains(".publish") == false, "\(third.notes)")
     }
 
+    /// A delta carries no NULL value (its NULL removes the entry) and one row per name: a new
+    /// version whose changes hold either would be another file after the delta than after the
+    /// full package, so its delta is left out and the note says which entry and what to change
+    /// (found by an attack: an attribution given twice, once NULL, as node-mbtiles and GDAL files
+    /// can hold, was removed by the delta for good, and a NULL entry vanished). The NULL entry of
+    /// the real fixture's kind (`formatter`), unchanged between the versions, keeps the delta.
+    @Test(arguments: ["twoValues", "nullAdded", "unchangedNull"])
+    func aDeltaThatWouldGiveOtherMetadataIsLeftOut(_ variant: String) throws {
+        let path = try workspace.writeRegion(
+            "alpha.mbtiles", tiles: DeltaTestFiles.pyramid(maxZoom: 6, png: true, seed: 1),
+            metadata: ["version": "1", "attribution": "(c) OSM", "formatter": nil])
+        try workspace.publish()
+        try workspace.writeRegion(
+            "alpha.mbtiles", tiles: DeltaTestFiles.changing(3, of: DeltaTestFiles.pyramid(maxZoom: 6, png: true, seed: 1), seed: 2),
+            metadata: ["version": "2", "attribution": "(c) OSM", "formatter": nil])
+        let edit: String? =
+            switch variant {
+            case "twoValues": "DROP INDEX name; INSERT INTO metadata VALUES ('attribution', NULL)"
+            case "nullAdded": "INSERT INTO metadata VALUES ('legend', NULL)"
+            default: nil
+            }
+        if let edit { #expect(try runProcess("/usr/bin/sqlite3", [path, edit]).status == 0) }
+        let report = try workspace.publish()
+        let deltas = try #require(try workspace.catalog().region("alpha")).deltas
+        let note = report.notes.first { $0.contains("no delta from 1 to 2") }
+        switch variant {
+        case "twoValues":
+            #expect(deltas.isEmpty)
+            #expect(note?.contains("gives other metadata than the file's (\"attribution\" is NULL, \"(c) OSM\" in the file, missing after the delta)") == true, "\(report.notes)")
+        case "nullAdded":
+            #expect(deltas.isEmpty)
+            #expect(note?.contains("(\"legend\" is NULL in the file, missing after the delta); a delta cannot carry a NULL value") == true, "\(report.notes)")
+        default:
+            #expect(deltas.count == 1, "\(report.notes)")
+            #expect(note == nil, "\(report.notes)")
+        }
+    }
+
+    /// The deltas are made after every package, and were made from the inputs as they were then:
+    /// an input written after its own package (while another region was packed) put its new
+    /// metadata in the signed delta and kept the old in the package, which a tile hash cannot
+    /// tell (found by an attack). They are made from the version's base copy, taken with its package.
+    @Test func aDeltaGivesWhatThePackageHoldsThoughTheInputWasWrittenSince() throws {
+        let alpha = try workspace.writeRegion("alpha.mbtiles", tiles: tiles, metadata: ["version": "1", "description": "one"])
+        try workspace.writeRegion("beta.mbtiles", tiles: tiles, metadata: ["version": "1"])
+        try workspace.publish()
+        let firstCopy = workspace.work.file("alpha-1.mbtiles")
+        try FileManager.default.copyItem(atPath: alpha, toPath: firstCopy)
+        try workspace.writeRegion("alpha.mbtiles", tiles: DeltaTestFiles.changing(3, of: tiles, seed: 2), metadata: ["version": "2", "description": "two"])
+        try workspace.writeRegion("beta.mbtiles", tiles: DeltaTestFiles.changing(3, of: tiles, seed: 3), metadata: ["version": "2"])
+        var packed: [String] = []
+        var written = false
+        _ = try Publisher(options: workspace.options(), clock: workspace.time.clock).publish(
+            signingKey: workspace.secretKey,
+            progress: { region, _, _ in
+                guard region == "beta", packed.contains("alpha"), !written else { return }
+                written = true
+                #expect(try! runProcess("/usr/bin/sqlite3", [alpha, "UPDATE metadata SET value = 'edited' WHERE name = 'description'"]).status == 0)
+            },
+            onEvent: { if case .packed(let region, _, _) = $0 { packed.append(region) } })
+        #expect(written)
+        let package = try workspace.gunzip("packages/alpha-2.mbtiles.gz", to: "alpha-2.mbtiles")
+        #expect(try MBTilesFile(path: package).metadata()["description"] == "two")
+        let delta = try workspace.gunzip("packages/alpha-1-to-2.delta.mbtiles.gz", to: "delta.mbtiles")
+        try MBTilesDelta.apply(delta: delta, to: firstCopy)
+        #expect(try MBTilesFile(path: firstCopy).metadata()["description"] == "two")
+    }
+
     @Test func aDeltaOverHalfThePackageIsLeftOut() throws {
         // Over 256 KiB of package: worth a warning.
         try workspace.writeRegion("alpha.mbtiles", tiles: DeltaTestFiles.pyramid(maxZoom: 6, png: true, seed: 1), metadata: ["version": "1"])
