@@ -27,7 +27,7 @@ struct PreviousCatalog {
             throw PublishError(path, L.localized("cannot read it: %1$s", "\(errorMessage(error))"), kind: .io)
         }
         guard let file = try? JSONDecoder().decode(CatalogFile.self, from: bytes) else {
-            throw PublishError(path, L.localized("not a catalog mapgate can read (move it away to publish afresh)"))
+            throw PublishError(path, L.localized("not a catalog mapgate can read: put back the one last published (its serial and gate rules go on from it), or move it away and publish with --serial above the last serial published"))
         }
         let regions = file.regions.compactMap(\.value)
         let styles = (file.styles ?? []).compactMap(\.value)

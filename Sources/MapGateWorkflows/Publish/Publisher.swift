@@ -121,6 +121,19 @@ public final class Publisher {
         if let serial = options.serial, let old = previous?.serial, serial <= old {
             throw PublishError("--serial \(serial)", "must be above the current catalog's serial \(old) (clients refuse a lower one)", kind: .usage)
         }
+        // A folder that has published (its history knows versions) and lost its catalog (moved
+        // away as the error for one that cannot be read advises, or deleted): a catalog from
+        // serial 1 would be refused by every client that has the last one, and the publisher's
+        // gate rules it held would be gone without a word (found by an attack: exit 0, serial 1,
+        // no `gate`).
+        if previous == nil, options.serial == nil, !history.regions.isEmpty {
+            throw PublishError(
+                catalogPath,
+                L.localized(
+                    "it is missing, and %1$s shows this folder has published before: a new catalog would start again at serial 1, which every client that has the last one refuses, without the gate rules it held; put it back, or publish with --serial above the last serial published (and add its gate rules again)",
+                    historyPath),
+                kind: .usage)
+        }
         // The next catalog's serial must fit, checked before any package is written.
         if options.serial == nil, let old = previous?.serial, old >= PublishOptions.maximumSerial {
             throw PublishError(

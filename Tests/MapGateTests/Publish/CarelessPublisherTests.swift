@@ -68,6 +68,36 @@ import Testing
         #expect(!workspace.exists("catalog.json") && !workspace.exists("packages/alpha-1.mbtiles.gz"))
     }
 
+    /// A catalog that cannot be read, moved away as the error advised (or deleted), in a folder
+    /// whose history shows it has published: the next publish started again at serial 1, which
+    /// every client refuses as a rollback, and dropped the gate rules the catalog held, exit 0
+    /// (found by an attack). It is refused, saying how to go on; with `--serial` above the last
+    /// one it publishes.
+    @Test func aLostCatalogIsNotStartedAgainAtSerialOne() throws {
+        try workspace.writeRegion("alpha.mbtiles", tiles: tiles, metadata: ["version": "1"])
+        try workspace.publish()
+        try workspace.writeRegion("alpha.mbtiles", tiles: DeltaTestFiles.changing(3, of: tiles, seed: 2), metadata: ["version": "2"])
+        try workspace.publish()
+        #expect(try workspace.catalog().serial == 2)
+        try Data("{ \"edited by hand".utf8).write(to: URL(fileURLWithPath: workspace.catalogPath))
+        #expect {
+            try workspace.publish()
+        } throws: { error in
+            errorMessage(error).contains("not a catalog mapgate can read: put back the one last published")
+        }
+        try FileManager.default.removeItem(atPath: workspace.catalogPath)
+        try workspace.writeRegion("alpha.mbtiles", tiles: DeltaTestFiles.changing(3, of: tiles, seed: 3), metadata: ["version": "3"])
+        let before = try workspace.snapshot()
+        #expect {
+            try workspace.publish()
+        } throws: { error in
+            errorMessage(error).contains("it is missing, and \(workspace.output)/.publish/history.json shows this folder has published before")
+        }
+        #expect(try workspace.snapshot() == before, "the refused publish changed the folder")
+        try workspace.publish { $0.serial = 3 }
+        #expect(try workspace.catalog().serial == 3)
+    }
+
     @Test func aLostHistoryDoesNotLetAVersionComeBackWithOtherTiles() throws {
         let path = try workspace.writeRegion("alpha.mbtiles", tiles: tiles, metadata: ["version": "1"])
         try workspace.publish()
