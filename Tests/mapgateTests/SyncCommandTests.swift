@@ -87,6 +87,25 @@ import Testing
         #expect(refused.stderr.contains("region b: needs mapgate 99 or newer"))
     }
 
+    /// A region the publisher renamed (regions.json's `name`, the same version): the next sync
+    /// takes the catalog's name, without a download (found by an attack: clients kept the old
+    /// name in `list`, the server's list and TileJSON for good, while `catalog` showed the new).
+    @Test func aRenamedRegionTakesTheCatalogsName() throws {
+        let source = try TestPaths.shared("mbtiles/mbtileserver-geography-class-png.mbtiles")
+        try builder.add(id: "a", source: source, format: "png", overrides: ["name": "Old Name"])
+        try builder.write()
+        #expect(try mapgate.run(["sync", "a"]).status == 0)
+        try builder.add(id: "a", source: source, format: "png", overrides: ["name": "新しい名前"])
+        try builder.write()
+        workspace.origin.clearRequests()
+        let again = try mapgate.run(["sync", "a"])
+        #expect(again.status == 0 && again.stdout.contains("a 1: up to date"), "\(again.stdout)\(again.stderr)")
+        #expect(!workspace.origin.requests.contains { $0.path.contains("/packages/") }, "\(workspace.origin.requests.map(\.path))")
+        let row = try MapGateBinary.json(try mapgate.run(["list", "--json"]).stdout.trimmingCharacters(in: .newlines))
+        #expect(row["name"] as? String == "新しい名前", "\(row)")
+        #expect(try mapgate.run(["verify", "a"]).status == 0)
+    }
+
     @Test func syncWithoutNamesKeepsARegionThePublisherDropped() throws {
         try builder.add(id: "a", source: try TestPaths.shared("mbtiles/mbtileserver-geography-class-png.mbtiles"), format: "png")
         try builder.write()

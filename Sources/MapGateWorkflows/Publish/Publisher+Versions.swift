@@ -48,7 +48,13 @@ extension Publisher {
                 // again: a hard link is its base copy when both are on one file system.
                 if isConverted, link(path, scratchBase) == 0 { return facts }
                 do {
-                    try FileManager.default.copyItem(atPath: path, toPath: scratchBase)
+                    // The file's bytes, through a link too (found by an attack: an input that is a
+                    // symbolic link got a link as its base copy, dangling or changing with the
+                    // input, and the next versions no delta).
+                    let input = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+                    guard input >= 0 else { throw GeneralFailure(SystemErrorReason.text(errno), kind: .io) }
+                    defer { close(input) }
+                    try FileCopy.copy(descriptor: input, named: path, to: scratchBase)
                 } catch {
                     throw PublishError(scratchBase, L.localized("cannot copy %1$s here: %2$s", "\(path)", "\(errorMessage(error))"), kind: .io)
                 }

@@ -234,18 +234,22 @@ public final class RegionInstaller {
         } else {
             condition = try previous.condition(ofFileAt: path)
         }
+        var record = previous
         switch condition {
         case .intact:
             break
         case .intactWithNewStamp(let stamp):
-            var record = previous
             record.fileStamp = stamp
-            try registry.database.transaction { try registry.save(record) }
         case .damaged(let reason):
             damaged[region.id] = (RegionFileStamp(path: path), reason)
             notice(L.localized("region %1$s: the installed file is damaged (%2$s); installing it again", region.id, reason))
             return (nil, true)
         }
+        // The catalog's name for the same version, renamed by the publisher (regions.json): a
+        // label, not map data, so taken without a use (found by an attack: the clients kept the
+        // old name in `list`, the server's list and TileJSON for good).
+        record.name = region.name
+        if record != previous { try registry.database.transaction { try registry.save(record) } }
         // A run killed after installing left its download and assembled file: not needed now.
         LeftoverFiles.removeDeadRunFiles(of: region.id, in: directory, includingDownloads: true)
         return (.upToDate(version: previous.version), false)

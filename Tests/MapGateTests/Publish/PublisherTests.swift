@@ -194,6 +194,26 @@ import Testing
         #expect(try MBTilesFile(path: firstCopy).metadata()["description"] == "two")
     }
 
+    /// An input that is a symbolic link (followed, as documented) got a link as its base copy:
+    /// dangling for a relative link, and the input itself for an absolute one, so the next
+    /// version got no delta ("database is locked": base and target one file) (found by an attack).
+    /// The base copy holds the file's bytes.
+    @Test(arguments: [true, false])
+    func aLinkedInputGetsACopyOfItsFileAsItsBase(relative: Bool) throws {
+        let real = workspace.work.file("real.mbtiles")
+        try DeltaTestFiles.write(real, tiles: tiles, metadata: ["format": "png", "version": "1"])
+        try FileManager.default.createSymbolicLink(atPath: workspace.input + "/alpha.mbtiles", withDestinationPath: relative ? "../real.mbtiles" : real)
+        #expect(FileManager.default.fileExists(atPath: workspace.input + "/alpha.mbtiles"), "the link must reach the file")
+        try workspace.publish()
+        let base = workspace.output + "/.publish/bases/alpha-1.mbtiles"
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: base)) == nil, "the base copy is a link")
+        #expect(try TilesetHash.compute(ofFileAt: base).hex == (try TilesetHash.compute(ofFileAt: real).hex))
+        try FileManager.default.removeItem(atPath: real)
+        try DeltaTestFiles.write(real, tiles: DeltaTestFiles.changing(3, of: tiles, seed: 2), metadata: ["format": "png", "version": "2"])
+        let report = try workspace.publish()
+        #expect(try workspace.catalog().region("alpha")?.deltas.map(\.fromVersion) == ["1"], "\(report.notes)")
+    }
+
     @Test func aDeltaOverHalfThePackageIsLeftOut() throws {
         // Over 256 KiB of package: worth a warning.
         try workspace.writeRegion("alpha.mbtiles", tiles: DeltaTestFiles.pyramid(maxZoom: 6, png: true, seed: 1), metadata: ["version": "1"])
