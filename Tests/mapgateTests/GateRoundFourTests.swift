@@ -625,13 +625,40 @@ import Glibc
             connection.sendAndHangUp("GET /plain/0/0/0.png HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
             // One that only shut its sending side (`nc -N`) reads why (found by the attack on this fix).
             let answer = String(decoding: connection.readAll(), as: UTF8.self)
-            #expect(answer.hasPrefix("HTTP/1.1 503") && answer.contains("closed for sending before its first tile"), "\(answer)")
+            #expect(answer.hasPrefix("HTTP/1.1 503") && answer.contains("closed for sending before its tile"), "\(answer)")
         }
         let metrics = try runProcess("/usr/bin/curl", ["-sS", started.base + "/metrics"])
         started.process.signal(SIGTERM)
         #expect(started.process.wait() == 0)
         #expect(try promptsShown() == before, "a tile nobody got spent the server's use: \(started.process.stderr)")
         #expect(!metrics.stdout.contains("route=\"tile\",status=\"200\""), "\(metrics.stdout)")
+    }
+
+    /// The same for the tile that would pay a day of serving after the first (found by an
+    /// attack: after the first day no tile was checked, and a GET sent and closed at once paid the
+    /// day). The server's clock runs 10,000 times fast (a day in under 9 s); once the day is over,
+    /// tiles to clients that have gone pay nothing, and the next tile that reaches someone pays it.
+    @Test func aTileWhoseClientHasGoneCostsNoDayOfServing() throws {
+        let started = try mapgate.serve(fakeTime: "@\(during) x10000", environment: ["MAPGATE_GATE_REFRESH_SECONDS": "0.2"])
+        defer {
+            started.process.signal(SIGTERM)
+            _ = started.process.wait()
+        }
+        let port = try #require(UInt16(started.base.split(separator: ":").last ?? ""))
+        #expect(try tile(started) == "200")
+        let paid = try promptsShown(at: "2027-03-01 00:00:00")
+        // Past the first day (and a monitor's look or two).
+        usleep(10_000_000)
+        for _ in 0..<3 {
+            let connection = try RawConnection(port: port)
+            connection.sendAndHangUp("GET /plain/0/0/0.png HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            let answer = String(decoding: connection.readAll(), as: UTF8.self)
+            #expect(answer.hasPrefix("HTTP/1.1 503") && answer.contains("closed for sending before its tile"), "\(answer)")
+        }
+        usleep(1_000_000)
+        #expect(try promptsShown(at: "2027-03-01 00:00:00") == paid, "a tile nobody got paid a day: \(started.process.stderr)")
+        #expect(try tile(started) == "200")
+        #expect(waitUntil(timeout: 10) { (try? promptsShown(at: "2027-03-01 00:00:00")) == paid + 1 }, "the day was not due: \(started.process.stderr)")
     }
 
     /// A head too large for its answer to fit beside it in libmicrohttpd's buffer (found by an

@@ -211,6 +211,10 @@ public final class GateMonitor: Sendable {
                 if !isDue || !wasDue { tilesPaidFor = tiles }
                 wasDue = isDue
                 let unknown = settings.servedRegions().filter { !latest.record.installedRegions.contains($0) }
+                // From here until the day's use is counted, a tile to a client that has gone is
+                // not answered: it would pay the day (found by an attack: a GET sent and closed at
+                // once paid each day after the first, which had that check alone).
+                watch.setServingUseDue(isDue)
                 if !unknown.isEmpty {
                     // A region that appeared while serving without `sync` installing it under this
                     // record (a file copied in): a use of it, as `open` would be. The record recovers
@@ -218,6 +222,7 @@ public final class GateMonitor: Sendable {
                     try countUse(opening: unknown)
                 } else if policy.isServingUseDue(latest.phase, servedFor: served, answeredTiles: tiles > tilesPaidFor) {
                     try countUse(opening: [])
+                    watch.setServingUseDue(false)
                 } else if let refreshed = try gate.refreshIfDue() {
                     latest = refreshed
                 }

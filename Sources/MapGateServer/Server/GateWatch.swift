@@ -91,6 +91,18 @@ public final class GateWatch: Sendable {
         answered.add(1, ordering: .releasing)
     }
 
+    private let useDue = Atomic<Bool>(false)
+
+    /// Whether the next tile answered pays a day of serving (the monitor counts it at its next
+    /// look): a tile whose client has gone is then not answered (``TileRequestHandler``), as
+    /// before the start's use is delivered.
+    public var isServingUseDue: Bool { useDue.load(ordering: .relaxed) }
+
+    /// Said by the monitor at each look.
+    public func setServingUseDue(_ due: Bool) {
+        useDue.store(due, ordering: .relaxed)
+    }
+
     private let startDelivery = Atomic<UInt64>(0)
 
     /// ``MonotonicClock/nanoseconds`` when a tile last delivered the server's start use (nil

@@ -97,6 +97,15 @@ extension TileRequestHandler {
         return answer(prepared, etag: etag, request)
     }
 
+    /// The answer to a tile request whose client has gone: the connection is closed, and the
+    /// label keeps it from counting as a tile answered.
+    private func gone() -> HTTPServerResponse {
+        var gone = text(503, "this connection was closed for sending before its tile was answered; ask again on a connection kept open\n", cors: true)
+        gone.closesConnection = true
+        gone.label = Self.unheldTileLabel
+        return gone
+    }
+
     /// A tile's 200, or 304 when `If-None-Match` matches its ETag. The first tile sent (to a GET:
     /// a HEAD sends no tile), or 304 to a client that named the tile's ETag, delivers the
     /// server's use: the gate's record is told before it goes. A 304 to `If-None-Match: *` does
@@ -123,12 +132,7 @@ extension TileRequestHandler {
             // closed instead, and the use waits for a tile that reaches someone (found by an
             // attack: the first tile, answered to a closed connection, delivered the use).
             // (A client that only shut down its sending side, as `nc -N` does, reads the reason.)
-            if request.clientHasGone() {
-                var gone = text(503, "this connection was closed for sending before its first tile was answered; ask again on a connection kept open\n", cors: true)
-                gone.closesConnection = true
-                gone.label = Self.unheldTileLabel
-                return gone
-            }
+            if request.clientHasGone() { return gone() }
             do {
                 // Its day of serving runs from a use delivered now (the monitor reads it).
                 if try use.deliver() { service.gate.recordStartDelivered() }
@@ -138,6 +142,10 @@ extension TileRequestHandler {
                 refusal.headers.append(("Retry-After", "5"))
                 return refusal
             }
+        }
+        else if request.method != "HEAD", match != .any, service.gate.isServingUseDue, request.clientHasGone() {
+            // The same for the tile that pays a day of serving (counted at the monitor's next look).
+            return gone()
         }
         if match != nil {
             // The 200's headers but its Content-Type, and the length of the tile it stands for,
