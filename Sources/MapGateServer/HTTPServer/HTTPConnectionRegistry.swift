@@ -279,8 +279,12 @@ final class HTTPConnectionRegistry: Sendable {
         watchdog.withLock { $0 }?.stop()
     }
 
-    private static let timeoutAnswer = Array(
-        "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: 18\r\n\r\nrequest timed out\n".utf8)
+    /// The 408, with the `Date` every answer carries (RFC 9110 §6.6.1; found by an attack: this
+    /// one alone had none).
+    private static func timeoutAnswer() -> [UInt8] {
+        Array(
+            "HTTP/1.1 408 Request Timeout\r\nDate: \(HTTPDate.string(Date()))\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: 18\r\n\r\nrequest timed out\n".utf8)
+    }
 
     /// One look at every connection waiting for a head (outside the registry's lock).
     private func scan() {
@@ -294,7 +298,7 @@ final class HTTPConnectionRegistry: Sendable {
                     guard MonotonicClock.elapsed(from: seen, to: now) >= limit else { return }
                     // The connection's thread is not writing (no request is being answered) and
                     // cannot close the socket while this lock is held (see `remove`).
-                    _ = Self.timeoutAnswer.withUnsafeBytes { send(record.socket, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
+                    _ = Self.timeoutAnswer().withUnsafeBytes { send(record.socket, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
                     shutdown(record.socket, Int32(SHUT_RDWR))
                     state.timedOut = true
                     onTimeout(state.target)

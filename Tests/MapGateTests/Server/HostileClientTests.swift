@@ -174,6 +174,8 @@ import Glibc
         }
         let response = connection.readResponse()
         #expect(response?.status == 408)
+        // With the Date every answer carries (RFC 9110 §6.6.1; found by an attack: this one had none).
+        #expect(response.flatMap { $0.headers["date"] ?? $0.headers["Date"] }.map { $0.hasSuffix(" GMT") } == true, "\(String(describing: response?.headers))")
         #expect(Date().timeIntervalSince(started) < 2.8, "closed after \(Date().timeIntervalSince(started)) s")
     }
 
