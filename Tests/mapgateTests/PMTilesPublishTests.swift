@@ -79,7 +79,7 @@ struct PMTilesPublishTests {
     /// not apply): published and installed as the images' own bytes.
     /// A PNG archive by the reference writer, its tiles gzip-compressed once more: `tiles` is
     /// Python, a list of ((z, x, y), bytes) pairs.
-    func gzippedPNGArchive(_ name: String, maxZoom: Int, tiles: String) throws -> String {
+    func gzippedPNGArchive(_ name: String, maxZoom: Int, tiles: String, metadata: String = "{\"name\": sys.argv[2]}") throws -> String {
         let archive = work.file(name + ".pmtiles")
         let made = try runProcess("/usr/bin/python3", ["-c", """
             import gzip, sys
@@ -92,7 +92,7 @@ struct PMTilesPublishTests {
                     w.write_tile(zxy_to_tileid(z, x, y), gzip.compress(png(body), mtime=0))
                 w.finalize({"tile_type": TileType.PNG, "tile_compression": Compression.GZIP, "min_zoom": 0, "max_zoom": \(maxZoom),
                     "min_lon_e7": -1800000000, "min_lat_e7": -850000000, "max_lon_e7": 1800000000, "max_lat_e7": 850000000,
-                    "center_zoom": 0, "center_lon_e7": 0, "center_lat_e7": 0}, {"name": sys.argv[2]})
+                    "center_zoom": 0, "center_lon_e7": 0, "center_lat_e7": 0}, \(metadata))
             """, archive, name], environment: ["PYTHONPATH": PMTilesReference.pythonPath])
         try #require(made.status == 0, "\(made.stderr)")
         return archive
@@ -114,6 +114,20 @@ struct PMTilesPublishTests {
         try offer([("bomb", bomb, "1")])
         let refused = try publish()
         #expect(refused.status == 65 && refused.stderr.contains("tile 0/0/0 is gzip-compressed and does not unpack"), "\(refused.stderr)")
+    }
+
+    /// A metadata value over the 16 KiB mapgate shows (an 18 KB `description`) is kept in the
+    /// region, as an MBTiles input's is (found by an attack: it vanished from the package and
+    /// every install, without a word).
+    @Test func aLongMetadataValueOfAnArchiveIsKept() throws {
+        let archive = try gzippedPNGArchive(
+            "long", maxZoom: 0, tiles: "[((0, 0, 0), bytes(300))]", metadata: "{\"name\": sys.argv[2], \"description\": \"d\" * 18000}")
+        try offer([("long", archive, "1")])
+        let published = try publish()
+        try #require(published.status == 0, "\(published.stderr)")
+        try #require(try workspace.mapgate.run(["sync", "long"]).status == 0)
+        let length = try runProcess("/usr/bin/sqlite3", [workspace.mapgate.dataDirectory + "/regions/long.mbtiles", "SELECT length(value) FROM metadata WHERE name = 'description'"])
+        #expect(length.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "18000", "\(length.stdout)\(length.stderr)")
     }
 
     /// Ctrl-C while an archive is being converted (found by an attack: a 123 MB conversion stayed

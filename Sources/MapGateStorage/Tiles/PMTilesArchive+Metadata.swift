@@ -22,7 +22,15 @@ extension PMTilesArchive {
     /// text, `vector_layers`, `tilestats` and any other object or array in `json`; `format` from
     /// the tile type, `minzoom`, `maxzoom`, `bounds` and `center` from the header where the JSON
     /// has none; no `scheme` (the MBTiles rows written are TMS whatever the archive's JSON says).
+    /// Values over ``MBTilesFile/metadataLimit(for:)`` are left out, as an MBTiles file's are.
     public func metadata() throws -> [String: String] {
+        try metadata(whole: false)
+    }
+
+    /// ``metadata()`` with `whole`, every value at any length: for an MBTiles copy of the archive
+    /// (`publish`), which keeps what the archive holds as an MBTiles input keeps its own (found by
+    /// an attack: an 18 KB `description` vanished from the package and every install).
+    public func metadata(whole: Bool) throws -> [String: String] {
         var result: [String: String] = [:]
         var json: [String: JSONValue] = [:]
         for (key, value) in try jsonMetadata() {
@@ -54,7 +62,7 @@ extension PMTilesArchive {
         if result["center"] == nil, header.centerLongitudeE7 != 0 || header.centerLatitudeE7 != 0 || header.centerZoom != 0 {
             result["center"] = "\(degrees(header.centerLongitudeE7)),\(degrees(header.centerLatitudeE7)),\(header.centerZoom)"
         }
-        return result.filter { $0.value.utf8.count <= MBTilesFile.metadataLimit(for: $0.key) }
+        return whole ? result : result.filter { $0.value.utf8.count <= MBTilesFile.metadataLimit(for: $0.key) }
     }
 
     /// A number as metadata text: `12` for a whole number, else as Swift prints it.

@@ -49,7 +49,7 @@ public struct PMTilesInputs {
                         "converting it to MBTiles (one row per tile, a run of shared tiles included) needs up to %1$s in %2$s, which has %3$s free: set TMPDIR to a folder with room",
                         ByteCount.text(needed), folder, ByteCount.text(free)), kind: .io)
             }
-            try MBTilesWriter.write(archive, metadata: try archive.metadata(), to: converted)
+            try MBTilesWriter.write(archive, metadata: try archive.metadata(whole: true), to: converted)
         } catch let error as PMTilesError {
             try? FileManager.default.removeItem(atPath: converted)
             throw PublishError(path, error.reason, kind: error.kind)

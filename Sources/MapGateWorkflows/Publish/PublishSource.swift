@@ -93,7 +93,7 @@ struct PublishSource: Sendable, Equatable {
         guard !version.lowercased().hasSuffix(".delta") else {
             throw fail(L.localized("version \"%1$s\" ends in .delta, which names delta packages; give another version", TerminalText.inline(version)))
         }
-        let name = override?.name ?? metadata["name"].flatMap { $0.isEmpty ? nil : $0 } ?? id
+        let name = override?.name ?? metadata["name"].flatMap { $0.allSatisfy(\.isWhitespace) ? nil : $0 } ?? id
         if let problem = Self.nameProblem(name) {
             let origin = override?.name == nil ? L.localized("metadata \"name\"") : "regions.json"
             throw fail(L.localized("the region's name (from %1$s) %2$s; set \"name\" in regions.json", origin, problem))

@@ -43,7 +43,9 @@ public struct RegionOverride: Sendable, Equatable {
             }
             func string(_ key: String) throws -> String? {
                 guard let raw = fields[key] else { return nil }
-                guard let text = raw.stringValue, !text.isEmpty else { throw fail(L.localized("\"%1$s\": %2$s must be a non-empty string", "\(fileName)", "\(key)")) }
+                // Blank counts as empty (found by an attack: a name of spaces was published, and
+                // shown as nothing in `catalog`).
+                guard let text = raw.stringValue, !text.allSatisfy(\.isWhitespace) else { throw fail(L.localized("\"%1$s\": %2$s must be a non-empty string", "\(fileName)", "\(key)")) }
                 return text
             }
             let entry = RegionOverride(

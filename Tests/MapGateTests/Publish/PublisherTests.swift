@@ -320,7 +320,7 @@ import Testing
     }
 
     enum BadInput: String, CaseIterable, Sendable {
-        case notSQLite, noTiles, badID, noVersion, badBounds, unknownOverrideKey
+        case notSQLite, noTiles, badID, noVersion, badBounds, unknownOverrideKey, blankName
     }
 
     @Test(arguments: BadInput.allCases)
@@ -346,6 +346,11 @@ import Testing
             try workspace.writeRegion("alpha.mbtiles", tiles: tiles, metadata: ["version": "1"])
             try workspace.work.write("in/regions.json", #"{"alpha.mbtiles": {"colour": "red"}}"#)
             expected = ("regions.json", "\"alpha.mbtiles\": unknown key \"colour\"")
+        case .blankName:
+            // Found by an attack: a name of spaces was published, and shown as nothing in `catalog`.
+            try workspace.writeRegion("alpha.mbtiles", tiles: tiles, metadata: ["version": "1"])
+            try workspace.work.write("in/regions.json", #"{"alpha.mbtiles": {"name": "   "}}"#)
+            expected = ("regions.json", "\"alpha.mbtiles\": name must be a non-empty string")
         }
         let error = try #require(throws: PublishError.self) { try workspace.publish() }
         let message = error.errorDescription ?? ""
