@@ -25,6 +25,11 @@ struct ProtobufWriter {
         bytes(field, Array(value.utf8))
     }
 
+    /// Fields encoded elsewhere, as they are.
+    mutating func append(encoded fields: Data) {
+        bytes.append(contentsOf: fields)
+    }
+
     mutating func message(_ field: Int, _ body: (inout ProtobufWriter) -> Void) {
         var inner = ProtobufWriter()
         body(&inner)
