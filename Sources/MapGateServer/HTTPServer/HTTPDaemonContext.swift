@@ -93,7 +93,9 @@ final class HTTPDaemonContext: Sendable {
         // told not to refuse a missing Host itself, also passes `GET /a b HTTP/1.1` on as `/a b`).
         // Nor bytes outside ASCII (found by an attack: `/fonts/\xff\xfe/0-255.pbf` was read with
         // U+FFFD in their place and answered, where `%ff` is refused).
-        if head.target.utf8.contains(where: { $0 <= 0x20 || $0 >= 0x7F }) { return Self.refusal(400, "malformed request target\n") }
+        if head.target.utf8.contains(where: { $0 <= 0x20 || $0 >= 0x7F }) {
+            return Self.refusal(400, "malformed request target: it holds a space, a control character or a byte outside ASCII; percent-encode them (RFC 9112 §3.2)\n")
+        }
         // One pass over the header fields: most requests carry neither Content-Length nor
         // Transfer-Encoding, and one Host (nothing is allocated for them).
         var hostCount = 0
@@ -167,7 +169,7 @@ final class HTTPDaemonContext: Sendable {
             return send(HTTPServerResponse(status: 204, headers: [("Allow", "GET, HEAD, OPTIONS")], body: Data()), for: head, on: connection)
         }
         guard var request = HTTPServerRequest(method: head.method, target: head.target, version: head.version, headers: head.headers) else {
-            return send(Self.refusal(400, "malformed request target\n"), for: head, on: connection)
+            return send(Self.refusal(400, "malformed request target: \(HTTPServerRequest.targetProblem(head.target))\n"), for: head, on: connection)
         }
         request.bodyFits = bodyFits
         request.socket = head.record?.socket ?? -1

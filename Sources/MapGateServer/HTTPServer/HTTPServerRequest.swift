@@ -123,6 +123,46 @@ public struct HTTPServerRequest: Sendable {
         return String(validating: output, as: UTF8.self)
     }
 
+    /// Why `target` makes no request (``init(method:target:version:headers:)`` gave nil), for the
+    /// 400's body: the escape or the rule at fault, never the raw bytes (found by an attack:
+    /// "malformed request target" said neither what nor why).
+    static func targetProblem(_ target: String) -> String {
+        let bytes = Array((absoluteForm(target)?.path ?? target).utf8)
+        guard bytes.first == 0x2F else { return "it does not start with /" }
+        let path = bytes[..<(bytes.firstIndex(of: 0x3F) ?? bytes.endIndex)]
+        var index = path.startIndex
+        while index < path.endIndex {
+            guard path[index] == 0x25 else {
+                index += 1
+                continue
+            }
+            let escape = String(decoding: path[index..<min(index + 3, path.endIndex)], as: UTF8.self)
+            guard index + 2 < path.endIndex, let high = hexValue(path[index + 1]), let low = hexValue(path[index + 2]) else {
+                return "\(shown(escape)) is not a percent-encoded byte (% and two hexadecimal digits)"
+            }
+            let decoded = high << 4 | low
+            if decoded == 0x2F { return "\(escape) is an escaped /, which no path here holds" }
+            if decoded == 0 { return "\(escape) is an escaped NUL, which no path here holds" }
+            index += 3
+        }
+        return "its path does not decode to UTF-8 text"
+    }
+
+    /// `text` with what is not printable ASCII percent-encoded: a part of a target said back in a
+    /// body.
+    static func shown(_ text: String) -> String {
+        var output = ""
+        for byte in text.utf8 {
+            if byte > 0x20, byte < 0x7F {
+                output.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                let hex = String(byte, radix: 16, uppercase: true)
+                output += (hex.count == 1 ? "%0" : "%") + hex
+            }
+        }
+        return output
+    }
+
     private static func hexValue(_ byte: UInt8) -> UInt8? {
         switch byte {
         case 0x30...0x39: byte - 0x30

@@ -51,7 +51,7 @@ public final class TileRequestHandler: HTTPRequestHandler {
         // And after: this worker may wait in the pool a long time, holding what it opened.
         defer { closeReplacedFiles() }
         let path = request.path
-        guard Self.isSafe(path) else { return text(400, "bad path\n") }
+        if let problem = Self.pathProblem(path) { return text(400, "bad path \(HTTPServerRequest.shown(path)): \(problem)\n") }
         let route = Route(path: path)
         var response = answer(request, route: route)
         if response.label == nil { response.label = route.name }
@@ -224,12 +224,16 @@ public final class TileRequestHandler: HTTPRequestHandler {
         return service.fallbackHost
     }
 
-    /// No `.` or `..` segment, `//`, backslash or NUL in the (decoded) path. Dots inside a
-    /// segment are a name's (found by an attack: a region `a..b`, which the id pattern allows,
-    /// was installed and announced, and every request for it was 400).
-    static func isSafe(_ path: String) -> Bool {
-        if path.utf8.contains(where: { $0 == 0x5C || $0 == 0 }) || path.contains("//") { return false }
-        return !path.split(separator: "/").contains { $0 == ".." || $0 == "." }
+    /// Why a decoded path is refused (nil when it is not): a `.` or `..` segment, `//`, a
+    /// backslash or a NUL, each a way to name one file by several paths or one outside what is
+    /// served. Dots inside a segment are a name's (found by an attack: a region `a..b`, which the
+    /// id pattern allows, was installed and announced, and every request for it was 400).
+    static func pathProblem(_ path: String) -> String? {
+        if path.utf8.contains(0x5C) { return "a backslash is not a path separator here" }
+        if path.utf8.contains(0) { return "it holds a NUL" }
+        if path.contains("//") { return "it has an empty segment (//)" }
+        if path.split(separator: "/").contains(where: { $0 == ".." || $0 == "." }) { return "it has a . or .. segment" }
+        return nil
     }
 
     static func extensions(_ format: TileFormat) -> [String] {
