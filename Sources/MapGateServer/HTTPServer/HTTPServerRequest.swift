@@ -127,7 +127,9 @@ public struct HTTPServerRequest: Sendable {
     /// 400's body: the escape or the rule at fault, never the raw bytes (found by an attack:
     /// "malformed request target" said neither what nor why).
     static func targetProblem(_ target: String) -> String {
+        // Its answers are in English, as every HTTP answer's body is (not translated: below).
         let bytes = Array((absoluteForm(target)?.path ?? target).utf8)
+        // (not translated: an HTTP answer's body, in English as every one is)
         guard bytes.first == 0x2F else { return "it does not start with /" }
         let path = bytes[..<(bytes.firstIndex(of: 0x3F) ?? bytes.endIndex)]
         var index = path.startIndex
@@ -138,13 +140,17 @@ public struct HTTPServerRequest: Sendable {
             }
             let escape = String(decoding: path[index..<min(index + 3, path.endIndex)], as: UTF8.self)
             guard index + 2 < path.endIndex, let high = hexValue(path[index + 1]), let low = hexValue(path[index + 2]) else {
+                // (not translated: an HTTP answer's body, in English as every one is)
                 return "\(shown(escape)) is not a percent-encoded byte (% and two hexadecimal digits)"
             }
             let decoded = high << 4 | low
+            // (not translated: an HTTP answer's body, in English as every one is)
             if decoded == 0x2F { return "\(escape) is an escaped /, which no path here holds" }
+            // (not translated: an HTTP answer's body, in English as every one is)
             if decoded == 0 { return "\(escape) is an escaped NUL, which no path here holds" }
             index += 3
         }
+        // (not translated: an HTTP answer's body, in English as every one is)
         return "its path does not decode to UTF-8 text"
     }
 

@@ -229,11 +229,12 @@ public final class TileRequestHandler: HTTPRequestHandler {
     /// served. Dots inside a segment are a name's (found by an attack: a region `a..b`, which the
     /// id pattern allows, was installed and announced, and every request for it was 400).
     static func pathProblem(_ path: String) -> String? {
-        if path.utf8.contains(0x5C) { return "a backslash is not a path separator here" }
-        if path.utf8.contains(0) { return "it holds a NUL" }
-        if path.contains("//") { return "it has an empty segment (//)" }
-        if path.split(separator: "/").contains(where: { $0 == ".." || $0 == "." }) { return "it has a . or .. segment" }
-        return nil
+        // (not translated: an HTTP answer's body, in English as every one is)
+        if path.utf8.contains(0x5C) { "a backslash is not a path separator here" }
+        else if path.utf8.contains(0) { "it holds a NUL" }
+        else if path.contains("//") { "it has an empty segment (//)" }
+        else if path.split(separator: "/").contains(where: { $0 == ".." || $0 == "." }) { "it has a . or .. segment" }
+        else { nil }
     }
 
     static func extensions(_ format: TileFormat) -> [String] {
