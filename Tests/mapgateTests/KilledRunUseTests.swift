@@ -222,6 +222,37 @@ import Glibc
         #expect(try promptsShown() - before == 2, "installed again without a use: \(again.stdout)\(again.stderr)")
     }
 
+    /// The use a pending record names is taken out of the last delivered before its install is
+    /// finished: with the gate's record held locked at that moment (here by sqlite3, after the run
+    /// got past its first look at the gate), nothing is finished and the pending record stays for
+    /// the next run, which finishes it without a use (found by the attack on the fix above: the
+    /// taking out was let fail, and the record and file copied aside were finished a second time).
+    @Test func aFinishingWhoseUseCannotBeTakenOutFinishesNothing() throws {
+        try workspace.offer("fresh", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
+        let before = try promptsShown()
+        let killed = try mapgate.run(["sync", "fresh"], at: during, environment: ["MAPGATE_FAULT_KILL_AT": "delivered"])
+        #expect(killed.status != 0, "\(killed.stderr)")
+        let pending = mapgate.dataDirectory + "/regions/.fresh.pending.json"
+        #expect(FileManager.default.fileExists(atPath: pending))
+        // The data directory's lock held for 2 s, so the sync waits there after its look at the
+        // gate; the record is held locked from 1 s on, for longer than a run waits for it.
+        let directoryLock = try BackgroundProcess("/usr/bin/flock", [mapgate.dataDirectory + "/lock", "sleep", "2"])
+        usleep(300_000)
+        let sync = try mapgate.start(["sync", "fresh"], at: during)
+        usleep(1_000_000)
+        let holder = try BackgroundProcess("/usr/bin/sqlite3", [mapgate.stateHome + "/mapgate/state.sqlite", "BEGIN IMMEDIATE;", ".shell sleep 14", "ROLLBACK;"])
+        #expect(sync.wait(timeout: 60) != 0, "\(sync.stderr)")
+        #expect(directoryLock.wait(timeout: 10) == 0)
+        #expect(holder.wait(timeout: 30) == 0)
+        #expect(FileManager.default.fileExists(atPath: pending), "the pending record went with nothing finished: \(sync.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: mapgate.dataDirectory + "/regions/fresh.mbtiles"))
+        workspace.origin.clearRequests()
+        let again = try mapgate.run(["sync", "fresh"], at: during)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(!workspace.origin.requests.contains { $0.path.contains("packages/fresh") }, "\(workspace.origin.requests.map(\.path))")
+        #expect(try promptsShown() - before == 1, "\(again.stdout)\(again.stderr)")
+    }
+
     /// A server killed before answering a tile gets its use back; one killed after answering a
     /// GET keeps it (the record was told before the tile went out).
     @Test func aServerKilledKeepsItsUseExactlyWhenItAnsweredATile() throws {

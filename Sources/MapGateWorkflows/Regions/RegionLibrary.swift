@@ -81,21 +81,20 @@ public final class RegionLibrary {
         try finishPendingInstalls(lock: lock) { _ in }
     }
 
-    /// Returns the uses the pending records named as paying (``PendingInstall/Entry/paidBy``):
-    /// each paid for its install, now finished or given up, and is to pay for nothing more
-    /// (``Gate/retireDeliveries(_:)``).
-    @discardableResult
-    func finishPendingInstalls(lock: DirectoryLock, finishing: (PendingInstall.Entry) -> Void) throws -> Set<String> {
-        var payers: Set<String> = []
+    func finishPendingInstalls(lock: DirectoryLock, finishing: (PendingInstall.Entry) -> Void) throws {
         for id in PendingInstall.ids(in: directory) {
-            let entry = PendingInstall.entry(id, in: directory)
-            if let paidBy = entry?.paidBy { payers.insert(paidBy) }
-            if completedInstall(id) == nil, let entry { finishing(entry) }
+            if completedInstall(id) == nil, let entry = PendingInstall.entry(id, in: directory) { finishing(entry) }
             if let record = completedInstall(id) { try registry.database.transaction { try registry.save(record) } }
             PendingInstall.remove(id, in: directory)
         }
         keepDeltasOfFinishedInstalls()
-        return payers
+    }
+
+    /// The uses the pending records name as paying for their installs (``PendingInstall/Entry/paidBy``),
+    /// which ``finishPendingInstalls(lock:finishing:)`` finishes or gives up: each is to pay for
+    /// nothing more (``Gate/retireDeliveries(_:)``).
+    func pendingPayers(lock: DirectoryLock) -> Set<String> {
+        Set(PendingInstall.ids(in: directory).compactMap { PendingInstall.entry($0, in: directory)?.paidBy })
     }
 
     /// A delta that installed its region, left in `partial/` by a run killed before it was kept

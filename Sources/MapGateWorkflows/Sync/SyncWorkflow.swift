@@ -129,12 +129,14 @@ public final class SyncWorkflow {
         }
         // Records a killed run did not save for files it did put in place (issue 40, item 4), and
         // files it had paid for and not yet put in place.
-        let payers = try library.finishPendingInstalls(lock: lock) { installer.finishPaidInstall($0, paid: paid, catalog: catalog) }
-        // Each of those uses paid for its install once: a pending record and its file copied
-        // aside and put back later (after a `remove`) are not finished again without a use (found
-        // by a review of the finishing). At worst (a state database that cannot be written now)
-        // they stay among the last delivered, as before.
-        if !payers.isEmpty { try? gate.retireDeliveries(payers) }
+        // Each use a pending record names pays for its install once: taken out of the last
+        // delivered first, so that the record and its file copied aside and put back later (after
+        // a `remove`) are not finished again without a use (found by a review of the finishing),
+        // and nothing is finished while the gate's record cannot be written (found by the attack
+        // on that: a state database held locked meanwhile kept the use for another finishing).
+        let payers = library.pendingPayers(lock: lock)
+        if !payers.isEmpty { try gate.retireDeliveries(payers) }
+        try library.finishPendingInstalls(lock: lock) { installer.finishPaidInstall($0, paid: paid, catalog: catalog) }
         if let saved {
             do {
                 try saved.save(in: library.directory, lock: lock)
