@@ -184,6 +184,27 @@ import Testing
         expectRefused(try sync(at: "2027-01-15 00:00:00"), "expired on 2027-03-01T00:00:00Z")
     }
 
+    /// A clock once wrong ahead (a dead battery: 2028), then set right: the catalog accepted
+    /// before stays refused (mapgate's time never goes back, as above), and the refusal says the
+    /// clock's reading beside the time it went by; a catalog the publisher made later (a new
+    /// stick) is judged by the clock as it reads, so the machine is not locked out of every
+    /// catalog for good (found by an attack: offline, only a lookup online could end it).
+    @Test func aClockOnceWrongAheadLocksOutNoLaterCatalog() throws {
+        try publish(serial: 1, expires: "2027-03-01T00:00:00Z", extra: ["generated": "2026-12-01T00:00:00Z"])
+        #expect(try sync(at: "2027-01-01 00:00:00").status == 0)
+        expectRefused(try sync(at: "2028-01-10 00:00:00"), "expired on 2027-03-01T00:00:00Z")
+        let same = try sync(at: "2027-01-05 00:00:00")
+        expectRefused(same, "expired on 2027-03-01T00:00:00Z (the time is 2028-01-10")
+        #expect(same.stderr.contains("the clock reads 2027-01-05T00:00:00Z"), "\(same.stderr)")
+        try publish(serial: 2, expires: "2027-04-01T00:00:00Z", extra: ["generated": "2027-01-04T00:00:00Z"])
+        let later = try sync(at: "2027-01-05 00:00:00")
+        #expect(later.status == 0, "\(later.stderr)")
+        // Never before the newest catalog accepted was published: one published later still, and
+        // stale by then, is refused with the clock set back behind that.
+        try publish(serial: 3, expires: "2027-01-03T00:00:00Z", extra: ["generated": "2027-01-02T00:00:00Z"])
+        expectRefused(try sync(at: "2027-01-02 12:00:00"), "expired on 2027-01-03T00:00:00Z (the time is 2027-01-04")
+    }
+
     @Test func aCatalogOver16MiBIsRefusedWithThatReason() throws {
         try publish()
         try Data(repeating: 0x20, count: (16 << 20) + 1).write(to: URL(fileURLWithPath: catalogPath))

@@ -358,6 +358,7 @@ public final class Gate {
         // A refusal is returned, not thrown, inside the transaction: the clock's high-water mark
         // it moved is saved either way.
         var newer: AcceptedCatalog.NewerCatalog?
+        let reading = clock.now
         let refusal = try update { record, now, _ -> CatalogError? in
             func refuse(_ reason: String) -> CatalogError { CatalogError(source: catalog.sourceURL, region: nil, reason: reason) }
             // A signed catalog that never expires could be replayed forever (a frozen client never
@@ -366,10 +367,28 @@ public final class Gate {
             if keyID != nil, catalog.expires == nil {
                 return refuse(L.localized("a signed catalog must say when it expires (\"expires\"): without it an old copy could be replayed forever"))
             }
-            if let expires = catalog.expires, now >= expires {
-                return refuse(L.localized("expired on %1$s (the time is %2$s): refusing a stale catalog", ISODate.string(expires), ISODate.string(now)))
-            }
             let signer = keyID ?? "unsigned"
+            if let expires = catalog.expires {
+                // The gate's clock never goes back, so setting the clock back does not revive a
+                // catalog already accepted once it is stale. A catalog newer than any accepted from
+                // its key is judged by the clock as it reads, though never before the newest
+                // catalog accepted was published: a clock that was once wrong ahead (a dead
+                // battery, set right since) left every later catalog "expired" by a time that
+                // never came, for good on a machine that gets its maps from sticks and never
+                // reaches the store (found by an attack).
+                let isNewer = (catalog.serial ?? -1) > (record.catalogSerials[signer]?.serial ?? -1)
+                let published = ([catalog.generated] + record.catalogSerials.values.map { $0.generated.flatMap(ISODate.parse) }).compactMap { $0 }
+                let time = isNewer ? ([reading] + published).max() ?? reading : now
+                if time >= expires {
+                    let said = L.localized("expired on %1$s (the time is %2$s): refusing a stale catalog", ISODate.string(expires), ISODate.string(time))
+                    guard time > reading.addingTimeInterval(86_400) else { return refuse(said) }
+                    return refuse(
+                        said
+                            + L.localized(
+                                "; the clock reads %1$s, and mapgate's time never goes back past the latest it saw: a catalog the publisher made later is accepted",
+                                ISODate.string(reading)))
+                }
+            }
             if let saved = record.catalogSerials[signer] {
                 let serial = catalog.serial ?? -1
                 if serial < saved.serial {
