@@ -253,6 +253,42 @@ import Glibc
         #expect(try promptsShown() - before == 1, "\(again.stdout)\(again.stderr)")
     }
 
+    /// A use told delivered whose rename then failed (here a folder put where the region goes)
+    /// is given back, and pays for no finishing either: the pending record and checked file,
+    /// copied while the run stood between the delivery and the rename, put back afterwards, are
+    /// fetched and paid for as any (found by an attack: the region was installed with no use ever
+    /// counted).
+    @Test func aUseGivenBackAfterAFailedRenamePaysForNoFinishing() throws {
+        try workspace.offer("fresh", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
+        let before = try promptsShown()
+        let sync = try mapgate.start(["sync", "fresh"], at: during, environment: ["MAPGATE_FAULT_STOP_AT": "delivered"])
+        let pid = try sync.descendant(named: "mapgate")
+        #expect(waitUntil { processIsStopped(pid) })
+        let regions = mapgate.dataDirectory + "/regions"
+        let pending = regions + "/.fresh.pending.json"
+        let sealed = try MapGateBinary.json(String(decoding: try #require(FileManager.default.contents(atPath: pending)), as: UTF8.self))
+        let entry = try MapGateBinary.json(try #require(sealed["entry"] as? String))
+        let checked = try #require(entry["file"] as? String)
+        let aside = workspace.work.file("aside")
+        try FileManager.default.createDirectory(atPath: aside, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: pending, toPath: aside + "/pending.json")
+        try FileManager.default.copyItem(atPath: checked, toPath: aside + "/checked.mbtiles")
+        try FileManager.default.createDirectory(atPath: regions + "/fresh.mbtiles/in-the-way", withIntermediateDirectories: true)
+        kill(pid, SIGCONT)
+        #expect(sync.wait(timeout: 30) != 0, "\(sync.stderr)")
+        #expect(try promptsShown() == before, "the failed install kept its use: \(sync.stderr)")
+        try FileManager.default.removeItem(atPath: regions + "/fresh.mbtiles")
+        try? FileManager.default.removeItem(atPath: pending)
+        try? FileManager.default.removeItem(atPath: checked)
+        try FileManager.default.copyItem(atPath: aside + "/pending.json", toPath: pending)
+        try FileManager.default.copyItem(atPath: aside + "/checked.mbtiles", toPath: checked)
+        workspace.origin.clearRequests()
+        let again = try mapgate.run(["sync", "fresh"], at: during)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(workspace.origin.requests.contains { $0.path.contains("packages/fresh") }, "installed from the copies put back")
+        #expect(try promptsShown() - before == 1, "installed without a use: \(again.stdout)\(again.stderr)")
+    }
+
     /// A server killed before answering a tile gets its use back; one killed after answering a
     /// GET keeps it (the record was told before the tile went out).
     @Test func aServerKilledKeepsItsUseExactlyWhenItAnsweredATile() throws {

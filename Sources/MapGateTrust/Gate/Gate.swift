@@ -263,6 +263,11 @@ public final class Gate {
                 guard let index = record.reservations.firstIndex(where: { $0.id == id }) else { return false }
                 record.reservations.remove(at: index)
             }
+            // A use told delivered whose step then failed (the rename into place) paid for
+            // nothing: no install of its may be finished as paid (found by an attack: its pending
+            // record, copied during the delivery, was finished by the next sync, and the region
+            // installed without a use).
+            if let id = authorization.reservationID { record.recentDeliveries.removeAll { $0 == id } }
             return policy.giveBack(&record)
         }
         if givenBack { authorization.markGivenBack() }
