@@ -289,6 +289,53 @@ import Glibc
         #expect(try promptsShown() - before == 1, "installed without a use: \(again.stdout)\(again.stderr)")
     }
 
+    /// Copies, taken while a run stands at its delivery (here stopped there), of the pending
+    /// record and checked file of an install that then completes: put back after a `remove`, they
+    /// are fetched and paid for as any (found by an attack: a run that ended well left its use
+    /// among the last delivered, and the copies were finished as paid). With a second region
+    /// killed after its own delivery in the same run, the use pays for one finishing only (found
+    /// by the same attack: both were finished on one use).
+    @Test(arguments: [false, true])
+    func copiesOfACompletedInstallArePaidFor(withAKilledSecondRegion: Bool) throws {
+        try workspace.offer("fresh", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
+        try workspace.offer("other", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
+        let before = try promptsShown()
+        let names = withAKilledSecondRegion ? ["fresh", "other"] : ["fresh"]
+        let sync = try mapgate.start(["sync"] + names, at: during, environment: ["MAPGATE_FAULT_STOP_AT": "delivered"])
+        let pid = try sync.descendant(named: "mapgate")
+        #expect(waitUntil { processIsStopped(pid) })
+        let regions = mapgate.dataDirectory + "/regions"
+        let pending = regions + "/.fresh.pending.json"
+        let sealed = try MapGateBinary.json(String(decoding: try #require(FileManager.default.contents(atPath: pending)), as: UTF8.self))
+        let entry = try MapGateBinary.json(try #require(sealed["entry"] as? String))
+        let checked = try #require(entry["file"] as? String)
+        let aside = workspace.work.file("aside")
+        try FileManager.default.createDirectory(atPath: aside, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: pending, toPath: aside + "/pending.json")
+        try FileManager.default.copyItem(atPath: checked, toPath: aside + "/checked.mbtiles")
+        kill(pid, SIGCONT)
+        if withAKilledSecondRegion {
+            // Stopped again at the second region's delivery: killed there.
+            #expect(waitUntil { processIsStopped(pid) && FileManager.default.fileExists(atPath: regions + "/.other.pending.json") })
+            kill(pid, SIGKILL)
+            _ = sync.wait(timeout: 30)
+        } else {
+            #expect(sync.wait(timeout: 30) == 0, "\(sync.stderr)")
+        }
+        #expect(FileManager.default.fileExists(atPath: regions + "/fresh.mbtiles"))
+        #expect(try promptsShown() - before == 1)
+        #expect(try mapgate.run(["remove", "fresh"], at: during).status == 0)
+        try FileManager.default.copyItem(atPath: aside + "/pending.json", toPath: pending)
+        try FileManager.default.copyItem(atPath: aside + "/checked.mbtiles", toPath: checked)
+        workspace.origin.clearRequests()
+        let again = try mapgate.run(["sync"] + names, at: during)
+        #expect(again.status == 0, "\(again.stderr)")
+        let fetched = Set(workspace.origin.requests.compactMap { request in names.first { request.path.contains("packages/\($0)") } })
+        #expect(fetched.count == 1, "\(workspace.origin.requests.map(\.path))")
+        #expect(try promptsShown() - before == 2, "installed again without a use: \(again.stdout)\(again.stderr)")
+        for name in names { #expect(try mapgate.run(["verify", name], at: during).status == 0) }
+    }
+
     /// A server killed before answering a tile gets its use back; one killed after answering a
     /// GET keeps it (the record was told before the tile went out).
     @Test func aServerKilledKeepsItsUseExactlyWhenItAnsweredATile() throws {

@@ -201,8 +201,13 @@ public final class Gate {
 
     /// Takes `ids` out of the last delivered uses (``GateRecord/recentDeliveries``): the installs
     /// they paid for are finished (or given up), and they pay for no other. Counts nothing.
-    public func retireDeliveries(_ ids: Set<String>) throws {
-        try update { record, _, _ in record.recentDeliveries.removeAll { ids.contains($0) } }
+    /// Returns the last delivered uses as they were, read in the same transaction.
+    @discardableResult
+    public func retireDeliveries(_ ids: Set<String>) throws -> [String] {
+        try update { record, _, _ in
+            defer { record.recentDeliveries.removeAll { ids.contains($0) } }
+            return record.recentDeliveries
+        }
     }
 
     /// One use of map data, counted only when delivered: authorizes it (``authorizeUse(opening:installing:payingServingDay:)``:

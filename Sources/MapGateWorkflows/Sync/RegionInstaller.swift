@@ -423,7 +423,9 @@ public final class RegionInstaller {
     /// done, and the region is fetched and paid for as any (found by the attack on this: a pending
     /// record written by hand installed a file the catalog never offered, and a link was renamed
     /// into `regions/`).
-    func finishPaidInstall(_ entry: PendingInstall.Entry, paid: [String], catalog: Catalog) {
+    /// Returns whether the file was put in place.
+    @discardableResult
+    func finishPaidInstall(_ entry: PendingInstall.Entry, paid: [String], catalog: Catalog) -> Bool {
         let id = entry.record.id
         var info = stat()
         guard let paidBy = entry.paidBy, paid.contains(paidBy), let file = entry.file,
@@ -434,9 +436,10 @@ public final class RegionInstaller {
             (try? SHA256Hasher.hex(ofFileAt: file)) == entry.record.sha256,
             let tiles = try? TilesetHash.compute(ofFileAt: file, declaredHex: nil),
             tiles.hex.uppercased() == (region.contentHash ?? entry.record.contentHash)?.uppercased(), tiles.nullTileProblem == nil
-        else { return }
-        guard DurableFile.rename(file, over: directory.regionPath(id), folder: directory.regionsPath) == nil else { return }
+        else { return false }
+        guard DurableFile.rename(file, over: directory.regionPath(id), folder: directory.regionsPath) == nil else { return false }
         LeftoverFiles.removeSideFiles(of: directory.regionPath(id))
+        return true
     }
 
     /// Why reading the file at `path` from start to end fails (EIO from a failing disk), nil when

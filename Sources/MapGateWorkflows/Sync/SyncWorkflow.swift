@@ -120,8 +120,7 @@ public final class SyncWorkflow {
             fail(error, .failed(region: missing.id, version: nil, error: error))
         }
 
-        // Its record's last delivered uses pay for installs a killed run left checked (below).
-        let paid = try gate.refuseIfClosed().record.recentDeliveries
+        try gate.refuseIfClosed()
         let lock = try lock()
         // What killed runs left (`.catalog.json.PID.tmp`, `.dat.nosync*`), now that none runs here.
         for folder in [library.directory.path, library.directory.partialPath, library.directory.regionsPath, library.directory.stylesPath] {
@@ -134,9 +133,19 @@ public final class SyncWorkflow {
         // a `remove`) are not finished again without a use (found by a review of the finishing),
         // and nothing is finished while the gate's record cannot be written (found by the attack
         // on that: a state database held locked meanwhile kept the use for another finishing).
+        // The gate's last delivered uses, read as they are taken out (under the data directory's
+        // lock, not before it: found by an attack, a run that had read them and then waited for
+        // the lock finished a record another run had finished and retired meanwhile), pay for
+        // installs a killed run left checked: one each (found by the same attack: the record of
+        // an install the killed run had completed, copied aside and put back, was finished beside
+        // the one it had not, both on one use).
         let payers = library.pendingPayers(lock: lock)
-        if !payers.isEmpty { try gate.retireDeliveries(payers) }
-        try library.finishPendingInstalls(lock: lock) { installer.finishPaidInstall($0, paid: paid, catalog: catalog) }
+        let paid = payers.isEmpty ? [] : try gate.retireDeliveries(payers)
+        var finishedBy: Set<String> = []
+        try library.finishPendingInstalls(lock: lock) { entry in
+            guard let payer = entry.paidBy, !finishedBy.contains(payer) else { return }
+            if installer.finishPaidInstall(entry, paid: paid, catalog: catalog) { finishedBy.insert(payer) }
+        }
         if let saved {
             do {
                 try saved.save(in: library.directory, lock: lock)
@@ -189,6 +198,13 @@ public final class SyncWorkflow {
                 } catch {
                     fail(error, .styleFailed(style, error: error))
                 }
+            }
+            // A run that ends with every install in place and recorded leaves nothing for its use
+            // to finish: it leaves the last delivered (found by an attack: a pending record copied
+            // while the run stood at its delivery, put back with the installed file after a
+            // `remove`, was finished as paid). Best effort: at worst it stays, as it was.
+            if authorization.isDelivered, let id = authorization.reservationID, !library.pendingPayers(lock: lock).contains(id) {
+                try? gate.retireDeliveries([id])
             }
         }
         if ran == nil { summary.choseUpdate = true }
