@@ -83,6 +83,27 @@ public enum PreloadLibrary {
         return try build(source, into: folder + "/slow-fsync.so")
     }
 
+    /// Compiles into `folder` a library whose `rename` of a file whose path ends in `suffix` waits
+    /// `seconds` first: a disk that stalls a rename (a busy journal, a card retrying).
+    public static func compileSlowRename(in folder: String, suffix: String, seconds: Double) throws -> String {
+        let source = folder + "/slow-rename.c"
+        try """
+            #define _GNU_SOURCE
+            #include <dlfcn.h>
+            #include <string.h>
+            #include <unistd.h>
+
+            int rename(const char *from, const char *to) {
+                static int (*real)(const char *, const char *);
+                if (!real) real = (int (*)(const char *, const char *))dlsym(RTLD_NEXT, "rename");
+                size_t n = strlen(from), m = strlen("\(suffix)");
+                if (n >= m && strcmp(from + n - m, "\(suffix)") == 0) usleep(\(Int(seconds * 1_000_000)));
+                return real(from, to);
+            }
+            """.write(toFile: source, atomically: true, encoding: .utf8)
+        return try build(source, into: folder + "/slow-rename.so")
+    }
+
     /// Compiles into `folder` a library that creates a file whose path ends in `suffix` (`open`
     /// with `O_CREAT`) `before` seconds late and then waits `seconds` before it returns: a run
     /// slow to reach a copy (a loaded machine) whose copy takes that long (a large region on a

@@ -336,6 +336,29 @@ import Glibc
         for name in names { #expect(try mapgate.run(["verify", name], at: during).status == 0) }
     }
 
+    /// A signal while the rename after the delivery stalls longer than the give-back waits for it
+    /// (7 s, a disk that stalls): the checked file is left for the rename, which the run waits
+    /// for, so the region is installed and said, on the one use (found by an attack: the file was
+    /// removed at once, the use counted as delivered, and nothing installed; the next sync paid
+    /// again).
+    @Test func aSignalDuringAStalledRenameLeavesItsFileToBePutInPlace() throws {
+        try workspace.offer("fresh", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
+        let before = try promptsShown()
+        let slow = try PreloadLibrary.compileSlowRename(in: workspace.work.path, suffix: ".installing.mbtiles", seconds: 7)
+        let sync = try mapgate.start(["sync", "fresh"], at: during, environment: ["MAPGATE_FAULT_STOP_AT": "delivered", "LD_PRELOAD": slow])
+        let pid = try sync.descendant(named: "mapgate")
+        #expect(waitUntil { processIsStopped(pid) })
+        kill(pid, SIGCONT)
+        usleep(500_000)
+        kill(pid, SIGTERM)
+        _ = sync.wait(timeout: 40)
+        #expect(sync.stdout.contains("fresh 1: installed"), "\(sync.stdout)\(sync.stderr)")
+        #expect(try promptsShown() - before == 1, "\(sync.stderr)")
+        #expect(try mapgate.run(["verify", "fresh"], at: during).status == 0)
+        let partial = (try? FileManager.default.contentsOfDirectory(atPath: mapgate.dataDirectory + "/partial")) ?? []
+        #expect(!partial.contains { $0.hasPrefix("fresh.installing") }, "\(partial)")
+    }
+
     /// A server killed before answering a tile gets its use back; one killed after answering a
     /// GET keeps it (the record was told before the tile went out).
     @Test func aServerKilledKeepsItsUseExactlyWhenItAnsweredATile() throws {

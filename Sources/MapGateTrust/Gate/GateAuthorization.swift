@@ -41,7 +41,7 @@ public final class GateAuthorization: Sendable {
     private let confirmation: (@Sendable (_ deadline: Double?) throws -> Void)?
     /// Whether the record was told of the delivery (``confirmation`` ran).
     private let confirmed = Atomic<Bool>(false)
-    var isConfirmed: Bool { confirmed.load(ordering: .acquiring) }
+    public var isConfirmed: Bool { confirmed.load(ordering: .acquiring) }
     /// Whether ``Gate/settle(_:)`` gave the use back: nothing was counted.
     private let givenBack = Atomic<Bool>(false)
     private let state = Atomic<UInt8>(State.reserved.rawValue)

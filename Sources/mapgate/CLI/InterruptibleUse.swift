@@ -45,6 +45,10 @@ final class InterruptibleUse: Sendable {
     /// Whether the use this run held was delivered (kept for good).
     var isDelivered: Bool { authorization.withLock { $0?.isDelivered ?? false } }
 
+    /// Whether the gate's record was told of the use's delivery: its step (a rename into place)
+    /// is under way or done.
+    var isTold: Bool { authorization.withLock { ($0?.isConfirmed ?? false) || ($0?.isDelivered ?? false) } }
+
     /// Whether the use this run held was given back (``Gate/settle(_:)``).
     var wasGivenBack: Bool { authorization.withLock { $0?.wasGivenBack ?? false } }
 

@@ -106,18 +106,22 @@ struct SyncCommand: Command {
         let killAt = FaultInjection(environment: context.environment)
         let gate = try context.makeGate()
         defer { context.warnAboutState(gate) }
-        // A signal from here on gives back the use if nothing was delivered (InterruptibleUse),
-        // and, once files are being assembled, removes them first (InterruptCleanup). Registered
-        // first, so run last: once that is decided, a region whose new file went into place (its
-        // use delivered) is recorded and said before the run stops (found by an attack: Ctrl-C as
+        // A signal from here on says "stopping…", gives back the use if nothing was delivered
+        // (InterruptibleUse), then, once files are being assembled, removes them (InterruptCleanup),
+        // and last, once that is decided, lets a region whose new file is going into place (its
+        // use delivered) be recorded and said before the run stops (found by an attack: Ctrl-C as
         // the file went into place ended the run with 130 and "run again to resume" alone, the
-        // region installed and its use counted).
+        // region installed and its use counted). Cleanups run newest first: registered in the
+        // opposite order.
         let installing = InstallUnderWay()
         let finishing = SignalRouter.onSignal { _ in installing.waitIfDelivered(within: .seconds(10)) }
         defer { withExtendedLifetime(finishing) {} }
+        // After the give-back, so that the file of an install whose use was delivered is left for
+        // the run to put in place (found by an attack: removed first, a rename that stalled past
+        // the give-back's patience left the use counted and nothing installed).
+        let cleanup = InterruptCleanup(console: console, keeping: { installing.holdsDeliveredInstall })
         let interruptible = InterruptibleUse(context)
         installing.use = interruptible
-        var cleanup: InterruptCleanup?
         var bars: [String: ProgressBar] = [:]
         var stylesRejected = 0
         defer { installing.mark(false) }
@@ -132,8 +136,7 @@ struct SyncCommand: Command {
         ) { event in
             switch event {
             case .willInstall(let files):
-                cleanup = InterruptCleanup(
-                    removing: files, console: console, hint: L.localized("run '%1$s' again to resume: what was downloaded is kept", resumeCommand))
+                cleanup.remove(files, hint: L.localized("run '%1$s' again to resume: what was downloaded is kept", resumeCommand))
             case .started(let region):
                 if ProgressBar.isWanted(console) { bars[region.id] = ProgressBar(label: region.id, console: console) }
             case .stage(_, let stage):
@@ -358,9 +361,14 @@ private final class InstallUnderWay: Sendable {
 
     func mark(_ value: Bool) { underWay.store(value, ordering: .releasing) }
 
-    /// Waits while an install is under way, if the run's use is delivered (its new file in place).
+    /// Whether an install is under way whose use the gate's record was told of: its new file is
+    /// going into place.
+    var holdsDeliveredInstall: Bool { underWay.load(ordering: .acquiring) && use?.isTold == true }
+
+    /// Waits while an install is under way, if the gate's record was told of the run's use (its
+    /// new file going into place, or in place: a rename that stalls is waited for too).
     func waitIfDelivered(within limit: Duration) {
-        guard use?.isDelivered == true else { return }
+        guard use?.isTold == true else { return }
         let deadline = ContinuousClock.now + limit
         while underWay.load(ordering: .acquiring), ContinuousClock.now < deadline { usleep(5_000) }
     }
