@@ -97,7 +97,10 @@ public final class GlyphService: Sendable {
         try SharedLibrary.freetype.load()
         let names = Array(fontstack.split(separator: ",").map { $0.trimmingWhitespace() }.filter { !$0.isEmpty }.prefix(Self.maximumFonts))
         let fonts = library.fonts
-        let requested = names.filter { fonts[$0] != nil }
+        // Each font once: a stack naming one font twice draws what it draws once, and is kept
+        // so (found by an attack: `A,A,…` drew the range again for every repetition).
+        var seen: Set<String> = []
+        let requested = names.filter { fonts[$0] != nil && seen.insert($0).inserted }
         let fallback = fallbackFonts.filter { !requested.contains($0) }
         let used = Array((requested + fallback).prefix(Self.maximumFonts))
         guard !used.isEmpty else { throw GlyphError.unknownFont(name: fontstack, available: library.names) }

@@ -110,6 +110,13 @@ import Testing
             #expect(decoded.glyphs.map(\.bitmap) == (try GlyphProtobuf.decode(first.data).first?.glyphs.map(\.bitmap)))
         }
         #expect(fresh.cachedRanges == 1)
+        // A font named twice or more is the font once (found by the attack on this fix).
+        for count in 2...5 {
+            let stack = Array(repeating: Self.font, count: count).joined(separator: ",")
+            #expect(try GlyphProtobuf.decode(try fresh.glyphs(fontstack: stack, range: "0-255")).first?.name == stack)
+        }
+        // (DejaVu Sans Book is the first fallback: every stack above is drawn by the same fonts.)
+        #expect(fresh.cachedRanges == 1, "each repetition drew the range again")
     }
 
     @Test func aRangeWithoutGlyphsInTheFontIsEmptyNotAnError() throws {
