@@ -376,6 +376,19 @@ import Testing
         #expect(!text.contains(/\n[,.;:)]/))
     }
 
+    /// A Wi-Fi login page in the store lookup's place is the network's, said in the user's
+    /// language as the catalog's is, 69 (found by an attack: "store lookup: unreadable answer
+    /// from …", in English inside the Japanese line, 65, on a machine that had only its maps
+    /// from a stick).
+    @Test func aLoginPageInTheLookupsPlaceIsSaidAsTheNetworks() throws {
+        try workspace.work.write("www/portal.html", "<!DOCTYPE html><html><body>Sign in to the hotel Wi-Fi</body></html>")
+        try mapgate.configure(["appID": 1, "lookupURL": workspace.origin.baseURL + "/portal.html", "catalogURL": workspace.catalogURL, "maxPrompts": 2])
+        let result = try run(["check"], at: "2026-12-01 00:00:00", locale: "ja_JP.UTF-8")
+        #expect(result.status == 69, "\(result.stderr)")
+        #expect(result.stderr.contains("ストアではなくウェブページ（HTML）が返されました"), "\(result.stderr)")
+        #expect(!result.stderr.contains("unreadable answer"), "\(result.stderr)")
+    }
+
     /// Found by an attack: a catalog that cannot be reached was said with an ASCII colon after
     /// its URL in Chinese and Japanese ("目录 http://…: 无法连上"), where every other line has "：".
     @Test(arguments: [("zh_CN.UTF-8", "："), ("ja_JP.UTF-8", "：")])
@@ -408,11 +421,20 @@ import Testing
                     Writes every tile of the region, one line each.
                     """
                 static let options = [OptionSpec(name: "x", help: "an option nobody translated")]
+                var description: String {
+                    switch self {
+                    case .malformed(let url):
+                        "store lookup: unreadable answer from \(url)"
+                    }
+                }
             }
             """#)
         let result = try runProcess(work.file("probe/scripts/extract-messages"), ["--unmarked"])
         #expect(result.status != 0)
         #expect(result.stdout.contains("ProbeCommand.swift:2"), "\(result.stdout)")
         #expect(result.stdout.contains("ProbeCommand.swift:5"), "\(result.stdout)")
+        // A literal on its own line after a `case …:` (found by an attack: the store lookup's
+        // errors were English in every language, and the check let them through).
+        #expect(result.stdout.contains("ProbeCommand.swift:8"), "\(result.stdout)")
     }
 }

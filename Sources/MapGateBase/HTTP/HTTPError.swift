@@ -90,9 +90,9 @@ public enum HTTPError: MapGateFailure, LocalizedError, Sendable, Equatable {
         case .status(let code, let url):
             L.localized("HTTP %1$s from %2$s", "\(code)", "\(url)")
         case .cancelled(let url):
-            "transfer of \(url) cancelled"
+            L.localized("transfer of %1$s cancelled", url)
         case .tooLarge(let limit, let url):
-            "\(url) is larger than \(limit >= 1 << 20 ? "\(limit >> 20) MiB" : "\(limit) bytes")"
+            L.localized("%1$s is larger than %2$s", url, limit >= 1 << 20 ? "\(limit >> 20) MiB" : "\(limit) B")
         case .notRegularFile(let reason, let url):
             "\(url) \(reason)"
         }

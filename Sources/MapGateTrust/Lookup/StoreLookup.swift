@@ -82,6 +82,13 @@ public struct StoreLookup: Sendable {
             }
             throw LookupError.httpStatus(response.status, url: endpoint)
         }
+        // A web page in the lookup's place is a network's login page (a captive portal), not an
+        // answer the store gave: said as the network's, 69 (found by an attack: "unreadable
+        // answer: the body is not a JSON object", 65, in English inside the user's language).
+        if CatalogSource.looksLikeHTML(response.body) {
+            throw LookupError.network(
+                L.localized("the answer was a web page (HTML), not the store's: if this network asks you to sign in (a Wi-Fi login page), sign in and try again"))
+        }
         let release = try decode(response.body)
         // Only an answer that came over verified TLS may set the gate's clock.
         let isTLS = URL(string: response.head.effectiveURL)?.scheme?.lowercased() == "https"

@@ -73,13 +73,13 @@ public enum LookupError: MapGateFailure, LocalizedError, Sendable, Equatable {
         case .serviceError(let message, let url):
             L.localized("store lookup: the service answered \"%1$s\" (%2$s)", "\(message)", "\(url)")
         case .malformed(let reason, let url):
-            "store lookup: unreadable answer from \(url): \(reason)"
+            L.localized("store lookup: unreadable answer from %1$s: %2$s", url, reason)
         case .httpStatus(let code, let url):
-            "store lookup: HTTP \(code) from \(url)"
+            L.localized("store lookup: HTTP %1$s from %2$s", "\(code)", url)
         case .network(let message):
             L.localized("store lookup: the store cannot be reached (%1$s)", "\(message)")
         case .notConfigured:
-            "store lookup: neither appID nor bundleID is set in the product profile or the managed policy"
+            L.localized("store lookup: neither appID nor bundleID is set in the product profile or the managed policy")
         }
     }
 }

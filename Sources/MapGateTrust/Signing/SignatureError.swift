@@ -83,7 +83,7 @@ public enum SignatureError: MapGateFailure, LocalizedError, Sendable, Equatable 
         case .commentInvalid(let problem):
             L.localized("cannot sign with that comment: %1$s", problem)
         case .libcrypto(let operation, let detail):
-            "libcrypto failed at \(operation): \(detail)"
+            L.localized("libcrypto failed at %1$s: %2$s", operation, detail)
         }
     }
 

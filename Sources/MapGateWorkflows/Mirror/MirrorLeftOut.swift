@@ -18,12 +18,15 @@ public enum MirrorLeftOut: Sendable, Equatable {
 
     /// The words `mirror.json` and `--json` keep.
     public var english: String {
+        // (not translated: the words mirror.json and --json keep, in English for every reader)
         switch self {
         case .notOffered: "the catalog no longer offers it"
         case .otherVersion(let id, let installed, let offered): "version \(installed) is installed and the catalog offers \(offered): 'mapgate sync \(id)' first"
         case .notRebuildable:
+            // (not translated: mirror.json's words)
             "its package cannot be rebuilt byte for byte from the installed file (updated by a delta, or packed with other gzip settings than 'mapgate publish')"
         case .carriesDelta(let version):
+            // (not translated: mirror.json's words)
             "its full package cannot be rebuilt (it was updated by a delta); the mirror carries that delta, for machines that have version \(version)"
         case .notWritten(let reason): reason
         }
