@@ -97,6 +97,22 @@ import Glibc
         return stick + "/packages/" + sha
     }
 
+    /// The command a mirror's last line gives, pasted into a shell, syncs from it: a stick named
+    /// with a space is quoted (found by an attack: `'mapgate sync --from /…/USB DISK'` took "DISK"
+    /// for a region, 64).
+    @Test func theCommandAMirrorGivesRunsAsItIsForAFolderWithASpace() throws {
+        try publish(version: "1")
+        #expect(try a.run(["sync", "geo"], at: Self.day1).status == 0)
+        let spaced = work.file("USB DISK")
+        let mirror = try a.run(["mirror", spaced], at: Self.day1)
+        #expect(mirror.status == 0, "\(mirror.stderr)")
+        let said = try #require(mirror.stdout.firstMatch(of: /another machine runs '([^\n]*)'\n/), "\(mirror.stdout)").1
+        #expect(said == "mapgate sync --from \"\(spaced)\"", "\(mirror.stdout)")
+        // As pasted: the shell's words are the command's.
+        let words = try runProcess("/bin/sh", ["-c", "for word in " + said.dropFirst("mapgate ".count) + "; do printf '%s\\n' \"$word\"; done"])
+        #expect(words.stdout == "sync\n--from\n\(spaced)\n", "\(words.stdout)")
+    }
+
     @Test func aMirrorOnAFolderAndOverTheLANInstallsTheSameBytes() throws {
         try mirrorVersionOne()
         // The catalog exactly as signed, and each package byte for byte the publisher's.

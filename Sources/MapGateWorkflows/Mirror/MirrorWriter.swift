@@ -326,15 +326,15 @@ public struct MirrorWriter {
             guard let published = held.generated, let ourPublished = catalog.generated, published > ourPublished else { return }
             throw GeneralFailure(
                 L.localized(
-                    "the mirror at %1$s holds a catalog published later (%2$s, key %3$s) than this machine's (%4$s): take it first with 'mapgate sync --from %1$s', then write the mirror again",
-                    folder.path, ISODate.string(published), theirs.keyID.hex, ISODate.string(ourPublished)),
+                    "the mirror at %1$s holds a catalog published later (%2$s, key %3$s) than this machine's (%4$s): take it first with 'mapgate sync --from %5$s', then write the mirror again",
+                    folder.path, ISODate.string(published), theirs.keyID.hex, ISODate.string(ourPublished), ShellWord.quoted(folder.path)),
                 kind: .failure)
         }
         guard let serial = catalog.serial, let heldSerial = held.serial, heldSerial > serial else { return }
         throw GeneralFailure(
             L.localized(
-                "the mirror at %1$s holds a newer catalog (serial %2$s; this machine's is %3$s): take it first with 'mapgate sync --from %1$s', then write the mirror again",
-                folder.path, "\(heldSerial)", "\(serial)"),
+                "the mirror at %1$s holds a newer catalog (serial %2$s; this machine's is %3$s): take it first with 'mapgate sync --from %4$s', then write the mirror again",
+                folder.path, "\(heldSerial)", "\(serial)", ShellWord.quoted(folder.path)),
             kind: .failure)
     }
 

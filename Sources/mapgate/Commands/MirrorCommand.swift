@@ -125,7 +125,7 @@ struct MirrorCommand: Command {
                 console.print(
                     L.localized(
                         "mirror at %1$s: %2$s; another machine runs 'mapgate sync --from %3$s'", TerminalText.inline(path), facts.joined(separator: L.localized(", ")),
-                        TerminalText.inline(path)))
+                        TerminalText.inline(ShellWord.quoted(path))))
             } else {
                 // Not "another machine runs…": the mirror is not done (what it lacks follows).
                 console.print(L.localized("mirror at %1$s: %2$s; incomplete", TerminalText.inline(path), facts.joined(separator: L.localized(", "))))

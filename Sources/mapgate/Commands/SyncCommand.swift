@@ -46,14 +46,7 @@ struct SyncCommand: Command {
     /// without the regions installs nothing when none is installed yet, and without `--from`
     /// goes to the publisher instead of the mirror).
     static func resumeCommand(_ regions: [String], mirror: String?) -> String {
-        (["mapgate", "sync"] + regions + (mirror.map { ["--from", $0] } ?? [])).map(Self.shellWord).joined(separator: " ")
-    }
-
-    /// `word` as a POSIX shell reads it back: as it is when it holds only safe characters, else
-    /// in single quotes.
-    static func shellWord(_ word: String) -> String {
-        let safe = word.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || "-_./:=@%+,".unicodeScalars.contains($0) }
-        return safe && !word.isEmpty ? word : "'" + word.replacing("'", with: "'\\''") + "'"
+        ShellWord.command(["mapgate", "sync"] + regions + (mirror.map { ["--from", $0] } ?? []))
     }
 
     func run(_ context: Context) throws -> Int32 {
