@@ -17,7 +17,7 @@ public struct CatalogError: MapGateFailure, LocalizedError, Sendable, Equatable 
 
     public var kind: FailureKind { .badData }
     public var errorDescription: String? {
-        if let region { return L.localized("catalog %1$s: region %2$s: %3$s", "\(source)", "\(region)", "\(reason)") }
-        return L.localized("catalog %1$s: %2$s", "\(source)", "\(reason)")
+        if let region { return L.localized("catalog %1$s: region %2$s: %3$s", CatalogSource.shown(source), "\(region)", "\(reason)") }
+        return L.localized("catalog %1$s: %2$s", CatalogSource.shown(source), "\(reason)")
     }
 }

@@ -300,7 +300,7 @@ public struct CatalogSource: Sendable {
                 // A file beside the catalog (a mirror's manifest) is named itself, not the catalog
                 // (found by an attack: an oversized mirror.json was blamed on catalog.json).
                 guard target == url || target == Self.signatureURL(of: url) else {
-                    throw GeneralFailure(L.localized("%1$s %2$s: larger than %3$s: refused", "\(what)", "\(target)", "\(size)"), kind: .badData)
+                    throw GeneralFailure(L.localized("%1$s %2$s: larger than %3$s: refused", "\(what)", Self.shown(target), "\(size)"), kind: .badData)
                 }
                 throw CatalogError(source: url, region: nil, reason: L.localized("%1$s larger than %2$s: refused", "\(what)", "\(size)"))
             }
@@ -309,14 +309,14 @@ public struct CatalogSource: Sendable {
             // said instead, and a local file that cannot be read is I/O (74), not the network's.
             if case .transport(let code, let message, _) = error, code == 37 {
                 guard target.lowercased().hasPrefix("file:"), let path = URL(string: target)?.path, !path.isEmpty else {
-                    throw CatalogFetchError(isMissing: true, detail: message, target: "\(what) \(target)")
+                    throw CatalogFetchError(isMissing: true, detail: message, target: "\(what) \(Self.shown(target))")
                 }
                 // A folder read through the caller's process (system mode): its reason is the message.
                 let throughCaller = client.localFiles.map { path.hasPrefix($0.folder + "/") } ?? false
                 var info = stat()
                 let isAbsent = !throughCaller && lstat(path, &info) != 0 && errno == ENOENT
                 let detail = throughCaller || access(path, R_OK) == 0 ? message : SystemErrorReason.text(errno)
-                throw CatalogFetchError(isMissing: true, isAbsent: isAbsent, detail: detail, target: "\(what) \(target)", kind: .io)
+                throw CatalogFetchError(isMissing: true, isAbsent: isAbsent, detail: detail, target: "\(what) \(Self.shown(target))", kind: .io)
             }
             let failure = GeneralFailure(L.localized("%1$s %2$s: %3$s", what, target, error.reason), kind: error.kind)
             if case .transport(let code, _, _) = error, [18, 52, 55, 56, 92].contains(code) { throw RetryableFetch(failure: failure) }
@@ -325,9 +325,9 @@ public struct CatalogSource: Sendable {
         // file:// answers carry no status.
         guard response.status == 0 || (200..<300).contains(response.status) else {
             if response.status == 404 || response.status == 410 {
-                throw CatalogFetchError(isMissing: true, isAbsent: true, detail: "HTTP \(response.status)", target: "\(what) \(target)")
+                throw CatalogFetchError(isMissing: true, isAbsent: true, detail: "HTTP \(response.status)", target: "\(what) \(Self.shown(target))")
             }
-            let failure = GeneralFailure(L.localized("%1$s %2$s: HTTP %3$s", "\(what)", "\(target)", "\(response.status)"), kind: .unavailable)
+            let failure = GeneralFailure(L.localized("%1$s %2$s: HTTP %3$s", "\(what)", Self.shown(target), "\(response.status)"), kind: .unavailable)
             if response.status >= 500 || response.status == 408 || response.status == 429 { throw RetryableFetch(failure: failure) }
             throw failure
         }
@@ -338,11 +338,19 @@ public struct CatalogSource: Sendable {
             throw GeneralFailure(
                 L.localized(
                     "%1$s %2$s: the server answered with a web page (HTML), not the file: if this network asks you to sign in (a Wi-Fi login page), sign in and try again",
-                    "\(what)", "\(target)"),
+                    "\(what)", Self.shown(target)),
                 kind: .unavailable)
         }
         // file:// answers name no other place.
         return (response.body, response.status == 0 ? target : response.effectiveURL)
+    }
+
+    /// A catalog's address as said to the user: a `file:` URL as the path it names, its
+    /// percent-escapes decoded (found by an attack: a stick folder `地図 スティック` was said as
+    /// `file:///…/%E5%9C%B0%E5%9B%B3%20…`), anything else as it is.
+    public static func shown(_ url: String) -> String {
+        guard url.lowercased().hasPrefix("file:"), let path = URL(string: url)?.path, !path.isEmpty else { return url }
+        return TerminalText.inline(path)
     }
 
     /// Whether `body` starts, after white space, with `<`: HTML (or XML), never JSON or a
