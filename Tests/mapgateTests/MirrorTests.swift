@@ -117,6 +117,25 @@ import Glibc
         #expect(other.stderr.contains("region plain: not in the mirror at \(spaced) ("), "\(other.stdout)\(other.stderr)")
     }
 
+    /// `--from` at a stick's root, whose mirror is in `maps/`, or at an empty folder: said as no
+    /// mirror, naming the one inside, 64 (found by an attack: "catalog …/catalog.json: no such file
+    /// or folder", 74, an I/O error).
+    @Test func aFolderThatIsNoMirrorIsSaidSo() throws {
+        try mirrorVersionOne()
+        let root = work.file("usb-root")
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        try FileManager.default.moveItem(atPath: stick, toPath: root + "/maps")
+        let atRoot = try b.run(["sync", "geo", "--from", root], at: Self.day1)
+        #expect(atRoot.status == 64, "\(atRoot.stderr)")
+        #expect(atRoot.stderr.contains("--from \(root): not a mirror, but the folder maps in it is one: give --from \(root)/maps"), "\(atRoot.stderr)")
+        let empty = work.file("empty")
+        try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: true)
+        let none = try b.run(["sync", "geo", "--from", empty], at: Self.day1)
+        #expect(none.status == 64, "\(none.stderr)")
+        #expect(none.stderr.contains("not a mirror: it holds no catalog.json"), "\(none.stderr)")
+        #expect(try b.run(["sync", "geo", "--from", root + "/maps"], at: Self.day1).status == 0)
+    }
+
     @Test func aMirrorOnAFolderAndOverTheLANInstallsTheSameBytes() throws {
         try mirrorVersionOne()
         // The catalog exactly as signed, and each package byte for byte the publisher's.

@@ -84,6 +84,27 @@ public enum MirrorLayout {
         guard info.st_mode & S_IFMT == S_IFDIR else {
             throw GeneralFailure(L.localized("--from %1$s: not a folder (a mirror is a folder written by 'mapgate mirror')", URLCredentials.hidden(inUnreadable: source)), kind: .usage)
         }
+        // A folder with no catalog is no mirror: said so, with the mirror inside it if there is
+        // one (a stick's own root, `maps/` on it), not as a missing file, 74 (found by an attack).
+        // (One cut short while it was written, with its packages or manifest and no catalog yet,
+        // is said as the missing file it is.)
+        var catalog = stat()
+        if lstat(absolute + "/" + catalogName, &catalog) != 0, errno == ENOENT,
+            !FileManager.default.fileExists(atPath: absolute + "/" + manifestName), !FileManager.default.fileExists(atPath: absolute + "/packages")
+        {
+            let inside = ((try? FileManager.default.contentsOfDirectory(atPath: absolute)) ?? []).sorted().first { name in
+                !name.hasPrefix(".") && FileManager.default.fileExists(atPath: absolute + "/" + name + "/" + catalogName)
+                    && FileManager.default.fileExists(atPath: absolute + "/" + name + "/" + manifestName)
+            }
+            let said = URLCredentials.hidden(inUnreadable: source)
+            guard let inside else {
+                throw GeneralFailure(L.localized("--from %1$s: not a mirror: it holds no %2$s (a mirror is a folder written by 'mapgate mirror')", said, catalogName), kind: .usage)
+            }
+            let folder = absolute + "/" + inside
+            throw GeneralFailure(
+                L.localized("--from %1$s: not a mirror, but the folder %2$s in it is one: give --from %3$s", said, TerminalText.inline(inside), ShellWord.quoted(folder)),
+                kind: .usage)
+        }
         return fileURL(absolute)
     }
 
