@@ -100,6 +100,13 @@ public final class Publisher {
         return report
     }
 
+    /// The serial the signature at `path` names in its trusted comment (`serial:N`, as `publish`
+    /// writes it), if it reads.
+    static func signedSerial(at path: String) -> Int64? {
+        guard let data = FileManager.default.contents(atPath: path), let signature = try? MinisignSignature(data: data) else { return nil }
+        return signature.trustedComment.split(separator: "\t").lazy.compactMap { $0.hasPrefix("serial:") ? Int64($0.dropFirst("serial:".count)) : nil }.first
+    }
+
     /// What the inputs are: the files of the input folder in order, what is done with each, their
     /// tile formats, and what the output folder remembers.
     struct Inputs {
@@ -132,6 +139,21 @@ public final class Publisher {
                 L.localized(
                     "it is missing, and %1$s shows this folder has published before: a new catalog would start again at serial 1, which every client that has the last one refuses, without the gate rules it held; put it back, or publish with --serial above the last serial published (and add its gate rules again)",
                     historyPath),
+                kind: .usage)
+        }
+        // The same for a catalog edited by hand to have no serial, and for a `--serial` at or
+        // below the serial the signature left beside a lost catalog names (found by the attack
+        // on the fix above: both were signed, and every client refused them as rollbacks).
+        if let previous, previous.serial == nil, options.serial == nil, !history.regions.isEmpty {
+            throw PublishError(
+                catalogPath,
+                L.localized("it has no serial, and %1$s shows this folder has published before: publish with --serial above the last serial published", historyPath),
+                kind: .usage)
+        }
+        if previous == nil, let serial = options.serial, let signed = Self.signedSerial(at: signaturePath), serial <= signed {
+            throw PublishError(
+                "--serial \(serial)",
+                L.localized("must be above the serial %1$s that %2$s names (clients refuse a lower one)", "\(signed)", signaturePath),
                 kind: .usage)
         }
         // The next catalog's serial must fit, checked before any package is written.

@@ -94,8 +94,25 @@ import Testing
             errorMessage(error).contains("it is missing, and \(workspace.output)/.publish/history.json shows this folder has published before")
         }
         #expect(try workspace.snapshot() == before, "the refused publish changed the folder")
+        // A serial at or below the one the signature left beside it names is refused too (found by
+        // the attack on this fix: `--serial 2` was signed after serial 2 had been).
+        #expect {
+            try workspace.publish { $0.serial = 2 }
+        } throws: { error in
+            errorMessage(error).contains("must be above the serial 2 that \(workspace.output)/catalog.json.minisig names")
+        }
         try workspace.publish { $0.serial = 3 }
         #expect(try workspace.catalog().serial == 3)
+        // A catalog edited by hand to have no serial would start again at 1: refused the same way.
+        var edited = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: workspace.catalogPath))) as? [String: Any])
+        edited["serial"] = nil
+        try JSONSerialization.data(withJSONObject: edited).write(to: URL(fileURLWithPath: workspace.catalogPath))
+        try workspace.writeRegion("alpha.mbtiles", tiles: DeltaTestFiles.changing(3, of: tiles, seed: 4), metadata: ["version": "4"])
+        #expect {
+            try workspace.publish()
+        } throws: { error in
+            errorMessage(error).contains("it has no serial, and \(workspace.output)/.publish/history.json shows this folder has published before")
+        }
     }
 
     @Test func aLostHistoryDoesNotLetAVersionComeBackWithOtherTiles() throws {
