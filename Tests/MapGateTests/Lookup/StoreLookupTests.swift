@@ -14,7 +14,8 @@ import Testing
         for name in ["itunes-lookup-com.facebook.Facebook.json", "itunes-lookup-empty.json", "itunes-lookup-invalid-id.json"] {
             try FileManager.default.copyItem(atPath: try TestPaths.shared("lookup/" + name), toPath: root.file(name))
         }
-        try root.write("not-json.json", "<html>oops</html>")
+        try root.write("not-json.json", "oops, no JSON here")
+        try root.write("portal.json", "<html>oops</html>")
         try root.write("no-version.json", #"{"resultCount":1,"results":[{"trackId":1}]}"#)
         try root.write("bad-version.json", #"{"resultCount":1,"results":[{"version":"latest"}]}"#)
         origin = try TestOrigin(root: root.path)
@@ -54,6 +55,8 @@ import Testing
         ("/itunes-lookup-empty.json", "not published in storefront \"us\""),
         ("/itunes-lookup-invalid-id.json", "the service answered"),
         ("/not-json.json", "not a JSON object"),
+        // A web page is a network's login page (found by an attack: it was "unreadable answer", 65).
+        ("/portal.json", "the answer was a web page (HTML), not the store's"),
         ("/no-version.json", "has no version"),
         ("/bad-version.json", "is not a version number"),
         ("/_fault/status=503/x.json", "HTTP 503"),
