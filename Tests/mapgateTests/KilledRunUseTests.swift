@@ -199,22 +199,13 @@ import Glibc
         let before = try promptsShown()
         let killed = try mapgate.run(["sync", "fresh"], at: during, environment: ["MAPGATE_FAULT_KILL_AT": "delivered"])
         #expect(killed.status != 0, "\(killed.stderr)")
-        let regions = mapgate.dataDirectory + "/regions"
-        let pending = regions + "/.fresh.pending.json"
-        let sealed = try MapGateBinary.json(String(decoding: try #require(FileManager.default.contents(atPath: pending)), as: UTF8.self))
-        let entry = try MapGateBinary.json(try #require(sealed["entry"] as? String))
-        let checked = try #require(entry["file"] as? String)
-        let aside = workspace.work.file("aside")
-        try FileManager.default.createDirectory(atPath: aside, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: pending, toPath: aside + "/pending.json")
-        try FileManager.default.copyItem(atPath: checked, toPath: aside + "/checked.mbtiles")
+        let copies = try PendingCopies(of: "fresh", in: mapgate.dataDirectory, aside: workspace.work.file("aside"))
         let finished = try mapgate.run(["sync", "fresh"], at: during)
         #expect(finished.status == 0, "\(finished.stderr)")
         #expect(try promptsShown() - before == 1, "the finishing cost a use: \(finished.stderr)")
 
         #expect(try mapgate.run(["remove", "fresh"], at: during).status == 0)
-        try FileManager.default.copyItem(atPath: aside + "/pending.json", toPath: pending)
-        try FileManager.default.copyItem(atPath: aside + "/checked.mbtiles", toPath: checked)
+        try copies.putBack()
         workspace.origin.clearRequests()
         let again = try mapgate.run(["sync", "fresh"], at: during)
         #expect(again.status == 0, "\(again.stderr)")
@@ -265,23 +256,13 @@ import Glibc
         let pid = try sync.descendant(named: "mapgate")
         #expect(waitUntil { processIsStopped(pid) })
         let regions = mapgate.dataDirectory + "/regions"
-        let pending = regions + "/.fresh.pending.json"
-        let sealed = try MapGateBinary.json(String(decoding: try #require(FileManager.default.contents(atPath: pending)), as: UTF8.self))
-        let entry = try MapGateBinary.json(try #require(sealed["entry"] as? String))
-        let checked = try #require(entry["file"] as? String)
-        let aside = workspace.work.file("aside")
-        try FileManager.default.createDirectory(atPath: aside, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: pending, toPath: aside + "/pending.json")
-        try FileManager.default.copyItem(atPath: checked, toPath: aside + "/checked.mbtiles")
+        let copies = try PendingCopies(of: "fresh", in: mapgate.dataDirectory, aside: workspace.work.file("aside"))
         try FileManager.default.createDirectory(atPath: regions + "/fresh.mbtiles/in-the-way", withIntermediateDirectories: true)
         kill(pid, SIGCONT)
         #expect(sync.wait(timeout: 30) != 0, "\(sync.stderr)")
         #expect(try promptsShown() == before, "the failed install kept its use: \(sync.stderr)")
         try FileManager.default.removeItem(atPath: regions + "/fresh.mbtiles")
-        try? FileManager.default.removeItem(atPath: pending)
-        try? FileManager.default.removeItem(atPath: checked)
-        try FileManager.default.copyItem(atPath: aside + "/pending.json", toPath: pending)
-        try FileManager.default.copyItem(atPath: aside + "/checked.mbtiles", toPath: checked)
+        try copies.putBack()
         workspace.origin.clearRequests()
         let again = try mapgate.run(["sync", "fresh"], at: during)
         #expect(again.status == 0, "\(again.stderr)")
@@ -305,14 +286,7 @@ import Glibc
         let pid = try sync.descendant(named: "mapgate")
         #expect(waitUntil { processIsStopped(pid) })
         let regions = mapgate.dataDirectory + "/regions"
-        let pending = regions + "/.fresh.pending.json"
-        let sealed = try MapGateBinary.json(String(decoding: try #require(FileManager.default.contents(atPath: pending)), as: UTF8.self))
-        let entry = try MapGateBinary.json(try #require(sealed["entry"] as? String))
-        let checked = try #require(entry["file"] as? String)
-        let aside = workspace.work.file("aside")
-        try FileManager.default.createDirectory(atPath: aside, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: pending, toPath: aside + "/pending.json")
-        try FileManager.default.copyItem(atPath: checked, toPath: aside + "/checked.mbtiles")
+        let copies = try PendingCopies(of: "fresh", in: mapgate.dataDirectory, aside: workspace.work.file("aside"))
         kill(pid, SIGCONT)
         if withAKilledSecondRegion {
             // Stopped again at the second region's delivery: killed there.
@@ -325,8 +299,7 @@ import Glibc
         #expect(FileManager.default.fileExists(atPath: regions + "/fresh.mbtiles"))
         #expect(try promptsShown() - before == 1)
         #expect(try mapgate.run(["remove", "fresh"], at: during).status == 0)
-        try FileManager.default.copyItem(atPath: aside + "/pending.json", toPath: pending)
-        try FileManager.default.copyItem(atPath: aside + "/checked.mbtiles", toPath: checked)
+        try copies.putBack()
         workspace.origin.clearRequests()
         let again = try mapgate.run(["sync"] + names, at: during)
         #expect(again.status == 0, "\(again.stderr)")
@@ -398,5 +371,32 @@ import Glibc
         sync.signal(SIGTERM)
         #expect(sync.wait(timeout: 20) == 128 + SIGTERM, "\(sync.stderr)")
         #expect(try promptsShown() == before)
+    }
+}
+
+/// Copies of a region's pending install record and the checked file it names, taken as a user
+/// could (between a run's delivery and its rename), to be put back later.
+struct PendingCopies {
+    let pending: String
+    let checked: String
+    let aside: String
+
+    init(of id: String, in dataDirectory: String, aside: String) throws {
+        pending = dataDirectory + "/regions/.\(id).pending.json"
+        let sealed = try MapGateBinary.json(String(decoding: try #require(FileManager.default.contents(atPath: pending)), as: UTF8.self))
+        let entry = try MapGateBinary.json(try #require(sealed["entry"] as? String))
+        checked = try #require(entry["file"] as? String)
+        self.aside = aside
+        try FileManager.default.createDirectory(atPath: aside, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: pending, toPath: aside + "/pending.json")
+        try FileManager.default.copyItem(atPath: checked, toPath: aside + "/checked.mbtiles")
+    }
+
+    /// Puts both back where they were, over whatever is there now.
+    func putBack() throws {
+        for (copy, original) in [(aside + "/pending.json", pending), (aside + "/checked.mbtiles", checked)] {
+            try? FileManager.default.removeItem(atPath: original)
+            try FileManager.default.copyItem(atPath: copy, toPath: original)
+        }
     }
 }
