@@ -127,10 +127,9 @@ public struct HTTPServerRequest: Sendable {
     /// 400's body: the escape or the rule at fault, never the raw bytes (found by an attack:
     /// "malformed request target" said neither what nor why).
     static func targetProblem(_ target: String) -> String {
-        // Its answers are in English, as every HTTP answer's body is (not translated: below).
+        // In English, as every HTTP answer's body is: each literal below says "(not translated: body)".
         let bytes = Array((absoluteForm(target)?.path ?? target).utf8)
-        // (not translated: an HTTP answer's body, in English as every one is)
-        guard bytes.first == 0x2F else { return "it does not start with /" }
+        guard bytes.first == 0x2F else { return "it does not start with /" }  // (not translated: body)
         let path = bytes[..<(bytes.firstIndex(of: 0x3F) ?? bytes.endIndex)]
         var index = path.startIndex
         while index < path.endIndex {
@@ -140,18 +139,14 @@ public struct HTTPServerRequest: Sendable {
             }
             let escape = String(decoding: path[index..<min(index + 3, path.endIndex)], as: UTF8.self)
             guard index + 2 < path.endIndex, let high = hexValue(path[index + 1]), let low = hexValue(path[index + 2]) else {
-                // (not translated: an HTTP answer's body, in English as every one is)
-                return "\(shown(escape)) is not a percent-encoded byte (% and two hexadecimal digits)"
+                return "\(shown(escape)) is not a percent-encoded byte (% and two hexadecimal digits)"  // (not translated: body)
             }
             let decoded = high << 4 | low
-            // (not translated: an HTTP answer's body, in English as every one is)
-            if decoded == 0x2F { return "\(escape) is an escaped /, which no path here holds" }
-            // (not translated: an HTTP answer's body, in English as every one is)
-            if decoded == 0 { return "\(escape) is an escaped NUL, which no path here holds" }
+            if decoded == 0x2F { return "\(escape) is an escaped /, which no path here holds" }  // (not translated: body)
+            if decoded == 0 { return "\(escape) is an escaped NUL, which no path here holds" }  // (not translated: body)
             index += 3
         }
-        // (not translated: an HTTP answer's body, in English as every one is)
-        return "its path does not decode to UTF-8 text"
+        return "its path does not decode to UTF-8 text"  // (not translated: body)
     }
 
     /// `text` with what is not printable ASCII percent-encoded: a part of a target said back in a

@@ -127,18 +127,14 @@ public final class SyncWorkflow {
             AtomicFile.removeLeftovers(in: folder)
         }
         // Records a killed run did not save for files it did put in place (issue 40, item 4), and
-        // files it had paid for and not yet put in place.
-        // Each use a pending record names pays for its install once: taken out of the last
-        // delivered first, so that the record and its file copied aside and put back later (after
-        // a `remove`) are not finished again without a use (found by a review of the finishing),
-        // and nothing is finished while the gate's record cannot be written (found by the attack
-        // on that: a state database held locked meanwhile kept the use for another finishing).
-        // The gate's last delivered uses, read as they are taken out (under the data directory's
-        // lock, not before it: found by an attack, a run that had read them and then waited for
-        // the lock finished a record another run had finished and retired meanwhile), pay for
-        // installs a killed run left checked: one each (found by the same attack: the record of
-        // an install the killed run had completed, copied aside and put back, was finished beside
-        // the one it had not, both on one use).
+        // files it had paid for and not yet put in place. Each use a pending record names pays
+        // for one install, once: the gate's last delivered uses are read as the named ones are
+        // taken out, in one transaction under the data directory's lock, before anything is
+        // finished (and nothing is while the record cannot be written), and one use finishes one
+        // install. Found by a review and two attacks: the record and its file copied aside and
+        // put back after a `remove` were finished again (with the record held locked, too), by a
+        // run that had read the list before waiting for the lock, and beside another record of
+        // the same killed run, all without a use.
         let payers = library.pendingPayers(lock: lock)
         let paid = payers.isEmpty ? [] : try gate.retireDeliveries(payers)
         var finishedBy: Set<String> = []
