@@ -195,7 +195,8 @@ import Testing
         expectRefused(try sync(at: "2028-01-10 00:00:00"), "expired on 2027-03-01T00:00:00Z")
         let same = try sync(at: "2027-01-05 00:00:00")
         expectRefused(same, "expired on 2027-03-01T00:00:00Z (the time is 2028-01-10")
-        #expect(same.stderr.contains("the clock reads 2027-01-05T00:00:00Z"), "\(same.stderr)")
+        // To the minute: a loaded machine takes a second or more to start the run under faketime.
+        #expect(same.stderr.contains("the clock reads 2027-01-05T00:00:"), "\(same.stderr)")
         try publish(serial: 2, expires: "2027-04-01T00:00:00Z", extra: ["generated": "2027-01-04T00:00:00Z"])
         let later = try sync(at: "2027-01-05 00:00:00")
         #expect(later.status == 0, "\(later.stderr)")
