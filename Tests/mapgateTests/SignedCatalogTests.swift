@@ -200,6 +200,14 @@ import Testing
         try publish(serial: 2, expires: "2027-04-01T00:00:00Z", extra: ["generated": "2027-01-04T00:00:00Z"])
         let later = try sync(at: "2027-01-05 00:00:00")
         #expect(later.status == 0, "\(later.stderr)")
+        // Not for one run only: the next runs judge it by the clock's reading too (they refused it
+        // by the gate's clock once), until it is stale by the reading; the clock set back after
+        // that revives nothing.
+        let again = try sync(at: "2027-01-06 00:00:00")
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(try mapgate.run(["catalog"], at: "2027-03-31 00:00:00").status == 0)
+        expectRefused(try sync(at: "2027-04-02 00:00:00"), "expired on 2027-04-01T00:00:00Z (the time is 2027-04-02")
+        expectRefused(try sync(at: "2027-03-15 00:00:00"), "expired on 2027-04-01T00:00:00Z (the time is 2027-04-02")
         // Never before the newest catalog accepted was published: one published later still, and
         // stale by then, is refused with the clock set back behind that.
         try publish(serial: 3, expires: "2027-01-03T00:00:00Z", extra: ["generated": "2027-01-02T00:00:00Z"])

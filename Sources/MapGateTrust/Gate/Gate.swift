@@ -370,6 +370,8 @@ public final class Gate {
         var newer: AcceptedCatalog.NewerCatalog?
         let reading = clock.now
         let refusal = try update { record, now, _ -> CatalogError? in
+            // The time the catalog's `expires` was judged by (kept when it was behind the gate's clock).
+            var judgedBy: Date?
             func refuse(_ reason: String) -> CatalogError { CatalogError(source: catalog.sourceURL, region: nil, reason: reason) }
             // A signed catalog that never expires could be replayed forever (a frozen client never
             // sees the publisher's later rules, a raised minimumAppVersion among them); found by
@@ -386,9 +388,19 @@ public final class Gate {
                 // battery, set right since) left every later catalog "expired" by a time that
                 // never came, for good on a machine that gets its maps from sticks and never
                 // reaches the store (found by an attack).
-                let isNewer = (catalog.serial ?? -1) > (record.catalogSerials[signer]?.serial ?? -1)
+                let saved = record.catalogSerials[signer]
+                let isNewer = (catalog.serial ?? -1) > (saved?.serial ?? -1)
                 let published = ([catalog.generated] + record.catalogSerials.values.map { $0.generated.flatMap(ISODate.parse) }).compactMap { $0 }
-                let time = isNewer ? ([reading] + published).max() ?? reading : now
+                // The same catalog taken in so before goes on being judged by the clock's reading,
+                // never before the gate's clock less the lead it had then, which only shrinks: the
+                // clock set back revives nothing, and the relief ends when the gate's clock is no
+                // longer ahead (found by reading the change again: a second run refused what the
+                // first had installed from).
+                let lead = saved.flatMap { $0.serial == catalog.serial && $0.sha256 == sha256 ? $0.lead : nil }
+                let time = isNewer ? ([reading] + published).max() ?? reading : lead.map { min(now, max(reading, now.addingTimeInterval(-$0))) } ?? now
+                judgedBy = time
+                // Kept at once, so that a refusal below keeps it too.
+                if lead != nil { record.catalogSerials[signer]?.lead = GateRecord.CatalogSerial.lead(of: now, over: time) }
                 if time >= expires {
                     let said = L.localized("expired on %1$s (the time is %2$s): refusing a stale catalog", ISODate.string(expires), ISODate.string(time))
                     guard time > reading.addingTimeInterval(86_400) else { return refuse(said) }
@@ -424,7 +436,8 @@ public final class Gate {
             }
             if let serial = catalog.serial {
                 record.catalogSerials[signer] = GateRecord.CatalogSerial(
-                    serial: serial, sha256: sha256, generated: catalog.generated.map(ISODate.string))
+                    serial: serial, sha256: sha256, generated: catalog.generated.map(ISODate.string),
+                    lead: judgedBy.flatMap { GateRecord.CatalogSerial.lead(of: now, over: $0) })
             }
             // A catalog published before one already accepted from another key (an older one of
             // a publisher rotating keys, kept or on a stick) changes no rules: its rules are the

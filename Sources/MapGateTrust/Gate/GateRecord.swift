@@ -130,6 +130,20 @@ public struct GateRecord: Sendable, Equatable {
         /// That catalog's `generated` (ISO 8601), to tell which of two keys' catalogs is the
         /// newer: serials are per key (absent in records written before it was kept).
         public var generated: String? = nil
+        /// How far (seconds) the gate's clock ran ahead of the time this catalog was last judged
+        /// by: set when it was taken in as newer than any accepted from its key by the clock's
+        /// reading while the gate's clock ran ahead (a clock once wrong ahead, set right since).
+        /// Later runs judge it by the clock's reading, but never before the gate's clock less this
+        /// lead, which only shrinks (so the clock set back revives nothing, and a clock frozen
+        /// within a boot does not stop it); nil when it is judged by the gate's clock.
+        public var lead: Double? = nil
+
+        /// The lead to keep when the gate's clock read `now` and the catalog was judged by `time`:
+        /// none under a second (the two readings of one run).
+        static func lead(of now: Date, over time: Date) -> Double? {
+            let lead = now.timeIntervalSince(time)
+            return lead >= 1 ? lead : nil
+        }
     }
 
     /// Whether every counter and date is one mapgate can have written: a sealed record that
@@ -137,7 +151,7 @@ public struct GateRecord: Sendable, Equatable {
     var isPlausible: Bool {
         let dates = [firstSeen, latestClock, lastLookupAt, lastAttemptAt, lastUseReading, notNewerSince, firstUseAt].compactMap { $0 }
         return (0...GateRecord.maximumCount).contains(promptsShown) && generation >= 0
-            && (0...GateRecord.maximumCount).contains(usesSinceLookup) && catalogSerials.values.allSatisfy { $0.serial >= 0 }
+            && (0...GateRecord.maximumCount).contains(usesSinceLookup) && catalogSerials.values.allSatisfy { $0.serial >= 0 && ($0.lead.map { $0.isFinite && $0 > 0 } ?? true) }
             && dates.allSatisfy { $0.timeIntervalSince1970.isFinite && $0.timeIntervalSince1970 >= 0 }
             && installedRegions.allSatisfy(Catalog.isValidRegionID)
             && (bootSeconds.map { $0.isFinite && $0 >= 0 } ?? true) && (bootID == nil) == (bootSeconds == nil)
