@@ -53,6 +53,19 @@ public final class RegionLibrary {
         return region
     }
 
+    /// The installed region the user's words name (``RegionArgument``): its id however typed, or
+    /// the name of one installed region; else the words as typed, which the region's own errors
+    /// then say are not installed. Throws when the name is that of several installed regions.
+    public func regionID(typed: String) throws -> String {
+        let argument = RegionArgument(typed)
+        guard argument.id == nil, RegionArgument.problem(typed) == nil else { return argument.id ?? typed }
+        // Names are looked up among the records that can be read: another region's damaged row
+        // does not stop a command about this one (the words as typed then meet the region's own
+        // errors, which say the damage).
+        let regions = (try? installed()) ?? []
+        return try argument.id(among: regions.map { (id: $0.id, name: $0.name) }) ?? typed
+    }
+
     /// Whether `id` has a record, damaged or not (or an install's pending record).
     public func hasRecord(_ id: String) throws -> Bool {
         try PendingInstall.completed(id, in: directory) != nil || registry.hasRow(id)

@@ -29,8 +29,9 @@ public struct SyncPlan: Sendable, Equatable {
 
 
     /// - Parameters:
-    ///   - requested: the regions named on the command line (a name given twice counts once);
-    ///     empty means every installed one.
+    ///   - requested: the regions named on the command line (``RegionArgument``: an id however
+    ///     typed, or a region's name in the catalog; one given twice counts once); empty means
+    ///     every installed one.
     ///   - installed: the ids of the installed regions.
     /// - Throws: a ``RegionError`` for a requested region the catalog does not offer, naming at
     ///   most ten of those it does.
@@ -46,7 +47,11 @@ public struct SyncPlan: Sendable, Equatable {
         var refused: [CatalogError] = []
         var targets: [CatalogRegion] = []
         var seen = Set<String>()
-        for id in requested where seen.insert(id).inserted {
+        let named = catalog.regions.map { (id: $0.id, name: $0.name) }
+        for typed in requested {
+            let argument = RegionArgument(typed)
+            let id = try argument.id(among: named) ?? argument.id ?? typed
+            guard seen.insert(id).inserted else { continue }
             if let region = catalog.region(id) {
                 targets.append(region)
             } else if let rejection = catalog.rejection(of: id) {

@@ -54,6 +54,7 @@ struct ExportCommand: Command {
             throw OutputError(path: L.localized("standard output"), reason: L.localized("it is a terminal; refusing to write a PMTiles archive to it: redirect it or name a FILE"), kind: .usage)
         }
         let library = try context.readOnlyRegionLibrary()
+        let region = try library.regionID(typed: region)
         let installed = try library.requireIntact(region).record
         let format = installed.format
         let scratch = context.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"

@@ -43,9 +43,10 @@ struct OpenCommand: Command {
         // The server answers every installed region, so the gate is asked about each of them, as
         // `serve` asks: a region copied in by hand is refused here as it is there.
         let library = try context.readOnlyRegionLibrary()
+        let region = try library.regionID(typed: region)
         _ = try library.region(region)
         if let socket = try MachineSessionLaunch.socket(context) {
-            try MachineSessionLaunch.run(context, socket: socket) { session in announce(context, base: session.url) }
+            try MachineSessionLaunch.run(context, socket: socket) { session in announce(context, base: session.url, region: region) }
             return ExitCode.success
         }
         let launch = try ServerLaunch(context, settings: settings, verbose: verbose)
@@ -54,7 +55,7 @@ struct OpenCommand: Command {
             let base = NetworkInterfaces.urls(boundHost: settings.host, port: server.http.port, interfaces: [])[0]
             let url = "\(base)/view/\(region)"
             let signal = SignalRouter.wait(onHangUp: launch.reloader(for: server)) {
-                announce(context, base: base)
+                announce(context, base: base, region: region)
                 if browser {
                     let console = context.console
                     spawnWatched(["xdg-open", url]) { status in
@@ -73,7 +74,7 @@ struct OpenCommand: Command {
     }
 
     /// The viewer page's URL (the command's output) and how long it is served.
-    private func announce(_ context: Context, base: String) {
+    private func announce(_ context: Context, base: String, region: String) {
         if context.json {
             context.console.json(Line(region: region, viewer: "\(base)/view/\(region)", tilejson: "\(base)/\(region).json"))
         } else {

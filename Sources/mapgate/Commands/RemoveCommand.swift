@@ -28,8 +28,11 @@ struct RemoveCommand: Command {
         let library = try context.regionLibrary()
         var firstFailure: (any Error)?
         let styles = InstalledStyles(directory: context.dataDirectory)
-        for id in regions {
+        for typed in regions {
+            // The id however typed, or an installed region's name (RegionArgument).
+            var id = typed
             do {
+                id = try library.regionID(typed: typed)
                 // A name that is an installed style and no region removes the style. (Asked of the
                 // one name: another region's damaged row does not stop it, nor the row's own, which
                 // the advice for it says to remove.)

@@ -36,7 +36,7 @@ struct SyncCommand: Command {
 
     init(parsing arguments: ParsedArguments) throws {
         for id in arguments.positional {
-            if let problem = Catalog.regionIDProblem(id) { throw UsageError(message: L.localized("not a region id: %1$s", "\(problem)"), usage: Self.usage) }
+            if let problem = RegionArgument.problem(id) { throw UsageError(message: L.localized("not a region id: %1$s", "\(problem)"), usage: Self.usage) }
         }
         regions = arguments.positional
         mirror = arguments.value("from")

@@ -40,6 +40,7 @@ struct TileCommand: Command {
         let destination = try OutputDestination.resolve(output)
         try destination.refuse(inside: [context.dataDirectory.path, context.stateFolder])
         let library = try context.readOnlyRegionLibrary()
+        let region = try library.regionID(typed: region)
         let installed = try library.requireIntact(region).record
         if let minzoom = installed.minzoom, let maxzoom = installed.maxzoom, !(minzoom...maxzoom).contains(coordinate.z) {
             throw RegionError(region: region, reason: L.localized("has no tiles at zoom %1$s (its zoom range is %2$s-%3$s)", "\(coordinate.z)", "\(minzoom)", "\(maxzoom)"), kind: .failure)

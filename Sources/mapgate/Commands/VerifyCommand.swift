@@ -24,7 +24,7 @@ struct VerifyCommand: Command {
             if !context.json { context.console.print(L.localized("%1$s: nothing to verify.", TerminalText.inline(note))) }
             return ExitCode.success
         }
-        let ids = regions.isEmpty ? try library.installed().map(\.id) : regions
+        let ids = regions.isEmpty ? try library.installed().map(\.id) : try regions.map(library.regionID(typed:))
         if ids.isEmpty, !context.json {
             context.console.print(L.localized("No region is installed: nothing to verify."))
         }
