@@ -28,24 +28,32 @@ final class ProgressBar {
         let start = baseline ?? received
         baseline = start
         let fraction = total > 0 ? min(1, Double(received) / Double(total)) : 0
-        let width = 24
-        let filled = Int(fraction * Double(width))
-        let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
-        let speed = Self.speed(received: received - start, of: total - received, elapsed: now.timeIntervalSince(started))
-        let figures = " [\(bar)] \(Format.bytes(received))/\(Format.bytes(total)) \(Int(fraction * 100))% \(speed)"
+        func bar(_ width: Int) -> String {
+            let filled = Int(fraction * Double(width))
+            return " [" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "]"
+        }
+        let amounts = " \(Format.bytes(received))/\(Format.bytes(total)) \(Int(fraction * 100))%"
+        let timing = Self.speed(received: received - start, of: total - received, elapsed: now.timeIntervalSince(started))
+        let left = Self.timeLeft(received: received - start, of: total - received, elapsed: now.timeIntervalSince(started))
+        let figures = [bar(24) + amounts + " " + timing, bar(10) + amounts + " " + timing, amounts + " " + timing, amounts + " " + left, amounts, " \(Int(fraction * 100))%"]
         let line = Self.fitted(label: label, figures: figures, columns: TerminalText.columns(of: 2))
         UnixFile.standardError.write(Data(LocaleEncoding.bytes("\r\u{1B}[K" + line)))
         drawn = true
     }
 
     /// The bar's line within the terminal's `columns` (0: unknown, then 80): a line that wrapped
-    /// could not be drawn over again. The label gives way first, cut by terminal columns (a CJK
-    /// name takes two per character), then the figures.
-    static func fitted(label: String, figures: String, columns: Int) -> String {
+    /// could not be drawn over again. `figures` go from the fullest to the barest (the bar, then a
+    /// shorter bar, then no bar, the rate, the time left): the first that leaves the label eight
+    /// columns (or its whole width, when less) is drawn, so a narrow terminal keeps the numbers
+    /// (found by an attack: at 40 columns the bar hid them all). The label gives way first, cut by
+    /// terminal columns (a CJK name takes two per character).
+    static func fitted(label: String, figures: [String], columns: Int) -> String {
         let room = (columns > 0 ? columns : 80) - 1
-        let figuresWidth = TerminalText.width(figures)
-        guard figuresWidth + 4 <= room else { return TerminalText.truncated(label + figures, toWidth: room) }
-        return TerminalText.truncated(label, toWidth: room - figuresWidth) + figures
+        let labelRoom = min(TerminalText.width(label), 8)
+        guard let chosen = figures.first(where: { TerminalText.width($0) + labelRoom <= room }) else {
+            return TerminalText.truncated(label + (figures.last ?? ""), toWidth: room)
+        }
+        return TerminalText.truncated(label, toWidth: room - TerminalText.width(chosen)) + chosen
     }
 
     /// Clears the bar so the result line can take its place.
@@ -61,6 +69,13 @@ final class ProgressBar {
         guard elapsed >= 1, received >= 64 << 10 else { return Localization.localized("%1$s/s %2$s left", "–", "–:––") }
         let rate = Double(received) / elapsed
         return Localization.localized("%1$s/s %2$s left", Format.bytes(Int64(rate)), remaining > 0 ? duration(Double(remaining) / rate) : "0:00")
+    }
+
+    /// "0:42 left", for a line with no room for the rate.
+    static func timeLeft(received: Int64, of remaining: Int64, elapsed: Double) -> String {
+        // TRANSLATORS: a download's time left, on a narrow terminal ("0:42 left").
+        guard elapsed >= 1, received >= 64 << 10 else { return Localization.localized("%1$s left", "–:––") }
+        return Localization.localized("%1$s left", remaining > 0 ? duration(Double(remaining) / (Double(received) / elapsed)) : "0:00")
     }
 
     static func duration(_ seconds: Double) -> String {
