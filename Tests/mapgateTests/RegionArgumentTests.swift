@@ -80,11 +80,46 @@ import Testing
         #expect(try installed() == ["tokyo", "tokyo-west"])
     }
 
-    /// Paths, control characters and the server's routes are still refused before anything runs.
-    @Test(arguments: ["../x", "a\u{1B}[31mb", " tokyo", "ｖｉｅｗ"])
-    func whatCanNameNoRegionIsAUsageError(_ typed: String) throws {
-        let result = try mapgate.run(["sync", typed])
-        #expect(result.status == 64, "\(result.stderr)")
+    /// A name that is also another region's id as folded (a region named "Tokyo" beside the
+    /// region `tokyo`) names neither: the run asks which, 64, and removes nothing, not even the
+    /// other regions named with it (found by an attack: `remove Tokyo` removed `tokyo`). An id
+    /// typed as it is still names its region; a name of letters alone (`Berlin`) names its region.
+    @Test func aNameThatIsAnotherRegionsIDAsksWhich() throws {
+        let fixture = try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles")
+        try workspace.builder.add(id: "kanto", source: fixture, format: "png", overrides: ["name": "Tokyo"])
+        try workspace.builder.add(id: "deberlin", source: fixture, format: "png", overrides: ["name": "Berlin"])
+        try workspace.builder.add(id: "tokyo23", source: fixture, format: "png", overrides: ["name": "東京23区"])
+        try workspace.builder.write()
+        #expect(try mapgate.run(["sync", "kanto", "tokyo", "osaka"]).status == 0)
+        let removed = try mapgate.run(["remove", "osaka", "Tokyo"])
+        #expect(removed.status == 64, "\(removed.stderr)")
+        #expect(removed.stderr.contains("2 regions have this name (kanto, tokyo)"), "\(removed.stderr)")
+        #expect(try installed() == ["kanto", "osaka", "tokyo"])
+        let berlin = try mapgate.run(["sync", "Berlin", "--json"])
+        #expect(berlin.status == 0 && berlin.stdout.contains(#""region":"deberlin""#), "\(berlin.stdout)\(berlin.stderr)")
+        // Full-width digits, as an input method types them, in a name.
+        let ward = try mapgate.run(["sync", "東京２３区", "--json"])
+        #expect(ward.status == 0 && ward.stdout.contains(#""region":"tokyo23""#), "\(ward.stdout)\(ward.stderr)")
+        #expect(try mapgate.run(["remove", "tokyo"]).status == 0)
+        #expect(try installed() == ["deberlin", "kanto", "osaka", "tokyo23"])
+    }
+
+    /// Paths, control characters, spaces at either end and the server's routes are refused before
+    /// anything runs, by every command that takes a region (found by an attack: all but `sync`
+    /// said "not installed", 1, and `tile ./../../victim` opened `victim.pending.json` beside the
+    /// data directory). `remove` alone takes them, to remove a row changed by hand
+    /// (`RegionIDTamperTests`).
+    @Test(arguments: [
+        ("../x", "is not of the form"), ("./../../victim", "is not of the form"), ("a\u{1B}[31mb", "is not of the form"),
+        (" tokyo", "has a space at its start or end"), ("\u{3000}東京", "has a space at its start or end"), ("ｖｉｅｗ", "is reserved for the tile server's routes"),
+    ])
+    func whatCanNameNoRegionIsAUsageError(_ typed: String, _ reason: String) throws {
+        let out = workspace.work.file("out")
+        for command in [["sync", typed], ["tile", typed, "0", "0", "0", "-o", out], ["verify", typed], ["export", typed, out + ".pmtiles"], ["open", typed]] {
+            let result = try mapgate.run(command)
+            #expect(result.status == 64, "\(command[0]): \(result.stderr)")
+            #expect(result.stderr.contains(reason), "\(command[0]): \(result.stderr)")
+        }
         #expect(workspace.origin.requests.isEmpty)
     }
 }

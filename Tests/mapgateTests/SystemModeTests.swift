@@ -1053,7 +1053,12 @@ struct SystemModeTests {
     @Test func anArgumentCannotForgeALineOfTheServicesLog() throws {
         try machine.startService()
         let forged = "x\nuid 0 (pid 1): remove plain (pid 2)"
-        _ = try machine.run(["verify", forged], as: user)
+        // Sent as a hand-made client would: mapgate's own refuses such a region before it asks.
+        let null = open("/dev/null", O_RDWR)
+        defer { close(null) }
+        let client = try SystemClient.connect(to: machine.socketPath, policy: machine.policyPath)
+        try client.send(SystemRequest(arguments: ["verify", forged], environment: [:]), streams: [null, null, null])
+        _ = try client.reply()
         let log = machine.service?.stderr ?? ""
         #expect(!log.split(separator: "\n").contains { $0.hasPrefix("uid 0 (pid 1): remove plain") }, "\(log)")
         #expect(log.contains("x\\nuid 0 (pid 1)"), "\(log)")

@@ -43,7 +43,9 @@ public enum PendingInstall {
     /// (or by a mapgate from before seals, a kill across an upgrade) is not taken, and the file it
     /// names is what it is (a changed file, repaired by the next `sync`).
     static func entry(_ id: String, in directory: DataDirectory) -> Entry? {
-        guard let data = FileManager.default.contents(atPath: path(of: id, in: directory)),
+        // Words that are no region id name no file (found by an attack: `tile ./../../victim`
+        // opened `victim.pending.json` beside the data directory).
+        guard Catalog.isValidRegionID(id), let data = FileManager.default.contents(atPath: path(of: id, in: directory)),
             let sealed = try? JSONDecoder().decode(Sealed.self, from: data), (try? PendingInstallSeal.seal(sealed.entry)) == sealed.seal,
             let entry = try? JSONDecoder().decode(Entry.self, from: Data(sealed.entry.utf8)), entry.record.id == id
         else { return nil }

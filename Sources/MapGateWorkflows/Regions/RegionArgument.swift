@@ -2,55 +2,90 @@ import FoundationEssentials
 import MapGateBase
 import MapGateTrust
 
-/// A region as the user typed it on the command line: its id however typed (the full-width
-/// letters a Chinese, Japanese or Korean input method gives, `ｇｅｏ`, or capitals, `Geo`), or its
-/// name as the catalog gives it (`東京`). Ids are lower-case ASCII, so neither folding can name
-/// another region; a name names the one region that has it, or the run says which it could be.
+/// A region as the user typed it on the command line: its id (`tokyo`), its id however typed (the
+/// full-width letters a Chinese, Japanese or Korean input method gives, `ｔｏｋｙｏ`, or capitals,
+/// `Tokyo`), or its name as the catalog gives it (`東京`, `Berlin`).
+///
+/// An id typed as it is always names that region, as it did before names were taken. Otherwise
+/// the words name the one region whose id they fold to or whose name they are; when those are two
+/// regions (a region named "Tokyo" beside the region `tokyo`), or the name is that of several, the
+/// run names them and does nothing (found by an attack: `remove Tokyo` removed `tokyo`, not the
+/// region `list` shows as "Tokyo").
 public struct RegionArgument: Sendable, Equatable {
     /// The words as typed.
     public let typed: String
-    /// The region id they read as, when they read as one.
-    public let id: String?
 
     public init(_ typed: String) {
         self.typed = typed
-        let folded = Self.folded(typed)
-        id = Catalog.isValidRegionID(folded) ? folded : nil
     }
+
+    /// The id the words are, typed as an id is written: it names that region whatever the names.
+    public var exactID: String? { Catalog.isValidRegionID(typed) ? typed : nil }
+
+    /// The id the words fold to (full-width ASCII as ASCII, capitals as small letters), if any.
+    public var foldedID: String? {
+        let folded = Self.folded(typed)
+        return Catalog.isValidRegionID(folded) ? folded : nil
+    }
+
+    /// The longest words taken as a name (the command line holds far longer; no catalog's name
+    /// needs more).
+    static let maximumNameBytes = 1024
 
     /// Why the words can name no region, or nil: a usage error (exit 64) before anything is done.
-    /// A path or control characters are refused as they always were; a route's name too.
+    /// A path, control characters, a space at either end and a route's name are refused, each
+    /// said as itself.
     public static func problem(_ typed: String) -> String? {
         let argument = RegionArgument(typed)
-        if argument.id != nil { return nil }
+        if argument.exactID != nil { return nil }
+        if let folded = argument.foldedID {
+            return Catalog.reservedRegionIDs.contains(folded) ? Catalog.regionIDProblem(folded) : nil
+        }
         let folded = folded(typed)
-        let isName = !typed.isEmpty && typed.utf8.count <= 256 && !typed.contains("/")
-            && !typed.unicodeScalars.contains { $0.properties.generalCategory == .control || $0.properties.generalCategory == .format }
-            && !Catalog.reservedRegionIDs.contains(folded) && typed.first?.isWhitespace == false && typed.last?.isWhitespace == false
-        return isName ? nil : Catalog.regionIDProblem(typed)
+        if Catalog.reservedRegionIDs.contains(folded) { return Catalog.regionIDProblem(folded) }
+        if typed.isEmpty || typed.contains("/") || typed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0.properties.generalCategory == .format }) {
+            return Catalog.regionIDProblem(typed)
+        }
+        if typed.first?.isWhitespace == true || typed.last?.isWhitespace == true {
+            return L.localized("\"%1$s\" has a space at its start or end: no region's id or name does", TerminalText.inline(typed))
+        }
+        if typed.utf8.count > maximumNameBytes {
+            return L.localized("%1$s bytes: longer than any region's id or name", "\(typed.utf8.count)")
+        }
+        return nil
     }
 
-    /// The id these words name among `regions` (the installed ones, or a catalog's): the id they
-    /// read as, else the one region whose name they are; nil when they name none.
-    /// - Throws: a ``RegionError`` (usage) when the name is that of several regions, naming them.
+    /// The id these words name among `regions` (the installed ones, or a catalog's); nil when
+    /// they name none.
+    /// - Throws: a ``RegionError`` (usage, 64) when they name several, saying which.
     public func id(among regions: [(id: String, name: String)]) throws -> String? {
-        if let id { return id }
-        let named = regions.filter { $0.name == typed }.map(\.id).sorted()
-        guard named.count <= 1 else {
+        if let exactID { return exactID }
+        // A name as typed, else as folded (full-width letters and digits, capitals): `東京２３区`
+        // is `東京23区`, `new york` is `New York`.
+        var named = regions.filter { $0.name == typed }.map(\.id)
+        if named.isEmpty {
+            let folded = Self.folded(typed)
+            named = regions.filter { Self.folded($0.name) == folded }.map(\.id)
+        }
+        if let foldedID, regions.contains(where: { $0.id == foldedID }), !named.contains(foldedID) { named.append(foldedID) }
+        let ids = Set(named).sorted()
+        guard ids.count <= 1 else {
             throw RegionError(
-                region: typed, reason: L.localized("%1$s regions have this name (%2$s): give the id of the one you mean", "\(named.count)", named.joined(separator: L.localized(", "))),
+                region: typed, reason: L.localized("%1$s regions have this name (%2$s): give the id of the one you mean", "\(ids.count)", ids.joined(separator: L.localized(", "))),
                 kind: .usage)
         }
-        return named.first
+        return ids.first ?? foldedID
     }
 
-    /// Full-width ASCII (U+FF01–U+FF5E, a fixed offset from U+0021–U+007E) as ASCII, and ASCII
-    /// capitals as small letters: only what an id can be typed as.
+    /// Full-width ASCII (U+FF01–U+FF5E, a fixed offset from U+0021–U+007E) and the ideographic
+    /// space as ASCII, and ASCII capitals as small letters: what an input method's width or the
+    /// shift key changes.
     static func folded(_ typed: String) -> String {
         var scalars = String.UnicodeScalarView()
         for scalar in typed.unicodeScalars {
             var value = scalar.value
             if (0xFF01...0xFF5E).contains(value) { value -= 0xFEE0 }
+            if value == 0x3000 { value = 0x20 }
             if (0x41...0x5A).contains(value) { value += 0x20 }
             scalars.append(Unicode.Scalar(value) ?? scalar)
         }

@@ -50,7 +50,7 @@ public struct SyncPlan: Sendable, Equatable {
         let named = catalog.regions.map { (id: $0.id, name: $0.name) }
         for typed in requested {
             let argument = RegionArgument(typed)
-            let id = try argument.id(among: named) ?? argument.id ?? typed
+            let id = try argument.id(among: named) ?? typed
             guard seen.insert(id).inserted else { continue }
             if let region = catalog.region(id) {
                 targets.append(region)

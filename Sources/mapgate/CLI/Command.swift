@@ -41,4 +41,10 @@ extension Command {
 struct UsageError: Error {
     var message: String
     var usage: String
+
+    /// Refuses words that can name no region (a path, control characters, a route's name:
+    /// ``RegionArgument/problem(_:)``) before the command does anything.
+    static func requireRegion(_ typed: String, usage: String) throws {
+        if let problem = RegionArgument.problem(typed) { throw UsageError(message: L.localized("not a region id: %1$s", "\(problem)"), usage: usage) }
+    }
 }

@@ -31,6 +31,7 @@ struct ExportCommand: Command {
     init(parsing arguments: ParsedArguments) throws {
         guard arguments.positional.count == 2 else { throw UsageError(message: L.localized("expected REGION FILE"), usage: Self.usage) }
         region = arguments.positional[0]
+        try UsageError.requireRegion(region, usage: Self.usage)
         output = arguments.positional[1]
     }
 

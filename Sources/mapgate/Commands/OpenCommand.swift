@@ -33,6 +33,7 @@ struct OpenCommand: Command {
     init(parsing arguments: ParsedArguments) throws {
         guard arguments.positional.count == 1 else { throw UsageError(message: L.localized("name one region to open"), usage: Self.usage) }
         region = arguments.positional[0]
+        try UsageError.requireRegion(region, usage: Self.usage)
         settings = try ServeCommand.settings(arguments, defaultPort: 0, usage: Self.usage)
         browser = arguments.has("browser")
         verbose = arguments.has("verbose")

@@ -28,11 +28,11 @@ struct RemoveCommand: Command {
         let library = try context.regionLibrary()
         var firstFailure: (any Error)?
         let styles = InstalledStyles(directory: context.dataDirectory)
-        for typed in regions {
-            // The id however typed, or an installed region's name (RegionArgument).
-            var id = typed
+        // Every name is looked up before anything is removed: one that names two regions stops
+        // the run with nothing removed (found by an attack: the others were removed, then 64).
+        let ids = try regions.map(library.regionID(typed:))
+        for id in ids {
             do {
-                id = try library.regionID(typed: typed)
                 // A name that is an installed style and no region removes the style. (Asked of the
                 // one name: another region's damaged row does not stop it, nor the row's own, which
                 // the advice for it says to remove.)

@@ -35,9 +35,7 @@ struct SyncCommand: Command {
     let mirror: String?
 
     init(parsing arguments: ParsedArguments) throws {
-        for id in arguments.positional {
-            if let problem = RegionArgument.problem(id) { throw UsageError(message: L.localized("not a region id: %1$s", "\(problem)"), usage: Self.usage) }
-        }
+        for typed in arguments.positional { try UsageError.requireRegion(typed, usage: Self.usage) }
         regions = arguments.positional
         mirror = arguments.value("from")
     }

@@ -31,6 +31,7 @@ struct TileCommand: Command {
                 usage: Self.usage)
         }
         region = values[0]
+        try UsageError.requireRegion(region, usage: Self.usage)
         self.coordinate = coordinate
         output = arguments.value("output")
     }

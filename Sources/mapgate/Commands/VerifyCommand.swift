@@ -15,6 +15,7 @@ struct VerifyCommand: Command {
 
     init(parsing arguments: ParsedArguments) throws {
         regions = arguments.positional
+        for typed in regions { try UsageError.requireRegion(typed, usage: Self.usage) }
     }
 
     func run(_ context: Context) throws -> Int32 {
