@@ -791,12 +791,15 @@ import Glibc
         try refused("region geo")
         // Said of the file on the stick, by its path, not of a server (found by an attack).
         try refused("region geo: hash mismatch: the SHA-256 of \(geoPackage) is ")
+        try refused("; this copy of the file is not the one the mirror's catalog names")
         #expect(installed(b, "plain") == installed(a, "plain"), "plain is updated all the same")
         tampered[tampered.count / 2] ^= 0xFF
         try (tampered + Data([1, 2, 3])).write(to: URL(fileURLWithPath: geoPackage))
         try refused("region geo: size mismatch: \(geoPackage) holds more than the \(tampered.count) bytes the catalog declares")
         try tampered.prefix(tampered.count - 10).write(to: URL(fileURLWithPath: geoPackage))
-        try refused("region geo: size mismatch: \(geoPackage) holds \(tampered.count - 10) bytes, the catalog declares \(tampered.count)")
+        try refused(
+            "region geo: size mismatch: \(geoPackage) holds \(tampered.count - 10) bytes, the catalog declares \(tampered.count); this copy of the file is not the one the mirror's catalog names (copied while it was being written, or damaged): copy the mirror again from the machine that wrote it, or write it again with 'mapgate mirror'"
+        )
         try tampered.write(to: URL(fileURLWithPath: geoPackage))
         // The package a link to a file elsewhere: refused for being one (65, not a failed download's 69).
         try FileManager.default.moveItem(atPath: geoPackage, toPath: work.file("elsewhere"))
@@ -857,7 +860,9 @@ import Glibc
         #expect(updated.status == 0, "\(updated.stderr)")
         geoInstalled = try #require(installed(b, "geo"))
         #expect(geoInstalled == installed(a, "geo"))
-        try refused("is lower than", folder: work.file("stick-1"))
+        try refused(
+            "refusing a rollback; this catalog is older than the one this machine has (an old mirror, or a stale cache): sync from the publisher or from a mirror written since",
+            folder: work.file("stick-1"))
     }
 
     @Test func aMirrorCutWhileWrittenIsNeverTakenForAValidOne() throws {

@@ -180,6 +180,10 @@ import Testing
         try publish(serial: 1, expires: "2027-03-01T00:00:00Z")
         #expect(try mapgate.run(["catalog"], at: "2027-02-01 00:00:00").status == 0)
         expectRefused(try sync(at: "2027-04-01 00:00:00"), "expired on 2027-03-01T00:00:00Z")
+        // With what to do about it (found by an attack: a stick's user was given no way on).
+        expectRefused(
+            try sync(at: "2027-04-01 00:00:00"),
+            "refusing a stale catalog; a newer catalog is needed: sync where the publisher can be reached, or from a mirror written since")
         // The gate's clock never goes back: set to January, the catalog is still stale.
         expectRefused(try sync(at: "2027-01-15 00:00:00"), "expired on 2027-03-01T00:00:00Z")
     }

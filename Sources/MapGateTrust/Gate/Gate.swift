@@ -403,7 +403,11 @@ public final class Gate {
                 if lead != nil { record.catalogSerials[signer]?.lead = GateRecord.CatalogSerial.lead(of: now, over: time) }
                 if time >= expires {
                     let said = L.localized("expired on %1$s (the time is %2$s): refusing a stale catalog", ISODate.string(expires), ISODate.string(time))
-                    guard time > reading.addingTimeInterval(86_400) else { return refuse(said) }
+                    // What to do (found by an attack: a stick's user read "refusing a stale catalog"
+                    // and no way on).
+                    let advice = L.localized(
+                        "; a newer catalog is needed: sync where the publisher can be reached, or from a mirror written since")
+                    guard time > reading.addingTimeInterval(86_400) else { return refuse(said + advice) }
                     return refuse(
                         said
                             + L.localized(
@@ -415,9 +419,13 @@ public final class Gate {
                 let serial = catalog.serial ?? -1
                 if serial < saved.serial {
                     let shown = catalog.serial.map(String.init) ?? L.localized("none")
-                    return refuse(
+                    let said =
                         keyID.map { L.localized("serial %1$s is lower than %2$s, already accepted from key %3$s: refusing a rollback", shown, "\(saved.serial)", $0) }
-                            ?? L.localized("serial %1$s is lower than %2$s, already accepted unsigned: refusing a rollback", shown, "\(saved.serial)"))
+                        ?? L.localized("serial %1$s is lower than %2$s, already accepted unsigned: refusing a rollback", shown, "\(saved.serial)")
+                    return refuse(
+                        said
+                            + L.localized(
+                                "; this catalog is older than the one this machine has (an old mirror, or a stale cache): sync from the publisher or from a mirror written since"))
                 }
                 if serial == saved.serial, saved.sha256 != sha256 {
                     return refuse(

@@ -145,7 +145,8 @@ final class PackageSink {
         guard downloadedBytes + Int64(bytes.count) <= package.size else {
             if let file = PackageDownloader.localPath(package.url) {
                 throw RegionError(
-                    region: package.id, reason: L.localized("size mismatch: %1$s holds more than the %2$s bytes the catalog declares", file, "\(package.size)"),
+                    region: package.id,
+                    reason: L.localized("size mismatch: %1$s holds more than the %2$s bytes the catalog declares", file, "\(package.size)") + Self.copyAdvice,
                     kind: .badData)
             }
             var reason = L.localized("size mismatch: the server sent more than the %1$s bytes the catalog declares", "\(package.size)")
@@ -206,6 +207,15 @@ final class PackageSink {
         }
     }
 
+    /// What to do about a mirror's package that is not the one its catalog names: the words for
+    /// the user of a stick, who cannot mend the file (found by an attack: "size mismatch" said
+    /// what was wrong and not what to do).
+    static var copyAdvice: String {
+        L.localized(
+            "; this copy of the file is not the one the mirror's catalog names (copied while it was being written, or damaged): copy the mirror again from the machine that wrote it, or write it again with 'mapgate mirror'"
+        )
+    }
+
     /// Why a package that ended after `got` bytes is refused: said of the file by its path when
     /// it is one (a mirror's), of the answer otherwise.
     static func shortReason(_ package: PackageReference, got: Int64) -> String {
@@ -213,7 +223,7 @@ final class PackageSink {
             // What the file holds now (found by an attack: a file cut short while it was read
             // was said to hold the bytes read before, not what it holds).
             let holds = FileIdentity(path: file)?.size ?? got
-            return L.localized("size mismatch: %1$s holds %2$s bytes, the catalog declares %3$s", file, "\(holds)", "\(package.size)")
+            return L.localized("size mismatch: %1$s holds %2$s bytes, the catalog declares %3$s", file, "\(holds)", "\(package.size)") + copyAdvice
         }
         return L.localized("size mismatch: got %1$s bytes, the catalog declares %2$s", "\(got)", "\(package.size)")
     }
@@ -233,7 +243,9 @@ final class PackageSink {
             // A file on a stick or share is named by its path (found by an attack: which file of
             // the mirror was bad was left for the user to find).
             let reason =
-                PackageDownloader.localPath(package.url).map { L.localized("hash mismatch: the SHA-256 of %1$s is %2$s, the catalog declares %3$s", $0, hash, package.sha256) }
+                PackageDownloader.localPath(package.url).map {
+                    L.localized("hash mismatch: the SHA-256 of %1$s is %2$s, the catalog declares %3$s", $0, hash, package.sha256) + Self.copyAdvice
+                }
                 ?? L.localized("hash mismatch: SHA-256 is %1$s, the catalog declares %2$s", "\(hash)", "\(package.sha256)")
             throw RegionError(region: package.id, reason: reason, kind: .badData)
         }
