@@ -213,6 +213,23 @@ import Glibc
         #expect(try promptsShown() - before == 2, "installed again without a use: \(again.stdout)\(again.stderr)")
     }
 
+    /// `remove` of a region whose install was killed between its delivery and the rename removes
+    /// the pending record with the checked file (found by an attack: the record stayed, naming a
+    /// file that was gone, until a later `sync` of the region; with the gate closed by that very
+    /// use, until the app was updated).
+    @Test func removingAKilledInstallRemovesItsPendingRecord() throws {
+        try workspace.offer("fresh", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
+        let killed = try mapgate.run(["sync", "fresh"], at: during, environment: ["MAPGATE_FAULT_KILL_AT": "delivered"])
+        #expect(killed.status != 0, "\(killed.stderr)")
+        let pending = mapgate.dataDirectory + "/regions/.fresh.pending.json"
+        #expect(FileManager.default.fileExists(atPath: pending))
+        let removed = try mapgate.run(["remove", "fresh"], at: during)
+        #expect(removed.status == 0, "\(removed.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: pending), "the pending record stayed: \(removed.stdout)")
+        let partial = try FileManager.default.contentsOfDirectory(atPath: mapgate.dataDirectory + "/partial").filter { $0.hasPrefix("fresh.") }
+        #expect(partial.isEmpty, "\(partial)")
+    }
+
     /// The use a pending record names is taken out of the last delivered before its install is
     /// finished: with the gate's record held locked at that moment (here by sqlite3, after the run
     /// got past its first look at the gate), nothing is finished and the pending record stays for

@@ -236,6 +236,9 @@ public final class RegionLibrary {
         // those of a region whose id only starts with this one and a dot (`a` and `a.b`).
         LeftoverFiles.removeDeadRunFiles(of: id, in: directory, includingDownloads: true)
         LeftoverFiles.removeKeptDeltas(of: id, in: directory)
+        // The record of an install killed before its rename names a file removed just above
+        // (found by an attack: it stayed until a later sync of the region).
+        PendingInstall.remove(id, in: directory)
         // SQLite's side files of the region (a reader of a file in WAL mode makes them).
         LeftoverFiles.removeSideFiles(of: path)
         if FileManager.default.fileExists(atPath: path) {
