@@ -49,6 +49,10 @@ import Testing
         #expect(try installed() == ["tokyo"])
         let tile = try mapgate.run(["tile", "東京", "0", "0", "0", "-o", workspace.work.file("t.png")])
         #expect(tile.status == 0, "\(tile.stderr)")
+        // The coordinates as an input method types digits, full-width.
+        let wide = try mapgate.run(["tile", "東京", "０", "０", "０", "-o", workspace.work.file("w.png")])
+        #expect(wide.status == 0, "\(wide.stderr)")
+        #expect(FileManager.default.contents(atPath: workspace.work.file("w.png")) == FileManager.default.contents(atPath: workspace.work.file("t.png")))
         let export = try mapgate.run(["export", "東京", workspace.work.file("tokyo.pmtiles")])
         #expect(export.status == 0, "\(export.stderr)")
         #expect(export.stdout.contains("exported tokyo"), "\(export.stdout)")

@@ -77,18 +77,9 @@ public struct RegionArgument: Sendable, Equatable {
         return ids.first ?? foldedID
     }
 
-    /// Full-width ASCII (U+FF01–U+FF5E, a fixed offset from U+0021–U+007E) and the ideographic
-    /// space as ASCII, and ASCII capitals as small letters: what an input method's width or the
-    /// shift key changes.
+    /// Full-width ASCII and the ideographic space as ASCII (``FullWidth``), and ASCII capitals as
+    /// small letters: what an input method's width or the shift key changes.
     static func folded(_ typed: String) -> String {
-        var scalars = String.UnicodeScalarView()
-        for scalar in typed.unicodeScalars {
-            var value = scalar.value
-            if (0xFF01...0xFF5E).contains(value) { value -= 0xFEE0 }
-            if value == 0x3000 { value = 0x20 }
-            if (0x41...0x5A).contains(value) { value += 0x20 }
-            scalars.append(Unicode.Scalar(value) ?? scalar)
-        }
-        return String(scalars)
+        String(String.UnicodeScalarView(FullWidth.ascii(typed).unicodeScalars.map { (0x41...0x5A).contains($0.value) ? Unicode.Scalar($0.value + 0x20)! : $0 }))
     }
 }

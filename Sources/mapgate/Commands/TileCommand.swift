@@ -16,7 +16,9 @@ struct TileCommand: Command {
     let output: String?
 
     init(parsing arguments: ParsedArguments) throws {
-        let values = arguments.positional
+        // Coordinates typed with an input method's full-width digits (`１０ ９０９ ４０３`) are read
+        // as the digits they are.
+        let values = arguments.positional.enumerated().map { $0.offset == 0 ? $0.element : FullWidth.ascii($0.element) }
         guard values.count == 4 else { throw UsageError(message: L.localized("expected REGION Z X Y"), usage: Self.usage) }
         guard let coordinate = TileCoordinate(z: values[1], x: values[2], y: values[3]) else {
             // Which rule it breaks (found by a review: `tile r 1 5 5` did not say that X and Y
