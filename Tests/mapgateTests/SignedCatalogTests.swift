@@ -183,7 +183,7 @@ import Testing
         // With what to do about it (found by an attack: a stick's user was given no way on).
         expectRefused(
             try sync(at: "2027-04-01 00:00:00"),
-            "refusing a stale catalog; a newer catalog is needed: sync where the publisher can be reached, or from a mirror written since")
+            "refusing a stale catalog; a newer catalog is needed: the publisher's next one, or a mirror written since")
         // The gate's clock never goes back: set to January, the catalog is still stale.
         expectRefused(try sync(at: "2027-01-15 00:00:00"), "expired on 2027-03-01T00:00:00Z")
     }
@@ -209,6 +209,13 @@ import Testing
         // that revives nothing.
         let again = try sync(at: "2027-01-06 00:00:00")
         #expect(again.status == 0, "\(again.stderr)")
+        // The older catalog again (an old stick) is said as older, not as expired by a clock that
+        // was wrong (found by an attack: "expired … the time is 2028-01-10 …").
+        try publish(serial: 1, expires: "2027-03-01T00:00:00Z", extra: ["generated": "2026-12-01T00:00:00Z"])
+        let older = try sync(at: "2027-01-06 00:00:00")
+        expectRefused(older, "serial 1 is lower than 2, already accepted from key ")
+        #expect(!older.stderr.contains("expired"), "\(older.stderr)")
+        try publish(serial: 2, expires: "2027-04-01T00:00:00Z", extra: ["generated": "2027-01-04T00:00:00Z"])
         #expect(try mapgate.run(["catalog"], at: "2027-03-31 00:00:00").status == 0)
         expectRefused(try sync(at: "2027-04-02 00:00:00"), "expired on 2027-04-01T00:00:00Z (the time is 2027-04-02")
         expectRefused(try sync(at: "2027-03-15 00:00:00"), "expired on 2027-04-01T00:00:00Z (the time is 2027-04-02")

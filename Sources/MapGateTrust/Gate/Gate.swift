@@ -380,6 +380,27 @@ public final class Gate {
                 return refuse(L.localized("a signed catalog must say when it expires (\"expires\"): without it an old copy could be replayed forever"))
             }
             let signer = keyID ?? "unsigned"
+            // A rollback is said as one before the catalog's age is judged (found by an attack: an
+            // older stick read as "expired", with words about the clock, not as an older catalog).
+            if let saved = record.catalogSerials[signer] {
+                let serial = catalog.serial ?? -1
+                if serial < saved.serial {
+                    let shown = catalog.serial.map(String.init) ?? L.localized("none")
+                    let said =
+                        keyID.map { L.localized("serial %1$s is lower than %2$s, already accepted from key %3$s: refusing a rollback", shown, "\(saved.serial)", $0) }
+                        ?? L.localized("serial %1$s is lower than %2$s, already accepted unsigned: refusing a rollback", shown, "\(saved.serial)")
+                    return refuse(
+                        said
+                            + L.localized(
+                                "; this catalog is older than the one this machine has (an old mirror, or a stale cache): sync from the publisher or from a mirror written since"))
+                }
+                if serial == saved.serial, saved.sha256 != sha256 {
+                    return refuse(
+                        L.localized(
+                            "serial %1$s was accepted with other contents (SHA-256 %2$s…, now %3$s…): the publisher must raise the serial", "\(serial)",
+                            String(saved.sha256.prefix(12)), String(sha256.prefix(12))))
+                }
+            }
             if let expires = catalog.expires {
                 // The gate's clock never goes back, so setting the clock back does not revive a
                 // catalog already accepted once it is stale. A catalog newer than any accepted from
@@ -405,33 +426,13 @@ public final class Gate {
                     let said = L.localized("expired on %1$s (the time is %2$s): refusing a stale catalog", ISODate.string(expires), ISODate.string(time))
                     // What to do (found by an attack: a stick's user read "refusing a stale catalog"
                     // and no way on).
-                    let advice = L.localized(
-                        "; a newer catalog is needed: sync where the publisher can be reached, or from a mirror written since")
+                    let advice = L.localized("; a newer catalog is needed: the publisher's next one, or a mirror written since")
                     guard time > reading.addingTimeInterval(86_400) else { return refuse(said + advice) }
                     return refuse(
                         said
                             + L.localized(
                                 "; the clock reads %1$s, and mapgate's time never goes back past the latest it saw: a catalog the publisher made later is accepted",
                                 ISODate.string(reading)))
-                }
-            }
-            if let saved = record.catalogSerials[signer] {
-                let serial = catalog.serial ?? -1
-                if serial < saved.serial {
-                    let shown = catalog.serial.map(String.init) ?? L.localized("none")
-                    let said =
-                        keyID.map { L.localized("serial %1$s is lower than %2$s, already accepted from key %3$s: refusing a rollback", shown, "\(saved.serial)", $0) }
-                        ?? L.localized("serial %1$s is lower than %2$s, already accepted unsigned: refusing a rollback", shown, "\(saved.serial)")
-                    return refuse(
-                        said
-                            + L.localized(
-                                "; this catalog is older than the one this machine has (an old mirror, or a stale cache): sync from the publisher or from a mirror written since"))
-                }
-                if serial == saved.serial, saved.sha256 != sha256 {
-                    return refuse(
-                        L.localized(
-                            "serial %1$s was accepted with other contents (SHA-256 %2$s…, now %3$s…): the publisher must raise the serial", "\(serial)",
-                            String(saved.sha256.prefix(12)), String(sha256.prefix(12))))
                 }
             }
             // Which key's catalog is newer is told by when each was published: serials are per

@@ -238,6 +238,11 @@ public struct GatePolicy: Sendable {
         if let trustedTime, !tightenOnly {
             now = trustedTime
             record.latestClock = trustedTime
+            // A catalog judged by the clock's reading while the gate's clock ran ahead is judged
+            // by the gate's clock again now that trusted time has set it (found by an attack: the
+            // lead, measured against the clock that was wrong, kept a catalog the store's time
+            // called expired months ago).
+            for signer in record.catalogSerials.keys { record.catalogSerials[signer]?.lead = nil }
             for keyPath in [\GateRecord.firstSeen, \.lastAttemptAt, \.lastLookupAt] {
                 if let date = record[keyPath: keyPath], date > trustedTime { record[keyPath: keyPath] = trustedTime }
             }

@@ -232,6 +232,32 @@ import Testing
 
     // MARK: Trusted time
 
+    /// A catalog taken in by the clock's reading while the gate's clock ran ahead (a clock once
+    /// wrong ahead, set right since) is judged by the reading on later runs too; once trusted time
+    /// has set the gate's clock, by the gate's clock again (found by an attack: the lead, measured
+    /// against the clock that was wrong, kept accepting a catalog the store's time said had expired).
+    @Test func trustedTimeEndsTheReliefOfACatalogTakenByTheReading() throws {
+        let store = try HTTPSStoreOrigin()
+        let harness = try GateHarness()
+        try harness.serve(nil)
+        let json = #"{"formatVersion": 1, "publisher": "P", "generated": "\#(ISODate.string(harness.start))", "expires": "\#(ISODate.string(harness.start.addingTimeInterval(30 * day)))", "serial": 1, "regions": []}"#
+        let catalog = try Catalog.parse(Data(json.utf8), sourceURL: "https://maps.example/catalog.json")
+        harness.time.set(harness.start.addingTimeInterval(2 * 365 * day))
+        _ = try harness.makeGate().status()
+        harness.time.set(harness.start.addingTimeInterval(day))
+        try harness.makeGate().accept(catalog, sha256: "a", signedBy: "K")
+        harness.time.set(harness.start.addingTimeInterval(2 * day))
+        try harness.makeGate().accept(catalog, sha256: "a", signedBy: "K")
+        #expect(try harness.makeGate().status().record.catalogSerials["K"]?.lead != nil)
+        // Online: the store's time, 60 days on, is trusted; the catalog expired 30 days before it.
+        harness.lookUp(at: store)
+        try store.answer(version: "1.4.0", trackID: 42, date: harness.start.addingTimeInterval(60 * day))
+        #expect(try harness.makeGate().check().lookupError == nil)
+        #expect(try harness.makeGate().status().record.catalogSerials["K"]?.lead == nil)
+        let refused = #expect(throws: CatalogError.self) { try harness.makeGate().accept(catalog, sha256: "a", signedBy: "K") }
+        #expect(refused?.reason.contains("expired on") == true, "\(String(describing: refused))")
+    }
+
     /// An HTTPS answer's `Date` ahead of a clock the user set back: the gate goes by the `Date`.
     @Test func trustedTimeAheadOfTheLocalClockWins() throws {
         let store = try HTTPSStoreOrigin()
