@@ -117,6 +117,25 @@ import Glibc
         #expect(other.stderr.contains("region plain: not in the mirror at \(spaced) ("), "\(other.stdout)\(other.stderr)")
     }
 
+    /// A region installed from a stick and damaged since is said to be installed again from that
+    /// stick, not with `mapgate sync ID`, which needs the publisher (found by an attack: an offline
+    /// machine was told the one command it could not run).
+    @Test func aDamagedRegionFromAStickIsMendedFromTheStick() throws {
+        try mirrorVersionOne()
+        #expect(try b.run(["sync", "geo", "--from", stick], at: Self.day1).status == 0)
+        let file = b.dataDirectory + "/regions/geo.mbtiles"
+        var damaged = try #require(bytes(file))
+        damaged[damaged.count / 2] ^= 0xFF
+        try damaged.write(to: URL(fileURLWithPath: file))
+        let verify = try b.run(["verify", "geo"], at: Self.day1)
+        #expect(verify.status != 0, "\(verify.stderr)")
+        let advice = "'mapgate sync --from \(stick) geo' installs it again from the mirror it came from"
+        #expect(verify.stderr.contains(advice), "\(verify.stderr)")
+        let mended = try b.run(["sync", "--from", stick, "geo"], at: Self.day1)
+        #expect(mended.status == 0, "\(mended.stderr)")
+        #expect(try b.run(["verify", "geo"], at: Self.day1).status == 0)
+    }
+
     /// `--from` at a stick's root, whose mirror is in `maps/`, or at an empty folder: said as no
     /// mirror, naming the one inside, 64 (found by an attack: "catalog …/catalog.json: no such file
     /// or folder", 74, an I/O error).
@@ -170,6 +189,14 @@ import Glibc
         #expect(fromPeer.stdout.contains(" downloaded)"), "\(fromPeer.stdout)")
         for id in ["geo", "plain"] { #expect(installed(c, id) == installed(a, id), "\(id)") }
         #expect(try c.run(["list"], at: Self.day1).stdout.contains("mirror 127.0.0.1:"))
+        // Damaged since: mended from the share it came from, said with the address `--from` takes.
+        let file = c.dataDirectory + "/regions/plain.mbtiles"
+        var damaged = try #require(bytes(file))
+        damaged[damaged.count / 2] ^= 0xFF
+        try damaged.write(to: URL(fileURLWithPath: file))
+        let verify = try c.run(["verify", "plain"], at: Self.day1)
+        #expect(verify.stderr.contains("'mapgate sync --from \(share.base) plain' installs it again from the mirror it came from"), "\(verify.stderr)")
+        #expect(try c.run(["sync", "--from", share.base, "plain"], at: Self.day1).status == 0)
         // Nothing to do the second time, and no use counted for it.
         let again = try c.run(["sync", "--from", share.base], at: Self.day1)
         #expect(again.status == 0 && again.stdout.contains("up to date"), "\(again.stdout)\(again.stderr)")
@@ -798,7 +825,7 @@ import Glibc
         try refused("region geo: size mismatch: \(geoPackage) holds more than the \(tampered.count) bytes the catalog declares")
         try tampered.prefix(tampered.count - 10).write(to: URL(fileURLWithPath: geoPackage))
         try refused(
-            "region geo: size mismatch: \(geoPackage) holds \(tampered.count - 10) bytes, the catalog declares \(tampered.count); this copy of the file is not the one the mirror's catalog names (copied while it was being written, or damaged): copy the mirror again from the machine that wrote it, or write it again with 'mapgate mirror'"
+            "region geo: size mismatch: \(geoPackage) holds \(tampered.count - 10) bytes, the catalog declares \(tampered.count); this copy of the file is not the one the mirror's catalog names (copied while it was being written, or damaged): copy the mirror again from the machine that wrote it, or write it again there with 'mapgate mirror'"
         )
         try tampered.write(to: URL(fileURLWithPath: geoPackage))
         // The package a link to a file elsewhere: refused for being one (65, not a failed download's 69).

@@ -19,4 +19,19 @@ extension InstalledRegion {
         }
         return isMirror ? "mirror " + place : place
     }
+
+    /// What `sync --from` takes to install the region again from the mirror it came from (the
+    /// folder, or `http://HOST:PORT` of a `serve --share`); nil when it came from the publisher.
+    public var mirrorSource: String? {
+        guard let sourceURL, let url = URL(string: sourceURL) else { return nil }
+        let parts = url.path.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count >= 2, parts[parts.count - 2] == Substring(MirrorLayout.packagesFolder), parts[parts.count - 1].isSHA256Hex else { return nil }
+        if url.scheme?.lowercased() == "file" { return PathText.deletingLastComponent(PathText.deletingLastComponent(url.path)) }
+        guard let scheme = url.scheme, let host = url.host else { return nil }
+        let base = PathText.deletingLastComponent(PathText.deletingLastComponent(url.path))
+        // A `serve --share`'s own path is what `--from` adds to an address without one.
+        let path = base == "/" || base == MirrorLayout.sharePath ? "" : base
+        let authority = host.contains(":") ? "[" + host + "]" : host
+        return scheme + "://" + authority + (url.port.map { ":" + String($0) } ?? "") + path
+    }
 }

@@ -17,6 +17,14 @@ public final class RegionLibrary {
     /// server: `sync` installs the same version again.
     public static func repairAdvice(for id: String) -> String { L.localized("'mapgate sync %1$s' installs it again", id) }
 
+    /// The same for an installed region: one installed from a mirror is installed again from that
+    /// mirror (found by an attack: an offline machine was told `mapgate sync ID`, which needs the
+    /// publisher).
+    public static func repairAdvice(for region: InstalledRegion) -> String {
+        guard let mirror = region.mirrorSource else { return repairAdvice(for: region.id) }
+        return L.localized("'%1$s' installs it again from the mirror it came from", ShellWord.command(["mapgate", "sync", "--from", mirror, region.id]))
+    }
+
     public init(directory: DataDirectory, state: StateDatabase, pins: [String: String]? = nil) {
         self.directory = directory
         registry = RegionRegistry(state: state)
@@ -48,7 +56,7 @@ public final class RegionLibrary {
         let path = directory.regionPath(id)
         guard FileManager.default.fileExists(atPath: path) else {
             throw RegionError(
-                region: id, reason: L.localized("is installed but its file %1$s is missing; %2$s", "\(path)", "\(Self.repairAdvice(for: id))"), kind: .io)
+                region: id, reason: L.localized("is installed but its file %1$s is missing; %2$s", "\(path)", "\(Self.repairAdvice(for: region))"), kind: .io)
         }
         return region
     }
@@ -154,7 +162,7 @@ public final class RegionLibrary {
         let record = try region(id)
         let path = directory.regionPath(id)
         if case .damaged(let reason) = try condition(of: record) {
-            throw RegionError(region: id, reason: L.localized("is damaged: %1$s; %2$s", "\(reason)", "\(Self.repairAdvice(for: id))"), kind: .badData)
+            throw RegionError(region: id, reason: L.localized("is damaged: %1$s; %2$s", "\(reason)", "\(Self.repairAdvice(for: record))"), kind: .badData)
         }
         return (record, path)
     }

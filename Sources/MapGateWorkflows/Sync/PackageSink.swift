@@ -212,7 +212,7 @@ final class PackageSink {
     /// what was wrong and not what to do).
     static var copyAdvice: String {
         L.localized(
-            "; this copy of the file is not the one the mirror's catalog names (copied while it was being written, or damaged): copy the mirror again from the machine that wrote it, or write it again with 'mapgate mirror'"
+            "; this copy of the file is not the one the mirror's catalog names (copied while it was being written, or damaged): copy the mirror again from the machine that wrote it, or write it again there with 'mapgate mirror'"
         )
     }
 

@@ -48,7 +48,7 @@ struct ListCommand: Command {
             var damage: String?
             if case .damaged(let reason) = try library.condition(of: region) {
                 damage = reason
-                console.warning(L.localized("region %1$s: damaged: %2$s; %3$s", "\(region.id)", "\(reason)", "\(RegionLibrary.repairAdvice(for: region.id))"))
+                console.warning(L.localized("region %1$s: damaged: %2$s; %3$s", "\(region.id)", "\(reason)", "\(RegionLibrary.repairAdvice(for: region))"))
             }
             if context.json {
                 console.json(

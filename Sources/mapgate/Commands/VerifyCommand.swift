@@ -58,7 +58,7 @@ struct VerifyCommand: Command {
                 // Not called damaged, and no advice to install it again: that would not help.
                 context.console.error(L.localized("region %1$s: cannot be checked: %2$s (nothing was changed; check the disk or the permissions, then verify again)", "\(id)", "\(problem)"))
             } else if let problem = result.problem {
-                context.console.error(L.localized("region %1$s: damaged: %2$s; %3$s", "\(id)", "\(problem)", "\(RegionLibrary.repairAdvice(for: id))"))
+                context.console.error(L.localized("region %1$s: damaged: %2$s; %3$s", "\(id)", "\(problem)", "\(RegionLibrary.repairAdvice(for: result.region))"))
             } else {
                 let version = TerminalText.inline(result.region.version)
                 if let hash = result.region.contentHash {
