@@ -137,7 +137,12 @@ enum MapGateCLI {
             return ExitCode.success
         }
         guard let command = commands.first(where: { $0.name == name }) else {
-            return usageFailure(UsageError(message: L.localized("unknown command '%1$s'", "\(name)"), usage: "mapgate --help"), environment: environment, json: context.json)
+            var message = L.localized("unknown command '%1$s'", "\(name)")
+            let names: [String] = commands.map { $0.name }
+            if let meant = Suggestion.closest(to: name, among: names) {
+                message = L.localized("unknown command '%1$s'; did you mean '%2$s'?", "\(name)", meant)
+            }
+            return usageFailure(UsageError(message: message, usage: "mapgate --help"), environment: environment, json: context.json)
         }
         if arguments.isHelp {
             console.data(Help.command(command))

@@ -51,7 +51,10 @@ struct ParsedArguments {
             }
             if onlyPositional || argument == "-" || !argument.hasPrefix("-") || isNegativeNumber(argument) {
                 if parsed.command == nil, !onlyPositional {
-                    parsed.command = argument
+                    // A command typed with an input method's full-width letters, or capitals, is
+                    // the command (`ｓｙｎｃ`), as a region's id is.
+                    let folded = FullWidth.ascii(argument).lowercased()
+                    parsed.command = commandOptions(folded) != nil ? folded : argument
                 } else {
                     parsed.positional.append(argument)
                 }
@@ -78,7 +81,12 @@ struct ParsedArguments {
                 name = spec.name
             }
             guard let spec = options().first(where: { $0.name == name }) else {
-                throw UsageError(message: L.localized("unknown option --%1$s", "\(name)"), usage: usage())
+                var message = L.localized("unknown option --%1$s", "\(name)")
+                let names: [String] = options().map { $0.name }
+                if let meant = Suggestion.closest(to: name, among: names) {
+                    message = L.localized("unknown option --%1$s; did you mean --%2$s?", "\(name)", meant)
+                }
+                throw UsageError(message: message, usage: usage())
             }
             if spec.value == nil {
                 guard inlineValue == nil else {
