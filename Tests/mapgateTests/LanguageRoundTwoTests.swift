@@ -73,13 +73,21 @@ import Testing
         #expect(json.stdout.contains("cannot be rebuilt byte for byte"), "\(json.stdout)")
     }
 
-    /// A catalog that cannot be reached is said in the user's language, curl's words after it.
-    @Test(arguments: [("ja_JP.UTF-8", "サーバーに到達できないか、接続を拒否されました"), ("ko_KR.UTF-8", "서버에 연결할 수 없거나 연결이 거부되었습니다"), ("zh_TW.UTF-8", "無法連上伺服器，或連線被拒絕"), ("C.UTF-8", "the server cannot be reached or refused the connection")])
-    func anUnreachableCatalogIsSaidInTheUsersLanguage(_ locale: String, _ sentence: String) throws {
+    /// A catalog that cannot be reached is said in the user's language, curl's words after it,
+    /// then what works without the network (found by an attack: no way on was said).
+    @Test(arguments: [
+        ("ja_JP.UTF-8", "サーバーに到達できないか、接続を拒否されました", "mapgate catalog --saved"), ("ko_KR.UTF-8", "서버에 연결할 수 없거나 연결이 거부되었습니다", "mapgate sync --from"),
+        ("zh_TW.UTF-8", "無法連上伺服器，或連線被拒絕", "mapgate catalog --saved"),
+        ("C.UTF-8", "the server cannot be reached or refused the connection", "; without the network, 'mapgate catalog --saved' lists the catalog the last sync kept"),
+    ])
+    func anUnreachableCatalogIsSaidInTheUsersLanguage(_ locale: String, _ sentence: String, _ wayOn: String) throws {
         try mapgate.configure(["appID": 1, "lookupURL": "http://127.0.0.1:1/lookup.json", "catalogURL": "http://127.0.0.1:1/catalog.json"])
-        let result = try run(["catalog"], locale: locale)
-        #expect(result.status == 69)
-        #expect(result.stderr.contains(sentence) && result.stderr.contains("curl error 7"), "\(result.stderr)")
+        for command in [["catalog"], ["sync", "geo"]] {
+            let result = try run(command, locale: locale)
+            #expect(result.status == 69)
+            #expect(result.stderr.contains(sentence) && result.stderr.contains("curl error 7"), "\(result.stderr)")
+            #expect(result.stderr.contains(wayOn), "\(result.stderr)")
+        }
     }
 
     /// A store never reached is not "up to date": nobody knows. In every language.

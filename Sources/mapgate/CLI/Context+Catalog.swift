@@ -22,7 +22,18 @@ extension Context {
     /// publisher's, then each region's package is read from the mirror (``Catalog/mirrored(at:manifest:)``).
     func fetchCatalog(mirror: String? = nil) throws -> AcceptedCatalog {
         let source = try catalogSource(mirror: mirror)
-        var fetched = try source.fetch()
+        var fetched: CatalogSource.Fetched
+        do {
+            fetched = try source.fetch()
+        } catch let error where mirror == nil && (error as? any MapGateFailure)?.kind == .unavailable {
+            // The publisher out of reach: what works without it (found by an attack: the user
+            // offline was given curl's words and no way on).
+            throw GeneralFailure(
+                errorMessage(error)
+                    + L.localized(
+                        "; without the network, 'mapgate catalog --saved' lists the catalog the last sync kept, and 'mapgate sync --from DIR' installs from a mirror (a stick written by 'mapgate mirror')"
+                    ), kind: .unavailable)
+        }
         if let mirror {
             let target = mirror + "/" + MirrorLayout.manifestName
             // One that cannot be taken as a manifest (over 8 MiB) is as good as a damaged one (below).
