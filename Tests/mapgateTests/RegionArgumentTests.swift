@@ -63,7 +63,10 @@ import Testing
         let notInstalled = try mapgate.run(["tile", "大阪", "0", "0", "0", "-o", workspace.work.file("o.png")])
         #expect(notInstalled.status == 1, "\(notInstalled.stderr)")
         #expect(notInstalled.stderr.contains("region 大阪: not installed (installed: tokyo)"), "\(notInstalled.stderr)")
-        let removed = try mapgate.run(["remove", "東京"])
+        // Named twice, by its name and its id: checked once, removed once (found by an attack).
+        let verified = try mapgate.run(["verify", "東京", "ＴＯＫＹＯ", "--json"])
+        #expect(verified.status == 0 && verified.stdout.split(separator: "\n").count == 1, "\(verified.stdout)")
+        let removed = try mapgate.run(["remove", "東京", "tokyo"])
         #expect(removed.status == 0, "\(removed.stderr)")
         #expect(try installed().isEmpty)
     }

@@ -30,7 +30,9 @@ struct RemoveCommand: Command {
         let styles = InstalledStyles(directory: context.dataDirectory)
         // Every name is looked up before anything is removed: one that names two regions stops
         // the run with nothing removed (found by an attack: the others were removed, then 64).
-        let ids = try regions.map(library.regionID(typed:))
+        // One region named twice (by its name and its id) is removed once, not then "not installed".
+        var seen = Set<String>()
+        let ids = try regions.map(library.regionID(typed:)).filter { seen.insert($0).inserted }
         for id in ids {
             do {
                 // A name that is an installed style and no region removes the style. (Asked of the

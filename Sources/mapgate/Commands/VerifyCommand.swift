@@ -25,7 +25,9 @@ struct VerifyCommand: Command {
             if !context.json { context.console.print(L.localized("%1$s: nothing to verify.", TerminalText.inline(note))) }
             return ExitCode.success
         }
-        let ids = regions.isEmpty ? try library.installed().map(\.id) : try regions.map(library.regionID(typed:))
+        // One region named twice (by its name and its id) is checked once (found by an attack).
+        var seen = Set<String>()
+        let ids = regions.isEmpty ? try library.installed().map(\.id) : try regions.map(library.regionID(typed:)).filter { seen.insert($0).inserted }
         if ids.isEmpty, !context.json {
             context.console.print(L.localized("No region is installed: nothing to verify."))
         }
