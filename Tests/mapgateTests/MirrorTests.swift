@@ -115,6 +115,13 @@ import Glibc
         // `file:///…/USB%20DISK%20%E5%9C%B0…`).
         let other = try b.run(["sync", "geo", "plain", "--from", spaced], at: Self.day1)
         #expect(other.stderr.contains("region plain: not in the mirror at \(spaced) ("), "\(other.stdout)\(other.stderr)")
+        // Named by its name, the same (found by an attack: "not in the catalog", listing the
+        // stick's regions, 1).
+        let catalog = try JSONSerialization.jsonObject(with: try #require(bytes(www + "/catalog.json"))) as? [String: Any]
+        let regions = try #require(catalog?["regions"] as? [[String: Any]])
+        let name = try #require(regions.first { $0["id"] as? String == "plain" }?["name"] as? String)
+        let byName = try b.run(["sync", name, "--from", spaced], at: Self.day1)
+        #expect(byName.stderr.contains("region plain: not in the mirror at \(spaced) ("), "\(name): \(byName.stdout)\(byName.stderr)")
     }
 
     /// A region installed from a stick and damaged since is said to be installed again from that

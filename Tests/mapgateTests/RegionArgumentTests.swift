@@ -109,6 +109,12 @@ import Testing
         #expect(ward.status == 0 && ward.stdout.contains(#""region":"tokyo23""#), "\(ward.stdout)\(ward.stderr)")
         #expect(try mapgate.run(["remove", "tokyo"]).status == 0)
         #expect(try installed() == ["deberlin", "kanto", "osaka", "tokyo23"])
+        // A name of an id's form names its region when no region has that id.
+        try workspace.builder.add(id: "kyoto", source: fixture, format: "png", overrides: ["name": "kyoto_city"])
+        try workspace.builder.write()
+        let kyoto = try mapgate.run(["sync", "kyoto_city", "--json"])
+        #expect(kyoto.status == 0 && kyoto.stdout.contains(#""region":"kyoto""#), "\(kyoto.stdout)\(kyoto.stderr)")
+        #expect(try mapgate.run(["tile", "kyoto_city", "0", "0", "0", "-o", workspace.work.file("k.png")]).status == 0)
     }
 
     /// Paths, control characters, spaces at either end and the server's routes are refused before

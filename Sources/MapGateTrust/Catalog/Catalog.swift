@@ -25,6 +25,9 @@ public struct Catalog: Sendable, Equatable {
     /// Regions the catalog offers that the place it was read from does not carry (a mirror that
     /// has only some of them), each with the reason: installed ones stay as they are.
     public var absent: [String: String] = [:]
+    /// The names of the ``absent`` regions, by id: a region the user names by its name is said to
+    /// be not in the mirror, as by its id (found by an attack: by name it was "not in the catalog").
+    public var absentNames: [String: String] = [:]
 
     public func region(_ id: String) -> CatalogRegion? { regions.first { $0.id == id } }
 

@@ -33,6 +33,7 @@ extension Catalog {
             }
             guard heldRegions.contains("\(region.id) \(region.sha256)") || !region.deltas.isEmpty else {
                 copy.absent[region.id] = L.localized("not in the mirror at %1$s", CatalogSource.shown(base)) + (leftOut[region.id].map { " (\($0))" } ?? "")
+                copy.absentNames[region.id] = region.name
                 continue
             }
             // A region carried only as a delta: its full package is not there, which a machine

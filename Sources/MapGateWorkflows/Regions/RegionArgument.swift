@@ -6,7 +6,8 @@ import MapGateTrust
 /// full-width letters a Chinese, Japanese or Korean input method gives, `ｔｏｋｙｏ`, or capitals,
 /// `Tokyo`), or its name as the catalog gives it (`東京`, `Berlin`).
 ///
-/// An id typed as it is always names that region, as it did before names were taken. Otherwise
+/// An id typed as it is always names that region, as it did before names were taken (`plain_1`,
+/// an id's form, is the name of the region `plain` when no region has that id). Otherwise
 /// the words name the one region whose id they fold to or whose name they are; when those are two
 /// regions (a region named "Tokyo" beside the region `tokyo`), or the name is that of several, the
 /// run names them and does nothing (found by an attack: `remove Tokyo` removed `tokyo`, not the
@@ -59,7 +60,7 @@ public struct RegionArgument: Sendable, Equatable {
     /// they name none.
     /// - Throws: a ``RegionError`` (usage, 64) when they name several, saying which.
     public func id(among regions: [(id: String, name: String)]) throws -> String? {
-        if let exactID { return exactID }
+        if let exactID, regions.contains(where: { $0.id == exactID }) { return exactID }
         // A name as typed, else as folded (full-width letters and digits, capitals): `東京２３区`
         // is `東京23区`, `new york` is `New York`.
         var named = regions.filter { $0.name == typed }.map(\.id)
@@ -74,7 +75,7 @@ public struct RegionArgument: Sendable, Equatable {
                 region: typed, reason: L.localized("%1$s regions have this name (%2$s): give the id of the one you mean", "\(ids.count)", ids.joined(separator: L.localized(", "))),
                 kind: .usage)
         }
-        return ids.first ?? foldedID
+        return ids.first ?? exactID ?? foldedID
     }
 
     /// Full-width ASCII and the ideographic space as ASCII (``FullWidth``), and ASCII capitals as

@@ -66,8 +66,8 @@ public final class RegionLibrary {
     /// then say are not installed. Throws when the name is that of several installed regions.
     public func regionID(typed: String) throws -> String {
         let argument = RegionArgument(typed)
-        if let id = argument.exactID { return id }
         guard RegionArgument.problem(typed) == nil else { return typed }
+        if let id = argument.exactID, (try? hasRecord(id)) == true { return id }
         // Names are looked up among the records that can be read: another region's damaged row
         // does not stop a command about this one (the words as typed then meet the region's own
         // errors, which say the damage).

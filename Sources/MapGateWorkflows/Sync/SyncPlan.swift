@@ -47,7 +47,7 @@ public struct SyncPlan: Sendable, Equatable {
         var refused: [CatalogError] = []
         var targets: [CatalogRegion] = []
         var seen = Set<String>()
-        let named = catalog.regions.map { (id: $0.id, name: $0.name) }
+        let named = catalog.regions.map { (id: $0.id, name: $0.name) } + catalog.absentNames.map { (id: $0.key, name: $0.value) }
         for typed in requested {
             let argument = RegionArgument(typed)
             let id = try argument.id(among: named) ?? typed
