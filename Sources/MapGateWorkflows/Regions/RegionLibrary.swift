@@ -67,7 +67,9 @@ public final class RegionLibrary {
     public func regionID(typed: String) throws -> String {
         let argument = RegionArgument(typed)
         guard RegionArgument.problem(typed) == nil else { return typed }
-        if let id = argument.exactID, (try? hasRecord(id)) == true { return id }
+        // The row alone: a pending record's check would hash the whole file (a first install's
+        // pending record is among `installed()` below, and its id comes back from there).
+        if let id = argument.exactID, (try? registry.hasRow(id)) == true { return id }
         // Names are looked up among the records that can be read: another region's damaged row
         // does not stop a command about this one (the words as typed then meet the region's own
         // errors, which say the damage).
@@ -225,7 +227,6 @@ public final class RegionLibrary {
             record = nil
         }
         try removeFiles(of: id, at: path)
-        PendingInstall.remove(id, in: directory)
         try registry.database.transaction { try registry.delete(id) }
         return .region(record)
     }
