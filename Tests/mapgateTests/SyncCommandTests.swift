@@ -394,7 +394,24 @@ import Testing
         #expect(early.wait(timeout: 20) == 130, "\(early.stderr)")
         #expect(!early.stderr.contains("error:"), "\(early.stderr)")
         let installed = early.stdout.contains("other 1: installed")
-        #expect(try mapgate.run(["verify", "other"]).status == (installed ? 0 : 1))
+        let verify = try mapgate.run(["verify", "other"])
+        #expect(verify.status == (installed ? 0 : 1), "\(early.stdout)\(early.stderr)\(verify.stdout)\(verify.stderr)")
+
+        // Stopped in the rename's own step, with a use the gate did not count (no newer app):
+        // the signal waits for the rename and the record, and the region is said (found by a
+        // run under load: the handler, with nothing to give back, let the run end while the
+        // region was being recorded, installed and not said; or removed the file being renamed).
+        try builder.add(id: "third", source: try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles"), format: "png")
+        try builder.write()
+        let slowRename = try PreloadLibrary.compileSlowRename(in: work.path, suffix: "third.installing.mbtiles", seconds: 1.5)
+        let renaming = try mapgate.start(["sync", "third"], environment: ["MAPGATE_FAULT_STOP_AT": "delivered", "LD_PRELOAD": slowRename])
+        let renamingPID = try renaming.descendant(named: "mapgate")
+        #expect(waitUntil { processIsStopped(renamingPID) })
+        kill(renamingPID, SIGINT)
+        kill(renamingPID, SIGCONT)
+        #expect(renaming.wait(timeout: 20) == 130, "\(renaming.stderr)")
+        #expect(renaming.stdout.contains("third 1: installed") && !renaming.stderr.contains("error:"), "\(renaming.stdout)\(renaming.stderr)")
+        #expect(try mapgate.run(["verify", "third"]).status == 0)
     }
 
     /// A signal removes the files being assembled with their side files: SQLite's journal of a

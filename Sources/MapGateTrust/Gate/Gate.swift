@@ -254,13 +254,19 @@ public final class Gate {
         _ = try? update { record, _, _ in record.servingDays.removeAll { $0.process == process && !$0.takenOver } }
     }
 
-    /// Keeps the use `authorization` reserved if it was delivered, else gives it back (once).
-    /// Returns whether a use was given back. A use that cannot be given back (the state cannot
+    /// Keeps the use `authorization` reserved if it was delivered, else gives it back (once);
+    /// either way nothing is delivered through it afterwards (a use the gate did not count is
+    /// withdrawn, with nothing to write). Returns whether a use was given back. A use that cannot be given back (the state cannot
     /// be written) stays counted: the gate fails closed.
     @discardableResult
     public func settle(_ authorization: GateAuthorization) throws -> Bool {
-        guard authorization.countedPrompt, authorization.beginGivingBack() else { return false }
+        // Taken for an uncounted use too, so that nothing is delivered after it: "delivered" and
+        // "withdrawn" stay one decision (found by a run under load: Ctrl-C as a region whose use
+        // the gate did not count went into place ended the run while the region was being
+        // recorded, installed and never said).
+        guard authorization.beginGivingBack() else { return false }
         defer { authorization.endGivingBack() }
+        guard authorization.countedPrompt else { return false }
         let givenBack = try update { record, _, policy in
             // A reservation the record no longer holds was given back already (by a run that
             // took this one for ended); one whose delivery the record was told of is counted.
