@@ -322,7 +322,20 @@ import Glibc
         let overDamaged = try b.run(["mirror", stick], at: Self.day1)
         #expect(overDamaged.status == 0, "\(overDamaged.stderr)")
         #expect(!FileManager.default.fileExists(atPath: geoPackage))
-        #expect(String(decoding: try #require(bytes(stick + "/mirror.json")), as: UTF8.self).contains("not installed on the machine that wrote this mirror"))
+        // Said, and kept in mirror.json as such (found by an attack: dropped, with only the
+        // count said, and mirror.json then told readers B had never had it).
+        #expect(
+            overDamaged.stderr.contains("region geo: left out of the mirror: its package on this mirror was missing or damaged, and this machine does not have it"),
+            "\(overDamaged.stderr)")
+        let saysDamaged = String(decoding: try #require(bytes(stick + "/mirror.json")), as: UTF8.self)
+        #expect(saysDamaged.contains("its package on this mirror was missing or damaged") && !saysDamaged.contains("not installed on the machine"), "\(saysDamaged)")
+        // A reader is told in its own language (found by an attack: mirror.json's English).
+        try FileManager.default.createDirectory(atPath: work.file("reader"), withIntermediateDirectories: true)
+        let reader = try MapGateBinary(workDirectory: work.file("reader"))
+        try trust(reader)
+        let japanese = try reader.run(["sync", "--from", stick, "geo"], at: Self.day1, environment: ["LANG": "ja_JP.UTF-8", "LANGUAGE": "ja"])
+        #expect(japanese.status == 69, "\(japanese.stderr)")
+        #expect(japanese.stderr.contains("ミラーによれば：") && !japanese.stderr.contains("missing or damaged"), "\(japanese.stderr)")
 
         #expect(try a.run(["mirror", stick], at: Self.day1).status == 0)
         let over = try b.run(["mirror", stick], at: Self.day1)

@@ -21,7 +21,8 @@ extension Catalog {
             manifest.leftOut.map { entry in
                 // Counted in code points: a character can hold any number of them (found by an
                 // attack: one letter with three million accents passed a cap of characters).
-                (entry.id, L.localized("the mirror says: %1$s", TerminalText.capped(TerminalText.inline(entry.reason), codePoints: 200)))
+                // mapgate's own words in the user's language (``MirrorLeftOut/readerText(ofManifestText:)``).
+                (entry.id, L.localized("the mirror says: %1$s", MirrorLeftOut.readerText(ofManifestText: entry.reason) ?? TerminalText.capped(TerminalText.inline(entry.reason), codePoints: 200)))
             }, uniquingKeysWith: { first, _ in first })
         let heldDeltas = Set(manifest.deltas.map { "\($0.id) \($0.sha256)" })
         copy.regions = []

@@ -200,8 +200,7 @@ public struct MirrorWriter {
             }
         }
         for region in catalog.regions where !installed.contains(where: { $0.id == region.id }) {
-            // mirror.json's words (not translated: a file other machines read)
-            manifest.leftOut.append(MirrorManifest.LeftOut(id: region.id, reason: "not installed on the machine that wrote this mirror"))
+            manifest.leftOut.append(MirrorManifest.LeftOut(id: region.id, reason: MirrorLeftOut.notInstalledThere.manifestText))
         }
         let styles = Dictionary(try InstalledStyles(directory: directory).all().map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         for style in catalog.styles {
@@ -224,7 +223,8 @@ public struct MirrorWriter {
         }
 
         if let held = folder.read(name: MirrorLayout.manifestName).flatMap({ try? MirrorManifest.decode($0, source: folder.path) }) {
-            bytes += carryOver(held, of: catalog, into: folder, failed: Set(failures.map(\.id)), &manifest, onEvent)
+            let own = Set(installed.map(\.id) + catalog.styles.filter { styles[$0.id]?.bundle?.version == $0.version }.map { "style " + $0.id })
+            bytes += carryOver(held, of: catalog, into: folder, failed: Set(failures.map(\.id)), own: own, &manifest, onEvent)
         }
         try folder.write(try manifest.encoded(), name: MirrorLayout.manifestName)
         if let signature = saved.signature {
@@ -241,8 +241,10 @@ public struct MirrorWriter {
     /// (each package checked against the catalog's SHA-256 and size, never the unsigned manifest's
     /// word): found by an attack, a second machine with fewer regions wrote a shared stick with
     /// the same catalog, said done, and took the other machine's regions off it. Returns the bytes kept.
+    /// - Parameter own: what this machine has in the catalog's version (regions by id, styles as
+    ///   `style ID`): its own to write, or to say why not.
     private func carryOver(
-        _ held: MirrorManifest, of catalog: Catalog, into folder: any MirrorFolder, failed: Set<String>, _ manifest: inout MirrorManifest,
+        _ held: MirrorManifest, of catalog: Catalog, into folder: any MirrorFolder, failed: Set<String>, own: Set<String>, _ manifest: inout MirrorManifest,
         _ onEvent: (Event) -> Void
     ) -> Int64 {
         var bytes: Int64 = 0
@@ -252,25 +254,37 @@ public struct MirrorWriter {
             bytes += package.size
             onEvent(.kept(package, kind: kind))
         }
+        // Held there as the catalog's, and not whole (nor carried otherwise, nor this machine's
+        // to write): said, and kept in mirror.json as such, not dropped under "not installed on
+        // the machine that wrote this mirror" (found by an attack: the run said only the count).
+        var damaged: [(id: String, kind: Kind)] = []
         for entry in held.regions where !failed.contains(entry.id) && !manifest.regions.contains(where: { $0.id == entry.id }) {
-            guard let region = catalog.region(entry.id), region.sha256 == entry.sha256, folder.holds(sha256: region.sha256, size: region.size) else { continue }
+            guard let region = catalog.region(entry.id), region.sha256 == entry.sha256 else { continue }
+            guard folder.holds(sha256: region.sha256, size: region.size) else {
+                damaged.append((entry.id, .region))
+                continue
+            }
             let package = MirrorManifest.Package(id: region.id, version: region.version, sha256: region.sha256, size: region.size)
             manifest.regions.append(package)
             carried(package, .region)
         }
         for entry in held.styles where !failed.contains("style " + entry.id) && !manifest.styles.contains(where: { $0.id == entry.id }) {
-            guard let style = catalog.styles.first(where: { $0.id == entry.id }), style.sha256 == entry.sha256,
-                folder.holds(sha256: style.sha256, size: style.size)
-            else { continue }
+            guard let style = catalog.styles.first(where: { $0.id == entry.id }), style.sha256 == entry.sha256 else { continue }
+            guard folder.holds(sha256: style.sha256, size: style.size) else {
+                damaged.append((entry.id, .style))
+                continue
+            }
             let package = MirrorManifest.Package(id: style.id, version: style.version, sha256: style.sha256, size: style.size)
             manifest.styles.append(package)
             carried(package, .style)
         }
         let ownDeltas = Set(manifest.deltas.map(\.id))
         for entry in held.deltas where !manifest.deltas.contains(where: { $0.sha256 == entry.sha256 }) {
-            guard let delta = catalog.region(entry.id)?.deltas.first(where: { $0.sha256 == entry.sha256 }),
-                folder.holds(sha256: delta.sha256, size: delta.size)
-            else { continue }
+            guard let delta = catalog.region(entry.id)?.deltas.first(where: { $0.sha256 == entry.sha256 }) else { continue }
+            guard folder.holds(sha256: delta.sha256, size: delta.size) else {
+                damaged.append((entry.id, .region))
+                continue
+            }
             manifest.deltas.append(MirrorManifest.Delta(id: entry.id, fromVersion: delta.fromVersion, sha256: delta.sha256, size: delta.size))
             bytes += delta.size
             // A region the mirror now carries as this delta alone says so, as the machine that wrote it did.
@@ -278,6 +292,14 @@ public struct MirrorWriter {
                 manifest.leftOut.removeAll { $0.id == entry.id }
                 manifest.leftOut.append(MirrorManifest.LeftOut(id: entry.id, reason: MirrorLeftOut.carriesDelta(fromVersion: delta.fromVersion).english))
             }
+        }
+        var said: Set<String> = []
+        for (id, kind) in damaged {
+            let key = kind == .style ? "style " + id : id
+            let carried = kind == .style ? manifest.styles.contains { $0.id == id } : manifest.regions.contains { $0.id == id } || manifest.deltas.contains { $0.id == id }
+            guard !carried, !own.contains(key), said.insert(key).inserted else { continue }
+            manifest.leftOut.removeAll { $0.id == key }
+            leave(id, kind, .damagedOnMirror, &manifest, onEvent)
         }
         return bytes
     }
