@@ -107,6 +107,14 @@ import Testing
         // Full-width digits, as an input method types them, in a name.
         let ward = try mapgate.run(["sync", "東京２３区", "--json"])
         #expect(ward.status == 0 && ward.stdout.contains(#""region":"tokyo23""#), "\(ward.stdout)\(ward.stderr)")
+        // Half-width katakana, as some Japanese input methods type them, in a name (the voiced
+        // marks as marks of their own: `ｶﾞ` is `ガ`); and the other way round.
+        try workspace.builder.add(id: "guide", source: fixture, format: "png", overrides: ["name": "ガイドマップ"])
+        try workspace.builder.add(id: "narrow", source: fixture, format: "png", overrides: ["name": "ﾎﾟｰﾄ"])
+        try workspace.builder.write()
+        let guide = try mapgate.run(["sync", "ｶﾞｲﾄﾞﾏｯﾌﾟ", "ポート", "--json"])
+        #expect(guide.status == 0 && guide.stdout.contains(#""region":"guide""#) && guide.stdout.contains(#""region":"narrow""#), "\(guide.stdout)\(guide.stderr)")
+        #expect(try mapgate.run(["remove", "guide", "narrow"]).status == 0)
         #expect(try mapgate.run(["remove", "tokyo"]).status == 0)
         #expect(try installed() == ["deberlin", "kanto", "osaka", "tokyo23"])
         // A name of an id's form names its region when no region has that id.

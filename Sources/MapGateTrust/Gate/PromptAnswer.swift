@@ -1,4 +1,5 @@
 import FoundationEssentials
+import MapGateBase
 
 /// An answer typed at the update prompt ("update now or later?"), read the same in every
 /// language mapgate speaks, whatever the locale: the option keys and numbers (`u`/`l`, `1`/`2`),
@@ -82,22 +83,12 @@ public enum PromptAnswer: Sendable, Equatable {
         "ㅣ", "の", "ㄴㄴ",
     ]
 
-    /// `text` as it is compared: the width folding of Unicode's NFKC (full-width ASCII
-    /// U+FF01–U+FF5E to ASCII, half-width katakana U+FF61–U+FF9F to katakana (`ﾊｲ` is `ハイ`;
-    /// its voiced marks combine, and Swift compares strings by canonical equivalence), the
-    /// ideographic space U+3000 to a space), lower case, white space trimmed and collapsed, and
+    /// `text` as it is compared: the width folding of Unicode's NFKC (``FullWidth``: full-width
+    /// ASCII U+FF01–U+FF5E to ASCII, the ideographic space U+3000 to a space, half-width katakana
+    /// U+FF61–U+FF9F to katakana: `ﾊｲ` is `ハイ`), lower case, white space trimmed and collapsed, and
     /// final full stops, exclamation marks and commas dropped (`はい。`, `はい、`, `Yes!`).
     public static func folded(_ text: String) -> String {
-        var scalars = String.UnicodeScalarView()
-        for scalar in text.unicodeScalars {
-            switch scalar.value {
-            case 0xFF01...0xFF5E: scalars.append(Unicode.Scalar(scalar.value - 0xFEE0)!)
-            case 0xFF61...0xFF9F: scalars.append(halfWidthKatakana[Int(scalar.value - 0xFF61)])
-            case 0x3000: scalars.append(" ")
-            default: scalars.append(scalar)
-            }
-        }
-        var words = String(scalars).lowercased().split(whereSeparator: { $0.isWhitespace }).joined(separator: " ")
+        var words = FullWidth.katakana(FullWidth.ascii(text)).lowercased().split(whereSeparator: { $0.isWhitespace }).joined(separator: " ")
         // Final full stops, commas and exclamation marks go, with the spaces an input method puts
         // before them (found by an attack: `はい　。` and `yes !` were asked again), and so do
         // spaces inside the parentheses of a shown choice or before them (`l （後で）`).
@@ -107,7 +98,4 @@ public enum PromptAnswer: Sendable, Equatable {
         }
         return words
     }
-
-    /// NFKC of U+FF61…U+FF9F, in order (from Python's `unicodedata`; a test checks it).
-    static let halfWidthKatakana = Array("。「」、・ヲァィゥェォャュョッーアイウエオカキクケコサシスセソタチツテトナニヌネノハヒフヘホマミムメモヤユヨラリルレロワン\u{3099}\u{309A}".unicodeScalars)
 }

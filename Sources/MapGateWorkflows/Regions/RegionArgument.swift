@@ -4,7 +4,7 @@ import MapGateTrust
 
 /// A region as the user typed it on the command line: its id (`tokyo`), its id however typed (the
 /// full-width letters a Chinese, Japanese or Korean input method gives, `ｔｏｋｙｏ`, or capitals,
-/// `Tokyo`), or its name as the catalog gives it (`東京`, `Berlin`).
+/// `Tokyo`), or its name as the catalog gives it (`東京`, `Berlin`; `ｶﾞｲﾄﾞ` for `ガイド`).
 ///
 /// An id typed as it is always names that region, as it did before names were taken (`plain_1`,
 /// an id's form, is the name of the region `plain` when no region has that id). Otherwise
@@ -78,9 +78,10 @@ public struct RegionArgument: Sendable, Equatable {
         return ids.first ?? exactID ?? foldedID
     }
 
-    /// Full-width ASCII and the ideographic space as ASCII (``FullWidth``), and ASCII capitals as
-    /// small letters: what an input method's width or the shift key changes.
+    /// Full-width ASCII and the ideographic space as ASCII, half-width katakana as full-width
+    /// (``FullWidth``), and ASCII capitals as small letters: what an input method's width or the
+    /// shift key changes.
     static func folded(_ typed: String) -> String {
-        String(String.UnicodeScalarView(FullWidth.ascii(typed).unicodeScalars.map { (0x41...0x5A).contains($0.value) ? Unicode.Scalar($0.value + 0x20)! : $0 }))
+        String(String.UnicodeScalarView(FullWidth.katakana(FullWidth.ascii(typed)).unicodeScalars.map { (0x41...0x5A).contains($0.value) ? Unicode.Scalar($0.value + 0x20)! : $0 }))
     }
 }
