@@ -336,6 +336,11 @@ import Glibc
         let japanese = try reader.run(["sync", "--from", stick, "geo"], at: Self.day1, environment: ["LANG": "ja_JP.UTF-8", "LANGUAGE": "ja"])
         #expect(japanese.status == 69, "\(japanese.stderr)")
         #expect(japanese.stderr.contains("ミラーによれば：") && !japanese.stderr.contains("missing or damaged"), "\(japanese.stderr)")
+        // The next run says nothing more of it, and mirror.json keeps the reason while the mirror
+        // lacks the region (found by the attack on this: it went back to "not installed").
+        let again = try b.run(["mirror", stick], at: Self.day1)
+        #expect(again.status == 0 && !again.stderr.contains("missing or damaged"), "\(again.stderr)")
+        #expect(String(decoding: try #require(bytes(stick + "/mirror.json")), as: UTF8.self).contains("its package on this mirror was missing or damaged"))
 
         #expect(try a.run(["mirror", stick], at: Self.day1).status == 0)
         let over = try b.run(["mirror", stick], at: Self.day1)
@@ -349,6 +354,60 @@ import Glibc
         let sync = try c.run(["sync", "--from", stick, "geo", "plain"], at: Self.day1)
         #expect(sync.status == 0, "\(sync.stderr)")
         for id in ["geo", "plain"] { #expect(installed(c, id) == installed(a, id) && installed(c, id) != nil, "\(id)") }
+    }
+
+    /// Found by an attack: a machine whose own file of a region is damaged (its `mirror` fails,
+    /// 74, as it must) removed the whole package another machine had put on the stick for that
+    /// region. It stays; and a region this machine has in another version than the catalog's,
+    /// whose package on the stick is damaged, is said as that too (it was said only as "version 1
+    /// is installed").
+    @Test func aPackageThisMachineCannotWriteStaysWhenTheStickHoldsItWhole() throws {
+        try mirrorVersionOne()
+        #expect(try b.run(["sync", "geo"], at: Self.day1).status == 0)
+        let geoPackage = try package("geo")
+        let good = try #require(bytes(geoPackage))
+        let own = b.dataDirectory + "/regions/geo.mbtiles"
+        try Data(try #require(bytes(own)).prefix(50_000)).write(to: URL(fileURLWithPath: own))
+        let failed = try b.run(["mirror", stick], at: Self.day1)
+        #expect(failed.status == 74 && failed.stderr.contains("the installed file is damaged"), "\(failed.stderr)")
+        #expect(bytes(geoPackage) == good)
+        #expect(try package("geo") == geoPackage)
+
+        // C has plain in version 1; the catalog offers 2, whose package A put on the stick.
+        let c = try MapGateBinary(workDirectory: work.file("c"))
+        try trust(c)
+        #expect(try c.run(["sync", "plain"], at: Self.day1).status == 0)
+        try publish(version: "2", at: "2027-01-02 12:00:00")
+        try FileManager.default.createDirectory(atPath: work.file("d"), withIntermediateDirectories: true)
+        let d = try MapGateBinary(workDirectory: work.file("d"))
+        try trust(d)
+        #expect(try d.run(["sync", "plain"], at: Self.day2).status == 0)
+        #expect(try d.run(["mirror", stick], at: Self.day2).status == 0)
+        #expect(try c.run(["sync", "geo"], at: Self.day2).status == 0)
+        let plainPackage = try package("plain")
+        try Data("x".utf8).write(to: URL(fileURLWithPath: plainPackage))
+        let other = try c.run(["mirror", stick], at: Self.day2)
+        #expect(other.status == 0, "\(other.stderr)")
+        #expect(other.stderr.contains("region plain: left out of the mirror: version 1 is installed"), "\(other.stderr)")
+        #expect(other.stderr.contains("region plain: left out of the mirror: its package on this mirror was missing or damaged"), "\(other.stderr)")
+    }
+
+    /// A delta another machine put on the stick, damaged there, is said with the version it is
+    /// from (found by an attack: dropped without a word, and machines of that version lost their
+    /// update); a region the mirror then carries nothing of is said damaged in mirror.json.
+    @Test func aDamagedDeltaAnotherMachinePutThereIsSaid() throws {
+        try updateGeoOnAByDelta()
+        #expect(try a.run(["mirror", stick], at: Self.day2).status == 0)
+        let manifest = try JSONSerialization.jsonObject(with: try #require(bytes(stick + "/mirror.json"))) as? [String: Any]
+        let delta = try #require((manifest?["deltas"] as? [[String: Any]])?.first { $0["id"] as? String == "geo" }?["sha256"] as? String)
+        try Data("cut".utf8).write(to: URL(fileURLWithPath: stick + "/packages/" + delta))
+        // B has geo in version 1: not the catalog's, so not its own to write.
+        #expect(try b.run(["sync", "plain"], at: Self.day2).status == 0)
+        let over = try b.run(["mirror", stick], at: Self.day2)
+        #expect(over.status == 0, "\(over.stderr)")
+        #expect(over.stderr.contains("region geo: left out of the mirror: its delta from version 1 on this mirror was missing or damaged"), "\(over.stderr)")
+        let after = String(decoding: try #require(bytes(stick + "/mirror.json")), as: UTF8.self)
+        #expect(after.contains("its package on this mirror was missing or damaged") && !after.contains(delta), "\(after)")
     }
 
     /// Found by an attack, while a publisher rotates keys (both trusted): an old stick of the old

@@ -17,13 +17,15 @@ extension Catalog {
         // an attack: a reason holding a line break forged a line of `sync`'s output).
         // At most 200 characters each, and said as the mirror's (found by an attack: a 7 MB reason
         // was printed whole, and read as mapgate's own advice).
-        let leftOut = Dictionary(
-            manifest.leftOut.map { entry in
-                // Counted in code points: a character can hold any number of them (found by an
-                // attack: one letter with three million accents passed a cap of characters).
-                // mapgate's own words in the user's language (``MirrorLeftOut/readerText(ofManifestText:)``).
-                (entry.id, L.localized("the mirror says: %1$s", MirrorLeftOut.readerText(ofManifestText: entry.reason) ?? TerminalText.capped(TerminalText.inline(entry.reason), codePoints: 200)))
-            }, uniquingKeysWith: { first, _ in first })
+        let reasons = Dictionary(manifest.leftOut.map { ($0.id, $0.reason) }, uniquingKeysWith: { first, _ in first })
+        func leftOut(_ region: CatalogRegion) -> String? {
+            guard let reason = reasons[region.id] else { return nil }
+            // mapgate's own words in the user's language (``MirrorLeftOut/readerText(ofManifestText:region:)``);
+            // others counted in code points: a character can hold any number of them (found by an
+            // attack: one letter with three million accents passed a cap of characters).
+            return L.localized(
+                "the mirror says: %1$s", MirrorLeftOut.readerText(ofManifestText: reason, region: region) ?? TerminalText.capped(TerminalText.inline(reason), codePoints: 200))
+        }
         let heldDeltas = Set(manifest.deltas.map { "\($0.id) \($0.sha256)" })
         copy.regions = []
         for var region in regions {
@@ -33,7 +35,7 @@ extension Catalog {
                 return delta
             }
             guard heldRegions.contains("\(region.id) \(region.sha256)") || !region.deltas.isEmpty else {
-                copy.absent[region.id] = L.localized("not in the mirror at %1$s", CatalogSource.shown(base)) + (leftOut[region.id].map { " (\($0))" } ?? "")
+                copy.absent[region.id] = L.localized("not in the mirror at %1$s", CatalogSource.shown(base)) + (leftOut(region).map { " (\($0))" } ?? "")
                 copy.absentNames[region.id] = region.name
                 continue
             }
@@ -43,7 +45,7 @@ extension Catalog {
             if !heldRegions.contains("\(region.id) \(region.sha256)") {
                 let from = region.deltas.map(\.fromVersion).joined(separator: ", ")
                 region.fullPackageAbsence = L.localized("the mirror at %1$s carries only its delta from %2$s, not the full package", base, from)
-                    + (leftOut[region.id].map { " (\($0))" } ?? "")
+                    + (leftOut(region).map { " (\($0))" } ?? "")
             }
             copy.regions.append(region)
         }

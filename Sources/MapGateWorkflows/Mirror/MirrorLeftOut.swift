@@ -1,5 +1,6 @@
 import FoundationEssentials
 import MapGateBase
+import MapGateTrust
 
 /// Why a region or style is not in a mirror (``MirrorWriter``): said in English in `mirror.json`
 /// (a file other machines read, whatever their language) and in `--json`, and in the user's
@@ -22,6 +23,11 @@ public enum MirrorLeftOut: Sendable, Equatable {
     /// machine does not have it to write again (found by an attack: it was dropped, and the run
     /// said only the new count).
     case damagedOnMirror
+    /// The same of one of its deltas (said on the terminal; mirror.json keeps one reason a region).
+    case deltaDamagedOnMirror(fromVersion: String)
+
+    /// mirror.json's reason for a style the writing machine lacks in the catalog's version.
+    static let styleNotInstalledThere = "not installed in this version"
 
     /// The words `mirror.json` and `--json` keep.
     public var english: String {
@@ -40,6 +46,9 @@ public enum MirrorLeftOut: Sendable, Equatable {
         case .damagedOnMirror:
             // (not translated: mirror.json's words)
             "its package on this mirror was missing or damaged, and the machine that wrote the mirror last does not have it: 'mapgate mirror' on a machine that has it writes it again"
+        case .deltaDamagedOnMirror(let version):
+            // (not translated: --json's words)
+            "its delta from version \(version) on this mirror was missing or damaged, and this machine does not have it to write again"
         }
     }
 
@@ -67,15 +76,22 @@ public enum MirrorLeftOut: Sendable, Equatable {
         case .notInstalledThere: L.localized("not installed on the machine that wrote this mirror")
         case .damagedOnMirror:
             L.localized("its package on this mirror was missing or damaged, and this machine does not have it to write again: run 'mapgate mirror' on a machine that has it")
+        case .deltaDamagedOnMirror(let version):
+            L.localized(
+                "its delta from version %1$s on this mirror was missing or damaged, and this machine does not have it to write again: run 'mapgate mirror' on a machine that has it",
+                version)
         }
     }
 
-    /// The reason `mirror.json` gives, as the machine that reads the mirror says it: in the
-    /// user's language when it is one of mapgate's own (found by an attack: a Japanese user was
-    /// told "not in the mirror" with the writing machine's English), from the writer's side (its
-    /// advice was for the writer: "run 'mapgate sync geo' first"). Nil for words mapgate does not
-    /// write, which are shown as the mirror's, as they are.
-    public static func readerText(ofManifestText text: String) -> String? {
+    /// The reason `mirror.json` gives for `region`, as the machine that reads the mirror says it:
+    /// in the user's language when it is one of mapgate's own (found by an attack: a Japanese user
+    /// was told "not in the mirror" with the writing machine's English), from the writer's side
+    /// (its advice was for the writer: "run 'mapgate sync geo' first"). Only words mapgate writes
+    /// for that region of this catalog are taken (a version another machine has must be a plain
+    /// version; the catalog's version and deltas must be the ones named: found by the attack on
+    /// this, a forged "the catalog offers 999" was said as mapgate's own); nil otherwise, and
+    /// the words are shown as the mirror's, as they are.
+    public static func readerText(ofManifestText text: String, region: CatalogRegion) -> String? {
         let fixed: [MirrorLeftOut] = [.notOffered, .notRebuildable, .notInstalledThere]
         if let known = fixed.first(where: { $0.english == text }) { return known.localized }
         if text == MirrorLeftOut.damagedOnMirror.english {
@@ -85,35 +101,24 @@ public enum MirrorLeftOut: Sendable, Equatable {
         if text == MirrorLeftOut.notWritten("").manifestText {
             return L.localized("the machine that wrote this mirror could not write it (it said why when it wrote the mirror)")
         }
-        if let versions = text.between("version ", and: " is installed and the catalog offers "), let rest = text.after(" is installed and the catalog offers "),
-            let offered = rest.before(": 'mapgate sync ")
-        {
-            return L.localized("the machine that wrote this mirror has version %1$s, not the catalog's %2$s", shown(versions), shown(offered))
+        let prefix = "version ", middle = " is installed and the catalog offers "
+        if text.hasPrefix(prefix), let end = text.firstRange(of: middle) {
+            let installed = String(text[text.index(text.startIndex, offsetBy: prefix.count)..<end.lowerBound])
+            if isPlainVersion(installed), text == MirrorLeftOut.otherVersion(id: region.id, installed: installed, offered: region.version).english {
+                return L.localized("the machine that wrote this mirror has version %1$s, not the catalog's %2$s", installed, region.version)
+            }
         }
-        let delta = MirrorLeftOut.carriesDelta(fromVersion: "\u{0}").english.split(separator: "\u{0}", omittingEmptySubsequences: false).map(String.init)
-        if delta.count == 2, text.hasPrefix(delta[0]), text.hasSuffix(delta[1]), text.count > delta[0].count + delta[1].count {
-            return MirrorLeftOut.carriesDelta(fromVersion: shown(String(text.dropFirst(delta[0].count).dropLast(delta[1].count)))).localized
+        if let delta = region.deltas.first(where: { MirrorLeftOut.carriesDelta(fromVersion: $0.fromVersion).english == text }) {
+            return MirrorLeftOut.carriesDelta(fromVersion: delta.fromVersion).localized
         }
         return nil
     }
 
-    /// A version read from the mirror's file: text from outside, one line, short.
-    private static func shown(_ version: String) -> String {
-        TerminalText.capped(TerminalText.inline(version), codePoints: 64)
+    /// Whether `version` is one a catalog would give (letters, digits, `.`, `_`, `+`, `-`; at most 64).
+    private static func isPlainVersion(_ version: String) -> Bool {
+        guard let first = version.unicodeScalars.first, version.unicodeScalars.count <= 64 else { return false }
+        func plain(_ scalar: Unicode.Scalar) -> Bool { scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar)) }
+        return plain(first) && version.unicodeScalars.allSatisfy { plain($0) || "._+-".unicodeScalars.contains($0) }
     }
 }
 
-extension String {
-    fileprivate func after(_ marker: String) -> String? {
-        firstRange(of: marker).map { String(self[$0.upperBound...]) }
-    }
-
-    fileprivate func before(_ marker: String) -> String? {
-        firstRange(of: marker).map { String(self[..<$0.lowerBound]) }
-    }
-
-    fileprivate func between(_ start: String, and end: String) -> String? {
-        guard hasPrefix(start) else { return nil }
-        return String(dropFirst(start.count)).before(end)
-    }
-}

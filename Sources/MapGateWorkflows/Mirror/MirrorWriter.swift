@@ -206,7 +206,7 @@ public struct MirrorWriter {
         for style in catalog.styles {
             guard styles[style.id]?.bundle?.version == style.version else {
                 // (not translated: a file other machines read)
-                manifest.leftOut.append(MirrorManifest.LeftOut(id: "style " + style.id, reason: "not installed in this version"))
+                manifest.leftOut.append(MirrorManifest.LeftOut(id: "style " + style.id, reason: MirrorLeftOut.styleNotInstalledThere))
                 continue
             }
             let package = MirrorManifest.Package(id: style.id, version: style.version, sha256: style.sha256, size: style.size)
@@ -223,8 +223,9 @@ public struct MirrorWriter {
         }
 
         if let held = folder.read(name: MirrorLayout.manifestName).flatMap({ try? MirrorManifest.decode($0, source: folder.path) }) {
-            let own = Set(installed.map(\.id) + catalog.styles.filter { styles[$0.id]?.bundle?.version == $0.version }.map { "style " + $0.id })
-            bytes += carryOver(held, of: catalog, into: folder, failed: Set(failures.map(\.id)), own: own, &manifest, onEvent)
+            let ownRegions = installed.filter { catalog.region($0.id)?.version == $0.version }.map(\.id)
+            let own = Set(ownRegions + catalog.styles.filter { styles[$0.id]?.bundle?.version == $0.version }.map { "style " + $0.id })
+            bytes += carryOver(held, of: catalog, into: folder, own: own, &manifest, onEvent)
         }
         try folder.write(try manifest.encoded(), name: MirrorLayout.manifestName)
         if let signature = saved.signature {
@@ -240,11 +241,18 @@ public struct MirrorWriter {
     /// Keeps what another machine put on this mirror that the catalog still names, byte for byte
     /// (each package checked against the catalog's SHA-256 and size, never the unsigned manifest's
     /// word): found by an attack, a second machine with fewer regions wrote a shared stick with
-    /// the same catalog, said done, and took the other machine's regions off it. Returns the bytes kept.
-    /// - Parameter own: what this machine has in the catalog's version (regions by id, styles as
-    ///   `style ID`): its own to write, or to say why not.
+    /// the same catalog, said done, and took the other machine's regions off it. A package this
+    /// machine failed to write itself is kept too when the mirror holds it whole (found by an
+    /// attack: a machine whose own file was damaged removed another's good package). Returns the
+    /// bytes kept.
+    ///
+    /// What the mirror held as the catalog's and is not whole (missing, cut short, changed) is
+    /// said, unless it is this machine's own to write (`own`: what it has in the catalog's
+    /// version), and kept in mirror.json as such while the mirror lacks it, not dropped under "not
+    /// installed on the machine that wrote this mirror" (found by an attack: the run said only
+    /// the new count; then, the run after, the reason went back to that).
     private func carryOver(
-        _ held: MirrorManifest, of catalog: Catalog, into folder: any MirrorFolder, failed: Set<String>, own: Set<String>, _ manifest: inout MirrorManifest,
+        _ held: MirrorManifest, of catalog: Catalog, into folder: any MirrorFolder, own: Set<String>, _ manifest: inout MirrorManifest,
         _ onEvent: (Event) -> Void
     ) -> Int64 {
         var bytes: Int64 = 0
@@ -254,24 +262,32 @@ public struct MirrorWriter {
             bytes += package.size
             onEvent(.kept(package, kind: kind))
         }
-        // Held there as the catalog's, and not whole (nor carried otherwise, nor this machine's
-        // to write): said, and kept in mirror.json as such, not dropped under "not installed on
-        // the machine that wrote this mirror" (found by an attack: the run said only the count).
-        var damaged: [(id: String, kind: Kind)] = []
-        for entry in held.regions where !failed.contains(entry.id) && !manifest.regions.contains(where: { $0.id == entry.id }) {
+        // Each package checked once, however many entries name it (found by an attack: 60,000
+        // copies of one entry in a forged mirror.json hashed its package 60,000 times).
+        var checked: [String: Bool] = [:]
+        func whole(_ sha256: String, _ size: Int64) -> Bool {
+            if let known = checked[sha256] { return known }
+            let answer = folder.holds(sha256: sha256, size: size)
+            checked[sha256] = answer
+            return answer
+        }
+        var damagedRegions: [String] = []
+        var damagedStyles: [String] = []
+        var damagedDeltas: [(id: String, fromVersion: String)] = []
+        for entry in held.regions where !manifest.regions.contains(where: { $0.id == entry.id }) {
             guard let region = catalog.region(entry.id), region.sha256 == entry.sha256 else { continue }
-            guard folder.holds(sha256: region.sha256, size: region.size) else {
-                damaged.append((entry.id, .region))
+            guard whole(region.sha256, region.size) else {
+                damagedRegions.append(entry.id)
                 continue
             }
             let package = MirrorManifest.Package(id: region.id, version: region.version, sha256: region.sha256, size: region.size)
             manifest.regions.append(package)
             carried(package, .region)
         }
-        for entry in held.styles where !failed.contains("style " + entry.id) && !manifest.styles.contains(where: { $0.id == entry.id }) {
+        for entry in held.styles where !manifest.styles.contains(where: { $0.id == entry.id }) {
             guard let style = catalog.styles.first(where: { $0.id == entry.id }), style.sha256 == entry.sha256 else { continue }
-            guard folder.holds(sha256: style.sha256, size: style.size) else {
-                damaged.append((entry.id, .style))
+            guard whole(style.sha256, style.size) else {
+                damagedStyles.append(entry.id)
                 continue
             }
             let package = MirrorManifest.Package(id: style.id, version: style.version, sha256: style.sha256, size: style.size)
@@ -281,8 +297,8 @@ public struct MirrorWriter {
         let ownDeltas = Set(manifest.deltas.map(\.id))
         for entry in held.deltas where !manifest.deltas.contains(where: { $0.sha256 == entry.sha256 }) {
             guard let delta = catalog.region(entry.id)?.deltas.first(where: { $0.sha256 == entry.sha256 }) else { continue }
-            guard folder.holds(sha256: delta.sha256, size: delta.size) else {
-                damaged.append((entry.id, .region))
+            guard whole(delta.sha256, delta.size) else {
+                damagedDeltas.append((entry.id, delta.fromVersion))
                 continue
             }
             manifest.deltas.append(MirrorManifest.Delta(id: entry.id, fromVersion: delta.fromVersion, sha256: delta.sha256, size: delta.size))
@@ -293,13 +309,33 @@ public struct MirrorWriter {
                 manifest.leftOut.append(MirrorManifest.LeftOut(id: entry.id, reason: MirrorLeftOut.carriesDelta(fromVersion: delta.fromVersion).english))
             }
         }
-        var said: Set<String> = []
-        for (id, kind) in damaged {
-            let key = kind == .style ? "style " + id : id
-            let carried = kind == .style ? manifest.styles.contains { $0.id == id } : manifest.regions.contains { $0.id == id } || manifest.deltas.contains { $0.id == id }
-            guard !carried, !own.contains(key), said.insert(key).inserted else { continue }
-            manifest.leftOut.removeAll { $0.id == key }
-            leave(id, kind, .damagedOnMirror, &manifest, onEvent)
+        // Said once each: a style, a region's full package, each of a region's deltas.
+        for id in Set(damagedStyles).sorted() where !own.contains("style " + id) && !manifest.styles.contains(where: { $0.id == id }) {
+            manifest.leftOut.removeAll { $0.id == "style " + id }
+            leave(id, .style, .damagedOnMirror, &manifest, onEvent)
+        }
+        for id in Set(damagedRegions).sorted() where !own.contains(id) && !manifest.regions.contains(where: { $0.id == id }) {
+            manifest.leftOut.removeAll { $0.id == id }
+            leave(id, .region, .damagedOnMirror, &manifest, onEvent)
+        }
+        var saidDeltas: Set<String> = []
+        for (id, fromVersion) in damagedDeltas where !own.contains(id) && saidDeltas.insert(id + " " + fromVersion).inserted {
+            onEvent(.leftOut(id: id, kind: .region, reason: .deltaDamagedOnMirror(fromVersion: fromVersion)))
+            // The region's reason in mirror.json, when the mirror now carries nothing of it.
+            if !manifest.regions.contains(where: { $0.id == id }), !manifest.deltas.contains(where: { $0.id == id }), !damagedRegions.contains(id) {
+                manifest.leftOut.removeAll { $0.id == id }
+                manifest.leftOut.append(MirrorManifest.LeftOut(id: id, reason: MirrorLeftOut.damagedOnMirror.manifestText))
+            }
+        }
+        // Found damaged by an earlier run, and still lacking: the reason stays (said then).
+        for entry in held.leftOut where entry.reason == MirrorLeftOut.damagedOnMirror.manifestText && !own.contains(entry.id) {
+            let isStyle = entry.id.hasPrefix("style ")
+            let id = isStyle ? String(entry.id.dropFirst("style ".count)) : entry.id
+            let offered = isStyle ? catalog.styles.contains { $0.id == id } : catalog.region(id) != nil
+            let carriedNow = isStyle ? manifest.styles.contains { $0.id == id } : manifest.regions.contains { $0.id == id } || manifest.deltas.contains { $0.id == id }
+            let generic = [MirrorLeftOut.notInstalledThere.manifestText, MirrorLeftOut.styleNotInstalledThere]
+            guard offered, !carriedNow, let index = manifest.leftOut.firstIndex(where: { $0.id == entry.id }), generic.contains(manifest.leftOut[index].reason) else { continue }
+            manifest.leftOut[index].reason = entry.reason
         }
         return bytes
     }
