@@ -434,6 +434,15 @@ public final class Gate {
                     // and no way on).
                     let advice = L.localized("; a newer catalog is needed: the publisher's next one, or a mirror written since")
                     guard time > reading.addingTimeInterval(86_400) else { return refuse(said + advice) }
+                    // A newer catalog is judged by the clock, never before the newest catalog
+                    // accepted was published: that is the time said, not the gate's clock.
+                    if isNewer {
+                        return refuse(
+                            said
+                                + L.localized(
+                                    "; the clock reads %1$s, but a catalog accepted before was published at %2$s: a catalog the publisher made later is accepted",
+                                    ISODate.string(reading), ISODate.string(time)))
+                    }
                     return refuse(
                         said
                             + L.localized(
