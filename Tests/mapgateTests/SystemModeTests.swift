@@ -508,6 +508,57 @@ struct SystemModeTests {
         #expect(waitUntil(timeout: 10) { (try? fetch(tile)) == "503" }, "the port was let go after the session")
     }
 
+    /// Found by a review: when the service died (a crash, the OOM killer), every session's next
+    /// start was a use, a fault the user did not make. The day a session's use paid is kept in the
+    /// machine's record as its user's: that user's next session on this boot serves out the rest
+    /// of it with no use and no question, saying so; another user's session pays as ever, and a
+    /// session its user stops (Ctrl-C) takes the day with it, as every session pays.
+    @Test func aSessionTheServicesCrashEndedCostsItsUserNoUse() throws {
+        try startPrompting()
+        let tile = machine.tileServerURL + "/plain/0/0/0.png"
+        func fetch() throws -> String {
+            try runProcess("/usr/bin/curl", ["-s", "-o", "/dev/null", "--max-time", "10", "-w", "%{http_code}", tile]).stdout
+        }
+        let first = try machine.start(["serve"], as: user)
+        defer { first.stop() }
+        #expect(first.firstLine() != nil, "\(first.stderr)")
+        #expect(try fetch() == "200")
+        let paid = try machine.promptsShown()
+        #expect(paid == 1, "the session's use was delivered by its tile")
+        let command = try #require(serviceCommand(startingWith: ["serve"]))
+        // The crash: the service killed, as the OOM killer does; its session's command ends.
+        machine.service?.signal(SIGKILL)
+        #expect(waitUntil(timeout: 15) { kill(command, 0) != 0 }, "the session's command outlived the service")
+        #expect(waitUntil(timeout: 15) { !first.isRunning })
+        try machine.startService(at: during)
+
+        // Another user's session, first after the crash, is not that user's day.
+        let other = try machine.start(["serve"], as: administrator)
+        defer { other.stop() }
+        #expect(other.firstLine() != nil, "\(other.stderr)")
+        #expect(try fetch() == "200")
+        #expect(try machine.promptsShown() == paid + 1, "another user's session took the day over: \(other.stderr)")
+        other.signal(SIGINT)
+        #expect(waitUntil(timeout: 10) { !other.isRunning })
+
+        let again = try machine.start(["serve"], as: user)
+        defer { again.stop() }
+        #expect(again.firstLine() != nil, "\(again.stderr)")
+        #expect(try fetch() == "200", "\(again.stderr)")
+        #expect(try machine.promptsShown() == paid + 1, "the session after the crash was charged: \(again.stderr)")
+        #expect(again.stderr.contains("your session before this one ended when the system service stopped"), "\(again.stderr)")
+        #expect(!again.stderr.contains("uses left"), "\(again.stderr)")
+        // Stopped by its user, the continued session takes the day with it: the next one pays.
+        again.signal(SIGINT)
+        #expect(waitUntil(timeout: 10) { !again.isRunning })
+        let later = try machine.start(["serve"], as: user)
+        defer { later.stop() }
+        #expect(later.firstLine() != nil, "\(later.stderr)")
+        #expect(try fetch() == "200")
+        #expect(try machine.promptsShown() == paid + 2, "\(later.stderr)")
+        #expect(later.stderr.contains("uses left"), "\(later.stderr)")
+    }
+
     /// Found by an attack: a `serve` session stopped (Ctrl-Z; its use went back meanwhile), a tile
     /// asked of the machine's server then (503 once the server had waited its 10 s), then `fg`:
     /// the session delivered the request its server had given up on, and the use was spent for

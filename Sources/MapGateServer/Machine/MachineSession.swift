@@ -1,5 +1,6 @@
 import FoundationEssentials
 import MapGateBase
+import MapGateTrust
 import Synchronization
 
 /// A `serve` or `open` run in system mode, as the command the system service runs for a user
@@ -22,12 +23,16 @@ public final class MachineSession: Sendable {
     /// gate's record is told) before the deadline it is given (``MonotonicClock/seconds``: a
     /// second before the server stops waiting for the answer), or not at all; when the server
     /// ends the session, or a delivery fails, `ended` runs with the reason (on that thread).
+    ///
+    /// - Parameter continuing: the day of this user's session that ended when the service died,
+    ///   which this one serves out with no use (``Gate/use(opening:installing:serving:reserving:confirm:_:)``).
     public init(
-        socket: LocalSocket, timeout: Double = 60, deliver: @escaping @Sendable (_ deadline: Double) throws -> Void,
+        socket: LocalSocket, timeout: Double = 60, continuing: ContinuedServingDay? = nil, deliver: @escaping @Sendable (_ deadline: Double) throws -> Void,
         ended: @escaping @Sendable (_ reason: String) -> Void
     ) throws {
         self.socket = socket
-        try MachineSessionMessage.attach.send(on: socket)
+        let attach = continuing.map { MachineSessionMessage.attachContinuing(count: $0.count, paidAt: $0.paidAt.timeIntervalSince1970, served: $0.served) }
+        try (attach ?? .attach).send(on: socket)
         switch try MachineSessionMessage.receive(on: socket, timeout: timeout) {
         case .ready(let url, let regions):
             self.url = url

@@ -11,6 +11,10 @@ import Glibc
 public enum MachineSessionMessage: Codable, Sendable, Equatable {
     /// Session to server: my use is reserved (the user answered the prompt); serve.
     case attach
+    /// Session to server: I serve out the day a session of my user paid before the service died
+    /// (``ContinuedServingDay``: `count` its use's, `paidAt` in seconds since 1970, `served` seconds
+    /// of it gone); nothing to deliver.
+    case attachContinuing(count: Int, paidAt: Double, served: Double)
     /// Server to session: serving at `url` (no trailing slash), `regions` of them.
     case ready(url: String, regions: Int)
     /// Server to session: it cannot serve (the port is taken, the regions cannot be read).

@@ -71,11 +71,24 @@ public final class MachineSessions: ServingUse {
     /// How long a session's command has to deliver.
     let answerTimeout: Double
 
-    /// - Parameter report: the gate when the server started, for its monitor.
-    init(report: GateReport, answerTimeout: Double = 10) {
+    /// The day of a session that ended when the service died, which the server's first session
+    /// serves out (``ContinuedServingDay``): the server's day runs from that one's payment, until a
+    /// later session's use is delivered (its day then runs from that delivery).
+    private let continued: Locked<ContinuedServingDay?>
+    public var continuedDay: ContinuedServingDay? { continued.withLock { $0 } }
+
+    /// - Parameters:
+    ///   - report: the gate when the server started, for its monitor.
+    ///   - continuedDay: the first session's, when it serves out its user's day (nothing to deliver).
+    init(report: GateReport, continuedDay: ContinuedServingDay? = nil, answerTimeout: Double = 10) {
         self.report = report
         self.answerTimeout = answerTimeout
-        noteSession(report)
+        continued = Locked(continuedDay)
+        if let continuedDay {
+            ownUses.withLock { $0 = continuedDay.count }
+        } else {
+            noteSession(report)
+        }
     }
 
     /// The first session, `report` the gate as its command left it: a use reserved in it (its
@@ -108,7 +121,12 @@ public final class MachineSessions: ServingUse {
                     entries[session.id]?.isDelivered = true
                     return entries[session.id]?.pendingCount
                 }
-                if let count { ownUses.withLock { $0 = max($0 ?? count, count) } }
+                if let count {
+                    ownUses.withLock { $0 = max($0 ?? count, count) }
+                    // A use delivered now: the server's day runs from it, no longer from a
+                    // continued day's payment.
+                    continued.withLock { $0 = nil }
+                }
                 someDelivered.store(true, ordering: .releasing)
                 delivered += 1
             } catch {
@@ -137,8 +155,14 @@ public final class MachineSessions: ServingUse {
     var count: Int { entries.withLock { $0.count } }
 
     /// A session attaching, `report` the gate as its command left it (its use reserved, if prompted).
-    func add(_ session: Session, report: GateReport) {
-        entries.withLock { $0[session.id] = Entry(session: session, isDelivered: false, pendingCount: Self.reservedCount(report)) }
+    /// One that serves out its user's day (`continuing`) has nothing to deliver: no round asks it,
+    /// and it moves no day (found by reading the change: its empty delivery started the server's
+    /// day again, a free day for every session).
+    func add(_ session: Session, report: GateReport, continuing: Bool = false) {
+        entries.withLock {
+            $0[session.id] = Entry(session: session, isDelivered: continuing, pendingCount: continuing ? nil : Self.reservedCount(report))
+        }
+        if continuing { someDelivered.store(true, ordering: .releasing) }
         refresh()
     }
 

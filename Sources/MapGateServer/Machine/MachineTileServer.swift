@@ -109,7 +109,17 @@ public final class MachineTileServer: Sendable {
     /// the session ends (its command exits). Blocks: run it on a thread of its own.
     public func serve(session socket: LocalSocket, caller: String) {
         // The command attaches once its user has answered the prompt: that may take a while.
-        guard case .attach? = try? MachineSessionMessage.receive(on: socket, timeout: .infinity) else { return }
+        let continuing: ContinuedServingDay?
+        switch try? MachineSessionMessage.receive(on: socket, timeout: .infinity) {
+        case .attach?:
+            continuing = nil
+        case .attachContinuing(let count, let paidAt, let served)? where paidAt.isFinite && served.isFinite && served >= 0 && count >= 0:
+            // The command's word, checked by its gate against the machine's record: the command
+            // runs as the service's user, from the service's own executable.
+            continuing = ContinuedServingDay(pid: 0, count: count, paidAt: Date(timeIntervalSince1970: paidAt), served: served)
+        default:
+            return
+        }
         let id = nextID.add(1, ordering: .relaxed).newValue
         let session = MachineSessions.Session(id: id, socket: socket)
         let sessions: MachineSessions
@@ -122,7 +132,7 @@ public final class MachineTileServer: Sendable {
                 let report = try makeGate().status()
                 let wasRunning = port.running != nil
                 if !wasRunning {
-                    let sessions = MachineSessions(report: report)
+                    let sessions = MachineSessions(report: report, continuedDay: continuing)
                     if port.held == nil { port.held = try bind() }
                     reserveIPv6(&port)
                     port.door?.stop()
@@ -138,7 +148,7 @@ public final class MachineTileServer: Sendable {
                 }
                 let running = port.running!
                 try? MachineSessionMessage.ready(url: running.server.baseURL, regions: running.server.service.regions.count).send(on: socket)
-                running.sessions.add(session, report: report)
+                running.sessions.add(session, report: report, continuing: continuing != nil)
                 // Its use may be the one that closed the gate: the server looks again at once (it
                 // is open for the tile that delivers a use a session holds).
                 if wasRunning { running.server.lookAtGateNow() }

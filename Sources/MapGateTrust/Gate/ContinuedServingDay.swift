@@ -15,6 +15,13 @@ public struct ContinuedServingDay: Sendable, Equatable {
     /// the boot clock since it was paid).
     public var served: Double
 
+    public init(pid: Int32, count: Int, paidAt: Date, served: Double) {
+        self.pid = pid
+        self.count = count
+        self.paidAt = paidAt
+        self.served = served
+    }
+
     /// When the day ends, by the gate's time.
     public var end: Date { paidAt.addingTimeInterval(GatePolicy.servingDay) }
 }

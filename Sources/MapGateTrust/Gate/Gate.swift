@@ -16,6 +16,9 @@ public final class Gate {
     /// Key ids (hex) whose catalogs' `gate` rules may loosen the gate; nil: any trusted key's.
     /// The keys whose catalogs' `gate` rules may loosen the policy in force (hex ids).
     private let gateRuleKeyIDs: Set<String>
+    /// In system mode, the user (uid) a session command of the service runs for: the days its
+    /// sessions pay are that user's (``GateRecord/ServingDay/owner``). Nil per user.
+    public var servingDayOwner: UInt32?
 
     /// - Parameters:
     ///   - installed: the app's version; ``BuildInfo/version`` everywhere but in the tests and the
@@ -116,6 +119,7 @@ public final class Gate {
         // Only where the store can be opened again on the delivering thread and /proc tells this process.
         let reservation = keepsReservation && store.reopen != nil ? ProcessIdentity.current.map { GateRecord.Reservation(id: Self.reservationID(), process: $0) } : nil
         let boot = clock.boot
+        let owner = servingDayOwner
         let (decision, useReport, recovering, continued) = try update {
             record, now, policy -> (UseDecision, GateReport, GateRecoveryError.Reason?, ContinuedServingDay?) in
             if record.isRecovering { return (.refused, report(record, now: now, policy: policy, error: lookupError), .lostState, nil) }
@@ -132,7 +136,7 @@ public final class Gate {
             // took over the day of one running outside). Nor are days kept for servers there.
             if server == .start, !self.isConfined, let process = ProcessIdentity.current, let boot,
                 let index = policy.unfinishedServingDay(
-                    record, boot: boot, namespace: PIDNamespace.current, at: now, isHeld: policy.isClosedByHeldUses(record, held: others, at: now),
+                    record, boot: boot, namespace: PIDNamespace.current, owner: owner, at: now, isHeld: policy.isClosedByHeldUses(record, held: others, at: now),
                     isRunning: { $0.isRunning })
             {
                 let day = record.servingDays[index]
@@ -146,7 +150,7 @@ public final class Gate {
             if decision != .refused { record.addInstalledRegions(opening + installing) }
             if case .prompt = decision, let reservation { record.reservations.append(reservation) }
             if server == .day, !self.isConfined, case .prompt = decision, let process = ProcessIdentity.current, let boot {
-                policy.recordServingDay(&record, process: process, namespace: PIDNamespace.current, count: record.promptsShown, at: now, boot: boot)
+                policy.recordServingDay(&record, process: process, namespace: PIDNamespace.current, owner: owner, count: record.promptsShown, at: now, boot: boot)
             }
             return (decision, report(record, now: now, policy: policy, error: lookupError), nil, nil)
         }
@@ -160,8 +164,9 @@ public final class Gate {
         // A server's start pays its first day when its first tile delivers the use.
         let paidCount = server == .start ? useReport.record.promptsShown : nil
         return GateAuthorization(decision: decision, report: useReport, reservationID: reservation.id, keepsServingDays: keepsDays) { deadline in
-            try Gate(store: reopen(), settings: settings, clock: clock, installed: installed, isConfined: isConfined)
-                .confirmDelivery(of: reservation.id, before: deadline, servingDayCount: paidCount)
+            let gate = Gate(store: try reopen(), settings: settings, clock: clock, installed: installed, isConfined: isConfined)
+            gate.servingDayOwner = owner
+            try gate.confirmDelivery(of: reservation.id, before: deadline, servingDayCount: paidCount)
         }
     }
 
@@ -194,7 +199,7 @@ public final class Gate {
             // put in place when it was killed is finished by the next `sync` without another use.
             record.recentDeliveries = Array(([id] + record.recentDeliveries.filter { $0 != id }).prefix(GateRecord.recentDeliveriesKept))
             if let paid, !isConfined, let process = ProcessIdentity.current, let boot {
-                policy.recordServingDay(&record, process: process, namespace: PIDNamespace.current, count: paid, at: now, boot: boot)
+                policy.recordServingDay(&record, process: process, namespace: PIDNamespace.current, owner: servingDayOwner, count: paid, at: now, boot: boot)
             }
         }
     }
@@ -251,7 +256,10 @@ public final class Gate {
     /// busy) is left to the next server started within it: what was paid for, never more.
     private func endServing() {
         guard let process = ProcessIdentity.current else { return }
-        _ = try? update { record, _, _ in record.servingDays.removeAll { $0.process == process && !$0.takenOver } }
+        // In system mode a day taken over goes too: a session ended by its user's choice, its
+        // user's next session pays (as every session does), as it would have without the crash.
+        let owned = servingDayOwner != nil
+        _ = try? update { record, _, _ in record.servingDays.removeAll { $0.process == process && (!$0.takenOver || owned) } }
     }
 
     /// Keeps the use `authorization` reserved if it was delivered, else gives it back (once);

@@ -419,14 +419,16 @@ public struct GatePolicy: Sendable {
     ///     (``isClosedByHeldUses(_:held:at:)``): the dead server would serve on through its day.
     ///   - isRunning: whether a process still runs (``ProcessIdentity/isRunning``): a server that
     ///     runs, or is only stopped, keeps its day.
+    ///   - owner: in system mode, the user whose session starts (``GateRecord/ServingDay/owner``):
+    ///     only a day of that user's is taken over.
     public func unfinishedServingDay(
-        _ record: GateRecord, boot: BootReading?, namespace: UInt64?, at now: Date, isHeld: Bool, isRunning: (ProcessIdentity) -> Bool
+        _ record: GateRecord, boot: BootReading?, namespace: UInt64?, owner: UInt32? = nil, at now: Date, isHeld: Bool, isRunning: (ProcessIdentity) -> Bool
     ) -> Int? {
         guard let boot, let namespace, record.pendingVersion != nil else { return nil }
         let phase = phase(of: record, at: now)
         var found: Int?
         for (index, day) in record.servingDays.enumerated()
-        where day.process.boot == boot.id && day.namespace == namespace && !isRunning(day.process) {
+        where day.process.boot == boot.id && day.namespace == namespace && day.owner == owner && !isRunning(day.process) {
             let served = servedFor(day, boot: boot, at: now)
             let closed = isClosedForServer(phase, promptsShown: record.promptsShown, ownCount: day.count, servedFor: served, isHeld: isHeld)
             guard served < Self.servingDay, !closed else { continue }
@@ -446,11 +448,12 @@ public struct GatePolicy: Sendable {
     /// Notes that the server `process` (of PID namespace `namespace`) paid a day with its use
     /// counted `count` (delivered now): it replaces the day that server had before.
     public func recordServingDay(
-        _ record: inout GateRecord, process: ProcessIdentity, namespace: UInt64?, count: Int, at now: Date, boot: BootReading
+        _ record: inout GateRecord, process: ProcessIdentity, namespace: UInt64?, owner: UInt32? = nil, count: Int, at now: Date, boot: BootReading
     ) {
         record.servingDays.removeAll { $0.process == process }
         record.servingDays.append(
-            GateRecord.ServingDay(process: process, namespace: namespace, count: count, paidAt: now, bootSeconds: boot.seconds, takenOver: false))
+            GateRecord.ServingDay(
+                process: process, namespace: namespace, count: count, paidAt: now, bootSeconds: boot.seconds, takenOver: false, owner: owner))
         // Bounded, so that a record stays plausible however many servers run (the oldest first).
         if record.servingDays.count > GateRecord.maximumServingDays {
             record.servingDays.sort { $0.paidAt < $1.paidAt }

@@ -114,6 +114,9 @@ public struct GateRecord: Sendable, Equatable {
         /// Whether the server serving it took it over from one that died: it leaves it, when it
         /// stops, to the next (it paid nothing for it).
         public var takenOver: Bool
+        /// In system mode, the user (uid) whose session paid it: only a session of that user
+        /// takes it over (the record is the machine's). Nil per user (absent from the record).
+        public var owner: UInt32? = nil
     }
 
     /// A prompted use counted for a run that has not delivered it yet.

@@ -46,6 +46,9 @@ public final class SystemService: Sendable {
         /// the caller is in its terminal's foreground decides whether the command reads an answer
         /// there (the terminal is not the command's own, so it cannot ask the terminal itself).
         public static let callerProcessVariable = "MAPGATE_CALLER_PROCESS"
+        /// Names the caller's user (the kernel's word, `SO_PEERCRED`) to the command: the day a
+        /// session pays is that user's, for that user's next session if the service dies.
+        public static let callerUserVariable = "MAPGATE_CALLER_UID"
         /// Set to 1 for a command whose standard output its caller relays to a file
         /// (``SystemRequest/relaysOutput``): it changes only what the command prints about it.
         public static let relayedOutputVariable = "MAPGATE_RELAYED_OUTPUT"
@@ -214,14 +217,17 @@ public final class SystemService: Sendable {
             log("\(caller): refused \(command): \(SystemRefusal.Reason.tooSoon.rawValue)")
             return reply(connection, SystemReply(refusal: SystemRefusal(.tooSoon, command)))
         }
-        run(request, streams: streams, connection: connection, caller: caller, callerProcess: peer.pid, isSession: isSession)
+        run(request, streams: streams, connection: connection, caller: caller, callerProcess: peer.pid, callerUser: peer.uid, isSession: isSession)
     }
 
     private func run(
-        _ request: SystemRequest, streams: [Int32], connection: LocalSocket, caller: String, callerProcess: pid_t, isSession: Bool = false
+        _ request: SystemRequest, streams: [Int32], connection: LocalSocket, caller: String, callerProcess: pid_t, callerUser: uid_t,
+        isSession: Bool = false
     ) {
         var environment = settings.environment.merging(request.safeEnvironment) { $1 }
+        // After the request's own: the kernel's word, never the caller's.
         environment[Settings.callerProcessVariable] = String(callerProcess)
+        environment[Settings.callerUserVariable] = String(callerUser)
         environment[Settings.relayedOutputVariable] = request.relaysOutput == true ? "1" : nil
         environment[Settings.outputNameVariable] = request.safeOutputName
         var descriptors = streams

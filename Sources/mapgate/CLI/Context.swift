@@ -124,7 +124,12 @@ final class Context {
     ///   (``GateStore/init(stateFolder:directory:clock:busyTimeout:createsDataDirectory:)``).
     func makeGate(createsDataDirectory: Bool = true) throws -> Gate {
         let store = try GateStore(stateFolder: stateFolder, directory: dataDirectory, clock: clock, createsDataDirectory: createsDataDirectory)
-        return try Gate(store: store, settings: try gateSettings(), clock: clock)
+        let gate = try Gate(store: store, settings: try gateSettings(), clock: clock)
+        // A command the system service runs for a user: the days its sessions pay are that user's.
+        if let uid = environment[SystemService.Settings.callerUserVariable].flatMap(UInt32.init), try isSystemService() {
+            gate.servingDayOwner = uid
+        }
+        return gate
     }
 
     /// Warns about what the gate found wrong with its saved copies (missing, damaged, edited).

@@ -64,7 +64,13 @@ enum GateGuard {
         let console = context.console
         switch authorization.decision {
         case .allowed, .refused:
-            if let day = authorization.continuedDay {
+            if let day = authorization.continuedDay, context.environment[SystemService.Settings.callerUserVariable] != nil {
+                // System mode: the session the service's end ended, not a server the user ran.
+                console.note(
+                    Localization.localized(
+                        "your session before this one ended when the system service stopped; this one serves out the day it paid for, until %1$s: no use counted",
+                        Format.dateTime(day.end)))
+            } else if let day = authorization.continuedDay {
                 console.note(
                     Localization.localized(
                         "the server before this one (pid %1$s) ended without being stopped; this one serves out the day it paid for, until %2$s: no use counted",

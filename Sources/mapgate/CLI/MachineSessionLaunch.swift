@@ -22,13 +22,22 @@ enum MachineSessionLaunch {
 
     /// Runs the session: the gate's use (opening every installed region, as a server of its own
     /// would serve them), then `announce` with the machine's server, then waits for a signal.
+    ///
+    /// The day its use pays is kept in the machine's record as its user's (a server's use,
+    /// ``Gate/use(opening:installing:serving:reserving:confirm:_:)``): a session that ends because
+    /// the service ended (a crash, the OOM killer: its server gone, this process left to init) or
+    /// because its terminal hung up leaves it, and that user's next session on this boot serves
+    /// out the rest of the day with no use (found by a review: every session's next start after a
+    /// crash was a use). One its user stops (Ctrl-C) takes the day with it, as every session pays.
     static func run(_ context: Context, socket: LocalSocket, announce: (MachineSession) -> Void) throws {
         let library = try context.readOnlyRegionLibrary()
-        _ = try GateGuard.withUse(context, opening: try library.installed().map(\.id)) { authorization in
+        let service = getppid()
+        _ = try GateGuard.withUse(context, opening: try library.installed().map(\.id), serving: true) { authorization in
             let session = try MachineSession(
-                socket: socket, deliver: { deadline in try authorization.deliver(before: deadline) {} },
+                socket: socket, continuing: authorization.continuedDay, deliver: { deadline in try authorization.deliver(before: deadline) {} },
                 ended: { _ in kill(getpid(), SIGTERM) })
-            SignalRouter.wait(announcing: { announce(session) })
+            let signal = SignalRouter.wait(announcing: { announce(session) })
+            if session.ended != nil || getppid() != service || signal == SIGHUP { authorization.leaveServingDay() }
             if let reason = session.ended {
                 throw GeneralFailure(L.localized("the machine's tile server ended this session: %1$s", reason), kind: .unavailable)
             }

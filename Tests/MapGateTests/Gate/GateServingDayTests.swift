@@ -50,6 +50,24 @@ import Testing
             "a server that cannot tell its namespace takes nothing over")
     }
 
+    /// In system mode the record is the machine's: a day is taken over only by a session of the
+    /// user whose session paid it, and a per-user day (no owner) only where there is none. A day
+    /// without an owner is kept as before (no `owner` in the record's bytes).
+    @Test func aDayIsTakenOverOnlyByItsOwner() throws {
+        var owned = record()
+        owned.servingDays[0].owner = 64_103
+        let take = { (owner: UInt32?) in
+            policy.unfinishedServingDay(owned, boot: boot, namespace: namespace, owner: owner, at: now, isHeld: false, isRunning: { _ in false })
+        }
+        #expect(take(64_103) == 0)
+        #expect(take(64_102) == nil)
+        #expect(take(nil) == nil)
+        #expect(policy.unfinishedServingDay(record(), boot: boot, namespace: namespace, owner: 64_103, at: now, isHeld: false, isRunning: { _ in false }) == nil)
+        let plain = String(decoding: try JSONEncoder().encode(record().servingDays), as: UTF8.self)
+        #expect(!plain.contains("owner"), "\(plain)")
+        #expect(String(decoding: try JSONEncoder().encode(owned.servingDays), as: UTF8.self).contains(#""owner":64103"#))
+    }
+
     /// The day ends when either clock says a day has passed: the gate's time (a clock set
     /// forward) or the boot clock (a clock set back or frozen).
     @Test func aDayIsOverByEitherClock() {
