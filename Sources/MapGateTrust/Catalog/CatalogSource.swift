@@ -54,11 +54,11 @@ public struct CatalogSource: Sendable {
     /// (found by an attack: a spliced catalog was refused as "changed after signing").
     public func fetch() throws -> Fetched {
         do {
-            return try fetchOnce(resuming: true)
+            return try fetchOnce(fresh: false)
         } catch let mismatch as SignatureMismatch {
             usleep(UInt32(publishWindow * 1_000_000))
             do {
-                return try fetchOnce(resuming: false)
+                return try fetchOnce(fresh: true)
             } catch is SignatureMismatch {
                 throw mismatch.error
             }
@@ -73,11 +73,15 @@ public struct CatalogSource: Sendable {
         let error: CatalogError
     }
 
-    private func fetchOnce(resuming: Bool) throws -> Fetched {
-        let (bytes, foundAt) = try get(url, limit: Self.maximumBytes, what: L.localized("catalog"), resuming: resuming)
+    /// - Parameter fresh: the second try of a catalog and signature that did not match: each is
+    ///   asked for whole, and of the publisher itself (`Cache-Control: no-cache`: a cache between
+    ///   must ask the publisher again; found by an attack, a cache that held the catalog of
+    ///   before a publish beside the signature of after it refused every run until it let go).
+    private func fetchOnce(fresh: Bool) throws -> Fetched {
+        let (bytes, foundAt) = try get(url, limit: Self.maximumBytes, what: L.localized("catalog"), fresh: fresh)
         var verified: (verification: MinisignVerification, file: Data)?
         if requiresSignature || !trustedKeys.isEmpty {
-            verified = try verify(bytes, foundAt: foundAt)
+            verified = try verify(bytes, foundAt: foundAt, fresh: fresh)
         }
         // Relative URLs are resolved against where the catalog was found, after redirects (RFC
         // 3986 5.1.3: a catalog moved to a CDN with its packages beside it; found by an attack:
@@ -141,7 +145,7 @@ public struct CatalogSource: Sendable {
     /// The signature is asked for beside the catalog's URL, and when it is not there, beside where
     /// a redirect found the catalog (found by an attack: a catalog moved to a CDN with its
     /// signature, the old place redirecting the catalog only, was refused as unsigned).
-    private func verify(_ bytes: Data, foundAt: String) throws -> (verification: MinisignVerification, file: Data)? {
+    private func verify(_ bytes: Data, foundAt: String, fresh: Bool) throws -> (verification: MinisignVerification, file: Data)? {
         let keys: [MinisignPublicKey]
         do {
             keys = try trustedKeys.map { try MinisignPublicKey(text: $0) }
@@ -156,10 +160,10 @@ public struct CatalogSource: Sendable {
         let signatureURL = Self.signatureURL(of: url)
         let signature: Data
         do {
-            signature = try get(signatureURL, limit: MinisignSignature.maximumFileSize, what: L.localized("signature")).body
+            signature = try get(signatureURL, limit: MinisignSignature.maximumFileSize, what: L.localized("signature"), fresh: fresh).body
         } catch let error as CatalogFetchError where error.isMissing {
             let beside = Self.signatureURL(of: Self.base(asked: url, foundAt: foundAt))
-            if beside != signatureURL, let found = try? get(beside, limit: MinisignSignature.maximumFileSize, what: L.localized("signature")).body {
+            if beside != signatureURL, let found = try? get(beside, limit: MinisignSignature.maximumFileSize, what: L.localized("signature"), fresh: fresh).body {
                 signature = found
             } else {
                 if !requiresSignature { return nil }
@@ -194,16 +198,17 @@ public struct CatalogSource: Sendable {
     /// brought bytes is taken up where it stopped (a `Range` request, `If-Range` on the answer's
     /// strong ETag), and costs none of the tries (found by an attack: a link that dropped every
     /// 60 KB fetched a 154 KB catalog from its start four times, and failed); at most
-    /// ``maximumTries`` in all. Unless `resuming`: then each try asks for the whole file.
-    private func get(_ target: String, limit: Int, what: String, resuming: Bool = true) throws -> (body: Data, url: String) {
+    /// ``maximumTries`` in all. Unless `fresh`: then each try asks for the whole file, of the
+    /// origin (``fetchOnce(fresh:)``).
+    private func get(_ target: String, limit: Int, what: String, fresh: Bool = false) throws -> (body: Data, url: String) {
         var delays = retryDelays[...]
         var partial: PartialBody?
         for _ in 1...Self.maximumTries {
             let before = partial?.body.count ?? 0
             do {
-                return try getOnce(target, limit: limit, what: what, partial: &partial)
+                return try getOnce(target, limit: limit, what: what, partial: &partial, fresh: fresh)
             } catch let error as RetryableFetch {
-                if !resuming { partial = nil }
+                if fresh { partial = nil }
                 if (partial?.body.count ?? 0) > before { continue }
                 guard let delay = delays.popFirst() else { throw error.failure }
                 usleep(UInt32(delay * 1_000_000))
@@ -229,9 +234,10 @@ public struct CatalogSource: Sendable {
 
     /// One try over http(s), streamed: what it brings is kept in `partial` when it is cut off
     /// and the answer had a validator; a try with `partial` asks for the rest.
-    private func stream(_ target: String, limit: Int, partial: inout PartialBody?) throws -> Answer {
+    private func stream(_ target: String, limit: Int, partial: inout PartialBody?, fresh: Bool) throws -> Answer {
         let offset = partial?.body.count ?? 0
-        let headers = partial.map { [("Range", "bytes=\($0.body.count)-"), ("If-Range", $0.validator)] } ?? []
+        let headers = (partial.map { [("Range", "bytes=\($0.body.count)-"), ("If-Range", $0.validator)] } ?? [])
+            + (fresh ? [("Cache-Control", "no-cache"), ("Pragma", "no-cache")] : [])
         let request = HTTPRequest(
             url: target, headers: headers, connectTimeout: 10, totalTimeout: nil, lowSpeedLimit: stallBytesPerSecond, lowSpeedTime: stallSeconds)
         var body = Data()
@@ -285,14 +291,14 @@ public struct CatalogSource: Sendable {
         var effectiveURL: String
     }
 
-    private func getOnce(_ target: String, limit: Int, what: String, partial: inout PartialBody?) throws -> (body: Data, url: String) {
+    private func getOnce(_ target: String, limit: Int, what: String, partial: inout PartialBody?, fresh: Bool = false) throws -> (body: Data, url: String) {
         let response: Answer
         do {
             if target.lowercased().hasPrefix("file:") {
                 let read = try client.get(HTTPRequest(url: target, connectTimeout: 10, totalTimeout: nil), maxBodyBytes: limit)
                 response = Answer(status: read.status, body: read.body, effectiveURL: read.head.effectiveURL)
             } else {
-                response = try stream(target, limit: limit, partial: &partial)
+                response = try stream(target, limit: limit, partial: &partial, fresh: fresh)
             }
         } catch let error as HTTPError {
             if case .tooLarge = error {

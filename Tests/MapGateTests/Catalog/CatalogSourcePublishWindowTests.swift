@@ -86,6 +86,57 @@ import Testing
         #expect(origin.requests.contains { $0.path.hasSuffix("/real/catalog.json") && $0.range != nil }, "\(origin.requests.map { "\($0.path) \($0.range ?? "")" })")
     }
 
+    /// A cache between (nginx's `proxy_cache`, configured as RFC 9111 asks, to go to the origin
+    /// for a request that says `no-cache`) that holds the catalog of before a publish beside the
+    /// signature of after it (found by an attack: every run was refused until the cache let the
+    /// catalog go). The second try asks for both of the publisher itself.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/sbin/nginx"), "nginx-light (scripts/install-deps)"))
+    func aCacheThatHoldsTheCatalogOfBeforeAPublishIsAskedPast() throws {
+        let www = work.file("www")
+        try FileManager.default.createDirectory(atPath: www, withIntermediateDirectories: true)
+        try catalog(serial: 1).write(to: URL(fileURLWithPath: www + "/catalog.json"))
+        try key.sign(www + "/catalog.json")
+        let origin = try TestOrigin(root: www)
+        defer { origin.stop() }
+        let cache = work.file("nginx")
+        try FileManager.default.createDirectory(atPath: cache + "/logs", withIntermediateDirectories: true)
+        // A free port, let go at once for nginx.
+        let port = try HTTPListener(host: "127.0.0.1", port: 0).port
+        let config = """
+            daemon off; master_process off; pid \(cache)/nginx.pid; error_log \(cache)/logs/error.log;
+            events { worker_connections 64; }
+            http {
+                access_log off;
+                client_body_temp_path \(cache)/body; proxy_temp_path \(cache)/proxy;
+                fastcgi_temp_path \(cache)/fastcgi; uwsgi_temp_path \(cache)/uwsgi; scgi_temp_path \(cache)/scgi;
+                proxy_cache_path \(cache)/cache keys_zone=maps:1m;
+                server {
+                    listen 127.0.0.1:\(port);
+                    location / {
+                        proxy_pass \(origin.baseURL);
+                        proxy_cache maps;
+                        proxy_cache_valid 200 10m;
+                        proxy_ignore_headers Cache-Control Expires;
+                        proxy_cache_bypass $http_pragma $http_cache_control;
+                    }
+                }
+            }
+            """
+        try config.write(toFile: cache + "/nginx.conf", atomically: true, encoding: .utf8)
+        let nginx = try BackgroundProcess("/usr/sbin/nginx", ["-p", cache, "-c", cache + "/nginx.conf"])
+        defer { nginx.stop() }
+        let base = "http://127.0.0.1:\(port)"
+        #expect(waitUntil(timeout: 10) { (try? runProcess("/usr/bin/curl", ["-sf", "-o", "/dev/null", base + "/catalog.json"]).status) == 0 }, "\(nginx.stderr)")
+        // The cache now holds the catalog of serial 1; the publisher publishes serial 2.
+        try catalog(serial: 2).write(to: URL(fileURLWithPath: www + "/catalog.json"))
+        try key.sign(www + "/catalog.json")
+        var source = CatalogSource(url: base + "/catalog.json", trustedKeys: [try key.publicKeyLine], requiresSignature: true, client: HTTPClient())
+        source.publishWindow = 0.1
+        #expect(try source.fetch().catalog.serial == 2)
+        let asked = origin.requests.filter { $0.path == "/catalog.json" }
+        #expect(asked.count == 2, "the origin was asked for the catalog once more: \(origin.requests.map(\.path))")
+    }
+
     @Test func aPairThatNeverMatchesIsRefused() throws {
         let path = work.file("catalog.json")
         try catalog(serial: 2).write(to: URL(fileURLWithPath: path))
