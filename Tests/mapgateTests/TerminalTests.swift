@@ -29,6 +29,30 @@ import Testing
             stdin: input)
     }
 
+    /// On a terminal 40 columns wide (a phone's SSH client) `list` and `catalog` show each region
+    /// as a block of `HEADING  value` lines that fit (found by an attack: the table's rows wrapped
+    /// into a jumble); on a wide terminal, and on a pipe, the table stays.
+    @Test func aTableNarrowerThanTheTerminalIsShownAsBlocks() throws {
+        #expect(try mapgate.run(["sync", "geo"], at: "2027-01-01 00:00:00").status == 0)
+        func shown(_ command: String, columns: Int) throws -> [String] {
+            let line = "stty cols \(columns); \(mapgate.path) \(command) --config \(mapgate.configPath) --data-dir \(mapgate.dataDirectory)"
+            let result = try runProcess("/usr/bin/script", ["-qec", line, "/dev/null"], environment: mapgate.baseEnvironment.merging(["TERM": "xterm"]) { $1 })
+            #expect(result.status == 0, "\(result.stdout)")
+            return result.stdout.replacingOccurrences(of: "\r", with: "").split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        }
+        for command in ["list", "catalog"] {
+            let narrow = try shown(command, columns: 40)
+            // (The catalog's first line is prose: the terminal wraps it as any.)
+            #expect(narrow.filter { $0.hasPrefix("  ") }.count >= 6 && narrow.filter { $0.hasPrefix("  ") }.allSatisfy { TerminalText.width($0) <= 40 }, "\(narrow)")
+            #expect(narrow.contains("geo"), "\(narrow)")
+            #expect(narrow.contains { $0.hasPrefix("  VERSION") && $0.hasSuffix("  1") }, "\(narrow)")
+            let wide = try shown(command, columns: 250)
+            #expect(wide.contains { $0.hasPrefix("ID") && $0.contains("VERSION") }, "\(wide)")
+        }
+        let piped = try mapgate.run(["list"], environment: ["COLUMNS": "40"])
+        #expect(piped.stdout.hasPrefix("ID"), "\(piped.stdout)")
+    }
+
     @Test func colourOnATerminalUnlessNoColorIsSet() throws {
         try mapgate.configure([:])
         let command = "\(mapgate.path) status --config \(mapgate.configPath) --data-dir \(mapgate.dataDirectory)"

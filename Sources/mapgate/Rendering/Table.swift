@@ -1,6 +1,10 @@
 import FoundationEssentials
 import MapGate
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A human table: columns as wide as their widest cell, so long versions or names never push
 /// the columns out of line. Every cell is made safe for the terminal first (names come from
 /// outside).
@@ -56,9 +60,34 @@ struct Table {
     }
 
     /// Prints the header (a heading: `--quiet` drops it) and the rows (data: always printed).
-    func print(to console: Console) {
+    /// On a terminal narrower than the table (a phone's SSH client: 40 columns), each row is a
+    /// block instead, its first cell then one line a column, `HEADING  value`, cut to the width
+    /// (found by an attack: the rows wrapped into a jumble no one could read). Not on a pipe or
+    /// a file: what a script reads stays one line a row.
+    func print(to console: Console, columns: Int = TerminalText.columns(of: STDOUT_FILENO)) {
         let lines = self.lines
-        console.print(lines.header)
-        for row in lines.rows { console.data(row) }
+        guard columns > 0, ([lines.header] + lines.rows).contains(where: { TerminalText.width($0) > columns }) else {
+            console.print(lines.header)
+            for row in lines.rows { console.data(row) }
+            return
+        }
+        for line in expanded(columns: columns) { console.data(line) }
+    }
+
+    /// The rows as blocks for a terminal `columns` wide (``print(to:columns:)``), a blank line
+    /// between two.
+    func expanded(columns: Int) -> [String] {
+        let headings = header.dropFirst()
+        let headingWidth = headings.map(TerminalText.width).max() ?? 0
+        var out: [String] = []
+        for (index, row) in rows.enumerated() {
+            if index > 0 { out.append("") }
+            out.append(TerminalText.truncated(row.first ?? "", toWidth: columns))
+            for (column, heading) in zip(headings.indices, headings) where column < row.count {
+                let label = "  " + heading + String(repeating: " ", count: headingWidth - TerminalText.width(heading)) + "  "
+                out.append(TerminalText.truncated(label + row[column], toWidth: columns))
+            }
+        }
+        return out
     }
 }
