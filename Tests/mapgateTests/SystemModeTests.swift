@@ -57,13 +57,18 @@ struct SystemModeTests {
         let during = 1_801_785_600.0  // 2027-02-05 00:00:00 UTC
         let clock = MovableClock(file: machine.work.file("service-clock"), offset: during - Date().timeIntervalSince1970)
         try clock.set(clock.offset)
+        try startService(on: clock)
+        return clock
+    }
+
+    /// (Re)starts the service on `clock`, looking at its gate every half second.
+    func startService(on clock: MovableClock) throws {
         try machine.startService(
             environment: ["MAPGATE_GATE_REFRESH_SECONDS": "0.5"],
             inner: [
                 "/usr/bin/env", "LD_PRELOAD=/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1", "FAKETIME_TIMESTAMP_FILE=\(clock.file)",
                 "FAKETIME_NO_CACHE=1", "FAKETIME_DISABLE_SHM=1",
             ])
-        return clock
     }
 
     /// The command this machine's service runs whose arguments start with `arguments` (other
@@ -546,7 +551,7 @@ struct SystemModeTests {
         #expect(again.firstLine() != nil, "\(again.stderr)")
         #expect(try fetch() == "200", "\(again.stderr)")
         #expect(try machine.promptsShown() == paid + 1, "the session after the crash was charged: \(again.stderr)")
-        #expect(again.stderr.contains("your session before this one ended when the system service stopped"), "\(again.stderr)")
+        #expect(again.stderr.contains("your session before this one ended without being stopped (the system service or its terminal went away)"), "\(again.stderr)")
         #expect(!again.stderr.contains("uses left"), "\(again.stderr)")
         // Stopped by its user, the continued session takes the day with it: the next one pays.
         again.signal(SIGINT)
@@ -557,6 +562,53 @@ struct SystemModeTests {
         #expect(try fetch() == "200")
         #expect(try machine.promptsShown() == paid + 2, "\(later.stderr)")
         #expect(later.stderr.contains("uses left"), "\(later.stderr)")
+    }
+
+    /// Found by the attack on the day a crash leaves: a session serving it out that joined a
+    /// server whose first session had not delivered yet froze the day's start at the monitor's
+    /// last look, and served a day past the day's end; and a session the server refused (its port
+    /// taken) lost the day with the refusal. The day runs from its payment, and a refusal keeps it.
+    @Test func aDayACrashLeftRunsFromItsPaymentAndOutlivesARefusal() throws {
+        let clock = try startOnAMovableClock()
+        let tile = machine.tileServerURL + "/plain/0/0/0.png"
+        func fetch() throws -> String {
+            try runProcess("/usr/bin/curl", ["-s", "-o", "/dev/null", "--max-time", "20", "-w", "%{http_code}", tile]).stdout
+        }
+        let first = try machine.start(["serve"], as: user)
+        defer { first.stop() }
+        #expect(first.firstLine() != nil, "\(first.stderr)")
+        #expect(try fetch() == "200")
+        let paid = Date().timeIntervalSince1970
+        #expect(waitUntil(timeout: 10) { (try? machine.promptsShown()) == 1 })
+        machine.service?.signal(SIGKILL)
+        #expect(waitUntil(timeout: 15) { !first.isRunning })
+        // The port taken meanwhile: the session is refused, and the day stays.
+        var squatter: HTTPListener? = try HTTPListener(host: "127.0.0.1", port: machine.tilePort)
+        try startService(on: clock)
+        let refused = try machine.run(["serve"], as: user)
+        #expect(refused.status == 69, "\(refused.stderr)")
+        withExtendedLifetime(squatter) {}
+        squatter = nil
+        #expect(try machine.promptsShown() == 1)
+        // 23 hours on, the administrator's session starts the server and delivers nothing yet;
+        // the user's joins it, serving out the day with no use; the administrator's goes.
+        try clock.pass(23 * 3_600, since: paid)
+        let other = try machine.start(["serve"], as: administrator)
+        defer { other.stop() }
+        #expect(other.firstLine() != nil, "\(other.stderr)")
+        let again = try machine.start(["serve"], as: user)
+        defer { again.stop() }
+        #expect(again.firstLine() != nil, "\(again.stderr)")
+        #expect(again.stderr.contains("serves out the day it paid for"), "the refusal lost the day: \(again.stderr)")
+        other.signal(SIGINT)
+        #expect(waitUntil(timeout: 10) { !other.isRunning })
+        #expect(try fetch() == "200")
+        #expect(waitUntil(timeout: 10) { (try? machine.promptsShown()) == 1 }, "\(again.stderr)")
+        // Past the day the first tile paid for (not a day from the join): the next tile is a use.
+        try clock.pass(86_400 + 120, since: paid)
+        usleep(1_500_000)
+        #expect(try fetch() == "200")
+        #expect(waitUntil(timeout: 10) { (try? machine.promptsShown()) == 2 }, "the day ran past its end: \(again.stderr)")
     }
 
     /// Found by an attack: a `serve` session stopped (Ctrl-Z; its use went back meanwhile), a tile

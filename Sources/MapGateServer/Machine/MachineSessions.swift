@@ -71,24 +71,19 @@ public final class MachineSessions: ServingUse {
     /// How long a session's command has to deliver.
     let answerTimeout: Double
 
-    /// The day of a session that ended when the service died, which the server's first session
-    /// serves out (``ContinuedServingDay``): the server's day runs from that one's payment, until a
-    /// later session's use is delivered (its day then runs from that delivery).
-    private let continued: Locked<ContinuedServingDay?>
+    /// The day of a session that ended when the service died (or its terminal hung up), which a
+    /// session of its user serves out here (``ContinuedServingDay``): the server's day runs from
+    /// that one's payment, until a later session's use is delivered (its day then runs from that
+    /// delivery). Of several, the one paid last (found by an attack: the first one's, which ended
+    /// earlier, cut the day another user's session had been told it had).
+    private let continued = Locked<ContinuedServingDay?>(nil)
     public var continuedDay: ContinuedServingDay? { continued.withLock { $0 } }
 
-    /// - Parameters:
-    ///   - report: the gate when the server started, for its monitor.
-    ///   - continuedDay: the first session's, when it serves out its user's day (nothing to deliver).
-    init(report: GateReport, continuedDay: ContinuedServingDay? = nil, answerTimeout: Double = 10) {
+    /// - Parameter report: the gate when the server started, for its monitor.
+    init(report: GateReport, answerTimeout: Double = 10) {
         self.report = report
         self.answerTimeout = answerTimeout
-        continued = Locked(continuedDay)
-        if let continuedDay {
-            ownUses.withLock { $0 = continuedDay.count }
-        } else {
-            noteSession(report)
-        }
+        noteSession(report)
     }
 
     /// The first session, `report` the gate as its command left it: a use reserved in it (its
@@ -156,13 +151,29 @@ public final class MachineSessions: ServingUse {
 
     /// A session attaching, `report` the gate as its command left it (its use reserved, if prompted).
     /// One that serves out its user's day (`continuing`) has nothing to deliver: no round asks it,
-    /// and it moves no day (found by reading the change: its empty delivery started the server's
-    /// day again, a free day for every session).
-    func add(_ session: Session, report: GateReport, continuing: Bool = false) {
-        entries.withLock {
-            $0[session.id] = Entry(session: session, isDelivered: continuing, pendingCount: continuing ? nil : Self.reservedCount(report))
+    /// and its empty delivery moves no day (found by reading the change: it started the server's
+    /// day again, a free day for every session). Its day is the server's when nothing was
+    /// delivered here yet, or when it was paid after the continued day the server runs (found by
+    /// an attack: joining a server whose first session had not delivered yet, it froze the day's
+    /// start at the monitor's last look, and served a day past its end).
+    func add(_ session: Session, report: GateReport, continuing: ContinuedServingDay? = nil) {
+        if let day = continuing {
+            let adopted = continued.withLock { current -> Bool in
+                if let current {
+                    guard day.paidAt > current.paidAt else { return false }
+                } else if someDelivered.load(ordering: .acquiring) {
+                    // The server's day runs from a use delivered since the service started, after this one's.
+                    return false
+                }
+                current = day
+                return true
+            }
+            if adopted { ownUses.withLock { $0 = max($0 ?? day.count, day.count) } }
         }
-        if continuing { someDelivered.store(true, ordering: .releasing) }
+        entries.withLock {
+            $0[session.id] = Entry(session: session, isDelivered: continuing != nil, pendingCount: continuing != nil ? nil : Self.reservedCount(report))
+        }
+        if continuing != nil { someDelivered.store(true, ordering: .releasing) }
         refresh()
     }
 

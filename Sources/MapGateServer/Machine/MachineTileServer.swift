@@ -132,7 +132,7 @@ public final class MachineTileServer: Sendable {
                 let report = try makeGate().status()
                 let wasRunning = port.running != nil
                 if !wasRunning {
-                    let sessions = MachineSessions(report: report, continuedDay: continuing)
+                    let sessions = MachineSessions(report: report)
                     if port.held == nil { port.held = try bind() }
                     reserveIPv6(&port)
                     port.door?.stop()
@@ -148,7 +148,7 @@ public final class MachineTileServer: Sendable {
                 }
                 let running = port.running!
                 try? MachineSessionMessage.ready(url: running.server.baseURL, regions: running.server.service.regions.count).send(on: socket)
-                running.sessions.add(session, report: report, continuing: continuing != nil)
+                running.sessions.add(session, report: report, continuing: continuing)
                 // Its use may be the one that closed the gate: the server looks again at once (it
                 // is open for the tile that delivers a use a session holds).
                 if wasRunning { running.server.lookAtGateNow() }

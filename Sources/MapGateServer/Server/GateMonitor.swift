@@ -129,6 +129,8 @@ public final class GateMonitor: Sendable {
         private var failingSince: Double?
         private var lastState: String?
         private var gate: Gate?
+        /// When the continued day the server's day runs from was paid (``ServingUse/continuedDay``).
+        private var continuedPaidAt: Date?
 
         init(_ settings: Settings) {
             self.settings = settings
@@ -139,7 +141,17 @@ public final class GateMonitor: Sendable {
             if let day = settings.start.continuedDay {
                 lastCounted = day.paidAt
                 lastCountedElapsed = settings.startedElapsed - day.served
+                continuedPaidAt = day.paidAt
             }
+        }
+
+        /// A continued day that came after the start (system mode's server: a session serving out
+        /// its user's day joined) runs the day from its payment.
+        private func adoptContinuedDay() {
+            guard let day = settings.start.continuedDay, day.paidAt != continuedPaidAt else { return }
+            continuedPaidAt = day.paidAt
+            lastCounted = day.paidAt
+            lastCountedElapsed = MonotonicClock.seconds - day.served
         }
 
         /// Seconds since this server's last counted use: the larger of the clock's and the real time.
@@ -168,6 +180,7 @@ public final class GateMonitor: Sendable {
                 // charged twice, for the start and for a day counted from it).
                 if settings.start.continuedDay != nil {
                     // Paid before this server started: its day is fixed.
+                    adoptContinuedDay()
                 } else if !settings.start.hasDelivered {
                     lastCounted = latest.now
                     lastCountedElapsed = MonotonicClock.seconds

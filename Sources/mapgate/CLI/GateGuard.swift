@@ -65,10 +65,11 @@ enum GateGuard {
         switch authorization.decision {
         case .allowed, .refused:
             if let day = authorization.continuedDay, context.environment[SystemService.Settings.callerUserVariable] != nil {
-                // System mode: the session the service's end ended, not a server the user ran.
+                // System mode: a session of the user's that the service's end or its terminal's
+                // ended, not a server the user ran.
                 console.note(
                     Localization.localized(
-                        "your session before this one ended when the system service stopped; this one serves out the day it paid for, until %1$s: no use counted",
+                        "your session before this one ended without being stopped (the system service or its terminal went away); this one serves out the day it paid for, until %1$s: no use counted",
                         Format.dateTime(day.end)))
             } else if let day = authorization.continuedDay {
                 console.note(

@@ -33,9 +33,18 @@ enum MachineSessionLaunch {
         let library = try context.readOnlyRegionLibrary()
         let service = getppid()
         _ = try GateGuard.withUse(context, opening: try library.installed().map(\.id), serving: true) { authorization in
-            let session = try MachineSession(
-                socket: socket, continuing: authorization.continuedDay, deliver: { deadline in try authorization.deliver(before: deadline) {} },
-                ended: { _ in kill(getpid(), SIGTERM) })
+            let session: MachineSession
+            do {
+                session = try MachineSession(
+                    socket: socket, continuing: authorization.continuedDay, deliver: { deadline in try authorization.deliver(before: deadline) {} },
+                    ended: { _ in kill(getpid(), SIGTERM) })
+            } catch {
+                // A session the server refused (its port taken, its regions unreadable) spent
+                // nothing, the day it took over included (found by an attack: it went with the
+                // refusal, and the next session paid).
+                authorization.leaveServingDay()
+                throw error
+            }
             let signal = SignalRouter.wait(announcing: { announce(session) })
             if session.ended != nil || getppid() != service || signal == SIGHUP { authorization.leaveServingDay() }
             if let reason = session.ended {
