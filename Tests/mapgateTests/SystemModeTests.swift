@@ -564,6 +564,31 @@ struct SystemModeTests {
         #expect(later.stderr.contains("uses left"), "\(later.stderr)")
     }
 
+    /// Found by a review: the service stopped in order (an upgrade's restart, `systemctl
+    /// restart`) signalled its sessions, which read as their users' Ctrl-C, and every user's next
+    /// session paid. The service ends its sessions by their sockets first, as its death does.
+    @Test func aServiceStoppedInOrderCostsItsSessionsNoUse() throws {
+        try startPrompting()
+        let tile = machine.tileServerURL + "/plain/0/0/0.png"
+        func fetch() throws -> String {
+            try runProcess("/usr/bin/curl", ["-s", "-o", "/dev/null", "--max-time", "10", "-w", "%{http_code}", tile]).stdout
+        }
+        let first = try machine.start(["serve"], as: user)
+        defer { first.stop() }
+        #expect(first.firstLine() != nil, "\(first.stderr)")
+        #expect(try fetch() == "200")
+        #expect(try machine.promptsShown() == 1)
+        machine.service?.stop()
+        #expect(waitUntil(timeout: 15) { !first.isRunning })
+        #expect(first.stderr.contains("the system service ended the session"), "\(first.stderr)")
+        try machine.startService(at: during)
+        let again = try machine.start(["serve"], as: user)
+        defer { again.stop() }
+        #expect(again.firstLine() != nil, "\(again.stderr)")
+        #expect(try fetch() == "200")
+        #expect(try machine.promptsShown() == 1, "the session after the restart was charged: \(again.stderr)")
+    }
+
     /// Found by the attack on the day a crash leaves: a session serving it out that joined a
     /// server whose first session had not delivered yet froze the day's start at the monitor's
     /// last look, and served a day past the day's end; and a session the server refused (its port

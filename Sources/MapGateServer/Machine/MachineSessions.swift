@@ -149,6 +149,11 @@ public final class MachineSessions: ServingUse {
     /// Every session open now.
     var count: Int { entries.withLock { $0.count } }
 
+    /// Ends every session open now: its command sees the end of its socket.
+    func endAll() {
+        for entry in entries.withLock({ Array($0.values) }) { entry.session.socket.shutDown() }
+    }
+
     /// A session attaching, `report` the gate as its command left it (its use reserved, if prompted).
     /// One that serves out its user's day (`continuing`) has nothing to deliver: no round asks it,
     /// and its empty delivery moves no day (found by reading the change: it started the server's

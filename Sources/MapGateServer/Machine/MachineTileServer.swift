@@ -192,6 +192,14 @@ public final class MachineTileServer: Sendable {
         }
     }
 
+    /// Ends every session (the service is stopping): each command is told as when the service
+    /// dies, by its socket's end, and leaves the day its use paid to its user's next session
+    /// (found by a review: an upgrade's restart signalled the sessions, which read as their users'
+    /// Ctrl-C, and every user's next session paid).
+    public func endSessions() {
+        port.withLock { $0.running?.sessions.endAll() }
+    }
+
     /// Stops the server and lets the port go (the service is stopping); its sessions' commands are
     /// stopped by the service.
     public func stop() {

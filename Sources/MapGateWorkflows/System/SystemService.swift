@@ -84,6 +84,8 @@ public final class SystemService: Sendable {
     private let lastPaced = Locked<[String: Double]>([:])
     /// The commands running, for ``stop(grace:)``.
     private let running = Locked<Set<pid_t>>([])
+    /// Those of them that are sessions of the machine's tile server (``Settings/sessionCommands``).
+    private let sessions = Locked<Set<pid_t>>([])
 
     public init(listener: LocalSocket, settings: Settings, parse: @escaping Parser, log: @escaping Log) {
         self.listener = listener
@@ -120,6 +122,14 @@ public final class SystemService: Sendable {
 
     /// Stops every command running (SIGTERM: each gives back what it did not deliver) and waits
     /// up to `grace` seconds for them to end: the service is being stopped.
+    /// Waits, at most `limit` seconds, until no session's command runs: those the machine's tile
+    /// server ended (``MachineTileServer/endSessions()``) end on their own, as when the service
+    /// dies, before ``stop(grace:)`` signals what is left (a signal reads as their users' stop).
+    public func waitForSessions(within limit: Double) {
+        let deadline = MonotonicClock.seconds + limit
+        while MonotonicClock.seconds < deadline, !sessions.withLock({ $0.isEmpty }) { usleep(20_000) }
+    }
+
     public func stop(grace: Double) {
         for pid in running.withLock({ $0 }) { kill(pid, SIGTERM) }
         let deadline = MonotonicClock.seconds + grace
@@ -261,6 +271,10 @@ public final class SystemService: Sendable {
         }
         running.withLock { _ = $0.insert(child.pid) }
         defer { running.withLock { _ = $0.remove(child.pid) } }
+        if isSession {
+            sessions.withLock { _ = $0.insert(child.pid) }
+        }
+        defer { if isSession { sessions.withLock { _ = $0.remove(child.pid) } } }
         // Each argument on the log's one line, its control characters escaped: a newline in an
         // argument made lines that read as another user's commands (found by an attack).
         log("\(caller): \(request.arguments.prefix(8).map(TerminalText.inline).joined(separator: " ")) (pid \(child.pid))")

@@ -105,6 +105,10 @@ struct SystemServiceCommand: Command {
         console.note(L.localized("mapgate system service listening at %1$s", path))
         SignalRouter.wait()
         context.console.note(L.localized("stopping…"))
+        // The sessions first, by their sockets: each leaves the day its use paid (a stop by the
+        // service is no user's choice); then every command left, by a signal.
+        machineServer.endSessions()
+        service.waitForSessions(within: 5)
         service.stop(grace: 10)
         machineServer.stop()
         return ExitCode.success
