@@ -564,6 +564,52 @@ struct SystemModeTests {
         #expect(later.stderr.contains("uses left"), "\(later.stderr)")
     }
 
+    /// Found by an attack: a day a crash left, paid after another one the server serves out but
+    /// joining after the server had counted its own next day, moved that day back to its payment,
+    /// and a use was counted an hour after the last. Only a day paid after the day the server runs
+    /// began is taken as its day.
+    @Test func aDayACrashLeftDoesNotMoveADayTheServerCountedSince() throws {
+        let clock = try startOnAMovableClock()
+        let tile = machine.tileServerURL + "/plain/0/0/0.png"
+        func fetch() throws -> String {
+            try runProcess("/usr/bin/curl", ["-s", "-o", "/dev/null", "--max-time", "20", "-w", "%{http_code}", tile]).stdout
+        }
+        let first = try machine.start(["serve"], as: user)
+        defer { first.stop() }
+        #expect(first.firstLine() != nil, "\(first.stderr)")
+        #expect(try fetch() == "200")
+        let paid = Date().timeIntervalSince1970
+        #expect(waitUntil(timeout: 10) { (try? machine.promptsShown()) == 1 })
+        try clock.pass(3_600, since: paid)
+        let second = try machine.start(["serve"], as: administrator)
+        defer { second.stop() }
+        #expect(second.firstLine() != nil, "\(second.stderr)")
+        #expect(try fetch() == "200")
+        #expect(waitUntil(timeout: 10) { (try? machine.promptsShown()) == 2 })
+        machine.service?.signal(SIGKILL)
+        #expect(waitUntil(timeout: 15) { !first.isRunning && !second.isRunning })
+        try startService(on: clock)
+        let userAgain = try machine.start(["serve"], as: user)
+        defer { userAgain.stop() }
+        #expect(userAgain.firstLine() != nil, "\(userAgain.stderr)")
+        #expect(try fetch() == "200")
+        // Past the user's day: the server counts its next day.
+        try clock.pass(86_400 + 300, since: paid)
+        usleep(1_500_000)
+        #expect(try fetch() == "200")
+        #expect(waitUntil(timeout: 10) { (try? machine.promptsShown()) == 3 }, "\(userAgain.stderr)")
+        // The administrator's day (paid an hour after the user's) joins: the day counted stands.
+        let adminAgain = try machine.start(["serve"], as: administrator)
+        defer { adminAgain.stop() }
+        #expect(adminAgain.firstLine() != nil, "\(adminAgain.stderr)")
+        #expect(adminAgain.stderr.contains("serves out the day it paid for"), "\(adminAgain.stderr)")
+        try clock.pass(86_400 + 3_600 + 120, since: paid)
+        usleep(1_500_000)
+        #expect(try fetch() == "200")
+        usleep(2_000_000)
+        #expect(try machine.promptsShown() == 3, "a use was counted an hour after the last")
+    }
+
     /// Found by a review: the service stopped in order (an upgrade's restart, `systemctl
     /// restart`) signalled its sessions, which read as their users' Ctrl-C, and every user's next
     /// session paid. The service ends its sessions by their sockets first, as its death does.
@@ -587,6 +633,25 @@ struct SystemModeTests {
         #expect(again.firstLine() != nil, "\(again.stderr)")
         #expect(try fetch() == "200")
         #expect(try machine.promptsShown() == 1, "the session after the restart was charged: \(again.stderr)")
+    }
+
+    /// Found by an attack: a session started while the service was stopping in order (waiting for
+    /// its sessions, one of them stopped with Ctrl-Z) started a server of its own, and was then
+    /// signalled with the rest, which read as its user's Ctrl-C. It is refused, spending nothing.
+    @Test func aSessionStartedWhileTheServiceStopsIsRefused() throws {
+        try startPrompting()
+        let first = try machine.start(["serve"], as: user)
+        defer { first.stop() }
+        #expect(first.firstLine() != nil, "\(first.stderr)")
+        #expect(try runProcess("/usr/bin/curl", ["-s", "-o", "/dev/null", "--max-time", "10", "-w", "%{http_code}", machine.tileServerURL + "/plain/0/0/0.png"]).stdout == "200")
+        let command = try #require(serviceCommand(startingWith: ["serve"]))
+        kill(command, SIGSTOP)
+        defer { kill(command, SIGCONT) }
+        machine.service?.signal(SIGTERM)
+        usleep(500_000)
+        let late = try machine.run(["serve"], as: administrator)
+        #expect(late.status == 69 && late.stderr.contains("the system service is stopping"), "\(late.status) \(late.stdout)\(late.stderr)")
+        #expect(waitUntil(timeout: 10) { (try? machine.promptsShown()) == 1 }, "\(late.stderr)")
     }
 
     /// Found by the attack on the day a crash leaves: a session serving it out that joined a

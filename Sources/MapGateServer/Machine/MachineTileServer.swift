@@ -36,6 +36,10 @@ public final class MachineTileServer: Sendable {
         /// Or `[::1]` at the same port as socket activation handed it over, listening from boot
         /// (`mapgate-system-tiles-ipv6.socket`): answered like the port, door and sessions alike.
         var heldIPv6: HTTPListener?
+        /// The service is stopping (``endSessions()``): no session starts (found by an attack:
+        /// one that came then was signalled with the rest, which read as its user's Ctrl-C, and
+        /// the day it had taken over went).
+        var isStopping = false
 
         /// Duplicates of the held sockets, for one server: the port's, then `[::1]`'s if held.
         func duplicates() throws -> (HTTPListener, [HTTPListener]) {
@@ -129,6 +133,7 @@ public final class MachineTileServer: Sendable {
             // tile came between the two, found by an attack), and no detach stops the server it
             // was told of.
             sessions = try port.withLock { port in
+                if port.isStopping { throw MachineSessionError(reason: L.localized("the system service is stopping; start the session again in a moment")) }
                 let report = try makeGate().status()
                 let wasRunning = port.running != nil
                 if !wasRunning {
@@ -197,7 +202,10 @@ public final class MachineTileServer: Sendable {
     /// (found by a review: an upgrade's restart signalled the sessions, which read as their users'
     /// Ctrl-C, and every user's next session paid).
     public func endSessions() {
-        port.withLock { $0.running?.sessions.endAll() }
+        port.withLock { port in
+            port.isStopping = true
+            port.running?.sessions.endAll()
+        }
     }
 
     /// Stops the server and lets the port go (the service is stopping); its sessions' commands are

@@ -131,6 +131,8 @@ public final class GateMonitor: Sendable {
         private var gate: Gate?
         /// When the continued day the server's day runs from was paid (``ServingUse/continuedDay``).
         private var continuedPaidAt: Date?
+        /// Whether the server's day has started: a use delivered or counted, or a day continued.
+        private var dayStarted = false
 
         init(_ settings: Settings) {
             self.settings = settings
@@ -142,14 +144,20 @@ public final class GateMonitor: Sendable {
                 lastCounted = day.paidAt
                 lastCountedElapsed = settings.startedElapsed - day.served
                 continuedPaidAt = day.paidAt
+                dayStarted = true
             }
         }
 
         /// A continued day that came after the start (system mode's server: a session serving out
         /// its user's day joined) runs the day from its payment.
+        /// Only one paid after the day the server runs now began (found by an attack: one paid
+        /// before the server's own count of its next day moved that day back, and a use was
+        /// counted an hour after the last).
         private func adoptContinuedDay() {
             guard let day = settings.start.continuedDay, day.paidAt != continuedPaidAt else { return }
             continuedPaidAt = day.paidAt
+            guard !dayStarted || day.paidAt > lastCounted else { return }
+            dayStarted = true
             lastCounted = day.paidAt
             lastCountedElapsed = MonotonicClock.seconds - day.served
         }
@@ -189,6 +197,7 @@ public final class GateMonitor: Sendable {
                     // delivery counts against the day, as it would after any counted use.
                     lastCounted = lastCounted.addingTimeInterval(delivered - lastCountedElapsed)
                     lastCountedElapsed = delivered
+                    dayStarted = true
                 }
                 // A use that joined the server since (a session of system mode's server, once a
                 // tile delivered it) is its newest own use; its day runs from its delivery (just
@@ -209,6 +218,7 @@ public final class GateMonitor: Sendable {
                         if case .prompt(let left) = authorization.decision {
                             ownCount = latest.record.promptsShown
                             counted = left
+                            dayStarted = true
                         }
                     } catch is GateClosedError {
                         latest = try gate.status()

@@ -131,7 +131,12 @@ public final class SystemService: Sendable {
     }
 
     public func stop(grace: Double) {
-        for pid in running.withLock({ $0 }) { kill(pid, SIGTERM) }
+        // Continued too: a command stopped with Ctrl-Z does not act on SIGTERM (found by an
+        // attack: each such command held the stop its whole grace).
+        for pid in running.withLock({ $0 }) {
+            kill(pid, SIGTERM)
+            kill(pid, SIGCONT)
+        }
         let deadline = MonotonicClock.seconds + grace
         while MonotonicClock.seconds < deadline, !running.withLock({ $0.isEmpty }) { usleep(20_000) }
     }
