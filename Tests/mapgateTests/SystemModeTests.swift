@@ -32,6 +32,12 @@ struct SystemModeTests {
         try machine.startService(at: during, environment: environment)
     }
 
+    /// The HTTP status `url` answers with (curl's `%{http_code}`, `000` when none came), waiting at
+    /// most `seconds`.
+    func status(of url: String, within seconds: Int) throws -> String {
+        try runProcess("/usr/bin/curl", ["-s", "-o", "/dev/null", "--max-time", "\(seconds)", "-w", "%{http_code}", url]).stdout
+    }
+
     /// The service's clock: the real one plus an offset read from a file (libfaketime), read by
     /// the service and by every process it starts, as on a machine with one clock.
     struct MovableClock {
@@ -521,9 +527,7 @@ struct SystemModeTests {
     @Test func aSessionTheServicesCrashEndedCostsItsUserNoUse() throws {
         try startPrompting()
         let tile = machine.tileServerURL + "/plain/0/0/0.png"
-        func fetch() throws -> String {
-            try runProcess("/usr/bin/curl", ["-s", "-o", "/dev/null", "--max-time", "10", "-w", "%{http_code}", tile]).stdout
-        }
+        func fetch() throws -> String { try status(of: tile, within: 10) }
         let first = try machine.start(["serve"], as: user)
         defer { first.stop() }
         #expect(first.firstLine() != nil, "\(first.stderr)")
@@ -571,9 +575,7 @@ struct SystemModeTests {
     @Test func aDayACrashLeftDoesNotMoveADayTheServerCountedSince() throws {
         let clock = try startOnAMovableClock()
         let tile = machine.tileServerURL + "/plain/0/0/0.png"
-        func fetch() throws -> String {
-            try runProcess("/usr/bin/curl", ["-s", "-o", "/dev/null", "--max-time", "20", "-w", "%{http_code}", tile]).stdout
-        }
+        func fetch() throws -> String { try status(of: tile, within: 20) }
         let first = try machine.start(["serve"], as: user)
         defer { first.stop() }
         #expect(first.firstLine() != nil, "\(first.stderr)")
@@ -616,9 +618,7 @@ struct SystemModeTests {
     @Test func aServiceStoppedInOrderCostsItsSessionsNoUse() throws {
         try startPrompting()
         let tile = machine.tileServerURL + "/plain/0/0/0.png"
-        func fetch() throws -> String {
-            try runProcess("/usr/bin/curl", ["-s", "-o", "/dev/null", "--max-time", "10", "-w", "%{http_code}", tile]).stdout
-        }
+        func fetch() throws -> String { try status(of: tile, within: 10) }
         let first = try machine.start(["serve"], as: user)
         defer { first.stop() }
         #expect(first.firstLine() != nil, "\(first.stderr)")
@@ -661,9 +661,7 @@ struct SystemModeTests {
     @Test func aDayACrashLeftRunsFromItsPaymentAndOutlivesARefusal() throws {
         let clock = try startOnAMovableClock()
         let tile = machine.tileServerURL + "/plain/0/0/0.png"
-        func fetch() throws -> String {
-            try runProcess("/usr/bin/curl", ["-s", "-o", "/dev/null", "--max-time", "20", "-w", "%{http_code}", tile]).stdout
-        }
+        func fetch() throws -> String { try status(of: tile, within: 20) }
         let first = try machine.start(["serve"], as: user)
         defer { first.stop() }
         #expect(first.firstLine() != nil, "\(first.stderr)")
@@ -785,9 +783,7 @@ struct SystemModeTests {
         // The machine's server looks at the gate every half second (a minute otherwise).
         try machine.startService(at: during, environment: ["MAPGATE_GATE_REFRESH_SECONDS": "0.5"])
         let tile = machine.tileServerURL + "/plain/0/0/0.png"
-        func fetch() throws -> String {
-            try runProcess("/usr/bin/curl", ["-s", "-o", "/dev/null", "--max-time", "10", "-w", "%{http_code}", tile]).stdout
-        }
+        func fetch() throws -> String { try status(of: tile, within: 10) }
         let tiles = joinsARunningServer ? 3 : 4
         for _ in 0..<tiles {
             #expect(try machine.run(["tile", "plain", "0", "0", "0", "-o", "/dev/null"], as: user).status == 0)
@@ -821,9 +817,7 @@ struct SystemModeTests {
     @Test func aSessionEndedBeforeAnyTileMovesNoDay() throws {
         let clock = try startOnAMovableClock()
         let tile = machine.tileServerURL + "/plain/0/0/0.png"
-        func fetch() throws -> String {
-            try runProcess("/usr/bin/curl", ["-s", "-o", "/dev/null", "--max-time", "20", "-w", "%{http_code}", tile]).stdout
-        }
+        func fetch() throws -> String { try status(of: tile, within: 20) }
         let first = try machine.start(["serve"], as: administrator)
         defer { first.stop() }
         #expect(first.firstLine() != nil, "\(first.stderr)")
@@ -853,9 +847,7 @@ struct SystemModeTests {
     @Test func aTileQueuedBehindAFailedRoundStartsNoDay() throws {
         let clock = try startOnAMovableClock()
         let tile = machine.tileServerURL + "/plain/0/0/0.png"
-        func fetch() throws -> String {
-            try runProcess("/usr/bin/curl", ["-s", "-o", "/dev/null", "--max-time", "20", "-w", "%{http_code}", tile]).stdout
-        }
+        func fetch() throws -> String { try status(of: tile, within: 20) }
         let first = try machine.start(["serve"], as: administrator)
         defer { first.stop() }
         #expect(first.firstLine() != nil, "\(first.stderr)")

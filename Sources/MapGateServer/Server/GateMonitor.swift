@@ -149,10 +149,9 @@ public final class GateMonitor: Sendable {
         }
 
         /// A continued day that came after the start (system mode's server: a session serving out
-        /// its user's day joined) runs the day from its payment.
-        /// Only one paid after the day the server runs now began (found by an attack: one paid
-        /// before the server's own count of its next day moved that day back, and a use was
-        /// counted an hour after the last).
+        /// its user's day joined) runs the day from its payment, if it was paid after the day the
+        /// server runs now began (found by an attack: one paid before the server's own count of
+        /// its next day moved that day back, and a use was counted an hour after the last).
         private func adoptContinuedDay() {
             guard let day = settings.start.continuedDay, day.paidAt != continuedPaidAt else { return }
             continuedPaidAt = day.paidAt

@@ -120,8 +120,6 @@ public final class SystemService: Sendable {
         }
     }
 
-    /// Stops every command running (SIGTERM: each gives back what it did not deliver) and waits
-    /// up to `grace` seconds for them to end: the service is being stopped.
     /// Waits, at most `limit` seconds, until no session's command runs: those the machine's tile
     /// server ended (``MachineTileServer/endSessions()``) end on their own, as when the service
     /// dies, before ``stop(grace:)`` signals what is left (a signal reads as their users' stop).
@@ -130,6 +128,8 @@ public final class SystemService: Sendable {
         while MonotonicClock.seconds < deadline, !sessions.withLock({ $0.isEmpty }) { usleep(20_000) }
     }
 
+    /// Stops every command running (SIGTERM: each gives back what it did not deliver) and waits
+    /// up to `grace` seconds for them to end: the service is being stopped.
     public func stop(grace: Double) {
         // Continued too: a command stopped with Ctrl-Z does not act on SIGTERM (found by an
         // attack: each such command held the stop its whole grace).
