@@ -363,18 +363,26 @@ import Testing
     /// the file is in place, the region is recorded and said before the run stops, and nothing
     /// the stop itself made fail is said as an error.
     @Test func aSignalOnceTheNewFileIsInPlaceLetsItBeRecordedAndSaid() throws {
-        try builder.add(id: "plain", source: try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles"), format: "png")
-        try builder.write()
+        /// `sync ID` of a region added to the catalog, stopped at `stage` (with `preload`), then
+        /// sent Ctrl-C and continued once `whileStopped` has run; it ends with 130.
+        func interruptedSync(_ id: String, at stage: String, preload: String? = nil, whileStopped: () -> Void = {}) throws -> BackgroundProcess {
+            try builder.add(id: id, source: try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles"), format: "png")
+            try builder.write()
+            let sync = try mapgate.start(["sync", id], environment: ["MAPGATE_FAULT_STOP_AT": stage].merging(preload.map { ["LD_PRELOAD": $0] } ?? [:]) { $1 })
+            let pid = try sync.descendant(named: "mapgate")
+            #expect(waitUntil { processIsStopped(pid) })
+            whileStopped()
+            kill(pid, SIGINT)
+            kill(pid, SIGCONT)
+            #expect(sync.wait(timeout: 20) == 130, "\(sync.stderr)")
+            return sync
+        }
         // Between the rename and the record, the removal of a side file an older reader left
         // beside the region takes a while (a slow disk): the stop is decided meanwhile.
         let slow = try PreloadLibrary.compileSlowFileDeletion(in: work.path, suffix: "plain.mbtiles-shm", seconds: 1.5)
-        let sync = try mapgate.start(["sync", "plain"], environment: ["MAPGATE_FAULT_STOP_AT": "recording", "LD_PRELOAD": slow])
-        let pid = try sync.descendant(named: "mapgate")
-        #expect(waitUntil { processIsStopped(pid) })
-        #expect(FileManager.default.createFile(atPath: mapgate.dataDirectory + "/regions/plain.mbtiles-shm", contents: Data()))
-        kill(pid, SIGINT)
-        kill(pid, SIGCONT)
-        #expect(sync.wait(timeout: 20) == 130, "\(sync.stderr)")
+        let sync = try interruptedSync("plain", at: "recording", preload: slow) {
+            #expect(FileManager.default.createFile(atPath: mapgate.dataDirectory + "/regions/plain.mbtiles-shm", contents: Data()))
+        }
         #expect(sync.stdout.contains("plain 1: installed"), "\(sync.stdout)\(sync.stderr)")
         #expect(sync.stderr.contains("stopping…") && !sync.stderr.contains("error:"), "\(sync.stderr)")
         #expect(!FileManager.default.fileExists(atPath: mapgate.dataDirectory + "/regions/.plain.pending.json"))
@@ -384,14 +392,7 @@ import Testing
         // Stopped just before the rename: the file being assembled goes, and what failed for
         // that is not said as an error (found by the same attack: "cannot move the new file
         // into place: no such file"); the region is installed whole or not at all.
-        try builder.add(id: "other", source: try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles"), format: "png")
-        try builder.write()
-        let early = try mapgate.start(["sync", "other"], environment: ["MAPGATE_FAULT_STOP_AT": "installing"])
-        let earlyPID = try early.descendant(named: "mapgate")
-        #expect(waitUntil { processIsStopped(earlyPID) })
-        kill(earlyPID, SIGINT)
-        kill(earlyPID, SIGCONT)
-        #expect(early.wait(timeout: 20) == 130, "\(early.stderr)")
+        let early = try interruptedSync("other", at: "installing")
         #expect(!early.stderr.contains("error:"), "\(early.stderr)")
         let installed = early.stdout.contains("other 1: installed")
         let verify = try mapgate.run(["verify", "other"])
@@ -401,15 +402,8 @@ import Testing
         // the signal waits for the rename and the record, and the region is said (found by a
         // run under load: the handler, with nothing to give back, let the run end while the
         // region was being recorded, installed and not said; or removed the file being renamed).
-        try builder.add(id: "third", source: try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles"), format: "png")
-        try builder.write()
         let slowRename = try PreloadLibrary.compileSlowRename(in: work.path, suffix: "third.installing.mbtiles", seconds: 1.5)
-        let renaming = try mapgate.start(["sync", "third"], environment: ["MAPGATE_FAULT_STOP_AT": "delivered", "LD_PRELOAD": slowRename])
-        let renamingPID = try renaming.descendant(named: "mapgate")
-        #expect(waitUntil { processIsStopped(renamingPID) })
-        kill(renamingPID, SIGINT)
-        kill(renamingPID, SIGCONT)
-        #expect(renaming.wait(timeout: 20) == 130, "\(renaming.stderr)")
+        let renaming = try interruptedSync("third", at: "delivered", preload: slowRename)
         #expect(renaming.stdout.contains("third 1: installed") && !renaming.stderr.contains("error:"), "\(renaming.stdout)\(renaming.stderr)")
         #expect(try mapgate.run(["verify", "third"]).status == 0)
     }

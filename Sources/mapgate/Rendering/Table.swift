@@ -76,7 +76,7 @@ struct Table {
 
     /// The rows as blocks for a terminal `columns` wide (``print(to:columns:)``), a blank line
     /// between two.
-    func expanded(columns: Int) -> [String] {
+    private func expanded(columns: Int) -> [String] {
         let headings = header.dropFirst()
         let headingWidth = headings.map(TerminalText.width).max() ?? 0
         var out: [String] = []
