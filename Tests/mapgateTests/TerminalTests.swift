@@ -53,6 +53,39 @@ import Testing
         #expect(piped.stdout.hasPrefix("ID"), "\(piped.stdout)")
     }
 
+    /// On a terminal, the help is fitted to its width (found by an attack: at 40 columns, and
+    /// even at 80, its lines ran past the edge, the terminal cut words in two, and a Chinese or
+    /// Japanese line could begin with "。"): running text wrapped by paragraph, an option's meaning
+    /// under its name. On a pipe each line is as written, for `grep` and for the manual.
+    @Test func theHelpFitsTheTerminalInEveryLanguage() throws {
+        func shown(_ arguments: String, columns: Int, locale: String) throws -> [String] {
+            let line = "stty cols \(columns); \(mapgate.path) \(arguments)"
+            let environment = mapgate.baseEnvironment.merging(["TERM": "xterm", "LANG": locale, "LANGUAGE": "", "LC_ALL": "", "LC_MESSAGES": ""]) { $1 }
+            let result = try runProcess("/usr/bin/script", ["-qec", line, "/dev/null"], environment: environment)
+            #expect(result.status == 0, "\(result.stdout)")
+            return result.stdout.replacingOccurrences(of: "\r", with: "").split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        }
+        for locale in ["C.UTF-8", "ja_JP.UTF-8", "zh_CN.UTF-8", "zh_TW.UTF-8", "ko_KR.UTF-8"] {
+            for arguments in ["--help", "sync --help", "serve --help", "publish --help"] {
+                for columns in [40, 80] {
+                    let lines = try shown(arguments, columns: columns, locale: locale)
+                    let over = lines.filter { TerminalText.width($0) > columns }
+                    #expect(over.isEmpty, "\(locale) \(arguments) at \(columns): \(over)")
+                    #expect(!lines.contains { $0.first.map { "。、，）：".contains($0) } == true }, "\(locale) \(arguments) at \(columns)")
+                    #expect(lines.count > 20, "\(lines)")
+                }
+            }
+        }
+        // Words are whole, and the paragraphs stay apart.
+        let english = try shown("sync --help", columns: 40, locale: "C.UTF-8")
+        #expect(english.contains("replace the installed file atomically."), "\(english)")
+        #expect(english.contains("  --from MIRROR") && english.contains { $0.hasPrefix("      sync from a mirror") }, "\(english)")
+        let paragraph = try #require(english.firstIndex { $0.hasPrefix("With --from,") })
+        #expect(english[paragraph - 1].isEmpty, "\(english)")
+        let piped = try mapgate.run(["sync", "--help"])
+        #expect(piped.stdout.contains("  --from MIRROR       sync from a mirror: a folder, or http://HOST:PORT of a 'serve --share'"), "\(piped.stdout)")
+    }
+
     @Test func colourOnATerminalUnlessNoColorIsSet() throws {
         try mapgate.configure([:])
         let command = "\(mapgate.path) status --config \(mapgate.configPath) --data-dir \(mapgate.dataDirectory)"

@@ -42,7 +42,7 @@ extension Help {
             roff.append(".br")
             // TRANSLATORS: a command's one-line summary as a sentence of the manual (a full stop added).
             roff.append(text(L.localized("%1$s.", command.abstract)))
-            for paragraph in paragraphs(command.discussion) {
+            for paragraph in TextLayout.paragraphs(command.discussion) {
                 roff += [".PP", text(paragraph)]
             }
             if !command.options.isEmpty {
@@ -101,27 +101,6 @@ extension Help {
         return [".TP", name, text(option.help)]
     }
 
-    /// The paragraphs of a discussion: blank lines separate them, single line breaks do not. Lines
-    /// are joined by a space, but for a break between two wide Chinese or Japanese characters,
-    /// where those languages put none (Korean puts spaces between words: found by an attack, the
-    /// Korean page ran words together), and beside full-width punctuation.
-    private static func paragraphs(_ discussion: String) -> [String] {
-        discussion.components(separatedBy: "\n\n")
-            .map { paragraph in
-                paragraph.split(separator: "\n").map { $0.trimmingWhitespace() }.reduce("") { joined, line in
-                    guard let last = joined.last, let first = line.first else { return joined + line }
-                    // Nor after a full-width comma, stop or opening bracket, nor before a closing
-                    // one, whatever the next word's script (found by an attack: `表示します。 --json`).
-                    let unspaced =
-                        [last, first].allSatisfy { character in
-                            TerminalText.width(String(character)) == 2 && !character.unicodeScalars.contains(where: isHangul)
-                        } || "、。，．：；！？）」』】〉》（「『【〈《".contains(last) || "、。，．：；！？）」』】〉》".contains(first)
-                    return joined + (unspaced ? "" : " ") + line
-                }
-            }
-            .filter { !$0.isEmpty }
-    }
-
     /// A line of running text: escaped, and never taken for a request.
     private static func text(_ line: String, escaped: Bool = false) -> String {
         let body = escaped ? wide(line) : escape(line)
@@ -147,7 +126,8 @@ extension Help {
             guard !scalar.isASCII else { return String(scalar) }
             let hex = String(scalar.value, radix: 16, uppercase: true)
             var piece = "\\[u" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex + "]"
-            if index + 1 < scalars.count, isWide(scalar), !isHangul(scalar), !opening.contains(scalar), !closing.contains(scalars[index + 1]) {
+            if index + 1 < scalars.count, TextLayout.isWide(scalar), !TextLayout.isHangul(scalar), !TextLayout.opening.contains(scalar),
+                !TextLayout.closing.contains(scalars[index + 1]) {
                 piece += "\\:"
             }
             return piece
@@ -159,18 +139,6 @@ extension Help {
         ("\u{2026}", "\\&..."), ("\u{2018}", "'"), ("\u{2019}", "'"), ("\u{201C}", "\""), ("\u{201D}", "\""), ("\u{2013}", "\\-"),
         ("\u{2014}", "\\-\\-"), ("\u{2192}", "\\->"), ("\u{00D7}", "x"), ("\u{00B7}", "*"),
     ]
-
-    private static let opening = Set("（「『【〈《〔［｛“‘".unicodeScalars)
-    /// Closing punctuation, full-width and ASCII (a line never starts with "," either).
-    private static let closing = Set("。、，．・：；！？）」』】〉》〕］｝”’ー々ぁぃぅぇぉっゃゅょァィゥェォッャュョ,.:;!?)]}%".unicodeScalars)
-
-    private static func isWide(_ scalar: Unicode.Scalar) -> Bool { TerminalText.width(String(scalar)) == 2 }
-
-    /// Hangul (syllables and jamo): wide, but Korean breaks lines at spaces, as English does.
-    private static func isHangul(_ scalar: Unicode.Scalar) -> Bool {
-        (0xAC00...0xD7A3).contains(scalar.value) || (0x1100...0x11FF).contains(scalar.value) || (0x3130...0x318F).contains(scalar.value)
-            || (0xA960...0xA97F).contains(scalar.value) || (0xD7B0...0xD7FF).contains(scalar.value)
-    }
 
     /// Left-aligned (not justified) when the page holds wide characters: justifying a line of
     /// CJK text between few break points spreads it apart.

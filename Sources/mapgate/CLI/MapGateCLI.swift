@@ -102,10 +102,10 @@ enum MapGateCLI {
         }
         guard let name = arguments.command else {
             if arguments.isHelp {
-                console.data(Help.root())
+                console.data(Help.root(width: TerminalText.columns(of: STDOUT_FILENO)))
                 return ExitCode.success
             }
-            UnixFile.standardError.write(Data(LocaleEncoding.bytes(Help.root() + "\n")))
+            UnixFile.standardError.write(Data(LocaleEncoding.bytes(Help.root(width: TerminalText.columns(of: STDERR_FILENO)) + "\n")))
             return ExitCode.usage
         }
         if name == "help" {
@@ -125,7 +125,7 @@ enum MapGateCLI {
                 return ExitCode.success
             }
             if let topic, let command = commands.first(where: { $0.name == topic }) {
-                console.data(Help.command(command))
+                console.data(Help.command(command, width: TerminalText.columns(of: STDOUT_FILENO)))
                 return ExitCode.success
             }
             if let topic {
@@ -133,7 +133,7 @@ enum MapGateCLI {
                     message: L.localized("no help topic '%1$s' (topics: %2$s)", "\(topic)", "\(commands.map { $0.name }.joined(separator: ", "))"), usage: "mapgate help [COMMAND]")
                 return usageFailure(usage, environment: environment, json: context.json)
             }
-            console.data(Help.root())
+            console.data(Help.root(width: TerminalText.columns(of: STDOUT_FILENO)))
             return ExitCode.success
         }
         guard let command = commands.first(where: { $0.name == name }) else {
@@ -145,7 +145,7 @@ enum MapGateCLI {
             return usageFailure(UsageError(message: message, usage: "mapgate --help"), environment: environment, json: context.json)
         }
         if arguments.isHelp {
-            console.data(Help.command(command))
+            console.data(Help.command(command, width: TerminalText.columns(of: STDOUT_FILENO)))
             return ExitCode.success
         }
         do {

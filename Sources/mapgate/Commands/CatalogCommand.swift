@@ -14,6 +14,7 @@ struct CatalogCommand: Command {
         status ("not-installed", "installed", "update-available", "needs-newer-app"), publisher,
         serial, expires, signedBy (the key id, or null when unsigned); then one per publisher's
         style: style, name, version, regions, size, installedVersion (or null).
+
         With --saved, lists the catalog the last sync accepted, from the data directory, without
         the network (its signature checked again; the shell completions of 'sync' read it).
         """)

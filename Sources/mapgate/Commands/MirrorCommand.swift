@@ -22,6 +22,7 @@ struct MirrorCommand: Command {
         and checks everything as strictly as from the publisher. Writing is atomic: a mirror cut
         while it is written is never taken as a valid one. The installed data is only read, and
         writing a mirror is not a use of the update gate.
+
         With --json, one object per region or style (id, kind, action "written", "kept" or
         "left-out", version, bytes, reason), then a summary line (mirror, regions, styles, deltas, bytes, failed: the packages that could not be written, exit 74).
         """)

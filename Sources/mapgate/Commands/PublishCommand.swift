@@ -21,9 +21,11 @@ struct PublishCommand: Command {
         nothing is written. OUT_DIR/.publish/ holds the history and the copies deltas are made
         from: keep it, but do not serve it. A password-protected key's password comes from
         $MAPGATE_KEY_PASSWORD, else from one line of standard input. Not a use of the update gate.
+
         A MapLibre style in INPUT_DIR/styles/NAME/style.json (sources "mbtiles://REGION", optional
         sprite.json and sprite.png beside it, and @2x) is checked, pointed at mapgate's local URLs
         and published as style NAME for sync to install with its regions.
+
         With --json, one object per region: region, action ("added", "updated", "unchanged",
         "removed"), version, previousVersion, package, size, sha256, deltas; then one per style:
         style, action, version, previousVersion, package, size, regions.

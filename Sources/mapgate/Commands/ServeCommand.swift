@@ -15,16 +15,19 @@ struct ServeCommand: Command {
     static let discussion = L.localized("""
         Routes: / (region list; JSON with Accept: application/json), /REGION.json (TileJSON 3.0.0),
         /REGION/Z/X/Y.EXT (XYZ tiles), /view/REGION (viewer page), /health, /metrics (Prometheus).
+
         Binds 127.0.0.1 unless --host says otherwise; answers only requests whose Host is a
         loopback name or address, the bound address, or a name given with --allow-host (else
         421). Regions installed, updated or removed while it runs are served (or 404) within a
         second. Serving is a use of the update gate, counted once the server has answered a tile; a
         running server counts one more use per 24 hours of serving tiles after the grace period
         and answers 403 once the gate closes.
+
         Stops cleanly on Ctrl-C (SIGINT) or SIGTERM; SIGHUP reloads the configuration (Leaflet,
         MapLibre and font folders) without dropping a connection, unless the terminal it was
         started at has closed (then it stops). A signal ignored when it started (under nohup, or
         a script's '&') stays ignored.
+
         With --share MIRROR, also offers a mirror written by 'mapgate mirror' at
         /.well-known/mapgate-mirror/ (its catalog, signature, manifest and packages only,
         read-only, byte ranges for resume): on a LAN address (--host), other machines run

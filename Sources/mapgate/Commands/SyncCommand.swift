@@ -19,10 +19,12 @@ struct SyncCommand: Command {
         resume, are verified by size and SHA-256, are gunzipped while they stream, and replace the
         installed file atomically. A use of the update gate, counted only when a region or style
         is installed, updated or repaired (a run that installs nothing costs none).
+
         With --from, reads the catalog and packages from a mirror instead (a folder written by
         'mapgate mirror', or the address of a 'mapgate serve --share'), checked exactly as the
         publisher's: signature, serial, expiry, sizes and hashes. Regions the mirror does not
         carry stay as they are.
+
         With --json, one object per region, the same keys for every outcome: region, action
         ("installed", "updated", "repaired" (a damaged file installed again), "up-to-date", "kept" (no longer offered),
         "absent" (not in the mirror), "failed"), version,
