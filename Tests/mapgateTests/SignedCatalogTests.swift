@@ -179,13 +179,20 @@ import Testing
     @Test func anExpiredCatalogIsRefusedEvenWithTheClockSetBack() throws {
         try publish(serial: 1, expires: "2027-03-01T00:00:00Z")
         #expect(try mapgate.run(["catalog"], at: "2027-02-01 00:00:00").status == 0)
-        expectRefused(try sync(at: "2027-04-01 00:00:00"), "expired on 2027-03-01T00:00:00Z")
+        expectRefused(try sync(at: "2027-04-01 00:00:00"), "expired on 2027-03-01 00:00 (UTC)")
         // With what to do about it (found by an attack: a stick's user was given no way on).
         expectRefused(
             try sync(at: "2027-04-01 00:00:00"),
             "refusing a stale catalog; a newer catalog is needed: the publisher's next one, or a mirror written since")
         // The gate's clock never goes back: set to January, the catalog is still stale.
-        expectRefused(try sync(at: "2027-01-15 00:00:00"), "expired on 2027-03-01T00:00:00Z")
+        expectRefused(try sync(at: "2027-01-15 00:00:00"), "expired on 2027-03-01 00:00 (UTC)")
+        // In the time a clock on the user's wall reads, in the user's words (found by an attack:
+        // "2027-03-01T00:00:00Z", which a user in Tokyo had to convert).
+        workspace.origin.clearRequests()
+        let tokyo = try mapgate.run(
+            ["sync", "geo"], at: "2027-04-01 00:00:00", environment: ["TZ": "Asia/Tokyo", "LANG": "ja_JP.UTF-8", "LANGUAGE": "", "LC_ALL": "", "LC_MESSAGES": ""])
+        expectRefused(tokyo, "2027-03-01 09:00 (UTC+9)")
+        #expect(!tokyo.stderr.contains("T00:00:00Z") && tokyo.stderr.contains("期限"), "\(tokyo.stderr)")
     }
 
     /// A clock once wrong ahead (a dead battery: 2028), then set right: the catalog accepted
@@ -196,11 +203,11 @@ import Testing
     @Test func aClockOnceWrongAheadLocksOutNoLaterCatalog() throws {
         try publish(serial: 1, expires: "2027-03-01T00:00:00Z", extra: ["generated": "2026-12-01T00:00:00Z"])
         #expect(try sync(at: "2027-01-01 00:00:00").status == 0)
-        expectRefused(try sync(at: "2028-01-10 00:00:00"), "expired on 2027-03-01T00:00:00Z")
+        expectRefused(try sync(at: "2028-01-10 00:00:00"), "expired on 2027-03-01 00:00 (UTC)")
         let same = try sync(at: "2027-01-05 00:00:00")
-        expectRefused(same, "expired on 2027-03-01T00:00:00Z (the time is 2028-01-10")
+        expectRefused(same, "expired on 2027-03-01 00:00 (UTC) (the time is 2028-01-10")
         // To the minute: a loaded machine takes a second or more to start the run under faketime.
-        #expect(same.stderr.contains("the clock reads 2027-01-05T00:00:"), "\(same.stderr)")
+        #expect(same.stderr.contains("the clock reads 2027-01-05 00:00 (UTC)"), "\(same.stderr)")
         try publish(serial: 2, expires: "2027-04-01T00:00:00Z", extra: ["generated": "2027-01-04T00:00:00Z"])
         let later = try sync(at: "2027-01-05 00:00:00")
         #expect(later.status == 0, "\(later.stderr)")
@@ -217,16 +224,16 @@ import Testing
         #expect(!older.stderr.contains("expired"), "\(older.stderr)")
         try publish(serial: 2, expires: "2027-04-01T00:00:00Z", extra: ["generated": "2027-01-04T00:00:00Z"])
         #expect(try mapgate.run(["catalog"], at: "2027-03-31 00:00:00").status == 0)
-        expectRefused(try sync(at: "2027-04-02 00:00:00"), "expired on 2027-04-01T00:00:00Z (the time is 2027-04-02")
-        expectRefused(try sync(at: "2027-03-15 00:00:00"), "expired on 2027-04-01T00:00:00Z (the time is 2027-04-02")
+        expectRefused(try sync(at: "2027-04-02 00:00:00"), "expired on 2027-04-01 00:00 (UTC) (the time is 2027-04-02")
+        expectRefused(try sync(at: "2027-03-15 00:00:00"), "expired on 2027-04-01 00:00 (UTC) (the time is 2027-04-02")
         // Never before the newest catalog accepted was published: one published later still, and
         // stale by then, is refused with the clock set back behind that.
         try publish(serial: 3, expires: "2027-01-03T00:00:00Z", extra: ["generated": "2027-01-02T00:00:00Z"])
         let stale = try sync(at: "2027-01-02 12:00:00")
-        expectRefused(stale, "expired on 2027-01-03T00:00:00Z (the time is 2027-01-04")
+        expectRefused(stale, "expired on 2027-01-03 00:00 (UTC) (the time is 2027-01-04")
         // Said as that floor, not as the gate's clock (found by reading the note again: "mapgate's
         // time never goes back past the latest it saw", beside a time it had not seen).
-        #expect(stale.stderr.contains("but a catalog accepted before was published at 2027-01-04T00:00:00Z"), "\(stale.stderr)")
+        #expect(stale.stderr.contains("but a catalog accepted before was published at 2027-01-04 00:00 (UTC)"), "\(stale.stderr)")
     }
 
     @Test func aCatalogOver16MiBIsRefusedWithThatReason() throws {

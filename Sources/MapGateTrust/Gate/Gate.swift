@@ -437,7 +437,7 @@ public final class Gate {
                 // Kept at once, so that a refusal below keeps it too.
                 if lead != nil { record.catalogSerials[signer]?.lead = GateRecord.CatalogSerial.lead(of: now, over: time) }
                 if time >= expires {
-                    let said = L.localized("expired on %1$s (the time is %2$s): refusing a stale catalog", ISODate.string(expires), ISODate.string(time))
+                    let said = L.localized("expired on %1$s (the time is %2$s): refusing a stale catalog", LocalTime.text(expires), LocalTime.text(time))
                     // What to do (found by an attack: a stick's user read "refusing a stale catalog"
                     // and no way on).
                     let advice = L.localized("; a newer catalog is needed: the publisher's next one, or a mirror written since")
@@ -449,13 +449,13 @@ public final class Gate {
                             said
                                 + L.localized(
                                     "; the clock reads %1$s, but a catalog accepted before was published at %2$s: a catalog the publisher made later is accepted",
-                                    ISODate.string(reading), ISODate.string(time)))
+                                    LocalTime.text(reading), LocalTime.text(time)))
                     }
                     return refuse(
                         said
                             + L.localized(
                                 "; the clock reads %1$s, and mapgate's time never goes back past the latest it saw: a catalog the publisher made later is accepted",
-                                ISODate.string(reading)))
+                                LocalTime.text(reading)))
                 }
             }
             // Which key's catalog is newer is told by when each was published: serials are per

@@ -79,7 +79,7 @@ public enum ManagedPolicy {
                 reason: L.localized("it is for other machines, not this one (%1$s)", machineID ?? L.localized("no /etc/machine-id")))
         }
         if let expires = settings.policyExpires, now >= expires {
-            throw ConfigurationError(file: .managedPolicy, path: path, key: "expires", reason: L.localized("it expired on %1$s", ISODate.string(expires)))
+            throw ConfigurationError(file: .managedPolicy, path: path, key: "expires", reason: L.localized("it expired on %1$s", LocalTime.text(expires)))
         }
     }
 

@@ -112,7 +112,7 @@ public struct MirrorWriter {
             throw GeneralFailure(
                 L.localized(
                     "this machine's catalog expired on %1$s, and every machine would refuse a mirror of it: run 'mapgate sync' where the publisher is reachable, then write the mirror again",
-                    ISODate.string(expires)),
+                    LocalTime.text(expires)),
                 kind: .badData)
         }
         // Before anything in the folder is touched (found by an attack: a refused run still
@@ -385,7 +385,7 @@ public struct MirrorWriter {
             throw GeneralFailure(
                 L.localized(
                     "the mirror at %1$s holds a catalog published later (%2$s, key %3$s) than this machine's (%4$s): take it first with 'mapgate sync --from %5$s', then write the mirror again",
-                    folder.path, ISODate.string(published), theirs.keyID.hex, ISODate.string(ourPublished), ShellWord.quoted(folder.path)),
+                    folder.path, LocalTime.text(published), theirs.keyID.hex, LocalTime.text(ourPublished), ShellWord.quoted(folder.path)),
                 kind: .failure)
         }
         guard let serial = catalog.serial, let heldSerial = held.serial, heldSerial > serial else { return }

@@ -101,8 +101,8 @@ extension Publisher {
             if !catalogChanged {
                 notes.append(
                     expires <= now
-                        ? L.localized("the catalog expired on %1$s: signed again with a new expiry", ISODate.string(expires))
-                        : L.localized("the catalog expires on %1$s: signed again with a new expiry", ISODate.string(expires)))
+                        ? L.localized("the catalog expired on %1$s: signed again with a new expiry", LocalTime.text(expires))
+                        : L.localized("the catalog expires on %1$s: signed again with a new expiry", LocalTime.text(expires)))
             }
             catalogChanged = true
         }

@@ -98,7 +98,7 @@ public final class SyncWorkflow {
         let installed = try library.installed()
         var plan = try SyncPlan(requested: requested, installed: installed.map(\.id), catalog: catalog)
         if let newer {
-            let date = ISODate.string(newer.generated)
+            let date = LocalTime.text(newer.generated)
             onEvent(.notice(L.localized(
                 "this catalog was published before one already accepted from key %1$s (serial %2$s, published %3$s): it changes nothing installed, and is not kept for 'mapgate mirror'",
                 newer.keyID, "\(newer.serial)", date)))

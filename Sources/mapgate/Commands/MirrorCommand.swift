@@ -136,7 +136,7 @@ struct MirrorCommand: Command {
             console.warning(
                 L.localized(
                     "the mirror's catalog expires on %1$s, and every machine refuses the mirror after that: run 'mapgate sync' where the publisher is reachable, then write the mirror again",
-                    ISODate.string(expires)))
+                    LocalTime.text(expires)))
         }
         // A package that could not be written (a full stick): the mirror lacks it, and
         // `mapgate mirror /media/usb -q && eject` must not take it for done.
