@@ -52,6 +52,9 @@ public enum PromptAnswer: Sendable, Equatable {
         "u", "1", "y", "yes", "now", "update", "update now", "[u]",
         "是", "是的", "好", "好的", "要", "立即更新", "立刻更新", "马上更新", "馬上更新", "现在更新", "現在更新", "更新",
         "现在", "現在",
+        // Half of the shown label, as 今すぐ is of 今すぐアップデート (found by the language attack of
+        // 2026-12-06), and "right away".
+        "立即", "立刻", "马上", "馬上",
         "はい", "ハイ", "ええ", "うん", "今すぐアップデート", "今すぐ更新", "今すぐインストール", "アップデート", "今すぐ",
         "예", "네", "응", "지금 업데이트", "지금", "업데이트",
         // Each prompt's option as shown, typed whole (found by an attack: "[u]pdate now" and
@@ -81,6 +84,11 @@ public enum PromptAnswer: Sendable, Equatable {
         // input and a casual "yeah") nor ㅜ (`n` in two-set, but half of the crying ㅜㅜ): found by
         // the next attack, each spent a use.
         "ㅣ", "の", "ㄴㄴ",
+        // "Next time", "in a while", "not for now" (found by the language attack of 2026-12-06,
+        // each asked again): 다음에 is the usual Korean label for "later".
+        "下次", "下次再说", "下次再說", "等会", "等会儿", "等會", "等一下", "晚点", "晚點", "晚点再说", "晚點再說", "先不要", "不要更新",
+        "後ほど", "のちほど", "後でね", "あとでね", "また今度", "今度",
+        "다음에", "다음", "나중", "이따가", "이따", "다음에 하기", "나중에 하기",
     ]
 
     /// `text` as it is compared: the width folding of Unicode's NFKC (``FullWidth``: full-width

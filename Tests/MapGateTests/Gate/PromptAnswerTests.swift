@@ -21,6 +21,8 @@ import Testing
         // Found by the language attack of 2026-12-05: a final mark after the space an input method
         // puts before it, and spaces around a shown choice's parentheses.
         "はい　。", "yes !", "是 ！", "u （今すぐアップデート）", "u ( update now )",
+        // Found by the language attack of 2026-12-06: half of zh's label, as 今すぐ is of ja's.
+        "立即", "马上", "馬上", "立刻",
     ])
     func updateNow(_ text: String) {
         #expect(PromptAnswer(text) == .updateNow)
@@ -28,13 +30,17 @@ import Testing
 
     @Test(arguments: ["l", "L", "later", "2", "n", "no", "稍後更新", "稍后更新", "否", "不", "いいえ", "後で", "あとで", "아니요", "나중에", "ｌ", "２", "ＮＯ", "ｲｲｴ", "いいえ、", "いや", "アトデ", "ｱﾄﾃﾞ", "아뇨", "나중에요", "[l]ater", "[l] 後で", "[l] 나중에", "[l] 稍后更新", "[l] 稍後更新", "l (later)", "l（後で）", "l(나중에)", "l（稍后更新）", "l（稍後更新）",
         "ㅣ", "の", "ㄴㄴ", "아니요 나중에", "いいえ、後で", "不用", "不更新", "no, later", "暫不",
-        "否 ！", "l ,", "l （後で）", "いいえ 。", "나중에 !"])
+        "否 ！", "l ,", "l （後で）", "いいえ 。", "나중에 !",
+        // Found by the language attack of 2026-12-06: "next time", "in a while", "not for now".
+        "下次", "下次再说", "等会", "晚点", "不要更新", "等一下", "晚點", "先不要", "다음에", "나중", "이따가", "後ほど", "のちほど", "後でね", "また今度"])
     func later(_ text: String) {
         #expect(PromptAnswer(text) == .later)
     }
 
     /// Not understood: asked again, never taken as "later" (which would spend a use).
-    @Test(arguments: ["", " ", "x", "maybe", "ul", "uu", "yesno", "3", "0", "立即", "은", "?", "un", "[u] 後で", "[l] 立即更新", "[x]ater", "u (later)", "l（立即更新）", "はい、後で", "아니요 지금", "yes later", "ㅕㅣ", ", ,", "ん", "ㅜ", "ㅜ ㅜ", "ㅜㅜ", "u ( later )", "l （立即更新）", "は い"])
+    @Test(arguments: ["", " ", "x", "maybe", "ul", "uu", "yesno", "3", "0", "은", "?", "un", "[u] 後で", "[l] 立即更新", "[x]ater", "u (later)", "l（立即更新）", "はい、後で", "아니요 지금", "yes later", "ㅕㅣ", ", ,", "ん", "ㅜ", "ㅜ ㅜ", "ㅜㅜ", "u ( later )", "l （立即更新）", "は い",
+        // Negations of "now" (found by the attack of 2026-12-06 safe, and kept so): not "later" either.
+        "现在不", "지금 안 해", "今じゃない", "不要立即更新", "下次 立即"])
     func notUnderstood(_ text: String) {
         #expect(PromptAnswer(text) == nil)
     }
