@@ -32,4 +32,30 @@ import Testing
         let wide = try mapgate.run(["ｌｉｓｔ", "--json"])
         #expect(wide.status == 0, "\(wide.stderr)|\(wide.stdout)")
     }
+
+    /// Found by the language attack of 2026-12-06: an option typed in full-width forms was an
+    /// "unexpected argument", `help ｓｙｎｃ` and `help Sync` were no topic and `help synk` got no
+    /// guess, and a full-width space (which the shell does not split at) went unsaid.
+    @Test func whatAnInputMethodTypesIsReadOrSaid() throws {
+        let work = try TemporaryDirectory()
+        let mapgate = try MapGateBinary(workDirectory: work.path)
+        try mapgate.configure([:])
+        for option in ["－－json", "--ｊｓｏｎ", "－－ｊｓｏｎ"] {
+            let shown = try mapgate.run(["status", option])
+            #expect(shown.status == 0 && shown.stdout.hasPrefix("{"), "\(option): \(shown.stderr)|\(shown.stdout)")
+        }
+        // A value after "=" is the user's, as typed.
+        let value = try mapgate.run(["sync", "－－ｆｒｏｍ＝／ｎｏｗｈｅｒｅ"])
+        #expect(value.status != 0 && value.stderr.contains("／ｎｏｗｈｅｒｅ"), "\(value.stderr)")
+        for topic in ["ｓｙｎｃ", "Sync"] {
+            let help = try mapgate.run(["help", topic])
+            #expect(help.status == 0 && help.stdout.hasPrefix("mapgate sync: "), "\(topic): \(help.stderr)")
+        }
+        let slip = try mapgate.run(["help", "synk"])
+        #expect(slip.status == 64 && slip.stderr.contains("no help topic 'synk'; did you mean 'sync'?"), "\(slip.stderr)")
+        for arguments in [["list\u{3000}--json"], ["list", "--json\u{3000}-q"], ["help", "sync\u{3000}"]] {
+            let spaced = try mapgate.run(arguments)
+            #expect(spaced.status == 64 && spaced.stderr.contains("full-width space, U+3000"), "\(arguments): \(spaced.stderr)")
+        }
+    }
 }

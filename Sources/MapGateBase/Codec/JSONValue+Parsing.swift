@@ -8,6 +8,27 @@ extension JSONValue {
         public let description: String
         /// The document nests more than ``JSONValue/maximumDepth`` arrays or objects.
         public var isNestedTooDeeply = false
+        /// The byte where the text stops being JSON, when the parser says one.
+        public var offset: Int?
+        /// The text ends before the document does.
+        public var isEndOfFile = false
+
+        /// Why, in the user's language and for a person who edits the file by hand: the line and
+        /// column where the text stops being JSON in `data` (the document parsed), or that it
+        /// ends too soon (found by an attack: "Invalid value around character 54." in English, a
+        /// byte count, in every language).
+        public func explanation(in data: some Collection<UInt8>) -> String {
+            if isNestedTooDeeply {
+                return L.localized("nested too deeply: more than %1$s arrays or objects inside each other (the limit)", "\(JSONValue.maximumDepth)")
+            }
+            if isEndOfFile { return L.localized("the text ends before the JSON does (a missing \"}\", \"]\" or quote?)") }
+            guard let offset else { return description }
+            let before = Array(data.prefix(offset))
+            let line = before.count { $0 == 0x0A } + 1
+            let start = before.lastIndex(of: 0x0A).map { $0 + 1 } ?? 0
+            let column = String(decoding: before[start...], as: UTF8.self).count + 1
+            return L.localized("unexpected text at line %1$s, column %2$s", "\(line)", "\(column)")
+        }
 
         /// The description, with the limit when the document is nested too deeply (for messages).
         public var explanation: String {
@@ -48,8 +69,8 @@ extension JSONValue {
             self.bytes = bytes
         }
 
-        static func invalid(_ index: Int) -> ParseError { ParseError(description: "Invalid value around character \(index).") }
-        static let endOfFile = ParseError(description: "Unexpected end of file during JSON parse.")
+        static func invalid(_ index: Int) -> ParseError { ParseError(description: "Invalid value around character \(index).", offset: index) }
+        static let endOfFile = ParseError(description: "Unexpected end of file during JSON parse.", isEndOfFile: true)
 
         mutating func parseDocument() throws(ParseError) -> JSONValue {
             if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { index = 3 }

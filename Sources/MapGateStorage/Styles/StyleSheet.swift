@@ -135,7 +135,7 @@ public enum StyleSheet {
         do {
             parsed = try JSONValue(parsing: data)
         } catch {
-            throw fail(L.localized("style.json is not valid JSON: %1$s", "\(error.explanation)"))
+            throw fail(L.localized("style.json is not valid JSON: %1$s", error.explanation(in: data)))
         }
         guard let style = parsed.objectValue else { throw fail(L.localized("style.json is not a JSON object")) }
         guard let version = style["version"], version.isNumber, !version.isBoolean, version.double == 8 else {

@@ -34,8 +34,8 @@ public struct CatalogCredentials: Sendable, Equatable {
         }
         var reader = try JSONFields(data: data, path: path, file: .credentials)
         let authorization = try reader.string("authorization", valid: { !$0.isEmpty && !$0.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F } })
-        let certificate = try reader.string("certificate", valid: { $0.hasPrefix("/") })
-        let key = try reader.string("key", valid: { $0.hasPrefix("/") })
+        let certificate = try reader.string("certificate", must: JSONFields.absolutePath, valid: { $0.hasPrefix("/") })
+        let key = try reader.string("key", must: JSONFields.absolutePath, valid: { $0.hasPrefix("/") })
         try reader.rejectUnknownKeys(known: ["authorization", "certificate", "key"])
         guard authorization != nil || certificate != nil else {
             throw ConfigurationError(file: .credentials, path: path, key: "authorization", reason: L.localized("is missing"))

@@ -58,10 +58,10 @@ extension Configuration {
         var reader = try JSONFields(data: data, path: path, file: .configuration)
         var config = Configuration()
         config.catalogURL = try reader.url("catalogURL", schemes: ["http", "https", "file"])
-        config.caFile = try reader.string("caFile") { !$0.isEmpty }
+        config.caFile = try reader.string("caFile", must: L.localized("a file's path, not empty")) { !$0.isEmpty }
         config.leafletPath = try reader.string("leafletPath") { !$0.isEmpty } ?? config.leafletPath
         config.maplibrePath = try reader.string("maplibrePath") { !$0.isEmpty } ?? config.maplibrePath
-        config.fontPaths = try reader.strings("fontPaths") { $0.hasPrefix("/") } ?? []
+        config.fontPaths = try reader.strings("fontPaths", must: JSONFields.absolutePath) { $0.hasPrefix("/") } ?? []
         try reader.rejectUnknownKeys(known: keys.map(\.name)) { key in
             guard GateSettings.keys.contains(where: { $0.name == key }) else { return nil }
             return L.localized("belongs to the managed policy (%1$s), not to the user's configuration: the gate's rules are the publisher's", policyPath)

@@ -17,7 +17,7 @@ struct JSONFields {
         do {
             object = try JSONValue(parsing: data)
         } catch {
-            throw ConfigurationError(file: file, path: path, key: nil, reason: L.localized("not valid JSON (%1$s)", "\(error.description)"))
+            throw ConfigurationError(file: file, path: path, key: nil, reason: L.localized("not valid JSON (%1$s)", error.explanation(in: data)))
         }
         guard let fields = object.objectValue else {
             throw ConfigurationError(file: file, path: path, key: nil, reason: L.localized("must be a JSON object"))
@@ -38,19 +38,29 @@ struct JSONFields {
         return value
     }
 
-    mutating func string(_ key: String, valid: (String) -> Bool) throws -> String? {
+    /// A string `valid` accepts; `must` says what it must be, for the error (found by an attack:
+    /// `"fonts"` was an "invalid value" with no word of an absolute path).
+    mutating func string(_ key: String, must: String? = nil, valid: (String) -> Bool) throws -> String? {
         guard let value = raw(key) else { return nil }
         guard let text = value.stringValue else { throw fail(key, L.localized("must be a string")) }
-        guard valid(text) else { throw fail(key, L.localized("invalid value \"%1$s\"", "\(text)")) }
+        guard valid(text) else { throw invalid(key, text, must: must) }
         return text
     }
 
-    mutating func strings(_ key: String, valid: (String) -> Bool) throws -> [String]? {
+    mutating func strings(_ key: String, must: String? = nil, valid: (String) -> Bool) throws -> [String]? {
         guard let value = raw(key) else { return nil }
         guard let list = value.arrayValue, case let texts = list.compactMap(\.stringValue), texts.count == list.count else { throw fail(key, L.localized("must be a list of strings")) }
-        if let bad = texts.first(where: { !valid($0) }) { throw fail(key, L.localized("invalid value \"%1$s\"", "\(bad)")) }
+        if let bad = texts.first(where: { !valid($0) }) { throw invalid(key, bad, must: must) }
         return texts
     }
+
+    private func invalid(_ key: String, _ text: String, must: String?) -> ConfigurationError {
+        guard let must else { return fail(key, L.localized("invalid value \"%1$s\"", "\(text)")) }
+        return fail(key, L.localized("invalid value \"%1$s\": must be %2$s", "\(text)", must))
+    }
+
+    /// What a file's path must be, for ``string(_:must:valid:)``.
+    static var absolutePath: String { L.localized("an absolute path (starting with /)") }
 
     mutating func boolean(_ key: String) throws -> Bool? {
         guard let value = raw(key) else { return nil }
@@ -96,7 +106,11 @@ struct JSONFields {
     /// Throws for the first key (in sorted order) that no reader asked for.
     func rejectUnknownKeys(known: [String], explain: (String) -> String? = { _ in nil }) throws {
         if let unknown = fields.keys.sorted().first(where: { !used.contains($0) }) {
-            throw fail(unknown, explain(unknown) ?? "unknown key (known keys: \(known.joined(separator: ", ")))")
+            let list = known.joined(separator: ", ")
+            // In the user's words, with the key meant (found by an attack: English in every
+            // language, and `CatalogURL` got no hint of `catalogURL`).
+            let said = Suggestion.closest(to: unknown, among: known).map { L.localized("unknown key; did you mean \"%1$s\"? (known keys: %2$s)", $0, list) }
+            throw fail(unknown, explain(unknown) ?? said ?? L.localized("unknown key (known keys: %1$s)", list))
         }
     }
 }

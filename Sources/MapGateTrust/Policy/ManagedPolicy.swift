@@ -120,11 +120,11 @@ public enum ManagedPolicy {
         if let bundleID = try reader.string("bundleID", valid: { !$0.isEmpty && !$0.contains(where: \.isWhitespace) }) {
             settings.bundleID = bundleID
         }
-        if let country = try reader.string("country", valid: { $0.count == 2 && $0.allSatisfy { $0.isASCII && $0.isLetter } }) {
+        if let country = try reader.string("country", must: L.localized("a country's two letters (jp, kr, cn, tw, us)"), valid: { $0.count == 2 && $0.allSatisfy { $0.isASCII && $0.isLetter } }) {
             settings.country = country.lowercased()
         }
         if let url = try reader.url("lookupURL", schemes: ["http", "https"]) { settings.lookupURL = url }
-        if let file = try reader.string("lookupCAFile", valid: { $0.hasPrefix("/") }) { settings.lookupCAFile = file }
+        if let file = try reader.string("lookupCAFile", must: JSONFields.absolutePath, valid: { $0.hasPrefix("/") }) { settings.lookupCAFile = file }
         if let days = try reader.integer("graceDays", range: 0...365) { settings.graceDays = days }
         if let prompts = try reader.integer("maxPrompts", range: 0...100) { settings.maxPrompts = prompts }
         if let hours = try reader.number("checkIntervalHours", range: 0...GateSettings.maximumCheckIntervalHours) {
@@ -137,13 +137,13 @@ public enum ManagedPolicy {
         if let required = try reader.boolean("requireSignedCatalog") { settings.requireSignedCatalog = required }
         if let insecure = try reader.boolean("allowInsecureLookup") { settings.allowInsecureLookup = insecure }
         if let proxy = try reader.boolean("lookupUsesProxy") { settings.lookupUsesProxy = proxy }
-        if let mode = try reader.string("mode", valid: { MachineMode(rawValue: $0) != nil }) { settings.mode = MachineMode(rawValue: mode)! }
-        if let socket = try reader.string("systemSocket", valid: { $0.hasPrefix("/") && $0.utf8.count < 108 }) { settings.systemSocket = socket }
+        if let mode = try reader.string("mode", must: L.localized("\"per-user\" or \"system\""), valid: { MachineMode(rawValue: $0) != nil }) { settings.mode = MachineMode(rawValue: mode)! }
+        if let socket = try reader.string("systemSocket", must: L.localized("an absolute path (starting with /) of fewer than 108 bytes"), valid: { $0.hasPrefix("/") && $0.utf8.count < 108 }) { settings.systemSocket = socket }
         if let port = try reader.integer("systemTilePort", range: 1...65535) { settings.systemTilePort = UInt16(port) }
         if let user = try reader.string("systemUser", valid: { !$0.isEmpty && !$0.contains(where: \.isWhitespace) }) { settings.systemUser = user }
-        if let file = try reader.string("credentialsFile", valid: { $0.hasPrefix("/") }) { settings.credentialsFile = file }
+        if let file = try reader.string("credentialsFile", must: JSONFields.absolutePath, valid: { $0.hasPrefix("/") }) { settings.credentialsFile = file }
         if let machines = try reader.strings("machines", valid: { $0.count == 32 && $0.allSatisfy(\.isHexDigit) }) { settings.policyMachines = machines.map { $0.lowercased() } }
-        if let expires = try reader.string("expires", valid: { ISODate.parse($0) != nil }) { settings.policyExpires = ISODate.parse(expires) }
+        if let expires = try reader.string("expires", must: L.localized("a date and time in ISO 8601 (2027-01-01T00:00:00Z)"), valid: { ISODate.parse($0) != nil }) { settings.policyExpires = ISODate.parse(expires) }
         try reader.rejectUnknownKeys(known: GateSettings.keys.map(\.name))
         if settings.lookupURL.lowercased().hasPrefix("http:"), !settings.allowInsecureLookup {
             throw ConfigurationError(

@@ -28,7 +28,7 @@ public struct RegionOverride: Sendable, Equatable {
             throw PublishError(path, L.localized("cannot read it: %1$s", "\(errorMessage(error))"), kind: .io)
         }
         let parsed: JSONValue
-        do { parsed = try JSONValue(parsing: data) } catch { throw fail(L.localized("not valid JSON: %1$s", "\(error.explanation)")) }
+        do { parsed = try JSONValue(parsing: data) } catch { throw fail(L.localized("not valid JSON: %1$s", error.explanation(in: data))) }
         // As the catalog's reader refuses it (found by an attack: the last of two entries for one
         // file won, in silence).
         if let key = JSONValue.duplicateKey(in: data) {

@@ -124,13 +124,19 @@ enum MapGateCLI {
                 console.data(script)
                 return ExitCode.success
             }
-            if let topic, let command = commands.first(where: { $0.name == topic }) {
+            // Typed as a command is (full-width letters, capitals: found by an attack, `help ｓｙｎｃ`
+            // was no topic while `ｓｙｎｃ --help` was the command's help).
+            let folded = topic.map { FullWidth.ascii($0).lowercased() }
+            if let folded, let command = commands.first(where: { $0.name == folded }) {
                 console.data(Help.command(command, width: TerminalText.columns(of: STDOUT_FILENO)))
                 return ExitCode.success
             }
             if let topic {
-                let usage = UsageError(
-                    message: L.localized("no help topic '%1$s' (topics: %2$s)", "\(topic)", "\(commands.map { $0.name }.joined(separator: ", "))"), usage: "mapgate help [COMMAND]")
+                let names = commands.map { $0.name }
+                let message =
+                    Suggestion.closest(to: topic, among: names).map { L.localized("no help topic '%1$s'; did you mean '%2$s'?", "\(topic)", $0) }
+                    ?? L.localized("no help topic '%1$s' (topics: %2$s)", "\(topic)", "\(names.joined(separator: ", "))")
+                let usage = UsageError(message: message + ParsedArguments.fullWidthSpaceHint(topic), usage: "mapgate help [COMMAND]")
                 return usageFailure(usage, environment: environment, json: context.json)
             }
             console.data(Help.root(width: TerminalText.columns(of: STDOUT_FILENO)))
@@ -142,6 +148,7 @@ enum MapGateCLI {
             if let meant = Suggestion.closest(to: name, among: names) {
                 message = L.localized("unknown command '%1$s'; did you mean '%2$s'?", "\(name)", meant)
             }
+            message += ParsedArguments.fullWidthSpaceHint(name)
             return usageFailure(UsageError(message: message, usage: "mapgate --help"), environment: environment, json: context.json)
         }
         if arguments.isHelp {

@@ -29,6 +29,14 @@ struct ParsedArguments {
         OptionSpec(name: "version", help: L.localized("print mapgate's version")),
     ]
 
+    /// What to say of a word that holds an ideographic space (U+3000, what the space bar types
+    /// with a CJK input method in full-width mode), which the shell does not split at, and which
+    /// no message shows (found by an attack: "unknown command 'list　--json'"); empty when none.
+    static func fullWidthSpaceHint(_ word: String) -> String {
+        guard word.contains("\u{3000}") else { return "" }
+        return L.localized(" (it holds a full-width space, U+3000, which does not separate words: type an ordinary space)")
+    }
+
     /// Parses `arguments` (without the program name). The command's options are looked up in
     /// `commandOptions` once the command name is known.
     static func parse(_ arguments: [String], commandOptions: (String) -> [OptionSpec]?) throws -> ParsedArguments {
@@ -42,8 +50,16 @@ struct ParsedArguments {
             parsed.command.map { "mapgate \($0) --help" } ?? "mapgate --help"
         }
         while index < arguments.count {
-            let argument = arguments[index]
+            let typed = arguments[index]
+            var argument = typed
             index += 1
+            // An option typed with an input method's full-width forms is the option (found by an
+            // attack: `－－json` was an "unexpected argument", `--ｊｓｏｎ` unknown), as a command
+            // is: its name folded, not a value after "=".
+            if !onlyPositional, argument.hasPrefix("－") || argument.hasPrefix("-") {
+                let name = argument.prefix { $0 != "=" && $0 != "＝" }
+                argument = FullWidth.ascii(String(name)) + (name.count < argument.count ? "=" + argument.dropFirst(name.count + 1) : "")
+            }
             // An empty argument is a shell variable that was not set (found by an attack:
             // `mapgate mirror "$STICK"` wrote a mirror into the current folder): never a name.
             if argument.isEmpty {
@@ -86,7 +102,7 @@ struct ParsedArguments {
                 if let meant = Suggestion.closest(to: name, among: names) {
                     message = L.localized("unknown option --%1$s; did you mean --%2$s?", "\(name)", meant)
                 }
-                throw UsageError(message: message, usage: usage())
+                throw UsageError(message: message + Self.fullWidthSpaceHint(typed), usage: usage())
             }
             if spec.value == nil {
                 guard inlineValue == nil else {

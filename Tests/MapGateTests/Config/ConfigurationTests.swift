@@ -31,7 +31,7 @@ import Testing
         (#"{"catalogURL": "gopher://x/"}"#, "catalogURL", "not an absolute"),
         (#"{"catalogURL": true}"#, "catalogURL", "must be a string"),
         (#"{"caFile": ""}"#, "caFile", "invalid value"),
-        (#"{"fontPaths": ["fonts"]}"#, "fontPaths", "invalid value"),
+        (#"{"fontPaths": ["fonts"]}"#, "fontPaths", #"invalid value "fonts": must be an absolute path (starting with /)"#),
         (#"{"fontPaths": "/opt/fonts"}"#, "fontPaths", "must be a list"),
         (#"{"leafletPath": 1}"#, "leafletPath", "must be a string"),
     ])
@@ -54,7 +54,26 @@ import Testing
 
     @Test func truncatedJSONSaysWhere() {
         let error = #expect(throws: ConfigurationError.self) { try parse(#"{"catalogURL": "http://x"#) }
-        #expect(error?.reason.hasPrefix("not valid JSON (") == true, "\(error?.reason ?? "")")
+        #expect(error?.reason == #"not valid JSON (the text ends before the JSON does (a missing "}", "]" or quote?))"#, "\(error?.reason ?? "")")
+    }
+
+    /// Where a hand-edited file stops being JSON, as an editor counts: line and column, in
+    /// characters (found by an attack: "Invalid value around character 54.", a byte offset, in
+    /// English in every language).
+    @Test func badJSONSaysTheLineAndColumn() {
+        let error = #expect(throws: ConfigurationError.self) { try parse("{\n  \"catalogURL\": \"地図\",\n  \"caFile\": oops\n}") }
+        #expect(error?.reason == "not valid JSON (unexpected text at line 3, column 13)", "\(error?.reason ?? "")")
+    }
+
+    /// A key that differs by case or by a slip names the key meant (found by an attack: no hint,
+    /// and the reason was English in every language).
+    @Test func anUnknownKeyNamesTheKeyMeant() {
+        for typed in ["CatalogURL", "catalogUrl", "catlogURL"] {
+            let error = #expect(throws: ConfigurationError.self) { try parse(#"{"\#(typed)": "http://x"}"#) }
+            #expect(error?.reason.hasPrefix(#"unknown key; did you mean "catalogURL"? (known keys: "#) == true, "\(error?.reason ?? "")")
+        }
+        let far = #expect(throws: ConfigurationError.self) { try parse(#"{"colour": 1}"#) }
+        #expect(far?.reason.hasPrefix("unknown key (known keys: catalogURL, ") == true, "\(far?.reason ?? "")")
     }
 
     @Test(arguments: ["not json", "[1, 2]", "\"text\""])

@@ -1,20 +1,19 @@
-import MapGate
 
 /// The known word a mistyped one was meant to be (`synk` is `sync`, `--form` is `--from`): the
 /// one nearest by edit distance (letters inserted, deleted, replaced or swapped), when it is near
-/// enough to be a slip and no other is as near.
-enum Suggestion {
-    static func closest(to typed: String, among known: [String]) -> String? {
+/// enough to be a slip and no other is as near. Case is no slip: `CatalogURL` is `catalogURL`.
+public enum Suggestion {
+    public static func closest(to typed: String, among known: [String]) -> String? {
         let word = Array(FullWidth.ascii(typed).lowercased())
         // One slip in a short word, two in a longer one: `tile` is not `list`.
         let limit = word.count <= 4 ? 1 : 2
-        let ranked = known.map { (name: $0, distance: distance(word, Array($0))) }.filter { $0.distance <= limit }
+        let ranked = known.map { (name: $0, distance: distance(word, Array($0.lowercased()))) }.filter { $0.distance <= limit }
         guard let best = ranked.min(by: { $0.distance < $1.distance }) else { return nil }
         return ranked.filter { $0.distance == best.distance }.count == 1 ? best.name : nil
     }
 
     /// The optimal string alignment distance: Levenshtein's, with two neighbours swapped as one edit.
-    static func distance(_ a: [Character], _ b: [Character]) -> Int {
+    public static func distance(_ a: [Character], _ b: [Character]) -> Int {
         if a.isEmpty { return b.count }
         if b.isEmpty { return a.count }
         var rows = [[Int]](repeating: [Int](repeating: 0, count: b.count + 1), count: a.count + 1)
