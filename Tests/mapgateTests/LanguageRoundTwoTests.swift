@@ -107,6 +107,18 @@ import Testing
         #expect(status.stdout.contains("2027-01-01 09:00 (UTC+9)"), "\(status.stdout)")
     }
 
+    /// A day is the day the user's clock reads (found by an attack: installed at 05:00 in Tokyo,
+    /// `list` said the day before, beside a last lookup in local time).
+    @Test func daysAreTheDaysTheUsersClockReads() throws {
+        try workspace.offer("plain", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
+        try mapgate.configure(["appID": 1, "lookupURL": workspace.lookupURL, "catalogURL": workspace.catalogURL])
+        #expect(try mapgate.run(["sync", "plain"], at: "2026-12-31 20:00:00").status == 0)
+        let tokyo = try run(["list"], locale: "ja_JP.UTF-8", environment: ["TZ": "Asia/Tokyo"])
+        #expect(tokyo.stdout.contains("2027年1月1日") && !tokyo.stdout.contains("12月31日"), "\(tokyo.stdout)")
+        let london = try run(["list"], locale: "ja_JP.UTF-8", environment: ["TZ": "Europe/London"])
+        #expect(london.stdout.contains("2026年12月31日"), "\(london.stdout)")
+    }
+
     /// The manual names what goes with mapgate.
     @Test func theManualSeesAlsoMinisignAndSqlite3() throws {
         let page = try run(["help", "man"], locale: "C.UTF-8")

@@ -103,9 +103,11 @@ public enum Localization {
         }
     }
 
-    /// A day as the user's language writes it (2026-12-01, 2026年12月1日, 2026. 12. 1.), UTC.
+    /// A day as the user's language writes it (2026-12-01, 2026年12月1日, 2026. 12. 1.), the day
+    /// a clock on the wall reads (local time: found by an attack, a region installed at 04:00 in
+    /// Tokyo was "installed" the day before, beside a last lookup in local time).
     public static func day(_ date: Date) -> String {
-        let text = ISODate.day(date)  // YYYY-MM-DD
+        let text = LocalTime.day(date)  // YYYY-MM-DD
         let parts = text.split(separator: "-").map(String.init)
         guard parts.count == 3 else { return text }
         let month = String(Int(parts[1]) ?? 0)
