@@ -124,11 +124,13 @@ import Glibc
     /// no download and no second use (found by an attack: the next run fetched the package again
     /// and charged another use), also after other uses came between (found by the attack on that
     /// fix: a tile looked at first made the update cost its use again). What the attack on it
-    /// tried is not put in place, and that region is fetched and paid for as any: a pending record
-    /// that names another use, its file swapped for a link (it was renamed into `regions/`), and a
-    /// pending record written by hand for a region the signed catalog does not offer (it was
-    /// installed, a text file under its name), and the checked file put in `regions/` by hand with
-    /// its pending record (taken for the new version before pending records were sealed).
+    /// tried is not put in place, and that region is fetched again: a pending record that names
+    /// another use, its file swapped for a link (it was renamed into `regions/`), and a pending
+    /// record written by hand for a region the signed catalog does not offer (it was installed, a
+    /// text file under its name), and the checked file put in `regions/` by hand with its pending
+    /// record (taken for the new version before pending records were sealed). Fetched on the use
+    /// the killed run paid (``UnfinishedRun``: it paid for the region, which it did not install),
+    /// once: the region is installed once for the one use.
     @Test(arguments: ["honest", "tileBetween", "forgedPaidBy", "link", "notInCatalog", "byHand"])
     func aSyncKilledBetweenItsDeliveryAndTheRenameIsFinishedWithoutAnotherUse(_ variant: String) throws {
         try workspace.offer("fresh", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
@@ -183,11 +185,88 @@ import Glibc
         #expect(try mapgate.run(["verify", "fresh"], at: during).status == 0)
         let fetched = workspace.origin.requests.contains { $0.path.contains("packages/fresh") }
         #expect(fetched != finished, "\(workspace.origin.requests.map(\.path))")
-        #expect(try promptsShown() - before == spent + (finished ? 0 : 1), "\(again.stdout)\(again.stderr)")
+        #expect(try promptsShown() - before == spent, "\(again.stdout)\(again.stderr)")
+        // Paid for once: put aside and fetched again, it costs a use.
+        #expect(try mapgate.run(["remove", "fresh"], at: during).status == 0)
+        #expect(try mapgate.run(["sync", "fresh"], at: during).status == 0)
+        #expect(try promptsShown() - before == spent + 1)
         var info = stat()
         #expect(lstat(regions + "/fresh.mbtiles", &info) == 0 && info.st_mode & S_IFMT == S_IFREG, "not a regular file")
         #expect(!FileManager.default.fileExists(atPath: regions + "/secret.mbtiles"))
         #expect(!(try mapgate.run(["list"], at: during).stdout.contains("secret")))
+    }
+
+    /// A run whose use paid for regions it could not install (the network cut one's download)
+    /// leaves them paid for: `sync` of those regions, once the network is back, installs them
+    /// without another use, once (found by an attack: `sync fresh cut` with cut's download cut
+    /// cost a use, and `sync cut` a second). What names the run's use is renewed at each `sync`,
+    /// so a copy of it put back pays for nothing, and one edited by hand is not believed.
+    @Test func regionsARunPaidForAndDidNotInstallCostNoSecondUse() throws {
+        try workspace.offer("fresh", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
+        let source = try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles")
+        try workspace.builder.add(id: "cut", source: source, format: "png", overrides: ["url": "_fault/cut=2000/packages/cut-1.mbtiles.gz"])
+        try workspace.builder.add(id: "other", source: source, format: "png", overrides: ["url": "_fault/cut=2000/packages/other-1.mbtiles.gz"])
+        try workspace.builder.write()
+        let before = try promptsShown()
+        let first = try mapgate.run(["sync", "fresh", "cut", "other"], at: during)
+        #expect(first.status == 69, "\(first.stderr)")
+        let regions = mapgate.dataDirectory + "/regions"
+        #expect(FileManager.default.fileExists(atPath: regions + "/fresh.mbtiles"))
+        #expect(try promptsShown() - before == 1)
+        let record = regions + "/.unfinished-run.json"
+        let copy = workspace.work.file("unfinished-copy.json")
+        try FileManager.default.copyItem(atPath: record, toPath: copy)
+        // The network back.
+        try workspace.builder.add(id: "cut", source: source, format: "png")
+        try workspace.builder.add(id: "other", source: source, format: "png")
+        try workspace.builder.write()
+        // Edited by hand (another region added under the run's seal): not believed, and the
+        // region it names costs a use as any.
+        let sealed = try MapGateBinary.json(String(decoding: try #require(FileManager.default.contents(atPath: record)), as: UTF8.self))
+        let entry = try #require(sealed["entry"] as? String).replacingOccurrences(of: "\"cut\"", with: "\"cut\",\"plain\"")
+        try JSONSerialization.data(withJSONObject: ["entry": entry, "seal": sealed["seal"] as Any]).write(to: URL(fileURLWithPath: record))
+        #expect(try mapgate.run(["remove", "plain"], at: during).status == 0)
+        #expect(try mapgate.run(["sync", "plain"], at: during).status == 0)
+        #expect(try promptsShown() - before == 2)
+        // (That run's own record, paid and done, is gone.)
+        #expect(!FileManager.default.fileExists(atPath: record))
+        try FileManager.default.copyItem(atPath: copy, toPath: record)
+        // The regions the first run paid for: no use, and it says so.
+        let second = try mapgate.run(["sync", "cut"], at: during)
+        #expect(second.status == 0 && second.stderr.contains("no use counted"), "\(second.stderr)")
+        #expect(try promptsShown() - before == 2)
+        let third = try mapgate.run(["sync", "fresh", "cut", "other"], at: during)
+        #expect(third.status == 0 && third.stderr.contains("no use counted"), "\(third.stderr)")
+        #expect(try promptsShown() - before == 2)
+        #expect(!FileManager.default.fileExists(atPath: record))
+        for name in ["fresh", "cut", "other"] { #expect(try mapgate.run(["verify", name], at: during).status == 0) }
+        // Paid for once: removed and fetched again, a use; the first run's record put back pays
+        // for nothing (its use was renewed, then retired).
+        #expect(try mapgate.run(["remove", "cut"], at: during).status == 0)
+        try FileManager.default.copyItem(atPath: copy, toPath: record)
+        let again = try mapgate.run(["sync", "cut"], at: during)
+        #expect(again.status == 0 && !again.stderr.contains("no use counted"), "\(again.stderr)")
+        #expect(try promptsShown() - before == 3)
+    }
+
+    /// Ctrl-C while the second region downloads, the first installed: the second is paid for.
+    @Test func aRegionARunWasStoppedBeforeCostsNoSecondUse() throws {
+        try workspace.offer("fresh", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
+        try addSlowRegion()
+        let before = try promptsShown()
+        let sync = try mapgate.start(["sync", "fresh", "slow"], at: during)
+        let regions = mapgate.dataDirectory + "/regions"
+        #expect(waitUntil(timeout: 30) { FileManager.default.fileExists(atPath: regions + "/fresh.mbtiles") })
+        #expect(waitUntil(timeout: 10) { FileManager.default.fileExists(atPath: mapgate.dataDirectory + "/partial") && workspace.origin.requests.contains { $0.path.contains("slow-1") } })
+        let pid = try sync.descendant(named: "mapgate")
+        kill(pid, SIGINT)
+        #expect(sync.wait(timeout: 30) == 130, "\(sync.stderr)")
+        #expect(try promptsShown() - before == 1)
+        try workspace.builder.add(id: "slow", source: try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles"), format: "png", gzip: false)
+        try workspace.builder.write()
+        let resumed = try mapgate.run(["sync", "fresh", "slow"], at: during)
+        #expect(resumed.status == 0 && resumed.stderr.contains("no use counted"), "\(resumed.stderr)")
+        #expect(try promptsShown() - before == 1)
     }
 
     /// The use that paid for a killed run's install pays for its finishing once: the pending

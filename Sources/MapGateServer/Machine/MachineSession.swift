@@ -25,7 +25,7 @@ public final class MachineSession: Sendable {
     /// ends the session, or a delivery fails, `ended` runs with the reason (on that thread).
     ///
     /// - Parameter continuing: the day of this user's session that ended when the service died,
-    ///   which this one serves out with no use (``Gate/use(opening:installing:serving:reserving:confirm:_:)``).
+    ///   which this one serves out with no use (``Gate/use(opening:installing:serving:paidBy:reserving:confirm:_:)``).
     public init(
         socket: LocalSocket, timeout: Double = 60, continuing: ContinuedServingDay? = nil, deliver: @escaping @Sendable (_ deadline: Double) throws -> Void,
         ended: @escaping @Sendable (_ reason: String) -> Void

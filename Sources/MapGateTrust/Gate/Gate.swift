@@ -112,9 +112,13 @@ public final class Gate {
     /// - Parameter keepsReservation: whether the record keeps a prompted use's reservation with
     ///   this process (``GateRecord/reservations``) until the authorization confirms its delivery,
     ///   so that a later run gives it back if this one dies first. Only for uses that are settled
-    ///   (``use(opening:installing:serving:reserving:confirm:_:)``).
+    ///   (``use(opening:installing:serving:paidBy:reserving:confirm:_:)``).
+    ///
+    /// - Parameter earlier: a delivered use (``GateRecord/recentDeliveries``) that already paid for
+    ///   what this one installs (``use(opening:installing:serving:paidBy:reserving:confirm:_:)``):
+    ///   while the record lists it and the gate is open, this use counts nothing.
     private func reserveUse(
-        opening: [String], installing: [String], lookupError: LookupError?, keepsReservation: Bool, server: ServerUseKind? = nil
+        opening: [String], installing: [String], lookupError: LookupError?, keepsReservation: Bool, server: ServerUseKind? = nil, paidBy earlier: String? = nil
     ) throws -> GateAuthorization {
         // Only where the store can be opened again on the delivering thread and /proc tells this process.
         let reservation = keepsReservation && store.reopen != nil ? ProcessIdentity.current.map { GateRecord.Reservation(id: Self.reservationID(), process: $0) } : nil
@@ -145,6 +149,15 @@ public final class Gate {
                 record.addInstalledRegions(opening + installing)
                 let continued = ContinuedServingDay(pid: day.process.pid, count: day.count, paidAt: day.paidAt, served: policy.servedFor(day, boot: boot, at: now))
                 return (.allowed, report(record, now: now, policy: policy, error: lookupError), nil, continued)
+            }
+            // Paid already by a run's delivered use that did not install all it paid for (a
+            // network fault, a signal): counted nothing, unless the gate has closed since.
+            if let earlier, record.recentDeliveries.contains(earlier) {
+                var probe = record
+                if policy.use(&probe, at: now) != .refused {
+                    record.addInstalledRegions(opening + installing)
+                    return (.allowed, report(record, now: now, policy: policy, error: lookupError), nil, nil)
+                }
             }
             let decision = policy.use(&record, at: now)
             if decision != .refused { record.addInstalledRegions(opening + installing) }
@@ -215,6 +228,19 @@ public final class Gate {
         }
     }
 
+    /// Renews the delivered use `id` (``GateRecord/recentDeliveries``) under a new name, in its
+    /// place, and returns the name; nil when the record no longer lists it. Counts nothing. For
+    /// the regions a `sync` run paid for and did not install, which the next run takes over: a
+    /// copy of what named the old name pays for nothing after.
+    public func renewDelivery(_ id: String) throws -> String? {
+        try update { record, _, _ in
+            guard let index = record.recentDeliveries.firstIndex(of: id) else { return nil }
+            let renewed = Self.reservationID()
+            record.recentDeliveries[index] = renewed
+            return renewed
+        }
+    }
+
     /// One use of map data, counted only when delivered: authorizes it (``authorizeUse(opening:installing:payingServingDay:)``:
     /// looks up when due, reserves the use, throws when closed), asks `confirm` (the prompt: false
     /// when the user chose to update now, and nothing runs; an error when the user gave no answer,
@@ -226,14 +252,15 @@ public final class Gate {
     ///   returns what it returns. A caller whose signal handler gives the use back holds its lock
     ///   around it, so that no signal falls between the reservation and the caller knowing of it.
     public func use<Result>(
-        opening: [String] = [], installing: [String] = [], serving: Bool = false,
+        opening: [String] = [], installing: [String] = [], serving: Bool = false, paidBy earlier: String? = nil,
         reserving: (() throws -> GateAuthorization) throws -> GateAuthorization = { try $0() },
         confirm: (GateAuthorization) throws -> Bool = { _ in true },
         _ work: (GateAuthorization) throws -> Result
     ) throws -> Result? {
         let lookupError = try prepareUse(opening: opening)
         let authorization = try reserving {
-            try reserveUse(opening: opening, installing: installing, lookupError: lookupError, keepsReservation: true, server: serving ? .start : nil)
+            try reserveUse(
+                opening: opening, installing: installing, lookupError: lookupError, keepsReservation: true, server: serving ? .start : nil, paidBy: earlier)
         }
         // A server that ends here stopped on its own (Ctrl-C, SIGTERM, an error): its day goes
         // with it; only one that dies, or whose terminal hung up, leaves it to the next.

@@ -30,7 +30,7 @@ public final class GateAuthorization: Sendable {
     /// for a server started after this one dies. `serve` and `open` of one's own.
     public let keepsServingDays: Bool
     /// Whether the gate counted a prompted use for this one (what ``Gate/settle(_:)`` may give back).
-    let countedPrompt: Bool
+    public let countedPrompt: Bool
     /// The reservation the record keeps for this use until its delivery is confirmed (see
     /// ``GateRecord/reservations``), or nil when the record keeps none: what an install's pending
     /// record names as paid by it (``GateRecord/recentDeliveries``).

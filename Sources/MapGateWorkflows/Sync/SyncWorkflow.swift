@@ -79,7 +79,7 @@ public final class SyncWorkflow {
     /// - Parameters:
     ///   - gate: the version gate; one use is asked of it when something is to be installed.
     ///   - lock: takes the data-directory lock (after the checks that need none).
-    ///   - reserving: runs the gate's reservation of the use (``Gate/use(opening:installing:serving:reserving:confirm:_:)``).
+    ///   - reserving: runs the gate's reservation of the use (``Gate/use(opening:installing:serving:paidBy:reserving:confirm:_:)``).
     ///   - confirm: shown the authorization (the prompt); false when the user chose to update now,
     ///     an error when the prompt got no answer (nothing runs, nothing is counted).
     ///   - progress: bytes received of a region's download (from the download's thread).
@@ -135,13 +135,24 @@ public final class SyncWorkflow {
         // put back after a `remove` were finished again (with the record held locked, too), by a
         // run that had read the list before waiting for the lock, and beside another record of
         // the same killed run, all without a use.
+        //
+        // The regions a run's use paid for and did not install (``UnfinishedRun``) are that use's
+        // to finish too: a pending record it names is finished only for one of them, and the use
+        // stays among the last delivered while any is left, renewed under a new name.
+        var unfinished = UnfinishedRun.entry(in: library.directory)
         let payers = library.pendingPayers(lock: lock)
-        let paid = payers.isEmpty ? [] : try gate.retireDeliveries(payers)
+        let paid = payers.isEmpty && unfinished == nil ? [] : try gate.retireDeliveries(payers.subtracting(unfinished.map { [$0.paidBy] } ?? []))
         var finishedBy: Set<String> = []
         try library.finishPendingInstalls(lock: lock) { entry in
             guard let payer = entry.paidBy, !finishedBy.contains(payer) else { return }
-            if installer.finishPaidInstall(entry, paid: paid, catalog: catalog) { finishedBy.insert(payer) }
+            if payer == unfinished?.paidBy {
+                guard unfinished?.regions.contains(entry.record.id) == true, installer.finishPaidInstall(entry, paid: paid, catalog: catalog) else { return }
+                unfinished?.regions.removeAll { $0 == entry.record.id }
+            } else if installer.finishPaidInstall(entry, paid: paid, catalog: catalog) {
+                finishedBy.insert(payer)
+            }
         }
+        unfinished = try renewed(unfinished, paid: paid, gate: gate)
         if let saved {
             do {
                 try saved.save(in: library.directory, lock: lock)
@@ -153,6 +164,7 @@ public final class SyncWorkflow {
         for region in plan.targets {
             do {
                 if case .upToDate(let version)? = try installer.precheck(region, from: catalog, lock: lock) {
+                    unfinished?.regions.removeAll { $0 == region.id }
                     onEvent(.upToDate(region, version: version))
                 } else {
                     pending.append(region)
@@ -161,6 +173,7 @@ public final class SyncWorkflow {
                 fail(error, .failed(region: region.id, version: region.version, error: error))
             }
         }
+        if let entry = unfinished { UnfinishedRun.save(entry, in: library.directory) }
         // The publisher's styles follow the regions they draw: due when those are all installed
         // (or about to be) and the installed style is not the catalog's version.
         let installedAfter = Set(try library.installed().map(\.id)).union(pending.map(\.id))
@@ -175,17 +188,37 @@ public final class SyncWorkflow {
         // found by an attack: a signal during it left `<id>.installing.mbtiles-journal`).
         let assembled = pending.flatMap { [directory.installingPath($0.id), directory.patchingPath($0.id)] } + stylesDue.map { directory.installingPath($0.package.id) }
         onEvent(.willInstall(temporaryFiles: assembled.flatMap { path in [path] + LeftoverFiles.sideSuffixes.map { path + $0 } }))
-        let ran: Void? = try gate.use(installing: pending.map(\.id), reserving: reserving, confirm: confirm) { authorization in
+        // Only regions an earlier run paid for: that run's use pays.
+        let earlier = unfinished.flatMap { entry in !pending.isEmpty && pending.allSatisfy { entry.regions.contains($0.id) } ? entry.paidBy : nil }
+        if earlier != nil {
+            onEvent(.notice(L.localized("finishing what an earlier run paid for and did not install: no use counted")))
+        }
+        let ran: Void? = try gate.use(installing: pending.map(\.id), paidBy: earlier, reserving: reserving, confirm: confirm) { authorization in
+            // What this run's use pays for, until it is installed: with the earlier run's
+            // regions, which its use takes over.
+            let payment = earlier ?? (authorization.countedPrompt ? authorization.reservationID : nil)
+            var owed = payment.map { UnfinishedRun.Entry(paidBy: $0, regions: (unfinished?.regions ?? []) + pending.map(\.id).filter { !(unfinished?.regions ?? []).contains($0) }) }
+            if let owed { UnfinishedRun.save(owed, in: directory) }
             for region in pending {
                 onEvent(.started(region))
                 do {
                     let outcome = try installer.sync(
                         region, from: catalog, authorization: authorization, lock: lock,
                         stage: { onEvent(.stage(region, $0)) }, progress: { progress(region, $0, $1) }, notice: { onEvent(.notice($0)) })
+                    if owed != nil {
+                        owed?.regions.removeAll { $0 == region.id }
+                        UnfinishedRun.save(owed!, in: directory)
+                    }
                     onEvent(.synced(region, outcome))
                 } catch {
                     fail(error, .failed(region: region.id, version: region.version, error: error))
                 }
+            }
+            // A use that delivered nothing was given back: what it would have paid for is the
+            // earlier run's again, or nobody's.
+            if earlier == nil, owed != nil, !authorization.isDelivered {
+                if let unfinished { UnfinishedRun.save(unfinished, in: directory) } else { UnfinishedRun.remove(in: directory) }
+                owed = nil
             }
             let installed = Set(try library.installed().map(\.id))
             for style in StyleInstaller.styles(in: catalog, drawing: installed) where stylesDue.contains(style) {
@@ -199,11 +232,28 @@ public final class SyncWorkflow {
             // to finish: it leaves the last delivered (found by an attack: a pending record copied
             // while the run stood at its delivery, put back with the installed file after a
             // `remove`, was finished as paid). Best effort: at worst it stays, as it was.
-            if authorization.isDelivered, let id = authorization.reservationID, !library.pendingPayers(lock: lock).contains(id) {
+            if let id = payment, authorization.isDelivered || earlier != nil, owed?.regions.isEmpty != false, !library.pendingPayers(lock: lock).contains(id) {
                 try? gate.retireDeliveries([id])
             }
         }
         if ran == nil { summary.choseUpdate = true }
         return summary
+    }
+
+    /// The earlier run's unpaid-for regions under a renewed name of its use (``Gate/renewDelivery(_:)``),
+    /// saved; nil (and the file gone) when none is left or its use is no longer among the last
+    /// delivered (`paid`, read before this run's retirements).
+    private func renewed(_ unfinished: UnfinishedRun.Entry?, paid: [String], gate: Gate) throws -> UnfinishedRun.Entry? {
+        guard var entry = unfinished else { return nil }
+        let catalogued = Set(catalog.regions.map(\.id))
+        entry.regions.removeAll { !catalogued.contains($0) }
+        guard paid.contains(entry.paidBy), !entry.regions.isEmpty, let renewed = try gate.renewDelivery(entry.paidBy) else {
+            if paid.contains(entry.paidBy) { try gate.retireDeliveries([entry.paidBy]) }
+            UnfinishedRun.remove(in: library.directory)
+            return nil
+        }
+        entry.paidBy = renewed
+        UnfinishedRun.save(entry, in: library.directory)
+        return entry
     }
 }

@@ -4,7 +4,7 @@ import MapGate
 
 /// Asks the gate for one use (sync, open, serve, tile) and talks to the user about it.
 enum GateGuard {
-    /// Runs `work` as one use of the gate (``Gate/use(opening:installing:serving:reserving:confirm:_:)``):
+    /// Runs `work` as one use of the gate (``Gate/use(opening:installing:serving:paidBy:reserving:confirm:_:)``):
     /// the use is counted only if `work` delivers it, and given back otherwise, also when a signal
     /// ends the run (Ctrl-C at the prompt or while a FIFO waits, a closed terminal: exit 128 + the
     /// signal, ``InterruptibleUse``). Returns nil when the user chose "update now" at the prompt
@@ -16,7 +16,7 @@ enum GateGuard {
     ///   - installing: the regions the command may install.
     ///   - serving: a server's run (`serve`, `open`), which ends when the user stops it: said when
     ///     its use went back (stopped before its first tile; found by an attack: only "stopping…"
-    ///     was said), and its paid day kept for a server started after it dies (``Gate/use(opening:installing:serving:reserving:confirm:_:)``).
+    ///     was said), and its paid day kept for a server started after it dies (``Gate/use(opening:installing:serving:paidBy:reserving:confirm:_:)``).
     static func withUse<Result>(
         _ context: Context, opening: [String] = [], installing: [String] = [], serving: Bool = false,
         _ work: (GateAuthorization) throws -> Result

@@ -53,7 +53,7 @@ final class InterruptibleUse: Sendable {
     var wasGivenBack: Bool { authorization.withLock { $0?.wasGivenBack ?? false } }
 
     /// Runs `reserve` (the gate's reservation of the use) and holds what it returns, with the
-    /// signal handler's lock held throughout. For ``Gate/use(opening:installing:serving:reserving:confirm:_:)``.
+    /// signal handler's lock held throughout. For ``Gate/use(opening:installing:serving:paidBy:reserving:confirm:_:)``.
     func reserving(_ reserve: () throws -> GateAuthorization) throws -> GateAuthorization {
         try authorization.withLock { held in
             let authorization = try reserve()

@@ -24,7 +24,7 @@ enum MachineSessionLaunch {
     /// would serve them), then `announce` with the machine's server, then waits for a signal.
     ///
     /// The day its use pays is kept in the machine's record as its user's (a server's use,
-    /// ``Gate/use(opening:installing:serving:reserving:confirm:_:)``): a session that ends because
+    /// ``Gate/use(opening:installing:serving:paidBy:reserving:confirm:_:)``): a session that ends because
     /// the service ended (a crash, the OOM killer: its server gone, this process left to init) or
     /// because its terminal hung up leaves it, and that user's next session on this boot serves
     /// out the rest of the day with no use (found by a review: every session's next start after a
