@@ -249,6 +249,47 @@ import Glibc
         #expect(try promptsShown() - before == 3)
     }
 
+    /// The data directory's `state.sqlite` found damaged (a disk error, a power cut on a card):
+    /// moved aside and made afresh, it costs nothing (the user's copy holds the gate's record) and
+    /// loses nothing (found by an attack: the gate recovered and closed with uses left, `list` said
+    /// nothing was installed, and `sync` fetched the region again for a use). `sync` records the
+    /// installed file again when it is the catalog's version; another file is fetched as any.
+    @Test func aDamagedDataDirectoryStateCostsAndLosesNothing() throws {
+        // A catalog that names each version's tiles (`contentHash`), as `mapgate publish` writes.
+        let source = try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles")
+        try workspace.builder.add(id: "plain", source: source, format: "png", overrides: ["contentHash": try TilesetHash.compute(ofFileAt: source).hex])
+        try workspace.builder.write()
+        let before = try promptsShown()
+        let state = mapgate.dataDirectory + "/state.sqlite"
+        func damage() throws {
+            for side in ["-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: state + side) }
+            try Data(repeating: 0x41, count: 8192).write(to: URL(fileURLWithPath: state))
+        }
+        try damage()
+        let status = try MapGateBinary.json(try mapgate.run(["status", "--json"], at: during).stdout)
+        #expect(status["recovering"] as? Bool != true, "\(status)")
+        #expect(try promptsShown() == before)
+        workspace.origin.clearRequests()
+        let sync = try mapgate.run(["sync", "plain"], at: during)
+        #expect(sync.status == 0 && sync.stderr.contains("was recorded again"), "\(sync.stderr)|\(sync.stdout)|\(status)")
+        #expect(!workspace.origin.requests.contains { $0.path.contains("packages/plain") }, "\(workspace.origin.requests.map(\.path))")
+        #expect(try promptsShown() == before)
+        #expect(try mapgate.run(["verify", "plain"], at: during).status == 0)
+        #expect(try mapgate.run(["list"], at: during).stdout.contains("plain"))
+        // Another file under its name is not taken back: fetched and paid for as any. (Damaged
+        // again within the same second of the clock: moved aside under another name.)
+        try damage()
+        let regionFile = mapgate.dataDirectory + "/regions/plain.mbtiles"
+        try FileManager.default.removeItem(atPath: regionFile)
+        try FileManager.default.copyItem(atPath: try TestPaths.shared("mbtiles/mbtileserver-geography-class-png.mbtiles"), toPath: regionFile)
+        workspace.origin.clearRequests()
+        let other = try mapgate.run(["sync", "plain"], at: during)
+        #expect(other.status == 0 && !other.stderr.contains("was recorded again"), "\(other.stderr)")
+        #expect(workspace.origin.requests.contains { $0.path.contains("packages/plain") })
+        #expect(try promptsShown() == before + 1)
+        #expect(try mapgate.run(["verify", "plain"], at: during).status == 0)
+    }
+
     /// Ctrl-C while the second region downloads, the first installed: the second is paid for.
     @Test func aRegionARunWasStoppedBeforeCostsNoSecondUse() throws {
         try workspace.offer("fresh", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")

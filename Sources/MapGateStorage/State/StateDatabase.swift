@@ -55,7 +55,15 @@ public final class StateDatabase {
             let (opened, foundEmpty) = try Self.openChecked(path, busyTimeout: busyTimeout, seed: seed)
             (database, isNew) = (opened, created || foundEmpty)
         } catch let error as SQLiteError where error.isCorruption {
-            let aside = path + ".damaged-\(Int(clock.now.timeIntervalSince1970))"
+            // A name no damaged copy has taken yet (found by an attack: damaged twice within
+            // one second of the clock, the second could not be moved aside, and every run failed).
+            let stem = path + ".damaged-\(Int(clock.now.timeIntervalSince1970))"
+            var aside = stem
+            var attempt = 0
+            while FileManager.default.fileExists(atPath: aside) {
+                attempt += 1
+                aside = stem + "-\(attempt)"
+            }
             for suffix in ["", "-wal", "-shm"] {
                 try? FileManager.default.moveItem(atPath: path + suffix, toPath: aside + suffix)
             }

@@ -190,7 +190,8 @@ public final class GateStore {
     ///
     /// The first copy (the user's state folder) is the one every data directory shares; the
     /// others follow it. State is *lost* — and the record recovers: it fails closed until a lookup
-    /// succeeds — when a copy was damaged, when a copy that is not new holds no sealed record
+    /// succeeds — when the user's copy was damaged (a data directory's damaged copy is as a new one),
+    /// when a copy that is not new holds no sealed record
     /// (emptied, made by hand, edited, or from before records were sealed), when the first copy
     /// is new while another holds a saved record (it was deleted or moved: the other may be an
     /// old copy brought back), and when nothing was ever saved while region files are installed.
@@ -206,8 +207,15 @@ public final class GateStore {
         }
         for copy in copies + readOnlyCopies {
             if let note = copy.recoveryNote {
-                lost = true
-                notes.append(note)
+                // A data directory's copy found damaged (moved aside, made afresh) is as a new
+                // one: the user's copy holds the record, as when a data directory is new (found
+                // by an attack: a damaged data directory's copy closed the gate on an honest user
+                // with uses left). The user's copy found damaged is lost state: a data
+                // directory's copy may be an old one (another `--data-dir`).
+                if copy !== copies.first { notes.append(note) } else {
+                    lost = true
+                    notes.append(note)
+                }
             }
             let loaded: GateRecord.Loaded
             do {

@@ -37,9 +37,9 @@ public final class RegionInstaller {
     }
 
     let directory: DataDirectory
-    private let registry: RegionRegistry
+    let registry: RegionRegistry
     public let downloader: PackageDownloader
-    private let clock: Clock
+    let clock: Clock
     private let appVersion: AppVersion
     let freeSpace: (String) -> Int64?
     /// Whether a signal is stopping the run (the CLI's signal router says so): what fails

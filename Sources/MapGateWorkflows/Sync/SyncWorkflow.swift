@@ -160,6 +160,15 @@ public final class SyncWorkflow {
                 onEvent(.notice(L.localized("the catalog could not be saved for 'mapgate mirror': %1$s", errorMessage(error))))
             }
         }
+        // Regions whose record went with a damaged state database, their files the catalog's
+        // version: recorded again, not fetched (``RegionInstaller/takeBackLostRecord(of:installedUnderGate:)``).
+        let lostRecords = try plan.targets.filter { !(try library.hasRecord($0.id)) && FileManager.default.fileExists(atPath: library.directory.regionPath($0.id)) }
+        if !lostRecords.isEmpty {
+            let underGate = Set(try gate.status().record.installedRegions)
+            for region in lostRecords where installer.takeBackLostRecord(of: region, installedUnderGate: underGate) {
+                onEvent(.notice(L.localized("region %1$s: its record was lost with a damaged state database; the installed file is version %2$s, checked, and was recorded again", region.id, region.version)))
+            }
+        }
         var pending: [CatalogRegion] = []
         for region in plan.targets {
             do {

@@ -238,11 +238,27 @@ import Testing
         let gate = try harness.makeGate()
         let report = try gate.status()
         #expect(gate.stateNotes.contains { $0.contains("damaged") })
-        // The copy in the state folder still holds the record.
+        // The copy in the state folder still holds the record, and decides: nothing was lost,
+        // as when a data directory is new (found by an attack: the gate recovered, and with a
+        // newer version out a month it closed on an honest user with uses left).
         #expect(report.record.pendingVersion == "1.5.0")
+        #expect(!report.record.isRecovering, "\(gate.stateNotes)")
         let moved = try FileManager.default.contentsOfDirectory(atPath: harness.directory.path)
             .filter { $0.hasPrefix("state.sqlite.damaged-") }
         #expect(moved.count == 1)
+    }
+
+    /// The user's copy found damaged is lost state (the data directory's may be an old one,
+    /// another `--data-dir`): the record recovers.
+    @Test func aDamagedUsersCopyIsLostState() throws {
+        let harness = try GateHarness()
+        try harness.serve("1.5.0")
+        _ = try harness.use()
+        let path = harness.stateFolder + "/state.sqlite"
+        #expect(FileManager.default.fileExists(atPath: path))
+        try Data(repeating: 0x41, count: 8192).write(to: URL(fileURLWithPath: path))
+        let gate = try harness.makeGate()
+        #expect(try gate.status().record.isRecovering, "\(gate.stateNotes)")
     }
 }
 
