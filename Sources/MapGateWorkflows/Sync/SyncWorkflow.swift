@@ -170,6 +170,10 @@ public final class SyncWorkflow {
             }
         }
         var pending: [CatalogRegion] = []
+        // Regions asked for that failed before the use (their package unreachable, refused): a
+        // use this run pays covers them too (found by an attack: a package that answered 404
+        // here was paid for again once the publisher fixed it).
+        var failedEarly: [String] = []
         for region in plan.targets {
             do {
                 if case .upToDate(let version)? = try installer.precheck(region, from: catalog, lock: lock) {
@@ -179,10 +183,19 @@ public final class SyncWorkflow {
                     pending.append(region)
                 }
             } catch {
+                failedEarly.append(region.id)
                 fail(error, .failed(region: region.id, version: region.version, error: error))
             }
         }
-        if let entry = unfinished { UnfinishedRun.save(entry, in: library.directory) }
+        if let entry = unfinished {
+            UnfinishedRun.save(entry, in: library.directory)
+            // Found up to date, every one: the earlier use has nothing left to pay for (found by
+            // an attack: a copy taken of the file while this run read it still paid later).
+            if entry.regions.isEmpty {
+                try gate.retireDeliveries([entry.paidBy])
+                unfinished = nil
+            }
+        }
         // The publisher's styles follow the regions they draw: due when those are all installed
         // (or about to be) and the installed style is not the catalog's version.
         let installedAfter = Set(try library.installed().map(\.id)).union(pending.map(\.id))
@@ -204,31 +217,34 @@ public final class SyncWorkflow {
         }
         let ran: Void? = try gate.use(installing: pending.map(\.id), paidBy: earlier, reserving: reserving, confirm: confirm) { authorization in
             // What this run's use pays for, until it is installed: with the earlier run's
-            // regions, which its use takes over.
+            // regions, which its use takes over once it is delivered (its first install: a run
+            // stopped or killed before then leaves the earlier run's as they were; found by an
+            // attack, they were lost). Saved after each install, so that a signal or a kill
+            // later leaves the rest paid for.
             let payment = earlier ?? (authorization.countedPrompt ? authorization.reservationID : nil)
-            var owed = payment.map { UnfinishedRun.Entry(paidBy: $0, regions: (unfinished?.regions ?? []) + pending.map(\.id).filter { !(unfinished?.regions ?? []).contains($0) }) }
-            if let owed { UnfinishedRun.save(owed, in: directory) }
+            // (Not for a run the earlier use pays: what failed before it was never paid for.)
+            let asked = pending.map(\.id) + (earlier == nil ? failedEarly : [])
+            var owed: UnfinishedRun.Entry?
             for region in pending {
                 onEvent(.started(region))
                 do {
                     let outcome = try installer.sync(
                         region, from: catalog, authorization: authorization, lock: lock,
                         stage: { onEvent(.stage(region, $0)) }, progress: { progress(region, $0, $1) }, notice: { onEvent(.notice($0)) })
-                    if owed != nil {
-                        owed?.regions.removeAll { $0 == region.id }
-                        UnfinishedRun.save(owed!, in: directory)
+                    if let payment {
+                        var entry = owed ?? UnfinishedRun.Entry(paidBy: payment, regions: (unfinished?.regions ?? []) + asked.filter { !(unfinished?.regions ?? []).contains($0) })
+                        entry.regions.removeAll { $0 == region.id }
+                        UnfinishedRun.save(entry, in: directory)
+                        // The earlier run's use, taken over: it pays for nothing more.
+                        if owed == nil, earlier == nil, let unfinished { try? gate.retireDeliveries([unfinished.paidBy]) }
+                        owed = entry
                     }
                     onEvent(.synced(region, outcome))
                 } catch {
                     fail(error, .failed(region: region.id, version: region.version, error: error))
                 }
             }
-            // A use that delivered nothing was given back: what it would have paid for is the
-            // earlier run's again, or nobody's.
-            if earlier == nil, owed != nil, !authorization.isDelivered {
-                if let unfinished { UnfinishedRun.save(unfinished, in: directory) } else { UnfinishedRun.remove(in: directory) }
-                owed = nil
-            }
+
             let installed = Set(try library.installed().map(\.id))
             for style in StyleInstaller.styles(in: catalog, drawing: installed) where stylesDue.contains(style) {
                 do {
@@ -241,7 +257,8 @@ public final class SyncWorkflow {
             // to finish: it leaves the last delivered (found by an attack: a pending record copied
             // while the run stood at its delivery, put back with the installed file after a
             // `remove`, was finished as paid). Best effort: at worst it stays, as it was.
-            if let id = payment, authorization.isDelivered || earlier != nil, owed?.regions.isEmpty != false, !library.pendingPayers(lock: lock).contains(id) {
+            let done = owed.map { $0.regions.isEmpty } ?? (earlier == nil)
+            if let id = payment, done, authorization.isDelivered || earlier != nil, !library.pendingPayers(lock: lock).contains(id) {
                 try? gate.retireDeliveries([id])
             }
         }
