@@ -124,13 +124,13 @@ import Glibc
     /// no download and no second use (found by an attack: the next run fetched the package again
     /// and charged another use), also after other uses came between (found by the attack on that
     /// fix: a tile looked at first made the update cost its use again). What the attack on it
-    /// tried is not put in place, and that region is fetched and paid for as any: a pending record
-    /// that names another use, its file swapped for a link (it was renamed into `regions/`), and a
-    /// pending record written by hand for a region the signed catalog does not offer (it was
-    /// installed, a text file under its name), and the checked file put in `regions/` by hand with
-    /// its pending record (taken for the new version before pending records were sealed). (A run
-    /// killed at its first install's delivery leaves no ``UnfinishedRun``: it is written after
-    /// an install.)
+    /// tried is not put in place, and that region is fetched again: a pending record that names
+    /// another use, its file swapped for a link (it was renamed into `regions/`), and a pending
+    /// record written by hand for a region the signed catalog does not offer (it was installed, a
+    /// text file under its name), and the checked file put in `regions/` by hand with its pending
+    /// record (taken for the new version before pending records were sealed). Fetched on the use
+    /// the killed run paid (``UnfinishedRun``: it paid for the region, which it did not install),
+    /// once: the region is installed once for the one use.
     @Test(arguments: ["honest", "tileBetween", "forgedPaidBy", "link", "notInCatalog", "byHand"])
     func aSyncKilledBetweenItsDeliveryAndTheRenameIsFinishedWithoutAnotherUse(_ variant: String) throws {
         try workspace.offer("fresh", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
@@ -185,7 +185,11 @@ import Glibc
         #expect(try mapgate.run(["verify", "fresh"], at: during).status == 0)
         let fetched = workspace.origin.requests.contains { $0.path.contains("packages/fresh") }
         #expect(fetched != finished, "\(workspace.origin.requests.map(\.path))")
-        #expect(try promptsShown() - before == spent + (finished ? 0 : 1), "\(again.stdout)\(again.stderr)")
+        #expect(try promptsShown() - before == spent, "\(again.stdout)\(again.stderr)")
+        // Paid for once: put aside and fetched again, it costs a use.
+        #expect(try mapgate.run(["remove", "fresh"], at: during).status == 0)
+        #expect(try mapgate.run(["sync", "fresh"], at: during).status == 0)
+        #expect(try promptsShown() - before == spent + 1)
         var info = stat()
         #expect(lstat(regions + "/fresh.mbtiles", &info) == 0 && info.st_mode & S_IFMT == S_IFREG, "not a regular file")
         #expect(!FileManager.default.fileExists(atPath: regions + "/secret.mbtiles"))
@@ -332,6 +336,66 @@ import Glibc
         let again = try mapgate.run(["sync", "cut"], at: during)
         #expect(again.status == 0 && !again.stderr.contains("no use counted"), "\(again.stderr)")
         #expect(try promptsShown() - before == 3)
+    }
+
+    /// The second attack on the regions a run paid for (2026-12-06): the file copied into another
+    /// data directory (which shares the user's gate) let a run there in on the use too; a region
+    /// listed while it was installed was updated for nothing once a newer version came out; a run
+    /// killed at its first install's delivery left its other regions to be paid for again.
+    @Test func regionsARunPaidForAreThisDirectorysAtTheirVersion() throws {
+        try workspace.offer("fresh", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
+        try workspace.offer("other", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
+        let source = try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles")
+        try workspace.builder.add(id: "cut", source: source, format: "png", overrides: ["url": "_fault/cut=2000/packages/cut-1.mbtiles.gz"])
+        try workspace.builder.write()
+        let before = try promptsShown()
+        #expect(try mapgate.run(["sync", "fresh", "cut"], at: during).status == 69)
+        #expect(try promptsShown() - before == 1)
+        try workspace.builder.add(id: "cut", source: source, format: "png")
+        try workspace.builder.write()
+        // Another data directory of the same user, the file copied there: paid as any.
+        let elsewhere = try #require(mapgate.userFolder) + "/elsewhere"
+        try FileManager.default.createDirectory(atPath: elsewhere + "/regions", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: mapgate.dataDirectory + "/regions/.unfinished-run.json", toPath: elsewhere + "/regions/.unfinished-run.json")
+        if let user = mapgate.user { _ = try runProcess("/bin/chown", ["-R", "\(user):\(user)", elsewhere]) }
+        let (program, arguments) = mapgate.command(["/usr/bin/faketime", during, mapgate.path, "sync", "cut", "--config", mapgate.configPath, "--data-dir", elsewhere])
+        let there = try runProcess(program, arguments, environment: mapgate.baseEnvironment)
+        #expect(there.status == 0 && !there.stderr.contains("no use counted"), "\(there.stderr)|\(there.stdout)")
+        #expect(try promptsShown() - before == 2)
+        // Here, on the first run's use.
+        let here = try mapgate.run(["sync", "cut"], at: during)
+        #expect(here.status == 0 && here.stderr.contains("no use counted"), "\(here.stderr)")
+        #expect(try promptsShown() - before == 2)
+        // A region listed while installed (its file put aside, its package gone): at its
+        // version only; the next version costs a use.
+        let regionFile = mapgate.dataDirectory + "/regions/plain.mbtiles"
+        let aside = workspace.work.file("plain-aside.mbtiles")
+        try FileManager.default.moveItem(atPath: regionFile, toPath: aside)
+        try workspace.builder.add(id: "plain", source: source, format: "png", overrides: ["url": "_fault/status=404/packages/plain-1.mbtiles.gz"])
+        try workspace.builder.write()
+        #expect(try mapgate.run(["sync", "other", "plain"], at: during).status != 0)
+        #expect(try promptsShown() - before == 3)
+        try FileManager.default.moveItem(atPath: aside, toPath: regionFile)
+        try workspace.builder.add(id: "plain", source: source, version: "2", format: "png")
+        try workspace.builder.write()
+        let update = try mapgate.run(["sync", "plain"], at: during)
+        #expect(update.status == 0 && !update.stderr.contains("no use counted"), "\(update.stderr)")
+        #expect(try promptsShown() - before == 4)
+    }
+
+    /// Killed at its first install's delivery: that install is finished, and its other regions
+    /// are paid for, by the next runs.
+    @Test func aRunKilledAtItsFirstDeliveryLeavesItsOtherRegionsPaidFor() throws {
+        try workspace.offer("fresh", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
+        try workspace.offer("other", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
+        let before = try promptsShown()
+        let killed = try mapgate.run(["sync", "fresh", "other"], at: during, environment: ["MAPGATE_FAULT_KILL_AT": "delivered"])
+        #expect(killed.status != 0)
+        #expect(try promptsShown() - before == 1)
+        let rest = try mapgate.run(["sync", "fresh", "other"], at: during)
+        #expect(rest.status == 0 && rest.stderr.contains("no use counted"), "\(rest.stderr)")
+        #expect(try promptsShown() - before == 1)
+        for name in ["fresh", "other"] { #expect(try mapgate.run(["verify", name], at: during).status == 0) }
     }
 
     /// The uses the gate's record lists as the last delivered (the data directory's copy).

@@ -124,11 +124,11 @@ public final class Gate {
         let reservation = keepsReservation && store.reopen != nil ? ProcessIdentity.current.map { GateRecord.Reservation(id: Self.reservationID(), process: $0) } : nil
         let boot = clock.boot
         let owner = servingDayOwner
-        let (decision, useReport, recovering, continued) = try update {
-            record, now, policy -> (UseDecision, GateReport, GateRecoveryError.Reason?, ContinuedServingDay?) in
-            if record.isRecovering { return (.refused, report(record, now: now, policy: policy, error: lookupError), .lostState, nil) }
+        let (decision, useReport, recovering, continued, paidBy) = try update {
+            record, now, policy -> (UseDecision, GateReport, GateRecoveryError.Reason?, ContinuedServingDay?, String?) in
+            if record.isRecovering { return (.refused, report(record, now: now, policy: policy, error: lookupError), .lostState, nil, nil) }
             if policy.needsFirstLookup(record, at: now), let days = policy.firstLookupDays {
-                return (.refused, report(record, now: now, policy: policy, error: lookupError), .neverReached(days: days), nil)
+                return (.refused, report(record, now: now, policy: policy, error: lookupError), .neverReached(days: days), nil, nil)
             }
             // A server starting after one that died (a crash, SIGKILL, the OOM killer) serves out
             // the day the dead one paid for, counting nothing: a fault is not the user's use. It
@@ -148,15 +148,20 @@ public final class Gate {
                 record.servingDays[index].takenOver = true
                 record.addInstalledRegions(opening + installing)
                 let continued = ContinuedServingDay(pid: day.process.pid, count: day.count, paidAt: day.paidAt, served: policy.servedFor(day, boot: boot, at: now))
-                return (.allowed, report(record, now: now, policy: policy, error: lookupError), nil, continued)
+                return (.allowed, report(record, now: now, policy: policy, error: lookupError), nil, continued, nil)
             }
             // Paid already by a run's delivered use that did not install all it paid for (a
-            // network fault, a signal): counted nothing, unless the gate has closed since.
-            if let earlier, record.recentDeliveries.contains(earlier) {
+            // network fault, a signal): counted nothing, unless the gate has closed since. That
+            // use is this run's from now, under a new name: no other run may be let in on it
+            // (found by an attack: a copy of its record in another data directory, run while this
+            // one downloaded, was let in too).
+            if let earlier, let index = record.recentDeliveries.firstIndex(of: earlier) {
                 var probe = record
                 if policy.use(&probe, at: now) != .refused {
+                    let renewed = Self.reservationID()
+                    record.recentDeliveries[index] = renewed
                     record.addInstalledRegions(opening + installing)
-                    return (.allowed, report(record, now: now, policy: policy, error: lookupError), nil, nil)
+                    return (.allowed, report(record, now: now, policy: policy, error: lookupError), nil, nil, renewed)
                 }
             }
             let decision = policy.use(&record, at: now)
@@ -165,13 +170,13 @@ public final class Gate {
             if server == .day, !self.isConfined, case .prompt = decision, let process = ProcessIdentity.current, let boot {
                 policy.recordServingDay(&record, process: process, namespace: PIDNamespace.current, owner: owner, count: record.promptsShown, at: now, boot: boot)
             }
-            return (decision, report(record, now: now, policy: policy, error: lookupError), nil, nil)
+            return (decision, report(record, now: now, policy: policy, error: lookupError), nil, nil, nil)
         }
         if let recovering { throw GateRecoveryError(lookupError: lookupError, reason: recovering) }
         if decision == .refused { throw useReport.isHeld ? heldError(useReport) : closedError(useReport) }
         let keepsDays = server != nil
         guard case .prompt = decision, let reservation, let reopen = store.reopen else {
-            return GateAuthorization(decision: decision, report: useReport, continuedDay: continued, keepsServingDays: keepsDays)
+            return GateAuthorization(decision: decision, report: useReport, continuedDay: continued, keepsServingDays: keepsDays, paidByEarlier: paidBy)
         }
         let (settings, clock, installed, isConfined) = (settings, clock, policy.installed, isConfined)
         // A server's start pays its first day when its first tile delivers the use.

@@ -35,6 +35,9 @@ public final class GateAuthorization: Sendable {
     /// ``GateRecord/reservations``), or nil when the record keeps none: what an install's pending
     /// record names as paid by it (``GateRecord/recentDeliveries``).
     public let reservationID: String?
+    /// For a use an earlier run's delivered use pays (``Gate/use(opening:installing:serving:paidBy:reserving:confirm:_:)``):
+    /// that use, renewed under this name as this one was allowed, so that it is this run's alone.
+    public let paidByEarlier: String?
     /// Removes that reservation from the record (on a store of its own: any thread may deliver),
     /// unless the deadline it is given (``MonotonicClock/seconds``) has passed when the record's
     /// write lock is had: then nothing is written (``GateDeliveryLateError``).
@@ -64,8 +67,9 @@ public final class GateAuthorization: Sendable {
 
     init(
         decision: UseDecision, report: GateReport, reservationID: String? = nil, continuedDay: ContinuedServingDay? = nil,
-        keepsServingDays: Bool = false, confirmation: (@Sendable (_ deadline: Double?) throws -> Void)? = nil
+        keepsServingDays: Bool = false, paidByEarlier: String? = nil, confirmation: (@Sendable (_ deadline: Double?) throws -> Void)? = nil
     ) {
+        self.paidByEarlier = paidByEarlier
         self.decision = decision
         self.report = report
         self.continuedDay = continuedDay

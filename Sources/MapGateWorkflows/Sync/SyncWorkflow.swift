@@ -139,15 +139,18 @@ public final class SyncWorkflow {
         // The regions a run's use paid for and did not install (``UnfinishedRun``) are that use's
         // to finish too: a pending record it names is finished only for one of them, and the use
         // stays among the last delivered while any is left, renewed under a new name.
-        var unfinished = UnfinishedRun.entry(in: library.directory)
+        let found = UnfinishedRun.entry(in: library.directory)
         let payers = library.pendingPayers(lock: lock)
-        let paid = payers.isEmpty && unfinished == nil ? [] : try gate.retireDeliveries(payers.subtracting(unfinished.map { [$0.paidBy] } ?? []))
+        let keep = Set([found?.paidBy, found?.previous?.paidBy].compactMap { $0 })
+        let paid = payers.isEmpty && found == nil ? [] : try gate.retireDeliveries(payers.subtracting(keep))
+        var (unfinished, superseded) = UnfinishedRun.holding(found, paid: paid)
+        if let superseded { try gate.retireDeliveries([superseded]) }
         var finishedBy: Set<String> = []
         try library.finishPendingInstalls(lock: lock) { entry in
             guard let payer = entry.paidBy, !finishedBy.contains(payer) else { return }
             if payer == unfinished?.paidBy {
-                guard unfinished?.regions.contains(entry.record.id) == true, installer.finishPaidInstall(entry, paid: paid, catalog: catalog) else { return }
-                unfinished?.regions.removeAll { $0 == entry.record.id }
+                guard unfinished?.regions.contains(where: { $0.id == entry.record.id }) == true, installer.finishPaidInstall(entry, paid: paid, catalog: catalog) else { return }
+                unfinished?.regions.removeAll { $0.id == entry.record.id }
             } else if installer.finishPaidInstall(entry, paid: paid, catalog: catalog) {
                 finishedBy.insert(payer)
             }
@@ -173,17 +176,17 @@ public final class SyncWorkflow {
         // Regions asked for that failed before the use (their package unreachable, refused): a
         // use this run pays covers them too (found by an attack: a package that answered 404
         // here was paid for again once the publisher fixed it).
-        var failedEarly: [String] = []
+        var failedEarly: [UnfinishedRun.Region] = []
         for region in plan.targets {
             do {
                 if case .upToDate(let version)? = try installer.precheck(region, from: catalog, lock: lock) {
-                    unfinished?.regions.removeAll { $0 == region.id }
+                    unfinished?.regions.removeAll { $0.id == region.id }
                     onEvent(.upToDate(region, version: version))
                 } else {
                     pending.append(region)
                 }
             } catch {
-                failedEarly.append(region.id)
+                failedEarly.append(UnfinishedRun.Region(id: region.id, version: region.version))
                 fail(error, .failed(region: region.id, version: region.version, error: error))
             }
         }
@@ -210,33 +213,38 @@ public final class SyncWorkflow {
         // found by an attack: a signal during it left `<id>.installing.mbtiles-journal`).
         let assembled = pending.flatMap { [directory.installingPath($0.id), directory.patchingPath($0.id)] } + stylesDue.map { directory.installingPath($0.package.id) }
         onEvent(.willInstall(temporaryFiles: assembled.flatMap { path in [path] + LeftoverFiles.sideSuffixes.map { path + $0 } }))
-        // Only regions an earlier run paid for: that run's use pays.
-        let earlier = unfinished.flatMap { entry in !pending.isEmpty && pending.allSatisfy { entry.regions.contains($0.id) } ? entry.paidBy : nil }
+        // Only regions an earlier run paid for, at the versions it paid for: that run's use pays.
+        let earlier = unfinished.flatMap { entry in !pending.isEmpty && pending.allSatisfy(entry.covers) ? entry.paidBy : nil }
         if earlier != nil {
             onEvent(.notice(L.localized("finishing what an earlier run paid for and did not install: no use counted")))
         }
         let ran: Void? = try gate.use(installing: pending.map(\.id), paidBy: earlier, reserving: reserving, confirm: confirm) { authorization in
-            // What this run's use pays for, until it is installed: with the earlier run's
-            // regions, which its use takes over once it is delivered (its first install: a run
-            // stopped or killed before then leaves the earlier run's as they were; found by an
-            // attack, they were lost). Saved after each install, so that a signal or a kill
-            // later leaves the rest paid for.
-            let payment = earlier ?? (authorization.countedPrompt ? authorization.reservationID : nil)
-            // (Not for a run the earlier use pays: what failed before it was never paid for.)
-            let asked = pending.map(\.id) + (earlier == nil ? failedEarly : [])
-            var owed: UnfinishedRun.Entry?
+            // What this run's use pays for, until it is installed (``UnfinishedRun``): saved
+            // before the first install with the earlier run's entry as the one that holds until
+            // this use is delivered, and after each install, so that a signal or a kill at any
+            // point leaves paid for what was.
+            let payment = authorization.paidByEarlier ?? (authorization.countedPrompt ? authorization.reservationID : nil)
+            let own = pending.map { UnfinishedRun.Region(id: $0.id, version: $0.version) } + (earlier == nil ? failedEarly : [])
+            var owed = payment.map { payment in
+                UnfinishedRun.Entry(
+                    paidBy: payment, regions: (unfinished?.regions ?? []) + own.filter { region in !(unfinished?.regions ?? []).contains { $0.id == region.id } },
+                    previous: earlier == nil ? unfinished.map { UnfinishedRun.Earlier(paidBy: $0.paidBy, regions: $0.regions) } : nil)
+            }
+            if let owed { UnfinishedRun.save(owed, in: directory) }
             for region in pending {
                 onEvent(.started(region))
                 do {
                     let outcome = try installer.sync(
                         region, from: catalog, authorization: authorization, lock: lock,
                         stage: { onEvent(.stage(region, $0)) }, progress: { progress(region, $0, $1) }, notice: { onEvent(.notice($0)) })
-                    if let payment {
-                        var entry = owed ?? UnfinishedRun.Entry(paidBy: payment, regions: (unfinished?.regions ?? []) + asked.filter { !(unfinished?.regions ?? []).contains($0) })
-                        entry.regions.removeAll { $0 == region.id }
+                    if var entry = owed {
+                        // Delivered: the earlier run's entry is this use's now.
+                        if let previous = entry.previous {
+                            try? gate.retireDeliveries([previous.paidBy])
+                            entry.previous = nil
+                        }
+                        entry.regions.removeAll { $0.id == region.id }
                         UnfinishedRun.save(entry, in: directory)
-                        // The earlier run's use, taken over: it pays for nothing more.
-                        if owed == nil, earlier == nil, let unfinished { try? gate.retireDeliveries([unfinished.paidBy]) }
                         owed = entry
                     }
                     onEvent(.synced(region, outcome))
@@ -244,7 +252,11 @@ public final class SyncWorkflow {
                     fail(error, .failed(region: region.id, version: region.version, error: error))
                 }
             }
-
+            // A use that delivered nothing was given back: the earlier run's entry holds, as it was.
+            if earlier == nil, owed != nil, !authorization.isDelivered {
+                if let unfinished { UnfinishedRun.save(unfinished, in: directory) } else { UnfinishedRun.remove(in: directory) }
+                owed = nil
+            }
             let installed = Set(try library.installed().map(\.id))
             for style in StyleInstaller.styles(in: catalog, drawing: installed) where stylesDue.contains(style) {
                 do {
@@ -272,7 +284,7 @@ public final class SyncWorkflow {
     private func renewed(_ unfinished: UnfinishedRun.Entry?, paid: [String], gate: Gate) throws -> UnfinishedRun.Entry? {
         guard var entry = unfinished else { return nil }
         let catalogued = Set(catalog.regions.map(\.id))
-        entry.regions.removeAll { !catalogued.contains($0) }
+        entry.regions.removeAll { !catalogued.contains($0.id) }
         guard paid.contains(entry.paidBy), !entry.regions.isEmpty, let renewed = try gate.renewDelivery(entry.paidBy) else {
             if paid.contains(entry.paidBy) { try gate.retireDeliveries([entry.paidBy]) }
             UnfinishedRun.remove(in: library.directory)
