@@ -51,6 +51,16 @@ import Glibc
         try workspace.builder.write()
     }
 
+    /// Offers `ids` made of the plain fixture, each package's download cut short after 2,000
+    /// bytes, or (`whole`) as published: the network back.
+    func offerCut(_ ids: String..., whole: Bool = false) throws {
+        let source = try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles")
+        for id in ids {
+            try workspace.builder.add(id: id, source: source, format: "png", overrides: whole ? [:] : ["url": "_fault/cut=2000/packages/\(id)-1.mbtiles.gz"])
+        }
+        try workspace.builder.write()
+    }
+
     /// A run stopped (Ctrl-Z; here SIGSTOP) while it holds a reserved use (found by an attack: at
     /// the last use, a stopped run held it from everyone, for as long as it stayed stopped): the
     /// next run gives it back, and the stopped run's own end, once continued, gives nothing back
@@ -203,10 +213,7 @@ import Glibc
     /// so a copy of it put back pays for nothing, and one edited by hand is not believed.
     @Test func regionsARunPaidForAndDidNotInstallCostNoSecondUse() throws {
         try workspace.offer("fresh", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
-        let source = try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles")
-        try workspace.builder.add(id: "cut", source: source, format: "png", overrides: ["url": "_fault/cut=2000/packages/cut-1.mbtiles.gz"])
-        try workspace.builder.add(id: "other", source: source, format: "png", overrides: ["url": "_fault/cut=2000/packages/other-1.mbtiles.gz"])
-        try workspace.builder.write()
+        try offerCut("cut", "other")
         let before = try promptsShown()
         let first = try mapgate.run(["sync", "fresh", "cut", "other"], at: during)
         #expect(first.status == 69, "\(first.stderr)")
@@ -216,10 +223,7 @@ import Glibc
         let record = regions + "/.unfinished-run.json"
         let copy = workspace.work.file("unfinished-copy.json")
         try FileManager.default.copyItem(atPath: record, toPath: copy)
-        // The network back.
-        try workspace.builder.add(id: "cut", source: source, format: "png")
-        try workspace.builder.add(id: "other", source: source, format: "png")
-        try workspace.builder.write()
+        try offerCut("cut", "other", whole: true)  // the network back
         // Edited by hand (another region added under the run's seal): not believed, and the
         // region it names costs a use as any.
         let sealed = try MapGateBinary.json(String(decoding: try #require(FileManager.default.contents(atPath: record)), as: UTF8.self))
@@ -299,8 +303,8 @@ import Glibc
         try workspace.offer("fresh", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
         try workspace.offer("other", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
         let source = try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles")
-        try workspace.builder.add(id: "cut", source: source, format: "png", overrides: ["url": "_fault/cut=2000/packages/cut-1.mbtiles.gz"])
         try workspace.builder.add(id: "gone", source: source, format: "png", overrides: ["url": "_fault/status=404/packages/gone-1.mbtiles.gz"])
+        try offerCut("cut")
         try addSlowRegion()
         let before = try promptsShown()
         let first = try mapgate.run(["sync", "fresh", "cut", "gone"], at: during)
@@ -323,9 +327,7 @@ import Glibc
         #expect(other.wait(timeout: 30) == 0, "\(other.stderr)")
         #expect(try promptsShown() - before == 2)
         // The publisher's packages back: the first run's regions, on its use.
-        try workspace.builder.add(id: "cut", source: source, format: "png")
-        try workspace.builder.add(id: "gone", source: source, format: "png")
-        try workspace.builder.write()
+        try offerCut("cut", "gone", whole: true)
         let finished = try mapgate.run(["sync", "cut", "gone"], at: during)
         #expect(finished.status == 0 && finished.stderr.contains("no use counted"), "\(finished.stderr)")
         #expect(try promptsShown() - before == 2)
@@ -346,13 +348,11 @@ import Glibc
         try workspace.offer("fresh", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
         try workspace.offer("other", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
         let source = try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles")
-        try workspace.builder.add(id: "cut", source: source, format: "png", overrides: ["url": "_fault/cut=2000/packages/cut-1.mbtiles.gz"])
-        try workspace.builder.write()
+        try offerCut("cut")
         let before = try promptsShown()
         #expect(try mapgate.run(["sync", "fresh", "cut"], at: during).status == 69)
         #expect(try promptsShown() - before == 1)
-        try workspace.builder.add(id: "cut", source: source, format: "png")
-        try workspace.builder.write()
+        try offerCut("cut", whole: true)
         // Another data directory of the same user, the file copied there: paid as any.
         let elsewhere = try #require(mapgate.userFolder) + "/elsewhere"
         try FileManager.default.createDirectory(atPath: elsewhere + "/regions", withIntermediateDirectories: true)
@@ -409,12 +409,9 @@ import Glibc
     /// a use that pays (found by an attack: a copy taken during that run installed it again).
     @Test func anEarlierUseWithNothingLeftToPayIsRetired() throws {
         try workspace.offer("fresh", fixture: "node-mbtiles-plain_1.mbtiles", format: "png")
-        let source = try TestPaths.shared("mbtiles/node-mbtiles-plain_1.mbtiles")
-        try workspace.builder.add(id: "cut", source: source, format: "png", overrides: ["url": "_fault/cut=2000/packages/cut-1.mbtiles.gz"])
-        try workspace.builder.write()
+        try offerCut("cut")
         #expect(try mapgate.run(["sync", "fresh", "cut"], at: during).status == 69)
-        try workspace.builder.add(id: "cut", source: source, format: "png")
-        try workspace.builder.write()
+        try offerCut("cut", whole: true)
         let killed = try mapgate.run(["sync", "cut"], at: during, environment: ["MAPGATE_FAULT_KILL_AT": "installed"])
         #expect(killed.status != 0)
         let record = mapgate.dataDirectory + "/regions/.unfinished-run.json"
