@@ -212,10 +212,8 @@ public final class GateStore {
                 // by an attack: a damaged data directory's copy closed the gate on an honest user
                 // with uses left). The user's copy found damaged is lost state: a data
                 // directory's copy may be an old one (another `--data-dir`).
-                if copy !== copies.first { notes.append(note) } else {
-                    lost = true
-                    notes.append(note)
-                }
+                if copy === copies.first { lost = true }
+                notes.append(note)
             }
             let loaded: GateRecord.Loaded
             do {

@@ -70,12 +70,12 @@ enum GateGuard {
                 console.note(
                     Localization.localized(
                         "your session before this one ended without being stopped (the system service or its terminal went away); this one serves out the day it paid for, until %1$s: no use counted",
-                        Format.localDateTime(day.end)))
+                        LocalTime.text(day.end)))
             } else if let day = authorization.continuedDay {
                 console.note(
                     Localization.localized(
                         "the server before this one (pid %1$s) ended without being stopped; this one serves out the day it paid for, until %2$s: no use counted",
-                        "\(day.pid)", Format.localDateTime(day.end)))
+                        "\(day.pid)", LocalTime.text(day.end)))
             }
             return true
         case .notice(let until):

@@ -123,7 +123,7 @@ struct ServerLaunch {
                     console.warning(
                         L.localized(
                             "update required: that was the last use; this server serves its last day until %1$s, then refuses (install %2$s)",
-                            Format.localDateTime(until), report.requiredVersion ?? L.localized("the update")))
+                            LocalTime.text(until), report.requiredVersion ?? L.localized("the update")))
                 case .closed(let report):
                     console.warning(
                         L.localized("update required: the gate is closed; tiles are now answered 403 (install %1$s)", report.requiredVersion ?? L.localized("the update")))

@@ -60,7 +60,7 @@ extension GateReport {
         } else {
             rows.append((L.localized("store version"), L.localized("unknown (no successful lookup yet)")))
         }
-        if let last = record.lastLookupAt { rows.append((L.localized("last lookup"), Format.localDateTime(last))) }
+        if let last = record.lastLookupAt { rows.append((L.localized("last lookup"), LocalTime.text(last))) }
         let color: Console.Color = phase.isClosed && !isHeld ? .red : (phase == .upToDate ? .green : .yellow)
         rows.append((L.localized("gate"), console.paint(summary, color)))
         // A recovering record refuses every use until a lookup succeeds: "up to date" alone
