@@ -27,6 +27,7 @@ struct ccrypto_functions {
     __typeof__(EVP_DigestInit_ex2) *EVP_DigestInit_ex2;
     __typeof__(EVP_DigestUpdate) *EVP_DigestUpdate;
     __typeof__(EVP_DigestFinal_ex) *EVP_DigestFinal_ex;
+    __typeof__(EVP_DigestFinalXOF) *EVP_DigestFinalXOF;
     __typeof__(EVP_DigestSignInit) *EVP_DigestSignInit;
     __typeof__(EVP_DigestSign) *EVP_DigestSign;
     __typeof__(EVP_DigestVerifyInit) *EVP_DigestVerifyInit;
@@ -39,6 +40,7 @@ struct ccrypto_functions {
     __typeof__(EVP_sha256) *EVP_sha256;
     __typeof__(EVP_md5) *EVP_md5;
     __typeof__(EVP_blake2b512) *EVP_blake2b512;
+    __typeof__(EVP_shake256) *EVP_shake256;
     __typeof__(HMAC) *HMAC;
     __typeof__(ERR_get_error) *ERR_get_error;
     __typeof__(ERR_error_string_n) *ERR_error_string_n;
@@ -71,6 +73,7 @@ static inline const struct ccrypto_functions *ccrypto_functions(void) {
         CCRYPTO_RESOLVE(EVP_DigestInit_ex2)
         CCRYPTO_RESOLVE(EVP_DigestUpdate)
         CCRYPTO_RESOLVE(EVP_DigestFinal_ex)
+        CCRYPTO_RESOLVE(EVP_DigestFinalXOF)
         CCRYPTO_RESOLVE(EVP_DigestSignInit)
         CCRYPTO_RESOLVE(EVP_DigestSign)
         CCRYPTO_RESOLVE(EVP_DigestVerifyInit)
@@ -83,6 +86,7 @@ static inline const struct ccrypto_functions *ccrypto_functions(void) {
         CCRYPTO_RESOLVE(EVP_sha256)
         CCRYPTO_RESOLVE(EVP_md5)
         CCRYPTO_RESOLVE(EVP_blake2b512)
+        CCRYPTO_RESOLVE(EVP_shake256)
         CCRYPTO_RESOLVE(HMAC)
         CCRYPTO_RESOLVE(ERR_get_error)
         CCRYPTO_RESOLVE(ERR_error_string_n)
@@ -125,6 +129,9 @@ static inline int ccrypto_EVP_DigestUpdate(EVP_MD_CTX *ctx, const void *d, size_
 static inline int ccrypto_EVP_DigestFinal_ex(EVP_MD_CTX *ctx, unsigned char *md, unsigned int *s) {
     return ccrypto_functions()->EVP_DigestFinal_ex(ctx, md, s);
 }
+static inline int ccrypto_EVP_DigestFinalXOF(EVP_MD_CTX *ctx, unsigned char *md, size_t length) {
+    return ccrypto_functions()->EVP_DigestFinalXOF(ctx, md, length);
+}
 static inline int ccrypto_EVP_DigestSignInit(EVP_MD_CTX *ctx, EVP_PKEY_CTX **pctx, const EVP_MD *type, ENGINE *e, EVP_PKEY *pkey) {
     return ccrypto_functions()->EVP_DigestSignInit(ctx, pctx, type, e, pkey);
 }
@@ -154,6 +161,7 @@ static inline int ccrypto_EVP_PBE_scrypt(const char *pass, size_t passlen, const
 static inline const EVP_MD *ccrypto_EVP_sha256(void) { return ccrypto_functions()->EVP_sha256(); }
 static inline const EVP_MD *ccrypto_EVP_md5(void) { return ccrypto_functions()->EVP_md5(); }
 static inline const EVP_MD *ccrypto_EVP_blake2b512(void) { return ccrypto_functions()->EVP_blake2b512(); }
+static inline const EVP_MD *ccrypto_EVP_shake256(void) { return ccrypto_functions()->EVP_shake256(); }
 static inline unsigned char *ccrypto_HMAC(const EVP_MD *evp_md, const void *key, int key_len, const unsigned char *data,
                                           size_t data_len, unsigned char *md, unsigned int *md_len) {
     return ccrypto_functions()->HMAC(evp_md, key, key_len, data, data_len, md, md_len);

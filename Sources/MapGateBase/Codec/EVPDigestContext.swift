@@ -36,4 +36,11 @@ package final class EVPDigestContext {
         guard ccrypto_EVP_DigestFinal_ex(pointer, &digest, &length) == 1 else { throw LibcryptoError.fromQueue("EVP_DigestFinal_ex (\(name))") }
         return Array(digest.prefix(Int(length)))
     }
+
+    /// `count` bytes of an extendable-output function's digest (SHAKE256) of what was added since `begin`.
+    package func end(name: String, extendedTo count: Int) throws(LibcryptoError) -> [UInt8] {
+        var output = [UInt8](repeating: 0, count: count)
+        guard ccrypto_EVP_DigestFinalXOF(pointer, &output, count) == 1 else { throw LibcryptoError.fromQueue("EVP_DigestFinalXOF (\(name))") }
+        return output
+    }
 }

@@ -16,6 +16,9 @@ public struct DeltaError: MapGateFailure, LocalizedError, Sendable, Equatable {
         case baseMismatch(expected: String, actual: String)
         /// Applying the delta did not give the tileset it promises.
         case resultMismatch(expected: String, actual: String)
+        /// Applying the delta did not give the tiles whose ``TilesLtHash`` it carries (the
+        /// states' fingerprints): a delta made wrong, or a base whose replaced tiles changed.
+        case resultTilesMismatch(expected: String, actual: String)
         /// The file holds something the delta format or this implementation cannot handle.
         case unsupported(String)
         /// A file whose text is not UTF-8 (`PRAGMA encoding`: UTF-16le or UTF-16be): SQLite
@@ -61,6 +64,10 @@ public struct DeltaError: MapGateFailure, LocalizedError, Sendable, Equatable {
         case .resultMismatch(let expected, let actual):
             text = L.localized(
                 "applied, the delta gives tiles whose agg_tiles_hash is %1$s, not the %2$s it promises, so it was not used (the file it was applied to is left as it was)", actual, expected)
+        case .resultTilesMismatch(let expected, let actual):
+            text = L.localized(
+                "applied, the delta gives other tiles than it promises (the LtHash of its changes is %1$s…, not %2$s…: either the delta was made wrong, or the installed tiles it replaces are not the ones it was made for), so it was not used (the file it was applied to is left as it was)",
+                actual, expected)
         case .unsupported(let detail): text = detail
         case .textEncoding(let encoding): text = L.localized("its text encoding is %1$s, and a delta needs UTF-8 files (SQLite's default)", encoding)
         case .realCoordinates(let count):

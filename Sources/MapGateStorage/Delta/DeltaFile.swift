@@ -5,6 +5,10 @@ import MapGateBase
 struct DeltaFile {
     let baseHash: String
     let targetHash: String
+    /// ``MBTilesDelta/ltHashChangeKey``, when the delta carries it (mapgate's own deltas do); nil
+    /// otherwise, and when it is not 64 hex digits (the result is then checked by its MD5, as a
+    /// delta from another tool is).
+    let ltHashChange: String?
     /// `SELECT zoom_level, tile_column, tile_row, tile_data` over the delta's rows, NULL data for removals.
     let rowsSQL: String
 
@@ -34,7 +38,10 @@ struct DeltaFile {
             }
             hashes.append(value.uppercased())
         }
-        return DeltaFile(baseHash: hashes[0], targetHash: hashes[1], rowsSQL: try rowsSQL(in: database, schema: schema, objects: objects, path: path))
+        let change = try TileStoreLayout.metadataValue(MBTilesDelta.ltHashChangeKey, in: database, schema: schema)
+            .flatMap { $0.utf8.count == 64 && $0.allSatisfy(\.isHexDigit) ? $0.lowercased() : nil }
+        return DeltaFile(
+            baseHash: hashes[0], targetHash: hashes[1], ltHashChange: change, rowsSQL: try rowsSQL(in: database, schema: schema, objects: objects, path: path))
     }
 
     /// martin writes a delta in its base's layout; removals in a normalized one are `map` rows

@@ -13,6 +13,9 @@ public struct DeltaSummary: Sendable, Equatable {
     public let metadataWritten: Int
     /// Metadata entries removed (rows with NULL `value`).
     public let metadataRemoved: Int
+    /// Whether ``MBTilesDelta/apply(delta:to:hashes:baseHash:flushesOnCommit:)`` checked the
+    /// result's tiles itself (by the delta's ``TilesLtHash``es), so that the caller need not hash them.
+    public var resultChecked = false
 
     public init(
         baseHash: String, targetHash: String, tilesWritten: Int, tilesRemoved: Int, metadataWritten: Int,

@@ -23,6 +23,13 @@ extension MBTilesDelta {
     /// the result's `agg_tiles_hash` is set to the delta's word, and the caller must hash the file
     /// afterwards (``TilesetHash/compute(ofFileAt:)``) and discard it unless the hash equals the
     /// summary's `targetHash`. `sync` does so on another thread while it validates the file.
+    /// Unless the delta carries ``MBTilesDelta/ltHashChangeKey`` (mapgate's deltas do): the
+    /// ``TilesLtHash`` of the rows it writes minus the base's rows it replaces or removes is then
+    /// computed, in the time of the changed tiles, and its digest must be that key's (else
+    /// ``DeltaError/Reason/resultTilesMismatch(expected:actual:)``, nothing kept); the summary's
+    /// `resultChecked` says so, and the caller need not hash the file.
+    /// That check sees every row the delta replaces, removes or writes, but not a base changed in
+    /// rows it does not touch (which the MD5 of the whole result would see).
     /// `baseHash`, the base's hash as the caller knows it (recorded when it was installed), is then
     /// compared with the delta's `agg_tiles_hash_before_apply` before anything is written: a delta
     /// made for another base is refused as such, not only by the result's hash (found by an attack).
@@ -81,7 +88,13 @@ extension MBTilesDelta {
                     throw DeltaError(path: delta, reason: .baseMismatch(expected: file.baseHash, actual: before.hex))
                 }
             }
+            // The rows' multiset hash: minus the rows the delta replaces or removes (read before
+            // they go), plus those it writes. The target's minus the base's, if it is right.
+            let change = hashes == .byCaller ? try file.ltHashChange.map { _ in try ltHashChange(database, rows: file.rowsSQL) } : nil
             try writeTiles(database, layout: layout, rows: file.rowsSQL)
+            if let change, let expected = file.ltHashChange, try change.digest != expected {
+                throw DeltaError(path: delta, reason: .resultTilesMismatch(expected: String(expected.prefix(16)), actual: String(try change.digest.prefix(16))))
+            }
             try writeMetadata(database)
             if hashes == .inTransaction {
                 let after = try TilesetHash.compute(in: database, schema: "main", path: base)
@@ -91,8 +104,32 @@ extension MBTilesDelta {
             }
             try database.execute("DELETE FROM main.metadata WHERE name IN \(reservedKeysSQL)")
             try database.execute("INSERT INTO main.metadata (name, value) VALUES (?, ?)", [.text(hashKey), .text(file.targetHash)])
-            return try summary(database, schema: "delta", tilesSQL: file.rowsSQL)
+            var summary = try summary(database, schema: "delta", tilesSQL: file.rowsSQL)
+            summary.resultChecked = change != nil
+            return summary
         } }
+    }
+
+    /// The ``TilesLtHash`` of the rows the delta's `rows` give bytes for, minus that of the base's
+    /// rows they name (replaced or removed): the result's minus the base's.
+    private static func ltHashChange(_ database: SQLiteDatabase, rows: String) throws -> TilesLtHash {
+        var state = TilesLtHash()
+        let hasher = try TilesLtHash.RowHasher()
+        let replaced = try database.prepare("SELECT zoom_level, tile_column, tile_row, tile_data FROM main.tiles WHERE \(namedSQL(rows))")
+        while try replaced.step() { state.remove(try hasher.lanes(of: replaced)) }
+        let given = try database.prepare(givenSQL(rows))
+        while try given.step() { state.add(try hasher.lanes(of: given)) }
+        return state
+    }
+
+    /// The condition on `(zoom_level, tile_column, tile_row)` of a tile the delta's `rows` name.
+    private static func namedSQL(_ rows: String) -> String {
+        "(zoom_level, tile_column, tile_row) IN (SELECT zoom_level, tile_column, tile_row FROM (\(rows)))"
+    }
+
+    /// The delta's rows that give a tile's bytes (not a removal).
+    private static func givenSQL(_ rows: String) -> String {
+        "SELECT zoom_level, tile_column, tile_row, tile_data FROM (\(rows)) WHERE tile_data IS NOT NULL"
     }
 
     /// Who checks the base's and the result's tile hashes.
@@ -105,8 +142,8 @@ extension MBTilesDelta {
 
     /// Removes every tile the delta names, then inserts those it gives bytes for.
     private static func writeTiles(_ database: SQLiteDatabase, layout: TileStoreLayout, rows: String) throws {
-        let named = "(zoom_level, tile_column, tile_row) IN (SELECT zoom_level, tile_column, tile_row FROM (\(rows)))"
-        let given = "SELECT zoom_level, tile_column, tile_row, tile_data FROM (\(rows)) WHERE tile_data IS NOT NULL"
+        let named = namedSQL(rows)
+        let given = givenSQL(rows)
         let md5 = SQLiteDatabase.md5HexFunction
         switch layout {
         case .flat:

@@ -10,7 +10,10 @@ import MapGateBase
 /// - a metadata entry added or changed is a row with the target's value; one the target lacks is a
 ///   row whose `value` is NULL;
 /// - `agg_tiles_hash_before_apply` and `agg_tiles_hash_after_apply` hold the ``TilesetHash`` of
-///   base and target, and `agg_tiles_hash` that of the delta's own tiles.
+///   base and target, and `agg_tiles_hash` that of the delta's own tiles;
+/// - mapgate adds `mapgate_lthash16_change`, the SHA-256 of the difference between the target's
+///   and the base's ``TilesLtHash`` (martin and other tools ignore it, and a delta without it is
+///   applied and checked as before).
 ///
 /// Both hashes are computed from the tiles, never taken from the files' stored `agg_tiles_hash`.
 public enum MBTilesDelta {
@@ -21,7 +24,13 @@ public enum MBTilesDelta {
     /// The hash the result of applying a delta must have.
     public static let afterApplyKey = "agg_tiles_hash_after_apply"
 
-    static var reservedKeysSQL: String { "('\(hashKey)', '\(beforeApplyKey)', '\(afterApplyKey)')" }
+    /// mapgate's own: the ``TilesLtHash/changeDigest(from:)`` of the target's tiles from the
+    /// base's, each hashed whole, with which a client checks the result of applying the delta in
+    /// the time of its changed tiles.
+    public static let ltHashChangeKey = "mapgate_lthash16_change"
+
+    /// Keys no result gets from a delta, nor any delta from its inputs.
+    static var reservedKeysSQL: String { "('\(hashKey)', '\(beforeApplyKey)', '\(afterApplyKey)', '\(ltHashChangeKey)')" }
 
     /// Writes the delta that turns `base` into `target` to a new file at `output`.
     ///
@@ -74,8 +83,8 @@ public enum MBTilesDelta {
         }
         // One transaction: the hashes and the differences come from the same snapshot of both inputs.
         return try database.transaction(.immediate) {
-            let baseHash = try TilesetHash.compute(in: database, schema: "base", path: base)
-            let targetHash = try TilesetHash.compute(in: database, schema: "target", path: target)
+            let baseHash = try TilesetHash.compute(in: database, schema: "base", path: base, ltHash: true)
+            let targetHash = try TilesetHash.compute(in: database, schema: "target", path: target, ltHash: true)
             if targetHash.nullTileCount > 0 {
                 throw DeltaError(
                     path: target, reason: .unsupported(
@@ -93,10 +102,11 @@ public enum MBTilesDelta {
             try writeMetadataDifferences(database)
             let ownHash = try TilesetHash.compute(in: database, schema: "main", path: output)
             try database.execute(
-                "INSERT INTO metadata (name, value) VALUES (?, ?), (?, ?), (?, ?)",
+                "INSERT INTO metadata (name, value) VALUES (?, ?), (?, ?), (?, ?), (?, ?)",
                 [
                     .text(beforeApplyKey), .text(baseHash.hex), .text(afterApplyKey), .text(targetHash.hex),
                     .text(hashKey), .text(ownHash.hex),
+                    .text(ltHashChangeKey), .text(try TilesLtHash.changeDigest(from: baseHash.ltHash ?? TilesLtHash(), to: targetHash.ltHash ?? TilesLtHash())),
                 ])
             return try summary(database, schema: "main", tilesSQL: "SELECT tile_data FROM main.tiles")
         }

@@ -21,6 +21,8 @@ public struct TilesetHash: Sendable, Equatable, CustomStringConvertible {
     public let nullTileCount: Int
     /// The first of them as `z/x/y` (TMS row, as stored), if any.
     public var firstNullTile: String? = nil
+    /// The tiles' ``TilesLtHash``, when it was asked for.
+    public var ltHash: TilesLtHash? = nil
 
     public var description: String { hex }
 
@@ -40,8 +42,10 @@ public struct TilesetHash: Sendable, Equatable, CustomStringConvertible {
     /// `declaredHex`: the tiles are checked and counted as always, but not digested, and the hash
     /// is this one (``TilesetHasher/init(declaredHex:)``): for a file whose bytes a signed SHA-256
     /// pins, where whoever signed it computed the hash (MD5 is most of the pass's time).
+    /// `ltHash`: the tiles' ``TilesLtHash`` is computed in the same pass.
     public static func compute(
-        ofFileAt path: String, timeLimit: Double? = nil, immutable: Bool = false, bombCheck: GzipBombCheck.Depth = .trailer, declaredHex: String? = nil
+        ofFileAt path: String, timeLimit: Double? = nil, immutable: Bool = false, bombCheck: GzipBombCheck.Depth = .trailer, declaredHex: String? = nil,
+        ltHash: Bool = false
     ) throws -> TilesetHash {
         guard FileManager.default.fileExists(atPath: path) else {
             throw DeltaError(path: path, reason: .missingFile)
@@ -55,7 +59,8 @@ public struct TilesetHash: Sendable, Equatable, CustomStringConvertible {
         let size = Int(FileManager.default.sizeOfItem(atPath: path))
         do {
             return try database.withTimeLimit(timeLimit ?? SQLiteDatabase.timeLimit(forPassOver: size)) {
-                try compute(in: database, schema: "main", path: path, maximumRows: max(16, size / 4), bombCheck: bombCheck, declaredHex: declaredHex)
+                try compute(
+                    in: database, schema: "main", path: path, maximumRows: max(16, size / 4), bombCheck: bombCheck, declaredHex: declaredHex, ltHash: ltHash)
             }
         } catch let error as SQLiteError {
             throw DeltaError(path: path, reason: .unsupported(error.message))
@@ -64,9 +69,10 @@ public struct TilesetHash: Sendable, Equatable, CustomStringConvertible {
 
     /// Hashes `schema.tiles` on an open connection (the main database or an attached one), inside
     /// whatever transaction is open, so that it sees uncommitted changes.
+    /// `ltHash`: the tiles' ``TilesLtHash`` is computed in the same pass.
     static func compute(
         in database: SQLiteDatabase, schema: String, path: String, maximumRows: Int = .max, bombCheck: GzipBombCheck.Depth = .trailer,
-        declaredHex: String? = nil
+        declaredHex: String? = nil, ltHash: Bool = false
     ) throws -> TilesetHash {
         try TileStoreLayout.requireMBTiles(in: database, schema: schema, path: path)
         let statement = try database.prepare(
@@ -75,7 +81,7 @@ public struct TilesetHash: Sendable, Equatable, CustomStringConvertible {
                    typeof(tile_data) IN ('integer', 'real')
             FROM "\(schema)".tiles ORDER BY zoom_level, tile_column, tile_row
             """)
-        let hasher = try TilesetHasher(declaredHex: declaredHex)
+        let hasher = try TilesetHasher(declaredHex: declaredHex, ltHash: ltHash)
         var rows = 0
         var previous: (z: Int64, x: Int64, y: Int64)?
         while try statement.step() {

@@ -19,6 +19,9 @@ public final class TilesetHasher {
     }
 
     private let digest: Digest
+    /// The rows' multiset hash, when asked for, and what computes it.
+    private var ltHash: TilesLtHash?
+    private let rowHasher: TilesLtHash.RowHasher?
     /// The digest when this hasher computes one.
     private var md5: MD5Hasher? { if case .md5(let md5) = digest { md5 } else { nil } }
     private var last: (zoom: Int, column: Int, row: Int)?
@@ -27,8 +30,11 @@ public final class TilesetHasher {
     /// The first tile with a NULL `tile_data`, as `z/x/y` (TMS row), if any.
     public private(set) var firstNullTile: String?
 
-    public init(declaredHex: String? = nil) throws {
+    /// `ltHash`: the tiles' ``TilesLtHash`` is computed too (``addRow(of:)`` only).
+    public init(declaredHex: String? = nil, ltHash: Bool = false) throws {
         digest = try declaredHex.map { .declared($0.uppercased()) } ?? .md5(MD5Hasher())
+        rowHasher = ltHash ? try TilesLtHash.RowHasher() : nil
+        self.ltHash = ltHash ? TilesLtHash() : nil
     }
 
     /// Adds one tile. `row` is the TMS row as MBTiles stores it; `data` nil stands for a NULL
@@ -62,6 +68,7 @@ public final class TilesetHasher {
                 try statement.withBlob(column) { try md5.update($0) }
             }
         }
+        if let rowHasher { ltHash?.add(try rowHasher.lanes(of: statement)) }
         if statement.isNull(3) {
             nullTileCount += 1
             if firstNullTile == nil { firstNullTile = [0, 1, 2].map { statement.text($0) ?? "NULL" }.joined(separator: "/") }
@@ -76,7 +83,8 @@ public final class TilesetHasher {
         case .md5(let md5): hex = try md5.finalizeHex()
         case .declared(let declared): hex = declared
         }
-        let hash = TilesetHash(hex: hex, tileCount: tileCount, nullTileCount: nullTileCount, firstNullTile: firstNullTile)
+        let hash = TilesetHash(hex: hex, tileCount: tileCount, nullTileCount: nullTileCount, firstNullTile: firstNullTile, ltHash: ltHash)
+        if ltHash != nil { ltHash = TilesLtHash() }
         last = nil
         firstNullTile = nil
         tileCount = 0

@@ -334,7 +334,9 @@ public final class RegionInstaller {
         /// The catalog's, for a full package: its bytes are the ones the signed catalog's SHA-256
         /// names, so its tiles are the ones the publisher hashed. Hashing them again (MD5, a
         /// serial pass at about 600 MB/s: most of the check's time) could only find the
-        /// publisher at odds with itself, which a later delta's result check still finds.
+        /// publisher at odds with itself, which a later delta's result check still finds (by MD5,
+        /// or by the LtHashes the publisher took of its own files).
+        /// Also a delta's result that its apply checked by LtHash (``DeltaSummary/resultChecked``).
         case declared(String)
     }
 

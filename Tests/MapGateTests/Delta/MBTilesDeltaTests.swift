@@ -21,7 +21,11 @@ extension DeltaTests {
             let summary = try MBTilesDelta.make(from: v1, to: v2, output: delta)
 
             #expect(try Files.tiles(of: delta) == MartinSnapshots.difTiles)
-            #expect(try Files.metadata(of: delta) == MartinSnapshots.difMetadata)
+            // martin's rows, and mapgate's one key beside them (which martin ignores).
+            var metadata = try Files.metadata(of: delta)
+            let change = metadata.removeValue(forKey: MBTilesDelta.ltHashChangeKey)
+            #expect(metadata == MartinSnapshots.difMetadata)
+            #expect(change??.count == 64)
             #expect(
                 summary == DeltaSummary(
                     baseHash: MartinSnapshots.v1Hash, targetHash: MartinSnapshots.v2Hash, tilesWritten: 6, tilesRemoved: 3,
@@ -154,6 +158,7 @@ extension DeltaTests {
             #expect(
                 try Files.metadata(of: delta) == [
                     MBTilesDelta.hashKey: TilesetHash.emptyHex, MBTilesDelta.beforeApplyKey: hash, MBTilesDelta.afterApplyKey: hash,
+                    MBTilesDelta.ltHashChangeKey: try TilesLtHash().digest,
                 ])
             try MBTilesDelta.apply(delta: delta, to: base)
             #expect(try Files.tiles(of: base) == tiles)
@@ -213,8 +218,9 @@ extension DeltaTests {
             #expect(try Files.fingerprint(base) == before, "a failed apply changed the base")
         }
 
-        /// With `hashes: .byCaller` a wrong base is not caught by `apply`: the result's own hash
-        /// differs from the `targetHash` the caller is told to check, and the file says the target.
+        /// With `hashes: .byCaller` and a delta without mapgate's LtHash (martin's) a wrong base
+        /// is not caught by `apply`: the result's own hash differs from the `targetHash` the caller
+        /// is told to check, and the file says the target.
         @Test func byCallerLeavesTheResultCheckToTheCaller() throws {
             let directory = try TemporaryDirectory()
             let baseTiles = Files.pyramid(maxZoom: 3, png: true, seed: 11)
@@ -225,10 +231,12 @@ extension DeltaTests {
             try Files.write(target, tiles: targetTiles, metadata: Self.targetMetadata)
             let delta = directory.file("delta.mbtiles")
             let made = try MBTilesDelta.make(from: base, to: target, output: delta)
+            try SQLiteDatabase(path: delta, mode: .readWrite).execute("DELETE FROM metadata WHERE name = ?", [.text(MBTilesDelta.ltHashChangeKey)])
 
             let good = try Files.copy(base, to: directory, as: "good.mbtiles")
             let applied = try MBTilesDelta.apply(delta: delta, to: good, hashes: .byCaller)
             #expect(applied == made)
+            #expect(!applied.resultChecked)
             #expect(try Files.tiles(of: good) == targetTiles)
             #expect(try TilesetHash.compute(ofFileAt: good).hex == applied.targetHash)
 
@@ -239,6 +247,81 @@ extension DeltaTests {
             #expect(unchecked.targetHash == made.targetHash)
             #expect(try Files.metadata(of: changed)[MBTilesDelta.hashKey] == .some(made.targetHash))
             #expect(try TilesetHash.compute(ofFileAt: changed).hex != unchecked.targetHash, "the caller's check is what catches it")
+        }
+
+        /// With mapgate's LtHash in the delta, `hashes: .byCaller` checks the result itself, in the
+        /// time of the changed tiles: a tampered delta, or a base whose replaced tiles are not the
+        /// ones the delta was made for, is refused; a base changed only where the delta does not
+        /// write is not seen (the MD5 of the whole result would see it; documented).
+        @Test func byCallerChecksTheResultByTheDeltasLtHash() throws {
+            let directory = try TemporaryDirectory()
+            let baseTiles = Files.pyramid(maxZoom: 3, png: true, seed: 13)
+            let targetTiles = Self.edited(baseTiles, png: true, seed: 14)
+            let base = directory.file("base.mbtiles")
+            let target = directory.file("target.mbtiles")
+            try Files.write(base, layout: .normalized, tiles: baseTiles, metadata: Self.baseMetadata)
+            try Files.write(target, tiles: targetTiles, metadata: Self.targetMetadata)
+            let delta = directory.file("delta.mbtiles")
+            try MBTilesDelta.make(from: base, to: target, output: delta)
+
+            let good = try Files.copy(base, to: directory, as: "good.mbtiles")
+            let applied = try MBTilesDelta.apply(delta: delta, to: good, hashes: .byCaller)
+            #expect(applied.resultChecked)
+            #expect(try Files.tiles(of: good) == targetTiles)
+            #expect(try TilesetHash.compute(ofFileAt: good).hex == applied.targetHash)
+
+            // A tile the delta replaces, changed in the base: refused.
+            let replacedKey = try #require(targetTiles.keys.sorted().first { baseTiles[$0] != nil && targetTiles[$0] != baseTiles[$0] })
+            let untouchedKey = try #require(baseTiles.keys.sorted().first { targetTiles[$0] == baseTiles[$0] })
+            func changedBase(_ key: TileKey, _ name: String) throws -> String {
+                let copy = directory.file(name)
+                var tiles = baseTiles
+                tiles[key] = .some(Data([0x89, 0x50, 0x4E, 0x47, 1, 2, 3]))
+                try Files.write(copy, layout: .normalized, tiles: tiles, metadata: Self.baseMetadata)
+                return copy
+            }
+            let replaced = try changedBase(replacedKey, "replaced.mbtiles")
+            let error = #expect(throws: DeltaError.self) { try MBTilesDelta.apply(delta: delta, to: replaced, hashes: .byCaller) }
+            guard case .resultTilesMismatch(let expected, let actual)? = error?.reason else {
+                Issue.record("expected resultTilesMismatch, got \(String(describing: error))")
+                return
+            }
+            #expect(expected.count == 16 && actual != expected)
+            #expect(error?.localizedDescription.contains("the delta gives other tiles than it promises") == true)
+
+            // The delta's rows tampered with (its hashes kept): refused.
+            let tampered = try Files.copy(delta, to: directory, as: "tampered.mbtiles")
+            try SQLiteDatabase(path: tampered, mode: .readWrite).execute(
+                "UPDATE tiles SET tile_data = X'89504E4700' WHERE rowid = (SELECT rowid FROM tiles WHERE tile_data IS NOT NULL LIMIT 1)")
+            let fresh = try Files.copy(base, to: directory, as: "fresh.mbtiles")
+            #expect(throws: DeltaError.self) { try MBTilesDelta.apply(delta: tampered, to: fresh, hashes: .byCaller) }
+
+            // A tile the delta does not touch, changed in the base: not seen by the LtHash.
+            let untouched = try changedBase(untouchedKey, "untouched.mbtiles")
+            #expect(try MBTilesDelta.apply(delta: delta, to: untouched, hashes: .byCaller).resultChecked)
+        }
+
+        /// LtHash16 is a multiset hash: the same rows in any order give the same state, and
+        /// adding then removing a row gives the state back; another row gives another state.
+        @Test func theLtHashOfATilesetIsItsRowsSum() throws {
+            let directory = try TemporaryDirectory()
+            let tiles = Files.pyramid(maxZoom: 2, png: true, seed: 15)
+            let flat = directory.file("flat.mbtiles")
+            let normalized = directory.file("normalized.mbtiles")
+            try Files.write(flat, layout: .flat, tiles: tiles, metadata: Self.baseMetadata)
+            try Files.write(normalized, layout: .normalized, tiles: tiles, metadata: Self.baseMetadata)
+            func ltHash(_ path: String) throws -> TilesLtHash {
+                try #require(try TilesetHash.compute(ofFileAt: path, ltHash: true).ltHash)
+            }
+            let state = try ltHash(flat)
+            #expect(state == (try ltHash(normalized)))
+            #expect(state != TilesLtHash())
+            var edited = tiles
+            edited[TileKey(0, 0, 0)] = .some(Data([0x89, 0x50, 0x4E, 0x47, 9]))
+            let other = directory.file("other.mbtiles")
+            try Files.write(other, layout: .flat, tiles: edited, metadata: Self.baseMetadata)
+            #expect(try ltHash(other) != state)
+            #expect(try TilesLtHash.changeDigest(from: state, to: state) == (try TilesLtHash().digest))
         }
 
         @Test func filesThatAreNoDeltaAreRefused() throws {

@@ -316,7 +316,8 @@ import Testing
     }
 
     /// Each bad delta is refused quickly (a view without end included) and the full package
-    /// installs: "wrong-result" changes a tile but keeps the hashes the delta claims; the views
+    /// installs: "wrong-result" changes a tile but keeps the hashes the delta claims (its
+    /// agg_tiles_hash and its LtHash); the views
     /// replace its `tiles` or `metadata` table by a recursive CTE that never ends.
     /// "other-base" is a delta made for other tiles than the installed ones: refused as such,
     /// before it is applied (found by an attack: only the result's hash caught it).
@@ -367,6 +368,11 @@ import Testing
         }
         if fault == "other-base" {
             #expect(client.notices.first?.contains("the delta is made for other tiles: it expects a base whose agg_tiles_hash is 0123456789ABCDEF") == true, "\(client.notices)")
+        }
+        if fault == "wrong-result" {
+            // Caught by the apply, by the LtHash of the delta's changes (publish's deltas carry
+            // it), before the result is validated: the result's tiles are not hashed whole.
+            #expect(client.notices.first?.contains("the delta gives other tiles than it promises (the LtHash of its changes is") == true, "\(client.notices)")
         }
         let leftovers = (try? FileManager.default.contentsOfDirectory(atPath: client.directory.partialPath)) ?? []
         #expect(!leftovers.contains { $0.contains("patching") || $0.contains("installing") }, "\(leftovers)")
