@@ -144,6 +144,34 @@ import Testing
     /// Issue 40, item 4: a run killed between the rename that installed version 2 and its record
     /// leaves version 2's file under version 1's record. The next sync does not apply the delta
     /// onto that file: it says why and installs the full package, whose record then matches.
+    /// A tile the delta does not change, rotted in the installed file under an unchanged stamp
+    /// (same size, inode and time): the delta's LtHash check does not see it, so the update keeps
+    /// it; `verify` then calls the region damaged (not the publisher's fault) and the next `sync`
+    /// installs it again (found by an attack: `verify` blamed the publisher, and `sync` said the
+    /// region was up to date for good).
+    @Test func aTileRottedBeforeADeltaIsFoundByVerifyAndRepairedBySync() throws {
+        let installed = mapgate.dataDirectory + "/regions/plain.mbtiles"
+        let reference = work.file("stamp")
+        #expect(try runProcess("/usr/bin/cp", ["--preserve=timestamps", installed, reference]).status == 0)
+        try sqlite(installed, "UPDATE tiles SET tile_data = zeroblob(length(tile_data)) WHERE zoom_level = 3 AND tile_column = 1 AND tile_row = 1")
+        #expect(try runProcess("/usr/bin/touch", ["-r", reference, installed]).status == 0)
+
+        let updated = try mapgate.run(["sync", "plain"])
+        #expect(updated.status == 0, "\(updated.stderr)")
+        #expect(updated.stdout.contains("plain 1 → 2: updated (delta, "), "\(updated.stdout)")
+        let verified = try mapgate.run(["verify", "plain"])
+        #expect(verified.status == 65, "\(verified.stdout)\(verified.stderr)")
+        #expect(verified.stderr.contains("region plain: damaged:"), "\(verified.stderr)")
+        #expect(verified.stderr.contains("it was updated by a delta, and a tile the delta did not change was damaged before it"), "\(verified.stderr)")
+        #expect(!verified.stderr.contains("tell the publisher"), "\(verified.stderr)")
+        #expect(try mapgate.run(["verify", "plain"]).stderr.contains("found a tile of it damaged"), "a second verify says it again")
+
+        let repaired = try mapgate.run(["sync", "plain"])
+        #expect(repaired.status == 0, "\(repaired.stderr)")
+        #expect(repaired.stderr.contains("installing it again"), "\(repaired.stdout)\(repaired.stderr)")
+        try expectVersionTwoInstalled()
+    }
+
     @Test func aFileNewerThanItsRecordGetsTheFullPackageNotTheDelta() throws {
         let installed = mapgate.dataDirectory + "/regions/plain.mbtiles"
         try FileManager.default.removeItem(atPath: installed)

@@ -16,8 +16,8 @@ public struct DeltaError: MapGateFailure, LocalizedError, Sendable, Equatable {
         case baseMismatch(expected: String, actual: String)
         /// Applying the delta did not give the tileset it promises.
         case resultMismatch(expected: String, actual: String)
-        /// Applying the delta did not give the tiles whose ``TilesLtHash`` it carries (the
-        /// states' fingerprints): a delta made wrong, or a base whose replaced tiles changed.
+        /// Applying the delta did not give the change of ``TilesLtHash`` it carries (the first 16
+        /// hex digits of each digest): a delta made wrong, or a base whose replaced tiles changed.
         case resultTilesMismatch(expected: String, actual: String)
         /// The file holds something the delta format or this implementation cannot handle.
         case unsupported(String)

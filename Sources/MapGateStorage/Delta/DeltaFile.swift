@@ -6,8 +6,8 @@ struct DeltaFile {
     let baseHash: String
     let targetHash: String
     /// ``MBTilesDelta/ltHashChangeKey``, when the delta carries it (mapgate's own deltas do); nil
-    /// otherwise, and when it is not 64 hex digits (the result is then checked by its MD5, as a
-    /// delta from another tool is).
+    /// otherwise, and when it is not 64 lowercase hex digits (the result is then checked by its
+    /// MD5, as a delta from another tool is).
     let ltHashChange: String?
     /// `SELECT zoom_level, tile_column, tile_row, tile_data` over the delta's rows, NULL data for removals.
     let rowsSQL: String
@@ -38,8 +38,9 @@ struct DeltaFile {
             }
             hashes.append(value.uppercased())
         }
-        let change = try TileStoreLayout.metadataValue(MBTilesDelta.ltHashChangeKey, in: database, schema: schema)
-            .flatMap { $0.utf8.count == 64 && $0.allSatisfy(\.isHexDigit) ? $0.lowercased() : nil }
+        // As written: 64 lowercase ASCII hex digits (found by an attack: `isHexDigit` took a
+        // full-width "ａ", and a good delta was refused as made wrong instead of checked by MD5).
+        let change = try TileStoreLayout.metadataValue(MBTilesDelta.ltHashChangeKey, in: database, schema: schema).flatMap { $0.isSHA256Hex ? $0 : nil }
         return DeltaFile(
             baseHash: hashes[0], targetHash: hashes[1], ltHashChange: change, rowsSQL: try rowsSQL(in: database, schema: schema, objects: objects, path: path))
     }

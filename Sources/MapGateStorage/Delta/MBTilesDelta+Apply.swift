@@ -24,8 +24,8 @@ extension MBTilesDelta {
     /// afterwards (``TilesetHash/compute(ofFileAt:)``) and discard it unless the hash equals the
     /// summary's `targetHash`. `sync` does so on another thread while it validates the file.
     /// Unless the delta carries ``MBTilesDelta/ltHashChangeKey`` (mapgate's deltas do): the
-    /// ``TilesLtHash`` of the rows it writes minus the base's rows it replaces or removes is then
-    /// computed, in the time of the changed tiles, and its digest must be that key's (else
+    /// ``TilesLtHash`` of the file's rows at the places the delta names, after its writes minus
+    /// before them, is then computed, in the time of the changed tiles, and its digest must be that key's (else
     /// ``DeltaError/Reason/resultTilesMismatch(expected:actual:)``, nothing kept); the summary's
     /// `resultChecked` says so, and the caller need not hash the file.
     /// That check sees every row the delta replaces, removes or writes, but not a base changed in
@@ -88,12 +88,20 @@ extension MBTilesDelta {
                     throw DeltaError(path: delta, reason: .baseMismatch(expected: file.baseHash, actual: before.hex))
                 }
             }
-            // The rows' multiset hash: minus the rows the delta replaces or removes (read before
-            // they go), plus those it writes. The target's minus the base's, if it is right.
-            let change = hashes == .byCaller ? try file.ltHashChange.map { _ in try ltHashChange(database, rows: file.rowsSQL) } : nil
+            // The rows' multiset hash at the places the delta names: after its writes minus
+            // before them, which must be the target's minus the base's. What landed in the file is
+            // read back, not the delta's rows (found by an attack: in a normalized file whose
+            // image id was stale, a new tile was pointed at the stale image's other bytes, while
+            // the delta's own rows gave the right sum).
+            let before = hashes == .byCaller && file.ltHashChange != nil ? try namedRowsLtHash(database, rows: file.rowsSQL, path: delta) : nil
             try writeTiles(database, layout: layout, rows: file.rowsSQL)
-            if let change, let expected = file.ltHashChange, try change.digest != expected {
-                throw DeltaError(path: delta, reason: .resultTilesMismatch(expected: String(expected.prefix(16)), actual: String(try change.digest.prefix(16))))
+            if let before, let expected = file.ltHashChange {
+                var change = try namedRowsLtHash(database, rows: file.rowsSQL, path: delta)
+                change.remove(before)
+                let actual = try change.digest
+                guard actual == expected else {
+                    throw DeltaError(path: delta, reason: .resultTilesMismatch(expected: String(expected.prefix(16)), actual: String(actual.prefix(16))))
+                }
             }
             try writeMetadata(database)
             if hashes == .inTransaction {
@@ -105,20 +113,33 @@ extension MBTilesDelta {
             try database.execute("DELETE FROM main.metadata WHERE name IN \(reservedKeysSQL)")
             try database.execute("INSERT INTO main.metadata (name, value) VALUES (?, ?)", [.text(hashKey), .text(file.targetHash)])
             var summary = try summary(database, schema: "delta", tilesSQL: file.rowsSQL)
-            summary.resultChecked = change != nil
+            summary.resultChecked = before != nil
             return summary
         } }
     }
 
-    /// The ``TilesLtHash`` of the rows the delta's `rows` give bytes for, minus that of the base's
-    /// rows they name (replaced or removed): the result's minus the base's.
-    private static func ltHashChange(_ database: SQLiteDatabase, rows: String) throws -> TilesLtHash {
+    /// The ``TilesLtHash`` of the rows of `main.tiles` at the places the delta's `rows` name (the
+    /// tiles it replaces or removes, before its writes; those it wrote, after them). `path` names
+    /// the delta in an error.
+    private static func namedRowsLtHash(_ database: SQLiteDatabase, rows: String, path: String) throws -> TilesLtHash {
         var state = TilesLtHash()
         let hasher = try TilesLtHash.RowHasher()
-        let replaced = try database.prepare("SELECT zoom_level, tile_column, tile_row, tile_data FROM main.tiles WHERE \(namedSQL(rows))")
-        while try replaced.step() { state.remove(try hasher.lanes(of: replaced)) }
-        let given = try database.prepare(givenSQL(rows))
-        while try given.step() { state.add(try hasher.lanes(of: given)) }
+        // Hashed as numbers: a coordinate stored as text ('5abc') would hash as the tile 5 it is
+        // not, in a row no client asks for (the MD5 of the result, which hashes it as text, would
+        // have seen it): refused.
+        let named = try database.prepare(
+            """
+            SELECT zoom_level, tile_column, tile_row, tile_data,
+                   typeof(zoom_level) = 'integer' AND typeof(tile_column) = 'integer' AND typeof(tile_row) = 'integer'
+            FROM main.tiles WHERE \(namedSQL(rows))
+            """)
+        while try named.step() {
+            guard named.int(4) != 0 else {
+                let tile = [0, 1, 2].map { named.text(Int32($0)) ?? "NULL" }.joined(separator: "/")
+                throw DeltaError(path: path, reason: .unsupported(L.localized("tile %1$s of the delta has a coordinate that is not an integer", tile)))
+            }
+            state.add(try hasher.lanes(of: named))
+        }
         return state
     }
 

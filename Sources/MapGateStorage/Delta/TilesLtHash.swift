@@ -17,7 +17,7 @@ import MapGateBase
 public struct TilesLtHash: Sendable, Equatable {
     /// Lanes of 16 bits.
     public static let laneCount = 1024
-    /// The state's size in bytes (and in base64, 2,732 characters).
+    /// The state's size in bytes.
     public static let byteCount = laneCount * 2
 
     private(set) var lanes: [UInt16]
@@ -38,7 +38,7 @@ public struct TilesLtHash: Sendable, Equatable {
     /// `written − replaced = target − base`.
     public static func changeDigest(from base: TilesLtHash, to target: TilesLtHash) throws -> String {
         var change = target
-        change.remove(base.lanes)
+        change.remove(base)
         return try change.digest
     }
 
@@ -64,11 +64,26 @@ public struct TilesLtHash: Sendable, Equatable {
     }
 
     mutating func add(_ row: [UInt16]) {
-        for index in 0..<Self.laneCount { lanes[index] &+= row[index] }
+        precondition(row.count == Self.laneCount)
+        lanes.withUnsafeMutableBufferPointer { lanes in
+            row.withUnsafeBufferPointer { row in
+                for index in 0..<Self.laneCount { lanes[index] &+= row[index] }
+            }
+        }
     }
 
     mutating func remove(_ row: [UInt16]) {
-        for index in 0..<Self.laneCount { lanes[index] &-= row[index] }
+        precondition(row.count == Self.laneCount)
+        lanes.withUnsafeMutableBufferPointer { lanes in
+            row.withUnsafeBufferPointer { row in
+                for index in 0..<Self.laneCount { lanes[index] &-= row[index] }
+            }
+        }
+    }
+
+    /// Takes away a set's hash (its rows, all of them).
+    mutating func remove(_ other: TilesLtHash) {
+        remove(other.lanes)
     }
 
     /// Hashes rows one by one (two libcrypto contexts, kept). Not `Sendable`.

@@ -40,6 +40,16 @@ extension InstalledRegion {
         return restamped == other
     }
 
+    /// The SHA-256 recorded for a file whose tiles `verify` found damaged under the hash the
+    /// install recorded (``RegionLibrary/markTilesDamaged(of:)``): no file's, so every look calls
+    /// it damaged until it is installed again.
+    public static let damagedTilesMark = "tiles-found-damaged-by-verify"
+
+    /// Why such a file is damaged.
+    public static var damagedTilesReason: String {
+        L.localized("'mapgate verify' found a tile of it damaged (a tile a delta did not change, damaged before the update)")
+    }
+
     /// What became of the file installed for this record.
     public enum Condition: Sendable, Equatable {
         /// As installed.
@@ -68,6 +78,7 @@ extension InstalledRegion {
         let source = source ?? path
         guard let stamp = RegionFileStamp(path: source) else { return .damaged(L.localized("the file %1$s is missing", path)) }
         guard stamp.size == size else { return .damaged(L.localized("its size is %1$s bytes, %2$s were installed", "\(stamp.size)", "\(size)")) }
+        if sha256 == Self.damagedTilesMark { return .damaged(Self.damagedTilesReason) }
         if stamp == fileStamp { return .intact }
         guard fileStamp != nil || hashingUnstamped else { return .intact }
         let hashed: (hash: String, stamp: RegionFileStamp?)

@@ -275,6 +275,11 @@ public final class RegionLibrary {
         /// which was the catalog's word for a full package (not hashed at install): the
         /// publisher's package and catalog disagree, and installing it again would change nothing.
         public var tilesAreNotTheCatalogs = false
+        /// The bytes are the ones installed, but their tiles are not the version's, and a delta
+        /// made them (``InstalledRegion/deltaSHA256``): a tile the delta did not change was
+        /// damaged before it (the delta's LtHash check sees only the tiles it changes). `verify`
+        /// then has the region called damaged until it is installed again (``markTilesDamaged(of:)``).
+        public var tilesDamaged = false
         public var isIntact: Bool { problem == nil }
     }
 
@@ -297,7 +302,7 @@ public final class RegionLibrary {
         let deadline = MonotonicClock.seconds + writerTimeout
         // Tiles that are not the catalog's hash, in the bytes the record names, are no writer's
         // half-way state: looked at once.
-        while !result.isIntact, !result.tilesAreNotTheCatalogs, looks < 3 {
+        while !result.isIntact, !result.tilesAreNotTheCatalogs, !result.tilesDamaged, looks < 3 {
             looks += 1
             DirectoryLock.waitForWriters(in: directory, timeout: max(0, deadline - MonotonicClock.seconds)) {
                 if !said { onWait() }
@@ -325,6 +330,20 @@ public final class RegionLibrary {
         // the rotten file up to date); a writer at work longer is left to finish.
         guard checked.fileStamp != nil, let lock = try? DirectoryLock(directory: directory, timeout: 5) else { return }
         distrustStamp(of: checked, lock: lock)
+    }
+
+    /// Has a region whose tiles `verify` found damaged under the file hash it recorded
+    /// (``Verification/tilesDamaged``) called damaged from now on, by every look (`list`, `sync`,
+    /// the server), until it is installed again: its SHA-256 is recorded as
+    /// ``InstalledRegion/damagedTilesMark``, which no file has. Best effort, as ``distrustStamp(of:)``.
+    public func markTilesDamaged(of checked: InstalledRegion) {
+        guard let lock = try? DirectoryLock(directory: directory, timeout: 5) else { return }
+        withExtendedLifetime(lock) {
+            guard let now = try? registry.region(checked.id), now == checked else { return }
+            var marked = now
+            marked.sha256 = InstalledRegion.damagedTilesMark
+            try? registry.database.transaction { try registry.save(marked) }
+        }
     }
 
     /// The same, under the writers' lock the caller holds (`mirror`).
@@ -379,6 +398,7 @@ public final class RegionLibrary {
         guard size == record.size else {
             return Verification(region: record, problem: L.localized("size is %1$s bytes, %2$s were installed", "\(size)", "\(record.size)"))
         }
+        if record.sha256 == InstalledRegion.damagedTilesMark { return Verification(region: record, problem: InstalledRegion.damagedTilesReason) }
         // A file a writer deletes between the look above and these reads is a problem found, looked
         // at again by `verify` (found by an attack: "cannot read … to hash it", 74).
         do {
@@ -400,6 +420,17 @@ public final class RegionLibrary {
             } catch {
                 return Verification(
                     region: record, problem: L.localized("its tiles could not be hashed: %1$s", errorMessage(error)), isUnreadable: true)
+            }
+            if computed.hex != recorded.uppercased(), record.deltaSHA256 != nil {
+                // Updated by a delta: its file hash is the result's, which kept whatever was
+                // damaged in the tiles the delta did not change (found by an attack: a tile rotted
+                // under an unchanged stamp was blamed on the publisher, and never repaired).
+                return Verification(
+                    region: record,
+                    problem: L.localized(
+                        "its tiles hash to %1$s, not the %2$s of its version: it was updated by a delta, and a tile the delta did not change was damaged before it (the delta's check sees only the tiles it changes)",
+                        computed.hex, recorded),
+                    tilesDamaged: true)
             }
             if computed.hex != recorded.uppercased() {
                 return Verification(

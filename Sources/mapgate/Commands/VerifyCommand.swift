@@ -48,6 +48,7 @@ struct VerifyCommand: Command {
             }
             // So that the advice below works: the next `sync` hashes the file instead of trusting its stamp.
             if result.bytesDiffer { try? context.regionLibrary().distrustStamp(of: result.region) }
+            if result.tilesDamaged { try? context.regionLibrary().markTilesDamaged(of: result.region) }
             if context.json {
                 context.console.json(
                     Line(

@@ -301,6 +301,62 @@ extension DeltaTests {
             #expect(try MBTilesDelta.apply(delta: delta, to: untouched, hashes: .byCaller).resultChecked)
         }
 
+        /// The check hashes what landed in the file, not the delta's rows: in a normalized base
+        /// whose image was changed under its old id (`tile_id` the MD5 of other bytes), a tile the
+        /// delta writes with the old bytes is pointed at the changed image, and is refused (found
+        /// by an attack: the delta's own rows gave the right sum, and the wrong tile installed).
+        @Test func byCallerChecksWhatLandedInTheFileNotTheDeltasRows() throws {
+            let directory = try TemporaryDirectory()
+            var baseTiles = Files.pyramid(maxZoom: 2, png: true, seed: 16)
+            let old = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 7, 7, 7])
+            baseTiles[TileKey(2, 0, 0)] = .some(old)
+            var targetTiles = baseTiles
+            targetTiles[TileKey(2, 3, 3)] = .some(old)  // a tile changed to bytes an image already has
+            let base = directory.file("base.mbtiles")
+            let target = directory.file("target.mbtiles")
+            try Files.write(base, layout: .normalized, tiles: baseTiles, metadata: Self.baseMetadata)
+            try Files.write(target, tiles: targetTiles, metadata: Self.targetMetadata)
+            let delta = directory.file("delta.mbtiles")
+            try MBTilesDelta.make(from: base, to: target, output: delta)
+            // The installed copy's image changed in place, its id kept (as pngquant over a
+            // normalized file does); 2/0/0 is a tile the delta does not touch.
+            // Its id as martin's normalized files (and the apply) make it: the MD5 of the bytes.
+            let oldFile = directory.file("old.bin")
+            try old.write(to: URL(fileURLWithPath: oldFile))
+            let md5 = String(try runProcess("/usr/bin/md5sum", [oldFile]).stdout.prefix(32))
+            let stale = try Files.copy(base, to: directory, as: "stale.mbtiles")
+            let database = try SQLiteDatabase(path: stale, mode: .readWrite)
+            try database.execute("UPDATE map SET tile_id = '\(md5)' WHERE tile_id = (SELECT tile_id FROM images WHERE tile_data = ?)", [.blob(old)])
+            try database.execute("UPDATE images SET tile_id = '\(md5)', tile_data = X'89504E470D0A1A0A0808' WHERE tile_data = ?", [.blob(old)])
+
+            let error = #expect(throws: DeltaError.self) { try MBTilesDelta.apply(delta: delta, to: stale, hashes: .byCaller) }
+            guard case .resultTilesMismatch? = error?.reason else {
+                Issue.record("expected resultTilesMismatch, got \(String(describing: error))")
+                return
+            }
+        }
+
+        /// A key that is not 64 lowercase ASCII hex digits is no key: the result is left to the
+        /// caller's MD5, never refused as made wrong (found by an attack: a full-width "ａ" passed
+        /// as a hex digit, and a good delta was refused).
+        @Test(arguments: ["ａ" + String(repeating: "0", count: 61), String(repeating: "A", count: 64), String(repeating: "g", count: 64), "00"])
+        func aKeyThatIsNotLowercaseHexIsNoKey(value: String) throws {
+            let directory = try TemporaryDirectory()
+            let baseTiles = Files.pyramid(maxZoom: 2, png: true, seed: 17)
+            let targetTiles = Self.edited(baseTiles, png: true, seed: 18)
+            let base = directory.file("base.mbtiles")
+            let target = directory.file("target.mbtiles")
+            try Files.write(base, tiles: baseTiles, metadata: Self.baseMetadata)
+            try Files.write(target, tiles: targetTiles, metadata: Self.targetMetadata)
+            let delta = directory.file("delta.mbtiles")
+            try MBTilesDelta.make(from: base, to: target, output: delta)
+            try SQLiteDatabase(path: delta, mode: .readWrite).execute(
+                "UPDATE metadata SET value = ? WHERE name = ?", [.text(value), .text(MBTilesDelta.ltHashChangeKey)])
+            let applied = try MBTilesDelta.apply(delta: delta, to: base, hashes: .byCaller)
+            #expect(!applied.resultChecked)
+            #expect(try Files.tiles(of: base) == targetTiles)
+        }
+
         /// LtHash16 is a multiset hash: the same rows in any order give the same state, and
         /// adding then removing a row gives the state back; another row gives another state.
         @Test func theLtHashOfATilesetIsItsRowsSum() throws {
