@@ -93,15 +93,18 @@ extension MBTilesDelta {
             // read back, not the delta's rows (found by an attack: in a normalized file whose
             // image id was stale, a new tile was pointed at the stale image's other bytes, while
             // the delta's own rows gave the right sum).
-            let before = hashes == .byCaller && file.ltHashChange != nil ? try namedRowsLtHash(database, rows: file.rowsSQL, path: delta) : nil
+            let checksLtHash = hashes == .byCaller && file.ltHashChange != nil
+            if checksLtHash { try database.execute(checkedPlacesSQL(layout: layout, rows: file.rowsSQL)) }
+            let before = checksLtHash ? try checkedRowsLtHash(database, path: delta) : nil
             try writeTiles(database, layout: layout, rows: file.rowsSQL)
             if let before, let expected = file.ltHashChange {
-                var change = try namedRowsLtHash(database, rows: file.rowsSQL, path: delta)
+                var change = try checkedRowsLtHash(database, path: delta)
                 change.remove(before)
                 let actual = try change.digest
                 guard actual == expected else {
                     throw DeltaError(path: delta, reason: .resultTilesMismatch(expected: String(expected.prefix(16)), actual: String(actual.prefix(16))))
                 }
+                try database.execute("DROP TABLE temp.mapgate_checked_places")
             }
             try writeMetadata(database)
             if hashes == .inTransaction {
@@ -118,10 +121,32 @@ extension MBTilesDelta {
         } }
     }
 
-    /// The ``TilesLtHash`` of the rows of `main.tiles` at the places the delta's `rows` name (the
-    /// tiles it replaces or removes, before its writes; those it wrote, after them). `path` names
+    /// Makes `temp.mapgate_checked_places`: every place whose tile the apply can change. The
+    /// places the delta's `rows` name; in a normalized file also those whose `map` row uses an
+    /// image id the delta's tiles get, which a new image makes visible through the `tiles` view
+    /// (found by an attack: a `map` row left pointing at no image in an earlier version showed a
+    /// tile no version has once the delta added an image of that id).
+    private static func checkedPlacesSQL(layout: TileStoreLayout, rows: String) -> String {
+        let md5 = SQLiteDatabase.md5HexFunction
+        let named = "SELECT zoom_level, tile_column, tile_row FROM (\(rows))"
+        let sharing: String
+        switch layout {
+        case .flat, .flatWithHash:
+            sharing = ""
+        case .normalized(let lowercaseIDs):
+            let id = lowercaseIDs ? "lower(\(md5)(tile_data))" : "\(md5)(tile_data)"
+            sharing = " UNION SELECT zoom_level, tile_column, tile_row FROM main.map WHERE tile_id IN (SELECT \(id) FROM (\(givenSQL(rows))))"
+        case .zoomKeyedImages:
+            sharing =
+                " UNION SELECT zoom_level, tile_column, tile_row FROM main.map WHERE (zoom_level, tile_id) IN (SELECT zoom_level, lower(\(md5)(tile_data)) FROM (\(givenSQL(rows))))"
+        }
+        return "CREATE TEMP TABLE mapgate_checked_places AS \(named)\(sharing)"
+    }
+
+    /// The ``TilesLtHash`` of the rows of `main.tiles` at the places of
+    /// `temp.mapgate_checked_places` (before the delta's writes, and after them). `path` names
     /// the delta in an error.
-    private static func namedRowsLtHash(_ database: SQLiteDatabase, rows: String, path: String) throws -> TilesLtHash {
+    private static func checkedRowsLtHash(_ database: SQLiteDatabase, path: String) throws -> TilesLtHash {
         var state = TilesLtHash()
         let hasher = try TilesLtHash.RowHasher()
         // Hashed as numbers: a coordinate stored as text ('5abc') would hash as the tile 5 it is
@@ -131,7 +156,8 @@ extension MBTilesDelta {
             """
             SELECT zoom_level, tile_column, tile_row, tile_data,
                    typeof(zoom_level) = 'integer' AND typeof(tile_column) = 'integer' AND typeof(tile_row) = 'integer'
-            FROM main.tiles WHERE \(namedSQL(rows))
+            FROM main.tiles
+            WHERE (zoom_level, tile_column, tile_row) IN (SELECT zoom_level, tile_column, tile_row FROM temp.mapgate_checked_places)
             """)
         while try named.step() {
             guard named.int(4) != 0 else {

@@ -335,14 +335,20 @@ public final class RegionLibrary {
     /// Has a region whose tiles `verify` found damaged under the file hash it recorded
     /// (``Verification/tilesDamaged``) called damaged from now on, by every look (`list`, `sync`,
     /// the server), until it is installed again: its SHA-256 is recorded as
-    /// ``InstalledRegion/damagedTilesMark``, which no file has. Best effort, as ``distrustStamp(of:)``.
-    public func markTilesDamaged(of checked: InstalledRegion) {
-        guard let lock = try? DirectoryLock(directory: directory, timeout: 5) else { return }
-        withExtendedLifetime(lock) {
-            guard let now = try? registry.region(checked.id), now == checked else { return }
-            var marked = now
-            marked.sha256 = InstalledRegion.damagedTilesMark
-            try? registry.database.transaction { try registry.save(marked) }
+    /// ``InstalledRegion/damagedTilesMark``, which no file has. Under the data directory's lock
+    /// (waiting up to `timeout` seconds for a writer), only while the record is still the one
+    /// checked (a new stamp of the same file recorded since is the same install: found by an
+    /// attack, the check's own restamp made the mark skip). Returns whether it was recorded.
+    public func markTilesDamaged(of checked: InstalledRegion, timeout: Double = 30) -> Bool {
+        guard let lock = try? DirectoryLock(directory: directory, timeout: timeout) else { return false }
+        return withExtendedLifetime(lock) {
+            guard var now = try? registry.region(checked.id) else { return false }
+            let stamp = now.fileStamp
+            now.fileStamp = checked.fileStamp
+            guard now == checked else { return false }
+            now.fileStamp = stamp
+            now.sha256 = InstalledRegion.damagedTilesMark
+            return (try? registry.database.transaction { try registry.save(now) }) != nil
         }
     }
 
@@ -420,6 +426,12 @@ public final class RegionLibrary {
             } catch {
                 return Verification(
                     region: record, problem: L.localized("its tiles could not be hashed: %1$s", errorMessage(error)), isUnreadable: true)
+            }
+            // Hashed by its path: a file renamed in by a writer since its SHA-256 was taken
+            // (`sync`) is no verdict on either file, but a change to look at again (found by an
+            // attack: a good region was called damaged while a delta sync ran).
+            if computed.hex != recorded.uppercased(), stamp == nil || RegionFileStamp(path: path) != stamp {
+                return Verification(region: record, problem: L.localized("the file %1$s changed while it was checked", path))
             }
             if computed.hex != recorded.uppercased(), record.deltaSHA256 != nil {
                 // Updated by a delta: its file hash is the result's, which kept whatever was

@@ -48,7 +48,9 @@ struct VerifyCommand: Command {
             }
             // So that the advice below works: the next `sync` hashes the file instead of trusting its stamp.
             if result.bytesDiffer { try? context.regionLibrary().distrustStamp(of: result.region) }
-            if result.tilesDamaged { try? context.regionLibrary().markTilesDamaged(of: result.region) }
+            // Said when the mark could not be recorded (another mapgate at work for long, a data
+            // directory this user cannot write): `sync` would call the region up to date.
+            let unmarked = result.tilesDamaged && (try? context.regionLibrary().markTilesDamaged(of: result.region)) != true
             if context.json {
                 context.console.json(
                     Line(
@@ -60,6 +62,11 @@ struct VerifyCommand: Command {
             } else if let problem = result.problem, result.isUnreadable {
                 // Not called damaged, and no advice to install it again: that would not help.
                 context.console.error(L.localized("region %1$s: cannot be checked: %2$s (nothing was changed; check the disk or the permissions, then verify again)", "\(id)", "\(problem)"))
+            } else if let problem = result.problem, unmarked {
+                context.console.error(
+                    L.localized(
+                        "region %1$s: damaged: %2$s; it could not be marked for 'mapgate sync' to install it again (another mapgate is at work, or this user cannot write the data directory): run 'mapgate verify %1$s' again as its owner once it is done, then 'mapgate sync %1$s'",
+                        "\(id)", "\(problem)"))
             } else if let problem = result.problem {
                 context.console.error(L.localized("region %1$s: damaged: %2$s; %3$s", "\(id)", "\(problem)", "\(RegionLibrary.repairAdvice(for: result.region))"))
             } else {

@@ -336,6 +336,41 @@ extension DeltaTests {
             }
         }
 
+        /// An image the delta adds is seen through every `map` row that uses its id, not only at
+        /// the places the delta names: a row left pointing at no image (hidden by the `tiles`
+        /// view) shows the new image at a place no version has, and the delta is refused (found by
+        /// an attack: it was installed, and `tile` served the tile).
+        @Test func byCallerSeesAnImageTheDeltaAddsWhereverItIsUsed() throws {
+            let directory = try TemporaryDirectory()
+            let baseTiles = Files.pyramid(maxZoom: 2, png: true, seed: 19)
+            let added = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 5, 5, 5])
+            var targetTiles = baseTiles
+            targetTiles[TileKey(2, 3, 3)] = .some(added)
+            let base = directory.file("base.mbtiles")
+            let target = directory.file("target.mbtiles")
+            try Files.write(base, layout: .normalized, tiles: baseTiles, metadata: Self.baseMetadata)
+            try Files.write(target, tiles: targetTiles, metadata: Self.targetMetadata)
+            let delta = directory.file("delta.mbtiles")
+            try MBTilesDelta.make(from: base, to: target, output: delta)
+            let addedFile = directory.file("added.bin")
+            try added.write(to: URL(fileURLWithPath: addedFile))
+            let md5 = String(try runProcess("/usr/bin/md5sum", [addedFile]).stdout.prefix(32))
+            // The installed copy has a `map` row at 3/0/0 whose image is missing: no tile there.
+            let dangling = try Files.copy(base, to: directory, as: "dangling.mbtiles")
+            try SQLiteDatabase(path: dangling, mode: .readWrite).execute("INSERT INTO map (zoom_level, tile_column, tile_row, tile_id) VALUES (3, 0, 0, '\(md5)')")
+            #expect(try Files.tiles(of: dangling)[TileKey(3, 0, 0)] == nil)
+
+            let error = #expect(throws: DeltaError.self) { try MBTilesDelta.apply(delta: delta, to: dangling, hashes: .byCaller) }
+            guard case .resultTilesMismatch? = error?.reason else {
+                Issue.record("expected resultTilesMismatch, got \(String(describing: error))")
+                return
+            }
+            // Without the row, the same delta applies and is checked.
+            let clean = try Files.copy(base, to: directory, as: "clean.mbtiles")
+            #expect(try MBTilesDelta.apply(delta: delta, to: clean, hashes: .byCaller).resultChecked)
+            #expect(try Files.tiles(of: clean) == targetTiles)
+        }
+
         /// A key that is not 64 lowercase ASCII hex digits is no key: the result is left to the
         /// caller's MD5, never refused as made wrong (found by an attack: a full-width "ａ" passed
         /// as a hex digit, and a good delta was refused).

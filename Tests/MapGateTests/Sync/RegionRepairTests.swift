@@ -42,6 +42,32 @@ import Testing
         #expect(try SyncHarness.tiles(of: path) == (try SyncHarness.tiles(of: source)))
     }
 
+    /// `verify`'s mark of a region whose tiles it found damaged (``RegionLibrary/markTilesDamaged(of:timeout:)``):
+    /// not recorded while a writer holds the data directory (said, not silent: found by an
+    /// attack), recorded across a new stamp of the same file (found by the same attack: the
+    /// check's own restamp made it skip), never over another install; once recorded, `sync`
+    /// installs the region again.
+    @Test func theDamagedTilesMarkWaitsForNoWriterAndSurvivesARestamp() throws {
+        let library = harness.library
+        let checked = try library.region("r")
+        do {
+            let busy = try DirectoryLock(directory: harness.directory)
+            #expect(!library.markTilesDamaged(of: checked, timeout: 0.2), "recorded under another writer's lock")
+            withExtendedLifetime(busy) {}
+        }
+        // A new stamp of the same bytes recorded since the check: the same install.
+        library.recordStamp(RegionFileStamp(size: checked.size, modified: 1, inode: 1), of: checked)
+        #expect(try library.region("r").fileStamp?.inode == 1)
+        #expect(library.markTilesDamaged(of: checked, timeout: 5))
+        #expect(try library.region("r").sha256 == InstalledRegion.damagedTilesMark)
+        #expect(try library.region("r").condition(ofFileAt: path) == .damaged(InstalledRegion.damagedTilesReason))
+        let (outcome, notices) = try sync()
+        guard case .repaired = outcome else { Issue.record("expected a repair, got \(outcome) \(notices)"); return }
+        #expect(try library.region("r").sha256.isSHA256Hex)
+        // Another install since the check: not marked.
+        #expect(!library.markTilesDamaged(of: checked, timeout: 5))
+    }
+
     @Test func theStampIsRecordedAtInstall() throws {
         let record = try harness.library.region("r")
         #expect(record.fileStamp == RegionFileStamp(path: path))
