@@ -140,6 +140,7 @@ extension MBTilesDelta {
             sharing =
                 " UNION SELECT zoom_level, tile_column, tile_row FROM main.map WHERE (zoom_level, tile_id) IN (SELECT zoom_level, lower(\(md5)(tile_data)) FROM (\(givenSQL(rows))))"
         }
+        // (not translated: SQL)
         return "CREATE TEMP TABLE mapgate_checked_places AS \(named)\(sharing)"
     }
 
