@@ -307,27 +307,14 @@ extension DeltaTests {
         /// by an attack: the delta's own rows gave the right sum, and the wrong tile installed).
         @Test func byCallerChecksWhatLandedInTheFileNotTheDeltasRows() throws {
             let directory = try TemporaryDirectory()
-            var baseTiles = Files.pyramid(maxZoom: 2, png: true, seed: 16)
             let old = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 7, 7, 7])
-            baseTiles[TileKey(2, 0, 0)] = .some(old)
-            var targetTiles = baseTiles
-            targetTiles[TileKey(2, 3, 3)] = .some(old)  // a tile changed to bytes an image already has
-            let base = directory.file("base.mbtiles")
-            let target = directory.file("target.mbtiles")
-            try Files.write(base, layout: .normalized, tiles: baseTiles, metadata: Self.baseMetadata)
-            try Files.write(target, tiles: targetTiles, metadata: Self.targetMetadata)
-            let delta = directory.file("delta.mbtiles")
-            try MBTilesDelta.make(from: base, to: target, output: delta)
-            // The installed copy's image changed in place, its id kept (as pngquant over a
-            // normalized file does); 2/0/0 is a tile the delta does not touch.
-            // Its id as martin's normalized files (and the apply) make it: the MD5 of the bytes.
-            let oldFile = directory.file("old.bin")
-            try old.write(to: URL(fileURLWithPath: oldFile))
-            let md5 = String(try runProcess("/usr/bin/md5sum", [oldFile]).stdout.prefix(32))
+            let (base, delta, _, imageID) = try Self.normalizedDelta(writing: old, seed: 16, in: directory) { $0[TileKey(2, 0, 0)] = .some(old) }
+            // The installed copy's image of 2/0/0 (a tile the delta does not touch) changed in
+            // place, its id kept (as pngquant over a normalized file does).
             let stale = try Files.copy(base, to: directory, as: "stale.mbtiles")
             let database = try SQLiteDatabase(path: stale, mode: .readWrite)
-            try database.execute("UPDATE map SET tile_id = '\(md5)' WHERE tile_id = (SELECT tile_id FROM images WHERE tile_data = ?)", [.blob(old)])
-            try database.execute("UPDATE images SET tile_id = '\(md5)', tile_data = X'89504E470D0A1A0A0808' WHERE tile_data = ?", [.blob(old)])
+            try database.execute("UPDATE map SET tile_id = '\(imageID)' WHERE tile_id = (SELECT tile_id FROM images WHERE tile_data = ?)", [.blob(old)])
+            try database.execute("UPDATE images SET tile_id = '\(imageID)', tile_data = X'89504E470D0A1A0A0808' WHERE tile_data = ?", [.blob(old)])
 
             let error = #expect(throws: DeltaError.self) { try MBTilesDelta.apply(delta: delta, to: stale, hashes: .byCaller) }
             guard case .resultTilesMismatch? = error?.reason else {
@@ -342,19 +329,8 @@ extension DeltaTests {
         /// an attack: it was installed, and `tile` served the tile).
         @Test func byCallerSeesAnImageTheDeltaAddsWhereverItIsUsed() throws {
             let directory = try TemporaryDirectory()
-            let baseTiles = Files.pyramid(maxZoom: 2, png: true, seed: 19)
             let added = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 5, 5, 5])
-            var targetTiles = baseTiles
-            targetTiles[TileKey(2, 3, 3)] = .some(added)
-            let base = directory.file("base.mbtiles")
-            let target = directory.file("target.mbtiles")
-            try Files.write(base, layout: .normalized, tiles: baseTiles, metadata: Self.baseMetadata)
-            try Files.write(target, tiles: targetTiles, metadata: Self.targetMetadata)
-            let delta = directory.file("delta.mbtiles")
-            try MBTilesDelta.make(from: base, to: target, output: delta)
-            let addedFile = directory.file("added.bin")
-            try added.write(to: URL(fileURLWithPath: addedFile))
-            let md5 = String(try runProcess("/usr/bin/md5sum", [addedFile]).stdout.prefix(32))
+            let (base, delta, targetTiles, md5) = try Self.normalizedDelta(writing: added, seed: 19, in: directory)
             // The installed copy has a `map` row at 3/0/0 whose image is missing: no tile there.
             let dangling = try Files.copy(base, to: directory, as: "dangling.mbtiles")
             try SQLiteDatabase(path: dangling, mode: .readWrite).execute("INSERT INTO map (zoom_level, tile_column, tile_row, tile_id) VALUES (3, 0, 0, '\(md5)')")
@@ -392,8 +368,9 @@ extension DeltaTests {
             #expect(try Files.tiles(of: base) == targetTiles)
         }
 
-        /// LtHash16 is a multiset hash: the same rows in any order give the same state, and
-        /// adding then removing a row gives the state back; another row gives another state.
+        /// LtHash16 is a hash of the rows alone: the same rows in either layout give the same
+        /// state, another tile's bytes another state, and a state's change from itself is the
+        /// empty set's.
         @Test func theLtHashOfATilesetIsItsRowsSum() throws {
             let directory = try TemporaryDirectory()
             let tiles = Files.pyramid(maxZoom: 2, png: true, seed: 15)
@@ -540,6 +517,27 @@ extension DeltaTests {
                 }
             }
             return result
+        }
+
+        /// A normalized base (a pyramid to zoom 2, changed by `editing`), a target in which tile
+        /// 2/3/3 becomes `bytes`, the delta between them, and the id the apply gives the image of
+        /// `bytes` in a normalized file (martin's: the MD5 of the bytes, lower case as these files' ids are).
+        static func normalizedDelta(
+            writing bytes: Data, seed: UInt64, in directory: TemporaryDirectory, editing: (inout [TileKey: Data?]) -> Void = { _ in }
+        ) throws -> (base: String, delta: String, targetTiles: [TileKey: Data?], imageID: String) {
+            var baseTiles = Files.pyramid(maxZoom: 2, png: true, seed: seed)
+            editing(&baseTiles)
+            var targetTiles = baseTiles
+            targetTiles[TileKey(2, 3, 3)] = .some(bytes)
+            let base = directory.file("base.mbtiles")
+            let target = directory.file("target.mbtiles")
+            try Files.write(base, layout: .normalized, tiles: baseTiles, metadata: baseMetadata)
+            try Files.write(target, tiles: targetTiles, metadata: targetMetadata)
+            let delta = directory.file("delta.mbtiles")
+            try MBTilesDelta.make(from: base, to: target, output: delta)
+            let bytesFile = directory.file("bytes.bin")
+            try bytes.write(to: URL(fileURLWithPath: bytesFile))
+            return (base, delta, targetTiles, String(try runProcess("/usr/bin/md5sum", [bytesFile]).stdout.prefix(32)))
         }
 
         static func expectNoOrphanImages(_ path: String) throws {
