@@ -14,7 +14,7 @@ public struct DeltaSummary: Sendable, Equatable {
     /// Metadata entries removed (rows with NULL `value`).
     public let metadataRemoved: Int
     /// Whether ``MBTilesDelta/apply(delta:to:hashes:baseHash:flushesOnCommit:)`` checked the
-    /// result's tiles itself (by the delta's ``TilesLtHash``es), so that the caller need not hash them.
+    /// result's tiles itself (by the ``TilesLtHash`` of the delta's change), so that the caller need not hash them.
     public var resultChecked = false
 
     public init(

@@ -41,7 +41,7 @@ extension InstalledRegion {
     }
 
     /// The SHA-256 recorded for a file whose tiles `verify` found damaged under the hash the
-    /// install recorded (``RegionLibrary/markTilesDamaged(of:)``): no file's, so every look calls
+    /// install recorded (``RegionLibrary/markTilesDamaged(of:timeout:)``): no file's, so every look calls
     /// it damaged until it is installed again.
     public static let damagedTilesMark = "tiles-found-damaged-by-verify"
 

@@ -278,7 +278,7 @@ public final class RegionLibrary {
         /// The bytes are the ones installed, but their tiles are not the version's, and a delta
         /// made them (``InstalledRegion/deltaSHA256``): a tile the delta did not change was
         /// damaged before it (the delta's LtHash check sees only the tiles it changes). `verify`
-        /// then has the region called damaged until it is installed again (``markTilesDamaged(of:)``).
+        /// then has the region called damaged until it is installed again (``markTilesDamaged(of:timeout:)``).
         public var tilesDamaged = false
         public var isIntact: Bool { problem == nil }
     }

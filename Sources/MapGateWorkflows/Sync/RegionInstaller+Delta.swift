@@ -78,7 +78,7 @@ extension RegionInstaller {
         } catch {
             throw RegionError(region: region.id, reason: L.localized("cannot copy the installed file to apply the delta: %1$s", "\(errorMessage(error))"), kind: .io)
         }
-        // The result's tiles are checked by the apply (a delta with LtHashes) or below, on another
+        // The result's tiles are checked by the apply (a delta with its change's LtHash) or below, on another
         // thread while the file is validated (the result's MD5 against the catalog's). The base's
         // is not hashed again: it was recorded at install, and a base changed since then cannot
         // give the declared result.
@@ -96,9 +96,9 @@ extension RegionInstaller {
                 region: region.id, reason: L.localized("the delta gives tiles with hash %1$s, the catalog declares %2$s", "\(summary.targetHash)", "\(expected)"), kind: .badData)
         }
         let result = compactedIfGrown(patched, region: region, notice: notice)
-        // A delta that carries its base's and result's LtHash had its result checked by the apply,
-        // in the time of its changed tiles: the result's tiles are not hashed again (the pass
-        // is most of the check's time). Another (martin's) is hashed whole, as before.
+        // A delta that carries the LtHash of its change had its result checked by the apply, in
+        // the time of its changed tiles: the result's tiles are not hashed again (the pass is
+        // most of the check's time). Another (martin's) is hashed whole, as before.
         let contentHash: ContentHash = summary.resultChecked ? .declared(summary.targetHash) : .computed(mustBe: summary.targetHash)
         try checkAndInstall(result, contentHash: contentHash, from: "the delta", delta: package.sha256, region: region, stage: stage, authorization: authorization)
         keepDelta(package)
