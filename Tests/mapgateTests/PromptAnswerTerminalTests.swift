@@ -73,6 +73,26 @@ import Testing
         if item.updatesNow { #expect(result.screen.contains("https://apps.example/mapgate"), "\(result.screen)") }
     }
 
+    /// On a terminal 40 columns wide (a phone's SSH client) the prompt's lines are fitted to it
+    /// in every language, as the help is (left by the attack on narrow terminals: the terminal
+    /// cut the prompt's words in two, and Japanese lines could begin with "。").
+    @Test(arguments: ["C.UTF-8", "ja_JP.UTF-8", "zh_CN.UTF-8", "ko_KR.UTF-8"])
+    func thePromptFitsANarrowTerminal(_ locale: String) throws {
+        let question = try #require(Self.cases.first { $0.locale == locale }?.question)
+        let result = try mapgate.runOnTerminal(
+            ["tile", "geo", "0", "0", "0", "-o", workspace.work.file("narrow-\(locale).png")], at: during,
+            environment: ["LANG": locale, "LANGUAGE": "", "NO_COLOR": "1"], prefix: ["/bin/sh", "-c", "stty cols 40; exec \"$@\"", "sh"],
+            steps: [.init(waitFor: question, send: "l\r")])
+        #expect(result.status == 0, "\(result.screen)")
+        let lines = result.screen.replacingOccurrences(of: "\r", with: "").split(separator: "\n").map(String.init)
+        let prompt = lines.prefix { !$0.contains(question) }
+        #expect(prompt.count >= 3, "\(lines)")
+        // A URL has no place to break: the terminal wraps it, whole for copying.
+        let over = prompt.filter { TerminalText.width($0) > 40 && !$0.contains("://") }
+        #expect(over.isEmpty, "\(locale): \(over)")
+        #expect(!prompt.contains { $0.first.map { "。、，）：".contains($0) } == true }, "\(locale): \(prompt)")
+    }
+
     /// In a locale of another character set (`ja_JP.eucJP`, which mapgate answers in English),
     /// an answer typed in it is read in it (found by an attack: はい in EUC-JP was not understood,
     /// asked again, and the run gave up).

@@ -115,9 +115,11 @@ struct Console {
     /// has one and no terminal: its first line the notification's summary, the rest its body.
     /// False when stderr did not take it by `deadline` (a full pipe nobody reads: found by an
     /// attack, a run blocked there held its use of the gate for as long as it liked).
+    /// Each line is fitted to the terminal it goes to (``fitted(_:to:)``).
     @discardableResult
     func prompt(lines: [String], until deadline: ContinuousClock.Instant? = nil) -> Bool {
-        for line in lines {
+        let original = lines
+        for line in Self.fitted(original, to: STDERR_FILENO) {
             guard let deadline else {
                 prompt(line)
                 continue
@@ -130,7 +132,7 @@ struct Console {
         // never show them (found by an attack: `| grep error` left a bare "Update now or later?",
         // and "l" spent the last use unawares).
         if questionDescriptor >= 0, questionDescriptor != STDERR_FILENO {
-            for line in lines {
+            for line in Self.fitted(original, to: questionDescriptor) {
                 let text = TerminalText.allowingColour(line + "\n")
                 if let deadline {
                     guard writeBytes(text, to: questionDescriptor, until: deadline) else { return false }
@@ -144,13 +146,27 @@ struct Console {
             // terminal the run is in the foreground of too (found by the attack on the copy
             // above: such loops spent the last use with nothing on the screen). Not for a file
             // or `/dev/null`, which the user chose; a second at most.
-            let text = lines.map { TerminalText.allowingColour($0 + "\n") }.joined()
+            let text = Self.fitted(original, to: terminal).map { TerminalText.allowingColour($0 + "\n") }.joined()
             _ = writeBytes(text, to: terminal, until: ContinuousClock.now + .seconds(1))
         }
-        if notifiesDesktop, let summary = lines.first {
-            DesktopNotification.show(summary: summary, body: lines.dropFirst().joined(separator: "\n"))
+        if notifiesDesktop, let summary = original.first {
+            DesktopNotification.show(summary: summary, body: original.dropFirst().joined(separator: "\n"))
         }
         return true
+    }
+
+    /// The prompt's lines fitted to the terminal on `descriptor`, wrapped as the help is (CJK
+    /// between characters under the line-breaking rules, Korean and English at spaces), each
+    /// piece keeping its line's indent; as they are when it is no terminal (a file, a pipe, the
+    /// journal). Found by an attack: on a terminal 40 columns wide the terminal cut the prompt's
+    /// words in two.
+    static func fitted(_ lines: [String], to descriptor: Int32) -> [String] {
+        let columns = TerminalText.columns(of: descriptor)
+        guard columns > 0 else { return lines }
+        return lines.flatMap { line -> [String] in
+            let indent = String(line.prefix { $0 == " " })
+            return TextLayout.wrapped(String(line.dropFirst(indent.count)), width: columns - indent.count).map { indent + $0 }
+        }
     }
 
     /// An error on stderr, always shown. The message often names things from outside (a
