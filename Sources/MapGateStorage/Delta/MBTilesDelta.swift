@@ -101,12 +101,14 @@ public enum MBTilesDelta {
             try writeTileDifferences(database)
             try writeMetadataDifferences(database)
             let ownHash = try TilesetHash.compute(in: database, schema: "main", path: output)
+            // Asked for in both passes above, so both are there.
+            guard let baseLtHash = baseHash.ltHash, let targetLtHash = targetHash.ltHash else { preconditionFailure("TilesetHash.compute(ltHash: true) gave no LtHash") }
             try database.execute(
                 "INSERT INTO metadata (name, value) VALUES (?, ?), (?, ?), (?, ?), (?, ?)",
                 [
                     .text(beforeApplyKey), .text(baseHash.hex), .text(afterApplyKey), .text(targetHash.hex),
                     .text(hashKey), .text(ownHash.hex),
-                    .text(ltHashChangeKey), .text(try TilesLtHash.changeDigest(from: baseHash.ltHash ?? TilesLtHash(), to: targetHash.ltHash ?? TilesLtHash())),
+                    .text(ltHashChangeKey), .text(try TilesLtHash.changeDigest(from: baseLtHash, to: targetLtHash)),
                 ])
             return try summary(database, schema: "main", tilesSQL: "SELECT tile_data FROM main.tiles")
         }

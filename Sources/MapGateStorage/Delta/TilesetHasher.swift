@@ -30,7 +30,7 @@ public final class TilesetHasher {
     /// The first tile with a NULL `tile_data`, as `z/x/y` (TMS row), if any.
     public private(set) var firstNullTile: String?
 
-    /// `ltHash`: the tiles' ``TilesLtHash`` is computed too (``addRow(of:)`` only).
+    /// `ltHash`: the tiles' ``TilesLtHash`` is computed too.
     public init(declaredHex: String? = nil, ltHash: Bool = false) throws {
         digest = try declaredHex.map { .declared($0.uppercased()) } ?? .md5(MD5Hasher())
         rowHasher = ltHash ? try TilesLtHash.RowHasher() : nil
@@ -52,6 +52,10 @@ public final class TilesetHasher {
                 try Array(String(number).utf8).withUnsafeBytes { try md5.update($0) }
             }
             try data?.withUnsafeBytes { try md5.update($0) }
+        }
+        if let rowHasher {
+            let lanes = try (data ?? Data()).withUnsafeBytes { try rowHasher.lanes(zoom: Int64(zoom), column: Int64(column), row: Int64(row), data: $0) }
+            ltHash?.add(lanes)
         }
         if data == nil {
             nullTileCount += 1

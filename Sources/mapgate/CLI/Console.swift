@@ -118,8 +118,7 @@ struct Console {
     /// Each line is fitted to the terminal it goes to (``fitted(_:to:)``).
     @discardableResult
     func prompt(lines: [String], until deadline: ContinuousClock.Instant? = nil) -> Bool {
-        let original = lines
-        for line in Self.fitted(original, to: STDERR_FILENO) {
+        for line in Self.fitted(lines, to: STDERR_FILENO) {
             guard let deadline else {
                 prompt(line)
                 continue
@@ -132,7 +131,7 @@ struct Console {
         // never show them (found by an attack: `| grep error` left a bare "Update now or later?",
         // and "l" spent the last use unawares).
         if questionDescriptor >= 0, questionDescriptor != STDERR_FILENO {
-            for line in Self.fitted(original, to: questionDescriptor) {
+            for line in Self.fitted(lines, to: questionDescriptor) {
                 let text = TerminalText.allowingColour(line + "\n")
                 if let deadline {
                     guard writeBytes(text, to: questionDescriptor, until: deadline) else { return false }
@@ -146,11 +145,11 @@ struct Console {
             // terminal the run is in the foreground of too (found by the attack on the copy
             // above: such loops spent the last use with nothing on the screen). Not for a file
             // or `/dev/null`, which the user chose; a second at most.
-            let text = Self.fitted(original, to: terminal).map { TerminalText.allowingColour($0 + "\n") }.joined()
+            let text = Self.fitted(lines, to: terminal).map { TerminalText.allowingColour($0 + "\n") }.joined()
             _ = writeBytes(text, to: terminal, until: ContinuousClock.now + .seconds(1))
         }
-        if notifiesDesktop, let summary = original.first {
-            DesktopNotification.show(summary: summary, body: original.dropFirst().joined(separator: "\n"))
+        if notifiesDesktop, let summary = lines.first {
+            DesktopNotification.show(summary: summary, body: lines.dropFirst().joined(separator: "\n"))
         }
         return true
     }
