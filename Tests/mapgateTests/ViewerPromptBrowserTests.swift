@@ -129,7 +129,11 @@ import Testing
         let health = try MapGateBinary.json(String(decoding: try HTTPClient().get(HTTPRequest(url: started.base + "/health")).body, as: UTF8.self))
         #expect(health["gate"] as? String == "open", "\(health)")
         #expect((health["update"] as? [String: Any])?["state"] as? String == "closed", "\(health)")
-        let page = try renderedDOM(started.base + "/view/plain", language: "ja") { $0.contains(#"id="update-now""#) && $0.contains("display: block") }
+        // Waited for until the prompt itself is shown: another element's "display: block" let the
+        // page be read before the question opened (CI, six suites at once).
+        let page = try renderedDOM(started.base + "/view/plain", language: "ja") { page in
+            page.range(of: #"<div id="prompt""#).map { page[$0.lowerBound...].prefix(120).contains("display: block") } ?? false
+        }
         let prompt = try #require(page.range(of: #"<div id="prompt""#).map { String(page[$0.lowerBound...].prefix(1500)) }, "\(page.suffix(2000))")
         #expect(prompt.contains("display: block") && Self.usesLeft(in: prompt).hasPrefix("残り 1 回（今回を含む）"), "\(prompt)")
         let overlay = page.range(of: #"id="gate""#).map { String(page[$0.lowerBound...].prefix(300)) } ?? ""
