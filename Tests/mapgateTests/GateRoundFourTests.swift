@@ -563,18 +563,17 @@ import Glibc
             .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         let before = try promptsShown()
         // Fetches a tile once the server answers (it asks its question first), for as long as the
-        // terminal session lasts: a loaded machine took more than 30 s to get there (CI).
+        // terminal session lasts: a loaded machine took more than 30 s to get there (CI). It goes
+        // on after a 200: another test's server may have held the port for a moment before this
+        // one bound it (CI: the fetcher stopped on that server's 200 and this one was never asked).
         let fetched = Locked(false)
         let ended = Locked(false)
         let fetcher = Thread {
             let deadline = Date().addingTimeInterval(150)
             while Date() < deadline, !ended.withLock({ $0 }) {
                 let got = try? runProcess("/usr/bin/curl", ["-sS", "--max-time", "20", "-o", "/dev/null", "-w", "%{http_code}", "http://127.0.0.1:\(port)/plain/0/0/0.png"])
-                if got?.stdout == "200" {
-                    fetched.withLock { $0 = true }
-                    return
-                }
-                Thread.sleep(forTimeInterval: 0.2)
+                if got?.stdout == "200" { fetched.withLock { $0 = true } }
+                Thread.sleep(forTimeInterval: got?.stdout == "200" ? 1 : 0.2)
             }
         }
         fetcher.start()
