@@ -119,7 +119,7 @@ public final class Demo {
             let file = try library.open(region.id, authorization: try gate().authorizeUse())
             tell(.line(L.format(
                 L.localized("installed %1$s %2$s: %3$s, zoom %4$s-%5$s, %6$s tiles, SHA-256 %7$s…"), region.id, region.version, region.format.rawValue,
-                String(region.minzoom ?? 0), String(region.maxzoom ?? 0), String(try file.tileCount()), String(region.sha256.prefix(12)))))
+                String(region.minzoom ?? 0), String(region.maxzoom ?? 0), String(try file.tileCount()), String((region.sha256 ?? "-").prefix(12)))))
             let tile = try file.tile(z: 1, x: 1, y: 0)
             tell(.line(L.format(L.localized("tile 1/1/0 of %1$s: %2$s bytes of %3$s"), region.id, String(tile?.count ?? 0), tile.flatMap { TileFormat(sniffing: $0) }?.rawValue ?? "?")))
         }
@@ -163,7 +163,8 @@ public final class Demo {
         let finalSettings = settings
         // The server serves the bundled region and nothing else, checked by SHA-256 each time the
         // regions are read: a region copied into the demo's folder is never served behind its gate.
-        let installedFile = try library.region(region).sha256
+        // (The demo installs its region from a full package, whose SHA-256 is always taken.)
+        let installedFile = try library.region(region).sha256 ?? ""
         let served = RegionLibrary(directory: directory, state: state, pins: [region: installedFile])
         let server = try TileServer(
             library: served, authorization: try updated.authorizeUse(opening: [region]),

@@ -16,6 +16,10 @@ public struct DeltaSummary: Sendable, Equatable {
     /// Whether ``MBTilesDelta/apply(delta:to:hashes:baseHash:flushesOnCommit:)`` checked the
     /// result's tiles itself (by the ``TilesLtHash`` of the delta's change), so that the caller need not hash them.
     public var resultChecked = false
+    /// When the result was checked so: how many tiles the file holds more (or, below zero, fewer)
+    /// than before, counted at the places the delta changed. The caller adds it to the count it
+    /// recorded for the base instead of counting the result's tiles.
+    public var tileCountChange: Int? = nil
 
     public init(
         baseHash: String, targetHash: String, tilesWritten: Int, tilesRemoved: Int, metadataWritten: Int,

@@ -95,11 +95,14 @@ extension MBTilesDelta {
             // the delta's own rows gave the right sum).
             let checksLtHash = hashes == .byCaller && file.ltHashChange != nil
             if checksLtHash { try database.execute(checkedPlacesSQL(layout: layout, rows: file.rowsSQL)) }
-            let before = checksLtHash ? try checkedRowsLtHash(database, path: delta) : nil
+            let before = checksLtHash ? try checkedRows(database, path: delta, checkingTiles: false) : nil
             try writeTiles(database, layout: layout, rows: file.rowsSQL)
+            var tileCountChange: Int?
             if let before, let expected = file.ltHashChange {
-                var change = try checkedRowsLtHash(database, path: delta)
-                change.remove(before)
+                let after = try checkedRows(database, path: delta, checkingTiles: true)
+                var change = after.hash
+                change.remove(before.hash)
+                tileCountChange = after.count - before.count
                 let actual = try change.digest
                 guard actual == expected else {
                     throw DeltaError(path: delta, reason: .resultTilesMismatch(expected: String(expected.prefix(16)), actual: String(actual.prefix(16))))
@@ -117,6 +120,7 @@ extension MBTilesDelta {
             try database.execute("INSERT INTO main.metadata (name, value) VALUES (?, ?)", [.text(hashKey), .text(file.targetHash)])
             var summary = try summary(database, schema: "delta", tilesSQL: file.rowsSQL)
             summary.resultChecked = before != nil
+            summary.tileCountChange = tileCountChange
             return summary
         } }
     }
@@ -145,29 +149,40 @@ extension MBTilesDelta {
     }
 
     /// The ``TilesLtHash`` of the rows of `main.tiles` at the places of
-    /// `temp.mapgate_checked_places` (before the delta's writes, and after them). `path` names
-    /// the delta in an error.
-    private static func checkedRowsLtHash(_ database: SQLiteDatabase, path: String) throws -> TilesLtHash {
+    /// `temp.mapgate_checked_places` (before the delta's writes, and after them), and how many
+    /// there are. `checkingTiles`: each is checked as every tile is at install
+    /// (``TilesetHash/checkRow(z:x:y:of:path:bombCheck:)``, and not NULL), so that the result
+    /// need not be passed over whole (the rest of it is the base, checked at its install).
+    /// `path` names the delta in an error.
+    private static func checkedRows(_ database: SQLiteDatabase, path: String, checkingTiles: Bool) throws -> (hash: TilesLtHash, count: Int) {
         var state = TilesLtHash()
+        var count = 0
         let hasher = try TilesLtHash.RowHasher()
         // Hashed as numbers: a coordinate stored as text ('5abc') would hash as the tile 5 it is
         // not, in a row no client asks for (the MD5 of the result, which hashes it as text, would
         // have seen it): refused.
         let named = try database.prepare(
             """
-            SELECT zoom_level, tile_column, tile_row, tile_data,
+            SELECT zoom_level, tile_column, tile_row, tile_data, typeof(tile_data) IN ('integer', 'real'),
                    typeof(zoom_level) = 'integer' AND typeof(tile_column) = 'integer' AND typeof(tile_row) = 'integer'
             FROM main.tiles
             WHERE (zoom_level, tile_column, tile_row) IN (SELECT zoom_level, tile_column, tile_row FROM temp.mapgate_checked_places)
             """)
         while try named.step() {
-            guard named.int(4) != 0 else {
-                let tile = [0, 1, 2].map { named.text(Int32($0)) ?? "NULL" }.joined(separator: "/")
-                throw DeltaError(path: path, reason: .unsupported(L.localized("tile %1$s of the delta has a coordinate that is not an integer", tile)))
+            let tile = { [0, 1, 2].map { named.text(Int32($0)) ?? "NULL" }.joined(separator: "/") }
+            guard named.int(5) != 0 else {
+                throw DeltaError(path: path, reason: .unsupported(L.localized("tile %1$s of the delta has a coordinate that is not an integer", tile())))
+            }
+            if checkingTiles {
+                guard !named.isNull(3) else {
+                    throw DeltaError(path: path, reason: .unsupported(L.localized("tile %1$s (z/x/TMS row) has no data: its tile_data is NULL", tile())))
+                }
+                try TilesetHash.checkRow(z: named.int64(0), x: named.int64(1), y: named.int64(2), of: named, path: path)
             }
             state.add(try hasher.lanes(of: named))
+            count += 1
         }
-        return state
+        return (state, count)
     }
 
     /// The condition on `(zoom_level, tile_column, tile_row)` of a tile the delta's `rows` name.

@@ -26,6 +26,12 @@ public struct TilesetHash: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String { hex }
 
+    /// The hash and count of tiles not passed over here: a delta's result, checked by its apply
+    /// (``DeltaSummary/resultChecked``), whose count is the base's and the change's.
+    public static func checked(hex: String, tileCount: Int) -> TilesetHash {
+        TilesetHash(hex: hex.uppercased(), tileCount: tileCount, nullTileCount: 0)
+    }
+
     /// Why a region with NULL tiles is refused (a reader would serve an empty body as an image),
     /// naming the first; nil when every tile has data.
     public var nullTileProblem: String? {
@@ -105,38 +111,46 @@ public struct TilesetHash: Sendable, Equatable, CustomStringConvertible {
                 throw DeltaError(path: path, reason: .unsupported(L.localized("tile %1$s (z/x/TMS row) is stored twice: %2$s", "\(z)/\(x)/\(y)", advice)))
             }
             previous = (z, x, y)
-            // A tile outside its zoom level's grid (GDAL's ogr2ogr writes 0/1/0) can never be
-            // asked for: refused with the statement that removes such rows, never counted.
-            if (0...30).contains(z), !(0..<(Int64(1) << z)).contains(x) || !(0..<(Int64(1) << z)).contains(y) {
-                throw DeltaError(
-                    path: path, reason: .unsupported(
-                        L.localized(
-                            "tile %1$s (z/x/TMS row) lies outside zoom %2$s's grid (columns and rows 0 to %3$s): no client can ask for it; remove such rows with: %4$s",
-                            "\(z)/\(x)/\(y)", "\(z)", "\((Int64(1) << z) - 1)",
-                            "DELETE FROM tiles WHERE tile_column < 0 OR tile_row < 0 OR tile_column >= (1 << zoom_level) OR tile_row >= (1 << zoom_level)")))
-            }
-            try statement.withBlob(3) { bytes in
-                switch GzipBombCheck.inspect(bytes, depth: bombCheck) {
-                case .fine: break
-                case .pastLimit:
-                    throw DeltaError(
-                        path: path, reason: .unsupported(
-                            L.localized(
-                                "tile %1$s (z/x/TMS row) inflates to more than the %2$s MiB a server unpacks for a client without gzip (a gzip bomb?)",
-                                "\(z)/\(x)/\(y)", "\(TileLimits.maximumUnpackedSize >> 20)")))
-                case .corrupt(let reason):
-                    throw DeltaError(
-                        path: path, reason: .unsupported(
-                            L.localized("tile %1$s (z/x/TMS row) is compressed but does not unpack: %2$s", "\(z)/\(x)/\(y)", reason)))
-                }
-            }
-            if statement.int(4) != 0 {
-                let tile = [0, 1, 2].map { statement.text($0) ?? "NULL" }.joined(separator: "/")
-                throw DeltaError(
-                    path: path, reason: .unsupported(L.localized("tile %1$s has a number as tile_data, not bytes: agg_tiles_hash is not defined for it", tile)))
-            }
+            try checkRow(z: z, x: x, y: y, of: statement, path: path, bombCheck: bombCheck)
             try hasher.addRow(of: statement)
         }
         return try hasher.finalize()
+    }
+
+    /// Refuses the row `statement` stands on (columns: z, x, y, `tile_data`, whether `tile_data`
+    /// is a number) as a region's tile: outside its zoom level's grid, compressed but not
+    /// unpacking or unpacking too far (a gzip bomb), or a number instead of bytes. The checks of
+    /// every tile at install, and of the tiles a delta writes (``MBTilesDelta/apply(delta:to:hashes:baseHash:flushesOnCommit:)``).
+    static func checkRow(z: Int64, x: Int64, y: Int64, of statement: SQLiteStatement, path: String, bombCheck: GzipBombCheck.Depth = .trailer) throws {
+        // A tile outside its zoom level's grid (GDAL's ogr2ogr writes 0/1/0) can never be
+        // asked for: refused with the statement that removes such rows, never counted.
+        if (0...30).contains(z), !(0..<(Int64(1) << z)).contains(x) || !(0..<(Int64(1) << z)).contains(y) {
+            throw DeltaError(
+                path: path, reason: .unsupported(
+                    L.localized(
+                        "tile %1$s (z/x/TMS row) lies outside zoom %2$s's grid (columns and rows 0 to %3$s): no client can ask for it; remove such rows with: %4$s",
+                        "\(z)/\(x)/\(y)", "\(z)", "\((Int64(1) << z) - 1)",
+                        "DELETE FROM tiles WHERE tile_column < 0 OR tile_row < 0 OR tile_column >= (1 << zoom_level) OR tile_row >= (1 << zoom_level)")))
+        }
+        try statement.withBlob(3) { bytes in
+            switch GzipBombCheck.inspect(bytes, depth: bombCheck) {
+            case .fine: break
+            case .pastLimit:
+                throw DeltaError(
+                    path: path, reason: .unsupported(
+                        L.localized(
+                            "tile %1$s (z/x/TMS row) inflates to more than the %2$s MiB a server unpacks for a client without gzip (a gzip bomb?)",
+                            "\(z)/\(x)/\(y)", "\(TileLimits.maximumUnpackedSize >> 20)")))
+            case .corrupt(let reason):
+                throw DeltaError(
+                    path: path, reason: .unsupported(
+                        L.localized("tile %1$s (z/x/TMS row) is compressed but does not unpack: %2$s", "\(z)/\(x)/\(y)", reason)))
+            }
+        }
+        if statement.int(4) != 0 {
+            let tile = [0, 1, 2].map { statement.text($0) ?? "NULL" }.joined(separator: "/")
+            throw DeltaError(
+                path: path, reason: .unsupported(L.localized("tile %1$s has a number as tile_data, not bytes: agg_tiles_hash is not defined for it", tile)))
+        }
     }
 }

@@ -47,10 +47,12 @@ public struct MBTilesInspection: Sendable, Equatable {
 
     /// Inspects the file at `path`; throws ``MBTilesError`` naming the file and the reason.
     /// `immutable`: nobody writes the file meanwhile, and reading it leaves no `-wal`/`-shm`
-    /// beside it (a publisher's input in WAL mode).
-    public static func inspect(_ path: String, immutable: Bool = false) throws -> MBTilesInspection {
+    /// beside it (a publisher's input in WAL mode). `checkingIntegrity`: SQLite's `quick_check`
+    /// over every page first (false only for a file whose pages were checked before and whose
+    /// changes SQLite itself wrote: a delta's result checked by its LtHash).
+    public static func inspect(_ path: String, immutable: Bool = false, checkingIntegrity: Bool = true) throws -> MBTilesInspection {
         let file = try MBTilesFile(path: path, immutable: immutable)
-        try file.checkIntegrity()
+        if checkingIntegrity { try file.checkIntegrity() }
         guard let (format, source) = try file.formatAndSource() else {
             // Tiles none of which has a byte: said as such, not as an unknown format (found by an attack).
             if try file.tileZoomRange() != nil, try !file.hasTileBytes() {

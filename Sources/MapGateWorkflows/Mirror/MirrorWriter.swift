@@ -166,9 +166,9 @@ public struct MirrorWriter {
             // damaged under an unchanged stamp (rotten on the disk; found by an attack: the run
             // blamed gzip settings and said done). Its own hash tells.
             if case .leftOut(.notRebuildable) = placement, !updatedByDelta,
-                let hash = try? SHA256Hasher.hex(ofFileAt: directory.regionPath(region.id)), hash != record.sha256
+                let installed = record.sha256, let hash = try? SHA256Hasher.hex(ofFileAt: directory.regionPath(region.id)), hash != installed
             {
-                let reason = L.localized("its SHA-256 is %1$s…, %2$s… was installed", String(hash.prefix(12)), String(record.sha256.prefix(12)))
+                let reason = L.localized("its SHA-256 is %1$s…, %2$s… was installed", String(hash.prefix(12)), String(installed.prefix(12)))
                 let failure = L.localized("the installed file is damaged (%1$s); 'mapgate sync %2$s' installs it again", reason, region.id)
                 failures.append((region.id, failure))
                 leave(region.id, .region, .notWritten(failure), &manifest, onEvent)

@@ -1,11 +1,12 @@
 import FoundationEssentials
 import Glibc
 import MapGateBase
+import MapGateStorage
 
 /// The cheap identity of an installed region's file, recorded at install: size, modification
 /// time and inode. A file that still has all three is taken to be the file installed; one that
 /// does not is hashed (SHA-256) to tell a damaged file from a moved or restored one.
-public struct RegionFileStamp: Sendable, Equatable {
+public struct RegionFileStamp: Sendable, Equatable, Codable {
     public var size: Int64
     /// Nanoseconds since 1970.
     public var modified: Int64
@@ -81,6 +82,7 @@ extension InstalledRegion {
         if sha256 == Self.damagedTilesMark { return .damaged(Self.damagedTilesReason) }
         if stamp == fileStamp { return .intact }
         guard fileStamp != nil || hashingUnstamped else { return .intact }
+        guard let sha256 else { return try tilesCondition(ofFileAt: path, readingFrom: source) }
         let hashed: (hash: String, stamp: RegionFileStamp?)
         do {
             hashed = try Self.hash(source)
@@ -93,6 +95,31 @@ extension InstalledRegion {
         guard hash == sha256 else { return .damaged(L.localized("its SHA-256 is %1$s…, %2$s… was installed", String(hash.prefix(12)), String(sha256.prefix(12)))) }
         guard let hashedStamp = hashed.stamp else { return .intact }
         return .intactWithNewStamp(hashedStamp)
+    }
+
+    /// ``condition(ofFileAt:readingFrom:hashingUnstamped:)`` of a file whose SHA-256 was not taken
+    /// (a delta's result): its stamp changed, so its tiles are hashed (martin's `agg_tiles_hash`,
+    /// about twice a SHA-256's time) against the recorded `contentHash`. Its SQLite structure is
+    /// checked first, as `verify` does, since the tiles alone do not cover every page.
+    private func tilesCondition(ofFileAt path: String, readingFrom source: String) throws -> Condition {
+        guard let contentHash, let before = RegionFileStamp(path: source) else {
+            return .damaged(L.localized("the file %1$s cannot be read", path))
+        }
+        let tiles: TilesetHash
+        do {
+            try MBTilesFile(path: source, immutable: true).checkIntegrity()
+            tiles = try TilesetHash.compute(ofFileAt: source, immutable: true)
+        } catch let error where error is SharedLibraryError || error is LibcryptoError {
+            throw error
+        } catch {
+            return .damaged(L.localized("the file %1$s cannot be read: %2$s", path, errorMessage(error)))
+        }
+        guard tiles.hex == contentHash.uppercased() else {
+            return .damaged(L.localized("its tiles hash to %1$s…, %2$s… was installed", String(tiles.hex.prefix(12)), String(contentHash.prefix(12))))
+        }
+        // The stamp of the very file hashed: one replaced while it was hashed is looked at again.
+        guard RegionFileStamp(path: source) == before else { return .intact }
+        return .intactWithNewStamp(before)
     }
 
     /// The SHA-256 of the file at `path`, and the stamp of the very file hashed when it did not

@@ -7,8 +7,12 @@ public struct InstalledRegion: Sendable, Equatable, Codable {
     public var name: String
     public var version: String
     public var format: TileFormat
-    /// SHA-256 and size of the installed `.mbtiles` file.
-    public var sha256: String
+    /// SHA-256 of the installed `.mbtiles` file: what tells the file installed from another when
+    /// its stamp changed. Nil when it was not taken: a delta's result whose apply checked it by
+    /// the LtHash of its change (``RegionInstaller``), where hashing the whole file would be most
+    /// of the update's time; its tiles' `contentHash` stands for it then (stored as '').
+    public var sha256: String?
+    /// Size of the installed `.mbtiles` file.
     public var size: Int64
     public var installedAt: Date
     public var minzoom: Int?

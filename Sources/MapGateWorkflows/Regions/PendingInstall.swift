@@ -7,7 +7,7 @@ import MapGateTrust
 /// the new file in place and removed once the record is saved (issue 40, item 4). A run killed
 /// between the rename and the record leaves the new file under the old record: with this, a
 /// reader takes the file for what it is (the new version, when its SHA-256 is the pending
-/// record's) instead of calling it damaged, and the next writer saves the record.
+/// record's, or its stamp when the record has no SHA-256) instead of calling it damaged, and the next writer saves the record.
 ///
 /// It also names the checked file and the use that paid for it (``Entry``): a run killed after
 /// the use's delivery and before the rename leaves that file, which the next writer puts in place
@@ -21,6 +21,16 @@ public enum PendingInstall {
         /// The reservation of the use that pays for it (``GateAuthorization/reservationID``), if
         /// the run holds one.
         var paidBy: String?
+        /// The checked file's stamp, taken before the rename (which keeps it): what tells that
+        /// file, in `partial/` or in place, when the record has no SHA-256 (``InstalledRegion/sha256``).
+        var stamp: RegionFileStamp?
+
+        /// Whether the file at `path` is the checked file: its SHA-256 the record's, or, when that
+        /// was not taken, its stamp the one taken before the rename.
+        func names(_ path: String) -> Bool {
+            guard let sha256 = record.sha256 else { return stamp != nil && RegionFileStamp(path: path) == stamp }
+            return (try? SHA256Hasher.hex(ofFileAt: path)) == sha256
+        }
     }
 
     /// `regions/.<id>.pending.json`: hidden, and not a `.mbtiles` file.
@@ -35,7 +45,8 @@ public enum PendingInstall {
     static func write(_ record: InstalledRegion, file: String, paidBy: String?, in directory: DataDirectory) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
-        let text = String(decoding: try encoder.encode(Entry(record: record, file: file, paidBy: paidBy)), as: UTF8.self)
+        let entry = Entry(record: record, file: file, paidBy: paidBy, stamp: RegionFileStamp(path: file))
+        let text = String(decoding: try encoder.encode(entry), as: UTF8.self)
         try AtomicFile.write(try encoder.encode(Sealed(entry: text, seal: try PendingInstallSeal.seal(text))), to: path(of: record.id, in: directory))
     }
 
@@ -59,8 +70,8 @@ public enum PendingInstall {
     /// The pending record of `id` when the installed file is the one it describes; nil when
     /// there is none, or the rename did not happen (the file is still the old one).
     static func completed(_ id: String, in directory: DataDirectory) -> InstalledRegion? {
-        guard let record = entry(id, in: directory)?.record, (try? SHA256Hasher.hex(ofFileAt: directory.regionPath(id))) == record.sha256 else { return nil }
-        return record
+        guard let entry = entry(id, in: directory), entry.names(directory.regionPath(id)) else { return nil }
+        return entry.record
     }
 
     /// The ids with a pending record.

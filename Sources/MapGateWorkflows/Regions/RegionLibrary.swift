@@ -409,17 +409,28 @@ public final class RegionLibrary {
         // at again by `verify` (found by an attack: "cannot read … to hash it", 74).
         do {
             // Hashed through one open file, whose stamp is the one recorded (``InstalledRegion/hash(_:)``).
-            let (hash, stamp) = try InstalledRegion.hash(path)
-            guard hash == record.sha256 else {
-                return Verification(region: record, problem: L.localized("SHA-256 is %1$s, %2$s was installed", "\(hash)", "\(record.sha256)"), bytesDiffer: true)
+            // A file whose SHA-256 was not taken (a delta's result) is known by its tiles below:
+            // its stamp is taken now, and recorded once they hash right.
+            let stamp: RegionFileStamp?
+            if let installed = record.sha256 {
+                let hashed = try InstalledRegion.hash(path)
+                guard hashed.hash == installed else {
+                    return Verification(region: record, problem: L.localized("SHA-256 is %1$s, %2$s was installed", "\(hashed.hash)", "\(installed)"), bytesDiffer: true)
+                }
+                stamp = hashed.stamp
+                if let stamp, stamp != record.fileStamp { recordStamp(stamp, of: record) }
+            } else {
+                stamp = RegionFileStamp(path: path)
             }
-            if let stamp, stamp != record.fileStamp { recordStamp(stamp, of: record) }
             try MBTilesFile(path: path).checkIntegrity()
             // Only once the bytes are the ones installed (a damaged file is not hashed: found by
             // an attack, its hash left running on another thread took the time of the next
             // region's, which ran out and was said ok). A hash that cannot be computed (its time
             // limit on a loaded machine) is said as that: never "ok".
-            guard let recorded = record.contentHash else { return Verification(region: record, problem: nil) }
+            guard let recorded = record.contentHash else {
+                // (A record without either hash is none mapgate writes.)
+                return Verification(region: record, problem: record.sha256 == nil ? L.localized("its record holds no hash to check it by") : nil)
+            }
             let computed: TilesetHash
             do {
                 computed = try TilesetHash.compute(ofFileAt: path)
@@ -432,6 +443,15 @@ public final class RegionLibrary {
             // attack: a good region was called damaged while a delta sync ran).
             if computed.hex != recorded.uppercased(), stamp == nil || RegionFileStamp(path: path) != stamp {
                 return Verification(region: record, problem: L.localized("the file %1$s changed while it was checked", path))
+            }
+            if computed.hex != recorded.uppercased(), record.sha256 == nil {
+                // A delta's result known by its tiles alone: damaged before the update or since.
+                return Verification(
+                    region: record,
+                    problem: L.localized(
+                        "its tiles hash to %1$s, not the %2$s of its version: a tile of it was damaged (since it was updated by a delta, or before, in a tile the delta did not change)",
+                        computed.hex, recorded),
+                    tilesDamaged: true)
             }
             if computed.hex != recorded.uppercased(), record.deltaSHA256 != nil {
                 // Updated by a delta: its file hash is the result's, which kept whatever was
@@ -452,6 +472,9 @@ public final class RegionLibrary {
                         computed.hex, recorded),
                     tilesAreNotTheCatalogs: true)
             }
+            // Its tiles are the ones installed: a new stamp of the same file is recorded, as the
+            // SHA-256's match records it above.
+            if record.sha256 == nil, let stamp, stamp != record.fileStamp, RegionFileStamp(path: path) == stamp { recordStamp(stamp, of: record) }
         } catch let error as MBTilesError {
             return Verification(region: record, problem: error.reason)
         } catch {

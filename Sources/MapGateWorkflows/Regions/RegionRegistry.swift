@@ -52,7 +52,7 @@ public struct RegionRegistry {
             }
             return InstalledRegion(
                 id: id, name: name, version: version,
-                format: format, sha256: row.text(4) ?? "", size: row.int64(5),
+                format: format, sha256: row.text(4).flatMap { $0.isEmpty ? nil : $0 }, size: row.int64(5),
                 installedAt: row.date(6) ?? Date(timeIntervalSince1970: 0),
                 minzoom: row.isNull(7) ? nil : row.int(7), maxzoom: row.isNull(8) ? nil : row.int(8),
                 bounds: row.text(9).map { $0.split(separator: ",").compactMap { Double($0) } },
@@ -73,7 +73,7 @@ public struct RegionRegistry {
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
-                .text(region.id), .text(region.name), .text(region.version), .text(region.format.rawValue), .text(region.sha256),
+                .text(region.id), .text(region.name), .text(region.version), .text(region.format.rawValue), .text(region.sha256 ?? ""),
                 .integer(region.size), .dateOrNull(region.installedAt), region.minzoom.map { .integer(Int64($0)) } ?? .null,
                 region.maxzoom.map { .integer(Int64($0)) } ?? .null,
                 .textOrNull(region.bounds?.map { String($0) }.joined(separator: ",")), .textOrNull(region.sourceURL),

@@ -78,6 +78,10 @@ extension RegionInstaller {
         } catch {
             throw RegionError(region: region.id, reason: L.localized("cannot copy the installed file to apply the delta: %1$s", "\(errorMessage(error))"), kind: .io)
         }
+        // The copy goes to the disk while the delta is applied (the copy only started its
+        // writeback), so that the fsync before the rename waits for the delta's pages alone.
+        // Not waited for: a copy thrown away is flushed for nothing, and harms nothing.
+        _ = BackgroundJob<Void> { _ = DurableFile.flush(patched) }
         // The result's tiles are checked by the apply (a delta with its change's LtHash) or below, on another
         // thread while the file is validated (the result's MD5 against the catalog's). The base's
         // is not hashed again: it was recorded at install, and a base changed since then cannot
@@ -97,9 +101,14 @@ extension RegionInstaller {
         }
         let result = compactedIfGrown(patched, region: region, notice: notice)
         // A delta that carries the LtHash of its change had its result checked by the apply, in
-        // the time of its changed tiles: the result's tiles are not hashed again (the pass is
-        // most of the check's time). Another (martin's) is hashed whole, as before.
-        let contentHash: ContentHash = summary.resultChecked ? .declared(summary.targetHash) : .computed(mustBe: summary.targetHash)
+        // the time of its changed tiles: no whole-file pass is made (``ContentHash/checkedByDelta(_:tileCount:)``)
+        // when the base's tile count is recorded. Another (martin's) is hashed whole, as before.
+        let contentHash: ContentHash
+        if summary.resultChecked, let base = previous.tileCount, let change = summary.tileCountChange, result == patched {
+            contentHash = .checkedByDelta(summary.targetHash, tileCount: base + change)
+        } else {
+            contentHash = summary.resultChecked ? .declared(summary.targetHash) : .computed(mustBe: summary.targetHash)
+        }
         try checkAndInstall(result, contentHash: contentHash, from: "the delta", delta: package.sha256, region: region, stage: stage, authorization: authorization)
         keepDelta(package)
         downloader.discardPartial(package, in: directory)

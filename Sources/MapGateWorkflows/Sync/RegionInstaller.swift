@@ -307,10 +307,10 @@ public final class RegionInstaller {
     }
 
     /// Checks that a downloaded file is a usable MBTiles region matching its catalog entry.
-    static func validate(_ path: String, against region: CatalogRegion) throws -> Details {
+    static func validate(_ path: String, against region: CatalogRegion, checkingIntegrity: Bool = true) throws -> Details {
         func fail(_ reason: String) -> RegionError { RegionError(region: region.id, reason: L.localized("invalid package: %1$s", "\(reason)"), kind: .badData) }
         do {
-            let inspection = try MBTilesInspection.inspect(path)
+            let inspection = try MBTilesInspection.inspect(path, checkingIntegrity: checkingIntegrity)
             let format = inspection.format
             guard format == region.format else { throw fail(L.localized("tiles are %1$s, the catalog says %2$s", "\(format.rawValue)", "\(region.format.rawValue)")) }
             let zoom = inspection.zoom
@@ -336,8 +336,15 @@ public final class RegionInstaller {
         /// serial pass at about 600 MB/s: most of the check's time) could only find the
         /// publisher at odds with itself, which a later delta's result check still finds (by MD5,
         /// or by the LtHashes the publisher took of its own files).
-        /// Also a delta's result that its apply checked by LtHash (``DeltaSummary/resultChecked``).
         case declared(String)
+        /// A delta's result that its apply checked by LtHash (``DeltaSummary/resultChecked``),
+        /// with its tiles counted from the base's count and the change's: none of the whole-file
+        /// passes is made. Its tiles are not passed over (those the delta wrote were checked one by
+        /// one by the apply, the others are the base's, checked at its install), its pages are not
+        /// `quick_check`ed (the same: the base's, and those SQLite wrote), and its SHA-256 is not
+        /// taken (``InstalledRegion/sha256``): each pass was more of the update's time than the
+        /// delta's download and apply together (docs/decisions/delta-in-place.md).
+        case checkedByDelta(String, tileCount: Int)
     }
 
     /// Validates the file at `path` on this thread while others fsync it (waiting for the disk
@@ -354,9 +361,10 @@ public final class RegionInstaller {
         // Each job on its own read-only descriptor or connection. On a failure here they are
         // left to finish on their own, on a file the caller removes.
         let declared: String? = if case .declared(let hex) = contentHash { hex } else { nil }
+        let checkedByDelta: TilesetHash? = if case .checkedByDelta(let hex, let count) = contentHash { .checked(hex: hex, tileCount: count) } else { nil }
         let flushed = BackgroundJob<Void> { try Self.flush(path, region: region) }
-        let content = BackgroundJob<TilesetHash> { try TilesetHash.compute(ofFileAt: path, declaredHex: declared) }
-        let sha256 = BackgroundJob<String> { try SHA256Hasher.hex(ofFileAt: path) }
+        let content = BackgroundJob<TilesetHash> { try checkedByDelta ?? TilesetHash.compute(ofFileAt: path, declaredHex: declared) }
+        let sha256 = BackgroundJob<String?> { checkedByDelta != nil ? nil : try SHA256Hasher.hex(ofFileAt: path) }
         // A read that the disk failed (EIO: a failing card) is said as that, naming the file, and
         // costs no download: the bytes were checked against the catalog as they came (found by an
         // attack: it was "invalid package" or a bare "input/output error", and the verified
@@ -371,9 +379,9 @@ public final class RegionInstaller {
             return RegionError(region: region.id, reason: L.localized("cannot read the new file %1$s: %2$s", path, reason), kind: .io)
         }
         /// The checks' results, or the first failure as said to the user.
-        func check(_ validated: () throws -> Details, _ hashed: () throws -> String, _ counted: () throws -> TilesetHash) throws -> (Details, String, TilesetHash) {
+        func check(_ validated: () throws -> Details, _ hashed: () throws -> String?, _ counted: () throws -> TilesetHash) throws -> (Details, String?, TilesetHash) {
             let details: Details
-            let fileHash: String
+            let fileHash: String?
             do {
                 details = try validated()
                 fileHash = try hashed()
@@ -386,16 +394,17 @@ public final class RegionInstaller {
                 throw unreadable(error) ?? RegionError(region: region.id, reason: L.localized("invalid package: %1$s", "\(errorMessage(error))"), kind: .badData)
             }
         }
-        let checked: (Details, String, TilesetHash)
+        let integrity = checkedByDelta == nil
+        let checked: (Details, String?, TilesetHash)
         do {
-            checked = try check({ try Self.validate(path, against: region) }, { try sha256.wait() }, { try content.wait() })
+            checked = try check({ try Self.validate(path, against: region, checkingIntegrity: integrity) }, { try sha256.wait() }, { try content.wait() })
         } catch {
             // Checked once more, one pass after the other, before the file is called damaged or
             // unreadable: a read the disk failed once (a card's slow retry, a loose contact) gives
             // the file on the next try (found by an attack: the run failed, 74, over one read).
             checked = try check(
-                { try Self.validate(path, against: region) }, { try SHA256Hasher.hex(ofFileAt: path) },
-                { try TilesetHash.compute(ofFileAt: path, declaredHex: declared) })
+                { try Self.validate(path, against: region, checkingIntegrity: integrity) }, { integrity ? try SHA256Hasher.hex(ofFileAt: path) : nil },
+                { try checkedByDelta ?? TilesetHash.compute(ofFileAt: path, declaredHex: declared) })
         }
         let (details, fileHash, tiles) = checked
         try flushed.wait()
@@ -435,7 +444,7 @@ public final class RegionInstaller {
             lstat(file, &info) == 0, info.st_mode & S_IFMT == S_IFREG,
             let region = catalog.regions.first(where: { $0.id == id }), region.version == entry.record.version,
             (try? Self.validate(file, against: region)) != nil,
-            (try? SHA256Hasher.hex(ofFileAt: file)) == entry.record.sha256,
+            entry.names(file),
             let tiles = try? TilesetHash.compute(ofFileAt: file, declaredHex: nil),
             tiles.hex.uppercased() == (region.contentHash ?? entry.record.contentHash)?.uppercased(), tiles.nullTileProblem == nil
         else { return false }
@@ -487,7 +496,7 @@ public final class RegionInstaller {
     /// kept once the new file is in place, decided in one step with a signal's give-back, so a
     /// run stopped before the record is saved has the region and has paid for it.
     private func install(
-        _ path: String, sha256: String, size: Int64, content: TilesetHash, region: CatalogRegion, details: Details, packageWasWAL: Bool,
+        _ path: String, sha256: String?, size: Int64, content: TilesetHash, region: CatalogRegion, details: Details, packageWasWAL: Bool,
         delta: String?, authorization: GateAuthorization, stage: (Stage) -> Void
     ) throws {
         let destination = directory.regionPath(region.id)

@@ -10,9 +10,10 @@ struct ListCommand: Command {
     static let discussion = L.localized("""
         With --json, one object per region per line: id, name, version, format, minzoom, maxzoom,
         tiles, sizeOnDisk, bounds, installedAt, source (the package's URL: the publisher's, or a
-        mirror's), sha256, contentHash (martin's agg_tiles_hash of the tiles),
-        damaged (null, or why the file is not as installed: its size or, with a changed
-        modification time or inode, its SHA-256); then one per installed publisher's style:
+        mirror's), sha256 (null for a region updated by a delta checked by its LtHash),
+        contentHash (martin's agg_tiles_hash of the tiles), damaged (null, or why the file is not
+        as installed: its size or, with a changed modification time or inode, its SHA-256, or
+        its tiles' hash when it has no SHA-256); then one per installed publisher's style:
         style, name, version, regions, damaged.
         """)
 
@@ -110,7 +111,8 @@ struct ListCommand: Command {
         var bounds: [Double]?
         var installedAt: String
         var source: String?
-        var sha256: String
+        /// Null for a region updated by a delta whose result was checked by its LtHash.
+        var sha256: String?
         var contentHash: String?
         var damaged: String?
     }

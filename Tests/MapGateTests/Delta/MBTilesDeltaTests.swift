@@ -301,6 +301,62 @@ extension DeltaTests {
             #expect(try MBTilesDelta.apply(delta: delta, to: untouched, hashes: .byCaller).resultChecked)
         }
 
+        /// With mapgate's LtHash, the caller no longer passes over the result's tiles: the apply
+        /// gives the change in the tile count (the base's count plus it is the result's), and checks
+        /// each tile the delta writes as every tile is checked at install. A gzip bomb, or a tile off
+        /// its zoom level's grid, is refused even under a key that sums right (one its publisher
+        /// made for it; a `publish` of such a target refuses it).
+        @Test(arguments: ["bomb", "off the grid"])
+        func byCallerCountsTheChangeAndChecksEachTileItWrites(bad: String) throws {
+            let directory = try TemporaryDirectory()
+            let baseTiles = Files.pyramid(maxZoom: 3, png: true, seed: 23)
+            let targetTiles = Self.edited(baseTiles, png: true, seed: 24)
+            let base = directory.file("base.mbtiles")
+            let target = directory.file("target.mbtiles")
+            try Files.write(base, tiles: baseTiles, metadata: Self.baseMetadata)
+            try Files.write(target, tiles: targetTiles, metadata: Self.targetMetadata)
+            let delta = directory.file("delta.mbtiles")
+            try MBTilesDelta.make(from: base, to: target, output: delta)
+            let good = try Files.copy(base, to: directory, as: "good.mbtiles")
+            let applied = try MBTilesDelta.apply(delta: delta, to: good, hashes: .byCaller)
+            #expect(applied.resultChecked)
+            #expect(applied.tileCountChange == targetTiles.count - baseTiles.count)
+            #expect(try TilesetHash.compute(ofFileAt: good).tileCount == baseTiles.count + (applied.tileCountChange ?? 0))
+
+            // The delta made to write a bad tile, with the key of the result it gives.
+            var resultTiles = targetTiles
+            let deltaDatabase = try SQLiteDatabase(path: delta, mode: .readWrite)
+            if bad == "bomb" {
+                let key = try #require(targetTiles.keys.sorted().first { baseTiles[$0] != nil && targetTiles[$0] != baseTiles[$0] })
+                let bomb = try GzipDeflater.compress(Data(count: 64 << 20))
+                resultTiles[key] = .some(bomb)
+                try deltaDatabase.execute(
+                    "UPDATE tiles SET tile_data = ? WHERE zoom_level = ? AND tile_column = ? AND tile_row = ?",
+                    [.blob(bomb), .integer(Int64(key.zoom)), .integer(Int64(key.column)), .integer(Int64(key.row))])
+            } else {
+                var generator = SeededGenerator(seed: 25)
+                let bytes = Files.tileBytes(png: true, size: 40, using: &generator)
+                resultTiles[TileKey(1, 5, 0)] = .some(bytes)
+                try deltaDatabase.execute("INSERT INTO tiles (zoom_level, tile_column, tile_row, tile_data) VALUES (1, 5, 0, ?)", [.blob(bytes)])
+            }
+            func ltHash(_ tiles: [TileKey: Data?]) throws -> TilesLtHash {
+                let hasher = try TilesetHasher(ltHash: true)
+                for key in tiles.keys.sorted() { try hasher.add(zoom: key.zoom, column: key.column, row: key.row, data: tiles[key] ?? nil) }
+                return try #require(try hasher.finalize().ltHash)
+            }
+            let key = try TilesLtHash.changeDigest(from: try ltHash(baseTiles), to: try ltHash(resultTiles))
+            try deltaDatabase.execute("UPDATE metadata SET value = ? WHERE name = ?", [.text(key), .text(MBTilesDelta.ltHashChangeKey)])
+            // The key sums right: a result taken whole (no tile checks) would be installed.
+            let unchecked = try Files.copy(base, to: directory, as: "unchecked.mbtiles")
+            let reference = try TilesetHash.compute(ofFileAt: base, ltHash: true)
+            #expect(try TilesLtHash.changeDigest(from: try #require(reference.ltHash), to: try ltHash(resultTiles)) == key)
+
+            let error = #expect(throws: DeltaError.self) { try MBTilesDelta.apply(delta: delta, to: unchecked, hashes: .byCaller) }
+            let reason = error?.localizedDescription ?? ""
+            #expect(reason.contains(bad == "bomb" ? "a gzip bomb" : "lies outside zoom 1's grid"), "\(reason)")
+            #expect(try Files.tiles(of: unchecked) == baseTiles, "a refused apply changes nothing")
+        }
+
         /// The check hashes what landed in the file, not the delta's rows: in a normalized base
         /// whose image was changed under its old id (`tile_id` the MD5 of other bytes), a tile the
         /// delta writes with the old bytes is pointed at the changed image, and is refused (found
