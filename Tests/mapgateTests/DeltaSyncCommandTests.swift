@@ -126,12 +126,71 @@ import Testing
         #expect(list.status == 0 && !list.stdout.contains("damaged") && list.stderr.isEmpty, "\(list.stdout)\(list.stderr)")
         #expect(try recordedInode() == String(try #require(RegionFileStamp(path: installed)).inode), "the new stamp is recorded")
         #expect(try mapgate.run(["verify", "plain"]).status == 0)
+        // Its metadata changed (found by an attack: bounds and attribution changed under the same
+        // tiles were called intact), then changed back.
+        try sqlite(installed, "UPDATE metadata SET value = 'tw0' WHERE name = 'description'")
+        #expect((try listed()["damaged"] as? String)?.contains("its metadata is not as installed") == true)
+        try sqlite(installed, "UPDATE metadata SET value = 'two' WHERE name = 'description'")
+        #expect(try listed()["damaged"] is NSNull)
         // A tile changed.
         try sqlite(installed, "UPDATE tiles SET tile_data = zeroblob(length(tile_data)) WHERE zoom_level = 3 AND tile_column = 1 AND tile_row = 1")
         #expect((try listed()["damaged"] as? String)?.contains("its tiles hash to") == true)
         let repaired = try mapgate.run(["sync", "plain"])
         #expect(repaired.status == 0 && repaired.stdout.contains("repaired"), "\(repaired.stdout)\(repaired.stderr)")
         #expect((try listed()["sha256"] as? String)?.count == 64, "a full install takes its SHA-256")
+        try expectVersionTwoInstalled()
+    }
+
+    /// Damage the tiles do not tell, under an unchanged stamp, in a file known by its tiles (no
+    /// SHA-256): its metadata, or a page only SQLite's integrity check reads. `verify` calls the
+    /// region damaged and the next `sync` installs it again (found by an attack: the metadata was
+    /// called ok, and the page `verify` found damaged was "up to date" for `sync`, for good).
+    @Test(arguments: ["metadata", "page"])
+    func damageItsTilesDoNotTellIsFoundByVerifyAndRepaired(_ what: String) throws {
+        #expect(try mapgate.run(["sync", "plain"]).status == 0)
+        let installed = mapgate.dataDirectory + "/regions/plain.mbtiles"
+        let reference = work.file("stamp")
+        #expect(try runProcess("/usr/bin/cp", ["--preserve=timestamps", installed, reference]).status == 0)
+        if what == "metadata" {
+            try sqlite(installed, "UPDATE metadata SET value = 'tw0' WHERE name = 'description'")
+        } else {
+            let poke = """
+                import sqlite3, sys
+                path = sys.argv[1]
+                root = sqlite3.connect('file:%s?immutable=1' % path, uri=True).execute("SELECT rootpage FROM sqlite_master WHERE name = 'metadata'").fetchone()[0]
+                with open(path, 'r+b') as f:
+                    size = int.from_bytes(f.read(18)[16:18], 'big')
+                    f.seek((root - 1) * (65536 if size == 1 else size)); f.write(b'\\x00')
+                """
+            #expect(try runProcess("/usr/bin/python3", ["-c", poke, installed]).status == 0)
+        }
+        #expect(try runProcess("/usr/bin/touch", ["-r", reference, installed]).status == 0)
+        let verified = try mapgate.run(["verify", "plain"])
+        #expect(verified.status == 65 && verified.stderr.contains("damaged"), "\(verified.stdout)\(verified.stderr)")
+        let repaired = try mapgate.run(["sync", "plain"])
+        #expect(repaired.status == 0 && repaired.stdout.contains("repaired"), "\(repaired.stdout)\(repaired.stderr)")
+        try expectVersionTwoInstalled()
+    }
+
+    /// A run killed after the use's delivery or after the rename, then the data directory copied
+    /// (`cp -a`: a backup restored, a move to another disk): the checked file, whose SHA-256 was
+    /// not taken, is known by its tiles and metadata, not only by the stamp the copy changed. The
+    /// next sync finishes the update and fetches nothing again (found by an attack: it was called
+    /// damaged, and fetched and paid for again).
+    @Test(arguments: ["delivered", "recording"])
+    func aKilledRunsFileCopiedElsewhereIsStillKnown(stage: String) throws {
+        let killed = try mapgate.run(["sync", "plain"], environment: ["MAPGATE_FAULT_KILL_AT": stage])
+        #expect(killed.status != 0)
+        let data = mapgate.dataDirectory
+        #expect(try runProcess("/usr/bin/cp", ["-a", data, data + ".copy"]).status == 0)
+        try FileManager.default.removeItem(atPath: data)
+        try FileManager.default.moveItem(atPath: data + ".copy", toPath: data)
+        origin.clearRequests()
+        let list = try mapgate.run(["list"])
+        #expect(list.status == 0 && !list.stdout.contains("damaged") && list.stderr.isEmpty, "\(list.stdout)\(list.stderr)")
+        let again = try mapgate.run(["sync", "plain"])
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(!origin.requests.contains { $0.path.contains("/packages/") && $0.range != "bytes=0-0" }, "\(origin.requests.map(\.path))")
         try expectVersionTwoInstalled()
     }
 

@@ -16,9 +16,10 @@ public struct DeltaSummary: Sendable, Equatable {
     /// Whether ``MBTilesDelta/apply(delta:to:hashes:baseHash:flushesOnCommit:)`` checked the
     /// result's tiles itself (by the ``TilesLtHash`` of the delta's change), so that the caller need not hash them.
     public var resultChecked = false
-    /// When the result was checked so: how many tiles the file holds more (or, below zero, fewer)
-    /// than before, counted at the places the delta changed. The caller adds it to the count it
-    /// recorded for the base instead of counting the result's tiles.
+    /// When the result was checked so, in a file whose `tiles` is a table: how many tiles it
+    /// holds more (or, below zero, fewer) than before, counted at the places the delta changed.
+    /// The caller adds it to the count it recorded for the base instead of passing over the
+    /// result. Nil through a `tiles` view, where rows elsewhere can change with the delta's.
     public var tileCountChange: Int? = nil
 
     public init(

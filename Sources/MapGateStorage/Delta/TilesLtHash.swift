@@ -82,8 +82,13 @@ public struct TilesLtHash: Sendable, Equatable {
     }
 
     /// Takes away a set's hash (its rows, all of them).
-    mutating func remove(_ other: TilesLtHash) {
+    public mutating func remove(_ other: TilesLtHash) {
         remove(other.lanes)
+    }
+
+    /// Adds a set's hash: the hash of both sets' rows together (a row in both counts twice).
+    public mutating func add(_ other: TilesLtHash) {
+        add(other.lanes)
     }
 
     /// Hashes rows one by one (two libcrypto contexts, kept). Not `Sendable`.

@@ -281,6 +281,11 @@ public final class StateDatabase {
         servingDaysTable,
         // The last delivered uses' reservations (`GateRecord.recentDeliveries`), likewise.
         deliveriesTable,
+        // The digest of a region's metadata when its file's SHA-256 is not taken
+        // (`InstalledRegion.metadataSHA256`).
+        """
+        ALTER TABLE regions ADD COLUMN metadata_sha256 TEXT;
+        """,
     ]
 
     /// The table of the servers' paid days, made by the migrations and again by a save that finds

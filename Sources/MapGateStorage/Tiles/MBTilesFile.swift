@@ -112,6 +112,27 @@ public final class MBTilesFile {
     }
 
     /// The `metadata` table as a dictionary, without values over ``metadataLimit(for:)``.
+    /// The SHA-256 of the `metadata` rows as stored, in order of name and value (as bytes), each
+    /// field as its SQLite type's name, a NUL, its length as 8 bytes little-endian and its bytes:
+    /// with the tiles' hash, what stands for a file whose own SHA-256 is not taken (a delta's
+    /// result checked by its LtHash). Every row, however long its value (``metadata()`` leaves
+    /// out the longest).
+    public func metadataDigest() throws -> String {
+        let hasher = try SHA256Hasher()
+        let rows = try database.prepare(
+            "SELECT name, value, typeof(name), typeof(value) FROM metadata ORDER BY CAST(name AS BLOB), CAST(value AS BLOB)")
+        while try rows.step() {
+            for column in Int32(0)..<2 {
+                try hasher.update(Data((rows.text(column + 2) ?? "").utf8) + [0])
+                try rows.withBlob(column) { bytes in
+                    try withUnsafeBytes(of: UInt64(bytes.count).littleEndian) { try hasher.update($0) }
+                    try hasher.update(bytes)
+                }
+            }
+        }
+        return try hasher.finalizeHex()
+    }
+
     public func metadata() throws -> [String: String] {
         var result: [String: String] = [:]
         let sql = "SELECT name, value FROM metadata WHERE length(CAST(value AS BLOB)) <= CASE WHEN name = 'json' THEN ? ELSE ? END LIMIT 1000"

@@ -98,28 +98,43 @@ extension InstalledRegion {
     }
 
     /// ``condition(ofFileAt:readingFrom:hashingUnstamped:)`` of a file whose SHA-256 was not taken
-    /// (a delta's result): its stamp changed, so its tiles are hashed (martin's `agg_tiles_hash`,
-    /// about twice a SHA-256's time) against the recorded `contentHash`. Its SQLite structure is
-    /// checked first, as `verify` does, since the tiles alone do not cover every page.
+    /// (a delta's result): its stamp changed, so it is checked by what the record keeps of it
+    /// instead (``contentProblem(ofFileAt:)``), and its new stamp is recorded when it passes.
     private func tilesCondition(ofFileAt path: String, readingFrom source: String) throws -> Condition {
-        guard let contentHash, let before = RegionFileStamp(path: source) else {
-            return .damaged(L.localized("the file %1$s cannot be read", path))
-        }
+        guard let before = RegionFileStamp(path: source) else { return .damaged(L.localized("the file %1$s cannot be read", path)) }
+        if let problem = try contentProblem(ofFileAt: source, naming: path) { return .damaged(problem) }
+        // The stamp of the very file checked: one replaced while it was checked is looked at again.
+        guard RegionFileStamp(path: source) == before else { return .intact }
+        return .intactWithNewStamp(before)
+    }
+
+    /// Why the file at `source` (named `path` in what is said) is not the one this record, which
+    /// has no SHA-256, was made for; nil when it is. Its pages pass SQLite's `quick_check` (the
+    /// tiles alone do not cover every page), its tiles hash to the recorded `contentHash` (about
+    /// twice a SHA-256's time) and its metadata to the recorded digest.
+    /// Throws only when libcrypto is missing or failed.
+    func contentProblem(ofFileAt source: String, naming path: String? = nil) throws -> String? {
+        let path = path ?? source
+        guard let contentHash else { return L.localized("its record holds no hash to check it by") }
         let tiles: TilesetHash
+        let metadata: String
         do {
-            try MBTilesFile(path: source, immutable: true).checkIntegrity()
+            let file = try MBTilesFile(path: source, immutable: true)
+            try file.checkIntegrity()
+            metadata = try file.metadataDigest()
             tiles = try TilesetHash.compute(ofFileAt: source, immutable: true)
         } catch let error where error is SharedLibraryError || error is LibcryptoError {
             throw error
         } catch {
-            return .damaged(L.localized("the file %1$s cannot be read: %2$s", path, errorMessage(error)))
+            return L.localized("the file %1$s cannot be read: %2$s", path, errorMessage(error))
         }
         guard tiles.hex == contentHash.uppercased() else {
-            return .damaged(L.localized("its tiles hash to %1$s…, %2$s… was installed", String(tiles.hex.prefix(12)), String(contentHash.prefix(12))))
+            return L.localized("its tiles hash to %1$s…, %2$s… was installed", String(tiles.hex.prefix(12)), String(contentHash.prefix(12)))
         }
-        // The stamp of the very file hashed: one replaced while it was hashed is looked at again.
-        guard RegionFileStamp(path: source) == before else { return .intact }
-        return .intactWithNewStamp(before)
+        if let recorded = metadataSHA256, metadata != recorded {
+            return L.localized("its metadata is not as installed (SHA-256 %1$s…, %2$s… was installed)", String(metadata.prefix(12)), String(recorded.prefix(12)))
+        }
+        return nil
     }
 
     /// The SHA-256 of the file at `path`, and the stamp of the very file hashed when it did not

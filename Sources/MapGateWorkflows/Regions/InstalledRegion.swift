@@ -35,9 +35,14 @@ public struct InstalledRegion: Sendable, Equatable, Codable {
     /// before mapgate recorded it): `mirror` then knows to carry that delta, and says so when it
     /// is no longer kept, instead of leaving the region out as if by rule.
     public var deltaSHA256: String? = nil
+    /// The SHA-256 of the file's metadata rows (``MBTilesFile/metadataDigest()``), taken when its
+    /// own SHA-256 is not (``sha256``): with the tiles' `contentHash`, what tells the file
+    /// installed from another (bounds or attribution changed under the same tiles).
+    public var metadataSHA256: String? = nil
 
     /// As ``PendingInstall`` keeps it: everything but the stamp, which is the file's once in place.
     private enum CodingKeys: String, CodingKey {
-        case id, name, version, format, sha256, size, installedAt, minzoom, maxzoom, bounds, sourceURL, contentHash, tileCount, packageWasWAL, deltaSHA256
+        case id, name, version, format, sha256, size, installedAt, minzoom, maxzoom, bounds, sourceURL, contentHash, tileCount, packageWasWAL, deltaSHA256,
+            metadataSHA256
     }
 }

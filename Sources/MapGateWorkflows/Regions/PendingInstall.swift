@@ -26,9 +26,14 @@ public enum PendingInstall {
         var stamp: RegionFileStamp?
 
         /// Whether the file at `path` is the checked file: its SHA-256 the record's, or, when that
-        /// was not taken, its stamp the one taken before the rename.
+        /// was not taken, its stamp the one taken before the rename, or else its pages, tiles and
+        /// metadata the record's (a copy: found by an attack, a data directory copied with `cp -a`
+        /// after a killed run had its paid update fetched and paid again).
         func names(_ path: String) -> Bool {
-            guard let sha256 = record.sha256 else { return stamp != nil && RegionFileStamp(path: path) == stamp }
+            guard let sha256 = record.sha256 else {
+                if stamp != nil, RegionFileStamp(path: path) == stamp { return true }
+                return (try? record.contentProblem(ofFileAt: path)) == .some(nil)
+            }
             return (try? SHA256Hasher.hex(ofFileAt: path)) == sha256
         }
     }

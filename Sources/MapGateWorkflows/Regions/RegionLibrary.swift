@@ -434,6 +434,11 @@ public final class RegionLibrary {
             let computed: TilesetHash
             do {
                 computed = try TilesetHash.compute(ofFileAt: path)
+            } catch let error as DeltaError where record.sha256 == nil {
+                // Tiles a pass refuses (a tile stored twice, off its grid), in a file known by its
+                // tiles alone: damage, which the next `sync` repairs (found by an attack: called
+                // unreadable, exit 74, and `sync` said up to date).
+                return Verification(region: record, problem: L.localized("its tiles could not be hashed: %1$s", errorMessage(error)), bytesDiffer: true)
             } catch {
                 return Verification(
                     region: record, problem: L.localized("its tiles could not be hashed: %1$s", errorMessage(error)), isUnreadable: true)
@@ -472,11 +477,24 @@ public final class RegionLibrary {
                         computed.hex, recorded),
                     tilesAreNotTheCatalogs: true)
             }
-            // Its tiles are the ones installed: a new stamp of the same file is recorded, as the
-            // SHA-256's match records it above.
+            if record.sha256 == nil, let recordedMetadata = record.metadataSHA256 {
+                let metadata = try MBTilesFile(path: path).metadataDigest()
+                guard metadata == recordedMetadata else {
+                    return Verification(
+                        region: record,
+                        problem: L.localized(
+                            "its metadata is not as installed (SHA-256 %1$s…, %2$s… was installed)", String(metadata.prefix(12)), String(recordedMetadata.prefix(12))),
+                        bytesDiffer: true)
+                }
+            }
+            // Its tiles (and metadata) are the ones installed: a new stamp of the same file is
+            // recorded, as the SHA-256's match records it above.
             if record.sha256 == nil, let stamp, stamp != record.fileStamp, RegionFileStamp(path: path) == stamp { recordStamp(stamp, of: record) }
         } catch let error as MBTilesError {
-            return Verification(region: record, problem: error.reason)
+            // SQLite's integrity check failed. A file whose SHA-256 was not taken has nothing else
+            // to tell its pages by: its stamp is distrusted, so that `sync` checks it and repairs
+            // it (found by an attack: `verify` said damaged and `sync` said up to date, for good).
+            return Verification(region: record, problem: error.reason, bytesDiffer: record.sha256 == nil)
         } catch {
             return Verification(region: record, problem: L.localized("the file %1$s cannot be read: %2$s", "\(path)", errorMessage(error)), isUnreadable: true)
         }

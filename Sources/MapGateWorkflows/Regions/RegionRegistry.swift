@@ -31,7 +31,7 @@ public struct RegionRegistry {
         try database.query(
             """
             SELECT id, name, version, format, sha256, size, installed_at, minzoom, maxzoom, bounds, source_url, content_hash, tile_count,
-                file_modified, file_inode, package_wal, delta_sha256
+                file_modified, file_inode, package_wal, delta_sha256, metadata_sha256
             FROM regions \(id == nil ? "" : "WHERE id = ? ")ORDER BY id
             """, id.map { [.text($0)] } ?? []
         ) { row in
@@ -60,7 +60,7 @@ public struct RegionRegistry {
                 fileStamp: row.isNull(13) || row.isNull(14)
                     ? nil : RegionFileStamp(size: row.int64(5), modified: row.int64(13), inode: UInt64(bitPattern: row.int64(14))),
                 packageWasWAL: row.isNull(15) ? nil : row.int(15) != 0,
-                deltaSHA256: row.text(16))
+                deltaSHA256: row.text(16), metadataSHA256: row.text(17))
         }
     }
 
@@ -69,8 +69,8 @@ public struct RegionRegistry {
         try database.execute(
             """
             INSERT OR REPLACE INTO regions (id, name, version, format, sha256, size, installed_at, minzoom, maxzoom, bounds, source_url,
-                content_hash, tile_count, file_modified, file_inode, package_wal, delta_sha256)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                content_hash, tile_count, file_modified, file_inode, package_wal, delta_sha256, metadata_sha256)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
                 .text(region.id), .text(region.name), .text(region.version), .text(region.format.rawValue), .text(region.sha256 ?? ""),
@@ -80,6 +80,7 @@ public struct RegionRegistry {
                 .textOrNull(region.contentHash), region.tileCount.map { .integer(Int64($0)) } ?? .null,
                 region.fileStamp.map { .integer($0.modified) } ?? .null, region.fileStamp.map { .integer(Int64(bitPattern: $0.inode)) } ?? .null,
                 region.packageWasWAL.map { .integer($0 ? 1 : 0) } ?? .null, .textOrNull(region.deltaSHA256),
+                .textOrNull(region.metadataSHA256),
             ])
     }
 

@@ -407,6 +407,13 @@ public final class RegionInstaller {
                 { try checkedByDelta ?? TilesetHash.compute(ofFileAt: path, declaredHex: declared) })
         }
         let (details, fileHash, tiles) = checked
+        // A file whose SHA-256 is not taken is known by its tiles and its metadata.
+        let metadataDigest: String?
+        do {
+            metadataDigest = fileHash == nil ? try MBTilesFile(path: path).metadataDigest() : nil
+        } catch {
+            throw unreadable(error) ?? RegionError(region: region.id, reason: L.localized("invalid package: %1$s", "\(errorMessage(error))"), kind: .badData)
+        }
         try flushed.wait()
         if let problem = tiles.nullTileProblem {
             throw RegionError(region: region.id, reason: L.localized("invalid package: %1$s", "\(problem)"), kind: .badData)
@@ -419,8 +426,8 @@ public final class RegionInstaller {
         stage(.installing)
         let size = FileManager.default.sizeOfItem(atPath: path)
         try install(
-            path, sha256: fileHash, size: size, content: tiles, region: region, details: details, packageWasWAL: wasWAL, delta: delta, authorization: authorization,
-            stage: stage)
+            path, sha256: fileHash, metadataDigest: metadataDigest, size: size, content: tiles, region: region, details: details, packageWasWAL: wasWAL, delta: delta,
+            authorization: authorization, stage: stage)
         stage(.installed)
     }
 
@@ -496,15 +503,15 @@ public final class RegionInstaller {
     /// kept once the new file is in place, decided in one step with a signal's give-back, so a
     /// run stopped before the record is saved has the region and has paid for it.
     private func install(
-        _ path: String, sha256: String?, size: Int64, content: TilesetHash, region: CatalogRegion, details: Details, packageWasWAL: Bool,
-        delta: String?, authorization: GateAuthorization, stage: (Stage) -> Void
+        _ path: String, sha256: String?, metadataDigest: String?, size: Int64, content: TilesetHash, region: CatalogRegion, details: Details,
+        packageWasWAL: Bool, delta: String?, authorization: GateAuthorization, stage: (Stage) -> Void
     ) throws {
         let destination = directory.regionPath(region.id)
         var record = InstalledRegion(
             id: region.id, name: region.name, version: region.version, format: details.format, sha256: sha256,
             size: size, installedAt: clock.now, minzoom: details.zoom.lowerBound, maxzoom: details.zoom.upperBound,
             bounds: details.bounds, sourceURL: URLCredentials.removed(from: region.url), contentHash: content.hex, tileCount: content.tileCount,
-            packageWasWAL: packageWasWAL ? true : nil, deltaSHA256: delta)
+            packageWasWAL: packageWasWAL ? true : nil, deltaSHA256: delta, metadataSHA256: metadataDigest)
         // Written before the rename and removed after the record: a run killed in between leaves
         // a file that readers and the next sync know for the new version (issue 40, item 4).
         do {

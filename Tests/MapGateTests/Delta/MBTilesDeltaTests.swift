@@ -303,10 +303,11 @@ extension DeltaTests {
 
         /// With mapgate's LtHash, the caller no longer passes over the result's tiles: the apply
         /// gives the change in the tile count (the base's count plus it is the result's), and checks
-        /// each tile the delta writes as every tile is checked at install. A gzip bomb, or a tile off
-        /// its zoom level's grid, is refused even under a key that sums right (one its publisher
-        /// made for it; a `publish` of such a target refuses it).
-        @Test(arguments: ["bomb", "off the grid"])
+        /// each tile the delta writes as every tile is checked at install. A gzip bomb, a tile off
+        /// its zoom level's grid, or one written twice into a base without the unique index (found
+        /// by an attack), is refused even under a key that sums right (one its publisher made for
+        /// it; a `publish` of such a target refuses it).
+        @Test(arguments: ["bomb", "off the grid", "twice"])
         func byCallerCountsTheChangeAndChecksEachTileItWrites(bad: String) throws {
             let directory = try TemporaryDirectory()
             let baseTiles = Files.pyramid(maxZoom: 3, png: true, seed: 23)
@@ -325,8 +326,20 @@ extension DeltaTests {
 
             // The delta made to write a bad tile, with the key of the result it gives.
             var resultTiles = targetTiles
+            var twice = TilesLtHash()
             let deltaDatabase = try SQLiteDatabase(path: delta, mode: .readWrite)
-            if bad == "bomb" {
+            if bad == "twice" {
+                let key = try #require(targetTiles.keys.sorted().first { baseTiles[$0] != nil && targetTiles[$0] != baseTiles[$0] })
+                let bytes = try #require(targetTiles[key] ?? nil)
+                // The delta's tiles without their key, one given twice.
+                try deltaDatabase.execute("CREATE TABLE given AS SELECT * FROM tiles; DROP TABLE tiles; ALTER TABLE given RENAME TO tiles")
+                try deltaDatabase.execute(
+                    "INSERT INTO tiles (zoom_level, tile_column, tile_row, tile_data) VALUES (?, ?, ?, ?)",
+                    [.integer(Int64(key.zoom)), .integer(Int64(key.column)), .integer(Int64(key.row)), .blob(bytes)])
+                let hasher = try TilesetHasher(ltHash: true)
+                try hasher.add(zoom: key.zoom, column: key.column, row: key.row, data: bytes)
+                twice = try #require(try hasher.finalize().ltHash)
+            } else if bad == "bomb" {
                 let key = try #require(targetTiles.keys.sorted().first { baseTiles[$0] != nil && targetTiles[$0] != baseTiles[$0] })
                 let bomb = try GzipDeflater.compress(Data(count: 64 << 20))
                 resultTiles[key] = .some(bomb)
@@ -344,16 +357,20 @@ extension DeltaTests {
                 for key in tiles.keys.sorted() { try hasher.add(zoom: key.zoom, column: key.column, row: key.row, data: tiles[key] ?? nil) }
                 return try #require(try hasher.finalize().ltHash)
             }
-            let key = try TilesLtHash.changeDigest(from: try ltHash(baseTiles), to: try ltHash(resultTiles))
+            var result = try ltHash(resultTiles)
+            result.add(twice)
+            let key = try TilesLtHash.changeDigest(from: try ltHash(baseTiles), to: result)
             try deltaDatabase.execute("UPDATE metadata SET value = ? WHERE name = ?", [.text(key), .text(MBTilesDelta.ltHashChangeKey)])
             // The key sums right: a result taken whole (no tile checks) would be installed.
             let unchecked = try Files.copy(base, to: directory, as: "unchecked.mbtiles")
+            if bad == "twice" { try SQLiteDatabase(path: unchecked, mode: .readWrite).execute("DROP INDEX tile_index") }
             let reference = try TilesetHash.compute(ofFileAt: base, ltHash: true)
-            #expect(try TilesLtHash.changeDigest(from: try #require(reference.ltHash), to: try ltHash(resultTiles)) == key)
+            #expect(try TilesLtHash.changeDigest(from: try #require(reference.ltHash), to: result) == key)
 
             let error = #expect(throws: DeltaError.self) { try MBTilesDelta.apply(delta: delta, to: unchecked, hashes: .byCaller) }
             let reason = error?.localizedDescription ?? ""
-            #expect(reason.contains(bad == "bomb" ? "a gzip bomb" : "lies outside zoom 1's grid"), "\(reason)")
+            let said = ["bomb": "a gzip bomb", "off the grid": "lies outside zoom 1's grid", "twice": "is stored twice"]
+            #expect(reason.contains(try #require(said[bad])), "\(reason)")
             #expect(try Files.tiles(of: unchecked) == baseTiles, "a refused apply changes nothing")
         }
 
@@ -399,7 +416,11 @@ extension DeltaTests {
             }
             // Without the row, the same delta applies and is checked.
             let clean = try Files.copy(base, to: directory, as: "clean.mbtiles")
-            #expect(try MBTilesDelta.apply(delta: delta, to: clean, hashes: .byCaller).resultChecked)
+            let applied = try MBTilesDelta.apply(delta: delta, to: clean, hashes: .byCaller)
+            #expect(applied.resultChecked)
+            // Through a view, rows outside the checked places can change with them: no count is
+            // given, and the caller passes over the result (found by an attack).
+            #expect(applied.tileCountChange == nil)
             #expect(try Files.tiles(of: clean) == targetTiles)
         }
 
