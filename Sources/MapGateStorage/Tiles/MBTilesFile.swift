@@ -111,7 +111,6 @@ public final class MBTilesFile {
         return result
     }
 
-    /// The `metadata` table as a dictionary, without values over ``metadataLimit(for:)``.
     /// The SHA-256 of the `metadata` rows as stored, in order of name and value (as bytes), each
     /// field as its SQLite type's name, a NUL, its length as 8 bytes little-endian and its bytes:
     /// with the tiles' hash, what stands for a file whose own SHA-256 is not taken (a delta's
@@ -133,6 +132,7 @@ public final class MBTilesFile {
         return try hasher.finalizeHex()
     }
 
+    /// The `metadata` table as a dictionary, without values over ``metadataLimit(for:)``.
     public func metadata() throws -> [String: String] {
         var result: [String: String] = [:]
         let sql = "SELECT name, value FROM metadata WHERE length(CAST(value AS BLOB)) <= CASE WHEN name = 'json' THEN ? ELSE ? END LIMIT 1000"

@@ -7,7 +7,8 @@ import MapGateTrust
 /// the new file in place and removed once the record is saved (issue 40, item 4). A run killed
 /// between the rename and the record leaves the new file under the old record: with this, a
 /// reader takes the file for what it is (the new version, when its SHA-256 is the pending
-/// record's, or its stamp when the record has no SHA-256) instead of calling it damaged, and the next writer saves the record.
+/// record's, or when the record has none, its stamp or its content: ``Entry/names(_:)``) instead
+/// of calling it damaged, and the next writer saves the record.
 ///
 /// It also names the checked file and the use that paid for it (``Entry``): a run killed after
 /// the use's delivery and before the rename leaves that file, which the next writer puts in place

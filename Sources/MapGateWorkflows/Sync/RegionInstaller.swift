@@ -336,6 +336,8 @@ public final class RegionInstaller {
         /// serial pass at about 600 MB/s: most of the check's time) could only find the
         /// publisher at odds with itself, which a later delta's result check still finds (by MD5,
         /// or by the LtHashes the publisher took of its own files).
+        /// Also a delta's result checked by its LtHash whose tile count is not known (a normalized
+        /// file, a base recorded without a count, a result made compact): passed over, not hashed.
         case declared(String)
         /// A delta's result that its apply checked by LtHash (``DeltaSummary/resultChecked``),
         /// with its tiles counted from the base's count and the change's: none of the whole-file
