@@ -310,14 +310,7 @@ extension DeltaTests {
         @Test(arguments: ["bomb", "off the grid", "twice"])
         func byCallerCountsTheChangeAndChecksEachTileItWrites(bad: String) throws {
             let directory = try TemporaryDirectory()
-            let baseTiles = Files.pyramid(maxZoom: 3, png: true, seed: 23)
-            let targetTiles = Self.edited(baseTiles, png: true, seed: 24)
-            let base = directory.file("base.mbtiles")
-            let target = directory.file("target.mbtiles")
-            try Files.write(base, tiles: baseTiles, metadata: Self.baseMetadata)
-            try Files.write(target, tiles: targetTiles, metadata: Self.targetMetadata)
-            let delta = directory.file("delta.mbtiles")
-            try MBTilesDelta.make(from: base, to: target, output: delta)
+            let (base, delta, baseTiles, targetTiles) = try Self.flatDelta(maxZoom: 3, seed: 23, in: directory)
             let good = try Files.copy(base, to: directory, as: "good.mbtiles")
             let applied = try MBTilesDelta.apply(delta: delta, to: good, hashes: .byCaller)
             #expect(applied.resultChecked)
@@ -430,14 +423,7 @@ extension DeltaTests {
         @Test(arguments: ["ａ" + String(repeating: "0", count: 61), String(repeating: "A", count: 64), String(repeating: "g", count: 64), "00"])
         func aKeyThatIsNotLowercaseHexIsNoKey(value: String) throws {
             let directory = try TemporaryDirectory()
-            let baseTiles = Files.pyramid(maxZoom: 2, png: true, seed: 17)
-            let targetTiles = Self.edited(baseTiles, png: true, seed: 18)
-            let base = directory.file("base.mbtiles")
-            let target = directory.file("target.mbtiles")
-            try Files.write(base, tiles: baseTiles, metadata: Self.baseMetadata)
-            try Files.write(target, tiles: targetTiles, metadata: Self.targetMetadata)
-            let delta = directory.file("delta.mbtiles")
-            try MBTilesDelta.make(from: base, to: target, output: delta)
+            let (base, delta, _, targetTiles) = try Self.flatDelta(maxZoom: 2, seed: 17, in: directory)
             try SQLiteDatabase(path: delta, mode: .readWrite).execute(
                 "UPDATE metadata SET value = ? WHERE name = ?", [.text(value), .text(MBTilesDelta.ltHashChangeKey)])
             let applied = try MBTilesDelta.apply(delta: delta, to: base, hashes: .byCaller)
@@ -600,6 +586,22 @@ extension DeltaTests {
                 }
             }
             return result
+        }
+
+        /// A flat base (a pyramid to `maxZoom`, from `seed`), its tiles ``edited(_:png:seed:)``
+        /// (from `seed + 1`) as the target, and the delta between them.
+        static func flatDelta(
+            maxZoom: Int, seed: UInt64, in directory: TemporaryDirectory
+        ) throws -> (base: String, delta: String, baseTiles: [TileKey: Data?], targetTiles: [TileKey: Data?]) {
+            let baseTiles = Files.pyramid(maxZoom: maxZoom, png: true, seed: seed)
+            let targetTiles = edited(baseTiles, png: true, seed: seed + 1)
+            let base = directory.file("base.mbtiles")
+            let target = directory.file("target.mbtiles")
+            try Files.write(base, tiles: baseTiles, metadata: baseMetadata)
+            try Files.write(target, tiles: targetTiles, metadata: targetMetadata)
+            let delta = directory.file("delta.mbtiles")
+            try MBTilesDelta.make(from: base, to: target, output: delta)
+            return (base, delta, baseTiles, targetTiles)
         }
 
         /// A normalized base (a pyramid to zoom 2, changed by `editing`), a target in which tile
