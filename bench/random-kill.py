@@ -83,17 +83,36 @@ def publish(version):
             # Still a PNG to the format sniffing: the signature, then noise.
             db.execute("UPDATE tiles SET tile_data = ? WHERE zoom_level = ? AND tile_column = ? AND tile_row = ?",
                        (b"\x89PNG\r\n\x1a\n" + noise, z, x, y))
-        db.execute("INSERT OR REPLACE INTO metadata VALUES ('description', ?)", (f"v{version}",))
+        # (The copied table has no unique index on name: the old row goes first, or publish
+        # refuses a name given twice.)
+        db.execute("DELETE FROM metadata WHERE name = 'description'")
+        db.execute("INSERT INTO metadata VALUES ('description', ?)", (f"v{version}",))
     json.dump({"plain.mbtiles": {"version": str(version)}}, open(f"{inbox}/regions.json", "w"))
     result = mapgate("publish", inbox, "--out", www, "--key", f"{work}/key", "--keep", "3")
     if result.returncode != 0:
         sys.exit(f"publish {version}: {result.stderr}")
-    return hashlib.sha256(open(path, "rb").read()).hexdigest()
+    return tiles_hash(path)
+
+
+def tiles_hash(path):
+    """The SHA-256 of the file's tiles and metadata in key order: a delta's result has the
+    published version's rows in other bytes than the published file."""
+    digest = hashlib.sha256()
+    try:
+        with sqlite3.connect(f"file:{path}?immutable=1", uri=True) as db:
+            for row in db.execute("SELECT zoom_level, tile_column, tile_row, tile_data FROM tiles ORDER BY 1, 2, 3"):
+                digest.update(repr(row).encode())
+            for row in db.execute(
+                "SELECT name, value FROM metadata WHERE name NOT LIKE 'agg_tiles_hash%' AND name NOT LIKE 'mapgate_%' ORDER BY 1, 2"):
+                digest.update(repr(row).encode())
+    except sqlite3.Error as error:
+        return f"unreadable: {error}"
+    return digest.hexdigest()
 
 
 def installed_hash():
     path = f"{data}/regions/plain.mbtiles"
-    return hashlib.sha256(open(path, "rb").read()).hexdigest() if os.path.exists(path) else None
+    return tiles_hash(path) if os.path.exists(path) else None
 
 
 def prompts():
@@ -118,7 +137,8 @@ for round in range(1, ROUNDS + 1):
     version += 1
     hashes[version] = publish(version)
     before_hash, before_prompts = installed_hash(), prompts()
-    delay = random.uniform(0, whole * 1.2)
+    # Up to twice a whole sync's time: a loaded machine's syncs take longer than the probe's.
+    delay = random.uniform(0, whole * 2)
     process = subprocess.Popen(["faketime", "2027-02-05 00:00:00", BINARY, "sync", "plain"], env=env, stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, start_new_session=True)
     time.sleep(delay)

@@ -142,10 +142,14 @@ import Testing
     }
 
     /// Damage the tiles do not tell, under an unchanged stamp, in a file known by its tiles (no
-    /// SHA-256): its metadata, or a page only SQLite's integrity check reads. `verify` calls the
-    /// region damaged and the next `sync` installs it again (found by an attack: the metadata was
-    /// called ok, and the page `verify` found damaged was "up to date" for `sync`, for good).
-    @Test(arguments: ["metadata", "page"])
+    /// SHA-256): its metadata, a page only SQLite's integrity check reads, or a byte of its schema
+    /// (the metadata's `value` column renamed); or, under a new stamp, a record without the
+    /// metadata's digest (written by a build before it, or rewritten by an older mapgate).
+    /// `verify` calls the region damaged and the next `sync` installs it again (found by two
+    /// attacks: the metadata was called ok; the page `verify` found damaged, and the schema it
+    /// could not check, were "up to date" for `sync`, for good; the record without a digest was
+    /// checked by its tiles alone).
+    @Test(arguments: ["metadata", "page", "schema", "no digest"])
     func damageItsTilesDoNotTellIsFoundByVerifyAndRepaired(_ what: String) throws {
         #expect(try mapgate.run(["sync", "plain"]).status == 0)
         let installed = mapgate.dataDirectory + "/regions/plain.mbtiles"
@@ -153,6 +157,19 @@ import Testing
         #expect(try runProcess("/usr/bin/cp", ["--preserve=timestamps", installed, reference]).status == 0)
         if what == "metadata" {
             try sqlite(installed, "UPDATE metadata SET value = 'tw0' WHERE name = 'description'")
+        } else if what == "no digest" {
+            try sqlite(mapgate.dataDirectory + "/state.sqlite", "UPDATE regions SET metadata_sha256 = NULL")
+            #expect(try runProcess("/usr/bin/touch", ["-d", "2020-01-01", reference]).status == 0)
+        } else if what == "schema" {
+            let poke = """
+                import sys
+                path = sys.argv[1]
+                data = open(path, 'rb').read()
+                at = data.index(b'CREATE TABLE metadata (name TEXT, value TEXT)') + len(b'CREATE TABLE metadata (name TEXT, ')
+                with open(path, 'r+b') as f:
+                    f.seek(at); f.write(b'valuf')
+                """
+            #expect(try runProcess("/usr/bin/python3", ["-c", poke, installed]).status == 0)
         } else {
             let poke = """
                 import sqlite3, sys

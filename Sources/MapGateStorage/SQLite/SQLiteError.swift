@@ -32,6 +32,10 @@ public struct SQLiteError: MapGateFailure, LocalizedError, Sendable, Equatable {
 
     public var kind: FailureKind { isCorruption ? .badData : .io }
 
+    /// The file could not be read at all (the disk's error, no permission to open it): nothing
+    /// is said about what it holds.
+    public var isUnreadable: Bool { isIOError || primaryCode == SQLITE_CANTOPEN || primaryCode == SQLITE_PERM }
+
     /// A read-only connection found a change another connection began and never finished (a
     /// hot journal: the writer was killed), which only a connection that may write can undo
     /// (`SQLITE_READONLY_ROLLBACK`, a macro Swift does not import). The file holds that writer's

@@ -99,42 +99,82 @@ extension InstalledRegion {
 
     /// ``condition(ofFileAt:readingFrom:hashingUnstamped:)`` of a file whose SHA-256 was not taken
     /// (a delta's result): its stamp changed, so it is checked by what the record keeps of it
-    /// instead (``contentProblem(ofFileAt:)``), and its new stamp is recorded when it passes.
+    /// instead (``contentCheck(ofFileAt:naming:)``), and its new stamp is recorded when it passes.
     private func tilesCondition(ofFileAt path: String, readingFrom source: String) throws -> Condition {
-        guard let before = RegionFileStamp(path: source) else { return .damaged(L.localized("the file %1$s cannot be read", path)) }
-        if let problem = try contentProblem(ofFileAt: source, naming: path) { return .damaged(problem) }
-        // The stamp of the very file checked: one replaced while it was checked is looked at again.
-        guard RegionFileStamp(path: source) == before else { return .intact }
-        return .intactWithNewStamp(before)
+        switch try contentCheck(ofFileAt: source, naming: path) {
+        case .intact(let stamp): return .intactWithNewStamp(stamp)
+        case .changedWhileChecked: return .intact
+        case .unreadable(let reason), .damaged(let reason): return .damaged(reason)
+        case .tilesDiffer(let hex):
+            return .damaged(L.localized("its tiles hash to %1$s…, %2$s… was installed", String(hex.prefix(12)), String((contentHash ?? "").prefix(12))))
+        }
     }
 
-    /// Why the file at `source` (named `path` in what is said) is not the one this record, which
-    /// has no SHA-256, was made for; nil when it is. Its pages pass SQLite's `quick_check` (the
-    /// tiles alone do not cover every page), its tiles hash to the recorded `contentHash` (about
-    /// twice a SHA-256's time) and its metadata to the recorded digest.
+    /// What ``contentCheck(ofFileAt:naming:)`` found.
+    public enum ContentCheck: Sendable, Equatable {
+        /// The file installed; the stamp of the very file read.
+        case intact(RegionFileStamp)
+        /// Replaced or written while it was read: nothing is known (look again).
+        case changedWhileChecked
+        /// It could not be read (no permission, the disk's error): nothing is known about it.
+        case unreadable(String)
+        /// Its tiles hash to this, not to the recorded `contentHash` (the rest passed).
+        case tilesDiffer(String)
+        /// Not the file installed: why (a page, its metadata, tiles no pass takes, no hash to
+        /// check it by).
+        case damaged(String)
+    }
+
+    /// Checks the file at `source` (named `path` in what is said) against this record, which has
+    /// no SHA-256: its pages pass SQLite's `quick_check` (the tiles alone do not cover every
+    /// page), its tiles hash to the recorded `contentHash` (about twice a SHA-256's time) and its
+    /// metadata to the recorded digest. All through one open file, whose stamp is the one
+    /// returned (found by an attack: two files swapped at the path in a loop got the stamp of one
+    /// recorded beside the checks of the other, and its other tiles were served as intact).
+    /// A record without both hashes (written by a build before the metadata digest, or rewritten
+    /// by an older mapgate) has no identity to check: damaged, and `sync` installs it again.
     /// Throws only when libcrypto is missing or failed.
-    func contentProblem(ofFileAt source: String, naming path: String? = nil) throws -> String? {
+    public func contentCheck(ofFileAt source: String, naming path: String? = nil) throws -> ContentCheck {
         let path = path ?? source
-        guard let contentHash else { return L.localized("its record holds no hash to check it by") }
+        guard let contentHash, let metadataSHA256 else { return .damaged(L.localized("its record holds no hash to check it by")) }
+        let descriptor = open(source, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            let missing = errno == ENOENT || errno == ENOTDIR
+            let reason = missing ? L.localized("the file %1$s is missing", path) : L.localized("the file %1$s cannot be read: %2$s", path, SystemErrorReason.text(errno))
+            return missing ? .damaged(reason) : .unreadable(reason)
+        }
+        let file = UnixFile(fileDescriptor: descriptor, closeOnDealloc: true)
+        func stamp() -> RegionFileStamp? {
+            var info = stat()
+            guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+            return RegionFileStamp(FileIdentity(status: info))
+        }
+        guard let before = stamp() else { return .damaged(L.localized("the file %1$s cannot be read", path)) }
+        let through = "/proc/self/fd/\(descriptor)"
         let tiles: TilesetHash
         let metadata: String
         do {
-            let file = try MBTilesFile(path: source, immutable: true)
-            try file.checkIntegrity()
-            metadata = try file.metadataDigest()
-            tiles = try TilesetHash.compute(ofFileAt: source, immutable: true)
+            let mbtiles = try MBTilesFile(path: path, immutable: true, openingThrough: through)
+            try mbtiles.checkIntegrity()
+            metadata = try mbtiles.metadataDigest()
+            tiles = try TilesetHash.compute(ofFileAt: through, immutable: true)
         } catch let error where error is SharedLibraryError || error is LibcryptoError {
             throw error
         } catch {
-            return L.localized("the file %1$s cannot be read: %2$s", path, errorMessage(error))
+            let reason = L.localized("the file %1$s cannot be read: %2$s", path, errorMessage(error).replacing(through, with: path))
+            // The disk's error (or no permission) is no verdict on the file; SQLite's others (a
+            // schema that names no such column: found by an attack) are its damage.
+            let isDisk = if let error = error as? SQLiteError { error.isUnreadable } else { (error as? any MapGateFailure)?.kind == .io }
+            if isDisk { return .unreadable(reason) }
+            return stamp() == before ? .damaged(reason) : .changedWhileChecked
         }
-        guard tiles.hex == contentHash.uppercased() else {
-            return L.localized("its tiles hash to %1$s…, %2$s… was installed", String(tiles.hex.prefix(12)), String(contentHash.prefix(12)))
+        guard withExtendedLifetime(file, { stamp() }) == before else { return .changedWhileChecked }
+        guard tiles.hex == contentHash.uppercased() else { return .tilesDiffer(tiles.hex) }
+        guard metadata == metadataSHA256 else {
+            return .damaged(
+                L.localized("its metadata is not as installed (SHA-256 %1$s…, %2$s… was installed)", String(metadata.prefix(12)), String(metadataSHA256.prefix(12))))
         }
-        if let recorded = metadataSHA256, metadata != recorded {
-            return L.localized("its metadata is not as installed (SHA-256 %1$s…, %2$s… was installed)", String(metadata.prefix(12)), String(recorded.prefix(12)))
-        }
-        return nil
+        return .intact(before)
     }
 
     /// The SHA-256 of the file at `path`, and the stamp of the very file hashed when it did not

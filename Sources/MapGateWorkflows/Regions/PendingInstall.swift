@@ -30,14 +30,26 @@ public enum PendingInstall {
         /// was not taken, its stamp the one taken before the rename, or else its pages, tiles and
         /// metadata the record's (a copy: found by an attack, a data directory copied with `cp -a`
         /// after a killed run had its paid update fetched and paid again).
+        /// The content's verdict is kept for the file's stamp: the server asks every second, and
+        /// each check reads the whole file (found by an attack: an idle server used a quarter of a
+        /// core while a killed run's file stayed copied).
         func names(_ path: String) -> Bool {
             guard let sha256 = record.sha256 else {
-                if stamp != nil, RegionFileStamp(path: path) == stamp { return true }
-                return (try? record.contentProblem(ofFileAt: path)) == .some(nil)
+                guard let now = RegionFileStamp(path: path), now.size == record.size else { return false }
+                if now == stamp { return true }
+                let key = "\(path)\n\(now.size) \(now.modified) \(now.inode)\n\(record.contentHash ?? "")\n\(record.metadataSHA256 ?? "")"
+                if let known = PendingInstall.namedByContent.withLock({ $0[key] }) { return known }
+                guard let checked = try? record.contentCheck(ofFileAt: path) else { return false }
+                let named = checked == .intact(now)
+                if named || checked != .changedWhileChecked { PendingInstall.namedByContent.withLock { $0[key] = named } }
+                return named
             }
             return (try? SHA256Hasher.hex(ofFileAt: path)) == sha256
         }
     }
+
+    /// ``Entry/names(_:)``'s verdicts by content, by path, stamp and record (this process's).
+    fileprivate static let namedByContent = Locked<[String: Bool]>([:])
 
     /// `regions/.<id>.pending.json`: hidden, and not a `.mbtiles` file.
     static func path(of id: String, in directory: DataDirectory) -> String { directory.regionsPath + "/.\(id).pending.json" }

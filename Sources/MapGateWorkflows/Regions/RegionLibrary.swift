@@ -405,40 +405,25 @@ public final class RegionLibrary {
             return Verification(region: record, problem: L.localized("size is %1$s bytes, %2$s were installed", "\(size)", "\(record.size)"))
         }
         if record.sha256 == InstalledRegion.damagedTilesMark { return Verification(region: record, problem: InstalledRegion.damagedTilesReason) }
+        guard let installed = record.sha256 else { return try checkByContent(record, path: path) }
         // A file a writer deletes between the look above and these reads is a problem found, looked
         // at again by `verify` (found by an attack: "cannot read … to hash it", 74).
         do {
             // Hashed through one open file, whose stamp is the one recorded (``InstalledRegion/hash(_:)``).
-            // A file whose SHA-256 was not taken (a delta's result) is known by its tiles below:
-            // its stamp is taken now, and recorded once they hash right.
-            let stamp: RegionFileStamp?
-            if let installed = record.sha256 {
-                let hashed = try InstalledRegion.hash(path)
-                guard hashed.hash == installed else {
-                    return Verification(region: record, problem: L.localized("SHA-256 is %1$s, %2$s was installed", "\(hashed.hash)", "\(installed)"), bytesDiffer: true)
-                }
-                stamp = hashed.stamp
-                if let stamp, stamp != record.fileStamp { recordStamp(stamp, of: record) }
-            } else {
-                stamp = RegionFileStamp(path: path)
+            let (hash, stamp) = try InstalledRegion.hash(path)
+            guard hash == installed else {
+                return Verification(region: record, problem: L.localized("SHA-256 is %1$s, %2$s was installed", "\(hash)", "\(installed)"), bytesDiffer: true)
             }
+            if let stamp, stamp != record.fileStamp { recordStamp(stamp, of: record) }
             try MBTilesFile(path: path).checkIntegrity()
             // Only once the bytes are the ones installed (a damaged file is not hashed: found by
             // an attack, its hash left running on another thread took the time of the next
             // region's, which ran out and was said ok). A hash that cannot be computed (its time
             // limit on a loaded machine) is said as that: never "ok".
-            guard let recorded = record.contentHash else {
-                // (A record without either hash is none mapgate writes.)
-                return Verification(region: record, problem: record.sha256 == nil ? L.localized("its record holds no hash to check it by") : nil)
-            }
+            guard let recorded = record.contentHash else { return Verification(region: record, problem: nil) }
             let computed: TilesetHash
             do {
                 computed = try TilesetHash.compute(ofFileAt: path)
-            } catch let error as DeltaError where record.sha256 == nil {
-                // Tiles a pass refuses (a tile stored twice, off its grid), in a file known by its
-                // tiles alone: damage, which the next `sync` repairs (found by an attack: called
-                // unreadable, exit 74, and `sync` said up to date).
-                return Verification(region: record, problem: L.localized("its tiles could not be hashed: %1$s", errorMessage(error)), bytesDiffer: true)
             } catch {
                 return Verification(
                     region: record, problem: L.localized("its tiles could not be hashed: %1$s", errorMessage(error)), isUnreadable: true)
@@ -448,15 +433,6 @@ public final class RegionLibrary {
             // attack: a good region was called damaged while a delta sync ran).
             if computed.hex != recorded.uppercased(), stamp == nil || RegionFileStamp(path: path) != stamp {
                 return Verification(region: record, problem: L.localized("the file %1$s changed while it was checked", path))
-            }
-            if computed.hex != recorded.uppercased(), record.sha256 == nil {
-                // A delta's result known by its tiles alone: damaged before the update or since.
-                return Verification(
-                    region: record,
-                    problem: L.localized(
-                        "its tiles hash to %1$s, not the %2$s of its version: a tile of it was damaged (since it was updated by a delta, or before, in a tile the delta did not change)",
-                        computed.hex, recorded),
-                    tilesDamaged: true)
             }
             if computed.hex != recorded.uppercased(), record.deltaSHA256 != nil {
                 // Updated by a delta: its file hash is the result's, which kept whatever was
@@ -477,27 +453,38 @@ public final class RegionLibrary {
                         computed.hex, recorded),
                     tilesAreNotTheCatalogs: true)
             }
-            if record.sha256 == nil, let recordedMetadata = record.metadataSHA256 {
-                let metadata = try MBTilesFile(path: path).metadataDigest()
-                guard metadata == recordedMetadata else {
-                    return Verification(
-                        region: record,
-                        problem: L.localized(
-                            "its metadata is not as installed (SHA-256 %1$s…, %2$s… was installed)", String(metadata.prefix(12)), String(recordedMetadata.prefix(12))),
-                        bytesDiffer: true)
-                }
-            }
-            // Its tiles (and metadata) are the ones installed: a new stamp of the same file is
-            // recorded, as the SHA-256's match records it above.
-            if record.sha256 == nil, let stamp, stamp != record.fileStamp, RegionFileStamp(path: path) == stamp { recordStamp(stamp, of: record) }
         } catch let error as MBTilesError {
-            // SQLite's integrity check failed. A file whose SHA-256 was not taken has nothing else
-            // to tell its pages by: its stamp is distrusted, so that `sync` checks it and repairs
-            // it (found by an attack: `verify` said damaged and `sync` said up to date, for good).
-            return Verification(region: record, problem: error.reason, bytesDiffer: record.sha256 == nil)
+            return Verification(region: record, problem: error.reason)
         } catch {
             return Verification(region: record, problem: L.localized("the file %1$s cannot be read: %2$s", "\(path)", errorMessage(error)), isUnreadable: true)
         }
         return Verification(region: record, problem: nil)
+    }
+
+    /// ``check(_:)`` of a file whose SHA-256 was not taken (a delta's result): its pages, tiles
+    /// and metadata against the record, through one open file (``InstalledRegion/contentCheck(ofFileAt:naming:)``).
+    /// Other tiles are a tile damaged (marked, as for any region a delta updated); a damaged page,
+    /// metadata or tiles no pass takes have the stamp distrusted, so that `sync` checks the file
+    /// and installs it again (found by an attack: `verify` said damaged, or could not check it,
+    /// and `sync` said up to date, for good).
+    private func checkByContent(_ record: InstalledRegion, path: String) throws -> Verification {
+        switch try record.contentCheck(ofFileAt: path) {
+        case .intact(let stamp):
+            if stamp != record.fileStamp { recordStamp(stamp, of: record) }
+            return Verification(region: record, problem: nil)
+        case .changedWhileChecked:
+            return Verification(region: record, problem: L.localized("the file %1$s changed while it was checked", path))
+        case .unreadable(let reason):
+            return Verification(region: record, problem: reason, isUnreadable: true)
+        case .tilesDiffer(let hex):
+            return Verification(
+                region: record,
+                problem: L.localized(
+                    "its tiles hash to %1$s, not the %2$s of its version: a tile of it was damaged (since it was updated by a delta, or before, in a tile the delta did not change)",
+                    hex, record.contentHash ?? ""),
+                tilesDamaged: true)
+        case .damaged(let reason):
+            return Verification(region: record, problem: reason, bytesDiffer: true)
+        }
     }
 }
