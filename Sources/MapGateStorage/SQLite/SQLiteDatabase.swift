@@ -75,8 +75,21 @@ public final class SQLiteDatabase {
     /// for as long as it stayed stopped).
     public static let callsUnderWay = Atomic<Int>(0)
 
+    /// Set while this process stops itself (Ctrl-Z) once no call is under way: a call that would
+    /// begin when none is under way waits until the process has gone on, so that the stop never
+    /// lands inside one begun between the look and the stop (found by CI under load: the command
+    /// began its next transaction in that moment, stopped holding the state database, and the
+    /// next user's command failed on its lock). Calls within a call under way (a transaction's
+    /// statements, another thread's) go on: the stop waits for them.
+    public static let stopping = Atomic<Bool>(false)
+
     private func underWay<T>(_ body: () throws -> T) rethrows -> T {
-        Self.callsUnderWay.add(1, ordering: .relaxed)
+        // Each side looks at the other's word after writing its own (sequentially consistent):
+        // either this call sees the stop coming, or the stop sees this call under way.
+        while Self.callsUnderWay.add(1, ordering: .sequentiallyConsistent).oldValue == 0, Self.stopping.load(ordering: .sequentiallyConsistent) {
+            Self.callsUnderWay.subtract(1, ordering: .sequentiallyConsistent)
+            usleep(1000)
+        }
         defer { Self.callsUnderWay.subtract(1, ordering: .releasing) }
         return try body()
     }

@@ -60,7 +60,7 @@ enum SignalRouter {
         sigemptyset(&continued)
         sigaddset(&continued, SIGCONT)
         let deadline = ContinuousClock.now + .seconds(10)
-        while SQLiteDatabase.callsUnderWay.load(ordering: .acquiring) > 0, ContinuousClock.now < deadline {
+        while SQLiteDatabase.callsUnderWay.load(ordering: .sequentiallyConsistent) > 0, ContinuousClock.now < deadline {
             var millisecond = timespec(tv_sec: 0, tv_nsec: 1_000_000)
             if sigtimedwait(&continued, nil, &millisecond) == SIGCONT { return true }
         }
@@ -147,6 +147,9 @@ enum SignalRouter {
                 // Never with a database's lock held: other processes (every user's, in system
                 // mode) would wait on it for as long as this one stays stopped. A continue that
                 // comes meanwhile (`fg`) calls the stop off: after it, a stop would be for good.
+                // No call begins from the look until the process goes on (``SQLiteDatabase/stopping``).
+                SQLiteDatabase.stopping.store(true, ordering: .sequentiallyConsistent)
+                defer { SQLiteDatabase.stopping.store(false, ordering: .sequentiallyConsistent) }
                 if continuedWhileDatabaseCallsEnd() {
                     continuations.add(1, ordering: .relaxed)
                     handlers.withLock({ $0.forwarder })?(SIGCONT)
