@@ -24,6 +24,8 @@ let package = Package(
         // A C target, not a system library: its header includes no FreeType header, so only
         // freetype.c needs FreeType's include folder (`pkg-config --cflags freetype2`).
         .target(name: "CFreeType", cSettings: [.unsafeFlags(["-I/usr/include/freetype2"])]),
+        // The same for h2o (libh2o-evloop-dev): only ch2o.c includes h2o's headers.
+        .target(name: "CH2O"),
         .systemLibrary(name: "CLinux"),
         // The library, in layers: each target imports only the ones above it here
         // (docs/decisions/library-targets.md), and only the C libraries its own files import.
@@ -31,7 +33,7 @@ let package = Package(
         // every library opened with dlopen, so all of them but SQLite are attached here.
         .target(
             name: "MapGateBase",
-            dependencies: ["CCurl", "CZlib", "CCrypto", "CMicroHTTPD", "CFreeType", "CLinux"]),
+            dependencies: ["CCurl", "CZlib", "CCrypto", "CMicroHTTPD", "CH2O", "CFreeType", "CLinux"]),
         // SQLite, Tiles, Delta, State, Styles.
         .target(
             name: "MapGateStorage",
@@ -47,7 +49,7 @@ let package = Package(
         // HTTPServer, Glyphs, Server.
         .target(
             name: "MapGateServer",
-            dependencies: ["MapGateBase", "MapGateStorage", "MapGateTrust", "MapGateWorkflows", "CMicroHTTPD", "CFreeType", "CLinux"],
+            dependencies: ["MapGateBase", "MapGateStorage", "MapGateTrust", "MapGateWorkflows", "CMicroHTTPD", "CH2O", "CFreeType", "CLinux"],
             // The viewer pages' scripts and styles, as files the build embeds (ViewerAssets): no
             // resource bundle to install beside the binary.
             resources: ["raster-viewer.js", "raster-viewer.css", "vector-viewer.js", "vector-viewer.css", "update-watcher.js", "update-watcher.css"]

@@ -20,6 +20,9 @@
 #                         request reads SQLite and makes its answer, the ETag's hash included)
 #   MAPGATE_BASELINE=path also serve with that binary (another revision's bench_build), as
 #                         "baseline", interleaved in every round; its ratio to mapgate is printed
+#   MAPGATE_HTTP_LIBRARY  h2o: mapgate serves on h2o (the benchmarks' and tests' builds only;
+#                         issue 42, item 2); BASELINE_HTTP_LIBRARY the same for the baseline
+#                         (default microhttpd: the same binary as baseline compares the two)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-8}
@@ -69,7 +72,7 @@ if [ -n "${MAPGATE_BASELINE:-}" ]; then
   # Its own data directory and state: two revisions' gate records must not meet.
   XDG_STATE_HOME="$work/state-baseline" "$MAPGATE_BASELINE" sync bench --quiet --config "$work/config.json" --data-dir "$work/data-baseline"
   # shellcheck disable=SC2086
-  XDG_STATE_HOME="$work/state-baseline" "$MAPGATE_BASELINE" serve --port "$bport" --quiet --config "$work/config.json" --data-dir "$work/data-baseline" ${MAPGATE_SERVE_ARGS:-} &
+  XDG_STATE_HOME="$work/state-baseline" MAPGATE_HTTP_LIBRARY=${BASELINE_HTTP_LIBRARY:-microhttpd} "$MAPGATE_BASELINE" serve --port "$bport" --quiet --config "$work/config.json" --data-dir "$work/data-baseline" ${MAPGATE_SERVE_ARGS:-} &
   pids+=($!)
 fi
 

@@ -94,6 +94,14 @@ public final class RawConnection {
         return recv(fd, &byte, 1, 0) == 0
     }
 
+    /// True when the server has closed its side: end of stream, or a reset (a server that closes
+    /// with bytes of ours unread resets the connection).
+    public func isClosedOrResetByServer() -> Bool {
+        var byte: UInt8 = 0
+        let count = recv(fd, &byte, 1, 0)
+        return count == 0 || (count < 0 && errno == ECONNRESET)
+    }
+
     /// True when the server sent something not read yet (or closed), without waiting.
     public func hasBytesWaiting() -> Bool {
         var byte: UInt8 = 0

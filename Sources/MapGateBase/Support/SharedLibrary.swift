@@ -1,23 +1,25 @@
 import CCrypto
 import CCurl
 import CFreeType
+import CH2O
 import CMicroHTTPD
 import FoundationEssentials
 
 /// The C libraries opened with `dlopen` when a command first needs them, instead of being linked:
 /// together they cost every start, `--version` included, about 10 ms of dynamic loading.
-/// The shims in `Sources/CCurl`, `CMicroHTTPD`, `CFreeType` and `CCrypto` open them; this names them for
+/// The shims in `Sources/CCurl`, `CMicroHTTPD`, `CH2O`, `CFreeType` and `CCrypto` open them; this names them for
 /// the user. The same list (soname, Debian package) is in `packaging/dlopen-libraries`, from
 /// which `scripts/package` writes `Depends:` (a test checks that the two agree).
 /// docs/decisions/dlopen-libraries.md.
 public enum SharedLibrary: String, CaseIterable, Sendable {
-    case curl, microhttpd, freetype, crypto
+    case curl, microhttpd, h2o, freetype, crypto
 
     /// The file `dlopen` opens.
     public var soname: String {
         switch self {
         case .curl: "libcurl.so.4"
         case .microhttpd: "libmicrohttpd.so.12"
+        case .h2o: "libh2o-evloop.so.0.13"
         case .freetype: "libfreetype.so.6"
         case .crypto: "libcrypto.so.3"
         }
@@ -28,6 +30,7 @@ public enum SharedLibrary: String, CaseIterable, Sendable {
         switch self {
         case .curl: "libcurl4"
         case .microhttpd: "libmicrohttpd12"
+        case .h2o: "libh2o-evloop0.13"
         case .freetype: "libfreetype6"
         case .crypto: "libssl3"
         }
@@ -38,6 +41,7 @@ public enum SharedLibrary: String, CaseIterable, Sendable {
         switch self {
         case .curl: L.localized("downloads (libcurl)")
         case .microhttpd: L.localized("the HTTP server (libmicrohttpd)")
+        case .h2o: L.localized("the HTTP server (h2o)")
         case .freetype: L.localized("rendering glyphs (FreeType)")
         case .crypto: L.localized("hashes and signatures (libcrypto)")
         }
@@ -49,6 +53,7 @@ public enum SharedLibrary: String, CaseIterable, Sendable {
             switch self {
             case .curl: ccurl_load_error()
             case .microhttpd: cmhd_load_error()
+            case .h2o: ch2o_load_error()
             case .freetype: cft_load_error()
             case .crypto: ccrypto_load_error()
             }

@@ -23,8 +23,10 @@ final class HTTPConnectionRecord: Sendable {
         /// libmicrohttpd said the connection closed: the socket must not be touched any more.
         var isClosed = false
         var timedOut = false
-        /// The HTTP layer answered the request `target` names (else libmicrohttpd refused it).
+        /// The HTTP layer answered the request `target` names (else the library refused it).
         var answered = true
+        /// The status of a head the library refused before the HTTP layer saw it (h2o's glue says).
+        var refusedWith = 0
         /// The connection came within `maxConnections` and is served for as long as it lasts;
         /// one past it (in the reserve) only gets its 503.
         var isAdmitted = false
@@ -33,6 +35,10 @@ final class HTTPConnectionRecord: Sendable {
         var heldBodyBytes = 0
         /// Closed by the registry to make room for a new client (it was idle the longest).
         var evicted = false
+        /// Bytes received and acknowledged on the socket when the watchdog last saw them move, and
+        /// when (``HTTPConnectionRegistry/stillTimeout``).
+        var movedBytes: UInt64 = 0
+        var movedAt: UInt64
     }
 
     let socket: Int32
@@ -44,7 +50,7 @@ final class HTTPConnectionRecord: Sendable {
     init(socket: Int32, now: UInt64, remoteClient: String? = nil) {
         self.socket = socket
         self.remoteClient = remoteClient
-        state = Locked(State(waitingSince: now))
+        state = Locked(State(waitingSince: now, movedAt: now))
     }
 
     /// The peer's address of `socket` when the connection is not on loopback, else nil.
@@ -93,16 +99,25 @@ final class HTTPConnectionRecord: Sendable {
         return gotLocal == 0 && gotPeer == 0 && isLoopback(local) && isLoopback(peer)
     }
 
-    /// Payload bytes the kernel received on this socket (`tcpi_bytes_received`), nil if unknown.
-    static func bytesReceived(_ socket: Int32) -> UInt64? {
+    /// Payload bytes the kernel received on this socket (`tcpi_bytes_received`), and those plus
+    /// the ones the peer acknowledged (`tcpi_bytes_acked`), which stand still while neither side
+    /// moves; nil if unknown.
+    static func transfer(_ socket: Int32) -> (received: UInt64, moved: UInt64)? {
         // Linux's `struct tcp_info` (232 bytes since 4.19); glibc's copy stops before
-        // `tcpi_bytes_received`, which sits at offset 128 (linux/tcp.h, stable ABI).
-        // On the stack: this runs after every answer.
+        // `tcpi_bytes_acked` and `tcpi_bytes_received`, at offsets 120 and 128 (linux/tcp.h,
+        // stable ABI). On the stack: this runs after every answer.
         withUnsafeTemporaryAllocation(byteCount: 232, alignment: 8) { info in
             var length = socklen_t(info.count)
             guard getsockopt(socket, Int32(IPPROTO_TCP), TCP_INFO, info.baseAddress, &length) == 0, length >= 136 else { return nil }
-            return UnsafeRawBufferPointer(info).loadUnaligned(fromByteOffset: 128, as: UInt64.self)
+            let raw = UnsafeRawBufferPointer(info)
+            let received = raw.loadUnaligned(fromByteOffset: 128, as: UInt64.self)
+            return (received, received &+ raw.loadUnaligned(fromByteOffset: 120, as: UInt64.self))
         }
+    }
+
+    /// Payload bytes the kernel received on this socket (`tcpi_bytes_received`), nil if unknown.
+    static func bytesReceived(_ socket: Int32) -> UInt64? {
+        transfer(socket)?.received
     }
 }
 
@@ -122,6 +137,11 @@ final class HTTPConnectionRegistry: Sendable {
     private let admissions = Locked(Admissions())
     let gauge: HTTPConnectionGauge
     let headTimeout: Double
+    /// Seconds a connection may move no byte either way (an idle keep-alive connection, or a
+    /// client that does not read its answer) before the watchdog closes it; nil when the library
+    /// does (libmicrohttpd). h2o's own timer follows the wall clock, and does not see a client
+    /// that stops reading.
+    let stillTimeout: Double?
     /// A connection idle (no request under way, none being sent) this long may be closed to make
     /// room for a new client once `maxConnections` are open (issue 40 item 12).
     let evictableAfter: Double
@@ -129,8 +149,9 @@ final class HTTPConnectionRegistry: Sendable {
     /// Looks at the connections waiting for a head, a quarter of the deadline apart (0.1–1 s).
     private let watchdog = Locked<PeriodicWorker?>(nil)
 
-    init(headTimeout: Double, evictableAfter: Double = 15, gauge: HTTPConnectionGauge, onTimeout: @escaping @Sendable (String) -> Void) {
+    init(headTimeout: Double, stillTimeout: Double? = nil, evictableAfter: Double = 15, gauge: HTTPConnectionGauge, onTimeout: @escaping @Sendable (String) -> Void) {
         self.headTimeout = headTimeout
+        self.stillTimeout = stillTimeout
         self.evictableAfter = evictableAfter
         self.gauge = gauge
         self.onTimeout = onTimeout
@@ -270,7 +291,8 @@ final class HTTPConnectionRegistry: Sendable {
     }
 
     func startWatchdog() throws {
-        let worker = PeriodicWorker(name: "http-head-deadline", interval: max(0.1, min(1.0, headTimeout / 4))) { [weak self] in self?.scan() }
+        let shortest = min(headTimeout, stillTimeout ?? headTimeout)
+        let worker = PeriodicWorker(name: "http-head-deadline", interval: max(0.1, min(1.0, shortest / 4))) { [weak self] in self?.scan() }
         watchdog.withLock { $0 = worker }
         try worker.start()
     }
@@ -291,9 +313,23 @@ final class HTTPConnectionRegistry: Sendable {
         let all = admissions.withLock { Array($0.records.values) }
         let now = Self.now
         let limit = UInt64(headTimeout * 1e9)
+        let stillLimit = stillTimeout.map { UInt64($0 * 1e9) }
         for record in all {
             record.state.withLock { state in
-                guard !state.isClosed, !state.inRequest, !state.timedOut else { return }
+                guard !state.isClosed, !state.timedOut else { return }
+                if let stillLimit, MonotonicClock.elapsed(from: state.movedAt, to: now) >= stillLimit, !state.evicted {
+                    // Looked at once its time is up: bytes moved since, and it has another period.
+                    let moved = HTTPConnectionRecord.transfer(record.socket)?.moved ?? state.movedBytes
+                    if moved != state.movedBytes {
+                        state.movedBytes = moved
+                        state.movedAt = now
+                    } else {
+                        shutdown(record.socket, Int32(SHUT_RDWR))
+                        state.evicted = true
+                        return
+                    }
+                }
+                guard !state.inRequest else { return }
                 if let seen = state.headSeenAt {
                     guard MonotonicClock.elapsed(from: seen, to: now) >= limit else { return }
                     // The connection's thread is not writing (no request is being answered) and

@@ -1,4 +1,3 @@
-import CMicroHTTPD
 import FoundationEssentials
 import MapGateBase
 import Synchronization
@@ -24,7 +23,7 @@ final class HTTPDaemonContext: Sendable {
     /// as usual, and its connection closed after (``HTTPServer/stop()``).
     let isDraining = Atomic<Bool>(false)
     /// Every answer closes its connection now.
-    private var closesEveryConnection: Bool { isStopping.load(ordering: .relaxed) || isDraining.load(ordering: .relaxed) }
+    var closesEveryConnection: Bool { isStopping.load(ordering: .relaxed) || isDraining.load(ordering: .relaxed) }
 
     init(
         settings: HTTPServer.Settings, gauge: HTTPConnectionGauge, log: (@Sendable (HTTPServer.LogEntry) -> Void)?,
@@ -36,14 +35,15 @@ final class HTTPDaemonContext: Sendable {
         let budget = HTTPBodyBudget(limit: settings.maxUnsentBodyBytes)
         self.budget = budget
         bodyFits = { budget.fits($0) }
-        registry = HTTPConnectionRegistry(headTimeout: settings.readTimeout, evictableAfter: settings.evictableAfter ?? settings.idleTimeout / 2, gauge: gauge) { target in
+        registry = HTTPConnectionRegistry(
+            headTimeout: settings.readTimeout, stillTimeout: settings.library == .h2o ? max(1, settings.idleTimeout.rounded(.up)) : nil, evictableAfter: settings.evictableAfter ?? settings.idleTimeout / 2, gauge: gauge) { target in
             log?(HTTPServer.LogEntry(method: "-", path: target, status: 408, bytes: 18, seconds: settings.readTimeout))
         }
     }
 
-    /// A request head as libmicrohttpd parsed it, kept from its first call to its answer in the
-    /// request's context pointer. Not `Sendable`, and needs not be: libmicrohttpd runs all the
-    /// callbacks of one connection on the same thread.
+    /// A request head as the HTTP library parsed it (libmicrohttpd keeps it from its first call to
+    /// its answer in the request's context pointer). Not `Sendable`, and needs not be: both
+    /// libraries run all the callbacks of one connection on the same thread.
     final class Head {
         let method: String
         let version: String
@@ -54,21 +54,69 @@ final class HTTPDaemonContext: Sendable {
         /// The head deadline's watchdog answered 408 on this connection already.
         let timedOut: Bool
 
-        init(method: String, version: String, connection: OpaquePointer, record: HTTPConnectionRecord?) {
+        /// A head whose target is the one `record` noted (libmicrohttpd's URI log callback), or
+        /// `target` when given; the connection is marked as in a request.
+        init(method: String, version: String, target given: String? = nil, headers: [(name: String, value: String)], record: HTTPConnectionRecord?) {
             self.method = method
             self.version = version
             self.record = record
-            var target = ""
+            var target = given ?? ""
             var timedOut = false
             record?.state.withLock { state in
-                target = state.target
+                if let given {
+                    state.target = given
+                    state.answered = false
+                } else {
+                    target = state.target
+                }
                 timedOut = state.timedOut
                 state.inRequest = true
             }
             self.target = target
             self.timedOut = timedOut
-            headers = HTTPDaemonContext.headers(of: connection)
+            // A field value holds no trailing whitespace (RFC 9110 §5.5; libmicrohttpd drops
+            // only the leading: `Host: 127.0.0.1:8080 ` was refused as another host).
+            self.headers = headers.map { field in
+                var value = field.value
+                while let last = value.utf8.last, last == 0x20 || last == 0x09 { value.removeLast() }
+                return (field.name, value)
+            }
         }
+    }
+
+    /// A connection the library accepted on `socket`: tracked, and admitted or not (``HTTPConnectionRegistry/add(_:admittingUpTo:perClientLimit:total:)``).
+    func opened(socket: Int32) -> HTTPConnectionRecord {
+        let record = HTTPConnectionRecord(socket: socket, now: HTTPConnectionRegistry.now, remoteClient: HTTPConnectionRecord.remoteClient(of: socket))
+        registry.add(record, admittingUpTo: settings.maxConnections, perClientLimit: settings.maxConnectionsPerClient, total: settings.maxConnections + settings.reserveConnections)
+        return record
+    }
+
+    /// A request on `record`'s connection is done (its answer sent, or the client went): the
+    /// connection waits for its next head, and a prepared body's share of the budget comes back.
+    func completed(_ record: HTTPConnectionRecord) {
+        let transfer = HTTPConnectionRecord.transfer(record.socket)
+        let now = HTTPConnectionRegistry.now
+        let held = record.state.withLock { state in
+            state.inRequest = false
+            state.waitingSince = now
+            state.baselineBytes = transfer?.received ?? 0
+            state.headSeenAt = nil
+            state.movedBytes = transfer?.moved ?? state.movedBytes
+            state.movedAt = now
+            defer { state.heldBodyBytes = 0 }
+            return state.heldBodyBytes
+        }
+        if held > 0 { budget.release(held) }
+    }
+
+    /// `record`'s connection closed. A request the library refused itself (its target noted, no
+    /// answer of ours) is logged with `libraryStatus`.
+    func closed(_ record: HTTPConnectionRecord, libraryStatus: () -> Int) {
+        let state = record.state.withLock { $0 }
+        if !state.answered, !state.timedOut, !state.target.isEmpty, let log {
+            log(HTTPServer.LogEntry(method: "-", path: state.target, status: libraryStatus(), bytes: 0, seconds: 0))
+        }
+        registry.remove(record)
     }
 
     /// Empties the handler pool; the handlers are released here, outside its lock.
@@ -163,7 +211,7 @@ final class HTTPDaemonContext: Sendable {
     }
 
     /// Answers a request whose head (and body, if any) is in.
-    func answer(_ head: Head, on connection: OpaquePointer) -> MHD_Result {
+    func answer(_ head: Head, on connection: some HTTPAnswerSink) -> Bool {
         // `OPTIONS *` asks about the server as a whole (RFC 9110 §9.3.7): what it allows.
         if head.method == "OPTIONS", head.target == "*" {
             return send(HTTPServerResponse(status: 204, headers: [("Allow", "GET, HEAD, OPTIONS")], body: Data()), for: head, on: connection)
@@ -180,9 +228,9 @@ final class HTTPDaemonContext: Sendable {
     }
 
     /// Queues an answer and logs it. A body made for this answer is copied once into memory
-    /// libmicrohttpd sends from, counted against ``budget`` until the client has it; past the
+    /// the HTTP library sends from, counted against ``budget`` until the client has it; past the
     /// budget the answer is 503 (clients that do not read hold what they asked for).
-    func send(_ response: HTTPServerResponse, for head: Head, on connection: OpaquePointer) -> MHD_Result {
+    func send(_ response: HTTPServerResponse, for head: Head, on connection: some HTTPAnswerSink) -> Bool {
         var response = response
         var body: HTTPBodyBox?
         // A prepared answer's body is shared, never copied, but it is counted like a body made
@@ -222,10 +270,10 @@ final class HTTPDaemonContext: Sendable {
         }
         // Recorded before the answer is queued, so the completed callback always finds it.
         if held > 0 { head.record?.state.withLock { $0.heldBodyBytes += held } }
-        let result = queue(response, body: body, on: connection, method: head.method)
+        let queued = connection.queue(response, body: body, method: head.method, closing: response.closesConnection || closesEveryConnection)
         head.record?.state.withLock { state in
             state.answered = true
-            if result != .YES, held > 0 {
+            if !queued, held > 0 {
                 // Not queued: no request completes with it.
                 state.heldBodyBytes -= held
                 budget.release(held)
@@ -237,7 +285,7 @@ final class HTTPDaemonContext: Sendable {
                 method: head.method, path: head.target, status: response.status, bytes: head.method == "HEAD" ? 0 : response.bodyLength, seconds: seconds,
                 label: response.label))
         }
-        return result
+        return queued
     }
 
     /// A head that leaves too little of the connection's memory for its answer: 414 for a long
@@ -285,72 +333,5 @@ final class HTTPDaemonContext: Sendable {
 
     private static func refusal(_ status: Int, _ text: Data, closes: Bool) -> HTTPServerResponse {
         HTTPServerResponse(status: status, headers: [("Content-Type", "text/plain; charset=utf-8")], body: text, closesConnection: closes)
-    }
-
-    static func headers(of connection: OpaquePointer) -> [(name: String, value: String)] {
-        final class Collected { var headers: [(name: String, value: String)] = [] }
-        let collected = Collected()
-        collected.headers.reserveCapacity(12)
-        withExtendedLifetime(collected) {
-            _ = cmhd_get_connection_values(connection, .HEADER_KIND, { cls, _, key, value in
-                guard let cls, let key else { return .NO }
-                let collected = Unmanaged<Collected>.fromOpaque(cls).takeUnretainedValue()
-                // A field value holds no trailing whitespace (RFC 9110 §5.5; libmicrohttpd drops
-                // only the leading: `Host: 127.0.0.1:8080 ` was refused as another host).
-                var text = value.map { String(cString: $0) } ?? ""
-                while let last = text.utf8.last, last == 0x20 || last == 0x09 { text.removeLast() }
-                collected.headers.append((String(cString: key), text))
-                return .YES
-            }, Unmanaged.passUnretained(collected).toOpaque())
-        }
-        return collected.headers
-    }
-
-    /// Builds libmicrohttpd's response and queues it; a header it refuses (a line break in a
-    /// value) turns the answer into a 500 rather than a half-made response.
-    private func queue(_ response: HTTPServerResponse, body: HTTPBodyBox?, on connection: OpaquePointer, method: String) -> MHD_Result {
-        if response.dropsConnection { return .NO }
-        let made: OpaquePointer?
-        if response.status == 304 {
-            // libmicrohttpd writes one Content-Length itself, from the response's size, even on a
-            // 304 (whose body it never sends): a 304 may only carry the representation's length
-            // (RFC 9110 §8.6), so the response is made of that size, with a reader it never calls.
-            // Adding the header by hand as well gave two (and Chromium refuses such an answer).
-            let length = response.header("Content-Length").flatMap { UInt64($0) } ?? 0
-            made = cmhd_create_response_from_callback(length, 4 << 10, readerCallback, nil, nil)
-        } else {
-            switch response.body {
-            case .prepared(let prepared) where !response.closesConnection && !closesEveryConnection:
-                // Queued as it is: libmicrohttpd takes a reference to it for this connection.
-                if let made = prepared.response() { return cmhd_queue_response(connection, UInt32(prepared.status), made) }
-                fallthrough  // made the slow way, which says which header was refused
-            case .data, .shared, .prepared:
-                // Sent from the box's bytes, no copy; the box is released when libmicrohttpd is done.
-                var owned: HTTPBodyBox? = body
-                if owned == nil, case .prepared(let prepared) = response.body { owned = HTTPBodyBox(prepared.body, budget: nil) }
-                guard let body = owned else { return .NO }
-                let box = Unmanaged.passRetained(body)
-                made = cmhd_create_response_from_buffer_with_free_callback_cls(
-                    body.bytes.count, body.bytes.bytes.baseAddress, bodyFreeCallback, box.toOpaque())
-                if made == nil { box.release() }
-            case .stream(let length, let stream):
-                let box = Unmanaged.passRetained(HTTPBodyStreamBox(stream)).toOpaque()
-                made = cmhd_create_response_from_callback(UInt64(length), 64 << 10, readerCallback, box, readerFreeCallback)
-                if made == nil { Unmanaged<HTTPBodyStreamBox>.fromOpaque(box).release() }
-            }
-        }
-        guard let made else { return .NO }
-        defer { cmhd_destroy_response(made) }
-        for (name, value) in response.headers where !HTTPServerRequest.equalIgnoringASCIICase(name, "Content-Length") {
-            guard cmhd_add_response_header(made, name, value) == .YES else {
-                let failure = Data("bad response header \(name)\n".utf8)
-                return queue(HTTPServerResponse(status: 500, body: failure), body: HTTPBodyBox(HTTPBodyBytes(failure), budget: nil), on: connection, method: method)
-            }
-        }
-        if response.closesConnection || closesEveryConnection {
-            // Without the header the connection would stay open: close it without an answer.
-            guard cmhd_add_response_header(made, "Connection", "close") == .YES else { return .NO }
-        }
-        return cmhd_queue_response(connection, UInt32(response.status), made)
     }
 }

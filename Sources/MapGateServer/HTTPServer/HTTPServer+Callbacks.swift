@@ -26,9 +26,10 @@ func connectionRecord(_ connection: OpaquePointer?) -> HTTPConnectionRecord? {
 let accessCallback: MHD_AccessHandlerCallback = { cls, connection, _, method, version, _, uploadSize, requestContext in
     guard let context = daemonContext(cls), let connection, let method, let version, let requestContext, let uploadSize else { return .NO }
     guard let pointer = requestContext.pointee else {
-        let head = HTTPDaemonContext.Head(method: String(cString: method), version: String(cString: version), connection: connection, record: connectionRecord(connection))
+        let sink = MicroHTTPDConnection(connection)
+        let head = HTTPDaemonContext.Head(method: String(cString: method), version: String(cString: version), headers: sink.headers(), record: connectionRecord(connection))
         if head.timedOut { return .NO }
-        if let refusal = context.refusal(for: head) { return context.send(refusal, for: head, on: connection) }
+        if let refusal = context.refusal(for: head) { return context.send(refusal, for: head, on: sink) ? .YES : .NO }
         requestContext.pointee = Unmanaged.passRetained(head).toOpaque()
         return .YES
     }
@@ -38,7 +39,7 @@ let accessCallback: MHD_AccessHandlerCallback = { cls, connection, _, method, ve
     }
     let head = Unmanaged<HTTPDaemonContext.Head>.fromOpaque(pointer).takeRetainedValue()
     requestContext.pointee = nil
-    return context.answer(head, on: connection)
+    return context.answer(head, on: MicroHTTPDConnection(connection)) ? .YES : .NO
 }
 
 let uriLogCallback: cmhd_uri_log_callback = {
@@ -57,21 +58,13 @@ let connectionCallback: MHD_NotifyConnectionCallback = { cls, connection, socket
     guard let context = daemonContext(cls), let socketContext else { return }
     if code == .CONNECTION_NOTIFY_STARTED {
         guard let connection, let info = cmhd_get_connection_info(connection, .CONNECTION_INFO_CONNECTION_FD) else { return }
-        let socket = info.pointee.connect_fd
-        let record = HTTPConnectionRecord(socket: socket, now: HTTPConnectionRegistry.now, remoteClient: HTTPConnectionRecord.remoteClient(of: socket))
-        context.registry.add(
-            record, admittingUpTo: context.settings.maxConnections, perClientLimit: context.settings.maxConnectionsPerClient,
-            total: context.settings.maxConnections + context.settings.reserveConnections)
-        socketContext.pointee = Unmanaged.passRetained(record).toOpaque()
+        socketContext.pointee = Unmanaged.passRetained(context.opened(socket: info.pointee.connect_fd)).toOpaque()
     } else if let pointer = socketContext.pointee {
         let record = Unmanaged<HTTPConnectionRecord>.fromOpaque(pointer)
-        let state = record.takeUnretainedValue().state.withLock { $0 }
-        if !state.answered, !state.timedOut, !state.target.isEmpty, let log = context.log {
-            // A request libmicrohttpd refused itself (a malformed or oversized head): logged too.
-            let status = connection.flatMap { cmhd_get_connection_info($0, .CONNECTION_INFO_HTTP_STATUS) }.map { Int($0.pointee.http_status) } ?? 0
-            log(HTTPServer.LogEntry(method: "-", path: state.target, status: status, bytes: 0, seconds: 0))
+        // A request libmicrohttpd refused itself (a malformed or oversized head) is logged with its status.
+        context.closed(record.takeUnretainedValue()) {
+            connection.flatMap { cmhd_get_connection_info($0, .CONNECTION_INFO_HTTP_STATUS) }.map { Int($0.pointee.http_status) } ?? 0
         }
-        context.registry.remove(record.takeUnretainedValue())
         record.release()
         socketContext.pointee = nil
     }
@@ -84,17 +77,7 @@ let completedCallback: MHD_RequestCompletedCallback = { cls, connection, request
         requestContext.pointee = nil
     }
     guard let record = connectionRecord(connection) else { return }
-    let received = HTTPConnectionRecord.bytesReceived(record.socket) ?? 0
-    let now = HTTPConnectionRegistry.now
-    let held = record.state.withLock { state in
-        state.inRequest = false
-        state.waitingSince = now
-        state.baselineBytes = received
-        state.headSeenAt = nil
-        defer { state.heldBodyBytes = 0 }
-        return state.heldBodyBytes
-    }
-    if held > 0 { daemonContext(cls)?.budget.release(held) }
+    daemonContext(cls)?.completed(record)
 }
 
 let readerCallback: MHD_ContentReaderCallback = { cls, position, buffer, max in

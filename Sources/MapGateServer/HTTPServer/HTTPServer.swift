@@ -22,8 +22,8 @@ public struct HTTPServerError: MapGateFailure, LocalizedError, Sendable {
     }
 }
 
-/// The HTTP layer: libmicrohttpd parses requests and runs connections (keep-alive, pipelining,
-/// timeouts, limits); this type adds what it lacks — a total deadline for a request head (408),
+/// The HTTP layer: libmicrohttpd (or h2o, ``Settings/library``) parses requests and runs
+/// connections (keep-alive, pipelining, timeouts, limits); this type adds what it lacks — a total deadline for a request head (408),
 /// RFC 9112 framing checks, a `Host` allow-list (421), 503 + `Retry-After` past
 /// `maxConnections` — and hands each request to a pooled ``HTTPRequestHandler``. It knows
 /// nothing of tiles.
@@ -63,7 +63,30 @@ public final class HTTPServer: Sendable {
         /// Seconds a connection must have been idle before it may be closed to make room for a
         /// new one once `maxConnections` are open; nil: half of `idleTimeout`.
         public var evictableAfter: Double?
+        /// The library that runs the connections. A server that hands its socket back or runs a
+        /// thread per connection uses libmicrohttpd whatever this says.
+        public var library: HTTPLibrary = .configured
         public init() {}
+    }
+
+    /// The C library under the HTTP layer.
+    public enum HTTPLibrary: String, Sendable, CaseIterable {
+        /// libmicrohttpd: every behaviour of the HTTP layer is tested on it.
+        case microhttpd
+        /// h2o's event loop, whose idle connection holds about 1 KB where libmicrohttpd's holds
+        /// its whole 8 KiB pool (issue 42, item 2). Being ported: see
+        /// docs/decisions/libmicrohttpd-vs-h2o.md for what it does not do yet.
+        case h2o
+
+        /// libmicrohttpd. The port to h2o is tested and measured before it is the default: the
+        /// tests' and the benchmarks' builds (not the shipped one) take `MAPGATE_HTTP_LIBRARY=h2o`
+        /// from the environment, for every server of the process and of the commands it runs.
+        public static let configured: HTTPLibrary = {
+            #if DEBUG || MAPGATE_BENCHMARK
+            if let name = ProcessInfo.processInfo.environment["MAPGATE_HTTP_LIBRARY"], let library = HTTPLibrary(rawValue: name) { return library }
+            #endif
+            return .microhttpd
+        }()
     }
 
     /// One answer, rejections included, for the access log and metrics.
@@ -86,9 +109,17 @@ public final class HTTPServer: Sendable {
     private let stopped = Atomic<Bool>(false)
 
     private struct Daemon: @unchecked Sendable {
-        let pointer: OpaquePointer
+        /// libmicrohttpd's daemon; nil when h2o serves the socket.
+        let pointer: OpaquePointer?
+        /// h2o's loops serving the socket.
+        var h2o: H2OServer? = nil
         /// Serving a shared listening socket (``HTTPListener/isShared``): handed back at stop.
         let handsBack: Bool
+
+        func stop() {
+            if let pointer { cmhd_stop_daemon(pointer) }
+            h2o?.stop()
+        }
     }
 
     /// Binds `settings.host:settings.port` and starts serving.
@@ -111,8 +142,9 @@ public final class HTTPServer: Sendable {
     ) throws {
         self.settings = settings
         port = bound.port
-        // libmicrohttpd is opened here, the first time a server starts (it is not linked).
-        do { try SharedLibrary.microhttpd.load() } catch {
+        // The library is opened here, the first time a server starts (it is not linked).
+        let library = Self.library(for: bound, settings: settings)
+        do { try (library == .h2o ? SharedLibrary.h2o : SharedLibrary.microhttpd).load() } catch {
             throw HTTPServerError(message: L.localized("cannot start the HTTP server on %1$s: %2$s", "\(bound.baseURL)", "\(error.errorDescription ?? "")"), kind: .unavailable)
         }
         // Bodies of a few hundred KB and more are mapped and given back to the system when their
@@ -123,13 +155,27 @@ public final class HTTPServer: Sendable {
         try context.registry.startWatchdog()
         var started: [Daemon] = []
         do {
-            for listener in [bound] + others { started.append(try Self.startDaemon(on: listener, settings: settings, context: context)) }
+            for listener in [bound] + others {
+                if Self.library(for: listener, settings: settings) == .h2o {
+                    try SharedLibrary.h2o.load()
+                    started.append(Daemon(pointer: nil, h2o: try H2OServer.start(on: listener, settings: settings, context: context), handsBack: false))
+                } else {
+                    try SharedLibrary.microhttpd.load()
+                    started.append(try Self.startDaemon(on: listener, settings: settings, context: context))
+                }
+            }
         } catch {
-            for daemon in started { cmhd_stop_daemon(daemon.pointer) }
+            for daemon in started { daemon.stop() }
             context.registry.stopWatchdog()
             throw error
         }
         daemons = started
+    }
+
+    /// The library that serves `listener`: h2o when asked for, unless the socket is handed back
+    /// at stop or each connection gets a thread (both libmicrohttpd's).
+    private static func library(for listener: HTTPListener, settings: Settings) -> HTTPLibrary {
+        settings.library == .h2o && !settings.threadPerConnection && !listener.isShared ? .h2o : .microhttpd
     }
 
     /// Starts libmicrohttpd on `listener`'s socket (taken: closed on failure).
@@ -222,14 +268,15 @@ public final class HTTPServer: Sendable {
         if !sharing.isEmpty {
             context.isDraining.store(true, ordering: .relaxed)
             for daemon in sharing {
-                let listening = cmhd_quiesce_daemon(daemon.pointer)
+                guard let pointer = daemon.pointer else { continue }
+                let listening = cmhd_quiesce_daemon(pointer)
                 if listening >= 0 { close(listening) }
             }
             let deadline = MonotonicClock.seconds + Self.handBackGrace
             while context.registry.hasRequestUnderWay(freshWithin: 0.2), MonotonicClock.seconds < deadline { usleep(5_000) }
         }
         context.isStopping.store(true, ordering: .relaxed)
-        for daemon in daemons { cmhd_stop_daemon(daemon.pointer) }
+        for daemon in daemons { daemon.stop() }
         context.registry.stopWatchdog()
     }
 }

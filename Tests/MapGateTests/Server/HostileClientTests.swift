@@ -299,6 +299,22 @@ import Glibc
         #expect(large?.status == 431)
     }
 
+    /// A head that never ends is not read on and on: h2o would hold up to 417,792 bytes of it per
+    /// connection (thousands of such clients: gigabytes), libmicrohttpd holds its 8 KiB pool. Past
+    /// 16 KiB at most the client gets 431 (414 for a request line that long) and the connection closes.
+    @Test(arguments: [431, 414])
+    func aHeadThatNeverEndsIsRefusedEarly(status: Int) throws {
+        let connection = try RawConnection(port: server.http.port, timeout: 3)
+        let head =
+            status == 414
+            ? "GET /" + String(repeating: "a", count: 200_000)
+            : "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n" + String(repeating: "X-Pad: \(String(repeating: "p", count: 4_000))\r\n", count: 50)
+        connection.send(head)
+        let response = connection.readResponse()
+        #expect(response?.status == status)
+        #expect(connection.isClosedOrResetByServer())
+    }
+
     /// The head buffer is 8 KiB per connection (each idle keep-alive connection holds all of
     /// it; libmicrohttpd reads a head into about half): a 3 KB head is answered, also with the
     /// longest answer headers (an HTML page's CSP); an 8 KB one is refused.
