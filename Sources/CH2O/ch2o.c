@@ -430,6 +430,7 @@ static void glue_on_close(void *data) {
     free(c->head);
     c->head = NULL;
     l->server->callbacks.closed(l->server->callbacks.cls, c->context);
+    close(c->fd);  // the caller's descriptor: only now may its number be given to another connection
     if (!c->busy) free(c);
 }
 
@@ -689,22 +690,34 @@ void ch2o_drop(struct ch2o_request *r) {
 
 // MARK: - Loops
 
+// h2o gets a duplicate of the accepted socket and closes it before it says the connection closed;
+// the caller's callbacks get `fd`, which stays open until after `closed`. So a descriptor number
+// the caller holds (its watchdog shuts down connections from another thread) is never one h2o
+// has already closed and the kernel has given to a new connection. It costs a descriptor more
+// per connection, nothing else: both name the same socket.
 static void glue_accepted(struct glue_loop *l, int fd) {
     struct ch2o_server *s = l->server;
+    int h2o_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (h2o_fd < 0) {
+        close(fd);
+        return;
+    }
     void *context = s->callbacks.opened(s->callbacks.cls, fd);
     if (!context) {
+        close(h2o_fd);
         close(fd);
         return;
     }
     struct glue_conn *c = calloc(1, sizeof *c);
     if (!c) {
-        close(fd);
         s->callbacks.closed(s->callbacks.cls, context);
+        close(h2o_fd);
+        close(fd);
         return;
     }
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);  // as h2o's own accept does
-    h2o_socket_t *sock = h2o.evloop_socket_create(l->loop, fd, H2O_SOCKET_FLAG_IS_ACCEPTED_CONNECTION);
+    h2o_socket_t *sock = h2o.evloop_socket_create(l->loop, h2o_fd, H2O_SOCKET_FLAG_IS_ACCEPTED_CONNECTION);
     c->loop = l;
     c->fd = fd;
     c->sock = sock;

@@ -23,7 +23,7 @@ final class HTTPDaemonContext: Sendable {
     /// as usual, and its connection closed after (``HTTPServer/stop()``).
     let isDraining = Atomic<Bool>(false)
     /// Every answer closes its connection now.
-    var closesEveryConnection: Bool { isStopping.load(ordering: .relaxed) || isDraining.load(ordering: .relaxed) }
+    private var closesEveryConnection: Bool { isStopping.load(ordering: .relaxed) || isDraining.load(ordering: .relaxed) }
 
     init(
         settings: HTTPServer.Settings, gauge: HTTPConnectionGauge, log: (@Sendable (HTTPServer.LogEntry) -> Void)?,

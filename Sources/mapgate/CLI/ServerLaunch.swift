@@ -51,8 +51,8 @@ struct ServerLaunch {
         }
         // The regions must be readable before the port is bound and a use counted.
         _ = try context.readOnlyRegionLibrary().installed()
-        // Each connection is a descriptor, and some more are the server's own.
-        let needed = settings.maxConnections + settings.reserveConnections + FileDescriptorLimit.reserve
+        // Each connection is a descriptor (two on h2o: HTTPServer.HTTPLibrary), and some more are the server's own.
+        let needed = (settings.maxConnections + settings.reserveConnections) * settings.library.descriptorsPerConnection + FileDescriptorLimit.reserve
         let limit = FileDescriptorLimit.raise(toAtLeast: needed)
         if limit < needed {
             context.console.warning(
@@ -60,7 +60,7 @@ struct ServerLaunch {
         }
         listener = try bound ?? HTTPListener(host: settings.host, port: settings.port)
         // The HTTP library must load before a use is reserved for a server that could not start.
-        try SharedLibrary.microhttpd.load()
+        try (settings.library == .h2o ? SharedLibrary.h2o : SharedLibrary.microhttpd).load()
     }
 
     /// What SIGHUP does to a running server: reads the configuration again and applies its
