@@ -124,7 +124,7 @@ const char *ch2o_load_error(void) {
 #define CH2O_CHUNK_SIZE 65536
 // The longest head read (request line and fields); mapgate's own checks refuse heads far
 // shorter (HTTPDaemonContext.headTooLarge: about 3.3 KB of fields).
-#define CH2O_MAX_HEAD 16384
+#define CH2O_MAX_HEAD 8192
 #define CH2O_ACCEPTS_PER_WAKE 16
 
 // A request head as the client wrote it, copied before h2o lowercased its names: malloc'd, the
@@ -181,6 +181,7 @@ struct glue_loop {
     h2o_socket_t *listener, *waker;
     struct glue_conn *conns;
     int stopping;
+    int spare;  // a descriptor held for when there is none left (glue_on_accept)
 };
 
 struct glue_handler {
@@ -387,34 +388,43 @@ static int take_head(struct glue_conn *c, char *bytes, size_t size) {
     return too_large;
 }
 
+static const char *refuse_head(struct glue_conn *c, int status);
+
 static void glue_on_read(h2o_socket_t *sock, const char *err) {
     struct glue_conn *c = sock->on_close.data;
     // h2o has not parsed a complete head yet (it lowercases names only once it has one): copy it raw
     int too_large = !err && !c->head && !c->request ? take_head(c, sock->input->bytes, sock->input->size) : 0;
-    if (too_large) {
-        // with the Date every answer carries (RFC 9110 §6.6.1)
-        char date[64], answer[320];
-        time_t now = time(NULL);
-        struct tm utc;
-        strftime(date, sizeof date, "%a, %d %b %Y %H:%M:%S GMT", gmtime_r(&now, &utc));
-        const char *text = too_large == 414 ? "request target too long\n" : "request header fields too large\n";
-        int length = snprintf(answer, sizeof answer,
-                              "HTTP/1.1 %s\r\nDate: %s\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: %zu\r\n\r\n%s",
-                              too_large == 414 ? "414 URI Too Long" : "431 Request Header Fields Too Large", date, strlen(text), text);
-        if (length > 0 && send(c->fd, answer, (size_t)length, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) { /* the close says enough */ }
-        err = "ch2o: head too large";  // h2o's read callback closes the connection on an error
-    }
+    if (too_large) err = refuse_head(c, too_large);
     glue_enter(c);
     c->h2o_read(sock, err);
     glue_leave(c);
+}
+
+// Writes the 414 or 431 of a head too large to read on, and returns the error that makes h2o's
+// callback close the connection.
+static const char *refuse_head(struct glue_conn *c, int status) {
+    // with the Date every answer carries (RFC 9110 §6.6.1)
+    char date[64], answer[320];
+    time_t now = time(NULL);
+    struct tm utc;
+    strftime(date, sizeof date, "%a, %d %b %Y %H:%M:%S GMT", gmtime_r(&now, &utc));
+    const char *text = status == 414 ? "request target too long\n" : "request header fields too large\n";
+    int length = snprintf(answer, sizeof answer,
+                          "HTTP/1.1 %s\r\nDate: %s\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: %zu\r\n\r\n%s",
+                          status == 414 ? "414 URI Too Long" : "431 Request Header Fields Too Large", date, strlen(text), text);
+    if (length > 0 && send(c->fd, answer, (size_t)length, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) { /* the close says enough */ }
+    return "ch2o: head too large";  // h2o's callbacks close the connection on an error
 }
 
 static void glue_on_write(h2o_socket_t *sock, const char *err) {
     struct glue_conn *c = sock->on_close.data;
     // A pipelined head after the request being answered: h2o parses it within this callback
     // (on_send_complete), before any read, so it is copied here while still raw.
-    if (!err && !c->head && c->request && sock->input->size > c->request_end)
-        take_head(c, sock->input->bytes + c->request_end, sock->input->size - c->request_end);
+    if (!err && !c->head && c->request && sock->input->size > c->request_end) {
+        int too_large = take_head(c, sock->input->bytes + c->request_end, sock->input->size - c->request_end);
+        // the answer before it is written out whole (this callback says so): the refusal follows it
+        if (too_large) err = refuse_head(c, too_large);
+    }
     glue_enter(c);
     c->h2o_write(sock, err);
     glue_leave(c);
@@ -740,9 +750,19 @@ static void glue_on_accept(h2o_socket_t *listener, const char *err) {
     // a few per wake-up: the other loops watch the same socket and take their share
     for (int i = 0; i < CH2O_ACCEPTS_PER_WAKE; ++i) {
         int fd = accept4(l->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0 && (errno == EMFILE || errno == ENFILE) && l->spare >= 0) {
+            // No descriptor left: the waiting connection would keep the listening socket readable
+            // and the loop turning at full speed. The spare is given up to take it and close it
+            // (the client sees its connection closed, not a wait), then held again.
+            close(l->spare);
+            fd = accept4(l->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+            if (fd >= 0) close(fd);
+            l->spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
+            continue;
+        }
         if (fd < 0) {
             if (errno == EINTR || errno == ECONNABORTED) continue;
-            return;  // EAGAIN: another loop took it; EMFILE and the like: tried again on the next wake-up
+            return;  // EAGAIN: another loop took it
         }
         glue_accepted(l, fd);
     }
@@ -799,6 +819,7 @@ static void glue_free_thread_buffers(void) {
 static void *glue_loop_main(void *data) {
     struct glue_loop *l = data;
     // every h2o object of the loop is made on its thread: sockets take this thread's buffer prototype
+    l->spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
     l->loop = h2o.evloop_create();
     h2o.context_init(&l->ctx, l->loop, &l->server->config);
     l->accept_ctx.ctx = &l->ctx;
@@ -816,6 +837,7 @@ static void *glue_loop_main(void *data) {
     free(l->ctx.queue);  // h2o 2.2.5's h2o_multithread_destroy_queue closes the queue but never frees it
     h2o.evloop_destroy(l->loop);
     glue_free_thread_buffers();
+    if (l->spare >= 0) close(l->spare);
     return NULL;
 }
 

@@ -317,16 +317,22 @@ final class HTTPConnectionRegistry: Sendable {
         for record in all {
             record.state.withLock { state in
                 guard !state.isClosed, !state.timedOut else { return }
-                if let stillLimit, MonotonicClock.elapsed(from: state.movedAt, to: now) >= stillLimit, !state.evicted {
-                    // Looked at once its time is up: bytes moved since, and it has another period.
-                    let moved = HTTPConnectionRecord.transfer(record.socket)?.moved ?? state.movedBytes
-                    if moved != state.movedBytes {
-                        state.movedBytes = moved
-                        state.movedAt = now
-                    } else {
-                        shutdown(record.socket, Int32(SHUT_RDWR))
-                        state.evicted = true
-                        return
+                if let stillLimit, !state.evicted {
+                    // A connection being answered is looked at every time (a client that stops
+                    // reading must be closed one period after its last byte, not two: found by an
+                    // attack); one waiting for a head once its time is up (10,000 idle connections:
+                    // one look each per period; `completed` noted what had moved when it began).
+                    let due = MonotonicClock.elapsed(from: state.movedAt, to: now) >= stillLimit
+                    if state.inRequest || due {
+                        let moved = HTTPConnectionRecord.transfer(record.socket)?.moved ?? state.movedBytes
+                        if moved != state.movedBytes {
+                            state.movedBytes = moved
+                            state.movedAt = now
+                        } else if due {
+                            shutdown(record.socket, Int32(SHUT_RDWR))
+                            state.evicted = true
+                            return
+                        }
                     }
                 }
                 guard !state.inRequest else { return }

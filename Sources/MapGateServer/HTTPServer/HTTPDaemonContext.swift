@@ -193,8 +193,15 @@ final class HTTPDaemonContext: Sendable {
         if hasFraming {
             // No route takes a body, so none is read: one sent a byte at a time would hold the
             // connection past every deadline (the head's covers the head only).
-            let length = head.headers.first { HTTPServerRequest.equalIgnoringASCIICase($0.name, "Content-Length") }.flatMap { Int($0.value) }
-            if let length, length > 0 { return Self.refusal(413, "request bodies are not accepted\n") }
+            // Every value of every Content-Length field, a list (`31, 31`) included: framingProblem
+            // has them all digits and equal (found by an attack: `Int("31, 31")` is nil, so the
+            // list was taken for no body, and on h2o, which is told nothing of the body, the
+            // request hidden in it was answered).
+            let declaresBody = head.headers.contains { field in
+                HTTPServerRequest.equalIgnoringASCIICase(field.name, "Content-Length")
+                    && field.value.split(separator: ",", omittingEmptySubsequences: false).contains { Int($0.trimmingWhitespace()) != 0 }
+            }
+            if declaresBody { return Self.refusal(413, "request bodies are not accepted\n") }
         }
         // Admission is decided once per connection, when it opens: past `maxConnections` a new
         // connection gets 503; one admitted before is never refused for the others.

@@ -122,6 +122,33 @@ import Glibc
         #expect(second.state.withLock { $0.evicted }, "the silent one made room")
     }
 
+    /// A connection being answered whose client has stopped reading is closed one still period
+    /// after its last byte moved, not two (found by an attack on h2o, where this watchdog is the
+    /// only timer: it took the request's own bytes for progress at its first look, and a client
+    /// that never read held its answer's share of the unsent-body budget for twice the idle timeout).
+    @Test func aStillConnectionIsClosedOnePeriodAfterItsLastByte() throws {
+        let (server, client) = try tcpPair()
+        defer {
+            close(server)
+            close(client)
+        }
+        let registry = HTTPConnectionRegistry(headTimeout: 10, stillTimeout: 1, gauge: HTTPConnectionGauge()) { _ in }
+        let record = HTTPConnectionRecord(socket: server, now: HTTPConnectionRegistry.now)
+        registry.add(record, admittingUpTo: 10)
+        record.state.withLock { $0.inRequest = true }
+        // The request comes, part of the answer goes (the client's kernel takes it), then nothing.
+        let request = Array("GET / HTTP/1.1\r\nHost: a\r\n\r\n".utf8)
+        #expect(send(client, request, request.count, 0) == request.count)
+        let answer = [UInt8](repeating: 0x61, count: 1_000)
+        #expect(send(server, answer, answer.count, 0) == answer.count)
+        let moved = Date()
+        try registry.startWatchdog()
+        defer { registry.stopWatchdog() }
+        #expect(waitUntil(timeout: 4) { record.state.withLock { $0.evicted } })
+        let seconds = Date().timeIntervalSince(moved)
+        #expect(seconds < 1.7, "closed \(seconds) s after its last byte, with a still period of 1 s")
+    }
+
     /// Another thread may note a connection's activity after a look read the clock, so a
     /// reading later than the look's is normal: it is fresh, never an overflow (it crashed the
     /// test bundle once under load, in `hasRequestUnderWay`).
