@@ -73,7 +73,8 @@ if [ -n "${MAPGATE_BASELINE:-}" ]; then
   XDG_STATE_HOME="$work/state-baseline" "$MAPGATE_BASELINE" sync bench --quiet --config "$work/config.json" --data-dir "$work/data-baseline"
   # shellcheck disable=SC2086
   XDG_STATE_HOME="$work/state-baseline" MAPGATE_HTTP_LIBRARY=${BASELINE_HTTP_LIBRARY:-microhttpd} "$MAPGATE_BASELINE" serve --port "$bport" --quiet --config "$work/config.json" --data-dir "$work/data-baseline" ${MAPGATE_SERVE_ARGS:-} &
-  pids+=($!)
+  bpid=$!
+  pids+=("$bpid")
 fi
 
 nport=$(free_port)
@@ -136,15 +137,20 @@ after=$(rss)
 # that each made one request (what browsers leave open), held by loadgen.py for less than the
 # 30 s idle timeout; interleaved rounds again. mapgate's RSS is read while they are held.
 held_rss=0
+baseline_held_rss=0
+# The baseline too, when there is one (its RSS is read as mapgate's is).
+idle_servers=(mapgate nginx)
+[ -n "$bport" ] && idle_servers=(mapgate baseline nginx)
 if [ "${BENCH_IDLE:-1}" != 0 ]; then
   held_seconds=$((seconds + 10))
   for round in $(seq "$rounds"); do
-    for name in mapgate nginx; do
+    for name in "${idle_servers[@]}"; do
       python3 bench/loadgen.py hold "${port[$name]}" $((idle - 64)) "$held_seconds" --request /bench/0/0/0.png > "$work/hold-$name-$round.txt" &
       holder=$!
       # Wait until all are open (loadgen prints its first line then), at most 8 s.
       for _ in $(seq 80); do grep -q "open" "$work/hold-$name-$round.txt" 2>/dev/null && break; sleep 0.1; done
       if [ "$name" = mapgate ]; then held_rss=$(( $(rss) > held_rss ? $(rss) : held_rss )); fi
+      if [ "$name" = baseline ]; then b=$(ps -o rss= -p "$bpid" | tr -d ' '); baseline_held_rss=$(( b > baseline_held_rss ? b : baseline_held_rss )); fi
       run "$name" "idle-$round"
       echo "idle round $round  $(printf '%-7s' "$name") $(summary "$name" "idle-$round")  ($(head -1 "$work/hold-$name-$round.txt"))"
       wait "$holder"
@@ -154,10 +160,10 @@ if [ "${BENCH_IDLE:-1}" != 0 ]; then
 fi
 echo "load after: $(uptime)"
 
-python3 - "$work" "$rounds" "$before" "$warm" "$after" "$held_rss" "$idle" "${BENCH_IDLE:-1}" "${servers[@]}" <<'PY'
+python3 - "$work" "$rounds" "$before" "$warm" "$after" "$held_rss" "$idle" "${BENCH_IDLE:-1}" "$baseline_held_rss" "${servers[@]}" <<'PY'
 import re, statistics, sys
 work, rounds, before, warm, after = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
-held_rss, idle, with_idle, servers = int(sys.argv[6]), int(sys.argv[7]), sys.argv[8] != "0", sys.argv[9:]
+held_rss, idle, with_idle, baseline_held_rss, servers = int(sys.argv[6]), int(sys.argv[7]), sys.argv[8] != "0", int(sys.argv[9]), sys.argv[10:]
 def parse(name, suffix):
     text = open(f"{work}/wrk-{name}-{suffix}.txt").read()
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
@@ -184,12 +190,16 @@ if "baseline" in med:
     print(f"  mapgate/baseline: req/s {m[0] / b[0]:.2f}x, p99 {m[1] / b[1]:.2f}x; per round {' / '.join(f'{x[0] / y[0]:.2f}' for x, y in zip(m[3], b[3]))}")
 print(f"  mapgate RSS idle {before / 1024:.1f} MB, after round 1 {warm / 1024:.1f} MB, after round {rounds} {after / 1024:.1f} MB")
 if with_idle:
-    med = medians("idle-", ["mapgate", "nginx"])
+    med = medians("idle-", [n for n in ("mapgate", "baseline", "nginx") if n in servers])
     print(f"{idle} connections open ({idle - 64} idle after one request each, 64 busy), {rounds} rounds interleaved:")
     for n, (rps, p99, errors, v) in med.items():
         rounds_text = " / ".join(f"{x[0]:.0f}" for x in v)
         print(f"  {n:9s} median {rps:8.0f} req/s  p99 {p99:7.2f} ms  non-2xx {errors}   (rounds: {rounds_text} req/s)")
     m, n = med["mapgate"], med["nginx"]
     print(f"  mapgate/nginx: req/s {m[0] / n[0]:.2f}x (goal >= 0.8), p99 {m[1] / n[1]:.2f}x")
+    if "baseline" in med:
+        b = med["baseline"]
+        print(f"  mapgate/baseline: req/s {m[0] / b[0]:.2f}x; per round {' / '.join(f'{x[0] / y[0]:.2f}' for x, y in zip(m[3], b[3]))}")
+        print(f"  baseline RSS with {idle - 64} idle connections held: {baseline_held_rss / 1024:.1f} MB")
     print(f"  mapgate RSS with {idle - 64} idle connections held: {held_rss / 1024:.1f} MB (limit 128 MB)")
 PY

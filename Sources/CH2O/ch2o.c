@@ -66,6 +66,7 @@ static struct {
     H2O_FUNCTION(context_init);
     H2O_FUNCTION(context_dispose);
     H2O_FUNCTION(socket_read_start);
+    H2O_FUNCTION(socket_read_stop);
     H2O_FUNCTION(socket_close);
     H2O_FUNCTION(http1_accept);
     H2O_FUNCTION(start_response);
@@ -97,6 +98,7 @@ static void h2o_load(void) {
     RESOLVE(context_init, "h2o_context_init")
     RESOLVE(context_dispose, "h2o_context_dispose")
     RESOLVE(socket_read_start, "h2o_socket_read_start")
+    RESOLVE(socket_read_stop, "h2o_socket_read_stop")
     RESOLVE(socket_close, "h2o_socket_close")
     RESOLVE(http1_accept, "h2o_http1_accept")
     RESOLVE(start_response, "h2o_start_response")
@@ -182,6 +184,7 @@ struct glue_loop {
     struct glue_conn *conns;
     int stopping;
     int spare;  // a descriptor held for when there is none left (glue_on_accept)
+    int listener_paused;  // out of descriptors, spare too: the listener is not watched (glue_loop_main)
 };
 
 struct glue_handler {
@@ -440,7 +443,6 @@ static void glue_on_close(void *data) {
     free(c->head);
     c->head = NULL;
     l->server->callbacks.closed(l->server->callbacks.cls, c->context);
-    close(c->fd);  // the caller's descriptor: only now may its number be given to another connection
     if (!c->busy) free(c);
 }
 
@@ -700,34 +702,22 @@ void ch2o_drop(struct ch2o_request *r) {
 
 // MARK: - Loops
 
-// h2o gets a duplicate of the accepted socket and closes it before it says the connection closed;
-// the caller's callbacks get `fd`, which stays open until after `closed`. So a descriptor number
-// the caller holds (its watchdog shuts down connections from another thread) is never one h2o
-// has already closed and the kernel has given to a new connection. It costs a descriptor more
-// per connection, nothing else: both name the same socket.
 static void glue_accepted(struct glue_loop *l, int fd) {
     struct ch2o_server *s = l->server;
-    int h2o_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-    if (h2o_fd < 0) {
-        close(fd);
-        return;
-    }
     void *context = s->callbacks.opened(s->callbacks.cls, fd);
     if (!context) {
-        close(h2o_fd);
         close(fd);
         return;
     }
     struct glue_conn *c = calloc(1, sizeof *c);
     if (!c) {
-        s->callbacks.closed(s->callbacks.cls, context);
-        close(h2o_fd);
         close(fd);
+        s->callbacks.closed(s->callbacks.cls, context);
         return;
     }
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);  // as h2o's own accept does
-    h2o_socket_t *sock = h2o.evloop_socket_create(l->loop, h2o_fd, H2O_SOCKET_FLAG_IS_ACCEPTED_CONNECTION);
+    h2o_socket_t *sock = h2o.evloop_socket_create(l->loop, fd, H2O_SOCKET_FLAG_IS_ACCEPTED_CONNECTION);
     c->loop = l;
     c->fd = fd;
     c->sock = sock;
@@ -750,15 +740,21 @@ static void glue_on_accept(h2o_socket_t *listener, const char *err) {
     // a few per wake-up: the other loops watch the same socket and take their share
     for (int i = 0; i < CH2O_ACCEPTS_PER_WAKE; ++i) {
         int fd = accept4(l->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0 && (errno == EMFILE || errno == ENFILE) && l->spare >= 0) {
+        if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
             // No descriptor left: the waiting connection would keep the listening socket readable
             // and the loop turning at full speed. The spare is given up to take it and close it
             // (the client sees its connection closed, not a wait), then held again.
-            close(l->spare);
-            fd = accept4(l->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-            if (fd >= 0) close(fd);
-            l->spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
-            continue;
+            if (l->spare >= 0) {
+                close(l->spare);
+                fd = accept4(l->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+                if (fd >= 0) close(fd);
+                l->spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
+                continue;
+            }
+            // Another thread took the freed descriptor: the listener is left alone a while.
+            h2o.socket_read_stop(listener);
+            l->listener_paused = 1;
+            return;
         }
         if (fd < 0) {
             if (errno == EINTR || errno == ECONNABORTED) continue;
@@ -830,7 +826,17 @@ static void *glue_loop_main(void *data) {
     l->waker = h2o.evloop_socket_create(l->loop, l->wake_fd, H2O_SOCKET_FLAG_DONT_READ);
     l->waker->data = l;
     h2o.socket_read_start(l->waker, glue_on_wake);
-    while (!l->stopping) h2o.evloop_run(l->loop, INT32_MAX);
+    while (!l->stopping) {
+        h2o.evloop_run(l->loop, l->listener_paused ? 100 : INT32_MAX);
+        // out of descriptors: ten times a second, a spare again, and the listener watched again
+        if (l->listener_paused && !l->stopping) {
+            if (l->spare < 0) l->spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
+            if (l->spare >= 0) {
+                l->listener_paused = 0;
+                h2o.socket_read_start(l->listener, glue_on_accept);
+            }
+        }
+    }
     // the closed sockets are freed by the loop's next turns
     for (int i = 0; i < 3; ++i) h2o.evloop_run(l->loop, 0);
     h2o.context_dispose(&l->ctx);

@@ -118,14 +118,15 @@ public struct MapGateBinary: Sendable {
     ///
     /// - Parameter fakeTime: a libfaketime specification (`faketime -f`), such as
     ///   `@2027-02-10 00:00:00 x3600`, instead of `time`.
+    /// - Parameter prefix: a command that runs mapgate in its place (`prlimit --nofile=200:200`).
     public func start(
         _ arguments: [String], at time: String? = nil, fakeTime: String? = nil, environment: [String: String] = [:],
-        standIns: [String: String] = [:]
+        standIns: [String: String] = [:], prefix: [String] = []
     ) throws -> BackgroundProcess {
         let full = arguments + ["--config", configPath, "--data-dir", dataDirectory]
         let env = baseEnvironment.merging(environment) { $1 }
         let faked = fakeTime.map { ["/usr/bin/faketime", "-f", $0] } ?? time.map { ["/usr/bin/faketime", $0] } ?? []
-        let (program, rest) = LibraryStandIns.wrap(command(faked + [path] + full), standIns)
+        let (program, rest) = LibraryStandIns.wrap(command(prefix + faked + [path] + full), standIns)
         return try BackgroundProcess(program, rest, environment: env)
     }
 

@@ -19,8 +19,9 @@ struct ch2o_header { const char *name; size_t name_length; const char *value; si
 
 struct ch2o_callbacks {
     void *cls;   // passed to every callback
-    // A connection was accepted on a loop thread (fd: its socket, already non-blocking; open until
-    // `closed` has returned, so its number is never another connection's while the caller may use it). Returns the
+    // A connection was accepted on a loop thread (fd: its socket, already non-blocking). h2o closes
+    // it just before `closed`: a caller that uses the number from another thread must check it is
+    // still the same socket (HTTPConnectionRecord.isItsSocket). Returns the
     // connection's context pointer, handed back with each of its requests and at its close; NULL
     // refuses the connection (the glue closes the socket at once, without a word).
     void *(*opened)(void *cls, int fd);

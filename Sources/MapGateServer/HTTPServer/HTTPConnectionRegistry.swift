@@ -42,6 +42,9 @@ final class HTTPConnectionRecord: Sendable {
     }
 
     let socket: Int32
+    /// The socket's inode (sockfs numbers each socket): ``isItsSocket`` tells a descriptor number
+    /// that still names this connection from one reused for another.
+    let inode: UInt64
     let state: Locked<State>
     /// The client's address when it is not on this machine (nil on loopback): what the
     /// per-client limit counts.
@@ -50,7 +53,19 @@ final class HTTPConnectionRecord: Sendable {
     init(socket: Int32, now: UInt64, remoteClient: String? = nil) {
         self.socket = socket
         self.remoteClient = remoteClient
+        var info = stat()
+        inode = fstat(socket, &info) == 0 ? UInt64(info.st_ino) : 0
         state = Locked(State(waitingSince: now, movedAt: now))
+    }
+
+    /// Whether ``socket`` still names this connection's socket. h2o closes a connection's
+    /// descriptor just before it says so (``HTTPConnectionRegistry/remove(_:)``), and the kernel
+    /// may give the number to the next connection at once: the watchdog, on its own thread, checks
+    /// this before it writes to or shuts down the number, so as never to touch another client's
+    /// connection. (libmicrohttpd says first, then closes.)
+    var isItsSocket: Bool {
+        var info = stat()
+        return fstat(socket, &info) == 0 && UInt64(info.st_ino) == inode
     }
 
     /// The peer's address of `socket` when the connection is not on loopback, else nil.
@@ -239,7 +254,7 @@ final class HTTPConnectionRegistry: Sendable {
     /// request began meanwhile or its bytes are in (the watchdog sees them only at its next look).
     private func close(ifSilent victim: HTTPConnectionRecord) -> Bool {
         victim.state.withLock { state -> Bool in
-            guard !state.isClosed, !state.inRequest, state.headSeenAt == nil,
+            guard !state.isClosed, !state.inRequest, state.headSeenAt == nil, victim.isItsSocket,
                 (HTTPConnectionRecord.bytesReceived(victim.socket) ?? 0) <= state.baselineBytes
             else { return false }
             shutdown(victim.socket, Int32(SHUT_RDWR))
@@ -328,7 +343,7 @@ final class HTTPConnectionRegistry: Sendable {
                         if moved != state.movedBytes {
                             state.movedBytes = moved
                             state.movedAt = now
-                        } else if due {
+                        } else if due, record.isItsSocket {
                             shutdown(record.socket, Int32(SHUT_RDWR))
                             state.evicted = true
                             return
@@ -337,9 +352,10 @@ final class HTTPConnectionRegistry: Sendable {
                 }
                 guard !state.inRequest else { return }
                 if let seen = state.headSeenAt {
-                    guard MonotonicClock.elapsed(from: seen, to: now) >= limit else { return }
-                    // The connection's thread is not writing (no request is being answered) and
-                    // cannot close the socket while this lock is held (see `remove`).
+                    guard MonotonicClock.elapsed(from: seen, to: now) >= limit, record.isItsSocket else { return }
+                    // The connection's thread is not writing (no request is being answered).
+                    // libmicrohttpd cannot close the socket while this lock is held (it says so,
+                    // in `remove`, first); h2o closes it first, which `isItsSocket` looked for.
                     _ = Self.timeoutAnswer().withUnsafeBytes { send(record.socket, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
                     shutdown(record.socket, Int32(SHUT_RDWR))
                     state.timedOut = true

@@ -78,10 +78,6 @@ public final class HTTPServer: Sendable {
         /// docs/decisions/libmicrohttpd-vs-h2o.md for what it does not do yet.
         case h2o
 
-        /// Descriptors an open connection takes: h2o's glue keeps a second one, so that the
-        /// watchdog's never names a socket h2o has closed (Sources/CH2O).
-        public var descriptorsPerConnection: Int { self == .h2o ? 2 : 1 }
-
         /// libmicrohttpd. The port to h2o is tested and measured before it is the default: the
         /// tests' and the benchmarks' builds (not the shipped one) take `MAPGATE_HTTP_LIBRARY=h2o`
         /// from the environment, for every server of the process and of the commands it runs.

@@ -51,8 +51,8 @@ struct ServerLaunch {
         }
         // The regions must be readable before the port is bound and a use counted.
         _ = try context.readOnlyRegionLibrary().installed()
-        // Each connection is a descriptor (two on h2o: HTTPServer.HTTPLibrary), and some more are the server's own.
-        let needed = (settings.maxConnections + settings.reserveConnections) * settings.library.descriptorsPerConnection + FileDescriptorLimit.reserve
+        // Each connection is a descriptor, and some more are the server's own.
+        let needed = settings.maxConnections + settings.reserveConnections + FileDescriptorLimit.reserve
         let limit = FileDescriptorLimit.raise(toAtLeast: needed)
         if limit < needed {
             context.console.warning(
