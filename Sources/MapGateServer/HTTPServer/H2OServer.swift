@@ -27,13 +27,7 @@ final class H2OServer: @unchecked Sendable {
 
     /// Starts the loops on `listener`'s socket (taken: closed on failure, and at ``stop()``).
     static func start(on listener: HTTPListener, settings: HTTPServer.Settings, context: HTTPDaemonContext) throws -> H2OServer {
-        let socket = listener.take()
-        guard socket >= 0 else { throw HTTPServerError(message: L.localized("the listening socket was already handed to a server")) }
-        let flags = fcntl(socket, F_GETFL)
-        guard flags >= 0, fcntl(socket, F_SETFL, flags | O_NONBLOCK) == 0 else {
-            close(socket)
-            throw HTTPServerError(message: L.localized("cannot make the listening socket of %1$s non-blocking: %2$s", "\(listener.baseURL)", "\(SystemErrorReason.text(errno))"))
-        }
+        let socket = try HTTPServer.takeNonBlocking(listener)
         let callbacks = ch2o_callbacks(
             cls: Unmanaged.passUnretained(context).toOpaque(), opened: h2oOpened, request: h2oRequest, completed: h2oCompleted, closed: h2oClosed,
             refused: h2oRefused)

@@ -178,9 +178,9 @@ public final class HTTPServer: Sendable {
         settings.library == .h2o && !settings.threadPerConnection && !listener.isShared ? .h2o : .microhttpd
     }
 
-    /// Starts libmicrohttpd on `listener`'s socket (taken: closed on failure).
-    private static func startDaemon(on listener: HTTPListener, settings: Settings, context: HTTPDaemonContext) throws -> Daemon {
-        let handsBack = listener.isShared
+    /// `listener`'s socket, taken from it and made non-blocking (closed when it cannot be), for
+    /// the library that serves it.
+    static func takeNonBlocking(_ listener: HTTPListener) throws -> Int32 {
         let socket = listener.take()
         guard socket >= 0 else { throw HTTPServerError(message: L.localized("the listening socket was already handed to a server")) }
         let flags = fcntl(socket, F_GETFL)
@@ -188,6 +188,13 @@ public final class HTTPServer: Sendable {
             close(socket)
             throw HTTPServerError(message: L.localized("cannot make the listening socket of %1$s non-blocking: %2$s", "\(listener.baseURL)", "\(SystemErrorReason.text(errno))"))
         }
+        return socket
+    }
+
+    /// Starts libmicrohttpd on `listener`'s socket (taken: closed on failure).
+    private static func startDaemon(on listener: HTTPListener, settings: Settings, context: HTTPDaemonContext) throws -> Daemon {
+        let handsBack = listener.isShared
+        let socket = try takeNonBlocking(listener)
         let unmanaged = Unmanaged.passUnretained(context).toOpaque()
         var options: [MHD_OptionItem] = [
             MHD_OptionItem(option: .LISTEN_SOCKET, value: Int(socket), ptr_value: nil),
