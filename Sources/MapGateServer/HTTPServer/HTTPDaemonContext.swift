@@ -75,12 +75,17 @@ final class HTTPDaemonContext: Sendable {
             self.target = target
             self.timedOut = timedOut
             // A field value holds no trailing whitespace (RFC 9110 §5.5; libmicrohttpd drops
-            // only the leading: `Host: 127.0.0.1:8080 ` was refused as another host).
-            self.headers = headers.map { field in
-                var value = field.value
-                while let last = value.utf8.last, last == 0x20 || last == 0x09 { value.removeLast() }
-                return (field.name, value)
-            }
+            // only the leading: `Host: 127.0.0.1:8080 ` was refused as another host). Copied only
+            // when one has some: this runs for every request.
+            func endsInWhitespace(_ text: String) -> Bool { text.utf8.last.map { $0 == 0x20 || $0 == 0x09 } ?? false }
+            self.headers =
+                !headers.contains { endsInWhitespace($0.value) }
+                ? headers
+                : headers.map { field in
+                    var value = field.value
+                    while endsInWhitespace(value) { value.removeLast() }
+                    return (field.name, value)
+                }
         }
     }
 

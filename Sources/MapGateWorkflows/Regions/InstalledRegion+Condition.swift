@@ -28,6 +28,13 @@ public struct RegionFileStamp: Sendable, Equatable, Codable {
     public init(_ identity: FileIdentity) {
         self.init(size: identity.size, modified: identity.modified, inode: identity.inode)
     }
+
+    /// The stamp of the file open as `descriptor`; nil when it is not a regular file or cannot be read.
+    init?(regularFileOpenAs descriptor: Int32) {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+        self.init(FileIdentity(status: info))
+    }
 }
 
 extension InstalledRegion {
@@ -144,11 +151,7 @@ extension InstalledRegion {
             return missing ? .damaged(reason) : .unreadable(reason)
         }
         let file = UnixFile(fileDescriptor: descriptor, closeOnDealloc: true)
-        func stamp() -> RegionFileStamp? {
-            var info = stat()
-            guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
-            return RegionFileStamp(FileIdentity(status: info))
-        }
+        func stamp() -> RegionFileStamp? { RegionFileStamp(regularFileOpenAs: descriptor) }
         guard let before = stamp() else { return .damaged(L.localized("the file %1$s cannot be read", path)) }
         let through = "/proc/self/fd/\(descriptor)"
         let tiles: TilesetHash
@@ -187,11 +190,7 @@ extension InstalledRegion {
         let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else { throw GeneralFailure(L.localized("cannot read %1$s to hash it", "\(path)"), kind: .io) }
         let file = UnixFile(fileDescriptor: descriptor, closeOnDealloc: true)
-        func stamp() -> RegionFileStamp? {
-            var info = stat()
-            guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
-            return RegionFileStamp(FileIdentity(status: info))
-        }
+        func stamp() -> RegionFileStamp? { RegionFileStamp(regularFileOpenAs: descriptor) }
         guard let before = stamp() else { throw GeneralFailure(L.localized("cannot read %1$s to hash it", "\(path)"), kind: .io) }
         let hash = try SHA256Hasher.hex(reading: file)
         return (hash, stamp() == before ? before : nil)
