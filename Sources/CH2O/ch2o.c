@@ -75,6 +75,7 @@ static struct {
     H2O_FUNCTION(mem_alloc_pool);
     H2O_FUNCTION(mem_alloc_shared);
     H2O_FUNCTION(add_header_by_str);
+    H2O_FUNCTION(buffer_consume);
     int (*phr_parse_request)(const char *, size_t, const char **, size_t *, const char **, size_t *, int *,
                              struct phr_header *, size_t *, size_t);
 } h2o;
@@ -107,6 +108,7 @@ static void h2o_load(void) {
     RESOLVE(mem_alloc_pool, "h2o_mem_alloc_pool")
     RESOLVE(mem_alloc_shared, "h2o_mem_alloc_shared")
     RESOLVE(add_header_by_str, "h2o_add_header_by_str")
+    RESOLVE(buffer_consume, "h2o_buffer_consume")
     RESOLVE(phr_parse_request, "phr_parse_request")
 #undef RESOLVE
     if (missing) {
@@ -185,6 +187,7 @@ struct glue_loop {
     int stopping;
     int spare;  // a descriptor held for when there is none left (glue_on_accept)
     int listener_paused;  // out of descriptors, spare too: the listener is not watched (glue_loop_main)
+    int quiesced;         // its listener is closed (ch2o_quiesce): under the server's lock
 };
 
 struct glue_handler {
@@ -197,6 +200,10 @@ struct ch2o_server {
     h2o_globalconf_t config;
     int loop_count;
     struct glue_loop *loops;
+    int quiesce_requested;  // atomic: no more accepting (a loop busy in a handler sees it before its wake-up)
+    int stop_requested;     // atomic: a loop's wake-up is ch2o_stop's, else ch2o_quiesce's
+    pthread_mutex_t lock;
+    pthread_cond_t quiesced;  // a loop closed its listener
 };
 
 // MARK: - The raw head
@@ -362,9 +369,22 @@ static void glue_leave(struct glue_conn *c) {
     glue_wrap(c);
 }
 
+// The version a request line names, when it is `HTTP/` and two digits other than HTTP/1.x's
+// (picohttpparser reads HTTP/1.x only: `GET / HTTP/2.0` is a version not supported, not a
+// malformed head); NULL otherwise.
+static const char *unsupported_version(const char *bytes, size_t size) {
+    size_t end = 0, limit = size < CH2O_MAX_HEAD ? size : CH2O_MAX_HEAD;
+    while (end < limit && bytes[end] != '\r' && bytes[end] != '\n') ++end;
+    if (end == limit || end < 9) return NULL;
+    const char *v = bytes + end - 8;
+    int digits = v[5] >= '0' && v[5] <= '9' && v[7] >= '0' && v[7] <= '9';
+    return v[-1] == ' ' && memcmp(v, "HTTP/", 5) == 0 && digits && v[6] == '.' && v[5] != '1' ? v : NULL;
+}
+
 // The next head, from the bytes h2o is about to parse: copied (its body hidden from h2o) once
-// complete, or said to be refused when it cannot be parsed (h2o answers 400 and closes).
-// 0, or the status of a head too large to read on: 414 when its request line alone is, else 431.
+// complete. 0 then, and while it is incomplete; else the status it is refused with
+// (`refuse_head`): 400 when it cannot be parsed, 505 for a version other than HTTP/1.x, 414 when it
+// is still incomplete past CH2O_MAX_HEAD and its request line alone is, else 431.
 static int take_head(struct glue_conn *c, char *bytes, size_t size) {
     int invalid = 0;
     if ((c->head = head_copy(bytes, size, &invalid))) {
@@ -374,9 +394,10 @@ static int take_head(struct glue_conn *c, char *bytes, size_t size) {
     // A head still incomplete past CH2O_MAX_HEAD: h2o would keep reading it up to 417,792 bytes, a
     // connection's worth of memory many times over. Refused here, as libmicrohttpd refuses a head
     // past its pool.
-    int too_large = !invalid && size > CH2O_MAX_HEAD ? (memchr(bytes, '\n', CH2O_MAX_HEAD) ? 431 : 414) : 0;
+    int status = invalid ? (unsupported_version(bytes, size) ? 505 : 400)
+                         : size > CH2O_MAX_HEAD ? (memchr(bytes, '\n', CH2O_MAX_HEAD) ? 431 : 414) : 0;
     struct ch2o_server *s = c->loop->server;
-    if ((!invalid && !too_large) || c->refused) return too_large;
+    if (!status || c->refused) return status;
     c->refused = 1;
     if (s->callbacks.refused) {
         // the target: between the request line's first space and the next (or the line's end)
@@ -386,47 +407,70 @@ static int take_head(struct glue_conn *c, char *bytes, size_t size) {
         const char *target = space ? space + 1 : bytes + end;
         const char *target_end = memchr(target, ' ', (size_t)(bytes + end - target));
         if (!target_end) target_end = bytes + end;
-        s->callbacks.refused(s->callbacks.cls, c->context, too_large ? too_large : 400, target, (size_t)(target_end - target));
+        s->callbacks.refused(s->callbacks.cls, c->context, status, target, (size_t)(target_end - target));
     }
-    return too_large;
+    return status;
 }
 
-static const char *refuse_head(struct glue_conn *c, int status);
+// Empty lines before a request line are ignored (RFC 9112 §2.2 asks for at least one;
+// picohttpparser skips one, libmicrohttpd any number): taken out of the input before h2o parses it.
+static void skip_empty_lines(h2o_socket_t *sock) {
+    h2o_buffer_t *input = sock->input;
+    size_t n = 0;
+    while (n < input->size) {
+        if (input->bytes[n] == '\n') ++n;
+        else if (input->bytes[n] == '\r' && n + 1 < input->size && input->bytes[n + 1] == '\n') n += 2;
+        else break;
+    }
+    if (n) h2o.buffer_consume(&sock->input, n);
+}
+
+static const char *refuse_head(struct glue_conn *c, int status, const char *bytes, size_t size);
+static const char *reason_phrase(int status);
 
 static void glue_on_read(h2o_socket_t *sock, const char *err) {
     struct glue_conn *c = sock->on_close.data;
     // h2o has not parsed a complete head yet (it lowercases names only once it has one): copy it raw
-    int too_large = !err && !c->head && !c->request ? take_head(c, sock->input->bytes, sock->input->size) : 0;
-    if (too_large) err = refuse_head(c, too_large);
+    int refused = 0;
+    if (!err && !c->head && !c->request) {
+        skip_empty_lines(sock);
+        refused = take_head(c, sock->input->bytes, sock->input->size);
+    }
+    if (refused) err = refuse_head(c, refused, sock->input->bytes, sock->input->size);
     glue_enter(c);
     c->h2o_read(sock, err);
     glue_leave(c);
 }
 
-// Writes the 414 or 431 of a head too large to read on, and returns the error that makes h2o's
-// callback close the connection.
-static const char *refuse_head(struct glue_conn *c, int status) {
-    // with the Date every answer carries (RFC 9110 §6.6.1)
-    char date[64], answer[320];
+// Writes the answer of a head refused by take_head (`bytes`: the head), with the Date every
+// answer carries (RFC 9110 §6.6.1), and returns the error that makes h2o's callback close the
+// connection (h2o's own 400 would have no Date).
+static const char *refuse_head(struct glue_conn *c, int status, const char *bytes, size_t size) {
+    char date[64], text[96], answer[384];
     time_t now = time(NULL);
     struct tm utc;
     strftime(date, sizeof date, "%a, %d %b %Y %H:%M:%S GMT", gmtime_r(&now, &utc));
-    const char *text = status == 414 ? "request target too long\n" : "request header fields too large\n";
+    const char *version = status == 505 ? unsupported_version(bytes, size) : NULL;
+    if (version) snprintf(text, sizeof text, "HTTP version %.8s is not supported (HTTP/1.1 is)\n", version);
+    else snprintf(text, sizeof text, "%s\n", status == 414 ? "request target too long" : status == 431 ? "request header fields too large" : "malformed request head (RFC 9112)");
     int length = snprintf(answer, sizeof answer,
-                          "HTTP/1.1 %s\r\nDate: %s\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: %zu\r\n\r\n%s",
-                          status == 414 ? "414 URI Too Long" : "431 Request Header Fields Too Large", date, strlen(text), text);
+                          "HTTP/1.1 %d %s\r\nDate: %s\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: %zu\r\n\r\n%s",
+                          status, reason_phrase(status), date, strlen(text), text);
     if (length > 0 && send(c->fd, answer, (size_t)length, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) { /* the close says enough */ }
-    return "ch2o: head too large";  // h2o's callbacks close the connection on an error
+    return "ch2o: head refused";  // h2o's callbacks close the connection on an error
 }
 
 static void glue_on_write(h2o_socket_t *sock, const char *err) {
     struct glue_conn *c = sock->on_close.data;
     // A pipelined head after the request being answered: h2o parses it within this callback
-    // (on_send_complete), before any read, so it is copied here while still raw.
-    if (!err && !c->head && c->request && sock->input->size > c->request_end) {
-        int too_large = take_head(c, sock->input->bytes + c->request_end, sock->input->size - c->request_end);
+    // (on_send_complete), before any read, so it is copied here while still raw. Not when the
+    // connection closes after this answer: what follows is never read.
+    if (!err && !c->head && c->request && c->request->req->http1_is_persistent && sock->input->size > c->request_end) {
+        char *next = sock->input->bytes + c->request_end;
+        size_t size = sock->input->size - c->request_end;
+        int refused = take_head(c, next, size);
         // the answer before it is written out whole (this callback says so): the refusal follows it
-        if (too_large) err = refuse_head(c, too_large);
+        if (refused) err = refuse_head(c, refused, next, size);
     }
     glue_enter(c);
     c->h2o_write(sock, err);
@@ -734,9 +778,16 @@ static void glue_accepted(struct glue_loop *l, int fd) {
     glue_leave(c);
 }
 
+static void glue_close_listener(struct glue_loop *l);
+
 static void glue_on_accept(h2o_socket_t *listener, const char *err) {
     struct glue_loop *l = listener->data;
     if (err || l->stopping) return;
+    // quiesced while the loop was in a handler: the listener's event may come before the wake-up's
+    if (__atomic_load_n(&l->server->quiesce_requested, __ATOMIC_ACQUIRE)) {
+        glue_close_listener(l);
+        return;
+    }
     // a few per wake-up: the other loops watch the same socket and take their share
     for (int i = 0; i < CH2O_ACCEPTS_PER_WAKE; ++i) {
         int fd = accept4(l->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -764,14 +815,31 @@ static void glue_on_accept(h2o_socket_t *listener, const char *err) {
     }
 }
 
-// ch2o_stop's wake-up: no more accepting, every connection closed, then the loop ends.
+// No more accepting: the loop's dup of the listening socket is closed, never shut down (the socket
+// may be shared: ch2o_quiesce), and ch2o_quiesce is told.
+static void glue_close_listener(struct glue_loop *l) {
+    struct ch2o_server *s = l->server;
+    if (l->listener) {
+        h2o.socket_close(l->listener);  // out of the loop's epoll set, then closed
+        l->listener = NULL;
+        l->listen_fd = -1;
+    }
+    pthread_mutex_lock(&s->lock);
+    l->quiesced = 1;
+    pthread_cond_broadcast(&s->quiesced);
+    pthread_mutex_unlock(&s->lock);
+}
+
+// ch2o_quiesce's wake-up: no more accepting. ch2o_stop's: that, every connection closed, then the
+// loop ends.
 static void glue_on_wake(h2o_socket_t *waker, const char *err) {
     struct glue_loop *l = waker->data;
     uint64_t count;
     (void)err;
     if (read(l->wake_fd, &count, sizeof count) < 0 && errno == EAGAIN) return;
+    glue_close_listener(l);
+    if (!__atomic_load_n(&l->server->stop_requested, __ATOMIC_ACQUIRE)) return;
     l->stopping = 1;
-    h2o.socket_close(l->listener);
     h2o.socket_close(l->waker);
     // What h2o_context_request_shutdown does for HTTP/1 (no more keep-alive); not called itself: its
     // HTTP/2 half links a graceful-shutdown timer that nothing unlinks, and h2o_context_dispose
@@ -829,7 +897,7 @@ static void *glue_loop_main(void *data) {
     while (!l->stopping) {
         h2o.evloop_run(l->loop, l->listener_paused ? 100 : INT32_MAX);
         // out of descriptors: ten times a second, a spare again, and the listener watched again
-        if (l->listener_paused && !l->stopping) {
+        if (l->listener_paused && !l->stopping && l->listener) {
             if (l->spare < 0) l->spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
             if (l->spare >= 0) {
                 l->listener_paused = 0;
@@ -861,6 +929,8 @@ static void server_free(struct ch2o_server *s) {
         if (l->wake_fd >= 0) close(l->wake_fd);
     }
     h2o.config_dispose(&s->config);
+    pthread_mutex_destroy(&s->lock);
+    pthread_cond_destroy(&s->quiesced);
     free(s->loops);
     free(s);
 }
@@ -884,6 +954,8 @@ struct ch2o_server *ch2o_start(int listen_fd, int threads, int idle_timeout_seco
         return NULL;
     }
     s->callbacks = callbacks;
+    pthread_mutex_init(&s->lock, NULL);
+    pthread_cond_init(&s->quiesced, NULL);
     s->loops = loops;
     s->loop_count = threads;
     h2o.config_init(&s->config);
@@ -931,14 +1003,30 @@ struct ch2o_server *ch2o_start(int listen_fd, int threads, int idle_timeout_seco
     return s;
 }
 
-void ch2o_stop(struct ch2o_server *s) {
-    if (!s) return;
+// Wakes every loop that runs (glue_on_wake).
+static void wake_loops(struct ch2o_server *s) {
     for (int i = 0; i < s->loop_count; ++i) {
         struct glue_loop *l = s->loops + i;
         if (!l->thread_started) continue;
         uint64_t one = 1;
         while (write(l->wake_fd, &one, sizeof one) < 0 && errno == EINTR) {}
     }
+}
+
+void ch2o_quiesce(struct ch2o_server *s) {
+    if (!s) return;
+    __atomic_store_n(&s->quiesce_requested, 1, __ATOMIC_RELEASE);
+    wake_loops(s);
+    pthread_mutex_lock(&s->lock);
+    for (int i = 0; i < s->loop_count; ++i)
+        while (s->loops[i].thread_started && !s->loops[i].quiesced) pthread_cond_wait(&s->quiesced, &s->lock);
+    pthread_mutex_unlock(&s->lock);
+}
+
+void ch2o_stop(struct ch2o_server *s) {
+    if (!s) return;
+    __atomic_store_n(&s->stop_requested, 1, __ATOMIC_RELEASE);
+    wake_loops(s);
     for (int i = 0; i < s->loop_count; ++i)
         if (s->loops[i].thread_started) pthread_join(s->loops[i].thread, NULL);
     server_free(s);

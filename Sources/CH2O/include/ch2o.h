@@ -46,6 +46,11 @@ struct ch2o_callbacks {
 // the caller does after ch2o_stop). `idle_timeout_seconds`: h2o's http1 request timeout (idle
 // keep-alive and head). On failure returns NULL and writes why into error.
 struct ch2o_server *ch2o_start(int listen_fd, int threads, int idle_timeout_seconds, struct ch2o_callbacks callbacks, char *error, size_t error_size);
+// No new connection: each loop closes its dup of the listening socket (never shutting it down: a
+// socket shared with a holder goes on listening, and the connections waiting in its queue are the
+// next server's). Returns once no loop takes any more; the connections already taken go on until
+// ch2o_stop. Called from any thread but the loops', at most once, before ch2o_stop.
+void ch2o_quiesce(struct ch2o_server *server);
 // Stops: no new connection, every open connection closed (each gets its `completed`/`closed`),
 // every loop thread joined, everything freed. Must be safe while requests are under way and
 // while clients hold thousands of idle keep-alive connections. Called from any thread but the loops'.

@@ -41,7 +41,15 @@ final class H2OServer: @unchecked Sendable {
         return H2OServer(server: server, socket: socket)
     }
 
-    /// Stops the loops (every connection closed), then closes the listening socket.
+    /// No new connection (the socket stays open and listening): the loops close their duplicates
+    /// of it, and the connections they took go on until ``stop()``. For a server that hands a
+    /// shared socket back (``HTTPServer/stop()``).
+    func quiesce() {
+        ch2o_quiesce(server)
+    }
+
+    /// Stops the loops (every connection closed), then closes the listening socket (never shut
+    /// down: a shared one goes on listening for its holder).
     func stop() {
         ch2o_stop(server)
         close(socket)

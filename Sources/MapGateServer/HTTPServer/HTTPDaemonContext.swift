@@ -133,6 +133,18 @@ final class HTTPDaemonContext: Sendable {
         withExtendedLifetime(idle) {}
     }
 
+    /// Whether `byte` may be in a token (RFC 9110 §5.6.2's tchar).
+    static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
+        case UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"),
+            UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "^"), UInt8(ascii: "`"), UInt8(ascii: "|"),
+            UInt8(ascii: "~"):
+            true
+        default: false
+        }
+    }
+
     /// What the HTTP layer refuses before any route: an unsupported version (505), a message
     /// that cannot be framed safely (400), a missing or repeated Host (400), a Host not on the
     /// allow-list (421), a body over 1 MiB (413), a connection that opened past `maxConnections` (503).
@@ -158,9 +170,10 @@ final class HTTPDaemonContext: Sendable {
         for field in head.headers {
             // RFC 9112 §5.1: no whitespace between a field name and its colon, and a server MUST
             // refuse such a message with 400 (libmicrohttpd keeps `Content-Length ` as another
-            // name, which the framing checks below would pass over: request smuggling).
-            if field.name.isEmpty || field.name.utf8.contains(where: { $0 == 0x20 || $0 == 0x09 }) {
-                return Self.refusal(400, "whitespace between a header field name and its colon, or an empty name\n")
+            // name, which the framing checks below would pass over: request smuggling). A name is
+            // a token (RFC 9110 §5.1): libmicrohttpd passed on `X\u{1}Y`, which h2o refuses.
+            if field.name.isEmpty || !field.name.utf8.allSatisfy(Self.isTokenByte) {
+                return Self.refusal(400, "a header field name that is empty or not a token: whitespace before its colon, or a control character (RFC 9110 §5.1)\n")
             }
             if HTTPServerRequest.equalIgnoringASCIICase(field.name, "Host") {
                 hostCount += 1

@@ -158,7 +158,8 @@ public final class HTTPServer: Sendable {
             for listener in [bound] + others {
                 if Self.library(for: listener, settings: settings) == .h2o {
                     try SharedLibrary.h2o.load()
-                    started.append(Daemon(pointer: nil, h2o: try H2OServer.start(on: listener, settings: settings, context: context), handsBack: false))
+                    let handsBack = listener.isShared
+                    started.append(Daemon(pointer: nil, h2o: try H2OServer.start(on: listener, settings: settings, context: context), handsBack: handsBack))
                 } else {
                     try SharedLibrary.microhttpd.load()
                     started.append(try Self.startDaemon(on: listener, settings: settings, context: context))
@@ -172,10 +173,10 @@ public final class HTTPServer: Sendable {
         daemons = started
     }
 
-    /// The library that serves `listener`: h2o when asked for, unless the socket is handed back
-    /// at stop or each connection gets a thread (both libmicrohttpd's).
+    /// The library that serves `listener`: h2o when asked for, unless each connection gets a
+    /// thread (libmicrohttpd's alone).
     private static func library(for listener: HTTPListener, settings: Settings) -> HTTPLibrary {
-        settings.library == .h2o && !settings.threadPerConnection && !listener.isShared ? .h2o : .microhttpd
+        settings.library == .h2o && !settings.threadPerConnection ? .h2o : .microhttpd
     }
 
     /// `listener`'s socket, taken from it and made non-blocking (closed when it cannot be), for
@@ -275,6 +276,7 @@ public final class HTTPServer: Sendable {
         if !sharing.isEmpty {
             context.isDraining.store(true, ordering: .relaxed)
             for daemon in sharing {
+                daemon.h2o?.quiesce()
                 guard let pointer = daemon.pointer else { continue }
                 let listening = cmhd_quiesce_daemon(pointer)
                 if listening >= 0 { close(listening) }

@@ -18,6 +18,32 @@ import Glibc
         }
     }
 
+    /// Answers its first request once `release` is signalled, saying so on `entered` first; the
+    /// others at once.
+    final class Held: HTTPRequestHandler, @unchecked Sendable {
+        let entered: DispatchSemaphore
+        let release: DispatchSemaphore
+        let first = Atomic<Bool>(true)
+        init(entered: DispatchSemaphore, release: DispatchSemaphore) {
+            self.entered = entered
+            self.release = release
+        }
+        func respond(to request: HTTPServerRequest) -> HTTPServerResponse {
+            if first.exchange(false, ordering: .relaxed) {
+                entered.signal()
+                release.wait()
+            }
+            return HTTPServerResponse(status: 200, headers: [("Content-Type", "text/plain")], body: Data("held\n".utf8))
+        }
+    }
+
+    /// Answers `next`.
+    final class Next: HTTPRequestHandler {
+        func respond(to request: HTTPServerRequest) -> HTTPServerResponse {
+            HTTPServerResponse(status: 200, headers: [("Content-Type", "text/plain")], body: Data("next\n".utf8))
+        }
+    }
+
     /// A server's settings on 127.0.0.1 at `port`.
     static func settings(port: UInt16) -> HTTPServer.Settings {
         var settings = HTTPServer.Settings()
@@ -75,6 +101,39 @@ import Glibc
         let next = try HTTPServer(listener: held.duplicate(), settings: settings) { Answer() }
         defer { next.stop() }
         #expect(Self.ask(port: port) == 200, "the next server answers")
+    }
+
+    /// Once a server handing the socket back began to stop, it takes no new connection, even
+    /// while it waits for a request under way: the connection waits in the socket's queue and the
+    /// next server answers it (on h2o, the loops kept accepting until the stop's end, and the
+    /// stopping server took it; `ch2o_quiesce` since).
+    @Test func aConnectionMadeAfterTheStopBeganIsTheNextServers() throws {
+        let held = try HTTPListener(host: "127.0.0.1", port: 0)
+        let port = held.port
+        let settings = Self.settings(port: port)
+        let entered = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let handler = Held(entered: entered, release: release)
+        let server = try HTTPServer(listener: held.duplicate(), settings: settings) { handler }
+        let busy = try RawConnection(port: port)
+        busy.send("GET /health HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n")
+        #expect(entered.wait(timeout: .now() + 3) == .success, "the request is being answered")
+        let stopped = DispatchSemaphore(value: 0)
+        Thread {
+            server.stop()
+            stopped.signal()
+        }.start()
+        usleep(100_000)
+        let late = try RawConnection(port: port)
+        late.send("GET /health HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n")
+        usleep(300_000)  // the stopping server would have answered it by now
+        release.signal()
+        #expect(busy.readResponse()?.status == 200, "the request under way is answered")
+        #expect(stopped.wait(timeout: .now() + 3) == .success, "the stop ends within its grace")
+        let next = try HTTPServer(listener: held.duplicate(), settings: settings) { Next() }
+        defer { next.stop() }
+        let answer = late.readResponse()
+        #expect(answer.map { String(decoding: $0.body, as: UTF8.self) } == "next\n", "the next server answers: \(String(describing: answer?.headerLines))")
     }
 
     /// Servers started and stopped on the held socket one after another while clients keep

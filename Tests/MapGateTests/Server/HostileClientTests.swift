@@ -69,6 +69,41 @@ import Glibc
         #expect(response?.status == 505)
     }
 
+    /// A version other than HTTP/1.x: 505, with its Date, whatever the library (h2o's parser
+    /// reads HTTP/1.x only, and answered 400 without a Date before its glue refused it itself).
+    @Test(arguments: ["HTTP/2.0", "HTTP/3.0", "HTTP/0.9"])
+    func otherMajorVersionsAre505(version: String) throws {
+        let (response, connection) = try exchange("GET /plain/0/0/0.png \(version)\r\nHost: 127.0.0.1\r\n\r\n")
+        let answered = try #require(response, "no answer")
+        #expect(answered.status == 505)
+        #expect(answered.headers["date"]?.hasSuffix(" GMT") == true, "\(answered.headerLines)")
+        #expect(connection.isClosedByServer())
+    }
+
+    /// A head the parser cannot read: 400 with its Date, and the connection closed (h2o's own
+    /// 400 had no Date; libmicrohttpd passed the control character on, and the HTTP layer refuses
+    /// a field name that is not a token).
+    @Test(arguments: [
+        "GET /plain/0/0/0.png HTTP/1.1\r\nHost 127.0.0.1\r\n\r\n",
+        "GET /plain/0/0/0.png HTTP/1.1\r\nHost: 127.0.0.1\r\nX\u{1}Y: 1\r\n\r\n",
+    ])
+    func anUnreadableHeadIs400(request: String) throws {
+        let (response, connection) = try exchange(request)
+        let answered = try #require(response, "no answer")
+        #expect(answered.status == 400)
+        #expect(answered.headers["date"]?.hasSuffix(" GMT") == true, "\(answered.headerLines)")
+        #expect(connection.isClosedByServer())
+    }
+
+    /// Empty lines before a request line are ignored (RFC 9112 §2.2), a first request's and a
+    /// kept-alive connection's next one's (h2o's parser skipped one only).
+    @Test func emptyLinesBeforeARequestLineAreIgnored() throws {
+        let (first, connection) = try exchange("\r\n\r\n\n\r\nGET /plain/0/0/0.png HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        #expect(first?.status == 200)
+        connection.send("\r\n\r\n\r\nGET /plain/0/0/0.png HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        #expect(connection.readResponse()?.status == 200)
+    }
+
     @Test func bareLineFeedsDoNotHang() throws {
         let started = Date()
         let (response, _) = try exchange("GET /plain/0/0/0.png HTTP/1.1\nHost: 127.0.0.1\n\n")
