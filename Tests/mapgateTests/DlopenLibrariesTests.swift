@@ -3,7 +3,7 @@ import MapGate
 import TestSupport
 import Testing
 
-/// libcurl, libmicrohttpd, FreeType and libcrypto are opened with `dlopen` when a command first needs them,
+/// libcurl, h2o, libmicrohttpd, FreeType and libcrypto are opened with `dlopen` when a command first needs them,
 /// not linked (docs/decisions/dlopen-libraries.md): the binary must not need them to start, must
 /// still download, serve and render glyphs with them (the other suites do), and must say which
 /// package to install when one cannot be opened.
@@ -89,13 +89,16 @@ import Testing
         #expect(signed.stderr.contains("install the Debian package libssl3"), "\(signed.stderr)")
         #expect(!signed.stderr.contains("not a valid signature"), "\(signed.stderr)")
 
-        // Only libmicrohttpd missing (with libcrypto missing too, the gate would say so first).
-        let serve = try mapgate.run(["serve", "--port", "0"], standIns: ["libmicrohttpd.so.12": stubs["libmicrohttpd.so.12"] ?? ""])
+        // Only h2o missing, the server's library (with libcrypto missing too, the gate would say so first).
+        let serve = try mapgate.run(["serve", "--port", "0"], standIns: ["libh2o-evloop.so.0.13": stubs["libh2o-evloop.so.0.13"] ?? ""])
         #expect(serve.status == 69, "\(serve.stderr)")
-        #expect(serve.stderr.contains("install the Debian package libmicrohttpd12"), "\(serve.stderr)")
+        #expect(serve.stderr.contains("install the Debian package libh2o-evloop0.13"), "\(serve.stderr)")
 
-        // Only FreeType missing: the server runs, and a glyph range is a 503 that says why.
-        let server = try mapgate.start(["serve", "--port", "0"], standIns: ["libfreetype.so.6": stubs["libfreetype.so.6"] ?? ""])
+        // FreeType missing, and libmicrohttpd (the test origin's alone): the server runs, and a
+        // glyph range is a 503 that says why.
+        let server = try mapgate.start(
+            ["serve", "--port", "0"],
+            standIns: ["libfreetype.so.6": stubs["libfreetype.so.6"] ?? "", "libmicrohttpd.so.12": stubs["libmicrohttpd.so.12"] ?? ""])
         let line = try #require(server.firstLine(), "no output; stderr: \(server.stderr)")
         let base = String(try #require(line.split(separator: " ").first { $0.hasPrefix("http://") }).dropLast())
         let glyphs = try HTTPClient().get(HTTPRequest(url: base + "/fonts/DejaVu%20Sans%20Book/0-255.pbf"))

@@ -269,8 +269,8 @@ import Glibc
     @Test func aServerThatCannotStartCostsNothing() throws {
         let busy = try HTTPListener(host: "127.0.0.1", port: 0)
         try expectNoUse(["serve", "--port", String(busy.port)], status: 69, "a port already taken")
-        let stubs = try LibraryStandIns.stubs(["libmicrohttpd.so.12"], in: workspace.work.file("stubs"))
-        try expectNoUse(["serve", "--port", "0"], status: 69, standIns: stubs, "libmicrohttpd cannot be loaded")
+        let stubs = try LibraryStandIns.stubs(["libh2o-evloop.so.0.13"], in: workspace.work.file("stubs"))
+        try expectNoUse(["serve", "--port", "0"], status: 69, standIns: stubs, "h2o, the server's library, cannot be loaded")
         withExtendedLifetime(busy) {}
     }
 

@@ -63,29 +63,29 @@ public final class HTTPServer: Sendable {
         /// Seconds a connection must have been idle before it may be closed to make room for a
         /// new one once `maxConnections` are open; nil: half of `idleTimeout`.
         public var evictableAfter: Double?
-        /// The library that runs the connections. A server that hands its socket back or runs a
-        /// thread per connection uses libmicrohttpd whatever this says.
+        /// The library that runs the connections. A server that runs a thread per connection (the
+        /// test origin) uses libmicrohttpd whatever this says.
         public var library: HTTPLibrary = .configured
         public init() {}
     }
 
     /// The C library under the HTTP layer.
     public enum HTTPLibrary: String, Sendable, CaseIterable {
-        /// libmicrohttpd: every behaviour of the HTTP layer is tested on it.
+        /// libmicrohttpd: a thread per connection (the test origin), and the suites that serve over
+        /// HTTP run on it too (`Tests/http-suites`); the benchmarks' baseline.
         case microhttpd
         /// h2o's event loop, whose idle connection holds about 1 KB where libmicrohttpd's holds
-        /// its whole 8 KiB pool (issue 42, item 2). Being ported: see
-        /// docs/decisions/libmicrohttpd-vs-h2o.md for what it does not do yet.
+        /// its whole 8 KiB pool (issue 42, item 2): docs/decisions/libmicrohttpd-vs-h2o.md.
         case h2o
 
-        /// libmicrohttpd. The port to h2o is tested and measured before it is the default: the
-        /// tests' and the benchmarks' builds (not the shipped one) take `MAPGATE_HTTP_LIBRARY=h2o`
-        /// from the environment, for every server of the process and of the commands it runs.
+        /// h2o. The tests' and the benchmarks' builds (not the shipped one) take
+        /// `MAPGATE_HTTP_LIBRARY=microhttpd` from the environment, for every server of the process
+        /// and of the commands it runs.
         public static let configured: HTTPLibrary = {
             #if DEBUG || MAPGATE_BENCHMARK
             if let name = ProcessInfo.processInfo.environment["MAPGATE_HTTP_LIBRARY"], let library = HTTPLibrary(rawValue: name) { return library }
             #endif
-            return .microhttpd
+            return .h2o
         }()
     }
 
@@ -140,11 +140,15 @@ public final class HTTPServer: Sendable {
         listener bound: HTTPListener, alsoOn others: [HTTPListener] = [], settings: Settings, gauge: HTTPConnectionGauge = HTTPConnectionGauge(),
         log: (@Sendable (LogEntry) -> Void)? = nil, makeHandler: @escaping @Sendable () -> any HTTPRequestHandler
     ) throws {
+        // The library that serves: the watchdog's work depends on it too (found when h2o became
+        // the default: the test origin, on libmicrohttpd for its thread per connection, had its
+        // stalls cut by the watchdog's closing of still connections, which is h2o's alone).
+        var settings = settings
+        settings.library = Self.library(for: settings)
         self.settings = settings
         port = bound.port
         // The library is opened here, the first time a server starts (it is not linked).
-        let library = Self.library(for: bound, settings: settings)
-        do { try (library == .h2o ? SharedLibrary.h2o : SharedLibrary.microhttpd).load() } catch {
+        do { try (settings.library == .h2o ? SharedLibrary.h2o : SharedLibrary.microhttpd).load() } catch {
             throw HTTPServerError(message: L.localized("cannot start the HTTP server on %1$s: %2$s", "\(bound.baseURL)", "\(error.errorDescription ?? "")"), kind: .unavailable)
         }
         // Bodies of a few hundred KB and more are mapped and given back to the system when their
@@ -156,7 +160,7 @@ public final class HTTPServer: Sendable {
         var started: [Daemon] = []
         do {
             for listener in [bound] + others {
-                if Self.library(for: listener, settings: settings) == .h2o {
+                if settings.library == .h2o {
                     try SharedLibrary.h2o.load()
                     let handsBack = listener.isShared
                     started.append(Daemon(pointer: nil, h2o: try H2OServer.start(on: listener, settings: settings, context: context), handsBack: handsBack))
@@ -173,9 +177,9 @@ public final class HTTPServer: Sendable {
         daemons = started
     }
 
-    /// The library that serves `listener`: h2o when asked for, unless each connection gets a
-    /// thread (libmicrohttpd's alone).
-    private static func library(for listener: HTTPListener, settings: Settings) -> HTTPLibrary {
+    /// The library that serves: h2o when asked for, unless each connection gets a thread
+    /// (libmicrohttpd's alone).
+    private static func library(for settings: Settings) -> HTTPLibrary {
         settings.library == .h2o && !settings.threadPerConnection ? .h2o : .microhttpd
     }
 

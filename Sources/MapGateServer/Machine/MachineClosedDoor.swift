@@ -46,8 +46,8 @@ final class MachineClosedDoor: HTTPRequestHandler {
     /// silent connections, each kept 5 s with room for 64, made every other client wait up to
     /// 10 s; and 1,024 took every descriptor of a service under systemd's limit of 1,024).
     /// With `sockets` answered (127.0.0.1 and `[::1]`), the quarter is theirs together: the
-    /// connections admitted are counted once for all, but each socket's libmicrohttpd keeps its
-    /// own reserve on top.
+    /// connections admitted are counted once for all, and the reserve once for all on h2o (on
+    /// libmicrohttpd each socket's daemon keeps its own reserve on top).
     static func settings(for listener: HTTPListener, sockets: Int = 1, openFileLimit: Int = FileDescriptorLimit.current) -> HTTPServer.Settings {
         var settings = HTTPServer.Settings()
         settings.host = listener.host

@@ -28,7 +28,9 @@ public struct ServerMemoryShares: Sendable, Equatable {
     /// answers not yet taken, 10,000 connections.
     public static let largest = ServerMemoryShares(tileCacheBytes: 128 << 20, unsentBodyBytes: 128 << 20, maxConnections: 10_000)
 
-    /// What an idle keep-alive connection holds: libmicrohttpd's pool of
+    /// What a connection may hold. On h2o (the default) an idle one holds about 1 KB, but one
+    /// whose client sends a head and stops holds up to 8 KiB of it (the glue's limit), and its
+    /// records. On libmicrohttpd an idle one holds its pool of
     /// ``HTTPServer/Settings/maxHeaderBytes``, which it zeroes after each request (so all of it is
     /// resident), and its records (measured: 8,753 bytes, docs/benchmarks.md).
     public static let bytesPerConnection = 9 << 10
