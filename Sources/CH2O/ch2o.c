@@ -167,6 +167,7 @@ struct ch2o_request {
     struct glue_conn *conn;
     struct glue_head *head;
     int answered;
+    int final_sent;  // the answer's last bytes are handed to h2o: its next write completion is the answer's end
     ch2o_release_callback release;
     void *release_cls;
     ch2o_read_callback read;  // a stream's
@@ -381,21 +382,49 @@ static const char *unsupported_version(const char *bytes, size_t size) {
     return v[-1] == ' ' && memcmp(v, "HTTP/", 5) == 0 && digits && v[6] == '.' && v[5] != '1' ? v : NULL;
 }
 
+// Whether the request line is not complete yet and ends in the start of a version other than
+// HTTP/1.x (` HTTP/2` of ` HTTP/2.0`, sent in pieces): picohttpparser already refuses it, where the
+// whole line will be a 505, not a 400.
+static int unsupported_version_coming(const char *bytes, size_t size) {
+    if (size >= CH2O_MAX_HEAD || memchr(bytes, '\n', size) || memchr(bytes, '\r', size)) return 0;
+    const char *space = memrchr(bytes, ' ', size);
+    if (!space) return 0;
+    const char *v = space + 1;
+    size_t n = (size_t)(bytes + size - v);
+    static const char pattern[] = "HTTP/d.d";
+    if (n < 6 || n >= 8) return 0;  // the major digit is in, the minor one is not
+    for (size_t i = 0; i < n; ++i)
+        if (pattern[i] == 'd' ? !(v[i] >= '0' && v[i] <= '9') : v[i] != pattern[i]) return 0;
+    return v[5] != '1';
+}
+
 // The next head, from the bytes h2o is about to parse: copied (its body hidden from h2o) once
-// complete. 0 then, and while it is incomplete; else the status it is refused with
+// complete. 0 then, and while it is incomplete; -1 when h2o must not see it yet
+// (`unsupported_version_coming`, when the caller `can_wait`); else the status it is refused with
 // (`refuse_head`): 400 when it cannot be parsed, 505 for a version other than HTTP/1.x, 414 when it
 // is still incomplete past CH2O_MAX_HEAD and its request line alone is, else 431.
-static int take_head(struct glue_conn *c, char *bytes, size_t size) {
+static int take_head(struct glue_conn *c, char *bytes, size_t size, int can_wait) {
     int invalid = 0;
+    // A head past CH2O_MAX_HEAD: h2o would read one of up to 417,792 bytes, a connection's worth of
+    // memory many times over. Refused here, as libmicrohttpd refuses a head past its pool: one
+    // still coming, and a whole one too (spaces before a field's value, which the parser drops,
+    // made one of 64 KiB pass the HTTP layer's own limit: found by an attack).
+    int too_large = size > CH2O_MAX_HEAD ? (memchr(bytes, '\n', CH2O_MAX_HEAD) ? 431 : 414) : 0;
+    int status;
     if ((c->head = head_copy(bytes, size, &invalid))) {
-        hide_body(c->head, bytes);
-        return 0;
+        if (c->head->length <= CH2O_MAX_HEAD) {
+            hide_body(c->head, bytes);
+            return 0;
+        }
+        free(c->head);
+        c->head = NULL;
+        status = too_large;
+    } else if (invalid && can_wait && unsupported_version_coming(bytes, size)) {
+        return -1;
+    } else {
+        // a request line past the limit is 414 whatever else is wrong with it
+        status = invalid ? (too_large == 414 ? 414 : unsupported_version(bytes, size) ? 505 : 400) : too_large;
     }
-    // A head still incomplete past CH2O_MAX_HEAD: h2o would keep reading it up to 417,792 bytes, a
-    // connection's worth of memory many times over. Refused here, as libmicrohttpd refuses a head
-    // past its pool.
-    int status = invalid ? (unsupported_version(bytes, size) ? 505 : 400)
-                         : size > CH2O_MAX_HEAD ? (memchr(bytes, '\n', CH2O_MAX_HEAD) ? 431 : 414) : 0;
     struct ch2o_server *s = c->loop->server;
     if (!status || c->refused) return status;
     c->refused = 1;
@@ -414,14 +443,19 @@ static int take_head(struct glue_conn *c, char *bytes, size_t size) {
 
 // Empty lines before a request line are ignored (RFC 9112 §2.2 asks for at least one;
 // picohttpparser skips one, libmicrohttpd any number): taken out of the input before h2o parses it.
-static void skip_empty_lines(h2o_socket_t *sock) {
-    h2o_buffer_t *input = sock->input;
+// How many bytes of empty lines `bytes` starts with.
+static size_t empty_lines(const char *bytes, size_t size) {
     size_t n = 0;
-    while (n < input->size) {
-        if (input->bytes[n] == '\n') ++n;
-        else if (input->bytes[n] == '\r' && n + 1 < input->size && input->bytes[n + 1] == '\n') n += 2;
+    while (n < size) {
+        if (bytes[n] == '\n') ++n;
+        else if (bytes[n] == '\r' && n + 1 < size && bytes[n + 1] == '\n') n += 2;
         else break;
     }
+    return n;
+}
+
+static void skip_empty_lines(h2o_socket_t *sock) {
+    size_t n = empty_lines(sock->input->bytes, sock->input->size);
     if (n) h2o.buffer_consume(&sock->input, n);
 }
 
@@ -434,7 +468,8 @@ static void glue_on_read(h2o_socket_t *sock, const char *err) {
     int refused = 0;
     if (!err && !c->head && !c->request) {
         skip_empty_lines(sock);
-        refused = take_head(c, sock->input->bytes, sock->input->size);
+        refused = take_head(c, sock->input->bytes, sock->input->size, 1);
+        if (refused < 0) return;  // h2o reads it once the line is whole
     }
     if (refused) err = refuse_head(c, refused, sock->input->bytes, sock->input->size);
     glue_enter(c);
@@ -462,15 +497,31 @@ static const char *refuse_head(struct glue_conn *c, int status, const char *byte
 
 static void glue_on_write(h2o_socket_t *sock, const char *err) {
     struct glue_conn *c = sock->on_close.data;
-    // A pipelined head after the request being answered: h2o parses it within this callback
-    // (on_send_complete), before any read, so it is copied here while still raw. Not when the
-    // connection closes after this answer: what follows is never read.
-    if (!err && !c->head && c->request && c->request->req->http1_is_persistent && sock->input->size > c->request_end) {
+    // A pipelined head after the request being answered: h2o parses it within this callback once
+    // the answer is written out whole (on_send_complete; a stream's earlier chunks end in another
+    // callback: a refusal there went into the answer's body), before any read, so it is copied
+    // here while still raw. Not when the connection closes after this answer: what follows is
+    // never read.
+    struct ch2o_request *r = c->request;
+    if (!err && !c->head && r && r->final_sent && r->req->http1_is_persistent && sock->input->size > c->request_end) {
         char *next = sock->input->bytes + c->request_end;
         size_t size = sock->input->size - c->request_end;
-        int refused = take_head(c, next, size);
-        // the answer before it is written out whole (this callback says so): the refusal follows it
-        if (refused) err = refuse_head(c, refused, next, size);
+        // empty lines before it taken out (h2o only consumes the request's bytes before them)
+        size_t empty = empty_lines(next, size);
+        if (empty) {
+            memmove(next, next + empty, size - empty);
+            size -= empty;
+            sock->input->size -= empty;
+        }
+        // (a version still coming is refused as it is: h2o parses it within this callback)
+        int refused = take_head(c, next, size, 0);
+        if (refused) {
+            // the answer before it is written out whole (this callback says so): the refusal
+            // follows it, and h2o closes (h2o 2.2.5's on_send_complete ignores `err`: it went on
+            // to read the refused head, and answered it once it was whole)
+            err = refuse_head(c, refused, next, size);
+            r->req->http1_is_persistent = 0;
+        }
     }
     glue_enter(c);
     c->h2o_write(sock, err);
@@ -667,7 +718,8 @@ static size_t stream_read(struct ch2o_request *r) {
 static void stream_send(struct ch2o_request *r, size_t length) {
     r->offset += length;
     h2o_iovec_t buffer = h2o_iovec_init(r->chunk, length);
-    h2o.send(r->req, &buffer, 1, r->offset == r->length ? H2O_SEND_STATE_FINAL : H2O_SEND_STATE_IN_PROGRESS);
+    r->final_sent = r->offset == r->length;
+    h2o.send(r->req, &buffer, 1, r->final_sent ? H2O_SEND_STATE_FINAL : H2O_SEND_STATE_IN_PROGRESS);
 }
 
 // A read that fails after the head went out cuts the answer short: h2o closes the connection
@@ -701,6 +753,7 @@ void ch2o_respond(struct ch2o_request *r, int status, const struct ch2o_header *
     h2o.start_response(r->req, &r->generator);
     // h2o 2.2.5 would send a HEAD answer's body
     h2o_iovec_t buffer = h2o_iovec_init(body, request_is_head(r) ? 0 : body_length);
+    r->final_sent = 1;
     h2o.send(r->req, &buffer, buffer.len ? 1 : 0, H2O_SEND_STATE_FINAL);
 }
 
@@ -729,7 +782,10 @@ void ch2o_respond_stream(struct ch2o_request *r, int status, const struct ch2o_h
     r->generator.stop = stream_stop;
     h2o.start_response(r->req, &r->generator);
     if (body) stream_send(r, first);
-    else h2o.send(r->req, NULL, 0, H2O_SEND_STATE_FINAL);
+    else {
+        r->final_sent = 1;
+        h2o.send(r->req, NULL, 0, H2O_SEND_STATE_FINAL);
+    }
 }
 
 void ch2o_drop(struct ch2o_request *r) {

@@ -80,6 +80,18 @@ import Glibc
         #expect(connection.isClosedByServer())
     }
 
+    /// The same, its request line sent in pieces, the version's major digit in the first: 505
+    /// (picohttpparser refuses ` HTTP/2` before the line is whole; h2o's glue waits for it).
+    @Test func aVersionSentInPiecesIs505() throws {
+        let connection = try RawConnection(port: server.http.port, timeout: 3)
+        connection.send("GET /plain/0/0/0.png HTTP/2")
+        usleep(200_000)
+        connection.send(".0\r\nHost: 127.0.0.1\r\n\r\n")
+        let answered = try #require(connection.readResponse(), "no answer")
+        #expect(answered.status == 505)
+        #expect(connection.isClosedByServer())
+    }
+
     /// A head the parser cannot read: 400 with its Date, and the connection closed (h2o's own
     /// 400 had no Date; libmicrohttpd passed the control character on, and the HTTP layer refuses
     /// a field name that is not a token).
