@@ -627,7 +627,9 @@ static void request_disposed(void *data) {
     if (c->request == r) c->request = NULL;
     free(r->head);
     r->head = NULL;
-    s->callbacks.completed(s->callbacks.cls, c->context);
+    // h2o disposes the request before it consumes its bytes: what is after them came pipelined
+    size_t pending = !c->closed && c->sock->input->size > c->request_end ? c->sock->input->size - c->request_end : 0;
+    s->callbacks.completed(s->callbacks.cls, c->context, pending);
 }
 
 static int glue_on_req(h2o_handler_t *self, h2o_req_t *req) {

@@ -30,7 +30,8 @@ struct ch2o_callbacks {
     void (*request)(void *cls, void *connection, struct ch2o_request *request);
     // The request's exchange is over: its answer was written out to the socket whole, or the
     // connection went before. Called once per request that reached `request`, after it answered.
-    void (*completed)(void *cls, void *connection);
+    // `pending`: bytes already read after this request (the start of a pipelined head), 0 if none.
+    void (*completed)(void *cls, void *connection, size_t pending);
     // The connection is closed (called once per connection `opened` accepted; never before the
     // `completed` of its last request).
     void (*closed)(void *cls, void *connection);

@@ -35,7 +35,7 @@ final class H2OServer: @unchecked Sendable {
         var error = [CChar](repeating: 0, count: 256)
         guard let server = ch2o_start(socket, Int32(threads), Self.backstopSeconds, callbacks, &error, error.count) else {
             close(socket)
-            let reason = String(cString: error)
+            let reason = String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             throw HTTPServerError(message: L.localized("cannot start the HTTP server on %1$s: %2$s", "\(listener.baseURL)", reason))
         }
         return H2OServer(server: server, socket: socket)
@@ -79,9 +79,9 @@ private let h2oRequest: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableR
     }
 }
 
-private let h2oCompleted: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void = { cls, connection in
+private let h2oCompleted: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, Int) -> Void = { cls, connection, pending in
     guard let context = daemonContext(cls), let connection else { return }
-    context.completed(Unmanaged<HTTPConnectionRecord>.fromOpaque(connection).takeUnretainedValue())
+    context.completed(Unmanaged<HTTPConnectionRecord>.fromOpaque(connection).takeUnretainedValue(), pendingBytes: pending)
 }
 
 /// A head refused before the HTTP layer saw it (h2o's 400, the glue's 431): its target and status

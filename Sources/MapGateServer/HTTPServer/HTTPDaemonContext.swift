@@ -98,13 +98,17 @@ final class HTTPDaemonContext: Sendable {
 
     /// A request on `record`'s connection is done (its answer sent, or the client went): the
     /// connection waits for its next head, and a prepared body's share of the budget comes back.
-    func completed(_ record: HTTPConnectionRecord) {
+    /// `pendingBytes` of the next head were read already (pipelined behind the request: h2o's glue
+    /// says; libmicrohttpd does not): they count as its start, so its deadline runs from now (found
+    /// by an attack: such a head got the idle timeout, 30 s, instead of the head's 10).
+    func completed(_ record: HTTPConnectionRecord, pendingBytes: Int = 0) {
         let transfer = HTTPConnectionRecord.transfer(record.socket)
         let now = HTTPConnectionRegistry.now
         let held = record.state.withLock { state in
             state.inRequest = false
             state.waitingSince = now
-            state.baselineBytes = transfer?.received ?? 0
+            let received = transfer?.received ?? 0
+            state.baselineBytes = received - min(received, UInt64(pendingBytes))
             state.headSeenAt = nil
             state.movedBytes = transfer?.moved ?? state.movedBytes
             state.movedAt = now
