@@ -20,9 +20,10 @@
 #                         request reads SQLite and makes its answer, the ETag's hash included)
 #   MAPGATE_BASELINE=path also serve with that binary (another revision's bench_build), as
 #                         "baseline", interleaved in every round; its ratio to mapgate is printed
-#   MAPGATE_HTTP_LIBRARY  h2o: mapgate serves on h2o (the benchmarks' and tests' builds only;
-#                         issue 42, item 2); BASELINE_HTTP_LIBRARY the same for the baseline
-#                         (default microhttpd: the same binary as baseline compares the two)
+#   MAPGATE_HTTP_LIBRARY  microhttpd: mapgate serves on libmicrohttpd instead of h2o, the default
+#                         (the benchmarks' and tests' builds only; issue 42, item 2);
+#                         BASELINE_HTTP_LIBRARY the same for the baseline (default microhttpd: the
+#                         same binary as baseline compares the two libraries)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-8}
