@@ -35,9 +35,9 @@ struct ch2o_callbacks {
     // The connection is closed (called once per connection `opened` accepted; never before the
     // `completed` of its last request).
     void (*closed)(void *cls, void *connection);
-    // A head refused before the HTTP layer sees it, with `status`: 400 when h2o cannot parse it
-    // (h2o answers and closes), 431 when it is still incomplete past 8 KiB (the glue answers and
-    // closes). `target` is what stands between the request line's first two spaces, as sent
+    // A head refused before the HTTP layer sees it, with `status` (the glue answers and closes):
+    // 400 when it cannot be parsed, 505 for a version other than HTTP/1.x, 431 (414 for a request
+    // line that long) when it is past 8 KiB. `target` is what stands between the request line's first two spaces, as sent
     // (possibly empty). At most once per connection; NULL: not told.
     void (*refused)(void *cls, void *connection, int status, const char *target, size_t target_length);
 };

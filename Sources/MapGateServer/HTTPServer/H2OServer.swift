@@ -84,7 +84,7 @@ private let h2oCompleted: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutabl
     context.completed(Unmanaged<HTTPConnectionRecord>.fromOpaque(connection).takeUnretainedValue(), pendingBytes: pending)
 }
 
-/// A head refused before the HTTP layer saw it (h2o's 400, the glue's 431): its target and status
+/// A head the glue refused before the HTTP layer saw it (400, 505, 414, 431): its target and status
 /// are noted, and logged when the connection closes.
 private let h2oRefused: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, Int32, UnsafePointer<CChar>?, Int) -> Void = {
     _, connection, status, target, length in
