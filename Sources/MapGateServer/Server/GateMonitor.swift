@@ -208,9 +208,12 @@ public final class GateMonitor: Sendable {
                 }
                 var counted: Int?
                 /// Counts one use of the server (opening `regions` too), as a command's run would.
+                /// The day moves only once the count is written (or the gate refused it): a count
+                /// that fails (another process holding the state) leaves the day due, and the next
+                /// look that can write pays it (found in CI: the day had moved on before the
+                /// write failed, and the server served a whole day more for nothing).
                 func countUse(opening regions: [String]) throws {
-                    lastCounted = latest.now
-                    lastCountedElapsed = MonotonicClock.seconds
+                    let lookedAt = (now: latest.now, elapsed: MonotonicClock.seconds)
                     do {
                         let authorization = try gate.authorizeUse(opening: regions, payingServingDay: settings.start.keepsServingDays)
                         latest = authorization.report
@@ -222,6 +225,8 @@ public final class GateMonitor: Sendable {
                     } catch is GateClosedError {
                         latest = try gate.status()
                     }
+                    lastCounted = lookedAt.now
+                    lastCountedElapsed = lookedAt.elapsed
                 }
                 // A server whose own uses were all free (started in the grace, or before any
                 // newer version) has no day paid once uses are asked: its next tile after the

@@ -299,6 +299,82 @@ import Glibc
         #expect(try makeGate().status().record.promptsShown == 1, "one use for the day")
     }
 
+    /// Found in CI: a look that found a day's use due and then could not write it (another
+    /// process held the state open: a reader such as `sqlite3`, or a backup tool) had already
+    /// moved the day on, so once the state was writable again the server served a whole day more
+    /// for nothing. A count that fails moves nothing: the next look that can write pays the day.
+    ///
+    /// The monitor's clock sets the scene from inside one look: at its first reading (the look's
+    /// status) a tile is fetched, so this look's use is due; at its second (the count's) a reader
+    /// opens a transaction, so the count's commit waits for it and gives up.
+    @Test mutating func aDayWhoseCountFailedIsPaidOnceTheStateIsWritable() throws {
+        settings.maxPrompts = 5
+        #expect(try makeGate().check().phase != .upToDate)
+        time.advance(days: 30.5)
+        /// What the clock does, used by one thread at a time (the monitor's, then the test's).
+        final class Scene: @unchecked Sendable {
+            let reader: SQLiteDatabase
+            var server: TileServer?
+            var armed = false
+            var look = -1
+            var readings = 0
+            var tile: Int?
+            var holding = false
+            init(_ path: String) throws { reader = try SQLiteDatabase(path: path, mode: .readWriteCreate) }
+        }
+        let scene = try Scene(harness.directory.statePath)
+        let lock = NSLock()
+        let time = time
+        let sceneClock = Clock {
+            lock.withLock {
+                guard scene.armed, let server = scene.server, Self.threadName() == "gate-monitor" else { return }
+                if server.gateLooks != scene.look {
+                    scene.look = server.gateLooks
+                    scene.readings = 0
+                }
+                scene.readings += 1
+                if scene.readings == 1 {
+                    scene.tile = try? HTTPClient().get(HTTPRequest(url: server.baseURL + "/plain/0/0/0.png")).status
+                } else if scene.readings == 2 {
+                    scene.armed = false
+                    try? scene.reader.execute("BEGIN; SELECT count(*) FROM sqlite_master")
+                    scene.holding = true
+                }
+            }
+            return time.now
+        }
+        let events = EventLog()
+        let harness = harness
+        let settings = settings
+        let server = try TileServer(
+            library: harness.library, authorization: try makeGate().authorizeUse(),
+            configuration: .init(http: HTTPServer.Settings(), leafletPath: "/nonexistent", gateRefresh: 0.05),
+            makeGate: {
+                Gate(store: try harness.gateStore(clock: time.clock, busyTimeout: 1), settings: settings, clock: sceneClock, installed: try AppVersion("1.4.0"))
+            },
+            onGateEvent: { events.append($0) })
+        defer { server.stop() }
+        lock.withLock { scene.server = server }
+        #expect(try status(server, "/plain/0/0/0.png").status == 200)  // delivers the start's use
+        #expect(monitorLooksTwice(server))
+        #expect(try makeGate().status().record.promptsShown == 1)
+        time.advance(days: 1.01)
+        #expect(monitorLooksTwice(server))  // a look found the day over: the next tile's use is due
+        lock.withLock { scene.armed = true }
+        #expect(waitUntil { events.all.contains { $0.hasPrefix("failing: ") } }, "\(events.all)")
+        lock.withLock {
+            #expect(scene.tile == 200 && scene.holding, "the scene was not set: \(String(describing: scene.tile)), \(scene.holding)")
+            #expect(throws: Never.self) { try scene.reader.execute("COMMIT") }
+        }
+        #expect(try makeGate().status().record.promptsShown == 1)  // nothing was counted
+        #expect(try waitUntil { try makeGate().status().record.promptsShown == 2 }, "the day whose count failed was never paid: \(events.all)")
+    }
+
+    /// The calling thread's name (`pthread_setname_np`'s).
+    static func threadName() -> String {
+        ((try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "").trimmingCharacters(in: .newlines)
+    }
+
     @Test mutating func startingWithTheLastUseServesForItsDay() throws {
         settings.maxPrompts = 1
         #expect(try makeGate().check().phase != .upToDate)
