@@ -265,7 +265,9 @@ import Glibc
             let started = Date()
             let response = try client.get(HTTPRequest(url: server.baseURL + "/plain/0/0/0.png"))
             #expect(response.status == 200)
-            #expect(Date().timeIntervalSince(started) < 0.5)
+            // A stall would last until the stuck clients' deadlines (the idle timeout, 3 s here);
+            // a loaded machine takes up to a second for an answer (0.71 s once in CI, 6 suites at a time).
+            #expect(Date().timeIntervalSince(started) < 2, "answered after \(Date().timeIntervalSince(started)) s")
         }
         // Each is closed by its own deadline: no progress for the idle timeout (3 s here). The
         // client sees the FIN only behind the answers it never read: count on the server's side.
