@@ -719,7 +719,13 @@ struct SystemModeTests {
         #expect(tile.stdout.components(separatedBy: "the machine's tile server").count == 2, "\(tile.stdout)")
         kill(command, SIGCONT)
         #expect(waitUntil(timeout: 15) { !session.isRunning }, "\(session.stderr)")
-        #expect(try machine.promptsShown() == 0, "a use was spent for no tile: \(session.stderr)")
+        // The service's command, which held the use again once continued, may end a moment after
+        // the session's client (found in CI: read at once, its use was still held).
+        var shown: Int?
+        #expect(waitUntil(timeout: 10) {
+            shown = try? machine.promptsShown()
+            return shown == 0
+        }, "a use was spent for no tile (\(String(describing: shown)) shown): \(session.stderr)")
     }
 
     /// As packaged (`mapgate-system-tiles.socket`, `mapgate-system-tiles-ipv6.socket`), systemd
@@ -1334,7 +1340,10 @@ struct SystemModeTests {
     /// only then asked to deliver (found by an attack: a tile between the two made the command
     /// fail with "answered out of turn", in about 1 of 75 sessions, and when the command was
     /// gone before `ready`, the delivery round waited its whole 10 s with every tile behind it).
-    /// Statistical: 150 sessions under four clients found it 9 times in 10 before the fix.
+    /// Statistical: 150 sessions under four clients found it 9 times in 10 before the fix. A tile
+    /// is slow past 5 s: the round's 10 s, not a loaded machine's (in CI, with six suites at a
+    /// time, once all four clients waited 2.2 s together: a write of the record waits up to 2 s
+    /// for a process reading it).
     @Test func aSessionJoiningWhileTilesAreAnsweredGetsItsURL() throws {
         try machine.startService()
         #expect(try machine.run(["sync", "plain"], as: 0).status == 0)
@@ -1351,7 +1360,7 @@ struct SystemModeTests {
                         c.request('GET', '/plain/0/0/0.png'); c.getresponse().read()
                     except Exception as e:
                         print('error', e, flush=True)
-                    if time.time() - began > 2: print('slow %.1f' % (time.time() - began), flush=True)
+                    if time.time() - began > 5: print('slow %.1f' % (time.time() - began), flush=True)
             for _ in range(4): threading.Thread(target=run, daemon=True).start()
             time.sleep(3600)
             """])
