@@ -154,65 +154,56 @@ struct H2ORequest: HTTPAnswerSink {
             ch2o_drop(request)
             return false
         }
-        let fields = response.headers.filter { !HTTPServerRequest.equalIgnoringASCIICase($0.name, "Content-Length") }
-        // h2o writes a header as it is given: a line break in one would split the answer.
-        if fields.contains(where: { Self.breaksLine($0.name) || Self.breaksLine($0.value) }) {
+        let close: Int32 = closing ? 1 : 0
+        // A prepared answer (a cached tile) as it is: its fields laid out once, its body sent
+        // from where it lies, held by the prepared answer itself until h2o is done.
+        if case .prepared(let prepared) = response.body, response.status == prepared.status, response.status != 304, method != "HEAD",
+            let block = prepared.h2oHeaders()
+        {
+            let held = Unmanaged.passRetained(prepared).toOpaque()
+            ch2o_respond(
+                request, Int32(prepared.status), block.fields.baseAddress, block.count, UInt64(prepared.body.count), prepared.body.bytes.baseAddress,
+                prepared.body.count, h2oReleasePrepared, held, close)
+            return true
+        }
+        // h2o writes a field as it is given: a line break in one would split the answer.
+        guard let block = H2OHeaderBlock(response.headers) else {
             let failure = Data("bad response header\n".utf8)
             return queue(HTTPServerResponse(status: 500, body: failure), body: HTTPBodyBox(HTTPBodyBytes(failure), budget: nil), method: method, closing: closing)
         }
-        let close: Int32 = closing ? 1 : 0
-        if response.status == 304 || method == "HEAD" {
-            // No body: a 304 carries the representation's length, a HEAD the body's.
-            let length = response.status == 304 ? response.header("Content-Length").flatMap { UInt64($0) } ?? 0 : UInt64(response.bodyLength)
-            return withHeaders(fields) { ch2o_respond(request, Int32(response.status), $0, $1, length, nil, 0, nil, nil, close) }
-        }
-        switch response.body {
-        case .stream(let length, let stream):
-            let box = Unmanaged.passRetained(HTTPBodyStreamBox(stream)).toOpaque()
-            return withHeaders(fields) { ch2o_respond_stream(request, Int32(response.status), $0, $1, UInt64(length), h2oRead, h2oReleaseStream, box, close) }
-        case .data, .shared, .prepared:
-            var owned = body
-            if owned == nil, case .prepared(let prepared) = response.body { owned = HTTPBodyBox(prepared.body, budget: nil) }
-            guard let owned else {
-                ch2o_drop(request)
-                return false
+        // The glue copies the fields into the request's memory during the call: kept until then.
+        return withExtendedLifetime(block) { () -> Bool in
+            let fields = block.fields.baseAddress
+            if response.status == 304 || method == "HEAD" {
+                // No body: a 304 carries the representation's length, a HEAD the body's.
+                let length = response.status == 304 ? response.header("Content-Length").flatMap { UInt64($0) } ?? 0 : UInt64(response.bodyLength)
+                ch2o_respond(request, Int32(response.status), fields, block.count, length, nil, 0, nil, nil, close)
+                return true
             }
-            let box = Unmanaged.passRetained(owned)
-            return withHeaders(fields) {
-                ch2o_respond(
-                    request, Int32(response.status), $0, $1, UInt64(owned.bytes.count), owned.bytes.bytes.baseAddress, owned.bytes.count, h2oReleaseBody,
-                    box.toOpaque(), close)
-            }
-        }
-    }
-
-    private static func breaksLine(_ text: String) -> Bool {
-        text.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0 }
-    }
-
-    /// Calls `body` with the fields as the glue's array (pointing into one buffer, valid for the
-    /// call: the glue copies what it keeps). True: answered.
-    private func withHeaders(_ fields: [(name: String, value: String)], _ body: (UnsafePointer<ch2o_header>?, Int) -> Void) -> Bool {
-        var bytes: [UInt8] = []
-        var spans: [(Int, Int, Int, Int)] = []
-        for (name, value) in fields {
-            let nameStart = bytes.count
-            bytes.append(contentsOf: name.utf8)
-            let valueStart = bytes.count
-            bytes.append(contentsOf: value.utf8)
-            spans.append((nameStart, valueStart - nameStart, valueStart, bytes.count - valueStart))
-        }
-        bytes.withUnsafeBufferPointer { buffer in
-            buffer.withMemoryRebound(to: CChar.self) { text in
-                let base = text.baseAddress
-                let headers = spans.map { span in
-                    ch2o_header(name: base.map { $0 + span.0 }, name_length: span.1, value: base.map { $0 + span.2 }, value_length: span.3)
+            switch response.body {
+            case .stream(let length, let stream):
+                let box = Unmanaged.passRetained(HTTPBodyStreamBox(stream)).toOpaque()
+                ch2o_respond_stream(request, Int32(response.status), fields, block.count, UInt64(length), h2oRead, h2oReleaseStream, box, close)
+            case .data, .shared, .prepared:
+                var owned = body
+                if owned == nil, case .prepared(let prepared) = response.body { owned = HTTPBodyBox(prepared.body, budget: nil) }
+                guard let owned else {
+                    ch2o_drop(request)
+                    return false
                 }
-                headers.withUnsafeBufferPointer { body($0.baseAddress, $0.count) }
+                let box = Unmanaged.passRetained(owned)
+                ch2o_respond(
+                    request, Int32(response.status), fields, block.count, UInt64(owned.bytes.count), owned.bytes.bytes.baseAddress, owned.bytes.count,
+                    h2oReleaseBody, box.toOpaque(), close)
             }
+            return true
         }
-        return true
     }
+}
+
+private let h2oReleasePrepared: @convention(c) (UnsafeMutableRawPointer?) -> Void = { cls in
+    guard let cls else { return }
+    Unmanaged<HTTPPreparedResponse>.fromOpaque(cls).release()
 }
 
 private let h2oReleaseBody: @convention(c) (UnsafeMutableRawPointer?) -> Void = { cls in

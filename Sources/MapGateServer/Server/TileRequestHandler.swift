@@ -228,12 +228,36 @@ public final class TileRequestHandler: HTTPRequestHandler {
     /// backslash or a NUL, each a way to name one file by several paths or one outside what is
     /// served. Dots inside a segment are a name's (found by an attack: a region `a..b`, which the
     /// id pattern allows, was installed and announced, and every request for it was 400).
+    ///
+    /// One pass over the path's bytes: it runs for every request (the string searches it was
+    /// made of took 9 % of a tile's answer on h2o; issue 42, item 2).
     static func pathProblem(_ path: String) -> String? {
+        var backslash = false
+        var nul = false
+        var emptySegment = false
+        var dotSegment = false
+        var segment = (length: 0, dots: 0)
+        var afterSlash = false
+        for byte in path.utf8 {
+            if byte == 0x2F {
+                if afterSlash { emptySegment = true }
+                if segment.length > 0, segment.length <= 2, segment.dots == segment.length { dotSegment = true }
+                segment = (0, 0)
+                afterSlash = true
+                continue
+            }
+            afterSlash = false
+            segment.length += 1
+            if byte == 0x2E { segment.dots += 1 }
+            else if byte == 0x5C { backslash = true }
+            else if byte == 0 { nul = true }
+        }
+        if segment.length > 0, segment.length <= 2, segment.dots == segment.length { dotSegment = true }
         // (not translated: an HTTP answer's body, in English as every one is)
-        if path.utf8.contains(0x5C) { "a backslash is not a path separator here" }
-        else if path.utf8.contains(0) { "it holds a NUL" }
-        else if path.contains("//") { "it has an empty segment (//)" }
-        else if path.split(separator: "/").contains(where: { $0 == ".." || $0 == "." }) { "it has a . or .. segment" }
+        return if backslash { "a backslash is not a path separator here" }
+        else if nul { "it holds a NUL" }
+        else if emptySegment { "it has an empty segment (//)" }
+        else if dotSegment { "it has a . or .. segment" }
         else { nil }
     }
 
