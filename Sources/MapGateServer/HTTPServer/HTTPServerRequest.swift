@@ -72,6 +72,11 @@ public struct HTTPServerRequest: Sendable {
             self.init(method: method, target: absolute.path, version: version, headers: [("Host", absolute.authority)] + others)
             return
         }
+        // Nearly every target is a path alone, with nothing escaped: it is the path as it is.
+        if target.utf8.first == 0x2F, !target.utf8.contains(where: { $0 == 0x25 || $0 == 0x3F }) {
+            self.init(method: method, target: target, path: target, query: nil, version: version, headers: headers)
+            return
+        }
         let bytes = Array(target.utf8)[...]
         guard bytes.first == 0x2F else { return nil }
         let question = bytes.firstIndex(of: 0x3F)

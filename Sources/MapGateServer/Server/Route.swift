@@ -49,7 +49,8 @@ public enum Route: Equatable, Sendable {
             } else if path.hasPrefix("/view/") {
                 self = .viewer(String(path.dropFirst("/view/".count)))
             } else {
-                let parts = path.dropFirst().split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+                // Split on the bytes, not on characters (issue 42: this runs for every tile).
+                let parts = path.utf8.dropFirst().split(separator: 0x2F, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
                 switch parts.count {
                 // A font stack or style id holding a slash (`/fonts/a/b/0-255.pbf`) is no route:
                 // never a tile of a region named `fonts`.

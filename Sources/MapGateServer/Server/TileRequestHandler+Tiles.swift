@@ -22,7 +22,7 @@ extension TileRequestHandler {
         let id = parts[0]
         if let refusal = refusalWhileClosed(json: true) { return refusal }
         guard let region = service.region(id) else { return notServed(id) }
-        let last = parts[3].split(separator: ".", omittingEmptySubsequences: false)
+        let last = parts[3].utf8.split(separator: 0x2E, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
         // One address per tile: `00` is not `0` (found by an attack: `/R/00/0/0.png` was answered
         // as `/R/0/0/0.png`, another URL for caches to keep the same tile under).
         let numbers = [parts[1], parts[2], String(last[0])]

@@ -42,9 +42,15 @@ public struct TileCoordinate: Sendable, Equatable, CustomStringConvertible {
     /// Parses decimal digits only (no sign, no spaces, at most 10 digits): nil otherwise, or out
     /// of range.
     public init?(z: String, x: String, y: String) {
+        // On the bytes (a server parses three for every tile it answers).
         func number(_ text: String) -> Int? {
-            guard !text.isEmpty, text.count <= 10, text.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
-            return Int(text)
+            guard !text.utf8.isEmpty, text.utf8.count <= 10 else { return nil }
+            var value = 0
+            for byte in text.utf8 {
+                guard byte >= 0x30, byte <= 0x39 else { return nil }
+                value = value * 10 + Int(byte - 0x30)
+            }
+            return value
         }
         guard let z = number(z), let x = number(x), let y = number(y) else { return nil }
         self.init(z: z, x: x, y: y)

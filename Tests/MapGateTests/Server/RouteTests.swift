@@ -70,4 +70,17 @@ import Testing
             else { nil }
         #expect(TileRequestHandler.pathProblem(path) == expected, "\(path)")
     }
+
+    /// A tile's numbers are decimal digits only, at most 10 of them (parsed on the bytes since
+    /// issue 42): no sign, space, other script's digits, combining mark or exponent.
+    @Test(arguments: [
+        ("7", 7), ("0", 0), ("0123456789", 123_456_789), ("9999999999", nil), ("12345678901", nil), ("", nil), ("-1", nil), ("+1", nil),
+        (" 1", nil), ("1 ", nil), ("1e2", nil), ("\u{0663}", nil), ("1\u{301}", nil), ("\u{FF11}", nil), ("0x1", nil),
+    ])
+    func aTilesNumbersAreDecimalDigits(_ text: String, _ expected: Int?) {
+        // 9999999999 parses, and is past the deepest zoom's range: refused as out of range.
+        let zoom = String(TileCoordinate.maximumZoom)
+        #expect(TileCoordinate(z: zoom, x: "0", y: text)?.y == expected, "\(text)")
+        #expect(TileCoordinate(z: zoom, x: text, y: "0")?.x == expected, "\(text)")
+    }
 }
