@@ -155,49 +155,50 @@ struct H2ORequest: HTTPAnswerSink {
             return false
         }
         let close: Int32 = closing ? 1 : 0
-        // A prepared answer (a cached tile) as it is: its fields laid out once, its body sent
+        // A prepared answer (a cached tile) as it is: its fields checked once, its body sent
         // from where it lies, held by the prepared answer itself until h2o is done.
         if case .prepared(let prepared) = response.body, response.status == prepared.status, response.status != 304, method != "HEAD",
-            let block = prepared.h2oHeaders()
+            prepared.sendsAsIs
         {
             let held = Unmanaged.passRetained(prepared).toOpaque()
-            ch2o_respond(
-                request, Int32(prepared.status), block.fields.baseAddress, block.count, UInt64(prepared.body.count), prepared.body.bytes.baseAddress,
-                prepared.body.count, h2oReleasePrepared, held, close)
+            H2OHeaderFields.with(prepared.headers) { fields, count in
+                ch2o_respond(
+                    request, Int32(prepared.status), fields, count, UInt64(prepared.body.count), prepared.body.bytes.baseAddress, prepared.body.count,
+                    h2oReleasePrepared, held, close)
+            }
             return true
         }
-        // h2o writes a field as it is given: a line break in one would split the answer.
-        guard let block = H2OHeaderBlock(response.headers) else {
+        guard HTTPServerResponse.canSend(response.headers) else {
             let failure = Data("bad response header\n".utf8)
             return queue(HTTPServerResponse(status: 500, body: failure), body: HTTPBodyBox(HTTPBodyBytes(failure), budget: nil), method: method, closing: closing)
         }
-        // The glue copies the fields into the request's memory during the call: kept until then.
-        return withExtendedLifetime(block) { () -> Bool in
-            let fields = block.fields.baseAddress
-            if response.status == 304 || method == "HEAD" {
-                // No body: a 304 carries the representation's length, a HEAD the body's.
-                let length = response.status == 304 ? response.header("Content-Length").flatMap { UInt64($0) } ?? 0 : UInt64(response.bodyLength)
-                ch2o_respond(request, Int32(response.status), fields, block.count, length, nil, 0, nil, nil, close)
-                return true
-            }
-            switch response.body {
-            case .stream(let length, let stream):
-                let box = Unmanaged.passRetained(HTTPBodyStreamBox(stream)).toOpaque()
-                ch2o_respond_stream(request, Int32(response.status), fields, block.count, UInt64(length), h2oRead, h2oReleaseStream, box, close)
-            case .data, .shared, .prepared:
-                var owned = body
-                if owned == nil, case .prepared(let prepared) = response.body { owned = HTTPBodyBox(prepared.body, budget: nil) }
-                guard let owned else {
-                    ch2o_drop(request)
-                    return false
-                }
-                let box = Unmanaged.passRetained(owned)
-                ch2o_respond(
-                    request, Int32(response.status), fields, block.count, UInt64(owned.bytes.count), owned.bytes.bytes.baseAddress, owned.bytes.count,
-                    h2oReleaseBody, box.toOpaque(), close)
-            }
+        if response.status == 304 || method == "HEAD" {
+            // No body: a 304 carries the representation's length, a HEAD the body's.
+            let length = response.status == 304 ? response.header("Content-Length").flatMap { UInt64($0) } ?? 0 : UInt64(response.bodyLength)
+            H2OHeaderFields.with(response.headers) { ch2o_respond(request, Int32(response.status), $0, $1, length, nil, 0, nil, nil, close) }
             return true
         }
+        switch response.body {
+        case .stream(let length, let stream):
+            let box = Unmanaged.passRetained(HTTPBodyStreamBox(stream)).toOpaque()
+            H2OHeaderFields.with(response.headers) {
+                ch2o_respond_stream(request, Int32(response.status), $0, $1, UInt64(length), h2oRead, h2oReleaseStream, box, close)
+            }
+        case .data, .shared, .prepared:
+            var owned = body
+            if owned == nil, case .prepared(let prepared) = response.body { owned = HTTPBodyBox(prepared.body, budget: nil) }
+            guard let owned else {
+                ch2o_drop(request)
+                return false
+            }
+            let box = Unmanaged.passRetained(owned)
+            H2OHeaderFields.with(response.headers) {
+                ch2o_respond(
+                    request, Int32(response.status), $0, $1, UInt64(owned.bytes.count), owned.bytes.bytes.baseAddress, owned.bytes.count, h2oReleaseBody,
+                    box.toOpaque(), close)
+            }
+        }
+        return true
     }
 }
 

@@ -6,8 +6,8 @@ import Synchronization
 /// body fixed once. The HTTP layer makes libmicrohttpd's response for it the first time it is
 /// sent and queues that same response for every later request, on any connection (libmicrohttpd
 /// counts the references of a response), so sending it again copies no body and adds no header.
-/// On h2o (the default) its fields are laid out for the glue once (``H2OHeaderBlock``), and each
-/// answer is sent from its body where it lies, the prepared answer held until h2o is done.
+/// On h2o (the default) its fields are checked once (``sendsAsIs``), and each answer is sent
+/// from its body where it lies, the prepared answer held until h2o is done.
 /// The body is held once however many answers are in flight; it is not counted against the
 /// ``HTTPBodyBudget`` (as a ``HTTPBodyBytes`` a handler keeps).
 public final class HTTPPreparedResponse: Sendable {
@@ -16,40 +16,19 @@ public final class HTTPPreparedResponse: Sendable {
     public let body: HTTPBodyBytes
     /// libmicrohttpd's response, made on first use (0 before; the pointer's bits after).
     private let made = Atomic<UInt>(0)
-    /// The fields laid out for h2o's glue, made on first use (0 before; a retained
-    /// ``H2OHeaderBlock``'s bits after; 1 when a field cannot be sent so).
-    private let madeForH2O = Atomic<UInt>(0)
+    /// Whether the fields can be sent as they are (``HTTPServerResponse/canSend(_:)``), checked once.
+    let sendsAsIs: Bool
 
     public init(status: Int, headers: [(name: String, value: String)], body: HTTPBodyBytes) {
         self.status = status
         self.headers = headers
         self.body = body
+        sendsAsIs = HTTPServerResponse.canSend(headers)
     }
 
     deinit {
         let pointer = made.load(ordering: .acquiring)
         if pointer != 0, let response = OpaquePointer(bitPattern: pointer) { cmhd_destroy_response(response) }
-        let block = madeForH2O.load(ordering: .acquiring)
-        if block > 1, let pointer = UnsafeRawPointer(bitPattern: block) { Unmanaged<H2OHeaderBlock>.fromOpaque(pointer).release() }
-    }
-
-    /// The fields laid out for h2o's glue, made the first time (two threads may both make them:
-    /// one is kept); nil when a field cannot be sent so (the caller then answers the slow way,
-    /// which says what was wrong). Kept as long as this answer.
-    func h2oHeaders() -> H2OHeaderBlock? {
-        let existing = madeForH2O.load(ordering: .acquiring)
-        if existing == 1 { return nil }
-        if existing != 0, let pointer = UnsafeRawPointer(bitPattern: existing) { return Unmanaged<H2OHeaderBlock>.fromOpaque(pointer).takeUnretainedValue() }
-        guard let block = H2OHeaderBlock(headers) else {
-            madeForH2O.store(1, ordering: .releasing)
-            return nil
-        }
-        let bits = UInt(bitPattern: Int(bitPattern: Unmanaged.passRetained(block).toOpaque()))
-        let (exchanged, current) = madeForH2O.compareExchange(expected: 0, desired: bits, ordering: .acquiringAndReleasing)
-        if exchanged { return block }
-        Unmanaged<H2OHeaderBlock>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!).release()
-        guard current > 1, let pointer = UnsafeRawPointer(bitPattern: current) else { return nil }
-        return Unmanaged<H2OHeaderBlock>.fromOpaque(pointer).takeUnretainedValue()
     }
 
     /// libmicrohttpd's response, made the first time (two threads may both make one: one is kept,
@@ -58,6 +37,7 @@ public final class HTTPPreparedResponse: Sendable {
     func response() -> OpaquePointer? {
         let existing = made.load(ordering: .acquiring)
         if existing != 0 { return OpaquePointer(bitPattern: existing) }
+        guard sendsAsIs else { return nil }
         // libmicrohttpd may still send from the body after `self` is gone (it holds its own
         // reference to the response while a connection uses it): the response holds the body,
         // released by the free callback once libmicrohttpd's last reference goes.

@@ -74,6 +74,17 @@ public struct HTTPServerResponse {
     public func header(_ name: String) -> String? {
         headers.first { HTTPServerRequest.equalIgnoringASCIICase($0.name, name) }?.value
     }
+
+    /// Whether every field can be sent as it is: the HTTP libraries write a field as they are
+    /// given it, and a line break in one would split the answer (a value adding fields of its
+    /// own); a NUL would end it early. Such an answer is 500 instead, on either library.
+    static func canSend(_ headers: [(name: String, value: String)]) -> Bool {
+        !headers.contains { breaksLine($0.name) || breaksLine($0.value) }
+    }
+
+    private static func breaksLine(_ text: String) -> Bool {
+        text.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0 }
+    }
 }
 
 /// A body produced while it is sent. Called on the thread that serves the connection; in a
