@@ -49,7 +49,8 @@ final class HTTPDaemonContext: Sendable {
         let version: String
         let target: String
         let headers: [(name: String, value: String)]
-        let started = HTTPConnectionRegistry.now
+        /// When the head was taken (``MonotonicClock/shownNanoseconds``: for the log's duration only).
+        let started = MonotonicClock.shownNanoseconds
         let record: HTTPConnectionRecord?
         /// The head deadline's watchdog answered 408 on this connection already.
         let timedOut: Bool
@@ -309,7 +310,7 @@ final class HTTPDaemonContext: Sendable {
             }
         }
         if let log {
-            let seconds = Double(MonotonicClock.elapsed(from: head.started, to: HTTPConnectionRegistry.now)) / 1e9
+            let seconds = Double(MonotonicClock.elapsed(from: head.started, to: MonotonicClock.shownNanoseconds)) / 1e9
             log(HTTPServer.LogEntry(
                 method: head.method, path: head.target, status: response.status, bytes: head.method == "HEAD" ? 0 : response.bodyLength, seconds: seconds,
                 label: response.label))
