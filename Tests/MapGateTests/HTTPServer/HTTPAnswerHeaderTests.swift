@@ -31,11 +31,7 @@ import Testing
     let server: HTTPServer
 
     init() throws {
-        var settings = HTTPServer.Settings()
-        settings.host = "127.0.0.1"
-        settings.port = 0
-        settings.hostPolicy = HTTPHostPolicy(boundHost: "127.0.0.1")
-        server = try HTTPServer(settings: settings) { Answers() }
+        server = try HTTPServer(settings: .loopback) { Answers() }
     }
 
     func get(_ path: String, method: String = "GET", on connection: RawConnection) -> RawConnection.Response? {

@@ -35,11 +35,7 @@ import Glibc
     let server: HTTPServer
 
     init() throws {
-        var settings = HTTPServer.Settings()
-        settings.host = "127.0.0.1"
-        settings.port = 0
-        settings.hostPolicy = HTTPHostPolicy(boundHost: "127.0.0.1")
-        server = try HTTPServer(settings: settings) { Answers() }
+        server = try HTTPServer(settings: .loopback) { Answers() }
     }
 
     func request(_ path: String) -> String {
@@ -114,10 +110,7 @@ import Glibc
     /// without a 408.
     @Test func aPartialHeadPipelinedBehindARequestHasTheHeadsDeadline() throws {
         server.stop()
-        var settings = HTTPServer.Settings()
-        settings.host = "127.0.0.1"
-        settings.port = 0
-        settings.hostPolicy = HTTPHostPolicy(boundHost: "127.0.0.1")
+        var settings = HTTPServer.Settings.loopback
         settings.readTimeout = 1
         settings.idleTimeout = 4
         let quick = try HTTPServer(settings: settings) { Answers() }
