@@ -6,7 +6,8 @@ import CH2O
 /// tile (a block kept with each prepared answer cost 7 MB with 21,845 tiles cached; issue 42).
 /// `Content-Length` is left out: the glue sends the length it is given.
 enum H2OHeaderFields {
-    /// Calls `body` with the fields (each one that ``HTTPServerResponse/canSend(_:)`` passes) and their count.
+    /// Calls `body` with the fields and their count (fields that ``HTTPServerResponse/canSend(_:)``
+    /// passes: the caller checks).
     static func with<Result>(_ headers: [(name: String, value: String)], _ body: (UnsafePointer<ch2o_header>?, Int) -> Result) -> Result {
         var length = 0
         var count = 0

@@ -79,7 +79,12 @@ public struct HTTPServerResponse {
     /// given it, and a line break in one would split the answer (a value adding fields of its
     /// own); a NUL would end it early. Such an answer is 500 instead, on either library.
     static func canSend(_ headers: [(name: String, value: String)]) -> Bool {
-        !headers.contains { breaksLine($0.name) || breaksLine($0.value) }
+        headers.allSatisfy { canSend(name: $0.name, value: $0.value) }
+    }
+
+    /// Whether one field can be sent as it is (``canSend(_:)``).
+    static func canSend(name: String, value: String) -> Bool {
+        !breaksLine(name) && !breaksLine(value)
     }
 
     private static func breaksLine(_ text: String) -> Bool {

@@ -65,7 +65,7 @@ struct MicroHTTPDConnection: HTTPAnswerSink {
         defer { cmhd_destroy_response(made) }
         for (name, value) in response.headers where !HTTPServerRequest.equalIgnoringASCIICase(name, "Content-Length") {
             // libmicrohttpd refuses a line break, but a NUL would end the value early.
-            guard HTTPServerResponse.canSend([(name, value)]), cmhd_add_response_header(made, name, value) == .YES else {
+            guard HTTPServerResponse.canSend(name: name, value: value), cmhd_add_response_header(made, name, value) == .YES else {
                 let failure = Data("bad response header \(name)\n".utf8)
                 return queued(HTTPServerResponse(status: 500, body: failure), body: HTTPBodyBox(HTTPBodyBytes(failure), budget: nil), method: method, closing: closing)
             }
