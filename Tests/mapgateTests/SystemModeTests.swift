@@ -576,18 +576,21 @@ struct SystemModeTests {
         let clock = try startOnAMovableClock()
         let tile = machine.tileServerURL + "/plain/0/0/0.png"
         func fetch() throws -> String { try status(of: tile, within: 20) }
+        // What a failure says: the count seen, and the service's log (where each session and
+        // each count of the server's is told).
+        func seen() -> String { "\((try? machine.promptsShown()).map(String.init) ?? "no count"); \(machine.service?.stderr ?? "")" }
         let first = try machine.start(["serve"], as: user)
         defer { first.stop() }
         #expect(first.firstLine() != nil, "\(first.stderr)")
         #expect(try fetch() == "200")
         let paid = Date().timeIntervalSince1970
-        #expect(waitUntil(timeout: 10) { (try? machine.promptsShown()) == 1 })
+        #expect(waitUntil(timeout: 10) { (try? machine.promptsShown()) == 1 }, "\(seen())")
         try clock.pass(3_600, since: paid)
         let second = try machine.start(["serve"], as: administrator)
         defer { second.stop() }
         #expect(second.firstLine() != nil, "\(second.stderr)")
         #expect(try fetch() == "200")
-        #expect(waitUntil(timeout: 10) { (try? machine.promptsShown()) == 2 })
+        #expect(waitUntil(timeout: 10) { (try? machine.promptsShown()) == 2 }, "\(seen()) \(second.stderr)")
         machine.service?.signal(SIGKILL)
         #expect(waitUntil(timeout: 15) { !first.isRunning && !second.isRunning })
         try startService(on: clock)
@@ -599,7 +602,7 @@ struct SystemModeTests {
         try clock.pass(86_400 + 300, since: paid)
         usleep(1_500_000)
         #expect(try fetch() == "200")
-        #expect(waitUntil(timeout: 10) { (try? machine.promptsShown()) == 3 }, "\(userAgain.stderr)")
+        #expect(waitUntil(timeout: 10) { (try? machine.promptsShown()) == 3 }, "\(seen()) \(userAgain.stderr)")
         // The administrator's day (paid an hour after the user's) joins: the day counted stands.
         let adminAgain = try machine.start(["serve"], as: administrator)
         defer { adminAgain.stop() }
@@ -609,7 +612,7 @@ struct SystemModeTests {
         usleep(1_500_000)
         #expect(try fetch() == "200")
         usleep(2_000_000)
-        #expect(try machine.promptsShown() == 3, "a use was counted an hour after the last")
+        #expect(try machine.promptsShown() == 3, "a use was counted an hour after the last: \(seen())")
     }
 
     /// Found by a review: the service stopped in order (an upgrade's restart, `systemctl

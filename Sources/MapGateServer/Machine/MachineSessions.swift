@@ -161,7 +161,11 @@ public final class MachineSessions: ServingUse {
     /// delivered here yet, or when it was paid after the continued day the server runs (found by
     /// an attack: joining a server whose first session had not delivered yet, it froze the day's
     /// start at the monitor's last look, and served a day past its end).
-    func add(_ session: Session, report: GateReport, continuing: ContinuedServingDay? = nil) {
+    /// `announce` (the command's `ready`) runs once it is added, before any delivery round can
+    /// ask it: a round then waits for both.
+    func add(_ session: Session, report: GateReport, continuing: ContinuedServingDay? = nil, announce: () -> Void = {}) {
+        rounds.lock()
+        defer { rounds.unlock() }
         if let day = continuing {
             let adopted = continued.withLock { current -> Bool in
                 if let current {
@@ -180,6 +184,7 @@ public final class MachineSessions: ServingUse {
         }
         if continuing != nil { someDelivered.store(true, ordering: .releasing) }
         refresh()
+        announce()
     }
 
     func remove(_ id: Int) {

@@ -128,10 +128,12 @@ public final class MachineTileServer: Sendable {
         let session = MachineSessions.Session(id: id, socket: socket)
         let sessions: MachineSessions
         do {
-            // `ready` is sent and the session added under the port's lock, so that no delivery
+            // The session is added, then `ready` sent, under the port's lock (no detach stops the
+            // server it was told of) and between delivery rounds (``MachineSessions/add``): no
             // round asks it before `ready` (its command failed with "answered out of turn" when a
-            // tile came between the two, found by an attack), and no detach stops the server it
-            // was told of.
+            // tile came between the two, found by an attack), and a tile its user fetches once
+            // told is charged to it (found by a CI failure: added after `ready`, a tile that came
+            // first was answered on another session's word and delivered nothing of this one's).
             sessions = try port.withLock { port in
                 if port.isStopping { throw MachineSessionError(reason: L.localized("the system service is stopping; start the session again in a moment")) }
                 let report = try makeGate().status()
@@ -152,8 +154,9 @@ public final class MachineTileServer: Sendable {
                     log("\(caller): started the machine's tile server at \(port.running!.server.baseURL)")
                 }
                 let running = port.running!
-                try? MachineSessionMessage.ready(url: running.server.baseURL, regions: running.server.service.regions.count).send(on: socket)
-                running.sessions.add(session, report: report, continuing: continuing)
+                running.sessions.add(session, report: report, continuing: continuing) {
+                    try? MachineSessionMessage.ready(url: running.server.baseURL, regions: running.server.service.regions.count).send(on: socket)
+                }
                 // Its use may be the one that closed the gate: the server looks again at once (it
                 // is open for the tile that delivers a use a session holds).
                 if wasRunning { running.server.lookAtGateNow() }
