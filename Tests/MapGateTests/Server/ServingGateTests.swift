@@ -307,7 +307,14 @@ import Glibc
     /// The monitor's clock sets the scene from inside one look: at its first reading (the look's
     /// status) a tile is fetched, so this look's use is due; at its second (the count's) a reader
     /// opens a transaction, so the count's commit waits for it and gives up.
-    @Test mutating func aDayWhoseCountFailedIsPaidOnceTheStateIsWritable() throws {
+    ///
+    /// `aDayJoins`: meanwhile a day a crash left joins (system mode: a session serving out its
+    /// user's day, paid after the server's last count), which used to move the day back to its
+    /// payment, so that the day's tiles were never paid (found looking into a CI failure of
+    /// `SystemModeTests.aDayACrashLeftDoesNotMoveADayTheServerCountedSince`). The use owed is
+    /// paid first.
+    @Test(arguments: [false, true])
+    mutating func aDayWhoseCountFailedIsPaidOnceTheStateIsWritable(aDayJoins: Bool) throws {
         settings.maxPrompts = 5
         #expect(try makeGate().check().phase != .upToDate)
         time.advance(days: 30.5)
@@ -346,8 +353,9 @@ import Glibc
         let events = EventLog()
         let harness = harness
         let settings = settings
+        let start = try JoiningDay(makeGate().authorizeUse())
         let server = try TileServer(
-            library: harness.library, authorization: try makeGate().authorizeUse(),
+            library: harness.library, authorization: start,
             configuration: .init(http: HTTPServer.Settings(), leafletPath: "/nonexistent", gateRefresh: 0.05),
             makeGate: {
                 Gate(store: try harness.gateStore(clock: time.clock, busyTimeout: 1), settings: settings, clock: sceneClock, installed: try AppVersion("1.4.0"))
@@ -362,12 +370,31 @@ import Glibc
         #expect(monitorLooksTwice(server))  // a look found the day over: the next tile's use is due
         lock.withLock { scene.armed = true }
         #expect(waitUntil { events.all.contains { $0.hasPrefix("failing: ") } }, "\(events.all)")
+        if aDayJoins {
+            // Paid half a day after the server's count, a tenth of a day before the day ended.
+            let paid = time.now.addingTimeInterval(-0.51 * 86_400)
+            start.day.withLock { $0 = ContinuedServingDay(pid: 1, count: 1, paidAt: paid, served: 0.51 * 86_400) }
+        }
         lock.withLock {
             #expect(scene.tile == 200 && scene.holding, "the scene was not set: \(String(describing: scene.tile)), \(scene.holding)")
             #expect(throws: Never.self) { try scene.reader.execute("COMMIT") }
         }
         #expect(try makeGate().status().record.promptsShown == 1)  // nothing was counted
         #expect(try waitUntil { try makeGate().status().record.promptsShown == 2 }, "the day whose count failed was never paid: \(events.all)")
+    }
+
+    /// A server's start whose day a crash left may join later, as a session of system mode's
+    /// server serving out its user's day joins it (``MachineSessions``).
+    final class JoiningDay: ServingUse {
+        let start: GateAuthorization
+        let day = Locked<ContinuedServingDay?>(nil)
+        init(_ start: GateAuthorization) { self.start = start }
+        var isDelivered: Bool { start.isDelivered }
+        func deliver() throws -> Bool { try start.deliver() }
+        var report: GateReport { start.report }
+        var decision: UseDecision { start.decision }
+        var ownCount: Int? { start.ownCount }
+        var continuedDay: ContinuedServingDay? { day.withLock { $0 } }
     }
 
     /// The calling thread's name (`pthread_setname_np`'s).
