@@ -156,6 +156,7 @@ struct glue_conn {
     struct glue_head *head;             // the next request's raw head, once seen
     struct ch2o_request *request;       // the request in flight (until h2o disposes it)
     size_t request_end;                 // where that request's bytes end in the input buffer
+    uint64_t received;                  // bytes read from the socket so far (each read's bytes_read)
     unsigned busy;                      // wrappers under way: the struct outlives the socket till they return
     int fd;
     unsigned char closed, drop, refused;
@@ -464,6 +465,7 @@ static const char *reason_phrase(int status);
 
 static void glue_on_read(h2o_socket_t *sock, const char *err) {
     struct glue_conn *c = sock->on_close.data;
+    c->received += sock->bytes_read;  // this read's bytes (h2o's evloop sets it before each callback)
     // h2o has not parsed a complete head yet (it lowercases names only once it has one): copy it raw
     int refused = 0;
     if (!err && !c->head && !c->request) {
@@ -629,7 +631,7 @@ static void request_disposed(void *data) {
     r->head = NULL;
     // h2o disposes the request before it consumes its bytes: what is after them came pipelined
     size_t pending = !c->closed && c->sock->input->size > c->request_end ? c->sock->input->size - c->request_end : 0;
-    s->callbacks.completed(s->callbacks.cls, c->context, pending);
+    s->callbacks.completed(s->callbacks.cls, c->context, pending, c->received);
 }
 
 static int glue_on_req(h2o_handler_t *self, h2o_req_t *req) {

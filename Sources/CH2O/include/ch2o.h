@@ -30,8 +30,10 @@ struct ch2o_callbacks {
     void (*request)(void *cls, void *connection, struct ch2o_request *request);
     // The request's exchange is over: its answer was written out to the socket whole, or the
     // connection went before. Called once per request that reached `request`, after it answered.
-    // `pending`: bytes already read after this request (the start of a pipelined head), 0 if none.
-    void (*completed)(void *cls, void *connection, size_t pending);
+    // `pending`: bytes already read after this request (the start of a pipelined head), 0 if none;
+    // `received`: every byte read from the connection's socket so far (so the HTTP layer need not
+    // ask the kernel after each answer).
+    void (*completed)(void *cls, void *connection, size_t pending, uint64_t received);
     // The connection is closed (called once per connection `opened` accepted; never before the
     // `completed` of its last request).
     void (*closed)(void *cls, void *connection);

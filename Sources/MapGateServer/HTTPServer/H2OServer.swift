@@ -79,9 +79,9 @@ private let h2oRequest: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableR
     }
 }
 
-private let h2oCompleted: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, Int) -> Void = { cls, connection, pending in
+private let h2oCompleted: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, Int, UInt64) -> Void = { cls, connection, pending, received in
     guard let context = daemonContext(cls), let connection else { return }
-    context.completed(Unmanaged<HTTPConnectionRecord>.fromOpaque(connection).takeUnretainedValue(), pendingBytes: pending)
+    context.completed(Unmanaged<HTTPConnectionRecord>.fromOpaque(connection).takeUnretainedValue(), pendingBytes: pending, received: received)
 }
 
 /// A head the glue refused before the HTTP layer saw it (400, 505, 414, 431): its target and status

@@ -36,8 +36,10 @@ final class HTTPConnectionRecord: Sendable {
         /// Closed by the registry to make room for a new client (it was idle the longest).
         var evicted = false
         /// Bytes received and acknowledged on the socket when the watchdog last saw them move, and
-        /// when (``HTTPConnectionRegistry/stillTimeout``).
-        var movedBytes: UInt64 = 0
+        /// when (``HTTPConnectionRegistry/stillTimeout``). Nil: not read since the last answer
+        /// (``HTTPDaemonContext/completed(_:pendingBytes:received:)``), the watchdog's next look
+        /// reads them, and the connection has been still since `movedAt`.
+        var movedBytes: UInt64? = 0
         var movedAt: UInt64
     }
 
@@ -338,7 +340,10 @@ final class HTTPConnectionRegistry: Sendable {
                     // attack); one waiting for a head once its time is up (10,000 idle connections:
                     // one look each per period; `completed` noted what had moved when it began).
                     let due = MonotonicClock.elapsed(from: state.movedAt, to: now) >= stillLimit
-                    if state.inRequest || due {
+                    if state.movedBytes == nil {
+                        // The first look since an answer h2o counted: still since the answer.
+                        state.movedBytes = HTTPConnectionRecord.transfer(record.socket)?.moved ?? 0
+                    } else if state.inRequest || due {
                         let moved = HTTPConnectionRecord.transfer(record.socket)?.moved ?? state.movedBytes
                         if moved != state.movedBytes {
                             state.movedBytes = moved

@@ -128,6 +128,31 @@ import Glibc
         }
     }
 
+    /// A connection that waits between requests, all its bytes read, has the idle timeout, not
+    /// the head's deadline: after each answer the bytes read so far (h2o's glue counts them, so
+    /// that the kernel is not asked after every answer) are what a next head is told from, and a
+    /// miscount would have it time out as a head begun (issue 42: the count replaced `TCP_INFO`).
+    @Test func aConnectionWaitingBetweenRequestsHasTheIdleTimeout() throws {
+        server.stop()
+        var settings = HTTPServer.Settings.loopback
+        settings.readTimeout = 1
+        settings.idleTimeout = 6
+        let quick = try HTTPServer(settings: settings) { Answers() }
+        defer { quick.stop() }
+        let connection = try RawConnection(port: quick.port, timeout: 8)
+        // Requests of several sizes, one at a time and two pipelined, each answer read.
+        for padding in [0, 200, 1_500] {
+            connection.send("GET /ok HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Pad: \(String(repeating: "a", count: padding))\r\n\r\n")
+            #expect(connection.readResponse()?.status == 200)
+        }
+        connection.send(request("/ok") + request("/ok"))
+        #expect(connection.readResponse()?.status == 200)
+        #expect(connection.readResponse()?.status == 200)
+        usleep(2_500_000)  // past the head's deadline of 1 s, within the idle timeout
+        connection.send(request("/ok"))
+        #expect(connection.readResponse()?.status == 200, "the waiting connection was timed out as a head begun")
+    }
+
     /// A whole head past the 8 KiB limit is refused (431) though most of it is spaces before a
     /// field's value, which the parsers drop (h2o answered one of 64 KiB with 200).
     @Test(arguments: [9_000, 16_384, 65_536])
