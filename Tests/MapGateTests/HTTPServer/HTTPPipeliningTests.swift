@@ -104,16 +104,21 @@ import Glibc
         #expect(connection.readResponse() == nil, "nothing answered after the refusal")
     }
 
+    /// In place of the suite's server: one whose head deadline is 1 s.
+    func quickServer(idleTimeout: Double) throws -> HTTPServer {
+        server.stop()
+        var settings = HTTPServer.Settings.loopback
+        settings.readTimeout = 1
+        settings.idleTimeout = idleTimeout
+        return try HTTPServer(settings: settings) { Answers() }
+    }
+
     /// A partial head pipelined behind a request has the head's deadline from the answer on, not
     /// the idle timeout (found by an attack: 30 s instead of 10). h2o's glue says what it read
     /// already; libmicrohttpd does not, so there the connection still closes at the idle timeout,
     /// without a 408.
     @Test func aPartialHeadPipelinedBehindARequestHasTheHeadsDeadline() throws {
-        server.stop()
-        var settings = HTTPServer.Settings.loopback
-        settings.readTimeout = 1
-        settings.idleTimeout = 4
-        let quick = try HTTPServer(settings: settings) { Answers() }
+        let quick = try quickServer(idleTimeout: 4)
         defer { quick.stop() }
         let connection = try RawConnection(port: quick.port, timeout: 8)
         let started = Date()
@@ -133,11 +138,7 @@ import Glibc
     /// that the kernel is not asked after every answer) are what a next head is told from, and a
     /// miscount would have it time out as a head begun (issue 42: the count replaced `TCP_INFO`).
     @Test func aConnectionWaitingBetweenRequestsHasTheIdleTimeout() throws {
-        server.stop()
-        var settings = HTTPServer.Settings.loopback
-        settings.readTimeout = 1
-        settings.idleTimeout = 6
-        let quick = try HTTPServer(settings: settings) { Answers() }
+        let quick = try quickServer(idleTimeout: 6)
         defer { quick.stop() }
         let connection = try RawConnection(port: quick.port, timeout: 8)
         // Requests of several sizes, one at a time and two pipelined, each answer read.
