@@ -132,8 +132,9 @@ public final class MachineTileServer: Sendable {
             // server it was told of) and between delivery rounds (``MachineSessions/add``): no
             // round asks it before `ready` (its command failed with "answered out of turn" when a
             // tile came between the two, found by an attack), and a tile its user fetches once
-            // told is charged to it (found by a CI failure: added after `ready`, a tile that came
-            // first was answered on another session's word and delivered nothing of this one's).
+            // told is charged to it (found looking into a CI failure: added after `ready`, a tile
+            // that came first was answered on another session's word and delivered nothing of
+            // this one's).
             sessions = try port.withLock { port in
                 if port.isStopping { throw MachineSessionError(reason: L.localized("the system service is stopping; start the session again in a moment")) }
                 let report = try makeGate().status()

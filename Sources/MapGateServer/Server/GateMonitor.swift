@@ -154,8 +154,9 @@ public final class GateMonitor: Sendable {
         /// its next day moved that day back, and a use was counted an hour after the last).
         /// Not while a use is owed (a tile answered after the day ended, its count not written
         /// yet: the state was held): that use is paid first, and the day then runs from it (found
-        /// looking into a CI failure: a continued day that joined while the count kept failing moved the
-        /// day back to its payment, and the tiles answered past the day's end were never paid).
+        /// looking into a CI failure: a continued day that joined while the count kept failing
+        /// moved the day back to its payment, and the tiles answered past the day's end were
+        /// never paid).
         private func adoptContinuedDay() {
             guard let day = settings.start.continuedDay, day.paidAt != continuedPaidAt else { return }
             guard !(wasDue && watch.tilesAnswered > tilesPaidFor) else { return }
