@@ -162,7 +162,8 @@ public final class MachineSessions: ServingUse {
     /// an attack: joining a server whose first session had not delivered yet, it froze the day's
     /// start at the monitor's last look, and served a day past its end).
     /// `announce` (the command's `ready`) runs once it is added, before any delivery round can
-    /// ask it: a round then waits for both.
+    /// ask it: a round then waits for both, and a join waits for a round under way (at most its
+    /// answer timeout, when a session's command does not answer).
     func add(_ session: Session, report: GateReport, continuing: ContinuedServingDay? = nil, announce: () -> Void = {}) {
         rounds.lock()
         defer { rounds.unlock() }

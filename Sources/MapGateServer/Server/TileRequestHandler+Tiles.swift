@@ -25,9 +25,9 @@ extension TileRequestHandler {
         let last = parts[3].utf8.split(separator: 0x2E, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
         // One address per tile: `00` is not `0` (found by an attack: `/R/00/0/0.png` was answered
         // as `/R/0/0/0.png`, another URL for caches to keep the same tile under).
-        let numbers = [parts[1], parts[2], String(last[0])]
+        let numbers = [parts[1], parts[2], last[0]]
         guard last.count == 2, !numbers.contains(where: { $0.count > 1 && $0.hasPrefix("0") }),
-            let coordinate = TileCoordinate(z: parts[1], x: parts[2], y: String(last[0]))
+            let coordinate = TileCoordinate(z: parts[1], x: parts[2], y: last[0])
         else {
             return text(400, "malformed tile coordinates: \(parts[1...].joined(separator: "/"))\n", cors: true)
         }
