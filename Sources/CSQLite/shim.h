@@ -43,3 +43,13 @@ static inline int csqlite_open_without_blocking(void) {
     if (!vfs || vfs->iVersion < 3 || !vfs->xSetSystemCall) return SQLITE_ERROR;
     return vfs->xSetSystemCall(vfs, "open", (sqlite3_syscall_ptr)csqlite_open_nonblocking);
 }
+
+// Reads the first `count` bytes of a connection's main database file through SQLite's own open
+// file (SQLITE_FCNTL_FILE_POINTER), never a descriptor of one's own: closing any descriptor of a
+// file drops every POSIX lock the process holds on it, its SQLite connections' included
+// (sqlite.org/howtocorrupt.html, 2.2). SQLITE_OK, or SQLite's error (a short read included).
+static inline int csqlite_read_main_file(sqlite3 *db, void *buffer, int count) {
+    sqlite3_file *file = 0;
+    if (sqlite3_file_control(db, "main", SQLITE_FCNTL_FILE_POINTER, &file) != SQLITE_OK || !file || !file->pMethods) return SQLITE_ERROR;
+    return file->pMethods->xRead(file, buffer, count, 0);
+}

@@ -29,6 +29,15 @@ public final class SQLiteDatabase {
     /// read-only without an error when the file or its folder cannot be written).
     public var isReadOnly: Bool { sqlite3_db_readonly(connection, "main") == 1 }
 
+    /// Whether the file's header says WAL mode (``SQLiteHeader``'s two bytes), read through this
+    /// connection's own open file: a descriptor of one's own, closed, would drop every lock this
+    /// process holds on the file, its other connections' included. False for an empty file.
+    public var isWALFile: Bool {
+        var header = [UInt8](repeating: 0, count: SQLiteHeader.journalModeOffset + 2)
+        guard csqlite_read_main_file(connection, &header, Int32(header.count)) == SQLITE_OK else { return false }
+        return header[SQLiteHeader.journalModeOffset] == 2 && header[SQLiteHeader.journalModeOffset + 1] == 2
+    }
+
     /// No open SQLite makes can block (``csqlite_open_without_blocking``): set once, before the
     /// first database is opened.
     private static let opensWithoutBlocking: Void = { _ = csqlite_open_without_blocking() }()

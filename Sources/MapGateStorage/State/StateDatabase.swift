@@ -184,14 +184,13 @@ public final class StateDatabase {
     }
 
     /// Whether the database file's header says WAL mode (bytes 18 and 19 are 2), as an older
-    /// mapgate left it. An unreadable or short file reads as not.
+    /// mapgate left it. An unreadable or short file reads as not. Read through a connection
+    /// (``SQLiteDatabase/isWALFile``) that reads nothing else, so nothing is created beside the
+    /// file, and whose close leaves this process's locks on it alone: a descriptor of one's own,
+    /// closed, dropped them (found looking into a CI failure: a server thread's change of the
+    /// gate's record lost its locks, and another process rolled it back as a killed writer's).
     package static func isWAL(_ path: String) -> Bool {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return false }
-        defer { close(descriptor) }
-        var header = [UInt8](repeating: 0, count: 20)
-        guard pread(descriptor, &header, 20, 0) == 20 else { return false }
-        return header[18] == 2 && header[19] == 2
+        (try? SQLiteDatabase(path: path, mode: .readOnly, busyTimeout: .zero))?.isWALFile ?? false
     }
 
     private static func openChecked(_ path: String, busyTimeout: Double, seed: Seed) throws -> (SQLiteDatabase, Bool) {

@@ -177,7 +177,7 @@ public final class GateStore {
     /// to be switched to rollback-journal mode) has what was just committed moved into the file,
     /// without waiting for any reader: a checkpoint a reader holds up is finished by a later one.
     private static func checkpoint(_ copy: StateDatabase) {
-        guard StateDatabase.isWAL(copy.path) else { return }
+        guard copy.database.isWALFile else { return }
         _ = try? copy.database.query("PRAGMA wal_checkpoint(PASSIVE)") { $0.int(0) }
     }
 
