@@ -45,7 +45,7 @@ import Testing
         #expect(try sessions.deliver())
 
         let (second, secondCommand) = try LocalSocket.pair(name: "second session")
-                let round = Locked<Bool?>(nil)
+        let round = Locked<Bool?>(nil)
         sessions.add(try session(id: 2, socket: second), report: try reserved(count: 2)) {
             // The command is told now: a tile its user fetches must deliver its use.
             #expect(!sessions.isDelivered, "the session was not pending when its command was told")
