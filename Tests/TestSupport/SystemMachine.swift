@@ -49,7 +49,7 @@ public final class SystemMachine {
         binary = work.file("mapgate")
         try Self.copyExecutable(try TestPaths.binary(), to: binary)
         policyPath = work.file("policy.json")
-        tilePort = try HTTPListener(host: "127.0.0.1", port: 0).port
+        tilePort = try TestPorts.free()
         serviceFolder = work.file("service")
         let run = work.file("run")
         socketPath = run + "/system.sock"

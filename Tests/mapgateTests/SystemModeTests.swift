@@ -771,7 +771,7 @@ struct SystemModeTests {
     /// A tile port handed over that is not the policy's (a unit left at 8080 under a policy with
     /// another port) is said in the service's log and not used; the service binds the policy's.
     @Test func aHandedOverPortThatIsNotThePolicysIsNotUsed() throws {
-        let other = try HTTPListener(host: "127.0.0.1", port: 0).port
+        let other = try TestPorts.free()
         try machine.startActivatedService(tilesPort: other)
         let status = try machine.run(["status"], as: user)
         #expect(status.status == 0, "\(status.stderr)")

@@ -101,7 +101,7 @@ import Testing
         let cache = work.file("nginx")
         try FileManager.default.createDirectory(atPath: cache + "/logs", withIntermediateDirectories: true)
         // A free port, let go at once for nginx.
-        let port = try HTTPListener(host: "127.0.0.1", port: 0).port
+        let port = try TestPorts.free()
         let config = """
             daemon off; master_process off; pid \(cache)/nginx.pid; error_log \(cache)/logs/error.log;
             events { worker_connections 64; }
